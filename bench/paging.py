@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""Paging benchmark: per-page latency at growing table sizes, and server
+memory for unpaged lists.
+
+For each size N it builds a fresh database holding N ConfigMaps (~300 bytes
+each) in namespace "bench" -- written straight into the schema (sk_history,
+sk_current, sk_revision) because loading a million objects over HTTP would
+measure the write path instead -- plus some superseded versions and
+tombstones so the history is not trivially one row per key. It then starts
+`sqlkube serve` on it and:
+  * pages through the whole list with limit=500 over one keep-alive
+    connection and reports the latency of the first, middle and last pages
+    and the median (flat = cost independent of N and of the position);
+  * restarts the server, does ONE unpaged list of everything, and reports
+    the server's peak RSS (VmHWM) before and after (flat = streamed).
+
+Usage: bench/paging.py --bin build/sqlkube [--sizes 10000,100000,1000000]
+                       [--backend sqlite|postgres] [--pg-url URL]
+Prints a markdown table. Needs /usr/bin/python3 (stdlib only).
+"""
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import uuid
+
+RESOURCE = "configmaps"
+NS = "bench"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def obj_json(name, rev, uid, extra=""):
+    return json.dumps({
+        "kind": "ConfigMap", "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": NS, "uid": uid, "resourceVersion": str(rev),
+                     "creationTimestamp": "2026-01-01T00:00:00Z", "generation": 1,
+                     "labels": {"app": "bench", "shard": str(rev % 16)}},
+        "data": {"payload": "x" * 160 + extra}}, separators=(",", ":"))
+
+
+def rows(n):
+    """Yields history rows (rev, resource, ns, name, uid, create_rev, prev_rev, deleted, value):
+    n live objects, every 10th updated once, and 1 in 20 extra objects deleted."""
+    rev = 0
+    live = {}
+    for i in range(n):
+        name = "cm-%07d" % i
+        rev += 1
+        uid = str(uuid.UUID(int=i + 1))
+        live[name] = (rev, uid, rev)
+        yield (rev, RESOURCE, NS, name, uid, rev, 0, 0, obj_json(name, rev, uid))
+        if i % 20 == 0:
+            gone = "gone-%07d" % i
+            rev += 1
+            guid = str(uuid.UUID(int=10 ** 9 + i))
+            yield (rev, RESOURCE, NS, gone, guid, rev, 0, 0, obj_json(gone, rev, guid))
+            rev += 1
+            yield (rev, RESOURCE, NS, gone, guid, rev - 1, rev - 1, 1, obj_json(gone, rev, guid))
+    for i in range(0, n, 10):
+        name = "cm-%07d" % i
+        prev, uid, created = live[name]
+        rev += 1
+        live[name] = (rev, uid, created)
+        yield (rev, RESOURCE, NS, name, uid, created, prev, 0, obj_json(name, rev, uid, "u"))
+    return
+
+
+def current_rows(n):
+    """(resource, ns, name, rev) for the live objects produced by rows(n)."""
+    last = {}
+    for r in rows(n):
+        if r[7]:
+            last.pop(r[3], None)
+        else:
+            last[r[3]] = r[0]
+    return last
+
+
+def load_sqlite(path, binary, n):
+    subprocess.run([binary, "migrate", "--db", "sqlite:" + path], check=True,
+                   stdout=subprocess.DEVNULL)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA synchronous=OFF")
+    db.executemany("INSERT INTO sk_history VALUES (?,?,?,?,?,?,?,?,?)", rows(n))
+    cur = current_rows(n)
+    db.executemany("INSERT INTO sk_current VALUES (?,?,?,?)",
+                   ((RESOURCE, NS, k, v) for k, v in cur.items()))
+    maxrev = db.execute("SELECT max(rev) FROM sk_history").fetchone()[0]
+    db.execute("UPDATE sk_revision SET rev = ?", (maxrev,))
+    db.commit()
+    db.execute("ANALYZE")
+    db.close()
+
+
+def load_postgres(url, binary, n):
+    subprocess.run([binary, "migrate", "--db", url], check=True, stdout=subprocess.DEVNULL)
+    tmp = tempfile.NamedTemporaryFile("w", delete=False, suffix=".tsv")
+    for r in rows(n):
+        tmp.write("\t".join([str(r[0]), r[1], r[2], r[3], r[4], str(r[5]), str(r[6]),
+                             "t" if r[7] else "f", r[8].replace("\\", "\\\\")]) + "\n")
+    tmp.close()
+    cur = current_rows(n)
+    tmp2 = tempfile.NamedTemporaryFile("w", delete=False, suffix=".tsv")
+    for k, v in cur.items():
+        tmp2.write("%s\t%s\t%s\t%d\n" % (RESOURCE, NS, k, v))
+    tmp2.close()
+    sql = ("\\copy sk_history FROM '%s'\n\\copy sk_current FROM '%s'\n"
+           "UPDATE sk_revision SET rev = (SELECT max(rev) FROM sk_history);\nANALYZE;\n"
+           % (tmp.name, tmp2.name))
+    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url], input=sql, text=True, check=True)
+    os.unlink(tmp.name)
+    os.unlink(tmp2.name)
+
+
+class Server:
+    def __init__(self, binary, data_dir, db):
+        self.binary, self.data_dir, self.db = binary, data_dir, db
+        self.proc = None
+
+    def start(self):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
+             self.data_dir, "--db", self.db, "--compact-interval", "0"],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.data_dir, "log"), "a"))
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                c.request("GET", "/readyz")
+                if c.getresponse().status == 200:
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("server did not become ready")
+
+    def hwm_kib(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        if self.proc:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(10)
+            self.proc = None
+
+
+def page_latencies(port, limit=500):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    path = "/api/v1/namespaces/%s/configmaps" % NS
+    cont, lat, total = None, [], 0
+    while True:
+        q = {"limit": limit}
+        if cont:
+            q["continue"] = cont
+        t0 = time.perf_counter()
+        conn.request("GET", path + "?" + urllib.parse.urlencode(q))
+        r = conn.getresponse()
+        body = r.read()
+        lat.append((time.perf_counter() - t0) * 1000)
+        assert r.status == 200, body[:300]
+        doc = json.loads(body)
+        total += len(doc["items"])
+        cont = doc["metadata"].get("continue")
+        if not cont:
+            return lat, total
+
+
+def unpaged(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    t0 = time.perf_counter()
+    conn.request("GET", "/api/v1/namespaces/%s/configmaps" % NS)
+    r = conn.getresponse()
+    n = 0
+    while True:
+        chunk = r.read(1 << 20)
+        if not chunk:
+            break
+        n += len(chunk)
+    return n, (time.perf_counter() - t0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/sqlkube")
+    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--backend", default="sqlite", choices=["sqlite", "postgres"])
+    ap.add_argument("--pg-url")
+    args = ap.parse_args()
+    binary = os.path.abspath(args.bin)
+    print("| backend | objects | pages | first page ms | middle page ms | last page ms | "
+          "median ms | unpaged list MB | unpaged s | RSS before MB | peak RSS after MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for n in [int(s) for s in args.sizes.split(",")]:
+        work = tempfile.mkdtemp(prefix="sk-bench-page-")
+        try:
+            if args.backend == "sqlite":
+                db = "sqlite:" + os.path.join(work, "sqlkube.db")
+                load_sqlite(db[len("sqlite:"):], binary, n)
+            else:
+                name = "page_%d_%d" % (n, os.getpid())
+                subprocess.run(["psql", "-q", args.pg_url, "-c", "CREATE DATABASE %s" % name],
+                               check=True)
+                db = urllib.parse.urlunsplit(
+                    urllib.parse.urlsplit(args.pg_url)._replace(path="/" + name))
+                load_postgres(db, binary, n)
+            srv = Server(binary, work, db)
+            srv.start()
+            try:
+                lat, total = page_latencies(srv.port)
+                assert total == n, (total, n)
+            finally:
+                srv.stop()
+            srv.start()
+            try:
+                before = srv.hwm_kib()
+                size, secs = unpaged(srv.port)
+                after = srv.hwm_kib()
+            finally:
+                srv.stop()
+            print("| %s | %d | %d | %.1f | %.1f | %.1f | %.1f | %.0f | %.2f | %.1f | %.1f |" % (
+                args.backend, n, len(lat), lat[0], lat[len(lat) // 2], lat[-1],
+                statistics.median(lat), size / 1e6, secs, before / 1024, after / 1024),
+                flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+-- schema/postgres.sql - the whole current PostgreSQL schema of sqlkube,
+-- documented.
+--
+-- This file is documentation, not the source of truth: the binary creates
+-- the schema by applying migrations/postgres/NNNN_*.sql in order, in one
+-- transaction under an advisory lock (so concurrent starts migrate once),
+-- recording each in sk_migrations. tests/support/schema_check.sh proves that
+-- loading this file into an empty database gives exactly the schema that
+-- `sqlkube migrate` gives; when a migration is added, update this file to
+-- the resulting whole. Documentation lives in -- comments only: COMMENT ON
+-- would itself be schema the migrations do not create.
+--
+-- Model. Every create, update and delete appends one row to sk_history under
+-- the next global revision (1, 2, 3, ... without gaps); a delete appends a
+-- tombstone. An object's resourceVersion is the revision of the row that
+-- wrote it. sk_current indexes the live version of each key so that writes
+-- and reads of the latest state need not search history. A key is
+-- (resource, namespace, name); cluster-scoped objects use namespace ''.
+--
+-- Key columns are COLLATE "C": byte order, whatever the database locale, and
+-- the same order SQLite uses, so keys, pages and continue tokens mean the
+-- same thing on both backends (and "C" comparisons are the cheapest).
+--
+-- Besides tables, sqlkube uses two server features: the advisory lock
+-- 8316861436344295796 (held by migrations) and the notification channel
+-- sqlkube_commit (one NOTIFY per committed write transaction, payload its
+-- last revision).
+
+-- Which migrations have been applied. Created by the migrator itself, before
+-- migration 0001, so that it exists to be read.
+CREATE TABLE sk_migrations (
+    version    integer PRIMARY KEY,                -- NNNN of migrations/postgres/NNNN_name.sql
+    name       text NOT NULL,                      -- "NNNN_name", the file name without .sql
+    applied_at timestamptz NOT NULL DEFAULT now()  -- when it was applied
+);
+
+-- Migration 0001_initial.
+
+-- Process-wide settings. Holds 'token_secret': 64 hex digits (32 random
+-- bytes) created at the first migration, the key that signs list continue
+-- tokens; it must survive restarts or outstanding tokens stop verifying.
+CREATE TABLE sk_meta (
+    key   text PRIMARY KEY,
+    value text NOT NULL
+);
+
+-- The revision counter: exactly one row (id = 1).
+--   rev:         the last committed revision (0 in an empty store). A writer
+--                takes this row's lock (SELECT ... FOR UPDATE) for its whole
+--                transaction, so writers in every process take turns and
+--                revisions commit in order, without gaps.
+--   compact_rev: history older than this has been compacted away; reads at
+--                an older revision fail with Expired (410). Compaction
+--                advances it batch by batch, as each prefix is complete.
+CREATE TABLE sk_revision (
+    id          integer PRIMARY KEY CHECK (id = 1),
+    rev         bigint NOT NULL,
+    compact_rev bigint NOT NULL
+);
+INSERT INTO sk_revision (id, rev, compact_rev) VALUES (1, 0, 0);
+
+-- Every version of every object, one row per revision.
+--   rev:        the revision this write got; the primary key, so the watch
+--               feed (rev > N) and compaction walk it as a range scan.
+--   uid:        metadata.uid of the object.
+--   create_rev: revision of the write that created the object.
+--   prev_rev:   revision of the version this write replaced, 0 for a create.
+--   deleted:    true for a tombstone, whose value is the last version of the
+--               object re-stamped with the delete's revision (what a watch
+--               DELETED event carries).
+--   value:      the object as JSON text, stored as sent (text, not jsonb:
+--               sqlkube serves these bytes back verbatim and never queries
+--               inside them); metadata.resourceVersion = rev.
+-- Compaction deletes versions superseded at or before the compact revision
+-- and tombstones at or before it.
+CREATE TABLE sk_history (
+    rev        bigint PRIMARY KEY,
+    resource   text COLLATE "C" NOT NULL,
+    namespace  text COLLATE "C" NOT NULL,
+    name       text COLLATE "C" NOT NULL,
+    uid        text    NOT NULL,
+    create_rev bigint  NOT NULL,
+    prev_rev   bigint  NOT NULL,
+    deleted    boolean NOT NULL,
+    value      text    NOT NULL
+);
+
+-- All versions of a key, oldest first. Serves reads at a past revision (the
+-- newest version with rev <= R: a backward scan of one key), keyset-paged
+-- lists at a snapshot (a range scan in (namespace, name) order, with a probe
+-- of the same index per row for a newer version, so a page costs the same at
+-- any depth and table size) and the predecessor lookups of compaction.
+CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
+
+-- The live version of each existing key: rev points at its sk_history row.
+-- A delete removes the key. Read by the writer (preconditions) and by reads
+-- of the latest version.
+CREATE TABLE sk_current (
+    resource  text COLLATE "C" NOT NULL,
+    namespace text COLLATE "C" NOT NULL,
+    name      text COLLATE "C" NOT NULL,
+    rev       bigint NOT NULL,
+    PRIMARY KEY (resource, namespace, name)
+);
+
+-- The live objects with their JSON as jsonb, for people inspecting a
+-- database by hand (e.g. SELECT object->'data' FROM sk_objects WHERE ...);
+-- sqlkube itself does not read it.
+CREATE VIEW sk_objects AS
+    SELECT c.resource, c.namespace, c.name, c.rev AS resource_version, h.value::jsonb AS object
+    FROM sk_current c JOIN sk_history h ON h.rev = c.rev;

@@ -1,0 +1,101 @@
+-- schema/sqlite.sql - the whole current SQLite schema of sqlkube, documented.
+--
+-- This file is documentation, not the source of truth: the binary creates
+-- the schema by applying migrations/sqlite/NNNN_*.sql in order (recording
+-- each in sk_migrations). tests/support/schema_check.sh proves that loading
+-- this file into an empty database gives exactly the schema that
+-- `sqlkube migrate` gives; when a migration is added, update this file to
+-- the resulting whole.
+--
+-- Model. Every create, update and delete appends one row to sk_history under
+-- the next global revision (1, 2, 3, ... without gaps); a delete appends a
+-- tombstone. An object's resourceVersion is the revision of the row that
+-- wrote it. sk_current indexes the live version of each key so that writes
+-- and reads of the latest state need not search history. A key is
+-- (resource, namespace, name); cluster-scoped objects use namespace ''.
+--
+-- Text compares with SQLite's default BINARY collation (byte order). The
+-- PostgreSQL schema declares COLLATE "C" for the same order, so keys, pages
+-- and continue tokens mean the same thing on both backends.
+--
+-- Connection settings (not part of the schema): journal_mode=WAL and
+-- synchronous=FULL, so each commit is fsynced; auto_vacuum=INCREMENTAL, so
+-- space freed by compaction can be returned to the file system.
+
+-- Which migrations have been applied. Created by the migrator itself, before
+-- migration 0001, so that it exists to be read.
+CREATE TABLE sk_migrations (
+    version    INTEGER PRIMARY KEY, -- NNNN of migrations/sqlite/NNNN_name.sql
+    name       TEXT NOT NULL,       -- "NNNN_name", the file name without .sql
+    applied_at TEXT NOT NULL        -- when it was applied (RFC 3339, UTC)
+);
+
+-- Migration 0001_initial.
+
+-- Process-wide settings. Holds 'token_secret': 64 hex digits (32 random
+-- bytes) created at the first migration, the key that signs list continue
+-- tokens; it must survive restarts or outstanding tokens stop verifying.
+CREATE TABLE sk_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- The revision counter: exactly one row (id = 1).
+--   rev:         the last committed revision (0 in an empty store). The
+--                writer reads and advances it inside its write transaction;
+--                SQLite admits one writer at a time (BEGIN IMMEDIATE), so
+--                revisions commit in order.
+--   compact_rev: history older than this has been compacted away; reads at
+--                an older revision fail with Expired (410).
+CREATE TABLE sk_revision (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    rev         INTEGER NOT NULL,
+    compact_rev INTEGER NOT NULL
+);
+INSERT INTO sk_revision (id, rev, compact_rev) VALUES (1, 0, 0);
+
+-- Every version of every object, one row per revision.
+--   rev:        the revision this write got; the rowid, so rows are stored in
+--               revision order and the watch feed (rev > N) is a range scan.
+--   uid:        metadata.uid of the object.
+--   create_rev: revision of the write that created the object.
+--   prev_rev:   revision of the version this write replaced, 0 for a create.
+--   deleted:    1 for a tombstone, whose value is the last version of the
+--               object re-stamped with the delete's revision (what a watch
+--               DELETED event carries).
+--   value:      the object as JSON text; metadata.resourceVersion = rev.
+-- Compaction deletes versions superseded at or before the compact revision
+-- and tombstones at or before it.
+CREATE TABLE sk_history (
+    rev        INTEGER PRIMARY KEY,
+    resource   TEXT    NOT NULL,
+    namespace  TEXT    NOT NULL,
+    name       TEXT    NOT NULL,
+    uid        TEXT    NOT NULL,
+    create_rev INTEGER NOT NULL,
+    prev_rev   INTEGER NOT NULL,
+    deleted    INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+    value      TEXT    NOT NULL
+);
+
+-- All versions of a key, oldest first. Serves reads at a past revision (the
+-- newest version with rev <= R) and keyset-paged lists at a snapshot (a range
+-- scan in (namespace, name) order, so a page costs the same at any depth).
+CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
+
+-- The live version of each existing key: rev points at its sk_history row.
+-- A delete removes the key. Without a rowid, the table is its own primary key
+-- index, so a lookup is a single b-tree search.
+CREATE TABLE sk_current (
+    resource  TEXT    NOT NULL,
+    namespace TEXT    NOT NULL,
+    name      TEXT    NOT NULL,
+    rev       INTEGER NOT NULL,
+    PRIMARY KEY (resource, namespace, name)
+) WITHOUT ROWID;
+
+-- The live objects, for people inspecting a database by hand; sqlkube
+-- itself does not read it.
+CREATE VIEW sk_objects AS
+    SELECT c.resource, c.namespace, c.name, c.rev AS resource_version, h.value AS object
+    FROM sk_current c JOIN sk_history h ON h.rev = c.rev;

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what sqlkube needs and is missing (Debian/Ubuntu), using sudo only
+# when not root. `deps.sh build`: compilers and -dev libraries.
+# `deps.sh test`: also the test tools (cmocka, kubectl, the Python client,
+# the sqlite3 CLI, PostgreSQL server binaries).
+set -euo pipefail
+mode="${1:-build}"
+
+pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev
+      libgnutls28-dev libcmocka-dev)
+if [[ "$mode" == test ]]; then
+    pkgs+=(python3 python3-kubernetes sqlite3 postgresql-client)
+    command -v kubectl >/dev/null 2>&1 || pkgs+=(kubernetes-client)
+    if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
+        pkgs+=(postgresql)
+    fi
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "sqlkube: missing packages (${missing[*]}) and no apt-get to install them" >&2
+    exit 1
+fi
+sudo=""
+[[ "$(id -u)" -ne 0 ]] && sudo="sudo"
+echo "installing: ${missing[*]}" >&2
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,509 @@
+/*
+ * api.c - call lifecycle, routing and the small non-object endpoints
+ * (discovery, OpenAPI, health).
+ *
+ * Routing follows kube-apiserver's URL layout:
+ *   /api/v1[/namespaces/{ns}]/{resource}[/{name}]
+ *   /apis/{group}/{version}[/namespaces/{ns}]/{resource}[/{name}]
+ * A namespaced resource without /namespaces/{ns} is the all-namespaces list.
+ * Unknown paths are 404 and known paths with an unsupported method are 405,
+ * both as Status objects, as Kubernetes answers.
+ */
+#include "api/api.h"
+#include "api/discovery.h"
+#include "api/internal.h"
+#include "api/openapi.h"
+#include "api/status.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "core/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define MAX_SEGMENTS 10
+#define RV_WAIT_MS 3000
+
+sk_api *sk_api_new(sk_store *store, const sk_api_config *cfg)
+{
+    sk_api *api = calloc(1, sizeof *api);
+    SK_CHECK_ALLOC(api);
+    api->store = store;
+    api->listen_addr = strdup(cfg && cfg->listen_addr ? cfg->listen_addr : "127.0.0.1:8080");
+    SK_CHECK_ALLOC(api->listen_addr);
+    return api;
+}
+
+void sk_api_free(sk_api *api)
+{
+    if (!api)
+        return;
+    free(api->listen_addr);
+    free(api);
+}
+
+int sk_api_ready(sk_api *api)
+{
+    int64_t rev;
+    return sk_store_revisions(api->store, &rev, NULL) == SK_OK;
+}
+
+/* ---- helpers shared by the handlers ------------------------------------ */
+
+int parse_bool(const char *s)
+{
+    static const char *const truthy[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const falsy[] = {"0", "f", "F", "FALSE", "false", "False"};
+    for (size_t i = 0; i < sizeof truthy / sizeof *truthy; i++) {
+        if (strcmp(s, truthy[i]) == 0)
+            return 1;
+        if (strcmp(s, falsy[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+void call_reply_raw(sk_api_call *call, int status, const char *json, size_t len)
+{
+    call->status = status;
+    call->content_type_out = "application/json";
+    sk_buf_reset(&call->out);
+    sk_buf_append(&call->out, json, len);
+}
+
+void call_reply_json(sk_api_call *call, int status, const json_t *obj)
+{
+    char *text = json_dumps(obj, JSON_COMPACT);
+    SK_CHECK_ALLOC(text);
+    call_reply_raw(call, status, text, strlen(text));
+    free(text);
+}
+
+void call_reply_status(sk_api_call *call, sk_err e, const char *message, const char *group,
+                       const char *kind, const char *name, json_t *causes)
+{
+    json_t *st = sk_status_new(e, message, group, kind, name, causes);
+    call_reply_json(call, sk_err_http_code(e), st);
+    json_decref(st);
+}
+
+void call_reply_error(sk_api_call *call, sk_err e, const char *message)
+{
+    call_reply_status(call, e, message, NULL, NULL, NULL, NULL);
+}
+
+const char *call_qualified_resource(const sk_resource *r, char *buf, size_t n)
+{
+    if (!*r->group)
+        return r->resource;
+    snprintf(buf, n, "%s.%s", r->resource, r->group);
+    return buf;
+}
+
+void call_reply_not_found(sk_api_call *call, const sk_resource *r, const char *name)
+{
+    char qbuf[128], msg[512];
+    const char *q = call_qualified_resource(r, qbuf, sizeof qbuf);
+    snprintf(msg, sizeof msg, "%s \"%s\" not found", q, name);
+    call_reply_status(call, SK_ERR_NOT_FOUND, msg, r->group, r->resource, name, NULL);
+}
+
+void call_reply_store_error(sk_api_call *call, sk_err e, const char *name)
+{
+    char qbuf[128], msg[640];
+    const char *q = call_qualified_resource(call->res, qbuf, sizeof qbuf);
+    switch (e) {
+    case SK_ERR_NOT_FOUND:
+        call_reply_not_found(call, call->res, name);
+        return;
+    case SK_ERR_ALREADY_EXISTS:
+        snprintf(msg, sizeof msg, "%s \"%s\" already exists", q, name);
+        break;
+    case SK_ERR_CONFLICT:
+        snprintf(msg, sizeof msg,
+                 "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
+                 "please apply your changes to the latest version and try again",
+                 q, name);
+        break;
+    case SK_ERR_EXPIRED:
+        snprintf(msg, sizeof msg, "The resourceVersion for the provided request is too old.");
+        call_reply_error(call, e, msg);
+        return;
+    case SK_ERR_UNAVAILABLE:
+        call_reply_error(call, e, "the storage backend is unavailable");
+        return;
+    default:
+        snprintf(msg, sizeof msg, "storage error: %s", sk_err_name(e));
+        call_reply_error(call, e == SK_OK ? SK_ERR_INTERNAL : e, msg);
+        return;
+    }
+    call_reply_status(call, e, msg, call->res->group, call->res->resource, name, NULL);
+}
+
+void call_add_warning(sk_api_call *call, const char *text)
+{
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_puts(&b, "299 - ");
+    sk_buf_json_string(&b, text);
+    call->warnings = realloc(call->warnings, sizeof(char *) * (call->n_warnings + 1));
+    SK_CHECK_ALLOC(call->warnings);
+    call->warnings[call->n_warnings++] = sk_buf_steal(&b, NULL);
+}
+
+static void write_done(void *arg, sk_err err, const sk_row *result)
+{
+    sk_api_call *call = arg;
+    call->write_err = err;
+    if (err == SK_OK)
+        sk_row_copy(&call->write_row, result);
+    call->wake(call->wake_arg);
+}
+
+int call_submit_write(sk_api_call *call, sk_write *w, call_fn then)
+{
+    sk_row_clear(&call->write_row);
+    call->write_err = SK_OK;
+    call->next = then;
+    sk_store_write_async(call->api->store, w, write_done, call);
+    return STEP_WAIT;
+}
+
+sk_err wait_for_revision(sk_api *api, int64_t rev, int64_t *current_out)
+{
+    int64_t deadline = sk_now_ms() + RV_WAIT_MS;
+    for (;;) {
+        int64_t cur = 0;
+        sk_err err = sk_store_revisions(api->store, &cur, NULL);
+        if (err != SK_OK)
+            return err;
+        *current_out = cur;
+        if (cur >= rev)
+            return SK_OK;
+        if (sk_now_ms() >= deadline)
+            return SK_ERR_TIMEOUT;
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "Too large resource version: %lld, current: %lld", (long long)rev,
+             (long long)current);
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, "ResourceVersionTooLarge", "Too large resource version", NULL);
+    json_t *st = sk_status_new(SK_ERR_TIMEOUT, msg, NULL, NULL, NULL, causes);
+    json_object_set_new(json_object_get(st, "details"), "retryAfterSeconds", json_integer(1));
+    call_reply_json(call, sk_err_http_code(SK_ERR_TIMEOUT), st);
+    json_decref(st);
+}
+
+/* ---- fixed endpoints ---------------------------------------------------- */
+
+/* Replies with a cached, immutable document (discovery, OpenAPI), or 404. */
+static int reply_doc(sk_api_call *call, const char *text, const size_t *len)
+{
+    if (!text) {
+        call_reply_error(call, SK_ERR_NOT_FOUND, "the server could not find the requested resource");
+        return STEP_DONE;
+    }
+    call_reply_raw(call, 200, text, *len);
+    return STEP_DONE;
+}
+
+static int reply_health(sk_api_call *call, const char *which)
+{
+    int ready = sk_api_ready(call->api);
+    int verbose = call->q.verbose != NULL;
+    call->status = ready ? 200 : 500;
+    call->content_type_out = "text/plain; charset=utf-8";
+    sk_buf_reset(&call->out);
+    if (!verbose) {
+        sk_buf_puts(&call->out, ready ? "ok" : "storage not reachable\n");
+        return STEP_DONE;
+    }
+    sk_buf_printf(&call->out, "[+]ping ok\n[+]log ok\n[%c]storage %s\n", ready ? '+' : '-',
+                  ready ? "ok" : "failed: storage not reachable");
+    sk_buf_printf(&call->out, "%s check %s\n", which, ready ? "passed" : "failed");
+    return STEP_DONE;
+}
+
+/* ---- routing ------------------------------------------------------------ */
+
+static int split_path(char *path, char **segs)
+{
+    int n = 0;
+    for (char *tok = strtok(path, "/"); tok; tok = strtok(NULL, "/")) {
+        if (n == MAX_SEGMENTS)
+            return -1;
+        segs[n++] = tok;
+    }
+    return n;
+}
+
+static int method_is(const sk_api_call *call, const char *m)
+{
+    return strcmp(call->method, m) == 0;
+}
+
+static int not_allowed(sk_api_call *call)
+{
+    call_reply_error(call, SK_ERR_METHOD_NOT_ALLOWED,
+                     "the server does not allow this method on the requested resource");
+    return STEP_DONE;
+}
+
+static int path_not_found(sk_api_call *call)
+{
+    call_reply_error(call, SK_ERR_NOT_FOUND, "the server could not find the requested resource");
+    return STEP_DONE;
+}
+
+static int set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s ? strdup(s) : NULL;
+    return 0;
+}
+
+/* Routes a resource path given the segments after /api/v1 or /apis/g/v. */
+static int route_resource(sk_api_call *call, const char *group, const char *version, char **segs,
+                          int n)
+{
+    const char *ns = "";
+    if (n >= 3 && strcmp(segs[0], "namespaces") == 0) {
+        ns = segs[1];
+        segs += 2;
+        n -= 2;
+        const sk_resource *r = sk_registry_find(group, version, segs[0]);
+        if (!r || !r->namespaced) {
+            /* /namespaces/{name}/status and friends: subresources we do not serve. */
+            return path_not_found(call);
+        }
+        call->res = r;
+    } else {
+        const sk_resource *r = sk_registry_find(group, version, segs[0]);
+        if (!r)
+            return path_not_found(call);
+        call->res = r;
+        if (r->namespaced) {
+            if (n > 1)
+                return path_not_found(call);
+            call->all_namespaces = 1;
+        }
+    }
+    if (n > 2)
+        return path_not_found(call); /* subresources (status, scale, ...) */
+    set_str(&call->ns, ns);
+    if (n == 2)
+        set_str(&call->name, segs[1]);
+
+    int watch = call->q.watch ? parse_bool(call->q.watch) : 0;
+    if (call->q.watch && watch < 0) {
+        call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid value for watch: want a boolean");
+        return STEP_DONE;
+    }
+    if (call->name) {
+        if (method_is(call, "GET"))
+            return watch ? not_allowed(call) : handle_get(call);
+        if (method_is(call, "PUT"))
+            return handle_update(call);
+        if (method_is(call, "PATCH"))
+            return handle_patch(call);
+        if (method_is(call, "DELETE"))
+            return handle_delete(call);
+        return not_allowed(call);
+    }
+    if (method_is(call, "GET")) {
+        if (watch) {
+            call_reply_error(call, SK_ERR_METHOD_NOT_ALLOWED,
+                             "watch is not supported by this server yet");
+            return STEP_DONE;
+        }
+        return handle_list(call);
+    }
+    if (call->all_namespaces)
+        return not_allowed(call);
+    if (method_is(call, "POST"))
+        return handle_create(call);
+    if (method_is(call, "DELETE") && strcmp(call->res->resource, "namespaces") != 0)
+        return handle_delete_collection(call);
+    return not_allowed(call);
+}
+
+static int route(sk_api_call *call)
+{
+    char *copy = strdup(call->path);
+    SK_CHECK_ALLOC(copy);
+    char *segs[MAX_SEGMENTS];
+    int n = split_path(copy, segs);
+    int rc;
+    size_t len = 0;
+    int get = method_is(call, "GET");
+
+    if (n < 0) {
+        rc = path_not_found(call);
+    } else if (n == 1 && (!strcmp(segs[0], "healthz") || !strcmp(segs[0], "livez") ||
+                          !strcmp(segs[0], "readyz"))) {
+        rc = get ? reply_health(call, segs[0]) : not_allowed(call);
+    } else if (n == 1 && strcmp(segs[0], "version") == 0) {
+        rc = get ? reply_doc(call, sk_discovery_version_text(&len), &len) : not_allowed(call);
+    } else if (n >= 1 && strcmp(segs[0], "openapi") == 0) {
+        if (!get) {
+            rc = not_allowed(call);
+        } else if (n == 2 && strcmp(segs[1], "v3") == 0) {
+            rc = reply_doc(call, sk_openapi_v3_root_text(&len), &len);
+        } else if (n >= 3 && strcmp(segs[1], "v3") == 0) {
+            /* "api/v1" or "apis/<group>/<version>" */
+            const char *rest = strstr(call->path, "/openapi/v3/") + strlen("/openapi/v3/");
+            rc = reply_doc(call, sk_openapi_v3_doc_text(rest, &len), &len);
+        } else {
+            rc = path_not_found(call);
+        }
+    } else if (n >= 1 && strcmp(segs[0], "api") == 0) {
+        if (n == 1)
+            rc = get ? reply_doc(call, sk_discovery_core_versions_text(&len), &len) : not_allowed(call);
+        else if (strcmp(segs[1], "v1") != 0)
+            rc = path_not_found(call);
+        else if (n == 2)
+            rc = get ? reply_doc(call, sk_discovery_resources_text("", "v1", &len), &len) : not_allowed(call);
+        else
+            rc = route_resource(call, "", "v1", segs + 2, n - 2);
+    } else if (n >= 1 && strcmp(segs[0], "apis") == 0) {
+        if (n == 1)
+            rc = get ? reply_doc(call, sk_discovery_groups_text(&len), &len) : not_allowed(call);
+        else if (n == 2)
+            rc = get ? reply_doc(call, sk_discovery_group_text(segs[1], &len), &len) : not_allowed(call);
+        else if (n == 3)
+            rc = get ? reply_doc(call, sk_discovery_resources_text(segs[1], segs[2], &len), &len)
+                     : not_allowed(call);
+        else
+            rc = route_resource(call, segs[1], segs[2], segs + 3, n - 3);
+    } else {
+        rc = path_not_found(call);
+    }
+    free(copy);
+    return rc;
+}
+
+/* ---- call lifecycle ----------------------------------------------------- */
+
+static char *dup_opt(const char *s)
+{
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    SK_CHECK_ALLOC(d);
+    return d;
+}
+
+static int start(sk_api_call *call)
+{
+    if (call->body_too_large) {
+        call_reply_error(call, SK_ERR_TOO_LARGE, "the request body is larger than 3 MiB");
+        return STEP_DONE;
+    }
+    return route(call);
+}
+
+sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_fn wake,
+                               void *wake_arg)
+{
+    sk_api_call *call = calloc(1, sizeof *call);
+    SK_CHECK_ALLOC(call);
+    call->api = api;
+    call->method = dup_opt(req->method);
+    call->path = dup_opt(req->path);
+#define Q(field, key) call->q.field = dup_opt(req->query(req->ctx, key))
+    Q(limit, "limit");
+    Q(cont, "continue");
+    Q(rv, "resourceVersion");
+    Q(rvm, "resourceVersionMatch");
+    Q(label_selector, "labelSelector");
+    Q(field_selector, "fieldSelector");
+    Q(watch, "watch");
+    Q(dry_run, "dryRun");
+    Q(include_object, "includeObject");
+    Q(timeout_seconds, "timeoutSeconds");
+    Q(verbose, "verbose");
+    Q(allow_bookmarks, "allowWatchBookmarks");
+    Q(send_initial_events, "sendInitialEvents");
+    Q(propagation_policy, "propagationPolicy");
+    Q(field_validation, "fieldValidation");
+#undef Q
+    call->accept = dup_opt(req->header(req->ctx, "Accept"));
+    call->content_type = dup_opt(req->header(req->ctx, "Content-Type"));
+    call->body = req->body;
+    call->body_len = req->body_len;
+    call->body_too_large = req->body_too_large;
+    call->wake = wake;
+    call->wake_arg = wake_arg;
+    call->want_table = call->accept && strstr(call->accept, "as=Table") != NULL;
+    call->next = start;
+    return call;
+}
+
+int sk_api_call_step(sk_api_call *call)
+{
+    for (;;) {
+        SK_CHECK(call->next != NULL);
+        call_fn fn = call->next;
+        call->next = NULL;
+        int rc = fn(call);
+        if (rc == STEP_AGAIN)
+            continue;
+        if (rc == STEP_DONE)
+            SK_CHECK(call->status != 0);
+        return rc == STEP_DONE;
+    }
+}
+
+void sk_api_call_response(sk_api_call *call, sk_api_response *out)
+{
+    out->status = call->status;
+    out->content_type = call->content_type_out;
+    out->streaming = call->stream != NULL;
+    out->body = call->stream ? NULL : (call->out.data ? call->out.data : "");
+    out->body_len = call->stream ? 0 : call->out.len;
+    out->warnings = (const char *const *)call->warnings;
+    out->n_warnings = call->n_warnings;
+}
+
+ssize_t sk_api_call_read(sk_api_call *call, char *buf, size_t max)
+{
+    return list_stream_read(call->stream, buf, max);
+}
+
+void sk_api_call_free(sk_api_call *call)
+{
+    if (!call)
+        return;
+    char **params = (char **)&call->q;
+    for (size_t i = 0; i < sizeof call->q / sizeof(char *); i++)
+        free(params[i]);
+    for (size_t i = 0; i < call->n_warnings; i++)
+        free(call->warnings[i]);
+    free(call->warnings);
+    free(call->method);
+    free(call->path);
+    free(call->accept);
+    free(call->content_type);
+    free(call->ns);
+    free(call->name);
+    sk_buf_free(&call->out);
+    list_stream_free(call->stream);
+    sk_row_clear(&call->write_row);
+    sk_row_clear(&call->current);
+    json_decref(call->work);
+    json_decref(call->patch_doc);
+    for (int i = 0; i < call->del_count; i++)
+        free(call->del_names[i]);
+    free(call->del_names);
+    free(call->del_revs);
+    json_decref(call->del_items);
+    free(call);
+}

@@ -1,0 +1,79 @@
+/*
+ * api.h - the Kubernetes API as a request state machine, independent of the
+ * HTTP library.
+ *
+ * The HTTP layer turns a request into an sk_http_req view and starts a
+ * call. sk_api_call_step either produces a response or reports that the
+ * call waits for the store's writer; in that case the call invokes wake()
+ * exactly once, from another thread, when it can make progress, and the
+ * HTTP layer steps it again. No thread ever blocks on a write.
+ *
+ * Responses are either a complete body or a stream pulled with
+ * sk_api_call_read (lists are streamed item by item, so memory does not
+ * grow with the list).
+ *
+ * Ownership: a call copies what it needs from sk_http_req at start, except
+ * the body, which it borrows until sk_api_call_free.
+ */
+#ifndef SK_API_API_H
+#define SK_API_API_H
+
+#include "store/store.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct sk_api sk_api;
+
+typedef struct sk_api_config {
+    const char *listen_addr; /* "127.0.0.1:8080", for discovery */
+} sk_api_config;
+
+/* New API over store (borrowed; must outlive the api). */
+sk_api *sk_api_new(sk_store *store, const sk_api_config *cfg);
+void sk_api_free(sk_api *api);
+/* Readiness (store reachable). */
+int sk_api_ready(sk_api *api);
+
+typedef struct sk_http_req {
+    const char *method;
+    const char *path; /* without the query string, percent-decoded */
+    /* Value of a query parameter / header (borrowed, valid during the call
+     * to sk_api_call_start only), NULL if absent. */
+    const char *(*query)(void *ctx, const char *key);
+    const char *(*header)(void *ctx, const char *key);
+    void *ctx;
+    const char *body; /* borrowed until sk_api_call_free */
+    size_t body_len;
+    int body_too_large; /* the body exceeded the limit and was dropped */
+} sk_http_req;
+
+#define SK_API_MAX_BODY (3u * 1024 * 1024)
+
+typedef struct sk_api_call sk_api_call;
+typedef void (*sk_api_wake_fn)(void *arg);
+
+/* New call. wake/arg are used when a step returns 0. */
+sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_fn wake,
+                               void *wake_arg);
+/* 1: the response is ready. 0: pending; wake() will be called once. */
+int sk_api_call_step(sk_api_call *call);
+
+typedef struct sk_api_response {
+    int status;
+    const char *content_type;
+    const char *body; /* borrowed from the call; NULL when streaming */
+    size_t body_len;
+    int streaming; /* pull the body with sk_api_call_read */
+    /* Warning header values ("299 - \"unknown field ...\""), borrowed. */
+    const char *const *warnings;
+    size_t n_warnings;
+} sk_api_response;
+
+void sk_api_call_response(sk_api_call *call, sk_api_response *out);
+/* Streaming body: copies up to max bytes into buf. Returns the count, 0 at
+ * the end, -1 if the stream failed (the connection must be aborted). */
+ssize_t sk_api_call_read(sk_api_call *call, char *buf, size_t max);
+void sk_api_call_free(sk_api_call *call);
+
+#endif

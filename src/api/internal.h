@@ -1,0 +1,122 @@
+/*
+ * internal.h - private to src/api: the call structure shared by the
+ * routing (api.c), object handlers (objects.c) and list streaming (list.c).
+ *
+ * A call is a small state machine: `next` is the continuation to run on the
+ * next step. A handler either finishes (sets status/body and returns
+ * STEP_DONE) or submits a write and returns STEP_WAIT with `next` set to
+ * the function that consumes the write's result.
+ */
+#ifndef SK_API_INTERNAL_H
+#define SK_API_INTERNAL_H
+
+#include "api/api.h"
+#include "api/registry.h"
+#include "api/selector.h"
+#include "core/buf.h"
+
+#include <jansson.h>
+
+struct sk_api {
+    sk_store *store;
+    char *listen_addr;
+};
+
+enum { STEP_WAIT = 0, STEP_DONE = 1, STEP_AGAIN = 2 };
+
+typedef struct list_stream list_stream;
+typedef struct sk_api_call sk_api_call;
+typedef int (*call_fn)(sk_api_call *call);
+
+/* Query parameters the API understands, copied at call start. */
+typedef struct call_params {
+    char *limit, *cont, *rv, *rvm, *label_selector, *field_selector, *watch, *dry_run,
+        *include_object, *timeout_seconds, *verbose, *allow_bookmarks, *send_initial_events,
+        *propagation_policy, *field_validation;
+} call_params;
+
+struct sk_api_call {
+    sk_api *api;
+    char *method;
+    char *path;
+    call_params q;
+    char *accept;
+    char *content_type;
+    const char *body;
+    size_t body_len;
+    int body_too_large;
+    sk_api_wake_fn wake;
+    void *wake_arg;
+
+    /* Route. */
+    const sk_resource *res;
+    char *ns;   /* request namespace, "" when none */
+    char *name; /* item name, NULL for collections */
+    int all_namespaces;
+    int want_table;
+
+    /* Response. */
+    int status;
+    const char *content_type_out;
+    sk_buf out;
+    list_stream *stream;
+    char **warnings; /* Warning header values */
+    size_t n_warnings;
+
+    /* Continuation and write state. */
+    call_fn next;
+    sk_err write_err;
+    sk_row write_row;
+    json_t *work;      /* object being written (owned) */
+    json_t *patch_doc; /* unused by non-patch calls */
+    int64_t client_rev; /* resourceVersion precondition the client gave, 0 if none */
+    int attempts;
+    sk_row current; /* current row for read-modify-write */
+    /* deletecollection */
+    char **del_names;
+    int64_t *del_revs;
+    int del_count, del_next;
+    json_t *del_items;
+};
+
+/* ---- responses (api.c) ---- */
+/* Sets a JSON body from obj (borrowed). */
+void call_reply_json(sk_api_call *call, int status, const json_t *obj);
+/* Sets a raw JSON body (borrowed bytes, copied). */
+void call_reply_raw(sk_api_call *call, int status, const char *json, size_t len);
+/* Sets a Status error response. */
+void call_reply_error(sk_api_call *call, sk_err e, const char *message);
+/* Sets a Status error with details (causes stolen). */
+void call_reply_status(sk_api_call *call, sk_err e, const char *message, const char *group,
+                       const char *kind, const char *name, json_t *causes);
+/* "configmaps" or "leases.coordination.k8s.io" (static per resource). */
+const char *call_qualified_resource(const sk_resource *r, char *buf, size_t n);
+void call_reply_not_found(sk_api_call *call, const sk_resource *r, const char *name);
+void call_reply_store_error(sk_api_call *call, sk_err e, const char *name);
+/* Adds a Warning header "299 - <quoted text>" to the response. */
+void call_add_warning(sk_api_call *call, const char *text);
+/* Submits w and arranges for `then` to run with write_err/write_row set. */
+int call_submit_write(sk_api_call *call, sk_write *w, call_fn then);
+/* Go's strconv.ParseBool. -1 if not a boolean. */
+int parse_bool(const char *s);
+/* Waits (bounded) until the store's revision reaches rev. SK_ERR_TIMEOUT if
+ * it does not; *current_out = the revision seen last. */
+sk_err wait_for_revision(sk_api *api, int64_t rev, int64_t *current_out);
+void call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current);
+
+/* ---- objects.c ---- */
+int handle_get(sk_api_call *call);
+int handle_create(sk_api_call *call);
+int handle_update(sk_api_call *call);
+int handle_patch(sk_api_call *call);
+int handle_delete(sk_api_call *call);
+int handle_delete_collection(sk_api_call *call);
+
+/* ---- list.c ---- */
+int handle_list(sk_api_call *call);
+/* Renders one object as a Table (for GET of a single item). */
+void table_reply_single(sk_api_call *call, const sk_row *row);
+ssize_t list_stream_read(list_stream *ls, char *buf, size_t max);
+void list_stream_free(list_stream *ls);
+
+#endif

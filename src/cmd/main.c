@@ -1,0 +1,384 @@
+/*
+ * main.c - the sqlkube command line: serve, migrate, compact.
+ *
+ * Every failure a user can cause (bad flag, unreachable database, port in
+ * use) ends in ONE line on stderr naming the problem, and exit status 1.
+ *
+ * Signals are blocked in every thread and taken synchronously by the main
+ * thread with sigwait, so no handler runs inside library code.
+ */
+#include "api/api.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "http/server.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_LISTEN "127.0.0.1:8080"
+#define DEFAULT_DATA_DIR "./data"
+#define DEFAULT_COMPACT_INTERVAL_S 300
+#define DEFAULT_RETAIN_REVISIONS 10000
+
+typedef struct options {
+    const char *listen;
+    const char *data_dir;
+    const char *db;
+    int64_t compact_interval_s;
+    int64_t retain;
+    int verbose;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: sqlkube <command> [flags]\n"
+            "\n"
+            "A Kubernetes-API-compatible object store on SQLite or PostgreSQL.\n"
+            "\n"
+            "commands:\n"
+            "  serve     serve the Kubernetes API\n"
+            "  migrate   apply database migrations and exit\n"
+            "  compact   run one compaction pass and exit\n"
+            "\n"
+            "flags:\n"
+            "  --listen HOST:PORT       address to serve on (default %s)\n"
+            "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
+            "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
+            "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
+            "  --compact-interval SECS  serve: seconds between compactions, 0 = never (default %d)\n"
+            "  --retain N               revisions kept by compaction (default %d; 0 = compact up\n"
+            "                           to the current revision)\n"
+            "  -v, --verbose            debug logging\n"
+            "  --version                print the version\n"
+            "  -h, --help               print this help\n",
+            DEFAULT_LISTEN, DEFAULT_DATA_DIR, DEFAULT_COMPACT_INTERVAL_S,
+            DEFAULT_RETAIN_REVISIONS);
+}
+
+static int fail(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "sqlkube: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return 1;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return -1;
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Writes DIR/kubeconfig pointing at the server, atomically (rename). */
+static int write_kubeconfig(const char *dir, const char *listen)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/kubeconfig", dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "apiVersion: v1\n"
+            "kind: Config\n"
+            "clusters:\n"
+            "- name: sqlkube\n"
+            "  cluster:\n"
+            "    server: http://%s\n"
+            "contexts:\n"
+            "- name: sqlkube\n"
+            "  context:\n"
+            "    cluster: sqlkube\n"
+            "    user: sqlkube\n"
+            "    namespace: default\n"
+            "current-context: sqlkube\n"
+            "users:\n"
+            "- name: sqlkube\n"
+            "  user: {}\n",
+            listen);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Creates default, kube-system and kube-public if missing. */
+static sk_err ensure_namespaces(sk_store *store)
+{
+    static const char *const names[] = {"default", "kube-system", "kube-public"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char uid[37], ts[21];
+        sk_uuid4(uid);
+        sk_format_rfc3339(sk_wall_s(), ts);
+        json_t *obj = json_pack(
+            "{s:s, s:s, s:{s:s, s:s, s:s, s:i, s:{s:s}}, s:{s:[s]}, s:{s:s}}", "kind", "Namespace",
+            "apiVersion", "v1", "metadata", "name", names[i], "uid", uid, "creationTimestamp", ts,
+            "generation", 1, "labels", "kubernetes.io/metadata.name", names[i], "spec",
+            "finalizers", "kubernetes", "status", "phase", "Active");
+        sk_write w = {.op = SK_WRITE_CREATE,
+                      .resource = "namespaces",
+                      .ns = "",
+                      .name = names[i],
+                      .object = obj};
+        sk_err err = sk_store_write(store, &w, NULL);
+        if (err != SK_OK && err != SK_ERR_ALREADY_EXISTS)
+            return err;
+    }
+    return SK_OK;
+}
+
+/* Compacts up to current - retain. */
+static sk_err compact_once(sk_store *store, int64_t retain, int64_t *upto_out, int64_t *removed)
+{
+    int64_t rev, compact;
+    sk_err err = sk_store_revisions(store, &rev, &compact);
+    if (err != SK_OK)
+        return err;
+    int64_t upto = rev - retain;
+    *upto_out = upto;
+    *removed = 0;
+    if (upto <= compact)
+        return SK_OK;
+    return sk_store_compact(store, upto, removed);
+}
+
+typedef struct compactor {
+    sk_store *store;
+    int64_t interval_s, retain;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+    pthread_t thread;
+} compactor;
+
+static void *compactor_main(void *arg)
+{
+    compactor *c = arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += c->interval_s;
+        while (!c->stop && pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
+            ;
+        if (c->stop)
+            break;
+        pthread_mutex_unlock(&c->mu);
+        int64_t upto = 0, removed = 0;
+        sk_err err = compact_once(c->store, c->retain, &upto, &removed);
+        if (err != SK_OK)
+            sk_log_warn("compaction failed: %s", sk_err_name(err));
+        else if (removed > 0)
+            sk_log_info("compacted up to revision %lld: %lld rows removed", (long long)upto,
+                        (long long)removed);
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+static int cmd_serve(const options *o, const char *db)
+{
+    int rc = 1;
+    sk_store *store = NULL;
+    sk_api *api = NULL;
+    sk_http_server *srv = NULL;
+    compactor comp = {.interval_s = o->compact_interval_s, .retain = o->retain};
+    int comp_started = 0;
+    char *msg = NULL;
+
+    if (mkdir_p(o->data_dir) < 0) {
+        fail("cannot create data directory %s", o->data_dir);
+        goto out;
+    }
+    if (sk_store_open(db, &store, &msg) != SK_OK) {
+        fail("%s", msg ? msg : "cannot open the database");
+        goto out;
+    }
+    sk_err err = ensure_namespaces(store);
+    if (err != SK_OK) {
+        fail("cannot create the default namespaces: %s", sk_err_name(err));
+        goto out;
+    }
+    sk_api_config cfg = {.listen_addr = o->listen};
+    api = sk_api_new(store, &cfg);
+    if (sk_http_start(o->listen, api, &srv, &msg) < 0) {
+        fail("%s", msg ? msg : "cannot start the HTTP server");
+        goto out;
+    }
+    if (write_kubeconfig(o->data_dir, o->listen) < 0) {
+        fail("cannot write %s/kubeconfig", o->data_dir);
+        goto out;
+    }
+    if (comp.interval_s > 0) {
+        comp.store = store;
+        pthread_mutex_init(&comp.mu, NULL);
+        pthread_cond_init(&comp.cv, NULL);
+        SK_CHECK(pthread_create(&comp.thread, NULL, compactor_main, &comp) == 0);
+        comp_started = 1;
+    }
+    sk_log_info("sqlkube %s serving on http://%s (%s store)", SK_VERSION, o->listen,
+                sk_store_backend_name(store));
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    int sig = 0;
+    sigwait(&set, &sig);
+    sk_log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    rc = 0;
+out:
+    if (comp_started) {
+        pthread_mutex_lock(&comp.mu);
+        comp.stop = 1;
+        pthread_cond_signal(&comp.cv);
+        pthread_mutex_unlock(&comp.mu);
+        pthread_join(comp.thread, NULL);
+    }
+    /* Close the store first: it drains pending writes, which resumes every
+     * suspended connection, so the HTTP server can then stop cleanly. */
+    sk_http_stop(srv);
+    sk_api_free(api);
+    sk_store_close(store);
+    free(msg);
+    return rc;
+}
+
+static int cmd_migrate(const char *db)
+{
+    char *msg = NULL;
+    if (sk_store_migrate_only(db, &msg) != SK_OK) {
+        fail("%s", msg ? msg : "migration failed");
+        free(msg);
+        return 1;
+    }
+    printf("migrations applied\n");
+    return 0;
+}
+
+static int cmd_compact(const options *o, const char *db)
+{
+    sk_store *store = NULL;
+    char *msg = NULL;
+    if (sk_store_open(db, &store, &msg) != SK_OK) {
+        fail("%s", msg ? msg : "cannot open the database");
+        free(msg);
+        return 1;
+    }
+    int64_t upto = 0, removed = 0;
+    sk_err err = compact_once(store, o->retain, &upto, &removed);
+    sk_store_close(store);
+    if (err != SK_OK)
+        return fail("compaction failed: %s", sk_err_name(err));
+    printf("compacted up to revision %lld: %lld rows removed\n", (long long)upto,
+           (long long)removed);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {DEFAULT_LISTEN, DEFAULT_DATA_DIR, NULL, DEFAULT_COMPACT_INTERVAL_S,
+                 DEFAULT_RETAIN_REVISIONS, 0};
+    static const struct option longopts[] = {
+        {"listen", required_argument, NULL, 'l'},
+        {"data-dir", required_argument, NULL, 'd'},
+        {"db", required_argument, NULL, 'b'},
+        {"compact-interval", required_argument, NULL, 'c'},
+        {"retain", required_argument, NULL, 'r'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    opterr = 0;
+    int ch;
+    /* GNU getopt permutes, so flags may come before or after the command. */
+    while ((ch = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'l':
+            o.listen = optarg;
+            break;
+        case 'd':
+            o.data_dir = optarg;
+            break;
+        case 'b':
+            o.db = optarg;
+            break;
+        case 'c':
+            if ((o.compact_interval_s = sk_parse_i64(optarg)) < 0)
+                return fail("invalid --compact-interval %s: want whole seconds", optarg);
+            break;
+        case 'r':
+            if ((o.retain = sk_parse_i64(optarg)) < 0)
+                return fail("invalid --retain %s: want a whole number", optarg);
+            break;
+        case 'v':
+            o.verbose = 1;
+            break;
+        case 'V':
+            printf("sqlkube %s\n", SK_VERSION);
+            return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case ':':
+            return fail("flag %s needs a value (see --help)", argv[optind - 1]);
+        default:
+            return fail("unknown flag %s (see --help)", argv[optind - 1]);
+        }
+    }
+    const char *cmd = optind < argc ? argv[optind++] : NULL;
+    if (optind < argc)
+        return fail("unexpected argument %s (see --help)", argv[optind]);
+    if (!cmd) {
+        usage(stderr);
+        return 1;
+    }
+    if (o.verbose)
+        sk_log_set_level(SK_LOG_DEBUG);
+
+    char dbbuf[4200];
+    const char *db = o.db;
+    if (!db) {
+        snprintf(dbbuf, sizeof dbbuf, "sqlite:%s/sqlkube.db", o.data_dir);
+        db = dbbuf;
+    }
+
+    /* Block the shutdown signals before any thread starts; serve sigwaits. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (strcmp(cmd, "serve") == 0)
+        return cmd_serve(&o, db);
+    if (strcmp(cmd, "migrate") == 0)
+        return cmd_migrate(db);
+    if (strcmp(cmd, "compact") == 0)
+        return cmd_compact(&o, db);
+    return fail("unknown command %s (see --help)", cmd);
+}

@@ -1,0 +1,127 @@
+/*
+ * buf.c - growable byte buffer. Invariant: data[len] == '\0' whenever
+ * data != NULL, so a buffer can always be handed to C string functions.
+ */
+#include "core/buf.h"
+#include "core/check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sk_buf_reserve(sk_buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    SK_CHECK_ALLOC(p);
+    b->data = p;
+    b->cap = cap;
+    b->data[b->len] = '\0';
+}
+
+void sk_buf_append(sk_buf *b, const void *data, size_t len)
+{
+    sk_buf_reserve(b, len);
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+}
+
+void sk_buf_puts(sk_buf *b, const char *s)
+{
+    sk_buf_append(b, s, strlen(s));
+}
+
+void sk_buf_putc(sk_buf *b, char c)
+{
+    sk_buf_append(b, &c, 1);
+}
+
+void sk_buf_printf(sk_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    SK_CHECK(n >= 0);
+    sk_buf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    b->len += (size_t)n;
+}
+
+void sk_buf_json_string(sk_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    sk_buf_putc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned char c = *p;
+        switch (c) {
+        case '"':
+            sk_buf_puts(b, "\\\"");
+            break;
+        case '\\':
+            sk_buf_puts(b, "\\\\");
+            break;
+        case '\n':
+            sk_buf_puts(b, "\\n");
+            break;
+        case '\r':
+            sk_buf_puts(b, "\\r");
+            break;
+        case '\t':
+            sk_buf_puts(b, "\\t");
+            break;
+        default:
+            if (c < 0x20) {
+                char esc[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+                sk_buf_puts(b, esc);
+            } else {
+                sk_buf_putc(b, (char)c);
+            }
+        }
+    }
+    sk_buf_putc(b, '"');
+}
+
+void sk_buf_consume(sk_buf *b, size_t n)
+{
+    SK_CHECK(n <= b->len);
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+    if (b->data)
+        b->data[b->len] = '\0';
+}
+
+void sk_buf_reset(sk_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+char *sk_buf_steal(sk_buf *b, size_t *len_out)
+{
+    sk_buf_reserve(b, 0);
+    char *p = b->data;
+    if (len_out)
+        *len_out = b->len;
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+void sk_buf_free(sk_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

@@ -1,0 +1,84 @@
+/*
+ * util.c - clocks, randomness and formats shared across layers.
+ */
+#include "core/util.h"
+#include "core/check.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+int64_t sk_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t sk_wall_s(void)
+{
+    return (int64_t)time(NULL);
+}
+
+void sk_format_rfc3339(int64_t t, char out[21])
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int64_t sk_parse_rfc3339(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    const char *rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!rest)
+        return -1;
+    if (*rest == '.') {
+        rest++;
+        while (*rest >= '0' && *rest <= '9')
+            rest++;
+    }
+    if (strcmp(rest, "Z") != 0)
+        return -1;
+    return (int64_t)timegm(&tm);
+}
+
+void sk_random_bytes(void *out, size_t n)
+{
+    unsigned char *p = out;
+    while (n > 0) {
+        ssize_t got = getrandom(p, n, 0);
+        SK_CHECK(got > 0);
+        p += got;
+        n -= (size_t)got;
+    }
+}
+
+void sk_uuid4(char out[37])
+{
+    unsigned char b[16];
+    sk_random_bytes(b, sizeof b);
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+int64_t sk_parse_i64(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    int64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        if (v > (INT64_MAX - (*p - '0')) / 10)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}

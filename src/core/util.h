@@ -1,0 +1,26 @@
+/*
+ * util.h - small helpers with no better home: clocks, randomness, RFC 3339
+ * timestamps and UUIDs as Kubernetes formats them.
+ */
+#ifndef SK_CORE_UTIL_H
+#define SK_CORE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Monotonic milliseconds (for timeouts). */
+int64_t sk_now_ms(void);
+/* Wall-clock seconds since the epoch. */
+int64_t sk_wall_s(void);
+/* Writes "2006-01-02T15:04:05Z" for t into out (at least 21 bytes). */
+void sk_format_rfc3339(int64_t t, char out[21]);
+/* Parses "2006-01-02T15:04:05Z" (fractional seconds allowed); -1 if malformed. */
+int64_t sk_parse_rfc3339(const char *s);
+/* Fills out with cryptographically random bytes (getrandom); aborts on failure. */
+void sk_random_bytes(void *out, size_t n);
+/* Writes a random (v4) UUID "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx" into out (37 bytes). */
+void sk_uuid4(char out[37]);
+/* Parses a non-negative decimal int64 with no sign, spaces or leading '+'; -1 on error. */
+int64_t sk_parse_i64(const char *s);
+
+#endif

@@ -1,0 +1,702 @@
+/*
+ * postgres.c - the PostgreSQL backend (see backend.h for the contract).
+ *
+ * Owns one libpq session per sk_conn, the SQL of every query the store
+ * runs against PostgreSQL, and the runner for migrations/postgres.
+ *
+ * Ordering. Writers serialise on the row lock of the single sk_revision row
+ * (SELECT ... FOR UPDATE in begin_write), held until COMMIT. So, across any
+ * number of processes, transactions that allocate revisions commit one after
+ * another in revision order, and a reader that sees revision N sees every
+ * revision below it: a transaction's row lock is released only after its
+ * commit is visible. Writes run at READ COMMITTED, so every statement after
+ * the lock sees everything committed before it, which is what the
+ * precondition checks in store.c need.
+ *
+ * Plans. Statements are prepared lazily, once per session, under fixed names.
+ * Prepared statements drift to generic plans (planned without parameter
+ * values), and a list query whose good plan depended on the values was seen
+ * to flip to a sequential scan plus sort, 0.5 s per page. So each query here
+ * has a shape whose only reasonable plan is an index range scan bounded by its
+ * LIMIT, with no OR over optional parameters: optional filters are separate
+ * statements.
+ *
+ * Text travels in libpq's text format with client_encoding UTF8. The object
+ * JSON is the one parameter sent in binary format, with its length, so the
+ * server stores exactly value_len bytes and an embedded NUL is rejected by
+ * the server instead of silently truncating the value.
+ */
+#include "core/buf.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "store/backend.h"
+#include "store/migrations.h"
+
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* pg_advisory_xact_lock key serialising migrations ("skmigrat" in ASCII). */
+#define MIGRATE_LOCK_KEY "8316861436344295796"
+
+/* Every row-returning query selects these columns in this order. */
+#define ROW_COLS                                                                                   \
+    "h.rev, h.create_rev, h.prev_rev, h.deleted, h.resource, h.namespace, h.name, h.uid, h.value"
+enum {
+    COL_REV,
+    COL_CREATE_REV,
+    COL_PREV_REV,
+    COL_DELETED,
+    COL_RESOURCE,
+    COL_NS,
+    COL_NAME,
+    COL_UID,
+    COL_VALUE
+};
+
+/*
+ * A key's version is the one visible at snapshot $2 if no newer version of the
+ * same key is also at or below $2. The outer index scan on
+ * (resource, namespace, name, rev) already yields key order and the NOT
+ * EXISTS probes that index right beside the outer row, so the LIMIT stops the
+ * scan after one page whatever the table size. OFFSET 0 keeps the NOT EXISTS
+ * a per-row subplan: as a join, generic plans for one namespace chose a merge
+ * anti-join that sorts the whole namespace first (75 ms for a page of a
+ * 150k-row namespace, growing with it). Parameters: $1 resource, $2 snapshot
+ * revision, $3 page size, then the key range's.
+ */
+#define LIST_SQL(KEY_RANGE)                                                                        \
+    "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = $1" KEY_RANGE                        \
+    " AND h.rev <= $2 AND NOT h.deleted AND NOT EXISTS (SELECT 1 FROM sk_history n"                \
+    " WHERE n.resource = h.resource AND n.namespace = h.namespace AND n.name = h.name"             \
+    " AND n.rev > h.rev AND n.rev <= $2 OFFSET 0) ORDER BY h.namespace, h.name LIMIT $3"
+
+/* The history half of append; the statement goes on to fix sk_current. */
+#define INSERT_HISTORY(DELETED)                                                                    \
+    "WITH h AS (INSERT INTO sk_history"                                                            \
+    " (rev, resource, namespace, name, uid, create_rev, prev_rev, deleted, value)"                 \
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, " DELETED ", $8)) "
+
+typedef enum {
+    ST_GET_CURRENT,
+    ST_LIST_NAMESPACE,
+    ST_APPEND_LIVE,
+    ST_APPEND_TOMBSTONE,
+    ST_SET_REV,
+    ST_REVISIONS,
+    ST_GET_AT,
+    ST_LIST_ALL,
+    ST_LIST_ALL_AFTER,
+    ST_LIST_NS,
+    ST_LIST_NS_AFTER,
+    ST_HISTORY,
+    ST_COMPACT,
+    ST_META_GET,
+    ST__COUNT
+} stmt_id;
+
+/* Each statement is prepared under its name; the names also label log lines. */
+static const struct {
+    const char *name;
+    const char *sql;
+} stmts[ST__COUNT] = {
+    [ST_GET_CURRENT] = {"get_current",
+                        "SELECT " ROW_COLS " FROM sk_current c JOIN sk_history h ON h.rev = c.rev"
+                        " WHERE c.resource = $1 AND c.namespace = $2 AND c.name = $3"},
+    /*
+     * sk_current is keyed by resource first, so a namespace alone has no
+     * index. This runs inside the write lock, so rather than scan every live
+     * object it walks the few distinct resources through the primary key (a
+     * recursive "loose index scan") and range-scans (resource, namespace) in
+     * each. OFFSET 0 keeps that per-resource lookup a nested loop: joined
+     * freely, the generic plan scanned all of sk_current.
+     */
+    [ST_LIST_NAMESPACE] =
+        {"list_namespace",
+         "WITH RECURSIVE r(resource) AS (SELECT min(resource) FROM sk_current UNION ALL"
+         " SELECT (SELECT min(c.resource) FROM sk_current c WHERE c.resource > r.resource)"
+         " FROM r WHERE r.resource IS NOT NULL)"
+         " SELECT h.* FROM r CROSS JOIN LATERAL (SELECT " ROW_COLS " FROM sk_current c"
+         " JOIN sk_history h ON h.rev = c.rev WHERE c.resource = r.resource AND c.namespace = $1"
+         " OFFSET 0) h ORDER BY h.resource, h.name"},
+    [ST_APPEND_LIVE] =
+        {"append_live",
+         INSERT_HISTORY("false") "INSERT INTO sk_current (resource, namespace, name, rev)"
+                                 " VALUES ($2, $3, $4, $1) ON CONFLICT (resource, namespace, name)"
+                                 " DO UPDATE SET rev = excluded.rev"},
+    [ST_APPEND_TOMBSTONE] = {"append_tombstone",
+                             INSERT_HISTORY(
+                                 "true") "DELETE FROM sk_current"
+                                         " WHERE resource = $2 AND namespace = $3 AND name = $4"},
+    /* Listeners learn of a commit from NOTIFY, delivered only at COMMIT. The
+     * counter only moves forward: no row back means something else moved it. */
+    [ST_SET_REV] = {"set_rev",
+                    "WITH u AS (UPDATE sk_revision SET rev = $1 WHERE id = 1 AND rev < $1"
+                    " RETURNING rev)"
+                    " SELECT pg_notify('sqlkube_commit', rev::text) FROM u"},
+    [ST_REVISIONS] = {"revisions", "SELECT rev, compact_rev FROM sk_revision WHERE id = 1"},
+    [ST_GET_AT] = {"get_at", "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = $1"
+                             " AND h.namespace = $2 AND h.name = $3 AND h.rev <= $4"
+                             " ORDER BY h.rev DESC LIMIT 1"},
+    [ST_LIST_ALL] = {"list_all", LIST_SQL("")},
+    [ST_LIST_ALL_AFTER] = {"list_all_after", LIST_SQL(" AND (h.namespace, h.name) > ($4, $5)")},
+    [ST_LIST_NS] = {"list_ns", LIST_SQL(" AND h.namespace = $4")},
+    [ST_LIST_NS_AFTER] = {"list_ns_after", LIST_SQL(" AND h.namespace = $4 AND h.name > $5")},
+    [ST_HISTORY] = {"history", "SELECT " ROW_COLS
+                               " FROM sk_history h WHERE h.rev > $1 ORDER BY h.rev LIMIT $2"},
+    /*
+     * One compaction batch ($1 upto, $2 batch size), as one statement, so one
+     * snapshot and one short implicit transaction.
+     *
+     * compact_rev doubles as the cursor: compaction up to C is complete when
+     * every version superseded by a version at or below C and every tombstone
+     * at or below C is gone. Each history row n in (compact_rev, upto] retires
+     * its immediate predecessor (the superseded version, unless that is a
+     * tombstone, which retires itself) and, if n is a tombstone, n itself. So
+     * victims are produced in order of the revision s that retires them, by a
+     * primary-key range scan starting where the last batch stopped: no batch
+     * rescans what earlier ones kept. Within one s the predecessor sorts
+     * before the tombstone, so a batch cut can never drop a tombstone while
+     * leaving the version it hides (that would resurrect a deleted object).
+     *
+     * Of batch+1 candidates the first batch are deleted; if there were more,
+     * compaction is complete up to the revision before the first one kept and
+     * compact_rev moves there, else it moves to upto (capped at the current
+     * revision: compacting the future would skip rows not yet written). The
+     * revision row is locked only by that final UPDATE, just before commit.
+     */
+    [ST_COMPACT] =
+        {"compact",
+         "WITH bound AS (SELECT compact_rev AS lo, LEAST(rev, $1::bigint) AS hi FROM sk_revision"
+         " WHERE id = 1),"
+         " cand AS (SELECT n.rev AS s, v.victim FROM sk_history n CROSS JOIN LATERAL ("
+         " SELECT p.rev AS victim FROM (SELECT rev, deleted FROM sk_history p"
+         " WHERE p.resource = n.resource AND p.namespace = n.namespace AND p.name = n.name"
+         " AND p.rev < n.rev ORDER BY p.rev DESC LIMIT 1) p WHERE NOT p.deleted"
+         " UNION ALL SELECT n.rev WHERE n.deleted) v"
+         " WHERE n.rev > (SELECT lo FROM bound) AND n.rev <= (SELECT hi FROM bound)"
+         " ORDER BY n.rev, v.victim LIMIT $2::bigint + 1),"
+         " picked AS (SELECT s, victim, row_number() OVER (ORDER BY s, victim) AS i FROM cand),"
+         " gone AS (DELETE FROM sk_history WHERE rev IN"
+         " (SELECT victim FROM picked WHERE i <= $2::bigint) RETURNING rev),"
+         " mark AS (UPDATE sk_revision SET compact_rev = GREATEST(compact_rev,"
+         " COALESCE((SELECT s - 1 FROM picked WHERE i = $2::bigint + 1), (SELECT hi FROM bound)))"
+         " WHERE id = 1)"
+         " SELECT count(*) FROM gone"},
+    [ST_META_GET] = {"meta_get", "SELECT value FROM sk_meta WHERE key = $1"},
+};
+
+_Static_assert(ST__COUNT <= 32, "sk_conn.prepared has a bit per statement");
+
+struct sk_conn {
+    PGconn *pg;
+    unsigned prepared; /* bit i set: stmts[i].sql is prepared in this session */
+};
+
+/* Length of s up to its first newline: libpq messages run on with hints. */
+static int first_line_len(const char *s)
+{
+    return (int)strcspn(s, "\n");
+}
+
+/* The primary message of a failed result, else the connection's message. */
+static const char *error_text(const sk_conn *c, const PGresult *res)
+{
+    const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+    return msg ? msg : PQerrorMessage(c->pg);
+}
+
+/*
+ * Maps a failure to sk_err: a lost connection, an overloaded or restarting
+ * server and a rolled-back transaction (serialisation failure, deadlock) are
+ * transient (store.c drops the connection and the client may retry), a
+ * cancelled statement is a timeout, anything else is a bug or corruption.
+ */
+static sk_err classify(const sk_conn *c, const char *sqlstate)
+{
+    const char *s = sqlstate ? sqlstate : "";
+    sk_err err = SK_ERR_INTERNAL;
+    if (PQstatus(c->pg) == CONNECTION_BAD || strncmp(s, "08", 2) == 0 || strncmp(s, "40", 2) == 0 ||
+        strncmp(s, "53", 2) == 0 || strncmp(s, "57P", 3) == 0)
+        err = SK_ERR_UNAVAILABLE;
+    else if (strcmp(s, "57014") == 0)
+        err = SK_ERR_TIMEOUT;
+    return err;
+}
+
+/* SK_OK if res (possibly NULL) succeeded; else logs what failed and classifies it. */
+static sk_err check(const sk_conn *c, const PGresult *res, const char *what)
+{
+    ExecStatusType st = PQresultStatus(res);
+    sk_err err = SK_OK;
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+        const char *msg = error_text(c, res);
+        sk_log_warn("postgres: %s failed (%s): %.*s", what, sqlstate ? sqlstate : "no SQLSTATE",
+                    first_line_len(msg), msg);
+        err = classify(c, sqlstate);
+    }
+    return err;
+}
+
+/* Runs statement id (prepared on first use in this session); on success
+ * *out is the result, which the caller PQclears. formats NULL: all text. */
+static sk_err run(sk_conn *c, stmt_id id, int nparams, const char *const *values,
+                  const int *lengths, const int *formats, PGresult **out)
+{
+    sk_err err = SK_OK;
+    PGresult *res = NULL;
+    const char *name = stmts[id].name;
+    if (!(c->prepared & (1u << id))) {
+        res = PQprepare(c->pg, name, stmts[id].sql, 0, NULL);
+        if ((err = check(c, res, name)) != SK_OK)
+            goto out;
+        PQclear(res);
+        c->prepared |= 1u << id;
+    }
+    res = PQexecPrepared(c->pg, name, nparams, values, lengths, formats, 0);
+    if ((err = check(c, res, name)) != SK_OK)
+        goto out;
+    *out = res;
+    res = NULL;
+out:
+    PQclear(res);
+    return err;
+}
+
+/* Runs a parameterless command outside the prepared set (transaction control). */
+static sk_err command(sk_conn *c, const char *sql, PGresult **out)
+{
+    PGresult *res = PQexec(c->pg, sql);
+    sk_err err = check(c, res, sql);
+    if (err == SK_OK)
+        *out = res;
+    else
+        PQclear(res);
+    return err;
+}
+
+static void format_i64(char out[24], int64_t v)
+{
+    snprintf(out, 24, "%" PRId64, v);
+}
+
+/* Points *row at row i of res: fields are borrowed and live until PQclear. */
+static sk_err row_view(const PGresult *res, int i, sk_row *row)
+{
+    sk_row r = {0};
+    r.rev = sk_parse_i64(PQgetvalue(res, i, COL_REV));
+    r.create_rev = sk_parse_i64(PQgetvalue(res, i, COL_CREATE_REV));
+    r.prev_rev = sk_parse_i64(PQgetvalue(res, i, COL_PREV_REV));
+    sk_err err = r.rev < 0 || r.create_rev < 0 || r.prev_rev < 0 ? SK_ERR_INTERNAL : SK_OK;
+    r.deleted = PQgetvalue(res, i, COL_DELETED)[0] == 't';
+    r.resource = PQgetvalue(res, i, COL_RESOURCE);
+    r.ns = PQgetvalue(res, i, COL_NS);
+    r.name = PQgetvalue(res, i, COL_NAME);
+    r.uid = PQgetvalue(res, i, COL_UID);
+    r.value = PQgetvalue(res, i, COL_VALUE);
+    r.value_len = (size_t)PQgetlength(res, i, COL_VALUE);
+    if (err == SK_OK)
+        *row = r;
+    return err;
+}
+
+/* Runs a row query and hands each row to fn until fn asks to stop. */
+static sk_err visit_rows(sk_conn *c, stmt_id id, int nparams, const char *const *values,
+                         sk_row_fn fn, void *arg)
+{
+    PGresult *res = NULL;
+    sk_err err = run(c, id, nparams, values, NULL, NULL, &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        sk_row row;
+        if ((err = row_view(res, i, &row)) == SK_OK && fn(arg, &row))
+            break;
+    }
+    PQclear(res);
+    return err;
+}
+
+/* Runs a query for at most one row and copies it to *out. */
+static sk_err get_row(sk_conn *c, stmt_id id, int nparams, const char *const *values, sk_row *out)
+{
+    PGresult *res = NULL;
+    sk_row row;
+    sk_err err = run(c, id, nparams, values, NULL, NULL, &res);
+    if (err != SK_OK)
+        goto out;
+    if (PQntuples(res) == 0) {
+        err = SK_ERR_NOT_FOUND;
+        goto out;
+    }
+    if ((err = row_view(res, 0, &row)) != SK_OK)
+        goto out;
+    sk_row_copy(out, &row);
+out:
+    PQclear(res);
+    return err;
+}
+
+/* Server notices (e.g. "relation already exists, skipping") are routine. */
+static void log_notice(void *arg, const char *message)
+{
+    sk_log_debug("postgres: %.*s", first_line_len(message), message);
+}
+
+/* "cannot connect to PostgreSQL at host:port: reason", the reason being
+ * libpq's first line without its own "connection to server ... failed: "
+ * preamble, which would repeat the address. */
+static char *connect_error(PGconn *pg)
+{
+    static const char preamble[] = "connection to server ";
+    const char *msg = PQerrorMessage(pg);
+    const char *rest = strstr(msg, " failed: ");
+    if (strncmp(msg, preamble, sizeof preamble - 1) == 0 && rest)
+        msg = rest + strlen(" failed: ");
+    if (strncmp(msg, "FATAL:  ", 8) == 0)
+        msg += 8;
+    const char *host = PQhost(pg), *port = PQport(pg);
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_printf(&b, "cannot connect to PostgreSQL at %s:%s: %.*s", host ? host : "?",
+                  port ? port : "?", first_line_len(msg), msg);
+    return sk_buf_steal(&b, NULL);
+}
+
+static sk_err pg_connect(const char *url, sk_conn **out, char **errmsg)
+{
+    /*
+     * libpq applies these in order and the URL expands in place of dbname:
+     * the application name and connect timeout are defaults a URL may
+     * override; the encoding comes last because values are UTF-8 JSON.
+     */
+    static const char *const keys[] = {"application_name", "connect_timeout", "dbname",
+                                       "client_encoding", NULL};
+    const char *const values[] = {"sqlkube", "10", url, "UTF8", NULL};
+    sk_err err = SK_OK;
+    PGconn *pg = PQconnectdbParams(keys, values, 1);
+    SK_CHECK_ALLOC(pg);
+    if (PQstatus(pg) != CONNECTION_OK) {
+        *errmsg = connect_error(pg);
+        err = SK_ERR_UNAVAILABLE;
+        goto out;
+    }
+    PQsetNoticeProcessor(pg, log_notice, NULL);
+    /* JIT compilation is priced for analytics: a namespace lookup whose row
+     * estimate crossed jit_above_cost spent 140 ms compiling a 1 ms query. */
+    PGresult *res = PQexec(pg, "SET jit = off");
+    ExecStatusType st = PQresultStatus(res);
+    PQclear(res);
+    if (st != PGRES_COMMAND_OK) {
+        *errmsg = connect_error(pg);
+        err = SK_ERR_UNAVAILABLE;
+        goto out;
+    }
+    sk_conn *c = calloc(1, sizeof *c);
+    SK_CHECK_ALLOC(c);
+    c->pg = pg;
+    pg = NULL;
+    *out = c;
+out:
+    PQfinish(pg);
+    return err;
+}
+
+static void pg_disconnect(sk_conn *c)
+{
+    if (c)
+        PQfinish(c->pg);
+    free(c);
+}
+
+/* One migration step: runs sql (with text params if n > 0). On success the
+ * result goes to *out, or is dropped if out is NULL; on failure why gets
+ * "<doing>: <server message>". */
+static sk_err migrate_step(sk_conn *c, const char *doing, const char *sql, int n,
+                           const char *const *values, sk_buf *why, PGresult **out)
+{
+    PGresult *res =
+        n > 0 ? PQexecParams(c->pg, sql, n, NULL, values, NULL, NULL, 0) : PQexec(c->pg, sql);
+    sk_err err = check(c, res, doing);
+    if (err != SK_OK) {
+        const char *msg = error_text(c, res);
+        sk_buf_printf(why, "%s: %.*s", doing, first_line_len(msg), msg);
+    } else if (out) {
+        *out = res;
+        res = NULL;
+    }
+    PQclear(res);
+    return err;
+}
+
+/*
+ * The advisory lock makes concurrent migrators take turns: the second one
+ * finds the steps recorded and has nothing to do. The whole run is one
+ * transaction (PostgreSQL DDL is transactional), so a failed step leaves the
+ * schema as it was.
+ */
+static sk_err pg_migrate(sk_conn *c, char **errmsg)
+{
+    sk_buf why = SK_BUF_INIT;
+    PGresult *res = NULL;
+    sk_err err = migrate_step(c, "locking the schema",
+                              "BEGIN; SELECT pg_advisory_xact_lock(" MIGRATE_LOCK_KEY ");"
+                              " CREATE TABLE IF NOT EXISTS sk_migrations (version integer PRIMARY"
+                              " KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT"
+                              " now()); SELECT coalesce(max(version), 0) FROM sk_migrations",
+                              0, NULL, &why, &res);
+    if (err != SK_OK)
+        goto out;
+    int64_t applied = sk_parse_i64(PQgetvalue(res, 0, 0));
+    int known = 0;
+    for (const sk_migration *m = sk_migrations_postgres; m->sql; m++)
+        known = m->version;
+    if (applied < 0 || applied > known) {
+        sk_buf_printf(&why, "the database schema is at version %s, newer than this sqlkube (%d)",
+                      PQgetvalue(res, 0, 0), known);
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    for (const sk_migration *m = sk_migrations_postgres; m->sql; m++) {
+        if (m->version <= applied)
+            continue;
+        char version[24];
+        format_i64(version, m->version);
+        const char *const record[] = {version, m->name};
+        if ((err = migrate_step(c, m->name, m->sql, 0, NULL, &why, NULL)) != SK_OK ||
+            (err = migrate_step(c, m->name,
+                                "INSERT INTO sk_migrations (version, name) VALUES ($1, $2)", 2,
+                                record, &why, NULL)) != SK_OK)
+            goto out;
+    }
+    unsigned char secret[32];
+    char hex[2 * sizeof secret + 1];
+    sk_random_bytes(secret, sizeof secret);
+    for (size_t i = 0; i < sizeof secret; i++)
+        snprintf(hex + 2 * i, 3, "%02x", secret[i]);
+    const char *const seed[] = {hex};
+    if ((err = migrate_step(c, "seeding the token secret",
+                            "INSERT INTO sk_meta (key, value) VALUES ('token_secret', $1)"
+                            " ON CONFLICT (key) DO NOTHING",
+                            1, seed, &why, NULL)) != SK_OK)
+        goto out;
+    err = migrate_step(c, "committing", "COMMIT", 0, NULL, &why, NULL);
+out:
+    PQclear(res);
+    if (err != SK_OK) {
+        PQclear(PQexec(c->pg, "ROLLBACK"));
+        *errmsg = sk_buf_steal(&why, NULL);
+    }
+    sk_buf_free(&why);
+    return err;
+}
+
+static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
+{
+    PGresult *res = NULL;
+    sk_err err = command(c, "BEGIN; SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE", &res);
+    if (err != SK_OK)
+        goto out;
+    int64_t rev = PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : -1;
+    if (rev < 0) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    *rev_out = rev;
+out:
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_get_current(sk_conn *c, const char *resource, const char *ns, const char *name,
+                             sk_row *out)
+{
+    const char *const values[] = {resource, ns, name};
+    return get_row(c, ST_GET_CURRENT, 3, values, out);
+}
+
+static sk_err pg_list_namespace(sk_conn *c, const char *ns, sk_row_fn fn, void *arg)
+{
+    const char *const values[] = {ns};
+    return visit_rows(c, ST_LIST_NAMESPACE, 1, values, fn, arg);
+}
+
+static sk_err pg_append(sk_conn *c, const sk_row *row)
+{
+    SK_CHECK(row->value_len <= INT32_MAX); /* libpq lengths are int */
+    char rev[24], create_rev[24], prev_rev[24];
+    format_i64(rev, row->rev);
+    format_i64(create_rev, row->create_rev);
+    format_i64(prev_rev, row->prev_rev);
+    const char *const values[] = {rev,      row->resource, row->ns,  row->name,
+                                  row->uid, create_rev,    prev_rev, row->value};
+    const int lengths[] = {0, 0, 0, 0, 0, 0, 0, (int)row->value_len};
+    const int formats[] = {0, 0, 0, 0, 0, 0, 0, 1};
+    PGresult *res = NULL;
+    sk_err err = run(c, row->deleted ? ST_APPEND_TOMBSTONE : ST_APPEND_LIVE, 8, values, lengths,
+                     formats, &res);
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_commit_write(sk_conn *c, int64_t rev)
+{
+    char text[24];
+    format_i64(text, rev);
+    const char *const values[] = {text};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_SET_REV, 1, values, NULL, NULL, &res);
+    if (err != SK_OK)
+        goto out;
+    if (PQntuples(res) != 1) {
+        err = SK_ERR_INTERNAL; /* the counter is gone or not behind rev */
+        goto out;
+    }
+    PQclear(res);
+    res = NULL;
+    if ((err = command(c, "COMMIT", &res)) != SK_OK)
+        goto out;
+    /* COMMIT of a transaction that had failed "succeeds" as a rollback. */
+    if (strcmp(PQcmdStatus(res), "COMMIT") != 0)
+        err = SK_ERR_INTERNAL;
+out:
+    PQclear(res);
+    return err;
+}
+
+static void pg_rollback(sk_conn *c)
+{
+    PQclear(PQexec(c->pg, "ROLLBACK"));
+}
+
+static sk_err pg_revisions(sk_conn *c, int64_t *rev_out, int64_t *compact_rev_out)
+{
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_REVISIONS, 0, NULL, NULL, NULL, &res);
+    if (err != SK_OK)
+        goto out;
+    if (PQntuples(res) != 1) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    int64_t rev = sk_parse_i64(PQgetvalue(res, 0, 0));
+    int64_t compact_rev = sk_parse_i64(PQgetvalue(res, 0, 1));
+    if (rev < 0 || compact_rev < 0) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    *rev_out = rev;
+    *compact_rev_out = compact_rev;
+out:
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_get_at(sk_conn *c, const char *resource, const char *ns, const char *name,
+                        int64_t at_rev, sk_row *out)
+{
+    char at[24];
+    format_i64(at, at_rev > 0 ? at_rev : INT64_MAX);
+    const char *const values[] = {resource, ns, name, at};
+    return get_row(c, ST_GET_AT, 4, values, out);
+}
+
+static sk_err pg_list(sk_conn *c, const sk_list_query *q, sk_row_fn fn, void *arg)
+{
+    sk_err err = SK_OK;
+    char rev[24], limit[24];
+    format_i64(rev, q->rev);
+    format_i64(limit, q->limit);
+    const char *values[] = {q->resource, rev, limit, NULL, NULL};
+    stmt_id id;
+    int nparams;
+    if (!q->ns) {
+        id = q->after_ns ? ST_LIST_ALL_AFTER : ST_LIST_ALL;
+        nparams = q->after_ns ? 5 : 3;
+        values[3] = q->after_ns;
+        values[4] = q->after_name;
+    } else {
+        /* The start key precedes the namespace (list all of it), falls in it
+         * (list the rest) or lies beyond it (nothing): byte order, as
+         * COLLATE "C" compares. */
+        int where = q->after_ns ? strcmp(q->after_ns, q->ns) : -1;
+        if (where > 0)
+            goto out;
+        id = where == 0 ? ST_LIST_NS_AFTER : ST_LIST_NS;
+        nparams = where == 0 ? 5 : 4;
+        values[3] = q->ns;
+        values[4] = q->after_name;
+    }
+    err = visit_rows(c, id, nparams, values, fn, arg);
+out:
+    return err;
+}
+
+static sk_err pg_history(sk_conn *c, int64_t after_rev, int limit, sk_row_fn fn, void *arg)
+{
+    char after[24], n[24];
+    format_i64(after, after_rev);
+    format_i64(n, limit);
+    const char *const values[] = {after, n};
+    return visit_rows(c, ST_HISTORY, 2, values, fn, arg);
+}
+
+static sk_err pg_compact_batch(sk_conn *c, int64_t upto_rev, int batch, int64_t *removed_out)
+{
+    char upto[24], size[24];
+    format_i64(upto, upto_rev);
+    format_i64(size, batch);
+    const char *const values[] = {upto, size};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_COMPACT, 2, values, NULL, NULL, &res);
+    if (err != SK_OK)
+        goto out;
+    int64_t removed = sk_parse_i64(PQgetvalue(res, 0, 0));
+    if (removed < 0) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    *removed_out = removed;
+out:
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_meta_get(sk_conn *c, const char *key, char **value_out)
+{
+    const char *const values[] = {key};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_META_GET, 1, values, NULL, NULL, &res);
+    if (err != SK_OK)
+        goto out;
+    if (PQntuples(res) == 0) {
+        err = SK_ERR_NOT_FOUND;
+        goto out;
+    }
+    char *value = strdup(PQgetvalue(res, 0, 0));
+    SK_CHECK_ALLOC(value);
+    *value_out = value;
+out:
+    PQclear(res);
+    return err;
+}
+
+const sk_backend_ops sk_backend_postgres = {
+    .name = "postgres",
+    .connect = pg_connect,
+    .disconnect = pg_disconnect,
+    .migrate = pg_migrate,
+    .begin_write = pg_begin_write,
+    .get_current = pg_get_current,
+    .list_namespace = pg_list_namespace,
+    .append = pg_append,
+    .commit_write = pg_commit_write,
+    .rollback = pg_rollback,
+    .revisions = pg_revisions,
+    .get_at = pg_get_at,
+    .list = pg_list,
+    .history = pg_history,
+    .compact_batch = pg_compact_batch,
+    .meta_get = pg_meta_get,
+};

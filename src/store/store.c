@@ -1,0 +1,693 @@
+/*
+ * store.c - store policy over a backend: the group-commit writer, the read
+ * connection pool, preconditions, compaction passes (see store.h).
+ *
+ * The writer. One thread per store owns the write connection. It sleeps on
+ * a queue; when woken it takes every waiting intent (up to MAX_BATCH) and
+ * applies them in ONE transaction:
+ *   begin_write (revision lock, read counter)
+ *   for each intent: read the current row, check the precondition; only if
+ *     the write will happen, take rev = counter + 1 and append the row
+ *   commit_write(counter)  -> one fsync / one NOTIFY for the whole batch
+ *   then run every completion callback.
+ * A failed precondition fails its intent alone and takes no revision, so
+ * revisions stay gap-free. A database error (not a precondition) aborts the
+ * batch; it is then replayed one intent per transaction so the error stays
+ * with the intent that caused it. Throughput thus grows with concurrency:
+ * 32 waiting writers cost one commit, not 32.
+ *
+ * Invariant (checked): within a batch revisions are assigned consecutively
+ * from counter + 1, and the counter stored at commit equals the last one.
+ *
+ * Reads borrow a pooled connection per call, so any number of threads can
+ * read while the writer writes (SQLite WAL snapshots, PostgreSQL MVCC).
+ */
+#include "store/store.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "store/backend.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BATCH 256
+#define POOL_KEEP 16
+#define COMPACT_BATCH 1000
+
+typedef struct pending {
+    sk_write w;
+    sk_write_done_fn done;
+    void *arg;
+    sk_err err;   /* result, valid after the batch */
+    sk_row result;
+    struct pending *next;
+} pending;
+
+struct sk_store {
+    const sk_backend_ops *ops;
+    char *url;
+
+    pthread_t writer;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pending *head, *tail;
+    int stopping;
+    sk_conn *wconn;
+
+    pthread_mutex_t pool_mu;
+    sk_conn *pool[POOL_KEEP];
+    int pool_len;
+
+    pthread_mutex_t secret_mu;
+    unsigned char secret[32];
+    int have_secret;
+};
+
+void sk_row_clear(sk_row *row)
+{
+    free(row->resource);
+    free(row->ns);
+    free(row->name);
+    free(row->uid);
+    free(row->value);
+    memset(row, 0, sizeof *row);
+}
+
+static char *dup_or_null(const char *s)
+{
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    SK_CHECK_ALLOC(d);
+    return d;
+}
+
+void sk_row_copy(sk_row *dst, const sk_row *src)
+{
+    *dst = *src;
+    dst->resource = dup_or_null(src->resource);
+    dst->ns = dup_or_null(src->ns);
+    dst->name = dup_or_null(src->name);
+    dst->uid = dup_or_null(src->uid);
+    dst->value = NULL;
+    if (src->value) {
+        dst->value = malloc(src->value_len + 1);
+        SK_CHECK_ALLOC(dst->value);
+        memcpy(dst->value, src->value, src->value_len);
+        dst->value[src->value_len] = '\0';
+    }
+}
+
+static const sk_backend_ops *backend_for(const char *url)
+{
+    if (strncmp(url, "sqlite:", 7) == 0)
+        return &sk_backend_sqlite;
+    return &sk_backend_postgres;
+}
+
+/* ---- read pool ---------------------------------------------------------- */
+
+static sk_err pool_get(sk_store *s, sk_conn **out)
+{
+    sk_conn *c = NULL;
+    pthread_mutex_lock(&s->pool_mu);
+    if (s->pool_len > 0)
+        c = s->pool[--s->pool_len];
+    pthread_mutex_unlock(&s->pool_mu);
+    if (c) {
+        *out = c;
+        return SK_OK;
+    }
+    char *msg = NULL;
+    sk_err err = s->ops->connect(s->url, &c, &msg);
+    if (err != SK_OK) {
+        sk_log_error("store: %s", msg ? msg : "cannot connect");
+        free(msg);
+        return SK_ERR_UNAVAILABLE;
+    }
+    *out = c;
+    return SK_OK;
+}
+
+/* Returns c to the pool, or closes it if the last call left it suspect. */
+static void pool_put(sk_store *s, sk_conn *c, sk_err last)
+{
+    int keep = last != SK_ERR_UNAVAILABLE && last != SK_ERR_INTERNAL;
+    pthread_mutex_lock(&s->pool_mu);
+    if (keep && s->pool_len < POOL_KEEP) {
+        s->pool[s->pool_len++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&s->pool_mu);
+    if (c)
+        s->ops->disconnect(c);
+}
+
+/* ---- the writer --------------------------------------------------------- */
+
+/* Serializes obj with metadata.resourceVersion = rev. */
+static char *stamp(json_t *obj, int64_t rev, size_t *len_out)
+{
+    char rv[24];
+    snprintf(rv, sizeof rv, "%lld", (long long)rev);
+    json_t *meta = json_object_get(obj, "metadata");
+    SK_CHECK(json_is_object(meta));
+    json_object_set_new(meta, "resourceVersion", json_string(rv));
+    char *text = json_dumps(obj, JSON_COMPACT);
+    SK_CHECK_ALLOC(text);
+    *len_out = strlen(text);
+    return text;
+}
+
+/* Appends a tombstone for cur (the live version) at rev. On success the
+ * tombstone row is in *out. */
+static sk_err append_tombstone(sk_store *s, const sk_row *cur, int64_t rev, sk_row *out)
+{
+    json_error_t jerr;
+    json_t *obj = json_loadb(cur->value, cur->value_len, 0, &jerr);
+    if (!obj) {
+        sk_log_error("store: stored object %s/%s/%s is not JSON: %s", cur->resource, cur->ns,
+                     cur->name, jerr.text);
+        return SK_ERR_INTERNAL;
+    }
+    sk_row row = *cur;
+    row.rev = rev;
+    row.prev_rev = cur->rev;
+    row.deleted = 1;
+    row.value = stamp(obj, rev, &row.value_len);
+    json_decref(obj);
+    sk_err err = s->ops->append(s->wconn, &row);
+    if (err == SK_OK && out)
+        sk_row_copy(out, &row);
+    free(row.value);
+    return err;
+}
+
+typedef struct cascade_ctx {
+    sk_store *s;
+    int64_t *rev;
+    sk_err err;
+} cascade_ctx;
+
+static int cascade_one(void *arg, const sk_row *row)
+{
+    cascade_ctx *cc = arg;
+    cc->err = append_tombstone(cc->s, row, *cc->rev + 1, NULL);
+    if (cc->err != SK_OK)
+        return 1;
+    (*cc->rev)++;
+    return 0;
+}
+
+/*
+ * Applies one intent inside the open transaction. *rev is the last assigned
+ * revision; it advances only for writes that happen. Returns the intent's
+ * outcome; *db_failed is set when the error came from the database (the
+ * transaction is then unusable).
+ */
+static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, int *db_failed)
+{
+    sk_write *w = &p->w;
+    sk_row cur = {0};
+    sk_err err;
+    *db_failed = 0;
+
+    if (w->require_namespace) {
+        sk_row nsrow = {0};
+        err = s->ops->get_current(s->wconn, "namespaces", "", w->require_namespace, &nsrow);
+        sk_row_clear(&nsrow);
+        if (err != SK_OK) {
+            *db_failed = err != SK_ERR_NOT_FOUND;
+            goto out;
+        }
+    }
+    err = s->ops->get_current(s->wconn, w->resource, w->ns, w->name, &cur);
+    if (err != SK_OK && err != SK_ERR_NOT_FOUND) {
+        *db_failed = 1;
+        goto out;
+    }
+    int exists = err == SK_OK;
+    if (w->op == SK_WRITE_CREATE && exists) {
+        err = SK_ERR_ALREADY_EXISTS;
+        goto out;
+    }
+    if (w->op != SK_WRITE_CREATE && !exists) {
+        err = SK_ERR_NOT_FOUND;
+        goto out;
+    }
+    if (w->op != SK_WRITE_CREATE && w->expected_rev > 0 && w->expected_rev != cur.rev) {
+        err = SK_ERR_CONFLICT;
+        goto out;
+    }
+    if (w->op == SK_WRITE_DELETE && w->expected_uid && strcmp(w->expected_uid, cur.uid) != 0) {
+        err = SK_ERR_CONFLICT;
+        goto out;
+    }
+
+    if (w->op == SK_WRITE_DELETE) {
+        if (w->cascade_namespace) {
+            cascade_ctx cc = {s, rev, SK_OK};
+            err = s->ops->list_namespace(s->wconn, w->name, cascade_one, &cc);
+            if (err == SK_OK)
+                err = cc.err;
+            if (err != SK_OK) {
+                *db_failed = 1;
+                goto out;
+            }
+        }
+        err = append_tombstone(s, &cur, *rev + 1, &p->result);
+        if (err != SK_OK) {
+            *db_failed = 1;
+            goto out;
+        }
+        (*rev)++;
+        goto out;
+    }
+
+    json_t *uid = json_object_get(json_object_get(w->object, "metadata"), "uid");
+    SK_CHECK(json_is_string(uid));
+    sk_row row = {0};
+    row.rev = *rev + 1;
+    row.create_rev = exists ? cur.create_rev : row.rev;
+    row.prev_rev = exists ? cur.rev : 0;
+    row.deleted = 0;
+    row.resource = (char *)w->resource;
+    row.ns = (char *)w->ns;
+    row.name = (char *)w->name;
+    row.uid = (char *)json_string_value(uid);
+    row.value = stamp(w->object, row.rev, &row.value_len);
+    err = s->ops->append(s->wconn, &row);
+    if (err == SK_OK) {
+        sk_row_copy(&p->result, &row);
+        (*rev)++;
+    } else {
+        *db_failed = 1;
+    }
+    free(row.value);
+out:
+    sk_row_clear(&cur);
+    return err;
+}
+
+/* Runs intents [first, first+n) (a linked run) in one transaction. Returns 0
+ * if a database error aborted the transaction (nothing was committed). */
+static int run_batch(sk_store *s, pending *first, int n)
+{
+    int64_t rev0 = 0;
+    sk_err err = s->ops->begin_write(s->wconn, &rev0);
+    if (err != SK_OK) {
+        s->ops->rollback(s->wconn);
+        return 0;
+    }
+    int64_t rev = rev0;
+    pending *p = first;
+    for (int i = 0; i < n; i++, p = p->next) {
+        int db_failed = 0;
+        p->err = apply_one(s, p, &rev, &db_failed);
+        if (db_failed) {
+            s->ops->rollback(s->wconn);
+            return 0;
+        }
+    }
+    if (rev == rev0) {
+        s->ops->rollback(s->wconn); /* nothing written: no revision, no fsync */
+        return 1;
+    }
+    err = s->ops->commit_write(s->wconn, rev);
+    if (err != SK_OK) {
+        s->ops->rollback(s->wconn);
+        return 0;
+    }
+    return 1;
+}
+
+static void reset_results(pending *first, int n)
+{
+    pending *p = first;
+    for (int i = 0; i < n; i++, p = p->next) {
+        sk_row_clear(&p->result);
+        p->err = SK_OK;
+    }
+}
+
+static void reconnect_writer(sk_store *s)
+{
+    sk_conn *c = NULL;
+    char *msg = NULL;
+    if (s->ops->connect(s->url, &c, &msg) == SK_OK) {
+        s->ops->disconnect(s->wconn);
+        s->wconn = c;
+    } else {
+        sk_log_error("store: writer reconnect failed: %s", msg ? msg : "?");
+    }
+    free(msg);
+}
+
+static void process(sk_store *s, pending *batch, int n)
+{
+    if (!run_batch(s, batch, n)) {
+        reset_results(batch, n);
+        /* Replay one per transaction so a bad intent fails alone. */
+        pending *p = batch;
+        for (int i = 0; i < n; i++, p = p->next) {
+            if (run_batch(s, p, 1))
+                continue;
+            reset_results(p, 1);
+            reconnect_writer(s); /* a dropped connection looks like this */
+            if (!run_batch(s, p, 1)) {
+                reset_results(p, 1);
+                p->err = SK_ERR_INTERNAL;
+                sk_log_error("store: write of %s/%s/%s failed", p->w.resource, p->w.ns,
+                             p->w.name);
+            }
+        }
+    }
+    pending *p = batch;
+    for (int i = 0; i < n; i++) {
+        pending *next = p->next;
+        p->done(p->arg, p->err, p->err == SK_OK ? &p->result : NULL);
+        sk_row_clear(&p->result);
+        json_decref(p->w.object);
+        free(p);
+        p = next;
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    sk_store *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (!s->head && !s->stopping)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (!s->head) {
+            pthread_mutex_unlock(&s->mu);
+            break;
+        }
+        pending *batch = s->head;
+        pending *last = batch;
+        int n = 1;
+        while (last->next && n < MAX_BATCH) {
+            last = last->next;
+            n++;
+        }
+        s->head = last->next;
+        if (!s->head)
+            s->tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&s->mu);
+        process(s, batch, n);
+    }
+    return NULL;
+}
+
+void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void *arg)
+{
+    SK_CHECK(w->op == SK_WRITE_DELETE ? w->object == NULL : json_is_object(w->object));
+    pending *p = calloc(1, sizeof *p);
+    SK_CHECK_ALLOC(p);
+    p->w = *w;
+    p->done = done;
+    p->arg = arg;
+    w->object = NULL;
+    pthread_mutex_lock(&s->mu);
+    int stopping = s->stopping;
+    if (!stopping) {
+        if (s->tail)
+            s->tail->next = p;
+        else
+            s->head = p;
+        s->tail = p;
+        pthread_cond_signal(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (stopping) {
+        done(arg, SK_ERR_UNAVAILABLE, NULL);
+        json_decref(p->w.object);
+        free(p);
+    }
+}
+
+typedef struct sync_wait {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int finished;
+    sk_err err;
+    sk_row *out;
+} sync_wait;
+
+static void sync_done(void *arg, sk_err err, const sk_row *result)
+{
+    sync_wait *sw = arg;
+    pthread_mutex_lock(&sw->mu);
+    sw->err = err;
+    if (err == SK_OK && sw->out)
+        sk_row_copy(sw->out, result);
+    sw->finished = 1;
+    pthread_cond_signal(&sw->cv);
+    pthread_mutex_unlock(&sw->mu);
+}
+
+sk_err sk_store_write(sk_store *s, sk_write *w, sk_row *out)
+{
+    sync_wait sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, SK_OK, out};
+    sk_store_write_async(s, w, sync_done, &sw);
+    pthread_mutex_lock(&sw.mu);
+    while (!sw.finished)
+        pthread_cond_wait(&sw.cv, &sw.mu);
+    pthread_mutex_unlock(&sw.mu);
+    return sw.err;
+}
+
+/* ---- open / close ------------------------------------------------------- */
+
+static sk_err open_and_migrate(const char *url, const sk_backend_ops **ops_out, sk_conn **out,
+                               char **errmsg)
+{
+    const sk_backend_ops *ops = backend_for(url);
+    sk_conn *c = NULL;
+    sk_err err = ops->connect(url, &c, errmsg);
+    if (err != SK_OK)
+        return err;
+    char *why = NULL;
+    err = ops->migrate(c, &why);
+    if (err != SK_OK) {
+        if (asprintf(errmsg, "cannot migrate the %s database: %s", ops->name,
+                     why ? why : "unknown error") < 0)
+            *errmsg = NULL;
+        free(why);
+        ops->disconnect(c);
+        return err;
+    }
+    *ops_out = ops;
+    *out = c;
+    return SK_OK;
+}
+
+sk_err sk_store_migrate_only(const char *url, char **errmsg)
+{
+    const sk_backend_ops *ops;
+    sk_conn *c;
+    sk_err err = open_and_migrate(url, &ops, &c, errmsg);
+    if (err == SK_OK)
+        ops->disconnect(c);
+    return err;
+}
+
+sk_err sk_store_open(const char *url, sk_store **out, char **errmsg)
+{
+    sk_store *s = calloc(1, sizeof *s);
+    SK_CHECK_ALLOC(s);
+    sk_err err = open_and_migrate(url, &s->ops, &s->wconn, errmsg);
+    if (err != SK_OK) {
+        free(s);
+        return err;
+    }
+    s->url = strdup(url);
+    SK_CHECK_ALLOC(s->url);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_mutex_init(&s->secret_mu, NULL);
+    SK_CHECK(pthread_create(&s->writer, NULL, writer_main, s) == 0);
+    *out = s;
+    return SK_OK;
+}
+
+void sk_store_close(sk_store *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    pthread_join(s->writer, NULL);
+    s->ops->disconnect(s->wconn);
+    for (int i = 0; i < s->pool_len; i++)
+        s->ops->disconnect(s->pool[i]);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->pool_mu);
+    pthread_mutex_destroy(&s->secret_mu);
+    free(s->url);
+    free(s);
+}
+
+const char *sk_store_backend_name(const sk_store *s)
+{
+    return s->ops->name;
+}
+
+/* ---- reads -------------------------------------------------------------- */
+
+sk_err sk_store_revisions(sk_store *s, int64_t *rev_out, int64_t *compact_rev_out)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int64_t rev = 0, compact = 0;
+    err = s->ops->revisions(c, &rev, &compact);
+    pool_put(s, c, err);
+    if (err == SK_OK) {
+        *rev_out = rev;
+        if (compact_rev_out)
+            *compact_rev_out = compact;
+    }
+    return err;
+}
+
+sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const char *name,
+                    int64_t at_rev, sk_row *out)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    sk_row row = {0};
+    if (at_rev > 0) {
+        int64_t rev, compact;
+        if ((err = s->ops->revisions(c, &rev, &compact)) != SK_OK)
+            goto out;
+        if (at_rev < compact) {
+            err = SK_ERR_EXPIRED;
+            goto out;
+        }
+    }
+    err = s->ops->get_at(c, resource, ns, name, at_rev, &row);
+    if (err == SK_OK && row.deleted)
+        err = SK_ERR_NOT_FOUND;
+    if (err == SK_OK) {
+        *out = row;
+        memset(&row, 0, sizeof row);
+    }
+out:
+    sk_row_clear(&row);
+    pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *arg)
+{
+    SK_CHECK(q->rev > 0 && q->limit > 0);
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int64_t rev, compact;
+    if ((err = s->ops->revisions(c, &rev, &compact)) != SK_OK)
+        goto out;
+    if (q->rev < compact) {
+        err = SK_ERR_EXPIRED;
+        goto out;
+    }
+    /* A one-namespace range with a start key from another namespace starts at
+     * the range's beginning or lies wholly before the key: backends only ever
+     * see a start name inside the namespace. */
+    sk_list_query nq = *q;
+    if (q->ns && q->after_ns) {
+        int order = strcmp(q->after_ns, q->ns);
+        if (order > 0)
+            goto out;
+        if (order < 0)
+            nq.after_ns = nq.after_name = NULL;
+    }
+    err = s->ops->list(c, &nq, fn, arg);
+out:
+    pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn, void *arg)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->history(c, after_rev, limit, fn, arg);
+    pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int64_t total = 0, removed;
+    do {
+        removed = 0;
+        err = s->ops->compact_batch(c, upto_rev, COMPACT_BATCH, &removed);
+        total += removed;
+    } while (err == SK_OK && removed > 0);
+    pool_put(s, c, err);
+    if (err == SK_OK && removed_out)
+        *removed_out = total;
+    return err;
+}
+
+static int hex_nibble(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    return -1;
+}
+
+sk_err sk_store_token_secret(sk_store *s, unsigned char out[32])
+{
+    sk_err err = SK_OK;
+    pthread_mutex_lock(&s->secret_mu);
+    if (!s->have_secret) {
+        sk_conn *c;
+        char *hex = NULL;
+        if ((err = pool_get(s, &c)) != SK_OK)
+            goto out;
+        err = s->ops->meta_get(c, "token_secret", &hex);
+        pool_put(s, c, err);
+        if (err != SK_OK)
+            goto out;
+        if (strlen(hex) != 64)
+            err = SK_ERR_INTERNAL;
+        for (int i = 0; i < 32 && err == SK_OK; i++) {
+            int hi = hex_nibble(hex[2 * i]), lo = hi < 0 ? -1 : hex_nibble(hex[2 * i + 1]);
+            if (hi < 0 || lo < 0)
+                err = SK_ERR_INTERNAL;
+            else
+                s->secret[i] = (unsigned char)(hi << 4 | lo);
+        }
+        free(hex);
+        if (err != SK_OK)
+            goto out;
+        s->have_secret = 1;
+    }
+    memcpy(out, s->secret, 32);
+out:
+    pthread_mutex_unlock(&s->secret_mu);
+    return err;
+}

@@ -1,0 +1,148 @@
+/*
+ * store.h - MVCC object storage over SQL: the only way upper layers touch
+ * the database.
+ *
+ * Model. Every create, update and delete appends one history row carrying a
+ * new global revision; revisions are gap-free (1, 2, 3, ...) and commit in
+ * revision order, across threads and across processes sharing PostgreSQL.
+ * A delete appends a tombstone. An object's resourceVersion IS the revision
+ * of the row that wrote it. A key is (resource, namespace, name); cluster-
+ * scoped objects use namespace "".
+ *
+ * Writes. Callers hand write intents to one writer thread per store, which
+ * groups every waiting intent (up to a bound) into ONE transaction (group
+ * commit: one fsync per batch). Each intent's precondition is checked
+ * against the current row inside that transaction; a failed precondition
+ * fails that intent alone and burns no revision. If the batch hits a
+ * database error, it is rolled back and every intent is retried in a
+ * transaction of its own, so one bad write never fails its neighbours.
+ *
+ * Reads. Reads run on pooled connections from any thread. A list reads at a
+ * snapshot revision R: for each key, the newest version with rev <= R,
+ * tombstones skipped, in (namespace, name) order, starting after an
+ * exclusive key: a keyset range query, O(page) at any table size.
+ *
+ * Ownership. sk_row fields are owned by the row (sk_row_clear frees them);
+ * rows passed to callbacks are borrowed for the duration of the call.
+ */
+#ifndef SK_STORE_STORE_H
+#define SK_STORE_STORE_H
+
+#include "core/err.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sk_store sk_store;
+
+typedef struct sk_row {
+    int64_t rev;        /* revision that wrote this version (= resourceVersion) */
+    int64_t create_rev; /* revision that created the object */
+    int64_t prev_rev;   /* previous version of this key, 0 if this is a create */
+    int deleted;        /* 1 for a tombstone */
+    char *resource;
+    char *ns; /* "" for cluster-scoped */
+    char *name;
+    char *uid;
+    char *value; /* JSON object text, metadata.resourceVersion == rev */
+    size_t value_len;
+} sk_row;
+
+/* Frees the row's fields and zeroes it; safe on a zeroed row. */
+void sk_row_clear(sk_row *row);
+/* Deep copy (new reference in *dst). */
+void sk_row_copy(sk_row *dst, const sk_row *src);
+
+typedef enum { SK_WRITE_CREATE, SK_WRITE_UPDATE, SK_WRITE_DELETE } sk_write_op;
+
+typedef struct sk_write {
+    sk_write_op op;
+    const char *resource; /* borrowed; must outlive the write */
+    const char *ns;       /* borrowed; "" for cluster-scoped */
+    const char *name;     /* borrowed */
+    /*
+     * CREATE: fails with SK_ERR_ALREADY_EXISTS if the key is live.
+     * UPDATE/DELETE: fails with SK_ERR_NOT_FOUND if the key is not live;
+     *   expected_rev > 0 must equal the current rev, else SK_ERR_CONFLICT.
+     * DELETE: expected_uid (if non-NULL) must equal the current uid, else
+     *   SK_ERR_CONFLICT.
+     */
+    int64_t expected_rev;
+    const char *expected_uid;
+    /*
+     * CREATE/UPDATE: the new object (stolen by sk_store_write*). The writer
+     * sets metadata.resourceVersion to the new revision and serializes it;
+     * metadata.uid is recorded in the uid column. DELETE: NULL; the tombstone
+     * holds the last version re-stamped with the delete's revision.
+     */
+    json_t *object;
+    /* If non-NULL, the namespace object of this name must be live at commit
+     * time, else SK_ERR_NOT_FOUND (no orphans, checked atomically). */
+    const char *require_namespace;
+    /* DELETE of a namespace: first delete every object in that namespace, each
+     * with its own revision, in the same transaction. */
+    int cascade_namespace;
+} sk_write;
+
+/*
+ * Completion callback. Runs on the writer thread after the commit is
+ * durable (or the intent failed). result is the written row (the tombstone
+ * for deletes) when err == SK_OK, else NULL; borrowed for the call. Must not
+ * block: hand the result over and return.
+ */
+typedef void (*sk_write_done_fn)(void *arg, sk_err err, const sk_row *result);
+
+/* Row visitor for reads; return non-zero to stop early. row is borrowed. */
+typedef int (*sk_row_fn)(void *arg, const sk_row *row);
+
+/* Opens (and migrates) the store. url: "sqlite:PATH" or a libpq URI/conninfo
+ * ("postgres://...", "postgresql://...", "host=... dbname=..."). On failure
+ * *errmsg is a new string naming the problem (caller frees). */
+sk_err sk_store_open(const char *url, sk_store **out, char **errmsg);
+/* Applies migrations and closes (for `sqlkube migrate`). */
+sk_err sk_store_migrate_only(const char *url, char **errmsg);
+/* Drains queued writes, stops the writer, closes connections. NULL-safe. */
+void sk_store_close(sk_store *s);
+/* "sqlite" or "postgres". */
+const char *sk_store_backend_name(const sk_store *s);
+
+/* Queues a write; done runs exactly once. Steals w->object. */
+void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void *arg);
+/* Blocking form; on SK_OK and out != NULL, *out is a copy of the written row. */
+sk_err sk_store_write(sk_store *s, sk_write *w, sk_row *out);
+
+/* Current revision and compact revision (0 before any compaction). */
+sk_err sk_store_revisions(sk_store *s, int64_t *rev_out, int64_t *compact_rev_out);
+
+/* The version of a key live at revision at_rev (0 = latest). SK_ERR_NOT_FOUND
+ * if absent at that revision, SK_ERR_EXPIRED if at_rev <= the compact rev. */
+sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const char *name,
+                    int64_t at_rev, sk_row *out);
+
+typedef struct sk_list_query {
+    const char *resource;
+    const char *ns;         /* NULL: all namespaces */
+    const char *after_ns;   /* exclusive start key; NULL: from the beginning */
+    const char *after_name; /* with after_ns */
+    int64_t rev;            /* snapshot revision, > 0 */
+    int limit;              /* > 0 */
+} sk_list_query;
+
+/* Visits up to q->limit live objects at q->rev in key order. SK_ERR_EXPIRED
+ * if q->rev is older than the compact revision. */
+sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *arg);
+
+/* Visits history rows with rev > after_rev in revision order, at most limit
+ * (the commit feed: what a watch cache replays). */
+sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn, void *arg);
+
+/* Removes versions superseded at or before upto_rev and tombstones at or
+ * before it, in short batches; records upto_rev as the compact revision.
+ * *removed_out counts deleted rows. */
+sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out);
+
+/* The 32-byte secret (created at first migration) that signs continue tokens. */
+sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);
+
+#endif

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""End-to-end test runner for sqlkube.
+
+Runs every tests/e2e/test_*.py module (stdlib unittest) against a real
+`sqlkube serve` process per test class, once per selected storage backend, so
+the same kubectl / Python-client / HTTP behaviour is checked on SQLite and on
+PostgreSQL. Ends with the line `N passed, N failed` and exits non-zero if any
+test failed or errored.
+
+Usage (must be /usr/bin/python3: it has the kubernetes client):
+  tests/e2e/run.py [--backend sqlite|postgres|both] [--pg-url URL]
+                   [--bin PATH] [-k SUBSTRING] [--keep] [-v] [MODULE ...]
+
+For postgres, --pg-url (or SK_PG_URL) must point at a running server;
+tests/e2e/run.sh starts one with tests/support/pg.sh and passes it in.
+The binary is --bin, else $SQLKUBE_BIN, else build/sqlkube.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+sys.path.insert(0, HERE)
+
+import server as harness  # noqa: E402
+
+
+def _case_of(test):
+    # Subtests report through a _SubTest wrapping the real case.
+    return getattr(test, "test_case", test)
+
+
+class Result(unittest.TextTestResult):
+    def __init__(self, *a, backend="", **kw):
+        super().__init__(*a, **kw)
+        self.backend = backend
+        self.run_ids = []
+        self.failed_ids = []
+        self.logs = []  # server log paths relevant to failures
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.run_ids.append(test.id())
+
+    def _note(self, test):
+        case = _case_of(test)
+        tid = case.id()
+        if tid not in self.failed_ids:
+            self.failed_ids.append(tid)
+        srv = getattr(case, "server", None)
+        if not isinstance(srv, harness.Server):
+            # setUpClass/module errors: blame the most recently started server.
+            srv = harness.STARTED[-1] if harness.STARTED else None
+        if srv is not None and srv not in self.logs:
+            self.logs.append(srv)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._note(test)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._note(test)
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._note(test)
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._note(test)
+
+
+def load_suite(modules, pattern):
+    loader = unittest.TestLoader()
+    if pattern:
+        loader.testNamePatterns = ["*%s*" % pattern]
+    if modules:
+        names = [m[:-3] if m.endswith(".py") else m for m in modules]
+        names = [os.path.basename(n) for n in names]
+        return loader.loadTestsFromNames(names)
+    return loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+
+
+def run_backend(backend, args):
+    harness.CONFIG.backend = backend
+    print("=" * 70)
+    print("backend: %s   binary: %s" % (backend, harness.CONFIG.binary))
+    if backend == "postgres":
+        print("postgres: %s" % harness.CONFIG.pg_url)
+    print("=" * 70, flush=True)
+    suite = load_suite(args.modules, args.k)
+    runner = unittest.TextTestRunner(
+        stream=sys.stdout, verbosity=2 if args.verbose else 1,
+        resultclass=lambda *a, **kw: Result(*a, backend=backend, **kw))
+    result = runner.run(suite)
+    skipped = len(result.skipped)
+    failed_run = [t for t in result.run_ids if t in result.failed_ids]
+    passed = len(result.run_ids) - len(failed_run) - skipped
+    for srv in result.logs:
+        print("-" * 70)
+        print("[%s] server log tail for %s (data dir %s):" % (backend, srv.name, srv.data_dir))
+        print(srv.log_tail())
+    return passed, list(result.failed_ids), skipped
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="sqlite")
+    ap.add_argument("--pg-url", default=os.environ.get("SK_PG_URL"))
+    ap.add_argument("--bin", default=None, help="sqlkube binary")
+    ap.add_argument("-k", default=None, help="only tests whose name contains this")
+    ap.add_argument("--keep", action="store_true", help="keep data dirs and logs")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("modules", nargs="*", help="test modules (default: all test_*.py)")
+    args = ap.parse_args()
+
+    if args.bin:
+        harness.CONFIG.binary = os.path.abspath(args.bin)
+    elif not os.path.isabs(harness.CONFIG.binary):
+        harness.CONFIG.binary = os.path.abspath(os.path.join(ROOT, harness.CONFIG.binary))
+    harness.CONFIG.pg_url = args.pg_url
+    harness.CONFIG.keep = args.keep
+    work = harness.CONFIG.ensure_work_dir()
+
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    total_passed, failed, total_skipped = 0, [], 0
+    t0 = time.monotonic()
+    for b in backends:
+        if b == "postgres" and not harness.CONFIG.pg_url:
+            print("postgres backend needs --pg-url or SK_PG_URL (tests/e2e/run.sh postgres starts one)")
+            failed.append("[postgres] (no PostgreSQL URL)")
+            continue
+        p, f, s = run_backend(b, args)
+        total_passed += p
+        total_skipped += s
+        failed += ["[%s] %s" % (b, t) for t in f]
+
+    print("=" * 70)
+    if failed:
+        print("FAILED tests:")
+        for t in failed:
+            print("  " + t)
+    keep = args.keep or bool(failed)
+    if keep:
+        print("data dirs and server logs kept in %s" % work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    print("e2e finished in %.1fs" % (time.monotonic() - t0))
+    line = "%d passed, %d failed" % (total_passed, len(failed))
+    if total_skipped:
+        line += ", %d skipped" % total_skipped
+    print(line, flush=True)
+    return 1 if failed or total_passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""Raw-HTTP error handling of sqlkube: status codes and Status bodies.
+
+Covers the request-validation paths clients rarely take but that must fail
+cleanly and in kube-apiserver's shape: body over 3 MiB (413
+RequestEntityTooLarge), malformed JSON (400), a body whose kind does not
+match the URL (400), an unsupported Content-Type (415), an unknown
+resource/group (404), an unsupported verb on an item path (405), an invalid
+name (422 Invalid with causes), and 404/409 for item operations. Every error
+must be a metav1.Status (kind Status, apiVersion v1, status Failure, code
+equal to the HTTP status, reason) because clients parse it for messages.
+Why: kubectl and client-go only show useful errors when the body is a
+Status; a crash, hang or HTML body here is a real bug.
+"""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+
+from server import ServerTestCase  # noqa: E402
+
+CM_PATH = "/api/v1/namespaces/default/configmaps"
+
+
+def cm(name, data=None):
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+            "data": data or {"a": "b"}}
+
+
+class HttpErrors(ServerTestCase, unittest.TestCase):
+
+    def assertStatus(self, r, code, reason=None):
+        """r must be an HTTP `code` response whose body is a matching Status."""
+        self.assertEqual(r.status, code, "want HTTP %d, got %r" % (code, r))
+        ctype = r.headers.get("content-type", "")
+        self.assertTrue(ctype.startswith("application/json"),
+                        "Status content-type %r (body %r)" % (ctype, r.body[:300]))
+        try:
+            st = r.json()
+        except ValueError:
+            self.fail("error body is not JSON: %r" % r.body[:500])
+        self.assertEqual(st.get("kind"), "Status", st)
+        self.assertEqual(st.get("apiVersion"), "v1", st)
+        self.assertEqual(st.get("status"), "Failure", st)
+        self.assertEqual(st.get("code"), code, st)
+        self.assertTrue(st.get("message"), "Status without message: %r" % st)
+        if reason is not None:
+            self.assertEqual(st.get("reason"), reason, st)
+        return st
+
+    def test_body_too_large_413(self):
+        big = json.dumps(cm("big", {"blob": "x" * (3 * 1024 * 1024 + 1024)})).encode()
+        self.assertGreater(len(big), 3 * 1024 * 1024)
+        r = self.server.request("POST", CM_PATH, body=big,
+                                headers={"Content-Type": "application/json"})
+        self.assertStatus(r, 413, "RequestEntityTooLarge")
+        # the server is still serving and nothing was stored
+        r = self.server.request("GET", CM_PATH + "/big")
+        self.assertStatus(r, 404, "NotFound")
+
+    def test_body_just_under_limit_is_not_413(self):
+        # ~1.5 MiB of data is a legal (if large) ConfigMap; the limit must not
+        # be confused with the 1 MiB object limit etcd imposes.
+        body = cm("large-ok", {"blob": "y" * (1024 * 1024 + 512 * 1024)})
+        r = self.server.request("POST", CM_PATH, body=body)
+        self.assertNotEqual(r.status, 413, r)
+        self.assertLess(r.status, 500, r)
+
+    def test_malformed_json_400(self):
+        r = self.server.request("POST", CM_PATH, body=b'{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {',
+                                headers={"Content-Type": "application/json"})
+        self.assertStatus(r, 400, "BadRequest")
+        r = self.server.request("POST", CM_PATH, body=b"[1,2,3]",
+                                headers={"Content-Type": "application/json"})
+        self.assertStatus(r, 400, "BadRequest")
+
+    def test_wrong_kind_400(self):
+        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "wrongkind"},
+                "data": {"a": "Yg=="}}
+        r = self.server.request("POST", CM_PATH, body=body)
+        self.assertStatus(r, 400, "BadRequest")
+        r = self.server.request("GET", CM_PATH + "/wrongkind")
+        self.assertStatus(r, 404, "NotFound")
+        # wrong apiVersion for the kind/URL
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "ConfigMap", "metadata": {"name": "wrongav"}}
+        r = self.server.request("POST", CM_PATH, body=body)
+        self.assertStatus(r, 400, "BadRequest")
+
+    def test_unsupported_content_type_415(self):
+        r = self.server.request("POST", CM_PATH, body=json.dumps(cm("ctype")),
+                                headers={"Content-Type": "text/plain"})
+        self.assertStatus(r, 415, "UnsupportedMediaType")
+        # a patch needs one of the patch media types
+        self.assertEqual(self.server.request("POST", CM_PATH, body=cm("patchme")).status, 201)
+        r = self.server.request("PATCH", CM_PATH + "/patchme", body=json.dumps({"data": {"x": "y"}}),
+                                headers={"Content-Type": "text/plain"})
+        self.assertStatus(r, 415, "UnsupportedMediaType")
+
+    def test_unknown_resource_404(self):
+        for path in ("/api/v1/namespaces/default/widgets",
+                     "/api/v1/widgets",
+                     "/apis/example.com/v1/namespaces/default/bars",
+                     "/apis/coordination.k8s.io/v9/leases"):
+            with self.subTest(path=path):
+                self.assertStatus(self.server.request("GET", path), 404, "NotFound")
+
+    def test_unsupported_method_405(self):
+        self.assertEqual(self.server.request("POST", CM_PATH, body=cm("m405")).status, 201)
+        r = self.server.request("POST", CM_PATH + "/m405", body=cm("m405"))
+        self.assertStatus(r, 405, "MethodNotAllowed")
+        # PUT on a collection is not a Kubernetes verb either
+        r = self.server.request("PUT", CM_PATH, body=cm("m405"))
+        self.assertStatus(r, 405, "MethodNotAllowed")
+
+    def test_invalid_name_422(self):
+        r = self.server.request("POST", CM_PATH, body=cm("Not_Valid"))
+        st = self.assertStatus(r, 422, "Invalid")
+        self.assertIn("Invalid value", st["message"])
+        details = st.get("details") or {}
+        self.assertEqual(details.get("name"), "Not_Valid", st)
+        self.assertEqual(details.get("kind"), "ConfigMap", st)
+        causes = details.get("causes") or []
+        self.assertTrue(any(c.get("field") == "metadata.name" for c in causes), st)
+
+    def test_item_not_found_and_conflict(self):
+        st = self.assertStatus(self.server.request("GET", CM_PATH + "/missing"), 404, "NotFound")
+        self.assertEqual(st["message"], 'configmaps "missing" not found')
+        self.assertEqual((st.get("details") or {}).get("name"), "missing", st)
+        self.assertEqual((st.get("details") or {}).get("kind"), "configmaps", st)
+
+        self.assertEqual(self.server.request("POST", CM_PATH, body=cm("dupe")).status, 201)
+        st = self.assertStatus(self.server.request("POST", CM_PATH, body=cm("dupe")), 409, "AlreadyExists")
+        self.assertEqual(st["message"], 'configmaps "dupe" already exists')
+
+        stale = self.server.request("GET", CM_PATH + "/dupe").json()
+        upd = dict(stale, data={"a": "new"})
+        r = self.server.request("PUT", CM_PATH + "/dupe", body=upd)
+        self.assertEqual(r.status, 200, r)
+        self.assertNotEqual(r.json()["metadata"]["resourceVersion"], stale["metadata"]["resourceVersion"])
+        stale["data"] = {"a": "stale"}
+        st = self.assertStatus(self.server.request("PUT", CM_PATH + "/dupe", body=stale), 409, "Conflict")
+        self.assertIn("the object has been modified", st["message"])
+
+        st = self.assertStatus(self.server.request("GET", "/api/v1/namespaces/nope/configmaps/x"), 404, "NotFound")
+        r = self.server.request("POST", "/api/v1/namespaces/nope/configmaps", body=cm("x"))
+        st = self.assertStatus(r, 404, "NotFound")
+        self.assertEqual(st["message"], 'namespaces "nope" not found')
+
+    def test_server_survives_errors(self):
+        # After a burst of bad requests the server still serves normally.
+        for _ in range(20):
+            self.server.request("POST", CM_PATH, body=b"{not json",
+                                headers={"Content-Type": "application/json"})
+        r = self.server.request("GET", "/readyz")
+        self.assertEqual(r.status, 200, r)
+        r = self.server.request("GET", CM_PATH)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json().get("kind"), "ConfigMapList")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs every test suite: cmocka unit tests (release and ASan+UBSan builds),
+# the shared store suite and the schema check on SQLite and on a real
+# PostgreSQL started in a temp dir, and the end-to-end tests that drive the
+# ASan+UBSan server with the real kubectl and the Python client on both
+# backends. Ends with "N passed, N failed" (suites) and a non-zero exit if
+# any suite failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+ASAN_BUILD=${ASAN_BUILD:-build-asan}
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+
+passed=0
+failed=0
+failed_names=()
+suite() {
+    local name=$1
+    shift
+    echo "=== $name"
+    if "$@"; then
+        passed=$((passed + 1))
+        echo "--- $name: ok"
+    else
+        failed=$((failed + 1))
+        failed_names+=("$name")
+        echo "--- $name: FAILED"
+    fi
+}
+
+source tests/support/pg.sh
+cleanup() { pg_stop >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+suite "unit (release)" ctest --test-dir "$BUILD" --output-on-failure
+suite "unit (asan+ubsan)" ctest --test-dir "$ASAN_BUILD" --output-on-failure
+
+if ! pg_start; then
+    echo "cannot start PostgreSQL for the tests" >&2
+    exit 1
+fi
+
+suite "store suite sqlite (asan+ubsan)" env SK_TEST_DB= "$ASAN_BUILD/store_suite"
+suite "store suite postgres (asan+ubsan)" env SK_TEST_DB="$SK_PG_URL" "$ASAN_BUILD/store_suite"
+suite "schema check sqlite" tests/support/schema_check.sh "$BUILD/sqlkube"
+suite "schema check postgres" tests/support/schema_check.sh "$BUILD/sqlkube" "$SK_PG_URL"
+
+# The server under end-to-end test is the sanitizer build: any memory error
+# aborts it and fails the run. Leak checking is off for the server process
+# only (it is killed by signal in the durability tests).
+suite "e2e sqlite+postgres (kubectl, python client, http)" \
+    env SQLKUBE_BIN="$ROOT/$ASAN_BUILD/sqlkube" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+    SK_PG_URL="$SK_PG_URL" tests/e2e/run.sh both
+
+echo
+if [[ $failed -gt 0 ]]; then
+    printf 'failed suite: %s\n' "${failed_names[@]}"
+fi
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,1485 @@
+/*
+ * store_suite.c - the store contract (store.h), run unchanged against every
+ * backend.
+ *
+ * SK_TEST_DB picks the database: a store URL ("sqlite:PATH" or a PostgreSQL
+ * URL); unset means a fresh SQLite file in a temporary directory. Every test
+ * starts from an empty database: SQLite files are deleted, PostgreSQL gets
+ * its public schema dropped and recreated, so the store migrates from
+ * nothing each time.
+ *
+ * Only the public store.h API is used. Where a test needs the expected state
+ * at some revision it derives it independently, by replaying
+ * sk_store_history, rather than trusting the list query under test.
+ */
+#include "store/store.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka.h expects the four headers above to be included first. */
+#include <cmocka.h>
+
+#define CM "configmaps"
+
+typedef struct fixture {
+    char *url;
+    char *dir; /* temp dir holding the SQLite file, or NULL */
+    sk_store *s;
+} fixture;
+
+/* ---- database lifecycle ------------------------------------------------ */
+
+static int is_sqlite(const char *url)
+{
+    return strncmp(url, "sqlite:", 7) == 0;
+}
+
+static void remove_sqlite_files(const char *url)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s%s", url + 7, suffixes[i]);
+        unlink(path);
+    }
+}
+
+/* Leaves the PostgreSQL database with an empty public schema. */
+static void reset_postgres(const char *url)
+{
+    PGconn *pg = PQconnectdb(url);
+    if (PQstatus(pg) != CONNECTION_OK)
+        fail_msg("cannot connect to %s: %s", url, PQerrorMessage(pg));
+    PGresult *res = PQexec(pg, "SET client_min_messages = warning;"
+                               " DROP SCHEMA public CASCADE; CREATE SCHEMA public");
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        fail_msg("cannot reset %s: %s", url, PQerrorMessage(pg));
+    PQclear(res);
+    PQfinish(pg);
+}
+
+static void store_open(fixture *f)
+{
+    char *msg = NULL;
+    sk_err err = sk_store_open(f->url, &f->s, &msg);
+    if (err != SK_OK)
+        fail_msg("sk_store_open(%s): %s: %s", f->url, sk_err_name(err), msg ? msg : "");
+}
+
+static void store_reopen(fixture *f)
+{
+    sk_store_close(f->s);
+    f->s = NULL;
+    store_open(f);
+}
+
+/* A fixture on an empty database; nothing opened yet. */
+static int setup_empty(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    const char *env = getenv("SK_TEST_DB");
+    if (env && *env) {
+        f->url = strdup(env);
+        if (is_sqlite(f->url))
+            remove_sqlite_files(f->url);
+        else
+            reset_postgres(f->url);
+    } else {
+        char tmpl[] = "/tmp/sk-store-test.XXXXXX";
+        assert_non_null(mkdtemp(tmpl));
+        f->dir = strdup(tmpl);
+        size_t n = strlen(tmpl) + 32;
+        f->url = malloc(n);
+        snprintf(f->url, n, "sqlite:%s/store.db", tmpl);
+    }
+    *state = f;
+    return 0;
+}
+
+static int setup(void **state)
+{
+    setup_empty(state);
+    store_open(*state);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    sk_store_close(f->s);
+    if (is_sqlite(f->url))
+        remove_sqlite_files(f->url);
+    if (f->dir)
+        rmdir(f->dir);
+    free(f->dir);
+    free(f->url);
+    free(f);
+    return 0;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static json_t *make_object(const char *ns, const char *name, const char *uid, const char *payload)
+{
+    json_t *o =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                  "metadata", "name", name, "namespace", ns, "uid", uid, "data", "v", payload);
+    assert_non_null(o);
+    return o;
+}
+
+typedef struct wreq {
+    sk_write_op op;
+    const char *resource, *ns, *name;
+    const char *meta_name; /* metadata.name when name itself is not valid JSON text */
+    const char *uid;       /* metadata.uid of a new object */
+    const char *payload;   /* data.v of a new object */
+    int64_t expected_rev;
+    const char *expected_uid;
+    const char *require_namespace;
+    int cascade;
+} wreq;
+
+static sk_write to_write(const wreq *r)
+{
+    sk_write w = {0};
+    w.op = r->op;
+    w.resource = r->resource;
+    w.ns = r->ns;
+    w.name = r->name;
+    w.expected_rev = r->expected_rev;
+    w.expected_uid = r->expected_uid;
+    w.require_namespace = r->require_namespace;
+    w.cascade_namespace = r->cascade;
+    if (r->op != SK_WRITE_DELETE)
+        w.object = make_object(r->ns, r->meta_name ? r->meta_name : r->name,
+                               r->uid ? r->uid : "uid-0", r->payload ? r->payload : "");
+    return w;
+}
+
+static sk_err do_write(fixture *f, const wreq *r, sk_row *out)
+{
+    sk_write w = to_write(r);
+    return sk_store_write(f->s, &w, out);
+}
+
+static int64_t create(fixture *f, const char *resource, const char *ns, const char *name,
+                      const char *payload)
+{
+    sk_row row = {0};
+    wreq r = {
+        .op = SK_WRITE_CREATE, .resource = resource, .ns = ns, .name = name, .payload = payload};
+    assert_int_equal(do_write(f, &r, &row), SK_OK);
+    int64_t rev = row.rev;
+    sk_row_clear(&row);
+    return rev;
+}
+
+static int64_t update(fixture *f, const char *resource, const char *ns, const char *name,
+                      const char *payload)
+{
+    sk_row row = {0};
+    wreq r = {
+        .op = SK_WRITE_UPDATE, .resource = resource, .ns = ns, .name = name, .payload = payload};
+    assert_int_equal(do_write(f, &r, &row), SK_OK);
+    int64_t rev = row.rev;
+    sk_row_clear(&row);
+    return rev;
+}
+
+static int64_t delete (fixture *f, const char *resource, const char *ns, const char *name)
+{
+    sk_row row = {0};
+    wreq r = {.op = SK_WRITE_DELETE, .resource = resource, .ns = ns, .name = name};
+    assert_int_equal(do_write(f, &r, &row), SK_OK);
+    assert_true(row.deleted);
+    int64_t rev = row.rev;
+    sk_row_clear(&row);
+    return rev;
+}
+
+static int64_t current_rev(fixture *f)
+{
+    int64_t rev = -1, compact = -1;
+    assert_int_equal(sk_store_revisions(f->s, &rev, &compact), SK_OK);
+    return rev;
+}
+
+static int64_t compact_rev(fixture *f)
+{
+    int64_t rev = -1, compact = -1;
+    assert_int_equal(sk_store_revisions(f->s, &rev, &compact), SK_OK);
+    return compact;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+/* data.v and metadata.resourceVersion of a stored value, as new strings. */
+static void parse_value(const sk_row *row, char **payload, char **rv)
+{
+    json_error_t jerr;
+    json_t *o = json_loadb(row->value, row->value_len, 0, &jerr);
+    if (!o)
+        fail_msg("stored value is not JSON: %s", jerr.text);
+    const char *p = NULL, *v = NULL;
+    if (json_unpack(o, "{s:{s?s}, s:{s:s}}", "data", "v", &p, "metadata", "resourceVersion", &v))
+        fail_msg("stored value lacks data/metadata: %.*s", (int)row->value_len, row->value);
+    *payload = strdup(p ? p : "");
+    *rv = strdup(v);
+    json_decref(o);
+}
+
+/* The stored JSON's resourceVersion is the row's revision. */
+static void assert_rv_is_rev(const sk_row *row)
+{
+    char *payload, *rv, want[24];
+    parse_value(row, &payload, &rv);
+    snprintf(want, sizeof want, "%lld", (long long)row->rev);
+    assert_string_equal(rv, want);
+    free(payload);
+    free(rv);
+}
+
+static char *payload_of(const sk_row *row)
+{
+    char *payload, *rv;
+    parse_value(row, &payload, &rv);
+    free(rv);
+    return payload;
+}
+
+/* get, asserting the outcome; returns data.v (new) on success. */
+static char *get_payload(fixture *f, const char *ns, const char *name, int64_t at, sk_err want)
+{
+    sk_row row = {0};
+    sk_err err = sk_store_get(f->s, CM, ns, name, at, &row);
+    if (err != want)
+        fail_msg("get %s/%s at %lld: %s, want %s", ns, name, (long long)at, sk_err_name(err),
+                 sk_err_name(want));
+    if (err != SK_OK)
+        return NULL;
+    assert_rv_is_rev(&row);
+    assert_false(row.deleted);
+    char *p = payload_of(&row);
+    sk_row_clear(&row);
+    return p;
+}
+
+typedef struct rows {
+    sk_row *v;
+    size_t n, cap;
+} rows;
+
+static void rows_push(rows *r, const sk_row *row)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 64;
+        r->v = realloc(r->v, r->cap * sizeof *r->v);
+        assert_non_null(r->v);
+    }
+    sk_row_copy(&r->v[r->n++], row);
+}
+
+static void rows_free(rows *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        sk_row_clear(&r->v[i]);
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}
+
+static int collect(void *arg, const sk_row *row)
+{
+    rows_push(arg, row);
+    return 0;
+}
+
+static int collect_three(void *arg, const sk_row *row)
+{
+    rows *r = arg;
+    rows_push(r, row);
+    return r->n >= 3;
+}
+
+/* The whole history, oldest first, paged through sk_store_history. */
+static void read_history(fixture *f, rows *out)
+{
+    int64_t after = 0;
+    for (;;) {
+        size_t before = out->n;
+        assert_int_equal(sk_store_history(f->s, after, 100, collect, out), SK_OK);
+        if (out->n == before)
+            break;
+        after = out->v[out->n - 1].rev;
+    }
+}
+
+static int key_cmp(const sk_row *a, const sk_row *b)
+{
+    int c = strcmp(a->resource, b->resource);
+    if (!c)
+        c = strcmp(a->ns, b->ns);
+    if (!c)
+        c = strcmp(a->name, b->name);
+    return c;
+}
+
+static int key_rev_cmp(const void *a, const void *b)
+{
+    const sk_row *x = a, *y = b;
+    int c = key_cmp(x, y);
+    return c ? c : (x->rev > y->rev) - (x->rev < y->rev);
+}
+
+/*
+ * The live objects of resource at revision at (ns NULL: all namespaces) in
+ * key order, replayed from history: per key the newest version <= at, minus
+ * tombstones.
+ */
+static void model_at(const rows *history, const char *resource, const char *ns, int64_t at,
+                     rows *out)
+{
+    rows all = {0};
+    for (size_t i = 0; i < history->n; i++) {
+        const sk_row *h = &history->v[i];
+        if (h->rev <= at && strcmp(h->resource, resource) == 0 && (!ns || !strcmp(h->ns, ns)))
+            rows_push(&all, h);
+    }
+    qsort(all.v, all.n, sizeof *all.v, key_rev_cmp);
+    for (size_t i = 0; i < all.n; i++) {
+        int newest = i + 1 == all.n || key_cmp(&all.v[i], &all.v[i + 1]) != 0;
+        if (newest && !all.v[i].deleted)
+            rows_push(out, &all.v[i]);
+    }
+    rows_free(&all);
+}
+
+static void assert_same_rows(const rows *got, const rows *want)
+{
+    if (got->n != want->n)
+        fail_msg("got %zu objects, want %zu", got->n, want->n);
+    for (size_t i = 0; i < got->n; i++) {
+        const sk_row *g = &got->v[i], *w = &want->v[i];
+        if (key_cmp(g, w) != 0 || g->rev != w->rev)
+            fail_msg("object %zu: got %s/%s@%lld, want %s/%s@%lld", i, g->ns, g->name,
+                     (long long)g->rev, w->ns, w->name, (long long)w->rev);
+        assert_false(g->deleted);
+        assert_int_equal(g->create_rev, w->create_rev);
+        assert_int_equal(g->prev_rev, w->prev_rev);
+        assert_string_equal(g->uid, w->uid);
+        assert_int_equal(g->value_len, w->value_len);
+        assert_memory_equal(g->value, w->value, g->value_len);
+    }
+}
+
+typedef void (*between_pages_fn)(fixture *f, int page);
+
+/* Lists resource at rev in pages of limit, calling between() after each page
+ * (NULL: nothing), and checks every page is in strictly increasing key order. */
+static sk_err list_all_pages(fixture *f, const char *resource, const char *ns, int64_t rev,
+                             int limit, between_pages_fn between, rows *out)
+{
+    char *after_ns = NULL, *after_name = NULL;
+    sk_err err = SK_OK;
+    for (int page = 0;; page++) {
+        sk_list_query q = {resource, ns, after_ns, after_name, rev, limit};
+        size_t before = out->n;
+        if ((err = sk_store_list(f->s, &q, collect, out)) != SK_OK)
+            break;
+        assert_true(out->n - before <= (size_t)limit);
+        for (size_t i = before; i < out->n; i++) {
+            assert_rv_is_rev(&out->v[i]);
+            if (i > 0)
+                assert_true(key_cmp(&out->v[i - 1], &out->v[i]) < 0);
+        }
+        if (out->n - before < (size_t)limit)
+            break;
+        free(after_ns);
+        free(after_name);
+        after_ns = strdup(out->v[out->n - 1].ns);
+        after_name = strdup(out->v[out->n - 1].name);
+        if (between)
+            between(f, page);
+    }
+    free(after_ns);
+    free(after_name);
+    return err;
+}
+
+static size_t count_rows(fixture *f, const char *ns, int64_t rev)
+{
+    rows r = {0};
+    assert_int_equal(list_all_pages(f, CM, ns, rev, 1000, NULL, &r), SK_OK);
+    size_t n = r.n;
+    rows_free(&r);
+    return n;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void test_empty_store(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(current_rev(f), 0);
+    assert_int_equal(compact_rev(f), 0);
+    sk_row row = {0};
+    assert_int_equal(sk_store_get(f->s, CM, "default", "x", 0, &row), SK_ERR_NOT_FOUND);
+    rows h = {0};
+    read_history(f, &h);
+    assert_int_equal(h.n, 0);
+}
+
+static void test_create(void **state)
+{
+    fixture *f = *state;
+    sk_row row = {0};
+    wreq r = {.op = SK_WRITE_CREATE,
+              .resource = CM,
+              .ns = "default",
+              .name = "a",
+              .uid = "uid-a",
+              .payload = "one"};
+    assert_int_equal(do_write(f, &r, &row), SK_OK);
+    assert_int_equal(row.rev, 1);
+    assert_int_equal(row.create_rev, 1);
+    assert_int_equal(row.prev_rev, 0);
+    assert_false(row.deleted);
+    assert_string_equal(row.resource, CM);
+    assert_string_equal(row.ns, "default");
+    assert_string_equal(row.name, "a");
+    assert_string_equal(row.uid, "uid-a");
+    assert_rv_is_rev(&row);
+    sk_row_clear(&row);
+
+    assert_int_equal(do_write(f, &r, NULL), SK_ERR_ALREADY_EXISTS);
+    assert_int_equal(current_rev(f), 1); /* a failed write burns no revision */
+
+    assert_int_equal(sk_store_get(f->s, CM, "default", "a", 0, &row), SK_OK);
+    assert_int_equal(row.rev, 1);
+    assert_string_equal(row.uid, "uid-a");
+    char *p = payload_of(&row);
+    assert_string_equal(p, "one");
+    free(p);
+    sk_row_clear(&row);
+
+    /* Same name, other namespace / resource / cluster scope: other keys. */
+    assert_int_equal(create(f, CM, "other", "a", "two"), 2);
+    assert_int_equal(create(f, "secrets", "default", "a", "three"), 3);
+    assert_int_equal(create(f, CM, "", "a", "four"), 4);
+    p = get_payload(f, "default", "a", 0, SK_OK);
+    assert_string_equal(p, "one");
+    free(p);
+    p = get_payload(f, "", "a", 0, SK_OK);
+    assert_string_equal(p, "four");
+    free(p);
+}
+
+static void test_update_preconditions(void **state)
+{
+    fixture *f = *state;
+    create(f, CM, "default", "a", "v1");
+    create(f, CM, "default", "b", "b1");
+
+    sk_row row = {0};
+    wreq r = {.op = SK_WRITE_UPDATE,
+              .resource = CM,
+              .ns = "default",
+              .name = "a",
+              .uid = "uid-0",
+              .payload = "v2",
+              .expected_rev = 1};
+    assert_int_equal(do_write(f, &r, &row), SK_OK);
+    assert_int_equal(row.rev, 3);
+    assert_int_equal(row.create_rev, 1);
+    assert_int_equal(row.prev_rev, 1);
+    assert_rv_is_rev(&row);
+    sk_row_clear(&row);
+
+    /* Stale resourceVersion. */
+    r.payload = "lost";
+    assert_int_equal(do_write(f, &r, NULL), SK_ERR_CONFLICT);
+    /* expected_rev 0: unconditional. */
+    r.expected_rev = 0;
+    r.payload = "v3";
+    assert_int_equal(do_write(f, &r, &row), SK_OK);
+    assert_int_equal(row.rev, 4);
+    assert_int_equal(row.prev_rev, 3);
+    sk_row_clear(&row);
+
+    wreq missing = {
+        .op = SK_WRITE_UPDATE, .resource = CM, .ns = "default", .name = "nope", .payload = "x"};
+    assert_int_equal(do_write(f, &missing, NULL), SK_ERR_NOT_FOUND);
+    missing.ns = "other";
+    missing.name = "a";
+    assert_int_equal(do_write(f, &missing, NULL), SK_ERR_NOT_FOUND);
+
+    assert_int_equal(current_rev(f), 4);
+    char *p = get_payload(f, "default", "a", 0, SK_OK);
+    assert_string_equal(p, "v3");
+    free(p);
+}
+
+static void test_delete_preconditions(void **state)
+{
+    fixture *f = *state;
+    sk_row row = {0};
+    wreq c = {.op = SK_WRITE_CREATE,
+              .resource = CM,
+              .ns = "default",
+              .name = "a",
+              .uid = "uid-a",
+              .payload = "v1"};
+    assert_int_equal(do_write(f, &c, NULL), SK_OK);
+    wreq u2 = {.op = SK_WRITE_UPDATE,
+               .resource = CM,
+               .ns = "default",
+               .name = "a",
+               .uid = "uid-a",
+               .payload = "v2"};
+    assert_int_equal(do_write(f, &u2, NULL), SK_OK);
+
+    wreq d = {.op = SK_WRITE_DELETE,
+              .resource = CM,
+              .ns = "default",
+              .name = "a",
+              .expected_uid = "someone-else"};
+    assert_int_equal(do_write(f, &d, NULL), SK_ERR_CONFLICT);
+    d.expected_uid = NULL;
+    d.expected_rev = 1;
+    assert_int_equal(do_write(f, &d, NULL), SK_ERR_CONFLICT);
+    assert_int_equal(current_rev(f), 2);
+
+    d.expected_rev = 2;
+    d.expected_uid = "uid-a";
+    assert_int_equal(do_write(f, &d, &row), SK_OK);
+    assert_int_equal(row.rev, 3);
+    assert_true(row.deleted);
+    assert_int_equal(row.create_rev, 1);
+    assert_int_equal(row.prev_rev, 2);
+    assert_rv_is_rev(&row);
+    char *p = payload_of(&row); /* the tombstone carries the last version */
+    assert_string_equal(p, "v2");
+    free(p);
+    sk_row_clear(&row);
+
+    get_payload(f, "default", "a", 0, SK_ERR_NOT_FOUND);
+    d.expected_rev = 0;
+    d.expected_uid = NULL;
+    assert_int_equal(do_write(f, &d, NULL), SK_ERR_NOT_FOUND);
+    wreq u = {
+        .op = SK_WRITE_UPDATE, .resource = CM, .ns = "default", .name = "a", .payload = "zombie"};
+    assert_int_equal(do_write(f, &u, NULL), SK_ERR_NOT_FOUND);
+
+    /* Re-create after delete: a new object with a new create revision. */
+    assert_int_equal(do_write(f, &c, &row), SK_OK);
+    assert_int_equal(row.rev, 4);
+    assert_int_equal(row.create_rev, 4);
+    assert_int_equal(row.prev_rev, 0);
+    sk_row_clear(&row);
+    assert_int_equal(current_rev(f), 4);
+}
+
+static void test_require_namespace(void **state)
+{
+    fixture *f = *state;
+    wreq r = {.op = SK_WRITE_CREATE,
+              .resource = CM,
+              .ns = "ns1",
+              .name = "a",
+              .payload = "x",
+              .require_namespace = "ns1"};
+    assert_int_equal(do_write(f, &r, NULL), SK_ERR_NOT_FOUND);
+    assert_int_equal(current_rev(f), 0);
+
+    create(f, "namespaces", "", "ns1", "");
+    assert_int_equal(do_write(f, &r, NULL), SK_OK);
+
+    delete (f, "namespaces", "", "ns1");
+    r.name = "b";
+    assert_int_equal(do_write(f, &r, NULL), SK_ERR_NOT_FOUND);
+    assert_int_equal(current_rev(f), 3);
+}
+
+static void test_cascade_namespace_delete(void **state)
+{
+    fixture *f = *state;
+    create(f, "namespaces", "", "doomed", "");
+    create(f, "namespaces", "", "kept", "");
+    create(f, CM, "doomed", "a", "x");
+    create(f, CM, "doomed", "b", "x");
+    create(f, "secrets", "doomed", "s", "x");
+    create(f, "leases", "doomed", "l", "x");
+    create(f, CM, "kept", "a", "x");
+    create(f, CM, "", "doomed", "cluster-scoped, not in the namespace");
+    delete (f, CM, "doomed", "b");
+    int64_t before = current_rev(f); /* 9 */
+
+    sk_row row = {0};
+    wreq d = {
+        .op = SK_WRITE_DELETE, .resource = "namespaces", .ns = "", .name = "doomed", .cascade = 1};
+    assert_int_equal(do_write(f, &d, &row), SK_OK);
+    assert_true(row.deleted);
+    /* Three live objects, each with its own revision, then the namespace. */
+    assert_int_equal(row.rev, before + 4);
+    assert_int_equal(current_rev(f), before + 4);
+    sk_row_clear(&row);
+
+    rows h = {0};
+    read_history(f, &h);
+    assert_int_equal(h.n, (size_t)(before + 4));
+    for (int64_t rev = before + 1; rev <= before + 3; rev++) {
+        const sk_row *t = &h.v[rev - 1];
+        assert_int_equal(t->rev, rev);
+        assert_true(t->deleted);
+        assert_string_equal(t->ns, "doomed");
+        assert_rv_is_rev(t);
+    }
+    assert_string_equal(h.v[before + 3].resource, "namespaces");
+    assert_string_equal(h.v[before + 3].name, "doomed");
+    rows_free(&h);
+
+    get_payload(f, "doomed", "a", 0, SK_ERR_NOT_FOUND);
+    assert_int_equal(sk_store_get(f->s, "secrets", "doomed", "s", 0, &row), SK_ERR_NOT_FOUND);
+    assert_int_equal(sk_store_get(f->s, "leases", "doomed", "l", 0, &row), SK_ERR_NOT_FOUND);
+    free(get_payload(f, "kept", "a", 0, SK_OK));
+    free(get_payload(f, "", "doomed", 0, SK_OK));
+    assert_int_equal(sk_store_get(f->s, "namespaces", "", "kept", 0, &row), SK_OK);
+    sk_row_clear(&row);
+    /* The objects were there just before. */
+    free(get_payload(f, "doomed", "a", before, SK_OK));
+}
+
+static void test_history_and_revisions(void **state)
+{
+    fixture *f = *state;
+    create(f, CM, "default", "a", "1");
+    create(f, CM, "default", "b", "2");
+    update(f, CM, "default", "a", "3");
+    delete (f, CM, "default", "b");
+    create(f, CM, "default", "b", "5");
+    delete (f, CM, "default", "a");
+
+    rows h = {0};
+    read_history(f, &h);
+    assert_int_equal(h.n, 6);
+    assert_int_equal(current_rev(f), 6);
+    static const int tomb[] = {0, 0, 0, 1, 0, 1};
+    for (size_t i = 0; i < h.n; i++) {
+        assert_int_equal(h.v[i].rev, (int64_t)i + 1);
+        assert_int_equal(h.v[i].deleted, tomb[i]);
+        assert_rv_is_rev(&h.v[i]);
+    }
+    assert_int_equal(h.v[2].prev_rev, 1);
+    assert_int_equal(h.v[3].prev_rev, 2);
+    assert_int_equal(h.v[4].prev_rev, 0);
+    assert_int_equal(h.v[5].prev_rev, 3);
+    rows_free(&h);
+
+    /* after_rev and limit. */
+    assert_int_equal(sk_store_history(f->s, 2, 3, collect, &h), SK_OK);
+    assert_int_equal(h.n, 3);
+    assert_int_equal(h.v[0].rev, 3);
+    assert_int_equal(h.v[2].rev, 5);
+    rows_free(&h);
+    assert_int_equal(sk_store_history(f->s, 6, 10, collect, &h), SK_OK);
+    assert_int_equal(h.n, 0);
+}
+
+static void test_get_at_revision(void **state)
+{
+    fixture *f = *state;
+    create(f, CM, "default", "a", "v1");     /* 1 */
+    update(f, CM, "default", "a", "v2");     /* 2 */
+    create(f, CM, "default", "other", "o");  /* 3 */
+    update(f, CM, "default", "a", "v3");     /* 4 */
+    delete (f, CM, "default", "a");          /* 5 */
+    create(f, CM, "default", "a", "reborn"); /* 6 */
+    static const struct {
+        int64_t at;
+        const char *want;
+    } cases[] = {{1, "v1"}, {2, "v2"},     {3, "v2"},     {4, "v3"},
+                 {5, NULL}, {6, "reborn"}, {0, "reborn"}, {100, "reborn"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *p =
+            get_payload(f, "default", "a", cases[i].at, cases[i].want ? SK_OK : SK_ERR_NOT_FOUND);
+        if (cases[i].want)
+            assert_string_equal(p, cases[i].want);
+        free(p);
+    }
+    get_payload(f, "default", "other", 2, SK_ERR_NOT_FOUND);
+}
+
+/* ---- lists ---- */
+
+/* 5 namespaces x 40 names (some deleted, some updated), plus names whose
+ * byte order differs from dictionary order. */
+static void populate(fixture *f)
+{
+    char ns[16], name[32];
+    for (int i = 0; i < 200; i++) {
+        snprintf(ns, sizeof ns, "ns-%d", i % 5);
+        snprintf(name, sizeof name, "obj-%03d", (i * 37) % 200);
+        create(f, CM, ns, name, "first");
+        if (i % 3 == 0)
+            update(f, CM, ns, name, "second");
+        if (i % 7 == 0)
+            delete (f, CM, ns, name);
+    }
+    static const char *const odd[] = {"Zeta",
+                                      "alpha",
+                                      "\xc3\xa9"
+                                      "clair",
+                                      "a-b",
+                                      "a.b",
+                                      "a_b"};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        create(f, CM, "ns-2", odd[i], "odd");
+    create(f, "secrets", "ns-1", "not-a-configmap", "x");
+}
+
+/* Writes landing while a paged list is in progress: new keys ahead of and
+ * behind the cursor, updates and deletes of keys not yet listed. */
+static void churn(fixture *f, int page)
+{
+    char name[32];
+    long long rev = (long long)current_rev(f);
+    snprintf(name, sizeof name, "zz-new-%lld", rev);
+    create(f, CM, "ns-4", name, "late");
+    snprintf(name, sizeof name, "0-new-%lld", rev);
+    create(f, CM, "ns-0", name, "late");
+    snprintf(name, sizeof name, "obj-%03d", 199 - page);
+    for (int i = 0; i < 5; i++) {
+        char ns[16];
+        snprintf(ns, sizeof ns, "ns-%d", i);
+        sk_row row = {0};
+        if (sk_store_get(f->s, CM, ns, name, 0, &row) != SK_OK)
+            continue;
+        sk_row_clear(&row);
+        if (page % 2)
+            update(f, CM, ns, name, "late");
+        else
+            delete (f, CM, ns, name);
+    }
+}
+
+static void check_snapshot_listing(fixture *f, const char *ns, int limit)
+{
+    int64_t snapshot = current_rev(f);
+    rows got = {0}, history = {0}, want = {0};
+    assert_int_equal(list_all_pages(f, CM, ns, snapshot, limit, churn, &got), SK_OK);
+    assert_true(current_rev(f) > snapshot); /* the writes really happened */
+    read_history(f, &history);
+    model_at(&history, CM, ns, snapshot, &want);
+    assert_true(want.n > (size_t)limit * 3);
+    assert_same_rows(&got, &want);
+    rows_free(&got);
+    rows_free(&want);
+    rows_free(&history);
+}
+
+static void test_list_snapshot_all_namespaces(void **state)
+{
+    fixture *f = *state;
+    populate(f);
+    check_snapshot_listing(f, NULL, 7);
+}
+
+static void test_list_snapshot_one_namespace(void **state)
+{
+    fixture *f = *state;
+    populate(f);
+    check_snapshot_listing(f, "ns-2", 5);
+    check_snapshot_listing(f, "ns-4", 3);
+}
+
+static void test_list_old_revisions(void **state)
+{
+    fixture *f = *state;
+    populate(f);
+    int64_t end = current_rev(f);
+    churn(f, 0);
+    churn(f, 1);
+    rows history = {0};
+    read_history(f, &history);
+    for (int64_t at = 1; at <= end; at += end / 9) {
+        rows got = {0}, want = {0};
+        assert_int_equal(list_all_pages(f, CM, NULL, at, 11, NULL, &got), SK_OK);
+        model_at(&history, CM, NULL, at, &want);
+        assert_same_rows(&got, &want);
+        rows_free(&got);
+        rows_free(&want);
+    }
+    rows_free(&history);
+}
+
+static void test_list_namespaces_partition(void **state)
+{
+    fixture *f = *state;
+    populate(f);
+    int64_t rev = current_rev(f);
+    rows all = {0};
+    assert_int_equal(list_all_pages(f, CM, NULL, rev, 1000, NULL, &all), SK_OK);
+    size_t sum = 0;
+    for (int i = 0; i < 5; i++) {
+        char ns[16];
+        snprintf(ns, sizeof ns, "ns-%d", i);
+        rows one = {0}, want = {0};
+        assert_int_equal(list_all_pages(f, CM, ns, rev, 1000, NULL, &one), SK_OK);
+        for (size_t j = 0; j < all.n; j++)
+            if (strcmp(all.v[j].ns, ns) == 0)
+                rows_push(&want, &all.v[j]);
+        assert_same_rows(&one, &want);
+        sum += one.n;
+        rows_free(&one);
+        rows_free(&want);
+    }
+    assert_int_equal(sum, all.n);
+    for (size_t j = 0; j < all.n; j++)
+        assert_string_equal(all.v[j].resource, CM);
+    rows_free(&all);
+}
+
+static void test_list_start_keys(void **state)
+{
+    fixture *f = *state;
+    populate(f);
+    int64_t rev = current_rev(f);
+    size_t ns3 = count_rows(f, "ns-3", rev);
+    rows r = {0};
+    /* A start key in an earlier namespace: the whole namespace. */
+    sk_list_query q = {CM, "ns-3", "ns-1", "zzz", rev, 1000};
+    assert_int_equal(sk_store_list(f->s, &q, collect, &r), SK_OK);
+    assert_int_equal(r.n, ns3);
+    rows_free(&r);
+    /* A start key beyond the namespace: nothing. */
+    q.after_ns = "ns-4";
+    q.after_name = "";
+    assert_int_equal(sk_store_list(f->s, &q, collect, &r), SK_OK);
+    assert_int_equal(r.n, 0);
+    /* All namespaces from inside ns-2: the rest of ns-2, then ns-3 and ns-4. */
+    q = (sk_list_query){CM, NULL, "ns-2", "obj-100", rev, 1000};
+    assert_int_equal(sk_store_list(f->s, &q, collect, &r), SK_OK);
+    assert_true(r.n > 0);
+    assert_true(strcmp(r.v[0].ns, "ns-2") == 0 && strcmp(r.v[0].name, "obj-100") > 0);
+    size_t tail = count_rows(f, "ns-3", rev) + count_rows(f, "ns-4", rev);
+    size_t in_ns2 = 0;
+    for (size_t i = 0; i < r.n; i++)
+        in_ns2 += strcmp(r.v[i].ns, "ns-2") == 0;
+    assert_int_equal(r.n - in_ns2, tail);
+    rows_free(&r);
+    /* An early stop from the visitor is honoured. */
+    q = (sk_list_query){CM, NULL, NULL, NULL, rev, 1000};
+    assert_int_equal(sk_store_list(f->s, &q, collect_three, &r), SK_OK);
+    assert_int_equal(r.n, 3);
+    rows_free(&r);
+}
+
+/* ---- concurrency ---- */
+
+#define THREADS 8
+#define PER_THREAD 200
+
+typedef struct op_slot {
+    wreq req;
+    char name[48];
+    char ns[16];
+    sk_err want;
+    sk_err got;
+    int64_t rev;
+    int rv_ok; /* result JSON's resourceVersion matched its revision */
+} op_slot;
+
+typedef struct concurrent {
+    sk_store **stores; /* thread t writes through stores[t % nstores] */
+    int nstores;
+    op_slot *ops;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int finished;
+} concurrent;
+
+typedef struct thread_arg {
+    concurrent *c;
+    int t;
+} thread_arg;
+
+typedef struct done_arg {
+    concurrent *c;
+    op_slot *op;
+} done_arg;
+
+static void on_done(void *arg, sk_err err, const sk_row *result)
+{
+    done_arg *d = arg;
+    d->op->got = err;
+    if (err == SK_OK) {
+        d->op->rev = result->rev;
+        char want[24];
+        snprintf(want, sizeof want, "\"resourceVersion\":\"%lld\"", (long long)result->rev);
+        d->op->rv_ok = memmem(result->value, result->value_len, want, strlen(want)) != NULL;
+    }
+    pthread_mutex_lock(&d->c->mu);
+    d->c->finished++;
+    pthread_cond_signal(&d->c->cv);
+    pthread_mutex_unlock(&d->c->mu);
+    free(d);
+}
+
+/* Waits (at most two minutes) until n completions have been reported. */
+static void wait_finished(concurrent *c, int n)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 120;
+    pthread_mutex_lock(&c->mu);
+    while (c->finished < n)
+        if (pthread_cond_timedwait(&c->cv, &c->mu, &deadline) != 0)
+            break;
+    int finished = c->finished;
+    pthread_mutex_unlock(&c->mu);
+    assert_int_equal(finished, n);
+}
+
+static void submit(concurrent *c, sk_store *s, op_slot *op)
+{
+    sk_write w = to_write(&op->req);
+    done_arg *d = malloc(sizeof *d);
+    assert_non_null(d);
+    d->c = c;
+    d->op = op;
+    sk_store_write_async(s, &w, on_done, d);
+}
+
+/* Each kind of op has an outcome that does not depend on how the threads
+ * interleave, so every intent's result can be checked exactly. */
+static void *writer_thread(void *arg)
+{
+    thread_arg *ta = arg;
+    concurrent *c = ta->c;
+    for (int i = 0; i < PER_THREAD; i++) {
+        op_slot *op = &c->ops[ta->t * PER_THREAD + i];
+        wreq *r = &op->req;
+        r->resource = CM;
+        r->ns = op->ns;
+        r->name = op->name;
+        r->payload = "concurrent";
+        snprintf(op->ns, sizeof op->ns, "ns-%d", ta->t % 3);
+        switch (i % 6) {
+        case 0:
+        case 1: /* a fresh key */
+            r->op = SK_WRITE_CREATE;
+            snprintf(op->name, sizeof op->name, "t%d-%d", ta->t, i);
+            op->want = SK_OK;
+            break;
+        case 2: /* this thread's own key, unconditionally */
+            r->op = SK_WRITE_UPDATE;
+            snprintf(op->name, sizeof op->name, "own-%d", ta->t);
+            op->want = SK_OK;
+            break;
+        case 3: /* a key everyone knows exists */
+            r->op = SK_WRITE_CREATE;
+            snprintf(op->ns, sizeof op->ns, "shared");
+            snprintf(op->name, sizeof op->name, "exists");
+            op->want = SK_ERR_ALREADY_EXISTS;
+            break;
+        case 4: /* a stale resourceVersion */
+            r->op = SK_WRITE_UPDATE;
+            snprintf(op->ns, sizeof op->ns, "shared");
+            snprintf(op->name, sizeof op->name, "frozen");
+            r->expected_rev = 1000000000;
+            op->want = SK_ERR_CONFLICT;
+            break;
+        default: /* a missing key, or a missing namespace */
+            if (i % 12 == 5) {
+                r->op = SK_WRITE_DELETE;
+                snprintf(op->name, sizeof op->name, "never-%d-%d", ta->t, i);
+            } else {
+                r->op = SK_WRITE_CREATE;
+                snprintf(op->name, sizeof op->name, "orphan-%d-%d", ta->t, i);
+                r->require_namespace = "no-such-namespace";
+            }
+            op->want = SK_ERR_NOT_FOUND;
+            break;
+        }
+        submit(c, c->stores[ta->t % c->nstores], op);
+    }
+    return NULL;
+}
+
+typedef struct compactor {
+    sk_store *s;
+    atomic_int stop; /* set by the test thread, polled here */
+    int runs;
+    sk_err err;
+} compactor;
+
+/* Compacts to 20 revisions behind the head, over and over, until stopped. */
+static void *compact_loop(void *arg)
+{
+    compactor *k = arg;
+    while (!atomic_load(&k->stop) && k->err == SK_OK) {
+        int64_t rev = 0, compact = 0;
+        k->err = sk_store_revisions(k->s, &rev, &compact);
+        if (k->err == SK_OK && rev > 20) {
+            k->err = sk_store_compact(k->s, rev - 20, NULL);
+            k->runs++;
+        }
+        usleep(1000);
+    }
+    return NULL;
+}
+
+/*
+ * THREADS threads queue PER_THREAD writes each without waiting, through
+ * nstores stores on the same database (several stores stand in for several
+ * processes), optionally while another thread keeps compacting. Afterwards
+ * every intent must have its own expected outcome and the revisions must be
+ * exactly 1..N: without compaction, history holds every one of them.
+ */
+static void run_concurrent_writers(fixture *f, sk_store **stores, int nstores, int compacting)
+{
+    create(f, CM, "shared", "exists", "x");
+    create(f, CM, "shared", "frozen", "x");
+    for (int t = 0; t < THREADS; t++) {
+        char ns[16], name[16];
+        snprintf(ns, sizeof ns, "ns-%d", t % 3);
+        snprintf(name, sizeof name, "own-%d", t);
+        create(f, CM, ns, name, "x");
+    }
+    int64_t base = current_rev(f);
+
+    concurrent c = {.stores = stores,
+                    .nstores = nstores,
+                    .mu = PTHREAD_MUTEX_INITIALIZER,
+                    .cv = PTHREAD_COND_INITIALIZER};
+    c.ops = calloc(THREADS * PER_THREAD, sizeof *c.ops);
+    compactor k = {.s = stores[nstores - 1], .err = SK_OK};
+    pthread_t kt, th[THREADS];
+    if (compacting)
+        assert_int_equal(pthread_create(&kt, NULL, compact_loop, &k), 0);
+    thread_arg ta[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        ta[t] = (thread_arg){&c, t};
+        assert_int_equal(pthread_create(&th[t], NULL, writer_thread, &ta[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    wait_finished(&c, THREADS * PER_THREAD);
+    if (compacting) {
+        atomic_store(&k.stop, 1);
+        pthread_join(kt, NULL);
+        assert_int_equal(k.err, SK_OK);
+        assert_true(k.runs > 0);
+    }
+
+    /* Every intent got exactly its own outcome. */
+    int ok = 0, created = 0;
+    char *seen = calloc((size_t)(base + THREADS * PER_THREAD + 1), 1);
+    for (int i = 0; i < THREADS * PER_THREAD; i++) {
+        op_slot *op = &c.ops[i];
+        if (op->got != op->want)
+            fail_msg("op %d (%s/%s): %s, want %s", i, op->ns, op->name, sk_err_name(op->got),
+                     sk_err_name(op->want));
+        if (op->got == SK_OK) {
+            ok++;
+            created += op->req.op == SK_WRITE_CREATE;
+            assert_true(op->rv_ok);
+            assert_true(op->rev > base && op->rev <= base + THREADS * PER_THREAD);
+            assert_false(seen[op->rev]);
+            seen[op->rev] = 1;
+        }
+    }
+    free(seen);
+
+    /* Revisions are exactly 1..N: no gaps, no duplicates. */
+    int64_t n = base + ok;
+    assert_int_equal(current_rev(f), n);
+    rows h = {0};
+    read_history(f, &h);
+    if (!compacting)
+        assert_int_equal(h.n, (size_t)n);
+    for (size_t i = 0; i < h.n; i++) {
+        if (!compacting)
+            assert_int_equal(h.v[i].rev, (int64_t)i + 1);
+        else if (i > 0)
+            assert_true(h.v[i].rev > h.v[i - 1].rev);
+        assert_rv_is_rev(&h.v[i]);
+    }
+    assert_int_equal(h.v[h.n - 1].rev, n);
+    rows_free(&h);
+    assert_int_equal(count_rows(f, NULL, n), (size_t)(2 + THREADS + created));
+    free(c.ops);
+}
+
+static void test_concurrent_writers(void **state)
+{
+    fixture *f = *state;
+    run_concurrent_writers(f, &f->s, 1, 0);
+}
+
+static void test_compaction_during_writes(void **state)
+{
+    fixture *f = *state;
+    run_concurrent_writers(f, &f->s, 1, 1);
+}
+
+static void test_concurrent_stores(void **state)
+{
+    fixture *f = *state;
+    sk_store *stores[3] = {f->s, NULL, NULL};
+    for (int i = 1; i < 3; i++) {
+        char *msg = NULL;
+        assert_int_equal(sk_store_open(f->url, &stores[i], &msg), SK_OK);
+    }
+    run_concurrent_writers(f, stores, 3, 0);
+    sk_store_close(stores[1]);
+    sk_store_close(stores[2]);
+}
+
+/*
+ * A write the database itself rejects (PostgreSQL refuses a key that is not
+ * UTF-8; SQLite stores it) queued among others: whatever happens to it, its
+ * neighbours in the same group commit succeed and revisions stay gap-free.
+ */
+static void test_database_error_isolated(void **state)
+{
+    fixture *f = *state;
+    enum { N = 40, BAD = 17 };
+    concurrent c = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    op_slot ops[N];
+    memset(ops, 0, sizeof ops);
+    for (int i = 0; i < N; i++) {
+        op_slot *op = &ops[i];
+        snprintf(op->ns, sizeof op->ns, "default");
+        snprintf(op->name, sizeof op->name, i == BAD ? "bad-\xff" : "ok-%d", i);
+        op->req = (wreq){.op = SK_WRITE_CREATE,
+                         .resource = CM,
+                         .ns = op->ns,
+                         .name = op->name,
+                         .meta_name = "valid-json",
+                         .payload = "x"};
+        submit(&c, f->s, op);
+    }
+    wait_finished(&c, N);
+    int ok = 0;
+    for (int i = 0; i < N; i++) {
+        if (i != BAD)
+            assert_int_equal(ops[i].got, SK_OK);
+        ok += ops[i].got == SK_OK;
+    }
+    rows h = {0};
+    read_history(f, &h);
+    assert_int_equal(h.n, (size_t)ok);
+    for (size_t i = 0; i < h.n; i++)
+        assert_int_equal(h.v[i].rev, (int64_t)i + 1);
+    rows_free(&h);
+    assert_int_equal(current_rev(f), ok);
+}
+
+typedef struct opener {
+    const char *url;
+    sk_err err;
+} opener;
+
+static void *open_and_close(void *arg)
+{
+    opener *o = arg;
+    sk_store *s = NULL;
+    char *msg = NULL;
+    o->err = sk_store_open(o->url, &s, &msg);
+    free(msg);
+    sk_store_close(s);
+    return NULL;
+}
+
+/* Several processes starting at once against an empty database must
+ * migrate it exactly once, and all of them must come up. */
+static void test_concurrent_migrate(void **state)
+{
+    fixture *f = *state;
+    opener o[6];
+    pthread_t th[6];
+    for (int i = 0; i < 6; i++) {
+        o[i] = (opener){f->url, SK_ERR_INTERNAL};
+        assert_int_equal(pthread_create(&th[i], NULL, open_and_close, &o[i]), 0);
+    }
+    for (int i = 0; i < 6; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(o[i].err, SK_OK);
+    }
+    store_open(f);
+    assert_int_equal(create(f, CM, "default", "a", "x"), 1);
+    unsigned char a[32], b[32];
+    assert_int_equal(sk_store_token_secret(f->s, a), SK_OK);
+    store_reopen(f);
+    assert_int_equal(sk_store_token_secret(f->s, b), SK_OK);
+    assert_memory_equal(a, b, sizeof a);
+}
+
+/* PostgreSQL: listeners get one NOTIFY per committed transaction, carrying
+ * its last revision (a cascade writes several revisions in one). */
+static void test_postgres_notify(void **state)
+{
+    fixture *f = *state;
+    if (is_sqlite(f->url))
+        skip();
+    PGconn *pg = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(pg), CONNECTION_OK);
+    PGresult *res = PQexec(pg, "LISTEN sqlkube_commit");
+    assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+    PQclear(res);
+
+    create(f, "namespaces", "", "doomed", "");
+    create(f, CM, "doomed", "a", "x");
+    create(f, CM, "doomed", "b", "x");
+    create(f, "secrets", "doomed", "c", "x");
+    wreq d = {
+        .op = SK_WRITE_DELETE, .resource = "namespaces", .ns = "", .name = "doomed", .cascade = 1};
+    assert_int_equal(do_write(f, &d, NULL), SK_OK);
+
+    static const char *const want[] = {"1", "2", "3", "4", "8"};
+    size_t got = 0;
+    for (int waited = 0; got < 5 && waited < 50; waited++) {
+        PGnotify *n;
+        assert_int_equal(PQconsumeInput(pg), 1);
+        while ((n = PQnotifies(pg)) != NULL) {
+            assert_string_equal(n->relname, "sqlkube_commit");
+            assert_true(got < 5);
+            assert_string_equal(n->extra, want[got]);
+            got++;
+            PQfreemem(n);
+        }
+        if (got < 5)
+            usleep(100 * 1000);
+    }
+    assert_int_equal(got, 5);
+    PQfinish(pg);
+}
+
+/* ---- compaction ---- */
+
+static void test_compaction_basics(void **state)
+{
+    fixture *f = *state;
+    create(f, CM, "default", "a", "a1"); /* 1 superseded */
+    update(f, CM, "default", "a", "a2"); /* 2 superseded */
+    update(f, CM, "default", "a", "a3"); /* 3 kept */
+    create(f, CM, "default", "b", "b1"); /* 4 hidden by a tombstone */
+    delete (f, CM, "default", "b");      /* 5 tombstone */
+    create(f, CM, "default", "c", "c1"); /* 6 kept */
+    create(f, CM, "default", "d", "d1"); /* 7 superseded, but after upto */
+    update(f, CM, "default", "d", "d2"); /* 8 */
+    delete (f, CM, "default", "c");      /* 9 after upto: c1 must stay */
+
+    int64_t removed = -1;
+    assert_int_equal(sk_store_compact(f->s, 6, &removed), SK_OK);
+    assert_int_equal(removed, 4);
+    assert_int_equal(compact_rev(f), 6);
+    assert_int_equal(current_rev(f), 9);
+
+    rows h = {0};
+    read_history(f, &h);
+    static const int64_t left[] = {3, 6, 7, 8, 9};
+    assert_int_equal(h.n, 5);
+    for (size_t i = 0; i < h.n; i++)
+        assert_int_equal(h.v[i].rev, left[i]);
+    rows_free(&h);
+
+    /* Older than the compaction: expired. */
+    sk_row row = {0};
+    assert_int_equal(sk_store_get(f->s, CM, "default", "a", 2, &row), SK_ERR_EXPIRED);
+    sk_list_query q = {CM, NULL, NULL, NULL, 3, 10};
+    assert_int_equal(sk_store_list(f->s, &q, collect, &h), SK_ERR_EXPIRED);
+    assert_int_equal(h.n, 0);
+
+    /* From the compaction revision on, everything answers as before. */
+    char *p = get_payload(f, "default", "a", 0, SK_OK);
+    assert_string_equal(p, "a3");
+    free(p);
+    p = get_payload(f, "default", "c", 8, SK_OK);
+    assert_string_equal(p, "c1");
+    free(p);
+    p = get_payload(f, "default", "d", 7, SK_OK);
+    assert_string_equal(p, "d1");
+    free(p);
+    get_payload(f, "default", "b", 0, SK_ERR_NOT_FOUND);
+    get_payload(f, "default", "b", 7, SK_ERR_NOT_FOUND);
+    get_payload(f, "default", "c", 9, SK_ERR_NOT_FOUND);
+    assert_int_equal(count_rows(f, NULL, 6), 2);
+    assert_int_equal(count_rows(f, NULL, 9), 2);
+
+    /* Again: nothing left to do. */
+    assert_int_equal(sk_store_compact(f->s, 6, &removed), SK_OK);
+    assert_int_equal(removed, 0);
+
+    /* Writes continue normally after compaction. */
+    assert_int_equal(create(f, CM, "default", "b", "b2"), 10);
+}
+
+/* Many versions (several compaction batches), tombstones and re-creates:
+ * afterwards every list from the compaction revision on still matches what
+ * history said before, and exactly the superseded rows are gone. */
+static void test_compaction_large(void **state)
+{
+    fixture *f = *state;
+    char name[16];
+    for (int i = 0; i < 50; i++) {
+        snprintf(name, sizeof name, "k%02d", i);
+        create(f, CM, i % 2 ? "odd" : "even", name, "v0");
+    }
+    for (int round = 1; round <= 50; round++) {
+        for (int i = 0; i < 50; i++) {
+            snprintf(name, sizeof name, "k%02d", i);
+            if (i % 10 == 0 && round == 25)
+                delete (f, CM, i % 2 ? "odd" : "even", name);
+            else if (i % 10 == 0 && round == 40)
+                create(f, CM, i % 2 ? "odd" : "even", name, "reborn");
+            else if (i % 10 != 0 || round < 25 || round > 40)
+                update(f, CM, i % 2 ? "odd" : "even", name, "vN");
+        }
+    }
+    int64_t end = current_rev(f);
+    int64_t upto = end - 120;
+
+    rows before = {0};
+    read_history(f, &before);
+    size_t doomed = 0;
+    for (size_t i = 0; i < before.n; i++) {
+        const sk_row *r = &before.v[i];
+        int superseded = 0;
+        for (size_t j = i + 1; j < before.n && before.v[j].rev <= upto; j++)
+            if (key_cmp(r, &before.v[j]) == 0) {
+                superseded = 1;
+                break;
+            }
+        doomed += r->rev <= upto && (superseded || r->deleted);
+    }
+    rows want[3] = {{0}};
+    int64_t ats[3] = {upto + 1, upto + 60, end};
+    for (int i = 0; i < 3; i++)
+        model_at(&before, CM, NULL, ats[i], &want[i]);
+
+    int64_t removed = -1;
+    assert_int_equal(sk_store_compact(f->s, upto, &removed), SK_OK);
+    assert_int_equal(removed, (int64_t)doomed);
+    assert_int_equal(compact_rev(f), upto);
+    sk_row row = {0};
+    assert_int_equal(sk_store_get(f->s, CM, "even", "k00", upto - 1, &row), SK_ERR_EXPIRED);
+    for (int i = 0; i < 3; i++) {
+        rows got = {0};
+        assert_int_equal(list_all_pages(f, CM, NULL, ats[i], 9, NULL, &got), SK_OK);
+        assert_same_rows(&got, &want[i]);
+        rows_free(&got);
+        rows_free(&want[i]);
+    }
+    rows after = {0};
+    read_history(f, &after);
+    assert_int_equal(after.n, before.n - doomed);
+    for (size_t i = 0; i < after.n; i++)
+        assert_false(after.v[i].rev <= upto && after.v[i].deleted);
+    rows_free(&after);
+    rows_free(&before);
+
+    /* Compacting everything leaves exactly the live objects. */
+    assert_int_equal(sk_store_compact(f->s, end, &removed), SK_OK);
+    read_history(f, &after);
+    assert_int_equal(after.n, count_rows(f, NULL, end));
+    rows_free(&after);
+    assert_int_equal(count_rows(f, NULL, end), 50);
+}
+
+/* ---- persistence ---- */
+
+static void test_token_secret_stable(void **state)
+{
+    fixture *f = *state;
+    unsigned char a[32], b[32], zero[32] = {0};
+    assert_int_equal(sk_store_token_secret(f->s, a), SK_OK);
+    assert_memory_not_equal(a, zero, sizeof a);
+    store_reopen(f);
+    assert_int_equal(sk_store_token_secret(f->s, b), SK_OK);
+    assert_memory_equal(a, b, sizeof a);
+}
+
+static void test_survives_reopen(void **state)
+{
+    fixture *f = *state;
+    create(f, CM, "default", "a", "v1");
+    update(f, CM, "default", "a", "v2");
+    create(f, CM, "default", "b", "b1");
+    delete (f, CM, "default", "b");
+    assert_int_equal(sk_store_compact(f->s, 2, NULL), SK_OK);
+    store_reopen(f);
+    assert_int_equal(current_rev(f), 4);
+    assert_int_equal(compact_rev(f), 2);
+    char *p = get_payload(f, "default", "a", 0, SK_OK);
+    assert_string_equal(p, "v2");
+    free(p);
+    get_payload(f, "default", "b", 0, SK_ERR_NOT_FOUND);
+    assert_int_equal(create(f, CM, "default", "c", "c1"), 5);
+    /* Opening twice (a second process, or a restart) migrates nothing. */
+    sk_store *second = NULL;
+    char *msg = NULL;
+    assert_int_equal(sk_store_open(f->url, &second, &msg), SK_OK);
+    int64_t rev = 0, compact = 0;
+    assert_int_equal(sk_store_revisions(second, &rev, &compact), SK_OK);
+    assert_int_equal(rev, 5);
+    sk_store_close(second);
+}
+
+static void test_bad_url(void **state)
+{
+    fixture *f = *state;
+    sk_store *s = NULL;
+    char *msg = NULL;
+    const char *url = is_sqlite(f->url) ? "sqlite:/nonexistent-dir/x/y.db"
+                                        : "postgres://postgres@127.0.0.1:1/nope";
+    assert_int_not_equal(sk_store_open(url, &s, &msg), SK_OK);
+    assert_non_null(msg);
+    assert_null(strchr(msg, '\n'));
+    free(msg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_empty_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_update_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_require_namespace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cascade_namespace_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_and_revisions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_at_revision, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_snapshot_all_namespaces, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_snapshot_one_namespace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_old_revisions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_namespaces_partition, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_start_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_database_error_isolated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_migrate, setup_empty, teardown),
+        cmocka_unit_test_setup_teardown(test_postgres_notify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_basics, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_large, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_during_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_secret_stable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_survives_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_url, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,202 @@
+/*
+ * test_discovery.c - the discovery documents match the registry and the
+ * kube-apiserver shapes client-go decodes.
+ */
+#include "api/discovery.h"
+#include "api/registry.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    assert_non_null(s);
+    return s;
+}
+
+static int array_has_string(json_t *a, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) if (strcmp(json_string_value(v), s) == 0) return 1;
+    return 0;
+}
+
+static void test_version(void **state)
+{
+    json_t *v = sk_discovery_version();
+    assert_non_null(v);
+    assert_string_equal(str(v, "major"), "1");
+    assert_string_equal(str(v, "minor"), "32");
+    assert_string_equal(str(v, "gitVersion"), "v1.32.0-sqlkube." SK_VERSION);
+    assert_int_equal(strncmp(str(v, "platform"), "linux/", 6), 0);
+    /* The Python client rejects a version.Info with any of these missing. */
+    const char *required[] = {"buildDate", "compiler", "gitCommit", "gitTreeState", "goVersion"};
+    for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+        str(v, required[i]);
+    json_decref(v);
+}
+
+static void test_text_matches_json(void **state)
+{
+    size_t len = 0;
+    const char *text = sk_discovery_groups_text(&len);
+    assert_non_null(text);
+    assert_int_equal(len, strlen(text));
+    assert_ptr_equal(text, sk_discovery_groups_text(NULL)); /* cached, not rebuilt */
+    json_t *parsed = json_loadb(text, len, 0, NULL), *j = sk_discovery_groups();
+    assert_true(json_equal(parsed, j));
+    /* json_t variants are private copies: changing one leaves the cache intact. */
+    json_object_set_new(j, "kind", json_string("Mutated"));
+    json_t *again = sk_discovery_groups();
+    assert_string_equal(str(again, "kind"), "APIGroupList");
+    json_decref(parsed);
+    json_decref(j);
+    json_decref(again);
+}
+
+static void test_core_versions(void **state)
+{
+    json_t *v = sk_discovery_core_versions();
+    assert_string_equal(str(v, "kind"), "APIVersions");
+    assert_true(array_has_string(json_object_get(v, "versions"), "v1"));
+    assert_true(json_is_array(json_object_get(v, "serverAddressByClientCIDRs")));
+    json_decref(v);
+}
+
+static void test_groups_list_every_non_core_group(void **state)
+{
+    json_t *list = sk_discovery_groups();
+    assert_string_equal(str(list, "kind"), "APIGroupList");
+    json_t *groups = json_object_get(list, "groups");
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        size_t j;
+        json_t *g;
+        int found = 0;
+        json_array_foreach(groups, j, g)
+        {
+            assert_string_not_equal(str(g, "name"), ""); /* core is served at /api */
+            if (strcmp(str(g, "name"), all[i].group) != 0)
+                continue;
+            found = 1;
+            json_t *pref = json_object_get(g, "preferredVersion");
+            assert_string_equal(str(pref, "groupVersion"), sk_registry_api_version(&all[i]));
+        }
+        assert_int_equal(found, all[i].group[0] != '\0');
+    }
+    json_decref(list);
+}
+
+static void test_group(void **state)
+{
+    assert_null(sk_discovery_group(""));
+    assert_null(sk_discovery_group("apps"));
+    assert_null(sk_discovery_group_text("apps", NULL));
+    json_t *g = sk_discovery_group("coordination.k8s.io");
+    assert_non_null(g);
+    assert_string_equal(str(g, "kind"), "APIGroup");
+    assert_string_equal(str(g, "apiVersion"), "v1");
+    assert_string_equal(str(g, "name"), "coordination.k8s.io");
+    json_t *v0 = json_array_get(json_object_get(g, "versions"), 0);
+    assert_string_equal(str(v0, "groupVersion"), "coordination.k8s.io/v1");
+    assert_string_equal(str(v0, "version"), "v1");
+    json_decref(g);
+}
+
+static json_t *find_resource(json_t *list, const char *name)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(list, "resources"), i,
+                       r) if (strcmp(str(r, "name"), name) == 0) return r;
+    return NULL;
+}
+
+static void test_resources_cover_registry(void **state)
+{
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *list = sk_discovery_resources(all[i].group, all[i].version);
+        assert_non_null(list);
+        assert_string_equal(str(list, "kind"), "APIResourceList");
+        assert_string_equal(str(list, "groupVersion"), sk_registry_api_version(&all[i]));
+        json_t *r = find_resource(list, all[i].resource);
+        assert_non_null(r);
+        assert_string_equal(str(r, "kind"), all[i].kind);
+        assert_string_equal(str(r, "singularName"), all[i].singular);
+        assert_int_equal(json_is_true(json_object_get(r, "namespaced")), all[i].namespaced);
+        json_t *verbs = json_object_get(r, "verbs");
+        const char *always[] = {"create", "delete", "get", "list", "patch", "update", "watch"};
+        for (size_t v = 0; v < sizeof always / sizeof always[0]; v++)
+            assert_true(array_has_string(verbs, always[v]));
+        assert_int_equal(array_has_string(verbs, "deletecollection"),
+                         strcmp(all[i].resource, "namespaces") != 0);
+        json_t *shorts = json_object_get(r, "shortNames");
+        size_t n_short = 0;
+        while (all[i].short_names[n_short])
+            assert_true(array_has_string(shorts, all[i].short_names[n_short++]));
+        assert_int_equal(json_array_size(shorts), n_short);
+        str(r, "storageVersionHash");
+        json_decref(list);
+    }
+}
+
+static void test_storage_version_hash_matches_kube(void **state)
+{
+    /* Value kube-apiserver reports for configmaps: base64(sha256("/v1/ConfigMap")[:8]). */
+    json_t *list = sk_discovery_resources("", "v1");
+    assert_string_equal(str(find_resource(list, "configmaps"), "storageVersionHash"),
+                        "qFsyl6wFWjQ=");
+    json_decref(list);
+}
+
+static void test_unknown_group_version(void **state)
+{
+    assert_null(sk_discovery_resources("", "v2"));
+    assert_null(sk_discovery_resources("apps", "v1"));
+    assert_null(sk_discovery_resources_text("coordination.k8s.io", "v1beta1", NULL));
+}
+
+static void *first_use(void *arg)
+{
+    return (void *)sk_discovery_resources_text("", "v1", NULL);
+}
+
+static void test_concurrent_first_use_is_shared(void **state)
+{
+    pthread_t t[4];
+    void *out[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, first_use, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_join(t[i], &out[i]), 0);
+    for (int i = 1; i < 4; i++)
+        assert_ptr_equal(out[i], out[0]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_concurrent_first_use_is_shared),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_text_matches_json),
+        cmocka_unit_test(test_core_versions),
+        cmocka_unit_test(test_groups_list_every_non_core_group),
+        cmocka_unit_test(test_group),
+        cmocka_unit_test(test_resources_cover_registry),
+        cmocka_unit_test(test_storage_version_hash_matches_kube),
+        cmocka_unit_test(test_unknown_group_version),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

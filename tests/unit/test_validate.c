@@ -1,0 +1,452 @@
+/*
+ * test_validate.c - validation rules per kind with kube-apiserver's exact
+ * messages, causes and decode errors.
+ */
+#include "api/registry.h"
+#include "api/validate.h"
+
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define SUBDOMAIN_MSG                                                                              \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "   \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "       \
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define LABEL_MSG                                                                                  \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+#define CONFIG_KEY_MSG                                                                             \
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "           \
+    "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "                    \
+    "'[-._a-zA-Z0-9]+')"
+
+static const sk_resource *res(const char *group, const char *resource)
+{
+    const sk_resource *r = sk_registry_find(group, "v1", resource);
+    assert_non_null(r);
+    return r;
+}
+
+static json_t *load(const char *s)
+{
+    json_error_t err;
+    json_t *v = json_loads(s, 0, &err);
+    if (!v)
+        fail_msg("bad test JSON %s: %s", s, err.text);
+    return v;
+}
+
+/* Validates obj (and old, may be NULL) and checks code and message. */
+static json_t *check(const sk_resource *r, const char *obj, const char *old, sk_err want,
+                     const char *want_msg)
+{
+    json_t *o = load(obj), *prev = old ? load(old) : NULL, *causes = NULL;
+    char *msg = NULL;
+    sk_err e = sk_validate_object(r, o, prev, &causes, &msg);
+    if (e != want)
+        fail_msg("validate %s: got %s (%s), want %s", obj, sk_err_name(e), msg ? msg : "",
+                 sk_err_name(want));
+    if (want_msg)
+        assert_string_equal(msg, want_msg);
+    free(msg);
+    json_decref(o);
+    json_decref(prev);
+    return causes;
+}
+
+static void ok(const sk_resource *r, const char *obj, const char *old)
+{
+    json_decref(check(r, obj, old, SK_OK, NULL));
+}
+
+static void invalid(const sk_resource *r, const char *obj, const char *old, const char *want)
+{
+    json_decref(check(r, obj, old, SK_ERR_INVALID, want));
+}
+
+static void test_name_formats(void **state)
+{
+    (void)state;
+    assert_null(sk_validate_dns1123_subdomain("a.b-c.d"));
+    assert_string_equal(sk_validate_dns1123_subdomain("A"), SUBDOMAIN_MSG);
+    assert_string_equal(sk_validate_dns1123_subdomain("a..b"), SUBDOMAIN_MSG);
+    assert_string_equal(sk_validate_dns1123_subdomain(""), SUBDOMAIN_MSG);
+    char long_name[300];
+    memset(long_name, 'a', 254);
+    long_name[254] = '\0';
+    assert_string_equal(sk_validate_dns1123_subdomain(long_name),
+                        "must be no more than 253 characters");
+    assert_null(sk_validate_dns1123_label("my-name"));
+    assert_string_equal(sk_validate_dns1123_label("a.b"), LABEL_MSG);
+    assert_string_equal(sk_validate_dns1123_label("-a"), LABEL_MSG);
+    long_name[64] = '\0';
+    assert_string_equal(sk_validate_dns1123_label(long_name), "must be no more than 63 characters");
+
+    const char *msgs[SK_VALIDATE_MAX_MSGS];
+    assert_int_equal(sk_validate_qualified_name("example.com/My_Name.1", msgs), 0);
+    assert_int_equal(sk_validate_qualified_name("Example.com/x", msgs), 1);
+    assert_int_equal(sk_validate_qualified_name("a/", msgs), 2);
+    assert_string_equal(msgs[0], "name part must be non-empty");
+    assert_int_equal(sk_validate_label_value("", msgs), 0);
+    assert_int_equal(sk_validate_label_value("a_b-c.d", msgs), 0);
+    assert_int_equal(sk_validate_label_value("a b", msgs), 1);
+}
+
+static void test_configmap_name(void **state)
+{
+    (void)state;
+    const sk_resource *cm = res("", "configmaps");
+    json_t *causes = check(cm, "{\"metadata\":{\"name\":\"Bad_Name\",\"namespace\":\"default\"}}",
+                           NULL, SK_ERR_INVALID,
+                           "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: "
+                           "\"Bad_Name\": " SUBDOMAIN_MSG);
+    assert_int_equal(json_array_size(causes), 1);
+    json_t *c = json_array_get(causes, 0);
+    assert_string_equal(json_string_value(json_object_get(c, "reason")), "FieldValueInvalid");
+    assert_string_equal(json_string_value(json_object_get(c, "field")), "metadata.name");
+    assert_string_equal(json_string_value(json_object_get(c, "message")),
+                        "Invalid value: \"Bad_Name\": " SUBDOMAIN_MSG);
+    json_decref(causes);
+
+    invalid(cm, "{\"metadata\":{\"namespace\":\"default\"}}", NULL,
+            "ConfigMap \"\" is invalid: metadata.name: Required value: name or generateName is "
+            "required");
+    invalid(cm, "{\"metadata\":{\"name\":\"a\"}}", NULL,
+            "ConfigMap \"a\" is invalid: metadata.namespace: Required value");
+    invalid(cm, "{\"metadata\":{\"name\":\"a\",\"generateName\":\"Gen-\",\"namespace\":\"d\"}}",
+            NULL,
+            "ConfigMap \"a\" is invalid: metadata.generateName: Invalid value: "
+            "\"Gen-\": " SUBDOMAIN_MSG);
+    ok(cm, "{\"metadata\":{\"name\":\"gen-x\",\"generateName\":\"gen-\",\"namespace\":\"d\"}}",
+       NULL);
+}
+
+static void test_configmap_data(void **state)
+{
+    (void)state;
+    const sk_resource *cm = res("", "configmaps");
+    ok(cm,
+       "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"data\":{\"a.b_C-1\":\"x\"},"
+       "\"binaryData\":{\"bin\":\"aGVsbG8=\"}}",
+       NULL);
+    invalid(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"data\":{\"a b\":\"x\"}}",
+            NULL, "ConfigMap \"c\" is invalid: data[a b]: Invalid value: \"a b\": " CONFIG_KEY_MSG);
+    invalid(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"data\":{\"..x\":\"x\"}}",
+            NULL,
+            "ConfigMap \"c\" is invalid: data[..x]: Invalid value: \"..x\": must not start with "
+            "'..'");
+    invalid(cm,
+            "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"data\":{\"k\":\"x\"},"
+            "\"binaryData\":{\"k\":\"eA==\"}}",
+            NULL,
+            "ConfigMap \"c\" is invalid: data[k]: Invalid value: \"k\": duplicate of key present "
+            "in binaryData");
+    /* Several errors are joined inside brackets. */
+    invalid(cm, "{\"metadata\":{\"name\":\"C\",\"namespace\":\"d\"},\"data\":{\"a b\":\"x\"}}",
+            NULL,
+            "ConfigMap \"C\" is invalid: [metadata.name: Invalid value: \"C\": " SUBDOMAIN_MSG
+            ", data[a b]: Invalid value: \"a b\": " CONFIG_KEY_MSG "]");
+
+    size_t big = 1024 * 1024 + 1;
+    char *value = malloc(big + 1);
+    memset(value, 'x', big);
+    value[big] = '\0';
+    json_t *o = load("{\"metadata\":{\"name\":\"big\",\"namespace\":\"d\"}}");
+    json_object_set_new(o, "data", json_pack("{s:s}", "k", value));
+    json_t *causes = NULL;
+    char *msg = NULL;
+    assert_int_equal(sk_validate_object(cm, o, NULL, &causes, &msg), SK_ERR_INVALID);
+    assert_string_equal(
+        msg, "ConfigMap \"big\" is invalid: []: Too long: must have at most 1048576 bytes");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "reason")),
+                        "FieldValueTooLong");
+    free(msg);
+    json_decref(causes);
+    json_decref(o);
+    free(value);
+}
+
+static void test_configmap_immutable(void **state)
+{
+    (void)state;
+    const sk_resource *cm = res("", "configmaps");
+    const char *old = "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"immutable\":true,"
+                      "\"data\":{\"a\":\"1\"}}";
+    ok(cm,
+       "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"labels\":{\"x\":\"y\"}},"
+       "\"immutable\":true,\"data\":{\"a\":\"1\"}}",
+       old);
+    invalid(cm,
+            "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"immutable\":true,"
+            "\"data\":{\"a\":\"2\"}}",
+            old,
+            "ConfigMap \"c\" is invalid: data: Forbidden: field is immutable when `immutable` is "
+            "set");
+    invalid(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"data\":{\"a\":\"1\"}}", old,
+            "ConfigMap \"c\" is invalid: immutable: Forbidden: field is immutable when "
+            "`immutable` is set");
+    /* Only a previously immutable object is frozen. */
+    ok(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"immutable\":true}",
+       "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"},\"data\":{\"a\":\"1\"}}");
+}
+
+static void test_metadata(void **state)
+{
+    (void)state;
+    const sk_resource *cm = res("", "configmaps");
+    invalid(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"labels\":{\"-x\":\"ok\"}}}",
+            NULL,
+            "ConfigMap \"c\" is invalid: metadata.labels: Invalid value: \"-x\": name part must "
+            "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+            "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+            "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+    invalid(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"labels\":{\"x\":\"a b\"}}}",
+            NULL,
+            "ConfigMap \"c\" is invalid: metadata.labels: Invalid value: \"a b\": a valid label "
+            "must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+            "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  "
+            "or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+    ok(cm,
+       "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"annotations\":{"
+       "\"Example.COM/Some_Key\":\"any value at all\"},\"finalizers\":[\"example.com/f\","
+       "\"kubernetes\"],\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"K\","
+       "\"name\":\"n\",\"uid\":\"u\"}]}}",
+       NULL);
+    invalid(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"finalizers\":[\"foo\"]}}",
+            NULL,
+            "ConfigMap \"c\" is invalid: metadata.finalizers: Invalid value: \"foo\": name is "
+            "neither a standard finalizer name nor is it fully qualified");
+    invalid(cm,
+            "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"ownerReferences\":[{"
+            "\"apiVersion\":\"apps/\",\"kind\":\"K\",\"name\":\"n\",\"uid\":\"\"}]}}",
+            NULL,
+            "ConfigMap \"c\" is invalid: [metadata.ownerReferences.apiVersion: Invalid value: "
+            "\"apps/\": version must not be empty, metadata.ownerReferences.uid: Invalid value: "
+            "\"\": uid must not be empty]");
+    invalid(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"generation\":-1}}", NULL,
+            "ConfigMap \"c\" is invalid: metadata.generation: Invalid value: -1: must be greater "
+            "than or equal to 0");
+
+    size_t big = 256 * 1024;
+    char *value = malloc(big + 1);
+    memset(value, 'x', big);
+    value[big] = '\0';
+    json_t *o = load("{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\"}}");
+    json_object_set_new(json_object_get(o, "metadata"), "annotations",
+                        json_pack("{s:s}", "k", value));
+    json_t *causes = NULL;
+    char *msg = NULL;
+    assert_int_equal(sk_validate_object(cm, o, NULL, &causes, &msg), SK_ERR_INVALID);
+    assert_string_equal(msg, "ConfigMap \"c\" is invalid: metadata.annotations: Too long: must "
+                             "have at most 262144 bytes");
+    free(msg);
+    json_decref(causes);
+    json_decref(o);
+    free(value);
+}
+
+static void test_decode_errors(void **state)
+{
+    (void)state;
+    const sk_resource *cm = res("", "configmaps"), *secrets = res("", "secrets");
+    json_t *causes =
+        check(cm, "{\"metadata\":{\"name\":\"c\",\"labels\":{\"a\":1}}}", NULL, SK_ERR_BAD_REQUEST,
+              "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: "
+              "cannot unmarshal number into Go struct field ObjectMeta.metadata.labels "
+              "of type string");
+    assert_null(causes);
+    check(cm, "{\"metadata\":\"x\"}", NULL, SK_ERR_BAD_REQUEST,
+          "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal "
+          "string into Go struct field ConfigMap.metadata of type v1.ObjectMeta");
+    check(cm, "{\"metadata\":{\"name\":\"c\"},\"data\":[]}", NULL, SK_ERR_BAD_REQUEST,
+          "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal "
+          "array into Go struct field ConfigMap.data of type map[string]string");
+    check(secrets, "{\"metadata\":{\"name\":\"s\"},\"data\":{\"k\":\"abc\"}}", NULL,
+          SK_ERR_BAD_REQUEST,
+          "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input "
+          "byte 0");
+    check(secrets, "{\"metadata\":{\"name\":\"s\"},\"data\":{\"k\":\"aGk*\"}}", NULL,
+          SK_ERR_BAD_REQUEST,
+          "Secret in version \"v1\" cannot be handled as a Secret: illegal base64 data at input "
+          "byte 3");
+    /* Null means absent, as in a Go decode. */
+    ok(cm, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"d\",\"labels\":null},\"data\":null}",
+       NULL);
+}
+
+static void test_secret(void **state)
+{
+    (void)state;
+    const sk_resource *secrets = res("", "secrets");
+    ok(secrets,
+       "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"type\":\"Opaque\","
+       "\"data\":{\"k\":\"aGk=\"},\"stringData\":{\"j\":\"x\"}}",
+       NULL);
+    invalid(secrets,
+            "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"stringData\":{\"a b\":\"x\"}}",
+            NULL, "Secret \"s\" is invalid: data[a b]: Invalid value: \"a b\": " CONFIG_KEY_MSG);
+    invalid(secrets,
+            "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"type\":\"kubernetes.io/tls\","
+            "\"data\":{\"tls.crt\":\"eA==\"}}",
+            NULL, "Secret \"s\" is invalid: data[tls.key]: Required value");
+    invalid(secrets,
+            "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},"
+            "\"type\":\"kubernetes.io/service-account-token\"}",
+            NULL,
+            "Secret \"s\" is invalid: metadata.annotations[kubernetes.io/service-account.name]: "
+            "Required value");
+    invalid(
+        secrets,
+        "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"type\":\"kubernetes.io/basic-auth\"}",
+        NULL,
+        "Secret \"s\" is invalid: [data[username]: Required value, data[password]: Required "
+        "value]");
+    invalid(secrets, "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"type\":\"b\"}",
+            "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"type\":\"a\"}",
+            "Secret \"s\" is invalid: type: Invalid value: \"b\": field is immutable");
+    invalid(secrets,
+            "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"immutable\":true,"
+            "\"data\":{\"k\":\"eQ==\"}}",
+            "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"immutable\":true,"
+            "\"data\":{\"k\":\"eA==\"}}",
+            "Secret \"s\" is invalid: data: Forbidden: field is immutable when `immutable` is set");
+}
+
+static void test_namespace_and_serviceaccount(void **state)
+{
+    (void)state;
+    const sk_resource *ns = res("", "namespaces"), *sa = res("", "serviceaccounts");
+    ok(ns, "{\"metadata\":{\"name\":\"team-a\"},\"spec\":{\"finalizers\":[\"kubernetes\"]}}", NULL);
+    invalid(ns, "{\"metadata\":{\"name\":\"a.b\"}}", NULL,
+            "Namespace \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": " LABEL_MSG);
+    invalid(ns, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"x\"}}", NULL,
+            "Namespace \"a\" is invalid: metadata.namespace: Forbidden: not allowed on this type");
+    invalid(ns, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"finalizers\":[\"foo\"]}}", NULL,
+            "Namespace \"a\" is invalid: spec.finalizers: Invalid value: \"foo\": name is neither "
+            "a standard finalizer name nor is it fully qualified");
+    ok(sa,
+       "{\"metadata\":{\"name\":\"default\",\"namespace\":\"d\"},\"secrets\":[{\"name\":\"x\"}]}",
+       NULL);
+    invalid(
+        sa, "{\"metadata\":{\"name\":\"a_b\",\"namespace\":\"d\"}}", NULL,
+        "ServiceAccount \"a_b\" is invalid: metadata.name: Invalid value: \"a_b\": " SUBDOMAIN_MSG);
+}
+
+static void test_lease(void **state)
+{
+    (void)state;
+    const sk_resource *lease = sk_registry_find("coordination.k8s.io", "v1", "leases");
+    assert_non_null(lease);
+    ok(lease,
+       "{\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"},\"spec\":{\"holderIdentity\":\"me\","
+       "\"leaseDurationSeconds\":15,\"leaseTransitions\":0,"
+       "\"acquireTime\":\"2024-01-02T03:04:05.000000Z\","
+       "\"renewTime\":\"2024-01-02T03:04:05.123456+02:00\"}}",
+       NULL);
+    invalid(
+        lease,
+        "{\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"},\"spec\":{\"leaseDurationSeconds\":0,"
+        "\"leaseTransitions\":-1}}",
+        NULL,
+        "Lease.coordination.k8s.io \"l\" is invalid: [spec.leaseDurationSeconds: Invalid "
+        "value: 0: must be greater than 0, spec.leaseTransitions: Invalid value: -1: must to "
+        "greater or equal than 0]");
+    check(lease,
+          "{\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"},"
+          "\"spec\":{\"renewTime\":\"2024-01-02T03:04:05Z\"}}",
+          NULL, SK_ERR_BAD_REQUEST,
+          "Lease in version \"v1\" cannot be handled as a Lease: parsing time "
+          "\"2024-01-02T03:04:05Z\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"Z\" "
+          "as \".000000\"");
+    check(lease,
+          "{\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"},"
+          "\"spec\":{\"renewTime\":\"2024-13-02T03:04:05.000000Z\"}}",
+          NULL, SK_ERR_BAD_REQUEST,
+          "Lease in version \"v1\" cannot be handled as a Lease: parsing time "
+          "\"2024-13-02T03:04:05.000000Z\": month out of range");
+    check(lease,
+          "{\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"},"
+          "\"spec\":{\"renewTime\":\"2023-02-29T03:04:05.000000Z\"}}",
+          NULL, SK_ERR_BAD_REQUEST,
+          "Lease in version \"v1\" cannot be handled as a Lease: parsing time "
+          "\"2023-02-29T03:04:05.000000Z\": day out of range");
+    check(lease,
+          "{\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"},"
+          "\"spec\":{\"renewTime\":\"2024-01-02T03:04:05.123Z\"}}",
+          NULL, SK_ERR_BAD_REQUEST,
+          "Lease in version \"v1\" cannot be handled as a Lease: parsing time "
+          "\"2024-01-02T03:04:05.123Z\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse "
+          "\".123Z\" as \".000000\"");
+    check(lease,
+          "{\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"},"
+          "\"spec\":{\"renewTime\":\"2024-01-02T03:04:05.123456\"}}",
+          NULL, SK_ERR_BAD_REQUEST,
+          "Lease in version \"v1\" cannot be handled as a Lease: parsing time "
+          "\"2024-01-02T03:04:05.123456\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse "
+          "\"\" as \"Z07:00\"");
+    check(lease,
+          "{\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"},"
+          "\"spec\":{\"leaseDurationSeconds\":\"15\"}}",
+          NULL, SK_ERR_BAD_REQUEST,
+          "Lease in version \"v1\" cannot be handled as a Lease: json: cannot unmarshal string "
+          "into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32");
+}
+
+static void test_event(void **state)
+{
+    (void)state;
+    const sk_resource *ev = res("", "events");
+    ok(ev,
+       "{\"metadata\":{\"name\":\"pod.17a\",\"namespace\":\"d\"},\"involvedObject\":{"
+       "\"kind\":\"Pod\",\"namespace\":\"d\",\"name\":\"pod\"},\"reason\":\"Started\"}",
+       NULL);
+    invalid(ev,
+            "{\"metadata\":{\"name\":\"e\",\"namespace\":\"d\"},\"involvedObject\":{"
+            "\"namespace\":\"other\"}}",
+            NULL,
+            "Event \"e\" is invalid: involvedObject.namespace: Invalid value: \"other\": does not "
+            "match event.namespace");
+    /* Legacy events are not held to DNS names, only to path segments. */
+    ok(ev,
+       "{\"metadata\":{\"name\":\"Weird_Name:1\",\"namespace\":\"d\"},\"involvedObject\":{"
+       "\"namespace\":\"d\"}}",
+       NULL);
+    invalid(ev,
+            "{\"metadata\":{\"name\":\"a/b\",\"namespace\":\"d\"},\"involvedObject\":{"
+            "\"namespace\":\"d\"}}",
+            NULL,
+            "Event \"a/b\" is invalid: metadata.name: Invalid value: \"a/b\": may not "
+            "contain '/'");
+    invalid(ev,
+            "{\"metadata\":{\"name\":\"e\",\"namespace\":\"d\"},\"involvedObject\":{"
+            "\"namespace\":\"d\"},\"eventTime\":\"2024-01-02T03:04:05.000000Z\"}",
+            NULL,
+            "Event \"e\" is invalid: [reportingComponent: Required value, reportingComponent: "
+            "Invalid value: \"\": name part must be non-empty, reportingComponent: Invalid value: "
+            "\"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must "
+            "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+            "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), "
+            "reportingInstance: Required value, action: Required value, reason: Required value]");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_name_formats),   cmocka_unit_test(test_configmap_name),
+        cmocka_unit_test(test_configmap_data), cmocka_unit_test(test_configmap_immutable),
+        cmocka_unit_test(test_metadata),       cmocka_unit_test(test_decode_errors),
+        cmocka_unit_test(test_secret),         cmocka_unit_test(test_namespace_and_serviceaccount),
+        cmocka_unit_test(test_lease),          cmocka_unit_test(test_event),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
