@@ -1,5 +1,10 @@
 # Turns migrations/<backend>/NNNN_name.sql into C arrays, so the binary
 # carries its own schema history and `sqlkube migrate` needs no files.
+# Run by the build (CMakeLists.txt) with -DSRC=... -DOUT=...; without them
+# file(APPEND) would treat the text as a file name and litter the tree.
+if(NOT DEFINED SRC OR NOT DEFINED OUT)
+  message(FATAL_ERROR "embed_migrations.cmake needs -DSRC=<migrations dir> -DOUT=<file.c>")
+endif()
 file(WRITE ${OUT} "/* generated from migrations/ by cmake/embed_migrations.cmake */\n#include \"store/migrations.h\"\n")
 foreach(backend sqlite postgres)
   file(GLOB files ${SRC}/${backend}/*.sql)

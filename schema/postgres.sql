@@ -34,7 +34,8 @@ CREATE TABLE sk_migrations (
     applied_at timestamptz NOT NULL DEFAULT now()  -- when it was applied
 );
 
--- Migration 0001_initial.
+-- Migration 0001_initial (and 0002_compaction_claim: two columns of
+-- sk_revision).
 
 -- Process-wide settings. Holds 'token_secret': 64 hex digits (32 random
 -- bytes) created at the first migration, the key that signs list continue
@@ -44,18 +45,30 @@ CREATE TABLE sk_meta (
     value text NOT NULL
 );
 
--- The revision counter: exactly one row (id = 1).
+-- The revision counter and the compaction state: exactly one row (id = 1).
 --   rev:         the last committed revision (0 in an empty store). A writer
 --                takes this row's lock (SELECT ... FOR UPDATE) for its whole
 --                transaction, so writers in every process take turns and
 --                revisions commit in order, without gaps.
 --   compact_rev: history older than this has been compacted away; reads at
 --                an older revision fail with Expired (410). Compaction
---                advances it batch by batch, as each prefix is complete.
+--                advances it batch by batch, as each prefix is complete, in
+--                the statement that deletes the batch, so no reader sees a
+--                row gone while its revision still reads as valid.
+--   compact_claimed_at, compact_claimed_by (migration 0002): the last claim
+--                of a compaction pass, in milliseconds since the Unix epoch
+--                by the server's clock (0: never), and who made it
+--                ("host:pid"). Each instance's periodic pass claims with a
+--                conditional UPDATE that succeeds only if the last claim is
+--                at least an interval old, so of several instances one
+--                compacts per interval; a manual `sqlkube compact` records
+--                its claim unconditionally.
 CREATE TABLE sk_revision (
     id          integer PRIMARY KEY CHECK (id = 1),
     rev         bigint NOT NULL,
-    compact_rev bigint NOT NULL
+    compact_rev bigint NOT NULL,
+    compact_claimed_at bigint NOT NULL DEFAULT 0,
+    compact_claimed_by text NOT NULL DEFAULT ''
 );
 INSERT INTO sk_revision (id, rev, compact_rev) VALUES (1, 0, 0);
 

@@ -30,7 +30,8 @@ CREATE TABLE sk_migrations (
     applied_at TEXT NOT NULL        -- when it was applied (RFC 3339, UTC)
 );
 
--- Migration 0001_initial.
+-- Migration 0001_initial (and 0002_compaction_claim: two columns of
+-- sk_revision).
 
 -- Process-wide settings. Holds 'token_secret': 64 hex digits (32 random
 -- bytes) created at the first migration, the key that signs list continue
@@ -40,17 +41,29 @@ CREATE TABLE sk_meta (
     value TEXT NOT NULL
 );
 
--- The revision counter: exactly one row (id = 1).
+-- The revision counter and the compaction state: exactly one row (id = 1).
 --   rev:         the last committed revision (0 in an empty store). The
 --                writer reads and advances it inside its write transaction;
 --                SQLite admits one writer at a time (BEGIN IMMEDIATE), so
 --                revisions commit in order.
 --   compact_rev: history older than this has been compacted away; reads at
---                an older revision fail with Expired (410).
+--                an older revision fail with Expired (410). Compaction
+--                advances it batch by batch, in the transaction that deletes
+--                the batch, so no reader sees a row gone while its revision
+--                still reads as valid.
+--   compact_claimed_at, compact_claimed_by (migration 0002): the last claim
+--                of a compaction pass, in milliseconds since the Unix epoch
+--                (0: never), and who made it ("host:pid"). A periodic pass
+--                claims with a conditional UPDATE that succeeds only if the
+--                last claim is at least an interval old, so of several
+--                processes sharing the file one compacts per interval; a
+--                manual `sqlkube compact` records its claim unconditionally.
 CREATE TABLE sk_revision (
     id          INTEGER PRIMARY KEY CHECK (id = 1),
     rev         INTEGER NOT NULL,
-    compact_rev INTEGER NOT NULL
+    compact_rev INTEGER NOT NULL,
+    compact_claimed_at INTEGER NOT NULL DEFAULT 0,
+    compact_claimed_by TEXT NOT NULL DEFAULT ''
 );
 INSERT INTO sk_revision (id, rev, compact_rev) VALUES (1, 0, 0);
 

@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "cache/cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,20 +28,71 @@
 #define MAX_SEGMENTS 10
 #define RV_WAIT_MS 3000
 
-sk_api *sk_api_new(sk_store *store, const sk_api_config *cfg)
+static void cache_moved(void *arg)
+{
+    sk_api *api = arg;
+    sk_watch_hub_notify(api->hub);
+}
+
+sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out)
 {
     sk_api *api = calloc(1, sizeof *api);
     SK_CHECK_ALLOC(api);
     api->store = store;
+    api->hub = sk_watch_hub_new();
+    api->metrics = sk_metrics_new();
     api->listen_addr = strdup(cfg && cfg->listen_addr ? cfg->listen_addr : "127.0.0.1:8080");
     SK_CHECK_ALLOC(api->listen_addr);
-    return api;
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    SK_CHECK(n <= sizeof api->cache_names / sizeof *api->cache_names);
+    for (size_t i = 0; i < n; i++)
+        api->cache_names[i] = all[i].resource;
+    sk_cache_config cc = {
+        .resources = api->cache_names,
+        .n_resources = (int)n,
+        .drop_rev_once = cfg ? cfg->cache_drop_rev_once : 0,
+    };
+    sk_err err = sk_cache_new(store, &cc, cache_moved, api, &api->cache);
+    if (err != SK_OK) {
+        sk_api_free(api);
+        return err;
+    }
+    *out = api;
+    return SK_OK;
+}
+
+void sk_api_stop_watches(sk_api *api, int grace_ms)
+{
+    api->stop_at_ms = sk_now_ms();
+    api->stop_grace_ms = grace_ms;
+    api->stopping = 1;
+    /* Wake everyone now; each watcher then ends at its own offset in the
+     * grace period (see watch.c), woken by the cache's ticks. */
+    sk_watch_hub_notify(api->hub);
+}
+
+void sk_api_wait_watches(sk_api *api, int timeout_ms)
+{
+    int64_t deadline = sk_now_ms() + timeout_ms;
+    sk_watch_stats st;
+    for (;;) {
+        sk_watch_hub_stats(api->hub, &st);
+        if (st.registered == 0 || sk_now_ms() >= deadline)
+            return;
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void sk_api_free(sk_api *api)
 {
     if (!api)
         return;
+    sk_watch_hub_stop(api->hub);
+    sk_cache_free(api->cache);
+    sk_watch_hub_free(api->hub);
+    sk_metrics_free(api->metrics);
     free(api->listen_addr);
     free(api);
 }
@@ -171,22 +223,27 @@ int call_submit_write(sk_api_call *call, sk_write *w, call_fn then)
     return STEP_WAIT;
 }
 
-sk_err wait_for_revision(sk_api *api, int64_t rev, int64_t *current_out)
+sk_err plan_read(sk_api *api, int64_t min_rev, int64_t *rev_out, int64_t *current_out)
 {
-    int64_t deadline = sk_now_ms() + RV_WAIT_MS;
-    for (;;) {
-        int64_t cur = 0;
-        sk_err err = sk_store_revisions(api->store, &cur, NULL);
-        if (err != SK_OK)
-            return err;
-        *current_out = cur;
-        if (cur >= rev)
-            return SK_OK;
-        if (sk_now_ms() >= deadline)
-            return SK_ERR_TIMEOUT;
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+    int64_t want = min_rev;
+    sk_err err = SK_OK;
+    if (min_rev < 0 && (err = sk_store_revisions(api->store, &want, NULL)) != SK_OK)
+        return err;
+    sk_cache_state st;
+    if (sk_cache_wait(api->cache, want, RV_WAIT_MS, &st) == SK_OK) {
+        *rev_out = st.rev;
+        return SK_OK;
     }
+    /* The cache is behind: the store decides whether the revision exists. */
+    int64_t cur = 0;
+    if ((err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
+        return err;
+    if (cur < want) {
+        *current_out = cur;
+        return SK_ERR_TIMEOUT;
+    }
+    *rev_out = cur;
+    return SK_OK;
 }
 
 void call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current)
@@ -237,7 +294,8 @@ static int reply_health(sk_api_call *call, const char *which)
 static int split_path(char *path, char **segs)
 {
     int n = 0;
-    for (char *tok = strtok(path, "/"); tok; tok = strtok(NULL, "/")) {
+    char *save = NULL;
+    for (char *tok = strtok_r(path, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
         if (n == MAX_SEGMENTS)
             return -1;
         segs[n++] = tok;
@@ -268,6 +326,19 @@ static int set_str(char **dst, const char *s)
     free(*dst);
     *dst = s ? strdup(s) : NULL;
     return 0;
+}
+
+/* A watch of one object: the collection watch narrowed by metadata.name. */
+static int handle_watch_item(sk_api_call *call)
+{
+    char *sel = NULL;
+    if (asprintf(&sel, "metadata.name=%s%s%s", call->name,
+                 call->q.field_selector && *call->q.field_selector ? "," : "",
+                 call->q.field_selector ? call->q.field_selector : "") < 0)
+        SK_CHECK(0);
+    free(call->q.field_selector);
+    call->q.field_selector = sel;
+    return handle_watch(call);
 }
 
 /* Routes a resource path given the segments after /api/v1 or /apis/g/v. */
@@ -308,31 +379,62 @@ static int route_resource(sk_api_call *call, const char *group, const char *vers
         return STEP_DONE;
     }
     if (call->name) {
-        if (method_is(call, "GET"))
-            return watch ? not_allowed(call) : handle_get(call);
-        if (method_is(call, "PUT"))
+        if (method_is(call, "GET")) {
+            call->verb = watch ? SK_REQ_WATCH : SK_REQ_GET;
+            return watch ? handle_watch_item(call) : handle_get(call);
+        }
+        if (method_is(call, "PUT")) {
+            call->verb = SK_REQ_UPDATE;
             return handle_update(call);
-        if (method_is(call, "PATCH"))
+        }
+        if (method_is(call, "PATCH")) {
+            call->verb = SK_REQ_PATCH;
             return handle_patch(call);
-        if (method_is(call, "DELETE"))
+        }
+        if (method_is(call, "DELETE")) {
+            call->verb = SK_REQ_DELETE;
             return handle_delete(call);
+        }
         return not_allowed(call);
     }
     if (method_is(call, "GET")) {
-        if (watch) {
-            call_reply_error(call, SK_ERR_METHOD_NOT_ALLOWED,
-                             "watch is not supported by this server yet");
-            return STEP_DONE;
-        }
-        return handle_list(call);
+        call->verb = watch ? SK_REQ_WATCH : SK_REQ_LIST;
+        return watch ? handle_watch(call) : handle_list(call);
     }
     if (call->all_namespaces)
         return not_allowed(call);
-    if (method_is(call, "POST"))
+    if (method_is(call, "POST")) {
+        call->verb = SK_REQ_CREATE;
         return handle_create(call);
-    if (method_is(call, "DELETE") && strcmp(call->res->resource, "namespaces") != 0)
+    }
+    if (method_is(call, "DELETE") && strcmp(call->res->resource, "namespaces") != 0) {
+        call->verb = SK_REQ_DELETECOLLECTION;
         return handle_delete_collection(call);
+    }
     return not_allowed(call);
+}
+
+static int reply_metrics(sk_api_call *call)
+{
+    sk_watch_stats ws;
+    sk_cache_stats cs;
+    sk_watch_hub_stats(call->api->hub, &ws);
+    sk_cache_get_stats(call->api->cache, &cs);
+    sk_metrics_gauges g = {
+        .registered_watchers = ws.registered,
+        .watch_events_sent = ws.events_sent,
+        .terminated_watchers = ws.terminated,
+        .cache_revision = cs.rev,
+        .store_revision = cs.store_rev,
+        .cache_objects = cs.objects,
+        .cache_events = cs.events,
+        .cache_rebuilds = cs.rebuilds,
+    };
+    call->status = 200;
+    call->content_type_out = "text/plain; version=0.0.4; charset=utf-8";
+    sk_buf_reset(&call->out);
+    sk_metrics_render(call->api->metrics, &g, &call->out);
+    return STEP_DONE;
 }
 
 static int route(sk_api_call *call)
@@ -350,6 +452,8 @@ static int route(sk_api_call *call)
     } else if (n == 1 && (!strcmp(segs[0], "healthz") || !strcmp(segs[0], "livez") ||
                           !strcmp(segs[0], "readyz"))) {
         rc = get ? reply_health(call, segs[0]) : not_allowed(call);
+    } else if (n == 1 && strcmp(segs[0], "metrics") == 0) {
+        rc = get ? reply_metrics(call) : not_allowed(call);
     } else if (n == 1 && strcmp(segs[0], "version") == 0) {
         rc = get ? reply_doc(call, sk_discovery_version_text(&len), &len) : not_allowed(call);
     } else if (n >= 1 && strcmp(segs[0], "openapi") == 0) {
@@ -442,6 +546,8 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     call->body_too_large = req->body_too_large;
     call->wake = wake;
     call->wake_arg = wake_arg;
+    call->start_us = sk_now_us();
+    call->verb = -1;
     call->want_table = call->accept && strstr(call->accept, "as=Table") != NULL;
     call->next = start;
     return call;
@@ -466,15 +572,18 @@ void sk_api_call_response(sk_api_call *call, sk_api_response *out)
 {
     out->status = call->status;
     out->content_type = call->content_type_out;
-    out->streaming = call->stream != NULL;
-    out->body = call->stream ? NULL : (call->out.data ? call->out.data : "");
-    out->body_len = call->stream ? 0 : call->out.len;
+    int streaming = call->stream != NULL || call->watch != NULL;
+    out->streaming = streaming;
+    out->body = streaming ? NULL : (call->out.data ? call->out.data : "");
+    out->body_len = streaming ? 0 : call->out.len;
     out->warnings = (const char *const *)call->warnings;
     out->n_warnings = call->n_warnings;
 }
 
 ssize_t sk_api_call_read(sk_api_call *call, char *buf, size_t max)
 {
+    if (call->watch)
+        return watch_stream_read(call->watch, buf, max);
     return list_stream_read(call->stream, buf, max);
 }
 
@@ -482,6 +591,9 @@ void sk_api_call_free(sk_api_call *call)
 {
     if (!call)
         return;
+    if (call->verb >= 0 && call->status)
+        sk_metrics_request(call->api->metrics, (sk_req_verb)call->verb, call->status,
+                           sk_now_us() - call->start_us);
     char **params = (char **)&call->q;
     for (size_t i = 0; i < sizeof call->q / sizeof(char *); i++)
         free(params[i]);
@@ -496,6 +608,7 @@ void sk_api_call_free(sk_api_call *call)
     free(call->name);
     sk_buf_free(&call->out);
     list_stream_free(call->stream);
+    watch_stream_free(call->watch);
     sk_row_clear(&call->write_row);
     sk_row_clear(&call->current);
     json_decref(call->work);

@@ -27,11 +27,21 @@ typedef struct sk_api sk_api;
 
 typedef struct sk_api_config {
     const char *listen_addr; /* "127.0.0.1:8080", for discovery */
+    /* Test-only: the watch cache's feed drops this revision once (a lost
+     * event), which must force a rebuild and close watchers with 410. */
+    int64_t cache_drop_rev_once;
 } sk_api_config;
 
-/* New API over store (borrowed; must outlive the api). */
-sk_api *sk_api_new(sk_store *store, const sk_api_config *cfg);
+/* New API over store (borrowed; must outlive the api): builds the watch
+ * cache from a consistent list and starts its feed. */
+sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out);
+/* Stops the watch fan-out and the cache, frees. NULL-safe. */
 void sk_api_free(sk_api *api);
+/* Shutdown: every watch stream ends within grace_ms, each at its own
+ * offset, so clients do not all reconnect at once. */
+void sk_api_stop_watches(sk_api *api, int grace_ms);
+/* Waits until every watch stream has ended or timeout_ms passes. */
+void sk_api_wait_watches(sk_api *api, int timeout_ms);
 /* Readiness (store reachable). */
 int sk_api_ready(sk_api *api);
 
@@ -72,7 +82,8 @@ typedef struct sk_api_response {
 
 void sk_api_call_response(sk_api_call *call, sk_api_response *out);
 /* Streaming body: copies up to max bytes into buf. Returns the count, 0 at
- * the end, -1 if the stream failed (the connection must be aborted). */
+ * the end, -1 if the stream failed (the connection must be aborted), -2 if
+ * there is nothing to send yet: the call's wake() runs when there may be. */
 ssize_t sk_api_call_read(sk_api_call *call, char *buf, size_t max);
 void sk_api_call_free(sk_api_call *call);
 

@@ -14,17 +14,28 @@
 #include "api/registry.h"
 #include "api/selector.h"
 #include "core/buf.h"
+#include "api/metrics.h"
+#include "cache/cache.h"
+#include "watch/hub.h"
 
 #include <jansson.h>
 
 struct sk_api {
     sk_store *store;
+    sk_watch_hub *hub;
+    sk_cache *cache;
+    sk_metrics *metrics;
+    const char *cache_names[16];
     char *listen_addr;
+    _Atomic int stopping; /* set once at shutdown: watches end */
+    int64_t stop_at_ms;   /* when stopping was set */
+    int stop_grace_ms;    /* watches end spread over this */
 };
 
 enum { STEP_WAIT = 0, STEP_DONE = 1, STEP_AGAIN = 2 };
 
 typedef struct list_stream list_stream;
+typedef struct watch_stream watch_stream;
 typedef struct sk_api_call sk_api_call;
 typedef int (*call_fn)(sk_api_call *call);
 
@@ -47,6 +58,8 @@ struct sk_api_call {
     int body_too_large;
     sk_api_wake_fn wake;
     void *wake_arg;
+    int64_t start_us; /* for the latency metric */
+    int verb;         /* sk_req_verb of a resource request, -1 for other paths */
 
     /* Route. */
     const sk_resource *res;
@@ -60,6 +73,7 @@ struct sk_api_call {
     const char *content_type_out;
     sk_buf out;
     list_stream *stream;
+    watch_stream *watch;
     char **warnings; /* Warning header values */
     size_t n_warnings;
 
@@ -99,9 +113,13 @@ void call_add_warning(sk_api_call *call, const char *text);
 int call_submit_write(sk_api_call *call, sk_write *w, call_fn then);
 /* Go's strconv.ParseBool. -1 if not a boolean. */
 int parse_bool(const char *s);
-/* Waits (bounded) until the store's revision reaches rev. SK_ERR_TIMEOUT if
- * it does not; *current_out = the revision seen last. */
-sk_err wait_for_revision(sk_api *api, int64_t rev, int64_t *current_out);
+/* The revision a read "not older than min_rev" is served at (min_rev < 0:
+ * a consistent read, at least the store's current revision; 0: any). Waits
+ * (bounded) for the watch cache to reach it; if the cache lags, the
+ * store's current revision (the read then falls back to SQL).
+ * SK_ERR_TIMEOUT: the store itself has not reached min_rev; *current_out
+ * is its revision. */
+sk_err plan_read(sk_api *api, int64_t min_rev, int64_t *rev_out, int64_t *current_out);
 void call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current);
 
 /* ---- objects.c ---- */
@@ -112,8 +130,28 @@ int handle_patch(sk_api_call *call);
 int handle_delete(sk_api_call *call);
 int handle_delete_collection(sk_api_call *call);
 
+/* ---- watch.c ---- */
+int handle_watch(sk_api_call *call);
+/* As sk_api_call_read; -2: nothing to send now, the call's wake runs later. */
+ssize_t watch_stream_read(watch_stream *ws, char *buf, size_t max);
+void watch_stream_free(watch_stream *ws);
+
 /* ---- list.c ---- */
 int handle_list(sk_api_call *call);
+/* A stream for a watch: the call's scope and selectors, items rendered as
+ * ADDED events. Replies and returns NULL on a bad parameter. */
+list_stream *list_stream_for_watch(sk_api_call *call);
+/* Starts streaming every object at rev as ADDED events. */
+void list_stream_start_initial(list_stream *ls, int64_t rev);
+/* The namespace the stream is scoped to, NULL for all. */
+const char *list_stream_ns(const list_stream *ls);
+int list_stream_matches(const list_stream *ls, json_t *obj);
+/* Non-zero if label or field selectors filter. */
+int list_stream_filters(const list_stream *ls);
+/* includeObject mode if the client wants Tables, else -1. */
+int list_stream_table_mode(const list_stream *ls);
+void table_render_single(sk_buf *b, const sk_resource *r, json_t *obj, int include_object,
+                         int64_t rev);
 /* Renders one object as a Table (for GET of a single item). */
 void table_reply_single(sk_api_call *call, const sk_row *row);
 ssize_t list_stream_read(list_stream *ls, char *buf, size_t max);

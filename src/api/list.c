@@ -17,6 +17,7 @@
  * items: JSON key order is free, and the token is only known at the end.
  */
 #include "api/internal.h"
+#include "api/outq.h"
 #include "api/status.h"
 #include "api/token.h"
 #include "core/check.h"
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #define CHUNK_ROWS 500
+#define CHUNK_BYTES (256 * 1024) /* a chunk ends early past this much output */
 #define SCAN_FACTOR 10 /* a filtered page scans at most limit * SCAN_FACTOR rows */
 
 typedef enum { LS_HEAD, LS_ITEMS, LS_TAIL, LS_END } ls_phase;
@@ -44,8 +46,8 @@ struct list_stream {
     char *after_ns, *after_name;
     int emitted, scanned_page, exhausted, has_more, first_item;
     ls_phase phase;
-    sk_buf out;
-    size_t out_pos;
+    int watch_events; /* render items as ADDED watch events, no list framing */
+    sk_outq out;
     int failed;
 };
 
@@ -220,6 +222,14 @@ static int include_object_mode(const char *s)
     return -1;
 }
 
+void table_render_single(sk_buf *b, const sk_resource *r, json_t *obj, int include_object,
+                         int64_t rev)
+{
+    table_head(b, r);
+    table_row(b, r, obj, include_object);
+    sk_buf_printf(b, "],\"metadata\":{\"resourceVersion\":\"%lld\"}}", (long long)rev);
+}
+
 void table_reply_single(sk_api_call *call, const sk_row *row)
 {
     int mode = include_object_mode(call->q.include_object);
@@ -227,9 +237,7 @@ void table_reply_single(sk_api_call *call, const sk_row *row)
     json_t *obj = json_loadb(row->value, row->value_len, 0, &jerr);
     SK_CHECK(obj != NULL);
     sk_buf b = SK_BUF_INIT;
-    table_head(&b, call->res);
-    table_row(&b, call->res, obj, mode < 0 ? 1 : mode);
-    sk_buf_printf(&b, "],\"metadata\":{\"resourceVersion\":\"%lld\"}}", (long long)row->rev);
+    table_render_single(&b, call->res, obj, mode < 0 ? 1 : mode, row->rev);
     call_reply_raw(call, 200, b.data, b.len);
     sk_buf_free(&b);
     json_decref(obj);
@@ -245,7 +253,19 @@ static const char *scope_ns(const list_stream *ls)
 typedef struct chunk_ctx {
     list_stream *ls;
     int rows;
+    int cut;       /* stopped before the range's end: more may follow */
+    sk_blob *blob; /* the row's bytes as a shared cache blob, NULL for SQL rows */
 } chunk_ctx;
+
+/* Queues the row's object bytes: a reference to the cache's blob, or a copy
+ * of a SQL row's value. */
+static void put_value(list_stream *ls, const chunk_ctx *cc, const sk_row *row)
+{
+    if (cc->blob)
+        sk_outq_blob(&ls->out, cc->blob);
+    else
+        sk_buf_append(&ls->out.text, row->value, row->value_len);
+}
 
 static void set_after(list_stream *ls, const char *ns, const char *name)
 {
@@ -277,14 +297,22 @@ static int chunk_row(void *arg, const sk_row *row)
                                           json_object_get(json_object_get(obj, "metadata"), "labels")) &&
                 (!ls->fields || sk_field_selector_matches(ls->fields, obj));
     }
-    if (match) {
+    if (match && ls->watch_events) {
+        sk_buf_puts(&ls->out.text, "{\"type\":\"ADDED\",\"object\":");
+        if (ls->table)
+            table_render_single(&ls->out.text, ls->res, obj, ls->include_object, row->rev);
+        else
+            put_value(ls, cc, row);
+        sk_buf_puts(&ls->out.text, "}\n");
+        ls->emitted++;
+    } else if (match) {
         if (!ls->first_item)
-            sk_buf_putc(&ls->out, ',');
+            sk_buf_putc(&ls->out.text, ',');
         ls->first_item = 0;
         if (ls->table)
-            table_row(&ls->out, ls->res, obj, ls->include_object);
+            table_row(&ls->out.text, ls->res, obj, ls->include_object);
         else
-            sk_buf_append(&ls->out, row->value, row->value_len);
+            put_value(ls, cc, row);
         ls->emitted++;
     }
     json_decref(obj);
@@ -292,7 +320,23 @@ static int chunk_row(void *arg, const sk_row *row)
         ls->has_more = 1; /* bounded work per page: hand back a token early */
         return 1;
     }
+    if (sk_outq_size(&ls->out) >= CHUNK_BYTES) {
+        cc->cut = 1; /* bounded memory per stream: send this, read on later */
+        return 1;
+    }
     return 0;
+}
+
+/* The cache's items as rows (borrowed bytes) for chunk_row. */
+static int cache_item(void *arg, const char *ns, const char *name, sk_blob *blob)
+{
+    chunk_ctx *cc = arg;
+    sk_row row = {.ns = (char *)ns, .name = (char *)name, .rev = sk_blob_rev(blob)};
+    row.value = (char *)sk_blob_data(blob, &row.value_len);
+    cc->blob = blob;
+    int stop = chunk_row(cc, &row);
+    cc->blob = NULL;
+    return stop;
 }
 
 /* Reads and renders the next chunk. */
@@ -312,20 +356,31 @@ static sk_err fetch_chunk(list_stream *ls)
         .rev = ls->rev,
         .limit = want,
     };
-    chunk_ctx cc = {ls, 0};
-    sk_err err = sk_store_list(ls->api->store, &q, chunk_row, &cc);
+    chunk_ctx cc = {ls, 0, 0, NULL};
+    sk_cache_list_query cq = {
+        .res = sk_cache_resource(ls->api->cache, ls->res->resource),
+        .ns = ls->ns,
+        .after_ns = ls->after_ns,
+        .after_name = ls->after_name,
+        .rev = ls->rev,
+        .limit = want,
+    };
+    int visited = 0;
+    sk_err err = sk_cache_list(ls->api->cache, &cq, cache_item, &cc, &visited);
+    int from_cache = err == SK_OK;
+    if (!from_cache) /* older than the cache's window, or newer than the cache: SQL */
+        err = sk_store_list(ls->api->store, &q, chunk_row, &cc);
+    sk_metrics_list_chunk(ls->api->metrics, from_cache);
     if (err != SK_OK)
         return err;
-    if (ls->has_more)
-        ls->exhausted = 1;
-    else if (cc.rows < want)
+    if (ls->has_more || (cc.rows < want && !cc.cut))
         ls->exhausted = 1;
     return SK_OK;
 }
 
 static void render_tail(list_stream *ls)
 {
-    sk_buf_printf(&ls->out, "],\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)ls->rev);
+    sk_buf_printf(&ls->out.text, "],\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)ls->rev);
     if (ls->has_more) {
         unsigned char secret[32];
         char qbuf[128];
@@ -338,14 +393,14 @@ static void render_tail(list_stream *ls)
                 .last_name = ls->after_name,
             };
             char *tok = sk_token_encode(&t, secret);
-            sk_buf_puts(&ls->out, ",\"continue\":");
-            sk_buf_json_string(&ls->out, tok);
+            sk_buf_puts(&ls->out.text, ",\"continue\":");
+            sk_buf_json_string(&ls->out.text, tok);
             free(tok);
         } else {
             ls->failed = 1;
         }
     }
-    sk_buf_puts(&ls->out, "}}");
+    sk_buf_puts(&ls->out.text, "}}");
 }
 
 /* Produces more output; returns -1 if the stream failed. */
@@ -353,10 +408,12 @@ static int advance(list_stream *ls)
 {
     switch (ls->phase) {
     case LS_HEAD:
-        if (ls->table)
-            table_head(&ls->out, ls->res);
+        if (ls->watch_events)
+            ;
+        else if (ls->table)
+            table_head(&ls->out.text, ls->res);
         else
-            sk_buf_printf(&ls->out, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"items\":[",
+            sk_buf_printf(&ls->out.text, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"items\":[",
                           ls->res->list_kind, sk_registry_api_version(ls->res));
         ls->phase = LS_ITEMS;
         return 0;
@@ -367,7 +424,8 @@ static int advance(list_stream *ls)
         }
         return fetch_chunk(ls) == SK_OK ? 0 : -1;
     case LS_TAIL:
-        render_tail(ls);
+        if (!ls->watch_events)
+            render_tail(ls);
         ls->phase = LS_END;
         return ls->failed ? -1 : 0;
     case LS_END:
@@ -378,19 +436,13 @@ static int advance(list_stream *ls)
 
 ssize_t list_stream_read(list_stream *ls, char *buf, size_t max)
 {
-    while (ls->out_pos == ls->out.len) {
+    size_t n;
+    while ((n = sk_outq_read(&ls->out, buf, max)) == 0) {
         if (ls->phase == LS_END)
             return 0;
-        sk_buf_reset(&ls->out);
-        ls->out_pos = 0;
         if (advance(ls) < 0)
             return -1;
     }
-    size_t n = ls->out.len - ls->out_pos;
-    if (n > max)
-        n = max;
-    memcpy(buf, ls->out.data + ls->out_pos, n);
-    ls->out_pos += n;
     return (ssize_t)n;
 }
 
@@ -403,7 +455,7 @@ void list_stream_free(list_stream *ls)
     free(ls->after_name);
     sk_label_selector_free(ls->labels);
     sk_field_selector_free(ls->fields);
-    sk_buf_free(&ls->out);
+    sk_outq_free(&ls->out);
     free(ls);
 }
 
@@ -506,22 +558,35 @@ static int settle_revision(sk_api_call *call, list_stream *ls)
         ls->rev = t.rev;
         set_after(ls, t.last_ns, t.last_name);
         sk_token_clear(&t);
+        /* The cache may still hold a compacted revision: the store decides. */
+        int64_t cur, compact;
+        if ((err = sk_store_revisions(call->api->store, &cur, &compact)) != SK_OK) {
+            call_reply_store_error(call, err, "");
+            return -1;
+        }
+        if (ls->rev < compact) {
+            reply_expired_token(call, ls);
+            return -1;
+        }
         return 0;
     }
-    int64_t cur;
-    sk_err err = sk_store_revisions(call->api->store, &cur, NULL);
+    int64_t want = rv ? sk_parse_i64(rv) : -1;
+    if (rv && want < 0) {
+        call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
+        return -1;
+    }
+    int64_t cur = 0;
+    sk_err err = plan_read(call->api, want, &ls->rev, &cur);
+    if (err == SK_ERR_TIMEOUT) {
+        call_reply_too_large_rv(call, want, cur);
+        return -1;
+    }
     if (err != SK_OK) {
         call_reply_store_error(call, err, "");
         return -1;
     }
-    ls->rev = cur;
     if (!rv)
-        return 0; /* consistent read: the store's current revision */
-    int64_t want = sk_parse_i64(rv);
-    if (want < 0) {
-        call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
-        return -1;
-    }
+        return 0; /* consistent read: at least the store's current revision */
     int exact = rvm ? strcmp(rvm, "Exact") == 0 : (ls->limit > 0 && want > 0);
     if (exact && want == 0) {
         reply_invalid_list_options(call, "resourceVersionMatch",
@@ -529,22 +594,22 @@ static int settle_revision(sk_api_call *call, list_stream *ls)
                                    "resourceVersion \"0\"");
         return -1;
     }
-    if (want > cur) {
-        err = wait_for_revision(call->api, want, &cur);
-        if (err == SK_ERR_TIMEOUT) {
-            call_reply_too_large_rv(call, want, cur);
+    if (exact) {
+        /* The cache may hold a revision the store has compacted for a tick. */
+        int64_t compact;
+        if ((err = sk_store_revisions(call->api->store, &cur, &compact)) != SK_OK ||
+            want < compact) {
+            call_reply_store_error(call, err != SK_OK ? err : SK_ERR_EXPIRED, "");
             return -1;
         }
-        if (err != SK_OK) {
-            call_reply_store_error(call, err, "");
-            return -1;
-        }
+        ls->rev = want;
     }
-    ls->rev = exact ? want : cur;
     return 0;
 }
 
-int handle_list(sk_api_call *call)
+/* A stream with the call's scope and selectors; replies and returns NULL on
+ * a bad parameter. */
+static list_stream *stream_new(sk_api_call *call)
 {
     list_stream *ls = calloc(1, sizeof *ls);
     SK_CHECK_ALLOC(ls);
@@ -563,14 +628,6 @@ int handle_list(sk_api_call *call)
         call_reply_error(call, SK_ERR_BAD_REQUEST, "includeObject: unsupported value");
         goto fail;
     }
-    if (call->q.limit && *call->q.limit) {
-        int64_t limit = sk_parse_i64(call->q.limit);
-        if (limit < 0) {
-            call_reply_error(call, SK_ERR_BAD_REQUEST, "limit must be a non-negative integer");
-            goto fail;
-        }
-        ls->limit = limit > 1000000 ? 1000000 : (int)limit;
-    }
     err = sk_label_selector_parse(call->q.label_selector ? call->q.label_selector : "", &ls->labels,
                                   &msg);
     if (err == SK_OK && call->q.field_selector && *call->q.field_selector)
@@ -586,6 +643,67 @@ int handle_list(sk_api_call *call)
             ls->ns = strdup(fns);
             SK_CHECK_ALLOC(ls->ns);
         }
+    }
+    free(msg);
+    return ls;
+fail:
+    free(msg);
+    list_stream_free(ls);
+    return NULL;
+}
+
+list_stream *list_stream_for_watch(sk_api_call *call)
+{
+    list_stream *ls = stream_new(call);
+    if (ls) {
+        ls->watch_events = 1;
+        ls->exhausted = 1; /* no initial events until list_stream_start_initial */
+    }
+    return ls;
+}
+
+void list_stream_start_initial(list_stream *ls, int64_t rev)
+{
+    ls->rev = rev;
+    ls->exhausted = rev == 0;
+    ls->phase = LS_ITEMS;
+}
+
+const char *list_stream_ns(const list_stream *ls)
+{
+    return ls->ns;
+}
+
+int list_stream_matches(const list_stream *ls, json_t *obj)
+{
+    return sk_label_selector_matches(ls->labels,
+                                     json_object_get(json_object_get(obj, "metadata"), "labels")) &&
+           (!ls->fields || sk_field_selector_matches(ls->fields, obj));
+}
+
+int list_stream_filters(const list_stream *ls)
+{
+    return !sk_label_selector_is_empty(ls->labels) || ls->fields != NULL;
+}
+
+int list_stream_table_mode(const list_stream *ls)
+{
+    return ls->table ? ls->include_object : -1;
+}
+
+int handle_list(sk_api_call *call)
+{
+    list_stream *ls = stream_new(call);
+    if (!ls)
+        return STEP_DONE;
+    sk_err err;
+    if (call->q.limit && *call->q.limit) {
+        int64_t limit = sk_parse_i64(call->q.limit);
+        if (limit < 0) {
+            call_reply_error(call, SK_ERR_BAD_REQUEST, "limit must be a non-negative integer");
+            goto fail;
+        }
+        ls->limit = limit > 1000000 ? 1000000 : (int)limit;
     }
     if (settle_revision(call, ls) < 0)
         goto fail;
@@ -603,10 +721,8 @@ int handle_list(sk_api_call *call)
     call->status = 200;
     call->content_type_out = "application/json";
     call->stream = ls;
-    free(msg);
     return STEP_DONE;
 fail:
-    free(msg);
     list_stream_free(ls);
     return STEP_DONE;
 }

@@ -16,6 +16,7 @@
  * Kubernetes; kubectl apply relies on that to print "unchanged".
  */
 #include "api/internal.h"
+#include "api/fieldcheck.h"
 #include "api/patch.h"
 #include "api/protobuf.h"
 #include "api/status.h"
@@ -217,41 +218,137 @@ static int check_dry_run(sk_api_call *call)
     return 0;
 }
 
+/* ---- field validation (?fieldValidation=) ---------------------------------- */
+
+typedef enum { FV_IGNORE, FV_WARN, FV_STRICT } field_validation;
+
+/* The directive; absent means Warn, as kube-apiserver. Replies on a bad value. */
+static int field_validation_mode(sk_api_call *call, field_validation *out)
+{
+    const char *v = call->q.field_validation;
+    if (!v || !*v || strcmp(v, "Warn") == 0)
+        *out = FV_WARN;
+    else if (strcmp(v, "Strict") == 0)
+        *out = FV_STRICT;
+    else if (strcmp(v, "Ignore") == 0)
+        *out = FV_IGNORE;
+    else {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "fieldValidation: Unsupported value: \"%.200s\": supported values: \"Ignore\", "
+                 "\"Strict\", \"Warn\"",
+                 v);
+        call_reply_error(call, SK_ERR_BAD_REQUEST, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* 422 Invalid on the field "patch", as kube-apiserver answers a patch whose
+ * result fails strict decoding: kubectl prints the cause. */
+static void reply_invalid_patch(sk_api_call *call, const char *value, const char *why)
+{
+    sk_buf full = SK_BUF_INIT;
+    sk_buf_printf(&full, "%s \"%s\" is invalid: patch: Invalid value: ", call->res->kind,
+                  call->name);
+    sk_buf_json_string(&full, value);
+    sk_buf_printf(&full, ": %s", why);
+    json_t *causes = json_array();
+    char detail[1024];
+    snprintf(detail, sizeof detail, "Invalid value: %.900s", why);
+    sk_status_add_cause(causes, "FieldValueInvalid", detail, "patch");
+    call_reply_status(call, SK_ERR_INVALID, full.data, call->res->group, call->res->kind,
+                      call->name, causes);
+    sk_buf_free(&full);
+}
+
+/* Acts on strict-decoding findings (stolen): warnings, or for Strict a 400
+ * (POST/PUT) or a 422 on the patch (patched != NULL). Returns -1 if it replied. */
+static int act_on_findings(sk_api_call *call, field_validation mode, json_t *findings,
+                           const json_t *patched)
+{
+    int rc = 0;
+    size_t i;
+    json_t *f;
+    if (json_array_size(findings) == 0)
+        goto out;
+    if (mode == FV_WARN) {
+        json_array_foreach(findings, i, f) call_add_warning(call, json_string_value(f));
+        goto out;
+    }
+    char *msg = NULL;
+    if (sk_fieldcheck_message(patched ? NULL : call->res, findings, &msg) != SK_OK)
+        msg = NULL;
+    if (!patched) {
+        call_reply_error(call, SK_ERR_BAD_REQUEST, msg ? msg : "strict decoding error");
+    } else {
+        char *value = json_dumps(patched, JSON_COMPACT);
+        reply_invalid_patch(call, value ? value : "", msg ? msg : "strict decoding error");
+        free(value);
+    }
+    free(msg);
+    rc = -1;
+out:
+    json_decref(findings);
+    return rc;
+}
+
+/* POST/PUT: strict decoding of the JSON body bytes. */
+static int check_body_fields(sk_api_call *call)
+{
+    field_validation mode;
+    if (field_validation_mode(call, &mode) < 0)
+        return -1;
+    if (mode == FV_IGNORE || (call->content_type && sk_protobuf_is_media(call->content_type)))
+        return 0; /* protobuf has no unknown or duplicate fields to report */
+    json_t *findings = NULL;
+    if (sk_fieldcheck_body(call->res, call->body, call->body_len, &findings) != SK_OK)
+        return 0; /* malformed JSON is reported by the parser */
+    return act_on_findings(call, mode, findings, NULL);
+}
+
 /* ---- get ------------------------------------------------------------------- */
 
 int handle_get(sk_api_call *call)
 {
-    int64_t min_rev = 0;
-    if (call->q.rv && *call->q.rv) {
-        min_rev = sk_parse_i64(call->q.rv);
-        if (min_rev < 0) {
-            call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
-            return STEP_DONE;
-        }
+    int64_t min_rev = -1; /* unset: a consistent read */
+    if (call->q.rv && *call->q.rv && (min_rev = sk_parse_i64(call->q.rv)) < 0) {
+        call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
+        return STEP_DONE;
     }
-    if (min_rev > 0) {
-        int64_t cur;
-        sk_err err = wait_for_revision(call->api, min_rev, &cur);
-        if (err == SK_ERR_TIMEOUT) {
-            call_reply_too_large_rv(call, min_rev, cur);
-            return STEP_DONE;
-        }
-        if (err != SK_OK) {
-            call_reply_store_error(call, err, call->name);
-            return STEP_DONE;
-        }
+    int64_t rev = 0, cur = 0;
+    sk_err err = plan_read(call->api, min_rev, &rev, &cur);
+    if (err == SK_ERR_TIMEOUT) {
+        call_reply_too_large_rv(call, min_rev, cur);
+        return STEP_DONE;
     }
     sk_row row = {0};
-    sk_err err = sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0, &row);
+    sk_blob *blob = NULL;
+    int res = sk_cache_resource(call->api->cache, call->res->resource);
+    if (err == SK_OK) {
+        err = sk_cache_get(call->api->cache, res, call->ns, call->name, rev, &blob);
+        if (err == SK_OK) {
+            row.value = (char *)sk_blob_data(blob, &row.value_len);
+            row.rev = sk_blob_rev(blob);
+        } else if (err != SK_ERR_NOT_FOUND) {
+            /* The cache lags behind the planned revision: read the store. */
+            err = sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0,
+                               &row);
+        }
+    }
     if (err != SK_OK) {
         call_reply_store_error(call, err, call->name);
-        return STEP_DONE;
+        goto out;
     }
     if (call->want_table)
         table_reply_single(call, &row);
     else
         call_reply_raw(call, 200, row.value, row.value_len);
-    sk_row_clear(&row);
+out:
+    if (blob)
+        sk_blob_unref(blob);
+    else
+        sk_row_clear(&row);
     return STEP_DONE;
 }
 
@@ -300,6 +397,8 @@ int handle_create(sk_api_call *call)
     json_t *obj = parse_body_object(call);
     if (!obj)
         return STEP_DONE;
+    if (check_body_fields(call) < 0)
+        goto fail;
     json_t *meta = meta_of(obj);
     const char *name = meta_str(obj, "name");
     const char *gen = meta_str(obj, "generateName");
@@ -353,6 +452,10 @@ static int compute_put(sk_api_call *call, json_t **out)
     json_t *obj = parse_body_object(call);
     if (!obj)
         return -1;
+    if (call->attempts == 0 && check_body_fields(call) < 0) {
+        json_decref(obj);
+        return -1;
+    }
     *out = obj;
     return 0;
 }
@@ -386,6 +489,22 @@ static int compute_patch(sk_api_call *call, json_t **out)
         json_decref(res);
         call_reply_error(call, SK_ERR_BAD_REQUEST, "the patched object is not a valid object");
         return -1;
+    }
+    field_validation mode;
+    if (field_validation_mode(call, &mode) < 0) {
+        json_decref(res);
+        return -1;
+    }
+    if (mode != FV_IGNORE && call->attempts == 0) {
+        json_t *findings = NULL;
+        sk_err ferr = type == SK_PATCH_JSON
+                          ? sk_fieldcheck_unknown(call->res, res, &findings)
+                          : sk_fieldcheck_patch(call->res, call->body, call->body_len, res,
+                                                &findings);
+        if (ferr == SK_OK && act_on_findings(call, mode, findings, res) < 0) {
+            json_decref(res);
+            return -1;
+        }
     }
     *out = res;
     return 0;
@@ -557,7 +676,15 @@ static int delete_preconditions(sk_api_call *call, int64_t *rev, char **uid)
     if (call->body_len == 0)
         return 0;
     json_error_t jerr;
-    json_t *opts = json_loadb(call->body, call->body_len, 0, &jerr);
+    json_t *opts = NULL;
+    char *why = NULL;
+    if (call->content_type && sk_protobuf_is_media(call->content_type)) {
+        if (sk_protobuf_to_json(call->body, call->body_len, &opts, &why) != SK_OK)
+            opts = NULL;
+        free(why);
+    } else {
+        opts = json_loadb(call->body, call->body_len, 0, &jerr);
+    }
     if (!json_is_object(opts)) {
         json_decref(opts);
         call_reply_error(call, SK_ERR_BAD_REQUEST, "the body of the request was in an unknown "

@@ -733,7 +733,8 @@ static void add_resource_paths(json_t *paths, json_t *schemas, const sk_resource
 /* ---- documents and cache -------------------------------------------------- */
 
 typedef struct gv_doc {
-    char *path; /* "api/v1" */
+    char *path;   /* "api/v1" */
+    json_t *json; /* kept for the schema accessors; never modified after build */
     char *text;
     size_t len;
     char hash[SK_OPENAPI_HASH_LEN + 1];
@@ -802,7 +803,9 @@ static void build(void)
         int w = gvs[i].group[0] ? asprintf(&d->path, "apis/%s", gvs[i].api_version)
                                 : asprintf(&d->path, "api/%s", gvs[i].api_version);
         SK_CHECK(w > 0);
-        d->text = serialize(gv_document(&gvs[i]), &d->len);
+        d->json = gv_document(&gvs[i]);
+        SK_CHECK_ALLOC(d->json);
+        d->text = serialize(json_incref(d->json), &d->len);
         sk_openapi_hash(d->text, d->len, d->hash);
         set(root_paths, d->path,
             json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path, "?hash=", d->hash));
@@ -841,6 +844,38 @@ const char *sk_openapi_v3_doc_hash(const char *gv_path)
 {
     const gv_doc *d = find_doc(gv_path);
     return d ? d->hash : NULL;
+}
+
+/* The components.schemas object of r's group/version document. */
+static const json_t *schemas_of(const sk_resource *r)
+{
+    char path[256];
+    int w = r->group[0] ? snprintf(path, sizeof path, "apis/%s/%s", r->group, r->version)
+                        : snprintf(path, sizeof path, "api/%s", r->version);
+    SK_CHECK(w > 0 && (size_t)w < sizeof path);
+    const gv_doc *d = find_doc(path);
+    SK_CHECK(d != NULL); /* every registry resource is served in some document */
+    return json_object_get(json_object_get(d->json, "components"), "schemas");
+}
+
+const json_t *sk_openapi_v3_kind_schema(const sk_resource *r)
+{
+    char name[256];
+    def_name(kind_def(r), name, sizeof name);
+    const json_t *s = json_object_get(schemas_of(r), name);
+    SK_CHECK(s != NULL);
+    return s;
+}
+
+const json_t *sk_openapi_v3_deref(const sk_resource *r, const json_t *schema)
+{
+    const char *ref = json_string_value(json_object_get(schema, "$ref"));
+    if (!ref)
+        return schema;
+    SK_CHECK(strncmp(ref, REF_PREFIX, strlen(REF_PREFIX)) == 0);
+    const json_t *s = json_object_get(schemas_of(r), ref + strlen(REF_PREFIX));
+    SK_CHECK(s != NULL); /* documents only reference definitions they contain */
+    return s;
 }
 
 static json_t *parse(const char *text, size_t len)

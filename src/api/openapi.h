@@ -21,6 +21,8 @@
 #ifndef SK_API_OPENAPI_H
 #define SK_API_OPENAPI_H
 
+#include "api/registry.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -45,5 +47,16 @@ const char *sk_openapi_v3_doc_hash(const char *gv_path);
 
 /* Writes the hash of data into out (NUL-terminated). */
 void sk_openapi_hash(const void *data, size_t len, char out[SK_OPENAPI_HASH_LEN + 1]);
+
+/*
+ * Schema access for server-side checks (field validation). Results are
+ * borrowed from the cached documents: immutable and valid for the process
+ * lifetime, so any thread may read them, but never incref/decref or modify
+ * them (jansson values are not safe to share otherwise).
+ */
+/* r's kind schema: the components.schemas entry of r's group/version document. */
+const json_t *sk_openapi_v3_kind_schema(const sk_resource *r);
+/* schema itself, or the definition its "$ref" names in r's document. */
+const json_t *sk_openapi_v3_deref(const sk_resource *r, const json_t *schema);
 
 #endif

@@ -29,6 +29,7 @@
 #define DEFAULT_DATA_DIR "./data"
 #define DEFAULT_COMPACT_INTERVAL_S 300
 #define DEFAULT_RETAIN_REVISIONS 10000
+#define DEFAULT_WATCH_GRACE_S 5
 
 typedef struct options {
     const char *listen;
@@ -36,6 +37,7 @@ typedef struct options {
     const char *db;
     int64_t compact_interval_s;
     int64_t retain;
+    int64_t watch_grace_s;
     int verbose;
 } options;
 
@@ -59,11 +61,13 @@ static void usage(FILE *f)
             "  --compact-interval SECS  serve: seconds between compactions, 0 = never (default %d)\n"
             "  --retain N               revisions kept by compaction (default %d; 0 = compact up\n"
             "                           to the current revision)\n"
+            "  --watch-grace SECS       serve: on SIGTERM, watches end spread over this many\n"
+            "                           seconds, so clients do not reconnect at once (default %d)\n"
             "  -v, --verbose            debug logging\n"
             "  --version                print the version\n"
             "  -h, --help               print this help\n",
             DEFAULT_LISTEN, DEFAULT_DATA_DIR, DEFAULT_COMPACT_INTERVAL_S,
-            DEFAULT_RETAIN_REVISIONS);
+            DEFAULT_RETAIN_REVISIONS, DEFAULT_WATCH_GRACE_S);
 }
 
 static int fail(const char *fmt, const char *arg)
@@ -173,6 +177,32 @@ typedef struct compactor {
     pthread_t thread;
 } compactor;
 
+/*
+ * One periodic pass. Of several instances sharing the database only the one
+ * whose claim lands compacts in an interval; the others skip it and see the
+ * new compact revision in the database when they read. The claim asks for
+ * nine tenths of the interval since the last claim, not all of it, so that
+ * timer and clock jitter between this host and the database never make a
+ * lone instance skip a whole interval.
+ */
+static void compact_periodic(compactor *c)
+{
+    int won = 0;
+    int64_t upto = 0, removed = 0;
+    sk_err err = sk_store_compact_claim(c->store, c->interval_s * 900, &won);
+    if (err != SK_OK || !won)
+        goto out;
+    err = compact_once(c->store, c->retain, &upto, &removed);
+out:
+    if (err != SK_OK)
+        sk_log_warn("compaction failed: %s", sk_err_name(err));
+    else if (!won)
+        sk_log_debug("compaction skipped: another instance claimed this interval");
+    else if (removed > 0)
+        sk_log_info("compacted up to revision %lld: %lld rows removed", (long long)upto,
+                    (long long)removed);
+}
+
 static void *compactor_main(void *arg)
 {
     compactor *c = arg;
@@ -186,13 +216,7 @@ static void *compactor_main(void *arg)
         if (c->stop)
             break;
         pthread_mutex_unlock(&c->mu);
-        int64_t upto = 0, removed = 0;
-        sk_err err = compact_once(c->store, c->retain, &upto, &removed);
-        if (err != SK_OK)
-            sk_log_warn("compaction failed: %s", sk_err_name(err));
-        else if (removed > 0)
-            sk_log_info("compacted up to revision %lld: %lld rows removed", (long long)upto,
-                        (long long)removed);
+        compact_periodic(c);
         pthread_mutex_lock(&c->mu);
     }
     pthread_mutex_unlock(&c->mu);
@@ -222,8 +246,14 @@ static int cmd_serve(const options *o, const char *db)
         fail("cannot create the default namespaces: %s", sk_err_name(err));
         goto out;
     }
-    sk_api_config cfg = {.listen_addr = o->listen};
-    api = sk_api_new(store, &cfg);
+    /* Test-only fault injection (see sk_api_config); never set in production. */
+    const char *drop = getenv("SQLKUBE_TEST_DROP_REVISION");
+    sk_api_config cfg = {.listen_addr = o->listen,
+                         .cache_drop_rev_once = drop ? sk_parse_i64(drop) : 0};
+    if ((err = sk_api_new(store, &cfg, &api)) != SK_OK) {
+        fail("cannot build the watch cache: %s", sk_err_name(err));
+        goto out;
+    }
     if (sk_http_start(o->listen, api, &srv, &msg) < 0) {
         fail("%s", msg ? msg : "cannot start the HTTP server");
         goto out;
@@ -257,8 +287,16 @@ out:
         pthread_mutex_unlock(&comp.mu);
         pthread_join(comp.thread, NULL);
     }
-    /* Close the store first: it drains pending writes, which resumes every
-     * suspended connection, so the HTTP server can then stop cleanly. */
+    /* Stop accepting, end the watches spread over the grace period, then
+     * resume every suspended connection before MHD stops: pending writes are
+     * drained (their connections resume with answers). */
+    if (api) {
+        sk_http_quiesce(srv);
+        sk_api_stop_watches(api, (int)(o->watch_grace_s * 1000));
+        sk_api_wait_watches(api, (int)(o->watch_grace_s * 1000) + 1000);
+    }
+    if (store)
+        sk_store_stop_writes(store);
     sk_http_stop(srv);
     sk_api_free(api);
     sk_store_close(store);
@@ -287,8 +325,13 @@ static int cmd_compact(const options *o, const char *db)
         free(msg);
         return 1;
     }
+    /* An operator's explicit request: it runs whatever the periodic
+     * compactors did, and records its claim so that they skip this interval. */
+    int won = 0;
     int64_t upto = 0, removed = 0;
-    sk_err err = compact_once(store, o->retain, &upto, &removed);
+    sk_err err = sk_store_compact_claim(store, 0, &won);
+    if (err == SK_OK)
+        err = compact_once(store, o->retain, &upto, &removed);
     sk_store_close(store);
     if (err != SK_OK)
         return fail("compaction failed: %s", sk_err_name(err));
@@ -299,14 +342,15 @@ static int cmd_compact(const options *o, const char *db)
 
 int main(int argc, char **argv)
 {
-    options o = {DEFAULT_LISTEN, DEFAULT_DATA_DIR, NULL, DEFAULT_COMPACT_INTERVAL_S,
-                 DEFAULT_RETAIN_REVISIONS, 0};
+    options o = {DEFAULT_LISTEN,           DEFAULT_DATA_DIR,      NULL, DEFAULT_COMPACT_INTERVAL_S,
+                 DEFAULT_RETAIN_REVISIONS, DEFAULT_WATCH_GRACE_S, 0};
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'},
         {"data-dir", required_argument, NULL, 'd'},
         {"db", required_argument, NULL, 'b'},
         {"compact-interval", required_argument, NULL, 'c'},
         {"retain", required_argument, NULL, 'r'},
+        {"watch-grace", required_argument, NULL, 'g'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -333,6 +377,10 @@ int main(int argc, char **argv)
         case 'r':
             if ((o.retain = sk_parse_i64(optarg)) < 0)
                 return fail("invalid --retain %s: want a whole number", optarg);
+            break;
+        case 'g':
+            if ((o.watch_grace_s = sk_parse_i64(optarg)) < 0)
+                return fail("invalid --watch-grace %s: want whole seconds", optarg);
             break;
         case 'v':
             o.verbose = 1;

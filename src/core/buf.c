@@ -45,6 +45,7 @@ void sk_buf_putc(sk_buf *b, char c)
 
 void sk_buf_printf(sk_buf *b, const char *fmt, ...)
 {
+    SK_CHECK(fmt != NULL); /* also tells GCC, which warns under UBSan otherwise */
     va_list ap;
     va_start(ap, fmt);
     va_list ap2;

@@ -10,6 +10,8 @@
 
 /* Monotonic milliseconds (for timeouts). */
 int64_t sk_now_ms(void);
+/* Monotonic microseconds (for latencies). */
+int64_t sk_now_us(void);
 /* Wall-clock seconds since the epoch. */
 int64_t sk_wall_s(void);
 /* Writes "2006-01-02T15:04:05Z" for t into out (at least 21 bytes). */

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 struct sk_http_server {
     struct MHD_Daemon *daemon;
     sk_api *api;
+    int quiesced; /* the listening socket is ours to close, and closed */
 };
 
 typedef struct conn_ctx {
@@ -72,10 +74,38 @@ static void conn_wake(void *arg)
     pthread_mutex_unlock(&cc->mu);
 }
 
+/* Non-zero if the peer has closed its end (a watch client that went away
+ * while nothing was flowing). */
+static int peer_gone(conn_ctx *cc)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(cc->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return 0;
+    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     conn_ctx *cc = cls;
+    pthread_mutex_lock(&cc->mu);
+    cc->woken = 0;
+    pthread_mutex_unlock(&cc->mu);
+    if (peer_gone(cc))
+        return MHD_CONTENT_READER_END_WITH_ERROR;
     ssize_t n = sk_api_call_read(cc->call, buf, max);
+    if (n == -2) {
+        /* Nothing to send: suspend until the call's wake (commit or tick),
+         * unless that wake already came. MHD calls us again after resume. */
+        pthread_mutex_lock(&cc->mu);
+        if (!cc->woken) {
+            cc->suspended = 1;
+            MHD_suspend_connection(cc->conn);
+        }
+        pthread_mutex_unlock(&cc->mu);
+        return 0;
+    }
     if (n == 0)
         return MHD_CONTENT_READER_END_OF_STREAM;
     if (n < 0)
@@ -237,7 +267,7 @@ int sk_http_start(const char *addr, sk_api *api, sk_http_server **out, char **er
     srv->api = api;
     srv->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-            MHD_USE_ERROR_LOG,
+            MHD_USE_ITC | MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)POOL_THREADS, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_CONNECTION_LIMIT, (unsigned)20000,
@@ -253,10 +283,20 @@ int sk_http_start(const char *addr, sk_api *api, sk_http_server **out, char **er
     return 0;
 }
 
+void sk_http_quiesce(sk_http_server *srv)
+{
+    if (!srv || srv->quiesced)
+        return;
+    MHD_socket fd = MHD_quiesce_daemon(srv->daemon);
+    srv->quiesced = 1;
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+}
+
 void sk_http_stop(sk_http_server *srv)
 {
     if (!srv)
         return;
-    MHD_stop_daemon(srv->daemon); /* also closes the listening socket */
+    MHD_stop_daemon(srv->daemon); /* also closes the listening socket, unless quiesced */
     free(srv);
 }

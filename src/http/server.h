@@ -17,6 +17,8 @@ typedef struct sk_http_server sk_http_server;
 /* Binds addr ("HOST:PORT", loopback by default) and starts serving api
  * (borrowed). On failure *errmsg is a new one-line message. */
 int sk_http_start(const char *addr, sk_api *api, sk_http_server **out, char **errmsg);
+/* Stops accepting new connections; open ones go on. NULL-safe. */
+void sk_http_quiesce(sk_http_server *srv);
 /* Stops accepting, closes connections, joins threads. NULL-safe. */
 void sk_http_stop(sk_http_server *srv);
 

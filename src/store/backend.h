@@ -42,7 +42,14 @@ typedef struct sk_backend_ops {
     sk_err (*commit_write)(sk_conn *c, int64_t rev);
     void (*rollback)(sk_conn *c);
 
-    /* Reads (autocommit, each statement one consistent snapshot). */
+    /*
+     * Reads (autocommit, each statement one consistent snapshot). get_at, list
+     * and history are each ONE statement that also reads compact_rev and
+     * yields no row at all when the snapshot's compact_rev is above the read's
+     * revision (at_rev, q->rev, after_rev): a row never comes from a range
+     * that compaction has begun to delete. store.c tells such an empty answer
+     * from a truly empty one by reading compact_rev afterwards (it only grows).
+     */
     sk_err (*revisions)(sk_conn *c, int64_t *rev_out, int64_t *compact_rev_out);
     /* Newest version of a key with rev <= at_rev (at_rev 0 = latest), tombstones
      * included (the caller interprets deleted). SK_ERR_NOT_FOUND if none. */
@@ -50,11 +57,39 @@ typedef struct sk_backend_ops {
                      int64_t at_rev, sk_row *out);
     sk_err (*list)(sk_conn *c, const sk_list_query *q, sk_row_fn fn, void *arg);
     sk_err (*history)(sk_conn *c, int64_t after_rev, int limit, sk_row_fn fn, void *arg);
-    /* One bounded compaction batch: deletes at most batch rows that are
-     * superseded by a version with rev <= upto_rev, or tombstones with
-     * rev <= upto_rev (and sets compact_rev = max(compact_rev, upto_rev) when
-     * nothing is left). *removed_out = rows deleted in this batch. */
-    sk_err (*compact_batch)(sk_conn *c, int64_t upto_rev, int batch, int64_t *removed_out);
+    /*
+     * One bounded compaction batch toward hi = min(upto_rev, current rev), in
+     * one transaction. A history row at revision s "retires" the version it
+     * superseded (unless that is a tombstone) and, if it is a tombstone,
+     * itself. Taking s upward from compact_rev, the batch deletes the victims
+     * of whole s (about batch rows: at most batch + 1, since a tombstone goes
+     * with the version it hides, never after it) and, in the same
+     * transaction, sets compact_rev to the revision below the first s it
+     * left, or to hi when none is left (*done_out = 1). compact_rev is thus
+     * both the cursor and the read barrier: it never falls behind a deleted
+     * row, and it never moves backwards. *removed_out = rows deleted.
+     * SQLite: when done, it also returns free pages and truncates the WAL.
+     */
+    sk_err (*compact_batch)(sk_conn *c, int64_t upto_rev, int batch, int64_t *removed_out,
+                            int *done_out);
+    /*
+     * Claims a compaction pass for claimant ("host:pid"): one conditional
+     * UPDATE of the revision row that records the database's clock (ms since
+     * the epoch) and claimant only if the recorded claim is at least
+     * interval_ms old (interval_ms 0: unconditionally). Concurrent claimers
+     * serialise on the row, and each re-checks the condition against the
+     * winner's value, so exactly one of them gets *won_out = 1.
+     */
+    sk_err (*compact_claim)(sk_conn *c, int64_t interval_ms, const char *claimant, int *won_out);
+    /*
+     * Commit notifications from every process (PostgreSQL LISTEN
+     * sqlkube_commit; NULL for SQLite, whose only writer is in-process).
+     * The first call on a connection starts listening; each call waits up
+     * to timeout_ms for a notification and drains all that are queued.
+     * SK_OK whether notified or timed out. The connection is then used for
+     * nothing else.
+     */
+    sk_err (*wait_notify)(sk_conn *c, int timeout_ms);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

@@ -33,8 +33,10 @@
 #include "store/backend.h"
 #include "store/migrations.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,13 @@ enum {
 };
 
 /*
+ * The read gate (see backend.h): the statement's own snapshot has not been
+ * compacted past revision P. It has no column of the scanned rows, so the
+ * planner makes it a one-time filter (an InitPlan) above the unchanged scan.
+ */
+#define NOT_COMPACTED(P) "(SELECT compact_rev FROM sk_revision WHERE id = 1) <= " P
+
+/*
  * A key's version is the one visible at snapshot $2 if no newer version of the
  * same key is also at or below $2. The outer index scan on
  * (resource, namespace, name, rev) already yields key order and the NOT
@@ -72,7 +81,8 @@ enum {
     "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = $1" KEY_RANGE                        \
     " AND h.rev <= $2 AND NOT h.deleted AND NOT EXISTS (SELECT 1 FROM sk_history n"                \
     " WHERE n.resource = h.resource AND n.namespace = h.namespace AND n.name = h.name"             \
-    " AND n.rev > h.rev AND n.rev <= $2 OFFSET 0) ORDER BY h.namespace, h.name LIMIT $3"
+    " AND n.rev > h.rev AND n.rev <= $2 OFFSET 0) AND " NOT_COMPACTED("$2")                        \
+    " ORDER BY h.namespace, h.name LIMIT $3"
 
 /* The history half of append; the statement goes on to fix sk_current. */
 #define INSERT_HISTORY(DELETED)                                                                    \
@@ -94,6 +104,7 @@ typedef enum {
     ST_LIST_NS_AFTER,
     ST_HISTORY,
     ST_COMPACT,
+    ST_CLAIM,
     ST_META_GET,
     ST__COUNT
 } stmt_id;
@@ -140,13 +151,13 @@ static const struct {
     [ST_REVISIONS] = {"revisions", "SELECT rev, compact_rev FROM sk_revision WHERE id = 1"},
     [ST_GET_AT] = {"get_at", "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = $1"
                              " AND h.namespace = $2 AND h.name = $3 AND h.rev <= $4"
-                             " ORDER BY h.rev DESC LIMIT 1"},
+                             " AND " NOT_COMPACTED("$4") " ORDER BY h.rev DESC LIMIT 1"},
     [ST_LIST_ALL] = {"list_all", LIST_SQL("")},
     [ST_LIST_ALL_AFTER] = {"list_all_after", LIST_SQL(" AND (h.namespace, h.name) > ($4, $5)")},
     [ST_LIST_NS] = {"list_ns", LIST_SQL(" AND h.namespace = $4")},
     [ST_LIST_NS_AFTER] = {"list_ns_after", LIST_SQL(" AND h.namespace = $4 AND h.name > $5")},
-    [ST_HISTORY] = {"history", "SELECT " ROW_COLS
-                               " FROM sk_history h WHERE h.rev > $1 ORDER BY h.rev LIMIT $2"},
+    [ST_HISTORY] = {"history", "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > $1"
+                               " AND " NOT_COMPACTED("$1") " ORDER BY h.rev LIMIT $2"},
     /*
      * One compaction batch ($1 upto, $2 batch size), as one statement, so one
      * snapshot and one short implicit transaction.
@@ -158,15 +169,19 @@ static const struct {
      * tombstone, which retires itself) and, if n is a tombstone, n itself. So
      * victims are produced in order of the revision s that retires them, by a
      * primary-key range scan starting where the last batch stopped: no batch
-     * rescans what earlier ones kept. Within one s the predecessor sorts
-     * before the tombstone, so a batch cut can never drop a tombstone while
-     * leaving the version it hides (that would resurrect a deleted object).
+     * rescans what earlier ones kept.
      *
-     * Of batch+1 candidates the first batch are deleted; if there were more,
-     * compaction is complete up to the revision before the first one kept and
-     * compact_rev moves there, else it moves to upto (capped at the current
-     * revision: compacting the future would skip rows not yet written). The
-     * revision row is locked only by that final UPDATE, just before commit.
+     * A batch takes whole s: the victims of every s up to S, the s of the
+     * batch-th candidate (so batch + 1 rows at most, as an s retires at most
+     * two). Cutting inside an s would be wrong twice over: dropping the
+     * predecessor leaves it gone while reads at s - 1 still count as valid,
+     * and dropping a tombstone before the version it hides would resurrect a
+     * deleted object. Of batch + 2 candidates, any beyond S mean compaction
+     * is complete up to the revision before the first of them and compact_rev
+     * moves there, else it moves to upto (capped at the current revision:
+     * compacting the future would skip rows not yet written). The revision
+     * row is locked only by that final UPDATE, just before commit. The result
+     * is (rows deleted, whether compaction reached its bound).
      */
     [ST_COMPACT] =
         {"compact",
@@ -178,14 +193,26 @@ static const struct {
          " AND p.rev < n.rev ORDER BY p.rev DESC LIMIT 1) p WHERE NOT p.deleted"
          " UNION ALL SELECT n.rev WHERE n.deleted) v"
          " WHERE n.rev > (SELECT lo FROM bound) AND n.rev <= (SELECT hi FROM bound)"
-         " ORDER BY n.rev, v.victim LIMIT $2::bigint + 1),"
-         " picked AS (SELECT s, victim, row_number() OVER (ORDER BY s, victim) AS i FROM cand),"
-         " gone AS (DELETE FROM sk_history WHERE rev IN"
-         " (SELECT victim FROM picked WHERE i <= $2::bigint) RETURNING rev),"
+         " ORDER BY n.rev, v.victim LIMIT $2::bigint + 2),"
+         " cut AS (SELECT s FROM cand ORDER BY s, victim OFFSET $2::bigint - 1 LIMIT 1),"
+         " rest AS (SELECT min(s) AS s FROM cand WHERE s > (SELECT s FROM cut)),"
+         " gone AS (DELETE FROM sk_history WHERE rev IN (SELECT victim FROM cand"
+         " WHERE s <= COALESCE((SELECT s FROM cut), (SELECT hi FROM bound))) RETURNING rev),"
          " mark AS (UPDATE sk_revision SET compact_rev = GREATEST(compact_rev,"
-         " COALESCE((SELECT s - 1 FROM picked WHERE i = $2::bigint + 1), (SELECT hi FROM bound)))"
-         " WHERE id = 1)"
-         " SELECT count(*) FROM gone"},
+         " COALESCE((SELECT s - 1 FROM rest), (SELECT hi FROM bound))) WHERE id = 1)"
+         " SELECT (SELECT count(*) FROM gone), (SELECT s FROM rest) IS NULL"},
+    /*
+     * Claims a compaction pass ($1 interval in ms, 0: unconditionally; $2
+     * claimant) by the server's clock, so instances on hosts with skewed
+     * clocks still agree. At READ COMMITTED a claimer that finds the row
+     * updated by a concurrent claim waits for it to commit and re-evaluates
+     * the condition against the new value: a compare-and-set, one winner.
+     */
+    [ST_CLAIM] =
+        {"claim",
+         "WITH t AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now)"
+         " UPDATE sk_revision SET compact_claimed_at = t.now, compact_claimed_by = $2"
+         " FROM t WHERE id = 1 AND ($1::bigint = 0 OR compact_claimed_at <= t.now - $1::bigint)"},
     [ST_META_GET] = {"meta_get", "SELECT value FROM sk_meta WHERE key = $1"},
 };
 
@@ -194,6 +221,7 @@ _Static_assert(ST__COUNT <= 32, "sk_conn.prepared has a bit per statement");
 struct sk_conn {
     PGconn *pg;
     unsigned prepared; /* bit i set: stmts[i].sql is prepared in this session */
+    int listening;     /* LISTEN sqlkube_commit issued (a notification connection) */
 };
 
 /* Length of s up to its first newline: libpq messages run on with hints. */
@@ -642,7 +670,8 @@ static sk_err pg_history(sk_conn *c, int64_t after_rev, int limit, sk_row_fn fn,
     return visit_rows(c, ST_HISTORY, 2, values, fn, arg);
 }
 
-static sk_err pg_compact_batch(sk_conn *c, int64_t upto_rev, int batch, int64_t *removed_out)
+static sk_err pg_compact_batch(sk_conn *c, int64_t upto_rev, int batch, int64_t *removed_out,
+                               int *done_out)
 {
     char upto[24], size[24];
     format_i64(upto, upto_rev);
@@ -658,9 +687,51 @@ static sk_err pg_compact_batch(sk_conn *c, int64_t upto_rev, int batch, int64_t 
         goto out;
     }
     *removed_out = removed;
+    *done_out = PQgetvalue(res, 0, 1)[0] == 't';
 out:
     PQclear(res);
     return err;
+}
+
+static sk_err pg_compact_claim(sk_conn *c, int64_t interval_ms, const char *claimant, int *won_out)
+{
+    char interval[24];
+    format_i64(interval, interval_ms);
+    const char *const values[] = {interval, claimant};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_CLAIM, 2, values, NULL, NULL, &res);
+    if (err == SK_OK)
+        *won_out = strcmp(PQcmdTuples(res), "1") == 0;
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_wait_notify(sk_conn *c, int timeout_ms)
+{
+    sk_err err = SK_OK;
+    PGnotify *n;
+    if (!c->listening) {
+        PGresult *res = PQexec(c->pg, "LISTEN sqlkube_commit");
+        err = check(c, res, "listen");
+        PQclear(res);
+        if (err != SK_OK)
+            return err;
+        c->listening = 1;
+        return SK_OK; /* the caller re-reads the revision: nothing is missed */
+    }
+    struct pollfd p = {.fd = PQsocket(c->pg), .events = POLLIN};
+    if (p.fd < 0)
+        return SK_ERR_UNAVAILABLE;
+    if (poll(&p, 1, timeout_ms) < 0 && errno != EINTR)
+        return SK_ERR_UNAVAILABLE;
+    if (!PQconsumeInput(c->pg)) {
+        sk_log_warn("postgres: notification connection: %.*s",
+                    first_line_len(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
+        return SK_ERR_UNAVAILABLE;
+    }
+    while ((n = PQnotifies(c->pg)) != NULL)
+        PQfreemem(n);
+    return SK_OK;
 }
 
 static sk_err pg_meta_get(sk_conn *c, const char *key, char **value_out)
@@ -698,5 +769,7 @@ const sk_backend_ops sk_backend_postgres = {
     .list = pg_list,
     .history = pg_history,
     .compact_batch = pg_compact_batch,
+    .compact_claim = pg_compact_claim,
+    .wait_notify = pg_wait_notify,
     .meta_get = pg_meta_get,
 };

@@ -13,6 +13,13 @@
  * The writer takes the revision lock with BEGIN IMMEDIATE: SQLite has one
  * writer at a time, so revisions commit in order. Readers use WAL snapshots
  * and never block the writer.
+ *
+ * Compaction shares that one write lock, and SQLite's waiters poll for it
+ * rather than queue. So waiters here poll every millisecond (SQLite's own
+ * busy timeout backs off to 100 ms sleeps and can miss every short gap), and
+ * compaction pauses after each batch as long as the batch took, at least
+ * two polls: the writer gets the lock at every gap, and waits at most about
+ * one batch, however long the whole pass.
  */
 #include "core/check.h"
 #include "core/util.h"
@@ -23,6 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define BUSY_POLL_MS 1
+#define BUSY_WAIT_MS 10000
 
 enum {
     ST_BEGIN,
@@ -40,8 +51,12 @@ enum {
     ST_LIST_ONE_NS,
     ST_LIST_ALL,
     ST_HISTORY,
-    ST_COMPACT,
+    ST_COMPACT_CANDIDATES,
+    ST_COMPACT_DELETE,
     ST_SET_COMPACT,
+    ST_CLAIM,
+    ST_FREELIST,
+    ST_VACUUM,
     ST_META_GET,
     ST__COUNT
 };
@@ -53,6 +68,14 @@ enum {
 #define LATEST_AT_SNAPSHOT                                                                         \
     "NOT EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource AND n.namespace = "     \
     "h.namespace AND n.name = h.name AND n.rev > h.rev AND n.rev <= ?4)"
+
+/* The read gate (see backend.h): the statement's own snapshot has not been
+ * compacted past revision P. Uncorrelated, so evaluated once, before the scan. */
+#define NOT_COMPACTED(P) "(SELECT compact_rev FROM sk_revision WHERE id = 1) <= " P
+
+/* The database's clock in milliseconds since the Unix epoch ('now' is fixed
+ * for the duration of one statement). */
+#define NOW_MS "CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)"
 
 static const char *const sql_text[ST__COUNT] = {
     [ST_BEGIN] = "BEGIN IMMEDIATE",
@@ -73,26 +96,39 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_DELETE_CURRENT] =
         "DELETE FROM sk_current WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
     [ST_GET_AT] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND h.namespace = "
-                  "?2 AND h.name = ?3 AND h.rev <= ?4 ORDER BY h.rev DESC LIMIT 1",
+                  "?2 AND h.name = ?3 AND h.rev <= ?4 AND " NOT_COMPACTED("?4")
+                  " ORDER BY h.rev DESC LIMIT 1",
     [ST_LIST_ONE_NS] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND "
                        "h.namespace = ?2 AND h.name > ?3 AND h.rev <= ?4 AND h.deleted = 0 "
-                       "AND " LATEST_AT_SNAPSHOT " ORDER BY h.resource, h.namespace, h.name "
+                       "AND " LATEST_AT_SNAPSHOT " AND " NOT_COMPACTED("?4")
+                       " ORDER BY h.resource, h.namespace, h.name "
                        "LIMIT ?5",
     [ST_LIST_ALL] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND "
                     "(h.namespace, h.name) > (?2, ?3) AND h.rev <= ?4 AND h.deleted = 0 "
-                    "AND " LATEST_AT_SNAPSHOT " ORDER BY h.resource, h.namespace, h.name "
+                    "AND " LATEST_AT_SNAPSHOT " AND " NOT_COMPACTED("?4")
+                    " ORDER BY h.resource, h.namespace, h.name "
                     "LIMIT ?5",
-    [ST_HISTORY] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > ?1 ORDER BY h.rev LIMIT ?2",
-    /* A version goes when a newer version of its key exists at or before the
-     * compact revision. A tombstone goes only once nothing older is left, so
-     * a batch boundary can never resurrect a deleted object. */
-    [ST_COMPACT] =
-        "DELETE FROM sk_history WHERE rev IN (SELECT h.rev FROM sk_history h WHERE h.rev <= ?1 "
-        "AND (EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource AND n.namespace = "
-        "h.namespace AND n.name = h.name AND n.rev > h.rev AND n.rev <= ?1) OR (h.deleted = 1 "
-        "AND NOT EXISTS (SELECT 1 FROM sk_history o WHERE o.resource = h.resource AND "
-        "o.namespace = h.namespace AND o.name = h.name AND o.rev < h.rev))) LIMIT ?2)",
+    [ST_HISTORY] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > ?1 AND "
+                   NOT_COMPACTED("?1") " ORDER BY h.rev LIMIT ?2",
+    /*
+     * The history rows s in (?1, ?2] in revision order, each with what it
+     * retires (backend.h): the version it superseded if that is not a
+     * tombstone (else 0), and itself if it is one. A rowid range scan from
+     * the cursor with one index probe per row, stepped only as far as the
+     * batch needs: no batch rescans what earlier batches kept.
+     */
+    [ST_COMPACT_CANDIDATES] =
+        "SELECT n.rev, n.deleted, coalesce((SELECT CASE WHEN p.deleted THEN 0 ELSE p.rev END "
+        "FROM sk_history p WHERE p.resource = n.resource AND p.namespace = n.namespace AND "
+        "p.name = n.name AND p.rev < n.rev ORDER BY p.rev DESC LIMIT 1), 0) FROM sk_history n "
+        "WHERE n.rev > ?1 AND n.rev <= ?2 ORDER BY n.rev",
+    [ST_COMPACT_DELETE] = "DELETE FROM sk_history WHERE rev = ?1",
     [ST_SET_COMPACT] = "UPDATE sk_revision SET compact_rev = max(compact_rev, ?1) WHERE id = 1",
+    [ST_CLAIM] = "UPDATE sk_revision SET compact_claimed_at = " NOW_MS ", compact_claimed_by = ?2 "
+                 "WHERE id = 1 AND (?1 = 0 OR compact_claimed_at <= " NOW_MS " - ?1)",
+    [ST_FREELIST] = "PRAGMA freelist_count",
+    /* 256 pages (1 MiB at the default page size) per transaction. */
+    [ST_VACUUM] = "PRAGMA incremental_vacuum(256)",
     [ST_META_GET] = "SELECT value FROM sk_meta WHERE key = ?1",
 };
 
@@ -210,6 +246,28 @@ static sk_err one_row(sk_conn *c, sqlite3_stmt *st, sk_row *out, const char *wha
     return err;
 }
 
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Busy handler: polls for the lock every BUSY_POLL_MS, for BUSY_WAIT_MS. */
+static int busy_poll(void *arg, int tries)
+{
+    if ((int64_t)tries * BUSY_POLL_MS >= BUSY_WAIT_MS)
+        return 0;
+    sleep_ms(BUSY_POLL_MS);
+    return 1;
+}
+
+/* After holding the write lock for took_ms, leaves it free as long (and at
+ * least two polls), so compaction takes at most about half the lock. */
+static void yield_write_lock(int64_t took_ms)
+{
+    sleep_ms(took_ms > 2 * BUSY_POLL_MS ? took_ms : 2 * BUSY_POLL_MS);
+}
+
 static sk_err sqlite_connect(const char *url, sk_conn **out, char **errmsg)
 {
     sk_err err = SK_OK;
@@ -225,7 +283,7 @@ static sk_err sqlite_connect(const char *url, sk_conn **out, char **errmsg)
         err = SK_ERR_UNAVAILABLE;
         goto out;
     }
-    sqlite3_busy_timeout(c->db, 10000);
+    sqlite3_busy_handler(c->db, busy_poll, NULL);
     /* auto_vacuum must precede the first table; it is a no-op on an existing file. */
     char *msg = NULL;
     rc = sqlite3_exec(c->db,
@@ -479,30 +537,141 @@ static sk_err sqlite_history(sk_conn *c, int64_t after_rev, int limit, sk_row_fn
     return visit_rows(c, st, fn, arg, "history");
 }
 
-static sk_err sqlite_compact_batch(sk_conn *c, int64_t upto_rev, int batch, int64_t *removed_out)
+/* Free pages in the file; 0 if that cannot be read (nothing to vacuum). */
+static int64_t free_pages(sk_conn *c)
 {
-    sqlite3_stmt *st = stmt(c, ST_COMPACT);
+    sqlite3_stmt *st = stmt(c, ST_FREELIST);
+    int64_t n = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    if (st)
+        sqlite3_reset(st);
+    return n;
+}
+
+/*
+ * Hands the pages compaction freed back to the file system and truncates the
+ * WAL. The vacuum moves pages under the write lock, so it goes a chunk per
+ * transaction and yields the lock between chunks; it stops when no page is
+ * left or a chunk freed none (a file created before auto_vacuum was set).
+ * Best effort: a failure leaves free pages, which later writes reuse anyway.
+ */
+static void give_back_space(sk_conn *c)
+{
+    int64_t left = free_pages(c);
+    while (left > 0) {
+        sqlite3_stmt *st = stmt(c, ST_VACUUM);
+        if (!st)
+            break;
+        int64_t start = sk_now_ms();
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            ; /* a row per page freed; the transaction ends with the statement */
+        sqlite3_reset(st);
+        int64_t before = left;
+        left = free_pages(c);
+        if (rc != SQLITE_DONE || left >= before)
+            break;
+        yield_write_lock(sk_now_ms() - start);
+    }
+    sqlite3_exec(c->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+}
+
+/*
+ * One batch in one write transaction: BEGIN IMMEDIATE, so the writer waits
+ * for it and the batch is kept short: at most 2 * batch history rows stepped
+ * from the cursor (a run of creates retires nothing, yet costs a probe each)
+ * and at most batch + 1 single-row deletes. The victims go and compact_rev
+ * moves past them in the same commit, so a reader's snapshot either still
+ * has the rows or already has the barrier that expires reads of them.
+ */
+static sk_err sqlite_compact_batch(sk_conn *c, int64_t upto_rev, int batch, int64_t *removed_out,
+                                   int *done_out)
+{
+    int64_t *victims = malloc(((size_t)batch + 1) * sizeof *victims);
+    SK_CHECK_ALLOC(victims);
+    int n = 0, done = 1;
+    int64_t removed = 0, start = sk_now_ms();
+    sqlite3_stmt *st = stmt(c, ST_BEGIN);
+    sk_err err = st ? run_done(c, st, "begin compaction") : SK_ERR_INTERNAL;
+    if (err != SK_OK)
+        goto out;
+    int64_t rev = 0, lo = 0;
+    if ((err = sqlite_revisions(c, &rev, &lo)) != SK_OK)
+        goto out;
+    int64_t hi = upto_rev < rev ? upto_rev : rev, mark = hi;
+    if (!(st = stmt(c, ST_COMPACT_CANDIDATES))) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+    int rc, steps = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t s = sqlite3_column_int64(st, 0), pred = sqlite3_column_int64(st, 2);
+        int dead = sqlite3_column_int(st, 1);
+        if (n >= batch || steps == 2 * batch) { /* s is left to the next batch */
+            mark = s - 1;
+            done = 0;
+            break;
+        }
+        steps++;
+        if (pred > 0)
+            victims[n++] = pred;
+        if (dead)
+            victims[n++] = s;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        err = map_rc(c, rc, "compaction candidates");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!(st = stmt(c, ST_COMPACT_DELETE))) {
+            err = SK_ERR_INTERNAL;
+            goto out;
+        }
+        sqlite3_bind_int64(st, 1, victims[i]);
+        if ((err = run_done(c, st, "compact")) != SK_OK)
+            goto out;
+        removed += sqlite3_changes64(c->db);
+    }
+    if (!(st = stmt(c, ST_SET_COMPACT))) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    sqlite3_bind_int64(st, 1, mark);
+    if ((err = run_done(c, st, "set compact revision")) != SK_OK)
+        goto out;
+    if (!(st = stmt(c, ST_COMMIT))) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    if ((err = run_done(c, st, "commit compaction")) != SK_OK)
+        goto out;
+    if (done)
+        give_back_space(c);
+    else
+        yield_write_lock(sk_now_ms() - start);
+    *removed_out = removed;
+    *done_out = done;
+out:
+    if (err != SK_OK)
+        sqlite_rollback(c);
+    free(victims);
+    return err;
+}
+
+static sk_err sqlite_compact_claim(sk_conn *c, int64_t interval_ms, const char *claimant,
+                                   int *won_out)
+{
+    sqlite3_stmt *st = stmt(c, ST_CLAIM);
     if (!st)
         return SK_ERR_INTERNAL;
-    sqlite3_bind_int64(st, 1, upto_rev);
-    sqlite3_bind_int(st, 2, batch);
-    sk_err err = run_done(c, st, "compact");
-    if (err != SK_OK)
-        return err;
-    int64_t removed = sqlite3_changes64(c->db);
-    if (removed == 0) {
-        st = stmt(c, ST_SET_COMPACT);
-        if (!st)
-            return SK_ERR_INTERNAL;
-        sqlite3_bind_int64(st, 1, upto_rev);
-        if ((err = run_done(c, st, "set compact revision")) != SK_OK)
-            return err;
-        /* Hand freed pages back to the file system and keep the WAL short. */
-        sqlite3_exec(c->db, "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);", NULL,
-                     NULL, NULL);
-    }
-    *removed_out = removed;
-    return SK_OK;
+    sqlite3_bind_int64(st, 1, interval_ms);
+    bind_text(st, 2, claimant);
+    sk_err err = run_done(c, st, "claim compaction");
+    if (err == SK_OK)
+        *won_out = sqlite3_changes64(c->db) == 1;
+    return err;
 }
 
 static sk_err sqlite_meta_get(sk_conn *c, const char *key, char **value_out)
@@ -539,5 +708,6 @@ const sk_backend_ops sk_backend_sqlite = {
     .list = sqlite_list,
     .history = sqlite_history,
     .compact_batch = sqlite_compact_batch,
+    .compact_claim = sqlite_compact_claim,
     .meta_get = sqlite_meta_get,
 };

@@ -21,16 +21,27 @@
  *
  * Reads borrow a pooled connection per call, so any number of threads can
  * read while the writer writes (SQLite WAL snapshots, PostgreSQL MVCC).
+ *
+ * Compaction and reads. Another process may compact at any moment, so a
+ * check of compact_rev before a read proves nothing about the read. Instead
+ * each backend read is one statement gated on compact_rev in its own
+ * snapshot (backend.h): it yields rows only from a snapshot in which its
+ * revision is still valid. An empty answer is then ambiguous, and only then
+ * is compact_rev read again: it only grows, so if the gate closed it is
+ * still closed, and the read expires instead of answering incompletely.
  */
 #include "store/store.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/util.h"
 #include "store/backend.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define MAX_BATCH 256
 #define POOL_KEEP 16
@@ -48,6 +59,7 @@ typedef struct pending {
 struct sk_store {
     const sk_backend_ops *ops;
     char *url;
+    char *claimant; /* "host:pid", recorded with compaction claims */
 
     pthread_t writer;
     pthread_mutex_t mu;
@@ -63,6 +75,16 @@ struct sk_store {
     pthread_mutex_t secret_mu;
     unsigned char secret[32];
     int have_secret;
+
+    /* sk_store_wait_commit: one waiter at a time on the notification
+     * connection (PostgreSQL LISTEN; NULL until first used). */
+    pthread_mutex_t notify_mu;
+    sk_conn *notify_conn;
+
+    /* Commit notification: the last revision this process committed. */
+    pthread_mutex_t commit_mu;
+    pthread_cond_t commit_cv;
+    int64_t committed_rev;
 };
 
 void sk_row_clear(sk_row *row)
@@ -203,18 +225,23 @@ static int cascade_one(void *arg, const sk_row *row)
 
 /*
  * Applies one intent inside the open transaction. *rev is the last assigned
- * revision; it advances only for writes that happen. Returns the intent's
+ * revision; it advances only for writes that happen. *ns_live names a
+ * namespace already seen live in this transaction (creates usually come in
+ * runs into one namespace: one lookup serves the run). Returns the intent's
  * outcome; *db_failed is set when the error came from the database (the
  * transaction is then unusable).
  */
-static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, int *db_failed)
+static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_live,
+                        int *db_failed)
 {
     sk_write *w = &p->w;
     sk_row cur = {0};
     sk_err err;
     *db_failed = 0;
 
-    if (w->require_namespace) {
+    if (w->op == SK_WRITE_DELETE && strcmp(w->resource, "namespaces") == 0)
+        *ns_live = NULL; /* a namespace may go: verify again */
+    if (w->require_namespace && !(*ns_live && strcmp(*ns_live, w->require_namespace) == 0)) {
         sk_row nsrow = {0};
         err = s->ops->get_current(s->wconn, "namespaces", "", w->require_namespace, &nsrow);
         sk_row_clear(&nsrow);
@@ -222,6 +249,7 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, int *db_failed)
             *db_failed = err != SK_ERR_NOT_FOUND;
             goto out;
         }
+        *ns_live = w->require_namespace;
     }
     err = s->ops->get_current(s->wconn, w->resource, w->ns, w->name, &cur);
     if (err != SK_OK && err != SK_ERR_NOT_FOUND) {
@@ -302,10 +330,11 @@ static int run_batch(sk_store *s, pending *first, int n)
         return 0;
     }
     int64_t rev = rev0;
+    const char *ns_live = NULL;
     pending *p = first;
     for (int i = 0; i < n; i++, p = p->next) {
         int db_failed = 0;
-        p->err = apply_one(s, p, &rev, &db_failed);
+        p->err = apply_one(s, p, &rev, &ns_live, &db_failed);
         if (db_failed) {
             s->ops->rollback(s->wconn);
             return 0;
@@ -320,6 +349,11 @@ static int run_batch(sk_store *s, pending *first, int n)
         s->ops->rollback(s->wconn);
         return 0;
     }
+    pthread_mutex_lock(&s->commit_mu);
+    if (rev > s->committed_rev)
+        s->committed_rev = rev;
+    pthread_cond_broadcast(&s->commit_cv);
+    pthread_mutex_unlock(&s->commit_mu);
     return 1;
 }
 
@@ -507,24 +541,41 @@ sk_err sk_store_open(const char *url, sk_store **out, char **errmsg)
     }
     s->url = strdup(url);
     SK_CHECK_ALLOC(s->url);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    SK_CHECK(asprintf(&s->claimant, "%s:%d", host, (int)getpid()) >= 0);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_mutex_init(&s->secret_mu, NULL);
+    pthread_mutex_init(&s->commit_mu, NULL);
+    pthread_mutex_init(&s->notify_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->commit_cv, &ca);
+    pthread_condattr_destroy(&ca);
     SK_CHECK(pthread_create(&s->writer, NULL, writer_main, s) == 0);
     *out = s;
     return SK_OK;
+}
+
+void sk_store_stop_writes(sk_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int was = s->stopping;
+    s->stopping = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    if (!was)
+        pthread_join(s->writer, NULL);
 }
 
 void sk_store_close(sk_store *s)
 {
     if (!s)
         return;
-    pthread_mutex_lock(&s->mu);
-    s->stopping = 1;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    pthread_join(s->writer, NULL);
+    sk_store_stop_writes(s);
     s->ops->disconnect(s->wconn);
     for (int i = 0; i < s->pool_len; i++)
         s->ops->disconnect(s->pool[i]);
@@ -532,7 +583,13 @@ void sk_store_close(sk_store *s)
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_mutex_destroy(&s->secret_mu);
+    pthread_mutex_destroy(&s->commit_mu);
+    pthread_mutex_destroy(&s->notify_mu);
+    if (s->notify_conn)
+        s->ops->disconnect(s->notify_conn);
+    pthread_cond_destroy(&s->commit_cv);
     free(s->url);
+    free(s->claimant);
     free(s);
 }
 
@@ -560,6 +617,31 @@ sk_err sk_store_revisions(sk_store *s, int64_t *rev_out, int64_t *compact_rev_ou
     return err;
 }
 
+/* After a gated read came back empty (see the top): SK_ERR_EXPIRED if rev is
+ * below the compact revision now, else SK_OK (the answer was truly empty). */
+static sk_err expired_if_compacted(sk_store *s, sk_conn *c, int64_t rev)
+{
+    int64_t cur, compact;
+    sk_err err = s->ops->revisions(c, &cur, &compact);
+    if (err == SK_OK && rev < compact)
+        err = SK_ERR_EXPIRED;
+    return err;
+}
+
+/* Passes rows on to the caller's visitor, counting them. */
+typedef struct counted {
+    sk_row_fn fn;
+    void *arg;
+    int64_t n;
+} counted;
+
+static int count_row(void *arg, const sk_row *row)
+{
+    counted *k = arg;
+    k->n++;
+    return k->fn(k->arg, row);
+}
+
 sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const char *name,
                     int64_t at_rev, sk_row *out)
 {
@@ -568,23 +650,18 @@ sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const cha
     if (err != SK_OK)
         return err;
     sk_row row = {0};
-    if (at_rev > 0) {
-        int64_t rev, compact;
-        if ((err = s->ops->revisions(c, &rev, &compact)) != SK_OK)
-            goto out;
-        if (at_rev < compact) {
-            err = SK_ERR_EXPIRED;
-            goto out;
-        }
-    }
     err = s->ops->get_at(c, resource, ns, name, at_rev, &row);
+    if (err == SK_ERR_NOT_FOUND && at_rev > 0) {
+        sk_err why = expired_if_compacted(s, c, at_rev);
+        if (why != SK_OK)
+            err = why;
+    }
     if (err == SK_OK && row.deleted)
         err = SK_ERR_NOT_FOUND;
     if (err == SK_OK) {
         *out = row;
         memset(&row, 0, sizeof row);
     }
-out:
     sk_row_clear(&row);
     pool_put(s, c, err);
     return err;
@@ -597,13 +674,7 @@ sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *ar
     sk_err err = pool_get(s, &c);
     if (err != SK_OK)
         return err;
-    int64_t rev, compact;
-    if ((err = s->ops->revisions(c, &rev, &compact)) != SK_OK)
-        goto out;
-    if (q->rev < compact) {
-        err = SK_ERR_EXPIRED;
-        goto out;
-    }
+    counted k = {fn, arg, 0};
     /* A one-namespace range with a start key from another namespace starts at
      * the range's beginning or lies wholly before the key: backends only ever
      * see a start name inside the namespace. */
@@ -615,8 +686,10 @@ sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *ar
         if (order < 0)
             nq.after_ns = nq.after_name = NULL;
     }
-    err = s->ops->list(c, &nq, fn, arg);
+    err = s->ops->list(c, &nq, count_row, &k);
 out:
+    if (err == SK_OK && k.n == 0)
+        err = expired_if_compacted(s, c, q->rev);
     pool_put(s, c, err);
     return err;
 }
@@ -627,8 +700,74 @@ sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn,
     sk_err err = pool_get(s, &c);
     if (err != SK_OK)
         return err;
-    err = s->ops->history(c, after_rev, limit, fn, arg);
+    counted k = {fn, arg, 0};
+    err = s->ops->history(c, after_rev, limit, count_row, &k);
+    if (err == SK_OK && k.n == 0)
+        err = expired_if_compacted(s, c, after_rev);
     pool_put(s, c, err);
+    return err;
+}
+
+/* One wait for a commit notification from any process, up to wait_ms, on
+ * the store's notification connection (opened on first use, reopened after
+ * an error). */
+static sk_err wait_notify(sk_store *s, int wait_ms)
+{
+    sk_err err = SK_OK;
+    if (!s->notify_conn) {
+        char *msg = NULL;
+        if ((err = s->ops->connect(s->url, &s->notify_conn, &msg)) != SK_OK) {
+            sk_log_warn("store: cannot open the notification connection: %s", msg ? msg : "");
+            free(msg);
+            return err;
+        }
+    }
+    if ((err = s->ops->wait_notify(s->notify_conn, wait_ms)) != SK_OK) {
+        s->ops->disconnect(s->notify_conn);
+        s->notify_conn = NULL;
+    }
+    return err;
+}
+
+sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out)
+{
+    /* SQLite: this process's writer signals commit_cv. PostgreSQL: every
+     * process's commit NOTIFYs; the revision is read again after each wake
+     * (and at least this often, should a notification be lost). */
+    const int poll_ms = s->ops->wait_notify ? 1000 : 100;
+    pthread_mutex_lock(&s->notify_mu);
+    int64_t deadline = sk_now_ms() + timeout_ms;
+    sk_err err;
+    for (;;) {
+        int64_t rev = 0;
+        if ((err = sk_store_revisions(s, &rev, NULL)) != SK_OK)
+            break;
+        int64_t now = sk_now_ms();
+        if (rev > after_rev || now >= deadline) {
+            *rev_out = rev;
+            break;
+        }
+        int wait_ms = (int)(deadline - now < poll_ms ? deadline - now : poll_ms);
+        if (s->ops->wait_notify) {
+            if ((err = wait_notify(s, wait_ms)) != SK_OK)
+                break;
+            continue;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += wait_ms / 1000;
+        until.tv_nsec += (wait_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&s->commit_mu);
+        while (s->committed_rev <= after_rev &&
+               pthread_cond_timedwait(&s->commit_cv, &s->commit_mu, &until) == 0)
+            ;
+        pthread_mutex_unlock(&s->commit_mu);
+    }
+    pthread_mutex_unlock(&s->notify_mu);
     return err;
 }
 
@@ -638,15 +777,31 @@ sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out)
     sk_err err = pool_get(s, &c);
     if (err != SK_OK)
         return err;
-    int64_t total = 0, removed;
-    do {
-        removed = 0;
-        err = s->ops->compact_batch(c, upto_rev, COMPACT_BATCH, &removed);
+    int64_t total = 0;
+    int done = 0;
+    while (err == SK_OK && !done) {
+        int64_t removed = 0;
+        err = s->ops->compact_batch(c, upto_rev, COMPACT_BATCH, &removed, &done);
         total += removed;
-    } while (err == SK_OK && removed > 0);
+    }
     pool_put(s, c, err);
     if (err == SK_OK && removed_out)
         *removed_out = total;
+    return err;
+}
+
+sk_err sk_store_compact_claim(sk_store *s, int64_t interval_ms, int *won_out)
+{
+    SK_CHECK(interval_ms >= 0);
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int won = 0;
+    err = s->ops->compact_claim(c, interval_ms, s->claimant, &won);
+    pool_put(s, c, err);
+    if (err == SK_OK)
+        *won_out = won;
     return err;
 }
 

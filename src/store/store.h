@@ -22,6 +22,12 @@
  * tombstones skipped, in (namespace, name) order, starting after an
  * exclusive key: a keyset range query, O(page) at any table size.
  *
+ * Compaction. Any process sharing the database may compact. A read at a
+ * revision below the compact revision fails with SK_ERR_EXPIRED, judged in
+ * the same database snapshot as the rows it reads: it never answers from a
+ * range another process has begun to compact, and it visits no row before
+ * failing.
+ *
  * Ownership. sk_row fields are owned by the row (sk_row_clear frees them);
  * rows passed to callbacks are borrowed for the duration of the call.
  */
@@ -102,7 +108,10 @@ typedef int (*sk_row_fn)(void *arg, const sk_row *row);
 sk_err sk_store_open(const char *url, sk_store **out, char **errmsg);
 /* Applies migrations and closes (for `sqlkube migrate`). */
 sk_err sk_store_migrate_only(const char *url, char **errmsg);
-/* Drains queued writes, stops the writer, closes connections. NULL-safe. */
+/* Drains queued writes and stops the writer; later writes fail with
+ * SK_ERR_UNAVAILABLE. Reads keep working. Idempotent. */
+void sk_store_stop_writes(sk_store *s);
+/* Stops writes (if not yet) and closes everything. NULL-safe. */
 void sk_store_close(sk_store *s);
 /* "sqlite" or "postgres". */
 const char *sk_store_backend_name(const sk_store *s);
@@ -116,7 +125,7 @@ sk_err sk_store_write(sk_store *s, sk_write *w, sk_row *out);
 sk_err sk_store_revisions(sk_store *s, int64_t *rev_out, int64_t *compact_rev_out);
 
 /* The version of a key live at revision at_rev (0 = latest). SK_ERR_NOT_FOUND
- * if absent at that revision, SK_ERR_EXPIRED if at_rev <= the compact rev. */
+ * if absent at that revision, SK_ERR_EXPIRED if at_rev < the compact rev. */
 sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const char *name,
                     int64_t at_rev, sk_row *out);
 
@@ -130,17 +139,40 @@ typedef struct sk_list_query {
 } sk_list_query;
 
 /* Visits up to q->limit live objects at q->rev in key order. SK_ERR_EXPIRED
- * if q->rev is older than the compact revision. */
+ * (no row visited) if q->rev is older than the compact revision. */
 sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *arg);
 
 /* Visits history rows with rev > after_rev in revision order, at most limit
- * (the commit feed: what a watch cache replays). */
+ * (the commit feed: what a watch cache replays). SK_ERR_EXPIRED (no row
+ * visited) if after_rev is older than the compact revision: the feed after it
+ * may have lost rows. From the compact revision on it is complete. */
 sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn, void *arg);
 
+/*
+ * Waits until the store's revision exceeds after_rev or timeout_ms passes,
+ * then sets *rev_out to the current revision. SQLite: this process's commits
+ * wake the waiter at once. PostgreSQL: every process's commits do, through
+ * LISTEN/NOTIFY on a connection of its own (one NOTIFY per committed batch).
+ * Meant for one feed: concurrent callers take turns.
+ */
+sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out);
+
 /* Removes versions superseded at or before upto_rev and tombstones at or
- * before it, in short batches; records upto_rev as the compact revision.
- * *removed_out counts deleted rows. */
+ * before it, in short batches (each its own transaction, advancing the
+ * compact revision with its deletions); the compact revision ends at upto_rev,
+ * capped at the current revision. *removed_out counts deleted rows. Runs
+ * whether or not this process holds the claim below. */
 sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out);
+
+/*
+ * Claims a compaction pass for this process ("host:pid"), for when several
+ * processes share the database: one conditional UPDATE records the claim
+ * only if the last recorded claim, by anyone, is at least interval_ms old by
+ * the database's clock. Concurrent claimers within one interval: exactly one
+ * gets *won_out = 1, the rest 0 and skip the pass. interval_ms 0 claims
+ * unconditionally (a manual pass records itself so periodic ones skip).
+ */
+sk_err sk_store_compact_claim(sk_store *s, int64_t interval_ms, int *won_out);
 
 /* The 32-byte secret (created at first migration) that signs continue tokens. */
 sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);

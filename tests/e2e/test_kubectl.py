@@ -216,10 +216,11 @@ class KubectlBasics(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.ok("patch", "cm", "x", "-n", ns, "--type=json",
                 "-p", '[{"op":"remove","path":"/data/a"},{"op":"replace","path":"/data/k2","value":"w"}]')
         self.assertEqual(self.get_json("cm", "x", "-n", ns)["data"], {"k2": "w"})
-        # a failing "test" op must not change anything
+        # a failing "test" op must not change anything; kube-apiserver answers
+        # 422 Invalid without details, which kubectl prints as "The request is invalid"
         p = self.bad("patch", "cm", "x", "-n", ns, "--type=json",
                      "-p", '[{"op":"test","path":"/data/k2","value":"nope"},{"op":"add","path":"/data/z","value":"1"}]')
-        self.assertIn("Error from server", p.stderr)
+        self.assertIn("The request is invalid", p.stderr)
         self.assertEqual(self.get_json("cm", "x", "-n", ns)["data"], {"k2": "w"})
 
     def test_patch_strategic_default(self):

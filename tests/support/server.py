@@ -126,8 +126,11 @@ class Response:
 class Server:
     """One sqlkube process (restartable on the same data dir and database)."""
 
-    def __init__(self, name="server", db_url=None):
+    def __init__(self, name="server", db_url=None, extra_args=(), env=None):
         root = CONFIG.ensure_work_dir()
+        # Watches end within a second of SIGTERM (well inside STOP_GRACE).
+        self.extra_args = ["--watch-grace", "1"] + list(extra_args)
+        self.env = env
         n = next(_counter)
         self.name = "%s-%d" % (re.sub(r"[^A-Za-z0-9_]+", "_", name), n)
         self.data_dir = os.path.join(root, self.name)
@@ -162,7 +165,7 @@ class Server:
                "--data-dir", self.data_dir]
         if self.db_url:
             cmd += ["--db", self.db_url]
-        return cmd
+        return cmd + self.extra_args
 
     def start(self):
         """Start the process and wait for /readyz. Retries on a lost port race."""
@@ -177,9 +180,10 @@ class Server:
             cmd = self.command()
             self._log_file.write(("# %s\n" % " ".join(cmd)).encode())
             self._log_file.flush()
+            env = dict(os.environ, **self.env) if self.env else None
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log_file,
                                          stderr=subprocess.STDOUT, cwd=self.data_dir,
-                                         start_new_session=True)
+                                         start_new_session=True, env=env)
             if not STARTED or STARTED[-1] is not self:
                 STARTED.append(self)
             try:

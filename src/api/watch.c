@@ -1,0 +1,337 @@
+/*
+ * watch.c - WATCH (?watch=true) as a cursor over committed history.
+ *
+ * A watch stream is: optional initial events (every object at a revision
+ * R, as ADDED, streamed in chunks by list.c: constant memory), optionally a
+ * BOOKMARK marking their end (watch-list, sendInitialEvents=true), then
+ * every later change of the resource in revision order, read from the
+ * store's gap-free history after the stream's cursor. Because the history
+ * is the source, no event can be lost and a resumed watch (resourceVersion
+ * N) gets exactly the changes after N; a cursor older than the compact
+ * revision gets an ERROR event with 410 Expired, as kube-apiserver sends.
+ *
+ * With selectors, a change is judged against the object before and after
+ * it: entering the selection is ADDED, leaving it is DELETED (the new
+ * object), as kube-apiserver's watch cache does.
+ *
+ * When nothing is left to send the stream parks in the watch hub and the
+ * HTTP layer suspends the connection: no thread and no queue per watcher.
+ */
+#include "api/internal.h"
+#include "api/outq.h"
+#include "api/status.h"
+#include "core/check.h"
+#include "core/util.h"
+#include "watch/hub.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_HIGH_WATER (256 * 1024) /* stop reading events past this much output */
+#define BOOKMARK_INTERVAL_MS 60000
+#define EXPIRED_REASON_FMT "too old resource version: %lld (%lld)"
+
+struct watch_stream {
+    sk_api *api;
+    const sk_resource *res;
+    list_stream *ls; /* scope, selectors, initial events */
+    int initial;     /* initial events still streaming */
+    int end_bookmark;
+    int bookmarks;
+    int res_idx;    /* the resource in the cache */
+    uint64_t gen;   /* the cache generation the cursor belongs to */
+    int64_t cursor; /* last revision examined */
+    int64_t bookmark_rev;
+    int64_t deadline_ms; /* 0: none */
+    int64_t start_us;
+    uint32_t spread; /* at shutdown, ends this fraction (of 2^32) into the grace period */
+    int64_t last_sent_ms;
+    sk_outq out;
+    int ended;
+    uint64_t ticket;
+    sk_api_wake_fn wake;
+    void *wake_arg;
+};
+
+static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
+{
+    sk_buf_printf(&ws->out.text,
+                  "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
+                  "\"metadata\":{\"resourceVersion\":\"%lld\"",
+                  ws->res->kind, sk_registry_api_version(ws->res), (long long)rev);
+    if (initial_end)
+        sk_buf_puts(&ws->out.text, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}");
+    sk_buf_puts(&ws->out.text, "}}}\n");
+    ws->bookmark_rev = rev;
+}
+
+/* Queues one event: the object as a reference to the cache's shared bytes
+ * (or a Table rendered for this watcher). */
+static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json_t *obj,
+                         int64_t rev)
+{
+    sk_buf_printf(&ws->out.text, "{\"type\":\"%s\",\"object\":", type);
+    int table = list_stream_table_mode(ws->ls);
+    if (table >= 0)
+        table_render_single(&ws->out.text, ws->res, obj, table, rev);
+    else
+        sk_outq_blob(&ws->out, blob);
+    sk_buf_puts(&ws->out.text, "}\n");
+}
+
+static void render_expired(watch_stream *ws, int64_t oldest)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, EXPIRED_REASON_FMT, (long long)ws->cursor, (long long)oldest);
+    json_t *st = sk_status_new(SK_ERR_EXPIRED, msg, NULL, NULL, NULL, NULL);
+    char *text = json_dumps(st, JSON_COMPACT);
+    SK_CHECK_ALLOC(text);
+    sk_buf_printf(&ws->out.text, "{\"type\":\"ERROR\",\"object\":%s}\n", text);
+    free(text);
+    json_decref(st);
+}
+
+static json_t *parse(const char *value, size_t len)
+{
+    json_error_t jerr;
+    json_t *obj = json_loadb(value, len, 0, &jerr);
+    SK_CHECK(obj != NULL);
+    return obj;
+}
+
+static json_t *parse_blob(const sk_blob *b)
+{
+    size_t len;
+    const char *data = sk_blob_data(b, &len);
+    return parse(data, len);
+}
+
+/* Turns one cache event into zero or one watch event. */
+static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
+{
+    const char *ns = list_stream_ns(ws->ls);
+    if (ns && strcmp(sk_blob_ns(ev->obj), ns) != 0)
+        return;
+    int filters = list_stream_filters(ws->ls);
+    json_t *obj = filters || list_stream_table_mode(ws->ls) >= 0 ? parse_blob(ev->obj) : NULL;
+    static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
+    const char *type = names[ev->type];
+    if (filters) {
+        /* A tombstone carries the object's last state. */
+        int now = ev->type != SK_EVENT_DELETED && list_stream_matches(ws->ls, obj);
+        int before = 0;
+        if (ev->type == SK_EVENT_DELETED) {
+            before = list_stream_matches(ws->ls, obj);
+        } else if (ev->prev) {
+            json_t *pobj = parse_blob(ev->prev);
+            before = list_stream_matches(ws->ls, pobj);
+            json_decref(pobj);
+        }
+        type = now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : NULL;
+    }
+    if (type) {
+        render_event(ws, type, ev->obj, obj, ev->rev);
+        sk_watch_hub_count(ws->api->hub, 0, 1, 0);
+    }
+    json_decref(obj);
+}
+
+/* Reads the cache's events after the cursor into the output. Returns -1
+ * if the stream must end (the ERROR event is already rendered). */
+static int read_events(watch_stream *ws)
+{
+    while (sk_outq_size(&ws->out) < OUT_HIGH_WATER) {
+        sk_cache_event ev = {0};
+        int64_t scanned = ws->cursor;
+        sk_err err = sk_cache_next_event(ws->api->cache, ws->gen, ws->res_idx, ws->cursor, &ev,
+                                         &scanned);
+        if (err == SK_ERR_EXPIRED) {
+            sk_cache_state st;
+            sk_cache_get_state(ws->api->cache, &st);
+            render_expired(ws, st.oldest);
+            sk_watch_hub_count(ws->api->hub, 0, 0, 1);
+            return -1;
+        }
+        if (err != SK_OK) {
+            if (scanned == ws->cursor)
+                break; /* nothing new */
+            ws->cursor = scanned;
+            continue;
+        }
+        ws->cursor = ev.rev;
+        render_cache_event(ws, &ev);
+        sk_cache_event_clear(&ev);
+    }
+    return 0;
+}
+
+ssize_t watch_stream_read(watch_stream *ws, char *buf, size_t max)
+{
+    for (;;) {
+        size_t n = sk_outq_read(&ws->out, buf, max);
+        if (n > 0) {
+            ws->last_sent_ms = sk_now_ms();
+            return (ssize_t)n;
+        }
+        if (ws->ended)
+            return 0;
+        if (ws->initial) {
+            ssize_t got = list_stream_read(ws->ls, buf, max);
+            if (got != 0)
+                return got;
+            ws->initial = 0;
+            if (ws->end_bookmark) {
+                render_bookmark(ws, ws->cursor, 1);
+                sk_metrics_watch_list(ws->api->metrics, sk_now_us() - ws->start_us);
+            }
+            continue;
+        }
+        int64_t now = sk_now_ms();
+        if ((ws->api->stopping &&
+             now >= ws->api->stop_at_ms + (((int64_t)ws->api->stop_grace_ms * ws->spread) >> 32)) ||
+            (ws->deadline_ms && now >= ws->deadline_ms)) {
+            ws->ended = 1;
+            continue;
+        }
+        int64_t before = ws->cursor;
+        if (read_events(ws) < 0) {
+            ws->ended = 1;
+            continue;
+        }
+        if (sk_outq_size(&ws->out) > 0)
+            continue;
+        if (ws->bookmarks && ws->cursor > ws->bookmark_rev &&
+            (ws->cursor > before || now - ws->last_sent_ms >= BOOKMARK_INTERVAL_MS)) {
+            render_bookmark(ws, ws->cursor, 0);
+            continue;
+        }
+        ws->ticket = sk_watch_hub_park(ws->api->hub, ws->wake, ws->wake_arg);
+        if (ws->ticket == 0) {
+            ws->ended = 1;
+            continue;
+        }
+        return -2;
+    }
+}
+
+void watch_stream_free(watch_stream *ws)
+{
+    if (!ws)
+        return;
+    if (ws->ticket)
+        sk_watch_hub_cancel(ws->api->hub, ws->ticket);
+    sk_watch_hub_count(ws->api->hub, -1, 0, 0);
+    list_stream_free(ws->ls);
+    sk_outq_free(&ws->out);
+    free(ws);
+}
+
+static void reply_invalid_watch(sk_api_call *call, const char *field, const char *detail)
+{
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, "FieldValueForbidden", detail, field);
+    char msg[512];
+    snprintf(msg, sizeof msg, "ListOptions.meta.k8s.io \"\" is invalid: %s: Forbidden: %s", field,
+             detail);
+    call_reply_status(call, SK_ERR_INVALID, msg, "meta.k8s.io", "ListOptions", "", causes);
+}
+
+int handle_watch(sk_api_call *call)
+{
+    const char *rv = call->q.rv && *call->q.rv ? call->q.rv : NULL;
+    const char *rvm = call->q.rvm && *call->q.rvm ? call->q.rvm : NULL;
+    int send_initial = -1;
+    if (call->q.send_initial_events && *call->q.send_initial_events &&
+        (send_initial = parse_bool(call->q.send_initial_events)) < 0) {
+        call_reply_error(call, SK_ERR_BAD_REQUEST, "sendInitialEvents: want a boolean");
+        return STEP_DONE;
+    }
+    int bookmarks = call->q.allow_bookmarks && parse_bool(call->q.allow_bookmarks) == 1;
+    if (send_initial >= 0 && (!rvm || strcmp(rvm, "NotOlderThan") != 0)) {
+        reply_invalid_watch(call, "resourceVersionMatch",
+                            "sendInitialEvents requires setting resourceVersionMatch to "
+                            "NotOlderThan");
+        return STEP_DONE;
+    }
+    if (send_initial == 1 && !bookmarks) {
+        reply_invalid_watch(call, "allowWatchBookmarks",
+                            "sendInitialEvents requires setting allowWatchBookmarks to true");
+        return STEP_DONE;
+    }
+    if (rvm && send_initial < 0) {
+        reply_invalid_watch(call, "resourceVersionMatch",
+                            "resourceVersionMatch is forbidden for watch unless sendInitialEvents "
+                            "is provided");
+        return STEP_DONE;
+    }
+    int64_t want = 0;
+    if (rv && (want = sk_parse_i64(rv)) < 0) {
+        call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
+        return STEP_DONE;
+    }
+    int64_t timeout_s = 0;
+    if (call->q.timeout_seconds && *call->q.timeout_seconds &&
+        (timeout_s = sk_parse_i64(call->q.timeout_seconds)) < 0) {
+        call_reply_error(call, SK_ERR_BAD_REQUEST, "timeoutSeconds: want a non-negative integer");
+        return STEP_DONE;
+    }
+    list_stream *ls = list_stream_for_watch(call);
+    if (!ls)
+        return STEP_DONE;
+    /* Initial events: legacy watches without a revision (or "0"), and
+     * watch-list (sendInitialEvents=true) at a revision not older than asked;
+     * an unset revision is a consistent read. Otherwise the changes after
+     * the given revision, once the cache has reached it. */
+    int initial = send_initial == 1 || (send_initial < 0 && want == 0);
+    sk_cache_state st;
+    sk_cache_get_state(call->api->cache, &st);
+    int64_t start = want, cur = 0, compact = 0;
+    /* The store knows a compaction at once; the cache within a tick. */
+    sk_err err = want > 0 ? sk_store_revisions(call->api->store, &cur, &compact) : SK_OK;
+    if (err == SK_OK && (initial || !rv || want == 0 || want > st.rev))
+        err = plan_read(call->api, rv ? want : -1, &start, &cur);
+    if (!initial && want > 0)
+        start = want;
+    if (err == SK_ERR_TIMEOUT) {
+        call_reply_too_large_rv(call, want, cur);
+        list_stream_free(ls);
+        return STEP_DONE;
+    }
+    if (err != SK_OK) {
+        call_reply_store_error(call, err, "");
+        list_stream_free(ls);
+        return STEP_DONE;
+    }
+    watch_stream *ws = calloc(1, sizeof *ws);
+    SK_CHECK_ALLOC(ws);
+    ws->api = call->api;
+    ws->res = call->res;
+    ws->ls = ls;
+    ws->bookmarks = bookmarks;
+    ws->wake = call->wake;
+    ws->wake_arg = call->wake_arg;
+    ws->last_sent_ms = sk_now_ms();
+    ws->start_us = call->start_us;
+    if (timeout_s > 0)
+        ws->deadline_ms = sk_now_ms() + timeout_s * 1000;
+    ws->res_idx = sk_cache_resource(call->api->cache, call->res->resource);
+    ws->gen = st.generation;
+    sk_random_bytes(&ws->spread, sizeof ws->spread);
+    ws->cursor = start;
+    if (initial) {
+        ws->initial = 1;
+        ws->end_bookmark = send_initial == 1;
+        list_stream_start_initial(ls, start);
+    } else if (start < compact) {
+        render_expired(ws, compact);
+        sk_watch_hub_count(call->api->hub, 0, 0, 1);
+        ws->ended = 1;
+    }
+    ws->bookmark_rev = ws->cursor;
+    sk_watch_hub_count(call->api->hub, 1, 0, 0);
+    call->watch = ws;
+    call->status = 200;
+    call->content_type_out = "application/json";
+    return STEP_DONE;
+}

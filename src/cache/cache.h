@@ -1,0 +1,150 @@
+/*
+ * cache.h - the watch cache: every resource's objects in memory, the recent
+ * history as a window of events, fed in revision order by the store's
+ * commit feed.
+ *
+ * What it holds. Per resource, an ordered index of keys (namespace, name),
+ * each with a short chain of versions: the newest, plus the older ones a
+ * reader may still ask for (revisions inside the event window). So a list
+ * at any revision R >= sk_cache_oldest() is answered from memory, in key
+ * order, consistent at R, with no copy of the list: a reader keeps only its
+ * last key. The events (ADDED/MODIFIED/DELETED, with the previous version
+ * for selector transitions) sit in one ring indexed by revision: revisions
+ * are global and gap-free, so "the event at revision r" is one array index
+ * and a watcher is just a cursor (a revision), not a queue.
+ *
+ * Object bytes. Each version's JSON is one refcounted, immutable sk_blob,
+ * shared by the index, the events and every reader: serialized once by the
+ * store, never copied per watcher, never mutated after it is published.
+ *
+ * The feed. One thread per cache reads committed history after the last
+ * applied revision (woken by the store: in-process commits at once,
+ * PostgreSQL commits of other processes through LISTEN/NOTIFY). Every row
+ * must carry exactly the next revision. A gap, a row out of order or a
+ * read error makes the cache rebuild from a consistent list of the store
+ * and bump its generation: cursors of the old generation get
+ * SK_ERR_EXPIRED, so their watchers are closed with 410 and re-list. It
+ * never resumes blindly. The feed reads on its own connection path, apart
+ * from client requests, and client readers never hold the cache's lock
+ * while they write to a socket.
+ *
+ * Threads. Readers take a read lock for one short step (a chunk of a list,
+ * one event); the feed takes the write lock for one applied batch. The lock
+ * prefers writers, so thousands of readers cannot starve the feed.
+ */
+#ifndef SK_CACHE_CACHE_H
+#define SK_CACHE_CACHE_H
+
+#include "core/err.h"
+#include "store/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sk_cache sk_cache;
+
+/* One immutable serialized object version, refcounted. */
+typedef struct sk_blob sk_blob;
+const char *sk_blob_data(const sk_blob *b, size_t *len_out);
+/* The object's key (borrowed from the blob). */
+const char *sk_blob_ns(const sk_blob *b);
+const char *sk_blob_name(const sk_blob *b);
+/* Revision that wrote this version (its resourceVersion). */
+int64_t sk_blob_rev(const sk_blob *b);
+/* Takes a reference (returns b). */
+sk_blob *sk_blob_ref(sk_blob *b);
+/* Drops a reference; NULL-safe. */
+void sk_blob_unref(sk_blob *b);
+
+/* Runs on the feed thread after every applied batch, after a rebuild, and
+ * at least once a second (a tick). Must not block or call into the cache's
+ * write paths. */
+typedef void (*sk_cache_notify_fn)(void *arg);
+
+typedef struct sk_cache_config {
+    const char *const *resources; /* resource names the cache holds (borrowed, static) */
+    int n_resources;
+    int window_events;   /* events kept at most (default 100000) */
+    size_t window_bytes; /* object bytes referenced by events at most (default 256 MiB) */
+    /* Test-only fault injection: the feed drops the row of this revision
+     * once, as a lost event would, which must force a rebuild. 0: none. */
+    int64_t drop_rev_once;
+} sk_cache_config;
+
+/* Builds the cache from a consistent list of the store (borrowed; must
+ * outlive the cache) and starts the feed. notify(arg) as above. */
+sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify_fn notify,
+                    void *arg, sk_cache **out);
+/* Stops the feed and frees everything. NULL-safe. Readers must be gone. */
+void sk_cache_free(sk_cache *c);
+
+/* Index of a resource name in the config, -1 if the cache does not hold it. */
+int sk_cache_resource(const sk_cache *c, const char *resource);
+
+typedef struct sk_cache_state {
+    int64_t rev;        /* last applied revision */
+    int64_t oldest;     /* lists at revisions >= oldest are served */
+    uint64_t generation; /* bumped by every rebuild */
+} sk_cache_state;
+void sk_cache_get_state(sk_cache *c, sk_cache_state *out);
+
+/* Waits up to timeout_ms until the cache has applied revision rev.
+ * SK_ERR_TIMEOUT if it has not; *state_out is the state seen last. */
+sk_err sk_cache_wait(sk_cache *c, int64_t rev, int timeout_ms, sk_cache_state *state_out);
+
+/* The version of a key live at revision rev (0: latest). *out is a new
+ * reference. SK_ERR_NOT_FOUND if absent; SK_ERR_EXPIRED if rev is older
+ * than the window; SK_ERR_TIMEOUT if rev is newer than the cache. */
+sk_err sk_cache_get(sk_cache *c, int res, const char *ns, const char *name, int64_t rev,
+                    sk_blob **out);
+
+/* Item visitor: ns/name borrowed for the call, blob borrowed (take a
+ * reference to keep it). Return non-zero to stop. */
+typedef int (*sk_cache_item_fn)(void *arg, const char *ns, const char *name, sk_blob *blob);
+
+typedef struct sk_cache_list_query {
+    int res;
+    const char *ns;         /* NULL: every namespace */
+    const char *after_ns;   /* exclusive start key; NULL: from the beginning */
+    const char *after_name; /* with after_ns */
+    int64_t rev;            /* the list's revision */
+    int limit;              /* at most this many items (> 0) */
+} sk_cache_list_query;
+
+/* Visits up to q->limit objects live at q->rev in (namespace, name) order,
+ * after the start key: one short step under the read lock (the visitor
+ * must not block). SK_ERR_EXPIRED if q->rev is older than the window,
+ * SK_ERR_TIMEOUT if newer than the cache. *visited_out counts the items. */
+sk_err sk_cache_list(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn fn, void *arg,
+                     int *visited_out);
+
+typedef enum { SK_EVENT_ADDED, SK_EVENT_MODIFIED, SK_EVENT_DELETED } sk_event_type;
+
+typedef struct sk_cache_event {
+    int64_t rev;
+    sk_event_type type;
+    sk_blob *obj;  /* the new version (for DELETED, the last state); new reference */
+    sk_blob *prev; /* the version before, NULL for ADDED; new reference */
+} sk_cache_event;
+void sk_cache_event_clear(sk_cache_event *ev);
+
+/*
+ * The next event of resource res with revision > after_rev, for a cursor
+ * of generation gen. SK_OK: *ev filled. SK_ERR_NOT_FOUND: none yet;
+ * *scanned_out is the revision the cursor may advance to (the cache's
+ * revision, or where the scan stopped). SK_ERR_EXPIRED: the cursor fell
+ * out of the window or the cache was rebuilt since (gen differs).
+ */
+sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev,
+                           sk_cache_event *ev, int64_t *scanned_out);
+
+typedef struct sk_cache_stats {
+    int64_t objects;     /* live objects */
+    int64_t events;      /* events in the window */
+    int64_t rebuilds;    /* rebuilds after a feed anomaly */
+    int64_t store_rev;   /* the store's revision as the feed saw it last */
+    int64_t rev;         /* the cache's revision */
+} sk_cache_stats;
+void sk_cache_get_stats(sk_cache *c, sk_cache_stats *out);
+
+#endif

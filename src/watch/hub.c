@@ -1,0 +1,118 @@
+/*
+ * hub.c - see hub.h.
+ *
+ * Parked watchers sit in a small array under `mu`. Wakes run under `mu`
+ * too: sk_watch_hub_cancel takes `mu`, so once it returns no wake for that
+ * ticket can be running or pending (a watcher is never woken after its
+ * connection is freed). Lock order: hub mu, then whatever the wake takes;
+ * nothing calls into the hub while holding a connection lock.
+ */
+#include "watch/hub.h"
+#include "core/check.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct parked {
+    uint64_t ticket;
+    sk_watch_wake_fn wake;
+    void *arg;
+} parked;
+
+struct sk_watch_hub {
+    pthread_mutex_t mu;
+    int stopping;
+    parked *list;
+    size_t len, cap;
+    uint64_t next_ticket;
+    sk_watch_stats stats;
+};
+
+/* Wakes and forgets every parked watcher. Caller holds mu. */
+static void wake_all_locked(sk_watch_hub *hub)
+{
+    for (size_t i = 0; i < hub->len; i++)
+        hub->list[i].wake(hub->list[i].arg);
+    hub->len = 0;
+}
+
+sk_watch_hub *sk_watch_hub_new(void)
+{
+    sk_watch_hub *hub = calloc(1, sizeof *hub);
+    SK_CHECK_ALLOC(hub);
+    hub->next_ticket = 1;
+    pthread_mutex_init(&hub->mu, NULL);
+    return hub;
+}
+
+void sk_watch_hub_notify(sk_watch_hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    wake_all_locked(hub);
+    pthread_mutex_unlock(&hub->mu);
+}
+
+void sk_watch_hub_stop(sk_watch_hub *hub)
+{
+    pthread_mutex_lock(&hub->mu);
+    hub->stopping = 1;
+    wake_all_locked(hub);
+    pthread_mutex_unlock(&hub->mu);
+}
+
+void sk_watch_hub_free(sk_watch_hub *hub)
+{
+    if (!hub)
+        return;
+    sk_watch_hub_stop(hub);
+    pthread_mutex_destroy(&hub->mu);
+    free(hub->list);
+    free(hub);
+}
+
+uint64_t sk_watch_hub_park(sk_watch_hub *hub, sk_watch_wake_fn wake, void *arg)
+{
+    pthread_mutex_lock(&hub->mu);
+    if (hub->stopping) {
+        pthread_mutex_unlock(&hub->mu);
+        return 0;
+    }
+    if (hub->len == hub->cap) {
+        hub->cap = hub->cap ? hub->cap * 2 : 64;
+        hub->list = realloc(hub->list, hub->cap * sizeof *hub->list);
+        SK_CHECK_ALLOC(hub->list);
+    }
+    uint64_t ticket = hub->next_ticket++;
+    hub->list[hub->len++] = (parked){ticket, wake, arg};
+    pthread_mutex_unlock(&hub->mu);
+    return ticket;
+}
+
+void sk_watch_hub_cancel(sk_watch_hub *hub, uint64_t ticket)
+{
+    pthread_mutex_lock(&hub->mu);
+    for (size_t i = 0; i < hub->len; i++) {
+        if (hub->list[i].ticket == ticket) {
+            hub->list[i] = hub->list[--hub->len];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&hub->mu);
+}
+
+void sk_watch_hub_count(sk_watch_hub *hub, int64_t d_registered, int64_t d_events,
+                        int64_t d_terminated)
+{
+    pthread_mutex_lock(&hub->mu);
+    hub->stats.registered += d_registered;
+    hub->stats.events_sent += d_events;
+    hub->stats.terminated += d_terminated;
+    pthread_mutex_unlock(&hub->mu);
+}
+
+void sk_watch_hub_stats(sk_watch_hub *hub, sk_watch_stats *out)
+{
+    pthread_mutex_lock(&hub->mu);
+    *out = hub->stats;
+    pthread_mutex_unlock(&hub->mu);
+}

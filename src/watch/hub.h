@@ -1,0 +1,47 @@
+/*
+ * hub.h - the watch fan-out: wakes parked watchers when the cache moves.
+ *
+ * A watcher with nothing to send parks itself here (its HTTP connection is
+ * suspended: no thread waits for it). The watch cache's feed calls
+ * sk_watch_hub_notify after every applied batch and on every tick (about
+ * once a second), which wakes every parked watcher; each then reads what is
+ * new for it from the cache, ends on timeoutSeconds, sends a bookmark or
+ * notices that its client went away.
+ *
+ * Watchers are cursors over the cache's shared, already-serialized events:
+ * nothing is queued per watcher, so a slow watcher never holds up the feed,
+ * writers or other watchers.
+ */
+#ifndef SK_WATCH_HUB_H
+#define SK_WATCH_HUB_H
+
+#include <stdint.h>
+
+typedef struct sk_watch_hub sk_watch_hub;
+typedef void (*sk_watch_wake_fn)(void *arg);
+
+sk_watch_hub *sk_watch_hub_new(void);
+/* Wakes every parked watcher (the feed calls this; must not block). */
+void sk_watch_hub_notify(sk_watch_hub *hub);
+/* Refuses later parks and wakes every parked watcher. */
+void sk_watch_hub_stop(sk_watch_hub *hub);
+/* NULL-safe. No watcher may be parked any more. */
+void sk_watch_hub_free(sk_watch_hub *hub);
+/* Parks a watcher: wake(arg) runs once, on the feed thread, at the next
+ * notify. Returns a ticket for sk_watch_hub_cancel, or 0 if the hub is
+ * stopping (the watcher should end). */
+uint64_t sk_watch_hub_park(sk_watch_hub *hub, sk_watch_wake_fn wake, void *arg);
+/* Forgets a parked watcher; after it returns, its wake will not run. */
+void sk_watch_hub_cancel(sk_watch_hub *hub, uint64_t ticket);
+
+/* Watch-related counters for /metrics. */
+typedef struct sk_watch_stats {
+    int64_t registered; /* open watch streams */
+    int64_t events_sent;
+    int64_t terminated; /* closed by the server (expired, too slow, cache rebuilt) */
+} sk_watch_stats;
+void sk_watch_hub_count(sk_watch_hub *hub, int64_t d_registered, int64_t d_events,
+                        int64_t d_terminated);
+void sk_watch_hub_stats(sk_watch_hub *hub, sk_watch_stats *out);
+
+#endif

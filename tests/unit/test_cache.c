@@ -1,0 +1,313 @@
+/*
+ * test_cache.c - the watch cache over a real SQLite store: reads at past
+ * revisions inside the window, key order, the event window and its
+ * eviction, compaction following, and a lost feed event forcing a rebuild
+ * (new generation, old cursors expired).
+ */
+#include "cache/cache.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka.h expects the four headers above to be included first. */
+#include <cmocka.h>
+
+static const char *const resources[] = {"configmaps", "secrets"};
+
+typedef struct fixture {
+    char dir[64];
+    sk_store *store;
+    sk_cache *cache;
+    pthread_mutex_t mu;
+    int notified;
+} fixture;
+
+static void on_notify(void *arg)
+{
+    fixture *f = arg;
+    pthread_mutex_lock(&f->mu);
+    f->notified++;
+    pthread_mutex_unlock(&f->mu);
+}
+
+static int64_t put(fixture *f, sk_write_op op, const char *res, const char *ns, const char *name,
+                   const char *value)
+{
+    json_t *obj = NULL;
+    if (op != SK_WRITE_DELETE)
+        obj = json_pack("{s:s, s:{s:s, s:s, s:s}, s:{s:s}}", "kind", "ConfigMap", "metadata",
+                        "name", name, "namespace", ns, "uid", "u", "data", "v", value);
+    sk_write w = {.op = op, .resource = res, .ns = ns, .name = name, .object = obj};
+    sk_row row = {0};
+    assert_int_equal(sk_store_write(f->store, &w, &row), SK_OK);
+    int64_t rev = row.rev;
+    sk_row_clear(&row);
+    return rev;
+}
+
+static void open_cache(fixture *f, int window_events, int64_t drop)
+{
+    sk_cache_config cfg = {.resources = resources,
+                           .n_resources = 2,
+                           .window_events = window_events,
+                           .drop_rev_once = drop};
+    assert_int_equal(sk_cache_new(f->store, &cfg, on_notify, f, &f->cache), SK_OK);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/sk-cache-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    char url[128];
+    snprintf(url, sizeof url, "sqlite:%s/db", f->dir);
+    char *msg = NULL;
+    assert_int_equal(sk_store_open(url, &f->store, &msg), SK_OK);
+    pthread_mutex_init(&f->mu, NULL);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    sk_cache_free(f->cache);
+    sk_store_close(f->store);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
+    assert_int_equal(system(cmd), 0);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+    return 0;
+}
+
+static void wait_rev(fixture *f, int64_t rev)
+{
+    sk_cache_state st;
+    assert_int_equal(sk_cache_wait(f->cache, rev, 5000, &st), SK_OK);
+    assert_true(st.rev >= rev);
+}
+
+/* The data value of a key at rev through sk_cache_get, or NULL if absent. */
+static char *value_at(fixture *f, const char *ns, const char *name, int64_t rev)
+{
+    sk_blob *b = NULL;
+    sk_err err = sk_cache_get(f->cache, 0, ns, name, rev, &b);
+    if (err == SK_ERR_NOT_FOUND)
+        return NULL;
+    assert_int_equal(err, SK_OK);
+    size_t len;
+    const char *data = sk_blob_data(b, &len);
+    json_t *obj = json_loadb(data, len, 0, NULL);
+    assert_non_null(obj);
+    char *v = strdup(json_string_value(json_object_get(json_object_get(obj, "data"), "v")));
+    json_decref(obj);
+    sk_blob_unref(b);
+    return v;
+}
+
+typedef struct collect {
+    char keys[64][64];
+    int n;
+} collect;
+
+static int collect_item(void *arg, const char *ns, const char *name, sk_blob *blob)
+{
+    collect *c = arg;
+    snprintf(c->keys[c->n++], 64, "%s/%s@%lld", ns, name, (long long)sk_blob_rev(blob));
+    return 0;
+}
+
+static void test_reads_at_past_revisions(void **state)
+{
+    fixture *f = *state;
+    open_cache(f, 0, 0);
+    int64_t r1 = put(f, SK_WRITE_CREATE, "configmaps", "b", "x", "1");
+    int64_t r2 = put(f, SK_WRITE_CREATE, "configmaps", "a", "y", "1");
+    int64_t r3 = put(f, SK_WRITE_UPDATE, "configmaps", "b", "x", "2");
+    int64_t r4 = put(f, SK_WRITE_DELETE, "configmaps", "a", "y", NULL);
+    put(f, SK_WRITE_CREATE, "secrets", "a", "s", "1");
+    wait_rev(f, r4 + 1);
+
+    char *v;
+    assert_string_equal(v = value_at(f, "b", "x", r1), "1"), free(v);
+    assert_string_equal(v = value_at(f, "b", "x", r3), "2"), free(v);
+    assert_string_equal(v = value_at(f, "b", "x", 0), "2"), free(v);
+    assert_null(value_at(f, "a", "y", r1));
+    assert_string_equal(v = value_at(f, "a", "y", r2), "1"), free(v);
+    assert_null(value_at(f, "a", "y", r4));
+    sk_blob *b;
+    assert_int_equal(sk_cache_get(f->cache, 0, "b", "x", r4 + 100, &b), SK_ERR_TIMEOUT);
+
+    /* Lists in (namespace, name) order, each at its own revision. */
+    collect c = {0};
+    int visited;
+    sk_cache_list_query q = {.res = 0, .rev = r3, .limit = 10};
+    assert_int_equal(sk_cache_list(f->cache, &q, collect_item, &c, &visited), SK_OK);
+    assert_int_equal(visited, 2);
+    assert_string_equal(c.keys[0], "a/y@2");
+    assert_string_equal(c.keys[1], "b/x@3");
+    memset(&c, 0, sizeof c);
+    q.rev = r4;
+    q.after_ns = "a";
+    q.after_name = "y";
+    assert_int_equal(sk_cache_list(f->cache, &q, collect_item, &c, &visited), SK_OK);
+    assert_int_equal(visited, 1);
+    assert_string_equal(c.keys[0], "b/x@3");
+    memset(&c, 0, sizeof c);
+    q = (sk_cache_list_query){.res = 0, .ns = "a", .rev = r2, .limit = 10};
+    assert_int_equal(sk_cache_list(f->cache, &q, collect_item, &c, &visited), SK_OK);
+    assert_int_equal(visited, 1);
+    assert_string_equal(c.keys[0], "a/y@2");
+}
+
+static void test_events_in_order_with_previous_versions(void **state)
+{
+    fixture *f = *state;
+    open_cache(f, 0, 0);
+    sk_cache_state st;
+    sk_cache_get_state(f->cache, &st);
+    int64_t r1 = put(f, SK_WRITE_CREATE, "configmaps", "n", "x", "1");
+    put(f, SK_WRITE_CREATE, "secrets", "n", "s", "1");
+    int64_t r3 = put(f, SK_WRITE_UPDATE, "configmaps", "n", "x", "2");
+    int64_t r4 = put(f, SK_WRITE_DELETE, "configmaps", "n", "x", NULL);
+    wait_rev(f, r4);
+
+    static const sk_event_type want[] = {SK_EVENT_ADDED, SK_EVENT_MODIFIED, SK_EVENT_DELETED};
+    const int64_t revs[] = {r1, r3, r4};
+    int64_t cursor = st.rev, scanned = 0;
+    for (int i = 0; i < 3; i++) {
+        sk_cache_event ev = {0};
+        assert_int_equal(sk_cache_next_event(f->cache, st.generation, 0, cursor, &ev, &scanned),
+                         SK_OK);
+        assert_int_equal(ev.rev, revs[i]);
+        assert_int_equal(ev.type, want[i]);
+        assert_true((ev.prev != NULL) == (i > 0));
+        if (ev.prev)
+            assert_int_equal(sk_blob_rev(ev.prev), revs[i - 1]);
+        assert_string_equal(sk_blob_name(ev.obj), "x");
+        cursor = ev.rev;
+        sk_cache_event_clear(&ev);
+    }
+    sk_cache_event ev = {0};
+    assert_int_equal(sk_cache_next_event(f->cache, st.generation, 0, cursor, &ev, &scanned),
+                     SK_ERR_NOT_FOUND);
+    assert_int_equal(scanned, r4);
+    pthread_mutex_lock(&f->mu);
+    assert_true(f->notified > 0);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void test_window_eviction(void **state)
+{
+    fixture *f = *state;
+    open_cache(f, 4, 0);
+    sk_cache_state st0;
+    sk_cache_get_state(f->cache, &st0);
+    int64_t first = put(f, SK_WRITE_CREATE, "configmaps", "n", "k", "0");
+    int64_t last = first;
+    for (int i = 1; i <= 9; i++) {
+        char v[8];
+        snprintf(v, sizeof v, "%d", i);
+        last = put(f, SK_WRITE_UPDATE, "configmaps", "n", "k", v);
+    }
+    wait_rev(f, last);
+    sk_cache_state st;
+    sk_cache_get_state(f->cache, &st);
+    assert_int_equal(st.oldest, last - 4);
+    /* Inside the window: every version is still readable. */
+    char *v;
+    assert_string_equal(v = value_at(f, "n", "k", last - 4), "5"), free(v);
+    assert_string_equal(v = value_at(f, "n", "k", last - 1), "8"), free(v);
+    /* Older: expired, for reads and for cursors. */
+    sk_blob *b;
+    assert_int_equal(sk_cache_get(f->cache, 0, "n", "k", first, &b), SK_ERR_EXPIRED);
+    sk_cache_event ev = {0};
+    int64_t scanned;
+    assert_int_equal(sk_cache_next_event(f->cache, st.generation, 0, first, &ev, &scanned),
+                     SK_ERR_EXPIRED);
+    /* A deleted key leaves the index once its tombstone leaves the window. */
+    int64_t del = put(f, SK_WRITE_DELETE, "configmaps", "n", "k", NULL);
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "o%d", i);
+        last = put(f, SK_WRITE_CREATE, "secrets", "n", name, "x");
+    }
+    wait_rev(f, last);
+    assert_null(value_at(f, "n", "k", 0));
+    assert_int_equal(sk_cache_get(f->cache, 0, "n", "k", del, &b), SK_ERR_EXPIRED);
+    sk_cache_stats stats;
+    sk_cache_get_stats(f->cache, &stats);
+    assert_int_equal(stats.events, 4);
+    assert_int_equal(stats.objects, 5); /* the five secrets; the configmap is gone */
+}
+
+static void test_compaction_raises_floor(void **state)
+{
+    fixture *f = *state;
+    open_cache(f, 0, 0);
+    int64_t r1 = put(f, SK_WRITE_CREATE, "configmaps", "n", "c", "1");
+    int64_t r2 = put(f, SK_WRITE_UPDATE, "configmaps", "n", "c", "2");
+    wait_rev(f, r2);
+    assert_int_equal(sk_store_compact(f->store, r2, NULL), SK_OK);
+    /* The feed follows compaction within a tick (1 s). */
+    sk_blob *b = NULL;
+    sk_err err = SK_OK;
+    for (int i = 0; i < 50 && (err = sk_cache_get(f->cache, 0, "n", "c", r1, &b)) == SK_OK; i++) {
+        sk_blob_unref(b);
+        usleep(100 * 1000);
+    }
+    assert_int_equal(err, SK_ERR_EXPIRED);
+    char *v;
+    assert_string_equal(v = value_at(f, "n", "c", 0), "2"), free(v);
+}
+
+static void test_lost_event_forces_rebuild(void **state)
+{
+    fixture *f = *state;
+    int64_t start = 0;
+    assert_int_equal(sk_store_revisions(f->store, &start, NULL), SK_OK);
+    open_cache(f, 0, start + 2);
+    sk_cache_state st;
+    sk_cache_get_state(f->cache, &st);
+    put(f, SK_WRITE_CREATE, "configmaps", "n", "a", "1");
+    put(f, SK_WRITE_CREATE, "configmaps", "n", "b", "1"); /* dropped from the feed */
+    int64_t r3 = put(f, SK_WRITE_CREATE, "configmaps", "n", "c", "1");
+    wait_rev(f, r3);
+    sk_cache_state after;
+    sk_cache_get_state(f->cache, &after);
+    assert_true(after.generation > st.generation);
+    sk_cache_stats stats;
+    sk_cache_get_stats(f->cache, &stats);
+    assert_int_equal(stats.rebuilds, 1);
+    /* Old cursors are told to re-list; the rebuilt state has everything. */
+    sk_cache_event ev = {0};
+    int64_t scanned;
+    assert_int_equal(sk_cache_next_event(f->cache, st.generation, 0, st.rev, &ev, &scanned),
+                     SK_ERR_EXPIRED);
+    char *v;
+    assert_string_equal(v = value_at(f, "n", "b", 0), "1"), free(v);
+    assert_string_equal(v = value_at(f, "n", "c", 0), "1"), free(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reads_at_past_revisions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_events_in_order_with_previous_versions, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_window_eviction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_raises_floor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_event_forces_rebuild, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
