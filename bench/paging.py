@@ -5,9 +5,16 @@ memory for unpaged lists.
 For each size N it builds a fresh database holding N ConfigMaps (~300 bytes
 each) in namespace "bench" -- written straight into the schema (sk_history,
 sk_current, sk_revision) because loading a million objects over HTTP would
-measure the write path instead -- plus some superseded versions and
-tombstones so the history is not trivially one row per key. It then starts
-`sqlkube serve` on it and:
+measure the write path instead. The history is not trivially one row per
+key: every 10th object has a superseded version, and N/20 more objects
+(named gone-*, so they sort after every live cm-* key) were created and
+deleted, leaving 2 rows each. --compact then runs `sqlkube compact
+--retain 0`, leaving only the live versions. The load ends with ANALYZE
+(VACUUM ANALYZE on PostgreSQL, so autovacuum does not start in the middle of
+a measurement); its time, compaction included, is reported. On PostgreSQL
+each size gets its own database next to --pg-url's, dropped afterwards.
+
+It then starts `sqlkube serve` on it and:
   * pages through the whole list with limit=500 over one keep-alive
     connection and reports the latency of the first, middle and last pages
     and the median (flat = cost independent of N and of the position);
@@ -15,8 +22,9 @@ tombstones so the history is not trivially one row per key. It then starts
     the server's peak RSS (VmHWM) before and after (flat = streamed).
 
 Usage: bench/paging.py --bin build/sqlkube [--sizes 10000,100000,1000000]
-                       [--backend sqlite|postgres] [--pg-url URL]
-Prints a markdown table. Needs /usr/bin/python3 (stdlib only).
+                       [--backend sqlite|postgres] [--pg-url URL] [--compact]
+Prints a markdown table. Needs /usr/bin/python3 (stdlib only) and, for
+PostgreSQL, psql.
 """
 
 import argparse
@@ -77,50 +85,44 @@ def rows(n):
         rev += 1
         live[name] = (rev, uid, created)
         yield (rev, RESOURCE, NS, name, uid, created, prev, 0, obj_json(name, rev, uid, "u"))
-    return
 
 
-def current_rows(n):
-    """(resource, ns, name, rev) for the live objects produced by rows(n)."""
-    last = {}
+def history(n, current):
+    """rows(n), recording in current the revision of each key still live after them."""
     for r in rows(n):
         if r[7]:
-            last.pop(r[3], None)
+            current.pop(r[3], None)
         else:
-            last[r[3]] = r[0]
-    return last
+            current[r[3]] = r[0]
+        yield r
 
 
-def load_sqlite(path, binary, n):
-    subprocess.run([binary, "migrate", "--db", "sqlite:" + path], check=True,
-                   stdout=subprocess.DEVNULL)
+def load_sqlite(path, n):
     db = sqlite3.connect(path)
     db.execute("PRAGMA synchronous=OFF")
-    db.executemany("INSERT INTO sk_history VALUES (?,?,?,?,?,?,?,?,?)", rows(n))
-    cur = current_rows(n)
+    cur = {}
+    db.executemany("INSERT INTO sk_history VALUES (?,?,?,?,?,?,?,?,?)", history(n, cur))
     db.executemany("INSERT INTO sk_current VALUES (?,?,?,?)",
                    ((RESOURCE, NS, k, v) for k, v in cur.items()))
     maxrev = db.execute("SELECT max(rev) FROM sk_history").fetchone()[0]
     db.execute("UPDATE sk_revision SET rev = ?", (maxrev,))
     db.commit()
-    db.execute("ANALYZE")
     db.close()
 
 
-def load_postgres(url, binary, n):
-    subprocess.run([binary, "migrate", "--db", url], check=True, stdout=subprocess.DEVNULL)
+def load_postgres(url, n):
+    cur = {}
     tmp = tempfile.NamedTemporaryFile("w", delete=False, suffix=".tsv")
-    for r in rows(n):
+    for r in history(n, cur):
         tmp.write("\t".join([str(r[0]), r[1], r[2], r[3], r[4], str(r[5]), str(r[6]),
                              "t" if r[7] else "f", r[8].replace("\\", "\\\\")]) + "\n")
     tmp.close()
-    cur = current_rows(n)
     tmp2 = tempfile.NamedTemporaryFile("w", delete=False, suffix=".tsv")
     for k, v in cur.items():
         tmp2.write("%s\t%s\t%s\t%d\n" % (RESOURCE, NS, k, v))
     tmp2.close()
     sql = ("\\copy sk_history FROM '%s'\n\\copy sk_current FROM '%s'\n"
-           "UPDATE sk_revision SET rev = (SELECT max(rev) FROM sk_history);\nANALYZE;\n"
+           "UPDATE sk_revision SET rev = (SELECT max(rev) FROM sk_history);\n"
            % (tmp.name, tmp2.name))
     subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url], input=sql, text=True, check=True)
     os.unlink(tmp.name)
@@ -133,21 +135,28 @@ class Server:
         self.proc = None
 
     def start(self):
+        log = os.path.join(self.data_dir, "log")
         self.port = free_port()
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
-             self.data_dir, "--db", self.db, "--compact-interval", "0"],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.data_dir, "log"), "a"))
+        with open(log, "a") as err:
+            self.proc = subprocess.Popen(
+                [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
+                 self.data_dir, "--db", self.db, "--compact-interval", "0"],
+                stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.time() + 30
-        while time.time() < deadline:
+        while time.time() < deadline and self.proc.poll() is None:
+            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
             try:
-                c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
                 c.request("GET", "/readyz")
                 if c.getresponse().status == 200:
                     return
             except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("server did not become ready")
+                pass
+            finally:
+                c.close()
+            time.sleep(0.05)
+        self.stop()
+        with open(log) as f:
+            raise RuntimeError("server did not become ready:\n" + f.read()[-2000:])
 
     def hwm_kib(self):
         with open("/proc/%d/status" % self.proc.pid) as f:
@@ -158,7 +167,8 @@ class Server:
 
     def stop(self):
         if self.proc:
-            self.proc.send_signal(signal.SIGTERM)
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
             self.proc.wait(10)
             self.proc = None
 
@@ -189,6 +199,8 @@ def unpaged(port):
     t0 = time.perf_counter()
     conn.request("GET", "/api/v1/namespaces/%s/configmaps" % NS)
     r = conn.getresponse()
+    if r.status != 200:
+        raise RuntimeError("unpaged list: %d %r" % (r.status, r.read(300)))
     n = 0
     while True:
         chunk = r.read(1 << 20)
@@ -198,50 +210,87 @@ def unpaged(port):
     return n, (time.perf_counter() - t0)
 
 
+def psql(url, sql):
+    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql], check=True)
+
+
+def prepare(binary, db, n, compact):
+    """Migrates and loads db, optionally compacts it, and updates planner statistics."""
+    subprocess.run([binary, "migrate", "--db", db], check=True, stdout=subprocess.DEVNULL)
+    sqlite_path = db[len("sqlite:"):] if db.startswith("sqlite:") else None
+    if sqlite_path:
+        load_sqlite(sqlite_path, n)
+    else:
+        load_postgres(db, n)
+    if compact:
+        subprocess.run([binary, "compact", "--db", db, "--retain", "0"], check=True,
+                       stdout=subprocess.DEVNULL)
+    if sqlite_path:
+        conn = sqlite3.connect(sqlite_path)
+        conn.execute("ANALYZE")
+        conn.close()
+    else:
+        psql(db, "VACUUM ANALYZE")
+
+
+def measure(binary, work, db):
+    """Pages through the list, then does one unpaged list on a fresh server."""
+    srv = Server(binary, work, db)
+    srv.start()
+    try:
+        lat, total = page_latencies(srv.port)
+    finally:
+        srv.stop()
+    srv.start()
+    try:
+        before = srv.hwm_kib()
+        size, secs = unpaged(srv.port)
+        after = srv.hwm_kib()
+    finally:
+        srv.stop()
+    return lat, total, size, secs, before, after
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/sqlkube")
     ap.add_argument("--sizes", default="10000,100000,1000000")
     ap.add_argument("--backend", default="sqlite", choices=["sqlite", "postgres"])
-    ap.add_argument("--pg-url")
+    ap.add_argument("--pg-url", help="an existing database; one more is created per size")
+    ap.add_argument("--compact", action="store_true",
+                    help="run `sqlkube compact --retain 0` after loading: no tombstones or "
+                    "superseded versions left")
     args = ap.parse_args()
+    if args.backend == "postgres" and not args.pg_url:
+        ap.error("--backend postgres needs --pg-url")
     binary = os.path.abspath(args.bin)
-    print("| backend | objects | pages | first page ms | middle page ms | last page ms | "
+    print("| backend | objects | load s | pages | first page ms | middle page ms | last page ms | "
           "median ms | unpaged list MB | unpaged s | RSS before MB | peak RSS after MB |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in [int(s) for s in args.sizes.split(",")]:
         work = tempfile.mkdtemp(prefix="sk-bench-page-")
+        pg_db = None
         try:
+            t0 = time.perf_counter()
             if args.backend == "sqlite":
                 db = "sqlite:" + os.path.join(work, "sqlkube.db")
-                load_sqlite(db[len("sqlite:"):], binary, n)
             else:
-                name = "page_%d_%d" % (n, os.getpid())
-                subprocess.run(["psql", "-q", args.pg_url, "-c", "CREATE DATABASE %s" % name],
-                               check=True)
+                pg_db = "page_%d_%d" % (n, os.getpid())
+                psql(args.pg_url, "CREATE DATABASE %s" % pg_db)
                 db = urllib.parse.urlunsplit(
-                    urllib.parse.urlsplit(args.pg_url)._replace(path="/" + name))
-                load_postgres(db, binary, n)
-            srv = Server(binary, work, db)
-            srv.start()
-            try:
-                lat, total = page_latencies(srv.port)
-                assert total == n, (total, n)
-            finally:
-                srv.stop()
-            srv.start()
-            try:
-                before = srv.hwm_kib()
-                size, secs = unpaged(srv.port)
-                after = srv.hwm_kib()
-            finally:
-                srv.stop()
-            print("| %s | %d | %d | %.1f | %.1f | %.1f | %.1f | %.0f | %.2f | %.1f | %.1f |" % (
-                args.backend, n, len(lat), lat[0], lat[len(lat) // 2], lat[-1],
-                statistics.median(lat), size / 1e6, secs, before / 1024, after / 1024),
-                flush=True)
+                    urllib.parse.urlsplit(args.pg_url)._replace(path="/" + pg_db))
+            prepare(binary, db, n, args.compact)
+            load_s = time.perf_counter() - t0
+            lat, total, size, secs, before, after = measure(binary, work, db)
+            assert total == n, (total, n)
+            print("| %s | %d | %.0f | %d | %.1f | %.1f | %.1f | %.1f | %.0f | %.2f | %.1f | %.1f |"
+                  % (args.backend, n, load_s, len(lat), lat[0], lat[len(lat) // 2], lat[-1],
+                     statistics.median(lat), size / 1e6, secs, before / 1024, after / 1024),
+                  flush=True)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+            if pg_db:
+                psql(args.pg_url, "DROP DATABASE IF EXISTS %s" % pg_db)
 
 
 if __name__ == "__main__":

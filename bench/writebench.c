@@ -529,7 +529,8 @@ int main(int argc, char **argv)
     }
     size_t k = 0;
     for (int i = 0; i < o.clients; i++) {
-        memcpy(all + k, ws[i].lat_ms, ws[i].n_lat * sizeof *all);
+        if (ws[i].n_lat > 0) /* lat_ms is NULL until the first success */
+            memcpy(all + k, ws[i].lat_ms, ws[i].n_lat * sizeof *all);
         k += ws[i].n_lat;
     }
     qsort(all, n, sizeof *all, cmp_double);

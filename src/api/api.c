@@ -41,6 +41,8 @@ sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out)
     api->store = store;
     api->hub = sk_watch_hub_new();
     api->metrics = sk_metrics_new();
+    api->watch_stall_timeout_s =
+        cfg && cfg->watch_stall_timeout_s > 0 ? cfg->watch_stall_timeout_s : 15;
     api->listen_addr = strdup(cfg && cfg->listen_addr ? cfg->listen_addr : "127.0.0.1:8080");
     SK_CHECK_ALLOC(api->listen_addr);
     size_t n;
@@ -265,7 +267,8 @@ void call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current)
 static int reply_doc(sk_api_call *call, const char *text, const size_t *len)
 {
     if (!text) {
-        call_reply_error(call, SK_ERR_NOT_FOUND, "the server could not find the requested resource");
+        call_reply_error(call, SK_ERR_NOT_FOUND,
+                         "the server could not find the requested resource");
         return STEP_DONE;
     }
     call_reply_raw(call, 200, text, *len);
@@ -470,18 +473,21 @@ static int route(sk_api_call *call)
         }
     } else if (n >= 1 && strcmp(segs[0], "api") == 0) {
         if (n == 1)
-            rc = get ? reply_doc(call, sk_discovery_core_versions_text(&len), &len) : not_allowed(call);
+            rc = get ? reply_doc(call, sk_discovery_core_versions_text(&len), &len)
+                     : not_allowed(call);
         else if (strcmp(segs[1], "v1") != 0)
             rc = path_not_found(call);
         else if (n == 2)
-            rc = get ? reply_doc(call, sk_discovery_resources_text("", "v1", &len), &len) : not_allowed(call);
+            rc = get ? reply_doc(call, sk_discovery_resources_text("", "v1", &len), &len)
+                     : not_allowed(call);
         else
             rc = route_resource(call, "", "v1", segs + 2, n - 2);
     } else if (n >= 1 && strcmp(segs[0], "apis") == 0) {
         if (n == 1)
             rc = get ? reply_doc(call, sk_discovery_groups_text(&len), &len) : not_allowed(call);
         else if (n == 2)
-            rc = get ? reply_doc(call, sk_discovery_group_text(segs[1], &len), &len) : not_allowed(call);
+            rc = get ? reply_doc(call, sk_discovery_group_text(segs[1], &len), &len)
+                     : not_allowed(call);
         else if (n == 3)
             rc = get ? reply_doc(call, sk_discovery_resources_text(segs[1], segs[2], &len), &len)
                      : not_allowed(call);
@@ -576,6 +582,7 @@ void sk_api_call_response(sk_api_call *call, sk_api_response *out)
     out->streaming = streaming;
     out->body = streaming ? NULL : (call->out.data ? call->out.data : "");
     out->body_len = streaming ? 0 : call->out.len;
+    out->stall_timeout_s = call->watch ? call->api->watch_stall_timeout_s : 0;
     out->warnings = (const char *const *)call->warnings;
     out->n_warnings = call->n_warnings;
 }
@@ -585,6 +592,12 @@ ssize_t sk_api_call_read(sk_api_call *call, char *buf, size_t max)
     if (call->watch)
         return watch_stream_read(call->watch, buf, max);
     return list_stream_read(call->stream, buf, max);
+}
+
+void sk_api_call_stalled(sk_api_call *call)
+{
+    if (call && call->watch)
+        sk_watch_hub_count(call->api->hub, 0, 0, 1);
 }
 
 void sk_api_call_free(sk_api_call *call)

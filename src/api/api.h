@@ -30,6 +30,9 @@ typedef struct sk_api_config {
     /* Test-only: the watch cache's feed drops this revision once (a lost
      * event), which must force a rebuild and close watchers with 410. */
     int64_t cache_drop_rev_once;
+    /* A watch whose client accepts no bytes for this long while events are
+     * pending is closed (a slow reader must not pin anything). */
+    int watch_stall_timeout_s;
 } sk_api_config;
 
 /* New API over store (borrowed; must outlive the api): builds the watch
@@ -75,6 +78,9 @@ typedef struct sk_api_response {
     const char *body; /* borrowed from the call; NULL when streaming */
     size_t body_len;
     int streaming; /* pull the body with sk_api_call_read */
+    /* Seconds without progress after which the HTTP layer drops the
+     * connection (0: its default). Set for watches. */
+    int stall_timeout_s;
     /* Warning header values ("299 - \"unknown field ...\""), borrowed. */
     const char *const *warnings;
     size_t n_warnings;
@@ -85,6 +91,9 @@ void sk_api_call_response(sk_api_call *call, sk_api_response *out);
  * the end, -1 if the stream failed (the connection must be aborted), -2 if
  * there is nothing to send yet: the call's wake() runs when there may be. */
 ssize_t sk_api_call_read(sk_api_call *call, char *buf, size_t max);
+/* The HTTP layer dropped the connection because the client stopped
+ * reading (stall timeout): counted as a terminated watcher. */
+void sk_api_call_stalled(sk_api_call *call);
 void sk_api_call_free(sk_api_call *call);
 
 #endif

@@ -30,6 +30,7 @@ struct sk_api {
     _Atomic int stopping; /* set once at shutdown: watches end */
     int64_t stop_at_ms;   /* when stopping was set */
     int stop_grace_ms;    /* watches end spread over this */
+    int watch_stall_timeout_s;
 };
 
 enum { STEP_WAIT = 0, STEP_DONE = 1, STEP_AGAIN = 2 };
@@ -138,6 +139,8 @@ void watch_stream_free(watch_stream *ws);
 
 /* ---- list.c ---- */
 int handle_list(sk_api_call *call);
+/* 422 Invalid on a ListOptions field: "field: Forbidden: msg", as Kubernetes. */
+void reply_invalid_list_options(sk_api_call *call, const char *field, const char *msg);
 /* A stream for a watch: the call's scope and selectors, items rendered as
  * ADDED events. Replies and returns NULL on a bad parameter. */
 list_stream *list_stream_for_watch(sk_api_call *call);

@@ -29,7 +29,7 @@
 
 #define CHUNK_ROWS 500
 #define CHUNK_BYTES (256 * 1024) /* a chunk ends early past this much output */
-#define SCAN_FACTOR 10 /* a filtered page scans at most limit * SCAN_FACTOR rows */
+#define SCAN_FACTOR 10           /* a filtered page scans at most limit * SCAN_FACTOR rows */
 
 typedef enum { LS_HEAD, LS_ITEMS, LS_TAIL, LS_END } ls_phase;
 
@@ -126,8 +126,8 @@ static json_t *kind_cells(const sk_resource *r, json_t *obj)
                    json_object_size(json_object_get(obj, "binaryData"));
         json_array_append_new(cells, json_integer((json_int_t)n));
     } else if (strcmp(k, "ServiceAccount") == 0) {
-        json_array_append_new(cells,
-                              json_integer((json_int_t)json_array_size(json_object_get(obj, "secrets"))));
+        json_array_append_new(
+            cells, json_integer((json_int_t)json_array_size(json_object_get(obj, "secrets"))));
     } else if (strcmp(k, "Namespace") == 0) {
         const char *p = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
         json_array_append_new(cells, json_string(p ? p : ""));
@@ -157,9 +157,10 @@ static json_t *kind_cells(const sk_resource *r, json_t *obj)
 static void table_head(sk_buf *b, const sk_resource *r)
 {
     json_t *defs = json_array();
-    json_array_append_new(defs, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", "Name", "type",
-                                          "string", "format", "name", "description",
-                                          "Name must be unique within a namespace.", "priority", 0));
+    json_array_append_new(defs,
+                          json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", "Name", "type", "string",
+                                    "format", "name", "description",
+                                    "Name must be unique within a namespace.", "priority", 0));
     const table_column *cols;
     int n = kind_columns(r, &cols);
     for (int i = 0; i < n; i++)
@@ -173,8 +174,9 @@ static void table_head(sk_buf *b, const sk_resource *r)
                                           "priority", 0));
     char *text = json_dumps(defs, JSON_COMPACT);
     SK_CHECK_ALLOC(text);
-    sk_buf_printf(b, "{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\",\"columnDefinitions\":%s,"
-                     "\"rows\":[",
+    sk_buf_printf(b,
+                  "{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\",\"columnDefinitions\":%s,"
+                  "\"rows\":[",
                   text);
     free(text);
     json_decref(defs);
@@ -293,8 +295,8 @@ static int chunk_row(void *arg, const sk_row *row)
         json_error_t jerr;
         obj = json_loadb(row->value, row->value_len, 0, &jerr);
         SK_CHECK(obj != NULL);
-        match = sk_label_selector_matches(ls->labels,
-                                          json_object_get(json_object_get(obj, "metadata"), "labels")) &&
+        match = sk_label_selector_matches(
+                    ls->labels, json_object_get(json_object_get(obj, "metadata"), "labels")) &&
                 (!ls->fields || sk_field_selector_matches(ls->fields, obj));
     }
     if (match && ls->watch_events) {
@@ -380,7 +382,8 @@ static sk_err fetch_chunk(list_stream *ls)
 
 static void render_tail(list_stream *ls)
 {
-    sk_buf_printf(&ls->out.text, "],\"metadata\":{\"resourceVersion\":\"%lld\"", (long long)ls->rev);
+    sk_buf_printf(&ls->out.text, "],\"metadata\":{\"resourceVersion\":\"%lld\"",
+                  (long long)ls->rev);
     if (ls->has_more) {
         unsigned char secret[32];
         char qbuf[128];
@@ -493,7 +496,7 @@ static void reply_expired_token(sk_api_call *call, list_stream *ls)
     json_decref(st);
 }
 
-static void reply_invalid_list_options(sk_api_call *call, const char *field, const char *msg)
+void reply_invalid_list_options(sk_api_call *call, const char *field, const char *msg)
 {
     json_t *causes = json_array();
     sk_status_add_cause(causes, "FieldValueForbidden", msg, field);
@@ -544,8 +547,8 @@ static int settle_revision(sk_api_call *call, list_stream *ls)
         err = sk_token_decode(cont, secret, &t, &msg);
         char qbuf[128];
         const char *qres = call_qualified_resource(ls->res, qbuf, sizeof qbuf);
-        int ok = err == SK_OK && strcmp(t.resource, qres) == 0 &&
-                 strcmp(t.ns, scope_ns(ls)) == 0 && (!ls->ns || strcmp(t.last_ns, ls->ns) == 0);
+        int ok = err == SK_OK && strcmp(t.resource, qres) == 0 && strcmp(t.ns, scope_ns(ls)) == 0 &&
+                 (!ls->ns || strcmp(t.last_ns, ls->ns) == 0);
         if (!ok) {
             call_reply_error(call, SK_ERR_BAD_REQUEST,
                              err != SK_OK && msg ? msg

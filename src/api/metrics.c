@@ -16,10 +16,10 @@
 #define N_CODES 500
 
 static const double bucket_le[N_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                            1,     2.5,  5,     10,   30,  60,  120};
+                                            1,     2.5,  5,     10,   30,  60,   120};
 
-static const char *const verb_names[SK_REQ_COUNT] = {
-    "GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION"};
+static const char *const verb_names[SK_REQ_COUNT] = {"GET", "LIST",  "WATCH",  "POST",
+                                                     "PUT", "PATCH", "DELETE", "DELETECOLLECTION"};
 
 typedef struct histogram {
     atomic_llong counts[N_BUCKETS]; /* non-cumulative; cumulated when rendered */
@@ -88,8 +88,10 @@ static void render_histogram(sk_buf *out, const char *name, const char *labels, 
     }
     long long total = atomic_load(&h->total);
     sk_buf_printf(out, "%s_bucket{%s%sle=\"+Inf\"} %lld\n", name, labels, sep, total);
-    sk_buf_printf(out, "%s_sum{%s} %.6f\n", name, labels, (double)atomic_load(&h->sum_micros) / 1e6);
-    sk_buf_printf(out, "%s_count{%s} %lld\n", name, labels, total);
+    const char *open = *labels ? "{" : "", *close = *labels ? "}" : "";
+    sk_buf_printf(out, "%s_sum%s%s%s %.6f\n", name, open, labels, close,
+                  (double)atomic_load(&h->sum_micros) / 1e6);
+    sk_buf_printf(out, "%s_count%s%s%s %lld\n", name, open, labels, close, total);
 }
 
 static void render_gauge(sk_buf *out, const char *name, const char *type, const char *help,

@@ -332,8 +332,8 @@ int handle_get(sk_api_call *call)
             row.rev = sk_blob_rev(blob);
         } else if (err != SK_ERR_NOT_FOUND) {
             /* The cache lags behind the planned revision: read the store. */
-            err = sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0,
-                               &row);
+            err =
+                sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0, &row);
         }
     }
     if (err != SK_OK) {
@@ -466,10 +466,11 @@ static int compute_patch(sk_api_call *call, json_t **out)
     sk_err err = sk_patch_type_parse(call->content_type, &type);
     if (err != SK_OK) {
         char msg[300];
-        snprintf(msg, sizeof msg, "the body of the request was in an unknown format - accepted "
-                                  "media types include: application/json-patch+json, "
-                                  "application/merge-patch+json, "
-                                  "application/strategic-merge-patch+json");
+        snprintf(msg, sizeof msg,
+                 "the body of the request was in an unknown format - accepted "
+                 "media types include: application/json-patch+json, "
+                 "application/merge-patch+json, "
+                 "application/strategic-merge-patch+json");
         call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA, msg);
         return -1;
     }
@@ -497,10 +498,9 @@ static int compute_patch(sk_api_call *call, json_t **out)
     }
     if (mode != FV_IGNORE && call->attempts == 0) {
         json_t *findings = NULL;
-        sk_err ferr = type == SK_PATCH_JSON
-                          ? sk_fieldcheck_unknown(call->res, res, &findings)
-                          : sk_fieldcheck_patch(call->res, call->body, call->body_len, res,
-                                                &findings);
+        sk_err ferr = type == SK_PATCH_JSON ? sk_fieldcheck_unknown(call->res, res, &findings)
+                                            : sk_fieldcheck_patch(call->res, call->body,
+                                                                  call->body_len, res, &findings);
         if (ferr == SK_OK && act_on_findings(call, mode, findings, res) < 0) {
             json_decref(res);
             return -1;
@@ -532,8 +532,9 @@ static int carry_metadata(sk_api_call *call, json_t *obj, json_t *old)
     const char *old_uid = meta_str(old, "uid");
     if (uid && *uid && strcmp(uid, old_uid) != 0) {
         char msg[300];
-        snprintf(msg, sizeof msg, "Precondition failed: UID in precondition: %s, UID in object meta: %s",
-                 uid, old_uid);
+        snprintf(msg, sizeof msg,
+                 "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid,
+                 old_uid);
         call_reply_error(call, SK_ERR_CONFLICT, msg);
         return -1;
     }
@@ -584,8 +585,8 @@ static int rmw_done(sk_api_call *call)
 static int rmw_read_and_write(sk_api_call *call)
 {
     sk_row_clear(&call->current);
-    sk_err err =
-        sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0, &call->current);
+    sk_err err = sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0,
+                              &call->current);
     if (err != SK_OK) {
         call_reply_store_error(call, err, call->name);
         return STEP_DONE;
@@ -687,8 +688,9 @@ static int delete_preconditions(sk_api_call *call, int64_t *rev, char **uid)
     }
     if (!json_is_object(opts)) {
         json_decref(opts);
-        call_reply_error(call, SK_ERR_BAD_REQUEST, "the body of the request was in an unknown "
-                                                   "format: expected DeleteOptions");
+        call_reply_error(call, SK_ERR_BAD_REQUEST,
+                         "the body of the request was in an unknown "
+                         "format: expected DeleteOptions");
         return -1;
     }
     json_t *pre = json_object_get(opts, "preconditions");
@@ -794,9 +796,9 @@ static int delete_one_done(sk_api_call *call)
 static int delete_next(sk_api_call *call)
 {
     if (call->del_next == call->del_count) {
-        json_t *list = json_pack("{s:s, s:s, s:{}, s:O}", "kind", call->res->list_kind,
-                                 "apiVersion", sk_registry_api_version(call->res), "metadata",
-                                 "items", call->del_items);
+        json_t *list =
+            json_pack("{s:s, s:s, s:{}, s:O}", "kind", call->res->list_kind, "apiVersion",
+                      sk_registry_api_version(call->res), "metadata", "items", call->del_items);
         call_reply_json(call, 200, list);
         json_decref(list);
         return STEP_DONE;

@@ -25,15 +25,18 @@
 typedef struct outq_seg outq_seg;
 
 typedef struct sk_outq {
-    sk_buf text;       /* append rendered text here */
-    size_t sealed;     /* text before this offset belongs to queued segments */
-    outq_seg *segs;    /* FIFO of text ranges and blob references */
+    sk_buf text;    /* append rendered text here */
+    size_t sealed;  /* text before this offset belongs to queued segments */
+    outq_seg *segs; /* FIFO of text ranges and blob references */
     size_t n_segs, cap_segs, head;
     size_t seg_pos;    /* bytes of segs[head] already read */
     size_t blob_bytes; /* bytes of queued blobs not yet read */
 } sk_outq;
 
-#define SK_OUTQ_INIT {SK_BUF_INIT, 0, NULL, 0, 0, 0, 0, 0}
+#define SK_OUTQ_INIT                                                                               \
+    {                                                                                              \
+        SK_BUF_INIT, 0, NULL, 0, 0, 0, 0, 0                                                        \
+    }
 
 /* Queues blob (borrowed; the queue takes its own reference) after the text
  * appended so far. */

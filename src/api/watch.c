@@ -144,8 +144,8 @@ static int read_events(watch_stream *ws)
     while (sk_outq_size(&ws->out) < OUT_HIGH_WATER) {
         sk_cache_event ev = {0};
         int64_t scanned = ws->cursor;
-        sk_err err = sk_cache_next_event(ws->api->cache, ws->gen, ws->res_idx, ws->cursor, &ev,
-                                         &scanned);
+        sk_err err =
+            sk_cache_next_event(ws->api->cache, ws->gen, ws->res_idx, ws->cursor, &ev, &scanned);
         if (err == SK_ERR_EXPIRED) {
             sk_cache_state st;
             sk_cache_get_state(ws->api->cache, &st);
@@ -227,16 +227,6 @@ void watch_stream_free(watch_stream *ws)
     free(ws);
 }
 
-static void reply_invalid_watch(sk_api_call *call, const char *field, const char *detail)
-{
-    json_t *causes = json_array();
-    sk_status_add_cause(causes, "FieldValueForbidden", detail, field);
-    char msg[512];
-    snprintf(msg, sizeof msg, "ListOptions.meta.k8s.io \"\" is invalid: %s: Forbidden: %s", field,
-             detail);
-    call_reply_status(call, SK_ERR_INVALID, msg, "meta.k8s.io", "ListOptions", "", causes);
-}
-
 int handle_watch(sk_api_call *call)
 {
     const char *rv = call->q.rv && *call->q.rv ? call->q.rv : NULL;
@@ -249,20 +239,22 @@ int handle_watch(sk_api_call *call)
     }
     int bookmarks = call->q.allow_bookmarks && parse_bool(call->q.allow_bookmarks) == 1;
     if (send_initial >= 0 && (!rvm || strcmp(rvm, "NotOlderThan") != 0)) {
-        reply_invalid_watch(call, "resourceVersionMatch",
-                            "sendInitialEvents requires setting resourceVersionMatch to "
-                            "NotOlderThan");
+        reply_invalid_list_options(call, "resourceVersionMatch",
+                                   "sendInitialEvents requires setting resourceVersionMatch to "
+                                   "NotOlderThan");
         return STEP_DONE;
     }
     if (send_initial == 1 && !bookmarks) {
-        reply_invalid_watch(call, "allowWatchBookmarks",
-                            "sendInitialEvents requires setting allowWatchBookmarks to true");
+        reply_invalid_list_options(
+            call, "allowWatchBookmarks",
+            "sendInitialEvents requires setting allowWatchBookmarks to true");
         return STEP_DONE;
     }
     if (rvm && send_initial < 0) {
-        reply_invalid_watch(call, "resourceVersionMatch",
-                            "resourceVersionMatch is forbidden for watch unless sendInitialEvents "
-                            "is provided");
+        reply_invalid_list_options(
+            call, "resourceVersionMatch",
+            "resourceVersionMatch is forbidden for watch unless sendInitialEvents "
+            "is provided");
         return STEP_DONE;
     }
     int64_t want = 0;

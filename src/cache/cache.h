@@ -82,8 +82,8 @@ void sk_cache_free(sk_cache *c);
 int sk_cache_resource(const sk_cache *c, const char *resource);
 
 typedef struct sk_cache_state {
-    int64_t rev;        /* last applied revision */
-    int64_t oldest;     /* lists at revisions >= oldest are served */
+    int64_t rev;         /* last applied revision */
+    int64_t oldest;      /* lists at revisions >= oldest are served */
     uint64_t generation; /* bumped by every rebuild */
 } sk_cache_state;
 void sk_cache_get_state(sk_cache *c, sk_cache_state *out);
@@ -139,11 +139,11 @@ sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev
                            sk_cache_event *ev, int64_t *scanned_out);
 
 typedef struct sk_cache_stats {
-    int64_t objects;     /* live objects */
-    int64_t events;      /* events in the window */
-    int64_t rebuilds;    /* rebuilds after a feed anomaly */
-    int64_t store_rev;   /* the store's revision as the feed saw it last */
-    int64_t rev;         /* the cache's revision */
+    int64_t objects;   /* live objects */
+    int64_t events;    /* events in the window */
+    int64_t rebuilds;  /* rebuilds after a feed anomaly */
+    int64_t store_rev; /* the store's revision as the feed saw it last */
+    int64_t rev;       /* the cache's revision */
 } sk_cache_stats;
 void sk_cache_get_stats(sk_cache *c, sk_cache_stats *out);
 

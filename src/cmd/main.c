@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #define DEFAULT_COMPACT_INTERVAL_S 300
 #define DEFAULT_RETAIN_REVISIONS 10000
 #define DEFAULT_WATCH_GRACE_S 5
+#define DEFAULT_WATCH_STALL_S 15
 
 typedef struct options {
     const char *listen;
@@ -38,36 +40,40 @@ typedef struct options {
     int64_t compact_interval_s;
     int64_t retain;
     int64_t watch_grace_s;
+    int64_t watch_stall_s;
     int verbose;
 } options;
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: sqlkube <command> [flags]\n"
-            "\n"
-            "A Kubernetes-API-compatible object store on SQLite or PostgreSQL.\n"
-            "\n"
-            "commands:\n"
-            "  serve     serve the Kubernetes API\n"
-            "  migrate   apply database migrations and exit\n"
-            "  compact   run one compaction pass and exit\n"
-            "\n"
-            "flags:\n"
-            "  --listen HOST:PORT       address to serve on (default %s)\n"
-            "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
-            "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
-            "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
-            "  --compact-interval SECS  serve: seconds between compactions, 0 = never (default %d)\n"
-            "  --retain N               revisions kept by compaction (default %d; 0 = compact up\n"
-            "                           to the current revision)\n"
-            "  --watch-grace SECS       serve: on SIGTERM, watches end spread over this many\n"
-            "                           seconds, so clients do not reconnect at once (default %d)\n"
-            "  -v, --verbose            debug logging\n"
-            "  --version                print the version\n"
-            "  -h, --help               print this help\n",
-            DEFAULT_LISTEN, DEFAULT_DATA_DIR, DEFAULT_COMPACT_INTERVAL_S,
-            DEFAULT_RETAIN_REVISIONS, DEFAULT_WATCH_GRACE_S);
+    fprintf(
+        f,
+        "usage: sqlkube <command> [flags]\n"
+        "\n"
+        "A Kubernetes-API-compatible object store on SQLite or PostgreSQL.\n"
+        "\n"
+        "commands:\n"
+        "  serve     serve the Kubernetes API\n"
+        "  migrate   apply database migrations and exit\n"
+        "  compact   run one compaction pass and exit\n"
+        "\n"
+        "flags:\n"
+        "  --listen HOST:PORT       address to serve on (default %s)\n"
+        "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
+        "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
+        "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
+        "  --compact-interval SECS  serve: seconds between compactions, 0 = never (default %d)\n"
+        "  --retain N               revisions kept by compaction (default %d; 0 = compact up\n"
+        "                           to the current revision)\n"
+        "  --watch-grace SECS       serve: on SIGTERM, watches end spread over this many\n"
+        "                           seconds, so clients do not reconnect at once (default %d)\n"
+        "  --watch-stall-timeout SECS  serve: close a watch whose client reads nothing for\n"
+        "                           this long while events wait (default %d)\n"
+        "  -v, --verbose            debug logging\n"
+        "  --version                print the version\n"
+        "  -h, --help               print this help\n",
+        DEFAULT_LISTEN, DEFAULT_DATA_DIR, DEFAULT_COMPACT_INTERVAL_S, DEFAULT_RETAIN_REVISIONS,
+        DEFAULT_WATCH_GRACE_S, DEFAULT_WATCH_STALL_S);
 }
 
 static int fail(const char *fmt, const char *arg)
@@ -136,11 +142,11 @@ static sk_err ensure_namespaces(sk_store *store)
         char uid[37], ts[21];
         sk_uuid4(uid);
         sk_format_rfc3339(sk_wall_s(), ts);
-        json_t *obj = json_pack(
-            "{s:s, s:s, s:{s:s, s:s, s:s, s:i, s:{s:s}}, s:{s:[s]}, s:{s:s}}", "kind", "Namespace",
-            "apiVersion", "v1", "metadata", "name", names[i], "uid", uid, "creationTimestamp", ts,
-            "generation", 1, "labels", "kubernetes.io/metadata.name", names[i], "spec",
-            "finalizers", "kubernetes", "status", "phase", "Active");
+        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:i, s:{s:s}}, s:{s:[s]}, s:{s:s}}",
+                                "kind", "Namespace", "apiVersion", "v1", "metadata", "name",
+                                names[i], "uid", uid, "creationTimestamp", ts, "generation", 1,
+                                "labels", "kubernetes.io/metadata.name", names[i], "spec",
+                                "finalizers", "kubernetes", "status", "phase", "Active");
         sk_write w = {.op = SK_WRITE_CREATE,
                       .resource = "namespaces",
                       .ns = "",
@@ -233,6 +239,12 @@ static int cmd_serve(const options *o, const char *db)
     int comp_started = 0;
     char *msg = NULL;
 
+    /* Every watch is a socket: allow as many as the hard limit permits. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     if (mkdir_p(o->data_dir) < 0) {
         fail("cannot create data directory %s", o->data_dir);
         goto out;
@@ -249,7 +261,8 @@ static int cmd_serve(const options *o, const char *db)
     /* Test-only fault injection (see sk_api_config); never set in production. */
     const char *drop = getenv("SQLKUBE_TEST_DROP_REVISION");
     sk_api_config cfg = {.listen_addr = o->listen,
-                         .cache_drop_rev_once = drop ? sk_parse_i64(drop) : 0};
+                         .cache_drop_rev_once = drop ? sk_parse_i64(drop) : 0,
+                         .watch_stall_timeout_s = (int)o->watch_stall_s};
     if ((err = sk_api_new(store, &cfg, &api)) != SK_OK) {
         fail("cannot build the watch cache: %s", sk_err_name(err));
         goto out;
@@ -342,8 +355,14 @@ static int cmd_compact(const options *o, const char *db)
 
 int main(int argc, char **argv)
 {
-    options o = {DEFAULT_LISTEN,           DEFAULT_DATA_DIR,      NULL, DEFAULT_COMPACT_INTERVAL_S,
-                 DEFAULT_RETAIN_REVISIONS, DEFAULT_WATCH_GRACE_S, 0};
+    options o = {DEFAULT_LISTEN,
+                 DEFAULT_DATA_DIR,
+                 NULL,
+                 DEFAULT_COMPACT_INTERVAL_S,
+                 DEFAULT_RETAIN_REVISIONS,
+                 DEFAULT_WATCH_GRACE_S,
+                 DEFAULT_WATCH_STALL_S,
+                 0};
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'},
         {"data-dir", required_argument, NULL, 'd'},
@@ -351,6 +370,7 @@ int main(int argc, char **argv)
         {"compact-interval", required_argument, NULL, 'c'},
         {"retain", required_argument, NULL, 'r'},
         {"watch-grace", required_argument, NULL, 'g'},
+        {"watch-stall-timeout", required_argument, NULL, 's'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -381,6 +401,10 @@ int main(int argc, char **argv)
         case 'g':
             if ((o.watch_grace_s = sk_parse_i64(optarg)) < 0)
                 return fail("invalid --watch-grace %s: want whole seconds", optarg);
+            break;
+        case 's':
+            if ((o.watch_stall_s = sk_parse_i64(optarg)) <= 0 || o.watch_stall_s > 3600)
+                return fail("invalid --watch-stall-timeout %s: want 1 to 3600 seconds", optarg);
             break;
         case 'v':
             o.verbose = 1;

@@ -130,6 +130,9 @@ static enum MHD_Result send_response(conn_ctx *cc)
     MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
     for (size_t i = 0; i < r.n_warnings; i++)
         MHD_add_response_header(resp, "Warning", r.warnings[i]);
+    if (r.stall_timeout_s > 0) /* MHD enforces it only while not suspended */
+        MHD_set_connection_option(cc->conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                                  (unsigned int)r.stall_timeout_s);
     enum MHD_Result ret = MHD_queue_response(cc->conn, (unsigned)r.status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -206,6 +209,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
      * completes suspended connections at daemon stop, after the store has
      * drained every pending write. */
     SK_CHECK(!cc->suspended);
+    if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
+        sk_api_call_stalled(cc->call);
     sk_api_call_free(cc->call);
     sk_buf_free(&cc->body);
     pthread_mutex_destroy(&cc->mu);
@@ -266,8 +271,8 @@ int sk_http_start(const char *addr, sk_api *api, sk_http_server **out, char **er
     SK_CHECK_ALLOC(srv);
     srv->api = api;
     srv->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-            MHD_USE_ITC | MHD_USE_ERROR_LOG,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
+            MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)POOL_THREADS, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_CONNECTION_LIMIT, (unsigned)20000,

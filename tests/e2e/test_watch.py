@@ -33,6 +33,16 @@ def cm(name, data, labels=None):
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
 
 
+def metric(server, name):
+    """The value of an unlabelled (or fully labelled) series in /metrics."""
+    r = server.request("GET", "/metrics")
+    assert r.status == 200, r
+    for line in r.body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    raise AssertionError("no series %s in /metrics" % name)
+
+
 class WatchStream:
     """Reads a watch response line by line on a background thread."""
 
@@ -84,6 +94,12 @@ class WatchStream:
 
 
 class Watch(ServerTestCase, unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        # A short stall timeout so the slow-reader test sees its watch closed.
+        cls.server = Server("Watch", extra_args=["--watch-stall-timeout", "2"])
+        cls.server.start()
 
     def ns(self, name):
         r = self.server.request("POST", "/api/v1/namespaces",
@@ -226,6 +242,7 @@ class Watch(ServerTestCase, unittest.TestCase):
         self.ns("w-kc")
         self.server.request("POST", "/api/v1/namespaces/w-kc/configmaps", cm("k", {"a": "1"}))
         env = dict(os.environ, HOME=self.server.data_dir, KUBE_FEATURE_WatchListClient="true")
+        lists_before = metric(self.server, "apiserver_watch_list_duration_seconds_count")
         base = [KUBECTL, "--kubeconfig", self.server.kubeconfig, "--cache-dir",
                 self.server.cache_dir, "-n", "w-kc"]
         watcher = subprocess.Popen(base + ["get", "cm", "-w", "--output-watch-events"],
@@ -242,6 +259,9 @@ class Watch(ServerTestCase, unittest.TestCase):
         out, err = waiter.communicate(timeout=40)
         self.assertEqual(waiter.returncode, 0, err)
         self.assertIn("condition met", out)
+        # kubectl synced through watch-list (sendInitialEvents), not LIST+WATCH.
+        self.assertGreater(metric(self.server, "apiserver_watch_list_duration_seconds_count"),
+                           lists_before)
         time.sleep(0.5)
         watcher.terminate()
         out, err = watcher.communicate(timeout=10)
@@ -284,12 +304,19 @@ class Watch(ServerTestCase, unittest.TestCase):
         slow.request("GET", base + "?watch=true&resourceVersion=%d" % rv)
         slow_resp = slow.getresponse()  # never read further
         fast = WatchStream(self.server, base + "?watch=true&resourceVersion=%d" % rv)
-        big = "x" * 60000
-        for i in range(40):
+        terminated = metric(self.server, "apiserver_terminated_watchers_total")
+        big = "x" * 100000
+        n = 150  # 15 MB: more than loopback socket buffers hold
+        for i in range(n):
             r = self.server.request("POST", base, cm("big-%d" % i, {"k": big}))
             self.assertEqual(r.status, 201, r)
-        ev = fast.wait_for(lambda ev: len(ev) >= 40, what="40 events on the fast watcher")
-        self.assertEqual(len(ev), 40)
+        ev = fast.wait_for(lambda ev: len(ev) >= n, what="%d events on the fast watcher" % n)
+        self.assertEqual([e["object"]["metadata"]["name"] for e in ev],
+                         ["big-%d" % i for i in range(n)])
+        # The reader that stopped reading is closed and counted; the fast one lives on.
+        wait_until(lambda: metric(self.server, "apiserver_terminated_watchers_total")
+                   >= terminated + 1, what="the stalled watch to be closed")
+        self.assertFalse(fast.done.is_set(), "the fast watcher must stay open")
         fast.close()
         slow_resp.close()
         slow.close()
@@ -322,16 +349,6 @@ class WatchAcrossInstances(unittest.TestCase):
         finally:
             b.cleanup()
             a.cleanup()
-
-
-def metric(server, name):
-    """The value of an unlabelled (or fully labelled) series in /metrics."""
-    r = server.request("GET", "/metrics")
-    assert r.status == 200, r
-    for line in r.body.decode().splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    raise AssertionError("no series %s in /metrics" % name)
 
 
 class WatchCache(ServerTestCase, unittest.TestCase):
