@@ -2,9 +2,10 @@
  * objects.c - single-object verbs: get, create, update (PUT), patch, delete,
  * and deletecollection.
  *
- * Server-managed metadata is owned here: uid, creationTimestamp and
- * generation are set on create and carried over on every update, whatever
- * the client sent; resourceVersion is assigned by the store's writer.
+ * Server-managed metadata is owned here: uid and creationTimestamp are set
+ * on create and carried over on every update, whatever the client sent (and
+ * generation, which none of these kinds keeps, is never taken from a
+ * client); resourceVersion is assigned by the store's writer.
  *
  * Read-modify-write (PUT without a resourceVersion, PATCH) follows
  * kube-apiserver's GuaranteedUpdate: read the current version, compute the
@@ -411,7 +412,9 @@ int handle_create(sk_api_call *call)
     sk_format_rfc3339(sk_wall_s(), ts);
     json_object_set_new(meta, "uid", json_string(uid));
     json_object_set_new(meta, "creationTimestamp", json_string(ts));
-    json_object_set_new(meta, "generation", json_integer(1));
+    /* None of the kinds served keeps a generation (only workload strategies
+     * set one in kube-apiserver): it is not the client's to set either. */
+    json_object_del(meta, "generation");
     json_object_del(meta, "resourceVersion");
     json_object_del(meta, "selfLink");
     json_object_del(meta, "deletionTimestamp");
@@ -539,7 +542,7 @@ static int carry_metadata(sk_api_call *call, json_t *obj, json_t *old)
         return -1;
     }
     static const char *const carried[] = {"uid", "creationTimestamp", "deletionTimestamp",
-                                          "deletionGracePeriodSeconds"};
+                                          "deletionGracePeriodSeconds", "generation"};
     for (size_t i = 0; i < sizeof carried / sizeof *carried; i++) {
         json_t *v = json_object_get(old_meta, carried[i]);
         if (v)
@@ -548,20 +551,6 @@ static int carry_metadata(sk_api_call *call, json_t *obj, json_t *old)
             json_object_del(meta, carried[i]);
     }
     json_object_del(meta, "selfLink");
-    /* generation counts changes to anything but metadata (and status). */
-    json_t *a = json_deep_copy(obj), *b = json_deep_copy(old);
-    json_object_del(a, "metadata");
-    json_object_del(b, "metadata");
-    json_object_del(a, "status");
-    json_object_del(b, "status");
-    json_int_t gen = json_integer_value(json_object_get(old_meta, "generation"));
-    if (gen <= 0)
-        gen = 1;
-    if (!json_equal(a, b))
-        gen++;
-    json_decref(a);
-    json_decref(b);
-    json_object_set_new(meta, "generation", json_integer(gen));
     return 0;
 }
 

@@ -142,11 +142,11 @@ static sk_err ensure_namespaces(sk_store *store)
         char uid[37], ts[21];
         sk_uuid4(uid);
         sk_format_rfc3339(sk_wall_s(), ts);
-        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:i, s:{s:s}}, s:{s:[s]}, s:{s:s}}",
-                                "kind", "Namespace", "apiVersion", "v1", "metadata", "name",
-                                names[i], "uid", uid, "creationTimestamp", ts, "generation", 1,
-                                "labels", "kubernetes.io/metadata.name", names[i], "spec",
-                                "finalizers", "kubernetes", "status", "phase", "Active");
+        json_t *obj =
+            json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:[s]}, s:{s:s}}", "kind",
+                      "Namespace", "apiVersion", "v1", "metadata", "name", names[i], "uid", uid,
+                      "creationTimestamp", ts, "labels", "kubernetes.io/metadata.name", names[i],
+                      "spec", "finalizers", "kubernetes", "status", "phase", "Active");
         sk_write w = {.op = SK_WRITE_CREATE,
                       .resource = "namespaces",
                       .ns = "",
