@@ -112,3 +112,24 @@ CREATE TABLE sk_current (
 CREATE VIEW sk_objects AS
     SELECT c.resource, c.namespace, c.name, c.rev AS resource_version, h.value AS object
     FROM sk_current c JOIN sk_history h ON h.rev = c.rev;
+
+-- Object expiry (TTL): the key's object, at revision rev, expires at
+-- expires_at_ms (ms since the Unix epoch). Written in the same transaction as
+-- the object, so a restart neither forgets nor extends an expiry. Core v1
+-- Events expire --event-ttl after their last write; apiserver identity Leases
+-- at renewTime + leaseDurationSeconds. The collector deletes expired objects
+-- through the normal write path, with rev as precondition. sk_expiring shows
+-- the table with readable times.
+CREATE TABLE sk_ttl (
+    resource      TEXT    NOT NULL,
+    namespace     TEXT    NOT NULL,
+    name          TEXT    NOT NULL,
+    rev           INTEGER NOT NULL,
+    expires_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (resource, namespace, name)
+) WITHOUT ROWID;
+CREATE INDEX sk_ttl_expiry ON sk_ttl (expires_at_ms);
+CREATE VIEW sk_expiring AS
+    SELECT resource, namespace, name, rev AS resource_version,
+           strftime('%Y-%m-%dT%H:%M:%fZ', expires_at_ms / 1000.0, 'unixepoch') AS expires_at
+    FROM sk_ttl;

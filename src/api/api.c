@@ -60,12 +60,25 @@ sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out)
         sk_api_free(api);
         return err;
     }
+    api->event_ttl_s = cfg && cfg->event_ttl_s > 0 ? cfg->event_ttl_s : 3600;
+    sk_identity_config ic = {
+        .hostname = cfg ? cfg->identity_hostname : NULL,
+        .duration_s =
+            cfg && cfg->identity_lease_duration_s > 0 ? cfg->identity_lease_duration_s : 3600,
+        .renew_s = cfg && cfg->identity_renew_s > 0 ? cfg->identity_renew_s : 10,
+    };
+    api->identity = sk_identity_start(store, &ic);
+    api->collector = sk_collector_start(store);
     *out = api;
     return SK_OK;
 }
 
-void sk_api_stop_watches(sk_api *api, int grace_ms)
+void sk_api_begin_shutdown(sk_api *api, int grace_ms)
 {
+    sk_identity_stop(api->identity);
+    api->identity = NULL;
+    sk_collector_stop(api->collector);
+    api->collector = NULL;
     api->stop_at_ms = sk_now_ms();
     api->stop_grace_ms = grace_ms;
     api->stopping = 1;
@@ -91,6 +104,8 @@ void sk_api_free(sk_api *api)
 {
     if (!api)
         return;
+    sk_identity_stop(api->identity);
+    sk_collector_stop(api->collector);
     sk_watch_hub_stop(api->hub);
     sk_cache_free(api->cache);
     sk_watch_hub_free(api->hub);
@@ -275,20 +290,40 @@ static int reply_doc(sk_api_call *call, const char *text, const size_t *len)
     return STEP_DONE;
 }
 
+/* The named checks of /healthz, /livez and /readyz, as kube-apiserver
+ * lists them (the store stands where etcd would). */
 static int reply_health(sk_api_call *call, const char *which)
 {
-    int ready = sk_api_ready(call->api);
-    int verbose = call->q.verbose != NULL;
-    call->status = ready ? 200 : 500;
+    sk_api *api = call->api;
+    struct {
+        const char *name;
+        int ok;
+    } checks[] = {
+        {"ping", 1},
+        {"log", 1},
+        {"storage", sk_api_ready(api)},
+        {"poststarthook/start-kube-apiserver-identity-lease-controller",
+         sk_identity_healthy(api->identity)},
+        {"poststarthook/start-kube-apiserver-identity-lease-garbage-collector",
+         sk_collector_healthy(api->collector)},
+    };
+    size_t n = sizeof checks / sizeof *checks;
+    if (strcmp(which, "livez") == 0)
+        n = 3; /* liveness does not wait for start-up hooks */
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        ok &= checks[i].ok;
+    call->status = ok ? 200 : 500;
     call->content_type_out = "text/plain; charset=utf-8";
     sk_buf_reset(&call->out);
-    if (!verbose) {
-        sk_buf_puts(&call->out, ready ? "ok" : "storage not reachable\n");
+    if (ok && call->q.verbose == NULL) {
+        sk_buf_puts(&call->out, "ok");
         return STEP_DONE;
     }
-    sk_buf_printf(&call->out, "[+]ping ok\n[+]log ok\n[%c]storage %s\n", ready ? '+' : '-',
-                  ready ? "ok" : "failed: storage not reachable");
-    sk_buf_printf(&call->out, "%s check %s\n", which, ready ? "passed" : "failed");
+    for (size_t i = 0; i < n; i++)
+        sk_buf_printf(&call->out, "[%c]%s %s\n", checks[i].ok ? '+' : '-', checks[i].name,
+                      checks[i].ok ? "ok" : "failed: reason withheld");
+    sk_buf_printf(&call->out, "%s check %s\n", which, ok ? "passed" : "failed");
     return STEP_DONE;
 }
 
@@ -511,6 +546,11 @@ static char *dup_opt(const char *s)
     return d;
 }
 
+static char *dup_nonempty(const char *s)
+{
+    return s && *s ? dup_opt(s) : NULL;
+}
+
 static int start(sk_api_call *call)
 {
     if (call->body_too_large) {
@@ -528,7 +568,9 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     call->api = api;
     call->method = dup_opt(req->method);
     call->path = dup_opt(req->path);
-#define Q(field, key) call->q.field = dup_opt(req->query(req->ctx, key))
+    /* A parameter without a value counts as absent, except ?verbose, whose
+     * presence is the whole message. */
+#define Q(field, key) call->q.field = dup_nonempty(req->query(req->ctx, key))
     Q(limit, "limit");
     Q(cont, "continue");
     Q(rv, "resourceVersion");
@@ -539,7 +581,7 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     Q(dry_run, "dryRun");
     Q(include_object, "includeObject");
     Q(timeout_seconds, "timeoutSeconds");
-    Q(verbose, "verbose");
+    call->q.verbose = dup_opt(req->query(req->ctx, "verbose"));
     Q(allow_bookmarks, "allowWatchBookmarks");
     Q(send_initial_events, "sendInitialEvents");
     Q(propagation_policy, "propagationPolicy");

@@ -33,16 +33,24 @@ typedef struct sk_api_config {
     /* A watch whose client accepts no bytes for this long while events are
      * pending is closed (a slow reader must not pin anything). */
     int watch_stall_timeout_s;
+    /* Identity lease (identity.h): hostname (NULL: gethostname()), its
+     * leaseDurationSeconds and renew interval. */
+    const char *identity_hostname;
+    int64_t identity_lease_duration_s, identity_renew_s;
+    /* Core v1 Events expire this long after their last write. */
+    int64_t event_ttl_s;
 } sk_api_config;
 
 /* New API over store (borrowed; must outlive the api): builds the watch
- * cache from a consistent list and starts its feed. */
+ * cache from a consistent list and starts its feed, the identity lease
+ * controller and the expiry collector. */
 sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out);
 /* Stops the watch fan-out and the cache, frees. NULL-safe. */
 void sk_api_free(sk_api *api);
-/* Shutdown: every watch stream ends within grace_ms, each at its own
- * offset, so clients do not all reconnect at once. */
-void sk_api_stop_watches(sk_api *api, int grace_ms);
+/* Shutdown: stops the identity lease controller and the expiry collector;
+ * every watch stream ends within grace_ms, each at its own offset, so
+ * clients do not all reconnect at once. */
+void sk_api_begin_shutdown(sk_api *api, int grace_ms);
 /* Waits until every watch stream has ended or timeout_ms passes. */
 void sk_api_wait_watches(sk_api *api, int timeout_ms);
 /* Readiness (store reachable). */

@@ -14,6 +14,8 @@
 #include "api/registry.h"
 #include "api/selector.h"
 #include "core/buf.h"
+#include "api/expiry.h"
+#include "api/identity.h"
 #include "api/metrics.h"
 #include "cache/cache.h"
 #include "watch/hub.h"
@@ -31,6 +33,9 @@ struct sk_api {
     int64_t stop_at_ms;   /* when stopping was set */
     int stop_grace_ms;    /* watches end spread over this */
     int watch_stall_timeout_s;
+    int64_t event_ttl_s;
+    sk_identity *identity;
+    sk_collector *collector;
 };
 
 enum { STEP_WAIT = 0, STEP_DONE = 1, STEP_AGAIN = 2 };

@@ -434,6 +434,7 @@ int handle_create(sk_api_call *call)
         .name = meta_str(obj, "name"),
         .object = json_incref(obj),
         .require_namespace = call->res->namespaced ? call->ns : NULL,
+        .expires_at_ms = sk_expiry_for(call->res, obj, call->api->event_ttl_s),
     };
     return call_submit_write(call, &w, create_done);
 fail:
@@ -619,6 +620,7 @@ static int rmw_read_and_write(sk_api_call *call)
         .name = call->name,
         .expected_rev = call->current.rev,
         .object = json_incref(obj),
+        .expires_at_ms = sk_expiry_for(call->res, obj, call->api->event_ttl_s),
     };
     rc = call_submit_write(call, &w, rmw_done);
 out:

@@ -9,13 +9,34 @@
 #include <string.h>
 
 static const sk_resource resources[] = {
-    {"", "v1", "namespaces", "Namespace", "NamespaceList", "namespace", {"ns", NULL}, 0,
+    {"",
+     "v1",
+     "namespaces",
+     "Namespace",
+     "NamespaceList",
+     "namespace",
+     {"ns", NULL},
+     0,
      {"status.phase", NULL}},
     {"", "v1", "configmaps", "ConfigMap", "ConfigMapList", "configmap", {"cm", NULL}, 1, {NULL}},
     {"", "v1", "secrets", "Secret", "SecretList", "secret", {NULL}, 1, {"type", NULL}},
-    {"", "v1", "serviceaccounts", "ServiceAccount", "ServiceAccountList", "serviceaccount",
-     {"sa", NULL}, 1, {NULL}},
-    {"", "v1", "events", "Event", "EventList", "event", {"ev", NULL}, 1,
+    {"",
+     "v1",
+     "serviceaccounts",
+     "ServiceAccount",
+     "ServiceAccountList",
+     "serviceaccount",
+     {"sa", NULL},
+     1,
+     {NULL}},
+    {"",
+     "v1",
+     "events",
+     "Event",
+     "EventList",
+     "event",
+     {"ev", NULL},
+     1,
      {"involvedObject.kind", "involvedObject.name", "involvedObject.namespace", "reason", "type",
       NULL}},
     {"coordination.k8s.io", "v1", "leases", "Lease", "LeaseList", "lease", {NULL}, 1, {NULL}},
@@ -23,8 +44,8 @@ static const sk_resource resources[] = {
 
 #define N_RESOURCES (sizeof resources / sizeof resources[0])
 
-static const char *api_versions[N_RESOURCES] = {"v1", "v1", "v1", "v1", "v1",
-                                                "coordination.k8s.io/v1"};
+static const char *api_versions[N_RESOURCES] = {"v1", "v1", "v1",
+                                                "v1", "v1", "coordination.k8s.io/v1"};
 
 const sk_resource *sk_registry_find(const char *group, const char *version, const char *resource)
 {

@@ -6,10 +6,10 @@
 json_t *sk_status_new(sk_err e, const char *message, const char *group, const char *kind,
                       const char *name, json_t *causes)
 {
-    json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
-                           "v1", "metadata", "status", e == SK_OK ? "Success" : "Failure",
-                           "message", message ? message : "", "reason", sk_err_reason(e), "code",
-                           sk_err_http_code(e));
+    json_t *st =
+        json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
+                  "metadata", "status", e == SK_OK ? "Success" : "Failure", "message",
+                  message ? message : "", "reason", sk_err_reason(e), "code", sk_err_http_code(e));
     json_t *details = json_object();
     if (name && *name)
         json_object_set_new(details, "name", json_string(name));
@@ -28,8 +28,7 @@ json_t *sk_status_new(sk_err e, const char *message, const char *group, const ch
     return st;
 }
 
-void sk_status_add_cause(json_t *causes, const char *reason, const char *message,
-                         const char *field)
+void sk_status_add_cause(json_t *causes, const char *reason, const char *message, const char *field)
 {
     json_t *c = json_object();
     if (reason)

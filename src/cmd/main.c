@@ -32,6 +32,9 @@
 #define DEFAULT_RETAIN_REVISIONS 10000
 #define DEFAULT_WATCH_GRACE_S 5
 #define DEFAULT_WATCH_STALL_S 15
+#define DEFAULT_LEASE_DURATION_S 3600
+#define DEFAULT_LEASE_RENEW_S 10
+#define DEFAULT_EVENT_TTL_S 3600
 
 typedef struct options {
     const char *listen;
@@ -41,6 +44,8 @@ typedef struct options {
     int64_t retain;
     int64_t watch_grace_s;
     int64_t watch_stall_s;
+    const char *identity_hostname;
+    int64_t lease_duration_s, lease_renew_s, event_ttl_s;
     int verbose;
 } options;
 
@@ -69,11 +74,18 @@ static void usage(FILE *f)
         "                           seconds, so clients do not reconnect at once (default %d)\n"
         "  --watch-stall-timeout SECS  serve: close a watch whose client reads nothing for\n"
         "                           this long while events wait (default %d)\n"
+        "  --identity-hostname NAME serve: the host name in this server's identity Lease\n"
+        "                           (kube-system/kube-apiserver-<hash>; default: hostname)\n"
+        "  --identity-lease-duration SECS  its leaseDurationSeconds (default %d)\n"
+        "  --identity-lease-renew-interval SECS  its heartbeat (default %d)\n"
+        "  --event-ttl SECS         serve: Events expire this long after their last write\n"
+        "                           (default %d)\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",
         DEFAULT_LISTEN, DEFAULT_DATA_DIR, DEFAULT_COMPACT_INTERVAL_S, DEFAULT_RETAIN_REVISIONS,
-        DEFAULT_WATCH_GRACE_S, DEFAULT_WATCH_STALL_S);
+        DEFAULT_WATCH_GRACE_S, DEFAULT_WATCH_STALL_S, DEFAULT_LEASE_DURATION_S,
+        DEFAULT_LEASE_RENEW_S, DEFAULT_EVENT_TTL_S);
 }
 
 static int fail(const char *fmt, const char *arg)
@@ -262,7 +274,11 @@ static int cmd_serve(const options *o, const char *db)
     const char *drop = getenv("SQLKUBE_TEST_DROP_REVISION");
     sk_api_config cfg = {.listen_addr = o->listen,
                          .cache_drop_rev_once = drop ? sk_parse_i64(drop) : 0,
-                         .watch_stall_timeout_s = (int)o->watch_stall_s};
+                         .watch_stall_timeout_s = (int)o->watch_stall_s,
+                         .identity_hostname = o->identity_hostname,
+                         .identity_lease_duration_s = o->lease_duration_s,
+                         .identity_renew_s = o->lease_renew_s,
+                         .event_ttl_s = o->event_ttl_s};
     if ((err = sk_api_new(store, &cfg, &api)) != SK_OK) {
         fail("cannot build the watch cache: %s", sk_err_name(err));
         goto out;
@@ -305,7 +321,7 @@ out:
      * drained (their connections resume with answers). */
     if (api) {
         sk_http_quiesce(srv);
-        sk_api_stop_watches(api, (int)(o->watch_grace_s * 1000));
+        sk_api_begin_shutdown(api, (int)(o->watch_grace_s * 1000));
         sk_api_wait_watches(api, (int)(o->watch_grace_s * 1000) + 1000);
     }
     if (store)
@@ -355,14 +371,17 @@ static int cmd_compact(const options *o, const char *db)
 
 int main(int argc, char **argv)
 {
-    options o = {DEFAULT_LISTEN,
-                 DEFAULT_DATA_DIR,
-                 NULL,
-                 DEFAULT_COMPACT_INTERVAL_S,
-                 DEFAULT_RETAIN_REVISIONS,
-                 DEFAULT_WATCH_GRACE_S,
-                 DEFAULT_WATCH_STALL_S,
-                 0};
+    options o = {
+        .listen = DEFAULT_LISTEN,
+        .data_dir = DEFAULT_DATA_DIR,
+        .compact_interval_s = DEFAULT_COMPACT_INTERVAL_S,
+        .retain = DEFAULT_RETAIN_REVISIONS,
+        .watch_grace_s = DEFAULT_WATCH_GRACE_S,
+        .watch_stall_s = DEFAULT_WATCH_STALL_S,
+        .lease_duration_s = DEFAULT_LEASE_DURATION_S,
+        .lease_renew_s = DEFAULT_LEASE_RENEW_S,
+        .event_ttl_s = DEFAULT_EVENT_TTL_S,
+    };
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'},
         {"data-dir", required_argument, NULL, 'd'},
@@ -371,6 +390,10 @@ int main(int argc, char **argv)
         {"retain", required_argument, NULL, 'r'},
         {"watch-grace", required_argument, NULL, 'g'},
         {"watch-stall-timeout", required_argument, NULL, 's'},
+        {"identity-hostname", required_argument, NULL, 'H'},
+        {"identity-lease-duration", required_argument, NULL, 'D'},
+        {"identity-lease-renew-interval", required_argument, NULL, 'R'},
+        {"event-ttl", required_argument, NULL, 'E'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -391,8 +414,9 @@ int main(int argc, char **argv)
             o.db = optarg;
             break;
         case 'c':
-            if ((o.compact_interval_s = sk_parse_i64(optarg)) < 0)
-                return fail("invalid --compact-interval %s: want whole seconds", optarg);
+            if ((o.compact_interval_s = sk_parse_i64(optarg)) < 0 ||
+                o.compact_interval_s > 366 * 24 * 3600)
+                return fail("invalid --compact-interval %s: want 0 to 31622400 seconds", optarg);
             break;
         case 'r':
             if ((o.retain = sk_parse_i64(optarg)) < 0)
@@ -405,6 +429,24 @@ int main(int argc, char **argv)
         case 's':
             if ((o.watch_stall_s = sk_parse_i64(optarg)) <= 0 || o.watch_stall_s > 3600)
                 return fail("invalid --watch-stall-timeout %s: want 1 to 3600 seconds", optarg);
+            break;
+        case 'H':
+            if (!*optarg || strlen(optarg) > 253)
+                return fail("invalid --identity-hostname %s: want 1 to 253 characters", optarg);
+            o.identity_hostname = optarg;
+            break;
+        case 'D':
+            if ((o.lease_duration_s = sk_parse_i64(optarg)) <= 0 || o.lease_duration_s > INT32_MAX)
+                return fail("invalid --identity-lease-duration %s: want whole seconds > 0", optarg);
+            break;
+        case 'R':
+            if ((o.lease_renew_s = sk_parse_i64(optarg)) <= 0 || o.lease_renew_s > 86400)
+                return fail("invalid --identity-lease-renew-interval %s: want 1 to 86400 seconds",
+                            optarg);
+            break;
+        case 'E':
+            if ((o.event_ttl_s = sk_parse_i64(optarg)) <= 0 || o.event_ttl_s > 366 * 24 * 3600)
+                return fail("invalid --event-ttl %s: want 1 to 31622400 seconds", optarg);
             break;
         case 'v':
             o.verbose = 1;

@@ -52,9 +52,15 @@ typedef struct conn_ctx {
     int woken;
 } conn_ctx;
 
+/* A parameter given without a value ("?verbose") is "", not absent. */
 static const char *query_lookup(void *ctx, const char *key)
 {
-    return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
+    const char *value = NULL;
+    size_t len = 0;
+    if (MHD_lookup_connection_value_n(ctx, MHD_GET_ARGUMENT_KIND, key, strlen(key), &value,
+                                      &len) != MHD_YES)
+        return NULL;
+    return value ? value : "";
 }
 
 static const char *header_lookup(void *ctx, const char *key)

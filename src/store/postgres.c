@@ -105,6 +105,9 @@ typedef enum {
     ST_HISTORY,
     ST_COMPACT,
     ST_CLAIM,
+    ST_SET_EXPIRY,
+    ST_CLEAR_EXPIRY,
+    ST_EXPIRED,
     ST_META_GET,
     ST__COUNT
 } stmt_id;
@@ -213,6 +216,17 @@ static const struct {
          "WITH t AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now)"
          " UPDATE sk_revision SET compact_claimed_at = t.now, compact_claimed_by = $2"
          " FROM t WHERE id = 1 AND ($1::bigint = 0 OR compact_claimed_at <= t.now - $1::bigint)"},
+    [ST_SET_EXPIRY] = {"set_expiry",
+                       "INSERT INTO sk_ttl (resource, namespace, name, rev, expires_at_ms)"
+                       " VALUES ($1, $2, $3, $4::bigint, $5::bigint)"
+                       " ON CONFLICT (resource, namespace, name)"
+                       " DO UPDATE SET rev = excluded.rev, expires_at_ms = excluded.expires_at_ms"},
+    [ST_CLEAR_EXPIRY] = {"clear_expiry",
+                         "DELETE FROM sk_ttl WHERE resource = $1 AND namespace = $2 AND name = $3"
+                         " AND ($4::bigint = 0 OR rev = $4::bigint)"},
+    [ST_EXPIRED] = {"expired", "SELECT resource, namespace, name, rev FROM sk_ttl"
+                               " WHERE expires_at_ms <= $1::bigint ORDER BY expires_at_ms"
+                               " LIMIT $2::bigint"},
     [ST_META_GET] = {"meta_get", "SELECT value FROM sk_meta WHERE key = $1"},
 };
 
@@ -706,6 +720,40 @@ static sk_err pg_compact_claim(sk_conn *c, int64_t interval_ms, const char *clai
     return err;
 }
 
+static sk_err pg_set_expiry(sk_conn *c, const char *resource, const char *ns, const char *name,
+                            int64_t rev, int64_t expires_at_ms)
+{
+    char rev_text[24], at_text[24];
+    format_i64(rev_text, rev);
+    format_i64(at_text, expires_at_ms);
+    const char *const values[] = {resource, ns, name, rev_text, at_text};
+    PGresult *res = NULL;
+    sk_err err = run(c, expires_at_ms > 0 ? ST_SET_EXPIRY : ST_CLEAR_EXPIRY,
+                     expires_at_ms > 0 ? 5 : 4, values, NULL, NULL, &res);
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_expired(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, void *arg)
+{
+    char now_text[24], limit_text[24];
+    format_i64(now_text, now_ms);
+    format_i64(limit_text, limit);
+    const char *const values[] = {now_text, limit_text};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_EXPIRED, 2, values, NULL, NULL, &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        sk_row row = {.resource = PQgetvalue(res, i, 0),
+                      .ns = PQgetvalue(res, i, 1),
+                      .name = PQgetvalue(res, i, 2),
+                      .rev = sk_parse_i64(PQgetvalue(res, i, 3))};
+        if (fn(arg, &row))
+            break;
+    }
+    PQclear(res);
+    return err;
+}
+
 static sk_err pg_wait_notify(sk_conn *c, int timeout_ms)
 {
     sk_err err = SK_OK;
@@ -771,5 +819,7 @@ const sk_backend_ops sk_backend_postgres = {
     .compact_batch = pg_compact_batch,
     .compact_claim = pg_compact_claim,
     .wait_notify = pg_wait_notify,
+    .set_expiry = pg_set_expiry,
+    .expired = pg_expired,
     .meta_get = pg_meta_get,
 };

@@ -57,6 +57,9 @@ enum {
     ST_CLAIM,
     ST_FREELIST,
     ST_VACUUM,
+    ST_SET_EXPIRY,
+    ST_CLEAR_EXPIRY,
+    ST_EXPIRED,
     ST_META_GET,
     ST__COUNT
 };
@@ -129,6 +132,13 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_FREELIST] = "PRAGMA freelist_count",
     /* 256 pages (1 MiB at the default page size) per transaction. */
     [ST_VACUUM] = "PRAGMA incremental_vacuum(256)",
+    [ST_SET_EXPIRY] = "INSERT INTO sk_ttl (resource, namespace, name, rev, expires_at_ms) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (resource, namespace, name) "
+                      "DO UPDATE SET rev = excluded.rev, expires_at_ms = excluded.expires_at_ms",
+    [ST_CLEAR_EXPIRY] = "DELETE FROM sk_ttl WHERE resource = ?1 AND namespace = ?2 AND name = ?3 "
+                        "AND (?4 = 0 OR rev = ?4)",
+    [ST_EXPIRED] = "SELECT resource, namespace, name, rev FROM sk_ttl WHERE expires_at_ms <= ?1 "
+                   "ORDER BY expires_at_ms LIMIT ?2",
     [ST_META_GET] = "SELECT value FROM sk_meta WHERE key = ?1",
 };
 
@@ -674,6 +684,48 @@ static sk_err sqlite_compact_claim(sk_conn *c, int64_t interval_ms, const char *
     return err;
 }
 
+static sk_err sqlite_set_expiry(sk_conn *c, const char *resource, const char *ns,
+                                const char *name, int64_t rev, int64_t expires_at_ms)
+{
+    sqlite3_stmt *st = stmt(c, expires_at_ms > 0 ? ST_SET_EXPIRY : ST_CLEAR_EXPIRY);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, resource);
+    bind_text(st, 2, ns);
+    bind_text(st, 3, name);
+    sqlite3_bind_int64(st, 4, rev);
+    if (expires_at_ms > 0)
+        sqlite3_bind_int64(st, 5, expires_at_ms);
+    return run_done(c, st, expires_at_ms > 0 ? "set expiry" : "clear expiry");
+}
+
+static sk_err sqlite_expired(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_EXPIRED);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, now_ms);
+    sqlite3_bind_int(st, 2, limit);
+    sk_err err = SK_OK;
+    for (;;) {
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+            break;
+        if (rc != SQLITE_ROW) {
+            err = map_rc(c, rc, "expired");
+            break;
+        }
+        sk_row row = {.resource = (char *)sqlite3_column_text(st, 0),
+                      .ns = (char *)sqlite3_column_text(st, 1),
+                      .name = (char *)sqlite3_column_text(st, 2),
+                      .rev = sqlite3_column_int64(st, 3)};
+        if (fn(arg, &row))
+            break;
+    }
+    sqlite3_reset(st);
+    return err;
+}
+
 static sk_err sqlite_meta_get(sk_conn *c, const char *key, char **value_out)
 {
     sqlite3_stmt *st = stmt(c, ST_META_GET);
@@ -709,5 +761,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .history = sqlite_history,
     .compact_batch = sqlite_compact_batch,
     .compact_claim = sqlite_compact_claim,
+    .set_expiry = sqlite_set_expiry,
+    .expired = sqlite_expired,
     .meta_get = sqlite_meta_get,
 };

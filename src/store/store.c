@@ -201,6 +201,8 @@ static sk_err append_tombstone(sk_store *s, const sk_row *cur, int64_t rev, sk_r
     row.value = stamp(obj, rev, &row.value_len);
     json_decref(obj);
     sk_err err = s->ops->append(s->wconn, &row);
+    if (err == SK_OK) /* a deleted object no longer expires */
+        err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, 0, 0);
     if (err == SK_OK && out)
         sk_row_copy(out, &row);
     free(row.value);
@@ -307,6 +309,9 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
     row.uid = (char *)json_string_value(uid);
     row.value = stamp(w->object, row.rev, &row.value_len);
     err = s->ops->append(s->wconn, &row);
+    if (err == SK_OK && w->expires_at_ms != 0)
+        err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, row.rev,
+                                 w->expires_at_ms > 0 ? w->expires_at_ms : 0);
     if (err == SK_OK) {
         sk_row_copy(&p->result, &row);
         (*rev)++;
@@ -802,6 +807,30 @@ sk_err sk_store_compact_claim(sk_store *s, int64_t interval_ms, int *won_out)
     pool_put(s, c, err);
     if (err == SK_OK)
         *won_out = won;
+    return err;
+}
+
+sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, void *arg)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->expired(c, now_ms, limit, fn, arg);
+    pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_forget_expiry(sk_store *s, const char *resource, const char *ns, const char *name,
+                              int64_t rev)
+{
+    SK_CHECK(rev > 0);
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->set_expiry(c, resource, ns, name, rev, 0);
+    pool_put(s, c, err);
     return err;
 }
 

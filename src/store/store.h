@@ -89,6 +89,10 @@ typedef struct sk_write {
     /* DELETE of a namespace: first delete every object in that namespace, each
      * with its own revision, in the same transaction. */
     int cascade_namespace;
+    /* Expiry, recorded in sk_ttl in the same transaction: > 0, the object
+     * expires at this time (ms since the Unix epoch); < 0, it no longer
+     * expires; 0, nothing to record. A delete always clears it. */
+    int64_t expires_at_ms;
 } sk_write;
 
 /*
@@ -173,6 +177,14 @@ sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out);
  * unconditionally (a manual pass records itself so periodic ones skip).
  */
 sk_err sk_store_compact_claim(sk_store *s, int64_t interval_ms, int *won_out);
+
+/* Visits up to limit keys whose expiry is at or before now_ms, soonest first
+ * (rows carry resource, ns, name and the revision the expiry belongs to). */
+sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, void *arg);
+/* Forgets an expiry whose object is gone or has moved on without one (only
+ * if it still names revision rev). */
+sk_err sk_store_forget_expiry(sk_store *s, const char *resource, const char *ns, const char *name,
+                              int64_t rev);
 
 /* The 32-byte secret (created at first migration) that signs continue tokens. */
 sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);

@@ -1,0 +1,212 @@
+/*
+ * identity.c - see identity.h.
+ *
+ * The controller writes straight to the store (not through HTTP): it is the
+ * server itself. A renewal reads the current lease and writes it back with
+ * the read revision as precondition, so a concurrent client write is never
+ * overwritten blindly; on a conflict it simply tries again at the next beat.
+ */
+#include "api/identity.h"
+#include "api/expiry.h"
+#include "api/registry.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "core/util.h"
+
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sk_identity {
+    sk_store *store;
+    char hostname[256];
+    char name[48];
+    char holder[64];
+    int64_t duration_s, renew_s;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stopping;
+    atomic_int written;
+};
+
+void sk_identity_lease_name(const char *hostname, char out[48])
+{
+    static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+    unsigned char digest[32];
+    SK_CHECK(gnutls_hash_fast(GNUTLS_DIG_SHA256, hostname, strlen(hostname), digest) == 0);
+    int n = snprintf(out, 48, "kube-apiserver-");
+    /* base32 of 16 bytes: 128 bits in 26 five-bit groups, no padding. */
+    for (int bit = 0; bit < 128; bit += 5) {
+        int byte = bit / 8, off = bit % 8;
+        unsigned v = (unsigned)digest[byte] << 8 | (byte + 1 < 16 ? digest[byte + 1] : 0);
+        out[n++] = alphabet[(v >> (11 - off)) & 31];
+    }
+    out[n] = '\0';
+}
+
+static void micro_time(char out[32])
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char secs[21];
+    sk_format_rfc3339(ts.tv_sec, secs);
+    /* "2006-01-02T15:04:05Z" -> "2006-01-02T15:04:05.000000Z" */
+    snprintf(out, 32, "%.19s.%06dZ", secs, (int)(ts.tv_nsec / 1000));
+}
+
+/* The lease as this server writes it, keeping what a current version
+ * (borrowed, may be NULL) holds beyond the fields it owns. New reference. */
+static json_t *lease_object(sk_identity *id, const json_t *current)
+{
+    char now[32];
+    micro_time(now);
+    json_t *obj = current ? json_deep_copy(current) : json_object();
+    SK_CHECK_ALLOC(obj);
+    json_object_set_new(obj, "apiVersion", json_string("coordination.k8s.io/v1"));
+    json_object_set_new(obj, "kind", json_string("Lease"));
+    json_t *meta = json_object_get(obj, "metadata");
+    if (!json_is_object(meta)) {
+        char uid[37], ts[21];
+        sk_uuid4(uid);
+        sk_format_rfc3339(sk_wall_s(), ts);
+        meta = json_pack("{s:s, s:s, s:s, s:s}", "name", id->name, "namespace",
+                         SK_IDENTITY_LEASE_NAMESPACE, "uid", uid, "creationTimestamp", ts);
+        json_object_set_new(obj, "metadata", meta);
+    }
+    json_t *labels = json_object_get(meta, "labels");
+    if (!json_is_object(labels)) {
+        labels = json_object();
+        json_object_set_new(meta, "labels", labels);
+    }
+    json_object_set_new(labels, SK_IDENTITY_LEASE_LABEL, json_string(SK_IDENTITY_LEASE_COMPONENT));
+    json_object_set_new(labels, "kubernetes.io/hostname", json_string(id->hostname));
+    json_t *spec = json_object_get(obj, "spec");
+    if (!json_is_object(spec)) {
+        spec = json_object();
+        json_object_set_new(obj, "spec", spec);
+    }
+    const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
+    if (!holder || strcmp(holder, id->holder) != 0) {
+        json_object_set_new(spec, "holderIdentity", json_string(id->holder));
+        json_object_set_new(spec, "acquireTime", json_string(now));
+    }
+    json_object_set_new(spec, "leaseDurationSeconds", json_integer(id->duration_s));
+    json_object_set_new(spec, "renewTime", json_string(now));
+    return obj;
+}
+
+/* One heartbeat: create or renew the lease. */
+static sk_err renew(sk_identity *id, const sk_resource *leases)
+{
+    sk_row cur = {0};
+    json_t *current = NULL;
+    sk_err err = sk_store_get(id->store, "leases", SK_IDENTITY_LEASE_NAMESPACE, id->name, 0, &cur);
+    if (err != SK_OK && err != SK_ERR_NOT_FOUND)
+        goto out;
+    if (err == SK_OK) {
+        json_error_t jerr;
+        current = json_loadb(cur.value, cur.value_len, 0, &jerr);
+        SK_CHECK(current != NULL);
+        json_object_del(json_object_get(current, "metadata"), "resourceVersion");
+    }
+    json_t *obj = lease_object(id, current);
+    sk_write w = {.op = current ? SK_WRITE_UPDATE : SK_WRITE_CREATE,
+                  .resource = "leases",
+                  .ns = SK_IDENTITY_LEASE_NAMESPACE,
+                  .name = id->name,
+                  .expected_rev = current ? cur.rev : 0,
+                  .object = obj,
+                  .require_namespace = SK_IDENTITY_LEASE_NAMESPACE,
+                  .expires_at_ms = sk_expiry_for(leases, obj, 0)};
+    err = sk_store_write(id->store, &w, NULL);
+out:
+    json_decref(current);
+    sk_row_clear(&cur);
+    return err;
+}
+
+static void *identity_main(void *arg)
+{
+    sk_identity *id = arg;
+    const sk_resource *leases = sk_registry_find("coordination.k8s.io", "v1", "leases");
+    SK_CHECK(leases != NULL);
+    pthread_mutex_lock(&id->mu);
+    while (!id->stopping) {
+        pthread_mutex_unlock(&id->mu);
+        sk_err err = renew(id, leases);
+        if (err == SK_OK)
+            atomic_store(&id->written, 1);
+        else
+            sk_log_warn("identity lease %s: cannot renew: %s", id->name, sk_err_name(err));
+        pthread_mutex_lock(&id->mu);
+        if (id->stopping)
+            break;
+        /* After a conflict (a client wrote it meanwhile) retry soon. */
+        int64_t wait_ms = err == SK_ERR_CONFLICT ? 100 : id->renew_s * 1000;
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += wait_ms / 1000;
+        until.tv_nsec += (wait_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&id->cv, &id->mu, &until);
+    }
+    pthread_mutex_unlock(&id->mu);
+    return NULL;
+}
+
+sk_identity *sk_identity_start(sk_store *store, const sk_identity_config *cfg)
+{
+    sk_identity *id = calloc(1, sizeof *id);
+    SK_CHECK_ALLOC(id);
+    id->store = store;
+    if (cfg->hostname)
+        snprintf(id->hostname, sizeof id->hostname, "%s", cfg->hostname);
+    else if (gethostname(id->hostname, sizeof id->hostname - 1) != 0)
+        snprintf(id->hostname, sizeof id->hostname, "localhost");
+    sk_identity_lease_name(id->hostname, id->name);
+    char uid[37];
+    sk_uuid4(uid);
+    snprintf(id->holder, sizeof id->holder, "kube-apiserver-%s", uid);
+    id->duration_s = cfg->duration_s;
+    id->renew_s = cfg->renew_s;
+    pthread_mutex_init(&id->mu, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&id->cv, &attr);
+    pthread_condattr_destroy(&attr);
+    SK_CHECK(pthread_create(&id->thread, NULL, identity_main, id) == 0);
+    sk_log_info("identity lease %s/%s held by %s", SK_IDENTITY_LEASE_NAMESPACE, id->name,
+                id->holder);
+    return id;
+}
+
+void sk_identity_stop(sk_identity *id)
+{
+    if (!id)
+        return;
+    pthread_mutex_lock(&id->mu);
+    id->stopping = 1;
+    pthread_cond_signal(&id->cv);
+    pthread_mutex_unlock(&id->mu);
+    pthread_join(id->thread, NULL);
+    pthread_mutex_destroy(&id->mu);
+    pthread_cond_destroy(&id->cv);
+    free(id);
+}
+
+int sk_identity_healthy(sk_identity *id)
+{
+    return id && atomic_load(&id->written);
+}
