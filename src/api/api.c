@@ -94,10 +94,13 @@ void sk_api_wait_watches(sk_api *api, int timeout_ms)
     for (;;) {
         sk_watch_hub_stats(api->hub, &st);
         if (st.registered == 0 || sk_now_ms() >= deadline)
-            return;
+            break;
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+    /* Whatever is still parked is woken now and can never park again, so
+     * no connection stays suspended when the HTTP server stops. */
+    sk_watch_hub_stop(api->hub);
 }
 
 void sk_api_free(sk_api *api)
@@ -240,27 +243,48 @@ int call_submit_write(sk_api_call *call, sk_write *w, call_fn then)
     return STEP_WAIT;
 }
 
-sk_err plan_read(sk_api *api, int64_t min_rev, int64_t *rev_out, int64_t *current_out)
+int plan_read(sk_api_call *call, int64_t min_rev, call_fn again, int64_t *rev_out)
 {
-    int64_t want = min_rev;
+    sk_api *api = call->api;
+    uint64_t seen = sk_watch_hub_seq(api->hub);
+    sk_cache_state st;
+    sk_cache_get_state(api->cache, &st);
+    int64_t want = min_rev, cur = 0;
     sk_err err = SK_OK;
     if (min_rev < 0 && (err = sk_store_revisions(api->store, &want, NULL)) != SK_OK)
-        return err;
-    sk_cache_state st;
-    if (sk_cache_wait(api->cache, want, RV_WAIT_MS, &st) == SK_OK) {
+        goto fail;
+    if (st.rev >= want) {
         *rev_out = st.rev;
-        return SK_OK;
+        return PLAN_NOW;
     }
-    /* The cache is behind: the store decides whether the revision exists. */
-    int64_t cur = 0;
+    /* The cache is behind (by a commit or two, usually): the store has the
+     * revision, and the read is served from SQL rather than waited for. */
     if ((err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
-        return err;
-    if (cur < want) {
-        *current_out = cur;
-        return SK_ERR_TIMEOUT;
+        goto fail;
+    if (cur >= want) {
+        *rev_out = cur;
+        return PLAN_NOW;
     }
-    *rev_out = cur;
-    return SK_OK;
+    /* A revision from the future: wait (bounded) without holding this
+     * thread: park the call and run `again` at the next commit or tick. */
+    int64_t now = sk_now_ms();
+    if (call->rv_deadline_ms == 0)
+        call->rv_deadline_ms = now + RV_WAIT_MS;
+    if (now >= call->rv_deadline_ms) {
+        call_reply_too_large_rv(call, min_rev, cur);
+        return STEP_DONE;
+    }
+    call->next = again;
+    uint64_t ticket = sk_watch_hub_park(api->hub, seen, call->wake, call->wake_arg);
+    if (ticket == SK_HUB_MOVED)
+        return STEP_AGAIN;
+    if (ticket != SK_HUB_STOPPED)
+        return STEP_WAIT;
+    call->next = NULL;
+    err = SK_ERR_UNAVAILABLE;
+fail:
+    call_reply_store_error(call, err, call->name ? call->name : "");
+    return STEP_DONE;
 }
 
 void call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current)

@@ -51,7 +51,8 @@ void sk_api_free(sk_api *api);
  * every watch stream ends within grace_ms, each at its own offset, so
  * clients do not all reconnect at once. */
 void sk_api_begin_shutdown(sk_api *api, int grace_ms);
-/* Waits until every watch stream has ended or timeout_ms passes. */
+/* Waits until every watch stream has ended or timeout_ms passes, then
+ * stops the fan-out: parked calls are woken and end, none can park again. */
 void sk_api_wait_watches(sk_api *api, int timeout_ms);
 /* Readiness (store reachable). */
 int sk_api_ready(sk_api *api);

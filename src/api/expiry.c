@@ -143,8 +143,7 @@ static void *collector_main(void *arg)
         if (b.n == PASS_BATCH || c->stopping)
             continue; /* more may be due at once */
         struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += PASS_INTERVAL_MS / 1000;
+        sk_deadline_after_ms(&until, PASS_INTERVAL_MS);
         pthread_cond_timedwait(&c->cv, &c->mu, &until);
     }
     pthread_mutex_unlock(&c->mu);
@@ -157,11 +156,7 @@ sk_collector *sk_collector_start(sk_store *store)
     SK_CHECK_ALLOC(c);
     c->store = store;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cv, &attr);
-    pthread_condattr_destroy(&attr);
+    sk_cond_init_monotonic(&c->cv);
     SK_CHECK(pthread_create(&c->thread, NULL, collector_main, c) == 0);
     return c;
 }

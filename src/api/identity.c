@@ -152,13 +152,7 @@ static void *identity_main(void *arg)
         /* After a conflict (a client wrote it meanwhile) retry soon. */
         int64_t wait_ms = err == SK_ERR_CONFLICT ? 100 : id->renew_s * 1000;
         struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += wait_ms / 1000;
-        until.tv_nsec += (wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        sk_deadline_after_ms(&until, wait_ms);
         pthread_cond_timedwait(&id->cv, &id->mu, &until);
     }
     pthread_mutex_unlock(&id->mu);
@@ -181,11 +175,7 @@ sk_identity *sk_identity_start(sk_store *store, const sk_identity_config *cfg)
     id->duration_s = cfg->duration_s;
     id->renew_s = cfg->renew_s;
     pthread_mutex_init(&id->mu, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&id->cv, &attr);
-    pthread_condattr_destroy(&attr);
+    sk_cond_init_monotonic(&id->cv);
     SK_CHECK(pthread_create(&id->thread, NULL, identity_main, id) == 0);
     sk_log_info("identity lease %s/%s held by %s", SK_IDENTITY_LEASE_NAMESPACE, id->name,
                 id->holder);

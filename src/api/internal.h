@@ -64,8 +64,9 @@ struct sk_api_call {
     int body_too_large;
     sk_api_wake_fn wake;
     void *wake_arg;
-    int64_t start_us; /* for the latency metric */
-    int verb;         /* sk_req_verb of a resource request, -1 for other paths */
+    int64_t start_us;       /* for the latency metric */
+    int64_t rv_deadline_ms; /* waiting for a future resourceVersion ends then */
+    int verb;               /* sk_req_verb of a resource request, -1 for other paths */
 
     /* Route. */
     const sk_resource *res;
@@ -87,8 +88,8 @@ struct sk_api_call {
     call_fn next;
     sk_err write_err;
     sk_row write_row;
-    json_t *work;      /* object being written (owned) */
-    json_t *patch_doc; /* unused by non-patch calls */
+    json_t *work;       /* object being written (owned) */
+    json_t *patch_doc;  /* unused by non-patch calls */
     int64_t client_rev; /* resourceVersion precondition the client gave, 0 if none */
     int attempts;
     sk_row current; /* current row for read-modify-write */
@@ -119,13 +120,18 @@ void call_add_warning(sk_api_call *call, const char *text);
 int call_submit_write(sk_api_call *call, sk_write *w, call_fn then);
 /* Go's strconv.ParseBool. -1 if not a boolean. */
 int parse_bool(const char *s);
-/* The revision a read "not older than min_rev" is served at (min_rev < 0:
- * a consistent read, at least the store's current revision; 0: any). Waits
- * (bounded) for the watch cache to reach it; if the cache lags, the
- * store's current revision (the read then falls back to SQL).
- * SK_ERR_TIMEOUT: the store itself has not reached min_rev; *current_out
- * is its revision. */
-sk_err plan_read(sk_api *api, int64_t min_rev, int64_t *rev_out, int64_t *current_out);
+/*
+ * The revision a read "not older than min_rev" is served at (min_rev < 0: a
+ * consistent read, at least the store's current revision; 0: any). Returns
+ * PLAN_NOW with *rev_out set: the cache's revision if it has caught up,
+ * else the store's (the read then falls back to SQL: never stale, never a
+ * wait on an MHD thread). For a revision the store has not reached yet it
+ * parks the call in the hub with `again` as its next step and returns the
+ * step code to return (STEP_WAIT/STEP_AGAIN), until RV_WAIT_MS have passed;
+ * then, or on a store error, it replies and returns STEP_DONE.
+ */
+#define PLAN_NOW (-1)
+int plan_read(sk_api_call *call, int64_t min_rev, call_fn again, int64_t *rev_out);
 void call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current);
 
 /* ---- objects.c ---- */

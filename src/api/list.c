@@ -507,7 +507,8 @@ void reply_invalid_list_options(sk_api_call *call, const char *field, const char
 }
 
 /* Applies continue/resourceVersion/resourceVersionMatch to ls->rev and the
- * start key. Replies and returns -1 on a bad combination. */
+ * start key. PLAN_NOW, or the step code to return (it replied, or the call
+ * waits for a future revision: see plan_read). */
 static int settle_revision(sk_api_call *call, list_stream *ls)
 {
     const char *rv = call->q.rv && *call->q.rv ? call->q.rv : NULL;
@@ -517,30 +518,30 @@ static int settle_revision(sk_api_call *call, list_stream *ls)
         reply_invalid_list_options(call, "resourceVersionMatch",
                                    "resourceVersionMatch is forbidden unless resourceVersion is "
                                    "provided");
-        return -1;
+        return STEP_DONE;
     }
     if (rvm && strcmp(rvm, "Exact") != 0 && strcmp(rvm, "NotOlderThan") != 0) {
         char msg[200];
         snprintf(msg, sizeof msg, "resourceVersionMatch: Unsupported value: \"%s\"", rvm);
         call_reply_error(call, SK_ERR_INVALID, msg);
-        return -1;
+        return STEP_DONE;
     }
     if (cont) {
         if (rv) {
             call_reply_error(call, SK_ERR_BAD_REQUEST,
                              "specifying resource version is not allowed when using continue");
-            return -1;
+            return STEP_DONE;
         }
         if (rvm) {
             reply_invalid_list_options(call, "resourceVersionMatch",
                                        "resourceVersionMatch is forbidden for continue");
-            return -1;
+            return STEP_DONE;
         }
         unsigned char secret[32];
         sk_err err = sk_store_token_secret(call->api->store, secret);
         if (err != SK_OK) {
             call_reply_store_error(call, err, "");
-            return -1;
+            return STEP_DONE;
         }
         sk_token t = {0};
         char *msg = NULL;
@@ -556,7 +557,7 @@ static int settle_revision(sk_api_call *call, list_stream *ls)
                                                    "another list");
             free(msg);
             sk_token_clear(&t);
-            return -1;
+            return STEP_DONE;
         }
         ls->rev = t.rev;
         set_after(ls, t.last_ns, t.last_name);
@@ -565,49 +566,43 @@ static int settle_revision(sk_api_call *call, list_stream *ls)
         int64_t cur, compact;
         if ((err = sk_store_revisions(call->api->store, &cur, &compact)) != SK_OK) {
             call_reply_store_error(call, err, "");
-            return -1;
+            return STEP_DONE;
         }
         if (ls->rev < compact) {
             reply_expired_token(call, ls);
-            return -1;
+            return STEP_DONE;
         }
-        return 0;
+        return PLAN_NOW;
     }
     int64_t want = rv ? sk_parse_i64(rv) : -1;
     if (rv && want < 0) {
         call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
-        return -1;
+        return STEP_DONE;
     }
-    int64_t cur = 0;
-    sk_err err = plan_read(call->api, want, &ls->rev, &cur);
-    if (err == SK_ERR_TIMEOUT) {
-        call_reply_too_large_rv(call, want, cur);
-        return -1;
-    }
-    if (err != SK_OK) {
-        call_reply_store_error(call, err, "");
-        return -1;
-    }
+    int rc = plan_read(call, want, handle_list, &ls->rev);
+    if (rc != PLAN_NOW)
+        return rc;
     if (!rv)
-        return 0; /* consistent read: at least the store's current revision */
+        return PLAN_NOW; /* consistent read: at least the store's current revision */
     int exact = rvm ? strcmp(rvm, "Exact") == 0 : (ls->limit > 0 && want > 0);
     if (exact && want == 0) {
         reply_invalid_list_options(call, "resourceVersionMatch",
                                    "resourceVersionMatch \"exact\" is forbidden for "
                                    "resourceVersion \"0\"");
-        return -1;
+        return STEP_DONE;
     }
     if (exact) {
         /* The cache may hold a revision the store has compacted for a tick. */
-        int64_t compact;
+        int64_t cur, compact;
+        sk_err err;
         if ((err = sk_store_revisions(call->api->store, &cur, &compact)) != SK_OK ||
             want < compact) {
             call_reply_store_error(call, err != SK_OK ? err : SK_ERR_EXPIRED, "");
-            return -1;
+            return STEP_DONE;
         }
         ls->rev = want;
     }
-    return 0;
+    return PLAN_NOW;
 }
 
 /* A stream with the call's scope and selectors; replies and returns NULL on
@@ -708,8 +703,11 @@ int handle_list(sk_api_call *call)
         }
         ls->limit = limit > 1000000 ? 1000000 : (int)limit;
     }
-    if (settle_revision(call, ls) < 0)
-        goto fail;
+    int rc = settle_revision(call, ls);
+    if (rc != PLAN_NOW) {
+        list_stream_free(ls);
+        return rc;
+    }
     if (ls->rev == 0)
         ls->exhausted = 1; /* an empty store */
     /* Read the first chunk now so that errors (410 Expired) are proper Status replies. */

@@ -317,25 +317,20 @@ int handle_get(sk_api_call *call)
         call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
         return STEP_DONE;
     }
-    int64_t rev = 0, cur = 0;
-    sk_err err = plan_read(call->api, min_rev, &rev, &cur);
-    if (err == SK_ERR_TIMEOUT) {
-        call_reply_too_large_rv(call, min_rev, cur);
-        return STEP_DONE;
-    }
+    int64_t rev = 0;
+    int rc = plan_read(call, min_rev, handle_get, &rev);
+    if (rc != PLAN_NOW)
+        return rc;
     sk_row row = {0};
     sk_blob *blob = NULL;
     int res = sk_cache_resource(call->api->cache, call->res->resource);
+    sk_err err = sk_cache_get(call->api->cache, res, call->ns, call->name, rev, &blob);
     if (err == SK_OK) {
-        err = sk_cache_get(call->api->cache, res, call->ns, call->name, rev, &blob);
-        if (err == SK_OK) {
-            row.value = (char *)sk_blob_data(blob, &row.value_len);
-            row.rev = sk_blob_rev(blob);
-        } else if (err != SK_ERR_NOT_FOUND) {
-            /* The cache lags behind the planned revision: read the store. */
-            err =
-                sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0, &row);
-        }
+        row.value = (char *)sk_blob_data(blob, &row.value_len);
+        row.rev = sk_blob_rev(blob);
+    } else if (err != SK_ERR_NOT_FOUND) {
+        /* The cache lags behind the planned revision: read the store. */
+        err = sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0, &row);
     }
     if (err != SK_OK) {
         call_reply_store_error(call, err, call->name);

@@ -15,10 +15,11 @@ typedef struct sk_resource {
     const char *resource; /* plural, lower case: "configmaps" */
     const char *kind;     /* "ConfigMap" */
     const char *list_kind;
-    const char *singular;           /* "configmap" */
-    const char *short_names[4];     /* NULL-terminated */
-    int namespaced;                 /* 1 if namespaced */
-    const char *field_selectors[6]; /* supported field selector keys beyond metadata.name/namespace */
+    const char *singular;       /* "configmap" */
+    const char *short_names[4]; /* NULL-terminated */
+    int namespaced;             /* 1 if namespaced */
+    const char
+        *field_selectors[6]; /* supported field selector keys beyond metadata.name/namespace */
 } sk_resource;
 
 /* The resource served at group/version/resource, or NULL. */

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #define OUT_HIGH_WATER (256 * 1024) /* stop reading events past this much output */
-#define BOOKMARK_INTERVAL_MS 60000
+#define BOOKMARK_GAP_MS 1000
 #define EXPIRED_REASON_FMT "too old resource version: %lld (%lld)"
 
 struct watch_stream {
@@ -46,7 +46,7 @@ struct watch_stream {
     int64_t deadline_ms; /* 0: none */
     int64_t start_us;
     uint32_t spread; /* at shutdown, ends this fraction (of 2^32) into the grace period */
-    int64_t last_sent_ms;
+    int64_t last_bookmark_ms;
     sk_outq out;
     int ended;
     uint64_t ticket;
@@ -170,10 +170,8 @@ ssize_t watch_stream_read(watch_stream *ws, char *buf, size_t max)
 {
     for (;;) {
         size_t n = sk_outq_read(&ws->out, buf, max);
-        if (n > 0) {
-            ws->last_sent_ms = sk_now_ms();
+        if (n > 0)
             return (ssize_t)n;
-        }
         if (ws->ended)
             return 0;
         if (ws->initial) {
@@ -194,23 +192,30 @@ ssize_t watch_stream_read(watch_stream *ws, char *buf, size_t max)
             ws->ended = 1;
             continue;
         }
-        int64_t before = ws->cursor;
+        uint64_t seen = sk_watch_hub_seq(ws->api->hub);
         if (read_events(ws) < 0) {
             ws->ended = 1;
             continue;
         }
         if (sk_outq_size(&ws->out) > 0)
             continue;
+        /* The revision moved without events for this watcher: tell it, at
+         * most once per BOOKMARK_GAP_MS (commits elsewhere must not turn
+         * into a bookmark each). */
         if (ws->bookmarks && ws->cursor > ws->bookmark_rev &&
-            (ws->cursor > before || now - ws->last_sent_ms >= BOOKMARK_INTERVAL_MS)) {
+            now - ws->last_bookmark_ms >= BOOKMARK_GAP_MS) {
             render_bookmark(ws, ws->cursor, 0);
+            ws->last_bookmark_ms = now;
             continue;
         }
-        ws->ticket = sk_watch_hub_park(ws->api->hub, ws->wake, ws->wake_arg);
-        if (ws->ticket == 0) {
+        uint64_t ticket = sk_watch_hub_park(ws->api->hub, seen, ws->wake, ws->wake_arg);
+        if (ticket == SK_HUB_STOPPED) {
             ws->ended = 1;
             continue;
         }
+        if (ticket == SK_HUB_MOVED)
+            continue; /* the cache moved while we looked: look again */
+        ws->ticket = ticket;
         return -2;
     }
 }
@@ -281,20 +286,20 @@ int handle_watch(sk_api_call *call)
     int64_t start = want, cur = 0, compact = 0;
     /* The store knows a compaction at once; the cache within a tick. */
     sk_err err = want > 0 ? sk_store_revisions(call->api->store, &cur, &compact) : SK_OK;
-    if (err == SK_OK && (initial || !rv || want == 0 || want > st.rev))
-        err = plan_read(call->api, rv ? want : -1, &start, &cur);
-    if (!initial && want > 0)
-        start = want;
-    if (err == SK_ERR_TIMEOUT) {
-        call_reply_too_large_rv(call, want, cur);
-        list_stream_free(ls);
-        return STEP_DONE;
-    }
     if (err != SK_OK) {
         call_reply_store_error(call, err, "");
         list_stream_free(ls);
         return STEP_DONE;
     }
+    if (initial || !rv || want == 0 || want > st.rev) {
+        int rc = plan_read(call, rv ? want : -1, handle_watch, &start);
+        if (rc != PLAN_NOW) {
+            list_stream_free(ls);
+            return rc;
+        }
+    }
+    if (!initial && want > 0)
+        start = want;
     watch_stream *ws = calloc(1, sizeof *ws);
     SK_CHECK_ALLOC(ws);
     ws->api = call->api;
@@ -303,7 +308,6 @@ int handle_watch(sk_api_call *call)
     ws->bookmarks = bookmarks;
     ws->wake = call->wake;
     ws->wake_arg = call->wake_arg;
-    ws->last_sent_ms = sk_now_ms();
     ws->start_us = call->start_us;
     if (timeout_s > 0)
         ws->deadline_ms = sk_now_ms() + timeout_s * 1000;

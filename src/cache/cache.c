@@ -594,6 +594,23 @@ static sk_err follow_compaction(sk_cache *c)
     return SK_OK;
 }
 
+static void pause_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/*
+ * An anomaly in the feed itself (a missing or out-of-order revision, or
+ * history the store has compacted away) means events may be lost: rebuild.
+ * Anything else (a dropped connection, a failed query) loses nothing: the
+ * feed resumes from the last applied revision once the store answers.
+ */
+static int is_anomaly(sk_err err)
+{
+    return err == SK_ERR_INTERNAL || err == SK_ERR_EXPIRED;
+}
+
 static void *feed_main(void *arg)
 {
     sk_cache *c = arg;
@@ -606,15 +623,18 @@ static void *feed_main(void *arg)
         }
         if (err == SK_OK)
             err = follow_compaction(c);
-        if (err != SK_OK) {
-            /* Never resume blindly: whatever went wrong, re-list. */
-            sk_log_warn("watch cache: feed error (%s): rebuilding from a consistent list",
+        if (err != SK_OK && !is_anomaly(err)) {
+            sk_log_warn("watch cache: store error (%s): retrying", sk_err_name(err));
+            pause_ms(200);
+        } else if (err != SK_OK) {
+            /* Never resume blindly: re-list. */
+            sk_log_warn("watch cache: feed anomaly (%s): rebuilding from a consistent list",
                         sk_err_name(err));
             atomic_fetch_add(&c->rebuilds, 1);
             while (!atomic_load(&c->stopping) && (err = rebuild(c)) != SK_OK) {
                 sk_log_warn("watch cache: rebuild failed (%s), retrying", sk_err_name(err));
-                struct timespec ts = {0, 200 * 1000 * 1000};
-                nanosleep(&ts, NULL);
+                c->notify(c->notify_arg); /* watchers still tick: timeouts, shutdown */
+                pause_ms(200);
             }
         }
         c->notify(c->notify_arg);
@@ -645,11 +665,7 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     pthread_rwlock_init(&c->lock, &attr);
     pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&c->wait_mu, NULL);
-    pthread_condattr_t cattr;
-    pthread_condattr_init(&cattr);
-    pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->wait_cv, &cattr);
-    pthread_condattr_destroy(&cattr);
+    sk_cond_init_monotonic(&c->wait_cv);
     sk_err err = rebuild(c);
     if (err != SK_OK) {
         sk_cache_free(c);
@@ -696,13 +712,7 @@ void sk_cache_get_state(sk_cache *c, sk_cache_state *out)
 sk_err sk_cache_wait(sk_cache *c, int64_t rev, int timeout_ms, sk_cache_state *state_out)
 {
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    sk_deadline_after_ms(&until, timeout_ms);
     sk_err err = SK_OK;
     sk_cache_state st;
     pthread_mutex_lock(&c->wait_mu);

@@ -7,11 +7,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <time.h>
 
 /* Monotonic milliseconds (for timeouts). */
 int64_t sk_now_ms(void);
 /* Monotonic microseconds (for latencies). */
 int64_t sk_now_us(void);
+/* The CLOCK_MONOTONIC time ms milliseconds from now, for
+ * pthread_cond_timedwait on a condition made by sk_cond_init_monotonic. */
+void sk_deadline_after_ms(struct timespec *out, int64_t ms);
+/* Initializes cv to time out on CLOCK_MONOTONIC (immune to clock steps). */
+void sk_cond_init_monotonic(pthread_cond_t *cv);
 /* Wall-clock seconds since the epoch. */
 int64_t sk_wall_s(void);
 /* Writes "2006-01-02T15:04:05Z" for t into out (at least 21 bytes). */

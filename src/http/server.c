@@ -57,8 +57,8 @@ static const char *query_lookup(void *ctx, const char *key)
 {
     const char *value = NULL;
     size_t len = 0;
-    if (MHD_lookup_connection_value_n(ctx, MHD_GET_ARGUMENT_KIND, key, strlen(key), &value,
-                                      &len) != MHD_YES)
+    if (MHD_lookup_connection_value_n(ctx, MHD_GET_ARGUMENT_KIND, key, strlen(key), &value, &len) !=
+        MHD_YES)
         return NULL;
     return value ? value : "";
 }

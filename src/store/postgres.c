@@ -81,8 +81,8 @@ enum {
     "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = $1" KEY_RANGE                        \
     " AND h.rev <= $2 AND NOT h.deleted AND NOT EXISTS (SELECT 1 FROM sk_history n"                \
     " WHERE n.resource = h.resource AND n.namespace = h.namespace AND n.name = h.name"             \
-    " AND n.rev > h.rev AND n.rev <= $2 OFFSET 0) AND " NOT_COMPACTED("$2")                        \
-    " ORDER BY h.namespace, h.name LIMIT $3"
+    " AND n.rev > h.rev AND n.rev <= $2 OFFSET 0) AND " NOT_COMPACTED(                             \
+        "$2") " ORDER BY h.namespace, h.name LIMIT $3"
 
 /* The history half of append; the statement goes on to fix sk_current. */
 #define INSERT_HISTORY(DELETED)                                                                    \

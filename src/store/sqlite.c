@@ -64,12 +64,13 @@ enum {
     ST__COUNT
 };
 
-#define ROW_COLS "h.rev, h.create_rev, h.prev_rev, h.deleted, h.resource, h.namespace, h.name, h.uid, h.value"
+#define ROW_COLS                                                                                   \
+    "h.rev, h.create_rev, h.prev_rev, h.deleted, h.resource, h.namespace, h.name, h.uid, h.value"
 
 /* The newest version of h's key at or before snapshot ?4 has no successor
  * in (h.rev, ?4]. */
 #define LATEST_AT_SNAPSHOT                                                                         \
-    "NOT EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource AND n.namespace = "     \
+    "NOT EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource AND n.namespace = "      \
     "h.namespace AND n.name = h.name AND n.rev > h.rev AND n.rev <= ?4)"
 
 /* The read gate (see backend.h): the statement's own snapshot has not been
@@ -91,28 +92,29 @@ static const char *const sql_text[ST__COUNT] = {
                        "WHERE c.resource = ?1 AND c.namespace = ?2 AND c.name = ?3",
     [ST_LIST_NS_KEYS] = "SELECT " ROW_COLS " FROM sk_current c JOIN sk_history h ON h.rev = c.rev "
                         "WHERE c.namespace = ?1 ORDER BY c.resource, c.name",
-    [ST_INSERT_HISTORY] = "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, "
-                          "prev_rev, deleted, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    [ST_INSERT_HISTORY] =
+        "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, "
+        "prev_rev, deleted, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     [ST_UPSERT_CURRENT] = "INSERT INTO sk_current (resource, namespace, name, rev) VALUES (?1, ?2, "
                           "?3, ?4) ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = "
                           "excluded.rev",
     [ST_DELETE_CURRENT] =
         "DELETE FROM sk_current WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
     [ST_GET_AT] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND h.namespace = "
-                  "?2 AND h.name = ?3 AND h.rev <= ?4 AND " NOT_COMPACTED("?4")
-                  " ORDER BY h.rev DESC LIMIT 1",
+                  "?2 AND h.name = ?3 AND h.rev <= ?4 AND " NOT_COMPACTED(
+                      "?4") " ORDER BY h.rev DESC LIMIT 1",
     [ST_LIST_ONE_NS] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND "
                        "h.namespace = ?2 AND h.name > ?3 AND h.rev <= ?4 AND h.deleted = 0 "
-                       "AND " LATEST_AT_SNAPSHOT " AND " NOT_COMPACTED("?4")
-                       " ORDER BY h.resource, h.namespace, h.name "
-                       "LIMIT ?5",
+                       "AND " LATEST_AT_SNAPSHOT
+                       " AND " NOT_COMPACTED("?4") " ORDER BY h.resource, h.namespace, h.name "
+                                                   "LIMIT ?5",
     [ST_LIST_ALL] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND "
                     "(h.namespace, h.name) > (?2, ?3) AND h.rev <= ?4 AND h.deleted = 0 "
-                    "AND " LATEST_AT_SNAPSHOT " AND " NOT_COMPACTED("?4")
-                    " ORDER BY h.resource, h.namespace, h.name "
-                    "LIMIT ?5",
-    [ST_HISTORY] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > ?1 AND "
-                   NOT_COMPACTED("?1") " ORDER BY h.rev LIMIT ?2",
+                    "AND " LATEST_AT_SNAPSHOT
+                    " AND " NOT_COMPACTED("?4") " ORDER BY h.resource, h.namespace, h.name "
+                                                "LIMIT ?5",
+    [ST_HISTORY] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > ?1 AND " NOT_COMPACTED(
+        "?1") " ORDER BY h.rev LIMIT ?2",
     /*
      * The history rows s in (?1, ?2] in revision order, each with what it
      * retires (backend.h): the version it superseded if that is not a
@@ -284,8 +286,8 @@ static sk_err sqlite_connect(const char *url, sk_conn **out, char **errmsg)
     const char *path = strncmp(url, "sqlite:", 7) == 0 ? url + 7 : url;
     sk_conn *c = calloc(1, sizeof *c);
     SK_CHECK_ALLOC(c);
-    int rc = sqlite3_open_v2(path, &c->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+    int rc = sqlite3_open_v2(
+        path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc != SQLITE_OK) {
         if (asprintf(errmsg, "cannot open SQLite database %s: %s", path,
                      c->db ? sqlite3_errmsg(c->db) : sqlite3_errstr(rc)) < 0)
@@ -382,8 +384,8 @@ static sk_err sqlite_migrate(sk_conn *c, char **errmsg)
     sk_random_bytes(secret, sizeof secret);
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", secret[i]);
-    char *seed =
-        sqlite3_mprintf("INSERT OR IGNORE INTO sk_meta (key, value) VALUES ('token_secret', %Q)", hex);
+    char *seed = sqlite3_mprintf(
+        "INSERT OR IGNORE INTO sk_meta (key, value) VALUES ('token_secret', %Q)", hex);
     err = exec_sql(c, seed, errmsg);
     sqlite3_free(seed);
     if (err != SK_OK)
@@ -415,8 +417,8 @@ static sk_err sqlite_begin_write(sk_conn *c, int64_t *rev_out)
     return SK_OK;
 }
 
-static sk_err sqlite_get_current(sk_conn *c, const char *resource, const char *ns,
-                                 const char *name, sk_row *out)
+static sk_err sqlite_get_current(sk_conn *c, const char *resource, const char *ns, const char *name,
+                                 sk_row *out)
 {
     sqlite3_stmt *st = stmt(c, ST_GET_CURRENT);
     if (!st)
@@ -684,8 +686,8 @@ static sk_err sqlite_compact_claim(sk_conn *c, int64_t interval_ms, const char *
     return err;
 }
 
-static sk_err sqlite_set_expiry(sk_conn *c, const char *resource, const char *ns,
-                                const char *name, int64_t rev, int64_t expires_at_ms)
+static sk_err sqlite_set_expiry(sk_conn *c, const char *resource, const char *ns, const char *name,
+                                int64_t rev, int64_t expires_at_ms)
 {
     sqlite3_stmt *st = stmt(c, expires_at_ms > 0 ? ST_SET_EXPIRY : ST_CLEAR_EXPIRY);
     if (!st)

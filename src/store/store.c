@@ -51,7 +51,7 @@ typedef struct pending {
     sk_write w;
     sk_write_done_fn done;
     void *arg;
-    sk_err err;   /* result, valid after the batch */
+    sk_err err; /* result, valid after the batch */
     sk_row result;
     struct pending *next;
 } pending;
@@ -233,8 +233,7 @@ static int cascade_one(void *arg, const sk_row *row)
  * outcome; *db_failed is set when the error came from the database (the
  * transaction is then unusable).
  */
-static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_live,
-                        int *db_failed)
+static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_live, int *db_failed)
 {
     sk_write *w = &p->w;
     sk_row cur = {0};
@@ -398,8 +397,7 @@ static void process(sk_store *s, pending *batch, int n)
             if (!run_batch(s, p, 1)) {
                 reset_results(p, 1);
                 p->err = SK_ERR_INTERNAL;
-                sk_log_error("store: write of %s/%s/%s failed", p->w.resource, p->w.ns,
-                             p->w.name);
+                sk_log_error("store: write of %s/%s/%s failed", p->w.resource, p->w.ns, p->w.name);
             }
         }
     }
@@ -555,11 +553,7 @@ sk_err sk_store_open(const char *url, sk_store **out, char **errmsg)
     pthread_mutex_init(&s->secret_mu, NULL);
     pthread_mutex_init(&s->commit_mu, NULL);
     pthread_mutex_init(&s->notify_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->commit_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    sk_cond_init_monotonic(&s->commit_cv);
     SK_CHECK(pthread_create(&s->writer, NULL, writer_main, s) == 0);
     *out = s;
     return SK_OK;
@@ -759,13 +753,7 @@ sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int6
             continue;
         }
         struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += wait_ms / 1000;
-        until.tv_nsec += (wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        sk_deadline_after_ms(&until, wait_ms);
         pthread_mutex_lock(&s->commit_mu);
         while (s->committed_rev <= after_rev &&
                pthread_cond_timedwait(&s->commit_cv, &s->commit_mu, &until) == 0)

@@ -22,6 +22,7 @@ typedef struct parked {
 struct sk_watch_hub {
     pthread_mutex_t mu;
     int stopping;
+    uint64_t seq; /* notifications so far */
     parked *list;
     size_t len, cap;
     uint64_t next_ticket;
@@ -40,7 +41,7 @@ sk_watch_hub *sk_watch_hub_new(void)
 {
     sk_watch_hub *hub = calloc(1, sizeof *hub);
     SK_CHECK_ALLOC(hub);
-    hub->next_ticket = 1;
+    hub->next_ticket = SK_HUB_MOVED + 1;
     pthread_mutex_init(&hub->mu, NULL);
     return hub;
 }
@@ -48,6 +49,7 @@ sk_watch_hub *sk_watch_hub_new(void)
 void sk_watch_hub_notify(sk_watch_hub *hub)
 {
     pthread_mutex_lock(&hub->mu);
+    hub->seq++;
     wake_all_locked(hub);
     pthread_mutex_unlock(&hub->mu);
 }
@@ -70,19 +72,28 @@ void sk_watch_hub_free(sk_watch_hub *hub)
     free(hub);
 }
 
-uint64_t sk_watch_hub_park(sk_watch_hub *hub, sk_watch_wake_fn wake, void *arg)
+uint64_t sk_watch_hub_seq(sk_watch_hub *hub)
 {
     pthread_mutex_lock(&hub->mu);
-    if (hub->stopping) {
+    uint64_t seq = hub->seq;
+    pthread_mutex_unlock(&hub->mu);
+    return seq;
+}
+
+uint64_t sk_watch_hub_park(sk_watch_hub *hub, uint64_t seen, sk_watch_wake_fn wake, void *arg)
+{
+    pthread_mutex_lock(&hub->mu);
+    if (hub->stopping || hub->seq != seen) {
+        uint64_t r = hub->stopping ? SK_HUB_STOPPED : SK_HUB_MOVED;
         pthread_mutex_unlock(&hub->mu);
-        return 0;
+        return r;
     }
     if (hub->len == hub->cap) {
         hub->cap = hub->cap ? hub->cap * 2 : 64;
         hub->list = realloc(hub->list, hub->cap * sizeof *hub->list);
         SK_CHECK_ALLOC(hub->list);
     }
-    uint64_t ticket = hub->next_ticket++;
+    uint64_t ticket = hub->next_ticket++; /* starts above the two reserved values */
     hub->list[hub->len++] = (parked){ticket, wake, arg};
     pthread_mutex_unlock(&hub->mu);
     return ticket;

@@ -27,10 +27,16 @@ void sk_watch_hub_notify(sk_watch_hub *hub);
 void sk_watch_hub_stop(sk_watch_hub *hub);
 /* NULL-safe. No watcher may be parked any more. */
 void sk_watch_hub_free(sk_watch_hub *hub);
-/* Parks a watcher: wake(arg) runs once, on the feed thread, at the next
- * notify. Returns a ticket for sk_watch_hub_cancel, or 0 if the hub is
- * stopping (the watcher should end). */
-uint64_t sk_watch_hub_park(sk_watch_hub *hub, sk_watch_wake_fn wake, void *arg);
+/* The number of notifications so far. Read it BEFORE looking for work: a
+ * park with that value then cannot miss a notify that came in between. */
+uint64_t sk_watch_hub_seq(sk_watch_hub *hub);
+
+#define SK_HUB_STOPPED 0 /* the hub is stopping: end instead of waiting */
+#define SK_HUB_MOVED 1   /* a notify came after `seen`: look again now */
+/* Parks a waiter: wake(arg) runs once, on the feed thread, at the next
+ * notify. Returns a ticket for sk_watch_hub_cancel, or SK_HUB_STOPPED, or
+ * SK_HUB_MOVED if a notify came since sk_watch_hub_seq returned seen. */
+uint64_t sk_watch_hub_park(sk_watch_hub *hub, uint64_t seen, sk_watch_wake_fn wake, void *arg);
 /* Forgets a parked watcher; after it returns, its wake will not run. */
 void sk_watch_hub_cancel(sk_watch_hub *hub, uint64_t ticket);
 

@@ -288,13 +288,22 @@ class Watch(ServerTestCase, unittest.TestCase):
         t = threading.Thread(target=produce)
         t.start()
         w = watch.Watch()
+        bookmarks = []
         for ev in w.stream(api.list_namespaced_config_map, "w-py", resource_version=rv,
                            allow_watch_bookmarks=True, timeout_seconds=10):
+            if ev["type"] == "BOOKMARK":
+                # The client hands bookmarks over undecoded; commits elsewhere
+                # (identity lease renewals) may cause them at any time.
+                bookmarks.append(ev["raw_object"])
+                continue
             seen.append((ev["type"], ev["object"].metadata.name))
             if len(seen) == 2:
                 w.stop()
         t.join()
         self.assertEqual(seen, [("ADDED", "p1"), ("DELETED", "p0")])
+        for b in bookmarks:
+            self.assertEqual((b["kind"], b["apiVersion"]), ("ConfigMap", "v1"))
+            self.assertGreaterEqual(int(b["metadata"]["resourceVersion"]), int(rv))
 
     def test_slow_reader_does_not_harm_others(self):
         self.ns("w-slow")
