@@ -54,6 +54,7 @@ sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out)
         .resources = api->cache_names,
         .n_resources = (int)n,
         .drop_rev_once = cfg ? cfg->cache_drop_rev_once : 0,
+        .corrupt_key_once = cfg ? cfg->cache_corrupt_key_once : NULL,
     };
     sk_err err = sk_cache_new(store, &cc, cache_moved, api, &api->cache);
     if (err != SK_OK) {
@@ -69,6 +70,8 @@ sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out)
     };
     api->identity = sk_identity_start(store, &ic);
     api->collector = sk_collector_start(store);
+    api->checker = sk_checker_start(api->cache, api->cache_names, (int)n,
+                                    cfg ? cfg->consistency_check_interval_s : 0);
     *out = api;
     return SK_OK;
 }
@@ -109,6 +112,7 @@ void sk_api_free(sk_api *api)
         return;
     sk_identity_stop(api->identity);
     sk_collector_stop(api->collector);
+    sk_checker_stop(api->checker);
     sk_watch_hub_stop(api->hub);
     sk_cache_free(api->cache);
     sk_watch_hub_free(api->hub);
@@ -496,6 +500,17 @@ static int reply_metrics(sk_api_call *call)
     call->content_type_out = "text/plain; version=0.0.4; charset=utf-8";
     sk_buf_reset(&call->out);
     sk_metrics_render(call->api->metrics, &g, &call->out);
+    sk_checker_render(call->api->checker, &call->out);
+    return STEP_DONE;
+}
+
+/* GET /debug/consistency: one consistency check of every resource, now. */
+static int reply_consistency(sk_api_call *call)
+{
+    call->status = 200;
+    call->content_type_out = "text/plain; charset=utf-8";
+    sk_buf_reset(&call->out);
+    sk_checker_run(call->api->checker, &call->out);
     return STEP_DONE;
 }
 
@@ -514,6 +529,8 @@ static int route(sk_api_call *call)
     } else if (n == 1 && (!strcmp(segs[0], "healthz") || !strcmp(segs[0], "livez") ||
                           !strcmp(segs[0], "readyz"))) {
         rc = get ? reply_health(call, segs[0]) : not_allowed(call);
+    } else if (n == 2 && strcmp(segs[0], "debug") == 0 && strcmp(segs[1], "consistency") == 0) {
+        rc = get ? reply_consistency(call) : not_allowed(call);
     } else if (n == 1 && strcmp(segs[0], "metrics") == 0) {
         rc = get ? reply_metrics(call) : not_allowed(call);
     } else if (n == 1 && strcmp(segs[0], "version") == 0) {

@@ -39,6 +39,12 @@ typedef struct sk_api_config {
     int64_t identity_lease_duration_s, identity_renew_s;
     /* Core v1 Events expire this long after their last write. */
     int64_t event_ttl_s;
+    /* Cache-vs-store consistency check every this many seconds (0: only
+     * on GET /debug/consistency). */
+    int64_t consistency_check_interval_s;
+    /* Test-only: a key ("resource/namespace/name") the cache leaves out of
+     * its index once, for the consistency check to find. */
+    const char *cache_corrupt_key_once;
 } sk_api_config;
 
 /* New API over store (borrowed; must outlive the api): builds the watch

@@ -14,6 +14,7 @@
 #include "api/registry.h"
 #include "api/selector.h"
 #include "core/buf.h"
+#include "api/consistency.h"
 #include "api/expiry.h"
 #include "api/identity.h"
 #include "api/metrics.h"
@@ -36,6 +37,7 @@ struct sk_api {
     int64_t event_ttl_s;
     sk_identity *identity;
     sk_collector *collector;
+    sk_checker *checker;
 };
 
 enum { STEP_WAIT = 0, STEP_DONE = 1, STEP_AGAIN = 2 };

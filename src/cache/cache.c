@@ -99,6 +99,9 @@ struct sk_cache {
     atomic_llong rebuilds, store_rev;
     atomic_int stopping;
     int64_t drop_rev_once;
+    char *corrupt_key_once; /* "resource/namespace/name", feed-owned */
+    atomic_int *distrusted; /* per resource: reads go to SQL */
+    atomic_int rebuild_requested;
     /* The feed's read position: equal to rev, except after an injected loss
      * (the feed then reads on as if the event had never come). Feed-owned. */
     int64_t read_after;
@@ -383,11 +386,28 @@ static void state_clear(sk_cache *c)
 }
 
 /* Applies one history row (revision c->rev + 1). Caller holds the write lock. */
+/* Test-only fault injection (sk_cache_config.corrupt_key_once). */
+static int corrupt_this(sk_cache *c, const sk_row *row)
+{
+    if (!c->corrupt_key_once)
+        return 0;
+    char key[1024];
+    snprintf(key, sizeof key, "%s/%s/%s", row->resource, row->ns, row->name);
+    if (strcmp(key, c->corrupt_key_once) != 0)
+        return 0;
+    sk_log_warn("watch cache: test fault: %s left out of the index", key);
+    free(c->corrupt_key_once);
+    c->corrupt_key_once = NULL;
+    return 1;
+}
+
 static void apply_row(sk_cache *c, const sk_row *row)
 {
     SK_CHECK(row->rev == c->rev + 1);
     int res = sk_cache_resource(c, row->resource);
     event *ev = NULL;
+    if (res >= 0 && corrupt_this(c, row))
+        res = -1;
     if (res >= 0) {
         skiplist *sl = &c->lists[res];
         node *n = skiplist_insert(c, sl, row->ns, row->name);
@@ -623,6 +643,8 @@ static void *feed_main(void *arg)
         }
         if (err == SK_OK)
             err = follow_compaction(c);
+        if (err == SK_OK && atomic_exchange(&c->rebuild_requested, 0))
+            err = SK_ERR_INTERNAL; /* a failed consistency check */
         if (err != SK_OK && !is_anomaly(err)) {
             sk_log_warn("watch cache: store error (%s): retrying", sk_err_name(err));
             pause_ms(200);
@@ -655,6 +677,12 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     c->window_events = cfg->window_events > 0 ? cfg->window_events : DEFAULT_WINDOW_EVENTS;
     c->window_bytes = cfg->window_bytes > 0 ? cfg->window_bytes : DEFAULT_WINDOW_BYTES;
     c->drop_rev_once = cfg->drop_rev_once;
+    if (cfg->corrupt_key_once) {
+        c->corrupt_key_once = strdup(cfg->corrupt_key_once);
+        SK_CHECK_ALLOC(c->corrupt_key_once);
+    }
+    c->distrusted = calloc((size_t)c->n_res, sizeof *c->distrusted);
+    SK_CHECK_ALLOC(c->distrusted);
     c->notify = notify;
     c->notify_arg = arg;
     sk_random_bytes(&c->rng, sizeof c->rng);
@@ -687,6 +715,8 @@ void sk_cache_free(sk_cache *c)
         free(c->lists);
     }
     free(c->ring);
+    free(c->corrupt_key_once);
+    free(c->distrusted);
     pthread_rwlock_destroy(&c->lock);
     pthread_mutex_destroy(&c->wait_mu);
     pthread_cond_destroy(&c->wait_cv);
@@ -747,6 +777,8 @@ sk_err sk_cache_get(sk_cache *c, int res, const char *ns, const char *name, int6
                     sk_blob **out)
 {
     SK_CHECK(res >= 0 && res < c->n_res);
+    if (atomic_load(&c->distrusted[res]))
+        return SK_ERR_EXPIRED;
     pthread_rwlock_rdlock(&c->lock);
     sk_err err = check_rev_locked(c, &rev);
     if (err != SK_OK)
@@ -767,6 +799,8 @@ sk_err sk_cache_list(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn
                      int *visited_out)
 {
     SK_CHECK(q->res >= 0 && q->res < c->n_res && q->limit > 0);
+    if (atomic_load(&c->distrusted[q->res]))
+        return SK_ERR_EXPIRED;
     int visited = 0;
     int64_t rev = q->rev;
     pthread_rwlock_rdlock(&c->lock);
@@ -826,6 +860,114 @@ sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev
 out:
     pthread_rwlock_unlock(&c->lock);
     return err;
+}
+
+/* ---- consistency check ------------------------------------------------------- */
+
+#define FNV_OFFSET 14695981039346656037ULL
+#define FNV_PRIME 1099511628211ULL
+#define CHECK_CHUNK 1000
+
+typedef struct check_side {
+    uint64_t hash;
+    int64_t count;
+    int rows;
+    char *last_ns, *last_name;
+} check_side;
+
+static void check_add(check_side *side, const char *ns, const char *name, int64_t rev)
+{
+    char line[1100];
+    int n = snprintf(line, sizeof line, "%s/%s/%lld\n", ns, name, (long long)rev);
+    for (int i = 0; i < n && i < (int)sizeof line - 1; i++) {
+        side->hash ^= (unsigned char)line[i];
+        side->hash *= FNV_PRIME;
+    }
+    side->count++;
+    side->rows++;
+    free(side->last_ns);
+    free(side->last_name);
+    side->last_ns = strdup(ns);
+    side->last_name = strdup(name);
+    SK_CHECK(side->last_ns && side->last_name);
+}
+
+static int check_cache_item(void *arg, const char *ns, const char *name, sk_blob *blob)
+{
+    check_add(arg, ns, name, sk_blob_rev(blob));
+    return 0;
+}
+
+static int check_store_row(void *arg, const sk_row *row)
+{
+    check_add(arg, row->ns, row->name, row->rev);
+    return 0;
+}
+
+sk_err sk_cache_check(sk_cache *c, int res, sk_cache_check_result *out)
+{
+    SK_CHECK(res >= 0 && res < c->n_res);
+    sk_cache_state st;
+    sk_cache_get_state(c, &st);
+    check_side mem = {FNV_OFFSET, 0, 0, NULL, NULL}, sql = {FNV_OFFSET, 0, 0, NULL, NULL};
+    sk_err err = SK_OK;
+    /* The cache side reads the index directly: a distrusted resource is
+     * checked too (that is how it earns trust back). */
+    do {
+        mem.rows = 0;
+        pthread_rwlock_rdlock(&c->lock);
+        int64_t rev = st.rev;
+        err = check_rev_locked(c, &rev);
+        if (err == SK_OK) {
+            skiplist *sl = &c->lists[res];
+            node *n = mem.last_ns ? skiplist_seek(sl, mem.last_ns, mem.last_name, NULL)
+                                  : sl->head->next[0];
+            if (n && mem.last_ns && key_cmp(n->ns, n->name, mem.last_ns, mem.last_name) == 0)
+                n = n->next[0];
+            for (; n && mem.rows < CHECK_CHUNK; n = n->next[0]) {
+                version *v = version_at(n, st.rev);
+                if (v && !v->deleted)
+                    check_cache_item(&mem, n->ns, n->name, v->blob);
+            }
+        }
+        pthread_rwlock_unlock(&c->lock);
+    } while (err == SK_OK && mem.rows == CHECK_CHUNK);
+    while (err == SK_OK && st.rev > 0) {
+        sql.rows = 0;
+        sk_list_query q = {.resource = c->resources[res],
+                           .after_ns = sql.last_ns,
+                           .after_name = sql.last_name,
+                           .rev = st.rev,
+                           .limit = CHECK_CHUNK};
+        err = sk_store_list(c->store, &q, check_store_row, &sql);
+        if (sql.rows < CHECK_CHUNK)
+            break;
+    }
+    if (err == SK_OK) {
+        out->rev = st.rev;
+        out->cache_hash = mem.hash;
+        out->store_hash = sql.hash;
+        out->cache_count = mem.count;
+        out->store_count = sql.count;
+    }
+    free(mem.last_ns);
+    free(mem.last_name);
+    free(sql.last_ns);
+    free(sql.last_name);
+    return err;
+}
+
+void sk_cache_distrust(sk_cache *c, int res)
+{
+    SK_CHECK(res >= 0 && res < c->n_res);
+    atomic_store(&c->distrusted[res], 1);
+    atomic_store(&c->rebuild_requested, 1);
+}
+
+void sk_cache_trust(sk_cache *c, int res)
+{
+    SK_CHECK(res >= 0 && res < c->n_res);
+    atomic_store(&c->distrusted[res], 0);
 }
 
 void sk_cache_get_stats(sk_cache *c, sk_cache_stats *out)

@@ -69,6 +69,11 @@ typedef struct sk_cache_config {
     /* Test-only fault injection: the feed drops the row of this revision
      * once, as a lost event would, which must force a rebuild. 0: none. */
     int64_t drop_rev_once;
+    /* Test-only fault injection: the first write of this key
+     * ("resource/namespace/name") is applied as its event but not to the
+     * index, as a corrupted cache would be; the consistency check must
+     * find it. NULL: none. */
+    const char *corrupt_key_once;
 } sk_cache_config;
 
 /* Builds the cache from a consistent list of the store (borrowed; must
@@ -137,6 +142,27 @@ void sk_cache_event_clear(sk_cache_event *ev);
  */
 sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev,
                            sk_cache_event *ev, int64_t *scanned_out);
+
+/*
+ * Consistency check (KEP-4988): a 64-bit FNV-1a hash over every live
+ * object's "namespace/name/resourceVersion\n" in key order, computed from
+ * the cache and from the store at the same revision (the cache's, when the
+ * check starts). The store side runs without the cache's lock.
+ */
+typedef struct sk_cache_check_result {
+    int64_t rev;
+    uint64_t cache_hash, store_hash;
+    int64_t cache_count, store_count;
+} sk_cache_check_result;
+/* SK_OK with *out filled (compare the hashes); SK_ERR_EXPIRED if the
+ * revision left the window or the store compacted it meanwhile (no verdict);
+ * store errors as they come. */
+sk_err sk_cache_check(sk_cache *c, int res, sk_cache_check_result *out);
+/* After a failed check: the resource's reads go to SQL (sk_cache_get and
+ * sk_cache_list answer SK_ERR_EXPIRED for it) and the feed rebuilds the
+ * cache. sk_cache_trust ends that once a later check passes. */
+void sk_cache_distrust(sk_cache *c, int res);
+void sk_cache_trust(sk_cache *c, int res);
 
 typedef struct sk_cache_stats {
     int64_t objects;   /* live objects */

@@ -36,6 +36,7 @@
 #define DEFAULT_LEASE_DURATION_S 3600
 #define DEFAULT_LEASE_RENEW_S 10
 #define DEFAULT_EVENT_TTL_S 3600
+#define DEFAULT_CONSISTENCY_CHECK_S 300
 
 typedef struct options {
     const char *listen;
@@ -47,6 +48,7 @@ typedef struct options {
     int64_t watch_stall_s;
     const char *identity_hostname;
     int64_t lease_duration_s, lease_renew_s, event_ttl_s;
+    int64_t consistency_check_s;
     int verbose;
 } options;
 
@@ -81,12 +83,14 @@ static void usage(FILE *f)
         "  --identity-lease-renew-interval SECS  its heartbeat (default %d)\n"
         "  --event-ttl SECS         serve: Events expire this long after their last write\n"
         "                           (default %d)\n"
+        "  --consistency-check-interval SECS  serve: compare the watch cache with the store\n"
+        "                           this often, 0 = only on GET /debug/consistency (default %d)\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",
         DEFAULT_LISTEN, DEFAULT_DATA_DIR, DEFAULT_COMPACT_INTERVAL_S, DEFAULT_RETAIN_REVISIONS,
         DEFAULT_WATCH_GRACE_S, DEFAULT_WATCH_STALL_S, DEFAULT_LEASE_DURATION_S,
-        DEFAULT_LEASE_RENEW_S, DEFAULT_EVENT_TTL_S);
+        DEFAULT_LEASE_RENEW_S, DEFAULT_EVENT_TTL_S, DEFAULT_CONSISTENCY_CHECK_S);
 }
 
 static int fail(const char *fmt, const char *arg)
@@ -275,7 +279,8 @@ static int cmd_serve(const options *o, const char *db)
         fail("cannot create the default namespaces: %s", sk_err_name(err));
         goto out;
     }
-    /* Test-only fault injection (see sk_api_config); never set in production. */
+    /* Test-only fault injection (see sk_api_config); never set in production:
+     * SQLKUBE_TEST_DROP_REVISION, SQLKUBE_TEST_CORRUPT_OBJECT. */
     const char *drop = getenv("SQLKUBE_TEST_DROP_REVISION");
     sk_api_config cfg = {.listen_addr = o->listen,
                          .cache_drop_rev_once = drop ? sk_parse_i64(drop) : 0,
@@ -283,7 +288,9 @@ static int cmd_serve(const options *o, const char *db)
                          .identity_hostname = o->identity_hostname,
                          .identity_lease_duration_s = o->lease_duration_s,
                          .identity_renew_s = o->lease_renew_s,
-                         .event_ttl_s = o->event_ttl_s};
+                         .event_ttl_s = o->event_ttl_s,
+                         .consistency_check_interval_s = o->consistency_check_s,
+                         .cache_corrupt_key_once = getenv("SQLKUBE_TEST_CORRUPT_OBJECT")};
     if ((err = sk_api_new(store, &cfg, &api)) != SK_OK) {
         fail("cannot build the watch cache: %s", sk_err_name(err));
         goto out;
@@ -386,6 +393,7 @@ int main(int argc, char **argv)
         .lease_duration_s = DEFAULT_LEASE_DURATION_S,
         .lease_renew_s = DEFAULT_LEASE_RENEW_S,
         .event_ttl_s = DEFAULT_EVENT_TTL_S,
+        .consistency_check_s = DEFAULT_CONSISTENCY_CHECK_S,
     };
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'},
@@ -399,6 +407,7 @@ int main(int argc, char **argv)
         {"identity-lease-duration", required_argument, NULL, 'D'},
         {"identity-lease-renew-interval", required_argument, NULL, 'R'},
         {"event-ttl", required_argument, NULL, 'E'},
+        {"consistency-check-interval", required_argument, NULL, 'C'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -452,6 +461,12 @@ int main(int argc, char **argv)
         case 'E':
             if ((o.event_ttl_s = sk_parse_i64(optarg)) <= 0 || o.event_ttl_s > 366 * 24 * 3600)
                 return fail("invalid --event-ttl %s: want 1 to 31622400 seconds", optarg);
+            break;
+        case 'C':
+            if ((o.consistency_check_s = sk_parse_i64(optarg)) < 0 ||
+                o.consistency_check_s > 366 * 24 * 3600)
+                return fail("invalid --consistency-check-interval %s: want 0 to 31622400 seconds",
+                            optarg);
             break;
         case 'v':
             o.verbose = 1;
