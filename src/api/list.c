@@ -330,15 +330,38 @@ static int chunk_row(void *arg, const sk_row *row)
 }
 
 /* The cache's items as rows (borrowed bytes) for chunk_row. */
+/* The cache's items of one chunk, taken under its read lock as references;
+ * filtering and rendering run after the lock is released. */
+typedef struct cache_chunk {
+    sk_blob **blobs;
+    int n;
+} cache_chunk;
+
 static int cache_item(void *arg, const char *ns, const char *name, sk_blob *blob)
 {
-    chunk_ctx *cc = arg;
-    sk_row row = {.ns = (char *)ns, .name = (char *)name, .rev = sk_blob_rev(blob)};
-    row.value = (char *)sk_blob_data(blob, &row.value_len);
-    cc->blob = blob;
-    int stop = chunk_row(cc, &row);
-    cc->blob = NULL;
-    return stop;
+    cache_chunk *ch = arg;
+    ch->blobs[ch->n++] = sk_blob_ref(blob);
+    return 0;
+}
+
+/* Feeds the chunk's blobs to chunk_row (as rows with borrowed bytes) until
+ * it stops; drops every reference. */
+static void render_cache_chunk(chunk_ctx *cc, cache_chunk *ch)
+{
+    int stopped = 0;
+    for (int i = 0; i < ch->n; i++) {
+        sk_blob *blob = ch->blobs[i];
+        if (!stopped) {
+            sk_row row = {.ns = (char *)sk_blob_ns(blob),
+                          .name = (char *)sk_blob_name(blob),
+                          .rev = sk_blob_rev(blob)};
+            row.value = (char *)sk_blob_data(blob, &row.value_len);
+            cc->blob = blob;
+            stopped = chunk_row(cc, &row);
+            cc->blob = NULL;
+        }
+        sk_blob_unref(blob);
+    }
 }
 
 /* Reads and renders the next chunk. */
@@ -368,7 +391,11 @@ static sk_err fetch_chunk(list_stream *ls)
         .limit = want,
     };
     int visited = 0;
-    sk_err err = sk_cache_list(ls->api->cache, &cq, cache_item, &cc, &visited);
+    sk_blob *blobs[CHUNK_ROWS + 1];
+    cache_chunk ch = {blobs, 0};
+    SK_CHECK(want <= CHUNK_ROWS + 1);
+    sk_err err = sk_cache_list(ls->api->cache, &cq, cache_item, &ch, &visited);
+    render_cache_chunk(&cc, &ch);
     int from_cache = err == SK_OK;
     if (!from_cache) /* older than the cache's window, or newer than the cache: SQL */
         err = sk_store_list(ls->api->store, &q, chunk_row, &cc);
@@ -445,6 +472,12 @@ ssize_t list_stream_read(list_stream *ls, char *buf, size_t max)
             return 0;
         if (advance(ls) < 0)
             return -1;
+        /* A chunk whose rows all failed the selectors yields nothing: hand
+         * MHD one space (legal between list items) rather than scanning the
+         * whole resource in this one callback while this thread's other
+         * connections wait. Watch streams are lines, where it is not. */
+        if (ls->phase == LS_ITEMS && !ls->watch_events && sk_outq_size(&ls->out) == 0)
+            sk_buf_putc(&ls->out.text, ' ');
     }
     return (ssize_t)n;
 }
