@@ -253,17 +253,20 @@ int plan_read(sk_api_call *call, int64_t min_rev, call_fn again, int64_t *rev_ou
     uint64_t seen = sk_watch_hub_seq(api->hub);
     sk_cache_state st;
     sk_cache_get_state(api->cache, &st);
-    int64_t want = min_rev, cur = 0;
+    int64_t want = min_rev, cur = -1; /* the store's revision, read at most once */
     sk_err err = SK_OK;
-    if (min_rev < 0 && (err = sk_store_revisions(api->store, &want, NULL)) != SK_OK)
-        goto fail;
+    if (min_rev < 0) {
+        if ((err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
+            goto fail;
+        want = cur;
+    }
     if (st.rev >= want) {
         *rev_out = st.rev;
         return PLAN_NOW;
     }
     /* The cache is behind (by a commit or two, usually): the store has the
      * revision, and the read is served from SQL rather than waited for. */
-    if ((err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
+    if (cur < 0 && (err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
         goto fail;
     if (cur >= want) {
         *rev_out = cur;

@@ -6,6 +6,7 @@
 #include "api/consistency.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/ticker.h"
 #include "core/util.h"
 
 #include <pthread.h>
@@ -22,10 +23,7 @@ struct sk_checker {
     int64_t interval_s;
     atomic_llong (*counts)[CHECK_STATUSES];
     pthread_mutex_t round_mu;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int stopping, started;
+    sk_ticker *ticker; /* NULL: checks on request only */
 };
 
 static int check_resource(sk_checker *ck, int res, sk_buf *report)
@@ -69,23 +67,11 @@ void sk_checker_run(sk_checker *ck, sk_buf *report)
     pthread_mutex_unlock(&ck->round_mu);
 }
 
-static void *checker_main(void *arg)
+static int64_t check_round(void *arg)
 {
     sk_checker *ck = arg;
-    pthread_mutex_lock(&ck->mu);
-    while (!ck->stopping) {
-        struct timespec until;
-        sk_deadline_after_ms(&until, ck->interval_s * 1000);
-        while (!ck->stopping && pthread_cond_timedwait(&ck->cv, &ck->mu, &until) == 0)
-            ;
-        if (ck->stopping)
-            break;
-        pthread_mutex_unlock(&ck->mu);
-        sk_checker_run(ck, NULL);
-        pthread_mutex_lock(&ck->mu);
-    }
-    pthread_mutex_unlock(&ck->mu);
-    return NULL;
+    sk_checker_run(ck, NULL);
+    return ck->interval_s * 1000;
 }
 
 sk_checker *sk_checker_start(sk_cache *cache, const char *const *resources, int n,
@@ -100,12 +86,8 @@ sk_checker *sk_checker_start(sk_cache *cache, const char *const *resources, int 
     ck->counts = calloc((size_t)n, sizeof *ck->counts);
     SK_CHECK_ALLOC(ck->counts);
     pthread_mutex_init(&ck->round_mu, NULL);
-    pthread_mutex_init(&ck->mu, NULL);
-    sk_cond_init_monotonic(&ck->cv);
-    if (interval_s > 0) {
-        SK_CHECK(pthread_create(&ck->thread, NULL, checker_main, ck) == 0);
-        ck->started = 1;
-    }
+    if (interval_s > 0)
+        ck->ticker = sk_ticker_start(interval_s * 1000, check_round, ck);
     return ck;
 }
 
@@ -113,16 +95,8 @@ void sk_checker_stop(sk_checker *ck)
 {
     if (!ck)
         return;
-    if (ck->started) {
-        pthread_mutex_lock(&ck->mu);
-        ck->stopping = 1;
-        pthread_cond_signal(&ck->cv);
-        pthread_mutex_unlock(&ck->mu);
-        pthread_join(ck->thread, NULL);
-    }
+    sk_ticker_stop(ck->ticker);
     pthread_mutex_destroy(&ck->round_mu);
-    pthread_mutex_destroy(&ck->mu);
-    pthread_cond_destroy(&ck->cv);
     free(ck->counts);
     free(ck);
 }

@@ -4,9 +4,9 @@
 #include "api/expiry.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/ticker.h"
 #include "core/util.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,84 +70,58 @@ int64_t sk_expiry_for(const sk_resource *r, const json_t *obj, int64_t event_ttl
 
 struct sk_collector {
     sk_store *store;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int stopping;
+    sk_ticker *ticker;
     atomic_int passes;
 };
 
-typedef struct expired_key {
-    char *resource, *ns, *name;
-    int64_t rev;
-} expired_key;
-
 typedef struct expired_batch {
-    expired_key keys[PASS_BATCH];
+    sk_row rows[PASS_BATCH];
     int n;
 } expired_batch;
 
-static int collect_key(void *arg, const sk_row *row)
+static int collect_row(void *arg, const sk_row *row)
 {
     expired_batch *b = arg;
-    expired_key *k = &b->keys[b->n++];
-    k->resource = strdup(row->resource);
-    k->ns = strdup(row->ns);
-    k->name = strdup(row->name);
-    SK_CHECK(k->resource && k->ns && k->name);
-    k->rev = row->rev;
+    sk_row_copy(&b->rows[b->n++], row);
     return b->n == PASS_BATCH;
 }
 
 /* Deletes one expired object, if it is still the version that expired. */
-static void collect_one(sk_collector *c, const expired_key *k)
+static void collect_one(sk_collector *c, const sk_row *row)
 {
     sk_write w = {.op = SK_WRITE_DELETE,
-                  .resource = k->resource,
-                  .ns = k->ns,
-                  .name = k->name,
-                  .expected_rev = k->rev};
+                  .resource = row->resource,
+                  .ns = row->ns,
+                  .name = row->name,
+                  .expected_rev = row->rev};
     sk_err err = sk_store_write(c->store, &w, NULL);
     if (err == SK_OK) {
-        sk_log_debug("expired %s %s/%s at revision %lld", k->resource, k->ns, k->name,
-                     (long long)k->rev);
-    } else if (err == SK_ERR_NOT_FOUND || err == SK_ERR_CONFLICT) {
-        /* Deleted or rewritten meanwhile (by a client or another instance's
-         * collector): a rewrite recorded its own expiry; drop a stale one. */
-        sk_store_forget_expiry(c->store, k->resource, k->ns, k->name, k->rev);
-    } else {
-        sk_log_warn("expiry: cannot delete %s %s/%s: %s", k->resource, k->ns, k->name,
+        sk_log_debug("expired %s %s/%s at revision %lld", row->resource, row->ns, row->name,
+                     (long long)row->rev);
+    } else if (err != SK_ERR_NOT_FOUND && err != SK_ERR_CONFLICT) {
+        /* Not found or conflict: deleted or rewritten meanwhile (by a client
+         * or another instance's collector), and that write rewrote or cleared
+         * the expiry itself. Anything else is worth a line. */
+        sk_log_warn("expiry: cannot delete %s %s/%s: %s", row->resource, row->ns, row->name,
                     sk_err_name(err));
     }
 }
 
-static void *collector_main(void *arg)
+/* One pass; runs again at once while passes come back full. */
+static int64_t collect_pass(void *arg)
 {
     sk_collector *c = arg;
-    pthread_mutex_lock(&c->mu);
-    while (!c->stopping) {
-        pthread_mutex_unlock(&c->mu);
-        expired_batch b = {.n = 0};
-        sk_err err = sk_store_expired(c->store, wall_ms(), PASS_BATCH, collect_key, &b);
-        if (err != SK_OK)
-            sk_log_warn("expiry: cannot read expired objects: %s", sk_err_name(err));
-        for (int i = 0; i < b.n; i++) {
-            collect_one(c, &b.keys[i]);
-            free(b.keys[i].resource);
-            free(b.keys[i].ns);
-            free(b.keys[i].name);
-        }
-        if (err == SK_OK)
-            atomic_fetch_add(&c->passes, 1);
-        pthread_mutex_lock(&c->mu);
-        if (b.n == PASS_BATCH || c->stopping)
-            continue; /* more may be due at once */
-        struct timespec until;
-        sk_deadline_after_ms(&until, PASS_INTERVAL_MS);
-        pthread_cond_timedwait(&c->cv, &c->mu, &until);
+    expired_batch b = {.n = 0};
+    sk_err err = sk_store_expired(c->store, wall_ms(), PASS_BATCH, collect_row, &b);
+    if (err != SK_OK)
+        sk_log_warn("expiry: cannot read expired objects: %s", sk_err_name(err));
+    for (int i = 0; i < b.n; i++) {
+        collect_one(c, &b.rows[i]);
+        sk_row_clear(&b.rows[i]);
     }
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
+    if (err == SK_OK)
+        atomic_fetch_add(&c->passes, 1);
+    return b.n == PASS_BATCH ? 0 : PASS_INTERVAL_MS;
 }
 
 sk_collector *sk_collector_start(sk_store *store)
@@ -155,9 +129,7 @@ sk_collector *sk_collector_start(sk_store *store)
     sk_collector *c = calloc(1, sizeof *c);
     SK_CHECK_ALLOC(c);
     c->store = store;
-    pthread_mutex_init(&c->mu, NULL);
-    sk_cond_init_monotonic(&c->cv);
-    SK_CHECK(pthread_create(&c->thread, NULL, collector_main, c) == 0);
+    c->ticker = sk_ticker_start(0, collect_pass, c);
     return c;
 }
 
@@ -165,13 +137,7 @@ void sk_collector_stop(sk_collector *c)
 {
     if (!c)
         return;
-    pthread_mutex_lock(&c->mu);
-    c->stopping = 1;
-    pthread_cond_signal(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-    pthread_join(c->thread, NULL);
-    pthread_mutex_destroy(&c->mu);
-    pthread_cond_destroy(&c->cv);
+    sk_ticker_stop(c->ticker);
     free(c);
 }
 

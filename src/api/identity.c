@@ -11,12 +11,12 @@
 #include "api/registry.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/ticker.h"
 #include "core/util.h"
 
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +30,8 @@ struct sk_identity {
     char name[48];
     char holder[64];
     int64_t duration_s, renew_s;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int stopping;
+    const sk_resource *leases;
+    sk_ticker *ticker;
     atomic_int written;
 };
 
@@ -133,30 +131,17 @@ out:
     return err;
 }
 
-static void *identity_main(void *arg)
+/* One heartbeat; after a conflict (a client wrote the lease meanwhile) the
+ * next one comes soon. */
+static int64_t heartbeat(void *arg)
 {
     sk_identity *id = arg;
-    const sk_resource *leases = sk_registry_find("coordination.k8s.io", "v1", "leases");
-    SK_CHECK(leases != NULL);
-    pthread_mutex_lock(&id->mu);
-    while (!id->stopping) {
-        pthread_mutex_unlock(&id->mu);
-        sk_err err = renew(id, leases);
-        if (err == SK_OK)
-            atomic_store(&id->written, 1);
-        else
-            sk_log_warn("identity lease %s: cannot renew: %s", id->name, sk_err_name(err));
-        pthread_mutex_lock(&id->mu);
-        if (id->stopping)
-            break;
-        /* After a conflict (a client wrote it meanwhile) retry soon. */
-        int64_t wait_ms = err == SK_ERR_CONFLICT ? 100 : id->renew_s * 1000;
-        struct timespec until;
-        sk_deadline_after_ms(&until, wait_ms);
-        pthread_cond_timedwait(&id->cv, &id->mu, &until);
-    }
-    pthread_mutex_unlock(&id->mu);
-    return NULL;
+    sk_err err = renew(id, id->leases);
+    if (err == SK_OK)
+        atomic_store(&id->written, 1);
+    else
+        sk_log_warn("identity lease %s: cannot renew: %s", id->name, sk_err_name(err));
+    return err == SK_ERR_CONFLICT ? 100 : id->renew_s * 1000;
 }
 
 sk_identity *sk_identity_start(sk_store *store, const sk_identity_config *cfg)
@@ -174,9 +159,9 @@ sk_identity *sk_identity_start(sk_store *store, const sk_identity_config *cfg)
     snprintf(id->holder, sizeof id->holder, "kube-apiserver-%s", uid);
     id->duration_s = cfg->duration_s;
     id->renew_s = cfg->renew_s;
-    pthread_mutex_init(&id->mu, NULL);
-    sk_cond_init_monotonic(&id->cv);
-    SK_CHECK(pthread_create(&id->thread, NULL, identity_main, id) == 0);
+    id->leases = sk_registry_find("coordination.k8s.io", "v1", "leases");
+    SK_CHECK(id->leases != NULL);
+    id->ticker = sk_ticker_start(0, heartbeat, id);
     sk_log_info("identity lease %s/%s held by %s", SK_IDENTITY_LEASE_NAMESPACE, id->name,
                 id->holder);
     return id;
@@ -186,13 +171,7 @@ void sk_identity_stop(sk_identity *id)
 {
     if (!id)
         return;
-    pthread_mutex_lock(&id->mu);
-    id->stopping = 1;
-    pthread_cond_signal(&id->cv);
-    pthread_mutex_unlock(&id->mu);
-    pthread_join(id->thread, NULL);
-    pthread_mutex_destroy(&id->mu);
-    pthread_cond_destroy(&id->cv);
+    sk_ticker_stop(id->ticker);
     free(id);
 }
 

@@ -51,9 +51,10 @@ static int media_is_supported(const char *ct)
            (n == 3 && strncmp(ct, "*/*", 3) == 0);
 }
 
-/* Parses the body as a JSON object of this call's kind. On failure replies
- * and returns NULL. New reference. */
-static json_t *parse_body_object(sk_api_call *call)
+/* Decodes the body (JSON, or Kubernetes protobuf to the same JSON) into a
+ * JSON object. On failure replies 400 and returns NULL; `expected` names
+ * what a non-object should have been. New reference. */
+static json_t *decode_body(sk_api_call *call, const char *expected)
 {
     json_error_t jerr;
     json_t *obj = NULL;
@@ -71,11 +72,22 @@ static json_t *parse_body_object(sk_api_call *call)
     }
     if (!obj || !json_is_object(obj)) {
         snprintf(msg, sizeof msg, "the body of the request was in an unknown format: %s",
-                 obj ? "expected a JSON object" : jerr.text);
+                 obj ? expected : jerr.text);
         call_reply_error(call, SK_ERR_BAD_REQUEST, msg);
         json_decref(obj);
         return NULL;
     }
+    return obj;
+}
+
+/* Parses the body as a JSON object of this call's kind. On failure replies
+ * and returns NULL. New reference. */
+static json_t *parse_body_object(sk_api_call *call)
+{
+    char msg[512];
+    json_t *obj = decode_body(call, "expected a JSON object");
+    if (!obj)
+        return NULL;
     const char *want_av = sk_registry_api_version(call->res);
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     const char *av = json_string_value(json_object_get(obj, "apiVersion"));
@@ -662,23 +674,9 @@ static int delete_preconditions(sk_api_call *call, int64_t *rev, char **uid)
     *uid = NULL;
     if (call->body_len == 0)
         return 0;
-    json_error_t jerr;
-    json_t *opts = NULL;
-    char *why = NULL;
-    if (call->content_type && sk_protobuf_is_media(call->content_type)) {
-        if (sk_protobuf_to_json(call->body, call->body_len, &opts, &why) != SK_OK)
-            opts = NULL;
-        free(why);
-    } else {
-        opts = json_loadb(call->body, call->body_len, 0, &jerr);
-    }
-    if (!json_is_object(opts)) {
-        json_decref(opts);
-        call_reply_error(call, SK_ERR_BAD_REQUEST,
-                         "the body of the request was in an unknown "
-                         "format: expected DeleteOptions");
+    json_t *opts = decode_body(call, "expected DeleteOptions");
+    if (!opts)
         return -1;
-    }
     json_t *pre = json_object_get(opts, "preconditions");
     const char *rv = json_string_value(json_object_get(pre, "resourceVersion"));
     const char *u = json_string_value(json_object_get(pre, "uid"));

@@ -601,17 +601,12 @@ static sk_err feed_catch_up(sk_cache *c, int64_t upto)
 /* Compaction (by any instance) removed history at or below compact: the
  * window must not claim to serve revisions the store no longer can, so
  * events at or below it leave the window (and watchers behind it get 410). */
-static sk_err follow_compaction(sk_cache *c)
+static void follow_compaction(sk_cache *c, int64_t compact)
 {
-    int64_t rev, compact;
-    sk_err err = sk_store_revisions(c->store, &rev, &compact);
-    if (err != SK_OK)
-        return err;
     pthread_rwlock_wrlock(&c->lock);
     while (c->base < compact && c->ring_len > 0)
         ring_evict_one(c);
     pthread_rwlock_unlock(&c->lock);
-    return SK_OK;
 }
 
 static void pause_ms(long ms)
@@ -635,14 +630,14 @@ static void *feed_main(void *arg)
 {
     sk_cache *c = arg;
     while (!atomic_load(&c->stopping)) {
-        int64_t store_rev = 0;
-        sk_err err = sk_store_wait_commit(c->store, c->read_after, TICK_MS, &store_rev);
+        int64_t store_rev = 0, compact = 0;
+        sk_err err = sk_store_wait_commit(c->store, c->read_after, TICK_MS, &store_rev, &compact);
         if (err == SK_OK) {
             atomic_store(&c->store_rev, store_rev);
             err = store_rev < c->read_after ? SK_ERR_INTERNAL : feed_catch_up(c, store_rev);
         }
         if (err == SK_OK)
-            err = follow_compaction(c);
+            follow_compaction(c, compact);
         if (err == SK_OK && atomic_exchange(&c->rebuild_requested, 0))
             err = SK_ERR_INTERNAL; /* a failed consistency check */
         if (err != SK_OK && !is_anomaly(err)) {
@@ -795,12 +790,12 @@ out:
     return err;
 }
 
-sk_err sk_cache_list(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn fn, void *arg,
-                     int *visited_out)
+/* The walk behind sk_cache_list, with no trust check: the consistency
+ * check walks distrusted resources too (that is how they earn trust back). */
+static sk_err list_index(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn fn, void *arg,
+                         int *visited_out)
 {
     SK_CHECK(q->res >= 0 && q->res < c->n_res && q->limit > 0);
-    if (atomic_load(&c->distrusted[q->res]))
-        return SK_ERR_EXPIRED;
     int visited = 0;
     int64_t rev = q->rev;
     pthread_rwlock_rdlock(&c->lock);
@@ -830,6 +825,15 @@ sk_err sk_cache_list(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn
 out:
     pthread_rwlock_unlock(&c->lock);
     return err;
+}
+
+sk_err sk_cache_list(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn fn, void *arg,
+                     int *visited_out)
+{
+    SK_CHECK(q->res >= 0 && q->res < c->n_res);
+    if (atomic_load(&c->distrusted[q->res]))
+        return SK_ERR_EXPIRED;
+    return list_index(c, q, fn, arg, visited_out);
 }
 
 #define EVENT_SCAN_MAX 4096 /* revisions examined per call: bounds the time the lock is held */
@@ -911,27 +915,15 @@ sk_err sk_cache_check(sk_cache *c, int res, sk_cache_check_result *out)
     sk_cache_get_state(c, &st);
     check_side mem = {FNV_OFFSET, 0, 0, NULL, NULL}, sql = {FNV_OFFSET, 0, 0, NULL, NULL};
     sk_err err = SK_OK;
-    /* The cache side reads the index directly: a distrusted resource is
-     * checked too (that is how it earns trust back). */
-    do {
-        mem.rows = 0;
-        pthread_rwlock_rdlock(&c->lock);
-        int64_t rev = st.rev;
-        err = check_rev_locked(c, &rev);
-        if (err == SK_OK) {
-            skiplist *sl = &c->lists[res];
-            node *n = mem.last_ns ? skiplist_seek(sl, mem.last_ns, mem.last_name, NULL)
-                                  : sl->head->next[0];
-            if (n && mem.last_ns && key_cmp(n->ns, n->name, mem.last_ns, mem.last_name) == 0)
-                n = n->next[0];
-            for (; n && mem.rows < CHECK_CHUNK; n = n->next[0]) {
-                version *v = version_at(n, st.rev);
-                if (v && !v->deleted)
-                    check_cache_item(&mem, n->ns, n->name, v->blob);
-            }
-        }
-        pthread_rwlock_unlock(&c->lock);
-    } while (err == SK_OK && mem.rows == CHECK_CHUNK);
+    int visited = CHECK_CHUNK;
+    while (err == SK_OK && visited == CHECK_CHUNK) {
+        sk_cache_list_query q = {.res = res,
+                                 .after_ns = mem.last_ns,
+                                 .after_name = mem.last_name,
+                                 .rev = st.rev,
+                                 .limit = CHECK_CHUNK};
+        err = list_index(c, &q, check_cache_item, &mem, &visited);
+    }
     while (err == SK_OK && st.rev > 0) {
         sql.rows = 0;
         sk_list_query q = {.resource = c->resources[res],

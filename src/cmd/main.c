@@ -10,6 +10,7 @@
 #include "api/api.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/ticker.h"
 #include "core/util.h"
 #include "http/server.h"
 #include "store/store.h"
@@ -194,10 +195,6 @@ static sk_err compact_once(sk_store *store, int64_t retain, int64_t *upto_out, i
 typedef struct compactor {
     sk_store *store;
     int64_t interval_s, retain;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int stop;
-    pthread_t thread;
 } compactor;
 
 /*
@@ -208,8 +205,9 @@ typedef struct compactor {
  * timer and clock jitter between this host and the database never make a
  * lone instance skip a whole interval.
  */
-static void compact_periodic(compactor *c)
+static int64_t compact_periodic(void *arg)
 {
+    compactor *c = arg;
     int won = 0;
     int64_t upto = 0, removed = 0;
     sk_err err = sk_store_compact_claim(c->store, c->interval_s * 900, &won);
@@ -224,25 +222,7 @@ out:
     else if (removed > 0)
         sk_log_info("compacted up to revision %lld: %lld rows removed", (long long)upto,
                     (long long)removed);
-}
-
-static void *compactor_main(void *arg)
-{
-    compactor *c = arg;
-    pthread_mutex_lock(&c->mu);
-    while (!c->stop) {
-        struct timespec until;
-        sk_deadline_after_ms(&until, c->interval_s * 1000);
-        while (!c->stop && pthread_cond_timedwait(&c->cv, &c->mu, &until) != ETIMEDOUT)
-            ;
-        if (c->stop)
-            break;
-        pthread_mutex_unlock(&c->mu);
-        compact_periodic(c);
-        pthread_mutex_lock(&c->mu);
-    }
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
+    return c->interval_s * 1000;
 }
 
 static int cmd_serve(const options *o, const char *db)
@@ -252,7 +232,7 @@ static int cmd_serve(const options *o, const char *db)
     sk_api *api = NULL;
     sk_http_server *srv = NULL;
     compactor comp = {.interval_s = o->compact_interval_s, .retain = o->retain};
-    int comp_started = 0;
+    sk_ticker *compaction = NULL;
     char *msg = NULL;
 
     /* Objects of 128 KiB and more get their own mappings, returned to the
@@ -305,10 +285,7 @@ static int cmd_serve(const options *o, const char *db)
     }
     if (comp.interval_s > 0) {
         comp.store = store;
-        pthread_mutex_init(&comp.mu, NULL);
-        sk_cond_init_monotonic(&comp.cv);
-        SK_CHECK(pthread_create(&comp.thread, NULL, compactor_main, &comp) == 0);
-        comp_started = 1;
+        compaction = sk_ticker_start(comp.interval_s * 1000, compact_periodic, &comp);
     }
     sk_log_info("sqlkube %s serving on http://%s (%s store)", SK_VERSION, o->listen,
                 sk_store_backend_name(store));
@@ -321,13 +298,7 @@ static int cmd_serve(const options *o, const char *db)
     sk_log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     rc = 0;
 out:
-    if (comp_started) {
-        pthread_mutex_lock(&comp.mu);
-        comp.stop = 1;
-        pthread_cond_signal(&comp.cv);
-        pthread_mutex_unlock(&comp.mu);
-        pthread_join(comp.thread, NULL);
-    }
+    sk_ticker_stop(compaction);
     /* Stop accepting, end the watches spread over the grace period, then
      * resume every suspended connection before MHD stops: pending writes are
      * drained (their connections resume with answers). */

@@ -91,15 +91,15 @@ typedef struct sk_backend_ops {
      */
     sk_err (*wait_notify)(sk_conn *c, int timeout_ms);
     /*
-     * Object expiry (the sk_ttl table). expires_at_ms > 0: the key's row says
-     * it expires then (upsert; in the writer's transaction, with the write).
-     * expires_at_ms == 0: removes the key's row, only if it still names
-     * revision rev (rev 0: whatever revision).
+     * Object expiry (the sk_ttl table), in the writer's transaction with the
+     * write: expires_at_ms > 0 records that the key's version rev expires
+     * then (upsert); 0 removes the key's row.
      */
     sk_err (*set_expiry)(sk_conn *c, const char *resource, const char *ns, const char *name,
                          int64_t rev, int64_t expires_at_ms);
-    /* Visits up to limit rows of sk_ttl with expires_at_ms <= now_ms, soonest
-     * first; rows carry resource, ns, name and rev only. */
+    /* Visits the versions named by up to limit rows of sk_ttl with
+     * expires_at_ms <= now_ms, soonest first. (A row names a live version:
+     * the write that supersedes or deletes it rewrites or clears the row.) */
     sk_err (*expired)(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, void *arg);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);

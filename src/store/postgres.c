@@ -222,11 +222,10 @@ static const struct {
                        " ON CONFLICT (resource, namespace, name)"
                        " DO UPDATE SET rev = excluded.rev, expires_at_ms = excluded.expires_at_ms"},
     [ST_CLEAR_EXPIRY] = {"clear_expiry",
-                         "DELETE FROM sk_ttl WHERE resource = $1 AND namespace = $2 AND name = $3"
-                         " AND ($4::bigint = 0 OR rev = $4::bigint)"},
-    [ST_EXPIRED] = {"expired", "SELECT resource, namespace, name, rev FROM sk_ttl"
-                               " WHERE expires_at_ms <= $1::bigint ORDER BY expires_at_ms"
-                               " LIMIT $2::bigint"},
+                         "DELETE FROM sk_ttl WHERE resource = $1 AND namespace = $2 AND name = $3"},
+    [ST_EXPIRED] = {"expired", "SELECT " ROW_COLS " FROM sk_ttl t JOIN sk_history h"
+                               " ON h.rev = t.rev WHERE t.expires_at_ms <= $1::bigint"
+                               " ORDER BY t.expires_at_ms LIMIT $2::bigint"},
     [ST_META_GET] = {"meta_get", "SELECT value FROM sk_meta WHERE key = $1"},
 };
 
@@ -729,7 +728,7 @@ static sk_err pg_set_expiry(sk_conn *c, const char *resource, const char *ns, co
     const char *const values[] = {resource, ns, name, rev_text, at_text};
     PGresult *res = NULL;
     sk_err err = run(c, expires_at_ms > 0 ? ST_SET_EXPIRY : ST_CLEAR_EXPIRY,
-                     expires_at_ms > 0 ? 5 : 4, values, NULL, NULL, &res);
+                     expires_at_ms > 0 ? 5 : 3, values, NULL, NULL, &res);
     PQclear(res);
     return err;
 }
@@ -740,18 +739,7 @@ static sk_err pg_expired(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, vo
     format_i64(now_text, now_ms);
     format_i64(limit_text, limit);
     const char *const values[] = {now_text, limit_text};
-    PGresult *res = NULL;
-    sk_err err = run(c, ST_EXPIRED, 2, values, NULL, NULL, &res);
-    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
-        sk_row row = {.resource = PQgetvalue(res, i, 0),
-                      .ns = PQgetvalue(res, i, 1),
-                      .name = PQgetvalue(res, i, 2),
-                      .rev = sk_parse_i64(PQgetvalue(res, i, 3))};
-        if (fn(arg, &row))
-            break;
-    }
-    PQclear(res);
-    return err;
+    return visit_rows(c, ST_EXPIRED, 2, values, fn, arg);
 }
 
 static sk_err pg_wait_notify(sk_conn *c, int timeout_ms)

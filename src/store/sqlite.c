@@ -137,10 +137,9 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_SET_EXPIRY] = "INSERT INTO sk_ttl (resource, namespace, name, rev, expires_at_ms) "
                       "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (resource, namespace, name) "
                       "DO UPDATE SET rev = excluded.rev, expires_at_ms = excluded.expires_at_ms",
-    [ST_CLEAR_EXPIRY] = "DELETE FROM sk_ttl WHERE resource = ?1 AND namespace = ?2 AND name = ?3 "
-                        "AND (?4 = 0 OR rev = ?4)",
-    [ST_EXPIRED] = "SELECT resource, namespace, name, rev FROM sk_ttl WHERE expires_at_ms <= ?1 "
-                   "ORDER BY expires_at_ms LIMIT ?2",
+    [ST_CLEAR_EXPIRY] = "DELETE FROM sk_ttl WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
+    [ST_EXPIRED] = "SELECT " ROW_COLS " FROM sk_ttl t JOIN sk_history h ON h.rev = t.rev "
+                   "WHERE t.expires_at_ms <= ?1 ORDER BY t.expires_at_ms LIMIT ?2",
     [ST_META_GET] = "SELECT value FROM sk_meta WHERE key = ?1",
 };
 
@@ -695,9 +694,10 @@ static sk_err sqlite_set_expiry(sk_conn *c, const char *resource, const char *ns
     bind_text(st, 1, resource);
     bind_text(st, 2, ns);
     bind_text(st, 3, name);
-    sqlite3_bind_int64(st, 4, rev);
-    if (expires_at_ms > 0)
+    if (expires_at_ms > 0) {
+        sqlite3_bind_int64(st, 4, rev);
         sqlite3_bind_int64(st, 5, expires_at_ms);
+    }
     return run_done(c, st, expires_at_ms > 0 ? "set expiry" : "clear expiry");
 }
 
@@ -708,24 +708,7 @@ static sk_err sqlite_expired(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn
         return SK_ERR_INTERNAL;
     sqlite3_bind_int64(st, 1, now_ms);
     sqlite3_bind_int(st, 2, limit);
-    sk_err err = SK_OK;
-    for (;;) {
-        int rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE)
-            break;
-        if (rc != SQLITE_ROW) {
-            err = map_rc(c, rc, "expired");
-            break;
-        }
-        sk_row row = {.resource = (char *)sqlite3_column_text(st, 0),
-                      .ns = (char *)sqlite3_column_text(st, 1),
-                      .name = (char *)sqlite3_column_text(st, 2),
-                      .rev = sqlite3_column_int64(st, 3)};
-        if (fn(arg, &row))
-            break;
-    }
-    sqlite3_reset(st);
-    return err;
+    return visit_rows(c, st, fn, arg, "expired");
 }
 
 static sk_err sqlite_meta_get(sk_conn *c, const char *key, char **value_out)

@@ -202,7 +202,7 @@ static sk_err append_tombstone(sk_store *s, const sk_row *cur, int64_t rev, sk_r
     json_decref(obj);
     sk_err err = s->ops->append(s->wconn, &row);
     if (err == SK_OK) /* a deleted object no longer expires */
-        err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, 0, 0);
+        err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, rev, 0);
     if (err == SK_OK && out)
         sk_row_copy(out, &row);
     free(row.value);
@@ -728,7 +728,8 @@ static sk_err wait_notify(sk_store *s, int wait_ms)
     return err;
 }
 
-sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out)
+sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out,
+                            int64_t *compact_rev_out)
 {
     /* SQLite: this process's writer signals commit_cv. PostgreSQL: every
      * process's commit NOTIFYs; the revision is read again after each wake
@@ -738,12 +739,13 @@ sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int6
     int64_t deadline = sk_now_ms() + timeout_ms;
     sk_err err;
     for (;;) {
-        int64_t rev = 0;
-        if ((err = sk_store_revisions(s, &rev, NULL)) != SK_OK)
+        int64_t rev = 0, compact = 0;
+        if ((err = sk_store_revisions(s, &rev, &compact)) != SK_OK)
             break;
         int64_t now = sk_now_ms();
         if (rev > after_rev || now >= deadline) {
             *rev_out = rev;
+            *compact_rev_out = compact;
             break;
         }
         int wait_ms = (int)(deadline - now < poll_ms ? deadline - now : poll_ms);
@@ -805,19 +807,6 @@ sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, vo
     if (err != SK_OK)
         return err;
     err = s->ops->expired(c, now_ms, limit, fn, arg);
-    pool_put(s, c, err);
-    return err;
-}
-
-sk_err sk_store_forget_expiry(sk_store *s, const char *resource, const char *ns, const char *name,
-                              int64_t rev)
-{
-    SK_CHECK(rev > 0);
-    sk_conn *c;
-    sk_err err = pool_get(s, &c);
-    if (err != SK_OK)
-        return err;
-    err = s->ops->set_expiry(c, resource, ns, name, rev, 0);
     pool_put(s, c, err);
     return err;
 }

@@ -154,12 +154,14 @@ sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn,
 
 /*
  * Waits until the store's revision exceeds after_rev or timeout_ms passes,
- * then sets *rev_out to the current revision. SQLite: this process's commits
+ * then sets *rev_out to the current revision and *compact_rev_out to the
+ * compact revision (one read of both). SQLite: this process's commits
  * wake the waiter at once. PostgreSQL: every process's commits do, through
  * LISTEN/NOTIFY on a connection of its own (one NOTIFY per committed batch).
  * Meant for one feed: concurrent callers take turns.
  */
-sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out);
+sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out,
+                            int64_t *compact_rev_out);
 
 /* Removes versions superseded at or before upto_rev and tombstones at or
  * before it, in short batches (each its own transaction, advancing the
@@ -178,14 +180,9 @@ sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out);
  */
 sk_err sk_store_compact_claim(sk_store *s, int64_t interval_ms, int *won_out);
 
-/* Visits up to limit keys whose expiry is at or before now_ms, soonest first
- * (rows carry resource, ns, name and the revision the expiry belongs to). */
+/* Visits up to limit versions whose expiry is at or before now_ms, soonest
+ * first (row->rev is the revision the expiry belongs to). */
 sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, void *arg);
-/* Forgets an expiry whose object is gone or has moved on without one (only
- * if it still names revision rev). */
-sk_err sk_store_forget_expiry(sk_store *s, const char *resource, const char *ns, const char *name,
-                              int64_t rev);
-
 /* The 32-byte secret (created at first migration) that signs continue tokens. */
 sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);
 

@@ -1,7 +1,7 @@
 /*
  * hub.c - see hub.h.
  *
- * Parked watchers sit in a small array under `mu`. Wakes run under `mu`
+ * Parked watchers sit in a small array under `mu`; the counters are atomics. Wakes run under `mu`
  * too: sk_watch_hub_cancel takes `mu`, so once it returns no wake for that
  * ticket can be running or pending (a watcher is never woken after its
  * connection is freed). Lock order: hub mu, then whatever the wake takes;
@@ -11,6 +11,7 @@
 #include "core/check.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 typedef struct parked {
@@ -26,7 +27,9 @@ struct sk_watch_hub {
     parked *list;
     size_t len, cap;
     uint64_t next_ticket;
-    sk_watch_stats stats;
+    /* Counted per event per watcher: atomics, not mu, which the fan-out
+     * holds while it resumes every parked connection. */
+    atomic_llong registered, events_sent, terminated;
 };
 
 /* Wakes and forgets every parked watcher. Caller holds mu. */
@@ -114,16 +117,17 @@ void sk_watch_hub_cancel(sk_watch_hub *hub, uint64_t ticket)
 void sk_watch_hub_count(sk_watch_hub *hub, int64_t d_registered, int64_t d_events,
                         int64_t d_terminated)
 {
-    pthread_mutex_lock(&hub->mu);
-    hub->stats.registered += d_registered;
-    hub->stats.events_sent += d_events;
-    hub->stats.terminated += d_terminated;
-    pthread_mutex_unlock(&hub->mu);
+    if (d_registered)
+        atomic_fetch_add_explicit(&hub->registered, d_registered, memory_order_relaxed);
+    if (d_events)
+        atomic_fetch_add_explicit(&hub->events_sent, d_events, memory_order_relaxed);
+    if (d_terminated)
+        atomic_fetch_add_explicit(&hub->terminated, d_terminated, memory_order_relaxed);
 }
 
 void sk_watch_hub_stats(sk_watch_hub *hub, sk_watch_stats *out)
 {
-    pthread_mutex_lock(&hub->mu);
-    *out = hub->stats;
-    pthread_mutex_unlock(&hub->mu);
+    out->registered = atomic_load(&hub->registered);
+    out->events_sent = atomic_load(&hub->events_sent);
+    out->terminated = atomic_load(&hub->terminated);
 }
