@@ -387,12 +387,24 @@ static void state_clear(sk_cache *c)
 
 /* Applies one history row (revision c->rev + 1). Caller holds the write lock. */
 /* Test-only fault injection (sk_cache_config.corrupt_key_once). */
-static int corrupt_this(sk_cache *c, const sk_row *row)
+/* One history row of a feed batch, ready to apply: its bytes are already a
+ * blob (made while reading, outside the lock; NULL for a resource the cache
+ * does not hold). */
+typedef struct feed_row {
+    int64_t rev;
+    int res;
+    int deleted;
+    sk_blob *blob;
+} feed_row;
+
+/* Test-only fault injection (sk_cache_config.corrupt_key_once). */
+static int corrupt_this(sk_cache *c, const feed_row *r)
 {
     if (!c->corrupt_key_once)
         return 0;
     char key[1024];
-    snprintf(key, sizeof key, "%s/%s/%s", row->resource, row->ns, row->name);
+    snprintf(key, sizeof key, "%s/%s/%s", c->resources[r->res], sk_blob_ns(r->blob),
+             sk_blob_name(r->blob));
     if (strcmp(key, c->corrupt_key_once) != 0)
         return 0;
     sk_log_warn("watch cache: test fault: %s left out of the index", key);
@@ -401,36 +413,36 @@ static int corrupt_this(sk_cache *c, const sk_row *row)
     return 1;
 }
 
-static void apply_row(sk_cache *c, const sk_row *row)
+/* Applies one row (revision c->rev + 1), taking its blob. Caller holds the
+ * write lock. */
+static void apply_row(sk_cache *c, feed_row *r)
 {
-    SK_CHECK(row->rev == c->rev + 1);
-    int res = sk_cache_resource(c, row->resource);
+    SK_CHECK(r->rev == c->rev + 1);
     event *ev = NULL;
-    if (res >= 0 && corrupt_this(c, row))
-        res = -1;
-    if (res >= 0) {
-        skiplist *sl = &c->lists[res];
-        node *n = skiplist_insert(c, sl, row->ns, row->name);
+    if (r->res >= 0 && !corrupt_this(c, r)) {
+        skiplist *sl = &c->lists[r->res];
+        node *n = skiplist_insert(c, sl, sk_blob_ns(r->blob), sk_blob_name(r->blob));
         version *cur = n->versions;
         int was_live = cur && !cur->deleted;
         version *v = calloc(1, sizeof *v);
         SK_CHECK_ALLOC(v);
-        v->rev = row->rev;
-        v->deleted = row->deleted;
-        v->blob = blob_new(row);
+        v->rev = r->rev;
+        v->deleted = r->deleted;
+        v->blob = r->blob;
+        r->blob = NULL;
         v->older = cur;
         n->versions = v;
-        sl->live += (!row->deleted) - was_live;
+        sl->live += (!r->deleted) - was_live;
         ev = calloc(1, sizeof *ev);
         SK_CHECK_ALLOC(ev);
-        ev->rev = row->rev;
-        ev->res = res;
+        ev->rev = r->rev;
+        ev->res = r->res;
         ev->key = n;
-        ev->type = row->deleted ? SK_EVENT_DELETED : was_live ? SK_EVENT_MODIFIED : SK_EVENT_ADDED;
+        ev->type = r->deleted ? SK_EVENT_DELETED : was_live ? SK_EVENT_MODIFIED : SK_EVENT_ADDED;
         ev->obj = sk_blob_ref(v->blob);
         ev->prev = was_live ? sk_blob_ref(cur->blob) : NULL;
     }
-    c->rev = row->rev;
+    c->rev = r->rev;
     ring_push(c, ev);
 }
 
@@ -527,7 +539,7 @@ static sk_err rebuild(sk_cache *c)
 
 typedef struct feed_batch {
     sk_cache *c;
-    sk_row *rows;
+    feed_row *rows;
     int n;
     size_t bytes;
 } feed_batch;
@@ -535,7 +547,11 @@ typedef struct feed_batch {
 static int feed_collect(void *arg, const sk_row *row)
 {
     feed_batch *b = arg;
-    sk_row_copy(&b->rows[b->n++], row);
+    feed_row *r = &b->rows[b->n++];
+    r->rev = row->rev;
+    r->res = sk_cache_resource(b->c, row->resource);
+    r->deleted = row->deleted;
+    r->blob = r->res >= 0 ? blob_new(row) : NULL;
     b->bytes += row->value_len;
     return b->bytes >= FEED_BATCH_BYTES;
 }
@@ -555,7 +571,7 @@ static void wake_waiters(sk_cache *c)
 static sk_err feed_catch_up(sk_cache *c, int64_t upto)
 {
     sk_err err = SK_OK;
-    feed_batch b = {c, calloc(FEED_BATCH, sizeof(sk_row)), 0, 0};
+    feed_batch b = {c, calloc(FEED_BATCH, sizeof(feed_row)), 0, 0};
     SK_CHECK_ALLOC(b.rows);
     int64_t read_after = c->read_after;
     while (read_after < upto && err == SK_OK) {
@@ -589,8 +605,8 @@ static sk_err feed_catch_up(sk_cache *c, int64_t upto)
         }
         ring_trim(c);
         pthread_rwlock_unlock(&c->lock);
-        for (int i = 0; i < b.n; i++)
-            sk_row_clear(&b.rows[i]);
+        for (int i = 0; i < b.n; i++) /* rows not applied: dropped, or after an anomaly */
+            sk_blob_unref(b.rows[i].blob);
         wake_waiters(c);
         c->notify(c->notify_arg);
     }
