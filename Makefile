@@ -2,9 +2,11 @@
 # Both install missing dependencies first (scripts/deps.sh).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test-deps build build-asan serve test unit clean format
+.PHONY: all deps test-deps build build-asan build-fuzz fuzz serve test unit clean format
 
 all: build
 
@@ -22,14 +24,22 @@ build-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSK_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# libFuzzer targets (tests/fuzz) need clang; tests/run.sh runs each for a while.
+build-fuzz: test-deps
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSK_SANITIZE=ON -DSK_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_btree
+
+fuzz: build-fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BUILD)
+
 serve: build
 	./$(BUILD)/sqlkube serve --listen 127.0.0.1:8080 --data-dir ./data
 
-test: test-deps build build-asan
+test: test-deps build build-asan build-fuzz
 	@tests/run.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -2,14 +2,14 @@
 # Installs what sqlkube needs and is missing (Debian/Ubuntu), using sudo only
 # when not root. `deps.sh build`: compilers and -dev libraries.
 # `deps.sh test`: also the test tools (cmocka, kubectl, the Python client,
-# the sqlite3 CLI, PostgreSQL server binaries).
+# the sqlite3 CLI, PostgreSQL server binaries, clang with libFuzzer).
 set -euo pipefail
 mode="${1:-build}"
 
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev
       libgnutls28-dev libcmocka-dev)
 if [[ "$mode" == test ]]; then
-    pkgs+=(python3 python3-kubernetes sqlite3 postgresql-client)
+    pkgs+=(python3 python3-kubernetes sqlite3 postgresql-client clang libclang-rt-dev)
     command -v kubectl >/dev/null 2>&1 || pkgs+=(kubernetes-client)
     if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
         pkgs+=(postgresql)

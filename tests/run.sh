@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test suite: cmocka unit tests (release and ASan+UBSan builds),
+# the libFuzzer targets for a bounded time,
 # the shared store suite and the schema check on SQLite and on a real
 # PostgreSQL started in a temp dir, and the end-to-end tests that drive the
 # ASan+UBSan server with the real kubectl and the Python client on both
@@ -36,6 +37,8 @@ trap cleanup EXIT
 
 suite "unit (release)" ctest --test-dir "$BUILD" --output-on-failure
 suite "unit (asan+ubsan)" ctest --test-dir "$ASAN_BUILD" --output-on-failure
+
+suite "fuzz (libFuzzer, ${FUZZ_SECONDS:-60}s per target)" tests/fuzz/run.sh "${FUZZ_BUILD:-build-fuzz}"
 
 if ! pg_start; then
     echo "cannot start PostgreSQL for the tests" >&2

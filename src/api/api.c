@@ -55,6 +55,7 @@ sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out)
         .n_resources = (int)n,
         .drop_rev_once = cfg ? cfg->cache_drop_rev_once : 0,
         .corrupt_key_once = cfg ? cfg->cache_corrupt_key_once : NULL,
+        .snapshot_bytes = cfg ? cfg->cache_snapshot_bytes : 0,
     };
     sk_err err = sk_cache_new(store, &cc, cache_moved, api, &api->cache);
     if (err != SK_OK) {
@@ -498,6 +499,12 @@ static int reply_metrics(sk_api_call *call)
         .cache_objects = cs.objects,
         .cache_events = cs.events,
         .cache_rebuilds = cs.rebuilds,
+        .cache_list_oldest = cs.list_oldest,
+        .cache_snapshots = cs.snapshots,
+        .cache_object_bytes = cs.object_bytes,
+        .cache_index_bytes = cs.index_bytes,
+        .cache_snapshot_bytes = cs.snapshot_bytes,
+        .cache_snapshot_budget = cs.snapshot_budget,
     };
     call->status = 200;
     call->content_type_out = "text/plain; version=0.0.4; charset=utf-8";

@@ -42,6 +42,9 @@ typedef struct sk_api_config {
     /* Cache-vs-store consistency check every this many seconds (0: only
      * on GET /debug/consistency). */
     int64_t consistency_check_interval_s;
+    /* Memory the watch cache's past snapshots may take (as
+     * sk_cache_config.snapshot_bytes: 0 automatic, < 0 none). */
+    int64_t cache_snapshot_bytes;
     /* Test-only: a key ("resource/namespace/name") the cache leaves out of
      * its index once, for the consistency check to find. */
     const char *cache_corrupt_key_once;

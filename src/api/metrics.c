@@ -143,7 +143,25 @@ void sk_metrics_render(sk_metrics *m, const sk_metrics_gauges *g, sk_buf *out)
     render_gauge(out, "sqlkube_watch_cache_events", "gauge", "Events in the watch cache's window.",
                  g->cache_events);
     render_gauge(out, "sqlkube_watch_cache_rebuilds_total", "counter",
-                 "Rebuilds of the watch cache after a feed anomaly.", g->cache_rebuilds);
+                 "Rebuilds of the watch cache (after a feed anomaly, or of one resource after a "
+                 "failed consistency check).",
+                 g->cache_rebuilds);
+    render_gauge(out, "sqlkube_watch_cache_list_oldest_revision", "gauge",
+                 "The oldest revision lists and gets are served from the cache's snapshots.",
+                 g->cache_list_oldest);
+    render_gauge(out, "sqlkube_watch_cache_snapshots", "gauge",
+                 "Snapshots the watch cache retains (one per applied revision of a resource).",
+                 g->cache_snapshots);
+    render_gauge(out, "sqlkube_watch_cache_object_bytes", "gauge",
+                 "Memory of the live objects' bytes in the watch cache.", g->cache_object_bytes);
+    render_gauge(out, "sqlkube_watch_cache_index_bytes", "gauge",
+                 "Memory of the watch cache's newest B-tree nodes.", g->cache_index_bytes);
+    render_gauge(out, "sqlkube_watch_cache_snapshot_bytes", "gauge",
+                 "Memory the watch cache's older snapshots add (their B-tree nodes).",
+                 g->cache_snapshot_bytes);
+    render_gauge(out, "sqlkube_watch_cache_snapshot_budget_bytes", "gauge",
+                 "What the older snapshots may take (--snapshot-memory).",
+                 g->cache_snapshot_budget);
     sk_buf_puts(out, "# HELP sqlkube_list_chunks_total List chunks by source.\n"
                      "# TYPE sqlkube_list_chunks_total counter\n");
     sk_buf_printf(out, "sqlkube_list_chunks_total{source=\"cache\"} %lld\n",

@@ -1,26 +1,34 @@
 /*
  * cache.c - the watch cache (see cache.h).
  *
- * Index. Per resource, a skip list of keys ordered by (namespace, name) as
- * bytes, the same order as the SQL backends (PostgreSQL keys are COLLATE
- * "C"), so a continue token means the same thing whether a page came from
- * memory or from SQL. Each key holds its versions newest first. A version
- * older than the window is needed only while it is the newest at or below
- * the window's start; the rest are pruned when the event that superseded
- * them leaves the window, and a key whose only remaining version is a
- * tombstone older than the window is unlinked.
+ * Snapshots. Per resource, `snaps` is a ring of snapshots in revision
+ * order. Entry k holds the root the update at its revision made, and what
+ * that update replaced: its garbage nodes and the tree's reference to the
+ * version it overwrote or removed. Those are reachable from older roots
+ * only, so they are freed when entry k becomes the oldest (entry k-1 is
+ * dropped); the oldest entry's are always freed already. The newest entry's
+ * root is the live tree.
+ *
+ * List floor. `floor` >= the window's start. Each resource keeps the newest
+ * snapshot at or below the floor (it holds the state at the floor) and
+ * every later one; a read at X >= floor uses the newest snapshot <= X. The
+ * floor moves forward only: with the window (which follows compaction), and
+ * snapshot by snapshot, oldest first, while the older snapshots' memory
+ * (`history_bytes`) exceeds the budget.
  *
  * Window. `ring` holds the events of revisions (base, rev], one per
- * revision, NULL for a revision of a resource the cache does not hold.
- * `oldest` = base: a list at revision >= base sees exactly the versions the
- * index keeps for it. Eviction is by count and by the bytes of the objects
- * the events reference.
+ * revision, res < 0 for a revision of a resource the cache does not hold.
+ * Eviction is by count and by the bytes of the objects the events
+ * reference. Versions a retained snapshot still shows but the newest tree
+ * does not are always referenced by an event in the window too (floor >=
+ * base), so snapshots pin no object bytes beyond the window's budget.
  *
- * Invariant: an event references its key node only while the event is in
- * the window, and a node is unlinked only when its newest version is older
- * than the window, so no live event can point at a freed node.
+ * Memory is freed outside the lock: what the write lock unlinks (dropped
+ * snapshots' garbage, a rebuilt resource's old state) goes to a `reclaim`
+ * list freed once readers can no longer reach it.
  */
 #include "cache/cache.h"
+#include "cache/btree.h"
 #include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -31,49 +39,47 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_LEVEL 24
 #define FEED_BATCH 1000
 #define FEED_BATCH_BYTES ((size_t)16 * 1024 * 1024)
 #define TICK_MS 1000
 #define REBUILD_CHUNK 1000
 #define DEFAULT_WINDOW_EVENTS 100000
 #define DEFAULT_WINDOW_BYTES ((size_t)256 * 1024 * 1024)
-
-struct sk_blob {
-    atomic_long refs;
-    int64_t rev;
-    size_t len;
-    const char *ns, *name; /* point into data, after the JSON */
-    char data[];
-};
-
-typedef struct version {
-    int64_t rev;
-    int deleted;
-    sk_blob *blob;
-    struct version *older;
-} version;
-
-typedef struct node {
-    char *ns, *name;
-    version *versions; /* newest first, never empty while linked */
-    int level;
-    struct node *next[];
-} node;
-
-typedef struct skiplist {
-    node *head;
-    int level;
-    int64_t live; /* keys whose newest version is not a tombstone */
-} skiplist;
+#define AUTO_SNAPSHOT_MIN ((size_t)1 << 20)
+#define AUTO_SNAPSHOT_SHARE 50 /* the automatic budget: 1/50 = 2 % of object bytes */
 
 typedef struct event {
     int64_t rev;
+    int res; /* -1: a revision of a resource the cache does not hold */
     sk_event_type type;
-    int res;
-    node *key;
     sk_blob *obj, *prev;
 } event;
+
+typedef struct snapshot {
+    int64_t rev;
+    sk_btree_node *root;
+    sk_btree_node *garbage; /* what this revision's update replaced */
+    size_t garbage_bytes;
+    sk_blob *old; /* the version it replaced or removed (the tree's reference) */
+} snapshot;
+
+typedef struct resource {
+    snapshot *snaps; /* ring: snaps[(head + i) % cap], i < len, oldest first */
+    size_t cap, head, len;
+    uint64_t gen; /* the cache generation of this resource's last (re)build */
+    int64_t live;
+    size_t object_bytes, index_bytes; /* the newest tree's blobs and nodes */
+} resource;
+
+/* Memory unlinked under the write lock, freed after it. */
+typedef struct reclaim {
+    snapshot *snaps; /* garbage and old versions of dropped snapshots */
+    size_t n, cap;
+    resource *res; /* whole resources replaced by a rebuild */
+    int n_res;
+    event *events; /* a replaced window */
+    size_t ev_cap, ev_head, ev_len;
+} reclaim;
 
 struct sk_cache {
     sk_store *store;
@@ -81,239 +87,196 @@ struct sk_cache {
     int n_res;
     int window_events;
     size_t window_bytes;
+    int64_t snapshot_bytes; /* the configured budget (see sk_cache_config) */
     sk_cache_notify_fn notify;
     void *notify_arg;
 
     pthread_rwlock_t lock; /* guards everything below except the feed fields */
-    skiplist *lists;       /* n_res */
-    event **ring;          /* ring[(r - base - 1 + head) % cap] for r in (base, rev] */
+    resource *res;         /* n_res */
+    event *ring;           /* ring[(r - base - 1 + head) % cap] for r in (base, rev] */
     size_t ring_cap, ring_head, ring_len;
-    size_t window_used; /* object bytes referenced by ring events */
-    int64_t base, rev;
+    size_t window_used;   /* object bytes referenced by ring events */
+    size_t history_bytes; /* what snapshots older than each resource's newest take */
+    int64_t base, rev, floor;
     uint64_t generation;
-    uint64_t rng;
 
     pthread_mutex_t wait_mu; /* waiters for a revision */
     pthread_cond_t wait_cv;
 
     atomic_llong rebuilds, store_rev;
     atomic_int stopping;
+    atomic_int *distrusted;        /* per resource: reads go to SQL */
+    atomic_int *rebuild_requested; /* per resource: the feed rebuilds it */
+    /* Feed-owned. */
     int64_t drop_rev_once;
-    char *corrupt_key_once; /* "resource/namespace/name", feed-owned */
-    atomic_int *distrusted; /* per resource: reads go to SQL */
-    atomic_int rebuild_requested;
+    char *corrupt_key_once; /* "resource/namespace/name" */
     /* The feed's read position: equal to rev, except after an injected loss
-     * (the feed then reads on as if the event had never come). Feed-owned. */
+     * (the feed then reads on as if the event had never come). */
     int64_t read_after;
     pthread_t feed;
 };
 
-/* ---- blobs ---------------------------------------------------------------- */
+/* ---- snapshots -------------------------------------------------------------- */
 
-static sk_blob *blob_new(const sk_row *row)
+static snapshot *snap_at(const resource *r, size_t i)
 {
-    size_t ns_len = strlen(row->ns) + 1, name_len = strlen(row->name) + 1;
-    sk_blob *b = malloc(sizeof *b + row->value_len + 1 + ns_len + name_len);
-    SK_CHECK_ALLOC(b);
-    atomic_init(&b->refs, 1);
-    b->rev = row->rev;
-    b->len = row->value_len;
-    memcpy(b->data, row->value, row->value_len);
-    b->data[row->value_len] = '\0';
-    char *ns = b->data + row->value_len + 1;
-    memcpy(ns, row->ns, ns_len);
-    memcpy(ns + ns_len, row->name, name_len);
-    b->ns = ns;
-    b->name = ns + ns_len;
-    return b;
+    return &r->snaps[(r->head + i) % r->cap];
 }
 
-const char *sk_blob_ns(const sk_blob *b)
+static snapshot *snap_newest(const resource *r)
 {
-    return b->ns;
+    SK_CHECK(r->len > 0);
+    return snap_at(r, r->len - 1);
 }
 
-const char *sk_blob_name(const sk_blob *b)
+static void snap_push(resource *r, const snapshot *s)
 {
-    return b->name;
-}
-
-const char *sk_blob_data(const sk_blob *b, size_t *len_out)
-{
-    *len_out = b->len;
-    return b->data;
-}
-
-int64_t sk_blob_rev(const sk_blob *b)
-{
-    return b->rev;
-}
-
-sk_blob *sk_blob_ref(sk_blob *b)
-{
-    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
-    return b;
-}
-
-void sk_blob_unref(sk_blob *b)
-{
-    if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1)
-        free(b);
-}
-
-void sk_cache_event_clear(sk_cache_event *ev)
-{
-    sk_blob_unref(ev->obj);
-    sk_blob_unref(ev->prev);
-    memset(ev, 0, sizeof *ev);
-}
-
-/* ---- skip list ------------------------------------------------------------ */
-
-static int key_cmp(const char *ns1, const char *name1, const char *ns2, const char *name2)
-{
-    int c = strcmp(ns1, ns2);
-    return c ? c : strcmp(name1, name2);
-}
-
-static node *node_new(int level, const char *ns, const char *name)
-{
-    node *n = calloc(1, sizeof *n + (size_t)level * sizeof(node *));
-    SK_CHECK_ALLOC(n);
-    n->level = level;
-    if (ns) {
-        n->ns = strdup(ns);
-        n->name = strdup(name);
-        SK_CHECK(n->ns && n->name);
+    SK_CHECK(r->len == 0 || s->rev > snap_newest(r)->rev);
+    if (r->len == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        snapshot *v = malloc(cap * sizeof *v);
+        SK_CHECK_ALLOC(v);
+        for (size_t i = 0; i < r->len; i++)
+            v[i] = *snap_at(r, i);
+        free(r->snaps);
+        r->snaps = v;
+        r->cap = cap;
+        r->head = 0;
     }
-    return n;
+    r->snaps[(r->head + r->len) % r->cap] = *s;
+    r->len++;
 }
 
-static void versions_free(version *v)
+/* The newest snapshot at or below rev, NULL if every one is newer. */
+static const snapshot *snap_find(const resource *r, int64_t rev)
 {
-    while (v) {
-        version *older = v->older;
-        sk_blob_unref(v->blob);
-        free(v);
-        v = older;
+    size_t lo = 0, hi = r->len; /* first index with rev > wanted */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (snap_at(r, mid)->rev <= rev)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    return lo ? snap_at(r, lo - 1) : NULL;
 }
 
-static void node_free(node *n)
+static void reclaim_snapshot(reclaim *rc, const snapshot *s)
 {
-    versions_free(n->versions);
-    free(n->ns);
-    free(n->name);
-    free(n);
-}
-
-static void skiplist_init(skiplist *sl)
-{
-    sl->head = node_new(MAX_LEVEL, NULL, NULL);
-    sl->level = 1;
-    sl->live = 0;
-}
-
-static void skiplist_free(skiplist *sl)
-{
-    if (!sl->head)
+    if (!s->garbage && !s->old)
         return;
-    node *n = sl->head->next[0];
-    while (n) {
-        node *next = n->next[0];
-        node_free(n);
-        n = next;
+    if (rc->n == rc->cap) {
+        rc->cap = rc->cap ? rc->cap * 2 : 64;
+        rc->snaps = realloc(rc->snaps, rc->cap * sizeof *rc->snaps);
+        SK_CHECK_ALLOC(rc->snaps);
     }
-    free(sl->head);
-    sl->head = NULL;
+    rc->snaps[rc->n++] = *s;
 }
 
-/* Fills update[] with the rightmost node before (ns, name) on each level. */
-static node *skiplist_seek(skiplist *sl, const char *ns, const char *name, node **update)
+/* Drops the oldest snapshot of r: what the next one's update replaced is
+ * now unreachable. Write lock held. */
+static void drop_oldest(sk_cache *c, resource *r, reclaim *rc)
 {
-    node *x = sl->head;
-    for (int i = sl->level - 1; i >= 0; i--) {
-        while (x->next[i] && key_cmp(x->next[i]->ns, x->next[i]->name, ns, name) < 0)
-            x = x->next[i];
-        if (update)
-            update[i] = x;
-    }
-    return x->next[0];
+    SK_CHECK(r->len >= 2);
+    snapshot *next = snap_at(r, 1);
+    reclaim_snapshot(rc, next);
+    c->history_bytes -= next->garbage_bytes + sizeof(snapshot);
+    next->garbage = NULL;
+    next->old = NULL;
+    next->garbage_bytes = 0;
+    r->head = (r->head + 1) % r->cap;
+    r->len--;
 }
 
-static node *skiplist_find(skiplist *sl, const char *ns, const char *name)
+static size_t snapshot_budget(const sk_cache *c)
 {
-    node *n = skiplist_seek(sl, ns, name, NULL);
-    return n && key_cmp(n->ns, n->name, ns, name) == 0 ? n : NULL;
+    if (c->snapshot_bytes != 0)
+        return c->snapshot_bytes > 0 ? (size_t)c->snapshot_bytes : 0;
+    size_t objects = 0;
+    for (int i = 0; i < c->n_res; i++)
+        objects += c->res[i].object_bytes;
+    size_t share = objects / AUTO_SNAPSHOT_SHARE;
+    return share > AUTO_SNAPSHOT_MIN ? share : AUTO_SNAPSHOT_MIN;
 }
 
-static int random_level(sk_cache *c)
+/* Raises the floor to the window's start and, snapshot by snapshot, until
+ * the older snapshots fit the budget; drops what falls below it. Write lock
+ * held. */
+static void trim_snapshots(sk_cache *c, reclaim *rc)
 {
-    /* xorshift64: only for balancing, never for anything secret. */
-    int level = 1;
+    if (c->floor < c->base)
+        c->floor = c->base;
+    size_t budget = snapshot_budget(c);
     for (;;) {
-        c->rng ^= c->rng << 13;
-        c->rng ^= c->rng >> 7;
-        c->rng ^= c->rng << 17;
-        if ((c->rng & 3) != 0 || level == MAX_LEVEL)
-            return level;
-        level++;
+        for (int i = 0; i < c->n_res; i++) {
+            resource *r = &c->res[i];
+            while (r->len >= 2 && snap_at(r, 1)->rev <= c->floor)
+                drop_oldest(c, r, rc);
+        }
+        if (c->history_bytes <= budget)
+            return;
+        int64_t next = INT64_MAX;
+        for (int i = 0; i < c->n_res; i++)
+            if (c->res[i].len >= 2 && snap_at(&c->res[i], 1)->rev < next)
+                next = snap_at(&c->res[i], 1)->rev;
+        if (next == INT64_MAX)
+            return;
+        c->floor = next;
     }
 }
 
-static node *skiplist_insert(sk_cache *c, skiplist *sl, const char *ns, const char *name)
+/* Frees one resource's trees: every snapshot's garbage and old versions,
+ * then the newest tree with its blobs. */
+static void resource_free(resource *r)
 {
-    node *update[MAX_LEVEL];
-    node *at = skiplist_seek(sl, ns, name, update);
-    if (at && key_cmp(at->ns, at->name, ns, name) == 0)
-        return at;
-    int level = random_level(c);
-    for (int i = sl->level; i < level; i++)
-        update[i] = sl->head;
-    if (level > sl->level)
-        sl->level = level;
-    node *n = node_new(level, ns, name);
-    for (int i = 0; i < level; i++) {
-        n->next[i] = update[i]->next[i];
-        update[i]->next[i] = n;
+    if (r->len == 0) {
+        free(r->snaps);
+        return;
     }
-    return n;
+    for (size_t i = 1; i < r->len; i++) {
+        sk_btree_free_garbage(snap_at(r, i)->garbage);
+        sk_blob_unref(snap_at(r, i)->old);
+    }
+    sk_btree_free(snap_newest(r)->root);
+    free(r->snaps);
 }
 
-static void skiplist_unlink(skiplist *sl, node *n)
+static void event_release(event *e)
 {
-    node *update[MAX_LEVEL];
-    node *at = skiplist_seek(sl, n->ns, n->name, update);
-    SK_CHECK(at == n);
-    for (int i = 0; i < n->level; i++)
-        update[i]->next[i] = n->next[i];
-    while (sl->level > 1 && !sl->head->next[sl->level - 1])
-        sl->level--;
-    node_free(n);
+    sk_blob_unref(e->obj);
+    sk_blob_unref(e->prev);
 }
 
-/* The version of n live at rev (newest with v->rev <= rev), or NULL. */
-static version *version_at(const node *n, int64_t rev)
+/* Frees what was unlinked under the lock. Call without the lock. */
+static void reclaim_run(reclaim *rc)
 {
-    version *v = n->versions;
-    while (v && v->rev > rev)
-        v = v->older;
-    return v;
+    for (size_t i = 0; i < rc->n; i++) {
+        sk_btree_free_garbage(rc->snaps[i].garbage);
+        sk_blob_unref(rc->snaps[i].old);
+    }
+    free(rc->snaps);
+    for (int i = 0; i < rc->n_res; i++)
+        resource_free(&rc->res[i]);
+    free(rc->res);
+    for (size_t i = 0; i < rc->ev_len; i++)
+        event_release(&rc->events[(rc->ev_head + i) % rc->ev_cap]);
+    free(rc->events);
+    memset(rc, 0, sizeof *rc);
 }
 
-/* ---- ring ------------------------------------------------------------------ */
+/* ---- window ------------------------------------------------------------------ */
 
-static event **ring_slot(sk_cache *c, int64_t rev)
+static event *ring_slot(sk_cache *c, int64_t rev)
 {
     SK_CHECK(rev > c->base && rev <= c->base + (int64_t)c->ring_len);
     return &c->ring[(c->ring_head + (size_t)(rev - c->base - 1)) % c->ring_cap];
 }
 
-static void ring_push(sk_cache *c, event *ev)
+static void ring_push(sk_cache *c, const event *ev)
 {
     if (c->ring_len == c->ring_cap) {
         size_t cap = c->ring_cap ? c->ring_cap * 2 : 1024;
-        event **ring = malloc(cap * sizeof *ring);
+        event *ring = malloc(cap * sizeof *ring);
         SK_CHECK_ALLOC(ring);
         for (size_t i = 0; i < c->ring_len; i++)
             ring[i] = c->ring[(c->ring_head + i) % c->ring_cap];
@@ -322,41 +285,23 @@ static void ring_push(sk_cache *c, event *ev)
         c->ring_cap = cap;
         c->ring_head = 0;
     }
-    c->ring[(c->ring_head + c->ring_len) % c->ring_cap] = ev;
+    c->ring[(c->ring_head + c->ring_len) % c->ring_cap] = *ev;
     c->ring_len++;
-    if (ev)
-        c->window_used += ev->obj->len;
-}
-
-/* Drops superseded versions of the evicted event's key that no list at a
- * revision >= the new base can see, and the key itself if nothing is left
- * but an old tombstone. */
-static void prune_key(sk_cache *c, skiplist *sl, node *n)
-{
-    version *keep = version_at(n, c->base);
-    if (keep) {
-        versions_free(keep->older);
-        keep->older = NULL;
-    }
-    if (n->versions->deleted && n->versions->rev <= c->base)
-        skiplist_unlink(sl, n);
+    if (ev->obj)
+        c->window_used += sk_blob_footprint(ev->obj);
 }
 
 static void ring_evict_one(sk_cache *c)
 {
     SK_CHECK(c->ring_len > 0);
-    event *ev = c->ring[c->ring_head];
+    event *ev = &c->ring[c->ring_head];
     c->ring_head = (c->ring_head + 1) % c->ring_cap;
     c->ring_len--;
     c->base++;
-    if (!ev)
-        return;
     SK_CHECK(ev->rev == c->base);
-    c->window_used -= ev->obj->len;
-    prune_key(c, &c->lists[ev->res], ev->key);
-    sk_blob_unref(ev->obj);
-    sk_blob_unref(ev->prev);
-    free(ev);
+    if (ev->obj)
+        c->window_used -= sk_blob_footprint(ev->obj);
+    event_release(ev);
 }
 
 static void ring_trim(sk_cache *c)
@@ -366,7 +311,7 @@ static void ring_trim(sk_cache *c)
         ring_evict_one(c);
 }
 
-/* ---- state: build, apply, reset -------------------------------------------- */
+/* ---- building a resource from the store ---------------------------------------- */
 
 int sk_cache_resource(const sk_cache *c, const char *resource)
 {
@@ -376,26 +321,185 @@ int sk_cache_resource(const sk_cache *c, const char *resource)
     return -1;
 }
 
-/* Frees the index and the window. Caller holds the write lock or owns c. */
-static void state_clear(sk_cache *c)
+typedef struct build_ctx {
+    sk_blob **blobs;
+    size_t n, cap;
+    int rows;
+    size_t object_bytes;
+} build_ctx;
+
+static int build_row(void *arg, const sk_row *row)
 {
-    while (c->ring_len > 0)
-        ring_evict_one(c);
-    for (int i = 0; i < c->n_res; i++)
-        skiplist_free(&c->lists[i]);
+    build_ctx *b = arg;
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 1024;
+        b->blobs = realloc(b->blobs, b->cap * sizeof *b->blobs);
+        SK_CHECK_ALLOC(b->blobs);
+    }
+    /* The tree is built from this order: it must be strictly ascending. */
+    SK_CHECK(b->n == 0 || sk_blob_key_cmp(b->blobs[b->n - 1], row->ns, row->name) < 0);
+    sk_blob *blob = sk_blob_new(row->ns, row->name, row->rev, row->value, row->value_len);
+    b->object_bytes += sk_blob_footprint(blob);
+    b->blobs[b->n++] = blob;
+    b->rows++;
+    return 0;
 }
 
-/* Applies one history row (revision c->rev + 1). Caller holds the write lock. */
-/* Test-only fault injection (sk_cache_config.corrupt_key_once). */
-/* One history row of a feed batch, ready to apply: its bytes are already a
- * blob (made while reading, outside the lock; NULL for a resource the cache
- * does not hold). */
+/* A resource holding one snapshot, at `at`, built from a consistent list
+ * of the store at that revision. Runs on the feed thread without the lock:
+ * nothing else sees it yet. */
+static sk_err build_resource(sk_cache *c, int i, int64_t at, resource *out)
+{
+    build_ctx b = {0};
+    sk_err err = SK_OK;
+    while (at > 0) {
+        b.rows = 0;
+        const sk_blob *last = b.n ? b.blobs[b.n - 1] : NULL;
+        sk_list_query q = {.resource = c->resources[i],
+                           .after_ns = last ? sk_blob_ns(last) : NULL,
+                           .after_name = last ? sk_blob_name(last) : NULL,
+                           .rev = at,
+                           .limit = REBUILD_CHUNK};
+        err = sk_store_list(c->store, &q, build_row, &b);
+        if (err != SK_OK || b.rows < REBUILD_CHUNK)
+            break;
+    }
+    if (err != SK_OK) {
+        for (size_t k = 0; k < b.n; k++)
+            sk_blob_unref(b.blobs[k]);
+        free(b.blobs);
+        return err;
+    }
+    sk_btree_change ch = {0};
+    snapshot s = {.rev = at, .root = sk_btree_build(b.blobs, b.n, &ch)};
+    free(b.blobs);
+    memset(out, 0, sizeof *out);
+    snap_push(out, &s);
+    out->live = (int64_t)b.n;
+    out->object_bytes = b.object_bytes;
+    out->index_bytes = ch.new_bytes;
+    return SK_OK;
+}
+
+static void wake_waiters(sk_cache *c)
+{
+    pthread_mutex_lock(&c->wait_mu);
+    pthread_cond_broadcast(&c->wait_cv);
+    pthread_mutex_unlock(&c->wait_mu);
+}
+
+/*
+ * Replaces the whole state with a consistent list of the store at its
+ * current revision, swapped in under the write lock: readers see the old
+ * state or the new one, never a mix. The generation moves on, so every
+ * cursor of the old one gets SK_ERR_EXPIRED and its client re-lists.
+ */
+static sk_err rebuild(sk_cache *c)
+{
+    int64_t at = 0;
+    sk_err err = sk_store_revisions(c->store, &at, NULL);
+    if (err != SK_OK)
+        return err;
+    resource *fresh = calloc((size_t)c->n_res, sizeof *fresh);
+    SK_CHECK_ALLOC(fresh);
+    int built = 0;
+    while (built < c->n_res && (err = build_resource(c, built, at, &fresh[built])) == SK_OK)
+        built++;
+    reclaim rc = {0};
+    if (err != SK_OK) {
+        rc.res = fresh;
+        rc.n_res = built;
+        reclaim_run(&rc);
+        return err;
+    }
+    pthread_rwlock_wrlock(&c->lock);
+    rc.res = c->res;
+    rc.n_res = c->res ? c->n_res : 0;
+    rc.events = c->ring;
+    rc.ev_cap = c->ring_cap;
+    rc.ev_head = c->ring_head;
+    rc.ev_len = c->ring_len;
+    c->res = fresh;
+    c->ring = NULL;
+    c->ring_cap = c->ring_head = c->ring_len = 0;
+    c->window_used = c->history_bytes = 0;
+    c->base = c->rev = c->floor = c->read_after = at;
+    c->generation++;
+    for (int i = 0; i < c->n_res; i++)
+        fresh[i].gen = c->generation;
+    pthread_rwlock_unlock(&c->lock);
+    reclaim_run(&rc);
+    atomic_store(&c->store_rev, at);
+    wake_waiters(c);
+    return SK_OK;
+}
+
+/*
+ * Rebuilds one resource (after a failed consistency check) from a list of
+ * the store at the cache's revision: the feed is the only writer, so the
+ * revision holds still while it lists. Its snapshots are all replaced and
+ * its cursors expire; other resources are untouched.
+ */
+static sk_err rebuild_resource(sk_cache *c, int i)
+{
+    resource fresh;
+    sk_err err = build_resource(c, i, c->rev, &fresh);
+    if (err != SK_OK)
+        return err;
+    pthread_rwlock_wrlock(&c->lock);
+    resource *r = &c->res[i];
+    for (size_t k = 1; k < r->len; k++)
+        c->history_bytes -= snap_at(r, k)->garbage_bytes + sizeof(snapshot);
+    reclaim rc = {.res = malloc(sizeof(resource)), .n_res = 1};
+    SK_CHECK_ALLOC(rc.res);
+    rc.res[0] = *r;
+    *r = fresh;
+    r->gen = ++c->generation;
+    pthread_rwlock_unlock(&c->lock);
+    reclaim_run(&rc);
+    sk_log_warn("watch cache: %s rebuilt from a consistent list at revision %lld", c->resources[i],
+                (long long)c->rev);
+    return SK_OK;
+}
+
+/* ---- the feed ------------------------------------------------------------------ */
+
+/* One history row of a feed batch: its bytes already a blob (made while
+ * reading, outside the lock; NULL for a resource the cache does not hold). */
 typedef struct feed_row {
     int64_t rev;
     int res;
     int deleted;
     sk_blob *blob;
 } feed_row;
+
+typedef struct feed_batch {
+    sk_cache *c;
+    feed_row *rows;
+    int n;
+    size_t bytes;
+} feed_batch;
+
+/* A row turned into what the lock publishes: its event and, if the
+ * resource's tree changed, its snapshot. */
+typedef struct applied {
+    event ev;
+    int has_snap;
+    snapshot snap;
+} applied;
+
+static int feed_collect(void *arg, const sk_row *row)
+{
+    feed_batch *b = arg;
+    feed_row *r = &b->rows[b->n++];
+    r->rev = row->rev;
+    r->res = sk_cache_resource(b->c, row->resource);
+    r->deleted = row->deleted;
+    r->blob =
+        r->res >= 0 ? sk_blob_new(row->ns, row->name, row->rev, row->value, row->value_len) : NULL;
+    b->bytes += row->value_len;
+    return b->bytes >= FEED_BATCH_BYTES;
+}
 
 /* Test-only fault injection (sk_cache_config.corrupt_key_once). */
 static int corrupt_this(sk_cache *c, const feed_row *r)
@@ -413,154 +517,73 @@ static int corrupt_this(sk_cache *c, const feed_row *r)
     return 1;
 }
 
-/* Applies one row (revision c->rev + 1), taking its blob. Caller holds the
- * write lock. */
-static void apply_row(sk_cache *c, feed_row *r)
-{
-    SK_CHECK(r->rev == c->rev + 1);
-    event *ev = NULL;
-    if (r->res >= 0 && !corrupt_this(c, r)) {
-        skiplist *sl = &c->lists[r->res];
-        node *n = skiplist_insert(c, sl, sk_blob_ns(r->blob), sk_blob_name(r->blob));
-        version *cur = n->versions;
-        int was_live = cur && !cur->deleted;
-        version *v = calloc(1, sizeof *v);
-        SK_CHECK_ALLOC(v);
-        v->rev = r->rev;
-        v->deleted = r->deleted;
-        v->blob = r->blob;
-        r->blob = NULL;
-        v->older = cur;
-        n->versions = v;
-        sl->live += (!r->deleted) - was_live;
-        ev = calloc(1, sizeof *ev);
-        SK_CHECK_ALLOC(ev);
-        ev->rev = r->rev;
-        ev->res = r->res;
-        ev->key = n;
-        ev->type = r->deleted ? SK_EVENT_DELETED : was_live ? SK_EVENT_MODIFIED : SK_EVENT_ADDED;
-        ev->obj = sk_blob_ref(v->blob);
-        ev->prev = was_live ? sk_blob_ref(cur->blob) : NULL;
-    }
-    c->rev = r->rev;
-    ring_push(c, ev);
-}
-
-typedef struct build_ctx {
-    sk_cache *c;
-    skiplist *sl;
-    int rows;
-    char *last_ns, *last_name;
-} build_ctx;
-
-static int build_row(void *arg, const sk_row *row)
-{
-    build_ctx *b = arg;
-    node *n = skiplist_insert(b->c, b->sl, row->ns, row->name);
-    SK_CHECK(n->versions == NULL);
-    version *v = calloc(1, sizeof *v);
-    SK_CHECK_ALLOC(v);
-    v->rev = row->rev;
-    v->blob = blob_new(row);
-    n->versions = v;
-    b->sl->live++;
-    b->rows++;
-    free(b->last_ns);
-    free(b->last_name);
-    b->last_ns = strdup(row->ns);
-    b->last_name = strdup(row->name);
-    SK_CHECK(b->last_ns && b->last_name);
-    return 0;
-}
-
-/* Builds fresh lists from a consistent list of the store at `at`. Runs on
- * the feed thread without the lock: nothing else sees `fresh` yet, and the
- * skip list's random generator is the feed's own. */
-static sk_err build_lists(sk_cache *c, int64_t at, skiplist *fresh)
-{
-    sk_err err = SK_OK;
-    for (int i = 0; i < c->n_res; i++)
-        skiplist_init(&fresh[i]);
-    for (int i = 0; i < c->n_res && err == SK_OK && at > 0; i++) {
-        build_ctx b = {c, &fresh[i], 0, NULL, NULL};
-        do {
-            b.rows = 0;
-            sk_list_query q = {.resource = c->resources[i],
-                               .after_ns = b.last_ns,
-                               .after_name = b.last_name,
-                               .rev = at,
-                               .limit = REBUILD_CHUNK};
-            err = sk_store_list(c->store, &q, build_row, &b);
-        } while (err == SK_OK && b.rows == REBUILD_CHUNK);
-        free(b.last_ns);
-        free(b.last_name);
-    }
-    return err;
-}
+/* Per-resource deltas of a batch, added to the stats when it is published. */
+typedef struct delta {
+    int64_t live;
+    int64_t object_bytes, index_bytes;
+} delta;
 
 /*
- * Replaces the state with a consistent list of the store at its current
- * revision, then swaps it in under the write lock: readers see the old
- * state or the new one, never a mix. The generation moves on, so every
- * cursor of the old one gets SK_ERR_EXPIRED and its client re-lists.
+ * Turns row r into its event and new root, path-copying from *root (the
+ * resource's newest root, moved on). No lock: only unpublished nodes are
+ * made, and the feed is the only writer. Takes the row's blob.
  */
-static sk_err rebuild(sk_cache *c)
+static void apply_row(sk_cache *c, feed_row *r, sk_btree_node **root, delta *d, applied *out)
 {
-    int64_t at = 0;
-    sk_err err = sk_store_revisions(c->store, &at, NULL);
-    if (err != SK_OK)
-        return err;
-    skiplist *fresh = calloc((size_t)c->n_res, sizeof *fresh);
-    SK_CHECK_ALLOC(fresh);
-    err = build_lists(c, at, fresh);
-    if (err != SK_OK) {
-        for (int i = 0; i < c->n_res; i++)
-            skiplist_free(&fresh[i]);
-        free(fresh);
-        return err;
+    memset(out, 0, sizeof *out);
+    out->ev.rev = r->rev;
+    out->ev.res = r->res;
+    if (r->res < 0)
+        return;
+    const char *ns = sk_blob_ns(r->blob), *name = sk_blob_name(r->blob);
+    sk_blob *before = sk_btree_get(*root, ns, name);
+    out->ev.type = r->deleted ? SK_EVENT_DELETED : before ? SK_EVENT_MODIFIED : SK_EVENT_ADDED;
+    out->ev.prev = before ? sk_blob_ref(before) : NULL;
+    int corrupt = corrupt_this(c, r);
+    sk_blob *blob = r->blob;
+    out->ev.obj = blob; /* the event's reference; the tree takes its own */
+    r->blob = NULL;
+    if (corrupt)
+        return;
+    sk_btree_change ch = {0};
+    if (r->deleted) {
+        *root = sk_btree_del(*root, ns, name, &ch);
+    } else {
+        *root = sk_btree_put(*root, sk_blob_ref(blob), &ch);
+        d->object_bytes += (int64_t)sk_blob_footprint(blob);
     }
-    pthread_rwlock_wrlock(&c->lock);
-    if (c->lists) {
-        state_clear(c); /* the old window's events point into the old lists */
-        free(c->lists);
-    }
-    c->lists = fresh;
-    c->base = c->rev = c->read_after = at;
-    c->generation++;
-    pthread_rwlock_unlock(&c->lock);
-    atomic_store(&c->store_rev, at);
-    pthread_mutex_lock(&c->wait_mu);
-    pthread_cond_broadcast(&c->wait_cv);
-    pthread_mutex_unlock(&c->wait_mu);
-    return SK_OK;
+    if (ch.old)
+        d->object_bytes -= (int64_t)sk_blob_footprint(ch.old);
+    d->live += (!r->deleted) - (ch.old != NULL);
+    d->index_bytes += (int64_t)ch.new_bytes - (int64_t)ch.garbage_bytes;
+    out->has_snap = 1;
+    out->snap = (snapshot){.rev = r->rev,
+                           .root = *root,
+                           .garbage = ch.garbage,
+                           .garbage_bytes = ch.garbage_bytes,
+                           .old = ch.old};
 }
 
-/* ---- the feed ------------------------------------------------------------- */
-
-typedef struct feed_batch {
-    sk_cache *c;
-    feed_row *rows;
-    int n;
-    size_t bytes;
-} feed_batch;
-
-static int feed_collect(void *arg, const sk_row *row)
+/* Publishes n applied rows and the batch's deltas. Write lock held. */
+static void publish(sk_cache *c, applied *a, int n, const delta *d, reclaim *rc)
 {
-    feed_batch *b = arg;
-    feed_row *r = &b->rows[b->n++];
-    r->rev = row->rev;
-    r->res = sk_cache_resource(b->c, row->resource);
-    r->deleted = row->deleted;
-    r->blob = r->res >= 0 ? blob_new(row) : NULL;
-    b->bytes += row->value_len;
-    return b->bytes >= FEED_BATCH_BYTES;
-}
-
-static void wake_waiters(sk_cache *c)
-{
-    pthread_mutex_lock(&c->wait_mu);
-    pthread_cond_broadcast(&c->wait_cv);
-    pthread_mutex_unlock(&c->wait_mu);
+    for (int i = 0; i < n; i++) {
+        SK_CHECK(a[i].ev.rev == c->rev + 1);
+        if (a[i].has_snap) {
+            snap_push(&c->res[a[i].ev.res], &a[i].snap);
+            c->history_bytes += a[i].snap.garbage_bytes + sizeof(snapshot);
+        }
+        c->rev = a[i].ev.rev;
+        ring_push(c, &a[i].ev);
+    }
+    for (int i = 0; i < c->n_res; i++) {
+        resource *r = &c->res[i];
+        r->live += d[i].live;
+        r->object_bytes = (size_t)((int64_t)r->object_bytes + d[i].object_bytes);
+        r->index_bytes = (size_t)((int64_t)r->index_bytes + d[i].index_bytes);
+    }
+    ring_trim(c);
+    trim_snapshots(c, rc);
 }
 
 /*
@@ -572,57 +595,76 @@ static sk_err feed_catch_up(sk_cache *c, int64_t upto)
 {
     sk_err err = SK_OK;
     feed_batch b = {c, calloc(FEED_BATCH, sizeof(feed_row)), 0, 0};
-    SK_CHECK_ALLOC(b.rows);
-    int64_t read_after = c->read_after;
-    while (read_after < upto && err == SK_OK) {
+    applied *a = calloc(FEED_BATCH, sizeof *a);
+    sk_btree_node **roots = calloc((size_t)c->n_res, sizeof *roots);
+    delta *d = calloc((size_t)c->n_res, sizeof *d);
+    SK_CHECK(b.rows && a && roots && d);
+    while (c->read_after < upto && err == SK_OK) {
         b.n = 0;
         b.bytes = 0;
-        err = sk_store_history(c->store, read_after, FEED_BATCH, feed_collect, &b);
+        err = sk_store_history(c->store, c->read_after, FEED_BATCH, feed_collect, &b);
         if (err != SK_OK)
             break;
         if (b.n == 0) {
             sk_log_warn("watch cache: revision %lld is missing from the store's history",
-                        (long long)(read_after + 1));
+                        (long long)(c->read_after + 1));
             err = SK_ERR_INTERNAL;
             break;
         }
-        read_after = c->read_after = b.rows[b.n - 1].rev;
-        pthread_rwlock_wrlock(&c->lock);
-        for (int i = 0; i < b.n && err == SK_OK; i++) {
-            if (c->drop_rev_once && b.rows[i].rev == c->drop_rev_once) {
-                sk_log_warn("watch cache: test fault: dropping revision %lld",
-                            (long long)b.rows[i].rev);
+        c->read_after = b.rows[b.n - 1].rev;
+        /* Only this thread writes c->res and c->rev: reading them unlocked is safe. */
+        for (int i = 0; i < c->n_res; i++)
+            roots[i] = snap_newest(&c->res[i])->root;
+        memset(d, 0, (size_t)c->n_res * sizeof *d);
+        int n = 0;
+        int64_t expect = c->rev + 1;
+        for (int i = 0; i < b.n; i++) {
+            feed_row *r = &b.rows[i];
+            if (c->drop_rev_once && r->rev == c->drop_rev_once) {
+                sk_log_warn("watch cache: test fault: dropping revision %lld", (long long)r->rev);
                 c->drop_rev_once = 0;
                 continue;
             }
-            if (b.rows[i].rev != c->rev + 1) {
-                sk_log_warn("watch cache: feed gave revision %lld after %lld",
-                            (long long)b.rows[i].rev, (long long)c->rev);
+            if (r->rev != expect) {
+                sk_log_warn("watch cache: feed gave revision %lld after %lld", (long long)r->rev,
+                            (long long)(expect - 1));
                 err = SK_ERR_INTERNAL;
                 break;
             }
-            apply_row(c, &b.rows[i]);
+            apply_row(c, r, r->res >= 0 ? &roots[r->res] : NULL, r->res >= 0 ? &d[r->res] : NULL,
+                      &a[n++]);
+            expect++;
         }
-        ring_trim(c);
+        reclaim rc = {0};
+        pthread_rwlock_wrlock(&c->lock);
+        publish(c, a, n, d, &rc);
         pthread_rwlock_unlock(&c->lock);
+        reclaim_run(&rc);
         for (int i = 0; i < b.n; i++) /* rows not applied: dropped, or after an anomaly */
             sk_blob_unref(b.rows[i].blob);
         wake_waiters(c);
         c->notify(c->notify_arg);
     }
     free(b.rows);
+    free(a);
+    free(roots);
+    free(d);
     return err;
 }
 
 /* Compaction (by any instance) removed history at or below compact: the
- * window must not claim to serve revisions the store no longer can, so
- * events at or below it leave the window (and watchers behind it get 410). */
+ * window and the snapshots must not claim to serve revisions the store no
+ * longer can, so events at or below it leave the window (watchers behind
+ * it get 410) and the list floor follows. */
 static void follow_compaction(sk_cache *c, int64_t compact)
 {
+    reclaim rc = {0};
     pthread_rwlock_wrlock(&c->lock);
     while (c->base < compact && c->ring_len > 0)
         ring_evict_one(c);
+    trim_snapshots(c, &rc);
     pthread_rwlock_unlock(&c->lock);
+    reclaim_run(&rc);
 }
 
 static void pause_ms(long ms)
@@ -642,6 +684,20 @@ static int is_anomaly(sk_err err)
     return err == SK_ERR_INTERNAL || err == SK_ERR_EXPIRED;
 }
 
+/* Rebuilds the resources a failed consistency check asked for. */
+static sk_err rebuild_requested(sk_cache *c)
+{
+    sk_err err = SK_OK;
+    for (int i = 0; i < c->n_res && err == SK_OK; i++) {
+        if (!atomic_exchange(&c->rebuild_requested[i], 0))
+            continue;
+        atomic_fetch_add(&c->rebuilds, 1);
+        if ((err = rebuild_resource(c, i)) != SK_OK && !is_anomaly(err))
+            atomic_store(&c->rebuild_requested[i], 1); /* try again next round */
+    }
+    return err;
+}
+
 static void *feed_main(void *arg)
 {
     sk_cache *c = arg;
@@ -654,8 +710,8 @@ static void *feed_main(void *arg)
         }
         if (err == SK_OK)
             follow_compaction(c, compact);
-        if (err == SK_OK && atomic_exchange(&c->rebuild_requested, 0))
-            err = SK_ERR_INTERNAL; /* a failed consistency check */
+        if (err == SK_OK)
+            err = rebuild_requested(c);
         if (err != SK_OK && !is_anomaly(err)) {
             sk_log_warn("watch cache: store error (%s): retrying", sk_err_name(err));
             pause_ms(200);
@@ -675,7 +731,7 @@ static void *feed_main(void *arg)
     return NULL;
 }
 
-/* ---- lifecycle --------------------------------------------------------------- */
+/* ---- lifecycle ------------------------------------------------------------------- */
 
 sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify_fn notify,
                     void *arg, sk_cache **out)
@@ -687,17 +743,17 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     c->n_res = cfg->n_resources;
     c->window_events = cfg->window_events > 0 ? cfg->window_events : DEFAULT_WINDOW_EVENTS;
     c->window_bytes = cfg->window_bytes > 0 ? cfg->window_bytes : DEFAULT_WINDOW_BYTES;
+    c->snapshot_bytes = cfg->snapshot_bytes;
     c->drop_rev_once = cfg->drop_rev_once;
     if (cfg->corrupt_key_once) {
         c->corrupt_key_once = strdup(cfg->corrupt_key_once);
         SK_CHECK_ALLOC(c->corrupt_key_once);
     }
     c->distrusted = calloc((size_t)c->n_res, sizeof *c->distrusted);
-    SK_CHECK_ALLOC(c->distrusted);
+    c->rebuild_requested = calloc((size_t)c->n_res, sizeof *c->rebuild_requested);
+    SK_CHECK(c->distrusted && c->rebuild_requested);
     c->notify = notify;
     c->notify_arg = arg;
-    sk_random_bytes(&c->rng, sizeof c->rng);
-    c->rng |= 1;
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
     pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -719,27 +775,33 @@ void sk_cache_free(sk_cache *c)
 {
     if (!c)
         return;
-    if (c->lists) { /* the feed runs once the first build succeeded */
+    if (c->res) { /* the feed runs once the first build succeeded */
         atomic_store(&c->stopping, 1);
         pthread_join(c->feed, NULL);
-        state_clear(c);
-        free(c->lists);
+        reclaim rc = {.res = c->res,
+                      .n_res = c->n_res,
+                      .events = c->ring,
+                      .ev_cap = c->ring_cap,
+                      .ev_head = c->ring_head,
+                      .ev_len = c->ring_len};
+        reclaim_run(&rc);
     }
-    free(c->ring);
     free(c->corrupt_key_once);
     free(c->distrusted);
+    free(c->rebuild_requested);
     pthread_rwlock_destroy(&c->lock);
     pthread_mutex_destroy(&c->wait_mu);
     pthread_cond_destroy(&c->wait_cv);
     free(c);
 }
 
-/* ---- reads ------------------------------------------------------------------- */
+/* ---- reads --------------------------------------------------------------------- */
 
 static void state_locked(sk_cache *c, sk_cache_state *out)
 {
     out->rev = c->rev;
     out->oldest = c->base;
+    out->list_oldest = c->floor;
     out->generation = c->generation;
 }
 
@@ -772,15 +834,18 @@ sk_err sk_cache_wait(sk_cache *c, int64_t rev, int timeout_ms, sk_cache_state *s
     return err;
 }
 
-/* SK_OK if a read at rev (0: latest) can be answered now. Read lock held. */
-static sk_err check_rev_locked(sk_cache *c, int64_t *rev)
+/* The root of resource res at *rev (0: the newest, *rev set to it). Read
+ * lock held. */
+static sk_err root_at_locked(sk_cache *c, int res, int64_t *rev, const sk_btree_node **root)
 {
     if (*rev == 0)
         *rev = c->rev;
     if (*rev > c->rev)
         return SK_ERR_TIMEOUT;
-    if (*rev < c->base)
+    const snapshot *s = *rev >= c->floor ? snap_find(&c->res[res], *rev) : NULL;
+    if (!s)
         return SK_ERR_EXPIRED;
+    *root = s->root;
     return SK_OK;
 }
 
@@ -790,17 +855,17 @@ sk_err sk_cache_get(sk_cache *c, int res, const char *ns, const char *name, int6
     SK_CHECK(res >= 0 && res < c->n_res);
     if (atomic_load(&c->distrusted[res]))
         return SK_ERR_EXPIRED;
+    const sk_btree_node *root = NULL;
     pthread_rwlock_rdlock(&c->lock);
-    sk_err err = check_rev_locked(c, &rev);
+    sk_err err = root_at_locked(c, res, &rev, &root);
     if (err != SK_OK)
         goto out;
-    node *n = skiplist_find(&c->lists[res], ns, name);
-    version *v = n ? version_at(n, rev) : NULL;
-    if (!v || v->deleted) {
+    sk_blob *b = sk_btree_get(root, ns, name);
+    if (!b) {
         err = SK_ERR_NOT_FOUND;
         goto out;
     }
-    *out = sk_blob_ref(v->blob);
+    *out = sk_blob_ref(b);
 out:
     pthread_rwlock_unlock(&c->lock);
     return err;
@@ -814,27 +879,25 @@ static sk_err list_index(sk_cache *c, const sk_cache_list_query *q, sk_cache_ite
     SK_CHECK(q->res >= 0 && q->res < c->n_res && q->limit > 0);
     int visited = 0;
     int64_t rev = q->rev;
+    const sk_btree_node *root = NULL;
     pthread_rwlock_rdlock(&c->lock);
-    sk_err err = check_rev_locked(c, &rev);
+    sk_err err = root_at_locked(c, q->res, &rev, &root);
     if (err != SK_OK)
         goto out;
-    skiplist *sl = &c->lists[q->res];
-    const char *from_ns = q->ns ? q->ns : "", *from_name = "";
-    if (q->after_ns && key_cmp(q->after_ns, q->after_name, from_ns, from_name) > 0) {
-        from_ns = q->after_ns;
-        from_name = q->after_name;
-    }
-    node *n = skiplist_seek(sl, from_ns, from_name, NULL);
-    if (n && q->after_ns && key_cmp(n->ns, n->name, q->after_ns, q->after_name) == 0)
-        n = n->next[0];
-    for (; n && visited < q->limit; n = n->next[0]) {
-        if (q->ns && strcmp(n->ns, q->ns) != 0)
+    sk_btree_iter it;
+    /* The start key: after the continue key, or the namespace's first. */
+    const char *from_ns = q->ns ? q->ns : "";
+    if (q->after_ns &&
+        (strcmp(q->after_ns, from_ns) > 0 || (strcmp(q->after_ns, from_ns) == 0 && *q->after_name)))
+        sk_btree_seek(&it, root, q->after_ns, q->after_name, 1);
+    else
+        sk_btree_seek(&it, root, q->ns, "", 0);
+    sk_blob *b;
+    while (visited < q->limit && (b = sk_btree_next(&it)) != NULL) {
+        if (q->ns && strcmp(sk_blob_ns(b), q->ns) != 0)
             break;
-        version *v = version_at(n, rev);
-        if (!v || v->deleted)
-            continue;
         visited++;
-        if (fn(arg, n->ns, n->name, v->blob))
+        if (fn(arg, sk_blob_ns(b), sk_blob_name(b), b))
             break;
     }
     *visited_out = visited;
@@ -859,15 +922,15 @@ sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev
 {
     sk_err err = SK_ERR_NOT_FOUND;
     pthread_rwlock_rdlock(&c->lock);
-    if (gen != c->generation || after_rev < c->base) {
+    if (gen < c->res[res].gen || after_rev < c->base) {
         err = SK_ERR_EXPIRED;
         goto out;
     }
     int64_t r = after_rev + 1;
     int64_t stop = c->rev < after_rev + EVENT_SCAN_MAX ? c->rev : after_rev + EVENT_SCAN_MAX;
     for (; r <= stop; r++) {
-        event *e = *ring_slot(c, r);
-        if (e && e->res == res) {
+        const event *e = ring_slot(c, r);
+        if (e->res == res) {
             ev->rev = e->rev;
             ev->type = e->type;
             ev->obj = sk_blob_ref(e->obj);
@@ -882,7 +945,14 @@ out:
     return err;
 }
 
-/* ---- consistency check ------------------------------------------------------- */
+void sk_cache_event_clear(sk_cache_event *ev)
+{
+    sk_blob_unref(ev->obj);
+    sk_blob_unref(ev->prev);
+    memset(ev, 0, sizeof *ev);
+}
+
+/* ---- consistency check ------------------------------------------------------------- */
 
 #define FNV_OFFSET 14695981039346656037ULL
 #define FNV_PRIME 1099511628211ULL
@@ -969,7 +1039,7 @@ void sk_cache_distrust(sk_cache *c, int res)
 {
     SK_CHECK(res >= 0 && res < c->n_res);
     atomic_store(&c->distrusted[res], 1);
-    atomic_store(&c->rebuild_requested, 1);
+    atomic_store(&c->rebuild_requested[res], 1);
 }
 
 void sk_cache_trust(sk_cache *c, int res)
@@ -980,13 +1050,20 @@ void sk_cache_trust(sk_cache *c, int res)
 
 void sk_cache_get_stats(sk_cache *c, sk_cache_stats *out)
 {
+    memset(out, 0, sizeof *out);
     pthread_rwlock_rdlock(&c->lock);
-    int64_t objects = 0;
-    for (int i = 0; i < c->n_res; i++)
-        objects += c->lists[i].live;
-    out->objects = objects;
+    for (int i = 0; i < c->n_res; i++) {
+        const resource *r = &c->res[i];
+        out->objects += r->live;
+        out->snapshots += (int64_t)r->len;
+        out->object_bytes += (int64_t)r->object_bytes;
+        out->index_bytes += (int64_t)r->index_bytes;
+    }
+    out->snapshot_bytes = (int64_t)c->history_bytes;
+    out->snapshot_budget = (int64_t)snapshot_budget(c);
     out->events = (int64_t)c->ring_len;
     out->rev = c->rev;
+    out->list_oldest = c->floor;
     pthread_rwlock_unlock(&c->lock);
     out->rebuilds = atomic_load(&c->rebuilds);
     out->store_rev = atomic_load(&c->store_rev);

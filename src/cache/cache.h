@@ -1,20 +1,28 @@
 /*
- * cache.h - the watch cache: every resource's objects in memory, the recent
- * history as a window of events, fed in revision order by the store's
- * commit feed.
+ * cache.h - the watch cache: every resource's objects in memory, one
+ * immutable snapshot per applied revision, and the recent history as a
+ * window of events, fed in revision order by the store's commit feed.
  *
- * What it holds. Per resource, an ordered index of keys (namespace, name),
- * each with a short chain of versions: the newest, plus the older ones a
- * reader may still ask for (revisions inside the event window). So a list
- * at any revision R >= sk_cache_oldest() is answered from memory, in key
- * order, consistent at R, with no copy of the list: a reader keeps only its
- * last key. The events (ADDED/MODIFIED/DELETED, with the previous version
+ * Snapshots (KEP-4988). Per resource, the objects live in a persistent
+ * B+tree keyed by (namespace, name) (btree.h): every applied event yields
+ * a new root by path copying, an immutable snapshot at that revision that
+ * shares every other node and the object bytes with its neighbours. The
+ * roots are kept by revision; a read at revision X uses the newest root at
+ * or below X. So every list, paged or not, and every get at any revision
+ * the cache still retains is answered from memory, consistent at X, in key
+ * order, with no copy of the list (a reader keeps only its last key).
+ * Retention: from the "list floor" on, which only moves forward: past
+ * revisions any instance compacted, past the event window's start, and
+ * past the oldest snapshots when their memory exceeds the budget
+ * (sk_cache_config.snapshot_bytes). Reads below it fall back to SQL.
+ *
+ * Events. The events (ADDED/MODIFIED/DELETED, with the previous version
  * for selector transitions) sit in one ring indexed by revision: revisions
  * are global and gap-free, so "the event at revision r" is one array index
  * and a watcher is just a cursor (a revision), not a queue.
  *
  * Object bytes. Each version's JSON is one refcounted, immutable sk_blob,
- * shared by the index, the events and every reader: serialized once by the
+ * shared by the trees, the events and every reader: serialized once by the
  * store, never copied per watcher, never mutated after it is published.
  *
  * The feed. One thread per cache reads committed history after the last
@@ -28,13 +36,17 @@
  * from client requests, and client readers never hold the cache's lock
  * while they write to a socket.
  *
- * Threads. Readers take a read lock for one short step (a chunk of a list,
- * one event); the feed takes the write lock for one applied batch. The lock
- * prefers writers, so thousands of readers cannot starve the feed.
+ * Threads. The feed makes new roots without the lock (nodes are immutable,
+ * readers never see unpublished ones), then takes the write lock only to
+ * publish a batch's roots and events and to unlink dropped snapshots,
+ * whose memory it frees after unlocking. Readers take the read lock for one
+ * short step (a chunk of a list, one event). The lock prefers writers, so
+ * thousands of readers cannot starve the feed.
  */
 #ifndef SK_CACHE_CACHE_H
 #define SK_CACHE_CACHE_H
 
+#include "cache/blob.h"
 #include "core/err.h"
 #include "store/store.h"
 
@@ -42,19 +54,6 @@
 #include <stdint.h>
 
 typedef struct sk_cache sk_cache;
-
-/* One immutable serialized object version, refcounted. */
-typedef struct sk_blob sk_blob;
-const char *sk_blob_data(const sk_blob *b, size_t *len_out);
-/* The object's key (borrowed from the blob). */
-const char *sk_blob_ns(const sk_blob *b);
-const char *sk_blob_name(const sk_blob *b);
-/* Revision that wrote this version (its resourceVersion). */
-int64_t sk_blob_rev(const sk_blob *b);
-/* Takes a reference (returns b). */
-sk_blob *sk_blob_ref(sk_blob *b);
-/* Drops a reference; NULL-safe. */
-void sk_blob_unref(sk_blob *b);
 
 /* Runs on the feed thread after every applied batch, after a rebuild, and
  * at least once a second (a tick). Must not block or call into the cache's
@@ -66,6 +65,11 @@ typedef struct sk_cache_config {
     int n_resources;
     int window_events;   /* events kept at most (default 100000) */
     size_t window_bytes; /* object bytes referenced by events at most (default 256 MiB) */
+    /* Memory the snapshots older than the newest may take (the nodes their
+     * path copies made). 0: automatic, 2 % of the cached objects' bytes
+     * and at least 1 MiB; < 0: keep only the newest (historical reads go to
+     * SQL). */
+    int64_t snapshot_bytes;
     /* Test-only fault injection: the feed drops the row of this revision
      * once, as a lost event would, which must force a rebuild. 0: none. */
     int64_t drop_rev_once;
@@ -88,7 +92,8 @@ int sk_cache_resource(const sk_cache *c, const char *resource);
 
 typedef struct sk_cache_state {
     int64_t rev;         /* last applied revision */
-    int64_t oldest;      /* lists at revisions >= oldest are served */
+    int64_t oldest;      /* the event window's start: cursors at or after it are served */
+    int64_t list_oldest; /* the list floor: lists and gets at or after it are served */
     uint64_t generation; /* bumped by every rebuild */
 } sk_cache_state;
 void sk_cache_get_state(sk_cache *c, sk_cache_state *out);
@@ -98,8 +103,9 @@ void sk_cache_get_state(sk_cache *c, sk_cache_state *out);
 sk_err sk_cache_wait(sk_cache *c, int64_t rev, int timeout_ms, sk_cache_state *state_out);
 
 /* The version of a key live at revision rev (0: latest). *out is a new
- * reference. SK_ERR_NOT_FOUND if absent; SK_ERR_EXPIRED if rev is older
- * than the window; SK_ERR_TIMEOUT if rev is newer than the cache. */
+ * reference. SK_ERR_NOT_FOUND if absent; SK_ERR_EXPIRED if no retained
+ * snapshot holds rev (or the resource is distrusted); SK_ERR_TIMEOUT if rev
+ * is newer than the cache. */
 sk_err sk_cache_get(sk_cache *c, int res, const char *ns, const char *name, int64_t rev,
                     sk_blob **out);
 
@@ -117,9 +123,11 @@ typedef struct sk_cache_list_query {
 } sk_cache_list_query;
 
 /* Visits up to q->limit objects live at q->rev in (namespace, name) order,
- * after the start key: one short step under the read lock (the visitor
- * must not block). SK_ERR_EXPIRED if q->rev is older than the window,
- * SK_ERR_TIMEOUT if newer than the cache. *visited_out counts the items. */
+ * after the start key, from the snapshot at q->rev: one short step under
+ * the read lock (the visitor must not block). SK_ERR_EXPIRED if no
+ * retained snapshot holds q->rev (or the resource is distrusted),
+ * SK_ERR_TIMEOUT if q->rev is newer than the cache. *visited_out counts
+ * the items. */
 sk_err sk_cache_list(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn fn, void *arg,
                      int *visited_out);
 
@@ -159,17 +167,25 @@ typedef struct sk_cache_check_result {
  * store errors as they come. */
 sk_err sk_cache_check(sk_cache *c, int res, sk_cache_check_result *out);
 /* After a failed check: the resource's reads go to SQL (sk_cache_get and
- * sk_cache_list answer SK_ERR_EXPIRED for it) and the feed rebuilds the
- * cache. sk_cache_trust ends that once a later check passes. */
+ * sk_cache_list answer SK_ERR_EXPIRED for it) and the feed rebuilds that
+ * resource alone from a consistent list, dropping its snapshots; its
+ * watchers get 410 (what they were sent may be wrong too). sk_cache_trust
+ * ends the SQL reads once a later check passes. */
 void sk_cache_distrust(sk_cache *c, int res);
 void sk_cache_trust(sk_cache *c, int res);
 
 typedef struct sk_cache_stats {
-    int64_t objects;   /* live objects */
-    int64_t events;    /* events in the window */
-    int64_t rebuilds;  /* rebuilds after a feed anomaly */
-    int64_t store_rev; /* the store's revision as the feed saw it last */
-    int64_t rev;       /* the cache's revision */
+    int64_t objects;        /* live objects */
+    int64_t events;         /* events in the window */
+    int64_t rebuilds;       /* full rebuilds after a feed anomaly, and resource rebuilds */
+    int64_t store_rev;      /* the store's revision as the feed saw it last */
+    int64_t rev;            /* the cache's revision */
+    int64_t list_oldest;    /* the list floor */
+    int64_t snapshots;      /* retained snapshots, the newest of each resource included */
+    int64_t object_bytes;   /* memory of the live objects' blobs */
+    int64_t index_bytes;    /* memory of the newest trees' nodes */
+    int64_t snapshot_bytes; /* memory the older snapshots add (their nodes and entries) */
+    int64_t snapshot_budget;
 } sk_cache_stats;
 void sk_cache_get_stats(sk_cache *c, sk_cache_stats *out);
 

@@ -50,6 +50,7 @@ typedef struct options {
     const char *identity_hostname;
     int64_t lease_duration_s, lease_renew_s, event_ttl_s;
     int64_t consistency_check_s;
+    int64_t snapshot_bytes; /* as sk_cache_config.snapshot_bytes: 0 auto, < 0 none */
     int verbose;
 } options;
 
@@ -86,6 +87,10 @@ static void usage(FILE *f)
         "                           (default %d)\n"
         "  --consistency-check-interval SECS  serve: compare the watch cache with the store\n"
         "                           this often, 0 = only on GET /debug/consistency (default %d)\n"
+        "  --snapshot-memory SIZE   serve: memory the watch cache's past snapshots may take\n"
+        "                           (bytes, or with K, M or G); lists at older revisions go\n"
+        "                           to SQL. 0 = keep none; default auto: 2%% of the cached\n"
+        "                           objects' bytes, at least 1M\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",
@@ -100,6 +105,29 @@ static int fail(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fputc('\n', stderr);
     return 1;
+}
+
+/* "auto", or a byte count with an optional K, M or G (powers of 1024), into
+ * sk_cache_config.snapshot_bytes (0 auto, -1 none). -2 if malformed. */
+static int64_t parse_snapshot_memory(const char *s)
+{
+    if (strcmp(s, "auto") == 0)
+        return 0;
+    char digits[32];
+    size_t n = strlen(s);
+    int shift = 0;
+    if (n > 0 && strchr("KMG", s[n - 1])) {
+        shift = s[n - 1] == 'K' ? 10 : s[n - 1] == 'M' ? 20 : 30;
+        n--;
+    }
+    if (n == 0 || n >= sizeof digits)
+        return -2;
+    memcpy(digits, s, n);
+    digits[n] = '\0';
+    int64_t v = sk_parse_i64(digits);
+    if (v < 0 || v > (INT64_C(1) << 40) >> shift)
+        return -2;
+    return v == 0 ? -1 : v << shift;
 }
 
 static int mkdir_p(const char *dir)
@@ -270,6 +298,7 @@ static int cmd_serve(const options *o, const char *db)
                          .identity_renew_s = o->lease_renew_s,
                          .event_ttl_s = o->event_ttl_s,
                          .consistency_check_interval_s = o->consistency_check_s,
+                         .cache_snapshot_bytes = o->snapshot_bytes,
                          .cache_corrupt_key_once = getenv("SQLKUBE_TEST_CORRUPT_OBJECT")};
     if ((err = sk_api_new(store, &cfg, &api)) != SK_OK) {
         fail("cannot build the watch cache: %s", sk_err_name(err));
@@ -379,6 +408,7 @@ int main(int argc, char **argv)
         {"identity-lease-renew-interval", required_argument, NULL, 'R'},
         {"event-ttl", required_argument, NULL, 'E'},
         {"consistency-check-interval", required_argument, NULL, 'C'},
+        {"snapshot-memory", required_argument, NULL, 'M'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -437,6 +467,12 @@ int main(int argc, char **argv)
             if ((o.consistency_check_s = sk_parse_i64(optarg)) < 0 ||
                 o.consistency_check_s > 366 * 24 * 3600)
                 return fail("invalid --consistency-check-interval %s: want 0 to 31622400 seconds",
+                            optarg);
+            break;
+        case 'M':
+            if ((o.snapshot_bytes = parse_snapshot_memory(optarg)) < -1)
+                return fail("invalid --snapshot-memory %s: want auto, or bytes with an optional K, "
+                            "M or G, up to 1T",
                             optarg);
             break;
         case 'v':

@@ -54,14 +54,21 @@ static int64_t put(fixture *f, sk_write_op op, const char *res, const char *ns, 
     return rev;
 }
 
-static void open_cache_corrupt(fixture *f, int window_events, int64_t drop, const char *corrupt)
+static void open_cache_cfg(fixture *f, int window_events, int64_t drop, const char *corrupt,
+                           int64_t snapshot_bytes)
 {
     sk_cache_config cfg = {.resources = resources,
                            .n_resources = 2,
                            .window_events = window_events,
                            .drop_rev_once = drop,
-                           .corrupt_key_once = corrupt};
+                           .corrupt_key_once = corrupt,
+                           .snapshot_bytes = snapshot_bytes};
     assert_int_equal(sk_cache_new(f->store, &cfg, on_notify, f, &f->cache), SK_OK);
+}
+
+static void open_cache_corrupt(fixture *f, int window_events, int64_t drop, const char *corrupt)
+{
+    open_cache_cfg(f, window_events, drop, corrupt, 0);
 }
 
 static void open_cache(fixture *f, int window_events, int64_t drop)
@@ -327,14 +334,14 @@ static int store_key(void *arg, const sk_row *row)
 
 /*
  * Differential: random creates, updates, deletes and re-creates over three
- * namespaces, a small window (so pruning and unlinking run all the time);
- * after every write, the cache's list at EVERY revision still in its window,
- * per namespace and across all, must equal the store's list at that
- * revision. (Written first by a reviewer as a one-off; kept as a test.)
+ * namespaces, with a small window or a small snapshot budget (so snapshots
+ * are dropped all the time); after every write, the cache's list at EVERY
+ * revision it still serves, per namespace and across all, and from a
+ * continue key, must equal the store's list at that revision, and every
+ * older revision must be refused (SK_ERR_EXPIRED: the caller reads SQL).
  */
-static void test_differential_against_store(void **state)
+static void differential_against_store(fixture *f, int window_events, int64_t snapshot_bytes)
 {
-    fixture *f = *state;
     static const char *const nss[] = {"a", "b", "c"};
     srand(1234);
     char name[16];
@@ -347,9 +354,9 @@ static void test_differential_against_store(void **state)
                       .object = json_pack("{s:{s:s, s:s}}", "metadata", "name", name, "uid", "u")};
         sk_store_write(f->store, &w, NULL); /* duplicates fail: fine */
     }
-    open_cache(f, 25, 0);
+    open_cache_cfg(f, window_events, 0, NULL, snapshot_bytes);
     static keys mem, sql;
-    int compared = 0;
+    int compared = 0, refused = 0;
     for (int step = 0; step < 300; step++) {
         snprintf(name, sizeof name, "k%02d", rand() % 40);
         int op = rand() % 3;
@@ -369,14 +376,35 @@ static void test_differential_against_store(void **state)
         sk_row_clear(&row);
         sk_cache_state st;
         sk_cache_get_state(f->cache, &st);
-        for (int64_t at = st.oldest; at <= st.rev; at++) {
-            for (int scope = 0; scope <= 3; scope++) {
-                const char *ns = scope < 3 ? nss[scope] : NULL;
+        assert_true(st.list_oldest >= st.oldest);
+        int visited;
+        for (int64_t at = st.oldest; at < st.list_oldest; at++) {
+            sk_cache_list_query cq = {.res = 0, .rev = at, .limit = 256};
+            assert_int_equal(sk_cache_list(f->cache, &cq, cache_key, &mem, &visited),
+                             SK_ERR_EXPIRED);
+            refused++;
+        }
+        for (int64_t at = st.list_oldest; at <= st.rev; at++) {
+            for (int scope = 0; scope <= 5; scope++) {
+                /* Each namespace, all of them, and after a continue key in
+                 * all of them and in one. */
+                const char *ns = scope < 3 ? nss[scope] : scope == 5 ? "b" : NULL;
+                const char *after_ns = scope >= 4 ? "b" : NULL;
+                const char *after_name = scope >= 4 ? "k20" : NULL;
                 mem.n = sql.n = 0;
-                int visited;
-                sk_cache_list_query cq = {.res = 0, .ns = ns, .rev = at, .limit = 256};
+                sk_cache_list_query cq = {.res = 0,
+                                          .ns = ns,
+                                          .after_ns = after_ns,
+                                          .after_name = after_name,
+                                          .rev = at,
+                                          .limit = 256};
                 assert_int_equal(sk_cache_list(f->cache, &cq, cache_key, &mem, &visited), SK_OK);
-                sk_list_query q = {.resource = "configmaps", .ns = ns, .rev = at, .limit = 256};
+                sk_list_query q = {.resource = "configmaps",
+                                   .ns = ns,
+                                   .after_ns = after_ns,
+                                   .after_name = after_name,
+                                   .rev = at,
+                                   .limit = 256};
                 assert_int_equal(sk_store_list(f->store, &q, store_key, &sql), SK_OK);
                 assert_int_equal(mem.n, sql.n);
                 for (int i = 0; i < mem.n; i++)
@@ -386,6 +414,22 @@ static void test_differential_against_store(void **state)
         }
     }
     assert_true(compared > 1000);
+    if (snapshot_bytes > 0)
+        assert_true(refused > 100); /* the budget, not the window, moved the floor */
+    sk_cache_stats stats;
+    sk_cache_get_stats(f->cache, &stats);
+    if (snapshot_bytes > 0)
+        assert_true(stats.snapshot_bytes <= snapshot_bytes);
+}
+
+static void test_differential_small_window(void **state)
+{
+    differential_against_store(*state, 25, 0);
+}
+
+static void test_differential_small_snapshot_budget(void **state)
+{
+    differential_against_store(*state, 0, 4096);
 }
 
 static void test_check_finds_corruption(void **state)
@@ -403,7 +447,10 @@ static void test_check_finds_corruption(void **state)
     assert_int_equal(res.store_count, 2);
     assert_int_equal(res.cache_count, 1);
     assert_true(res.cache_hash != res.store_hash);
-    /* Distrusted: reads go elsewhere, and the feed rebuilds. */
+    /* Distrusted: reads go elsewhere, and the feed rebuilds that resource
+     * alone: its cursors expire, the other resource's do not. */
+    sk_cache_state before;
+    sk_cache_get_state(f->cache, &before);
     sk_cache_distrust(f->cache, 0);
     sk_blob *b;
     assert_int_equal(sk_cache_get(f->cache, 0, "n", "kept", 0, &b), SK_ERR_EXPIRED);
@@ -413,11 +460,40 @@ static void test_check_finds_corruption(void **state)
         sk_cache_get_stats(f->cache, &stats);
     }
     assert_int_equal(stats.rebuilds, 1);
+    sk_cache_event ev = {0};
+    int64_t scanned;
+    assert_int_equal(sk_cache_next_event(f->cache, before.generation, 0, before.rev, &ev, &scanned),
+                     SK_ERR_EXPIRED);
+    assert_int_equal(sk_cache_next_event(f->cache, before.generation, 1, before.rev, &ev, &scanned),
+                     SK_ERR_NOT_FOUND);
+    sk_cache_state after;
+    sk_cache_get_state(f->cache, &after);
+    assert_int_equal(after.oldest, before.oldest); /* the window was kept */
     assert_int_equal(sk_cache_check(f->cache, 0, &res), SK_OK);
     assert_true(res.cache_hash == res.store_hash && res.cache_count == 2);
     sk_cache_trust(f->cache, 0);
     char *v;
     assert_string_equal(v = value_at(f, "n", "lost", 0), "1"), free(v);
+}
+
+/* With no history snapshots, past revisions go to SQL and the newest is
+ * still served. */
+static void test_no_history_snapshots(void **state)
+{
+    fixture *f = *state;
+    open_cache_cfg(f, 0, 0, NULL, -1);
+    int64_t r1 = put(f, SK_WRITE_CREATE, "configmaps", "n", "x", "1");
+    int64_t r2 = put(f, SK_WRITE_UPDATE, "configmaps", "n", "x", "2");
+    wait_rev(f, r2);
+    sk_blob *b;
+    assert_int_equal(sk_cache_get(f->cache, 0, "n", "x", r1, &b), SK_ERR_EXPIRED);
+    char *v;
+    assert_string_equal(v = value_at(f, "n", "x", r2), "2"), free(v);
+    sk_cache_stats stats;
+    sk_cache_get_stats(f->cache, &stats);
+    assert_int_equal(stats.snapshot_bytes, 0);
+    assert_int_equal(stats.snapshots, 2); /* the newest of each resource */
+    assert_int_equal(stats.list_oldest, r2);
 }
 
 int main(void)
@@ -429,7 +505,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_window_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_raises_floor, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_event_forces_rebuild, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_differential_against_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_differential_small_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_differential_small_snapshot_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_history_snapshots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_finds_corruption, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
