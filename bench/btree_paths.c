@@ -10,28 +10,13 @@
  *
  * usage: btree_paths_fN [objects] [updates]
  */
+#include "bench_util.h"
 #include "cache/btree.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rng = 0x2545F4914F6CDD1DULL;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static void key_name(int i, char *out, size_t n)
 {
@@ -54,34 +39,34 @@ int main(int argc, char **argv)
 
     sk_btree_change *changes = calloc((size_t)updates, sizeof *changes);
     size_t path_bytes = 0;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int u = 0; u < updates; u++) {
-        key_name((int)(next_rand() % (uint64_t)n), name, sizeof name);
+        key_name((int)(bench_rand() % (uint64_t)n), name, sizeof name);
         root = sk_btree_put(root, sk_blob_new("default", name, u + 2, "{}", 2), &changes[u]);
         path_bytes += changes[u].new_bytes;
     }
-    double put_s = now_s() - t0;
+    double put_s = bench_now_s() - t0;
 
     int lookups = 200000;
-    t0 = now_s();
+    t0 = bench_now_s();
     size_t found = 0;
     for (int i = 0; i < lookups; i++) {
-        key_name((int)(next_rand() % (uint64_t)n), name, sizeof name);
+        key_name((int)(bench_rand() % (uint64_t)n), name, sizeof name);
         found += sk_btree_get(root, "default", name) != NULL;
     }
-    double get_s = now_s() - t0;
+    double get_s = bench_now_s() - t0;
 
     int pages = 2000;
-    t0 = now_s();
+    t0 = bench_now_s();
     size_t items = 0;
     for (int p = 0; p < pages; p++) {
-        key_name((int)(next_rand() % (uint64_t)n), name, sizeof name);
+        key_name((int)(bench_rand() % (uint64_t)n), name, sizeof name);
         sk_btree_iter it;
         sk_btree_seek(&it, root, "default", name, 1);
         for (int i = 0; i < 500 && sk_btree_next(&it); i++)
             items++;
     }
-    double page_s = now_s() - t0;
+    double page_s = bench_now_s() - t0;
 
     printf("{\"fanout\": %d, \"objects\": %d, \"depth\": %d, \"index_bytes_per_object\": %.1f, "
            "\"snapshot_bytes_per_update\": %.0f, \"put_us\": %.2f, \"get_ns\": %.0f, "

@@ -130,8 +130,8 @@ def load_postgres(url, n):
 
 
 class Server:
-    def __init__(self, binary, data_dir, db):
-        self.binary, self.data_dir, self.db = binary, data_dir, db
+    def __init__(self, binary, data_dir, db, extra=()):
+        self.binary, self.data_dir, self.db, self.extra = binary, data_dir, db, list(extra)
         self.proc = None
 
     def start(self):
@@ -140,7 +140,7 @@ class Server:
         with open(log, "a") as err:
             self.proc = subprocess.Popen(
                 [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
-                 self.data_dir, "--db", self.db, "--compact-interval", "0"],
+                 self.data_dir, "--db", self.db, "--compact-interval", "0"] + self.extra,
                 stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.time() + 30
         while time.time() < deadline and self.proc.poll() is None:
@@ -214,6 +214,15 @@ def psql(url, sql):
     subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql], check=True)
 
 
+def database(backend, pg_url, work, label):
+    """A fresh database for one run: (URL, PostgreSQL database name to drop or None)."""
+    if backend == "sqlite":
+        return "sqlite:" + os.path.join(work, "sqlkube.db"), None
+    pg_db = "%s_%d" % (label, os.getpid())
+    psql(pg_url, "CREATE DATABASE %s" % pg_db)
+    return urllib.parse.urlunsplit(urllib.parse.urlsplit(pg_url)._replace(path="/" + pg_db)), pg_db
+
+
 def prepare(binary, db, n, compact):
     """Migrates and loads db, optionally compacts it, and updates planner statistics."""
     subprocess.run([binary, "migrate", "--db", db], check=True, stdout=subprocess.DEVNULL)
@@ -251,19 +260,24 @@ def measure(binary, work, db):
     return lat, total, size, secs, before, after
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def parse_common_args(ap, sizes):
+    """Adds the flags every loader-based benchmark takes, parses: (args, absolute binary)."""
     ap.add_argument("--bin", default="build/sqlkube")
-    ap.add_argument("--sizes", default="10000,100000,1000000")
+    ap.add_argument("--sizes", default=sizes)
     ap.add_argument("--backend", default="sqlite", choices=["sqlite", "postgres"])
     ap.add_argument("--pg-url", help="an existing database; one more is created per size")
-    ap.add_argument("--compact", action="store_true",
-                    help="run `sqlkube compact --retain 0` after loading: no tombstones or "
-                    "superseded versions left")
     args = ap.parse_args()
     if args.backend == "postgres" and not args.pg_url:
         ap.error("--backend postgres needs --pg-url")
-    binary = os.path.abspath(args.bin)
+    return args, os.path.abspath(args.bin)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--compact", action="store_true",
+                    help="run `sqlkube compact --retain 0` after loading: no tombstones or "
+                    "superseded versions left")
+    args, binary = parse_common_args(ap, "10000,100000,1000000")
     print("| backend | objects | load s | pages | first page ms | middle page ms | last page ms | "
           "median ms | unpaged list MB | unpaged s | RSS before MB | peak RSS after MB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -272,13 +286,7 @@ def main():
         pg_db = None
         try:
             t0 = time.perf_counter()
-            if args.backend == "sqlite":
-                db = "sqlite:" + os.path.join(work, "sqlkube.db")
-            else:
-                pg_db = "page_%d_%d" % (n, os.getpid())
-                psql(args.pg_url, "CREATE DATABASE %s" % pg_db)
-                db = urllib.parse.urlunsplit(
-                    urllib.parse.urlsplit(args.pg_url)._replace(path="/" + pg_db))
+            db, pg_db = database(args.backend, args.pg_url, work, "page_%d" % n)
             prepare(binary, db, n, args.compact)
             load_s = time.perf_counter() - t0
             lat, total, size, secs, before, after = measure(binary, work, db)

@@ -19,6 +19,7 @@
  *   snapshots [--db URL] [--objects N] [--size BYTES] [--updates U]
  *             [--snapshot-memory BYTES] (0 auto, -1 none) [--pages P]
  */
+#include "bench_util.h"
 #include "cache/cache.h"
 #include "store/store.h"
 
@@ -34,26 +35,10 @@
 #define IN_FLIGHT 256
 #define PAGE 500
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static size_t heap_in_use(void)
 {
     malloc_trim(0);
     return mallinfo2().uordblks;
-}
-
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
 }
 
 /* ---- writes, IN_FLIGHT at a time (group commit) ---- */
@@ -207,11 +192,11 @@ int main(int argc, char **argv)
         return 1;
     }
     writes w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
-    double t0 = now_s();
+    double t0 = bench_now_s();
     for (int i = 0; i < objects; i++)
         submit(store, &w, i, 0, size, 1);
     wait_below(&w, 0);
-    double create_s = now_s() - t0;
+    double create_s = bench_now_s() - t0;
 
     /* Warm the store's page caches first (SQLite allocates them from the
      * same heap), so the heap measured around the build is the cache's. */
@@ -225,12 +210,12 @@ int main(int argc, char **argv)
     const char *const resources[] = {"configmaps"};
     sk_cache_config cfg = {.resources = resources, .n_resources = 1, .snapshot_bytes = budget};
     sk_cache *cache = NULL;
-    t0 = now_s();
+    t0 = bench_now_s();
     if (sk_cache_new(store, &cfg, nothing, NULL, &cache) != SK_OK) {
         fprintf(stderr, "cannot build the cache\n");
         return 1;
     }
-    double build_s = now_s() - t0;
+    double build_s = bench_now_s() - t0;
     size_t heap_built = heap_in_use();
     sk_cache_stats built;
     sk_cache_get_stats(cache, &built);
@@ -243,11 +228,11 @@ int main(int argc, char **argv)
     free(all.buf);
 
     int64_t first_update_rev = w.last_rev + 1;
-    t0 = now_s();
+    t0 = bench_now_s();
     for (int u = 0; u < updates; u++)
-        submit(store, &w, (int)(next_rand() % (uint64_t)objects), u + 1, size, 0);
+        submit(store, &w, (int)(bench_rand() % (uint64_t)objects), u + 1, size, 0);
     wait_below(&w, 0);
-    double update_s = now_s() - t0;
+    double update_s = bench_now_s() - t0;
     sk_cache_state st;
     sk_cache_wait(cache, w.last_rev, 60000, &st);
     size_t heap_updated = heap_in_use();
@@ -263,7 +248,7 @@ int main(int argc, char **argv)
     for (int p = 0; p < pages; p++) {
         char after_name[32];
         snprintf(after_name, sizeof after_name, "cm-%07d",
-                 (int)(next_rand() % (uint64_t)(objects > PAGE ? objects - PAGE : 1)));
+                 (int)(bench_rand() % (uint64_t)(objects > PAGE ? objects - PAGE : 1)));
         page_sink a = {0}, b = {0};
         sk_cache_list_query cq = {.res = 0,
                                   .ns = "bench",
@@ -271,9 +256,9 @@ int main(int argc, char **argv)
                                   .after_name = after_name,
                                   .rev = at,
                                   .limit = PAGE};
-        double s0 = now_s();
+        double s0 = bench_now_s();
         sk_err err = sk_cache_list(cache, &cq, cache_item, &a, &visited);
-        cache_t[p] = now_s() - s0;
+        cache_t[p] = bench_now_s() - s0;
         from_cache += err == SK_OK;
         sk_list_query sq = {.resource = "configmaps",
                             .ns = "bench",
@@ -281,9 +266,9 @@ int main(int argc, char **argv)
                             .after_name = after_name,
                             .rev = at,
                             .limit = PAGE};
-        s0 = now_s();
+        s0 = bench_now_s();
         sk_store_list(store, &sq, store_item, &b);
-        sql_t[p] = now_s() - s0;
+        sql_t[p] = bench_now_s() - s0;
         mismatches += err != SK_OK || a.items != b.items || a.hash != b.hash || a.len != b.len;
         free(a.buf);
         free(b.buf);

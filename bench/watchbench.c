@@ -183,7 +183,16 @@ static int send_get(int fd, const char *path)
  * the (de-chunked) body. A line keeps at most keep_max bytes (the rest is
  * only counted), so 1 MiB events cost no 1 MiB buffers. */
 
-enum { P_HEADERS, P_CHUNK_SIZE, P_CHUNK_DATA, P_CHUNK_CRLF, P_TRAILER, P_IDENTITY, P_EOF_BODY, P_DONE };
+enum {
+    P_HEADERS,
+    P_CHUNK_SIZE,
+    P_CHUNK_DATA,
+    P_CHUNK_CRLF,
+    P_TRAILER,
+    P_IDENTITY,
+    P_EOF_BODY,
+    P_DONE
+};
 
 typedef struct parser parser;
 /* Returns non-zero to stop feeding (the caller is done with the stream). */
@@ -774,16 +783,16 @@ static int run_watchlist(void)
             ev_max = c->added;
         if (c->names_checked != c->added)
             names_checked_all = 0;
-        int ok = c->done && !c->err[0] && c->added == opt.expect && c->names_ok &&
-                 c->bytes == bytes0;
+        int ok =
+            c->done && !c->err[0] && c->added == opt.expect && c->names_ok && c->bytes == bytes0;
         if (!ok) {
             bad++;
             fprintf(stderr,
                     "watchbench: client %d: %ld ADDED (want %ld), bookmark %s, %llu bytes "
                     "(client 0: %llu)%s%s\n",
                     i, c->added, opt.expect, c->done ? "seen" : "NOT seen",
-                    (unsigned long long)c->bytes, (unsigned long long)bytes0,
-                    c->err[0] ? ": " : "", c->err);
+                    (unsigned long long)c->bytes, (unsigned long long)bytes0, c->err[0] ? ": " : "",
+                    c->err);
         }
     }
     qsort(dur, (size_t)opt.clients, sizeof *dur, cmp_i64);
@@ -794,11 +803,10 @@ static int run_watchlist(void)
            "\"ttfb_median_ms\":%.1f,\"ttfb_max_ms\":%.1f,"
            "\"events_min\":%ld,\"events_max\":%ld,\"names_checked\":%s,\"bytes_per_client\":%llu,"
            "\"bookmark_rv\":\"%s\",\"mib_per_s\":%.1f,\"failed_clients\":%d,\"ok\":%s}\n",
-           n, opt.expect, (double)(t1 - t0) / 1e9, (double)dur[0] / 1e9,
-           (double)dur[n / 2] / 1e9, (double)dur[n - 1] / 1e9, (double)ttfb[n / 2] / 1e6,
-           (double)ttfb[n - 1] / 1e6, ev_min, ev_max, names_checked_all ? "true" : "false",
-           (unsigned long long)bytes0, cs[0].bookmark_rv,
-           (double)bytes0 * n / (1 << 20) / ((double)(t1 - t0) / 1e9), bad,
+           n, opt.expect, (double)(t1 - t0) / 1e9, (double)dur[0] / 1e9, (double)dur[n / 2] / 1e9,
+           (double)dur[n - 1] / 1e9, (double)ttfb[n / 2] / 1e6, (double)ttfb[n - 1] / 1e6, ev_min,
+           ev_max, names_checked_all ? "true" : "false", (unsigned long long)bytes0,
+           cs[0].bookmark_rv, (double)bytes0 * n / (1 << 20) / ((double)(t1 - t0) / 1e9), bad,
            bad ? "false" : "true");
     fflush(stdout);
     if (bad)
@@ -818,13 +826,13 @@ typedef struct watcher {
     int id;
     parser p;
     int got_headers;
-    int warm;       /* saw the warm-up event */
-    int next_seq;   /* the event expected next */
+    int warm;     /* saw the warm-up event */
+    int next_seq; /* the event expected next */
     long long last_rv;
-    int ended;      /* the server closed the stream */
-    int bad;        /* order/duplicate/unexpected event */
+    int ended; /* the server closed the stream */
+    int bad;   /* order/duplicate/unexpected event */
     long bookmarks;
-    int64_t *lat;   /* ns per sequence number */
+    int64_t *lat; /* ns per sequence number */
     char err[400];
 } watcher;
 
@@ -943,8 +951,7 @@ static void *loop_main(void *arg)
                 if (rc < 0 || rc == 2) {
                     w->ended = 1;
                     if (!w->err[0])
-                        snprintf(w->err, sizeof w->err, "%s",
-                                 rc < 0 ? w->p.err : "response ended");
+                        snprintf(w->err, sizeof w->err, "%s", rc < 0 ? w->p.err : "response ended");
                     epoll_ctl(l->ep, EPOLL_CTL_DEL, w->fd, NULL);
                     break;
                 }
@@ -1002,9 +1009,8 @@ static void raise_nofile(int need)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)need) {
-        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= (rlim_t)need
-                          ? (rlim_t)need
-                          : rl.rlim_max;
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= (rlim_t)need ? (rlim_t)need
+                                                                                  : rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
         getrlimit(RLIMIT_NOFILE, &rl);
         if (rl.rlim_cur < (rlim_t)need)
@@ -1218,11 +1224,16 @@ int main(int argc, char **argv)
         usage();
     opt.mode = argv[1];
     static const struct option longs[] = {
-        {"url", required_argument, 0, 'u'},         {"namespace", required_argument, 0, 'n'},
-        {"clients", required_argument, 0, 'c'},     {"count", required_argument, 0, 'N'},
-        {"size", required_argument, 0, 's'},        {"prefix", required_argument, 0, 'p'},
-        {"expect", required_argument, 0, 'e'},      {"events", required_argument, 0, 'm'},
-        {"interval-ms", required_argument, 0, 'i'}, {"threads", required_argument, 0, 't'},
+        {"url", required_argument, 0, 'u'},
+        {"namespace", required_argument, 0, 'n'},
+        {"clients", required_argument, 0, 'c'},
+        {"count", required_argument, 0, 'N'},
+        {"size", required_argument, 0, 's'},
+        {"prefix", required_argument, 0, 'p'},
+        {"expect", required_argument, 0, 'e'},
+        {"events", required_argument, 0, 'm'},
+        {"interval-ms", required_argument, 0, 'i'},
+        {"threads", required_argument, 0, 't'},
         {0, 0, 0, 0},
     };
     const char *url = NULL;
@@ -1230,17 +1241,38 @@ int main(int argc, char **argv)
     optind = 2;
     while ((ch = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (ch) {
-        case 'u': url = optarg; break;
-        case 'n': opt.ns = optarg; break;
-        case 'c': opt.clients = atoi(optarg); break;
-        case 'N': opt.count = atol(optarg); break;
-        case 's': opt.size = (size_t)atol(optarg); break;
-        case 'p': opt.prefix = optarg; break;
-        case 'e': opt.expect = atol(optarg); break;
-        case 'm': opt.events = atoi(optarg); break;
-        case 'i': opt.interval_ms = atoi(optarg); break;
-        case 't': opt.threads = atoi(optarg); break;
-        default: usage();
+        case 'u':
+            url = optarg;
+            break;
+        case 'n':
+            opt.ns = optarg;
+            break;
+        case 'c':
+            opt.clients = atoi(optarg);
+            break;
+        case 'N':
+            opt.count = atol(optarg);
+            break;
+        case 's':
+            opt.size = (size_t)atol(optarg);
+            break;
+        case 'p':
+            opt.prefix = optarg;
+            break;
+        case 'e':
+            opt.expect = atol(optarg);
+            break;
+        case 'm':
+            opt.events = atoi(optarg);
+            break;
+        case 'i':
+            opt.interval_ms = atoi(optarg);
+            break;
+        case 't':
+            opt.threads = atoi(optarg);
+            break;
+        default:
+            usage();
         }
     }
     if (!url || strncmp(url, "http://", 7) != 0)

@@ -254,31 +254,34 @@ int plan_read(sk_api_call *call, int64_t min_rev, call_fn again, int64_t *rev_ou
     uint64_t seen = sk_watch_hub_seq(api->hub);
     sk_cache_state st;
     sk_cache_get_state(api->cache, &st);
-    int64_t want = min_rev, cur = -1; /* the store's revision, read at most once */
+    int64_t cur = -1; /* the store's revision, read at most once per step */
     sk_err err = SK_OK;
-    if (min_rev < 0) {
+    if (min_rev < 0 && call->consistent_rev == 0) {
+        /* A consistent read: at least the store's revision now. Kept for
+         * the call's later steps, which must not chase newer commits. */
         if ((err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
             goto fail;
-        want = cur;
+        call->consistent_rev = cur > 0 ? cur : 1;
     }
+    int64_t want = min_rev < 0 ? call->consistent_rev : min_rev;
     if (st.rev >= want) {
         *rev_out = st.rev;
         return PLAN_NOW;
     }
-    /* The cache is behind (by a commit or two, usually): the store has the
-     * revision, and the read is served from SQL rather than waited for. */
     if (cur < 0 && (err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
         goto fail;
-    if (cur >= want) {
-        *rev_out = cur;
-        return PLAN_NOW;
-    }
-    /* A revision from the future: wait (bounded) without holding this
-     * thread: park the call and run `again` at the next commit or tick. */
+    /* Two waits, bounded by RV_WAIT_MS, neither holding this thread (the
+     * call is parked and `again` runs at the next commit or tick): for the
+     * cache, which is usually a commit or two behind the store, so that
+     * the read is served from memory; or for a revision from the future. */
     int64_t now = sk_now_ms();
     if (call->rv_deadline_ms == 0)
         call->rv_deadline_ms = now + RV_WAIT_MS;
     if (now >= call->rv_deadline_ms) {
+        if (cur >= want) { /* the cache is stuck: SQL has the revision */
+            *rev_out = cur;
+            return PLAN_NOW;
+        }
         call_reply_too_large_rv(call, min_rev, cur);
         return STEP_DONE;
     }

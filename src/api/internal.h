@@ -67,7 +67,8 @@ struct sk_api_call {
     sk_api_wake_fn wake;
     void *wake_arg;
     int64_t start_us;       /* for the latency metric */
-    int64_t rv_deadline_ms; /* waiting for a future resourceVersion ends then */
+    int64_t rv_deadline_ms; /* waiting for the cache or a future resourceVersion ends then */
+    int64_t consistent_rev; /* a consistent read's revision, read at its first step */
     int verb;               /* sk_req_verb of a resource request, -1 for other paths */
 
     /* Route. */
@@ -124,13 +125,14 @@ int call_submit_write(sk_api_call *call, sk_write *w, call_fn then);
 int parse_bool(const char *s);
 /*
  * The revision a read "not older than min_rev" is served at (min_rev < 0: a
- * consistent read, at least the store's current revision; 0: any). Returns
- * PLAN_NOW with *rev_out set: the cache's revision if it has caught up,
- * else the store's (the read then falls back to SQL: never stale, never a
- * wait on an MHD thread). For a revision the store has not reached yet it
- * parks the call in the hub with `again` as its next step and returns the
- * step code to return (STEP_WAIT/STEP_AGAIN), until RV_WAIT_MS have passed;
- * then, or on a store error, it replies and returns STEP_DONE.
+ * consistent read, at least the store's revision at the call's first step;
+ * 0: any). Returns PLAN_NOW with *rev_out set to the cache's revision once
+ * the cache has reached it. Until then it parks the call in the hub with
+ * `again` as its next step and returns the step code to return
+ * (STEP_WAIT/STEP_AGAIN): never a wait on an MHD thread. After RV_WAIT_MS
+ * a revision the store has is served from SQL (PLAN_NOW with the store's
+ * revision: never stale), and one it has not reached yet is 504
+ * ResourceVersionTooLarge (replied, STEP_DONE), as on a store error.
  */
 #define PLAN_NOW (-1)
 int plan_read(sk_api_call *call, int64_t min_rev, call_fn again, int64_t *rev_out);

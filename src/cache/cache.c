@@ -31,6 +31,7 @@
 #include "cache/btree.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/ring.h"
 #include "core/util.h"
 
 #include <pthread.h>
@@ -45,7 +46,7 @@
 #define REBUILD_CHUNK 1000
 #define DEFAULT_WINDOW_EVENTS 100000
 #define DEFAULT_WINDOW_BYTES ((size_t)256 * 1024 * 1024)
-#define AUTO_SNAPSHOT_MIN ((size_t)1 << 20)
+#define AUTO_SNAPSHOT_MIN ((size_t)256 << 10)
 #define AUTO_SNAPSHOT_SHARE 50 /* the automatic budget: 1/50 = 2 % of object bytes */
 
 typedef struct event {
@@ -64,22 +65,28 @@ typedef struct snapshot {
 } snapshot;
 
 typedef struct resource {
-    snapshot *snaps; /* ring: snaps[(head + i) % cap], i < len, oldest first */
-    size_t cap, head, len;
-    uint64_t gen; /* the cache generation of this resource's last (re)build */
+    sk_ring snaps; /* of snapshot, oldest first */
+    uint64_t gen;  /* the cache generation of this resource's last (re)build */
+    /* The revision of its last (re)build: its events at or before it may
+     * have been made against a wrong tree (a failed consistency check), so
+     * no cursor may read them, whatever its generation. */
+    int64_t built_at;
     int64_t live;
     size_t object_bytes, index_bytes; /* the newest tree's blobs and nodes */
 } resource;
 
 /* Memory unlinked under the write lock, freed after it. */
 typedef struct reclaim {
-    snapshot *snaps; /* garbage and old versions of dropped snapshots */
-    size_t n, cap;
+    sk_ring snaps; /* of snapshot: garbage and old versions of dropped snapshots */
     resource *res; /* whole resources replaced by a rebuild */
     int n_res;
-    event *events; /* a replaced window */
-    size_t ev_cap, ev_head, ev_len;
+    sk_ring events; /* of event: a replaced window */
 } reclaim;
+
+#define RECLAIM_INIT                                                                               \
+    {                                                                                              \
+        SK_RING_INIT(snapshot), NULL, 0, SK_RING_INIT(event)                                       \
+    }
 
 struct sk_cache {
     sk_store *store;
@@ -93,10 +100,9 @@ struct sk_cache {
 
     pthread_rwlock_t lock; /* guards everything below except the feed fields */
     resource *res;         /* n_res */
-    event *ring;           /* ring[(r - base - 1 + head) % cap] for r in (base, rev] */
-    size_t ring_cap, ring_head, ring_len;
-    size_t window_used;   /* object bytes referenced by ring events */
-    size_t history_bytes; /* what snapshots older than each resource's newest take */
+    sk_ring ring;          /* of event: revisions (base, rev], oldest first */
+    size_t window_used;    /* object bytes referenced by ring events */
+    size_t history_bytes;  /* what snapshots older than each resource's newest take */
     int64_t base, rev, floor;
     uint64_t generation;
 
@@ -120,37 +126,24 @@ struct sk_cache {
 
 static snapshot *snap_at(const resource *r, size_t i)
 {
-    return &r->snaps[(r->head + i) % r->cap];
+    return sk_ring_at(&r->snaps, i);
 }
 
 static snapshot *snap_newest(const resource *r)
 {
-    SK_CHECK(r->len > 0);
-    return snap_at(r, r->len - 1);
+    return snap_at(r, r->snaps.len - 1);
 }
 
 static void snap_push(resource *r, const snapshot *s)
 {
-    SK_CHECK(r->len == 0 || s->rev > snap_newest(r)->rev);
-    if (r->len == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        snapshot *v = malloc(cap * sizeof *v);
-        SK_CHECK_ALLOC(v);
-        for (size_t i = 0; i < r->len; i++)
-            v[i] = *snap_at(r, i);
-        free(r->snaps);
-        r->snaps = v;
-        r->cap = cap;
-        r->head = 0;
-    }
-    r->snaps[(r->head + r->len) % r->cap] = *s;
-    r->len++;
+    SK_CHECK(r->snaps.len == 0 || s->rev > snap_newest(r)->rev);
+    *(snapshot *)sk_ring_push(&r->snaps) = *s;
 }
 
 /* The newest snapshot at or below rev, NULL if every one is newer. */
 static const snapshot *snap_find(const resource *r, int64_t rev)
 {
-    size_t lo = 0, hi = r->len; /* first index with rev > wanted */
+    size_t lo = 0, hi = r->snaps.len; /* first index with rev > wanted */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (snap_at(r, mid)->rev <= rev)
@@ -163,29 +156,22 @@ static const snapshot *snap_find(const resource *r, int64_t rev)
 
 static void reclaim_snapshot(reclaim *rc, const snapshot *s)
 {
-    if (!s->garbage && !s->old)
-        return;
-    if (rc->n == rc->cap) {
-        rc->cap = rc->cap ? rc->cap * 2 : 64;
-        rc->snaps = realloc(rc->snaps, rc->cap * sizeof *rc->snaps);
-        SK_CHECK_ALLOC(rc->snaps);
-    }
-    rc->snaps[rc->n++] = *s;
+    if (s->garbage || s->old)
+        *(snapshot *)sk_ring_push(&rc->snaps) = *s;
 }
 
 /* Drops the oldest snapshot of r: what the next one's update replaced is
  * now unreachable. Write lock held. */
 static void drop_oldest(sk_cache *c, resource *r, reclaim *rc)
 {
-    SK_CHECK(r->len >= 2);
+    SK_CHECK(r->snaps.len >= 2);
     snapshot *next = snap_at(r, 1);
     reclaim_snapshot(rc, next);
     c->history_bytes -= next->garbage_bytes + sizeof(snapshot);
     next->garbage = NULL;
     next->old = NULL;
     next->garbage_bytes = 0;
-    r->head = (r->head + 1) % r->cap;
-    r->len--;
+    sk_ring_pop(&r->snaps);
 }
 
 static size_t snapshot_budget(const sk_cache *c)
@@ -210,14 +196,14 @@ static void trim_snapshots(sk_cache *c, reclaim *rc)
     for (;;) {
         for (int i = 0; i < c->n_res; i++) {
             resource *r = &c->res[i];
-            while (r->len >= 2 && snap_at(r, 1)->rev <= c->floor)
+            while (r->snaps.len >= 2 && snap_at(r, 1)->rev <= c->floor)
                 drop_oldest(c, r, rc);
         }
         if (c->history_bytes <= budget)
             return;
         int64_t next = INT64_MAX;
         for (int i = 0; i < c->n_res; i++)
-            if (c->res[i].len >= 2 && snap_at(&c->res[i], 1)->rev < next)
+            if (c->res[i].snaps.len >= 2 && snap_at(&c->res[i], 1)->rev < next)
                 next = snap_at(&c->res[i], 1)->rev;
         if (next == INT64_MAX)
             return;
@@ -229,16 +215,13 @@ static void trim_snapshots(sk_cache *c, reclaim *rc)
  * then the newest tree with its blobs. */
 static void resource_free(resource *r)
 {
-    if (r->len == 0) {
-        free(r->snaps);
-        return;
-    }
-    for (size_t i = 1; i < r->len; i++) {
+    for (size_t i = 1; i < r->snaps.len; i++) {
         sk_btree_free_garbage(snap_at(r, i)->garbage);
         sk_blob_unref(snap_at(r, i)->old);
     }
-    sk_btree_free(snap_newest(r)->root);
-    free(r->snaps);
+    if (r->snaps.len > 0)
+        sk_btree_free(snap_newest(r)->root);
+    sk_ring_free(&r->snaps);
 }
 
 static void event_release(event *e)
@@ -250,64 +233,52 @@ static void event_release(event *e)
 /* Frees what was unlinked under the lock. Call without the lock. */
 static void reclaim_run(reclaim *rc)
 {
-    for (size_t i = 0; i < rc->n; i++) {
-        sk_btree_free_garbage(rc->snaps[i].garbage);
-        sk_blob_unref(rc->snaps[i].old);
+    for (size_t i = 0; i < rc->snaps.len; i++) {
+        snapshot *s = sk_ring_at(&rc->snaps, i);
+        sk_btree_free_garbage(s->garbage);
+        sk_blob_unref(s->old);
     }
-    free(rc->snaps);
+    sk_ring_free(&rc->snaps);
     for (int i = 0; i < rc->n_res; i++)
         resource_free(&rc->res[i]);
     free(rc->res);
-    for (size_t i = 0; i < rc->ev_len; i++)
-        event_release(&rc->events[(rc->ev_head + i) % rc->ev_cap]);
-    free(rc->events);
-    memset(rc, 0, sizeof *rc);
+    rc->res = NULL;
+    rc->n_res = 0;
+    for (size_t i = 0; i < rc->events.len; i++)
+        event_release(sk_ring_at(&rc->events, i));
+    sk_ring_free(&rc->events);
 }
 
 /* ---- window ------------------------------------------------------------------ */
 
 static event *ring_slot(sk_cache *c, int64_t rev)
 {
-    SK_CHECK(rev > c->base && rev <= c->base + (int64_t)c->ring_len);
-    return &c->ring[(c->ring_head + (size_t)(rev - c->base - 1)) % c->ring_cap];
+    SK_CHECK(rev > c->base);
+    return sk_ring_at(&c->ring, (size_t)(rev - c->base - 1));
 }
 
 static void ring_push(sk_cache *c, const event *ev)
 {
-    if (c->ring_len == c->ring_cap) {
-        size_t cap = c->ring_cap ? c->ring_cap * 2 : 1024;
-        event *ring = malloc(cap * sizeof *ring);
-        SK_CHECK_ALLOC(ring);
-        for (size_t i = 0; i < c->ring_len; i++)
-            ring[i] = c->ring[(c->ring_head + i) % c->ring_cap];
-        free(c->ring);
-        c->ring = ring;
-        c->ring_cap = cap;
-        c->ring_head = 0;
-    }
-    c->ring[(c->ring_head + c->ring_len) % c->ring_cap] = *ev;
-    c->ring_len++;
+    *(event *)sk_ring_push(&c->ring) = *ev;
     if (ev->obj)
         c->window_used += sk_blob_footprint(ev->obj);
 }
 
 static void ring_evict_one(sk_cache *c)
 {
-    SK_CHECK(c->ring_len > 0);
-    event *ev = &c->ring[c->ring_head];
-    c->ring_head = (c->ring_head + 1) % c->ring_cap;
-    c->ring_len--;
+    event *ev = sk_ring_at(&c->ring, 0);
     c->base++;
     SK_CHECK(ev->rev == c->base);
     if (ev->obj)
         c->window_used -= sk_blob_footprint(ev->obj);
     event_release(ev);
+    sk_ring_pop(&c->ring);
 }
 
 static void ring_trim(sk_cache *c)
 {
-    while (c->ring_len > 0 &&
-           ((int64_t)c->ring_len > c->window_events || c->window_used > c->window_bytes))
+    while (c->ring.len > 0 &&
+           ((int64_t)c->ring.len > c->window_events || c->window_used > c->window_bytes))
         ring_evict_one(c);
 }
 
@@ -374,7 +345,9 @@ static sk_err build_resource(sk_cache *c, int i, int64_t at, resource *out)
     snapshot s = {.rev = at, .root = sk_btree_build(b.blobs, b.n, &ch)};
     free(b.blobs);
     memset(out, 0, sizeof *out);
+    out->snaps = SK_RING_INIT(snapshot);
     snap_push(out, &s);
+    out->built_at = at;
     out->live = (int64_t)b.n;
     out->object_bytes = b.object_bytes;
     out->index_bytes = ch.new_bytes;
@@ -405,7 +378,7 @@ static sk_err rebuild(sk_cache *c)
     int built = 0;
     while (built < c->n_res && (err = build_resource(c, built, at, &fresh[built])) == SK_OK)
         built++;
-    reclaim rc = {0};
+    reclaim rc = RECLAIM_INIT;
     if (err != SK_OK) {
         rc.res = fresh;
         rc.n_res = built;
@@ -416,12 +389,8 @@ static sk_err rebuild(sk_cache *c)
     rc.res = c->res;
     rc.n_res = c->res ? c->n_res : 0;
     rc.events = c->ring;
-    rc.ev_cap = c->ring_cap;
-    rc.ev_head = c->ring_head;
-    rc.ev_len = c->ring_len;
     c->res = fresh;
-    c->ring = NULL;
-    c->ring_cap = c->ring_head = c->ring_len = 0;
+    c->ring = SK_RING_INIT(event);
     c->window_used = c->history_bytes = 0;
     c->base = c->rev = c->floor = c->read_after = at;
     c->generation++;
@@ -448,9 +417,11 @@ static sk_err rebuild_resource(sk_cache *c, int i)
         return err;
     pthread_rwlock_wrlock(&c->lock);
     resource *r = &c->res[i];
-    for (size_t k = 1; k < r->len; k++)
+    for (size_t k = 1; k < r->snaps.len; k++)
         c->history_bytes -= snap_at(r, k)->garbage_bytes + sizeof(snapshot);
-    reclaim rc = {.res = malloc(sizeof(resource)), .n_res = 1};
+    reclaim rc = RECLAIM_INIT;
+    rc.res = malloc(sizeof(resource));
+    rc.n_res = 1;
     SK_CHECK_ALLOC(rc.res);
     rc.res[0] = *r;
     *r = fresh;
@@ -552,6 +523,8 @@ static void apply_row(sk_cache *c, feed_row *r, sk_btree_node **root, delta *d, 
         *root = sk_btree_put(*root, sk_blob_ref(blob), &ch);
         d->object_bytes += (int64_t)sk_blob_footprint(blob);
     }
+    if (!ch.old && r->deleted)
+        return; /* the key was not in the tree: nothing changed, no snapshot */
     if (ch.old)
         d->object_bytes -= (int64_t)sk_blob_footprint(ch.old);
     d->live += (!r->deleted) - (ch.old != NULL);
@@ -603,8 +576,11 @@ static sk_err feed_catch_up(sk_cache *c, int64_t upto)
         b.n = 0;
         b.bytes = 0;
         err = sk_store_history(c->store, c->read_after, FEED_BATCH, feed_collect, &b);
-        if (err != SK_OK)
+        if (err != SK_OK) { /* rows read before the error are read again next time */
+            for (int i = 0; i < b.n; i++)
+                sk_blob_unref(b.rows[i].blob);
             break;
+        }
         if (b.n == 0) {
             sk_log_warn("watch cache: revision %lld is missing from the store's history",
                         (long long)(c->read_after + 1));
@@ -635,7 +611,7 @@ static sk_err feed_catch_up(sk_cache *c, int64_t upto)
                       &a[n++]);
             expect++;
         }
-        reclaim rc = {0};
+        reclaim rc = RECLAIM_INIT;
         pthread_rwlock_wrlock(&c->lock);
         publish(c, a, n, d, &rc);
         pthread_rwlock_unlock(&c->lock);
@@ -658,9 +634,9 @@ static sk_err feed_catch_up(sk_cache *c, int64_t upto)
  * it get 410) and the list floor follows. */
 static void follow_compaction(sk_cache *c, int64_t compact)
 {
-    reclaim rc = {0};
+    reclaim rc = RECLAIM_INIT;
     pthread_rwlock_wrlock(&c->lock);
-    while (c->base < compact && c->ring_len > 0)
+    while (c->base < compact && c->ring.len > 0)
         ring_evict_one(c);
     trim_snapshots(c, &rc);
     pthread_rwlock_unlock(&c->lock);
@@ -744,6 +720,7 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     c->window_events = cfg->window_events > 0 ? cfg->window_events : DEFAULT_WINDOW_EVENTS;
     c->window_bytes = cfg->window_bytes > 0 ? cfg->window_bytes : DEFAULT_WINDOW_BYTES;
     c->snapshot_bytes = cfg->snapshot_bytes;
+    c->ring = SK_RING_INIT(event);
     c->drop_rev_once = cfg->drop_rev_once;
     if (cfg->corrupt_key_once) {
         c->corrupt_key_once = strdup(cfg->corrupt_key_once);
@@ -778,12 +755,10 @@ void sk_cache_free(sk_cache *c)
     if (c->res) { /* the feed runs once the first build succeeded */
         atomic_store(&c->stopping, 1);
         pthread_join(c->feed, NULL);
-        reclaim rc = {.res = c->res,
-                      .n_res = c->n_res,
-                      .events = c->ring,
-                      .ev_cap = c->ring_cap,
-                      .ev_head = c->ring_head,
-                      .ev_len = c->ring_len};
+        reclaim rc = RECLAIM_INIT;
+        rc.res = c->res;
+        rc.n_res = c->n_res;
+        rc.events = c->ring;
         reclaim_run(&rc);
     }
     free(c->corrupt_key_once);
@@ -922,7 +897,7 @@ sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev
 {
     sk_err err = SK_ERR_NOT_FOUND;
     pthread_rwlock_rdlock(&c->lock);
-    if (gen < c->res[res].gen || after_rev < c->base) {
+    if (gen < c->res[res].gen || after_rev < c->base || after_rev < c->res[res].built_at) {
         err = SK_ERR_EXPIRED;
         goto out;
     }
@@ -1055,13 +1030,13 @@ void sk_cache_get_stats(sk_cache *c, sk_cache_stats *out)
     for (int i = 0; i < c->n_res; i++) {
         const resource *r = &c->res[i];
         out->objects += r->live;
-        out->snapshots += (int64_t)r->len;
+        out->snapshots += (int64_t)r->snaps.len;
         out->object_bytes += (int64_t)r->object_bytes;
         out->index_bytes += (int64_t)r->index_bytes;
     }
     out->snapshot_bytes = (int64_t)c->history_bytes;
     out->snapshot_budget = (int64_t)snapshot_budget(c);
-    out->events = (int64_t)c->ring_len;
+    out->events = (int64_t)c->ring.len;
     out->rev = c->rev;
     out->list_oldest = c->floor;
     pthread_rwlock_unlock(&c->lock);

@@ -67,7 +67,7 @@ typedef struct sk_cache_config {
     size_t window_bytes; /* object bytes referenced by events at most (default 256 MiB) */
     /* Memory the snapshots older than the newest may take (the nodes their
      * path copies made). 0: automatic, 2 % of the cached objects' bytes
-     * and at least 1 MiB; < 0: keep only the newest (historical reads go to
+     * and at least 256 KiB; < 0: keep only the newest (historical reads go to
      * SQL). */
     int64_t snapshot_bytes;
     /* Test-only fault injection: the feed drops the row of this revision
@@ -146,7 +146,8 @@ void sk_cache_event_clear(sk_cache_event *ev);
  * of generation gen. SK_OK: *ev filled. SK_ERR_NOT_FOUND: none yet;
  * *scanned_out is the revision the cursor may advance to (the cache's
  * revision, or where the scan stopped). SK_ERR_EXPIRED: the cursor fell
- * out of the window or the cache was rebuilt since (gen differs).
+ * out of the window, or the cache or this resource was rebuilt after the
+ * cursor's generation or revision (what it was sent may be wrong).
  */
 sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev,
                            sk_cache_event *ev, int64_t *scanned_out);

@@ -90,7 +90,7 @@ static void usage(FILE *f)
         "  --snapshot-memory SIZE   serve: memory the watch cache's past snapshots may take\n"
         "                           (bytes, or with K, M or G); lists at older revisions go\n"
         "                           to SQL. 0 = keep none; default auto: 2%% of the cached\n"
-        "                           objects' bytes, at least 1M\n"
+        "                           objects' bytes, at least 256K\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",

@@ -12,7 +12,6 @@ validated like kube-apiserver does. Exercised with raw HTTP, kubectl
 import base64
 import json
 import os
-import subprocess
 import sys
 import threading
 import unittest
@@ -20,7 +19,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, ServerTestCase, describe  # noqa: E402
+from server import ServerTestCase, describe  # noqa: E402
 
 
 def cm(name, data):
@@ -62,15 +61,6 @@ class Paging(ServerTestCase, unittest.TestCase):
             if not cont:
                 return items, int(rv), pages
 
-    def db_url(self):
-        if self.server.db_url:
-            return self.server.db_url
-        return "sqlite:" + os.path.join(self.server.data_dir, "sqlkube.db")
-
-    def compact(self, retain=0):
-        p = subprocess.run([CONFIG.binary, "compact", "--db", self.db_url(), "--retain", str(retain)],
-                           capture_output=True, text=True, timeout=60)
-        self.assertEqual(p.returncode, 0, p.stderr)
         return p.stdout
 
     def test_pages_consistent_under_concurrent_writes(self):
@@ -188,7 +178,7 @@ class Paging(ServerTestCase, unittest.TestCase):
                                 headers={"Content-Type": "application/merge-patch+json"})
         self.assertEqual(r.status, 200, r)
         self.server.request("DELETE", path + "/r7")
-        self.compact(retain=0)
+        self.server.compact(retain=0)
         expired = self.list_page(path, limit=3, **{"continue": tok})
         self.assertEqual(expired.status, 410, expired)
         st = expired.json()

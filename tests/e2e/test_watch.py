@@ -356,6 +356,10 @@ class ConsistencyCheck(ServerTestCase, unittest.TestCase):
         ok = 'storage_consistency_checks_total{resource="configmaps",status="success"}'
         wait_until(lambda: metric(s, ok) >= 1, what="a first passing check")
         self.assertEqual(metric(s, fail), 0)
+        # Only the corrupted resource is rebuilt: its watchers are told to
+        # re-list (410), other resources' watchers are left alone.
+        cms = WatchStream(s, "/api/v1/namespaces/default/configmaps?watch=true")
+        secrets = WatchStream(s, "/api/v1/namespaces/default/secrets?watch=true")
         for name in ("fine", "corrupt"):
             r = s.request("POST", "/api/v1/namespaces/default/configmaps", cm(name, {"k": "v"}))
             self.assertEqual(r.status, 201, r)
@@ -364,6 +368,16 @@ class ConsistencyCheck(ServerTestCase, unittest.TestCase):
         wait_until(lambda: metric(s, ok) > passed, what="a passing check after the repair")
         self.assertEqual(self.names_from_cache(), ["corrupt", "fine"])
         self.assertGreaterEqual(metric(s, "sqlkube_watch_cache_rebuilds_total"), 1)
+        ev = cms.wait_for(lambda ev: any(e["type"] == "ERROR" for e in ev), what="410 on configmaps")
+        self.assertEqual(ev[-1]["object"]["code"], 410)
+        cms.close()
+        r = s.request("POST", "/api/v1/namespaces/default/secrets",
+                      {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "after-repair"}})
+        self.assertEqual(r.status, 201, r)
+        ev = secrets.wait_for(lambda ev: len(ev) >= 1, what="the secrets watch to go on")
+        secrets.close()
+        self.assertEqual([(e["type"], e["object"]["metadata"]["name"]) for e in ev],
+                         [("ADDED", "after-repair")])
         report = s.request("GET", "/debug/consistency").body.decode()
         self.assertRegex(report, r"configmaps: revision \d+: cache [0-9a-f]{16} \(2 objects\), "
                                  r"store [0-9a-f]{16} \(2 objects\): ok")

@@ -167,6 +167,19 @@ class Server:
             cmd += ["--db", self.db_url]
         return cmd + self.extra_args
 
+    def store_url(self):
+        """The --db URL of this server's store, for the sqlkube CLI."""
+        return self.db_url or "sqlite:" + os.path.join(self.data_dir, "sqlkube.db")
+
+    def compact(self, retain=0):
+        """Runs `sqlkube compact` on this server's store from another process
+        (as another instance would); returns its stdout, raises if it fails."""
+        p = subprocess.run([CONFIG.binary, "compact", "--db", self.store_url(), "--retain",
+                            str(retain)], capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            raise HarnessError("sqlkube compact failed: %s" % p.stderr)
+        return p.stdout
+
     def start(self):
         """Start the process and wait for /readyz. Retries on a lost port race."""
         if self.proc is not None:

@@ -5,9 +5,9 @@
  * snapshot, tests/support/btree_model.c) with random inserts, updates and
  * deletes, dropping old snapshots and rebuilding now and then as the cache
  * does, and checks that every retained snapshot still reads exactly as it
- * did when it was taken. CMake builds this file twice: with the real
- * fanout, and with fanout 4 so that splits, merges and borrows happen on
- * almost every update at every level.
+ * did when it was taken. CMake builds this file three times: with the real
+ * fanout, with fanout 4 so that splits, merges and borrows happen on almost
+ * every update at every level, and with fanout 16 (a minimum fill of 4).
  */
 #include "btree_model.h"
 #include "cache/btree.h"
