@@ -254,7 +254,7 @@ int plan_read(sk_api_call *call, int64_t min_rev, call_fn again, int64_t *rev_ou
     uint64_t seen = sk_watch_hub_seq(api->hub);
     sk_cache_state st;
     sk_cache_get_state(api->cache, &st);
-    int64_t cur = -1; /* the store's revision, read at most once per step */
+    int64_t cur = -1; /* the store's revision, read only where it decides */
     sk_err err = SK_OK;
     if (min_rev < 0 && call->consistent_rev == 0) {
         /* A consistent read: at least the store's revision now. Kept for
@@ -268,16 +268,18 @@ int plan_read(sk_api_call *call, int64_t min_rev, call_fn again, int64_t *rev_ou
         *rev_out = st.rev;
         return PLAN_NOW;
     }
-    if (cur < 0 && (err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
-        goto fail;
     /* Two waits, bounded by RV_WAIT_MS, neither holding this thread (the
      * call is parked and `again` runs at the next commit or tick): for the
      * cache, which is usually a commit or two behind the store, so that
-     * the read is served from memory; or for a revision from the future. */
+     * the read is served from memory; or for a revision from the future.
+     * Which of the two it was matters only when the time is up, so only
+     * then is the store asked (not at every wake of a parked call). */
     int64_t now = sk_now_ms();
     if (call->rv_deadline_ms == 0)
         call->rv_deadline_ms = now + RV_WAIT_MS;
     if (now >= call->rv_deadline_ms) {
+        if (cur < 0 && (err = sk_store_revisions(api->store, &cur, NULL)) != SK_OK)
+            goto fail;
         if (cur >= want) { /* the cache is stuck: SQL has the revision */
             *rev_out = cur;
             return PLAN_NOW;

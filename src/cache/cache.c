@@ -154,6 +154,19 @@ static const snapshot *snap_find(const resource *r, int64_t rev)
     return lo ? snap_at(r, lo - 1) : NULL;
 }
 
+/* What a snapshot older than the newest adds to history_bytes. */
+static size_t snap_history_bytes(const snapshot *s)
+{
+    return s->garbage_bytes + sizeof(snapshot);
+}
+
+/* Frees what an update replaced, once no older root can reach it. */
+static void snap_release_replaced(const snapshot *s)
+{
+    sk_btree_free_garbage(s->garbage);
+    sk_blob_unref(s->old);
+}
+
 static void reclaim_snapshot(reclaim *rc, const snapshot *s)
 {
     if (s->garbage || s->old)
@@ -167,7 +180,7 @@ static void drop_oldest(sk_cache *c, resource *r, reclaim *rc)
     SK_CHECK(r->snaps.len >= 2);
     snapshot *next = snap_at(r, 1);
     reclaim_snapshot(rc, next);
-    c->history_bytes -= next->garbage_bytes + sizeof(snapshot);
+    c->history_bytes -= snap_history_bytes(next);
     next->garbage = NULL;
     next->old = NULL;
     next->garbage_bytes = 0;
@@ -215,10 +228,8 @@ static void trim_snapshots(sk_cache *c, reclaim *rc)
  * then the newest tree with its blobs. */
 static void resource_free(resource *r)
 {
-    for (size_t i = 1; i < r->snaps.len; i++) {
-        sk_btree_free_garbage(snap_at(r, i)->garbage);
-        sk_blob_unref(snap_at(r, i)->old);
-    }
+    for (size_t i = 1; i < r->snaps.len; i++)
+        snap_release_replaced(snap_at(r, i));
     if (r->snaps.len > 0)
         sk_btree_free(snap_newest(r)->root);
     sk_ring_free(&r->snaps);
@@ -233,11 +244,8 @@ static void event_release(event *e)
 /* Frees what was unlinked under the lock. Call without the lock. */
 static void reclaim_run(reclaim *rc)
 {
-    for (size_t i = 0; i < rc->snaps.len; i++) {
-        snapshot *s = sk_ring_at(&rc->snaps, i);
-        sk_btree_free_garbage(s->garbage);
-        sk_blob_unref(s->old);
-    }
+    for (size_t i = 0; i < rc->snaps.len; i++)
+        snap_release_replaced(sk_ring_at(&rc->snaps, i));
     sk_ring_free(&rc->snaps);
     for (int i = 0; i < rc->n_res; i++)
         resource_free(&rc->res[i]);
@@ -418,7 +426,7 @@ static sk_err rebuild_resource(sk_cache *c, int i)
     pthread_rwlock_wrlock(&c->lock);
     resource *r = &c->res[i];
     for (size_t k = 1; k < r->snaps.len; k++)
-        c->history_bytes -= snap_at(r, k)->garbage_bytes + sizeof(snapshot);
+        c->history_bytes -= snap_history_bytes(snap_at(r, k));
     reclaim rc = RECLAIM_INIT;
     rc.res = malloc(sizeof(resource));
     rc.n_res = 1;
@@ -507,24 +515,26 @@ static void apply_row(sk_cache *c, feed_row *r, sk_btree_node **root, delta *d, 
     if (r->res < 0)
         return;
     const char *ns = sk_blob_ns(r->blob), *name = sk_blob_name(r->blob);
-    sk_blob *before = sk_btree_get(*root, ns, name);
-    out->ev.type = r->deleted ? SK_EVENT_DELETED : before ? SK_EVENT_MODIFIED : SK_EVENT_ADDED;
-    out->ev.prev = before ? sk_blob_ref(before) : NULL;
     int corrupt = corrupt_this(c, r);
     sk_blob *blob = r->blob;
-    out->ev.obj = blob; /* the event's reference; the tree takes its own */
     r->blob = NULL;
+    out->ev.obj = blob; /* the event's reference; the tree takes its own */
+    sk_btree_change ch = {0};
+    if (!corrupt && r->deleted)
+        *root = sk_btree_del(*root, ns, name, &ch);
+    else if (!corrupt)
+        *root = sk_btree_put(*root, sk_blob_ref(blob), &ch);
+    /* The update reports the version it replaced: the event's previous
+     * one, with no second descent (a corrupted key leaves the tree as is). */
+    sk_blob *before = corrupt ? sk_btree_get(*root, ns, name) : ch.old;
+    out->ev.type = r->deleted ? SK_EVENT_DELETED : before ? SK_EVENT_MODIFIED : SK_EVENT_ADDED;
+    out->ev.prev = before ? sk_blob_ref(before) : NULL;
     if (corrupt)
         return;
-    sk_btree_change ch = {0};
-    if (r->deleted) {
-        *root = sk_btree_del(*root, ns, name, &ch);
-    } else {
-        *root = sk_btree_put(*root, sk_blob_ref(blob), &ch);
-        d->object_bytes += (int64_t)sk_blob_footprint(blob);
-    }
     if (!ch.old && r->deleted)
         return; /* the key was not in the tree: nothing changed, no snapshot */
+    if (!r->deleted)
+        d->object_bytes += (int64_t)sk_blob_footprint(blob);
     if (ch.old)
         d->object_bytes -= (int64_t)sk_blob_footprint(ch.old);
     d->live += (!r->deleted) - (ch.old != NULL);
@@ -544,7 +554,7 @@ static void publish(sk_cache *c, applied *a, int n, const delta *d, reclaim *rc)
         SK_CHECK(a[i].ev.rev == c->rev + 1);
         if (a[i].has_snap) {
             snap_push(&c->res[a[i].ev.res], &a[i].snap);
-            c->history_bytes += a[i].snap.garbage_bytes + sizeof(snapshot);
+            c->history_bytes += snap_history_bytes(&a[i].snap);
         }
         c->rev = a[i].ev.rev;
         ring_push(c, &a[i].ev);

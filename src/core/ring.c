@@ -1,6 +1,8 @@
 /*
  * ring.c - see ring.h. Capacity doubles from 16 and never shrinks: the
- * cache's rings grow to their working size and stay there.
+ * cache's rings grow to their working size and stay there. It is always a
+ * power of two, so an index wraps with a mask, not a division: the watch
+ * cache indexes its window once per revision a watcher scans.
  */
 #include "core/ring.h"
 #include "core/check.h"
@@ -11,13 +13,13 @@
 void *sk_ring_at(const sk_ring *r, size_t i)
 {
     SK_CHECK(i < r->len);
-    return r->v + ((r->head + i) % r->cap) * r->elem;
+    return r->v + ((r->head + i) & (r->cap - 1)) * r->elem;
 }
 
 void *sk_ring_push(sk_ring *r)
 {
     if (r->len == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
+        size_t cap = r->cap ? r->cap * 2 : 16; /* a power of two: see the top */
         char *v = malloc(cap * r->elem);
         SK_CHECK_ALLOC(v);
         for (size_t i = 0; i < r->len; i++)
@@ -36,7 +38,7 @@ void *sk_ring_push(sk_ring *r)
 void sk_ring_pop(sk_ring *r)
 {
     SK_CHECK(r->len > 0);
-    r->head = (r->head + 1) % r->cap;
+    r->head = (r->head + 1) & (r->cap - 1);
     r->len--;
 }
 
