@@ -6,7 +6,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps test-deps build build-asan build-fuzz fuzz serve test unit clean format
+.PHONY: all deps test-deps build build-asan asan build-fuzz fuzz serve test unit clean format
 
 all: build
 
@@ -24,10 +24,13 @@ build-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSK_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# The sanitizer build alone (make test builds and uses it too).
+asan: build-asan
+
 # libFuzzer targets (tests/fuzz) need clang; tests/run.sh runs each for a while.
 build-fuzz: test-deps
 	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSK_SANITIZE=ON -DSK_FUZZ=ON >/dev/null
-	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_btree
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
 
 fuzz: build-fuzz
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BUILD)

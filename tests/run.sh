@@ -2,10 +2,10 @@
 # Runs every test suite: cmocka unit tests (release and ASan+UBSan builds),
 # the libFuzzer targets for a bounded time,
 # the shared store suite and the schema check on SQLite and on a real
-# PostgreSQL started in a temp dir, and the end-to-end tests that drive the
+# PostgreSQL started in a temp dir, the end-to-end tests that drive the
 # ASan+UBSan server with the real kubectl and the Python client on both
-# backends. Ends with "N passed, N failed" (suites) and a non-zero exit if
-# any suite failed.
+# backends, and the hostile-input suite against the same server. Ends with
+# "N passed, N failed" (suites) and a non-zero exit if any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -56,6 +56,11 @@ suite "schema check postgres" tests/support/schema_check.sh "$BUILD/sqlkube" "$S
 suite "e2e sqlite+postgres (kubectl, python client, http)" \
     env SQLKUBE_BIN="$ROOT/$ASAN_BUILD/sqlkube" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
     SK_PG_URL="$SK_PG_URL" tests/e2e/run.sh both
+# Hostile input (tests/hostile): crashes, poison, amplification, exhaustion,
+# against the same sanitizer build on both backends.
+suite "hostile sqlite+postgres (asan+ubsan)" \
+    env SQLKUBE_BIN="$ROOT/$ASAN_BUILD/sqlkube" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+    SK_PG_URL="$SK_PG_URL" tests/e2e/run.sh both --dir tests/hostile
 
 echo
 if [[ $failed -gt 0 ]]; then

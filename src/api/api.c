@@ -19,14 +19,15 @@
 #include "core/util.h"
 #include "cache/cache.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
-#define MAX_SEGMENTS 10
 #define RV_WAIT_MS 3000
+#define MAX_UNREADABLE_WARNINGS 10 /* Warning headers about skipped objects, at most */
 
 static void cache_moved(void *arg)
 {
@@ -39,6 +40,8 @@ sk_err sk_api_new(sk_store *store, const sk_api_config *cfg, sk_api **out)
     sk_api *api = calloc(1, sizeof *api);
     SK_CHECK_ALLOC(api);
     api->store = store;
+    api->max_object_bytes =
+        cfg && cfg->max_object_bytes > 0 ? (size_t)cfg->max_object_bytes : 1536 * 1024;
     api->hub = sk_watch_hub_new();
     api->metrics = sk_metrics_new();
     api->watch_stall_timeout_s =
@@ -151,10 +154,20 @@ void call_reply_raw(sk_api_call *call, int status, const char *json, size_t len)
     sk_buf_append(&call->out, json, len);
 }
 
+/* What a reply that cannot be encoded becomes: never an abort. */
+static const char unencodable_reply[] =
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+    "\"message\":\"the response could not be encoded\",\"reason\":\"InternalError\","
+    "\"code\":500}";
+
 void call_reply_json(sk_api_call *call, int status, const json_t *obj)
 {
-    char *text = json_dumps(obj, JSON_COMPACT);
-    SK_CHECK_ALLOC(text);
+    char *text = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+    if (!text) {
+        sk_log_error("cannot encode a reply (status %d): invalid UTF-8 or out of memory", status);
+        call_reply_raw(call, 500, unencodable_reply, sizeof unencodable_reply - 1);
+        return;
+    }
     call_reply_raw(call, status, text, strlen(text));
     free(text);
 }
@@ -172,6 +185,17 @@ void call_reply_error(sk_api_call *call, sk_err e, const char *message)
     call_reply_status(call, e, message, NULL, NULL, NULL, NULL);
 }
 
+void call_reply_errorf(sk_api_call *call, sk_err e, const char *fmt, ...)
+{
+    sk_buf msg = SK_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    sk_buf_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    call_reply_error(call, e, msg.data);
+    sk_buf_free(&msg);
+}
+
 const char *call_qualified_resource(const sk_resource *r, char *buf, size_t n)
 {
     if (!*r->group)
@@ -182,42 +206,75 @@ const char *call_qualified_resource(const sk_resource *r, char *buf, size_t n)
 
 void call_reply_not_found(sk_api_call *call, const sk_resource *r, const char *name)
 {
-    char qbuf[128], msg[512];
-    const char *q = call_qualified_resource(r, qbuf, sizeof qbuf);
-    snprintf(msg, sizeof msg, "%s \"%s\" not found", q, name);
-    call_reply_status(call, SK_ERR_NOT_FOUND, msg, r->group, r->resource, name, NULL);
+    char q[SK_QUALIFIED_RESOURCE_MAX];
+    sk_buf msg = SK_BUF_INIT;
+    sk_buf_printf(&msg, "%s \"%s\" not found", call_qualified_resource(r, q, sizeof q), name);
+    call_reply_status(call, SK_ERR_NOT_FOUND, msg.data, r->group, r->resource, name, NULL);
+    sk_buf_free(&msg);
 }
 
 void call_reply_store_error(sk_api_call *call, sk_err e, const char *name)
 {
-    char qbuf[128], msg[640];
-    const char *q = call_qualified_resource(call->res, qbuf, sizeof qbuf);
+    char q[SK_QUALIFIED_RESOURCE_MAX];
+    sk_buf msg = SK_BUF_INIT;
     switch (e) {
     case SK_ERR_NOT_FOUND:
         call_reply_not_found(call, call->res, name);
-        return;
-    case SK_ERR_ALREADY_EXISTS:
-        snprintf(msg, sizeof msg, "%s \"%s\" already exists", q, name);
         break;
+    case SK_ERR_ALREADY_EXISTS:
     case SK_ERR_CONFLICT:
-        snprintf(msg, sizeof msg,
-                 "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
-                 "please apply your changes to the latest version and try again",
-                 q, name);
+        if (e == SK_ERR_CONFLICT)
+            sk_buf_puts(&msg, "Operation cannot be fulfilled on ");
+        sk_buf_printf(&msg, "%s \"%s\"", call_qualified_resource(call->res, q, sizeof q),
+                      name);
+        sk_buf_puts(&msg, e == SK_ERR_CONFLICT
+                              ? ": the object has been modified; please apply your changes to "
+                                "the latest version and try again"
+                              : " already exists");
+        call_reply_status(call, e, msg.data, call->res->group, call->res->resource, name, NULL);
         break;
     case SK_ERR_EXPIRED:
-        snprintf(msg, sizeof msg, "The resourceVersion for the provided request is too old.");
-        call_reply_error(call, e, msg);
-        return;
+        call_reply_error(call, e, "The resourceVersion for the provided request is too old.");
+        break;
+    case SK_ERR_TOO_LARGE:
+        sk_buf_printf(&msg, "Request entity too large: limit is %zu",
+                      call->api->max_object_bytes);
+        call_reply_error(call, e, msg.data);
+        break;
     case SK_ERR_UNAVAILABLE:
         call_reply_error(call, e, "the storage backend is unavailable");
-        return;
+        break;
     default:
-        snprintf(msg, sizeof msg, "storage error: %s", sk_err_name(e));
-        call_reply_error(call, e == SK_OK ? SK_ERR_INTERNAL : e, msg);
-        return;
+        sk_buf_printf(&msg, "storage error: %s", sk_err_name(e));
+        call_reply_error(call, e == SK_OK ? SK_ERR_INTERNAL : e, msg.data);
+        break;
     }
-    call_reply_status(call, e, msg, call->res->group, call->res->resource, name, NULL);
+    sk_buf_free(&msg);
+}
+
+json_t *parse_stored(const sk_resource *r, const char *value, size_t len, const char *name)
+{
+    json_error_t jerr;
+    json_t *obj = json_loadb(value, len, 0, &jerr);
+    if (obj && json_is_object(obj))
+        return obj;
+    json_decref(obj);
+    sk_log_warn("stored %s \"%s\" cannot be decoded (%s): skipped", r->resource, name,
+                jerr.text);
+    return NULL;
+}
+
+json_t *call_parse_stored(sk_api_call *call, const char *value, size_t len, const char *name)
+{
+    json_t *obj = parse_stored(call->res, value, len, name);
+    if (!obj && call->n_warnings < MAX_UNREADABLE_WARNINGS) {
+        sk_buf w = SK_BUF_INIT;
+        sk_buf_printf(&w, "the stored object %s \"%s\" cannot be decoded and was skipped",
+                      call->res->resource, name);
+        call_add_warning(call, w.data);
+        sk_buf_free(&w);
+    }
+    return obj;
 }
 
 void call_add_warning(sk_api_call *call, const char *text)
@@ -302,7 +359,7 @@ fail:
 
 void call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current)
 {
-    char msg[160];
+    char msg[96];
     snprintf(msg, sizeof msg, "Too large resource version: %lld, current: %lld", (long long)rev,
              (long long)current);
     json_t *causes = json_array();
@@ -366,23 +423,6 @@ static int reply_health(sk_api_call *call, const char *which)
 
 /* ---- routing ------------------------------------------------------------ */
 
-static int split_path(char *path, char **segs)
-{
-    int n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(path, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
-        if (n == MAX_SEGMENTS)
-            return -1;
-        segs[n++] = tok;
-    }
-    return n;
-}
-
-static int method_is(const sk_api_call *call, const char *m)
-{
-    return strcmp(call->method, m) == 0;
-}
-
 static int not_allowed(sk_api_call *call)
 {
     call_reply_error(call, SK_ERR_METHOD_NOT_ALLOWED,
@@ -396,97 +436,52 @@ static int path_not_found(sk_api_call *call)
     return STEP_DONE;
 }
 
-static int set_str(char **dst, const char *s)
+/* Appends s to b as a field selector value: ',', '=' and '\\' escaped. */
+static void put_selector_value(sk_buf *b, const char *s)
 {
-    free(*dst);
-    *dst = s ? strdup(s) : NULL;
-    return 0;
+    for (; *s; s++) {
+        if (*s == ',' || *s == '=' || *s == '\\')
+            sk_buf_putc(b, '\\');
+        sk_buf_putc(b, *s);
+    }
 }
 
 /* A watch of one object: the collection watch narrowed by metadata.name. */
 static int handle_watch_item(sk_api_call *call)
 {
-    char *sel = NULL;
-    if (asprintf(&sel, "metadata.name=%s%s%s", call->name,
-                 call->q.field_selector && *call->q.field_selector ? "," : "",
-                 call->q.field_selector ? call->q.field_selector : "") < 0)
-        SK_CHECK(0);
+    sk_buf sel = SK_BUF_INIT;
+    sk_buf_puts(&sel, "metadata.name=");
+    put_selector_value(&sel, call->name);
+    if (call->q.field_selector && *call->q.field_selector)
+        sk_buf_printf(&sel, ",%s", call->q.field_selector);
     free(call->q.field_selector);
-    call->q.field_selector = sel;
+    call->q.field_selector = sk_buf_steal(&sel, NULL);
     return handle_watch(call);
 }
 
-/* Routes a resource path given the segments after /api/v1 or /apis/g/v. */
-static int route_resource(sk_api_call *call, const char *group, const char *version, char **segs,
-                          int n)
+static int dispatch_resource(sk_api_call *call)
 {
-    const char *ns = "";
-    if (n >= 3 && strcmp(segs[0], "namespaces") == 0) {
-        ns = segs[1];
-        segs += 2;
-        n -= 2;
-        const sk_resource *r = sk_registry_find(group, version, segs[0]);
-        if (!r || !r->namespaced) {
-            /* /namespaces/{name}/status and friends: subresources we do not serve. */
-            return path_not_found(call);
-        }
-        call->res = r;
-    } else {
-        const sk_resource *r = sk_registry_find(group, version, segs[0]);
-        if (!r)
-            return path_not_found(call);
-        call->res = r;
-        if (r->namespaced) {
-            if (n > 1)
-                return path_not_found(call);
-            call->all_namespaces = 1;
-        }
-    }
-    if (n > 2)
-        return path_not_found(call); /* subresources (status, scale, ...) */
-    set_str(&call->ns, ns);
-    if (n == 2)
-        set_str(&call->name, segs[1]);
-
-    int watch = call->q.watch ? parse_bool(call->q.watch) : 0;
-    if (call->q.watch && watch < 0) {
-        call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid value for watch: want a boolean");
-        return STEP_DONE;
-    }
-    if (call->name) {
-        if (method_is(call, "GET")) {
-            call->verb = watch ? SK_REQ_WATCH : SK_REQ_GET;
-            return watch ? handle_watch_item(call) : handle_get(call);
-        }
-        if (method_is(call, "PUT")) {
-            call->verb = SK_REQ_UPDATE;
-            return handle_update(call);
-        }
-        if (method_is(call, "PATCH")) {
-            call->verb = SK_REQ_PATCH;
-            return handle_patch(call);
-        }
-        if (method_is(call, "DELETE")) {
-            call->verb = SK_REQ_DELETE;
-            return handle_delete(call);
-        }
-        return not_allowed(call);
-    }
-    if (method_is(call, "GET")) {
-        call->verb = watch ? SK_REQ_WATCH : SK_REQ_LIST;
-        return watch ? handle_watch(call) : handle_list(call);
-    }
-    if (call->all_namespaces)
-        return not_allowed(call);
-    if (method_is(call, "POST")) {
-        call->verb = SK_REQ_CREATE;
+    switch ((sk_req_verb)call->verb) {
+    case SK_REQ_GET:
+        return handle_get(call);
+    case SK_REQ_LIST:
+        return handle_list(call);
+    case SK_REQ_WATCH:
+        return call->name ? handle_watch_item(call) : handle_watch(call);
+    case SK_REQ_CREATE:
         return handle_create(call);
-    }
-    if (method_is(call, "DELETE") && strcmp(call->res->resource, "namespaces") != 0) {
-        call->verb = SK_REQ_DELETECOLLECTION;
+    case SK_REQ_UPDATE:
+        return handle_update(call);
+    case SK_REQ_PATCH:
+        return handle_patch(call);
+    case SK_REQ_DELETE:
+        return handle_delete(call);
+    case SK_REQ_DELETECOLLECTION:
         return handle_delete_collection(call);
+    case SK_REQ_COUNT:
+        break;
     }
-    return not_allowed(call);
+    return path_not_found(call);
 }
 
 static int reply_metrics(sk_api_call *call)
@@ -531,64 +526,39 @@ static int reply_consistency(sk_api_call *call)
 
 static int route(sk_api_call *call)
 {
-    char *copy = strdup(call->path);
-    SK_CHECK_ALLOC(copy);
-    char *segs[MAX_SEGMENTS];
-    int n = split_path(copy, segs);
-    int rc;
     size_t len = 0;
-    int get = method_is(call, "GET");
-
-    if (n < 0) {
-        rc = path_not_found(call);
-    } else if (n == 1 && (!strcmp(segs[0], "healthz") || !strcmp(segs[0], "livez") ||
-                          !strcmp(segs[0], "readyz"))) {
-        rc = get ? reply_health(call, segs[0]) : not_allowed(call);
-    } else if (n == 2 && strcmp(segs[0], "debug") == 0 && strcmp(segs[1], "consistency") == 0) {
-        rc = get ? reply_consistency(call) : not_allowed(call);
-    } else if (n == 1 && strcmp(segs[0], "metrics") == 0) {
-        rc = get ? reply_metrics(call) : not_allowed(call);
-    } else if (n == 1 && strcmp(segs[0], "version") == 0) {
-        rc = get ? reply_doc(call, sk_discovery_version_text(&len), &len) : not_allowed(call);
-    } else if (n >= 1 && strcmp(segs[0], "openapi") == 0) {
-        if (!get) {
-            rc = not_allowed(call);
-        } else if (n == 2 && strcmp(segs[1], "v3") == 0) {
-            rc = reply_doc(call, sk_openapi_v3_root_text(&len), &len);
-        } else if (n >= 3 && strcmp(segs[1], "v3") == 0) {
-            /* "api/v1" or "apis/<group>/<version>" */
-            const char *rest = strstr(call->path, "/openapi/v3/") + strlen("/openapi/v3/");
-            rc = reply_doc(call, sk_openapi_v3_doc_text(rest, &len), &len);
-        } else {
-            rc = path_not_found(call);
-        }
-    } else if (n >= 1 && strcmp(segs[0], "api") == 0) {
-        if (n == 1)
-            rc = get ? reply_doc(call, sk_discovery_core_versions_text(&len), &len)
-                     : not_allowed(call);
-        else if (strcmp(segs[1], "v1") != 0)
-            rc = path_not_found(call);
-        else if (n == 2)
-            rc = get ? reply_doc(call, sk_discovery_resources_text("", "v1", &len), &len)
-                     : not_allowed(call);
-        else
-            rc = route_resource(call, "", "v1", segs + 2, n - 2);
-    } else if (n >= 1 && strcmp(segs[0], "apis") == 0) {
-        if (n == 1)
-            rc = get ? reply_doc(call, sk_discovery_groups_text(&len), &len) : not_allowed(call);
-        else if (n == 2)
-            rc = get ? reply_doc(call, sk_discovery_group_text(segs[1], &len), &len)
-                     : not_allowed(call);
-        else if (n == 3)
-            rc = get ? reply_doc(call, sk_discovery_resources_text(segs[1], segs[2], &len), &len)
-                     : not_allowed(call);
-        else
-            rc = route_resource(call, segs[1], segs[2], segs + 3, n - 3);
-    } else {
-        rc = path_not_found(call);
+    const sk_route *rt = &call->route;
+    switch (rt->kind) {
+    case SK_ROUTE_NOT_FOUND:
+        return path_not_found(call);
+    case SK_ROUTE_NOT_ALLOWED:
+        return not_allowed(call);
+    case SK_ROUTE_HEALTH:
+        return reply_health(call, rt->doc);
+    case SK_ROUTE_METRICS:
+        return reply_metrics(call);
+    case SK_ROUTE_CONSISTENCY:
+        return reply_consistency(call);
+    case SK_ROUTE_VERSION:
+        return reply_doc(call, sk_discovery_version_text(&len), &len);
+    case SK_ROUTE_OPENAPI_V3_ROOT:
+        return reply_doc(call, sk_openapi_v3_root_text(&len), &len);
+    case SK_ROUTE_OPENAPI_V3_DOC:
+        return reply_doc(call, sk_openapi_v3_doc_text(rt->doc, &len), &len);
+    case SK_ROUTE_CORE_VERSIONS:
+        return reply_doc(call, sk_discovery_core_versions_text(&len), &len);
+    case SK_ROUTE_GROUPS:
+        return reply_doc(call, sk_discovery_groups_text(&len), &len);
+    case SK_ROUTE_GROUP:
+        return reply_doc(call, sk_discovery_group_text(call->route_group, &len), &len);
+    case SK_ROUTE_GROUP_RESOURCES:
+        return reply_doc(call,
+                         sk_discovery_resources_text(call->route_group, call->route_version, &len),
+                         &len);
+    case SK_ROUTE_RESOURCE:
+        return dispatch_resource(call);
     }
-    free(copy);
-    return rc;
+    return path_not_found(call);
 }
 
 /* ---- call lifecycle ----------------------------------------------------- */
@@ -609,11 +579,39 @@ static char *dup_nonempty(const char *s)
 
 static int start(sk_api_call *call)
 {
+    if (call->reject_msg) {
+        call_reply_error(call, call->reject, call->reject_msg);
+        return STEP_DONE;
+    }
     if (call->body_too_large) {
-        call_reply_error(call, SK_ERR_TOO_LARGE, "the request body is larger than 3 MiB");
+        char msg[64];
+        snprintf(msg, sizeof msg, "Request entity too large: limit is %u", SK_API_MAX_BODY);
+        call_reply_error(call, SK_ERR_TOO_LARGE, msg);
+        return STEP_DONE;
+    }
+    if (call->q.watch && parse_bool(call->q.watch) < 0) {
+        call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid value for watch: want a boolean");
         return STEP_DONE;
     }
     return route(call);
+}
+
+/* Resolves the request's route; the call keeps copies of what it names. */
+static void resolve(sk_api_call *call, const sk_http_req *req)
+{
+    int watch = call->q.watch ? parse_bool(call->q.watch) == 1 : 0;
+    sk_route_resolve(req->method, req->segs, req->n_segs, watch, &call->route);
+    sk_route *rt = &call->route;
+    call->res = rt->res;
+    call->all_namespaces = rt->all_namespaces;
+    call->ns = dup_opt(rt->ns ? rt->ns : "");
+    call->name = dup_opt(rt->name);
+    call->route_group = dup_opt(rt->group);
+    call->route_version = dup_opt(rt->version);
+    if (rt->kind == SK_ROUTE_RESOURCE)
+        call->verb = (int)rt->verb;
+    /* The segments are the HTTP layer's, valid during the start only. */
+    rt->ns = rt->name = rt->group = rt->version = NULL;
 }
 
 sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_fn wake,
@@ -623,35 +621,42 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     SK_CHECK_ALLOC(call);
     call->api = api;
     call->method = dup_opt(req->method);
-    call->path = dup_opt(req->path);
-    /* A parameter without a value counts as absent, except ?verbose, whose
-     * presence is the whole message. */
+    call->verb = -1;
+    if (req->reject != SK_OK) {
+        call->reject = req->reject;
+        call->reject_msg = dup_opt(req->reject_msg ? req->reject_msg : "bad request");
+    } else {
+        /* A parameter without a value counts as absent, except ?verbose,
+         * whose presence is the whole message. */
 #define Q(field, key) call->q.field = dup_nonempty(req->query(req->ctx, key))
-    Q(limit, "limit");
-    Q(cont, "continue");
-    Q(rv, "resourceVersion");
-    Q(rvm, "resourceVersionMatch");
-    Q(label_selector, "labelSelector");
-    Q(field_selector, "fieldSelector");
-    Q(watch, "watch");
-    Q(dry_run, "dryRun");
-    Q(include_object, "includeObject");
-    Q(timeout_seconds, "timeoutSeconds");
-    call->q.verbose = dup_opt(req->query(req->ctx, "verbose"));
-    Q(allow_bookmarks, "allowWatchBookmarks");
-    Q(send_initial_events, "sendInitialEvents");
-    Q(propagation_policy, "propagationPolicy");
-    Q(field_validation, "fieldValidation");
+        Q(limit, "limit");
+        Q(cont, "continue");
+        Q(rv, "resourceVersion");
+        Q(rvm, "resourceVersionMatch");
+        Q(label_selector, "labelSelector");
+        Q(field_selector, "fieldSelector");
+        Q(watch, "watch");
+        Q(dry_run, "dryRun");
+        Q(include_object, "includeObject");
+        Q(timeout_seconds, "timeoutSeconds");
+        call->q.verbose = dup_opt(req->query(req->ctx, "verbose"));
+        Q(allow_bookmarks, "allowWatchBookmarks");
+        Q(send_initial_events, "sendInitialEvents");
+        Q(propagation_policy, "propagationPolicy");
+        Q(field_validation, "fieldValidation");
 #undef Q
-    call->accept = dup_opt(req->header(req->ctx, "Accept"));
-    call->content_type = dup_opt(req->header(req->ctx, "Content-Type"));
+        call->accept = dup_opt(req->header(req->ctx, "Accept"));
+        call->content_type = dup_opt(req->header(req->ctx, "Content-Type"));
+        resolve(call, req);
+    }
     call->body = req->body;
     call->body_len = req->body_len;
     call->body_too_large = req->body_too_large;
+    call->client_gone = req->client_gone;
+    call->client_ctx = req->ctx;
     call->wake = wake;
     call->wake_arg = wake_arg;
     call->start_us = sk_now_us();
-    call->verb = -1;
     call->want_table = call->accept && strstr(call->accept, "as=Table") != NULL;
     call->next = start;
     return call;
@@ -712,7 +717,9 @@ void sk_api_call_free(sk_api_call *call)
         free(call->warnings[i]);
     free(call->warnings);
     free(call->method);
-    free(call->path);
+    free(call->reject_msg);
+    free(call->route_group);
+    free(call->route_version);
     free(call->accept);
     free(call->content_type);
     free(call->ns);

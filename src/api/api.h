@@ -48,6 +48,9 @@ typedef struct sk_api_config {
     /* Test-only: a key ("resource/namespace/name") the cache leaves out of
      * its index once, for the consistency check to find. */
     const char *cache_corrupt_key_once;
+    /* The largest serialized object a create, update or patch may store
+     * (0: 1.5 MiB). */
+    int64_t max_object_bytes;
 } sk_api_config;
 
 /* New API over store (borrowed; must outlive the api): builds the watch
@@ -68,17 +71,29 @@ int sk_api_ready(sk_api *api);
 
 typedef struct sk_http_req {
     const char *method;
-    const char *path; /* without the query string, percent-decoded */
-    /* Value of a query parameter / header (borrowed, valid during the call
-     * to sk_api_call_start only), NULL if absent. */
+    /* The decoded path segments ("/api/v1/namespaces" is "api", "v1",
+     * "namespaces"): valid UTF-8 without NUL bytes. */
+    const char *const *segs;
+    size_t n_segs;
+    /* Value of a query parameter (decoded, valid UTF-8) or header, NULL if
+     * absent; borrowed, valid during sk_api_call_start only. A parameter
+     * given without a value ("?verbose") is "". */
     const char *(*query)(void *ctx, const char *key);
     const char *(*header)(void *ctx, const char *key);
+    /* Non-zero once the client has closed its end: long work for it stops. */
+    int (*client_gone)(void *ctx);
     void *ctx;
     const char *body; /* borrowed until sk_api_call_free */
     size_t body_len;
-    int body_too_large; /* the body exceeded the limit and was dropped */
+    int body_too_large; /* the body exceeded SK_API_MAX_BODY and was dropped */
+    /* SK_OK, or the HTTP layer's refusal of the request target (e.g. a
+     * malformed escape: SK_ERR_BAD_REQUEST), answered as a Status with
+     * reject_msg (borrowed during sk_api_call_start). */
+    sk_err reject;
+    const char *reject_msg;
 } sk_http_req;
 
+/* kube-apiserver's MaxRequestBodyBytes. */
 #define SK_API_MAX_BODY (3u * 1024 * 1024)
 
 typedef struct sk_api_call sk_api_call;

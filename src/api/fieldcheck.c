@@ -51,9 +51,9 @@ typedef struct walker {
     json_t *seen;  /* findings as keys, to record each once */
 } walker;
 
-static node node_of(const walker *w, const json_t *schema)
+static node node_of(const sk_resource *r, const json_t *schema)
 {
-    node n = {SHAPE_OPAQUE, schema ? sk_openapi_v3_deref(w->r, schema) : NULL};
+    node n = {SHAPE_OPAQUE, schema ? sk_openapi_v3_deref(r, schema) : NULL};
     if (json_is_true(json_object_get(n.schema, "x-kubernetes-preserve-unknown-fields")))
         return n;
     if (json_object_get(n.schema, "properties"))
@@ -197,7 +197,7 @@ static sk_err object(walker *w, node n, int depth)
             if (n.shape == SHAPE_ANY)
                 c = n;
             else
-                c = node_of(w, n.shape == SHAPE_STRUCT
+                c = node_of(w->r, n.shape == SHAPE_STRUCT
                                    ? json_object_get(props, k)
                                    : json_object_get(n.schema, "additionalProperties"));
         }
@@ -227,7 +227,7 @@ static sk_err array(walker *w, node n, int depth)
 {
     sk_err err = SK_OK;
     size_t base = w->path.len;
-    node c = n.shape == SHAPE_LIST  ? node_of(w, json_object_get(n.schema, "items"))
+    node c = n.shape == SHAPE_LIST  ? node_of(w->r, json_object_get(n.schema, "items"))
              : n.shape == SHAPE_ANY ? n
                                     : (node){SHAPE_OPAQUE, NULL};
     w->p++;
@@ -289,7 +289,7 @@ static sk_err walk(const sk_resource *r, const char *text, size_t len, json_t **
     sk_buf_reserve(&w.path, 0); /* data is NUL-terminated from here on */
     node root = {SHAPE_ANY, NULL};
     if (r)
-        root = node_of(&w, sk_openapi_v3_kind_schema(r));
+        root = node_of(w.r, sk_openapi_v3_kind_schema(r));
     if ((err = value(&w, root, 0)) != SK_OK)
         goto out;
     skip_ws(&w);
@@ -318,6 +318,40 @@ sk_err sk_fieldcheck_unknown(const sk_resource *r, const json_t *obj, json_t **o
     sk_err err = walk(r, text, strlen(text), out);
     free(text);
     return err;
+}
+
+/* Removes from v (of schema n) every member n does not declare. */
+static size_t prune(const sk_resource *r, json_t *v, node n)
+{
+    size_t removed = 0;
+    const char *key;
+    json_t *member, *tmp;
+    size_t i;
+    if (n.shape == SHAPE_STRUCT && json_is_object(v)) {
+        const json_t *props = json_object_get(n.schema, "properties");
+        json_object_foreach_safe(v, tmp, key, member)
+        {
+            const json_t *ps = json_object_get(props, key);
+            if (!ps) {
+                json_object_del(v, key);
+                removed++;
+            } else {
+                removed += prune(r, member, node_of(r, ps));
+            }
+        }
+    } else if (n.shape == SHAPE_MAP && json_is_object(v)) {
+        node c = node_of(r, json_object_get(n.schema, "additionalProperties"));
+        json_object_foreach(v, key, member) removed += prune(r, member, c);
+    } else if (n.shape == SHAPE_LIST && json_is_array(v)) {
+        node c = node_of(r, json_object_get(n.schema, "items"));
+        json_array_foreach(v, i, member) removed += prune(r, member, c);
+    }
+    return removed;
+}
+
+size_t sk_fieldcheck_prune(const sk_resource *r, json_t *obj)
+{
+    return prune(r, obj, node_of(r, sk_openapi_v3_kind_schema(r)));
 }
 
 static int by_text(const void *a, const void *b)

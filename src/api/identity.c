@@ -110,17 +110,23 @@ static sk_err renew(sk_identity *id, const sk_resource *leases)
     if (err != SK_OK && err != SK_ERR_NOT_FOUND)
         goto out;
     if (err == SK_OK) {
+        /* A lease that does not parse (damaged) is replaced, not kept. */
         json_error_t jerr;
         current = json_loadb(cur.value, cur.value_len, 0, &jerr);
-        SK_CHECK(current != NULL);
+        if (!json_is_object(current)) {
+            sk_log_warn("identity lease %s does not parse (%s): rewriting it", id->name,
+                        jerr.text);
+            json_decref(current);
+            current = NULL;
+        }
         json_object_del(json_object_get(current, "metadata"), "resourceVersion");
     }
     json_t *obj = lease_object(id, current);
-    sk_write w = {.op = current ? SK_WRITE_UPDATE : SK_WRITE_CREATE,
+    sk_write w = {.op = err == SK_OK ? SK_WRITE_UPDATE : SK_WRITE_CREATE,
                   .resource = "leases",
                   .ns = SK_IDENTITY_LEASE_NAMESPACE,
                   .name = id->name,
-                  .expected_rev = current ? cur.rev : 0,
+                  .expected_rev = err == SK_OK ? cur.rev : 0,
                   .object = obj,
                   .require_namespace = SK_IDENTITY_LEASE_NAMESPACE,
                   .expires_at_ms = sk_expiry_for(leases, obj, 0)};

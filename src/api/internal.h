@@ -12,6 +12,7 @@
 
 #include "api/api.h"
 #include "api/registry.h"
+#include "api/route.h"
 #include "api/selector.h"
 #include "core/buf.h"
 #include "api/consistency.h"
@@ -25,6 +26,7 @@
 
 struct sk_api {
     sk_store *store;
+    size_t max_object_bytes; /* largest serialized object a write may store */
     sk_watch_hub *hub;
     sk_cache *cache;
     sk_metrics *metrics;
@@ -57,13 +59,18 @@ typedef struct call_params {
 struct sk_api_call {
     sk_api *api;
     char *method;
-    char *path;
+    sk_route route; /* its borrowed strings are NULL: see ns, name, route_group */
+    char *route_group, *route_version;
+    sk_err reject;    /* the HTTP layer refused the request ... */
+    char *reject_msg; /* ... with this message */
     call_params q;
     char *accept;
     char *content_type;
     const char *body;
     size_t body_len;
     int body_too_large;
+    int (*client_gone)(void *ctx); /* the HTTP layer's probe, on client_ctx */
+    void *client_ctx;
     sk_api_wake_fn wake;
     void *wake_arg;
     int64_t start_us;       /* for the latency metric */
@@ -110,13 +117,26 @@ void call_reply_json(sk_api_call *call, int status, const json_t *obj);
 void call_reply_raw(sk_api_call *call, int status, const char *json, size_t len);
 /* Sets a Status error response. */
 void call_reply_error(sk_api_call *call, sk_err e, const char *message);
+/* The same with a printf-formatted message (any length). */
+void call_reply_errorf(sk_api_call *call, sk_err e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Sets a Status error with details (causes stolen). */
 void call_reply_status(sk_api_call *call, sk_err e, const char *message, const char *group,
                        const char *kind, const char *name, json_t *causes);
-/* "configmaps" or "leases.coordination.k8s.io" (static per resource). */
+/* "configmaps" or "leases.coordination.k8s.io": r->resource, or the two
+ * joined in buf (registry names fit SK_QUALIFIED_RESOURCE_MAX bytes). */
+#define SK_QUALIFIED_RESOURCE_MAX 256
 const char *call_qualified_resource(const sk_resource *r, char *buf, size_t n);
 void call_reply_not_found(sk_api_call *call, const sk_resource *r, const char *name);
 void call_reply_store_error(sk_api_call *call, sk_err e, const char *name);
+/* Parses a stored object (value/len bytes of resource r, named name). One
+ * that does not parse (an older version stored it too deep, or it is
+ * damaged) is logged and NULL is returned: readers skip it rather than
+ * fail, and it stays deletable. New reference. */
+json_t *parse_stored(const sk_resource *r, const char *value, size_t len, const char *name);
+/* The same for the call's resource, also reported in a Warning header
+ * while the response has not started. */
+json_t *call_parse_stored(sk_api_call *call, const char *value, size_t len, const char *name);
 /* Adds a Warning header "299 - <quoted text>" to the response. */
 void call_add_warning(sk_api_call *call, const char *text);
 /* Submits w and arranges for `then` to run with write_err/write_row set. */

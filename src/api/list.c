@@ -235,9 +235,12 @@ void table_render_single(sk_buf *b, const sk_resource *r, json_t *obj, int inclu
 void table_reply_single(sk_api_call *call, const sk_row *row)
 {
     int mode = include_object_mode(call->q.include_object);
-    json_error_t jerr;
-    json_t *obj = json_loadb(row->value, row->value_len, 0, &jerr);
-    SK_CHECK(obj != NULL);
+    json_t *obj = parse_stored(call->res, row->value, row->value_len, row->name);
+    if (!obj) {
+        call_reply_errorf(call, SK_ERR_INTERNAL, "the stored object %s \"%s\" cannot be decoded",
+                          call->res->resource, row->name);
+        return;
+    }
     sk_buf b = SK_BUF_INIT;
     table_render_single(&b, call->res, obj, mode < 0 ? 1 : mode, row->rev);
     call_reply_raw(call, 200, b.data, b.len);
@@ -292,10 +295,9 @@ static int chunk_row(void *arg, const sk_row *row)
     json_t *obj = NULL;
     int match = 1;
     if (ls->table || !sk_label_selector_is_empty(ls->labels) || ls->fields) {
-        json_error_t jerr;
-        obj = json_loadb(row->value, row->value_len, 0, &jerr);
-        SK_CHECK(obj != NULL);
-        match = sk_label_selector_matches(
+        obj = parse_stored(ls->res, row->value, row->value_len, row->name);
+        match = obj &&
+                sk_label_selector_matches(
                     ls->labels, json_object_get(json_object_get(obj, "metadata"), "labels")) &&
                 (!ls->fields || sk_field_selector_matches(ls->fields, obj));
     }
@@ -413,7 +415,7 @@ static void render_tail(list_stream *ls)
                   (long long)ls->rev);
     if (ls->has_more) {
         unsigned char secret[32];
-        char qbuf[128];
+        char qbuf[SK_QUALIFIED_RESOURCE_MAX];
         if (sk_store_token_secret(ls->api->store, secret) == SK_OK) {
             sk_token t = {
                 .rev = ls->rev,
@@ -511,7 +513,7 @@ static void reply_expired_token(sk_api_call *call, list_stream *ls)
         NULL, NULL, NULL, NULL);
     int64_t cur = 0;
     unsigned char secret[32];
-    char qbuf[128];
+    char qbuf[SK_QUALIFIED_RESOURCE_MAX];
     if (sk_store_revisions(call->api->store, &cur, NULL) == SK_OK &&
         sk_store_token_secret(call->api->store, secret) == SK_OK) {
         sk_token t = {
@@ -579,7 +581,7 @@ static int settle_revision(sk_api_call *call, list_stream *ls)
         sk_token t = {0};
         char *msg = NULL;
         err = sk_token_decode(cont, secret, &t, &msg);
-        char qbuf[128];
+        char qbuf[SK_QUALIFIED_RESOURCE_MAX];
         const char *qres = call_qualified_resource(ls->res, qbuf, sizeof qbuf);
         int ok = err == SK_OK && strcmp(t.resource, qres) == 0 && strcmp(t.ns, scope_ns(ls)) == 0 &&
                  (!ls->ns || strcmp(t.last_ns, ls->ns) == 0);

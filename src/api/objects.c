@@ -18,12 +18,14 @@
  */
 #include "api/internal.h"
 #include "api/fieldcheck.h"
+#include "api/limits.h"
 #include "api/patch.h"
 #include "api/protobuf.h"
 #include "api/status.h"
 #include "api/validate.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/utf8.h"
 #include "core/util.h"
 
 #include <gnutls/gnutls.h>
@@ -33,6 +35,7 @@
 
 #define MAX_UPDATE_ATTEMPTS 8
 #define GENERATE_SUFFIX_LEN 5
+#define MAX_GENERATED_PREFIX (63 - GENERATE_SUFFIX_LEN)
 
 /* ---- request body -------------------------------------------------------- */
 
@@ -58,7 +61,6 @@ static json_t *decode_body(sk_api_call *call, const char *expected)
 {
     json_error_t jerr;
     json_t *obj = NULL;
-    char msg[512];
     if (call->content_type && sk_protobuf_is_media(call->content_type)) {
         char *why = NULL;
         sk_err err = sk_protobuf_to_json(call->body, call->body_len, &obj, &why);
@@ -71,9 +73,16 @@ static json_t *decode_body(sk_api_call *call, const char *expected)
         obj = json_loadb(call->body, call->body_len, 0, &jerr);
     }
     if (!obj || !json_is_object(obj)) {
-        snprintf(msg, sizeof msg, "the body of the request was in an unknown format: %s",
-                 obj ? expected : jerr.text);
-        call_reply_error(call, SK_ERR_BAD_REQUEST, msg);
+        call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                          "the body of the request was in an unknown format: %s",
+                          obj ? expected : jerr.text);
+        json_decref(obj);
+        return NULL;
+    }
+    if (sk_json_deeper_than(obj, SK_OBJECT_MAX_DEPTH)) {
+        call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                          "the body of the request is nested more than %d levels deep",
+                          SK_OBJECT_MAX_DEPTH);
         json_decref(obj);
         return NULL;
     }
@@ -84,7 +93,6 @@ static json_t *decode_body(sk_api_call *call, const char *expected)
  * and returns NULL. New reference. */
 static json_t *parse_body_object(sk_api_call *call)
 {
-    char msg[512];
     json_t *obj = decode_body(call, "expected a JSON object");
     if (!obj)
         return NULL;
@@ -102,16 +110,16 @@ static json_t *parse_body_object(sk_api_call *call)
         json_object_set_new(obj, "apiVersion", json_string(av));
     }
     if (strcmp(av, want_av) != 0) {
-        snprintf(msg, sizeof msg,
-                 "the API version in the data (%s) does not match the expected API version (%s)",
-                 av, want_av);
-        call_reply_error(call, SK_ERR_BAD_REQUEST, msg);
+        call_reply_errorf(
+            call, SK_ERR_BAD_REQUEST,
+            "the API version in the data (%s) does not match the expected API version (%s)", av,
+            want_av);
         goto fail;
     }
     if (strcmp(kind, call->res->kind) != 0) {
-        snprintf(msg, sizeof msg, "the kind in the data (%s) does not match the expected kind (%s)",
-                 kind, call->res->kind);
-        call_reply_error(call, SK_ERR_BAD_REQUEST, msg);
+        call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                          "the kind in the data (%s) does not match the expected kind (%s)", kind,
+                          call->res->kind);
         goto fail;
     }
     json_t *meta = json_object_get(obj, "metadata");
@@ -246,12 +254,10 @@ static int field_validation_mode(sk_api_call *call, field_validation *out)
     else if (strcmp(v, "Ignore") == 0)
         *out = FV_IGNORE;
     else {
-        char msg[300];
-        snprintf(msg, sizeof msg,
-                 "fieldValidation: Unsupported value: \"%.200s\": supported values: \"Ignore\", "
-                 "\"Strict\", \"Warn\"",
-                 v);
-        call_reply_error(call, SK_ERR_BAD_REQUEST, msg);
+        call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                          "fieldValidation: Unsupported value: \"%s\": supported values: "
+                          "\"Ignore\", \"Strict\", \"Warn\"",
+                          v);
         return -1;
     }
     return 0;
@@ -267,9 +273,10 @@ static void reply_invalid_patch(sk_api_call *call, const char *value, const char
     sk_buf_json_string(&full, value);
     sk_buf_printf(&full, ": %s", why);
     json_t *causes = json_array();
-    char detail[1024];
-    snprintf(detail, sizeof detail, "Invalid value: %.900s", why);
-    sk_status_add_cause(causes, "FieldValueInvalid", detail, "patch");
+    sk_buf detail = SK_BUF_INIT;
+    sk_buf_printf(&detail, "Invalid value: %s", why);
+    sk_status_add_cause(causes, "FieldValueInvalid", detail.data, "patch");
+    sk_buf_free(&detail);
     call_reply_status(call, SK_ERR_INVALID, full.data, call->res->group, call->res->kind,
                       call->name, causes);
     sk_buf_free(&full);
@@ -366,9 +373,10 @@ static int create_done(sk_api_call *call)
 {
     if (call->write_err != SK_OK) {
         if (call->write_err == SK_ERR_NOT_FOUND) {
-            char msg[512];
-            snprintf(msg, sizeof msg, "namespaces \"%s\" not found", call->ns);
-            call_reply_status(call, SK_ERR_NOT_FOUND, msg, "", "namespaces", call->ns, NULL);
+            sk_buf msg = SK_BUF_INIT;
+            sk_buf_printf(&msg, "namespaces \"%s\" not found", call->ns);
+            call_reply_status(call, SK_ERR_NOT_FOUND, msg.data, "", "namespaces", call->ns, NULL);
+            sk_buf_free(&msg);
         } else {
             call_reply_store_error(call, call->write_err, meta_str(call->work, "name"));
         }
@@ -378,15 +386,17 @@ static int create_done(sk_api_call *call)
     return STEP_DONE;
 }
 
+/* kube's SimpleNameGenerator: the prefix cut to 58 bytes (a 63-byte name
+ * with the suffix), on a character boundary so the name stays UTF-8 for
+ * validation to judge, plus 5 random characters. */
 static void generate_name(json_t *meta, const char *prefix)
 {
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
     unsigned char rnd[GENERATE_SUFFIX_LEN];
     sk_random_bytes(rnd, sizeof rnd);
-    char name[300];
-    int n = snprintf(name, sizeof name - GENERATE_SUFFIX_LEN - 1, "%s", prefix);
-    if (n > 253 - GENERATE_SUFFIX_LEN)
-        n = 253 - GENERATE_SUFFIX_LEN;
+    char name[MAX_GENERATED_PREFIX + GENERATE_SUFFIX_LEN + 1];
+    size_t n = sk_utf8_prefix(prefix, strlen(prefix), MAX_GENERATED_PREFIX);
+    memcpy(name, prefix, n);
     for (int i = 0; i < GENERATE_SUFFIX_LEN; i++)
         name[n + i] = alphabet[rnd[i] % (sizeof alphabet - 1)];
     name[n + GENERATE_SUFFIX_LEN] = '\0';
@@ -428,6 +438,7 @@ int handle_create(sk_api_call *call)
     json_object_del(meta, "deletionGracePeriodSeconds");
     if (validate(call, obj, NULL) < 0)
         goto fail;
+    sk_fieldcheck_prune(call->res, obj);
     if (dry_run(call)) {
         call_reply_json(call, 201, obj);
         json_decref(obj);
@@ -442,6 +453,7 @@ int handle_create(sk_api_call *call)
         .object = json_incref(obj),
         .require_namespace = call->res->namespaced ? call->ns : NULL,
         .expires_at_ms = sk_expiry_for(call->res, obj, call->api->event_ttl_s),
+        .max_bytes = call->api->max_object_bytes,
     };
     return call_submit_write(call, &w, create_done);
 fail:
@@ -451,14 +463,14 @@ fail:
 
 /* ---- update and patch (read-modify-write) ---------------------------------- */
 
-/* Computes call->work from call->current (the live version): for PUT the
- * client's body, for PATCH the patch applied to the current object. Replies
- * and returns -1 on a client error. */
-typedef int (*compute_fn)(sk_api_call *call, json_t **out);
+/* Computes the object to write from old (the live version, parsed): for PUT
+ * the client's body, for PATCH the patch applied to old. Replies and
+ * returns -1 on a client error. */
+typedef int (*compute_fn)(sk_api_call *call, const json_t *old, json_t **out);
 
 static int rmw_read_and_write(sk_api_call *call);
 
-static int compute_put(sk_api_call *call, json_t **out)
+static int compute_put(sk_api_call *call, const json_t *old, json_t **out)
 {
     json_t *obj = parse_body_object(call);
     if (!obj)
@@ -471,27 +483,20 @@ static int compute_put(sk_api_call *call, json_t **out)
     return 0;
 }
 
-static int compute_patch(sk_api_call *call, json_t **out)
+static int compute_patch(sk_api_call *call, const json_t *old, json_t **out)
 {
     sk_patch_type type;
     sk_err err = sk_patch_type_parse(call->content_type, &type);
     if (err != SK_OK) {
-        char msg[300];
-        snprintf(msg, sizeof msg,
-                 "the body of the request was in an unknown format - accepted "
-                 "media types include: application/json-patch+json, "
-                 "application/merge-patch+json, "
-                 "application/strategic-merge-patch+json");
-        call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA, msg);
+        call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
+                         "the body of the request was in an unknown format - accepted media types "
+                         "include: application/json-patch+json, application/merge-patch+json, "
+                         "application/strategic-merge-patch+json");
         return -1;
     }
-    json_error_t jerr;
-    json_t *cur = json_loadb(call->current.value, call->current.value_len, 0, &jerr);
-    SK_CHECK(cur != NULL);
     json_t *res = NULL;
     char *msg = NULL;
-    err = sk_patch_apply(type, cur, call->body, call->body_len, &res, &msg);
-    json_decref(cur);
+    err = sk_patch_apply(type, old, call->body, call->body_len, &res, &msg);
     if (err != SK_OK) {
         call_reply_error(call, err, msg ? msg : "the patch could not be applied");
         free(msg);
@@ -500,6 +505,12 @@ static int compute_patch(sk_api_call *call, json_t **out)
     if (!json_is_object(res) || !json_is_object(json_object_get(res, "metadata"))) {
         json_decref(res);
         call_reply_error(call, SK_ERR_BAD_REQUEST, "the patched object is not a valid object");
+        return -1;
+    }
+    if (sk_json_deeper_than(res, SK_OBJECT_MAX_DEPTH)) {
+        json_decref(res);
+        call_reply_errorf(call, SK_ERR_INVALID, "the patched object is nested more than %d levels deep",
+                          SK_OBJECT_MAX_DEPTH);
         return -1;
     }
     field_validation mode;
@@ -532,21 +543,17 @@ static int carry_metadata(sk_api_call *call, json_t *obj, json_t *old)
     json_t *meta = meta_of(obj), *old_meta = meta_of(old);
     const char *name = meta_str(obj, "name");
     if (!name || strcmp(name, call->name) != 0) {
-        char msg[600];
-        snprintf(msg, sizeof msg,
-                 "the name of the object (%s) does not match the name on the URL (%s)",
-                 name ? name : "", call->name);
-        call_reply_error(call, SK_ERR_BAD_REQUEST, msg);
+        call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                          "the name of the object (%s) does not match the name on the URL (%s)",
+                          name ? name : "", call->name);
         return -1;
     }
     const char *uid = meta_str(obj, "uid");
     const char *old_uid = meta_str(old, "uid");
-    if (uid && *uid && strcmp(uid, old_uid) != 0) {
-        char msg[300];
-        snprintf(msg, sizeof msg,
-                 "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid,
-                 old_uid);
-        call_reply_error(call, SK_ERR_CONFLICT, msg);
+    if (uid && *uid && strcmp(uid, old_uid ? old_uid : "") != 0) {
+        call_reply_errorf(call, SK_ERR_CONFLICT,
+                          "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+                          uid, old_uid ? old_uid : "");
         return -1;
     }
     static const char *const carried[] = {"uid", "creationTimestamp", "deletionTimestamp",
@@ -589,12 +596,16 @@ static int rmw_read_and_write(sk_api_call *call)
         return STEP_DONE;
     }
     json_t *obj = NULL;
-    if ((is_put(call) ? compute_put : compute_patch)(call, &obj) < 0)
+    json_t *old = parse_stored(call->res, call->current.value, call->current.value_len, call->name);
+    if (!old) {
+        call_reply_errorf(call, SK_ERR_INTERNAL,
+                          "the stored object %s \"%s\" cannot be decoded: it can only be deleted",
+                          call->res->resource, call->name);
         return STEP_DONE;
-    json_error_t jerr;
-    json_t *old = json_loadb(call->current.value, call->current.value_len, 0, &jerr);
-    SK_CHECK(old != NULL);
+    }
     int rc = STEP_DONE;
+    if ((is_put(call) ? compute_put : compute_patch)(call, old, &obj) < 0)
+        goto out;
     /* The object's resourceVersion, if any, is the client's precondition. */
     const char *rv = meta_str(obj, "resourceVersion");
     call->client_rev = 0;
@@ -612,6 +623,7 @@ static int rmw_read_and_write(sk_api_call *call)
     if (settle_namespace(call, obj) < 0 || carry_metadata(call, obj, old) < 0 ||
         apply_defaults(call, obj) < 0 || validate(call, obj, old) < 0)
         goto out;
+    sk_fieldcheck_prune(call->res, obj);
     /* Compare with the resourceVersion normalised: an unchanged object is not written. */
     json_object_set(meta_of(obj), "resourceVersion",
                     json_object_get(meta_of(old), "resourceVersion"));
@@ -628,6 +640,7 @@ static int rmw_read_and_write(sk_api_call *call)
         .expected_rev = call->current.rev,
         .object = json_incref(obj),
         .expires_at_ms = sk_expiry_for(call->res, obj, call->api->event_ttl_s),
+        .max_bytes = call->api->max_object_bytes,
     };
     rc = call_submit_write(call, &w, rmw_done);
 out:
@@ -643,14 +656,16 @@ int handle_update(sk_api_call *call)
                          "the body of the request was in an unsupported content type");
         return STEP_DONE;
     }
-    if (check_dry_run(call) < 0)
+    field_validation mode;
+    if (check_dry_run(call) < 0 || field_validation_mode(call, &mode) < 0)
         return STEP_DONE;
     return rmw_read_and_write(call);
 }
 
 int handle_patch(sk_api_call *call)
 {
-    if (check_dry_run(call) < 0)
+    field_validation mode; /* options are checked before the object is read, as kube does */
+    if (check_dry_run(call) < 0 || field_validation_mode(call, &mode) < 0)
         return STEP_DONE;
     return rmw_read_and_write(call);
 }
@@ -667,6 +682,66 @@ static int delete_done(sk_api_call *call)
     return STEP_DONE;
 }
 
+/* The DeleteOptions fields sqlkube reads or that kube decodes, with the
+ * types a typed decode requires: a wrongly typed one is 400, never ignored
+ * (a precondition that is ignored deletes unconditionally). */
+static const struct {
+    const char *path, *go_struct, *go_type;
+    json_type want; /* JSON_TRUE stands for either boolean */
+    int list_of_strings;
+} delete_option_types[] = {
+    {"kind", "DeleteOptions", "string", JSON_STRING, 0},
+    {"apiVersion", "DeleteOptions", "string", JSON_STRING, 0},
+    {"gracePeriodSeconds", "DeleteOptions", "int64", JSON_INTEGER, 0},
+    {"preconditions", "DeleteOptions", "v1.Preconditions", JSON_OBJECT, 0},
+    {"preconditions.uid", "Preconditions", "types.UID", JSON_STRING, 0},
+    {"preconditions.resourceVersion", "Preconditions", "string", JSON_STRING, 0},
+    {"orphanDependents", "DeleteOptions", "bool", JSON_TRUE, 0},
+    {"propagationPolicy", "DeleteOptions", "v1.DeletionPropagation", JSON_STRING, 0},
+    {"dryRun", "DeleteOptions", "[]string", JSON_ARRAY, 1},
+    {"ignoreStoreReadErrorWithClusterBreakingPotential", "DeleteOptions", "bool", JSON_TRUE, 0},
+};
+
+static int has_type(const json_t *v, json_type want)
+{
+    return want == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == want;
+}
+
+/* Checks opts against delete_option_types; replies 400 as a typed decode
+ * would on the first mismatch. */
+static int check_delete_options(sk_api_call *call, const json_t *opts)
+{
+    for (size_t i = 0; i < sizeof delete_option_types / sizeof *delete_option_types; i++) {
+        const char *path = delete_option_types[i].path;
+        const char *dot = strchr(path, '.');
+        const json_t *v = dot ? json_object_get(json_object_get(opts, "preconditions"), dot + 1)
+                              : json_object_get(opts, path);
+        const char *go_type = delete_option_types[i].go_type;
+        const json_t *bad = NULL;
+        if (v && !json_is_null(v) && !has_type(v, delete_option_types[i].want)) {
+            bad = v;
+        } else if (delete_option_types[i].list_of_strings && json_is_array(v)) {
+            size_t k;
+            const json_t *x;
+            json_array_foreach(v, k, x)
+            {
+                if (!json_is_string(x)) {
+                    bad = x;
+                    go_type = "string";
+                    break;
+                }
+            }
+        }
+        if (bad) {
+            call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                              "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+                              sk_validate_go_kind(bad), delete_option_types[i].go_struct, path, go_type);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Reads DeleteOptions preconditions from the body, if any. */
 static int delete_preconditions(sk_api_call *call, int64_t *rev, char **uid)
 {
@@ -677,11 +752,11 @@ static int delete_preconditions(sk_api_call *call, int64_t *rev, char **uid)
     json_t *opts = decode_body(call, "expected DeleteOptions");
     if (!opts)
         return -1;
+    int rc = check_delete_options(call, opts);
     json_t *pre = json_object_get(opts, "preconditions");
     const char *rv = json_string_value(json_object_get(pre, "resourceVersion"));
     const char *u = json_string_value(json_object_get(pre, "uid"));
-    int rc = 0;
-    if (rv && *rv) {
+    if (rc == 0 && rv && *rv) {
         *rev = sk_parse_i64(rv);
         if (*rev <= 0) {
             call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resourceVersion precondition");
@@ -694,6 +769,13 @@ static int delete_preconditions(sk_api_call *call, int64_t *rev, char **uid)
     }
     json_decref(opts);
     return rc;
+}
+
+/* What the tombstone of a stored version that does not parse carries. */
+static json_t *delete_skeleton(const sk_api_call *call)
+{
+    return json_pack("{s:s, s:s}", "kind", call->res->kind, "apiVersion",
+                     sk_registry_api_version(call->res));
 }
 
 int handle_delete(sk_api_call *call)
@@ -718,6 +800,7 @@ int handle_delete(sk_api_call *call)
             .expected_rev = rev,
             .expected_uid = json_string_value(json_object_get(call->work, "uid")),
             .cascade_namespace = strcmp(call->res->resource, "namespaces") == 0,
+            .object = delete_skeleton(call),
         };
         rc = call_submit_write(call, &w, delete_done);
     }
@@ -742,11 +825,11 @@ static int collect_row(void *arg, const sk_row *row)
     cc->seen++;
     snprintf(cc->last_ns, sizeof cc->last_ns, "%s", row->ns);
     snprintf(cc->last_name, sizeof cc->last_name, "%s", row->name);
-    json_error_t jerr;
-    json_t *obj = json_loadb(row->value, row->value_len, 0, &jerr);
-    SK_CHECK(obj != NULL);
-    if (sk_label_selector_matches(cc->labels, json_object_get(meta_of(obj), "labels")) &&
-        (!cc->fields || sk_field_selector_matches(cc->fields, obj))) {
+    int selects_all = sk_label_selector_is_empty(cc->labels) && !cc->fields;
+    json_t *obj = selects_all ? NULL : call_parse_stored(call, row->value, row->value_len, row->name);
+    if (selects_all ||
+        (obj && sk_label_selector_matches(cc->labels, json_object_get(meta_of(obj), "labels")) &&
+         (!cc->fields || sk_field_selector_matches(cc->fields, obj)))) {
         call->del_names = realloc(call->del_names, sizeof(char *) * (size_t)(call->del_count + 1));
         call->del_revs = realloc(call->del_revs, sizeof(int64_t) * (size_t)(call->del_count + 1));
         SK_CHECK_ALLOC(call->del_names);
@@ -765,10 +848,10 @@ static int delete_next(sk_api_call *call);
 static int delete_one_done(sk_api_call *call)
 {
     if (call->write_err == SK_OK) {
-        json_error_t jerr;
-        json_t *obj = json_loadb(call->write_row.value, call->write_row.value_len, 0, &jerr);
-        SK_CHECK(obj != NULL);
-        json_array_append_new(call->del_items, obj);
+        json_t *obj = call_parse_stored(call, call->write_row.value, call->write_row.value_len,
+                                        call->write_row.name);
+        if (obj)
+            json_array_append_new(call->del_items, obj);
     } else if (call->write_err != SK_ERR_NOT_FOUND && call->write_err != SK_ERR_CONFLICT) {
         call_reply_store_error(call, call->write_err, call->del_names[call->del_next - 1]);
         return STEP_DONE;
@@ -779,6 +862,10 @@ static int delete_one_done(sk_api_call *call)
 
 static int delete_next(sk_api_call *call)
 {
+    /* A client that went away stops the deletions it asked for. */
+    if (call->del_next < call->del_count && call->client_gone &&
+        call->client_gone(call->client_ctx))
+        call->del_count = call->del_next;
     if (call->del_next == call->del_count) {
         json_t *list =
             json_pack("{s:s, s:s, s:{}, s:O}", "kind", call->res->list_kind, "apiVersion",
@@ -794,6 +881,7 @@ static int delete_next(sk_api_call *call)
         .ns = call->ns,
         .name = call->del_names[i],
         .expected_rev = call->del_revs[i],
+        .object = delete_skeleton(call),
     };
     return call_submit_write(call, &w, delete_one_done);
 }

@@ -236,8 +236,50 @@ static int jptr_is_proper_prefix(const jptr *a, const jptr *b)
     return 1;
 }
 
-/* Applies one operation to *doc; 0 on success. */
-static int json_patch_op(json_t **doc, const json_t *op)
+/* The size of v as JSON text (escapes and number digits estimated), or a
+ * value above limit as soon as the count passes it: so measuring a huge
+ * value costs at most about limit work. */
+static size_t text_size(const json_t *v, size_t limit)
+{
+    size_t n = 0, i;
+    const char *key;
+    const json_t *x;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        n = 2;
+        json_object_foreach((json_t *)v, key, x)
+        {
+            n += strlen(key) + 4 + text_size(x, limit - (n < limit ? n : limit));
+            if (n > limit)
+                break;
+        }
+        break;
+    case JSON_ARRAY:
+        n = 2;
+        json_array_foreach(v, i, x)
+        {
+            n += 1 + text_size(x, limit - (n < limit ? n : limit));
+            if (n > limit)
+                break;
+        }
+        break;
+    case JSON_STRING:
+        n = json_string_length(v) + 2;
+        break;
+    case JSON_INTEGER:
+    case JSON_REAL:
+        n = 20;
+        break;
+    default:
+        n = 5;
+    }
+    return n;
+}
+
+/* Applies one operation to *doc; 0 on success. *copied counts the bytes
+ * `copy` operations added so far; past SK_PATCH_MAX_COPY_BYTES the
+ * operation fails with 1. */
+static int json_patch_op(json_t **doc, const json_t *op, size_t *copied)
 {
     const char *kind = json_string_value(json_object_get(op, "op"));
     const char *path_s = json_string_value(json_object_get(op, "path"));
@@ -273,8 +315,10 @@ static int json_patch_op(json_t **doc, const json_t *op)
     } else if (strcmp(kind, "copy") == 0) {
         json_decref(v);
         json_t *src = jptr_walk(*doc, &from, from.n);
-        if (src)
-            rc = ptr_add(doc, &path, json_deep_copy(src));
+        if (src) {
+            *copied += text_size(src, SK_PATCH_MAX_COPY_BYTES);
+            rc = *copied > SK_PATCH_MAX_COPY_BYTES ? 1 : ptr_add(doc, &path, json_deep_copy(src));
+        }
     } else if (strcmp(kind, "test") == 0) {
         json_t *cur = jptr_walk(*doc, &path, path.n);
         /* jsonpatch v4: testing a missing member against null passes. */
@@ -320,9 +364,18 @@ static sk_err apply_json_patch(const json_t *target, const json_t *ops, json_t *
         goto out;
     }
     doc = json_deep_copy(target);
+    size_t copied = 0;
     json_array_foreach(ops, i, op)
     {
-        if (json_patch_op(&doc, op) != 0) {
+        int rc = json_patch_op(&doc, op, &copied);
+        if (rc == 1) {
+            e = failf(errmsg, SK_ERR_TOO_LARGE,
+                      "Unable to complete the copy, the accumulated size increase of copy is %zu, "
+                      "exceeding the limit %d",
+                      copied, SK_PATCH_MAX_COPY_BYTES);
+            goto out;
+        }
+        if (rc != 0) {
             e = failf(errmsg, SK_ERR_INVALID, "%s", generic_invalid);
             goto out;
         }
@@ -452,85 +505,127 @@ static void path_pop(smp *s, size_t saved)
     s->path.data[saved] = '\0';
 }
 
-/* Position of item in list, matching on the merge key for maps or on the
- * whole value for primitives; -1 if absent (upstream's index()). */
-static long list_index(const json_t *list, const json_t *item, const char *mkey)
+/*
+ * List indexes. Upstream matches list elements by scanning (index()), which
+ * makes a merge of n elements onto n quadratic: 20,000 owner references
+ * onto 20,000 took 54 s of a server thread. Here every list a merge looks
+ * things up in is indexed once, by the compact JSON text of each element's
+ * merge key (of the whole element for lists of primitives): text equality
+ * is json_equal's equality, keys sorted. A jansson object serves as the
+ * hash table. An element without the merge key is not indexed and matches
+ * nothing, as json_equal(NULL, v) matched nothing upstream; for duplicates
+ * the first position is kept, which is what the scan found.
+ */
+
+/* The key text of item (new string), or NULL if it lacks the merge key. */
+static char *key_text(const json_t *item, const char *mkey)
 {
-    size_t i;
-    const json_t *x;
-    json_array_foreach(list, i, x)
-    {
-        int eq = *mkey ? json_equal(json_object_get(x, mkey), json_object_get(item, mkey))
-                       : json_equal(x, item);
-        if (eq)
-            return (long)i;
-    }
-    return -1;
+    const json_t *k = *mkey ? json_object_get(item, mkey) : item;
+    return k ? dump(k) : NULL;
 }
 
-/* Stable sort of arr by each element's position in ref (absent last). */
-static void sort_by_position(json_t *arr, const json_t *ref, const char *mkey)
+/* Records item at position at, unless its key is already there. */
+static void index_add(json_t *idx, const json_t *item, const char *mkey, size_t at)
 {
-    size_t n = json_array_size(arr);
-    json_t **items = malloc((n + 1) * sizeof *items);
-    size_t *pos = malloc((n + 1) * sizeof *pos);
-    SK_CHECK_ALLOC(items);
-    SK_CHECK_ALLOC(pos);
-    for (size_t i = 0; i < n; i++) {
-        items[i] = json_incref(json_array_get(arr, i));
-        long p = list_index(ref, items[i], mkey);
-        pos[i] = p < 0 ? (size_t)-1 : (size_t)p;
+    char *t = key_text(item, mkey);
+    if (t && !json_object_get(idx, t))
+        SK_CHECK(json_object_set_new(idx, t, json_integer((json_int_t)at)) == 0);
+    free(t);
+}
+
+/* A new index of list. */
+static json_t *index_list(const json_t *list, const char *mkey)
+{
+    json_t *idx = json_object();
+    SK_CHECK_ALLOC(idx);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(list, i, x) index_add(idx, x, mkey, i);
+    return idx;
+}
+
+/* Position of item's key in the indexed list, -1 if absent. */
+static long index_find(const json_t *idx, const json_t *item, const char *mkey)
+{
+    char *t = key_text(item, mkey);
+    const json_t *at = t ? json_object_get(idx, t) : NULL;
+    free(t);
+    return at ? (long)json_integer_value(at) : -1;
+}
+
+/* Keeps the elements of list whose key is not in drop (an index). */
+static void remove_indexed(json_t *list, const json_t *drop, const char *mkey)
+{
+    json_t *kept = json_array();
+    size_t i;
+    json_t *x;
+    json_array_foreach(list, i, x)
+    {
+        if (index_find(drop, x, mkey) < 0)
+            json_array_append(kept, x);
     }
-    for (size_t i = 1; i < n; i++) {
-        json_t *it = items[i];
-        size_t ps = pos[i], j = i;
-        for (; j > 0 && pos[j - 1] > ps; j--) {
-            items[j] = items[j - 1];
-            pos[j] = pos[j - 1];
-        }
-        items[j] = it;
-        pos[j] = ps;
-    }
-    json_array_clear(arr);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(arr, items[i]);
-    free(items);
-    free(pos);
+    json_array_clear(list);
+    json_array_extend(list, kept);
+    json_decref(kept);
+}
+
+typedef struct ranked {
+    json_t *item;  /* borrowed from the merged list */
+    size_t by;     /* the position it is sorted by; absent last */
+    long at_server; /* its position in the server's list, -1 if absent */
+    size_t seq;    /* its position in the merged list: keeps the sort stable */
+} ranked;
+
+static int by_rank(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->by != y->by)
+        return x->by < y->by ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /*
  * Upstream normalizeElementOrder + mergeSortedSlice: the items of merged
  * that appear in order follow order's sequence, the others follow server's,
- * and the two runs are interleaved by their positions in server. Returns a
- * new array.
+ * and the two runs are interleaved by their positions in server. Each
+ * item's positions are looked up once. Returns a new array.
  */
 static json_t *order_list(const json_t *merged, const json_t *order, const json_t *server,
                           const char *mkey)
 {
-    json_t *in_order = json_array(), *server_only = json_array(), *out = json_array();
-    size_t i, j;
+    size_t n = json_array_size(merged), n_in = 0, n_only = 0, i, j;
+    json_t *order_idx = index_list(order, mkey), *server_idx = index_list(server, mkey);
+    json_t *out = json_array();
+    ranked *in_order = malloc((n + 1) * sizeof *in_order);
+    ranked *server_only = malloc((n + 1) * sizeof *server_only);
+    SK_CHECK(in_order && server_only);
     const json_t *x;
     json_array_foreach(merged, i, x)
     {
-        json_array_append(list_index(order, x, mkey) >= 0 ? in_order : server_only, (json_t *)x);
+        long at_order = index_find(order_idx, x, mkey), at_server = index_find(server_idx, x, mkey);
+        if (at_order >= 0)
+            in_order[n_in++] = (ranked){(json_t *)x, (size_t)at_order, at_server, i};
+        else
+            server_only[n_only++] =
+                (ranked){(json_t *)x, at_server < 0 ? (size_t)-1 : (size_t)at_server, at_server, i};
     }
-    sort_by_position(in_order, order, mkey);
-    sort_by_position(server_only, server, mkey);
+    qsort(in_order, n_in, sizeof *in_order, by_rank);
+    qsort(server_only, n_only, sizeof *server_only, by_rank);
     i = j = 0;
-    while (i < json_array_size(server_only) || j < json_array_size(in_order)) {
-        json_t *l = json_array_get(server_only, i), *r = json_array_get(in_order, j);
-        long li = l ? list_index(server, l, mkey) : -1;
-        long ri = r ? list_index(server, r, mkey) : -1;
-        if (!r || (l && li >= 0 && ri >= 0 && li < ri)) {
-            json_array_append(out, l);
+    while (i < n_only || j < n_in) {
+        const ranked *l = i < n_only ? &server_only[i] : NULL, *r = j < n_in ? &in_order[j] : NULL;
+        if (!r || (l && l->at_server >= 0 && r->at_server >= 0 && l->at_server < r->at_server)) {
+            json_array_append(out, l->item);
             i++;
         } else {
-            json_array_append(out, r);
+            json_array_append(out, r->item);
             j++;
         }
     }
-    json_decref(in_order);
-    json_decref(server_only);
+    free(in_order);
+    free(server_only);
+    json_decref(order_idx);
+    json_decref(server_idx);
     return out;
 }
 
@@ -549,7 +644,7 @@ static sk_err check_element_kinds(smp *s, const json_t *a, const json_t *b, int 
                 first = x;
             } else if (strcmp(go_json_kind(first), go_json_kind(x)) != 0) {
                 char *ta = dump(a), *tb = dump(b);
-                sk_err e = failf(s->errmsg, SK_ERR_INTERNAL,
+                sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
                                  "list element types are not identical: [%s %s]", ta, tb);
                 free(ta);
                 free(tb);
@@ -566,8 +661,8 @@ static sk_err smp_map(smp *s, json_t *orig, const json_t *patch, json_t **out);
 static sk_err no_merge_key(smp *s, const json_t *item, const char *mkey)
 {
     char *text = dump(item);
-    sk_err e = failf(s->errmsg, SK_ERR_INTERNAL, "map: %s does not contain declared merge key: %s",
-                     text, mkey);
+    sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
+                     "map: %s does not contain declared merge key: %s", text, mkey);
     free(text);
     return e;
 }
@@ -583,6 +678,8 @@ static sk_err list_directives(smp *s, json_t **base, const json_t *patch, const 
     size_t i;
     const json_t *pe;
     int replace = 0;
+    sk_err e = SK_OK;
+    json_t *deleted = json_object(); /* an index of the keys to delete */
     json_array_foreach(patch, i, pe)
     {
         const json_t *d = json_object_get(pe, directive_key);
@@ -590,39 +687,42 @@ static sk_err list_directives(smp *s, json_t **base, const json_t *patch, const 
         if (!d) {
             json_array_append(plain, (json_t *)pe);
         } else if (ds && strcmp(ds, "delete") == 0) {
-            const json_t *kv = json_object_get(pe, mkey);
-            if (!kv)
-                return no_merge_key(s, pe, mkey);
-            for (size_t k = json_array_size(*base); k-- > 0;)
-                if (json_equal(json_object_get(json_array_get(*base, k), mkey), kv))
-                    json_array_remove(*base, k);
+            if (!json_object_get(pe, mkey)) {
+                e = no_merge_key(s, pe, mkey);
+                goto out;
+            }
+            index_add(deleted, pe, mkey, 0);
         } else if (ds && strcmp(ds, "replace") == 0) {
             replace = 1;
         } else if (ds && strcmp(ds, "merge") == 0) {
-            return failf(s->errmsg, SK_ERR_INTERNAL,
-                         "merging lists cannot yet be specified in the patch");
+            e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
+                      "merging lists cannot yet be specified in the patch");
+            goto out;
         } else {
             char *dt = dump(d), *pt = dump(pe);
-            sk_err e =
-                failf(s->errmsg, SK_ERR_INTERNAL, "unknown patch type: %s in map: %s", dt, pt);
+            e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %s in map: %s", dt, pt);
             free(dt);
             free(pt);
-            return e;
+            goto out;
         }
     }
+    if (json_object_size(deleted) > 0)
+        remove_indexed(*base, deleted, mkey);
     if (replace) {
         json_decref(*base);
         *base = smp_clean(plain);
         json_array_clear(plain);
     }
-    return SK_OK;
+out:
+    json_decref(deleted);
+    return e;
 }
 
 /* Upstream mergeSlice for a merge-strategy list; *out new reference. */
 static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const char *mkey,
                          json_t **out)
 {
-    json_t *base = NULL, *plain = json_array(), *server = NULL;
+    json_t *base = NULL, *plain = json_array(), *server = NULL, *idx = NULL;
     size_t i;
     const json_t *pe;
     int are_maps = 0;
@@ -636,26 +736,33 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
     if (!are_maps) {
         /* A set union without duplicates, as deduplicateScalars leaves it. */
         base = json_array();
+        idx = json_object();
         json_array_foreach(orig, i, pe)
         {
-            if (list_index(base, pe, "") < 0)
+            if (index_find(idx, pe, "") < 0) {
+                index_add(idx, pe, "", json_array_size(base));
                 json_array_append(base, (json_t *)pe);
+            }
         }
         json_array_foreach(patch, i, pe)
         {
             json_array_append(plain, (json_t *)pe);
-            if (list_index(base, pe, "") < 0)
+            if (index_find(idx, pe, "") < 0) {
+                index_add(idx, pe, "", json_array_size(base));
                 json_array_append_new(base, json_deep_copy(pe));
+            }
         }
         server = json_incref((json_t *)orig);
     } else if (*mkey == '\0') {
-        e = failf(s->errmsg, SK_ERR_INTERNAL, "cannot merge lists without merge key for type map");
+        e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
+                  "cannot merge lists without merge key for type map");
         goto out;
     } else {
         base = json_copy((json_t *)orig);
         if ((e = list_directives(s, &base, patch, mkey, plain)) != SK_OK)
             goto out;
         server = json_copy(base);
+        idx = index_list(base, mkey);
         size_t saved = path_push(s, "[]");
         json_array_foreach(plain, i, pe)
         {
@@ -663,8 +770,9 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
                 e = no_merge_key(s, pe, mkey);
                 break;
             }
-            long at = list_index(base, pe, mkey);
+            long at = index_find(idx, pe, mkey);
             if (at < 0) {
+                index_add(idx, pe, mkey, json_array_size(base));
                 json_array_append_new(base, smp_clean(pe));
                 continue;
             }
@@ -688,6 +796,7 @@ out:
     json_decref(base);
     json_decref(plain);
     json_decref(server);
+    json_decref(idx);
     return e;
 }
 
@@ -715,7 +824,7 @@ static const char *go_value_type(const json_t *v)
 
 static sk_err not_a_list(smp *s, const json_t *v)
 {
-    return failf(s->errmsg, SK_ERR_INTERNAL, "expected a []interface {}, but received a %s",
+    return failf(s->errmsg, SK_ERR_BAD_REQUEST, "expected a []interface {}, but received a %s",
                  go_value_type(v));
 }
 
@@ -736,43 +845,45 @@ static sk_err merge_field_list(smp *s, const json_t *o, const json_t *p, const c
     return merge_list(s, o, p, mkey, out);
 }
 
-static int in_string_list(const json_t *list, const char *key)
-{
-    size_t i;
-    const json_t *name;
-    json_array_foreach(list, i, name)
-    {
-        if (json_is_string(name) && strcmp(json_string_value(name), key) == 0)
-            return 1;
-    }
-    return 0;
-}
-
 /* Upstream applyRetainKeysDirective; consumes "$retainKeys" from todo. */
 static sk_err retain_keys(smp *s, json_t *orig, json_t *todo)
 {
     json_t *list = json_object_get(todo, retain_keys_key);
     const char *key;
-    json_t *v, *tmp;
+    json_t *v, *tmp, *names = NULL;
+    size_t i;
+    sk_err e = SK_OK;
     if (!list)
-        return SK_OK;
-    if (!json_is_array(list))
-        return failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of retainKeys");
+        goto out;
+    if (!json_is_array(list)) {
+        e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of retainKeys");
+        goto out;
+    }
+    names = json_object(); /* the retained names, as a set */
+    json_array_foreach(list, i, v)
+    {
+        if (json_is_string(v))
+            json_object_set_new(names, json_string_value(v), json_true());
+    }
     json_object_foreach(todo, key, v)
     {
         if (json_is_null(v) || strcmp(key, retain_keys_key) == 0 ||
             has_prefix(key, delete_prim_prefix) || has_prefix(key, set_order_prefix))
             continue;
-        if (!in_string_list(list, key))
-            return failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of retainKeys");
+        if (!json_object_get(names, key)) {
+            e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of retainKeys");
+            goto out;
+        }
     }
     json_object_foreach_safe(orig, tmp, key, v)
     {
-        if (!in_string_list(list, key))
+        if (!json_object_get(names, key))
             json_object_del(orig, key);
     }
     json_object_del(todo, retain_keys_key);
-    return SK_OK;
+out:
+    json_decref(names);
+    return e;
 }
 
 /* Upstream mergePatchIntoOriginal for one "$setElementOrder/<field>" key:
@@ -834,15 +945,12 @@ static sk_err merge_member(smp *s, json_t *orig, const char *key, const json_t *
     sk_err e = SK_OK;
     if (field) {
         json_t *ov = json_object_get(orig, field);
-        size_t i;
-        const json_t *x;
         if (*field == '\0' || !json_is_array(pv))
             return failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of primitive list");
-        json_array_foreach(pv, i, x)
-        {
-            long at;
-            while (json_is_array(ov) && (at = list_index(ov, x, "")) >= 0)
-                json_array_remove(ov, (size_t)at);
+        if (json_is_array(ov)) {
+            json_t *drop = index_list(pv, "");
+            remove_indexed(ov, drop, "");
+            json_decref(drop);
         }
         return SK_OK;
     }
@@ -886,7 +994,7 @@ static sk_err smp_map(smp *s, json_t *orig, const json_t *patch, json_t **out)
             *out = json_object();
         } else {
             char *dt = dump(directive), *pt = dump(patch);
-            e = failf(s->errmsg, SK_ERR_INTERNAL, "unknown patch type: %s in map: %s", dt, pt);
+            e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %s in map: %s", dt, pt);
             free(dt);
             free(pt);
         }

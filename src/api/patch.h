@@ -25,18 +25,29 @@ typedef enum { SK_PATCH_JSON, SK_PATCH_MERGE, SK_PATCH_STRATEGIC } sk_patch_type
  */
 sk_err sk_patch_type_parse(const char *content_type, sk_patch_type *out);
 
+/* The most a JSON patch's `copy` operations may add in total (bytes of
+ * JSON text): kube-apiserver's JSONPatchMaxCopyBytes. Without it a 3 kB
+ * patch that copies the document into itself doubles it per operation. */
+#define SK_PATCH_MAX_COPY_BYTES (3 * 1024 * 1024)
+
 /*
  * Applies the len bytes of patch to target (borrowed, not modified). On
  * success *out is a new reference to the patched object. On failure *errmsg
- * is a new string (free()) with the Status message kube-apiserver sends:
+ * is a new string (free()) with the Status message:
  *   SK_ERR_BAD_REQUEST   patch is not JSON or not of the shape its type needs;
- *                        strategic directives of the wrong shape
- *   SK_ERR_TOO_LARGE     JSON patch with more than 10000 operations
+ *                        strategic directives of the wrong shape or unknown
+ *                        ($patch values, a list element without its merge
+ *                        key, mixed element types): kube-apiserver answers
+ *                        some of these 500, but they are the client's error
+ *   SK_ERR_TOO_LARGE     JSON patch with more than 10000 operations, or whose
+ *                        copies add more than SK_PATCH_MAX_COPY_BYTES
  *   SK_ERR_INVALID       a JSON patch operation failed (test mismatch, missing
  *                        path, bad index): kube-apiserver hides the detail
- *                        behind a generic message, and so do we
- *   SK_ERR_INTERNAL      strategic patch errors kube-apiserver does not
- *                        classify (missing merge key, unknown $patch value)
+ *                        behind a generic message, and so do we; a strategic
+ *                        merge of lists of lists
+ * Never SK_ERR_INTERNAL. Every list operation of a strategic merge is
+ * linear in the lists' sizes (hashed by merge key), and recursion depth is
+ * bounded by the depths of target and patch.
  * Strategic merge knows the list merge keys of the kinds sqlkube serves
  * (metadata.finalizers, metadata.ownerReferences, ServiceAccount secrets,
  * Namespace status.conditions); every other list is replaced.

@@ -464,7 +464,7 @@ static const char *str_at(const json_t *obj, const char *path)
     return json_string_value(at(obj, path));
 }
 
-static const char *go_value_kind(const json_t *v)
+const char *sk_validate_go_kind(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -473,11 +473,14 @@ static const char *go_value_kind(const json_t *v)
         return "array";
     case JSON_STRING:
         return "string";
+    case JSON_INTEGER:
+    case JSON_REAL:
+        return "number";
     case JSON_TRUE:
     case JSON_FALSE:
         return "bool";
     default:
-        return "number";
+        return "null";
     }
 }
 
@@ -558,7 +561,7 @@ static char *check_types(const sk_resource *r, const json_t *obj)
         const char *go_type = bad == v ? tr->go_type : element_go_type(tr);
         sk_buf d = SK_BUF_INIT;
         sk_buf_printf(&d, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-                      go_value_kind(bad), *tr->go_struct ? tr->go_struct : r->kind, tr->path,
+                      sk_validate_go_kind(bad), *tr->go_struct ? tr->go_struct : r->kind, tr->path,
                       go_type);
         char *msg = decode_error(r, d.data);
         sk_buf_free(&d);

@@ -92,19 +92,12 @@ static void render_expired(watch_stream *ws, int64_t oldest)
     json_decref(st);
 }
 
-static json_t *parse(const char *value, size_t len)
-{
-    json_error_t jerr;
-    json_t *obj = json_loadb(value, len, 0, &jerr);
-    SK_CHECK(obj != NULL);
-    return obj;
-}
-
-static json_t *parse_blob(const sk_blob *b)
+/* The event's object, parsed; NULL (logged) if it does not parse. */
+static json_t *parse_blob(const watch_stream *ws, const sk_blob *b)
 {
     size_t len;
     const char *data = sk_blob_data(b, &len);
-    return parse(data, len);
+    return parse_stored(ws->res, data, len, sk_blob_name(b));
 }
 
 /* Turns one cache event into zero or one watch event. */
@@ -114,7 +107,12 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
     if (ns && strcmp(sk_blob_ns(ev->obj), ns) != 0)
         return;
     int filters = list_stream_filters(ws->ls);
-    json_t *obj = filters || list_stream_table_mode(ws->ls) >= 0 ? parse_blob(ev->obj) : NULL;
+    json_t *obj = NULL;
+    if (filters || list_stream_table_mode(ws->ls) >= 0) {
+        obj = parse_blob(ws, ev->obj);
+        if (!obj)
+            return; /* an unreadable object is skipped, as in lists */
+    }
     static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
     const char *type = names[ev->type];
     if (filters) {
@@ -124,8 +122,8 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
         if (ev->type == SK_EVENT_DELETED) {
             before = list_stream_matches(ws->ls, obj);
         } else if (ev->prev) {
-            json_t *pobj = parse_blob(ev->prev);
-            before = list_stream_matches(ws->ls, pobj);
+            json_t *pobj = parse_blob(ws, ev->prev);
+            before = pobj && list_stream_matches(ws->ls, pobj);
             json_decref(pobj);
         }
         type = now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : NULL;

@@ -38,6 +38,11 @@
 #define DEFAULT_LEASE_RENEW_S 10
 #define DEFAULT_EVENT_TTL_S 3600
 #define DEFAULT_CONSISTENCY_CHECK_S 300
+#define DEFAULT_MAX_OBJECT_BYTES (1536 * 1024) /* etcd's default request limit */
+#define DEFAULT_MAX_CONNECTIONS_PER_IP 4096
+#define DEFAULT_HEADER_TIMEOUT_S 10
+#define IDLE_CONNECTION_TIMEOUT_S 90 /* kube-apiserver's IdleTimeout for keep-alive connections */
+#define FD_RESERVE 256 /* descriptors kept for the database, logs and the listener */
 
 typedef struct options {
     const char *listen;
@@ -51,6 +56,10 @@ typedef struct options {
     int64_t lease_duration_s, lease_renew_s, event_ttl_s;
     int64_t consistency_check_s;
     int64_t snapshot_bytes; /* as sk_cache_config.snapshot_bytes: 0 auto, < 0 none */
+    int64_t max_object_bytes;
+    int64_t max_connections; /* 0: as many as the open-file limit allows */
+    int64_t max_connections_per_ip;
+    int64_t header_timeout_s;
     int verbose;
 } options;
 
@@ -91,12 +100,21 @@ static void usage(FILE *f)
         "                           (bytes, or with K, M or G); lists at older revisions go\n"
         "                           to SQL. 0 = keep none; default auto: 2%% of the cached\n"
         "                           objects' bytes, at least 256K\n"
+        "  --max-object-bytes SIZE  serve: largest object stored, after every patch and\n"
+        "                           update (bytes, or with K or M; default 1536K)\n"
+        "  --max-connections N      serve: open client connections at most (default: the\n"
+        "                           open-file limit, raised to its hard limit, less %d)\n"
+        "  --max-connections-per-ip N  serve: from one client address at most, 0 = no cap\n"
+        "                           (default %d)\n"
+        "  --request-header-timeout SECS  serve: close a new connection that has not sent a\n"
+        "                           complete request header in this time (default %d)\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",
         DEFAULT_LISTEN, DEFAULT_DATA_DIR, DEFAULT_COMPACT_INTERVAL_S, DEFAULT_RETAIN_REVISIONS,
         DEFAULT_WATCH_GRACE_S, DEFAULT_WATCH_STALL_S, DEFAULT_LEASE_DURATION_S,
-        DEFAULT_LEASE_RENEW_S, DEFAULT_EVENT_TTL_S, DEFAULT_CONSISTENCY_CHECK_S);
+        DEFAULT_LEASE_RENEW_S, DEFAULT_EVENT_TTL_S, DEFAULT_CONSISTENCY_CHECK_S, FD_RESERVE,
+        DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_HEADER_TIMEOUT_S);
 }
 
 static int fail(const char *fmt, const char *arg)
@@ -107,12 +125,10 @@ static int fail(const char *fmt, const char *arg)
     return 1;
 }
 
-/* "auto", or a byte count with an optional K, M or G (powers of 1024), into
- * sk_cache_config.snapshot_bytes (0 auto, -1 none). -2 if malformed. */
-static int64_t parse_snapshot_memory(const char *s)
+/* A byte count with an optional K, M or G (powers of 1024), at most 1T;
+ * -1 if malformed. */
+static int64_t parse_size(const char *s)
 {
-    if (strcmp(s, "auto") == 0)
-        return 0;
     char digits[32];
     size_t n = strlen(s);
     int shift = 0;
@@ -121,13 +137,23 @@ static int64_t parse_snapshot_memory(const char *s)
         n--;
     }
     if (n == 0 || n >= sizeof digits)
-        return -2;
+        return -1;
     memcpy(digits, s, n);
     digits[n] = '\0';
     int64_t v = sk_parse_i64(digits);
     if (v < 0 || v > (INT64_C(1) << 40) >> shift)
-        return -2;
-    return v == 0 ? -1 : v << shift;
+        return -1;
+    return v << shift;
+}
+
+/* "auto", or a size (parse_size), into sk_cache_config.snapshot_bytes
+ * (0 auto, -1 none). -2 if malformed. */
+static int64_t parse_snapshot_memory(const char *s)
+{
+    if (strcmp(s, "auto") == 0)
+        return 0;
+    int64_t v = parse_size(s);
+    return v < 0 ? -2 : v == 0 ? -1 : v;
 }
 
 static int mkdir_p(const char *dir)
@@ -139,11 +165,29 @@ static int mkdir_p(const char *dir)
         if (*p != '/')
             continue;
         *p = '\0';
-        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
             return -1;
         *p = '/';
     }
-    return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : 0;
+    return mkdir(path, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The data directory holds Secrets and the continue-token key: only the
+ * owner may read it, whatever the umask or an older version left. New
+ * files are private through the umask set in main; this fixes what exists. */
+static int restrict_data_dir(const char *dir)
+{
+    static const char *const files[] = {"sqlkube.db", "sqlkube.db-wal", "sqlkube.db-shm",
+                                        "sqlkube.db-journal", "kubeconfig"};
+    if (chmod(dir, 0700) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (chmod(path, 0600) < 0 && errno != ENOENT)
+            return -1;
+    }
+    return 0;
 }
 
 /* Writes DIR/kubeconfig pointing at the server, atomically (rename). */
@@ -253,6 +297,27 @@ out:
     return c->interval_s * 1000;
 }
 
+/* Every connection is a descriptor: raises the open-file limit to its hard
+ * limit and returns the connections that leaves room for (or want, if less:
+ * connections past the limit would stop the server accepting any). */
+static int64_t connection_cap(int64_t want)
+{
+    struct rlimit nofile;
+    int64_t fds = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+        if (nofile.rlim_cur < nofile.rlim_max) {
+            nofile.rlim_cur = nofile.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &nofile);
+            getrlimit(RLIMIT_NOFILE, &nofile);
+        }
+        fds = nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur > 1000000
+                  ? 1000000
+                  : (int64_t)nofile.rlim_cur;
+    }
+    int64_t cap = fds > 2 * FD_RESERVE ? fds - FD_RESERVE : fds / 2;
+    return want > 0 && want < cap ? want : cap;
+}
+
 static int cmd_serve(const options *o, const char *db)
 {
     int rc = 1;
@@ -268,14 +333,8 @@ static int cmd_serve(const options *o, const char *db)
      * the heap kept ~30% more than the cache held after a bulk load of 1 MiB
      * objects (bench/README.md, Watch). */
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-    /* Every watch is a socket: allow as many as the hard limit permits. */
-    struct rlimit nofile;
-    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
-        nofile.rlim_cur = nofile.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &nofile);
-    }
-    if (mkdir_p(o->data_dir) < 0) {
-        fail("cannot create data directory %s", o->data_dir);
+    if (mkdir_p(o->data_dir) < 0 || restrict_data_dir(o->data_dir) < 0) {
+        fail("cannot create a private data directory %s", o->data_dir);
         goto out;
     }
     if (sk_store_open(db, &store, &msg) != SK_OK) {
@@ -299,12 +358,20 @@ static int cmd_serve(const options *o, const char *db)
                          .event_ttl_s = o->event_ttl_s,
                          .consistency_check_interval_s = o->consistency_check_s,
                          .cache_snapshot_bytes = o->snapshot_bytes,
+                         .max_object_bytes = o->max_object_bytes,
                          .cache_corrupt_key_once = getenv("SQLKUBE_TEST_CORRUPT_OBJECT")};
     if ((err = sk_api_new(store, &cfg, &api)) != SK_OK) {
         fail("cannot build the watch cache: %s", sk_err_name(err));
         goto out;
     }
-    if (sk_http_start(o->listen, api, &srv, &msg) < 0) {
+    sk_http_config hc = {
+        .listen = o->listen,
+        .max_connections = (unsigned)connection_cap(o->max_connections),
+        .max_connections_per_ip = (unsigned)o->max_connections_per_ip,
+        .header_timeout_s = (int)o->header_timeout_s,
+        .idle_timeout_s = IDLE_CONNECTION_TIMEOUT_S,
+    };
+    if (sk_http_start(&hc, api, &srv, &msg) < 0) {
         fail("%s", msg ? msg : "cannot start the HTTP server");
         goto out;
     }
@@ -394,6 +461,9 @@ int main(int argc, char **argv)
         .lease_renew_s = DEFAULT_LEASE_RENEW_S,
         .event_ttl_s = DEFAULT_EVENT_TTL_S,
         .consistency_check_s = DEFAULT_CONSISTENCY_CHECK_S,
+        .max_object_bytes = DEFAULT_MAX_OBJECT_BYTES,
+        .max_connections_per_ip = DEFAULT_MAX_CONNECTIONS_PER_IP,
+        .header_timeout_s = DEFAULT_HEADER_TIMEOUT_S,
     };
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'},
@@ -409,6 +479,10 @@ int main(int argc, char **argv)
         {"event-ttl", required_argument, NULL, 'E'},
         {"consistency-check-interval", required_argument, NULL, 'C'},
         {"snapshot-memory", required_argument, NULL, 'M'},
+        {"max-object-bytes", required_argument, NULL, 'O'},
+        {"max-connections", required_argument, NULL, 'X'},
+        {"max-connections-per-ip", required_argument, NULL, 'P'},
+        {"request-header-timeout", required_argument, NULL, 'T'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -475,6 +549,24 @@ int main(int argc, char **argv)
                             "M or G, up to 1T",
                             optarg);
             break;
+        case 'O':
+            if ((o.max_object_bytes = parse_size(optarg)) < 1024 ||
+                o.max_object_bytes > 64 * 1024 * 1024)
+                return fail("invalid --max-object-bytes %s: want 1K to 64M", optarg);
+            break;
+        case 'X':
+            if ((o.max_connections = sk_parse_i64(optarg)) < 16 || o.max_connections > 1000000)
+                return fail("invalid --max-connections %s: want 16 to 1000000", optarg);
+            break;
+        case 'P':
+            if ((o.max_connections_per_ip = sk_parse_i64(optarg)) < 0 ||
+                o.max_connections_per_ip > 1000000)
+                return fail("invalid --max-connections-per-ip %s: want 0 to 1000000", optarg);
+            break;
+        case 'T':
+            if ((o.header_timeout_s = sk_parse_i64(optarg)) <= 0 || o.header_timeout_s > 3600)
+                return fail("invalid --request-header-timeout %s: want 1 to 3600 seconds", optarg);
+            break;
         case 'v':
             o.verbose = 1;
             break;
@@ -506,6 +598,10 @@ int main(int argc, char **argv)
         snprintf(dbbuf, sizeof dbbuf, "sqlite:%s/sqlkube.db", o.data_dir);
         db = dbbuf;
     }
+
+    /* Whatever sqlkube creates (the database and its WAL, the kubeconfig,
+     * the data directory) is its owner's alone. */
+    umask(077);
 
     /* Block the shutdown signals before any thread starts; serve sigwaits. */
     sigset_t set;

@@ -43,20 +43,25 @@ void sk_buf_putc(sk_buf *b, char c)
     sk_buf_append(b, &c, 1);
 }
 
-void sk_buf_printf(sk_buf *b, const char *fmt, ...)
+void sk_buf_vprintf(sk_buf *b, const char *fmt, va_list ap)
 {
     SK_CHECK(fmt != NULL); /* also tells GCC, which warns under UBSan otherwise */
-    va_list ap;
-    va_start(ap, fmt);
     va_list ap2;
     va_copy(ap2, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
     SK_CHECK(n >= 0);
     sk_buf_reserve(b, (size_t)n);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
     va_end(ap2);
     b->len += (size_t)n;
+}
+
+void sk_buf_printf(sk_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sk_buf_vprintf(b, fmt, ap);
+    va_end(ap);
 }
 
 void sk_buf_json_string(sk_buf *b, const char *s)

@@ -25,6 +25,7 @@ void sk_buf_append(sk_buf *b, const void *data, size_t len);
 void sk_buf_puts(sk_buf *b, const char *s);
 void sk_buf_putc(sk_buf *b, char c);
 void sk_buf_printf(sk_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sk_buf_vprintf(sk_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal, quotes included. */
 void sk_buf_json_string(sk_buf *b, const char *s);
 /* Drops the first n bytes (consumed output). */

@@ -12,6 +12,20 @@
  * the handler suspends only if no wake has happened yet, else it steps the
  * call again at once.
  *
+ * Requests: MHD's URI log callback makes each request's conn_ctx with a
+ * copy of the raw request target, which target.c parses; MHD is handed an
+ * empty query to parse, because its own parser stalls a connection whose
+ * parameters overflow the connection's memory pool.
+ *
+ * Connections: each TCP connection has a conn_sock (MHD's socket context).
+ * Until its first request header is complete it is on the `fresh` list,
+ * oldest first; once a second the sweeper shuts down (shutdown(2), never
+ * close: the descriptor stays MHD's) those older than the header timeout,
+ * which MHD's idle timeout alone would not do for a client that sends a
+ * byte every few seconds. A conn_sock leaves the list under fresh_mu before
+ * MHD closes its descriptor (MHD notifies CLOSED first), so the sweeper
+ * never touches a descriptor that may have been reused.
+ *
  * Lifetime: a conn_ctx (and its API call) is freed only in MHD's
  * request-completed callback, never inside the content reader or a wake.
  */
@@ -19,6 +33,10 @@
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/ticker.h"
+#include "core/utf8.h"
+#include "core/util.h"
+#include "http/target.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,16 +52,34 @@
 
 #define POOL_THREADS 4
 #define STREAM_BLOCK (64 * 1024)
+#define SWEEP_INTERVAL_MS 1000
+
+typedef struct conn_sock {
+    struct conn_sock *prev, *next;
+    int fd;
+    int64_t header_deadline_ms;
+    int fresh; /* on the fresh list */
+} conn_sock;
 
 struct sk_http_server {
     struct MHD_Daemon *daemon;
     sk_api *api;
     int quiesced; /* the listening socket is ours to close, and closed */
+    int header_timeout_s, idle_timeout_s;
+    pthread_mutex_t fresh_mu;
+    conn_sock *fresh_head, *fresh_tail; /* no complete request header yet, oldest first */
+    sk_ticker *sweeper;
 };
 
 typedef struct conn_ctx {
     sk_http_server *srv;
     struct MHD_Connection *conn;
+    char *raw_target;
+    const char *method; /* MHD's, valid for the request */
+    int started;        /* the access handler has seen this request's header */
+    sk_target target;
+    sk_err reject;
+    char *reject_msg;
     sk_buf body;
     int too_large;
     sk_api_call *call;
@@ -52,20 +88,137 @@ typedef struct conn_ctx {
     int woken;
 } conn_ctx;
 
-/* A parameter given without a value ("?verbose") is "", not absent. */
+/* ---- connections ---------------------------------------------------------- */
+
+static void fresh_unlink(sk_http_server *srv, conn_sock *cs)
+{
+    if (!cs->fresh)
+        return;
+    if (cs->prev)
+        cs->prev->next = cs->next;
+    else
+        srv->fresh_head = cs->next;
+    if (cs->next)
+        cs->next->prev = cs->prev;
+    else
+        srv->fresh_tail = cs->prev;
+    cs->prev = cs->next = NULL;
+    cs->fresh = 0;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    sk_http_server *srv = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        conn_sock *cs = calloc(1, sizeof *cs);
+        SK_CHECK_ALLOC(cs);
+        cs->fd = ci ? ci->connect_fd : -1;
+        cs->header_deadline_ms = sk_now_ms() + (int64_t)srv->header_timeout_s * 1000;
+        pthread_mutex_lock(&srv->fresh_mu);
+        if (cs->fd >= 0) {
+            cs->prev = srv->fresh_tail;
+            if (srv->fresh_tail)
+                srv->fresh_tail->next = cs;
+            else
+                srv->fresh_head = cs;
+            srv->fresh_tail = cs;
+            cs->fresh = 1;
+        }
+        pthread_mutex_unlock(&srv->fresh_mu);
+        *socket_context = cs;
+        return;
+    }
+    conn_sock *cs = *socket_context;
+    if (!cs)
+        return;
+    pthread_mutex_lock(&srv->fresh_mu);
+    fresh_unlink(srv, cs);
+    pthread_mutex_unlock(&srv->fresh_mu);
+    free(cs);
+    *socket_context = NULL;
+}
+
+/* A request header is complete: the connection is no longer fresh, and from
+ * now on it may idle (between keep-alive requests, while a body trickles)
+ * for the idle timeout. */
+static void connection_settled(sk_http_server *srv, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_sock *cs = ci ? ci->socket_context : NULL;
+    if (cs) {
+        pthread_mutex_lock(&srv->fresh_mu);
+        fresh_unlink(srv, cs);
+        pthread_mutex_unlock(&srv->fresh_mu);
+    }
+    MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                              (unsigned int)srv->idle_timeout_s);
+}
+
+static int64_t sweep_fresh(void *arg)
+{
+    sk_http_server *srv = arg;
+    int64_t now = sk_now_ms();
+    int shut = 0;
+    pthread_mutex_lock(&srv->fresh_mu);
+    while (srv->fresh_head && srv->fresh_head->header_deadline_ms <= now) {
+        conn_sock *cs = srv->fresh_head;
+        shutdown(cs->fd, SHUT_RDWR); /* MHD sees the end and closes it */
+        fresh_unlink(srv, cs);
+        shut++;
+    }
+    pthread_mutex_unlock(&srv->fresh_mu);
+    if (shut)
+        sk_log_debug("http: closed %d connections that sent no request header in %d s", shut,
+                     srv->header_timeout_s);
+    return SWEEP_INTERVAL_MS;
+}
+
+/* ---- requests --------------------------------------------------------------- */
+
+/* MHD calls this when a request line has arrived, before it parses the
+ * query: the request's context starts here, with the raw target. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    conn_ctx *cc = calloc(1, sizeof *cc);
+    SK_CHECK_ALLOC(cc);
+    cc->srv = cls;
+    cc->conn = conn;
+    cc->raw_target = strdup(uri ? uri : "");
+    SK_CHECK_ALLOC(cc->raw_target);
+    pthread_mutex_init(&cc->mu, NULL);
+    /* The target is MHD's own buffer; ending it after '?' leaves MHD an
+     * empty query to parse (see the top of this file). */
+    char *query = uri ? strchr(uri, '?') : NULL;
+    if (query)
+        query[1] = '\0';
+    return cc;
+}
+
 static const char *query_lookup(void *ctx, const char *key)
 {
-    const char *value = NULL;
-    size_t len = 0;
-    if (MHD_lookup_connection_value_n(ctx, MHD_GET_ARGUMENT_KIND, key, strlen(key), &value, &len) !=
-        MHD_YES)
-        return NULL;
-    return value ? value : "";
+    conn_ctx *cc = ctx;
+    return sk_target_query(&cc->target, key);
 }
 
 static const char *header_lookup(void *ctx, const char *key)
 {
-    return MHD_lookup_connection_value(ctx, MHD_HEADER_KIND, key);
+    conn_ctx *cc = ctx;
+    return MHD_lookup_connection_value(cc->conn, MHD_HEADER_KIND, key);
+}
+
+static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    int *valid = cls;
+    if (!sk_utf8_valid(key, strlen(key)) || (value && !sk_utf8_valid(value, strlen(value)))) {
+        *valid = 0;
+        return MHD_NO;
+    }
+    return MHD_YES;
 }
 
 static void conn_wake(void *arg)
@@ -81,9 +234,10 @@ static void conn_wake(void *arg)
 }
 
 /* Non-zero if the peer has closed its end (a watch client that went away
- * while nothing was flowing). */
-static int peer_gone(conn_ctx *cc)
+ * while nothing was flowing, a client that gave up on a long request). */
+static int peer_gone(void *ctx)
 {
+    conn_ctx *cc = ctx;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(cc->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (!ci)
@@ -164,44 +318,76 @@ static enum MHD_Result drive(conn_ctx *cc)
     }
 }
 
+/* First sight of a request's header: parse the target, check what the API
+ * will read, and refuse a body declared over the limit before reading it. */
+static void settle_request(conn_ctx *cc)
+{
+    char *msg = NULL;
+    sk_err err = sk_target_parse(cc->raw_target, strlen(cc->raw_target), &cc->target, &msg);
+    int headers_valid = 1;
+    if (err == SK_OK) {
+        MHD_get_connection_values(cc->conn, MHD_HEADER_KIND, check_header, &headers_valid);
+        if (!headers_valid) {
+            err = SK_ERR_BAD_REQUEST;
+            msg = strdup("a request header is not valid UTF-8");
+            SK_CHECK_ALLOC(msg);
+        }
+    }
+    cc->reject = err;
+    cc->reject_msg = msg;
+    const char *length = MHD_lookup_connection_value(cc->conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (length) {
+        char *end;
+        errno = 0;
+        unsigned long long declared = strtoull(length, &end, 10);
+        cc->too_large = errno == ERANGE || declared > SK_API_MAX_BODY;
+    }
+}
+
+static void start_call(conn_ctx *cc)
+{
+    sk_http_req req = {
+        .method = cc->method,
+        .segs = (const char *const *)cc->target.segs,
+        .n_segs = cc->target.n_segs,
+        .query = query_lookup,
+        .header = header_lookup,
+        .client_gone = peer_gone,
+        .ctx = cc,
+        .body = cc->body.data ? cc->body.data : "",
+        .body_len = cc->body.len,
+        .body_too_large = cc->too_large,
+        .reject = cc->reject,
+        .reject_msg = cc->reject_msg,
+    };
+    cc->call = sk_api_call_start(cc->srv->api, &req, conn_wake, cc);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
 {
-    sk_http_server *srv = cls;
     conn_ctx *cc = *con_cls;
-    if (!cc) {
-        cc = calloc(1, sizeof *cc);
-        SK_CHECK_ALLOC(cc);
-        cc->srv = srv;
-        cc->conn = conn;
-        pthread_mutex_init(&cc->mu, NULL);
-        *con_cls = cc;
-        return MHD_YES;
+    SK_CHECK(cc != NULL); /* made by on_uri */
+    if (!cc->started) {
+        cc->started = 1;
+        cc->method = method;
+        connection_settled(cc->srv, conn);
+        settle_request(cc);
+        if (!cc->too_large && cc->reject == SK_OK)
+            return MHD_YES; /* the body, if any, comes next */
+        /* Answer now, leaving the body unread: MHD then closes the connection. */
     }
     if (*upload_data_size > 0) {
-        if (!cc->too_large && cc->body.len + *upload_data_size > SK_API_MAX_BODY) {
-            cc->too_large = 1;
-            sk_buf_free(&cc->body);
-        }
-        if (!cc->too_large)
-            sk_buf_append(&cc->body, upload_data, *upload_data_size);
+        if (cc->body.len + *upload_data_size > SK_API_MAX_BODY)
+            return MHD_NO; /* a chunked body over the limit: drop the connection */
+        sk_buf_append(&cc->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (!cc->call) {
-        sk_http_req req = {
-            .method = method,
-            .path = url,
-            .query = query_lookup,
-            .header = header_lookup,
-            .ctx = conn,
-            .body = cc->body.data ? cc->body.data : "",
-            .body_len = cc->body.len,
-            .body_too_large = cc->too_large,
-        };
-        cc->call = sk_api_call_start(srv->api, &req, conn_wake, cc);
-    }
+    if (!cc->call)
+        start_call(cc);
     return drive(cc);
 }
 
@@ -215,9 +401,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
      * completes suspended connections at daemon stop, after the store has
      * drained every pending write. */
     SK_CHECK(!cc->suspended);
-    if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
+    if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED && cc->call)
         sk_api_call_stalled(cc->call);
     sk_api_call_free(cc->call);
+    sk_target_clear(&cc->target);
+    free(cc->raw_target);
+    free(cc->reject_msg);
     sk_buf_free(&cc->body);
     pthread_mutex_destroy(&cc->mu);
     free(cc);
@@ -268,28 +457,37 @@ static int bind_listen(const char *addr, int *fd_out, char **errmsg)
     return 0;
 }
 
-int sk_http_start(const char *addr, sk_api *api, sk_http_server **out, char **errmsg)
+int sk_http_start(const sk_http_config *cfg, sk_api *api, sk_http_server **out, char **errmsg)
 {
     int fd;
-    if (bind_listen(addr, &fd, errmsg) < 0)
+    if (bind_listen(cfg->listen, &fd, errmsg) < 0)
         return -1;
     sk_http_server *srv = calloc(1, sizeof *srv);
     SK_CHECK_ALLOC(srv);
     srv->api = api;
+    srv->header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10;
+    srv->idle_timeout_s = cfg->idle_timeout_s > 0 ? cfg->idle_timeout_s : 90;
+    pthread_mutex_init(&srv->fresh_mu, NULL);
+    /* A fresh connection may idle for the header timeout (MHD's default
+     * timeout); connection_settled gives it the idle timeout afterwards. */
     srv->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
             MHD_USE_ERROR_LOG,
         0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)POOL_THREADS, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600, MHD_OPTION_CONNECTION_LIMIT, (unsigned)20000,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+        (unsigned)POOL_THREADS, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+        on_connection, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->header_timeout_s,
+        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        cfg->max_connections_per_ip, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     if (!srv->daemon) {
-        if (asprintf(errmsg, "cannot start the HTTP server on %s", addr) < 0)
+        if (asprintf(errmsg, "cannot start the HTTP server on %s", cfg->listen) < 0)
             *errmsg = NULL;
         close(fd);
+        pthread_mutex_destroy(&srv->fresh_mu);
         free(srv);
         return -1;
     }
+    srv->sweeper = sk_ticker_start(SWEEP_INTERVAL_MS, sweep_fresh, srv);
     *out = srv;
     return 0;
 }
@@ -308,6 +506,8 @@ void sk_http_stop(sk_http_server *srv)
 {
     if (!srv)
         return;
+    sk_ticker_stop(srv->sweeper);
     MHD_stop_daemon(srv->daemon); /* also closes the listening socket, unless quiesced */
+    pthread_mutex_destroy(&srv->fresh_mu);
     free(srv);
 }

@@ -183,16 +183,37 @@ static char *stamp(json_t *obj, int64_t rev, size_t *len_out)
     return text;
 }
 
-/* Appends a tombstone for cur (the live version) at rev. On success the
- * tombstone row is in *out. */
-static sk_err append_tombstone(sk_store *s, const sk_row *cur, int64_t rev, sk_row *out)
+/* The last state of a stored version that does not parse (written by an
+ * older version, or damaged): what the tombstone carries instead, so such
+ * an object can still be deleted. skeleton (borrowed, may be NULL) is the
+ * caller's idea of the object, e.g. its kind and apiVersion. */
+static json_t *unreadable_last_state(const sk_row *cur, const json_t *skeleton)
+{
+    json_t *obj = skeleton ? json_deep_copy(skeleton) : json_object();
+    SK_CHECK_ALLOC(obj);
+    json_t *meta = json_object();
+    json_object_set_new(meta, "name", json_string(cur->name));
+    if (*cur->ns)
+        json_object_set_new(meta, "namespace", json_string(cur->ns));
+    if (cur->uid && *cur->uid)
+        json_object_set_new(meta, "uid", json_string(cur->uid));
+    json_object_set_new(obj, "metadata", meta);
+    return obj;
+}
+
+/* Appends a tombstone for cur (the live version) at rev; skeleton as for
+ * unreadable_last_state. On success the tombstone row is in *out. */
+static sk_err append_tombstone(sk_store *s, const sk_row *cur, int64_t rev,
+                               const json_t *skeleton, sk_row *out)
 {
     json_error_t jerr;
     json_t *obj = json_loadb(cur->value, cur->value_len, 0, &jerr);
-    if (!obj) {
-        sk_log_error("store: stored object %s/%s/%s is not JSON: %s", cur->resource, cur->ns,
-                     cur->name, jerr.text);
-        return SK_ERR_INTERNAL;
+    if (!obj || !json_is_object(json_object_get(obj, "metadata"))) {
+        sk_log_warn("store: stored object %s %s/%s does not parse (%s); its tombstone carries "
+                    "only its key",
+                    cur->resource, cur->ns, cur->name, obj ? "no metadata" : jerr.text);
+        json_decref(obj);
+        obj = unreadable_last_state(cur, skeleton);
     }
     sk_row row = *cur;
     row.rev = rev;
@@ -218,7 +239,7 @@ typedef struct cascade_ctx {
 static int cascade_one(void *arg, const sk_row *row)
 {
     cascade_ctx *cc = arg;
-    cc->err = append_tombstone(cc->s, row, *cc->rev + 1, NULL);
+    cc->err = append_tombstone(cc->s, row, *cc->rev + 1, NULL, NULL);
     if (cc->err != SK_OK)
         return 1;
     (*cc->rev)++;
@@ -286,7 +307,7 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
                 goto out;
             }
         }
-        err = append_tombstone(s, &cur, *rev + 1, &p->result);
+        err = append_tombstone(s, &cur, *rev + 1, w->object, &p->result);
         if (err != SK_OK) {
             *db_failed = 1;
             goto out;
@@ -307,6 +328,11 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
     row.name = (char *)w->name;
     row.uid = (char *)json_string_value(uid);
     row.value = stamp(w->object, row.rev, &row.value_len);
+    if (w->max_bytes > 0 && row.value_len > w->max_bytes) {
+        free(row.value);
+        err = SK_ERR_TOO_LARGE;
+        goto out;
+    }
     err = s->ops->append(s->wconn, &row);
     if (err == SK_OK && w->expires_at_ms != 0)
         err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, row.rev,
@@ -442,7 +468,7 @@ static void *writer_main(void *arg)
 
 void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void *arg)
 {
-    SK_CHECK(w->op == SK_WRITE_DELETE ? w->object == NULL : json_is_object(w->object));
+    SK_CHECK(w->op == SK_WRITE_DELETE || json_is_object(w->object));
     pending *p = calloc(1, sizeof *p);
     SK_CHECK_ALLOC(p);
     p->w = *w;

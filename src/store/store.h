@@ -79,8 +79,10 @@ typedef struct sk_write {
     /*
      * CREATE/UPDATE: the new object (stolen by sk_store_write*). The writer
      * sets metadata.resourceVersion to the new revision and serializes it;
-     * metadata.uid is recorded in the uid column. DELETE: NULL; the tombstone
-     * holds the last version re-stamped with the delete's revision.
+     * metadata.uid is recorded in the uid column. DELETE: the tombstone
+     * holds the last version re-stamped with the delete's revision; object
+     * (stolen, may be NULL) is only its skeleton (kind, apiVersion) for a
+     * stored version that does not parse, which is still deleted.
      */
     json_t *object;
     /* If non-NULL, the namespace object of this name must be live at commit
@@ -93,6 +95,10 @@ typedef struct sk_write {
      * expires at this time (ms since the Unix epoch); < 0, it no longer
      * expires; 0, nothing to record. A delete always clears it. */
     int64_t expires_at_ms;
+    /* CREATE/UPDATE: the serialized object may take at most this many bytes
+     * (0: no limit), else SK_ERR_TOO_LARGE. Checked by the writer, which
+     * serializes the object anyway. */
+    size_t max_bytes;
 } sk_write;
 
 /*

@@ -8,7 +8,7 @@ PostgreSQL. Ends with the line `N passed, N failed` and exits non-zero if any
 test failed or errored.
 
 Usage (must be /usr/bin/python3: it has the kubernetes client):
-  tests/e2e/run.py [--backend sqlite|postgres|both] [--pg-url URL]
+  tests/e2e/run.py [--backend sqlite|postgres|both] [--pg-url URL] [--dir DIR]
                    [--bin PATH] [-k SUBSTRING] [--keep] [-v] [MODULE ...]
 
 For postgres, --pg-url (or SK_PG_URL) must point at a running server;
@@ -78,15 +78,17 @@ class Result(unittest.TextTestResult):
             self._note(test)
 
 
-def load_suite(modules, pattern):
+def load_suite(test_dir, modules, pattern):
     loader = unittest.TestLoader()
     if pattern:
         loader.testNamePatterns = ["*%s*" % pattern]
+    if test_dir not in sys.path:
+        sys.path.insert(0, test_dir)
     if modules:
         names = [m[:-3] if m.endswith(".py") else m for m in modules]
         names = [os.path.basename(n) for n in names]
         return loader.loadTestsFromNames(names)
-    return loader.discover(HERE, pattern="test_*.py", top_level_dir=HERE)
+    return loader.discover(test_dir, pattern="test_*.py", top_level_dir=test_dir)
 
 
 def run_backend(backend, args):
@@ -96,7 +98,7 @@ def run_backend(backend, args):
     if backend == "postgres":
         print("postgres: %s" % harness.CONFIG.pg_url)
     print("=" * 70, flush=True)
-    suite = load_suite(args.modules, args.k)
+    suite = load_suite(os.path.abspath(args.dir), args.modules, args.k)
     runner = unittest.TextTestRunner(
         stream=sys.stdout, verbosity=2 if args.verbose else 1,
         resultclass=lambda *a, **kw: Result(*a, backend=backend, **kw))
@@ -117,6 +119,9 @@ def main():
     ap.add_argument("--pg-url", default=os.environ.get("SK_PG_URL"))
     ap.add_argument("--bin", default=None, help="sqlkube binary")
     ap.add_argument("-k", default=None, help="only tests whose name contains this")
+    ap.add_argument("--dir", default=HERE,
+                    help="directory of test_*.py modules (default: tests/e2e; tests/hostile "
+                         "holds the hostile-input suite)")
     ap.add_argument("--keep", action="store_true", help="keep data dirs and logs")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("modules", nargs="*", help="test modules (default: all test_*.py)")

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Checks that src/ keeps the layer order of docs/architecture.md.
+
+Every folder of src/ is a layer; a layer may include headers of the layers
+it is allowed to call (LAYERS below, lowest first) and of itself, nothing
+else: no layer includes a header of a layer above it or beside it. Within
+one layer, modules (x.c with its x.h) must not include each other in a
+circle. Exits non-zero with one line per violation.
+
+The same table drives the per-layer static libraries in CMakeLists.txt
+(each links only the libraries below it), so the linker agrees with it.
+
+usage: scripts/check_layers.py [SRC_DIR]
+"""
+
+import os
+import re
+import sys
+
+# layer -> the layers it may include (itself always allowed)
+LAYERS = {
+    "core": [],
+    "kube": ["core"],
+    "store": ["core"],
+    "cache": ["core", "store"],
+    "watch": ["core"],
+    "read": ["core", "kube", "store", "cache"],
+    "ctl": ["core", "kube", "store", "cache", "read"],
+    "api": ["core", "kube", "store", "cache", "watch", "read", "ctl"],
+    "http": ["core", "api"],
+    "cmd": ["core", "kube", "store", "cache", "watch", "read", "ctl", "api", "http"],
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def module_of(path):
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    src = os.path.abspath(src)
+    problems = []
+    # (layer, module) -> set of modules of the same layer it includes
+    graph = {}
+    for layer in sorted(os.listdir(src)):
+        ldir = os.path.join(src, layer)
+        if not os.path.isdir(ldir):
+            continue
+        if layer not in LAYERS:
+            problems.append("src/%s: a folder that is not a known layer (add it to %s)"
+                            % (layer, os.path.relpath(__file__)))
+            continue
+        for name in sorted(os.listdir(ldir)):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(ldir, name)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            mod = (layer, module_of(name))
+            graph.setdefault(mod, set())
+            for inc in INCLUDE.findall(text):
+                if "/" not in inc:
+                    problems.append("src/%s/%s: include \"%s\" without its layer folder"
+                                    % (layer, name, inc))
+                    continue
+                target_layer, header = inc.split("/", 1)
+                if target_layer == layer:
+                    target = module_of(header)
+                    if target != mod[1]:
+                        graph[mod].add(target)
+                elif target_layer not in LAYERS[layer]:
+                    problems.append("src/%s/%s: includes %s, but %s may not call %s"
+                                    % (layer, name, inc, layer, target_layer))
+    # Circles within a layer: depth-first search over each layer's modules.
+    state = {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        stack.append(node)
+        layer = node[0]
+        for nxt in sorted(graph.get(node, ())):
+            n = (layer, nxt)
+            if state.get(n) == "open":
+                cycle = stack[stack.index(n):] + [n]
+                problems.append("src/%s: modules include each other in a circle: %s"
+                                % (layer, " -> ".join(m for _, m in cycle)))
+            elif n not in state:
+                visit(n, stack)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    for p in problems:
+        print(p)
+    print("layer check: %d modules, %d problems" % (len(graph), len(problems)))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

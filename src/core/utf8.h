@@ -1,0 +1,36 @@
+/*
+ * utf8.h - UTF-8 validity, repair and boundary-safe truncation.
+ *
+ * Why: every client-visible message ends up in a JSON string, and JSON text
+ * must be valid UTF-8 (jansson refuses to build or encode anything else).
+ * Input from the network is checked with sk_utf8_valid before anything else
+ * sees it; text that is cut to a length is cut with sk_utf8_prefix so a
+ * multi-byte character is never split; and sk_utf8_repair is the last line
+ * of defence that turns any byte string into valid UTF-8 so a reply can
+ * always be encoded.
+ *
+ * Valid means RFC 3629: shortest forms only, no surrogates (U+D800..DFFF),
+ * nothing above U+10FFFF. NUL bytes are valid UTF-8; callers that cannot
+ * carry them check for them separately.
+ */
+#ifndef SK_CORE_UTF8_H
+#define SK_CORE_UTF8_H
+
+#include "core/buf.h"
+
+#include <stddef.h>
+
+/* Non-zero if the len bytes at s are valid UTF-8. */
+int sk_utf8_valid(const char *s, size_t len);
+
+/* The largest n <= max such that s[0..n) ends on a character boundary of
+ * the len bytes at s (s need not be valid: an invalid byte is one
+ * character). */
+size_t sk_utf8_prefix(const char *s, size_t len, size_t max);
+
+/* Appends the len bytes at s to out with every invalid sequence replaced by
+ * U+FFFD (as Go's strings.ToValidUTF8 does, one replacement per maximal
+ * invalid run). */
+void sk_utf8_repair(sk_buf *out, const char *s, size_t len);
+
+#endif
