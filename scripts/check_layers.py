@@ -11,6 +11,7 @@ The same table drives the per-layer static libraries in CMakeLists.txt
 (each links only the libraries below it), so the linker agrees with it.
 
 usage: scripts/check_layers.py [SRC_DIR]
+       scripts/check_layers.py --self-test   (the check finds planted problems)
 """
 
 import os
@@ -38,10 +39,8 @@ def module_of(path):
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "src")
-    src = os.path.abspath(src)
+def check(src):
+    """The problems found in the tree at src, one line each."""
     problems = []
     # (layer, module) -> set of modules of the same layer it includes
     graph = {}
@@ -95,9 +94,39 @@ def main():
     for node in sorted(graph):
         if node not in state:
             visit(node, [])
+    return problems, len(graph)
+
+
+def self_test():
+    """Plants an upward include and a circle in a scratch tree; both must be found."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        files = {
+            "core/a.h": '#include "api/b.h"\n',          # core may not call api
+            "api/b.h": "",
+            "store/x.h": '#include "store/y.h"\n',       # x -> y -> x
+            "store/y.c": '#include "store/x.h"\n',
+        }
+        for name, text in files.items():
+            os.makedirs(os.path.join(root, os.path.dirname(name)), exist_ok=True)
+            with open(os.path.join(root, name), "w") as f:
+                f.write(text)
+        problems, _ = check(root)
+    ok = (any("core/a.h" in p and "may not call api" in p for p in problems) and
+          any("circle" in p for p in problems) and len(problems) == 2)
+    print("layer check self-test: %s" % ("ok" if ok else "FAILED: %r" % problems))
+    return 0 if ok else 1
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "src")
+    problems, modules = check(os.path.abspath(src))
     for p in problems:
         print(p)
-    print("layer check: %d modules, %d problems" % (len(graph), len(problems)))
+    print("layer check: %d modules, %d problems" % (modules, len(problems)))
     return 1 if problems else 0
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test suite: cmocka unit tests (release and ASan+UBSan builds),
+# Runs every test suite: the layer check (scripts/check_layers.py), cmocka
+# unit tests (release and ASan+UBSan builds),
 # the libFuzzer targets for a bounded time,
 # the shared store suite and the schema check on SQLite and on a real
 # PostgreSQL started in a temp dir, the end-to-end tests that drive the
@@ -35,6 +36,8 @@ source tests/support/pg.sh
 cleanup() { pg_stop >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 
+suite "layer check (src/ includes follow the layer order)" \
+    sh -c 'python3 scripts/check_layers.py --self-test && python3 scripts/check_layers.py'
 suite "unit (release)" ctest --test-dir "$BUILD" --output-on-failure
 suite "unit (asan+ubsan)" ctest --test-dir "$ASAN_BUILD" --output-on-failure
 

@@ -15,7 +15,7 @@
 #define SK_API_ROUTE_H
 
 #include "api/metrics.h"
-#include "api/registry.h"
+#include "kube/registry.h"
 
 #include <stddef.h>
 

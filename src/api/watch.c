@@ -17,11 +17,13 @@
  * When nothing is left to send the stream parks in the watch hub and the
  * HTTP layer suspends the connection: no thread and no queue per watcher.
  */
-#include "api/internal.h"
+#include "api/list.h"
 #include "api/outq.h"
-#include "api/status.h"
+#include "api/verbs.h"
 #include "core/check.h"
 #include "core/util.h"
+#include "kube/status.h"
+#include "kube/table.h"
 #include "watch/hub.h"
 
 #include <stdio.h>
@@ -32,10 +34,10 @@
 #define BOOKMARK_GAP_MS 1000
 #define EXPIRED_REASON_FMT "too old resource version: %lld (%lld)"
 
-struct watch_stream {
+typedef struct watch_stream {
     sk_api *api;
     const sk_resource *res;
-    list_stream *ls; /* scope, selectors, initial events */
+    sk_list_stream *ls; /* scope, selectors, initial events */
     int initial;     /* initial events still streaming */
     int end_bookmark;
     int bookmarks;
@@ -52,7 +54,9 @@ struct watch_stream {
     uint64_t ticket;
     sk_api_wake_fn wake;
     void *wake_arg;
-};
+    int table;                 /* render Tables (Accept: ...;as=Table) */
+    sk_include_object include; /* with their objects as asked */
+} watch_stream;
 
 static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
 {
@@ -72,9 +76,8 @@ static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json
                          int64_t rev)
 {
     sk_buf_printf(&ws->out.text, "{\"type\":\"%s\",\"object\":", type);
-    int table = list_stream_table_mode(ws->ls);
-    if (table >= 0)
-        table_render_single(&ws->out.text, ws->res, obj, table, rev);
+    if (ws->table)
+        sk_table_single(&ws->out.text, ws->res, obj, ws->include, rev, sk_wall_s());
     else
         sk_outq_blob(&ws->out, blob);
     sk_buf_puts(&ws->out.text, "}\n");
@@ -97,18 +100,18 @@ static json_t *parse_blob(const watch_stream *ws, const sk_blob *b)
 {
     size_t len;
     const char *data = sk_blob_data(b, &len);
-    return parse_stored(ws->res, data, len, sk_blob_name(b));
+    return sk_call_parse_stored(ws->res, data, len, sk_blob_name(b));
 }
 
 /* Turns one cache event into zero or one watch event. */
 static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
 {
-    const char *ns = list_stream_ns(ws->ls);
+    const char *ns = sk_list_stream_ns(ws->ls);
     if (ns && strcmp(sk_blob_ns(ev->obj), ns) != 0)
         return;
-    int filters = list_stream_filters(ws->ls);
+    int filters = sk_list_stream_filters(ws->ls);
     json_t *obj = NULL;
-    if (filters || list_stream_table_mode(ws->ls) >= 0) {
+    if (filters || ws->table) {
         obj = parse_blob(ws, ev->obj);
         if (!obj)
             return; /* an unreadable object is skipped, as in lists */
@@ -117,13 +120,13 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
     const char *type = names[ev->type];
     if (filters) {
         /* A tombstone carries the object's last state. */
-        int now = ev->type != SK_EVENT_DELETED && list_stream_matches(ws->ls, obj);
+        int now = ev->type != SK_EVENT_DELETED && sk_list_stream_matches(ws->ls, obj);
         int before = 0;
         if (ev->type == SK_EVENT_DELETED) {
-            before = list_stream_matches(ws->ls, obj);
+            before = sk_list_stream_matches(ws->ls, obj);
         } else if (ev->prev) {
             json_t *pobj = parse_blob(ws, ev->prev);
-            before = pobj && list_stream_matches(ws->ls, pobj);
+            before = pobj && sk_list_stream_matches(ws->ls, pobj);
             json_decref(pobj);
         }
         type = now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : NULL;
@@ -164,8 +167,9 @@ static int read_events(watch_stream *ws)
     return 0;
 }
 
-ssize_t watch_stream_read(watch_stream *ws, char *buf, size_t max)
+static ssize_t watch_stream_read(void *self, char *buf, size_t max)
 {
+    watch_stream *ws = self;
     for (;;) {
         size_t n = sk_outq_read(&ws->out, buf, max);
         if (n > 0)
@@ -173,7 +177,7 @@ ssize_t watch_stream_read(watch_stream *ws, char *buf, size_t max)
         if (ws->ended)
             return 0;
         if (ws->initial) {
-            ssize_t got = list_stream_read(ws->ls, buf, max);
+            ssize_t got = sk_list_stream_read(ws->ls, buf, max);
             if (got != 0)
                 return got;
             ws->initial = 0;
@@ -218,105 +222,64 @@ ssize_t watch_stream_read(watch_stream *ws, char *buf, size_t max)
     }
 }
 
-void watch_stream_free(watch_stream *ws)
+static void watch_stream_release(void *self)
 {
-    if (!ws)
-        return;
+    watch_stream *ws = self;
     if (ws->ticket)
         sk_watch_hub_cancel(ws->api->hub, ws->ticket);
     sk_watch_hub_count(ws->api->hub, -1, 0, 0);
-    list_stream_free(ws->ls);
     sk_outq_free(&ws->out);
-    free(ws);
 }
 
-int handle_watch(sk_api_call *call)
+/* The stream's start: its revision (waiting for the cache to reach it, see
+ * sk_call_plan_read) and whether it begins with initial events. */
+static int watch_start(sk_api_call *call)
 {
-    const char *rv = call->q.rv && *call->q.rv ? call->q.rv : NULL;
-    const char *rvm = call->q.rvm && *call->q.rvm ? call->q.rvm : NULL;
-    int send_initial = -1;
-    if (call->q.send_initial_events && *call->q.send_initial_events &&
-        (send_initial = parse_bool(call->q.send_initial_events)) < 0) {
-        call_reply_error(call, SK_ERR_BAD_REQUEST, "sendInitialEvents: want a boolean");
-        return STEP_DONE;
-    }
-    int bookmarks = call->q.allow_bookmarks && parse_bool(call->q.allow_bookmarks) == 1;
-    if (send_initial >= 0 && (!rvm || strcmp(rvm, "NotOlderThan") != 0)) {
-        reply_invalid_list_options(call, "resourceVersionMatch",
-                                   "sendInitialEvents requires setting resourceVersionMatch to "
-                                   "NotOlderThan");
-        return STEP_DONE;
-    }
-    if (send_initial == 1 && !bookmarks) {
-        reply_invalid_list_options(
-            call, "allowWatchBookmarks",
-            "sendInitialEvents requires setting allowWatchBookmarks to true");
-        return STEP_DONE;
-    }
-    if (rvm && send_initial < 0) {
-        reply_invalid_list_options(
-            call, "resourceVersionMatch",
-            "resourceVersionMatch is forbidden for watch unless sendInitialEvents "
-            "is provided");
-        return STEP_DONE;
-    }
-    int64_t want = 0;
-    if (rv && (want = sk_parse_i64(rv)) < 0) {
-        call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
-        return STEP_DONE;
-    }
-    int64_t timeout_s = 0;
-    if (call->q.timeout_seconds && *call->q.timeout_seconds &&
-        (timeout_s = sk_parse_i64(call->q.timeout_seconds)) < 0) {
-        call_reply_error(call, SK_ERR_BAD_REQUEST, "timeoutSeconds: want a non-negative integer");
-        return STEP_DONE;
-    }
-    list_stream *ls = list_stream_for_watch(call);
-    if (!ls)
-        return STEP_DONE;
+    sk_list_request *wst = call->verb_state;
+    const sk_list_options *o = &wst->opts;
+    int64_t want = o->rv < 0 ? 0 : o->rv;
     /* Initial events: legacy watches without a revision (or "0"), and
      * watch-list (sendInitialEvents=true) at a revision not older than asked;
      * an unset revision is a consistent read. Otherwise the changes after
      * the given revision, once the cache has reached it. */
-    int initial = send_initial == 1 || (send_initial < 0 && want == 0);
+    int initial = o->send_initial_events == 1 || (o->send_initial_events < 0 && want == 0);
     sk_cache_state st;
     sk_cache_get_state(call->api->cache, &st);
     int64_t start = want, cur = 0, compact = 0;
     /* The store knows a compaction at once; the cache within a tick. */
     sk_err err = want > 0 ? sk_store_revisions(call->api->store, &cur, &compact) : SK_OK;
     if (err != SK_OK) {
-        call_reply_store_error(call, err, "");
-        list_stream_free(ls);
-        return STEP_DONE;
+        sk_call_reply_store_error(call, err, "");
+        return SK_STEP_DONE;
     }
-    if (initial || !rv || want == 0 || want > st.rev) {
-        int rc = plan_read(call, rv ? want : -1, handle_watch, &start);
-        if (rc != PLAN_NOW) {
-            list_stream_free(ls);
+    if (initial || o->rv <= 0 || want > st.rev) {
+        int rc = sk_call_plan_read(call, o->rv, watch_start, &start);
+        if (rc != SK_PLAN_NOW)
             return rc;
-        }
     }
     if (!initial && want > 0)
         start = want;
-    watch_stream *ws = calloc(1, sizeof *ws);
-    SK_CHECK_ALLOC(ws);
+    watch_stream *ws = sk_arena_alloc(call->arena, sizeof *ws);
+    sk_arena_defer(call->arena, watch_stream_release, ws);
     ws->api = call->api;
     ws->res = call->res;
-    ws->ls = ls;
-    ws->bookmarks = bookmarks;
+    ws->ls = wst->ls;
+    ws->bookmarks = o->allow_bookmarks;
+    ws->table = call->want_table;
+    ws->include = o->include_object;
     ws->wake = call->wake;
     ws->wake_arg = call->wake_arg;
     ws->start_us = call->start_us;
-    if (timeout_s > 0)
-        ws->deadline_ms = sk_now_ms() + timeout_s * 1000;
+    if (o->timeout_s > 0)
+        ws->deadline_ms = sk_now_ms() + o->timeout_s * 1000;
     ws->res_idx = sk_cache_resource(call->api->cache, call->res->resource);
     ws->gen = st.generation;
     sk_random_bytes(&ws->spread, sizeof ws->spread);
     ws->cursor = start;
     if (initial) {
         ws->initial = 1;
-        ws->end_bookmark = send_initial == 1;
-        list_stream_start_initial(ls, start);
+        ws->end_bookmark = o->send_initial_events == 1;
+        sk_list_stream_start_initial(ws->ls, start);
     } else if (start < compact) {
         render_expired(ws, compact);
         sk_watch_hub_count(call->api->hub, 0, 0, 1);
@@ -324,8 +287,13 @@ int handle_watch(sk_api_call *call)
     }
     ws->bookmark_rev = ws->cursor;
     sk_watch_hub_count(call->api->hub, 1, 0, 0);
-    call->watch = ws;
+    call->stream = (sk_call_stream){watch_stream_read, ws, 1};
     call->status = 200;
     call->content_type_out = "application/json";
-    return STEP_DONE;
+    return SK_STEP_DONE;
+}
+
+int sk_verb_watch(sk_api_call *call)
+{
+    return sk_list_request_begin(call, 1) ? watch_start(call) : SK_STEP_DONE;
 }

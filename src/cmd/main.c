@@ -7,12 +7,11 @@
  * Signals are blocked in every thread and taken synchronously by the main
  * thread with sigwait, so no handler runs inside library code.
  */
-#include "api/api.h"
+#include "cmd/server.h"
 #include "core/check.h"
 #include "core/log.h"
-#include "core/ticker.h"
 #include "core/util.h"
-#include "http/server.h"
+#include "ctl/compactor.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -224,79 +223,6 @@ static int write_kubeconfig(const char *dir, const char *listen)
     return 0;
 }
 
-/* Creates default, kube-system and kube-public if missing. */
-static sk_err ensure_namespaces(sk_store *store)
-{
-    static const char *const names[] = {"default", "kube-system", "kube-public"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        char uid[37], ts[21];
-        sk_uuid4(uid);
-        sk_format_rfc3339(sk_wall_s(), ts);
-        json_t *obj =
-            json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:[s]}, s:{s:s}}", "kind",
-                      "Namespace", "apiVersion", "v1", "metadata", "name", names[i], "uid", uid,
-                      "creationTimestamp", ts, "labels", "kubernetes.io/metadata.name", names[i],
-                      "spec", "finalizers", "kubernetes", "status", "phase", "Active");
-        sk_write w = {.op = SK_WRITE_CREATE,
-                      .resource = "namespaces",
-                      .ns = "",
-                      .name = names[i],
-                      .object = obj};
-        sk_err err = sk_store_write(store, &w, NULL);
-        if (err != SK_OK && err != SK_ERR_ALREADY_EXISTS)
-            return err;
-    }
-    return SK_OK;
-}
-
-/* Compacts up to current - retain. */
-static sk_err compact_once(sk_store *store, int64_t retain, int64_t *upto_out, int64_t *removed)
-{
-    int64_t rev, compact;
-    sk_err err = sk_store_revisions(store, &rev, &compact);
-    if (err != SK_OK)
-        return err;
-    int64_t upto = rev - retain;
-    *upto_out = upto;
-    *removed = 0;
-    if (upto <= compact)
-        return SK_OK;
-    return sk_store_compact(store, upto, removed);
-}
-
-typedef struct compactor {
-    sk_store *store;
-    int64_t interval_s, retain;
-} compactor;
-
-/*
- * One periodic pass. Of several instances sharing the database only the one
- * whose claim lands compacts in an interval; the others skip it and see the
- * new compact revision in the database when they read. The claim asks for
- * nine tenths of the interval since the last claim, not all of it, so that
- * timer and clock jitter between this host and the database never make a
- * lone instance skip a whole interval.
- */
-static int64_t compact_periodic(void *arg)
-{
-    compactor *c = arg;
-    int won = 0;
-    int64_t upto = 0, removed = 0;
-    sk_err err = sk_store_compact_claim(c->store, c->interval_s * 900, &won);
-    if (err != SK_OK || !won)
-        goto out;
-    err = compact_once(c->store, c->retain, &upto, &removed);
-out:
-    if (err != SK_OK)
-        sk_log_warn("compaction failed: %s", sk_err_name(err));
-    else if (!won)
-        sk_log_debug("compaction skipped: another instance claimed this interval");
-    else if (removed > 0)
-        sk_log_info("compacted up to revision %lld: %lld rows removed", (long long)upto,
-                    (long long)removed);
-    return c->interval_s * 1000;
-}
-
 /* Every connection is a descriptor: raises the open-file limit to its hard
  * limit and returns the connections that leaves room for (or want, if less:
  * connections past the limit would stop the server accepting any). */
@@ -320,71 +246,51 @@ static int64_t connection_cap(int64_t want)
 
 static int cmd_serve(const options *o, const char *db)
 {
-    int rc = 1;
-    sk_store *store = NULL;
-    sk_api *api = NULL;
-    sk_http_server *srv = NULL;
-    compactor comp = {.interval_s = o->compact_interval_s, .retain = o->retain};
-    sk_ticker *compaction = NULL;
-    char *msg = NULL;
-
     /* Objects of 128 KiB and more get their own mappings, returned to the
      * system when the last reference goes: with glibc's adaptive threshold
      * the heap kept ~30% more than the cache held after a bulk load of 1 MiB
      * objects (bench/README.md, Watch). */
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-    if (mkdir_p(o->data_dir) < 0 || restrict_data_dir(o->data_dir) < 0) {
-        fail("cannot create a private data directory %s", o->data_dir);
-        goto out;
-    }
-    if (sk_store_open(db, &store, &msg) != SK_OK) {
-        fail("%s", msg ? msg : "cannot open the database");
-        goto out;
-    }
-    sk_err err = ensure_namespaces(store);
-    if (err != SK_OK) {
-        fail("cannot create the default namespaces: %s", sk_err_name(err));
-        goto out;
-    }
-    /* Test-only fault injection (see sk_api_config); never set in production:
-     * SQLKUBE_TEST_DROP_REVISION, SQLKUBE_TEST_CORRUPT_OBJECT. */
+    if (mkdir_p(o->data_dir) < 0 || restrict_data_dir(o->data_dir) < 0)
+        return fail("cannot create a private data directory %s", o->data_dir);
+    /* Test-only fault injection (sk_cache_config); never set in production. */
     const char *drop = getenv("SQLKUBE_TEST_DROP_REVISION");
-    sk_api_config cfg = {.listen_addr = o->listen,
-                         .cache_drop_rev_once = drop ? sk_parse_i64(drop) : 0,
-                         .watch_stall_timeout_s = (int)o->watch_stall_s,
-                         .identity_hostname = o->identity_hostname,
-                         .identity_lease_duration_s = o->lease_duration_s,
-                         .identity_renew_s = o->lease_renew_s,
-                         .event_ttl_s = o->event_ttl_s,
-                         .consistency_check_interval_s = o->consistency_check_s,
-                         .cache_snapshot_bytes = o->snapshot_bytes,
-                         .max_object_bytes = o->max_object_bytes,
-                         .cache_corrupt_key_once = getenv("SQLKUBE_TEST_CORRUPT_OBJECT")};
-    if ((err = sk_api_new(store, &cfg, &api)) != SK_OK) {
-        fail("cannot build the watch cache: %s", sk_err_name(err));
-        goto out;
-    }
-    sk_http_config hc = {
+    sk_server_config cfg = {
         .listen = o->listen,
+        .data_dir = o->data_dir,
+        .db = db,
+        .compact_interval_s = o->compact_interval_s,
+        .retain = o->retain,
+        .watch_grace_s = o->watch_grace_s,
+        .watch_stall_s = o->watch_stall_s,
+        .identity_hostname = o->identity_hostname,
+        .lease_duration_s = o->lease_duration_s,
+        .lease_renew_s = o->lease_renew_s,
+        .event_ttl_s = o->event_ttl_s,
+        .consistency_check_s = o->consistency_check_s,
+        .snapshot_bytes = o->snapshot_bytes,
+        .max_object_bytes = o->max_object_bytes,
         .max_connections = (unsigned)connection_cap(o->max_connections),
         .max_connections_per_ip = (unsigned)o->max_connections_per_ip,
         .header_timeout_s = (int)o->header_timeout_s,
         .idle_timeout_s = IDLE_CONNECTION_TIMEOUT_S,
+        .drop_rev_once = drop ? sk_parse_i64(drop) : 0,
+        .corrupt_key_once = getenv("SQLKUBE_TEST_CORRUPT_OBJECT"),
     };
-    if (sk_http_start(&hc, api, &srv, &msg) < 0) {
-        fail("%s", msg ? msg : "cannot start the HTTP server");
-        goto out;
+    char *msg = NULL;
+    sk_server *srv = sk_server_start(&cfg, &msg);
+    if (!srv) {
+        fail("%s", msg ? msg : "cannot start");
+        free(msg);
+        return 1;
     }
+    int rc = 1;
     if (write_kubeconfig(o->data_dir, o->listen) < 0) {
         fail("cannot write %s/kubeconfig", o->data_dir);
         goto out;
     }
-    if (comp.interval_s > 0) {
-        comp.store = store;
-        compaction = sk_ticker_start(comp.interval_s * 1000, compact_periodic, &comp);
-    }
     sk_log_info("sqlkube %s serving on http://%s (%s store)", SK_VERSION, o->listen,
-                sk_store_backend_name(store));
+                sk_server_backend(srv));
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
@@ -394,21 +300,7 @@ static int cmd_serve(const options *o, const char *db)
     sk_log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     rc = 0;
 out:
-    sk_ticker_stop(compaction);
-    /* Stop accepting, end the watches spread over the grace period, then
-     * resume every suspended connection before MHD stops: pending writes are
-     * drained (their connections resume with answers). */
-    if (api) {
-        sk_http_quiesce(srv);
-        sk_api_begin_shutdown(api, (int)(o->watch_grace_s * 1000));
-        sk_api_wait_watches(api, (int)(o->watch_grace_s * 1000) + 1000);
-    }
-    if (store)
-        sk_store_stop_writes(store);
-    sk_http_stop(srv);
-    sk_api_free(api);
-    sk_store_close(store);
-    free(msg);
+    sk_server_stop(srv);
     return rc;
 }
 
@@ -439,7 +331,7 @@ static int cmd_compact(const options *o, const char *db)
     int64_t upto = 0, removed = 0;
     sk_err err = sk_store_compact_claim(store, 0, &won);
     if (err == SK_OK)
-        err = compact_once(store, o->retain, &upto, &removed);
+        err = sk_compactor_run_once(store, o->retain, &upto, &removed);
     sk_store_close(store);
     if (err != SK_OK)
         return fail("compaction failed: %s", sk_err_name(err));

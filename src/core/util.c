@@ -48,6 +48,13 @@ int64_t sk_wall_s(void)
     return (int64_t)time(NULL);
 }
 
+int64_t sk_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 void sk_format_rfc3339(int64_t t, char out[21])
 {
     time_t tt = (time_t)t;

@@ -21,6 +21,8 @@ void sk_deadline_after_ms(struct timespec *out, int64_t ms);
 void sk_cond_init_monotonic(pthread_cond_t *cv);
 /* Wall-clock seconds since the epoch. */
 int64_t sk_wall_s(void);
+/* Wall-clock milliseconds since the epoch. */
+int64_t sk_wall_ms(void);
 /* Writes "2006-01-02T15:04:05Z" for t into out (at least 21 bytes). */
 void sk_format_rfc3339(int64_t t, char out[21]);
 /* Parses "2006-01-02T15:04:05Z" (fractional seconds allowed); -1 if malformed. */

@@ -10,7 +10,8 @@
 #ifndef SK_STORE_BACKEND_H
 #define SK_STORE_BACKEND_H
 
-#include "store/store.h"
+#include "core/err.h"
+#include "store/rows.h"
 
 typedef struct sk_conn sk_conn;
 

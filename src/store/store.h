@@ -28,37 +28,19 @@
  * range another process has begun to compact, and it visits no row before
  * failing.
  *
- * Ownership. sk_row fields are owned by the row (sk_row_clear frees them);
- * rows passed to callbacks are borrowed for the duration of the call.
+ * Rows are store/rows.h's.
  */
 #ifndef SK_STORE_STORE_H
 #define SK_STORE_STORE_H
 
 #include "core/err.h"
+#include "store/rows.h"
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct sk_store sk_store;
-
-typedef struct sk_row {
-    int64_t rev;        /* revision that wrote this version (= resourceVersion) */
-    int64_t create_rev; /* revision that created the object */
-    int64_t prev_rev;   /* previous version of this key, 0 if this is a create */
-    int deleted;        /* 1 for a tombstone */
-    char *resource;
-    char *ns; /* "" for cluster-scoped */
-    char *name;
-    char *uid;
-    char *value; /* JSON object text, metadata.resourceVersion == rev */
-    size_t value_len;
-} sk_row;
-
-/* Frees the row's fields and zeroes it; safe on a zeroed row. */
-void sk_row_clear(sk_row *row);
-/* Deep copy (new reference in *dst). */
-void sk_row_copy(sk_row *dst, const sk_row *src);
 
 typedef enum { SK_WRITE_CREATE, SK_WRITE_UPDATE, SK_WRITE_DELETE } sk_write_op;
 
@@ -109,9 +91,6 @@ typedef struct sk_write {
  */
 typedef void (*sk_write_done_fn)(void *arg, sk_err err, const sk_row *result);
 
-/* Row visitor for reads; return non-zero to stop early. row is borrowed. */
-typedef int (*sk_row_fn)(void *arg, const sk_row *row);
-
 /* Opens (and migrates) the store. url: "sqlite:PATH" or a libpq URI/conninfo
  * ("postgres://...", "postgresql://...", "host=... dbname=..."). On failure
  * *errmsg is a new string naming the problem (caller frees). */
@@ -138,15 +117,6 @@ sk_err sk_store_revisions(sk_store *s, int64_t *rev_out, int64_t *compact_rev_ou
  * if absent at that revision, SK_ERR_EXPIRED if at_rev < the compact rev. */
 sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const char *name,
                     int64_t at_rev, sk_row *out);
-
-typedef struct sk_list_query {
-    const char *resource;
-    const char *ns;         /* NULL: all namespaces */
-    const char *after_ns;   /* exclusive start key; NULL: from the beginning */
-    const char *after_name; /* with after_ns */
-    int64_t rev;            /* snapshot revision, > 0 */
-    int limit;              /* > 0 */
-} sk_list_query;
 
 /* Visits up to q->limit live objects at q->rev in key order. SK_ERR_EXPIRED
  * (no row visited) if q->rev is older than the compact revision. */

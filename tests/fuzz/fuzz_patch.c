@@ -8,7 +8,7 @@
  * object; a failure comes with a message and is a client error (400, 413,
  * 415, 422), never an internal one.
  */
-#include "api/patch.h"
+#include "kube/patch.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * with a valid UTF-8 message; routing never reads outside the segments.
  */
 #include "api/route.h"
-#include "api/status.h"
+#include "kube/status.h"
 #include "core/utf8.h"
 #include "http/target.h"
 

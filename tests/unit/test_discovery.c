@@ -2,8 +2,8 @@
  * test_discovery.c - the discovery documents match the registry and the
  * kube-apiserver shapes client-go decodes.
  */
-#include "api/discovery.h"
-#include "api/registry.h"
+#include "kube/discovery.h"
+#include "kube/registry.h"
 
 #include <jansson.h>
 #include <pthread.h>

@@ -5,8 +5,8 @@
  * document order, opaque FieldsV1, realistic objects of every kind clean,
  * merge-patch ordering, the Strict messages, and malformed input rejected.
  */
-#include "api/fieldcheck.h"
-#include "api/registry.h"
+#include "kube/fieldcheck.h"
+#include "kube/registry.h"
 
 #include <jansson.h>
 #include <setjmp.h>

@@ -4,9 +4,9 @@
  * and GVK extension, GVK-tagged component schemas with patch metadata, and
  * a root whose hashes match the document bytes.
  */
-#include "api/discovery.h"
-#include "api/openapi.h"
-#include "api/registry.h"
+#include "kube/discovery.h"
+#include "kube/openapi.h"
+#include "kube/registry.h"
 
 #include <jansson.h>
 #include <setjmp.h>

@@ -2,7 +2,7 @@
  * test_patch.c - RFC 6902 and RFC 7386 appendix examples, strategic merge
  * directives as kubectl sends them, and the error codes kube-apiserver uses.
  */
-#include "api/patch.h"
+#include "kube/patch.h"
 #include "core/buf.h"
 
 #include <jansson.h>

@@ -17,7 +17,7 @@
  * prefix and many byte mutations of a valid body are decoded without a
  * crash (run under ASan/UBSan in build-asan).
  */
-#include "api/protobuf.h"
+#include "kube/protobuf.h"
 
 #include <jansson.h>
 #include <setjmp.h>

@@ -9,7 +9,7 @@
  * parameters) next to the ordinary requests that must keep working.
  */
 #include "api/route.h"
-#include "api/status.h"
+#include "kube/status.h"
 #include "core/utf8.h"
 #include "http/target.h"
 

@@ -2,8 +2,8 @@
  * test_selector.c - label and field selector parsing and matching, with
  * the exact error messages labels.Parse and fields.ParseSelector produce.
  */
-#include "api/registry.h"
-#include "api/selector.h"
+#include "kube/registry.h"
+#include "kube/selector.h"
 
 #include <jansson.h>
 #include <setjmp.h>

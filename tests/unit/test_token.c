@@ -7,7 +7,7 @@
  * the format itself and can sign malformed payloads to reach the checks
  * behind the MAC.
  */
-#include "api/token.h"
+#include "kube/token.h"
 
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>

@@ -2,8 +2,8 @@
  * test_validate.c - validation rules per kind with kube-apiserver's exact
  * messages, causes and decode errors.
  */
-#include "api/registry.h"
-#include "api/validate.h"
+#include "kube/registry.h"
+#include "kube/validate.h"
 
 #include <jansson.h>
 #include <setjmp.h>

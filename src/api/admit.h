@@ -1,0 +1,23 @@
+/*
+ * admit.h - the rules every object goes through on its way to the store,
+ * whichever verb brings it (create, update, patch): the namespace of the
+ * URL, the metadata the server owns (kube/objmeta.h), defaulting
+ * (kube/defaults.h), validation (kube/validate.h), and dropping the fields
+ * the kind does not declare (kube/fieldcheck.h), in kube-apiserver's order.
+ */
+#ifndef SK_API_ADMIT_H
+#define SK_API_ADMIT_H
+
+#include "api/call.h"
+
+#include <jansson.h>
+
+/* Admits obj (edited) as a new object (old NULL) or as the replacement of
+ * old (borrowed). Replies and returns -1 on a refusal. */
+int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old);
+
+/* The store write for obj (borrowed; the write takes its own reference):
+ * a create, or an update of the version at expected_rev. */
+sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev);
+
+#endif

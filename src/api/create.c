@@ -1,0 +1,58 @@
+/*
+ * create.c - POST of a new object: the body as an object of the URL's kind,
+ * admitted (admit.h), written with "must not exist" as its precondition
+ * and, for a namespaced kind, "its namespace must exist" checked in the
+ * same transaction.
+ */
+#include "api/admit.h"
+#include "api/body.h"
+#include "api/verbs.h"
+
+typedef struct create_state {
+    json_t *obj; /* what is written; kept for its name */
+} create_state;
+
+static int create_done(sk_api_call *call)
+{
+    create_state *st = call->verb_state;
+    if (call->write_err == SK_ERR_NOT_FOUND) {
+        sk_buf msg = SK_BUF_INIT;
+        sk_buf_printf(&msg, "namespaces \"%s\" not found", call->ns);
+        sk_call_reply_status(call, SK_ERR_NOT_FOUND, msg.data, "", "namespaces", call->ns, NULL);
+        sk_buf_free(&msg);
+    } else if (call->write_err != SK_OK) {
+        const char *name =
+            json_string_value(json_object_get(json_object_get(st->obj, "metadata"), "name"));
+        sk_call_reply_store_error(call, call->write_err, name ? name : "");
+    } else {
+        sk_call_reply_raw(call, 201, call->write_row.value, call->write_row.value_len);
+    }
+    return SK_STEP_DONE;
+}
+
+int sk_verb_create(sk_api_call *call)
+{
+    create_state *st = sk_arena_alloc(call->arena, sizeof *st);
+    call->verb_state = st;
+    if (!sk_body_media_supported(call->content_type)) {
+        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
+                            "the body of the request was in an unsupported content type");
+        return SK_STEP_DONE;
+    }
+    sk_write_options wo;
+    json_t *status = NULL;
+    if (sk_write_options_parse(sk_call_query, call, 1, &wo, &status) != SK_OK) {
+        sk_call_reply_status_object(call, status);
+        return SK_STEP_DONE;
+    }
+    st->obj = sk_call_keep(call, sk_body_object(call));
+    if (!st->obj || sk_body_check_fields(call, wo.validation) < 0 ||
+        sk_admit_object(call, st->obj, NULL) < 0)
+        return SK_STEP_DONE;
+    if (wo.dry_run) {
+        sk_call_reply_json(call, 201, st->obj);
+        return SK_STEP_DONE;
+    }
+    sk_write w = sk_admit_write(call, st->obj, 0);
+    return sk_call_submit_write(call, &w, create_done);
+}

@@ -1,0 +1,228 @@
+/*
+ * delete.c - DELETE of one object (with DeleteOptions preconditions) and of
+ * a collection (deletecollection, with label and field selectors).
+ *
+ * A deletion is a store write that appends a tombstone; deleting a
+ * namespace deletes every object in it in the same transaction. A stored
+ * version that does not parse is still deleted: the write carries the
+ * kind's skeleton for its tombstone.
+ *
+ * deletecollection reads the matching keys at one revision, then deletes
+ * them one write at a time, each with the revision it was read at as its
+ * precondition (an object changed meanwhile is skipped, as kube skips it);
+ * a client that goes away stops it.
+ */
+#include "api/body.h"
+#include "api/call.h"
+#include "api/verbs.h"
+#include "kube/selector.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the tombstone of a stored version that does not parse carries. */
+static json_t *skeleton(const sk_api_call *call)
+{
+    return json_pack("{s:s, s:s}", "kind", call->res->kind, "apiVersion",
+                     sk_registry_api_version(call->res));
+}
+
+static int delete_done(sk_api_call *call)
+{
+    if (call->write_err != SK_OK)
+        sk_call_reply_store_error(call, call->write_err, call->name);
+    else
+        sk_call_reply_raw(call, 200, call->write_row.value, call->write_row.value_len);
+    return SK_STEP_DONE;
+}
+
+int sk_verb_delete(sk_api_call *call)
+{
+    sk_write_options wo;
+    json_t *status = NULL;
+    sk_delete_options d = {0};
+    if (sk_write_options_parse(sk_call_query, call, 0, &wo, &status) != SK_OK) {
+        sk_call_reply_status_object(call, status);
+        return SK_STEP_DONE;
+    }
+    if (call->body_len > 0) {
+        json_t *body = sk_call_keep(call, sk_body_decode(call, "expected DeleteOptions"));
+        if (!body)
+            return SK_STEP_DONE;
+        if (sk_delete_options_decode(body, &d, &status) != SK_OK) {
+            sk_call_reply_status_object(call, status);
+            return SK_STEP_DONE;
+        }
+    }
+    if (wo.dry_run)
+        return sk_verb_get(call);
+    sk_write w = {
+        .op = SK_WRITE_DELETE,
+        .resource = call->res->resource,
+        .ns = call->ns,
+        .name = call->name,
+        .expected_rev = d.precondition_rev,
+        .expected_uid = d.precondition_uid,
+        .cascade_namespace = strcmp(call->res->resource, "namespaces") == 0 && !*call->res->group,
+        .object = skeleton(call),
+    };
+    return sk_call_submit_write(call, &w, delete_done);
+}
+
+/* ---- deletecollection ------------------------------------------------------ */
+
+typedef struct collection_state {
+    sk_label_selector *labels;
+    sk_field_selector *fields;
+    char **names; /* the keys to delete, in the arena */
+    int64_t *revs;
+    int count, next, cap;
+    json_t *items; /* the deleted objects' last states */
+} collection_state;
+
+static void release_selectors(void *self)
+{
+    collection_state *st = self;
+    sk_label_selector_free(st->labels);
+    sk_field_selector_free(st->fields);
+}
+
+/* Adds the item to the deletions if the selectors pick it. */
+static void collect(sk_api_call *call, collection_state *st, sk_blob *blob)
+{
+    int selects_all = sk_label_selector_is_empty(st->labels) && !st->fields;
+    json_t *obj = NULL;
+    if (!selects_all) {
+        size_t len;
+        const char *data = sk_blob_data(blob, &len);
+        obj = sk_call_parse_stored_warn(call, data, len, sk_blob_name(blob));
+    }
+    if (selects_all ||
+        (obj && sk_label_selector_matches(st->labels,
+                                          json_object_get(json_object_get(obj, "metadata"),
+                                                          "labels")) &&
+         (!st->fields || sk_field_selector_matches(st->fields, obj)))) {
+        if (st->count == st->cap) {
+            int cap = st->cap ? st->cap * 2 : 64;
+            char **names = sk_arena_alloc(call->arena, (size_t)cap * sizeof *names);
+            int64_t *revs = sk_arena_alloc(call->arena, (size_t)cap * sizeof *revs);
+            if (st->count) {
+                memcpy(names, st->names, (size_t)st->count * sizeof *names);
+                memcpy(revs, st->revs, (size_t)st->count * sizeof *revs);
+            }
+            st->names = names;
+            st->revs = revs;
+            st->cap = cap;
+        }
+        st->names[st->count] = sk_arena_strdup(call->arena, sk_blob_name(blob));
+        st->revs[st->count] = sk_blob_rev(blob);
+        st->count++;
+    }
+    json_decref(obj);
+}
+
+static int delete_next(sk_api_call *call);
+
+static int delete_one_done(sk_api_call *call)
+{
+    collection_state *st = call->verb_state;
+    if (call->write_err == SK_OK) {
+        json_t *obj = sk_call_parse_stored_warn(call, call->write_row.value,
+                                                call->write_row.value_len, call->write_row.name);
+        if (obj)
+            json_array_append_new(st->items, obj);
+    } else if (call->write_err != SK_ERR_NOT_FOUND && call->write_err != SK_ERR_CONFLICT) {
+        sk_call_reply_store_error(call, call->write_err, st->names[st->next - 1]);
+        return SK_STEP_DONE;
+    }
+    call->next = delete_next;
+    return SK_STEP_AGAIN;
+}
+
+static int delete_next(sk_api_call *call)
+{
+    collection_state *st = call->verb_state;
+    /* A client that went away stops the deletions it asked for. */
+    if (st->next < st->count && call->client_gone && call->client_gone(call->client_ctx))
+        st->count = st->next;
+    if (st->next == st->count) {
+        json_t *list =
+            json_pack("{s:s, s:s, s:{}, s:O}", "kind", call->res->list_kind, "apiVersion",
+                      sk_registry_api_version(call->res), "metadata", "items", st->items);
+        sk_call_reply_json(call, 200, list);
+        json_decref(list);
+        return SK_STEP_DONE;
+    }
+    int i = st->next++;
+    sk_write w = {
+        .op = SK_WRITE_DELETE,
+        .resource = call->res->resource,
+        .ns = call->ns,
+        .name = st->names[i],
+        .expected_rev = st->revs[i],
+        .object = skeleton(call),
+    };
+    return sk_call_submit_write(call, &w, delete_one_done);
+}
+
+/* Reads the matching keys at the store's current revision. */
+static sk_err collect_all(sk_api_call *call, collection_state *st)
+{
+    int64_t rev;
+    sk_err err = sk_store_revisions(call->api->store, &rev, NULL);
+    sk_read_query q = {.resource = call->res->resource, .ns = call->ns, .rev = rev > 0 ? rev : 1};
+    char *after_ns = NULL, *after_name = NULL;
+    int n = SK_READ_MAX_ITEMS;
+    while (err == SK_OK && n == SK_READ_MAX_ITEMS) {
+        sk_blob *items[SK_READ_MAX_ITEMS];
+        sk_read_source source;
+        q.limit = SK_READ_MAX_ITEMS;
+        q.after_ns = after_ns;
+        q.after_name = after_name;
+        if ((err = sk_reader_list(call->api->reader, &q, items, &n, &source)) != SK_OK)
+            break;
+        for (int i = 0; i < n; i++) {
+            collect(call, st, items[i]);
+            if (i == n - 1) {
+                after_ns = sk_arena_strdup(call->arena, sk_blob_ns(items[i]));
+                after_name = sk_arena_strdup(call->arena, sk_blob_name(items[i]));
+            }
+            sk_blob_unref(items[i]);
+        }
+    }
+    return err;
+}
+
+int sk_verb_delete_collection(sk_api_call *call)
+{
+    collection_state *st = sk_arena_alloc(call->arena, sizeof *st);
+    call->verb_state = st;
+    sk_arena_defer(call->arena, release_selectors, st);
+    sk_write_options wo;
+    sk_list_options lo;
+    json_t *status = NULL;
+    if (sk_write_options_parse(sk_call_query, call, 0, &wo, &status) != SK_OK ||
+        sk_list_options_parse(sk_call_query, call, 0, &lo, &status) != SK_OK) {
+        sk_call_reply_status_object(call, status);
+        return SK_STEP_DONE;
+    }
+    char *msg = NULL;
+    sk_err err = sk_label_selector_parse(lo.label_selector ? lo.label_selector : "", &st->labels,
+                                         &msg);
+    if (err == SK_OK && lo.field_selector)
+        err = sk_field_selector_parse(lo.field_selector, call->res, &st->fields, &msg);
+    if (err != SK_OK) {
+        sk_call_reply_error(call, err, msg ? msg : "invalid selector");
+        free(msg);
+        return SK_STEP_DONE;
+    }
+    if ((err = collect_all(call, st)) != SK_OK) {
+        sk_call_reply_store_error(call, err, "");
+        return SK_STEP_DONE;
+    }
+    st->items = sk_call_keep(call, json_array());
+    if (wo.dry_run)
+        st->next = st->count;
+    return delete_next(call);
+}

@@ -1,0 +1,133 @@
+/*
+ * endpoints.c - the fixed endpoints: health checks, /metrics,
+ * /debug/consistency, and the cached discovery, OpenAPI and version
+ * documents. All GET (the router refuses other methods), all answered at
+ * once.
+ */
+#include "api/api.h"
+#include "api/call.h"
+#include "api/verbs.h"
+#include "ctl/consistency.h"
+#include "kube/discovery.h"
+#include "kube/openapi.h"
+
+#include <string.h>
+
+static int reply_text(sk_api_call *call, int status, const char *content_type)
+{
+    call->status = status;
+    call->content_type_out = content_type;
+    return SK_STEP_DONE;
+}
+
+/* The named checks of /healthz, /livez and /readyz, as kube-apiserver
+ * lists them (the store stands where etcd would). */
+int sk_endpoint_health(sk_api_call *call)
+{
+    sk_api *api = call->api;
+    const char *which = call->route.doc;
+    struct {
+        const char *name;
+        int ok;
+    } checks[] = {
+        {"ping", 1},
+        {"log", 1},
+        {"storage", sk_api_ready(api)},
+        {"poststarthook/start-kube-apiserver-identity-lease-controller",
+         sk_ctl_healthy(api->identity)},
+        {"poststarthook/start-kube-apiserver-identity-lease-garbage-collector",
+         sk_ctl_healthy(api->collector)},
+    };
+    size_t n = sizeof checks / sizeof *checks;
+    if (strcmp(which, "livez") == 0)
+        n = 3; /* liveness does not wait for start-up hooks */
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        ok &= checks[i].ok;
+    sk_buf_reset(&call->out);
+    if (ok && sk_call_query(call, "verbose") == NULL) {
+        sk_buf_puts(&call->out, "ok");
+    } else {
+        for (size_t i = 0; i < n; i++)
+            sk_buf_printf(&call->out, "[%c]%s %s\n", checks[i].ok ? '+' : '-', checks[i].name,
+                          checks[i].ok ? "ok" : "failed: reason withheld");
+        sk_buf_printf(&call->out, "%s check %s\n", which, ok ? "passed" : "failed");
+    }
+    return reply_text(call, ok ? 200 : 500, "text/plain; charset=utf-8");
+}
+
+int sk_endpoint_metrics(sk_api_call *call)
+{
+    sk_watch_stats ws;
+    sk_cache_stats cs;
+    sk_watch_hub_stats(call->api->hub, &ws);
+    sk_cache_get_stats(call->api->cache, &cs);
+    sk_metrics_gauges g = {
+        .registered_watchers = ws.registered,
+        .watch_events_sent = ws.events_sent,
+        .terminated_watchers = ws.terminated,
+        .cache_revision = cs.rev,
+        .store_revision = cs.store_rev,
+        .cache_objects = cs.objects,
+        .cache_events = cs.events,
+        .cache_rebuilds = cs.rebuilds,
+        .cache_list_oldest = cs.list_oldest,
+        .cache_snapshots = cs.snapshots,
+        .cache_object_bytes = cs.object_bytes,
+        .cache_index_bytes = cs.index_bytes,
+        .cache_snapshot_bytes = cs.snapshot_bytes,
+        .cache_snapshot_budget = cs.snapshot_budget,
+    };
+    sk_buf_reset(&call->out);
+    sk_metrics_render(call->api->metrics, &g, &call->out);
+    sk_consistency_render(call->api->consistency, &call->out);
+    return reply_text(call, 200, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+/* GET /debug/consistency: one consistency check of every resource, now. */
+int sk_endpoint_consistency(sk_api_call *call)
+{
+    sk_buf_reset(&call->out);
+    sk_consistency_run(call->api->consistency, &call->out);
+    return reply_text(call, 200, "text/plain; charset=utf-8");
+}
+
+/* A cached, immutable document (discovery, OpenAPI, version), or 404. */
+int sk_endpoint_document(sk_api_call *call)
+{
+    const sk_route *rt = &call->route;
+    size_t len = 0;
+    const char *text = NULL;
+    switch (rt->kind) {
+    case SK_ROUTE_VERSION:
+        text = sk_discovery_version_text(&len);
+        break;
+    case SK_ROUTE_OPENAPI_V3_ROOT:
+        text = sk_openapi_v3_root_text(&len);
+        break;
+    case SK_ROUTE_OPENAPI_V3_DOC:
+        text = sk_openapi_v3_doc_text(rt->doc, &len);
+        break;
+    case SK_ROUTE_CORE_VERSIONS:
+        text = sk_discovery_core_versions_text(&len);
+        break;
+    case SK_ROUTE_GROUPS:
+        text = sk_discovery_groups_text(&len);
+        break;
+    case SK_ROUTE_GROUP:
+        text = sk_discovery_group_text(rt->group, &len);
+        break;
+    case SK_ROUTE_GROUP_RESOURCES:
+        text = sk_discovery_resources_text(rt->group, rt->version, &len);
+        break;
+    default:
+        break;
+    }
+    if (!text) {
+        sk_call_reply_error(call, SK_ERR_NOT_FOUND,
+                            "the server could not find the requested resource");
+        return SK_STEP_DONE;
+    }
+    sk_call_reply_raw(call, 200, text, len);
+    return SK_STEP_DONE;
+}

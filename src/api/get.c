@@ -1,0 +1,73 @@
+/*
+ * get.c - GET of one object: read at a revision not older than
+ * ?resourceVersion (unset: a consistent read, at least the store's
+ * revision when the request came), through the one read path; as the
+ * object or, for `kubectl get`, as a Table.
+ */
+#include "api/call.h"
+#include "api/verbs.h"
+#include "core/util.h"
+#include "kube/table.h"
+
+typedef struct get_state {
+    int64_t min_rev; /* -1: consistent */
+} get_state;
+
+/* One object as a Table (Accept: ...;as=Table). */
+static void reply_table(sk_api_call *call, const sk_blob *blob)
+{
+    size_t len;
+    const char *data = sk_blob_data(blob, &len);
+    json_t *obj = sk_call_parse_stored(call->res, data, len, sk_blob_name(blob));
+    if (!obj) {
+        sk_call_reply_errorf(call, SK_ERR_INTERNAL, "the stored object %s \"%s\" cannot be decoded",
+                             call->res->resource, sk_blob_name(blob));
+        return;
+    }
+    sk_include_object include;
+    if (sk_parse_include_object(sk_call_query(call, "includeObject"), &include) < 0)
+        include = SK_INCLUDE_METADATA; /* a GET has no ListOptions to refuse it by */
+    sk_buf b = SK_BUF_INIT;
+    sk_table_single(&b, call->res, obj, include, sk_blob_rev(blob), sk_wall_s());
+    sk_call_reply_raw(call, 200, b.data, b.len);
+    sk_buf_free(&b);
+    json_decref(obj);
+}
+
+static int get_read(sk_api_call *call)
+{
+    get_state *st = call->verb_state;
+    int64_t rev = 0;
+    int rc = sk_call_plan_read(call, st->min_rev, get_read, &rev);
+    if (rc != SK_PLAN_NOW)
+        return rc;
+    sk_blob *blob = NULL;
+    sk_err err =
+        sk_reader_get(call->api->reader, call->res->resource, call->ns, call->name, rev, &blob);
+    if (err != SK_OK) {
+        sk_call_reply_store_error(call, err, call->name);
+        return SK_STEP_DONE;
+    }
+    if (call->want_table) {
+        reply_table(call, blob);
+    } else {
+        size_t len;
+        const char *data = sk_blob_data(blob, &len);
+        sk_call_reply_raw(call, 200, data, len);
+    }
+    sk_blob_unref(blob);
+    return SK_STEP_DONE;
+}
+
+int sk_verb_get(sk_api_call *call)
+{
+    get_state *st = sk_arena_alloc(call->arena, sizeof *st);
+    call->verb_state = st;
+    st->min_rev = -1;
+    const char *rv = sk_call_query(call, "resourceVersion");
+    if (rv && *rv && (st->min_rev = sk_parse_i64(rv)) < 0) {
+        sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");
+        return SK_STEP_DONE;
+    }
+    return get_read(call);
+}

@@ -1,0 +1,60 @@
+/*
+ * request.h - what passes between a transport (the HTTP layer) and the
+ * API: the view of one request, the wake-up a waiting call asks for, and
+ * the response. Types only; api.h has the functions that take them.
+ *
+ * Ownership: a call copies what it needs from sk_http_req at start, except
+ * the body, which it borrows until sk_api_call_free.
+ */
+#ifndef SK_API_REQUEST_H
+#define SK_API_REQUEST_H
+
+#include "core/err.h"
+
+#include <stddef.h>
+
+/* kube-apiserver's MaxRequestBodyBytes. */
+#define SK_API_MAX_BODY (3u * 1024 * 1024)
+
+typedef struct sk_http_req {
+    const char *method;
+    /* The decoded path segments ("/api/v1/namespaces" is "api", "v1",
+     * "namespaces"): valid UTF-8 without NUL bytes. */
+    const char *const *segs;
+    size_t n_segs;
+    /* Value of a query parameter (decoded, valid UTF-8) or header, NULL if
+     * absent; borrowed, valid during sk_api_call_start only. A parameter
+     * given without a value ("?verbose") is "". */
+    const char *(*query)(void *ctx, const char *key);
+    const char *(*header)(void *ctx, const char *key);
+    /* Non-zero once the client has closed its end: long work for it stops. */
+    int (*client_gone)(void *ctx);
+    void *ctx;
+    const char *body; /* borrowed until sk_api_call_free */
+    size_t body_len;
+    int body_too_large; /* the body exceeded SK_API_MAX_BODY and was dropped */
+    /* SK_OK, or the HTTP layer's refusal of the request target (e.g. a
+     * malformed escape: SK_ERR_BAD_REQUEST), answered as a Status with
+     * reject_msg (borrowed during sk_api_call_start). */
+    sk_err reject;
+    const char *reject_msg;
+} sk_http_req;
+
+/* Called once, from another thread, when a waiting call can go on. */
+typedef void (*sk_api_wake_fn)(void *arg);
+
+typedef struct sk_api_response {
+    int status;
+    const char *content_type;
+    const char *body; /* borrowed from the call; NULL when streaming */
+    size_t body_len;
+    int streaming; /* pull the body with sk_api_call_read */
+    /* Seconds without progress after which the HTTP layer drops the
+     * connection (0: its default). Set for watches. */
+    int stall_timeout_s;
+    /* Warning header values ("299 - \"unknown field ...\""), borrowed. */
+    const char *const *warnings;
+    size_t n_warnings;
+} sk_api_response;
+
+#endif

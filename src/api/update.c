@@ -1,0 +1,198 @@
+/*
+ * update.c - PUT and PATCH: read-modify-write, as kube-apiserver's
+ * GuaranteedUpdate: read the current version from the store, compute the
+ * new object (PUT: the body; PATCH: the patch applied to the current one),
+ * admit it, and write it with the read revision as precondition; on a
+ * conflict the client did not ask for, read again and retry. A client
+ * resourceVersion is a hard precondition: a stale one is 409 Conflict.
+ *
+ * An update that changes nothing is not written (no new revision), as in
+ * Kubernetes; kubectl apply relies on that to print "unchanged".
+ */
+#include "api/admit.h"
+#include "api/body.h"
+#include "api/verbs.h"
+#include "core/util.h"
+#include "kube/fieldcheck.h"
+#include "kube/limits.h"
+#include "kube/patch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_UPDATE_ATTEMPTS 8
+
+typedef struct update_state {
+    int is_patch;
+    sk_write_options wo;
+    int attempts;
+    int64_t client_rev; /* the client's resourceVersion precondition, 0 if none */
+    sk_row current;     /* the version read */
+} update_state;
+
+/* The object to write, from old (the live version, parsed): for PUT the
+ * client's body, for PATCH the patch applied to old. New reference, or
+ * NULL after replying. */
+static json_t *compute_put(sk_api_call *call, update_state *st, const json_t *old)
+{
+    json_t *obj = sk_body_object(call);
+    if (obj && st->attempts == 0 && sk_body_check_fields(call, st->wo.validation) < 0) {
+        json_decref(obj);
+        obj = NULL;
+    }
+    return obj;
+}
+
+static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *old)
+{
+    sk_patch_type type;
+    if (sk_patch_type_parse(call->content_type, &type) != SK_OK) {
+        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
+                            "the body of the request was in an unknown format - accepted media "
+                            "types include: application/json-patch+json, "
+                            "application/merge-patch+json, "
+                            "application/strategic-merge-patch+json");
+        return NULL;
+    }
+    json_t *res = NULL;
+    char *msg = NULL;
+    sk_err err = sk_patch_apply(type, old, call->body, call->body_len, &res, &msg);
+    if (err != SK_OK) {
+        sk_call_reply_error(call, err, msg ? msg : "the patch could not be applied");
+        free(msg);
+        return NULL;
+    }
+    if (!json_is_object(res) || !json_is_object(json_object_get(res, "metadata"))) {
+        json_decref(res);
+        sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "the patched object is not a valid object");
+        return NULL;
+    }
+    if (sk_json_deeper_than(res, SK_OBJECT_MAX_DEPTH)) {
+        json_decref(res);
+        sk_call_reply_errorf(call, SK_ERR_INVALID,
+                             "the patched object is nested more than %d levels deep",
+                             SK_OBJECT_MAX_DEPTH);
+        return NULL;
+    }
+    if (st->wo.validation != SK_FV_IGNORE && st->attempts == 0) {
+        json_t *findings = NULL;
+        err = type == SK_PATCH_JSON
+                  ? sk_fieldcheck_unknown(call->res, res, &findings)
+                  : sk_fieldcheck_patch(call->res, call->body, call->body_len, res, &findings);
+        if (err == SK_OK && sk_body_act_on_findings(call, st->wo.validation, findings, res) < 0) {
+            json_decref(res);
+            return NULL;
+        }
+    }
+    return res;
+}
+
+static int read_and_write(sk_api_call *call);
+
+static int update_done(sk_api_call *call)
+{
+    update_state *st = call->verb_state;
+    if (call->write_err == SK_ERR_CONFLICT && st->client_rev == 0 &&
+        ++st->attempts < MAX_UPDATE_ATTEMPTS) {
+        call->next = read_and_write;
+        return SK_STEP_AGAIN;
+    }
+    if (call->write_err != SK_OK)
+        sk_call_reply_store_error(call, call->write_err, call->name);
+    else
+        sk_call_reply_raw(call, 200, call->write_row.value, call->write_row.value_len);
+    return SK_STEP_DONE;
+}
+
+/* The client's resourceVersion in obj, if any, is a precondition: -1 after
+ * replying (malformed, or not the current one). */
+static int check_client_rev(sk_api_call *call, update_state *st, const json_t *obj)
+{
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+    st->client_rev = 0;
+    if (!rv || !*rv)
+        return 0;
+    if ((st->client_rev = sk_parse_i64(rv)) <= 0) {
+        sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resourceVersion in the object");
+        return -1;
+    }
+    if (st->client_rev != st->current.rev) {
+        sk_call_reply_store_error(call, SK_ERR_CONFLICT, call->name);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_and_write(sk_api_call *call)
+{
+    update_state *st = call->verb_state;
+    sk_row_clear(&st->current);
+    sk_err err = sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0,
+                              &st->current);
+    if (err != SK_OK) {
+        sk_call_reply_store_error(call, err, call->name);
+        return SK_STEP_DONE;
+    }
+    json_t *old = sk_call_parse_stored(call->res, st->current.value, st->current.value_len,
+                                       call->name);
+    if (!old) {
+        sk_call_reply_errorf(call, SK_ERR_INTERNAL,
+                             "the stored object %s \"%s\" cannot be decoded: it can only be "
+                             "deleted",
+                             call->res->resource, call->name);
+        return SK_STEP_DONE;
+    }
+    int rc = SK_STEP_DONE;
+    json_t *obj = (st->is_patch ? compute_patch : compute_put)(call, st, old);
+    if (!obj || check_client_rev(call, st, obj) < 0 || sk_admit_object(call, obj, old) < 0)
+        goto out;
+    /* Compare with the resourceVersion normalised: an unchanged object is not written. */
+    json_object_set(json_object_get(obj, "metadata"), "resourceVersion",
+                    json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
+    if (json_equal(obj, old) || st->wo.dry_run) {
+        sk_call_reply_json(call, 200, st->wo.dry_run ? obj : old);
+        goto out;
+    }
+    sk_write w = sk_admit_write(call, obj, st->current.rev);
+    rc = sk_call_submit_write(call, &w, update_done);
+out:
+    json_decref(obj);
+    json_decref(old);
+    return rc;
+}
+
+static void release_row(void *row)
+{
+    sk_row_clear(row);
+}
+
+/* The options are checked before the object is read, as kube-apiserver does. */
+static int start(sk_api_call *call, int is_patch)
+{
+    update_state *st = sk_arena_alloc(call->arena, sizeof *st);
+    call->verb_state = st;
+    sk_arena_defer(call->arena, release_row, &st->current);
+    st->is_patch = is_patch;
+    json_t *status = NULL;
+    if (sk_write_options_parse(sk_call_query, call, 1, &st->wo, &status) != SK_OK) {
+        sk_call_reply_status_object(call, status);
+        return SK_STEP_DONE;
+    }
+    return read_and_write(call);
+}
+
+int sk_verb_update(sk_api_call *call)
+{
+    if (!sk_body_media_supported(call->content_type)) {
+        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
+                            "the body of the request was in an unsupported content type");
+        return SK_STEP_DONE;
+    }
+    return start(call, 0);
+}
+
+int sk_verb_patch(sk_api_call *call)
+{
+    return start(call, 1);
+}

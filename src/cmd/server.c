@@ -1,0 +1,188 @@
+/*
+ * server.c - see server.h. Start order: store, the default namespaces,
+ * hub, cache (which notifies the hub), reader, controllers, API, HTTP.
+ * Stop order: stop accepting; end the identity lease and the expiry
+ * collector (a stopping server neither renews nor collects); end the watches
+ * spread over the grace period; drain and stop the store's writer (parked
+ * writes answer); stop HTTP; then the rest in reverse.
+ */
+#include "cmd/server.h"
+#include "api/api.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "ctl/collector.h"
+#include "ctl/compactor.h"
+#include "ctl/consistency.h"
+#include "ctl/identity.h"
+#include "http/server.h"
+#include "kube/defaults.h"
+#include "kube/objmeta.h"
+#include "kube/registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sk_server {
+    sk_server_config cfg;
+    sk_store *store;
+    sk_watch_hub *hub;
+    sk_cache *cache;
+    sk_reader *reader;
+    sk_ctl *identity, *collector, *consistency, *compactor;
+    sk_api *api;
+    sk_http_server *http;
+    const char **cache_names;
+};
+
+/* Creates default, kube-system and kube-public if missing, as kube-apiserver
+ * does at start: through the same rules as a client's create. */
+static sk_err ensure_namespaces(sk_store *store)
+{
+    static const char *const names[] = {"default", "kube-system", "kube-public"};
+    const sk_resource *r = sk_registry_find("", "v1", "namespaces");
+    SK_CHECK(r != NULL);
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}}", "kind", "Namespace",
+                                "apiVersion", "v1", "metadata", "name", names[i], "labels",
+                                "kubernetes.io/metadata.name", names[i]);
+        char *msg = NULL;
+        sk_objmeta_on_create(obj, sk_wall_s());
+        SK_CHECK(sk_defaults_apply(r, obj, &msg) == SK_OK);
+        sk_write w = {.op = SK_WRITE_CREATE,
+                      .resource = r->resource,
+                      .ns = "",
+                      .name = names[i],
+                      .object = obj};
+        sk_err err = sk_store_write(store, &w, NULL);
+        if (err != SK_OK && err != SK_ERR_ALREADY_EXISTS)
+            return err;
+    }
+    return SK_OK;
+}
+
+static void notify_hub(void *hub)
+{
+    sk_watch_hub_notify(hub);
+}
+
+static char *message(const char *fmt, const char *arg)
+{
+    char *m = NULL;
+    if (asprintf(&m, fmt, arg) < 0)
+        m = NULL;
+    return m;
+}
+
+sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
+{
+    sk_server *srv = calloc(1, sizeof *srv);
+    SK_CHECK_ALLOC(srv);
+    srv->cfg = *cfg;
+    char *msg = NULL;
+    sk_err err;
+    if (sk_store_open(cfg->db, &srv->store, &msg) != SK_OK) {
+        *errmsg = msg ? msg : message("cannot open the database %s", cfg->db);
+        goto fail;
+    }
+    if ((err = ensure_namespaces(srv->store)) != SK_OK) {
+        *errmsg = message("cannot create the default namespaces: %s", sk_err_name(err));
+        goto fail;
+    }
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    srv->cache_names = calloc(n, sizeof *srv->cache_names);
+    SK_CHECK_ALLOC(srv->cache_names);
+    for (size_t i = 0; i < n; i++)
+        srv->cache_names[i] = all[i].resource;
+    srv->hub = sk_watch_hub_new();
+    sk_cache_config cc = {
+        .resources = srv->cache_names,
+        .n_resources = (int)n,
+        .drop_rev_once = cfg->drop_rev_once,
+        .corrupt_key_once = cfg->corrupt_key_once,
+        .snapshot_bytes = cfg->snapshot_bytes,
+    };
+    if ((err = sk_cache_new(srv->store, &cc, notify_hub, srv->hub, &srv->cache)) != SK_OK) {
+        *errmsg = message("cannot build the watch cache: %s", sk_err_name(err));
+        goto fail;
+    }
+    srv->reader = sk_reader_new(srv->store, srv->cache);
+    sk_identity_config ic = {
+        .hostname = cfg->identity_hostname,
+        .duration_s = cfg->lease_duration_s,
+        .renew_s = cfg->lease_renew_s,
+    };
+    srv->identity = sk_identity_start(srv->store, &ic);
+    srv->collector = sk_collector_start(srv->store);
+    srv->consistency =
+        sk_consistency_start(srv->cache, srv->cache_names, (int)n, cfg->consistency_check_s);
+    sk_api_deps deps = {
+        .store = srv->store,
+        .cache = srv->cache,
+        .reader = srv->reader,
+        .hub = srv->hub,
+        .identity = srv->identity,
+        .collector = srv->collector,
+        .consistency = srv->consistency,
+    };
+    sk_api_config ac = {
+        .listen_addr = cfg->listen,
+        .watch_stall_timeout_s = (int)cfg->watch_stall_s,
+        .event_ttl_s = cfg->event_ttl_s,
+        .max_object_bytes = cfg->max_object_bytes,
+    };
+    srv->api = sk_api_new(&deps, &ac);
+    sk_http_config hc = {
+        .listen = cfg->listen,
+        .max_connections = cfg->max_connections,
+        .max_connections_per_ip = cfg->max_connections_per_ip,
+        .header_timeout_s = cfg->header_timeout_s,
+        .idle_timeout_s = cfg->idle_timeout_s,
+    };
+    if (sk_http_start(&hc, srv->api, &srv->http, &msg) < 0) {
+        *errmsg = msg ? msg : message("cannot start the HTTP server on %s", cfg->listen);
+        goto fail;
+    }
+    if (cfg->compact_interval_s > 0)
+        srv->compactor = sk_compactor_start(srv->store, cfg->compact_interval_s, cfg->retain);
+    return srv;
+fail:
+    sk_server_stop(srv);
+    return NULL;
+}
+
+void sk_server_stop(sk_server *srv)
+{
+    if (!srv)
+        return;
+    sk_ctl_stop(srv->compactor);
+    sk_http_quiesce(srv->http);
+    sk_ctl_stop(srv->identity);
+    sk_ctl_stop(srv->collector);
+    srv->identity = srv->collector = NULL;
+    if (srv->api) {
+        int grace_ms = (int)(srv->cfg.watch_grace_s * 1000);
+        sk_api_begin_shutdown(srv->api, grace_ms);
+        sk_api_wait_watches(srv->api, grace_ms + 1000);
+    }
+    if (srv->store)
+        sk_store_stop_writes(srv->store);
+    sk_http_stop(srv->http);
+    sk_api_free(srv->api);
+    sk_ctl_stop(srv->consistency);
+    if (srv->hub)
+        sk_watch_hub_stop(srv->hub);
+    sk_cache_free(srv->cache);
+    sk_reader_free(srv->reader);
+    sk_watch_hub_free(srv->hub);
+    sk_store_close(srv->store);
+    free(srv->cache_names);
+    free(srv);
+}
+
+const char *sk_server_backend(const sk_server *srv)
+{
+    return sk_store_backend_name(srv->store);
+}

@@ -1,0 +1,40 @@
+/*
+ * server.h - `sqlkube serve` assembled: the store, the watch cache and the
+ * fan-out hub it feeds, the reader over both, the controllers, the API and
+ * the HTTP server, started in dependency order and stopped in reverse.
+ *
+ * This is the one place that knows every layer; each layer below is handed
+ * what it needs (borrowed) and owns nothing above it.
+ */
+#ifndef SK_CMD_SERVER_H
+#define SK_CMD_SERVER_H
+
+#include <stdint.h>
+
+typedef struct sk_server_config {
+    const char *listen, *data_dir, *db;
+    int64_t compact_interval_s, retain;
+    int64_t watch_grace_s, watch_stall_s;
+    const char *identity_hostname;
+    int64_t lease_duration_s, lease_renew_s, event_ttl_s;
+    int64_t consistency_check_s;
+    int64_t snapshot_bytes; /* as sk_cache_config.snapshot_bytes */
+    int64_t max_object_bytes;
+    unsigned max_connections, max_connections_per_ip;
+    int header_timeout_s, idle_timeout_s;
+    /* Test-only fault injection (sk_cache_config): NULL/0 in production. */
+    int64_t drop_rev_once;
+    const char *corrupt_key_once;
+} sk_server_config;
+
+typedef struct sk_server sk_server;
+
+/* Starts everything. On failure *errmsg is a new one-line message. */
+sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg);
+/* Shuts down: stops accepting, ends watches spread over the grace period,
+ * drains pending writes, stops every part. NULL-safe. */
+void sk_server_stop(sk_server *srv);
+/* "sqlite" or "postgres". */
+const char *sk_server_backend(const sk_server *srv);
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * arena.c - see arena.h. Memory comes from a chain of blocks: a request's
+ * first block (1 KiB of payload, enough for most requests) is allocated
+ * with the arena itself; later blocks double in size, and an allocation
+ * larger than a block gets a block of its own. Deferred releases are a
+ * stack kept in the arena's own memory.
+ */
+#include "core/arena.h"
+#include "core/check.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIRST_BLOCK 1024
+#define ALIGN 16
+
+typedef struct block {
+    struct block *next;
+    size_t size, used;
+    _Alignas(ALIGN) unsigned char data[];
+} block;
+
+typedef struct deferred {
+    struct deferred *next;
+    void (*release)(void *);
+    void *ptr;
+} deferred;
+
+struct sk_arena {
+    block *head;
+    block *first; /* allocated with the arena: not freed on its own */
+    deferred *releases;
+    size_t next_size;
+};
+
+/* The arena's header rounded up so that the first block after it is aligned. */
+#define HEADER_SIZE ((sizeof(sk_arena) + ALIGN - 1) & ~(size_t)(ALIGN - 1))
+
+sk_arena *sk_arena_new(void)
+{
+    unsigned char *mem = calloc(1, HEADER_SIZE + sizeof(block) + FIRST_BLOCK);
+    SK_CHECK_ALLOC(mem);
+    sk_arena *a = (sk_arena *)mem;
+    a->first = (block *)(mem + HEADER_SIZE);
+    a->first->size = FIRST_BLOCK;
+    a->head = a->first;
+    a->next_size = 2 * FIRST_BLOCK;
+    return a;
+}
+
+void sk_arena_free(sk_arena *a)
+{
+    if (!a)
+        return;
+    for (deferred *d = a->releases; d; d = d->next)
+        d->release(d->ptr);
+    block *b = a->head;
+    while (b != a->first) {
+        block *next = b->next;
+        free(b);
+        b = next;
+    }
+    free(a);
+}
+
+void *sk_arena_alloc(sk_arena *a, size_t n)
+{
+    size_t need = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+    block *b = a->head;
+    if (b->size - b->used < need) {
+        size_t size = need > a->next_size ? need : a->next_size;
+        if (need <= a->next_size)
+            a->next_size *= 2;
+        b = malloc(sizeof *b + size);
+        SK_CHECK_ALLOC(b);
+        b->size = size;
+        b->used = 0;
+        b->next = a->head;
+        a->head = b;
+    }
+    void *p = b->data + b->used;
+    b->used += need;
+    memset(p, 0, n);
+    return p;
+}
+
+char *sk_arena_strdup(sk_arena *a, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *d = sk_arena_alloc(a, n);
+    memcpy(d, s, n);
+    return d;
+}
+
+char *sk_arena_printf(sk_arena *a, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    SK_CHECK(n >= 0);
+    char *s = sk_arena_alloc(a, (size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    return s;
+}
+
+void sk_arena_defer(sk_arena *a, void (*release)(void *ptr), void *ptr)
+{
+    deferred *d = sk_arena_alloc(a, sizeof *d);
+    d->release = release;
+    d->ptr = ptr;
+    d->next = a->releases;
+    a->releases = d;
+}

@@ -1,0 +1,34 @@
+/*
+ * arena.h - request-scoped memory: allocate as often as needed, free once.
+ *
+ * A request makes many small allocations (copies of its parameters, its
+ * route, per-verb state, messages) whose lifetimes all end with the
+ * request; freeing them one by one on every path is where leaks and double
+ * frees come from. Like PostgreSQL's memory contexts, an arena hands out
+ * memory from blocks it owns and releases all of it in sk_arena_free.
+ * What lives outside it (a json_t reference, a store row, a stream) is
+ * registered with sk_arena_defer and released then too, last registered
+ * first.
+ */
+#ifndef SK_CORE_ARENA_H
+#define SK_CORE_ARENA_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct sk_arena sk_arena;
+
+sk_arena *sk_arena_new(void);
+/* Runs every deferred release (newest first), then frees all memory. NULL-safe. */
+void sk_arena_free(sk_arena *a);
+
+/* n zeroed bytes, aligned for any type, valid until sk_arena_free. */
+void *sk_arena_alloc(sk_arena *a, size_t n);
+/* A copy of s in the arena; NULL for NULL. */
+char *sk_arena_strdup(sk_arena *a, const char *s);
+/* A formatted string in the arena. */
+char *sk_arena_printf(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Calls release(ptr) when the arena is freed. */
+void sk_arena_defer(sk_arena *a, void (*release)(void *ptr), void *ptr);
+
+#endif

@@ -1,0 +1,18 @@
+/*
+ * defaults.h - kind-specific defaulting, as kube-apiserver's registry
+ * strategies and defaulters apply it before validation: what a client
+ * reads back that it did not send.
+ */
+#ifndef SK_KUBE_DEFAULTS_H
+#define SK_KUBE_DEFAULTS_H
+
+#include "core/err.h"
+#include "kube/registry.h"
+
+#include <jansson.h>
+
+/* Defaults obj (edited) as a new or updated r. SK_ERR_BAD_REQUEST (*msg
+ * new) when a field it converts has the wrong type. */
+sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg);
+
+#endif

@@ -1,0 +1,408 @@
+/*
+ * fieldcheck.c - finds unknown and duplicate fields the way kube-apiserver's
+ * strict decoder (sigs.k8s.io/json UnmarshalStrict) does.
+ *
+ * One walker over JSON text serves every check. It must read the bytes, not a
+ * json_t: duplicates vanish when jansson parses, and kube-apiserver reports
+ * duplicates and unknown fields interleaved in document order. Checks of an
+ * already-parsed object (merge results) serialize it first; the same walker
+ * then finds only unknown fields, as a parsed object has no duplicates.
+ *
+ * The walker mirrors the Go decoder's rules: a finding is recorded when its
+ * key is read, before its value; the value of an unknown key is skipped
+ * unchecked; a repeated known key is reported and its value decoded again;
+ * identical findings are recorded once, and at most SK_FIELDCHECK_MAX.
+ *
+ * Invariants: schemas are borrowed from the immutable OpenAPI cache and only
+ * read; the walker never reads outside [p, end), so malformed input yields
+ * SK_ERR_BAD_REQUEST, never undefined behaviour.
+ */
+#include "kube/fieldcheck.h"
+
+#include "kube/openapi.h"
+#include "core/buf.h"
+#include "core/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* jansson's own nesting limit: deeper bodies never parse, so never get here legitimately. */
+#define MAX_DEPTH 2048
+
+/* How a value's schema constrains what is inside it. */
+typedef enum {
+    SHAPE_ANY,    /* untyped (a patch body): every key is known, duplicates count */
+    SHAPE_OPAQUE, /* scalar, free-form or type mismatch: nothing inside is reported */
+    SHAPE_STRUCT, /* "properties": undeclared keys are unknown */
+    SHAPE_MAP,    /* "additionalProperties": any key, values have one schema */
+    SHAPE_LIST,   /* "items" */
+} shape;
+
+typedef struct node {
+    shape shape;
+    const json_t *schema; /* resolved (no $ref); NULL for SHAPE_ANY */
+} node;
+
+typedef struct walker {
+    const sk_resource *r; /* resolves $ref; NULL for untyped walks */
+    const char *p, *end;
+    sk_buf path;   /* k8s path of the value being read ("spec.containers[0]") */
+    json_t *found; /* findings, in order */
+    json_t *seen;  /* findings as keys, to record each once */
+} walker;
+
+static node node_of(const sk_resource *r, const json_t *schema)
+{
+    node n = {SHAPE_OPAQUE, schema ? sk_openapi_v3_deref(r, schema) : NULL};
+    if (json_is_true(json_object_get(n.schema, "x-kubernetes-preserve-unknown-fields")))
+        return n;
+    if (json_object_get(n.schema, "properties"))
+        n.shape = SHAPE_STRUCT;
+    else if (json_is_object(json_object_get(n.schema, "additionalProperties")))
+        n.shape = SHAPE_MAP;
+    else if (json_object_get(n.schema, "items"))
+        n.shape = SHAPE_LIST;
+    return n;
+}
+
+/* Go's %q for the ASCII range: printable bytes and UTF-8 verbatim, escapes otherwise. */
+static void put_quoted(sk_buf *b, const char *s)
+{
+    static const char controls[] = "\a\b\f\n\r\t\v", letters[] = "abfnrtv";
+    sk_buf_putc(b, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        const char *ctl = strchr(controls, c);
+        if (c == '"' || c == '\\')
+            sk_buf_printf(b, "\\%c", c);
+        else if (ctl)
+            sk_buf_printf(b, "\\%c", letters[ctl - controls]);
+        else if (c < 0x20 || c == 0x7f)
+            sk_buf_printf(b, "\\x%02x", c);
+        else
+            sk_buf_putc(b, (char)c);
+    }
+    sk_buf_putc(b, '"');
+}
+
+/* Records "<what> field <quoted path>" unless already recorded or the cap is reached. */
+static void report(walker *w, const char *what)
+{
+    if (json_array_size(w->found) >= SK_FIELDCHECK_MAX)
+        return;
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_printf(&m, "%s field ", what);
+    put_quoted(&m, w->path.data);
+    if (!json_object_get(w->seen, m.data)) {
+        SK_CHECK(json_object_set_new(w->seen, m.data, json_true()) == 0);
+        json_t *s = json_string(m.data);
+        SK_CHECK_ALLOC(s);
+        SK_CHECK(json_array_append_new(w->found, s) == 0);
+    }
+    sk_buf_free(&m);
+}
+
+static void truncate_path(walker *w, size_t len)
+{
+    w->path.len = len;
+    w->path.data[len] = '\0';
+}
+
+static int is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static void skip_ws(walker *w)
+{
+    while (w->p < w->end && is_ws(*w->p))
+        w->p++;
+}
+
+/* The string token at p, quotes included; p moves past it. */
+static sk_err string_token(walker *w, const char **tok, size_t *len)
+{
+    sk_err err = SK_ERR_BAD_REQUEST;
+    const char *q = w->p;
+    if (q >= w->end || *q != '"')
+        goto out;
+    for (q++; q < w->end && *q != '"'; q++)
+        if (*q == '\\')
+            q++;
+    if (q >= w->end)
+        goto out;
+    *tok = w->p;
+    *len = (size_t)(q + 1 - w->p);
+    w->p = q + 1;
+    err = SK_OK;
+out:
+    return err;
+}
+
+/* A key token's decoded text. Plain printable ASCII is taken as is; anything
+ * else goes through jansson, which unescapes and rejects invalid UTF-8 and
+ * \u0000, so keys are always valid, NUL-free strings. */
+static sk_err decode_key(const char *tok, size_t len, json_t **out)
+{
+    sk_err err = SK_ERR_BAD_REQUEST;
+    int plain = 1;
+    for (size_t i = 1; i + 1 < len; i++)
+        plain &= tok[i] >= 0x20 && tok[i] < 0x7f && tok[i] != '\\';
+    json_t *key =
+        plain ? json_stringn(tok + 1, len - 2) : json_loadb(tok, len, JSON_DECODE_ANY, NULL);
+    if (!json_is_string(key)) {
+        json_decref(key);
+        goto out;
+    }
+    *out = key;
+    err = SK_OK;
+out:
+    return err;
+}
+
+static sk_err value(walker *w, node n, int depth);
+
+static sk_err object(walker *w, node n, int depth)
+{
+    sk_err err = SK_OK;
+    json_t *keys = json_object(); /* keys met so far in this object */
+    SK_CHECK_ALLOC(keys);
+    size_t base = w->path.len;
+    int checked = n.shape == SHAPE_ANY || n.shape == SHAPE_STRUCT || n.shape == SHAPE_MAP;
+    const json_t *props = json_object_get(n.schema, "properties");
+    w->p++;
+    skip_ws(w);
+    if (w->p < w->end && *w->p == '}') {
+        w->p++;
+        goto out;
+    }
+    for (;;) {
+        const char *tok;
+        size_t len;
+        json_t *key = NULL;
+        skip_ws(w);
+        if ((err = string_token(w, &tok, &len)) != SK_OK || (err = decode_key(tok, len, &key)))
+            goto out;
+        const char *k = json_string_value(key);
+        if (base > 0)
+            sk_buf_putc(&w->path, '.');
+        sk_buf_puts(&w->path, k);
+        node c = {SHAPE_OPAQUE, NULL};
+        if (n.shape == SHAPE_STRUCT && !json_object_get(props, k)) {
+            report(w, "unknown");
+        } else if (checked) {
+            if (json_object_get(keys, k))
+                report(w, "duplicate");
+            SK_CHECK(json_object_set_new(keys, k, json_true()) == 0);
+            if (n.shape == SHAPE_ANY)
+                c = n;
+            else
+                c = node_of(w->r, n.shape == SHAPE_STRUCT
+                                   ? json_object_get(props, k)
+                                   : json_object_get(n.schema, "additionalProperties"));
+        }
+        json_decref(key);
+        skip_ws(w);
+        err = SK_ERR_BAD_REQUEST;
+        if (w->p >= w->end || *w->p != ':')
+            goto out;
+        w->p++;
+        if ((err = value(w, c, depth + 1)) != SK_OK)
+            goto out;
+        truncate_path(w, base);
+        skip_ws(w);
+        err = SK_ERR_BAD_REQUEST;
+        if (w->p >= w->end || (*w->p != ',' && *w->p != '}'))
+            goto out;
+        err = SK_OK;
+        if (*w->p++ == '}')
+            goto out;
+    }
+out:
+    json_decref(keys);
+    return err;
+}
+
+static sk_err array(walker *w, node n, int depth)
+{
+    sk_err err = SK_OK;
+    size_t base = w->path.len;
+    node c = n.shape == SHAPE_LIST  ? node_of(w->r, json_object_get(n.schema, "items"))
+             : n.shape == SHAPE_ANY ? n
+                                    : (node){SHAPE_OPAQUE, NULL};
+    w->p++;
+    skip_ws(w);
+    if (w->p < w->end && *w->p == ']') {
+        w->p++;
+        goto out;
+    }
+    for (size_t i = 0;; i++) {
+        sk_buf_printf(&w->path, "[%zu]", i);
+        if ((err = value(w, c, depth + 1)) != SK_OK)
+            goto out;
+        truncate_path(w, base);
+        skip_ws(w);
+        err = SK_ERR_BAD_REQUEST;
+        if (w->p >= w->end || (*w->p != ',' && *w->p != ']'))
+            goto out;
+        err = SK_OK;
+        if (*w->p++ == ']')
+            goto out;
+    }
+out:
+    return err;
+}
+
+/* Reads one value at p (leading whitespace allowed) and checks it against n. */
+static sk_err value(walker *w, node n, int depth)
+{
+    sk_err err = SK_ERR_BAD_REQUEST;
+    const char *tok;
+    size_t len;
+    skip_ws(w);
+    if (w->p >= w->end || depth > MAX_DEPTH)
+        goto out;
+    if (*w->p == '{') {
+        err = object(w, n, depth);
+    } else if (*w->p == '[') {
+        err = array(w, n, depth);
+    } else if (*w->p == '"') {
+        err = string_token(w, &tok, &len);
+    } else {
+        /* A number or literal: its syntax is the parser's business, only its extent matters. */
+        const char *start = w->p;
+        while (w->p < w->end && !is_ws(*w->p) && *w->p != ',' && *w->p != ']' && *w->p != '}')
+            w->p++;
+        err = w->p > start ? SK_OK : SK_ERR_BAD_REQUEST;
+    }
+out:
+    return err;
+}
+
+/* Walks text as one value of r's kind (r NULL: untyped) and returns the findings. */
+static sk_err walk(const sk_resource *r, const char *text, size_t len, json_t **out)
+{
+    sk_err err;
+    walker w = {r, text, text + len, SK_BUF_INIT, json_array(), json_object()};
+    SK_CHECK_ALLOC(w.found);
+    SK_CHECK_ALLOC(w.seen);
+    sk_buf_reserve(&w.path, 0); /* data is NUL-terminated from here on */
+    node root = {SHAPE_ANY, NULL};
+    if (r)
+        root = node_of(w.r, sk_openapi_v3_kind_schema(r));
+    if ((err = value(&w, root, 0)) != SK_OK)
+        goto out;
+    skip_ws(&w);
+    if (w.p != w.end) {
+        err = SK_ERR_BAD_REQUEST;
+        goto out;
+    }
+    *out = json_incref(w.found);
+out:
+    json_decref(w.found);
+    json_decref(w.seen);
+    sk_buf_free(&w.path);
+    return err;
+}
+
+sk_err sk_fieldcheck_body(const sk_resource *r, const char *body, size_t len, json_t **out)
+{
+    return walk(r, body, len, out);
+}
+
+sk_err sk_fieldcheck_unknown(const sk_resource *r, const json_t *obj, json_t **out)
+{
+    /* Insertion order is document order: jansson keeps object keys in the order they were read. */
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_ENCODE_ANY);
+    SK_CHECK_ALLOC(text);
+    sk_err err = walk(r, text, strlen(text), out);
+    free(text);
+    return err;
+}
+
+/* Removes from v (of schema n) every member n does not declare. */
+static size_t prune(const sk_resource *r, json_t *v, node n)
+{
+    size_t removed = 0;
+    const char *key;
+    json_t *member, *tmp;
+    size_t i;
+    if (n.shape == SHAPE_STRUCT && json_is_object(v)) {
+        const json_t *props = json_object_get(n.schema, "properties");
+        json_object_foreach_safe(v, tmp, key, member)
+        {
+            const json_t *ps = json_object_get(props, key);
+            if (!ps) {
+                json_object_del(v, key);
+                removed++;
+            } else {
+                removed += prune(r, member, node_of(r, ps));
+            }
+        }
+    } else if (n.shape == SHAPE_MAP && json_is_object(v)) {
+        node c = node_of(r, json_object_get(n.schema, "additionalProperties"));
+        json_object_foreach(v, key, member) removed += prune(r, member, c);
+    } else if (n.shape == SHAPE_LIST && json_is_array(v)) {
+        node c = node_of(r, json_object_get(n.schema, "items"));
+        json_array_foreach(v, i, member) removed += prune(r, member, c);
+    }
+    return removed;
+}
+
+size_t sk_fieldcheck_prune(const sk_resource *r, json_t *obj)
+{
+    return prune(r, obj, node_of(r, sk_openapi_v3_kind_schema(r)));
+}
+
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));
+}
+
+sk_err sk_fieldcheck_patch(const sk_resource *r, const char *patch, size_t len,
+                           const json_t *patched, json_t **out)
+{
+    sk_err err;
+    json_t *dups = NULL, *unknown = NULL, **sorted = NULL;
+    if ((err = walk(NULL, patch, len, &dups)) != SK_OK ||
+        (err = sk_fieldcheck_unknown(r, patched, &unknown)) != SK_OK)
+        goto out;
+    /* kube-apiserver sorts these: the merge result is a Go map, re-encoded with sorted keys. */
+    size_t n = json_array_size(unknown);
+    sorted = calloc(n ? n : 1, sizeof *sorted);
+    SK_CHECK_ALLOC(sorted);
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = json_array_get(unknown, i);
+    qsort(sorted, n, sizeof *sorted, by_text);
+    for (size_t i = 0; i < n; i++)
+        SK_CHECK(json_array_append(dups, sorted[i]) == 0);
+    *out = json_incref(dups);
+out:
+    free(sorted);
+    json_decref(dups);
+    json_decref(unknown);
+    return err;
+}
+
+sk_err sk_fieldcheck_message(const sk_resource *r, const json_t *findings, char **out)
+{
+    sk_err err = SK_ERR_INTERNAL;
+    sk_buf m = SK_BUF_INIT;
+    if (json_array_size(findings) == 0)
+        goto out;
+    if (r)
+        sk_buf_printf(&m, "%s in version \"%s\" cannot be handled as a %s: ", r->kind, r->version,
+                      r->kind);
+    sk_buf_puts(&m, "strict decoding error: ");
+    for (size_t i = 0; i < json_array_size(findings); i++) {
+        const char *f = json_string_value(json_array_get(findings, i));
+        if (!f)
+            goto out;
+        sk_buf_printf(&m, "%s%s", i ? ", " : "", f);
+    }
+    *out = sk_buf_steal(&m, NULL);
+    err = SK_OK;
+out:
+    sk_buf_free(&m);
+    return err;
+}

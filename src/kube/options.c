@@ -1,0 +1,257 @@
+/*
+ * options.c - see options.h. A parameter given empty ("?limit=") counts as
+ * absent, as kube-apiserver's parameter codec leaves a zero value. Rules
+ * are checked in the order kube-apiserver's handlers meet them, so a
+ * request with several problems hears about the same one first.
+ */
+#include "kube/options.h"
+#include "core/buf.h"
+#include "core/util.h"
+#include "kube/status.h"
+#include "kube/validate.h"
+
+#include <string.h>
+
+#define MAX_LIST_LIMIT 1000000
+
+static const char *param(sk_query_fn query, void *ctx, const char *key)
+{
+    const char *v = query(ctx, key);
+    return v && *v ? v : NULL;
+}
+
+int sk_parse_bool(const char *s)
+{
+    static const char *const truthy[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const falsy[] = {"0", "f", "F", "FALSE", "false", "False"};
+    for (size_t i = 0; i < sizeof truthy / sizeof *truthy; i++) {
+        if (strcmp(s, truthy[i]) == 0)
+            return 1;
+        if (strcmp(s, falsy[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static sk_err refuse(json_t **status_out, sk_err e, const char *msg)
+{
+    *status_out = sk_status_new(e, msg, NULL, NULL, NULL, NULL);
+    return e;
+}
+
+json_t *sk_list_options_forbidden(const char *field, const char *msg)
+{
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, "FieldValueForbidden", msg, field);
+    sk_buf full = SK_BUF_INIT;
+    sk_buf_printf(&full, "ListOptions.meta.k8s.io \"\" is invalid: %s: Forbidden: %s", field, msg);
+    json_t *st = sk_status_new(SK_ERR_INVALID, full.data, "meta.k8s.io", "ListOptions", "", causes);
+    sk_buf_free(&full);
+    return st;
+}
+
+static sk_err forbid(json_t **status_out, const char *field, const char *msg)
+{
+    *status_out = sk_list_options_forbidden(field, msg);
+    return SK_ERR_INVALID;
+}
+
+int sk_parse_include_object(const char *s, sk_include_object *out)
+{
+    if (!s || !*s || strcmp(s, "Metadata") == 0)
+        *out = SK_INCLUDE_METADATA;
+    else if (strcmp(s, "None") == 0)
+        *out = SK_INCLUDE_NONE;
+    else if (strcmp(s, "Object") == 0)
+        *out = SK_INCLUDE_OBJECT;
+    else
+        return -1;
+    return 0;
+}
+
+/* The watch-only parameters and the rules joining them to rvm. */
+static sk_err parse_watch(sk_query_fn query, void *ctx, const char *rvm, sk_list_options *o,
+                          json_t **status_out)
+{
+    const char *send = param(query, ctx, "sendInitialEvents");
+    const char *bookmarks = param(query, ctx, "allowWatchBookmarks");
+    const char *timeout = param(query, ctx, "timeoutSeconds");
+    o->send_initial_events = -1;
+    if (send && (o->send_initial_events = sk_parse_bool(send)) < 0)
+        return refuse(status_out, SK_ERR_BAD_REQUEST, "sendInitialEvents: want a boolean");
+    o->allow_bookmarks = bookmarks && sk_parse_bool(bookmarks) == 1;
+    if (o->send_initial_events >= 0 && (!rvm || strcmp(rvm, "NotOlderThan") != 0))
+        return forbid(status_out, "resourceVersionMatch",
+                      "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+    if (o->send_initial_events == 1 && !o->allow_bookmarks)
+        return forbid(status_out, "allowWatchBookmarks",
+                      "sendInitialEvents requires setting allowWatchBookmarks to true");
+    if (rvm && o->send_initial_events < 0)
+        return forbid(status_out, "resourceVersionMatch",
+                      "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                      "provided");
+    if (timeout && (o->timeout_s = sk_parse_i64(timeout)) < 0)
+        return refuse(status_out, SK_ERR_BAD_REQUEST,
+                      "timeoutSeconds: want a non-negative integer");
+    return SK_OK;
+}
+
+/* The list-only rules: continue and resourceVersionMatch. */
+static sk_err parse_list(const char *rv, const char *rvm, const char *cont, json_t **status_out)
+{
+    if (rvm && !rv && !cont)
+        return forbid(status_out, "resourceVersionMatch",
+                      "resourceVersionMatch is forbidden unless resourceVersion is provided");
+    if (rvm && strcmp(rvm, "Exact") != 0 && strcmp(rvm, "NotOlderThan") != 0) {
+        sk_buf msg = SK_BUF_INIT;
+        sk_buf_printf(&msg, "resourceVersionMatch: Unsupported value: \"%s\"", rvm);
+        sk_err e = refuse(status_out, SK_ERR_INVALID, msg.data);
+        sk_buf_free(&msg);
+        return e;
+    }
+    if (cont && rv)
+        return refuse(status_out, SK_ERR_BAD_REQUEST,
+                      "specifying resource version is not allowed when using continue");
+    if (cont && rvm)
+        return forbid(status_out, "resourceVersionMatch",
+                      "resourceVersionMatch is forbidden for continue");
+    return SK_OK;
+}
+
+sk_err sk_list_options_parse(sk_query_fn query, void *ctx, int watch, sk_list_options *out,
+                             json_t **status_out)
+{
+    sk_list_options o = {.rv = -1, .send_initial_events = -1};
+    const char *rv = param(query, ctx, "resourceVersion");
+    const char *rvm = param(query, ctx, "resourceVersionMatch");
+    const char *limit = param(query, ctx, "limit");
+    sk_err err = SK_OK;
+    if (sk_parse_include_object(param(query, ctx, "includeObject"), &o.include_object) < 0)
+        return refuse(status_out, SK_ERR_BAD_REQUEST, "includeObject: unsupported value");
+    o.label_selector = param(query, ctx, "labelSelector");
+    o.field_selector = param(query, ctx, "fieldSelector");
+    if (watch) {
+        err = parse_watch(query, ctx, rvm, &o, status_out);
+    } else {
+        o.cont = param(query, ctx, "continue");
+        if (limit && (o.limit = sk_parse_i64(limit)) < 0)
+            return refuse(status_out, SK_ERR_BAD_REQUEST, "limit must be a non-negative integer");
+        if (o.limit > MAX_LIST_LIMIT)
+            o.limit = MAX_LIST_LIMIT;
+        err = parse_list(rv, rvm, o.cont, status_out);
+    }
+    if (err != SK_OK)
+        return err;
+    if (rv && (o.rv = sk_parse_i64(rv)) < 0)
+        return refuse(status_out, SK_ERR_BAD_REQUEST, "invalid resource version");
+    if (rvm)
+        o.rvm = strcmp(rvm, "Exact") == 0 ? SK_RVM_EXACT : SK_RVM_NOT_OLDER_THAN;
+    *out = o;
+    return SK_OK;
+}
+
+sk_err sk_write_options_parse(sk_query_fn query, void *ctx, int with_fields,
+                              sk_write_options *out, json_t **status_out)
+{
+    sk_write_options o = {0};
+    const char *dry = param(query, ctx, "dryRun");
+    const char *fv = with_fields ? param(query, ctx, "fieldValidation") : NULL;
+    if (dry && strcmp(dry, "All") != 0)
+        return refuse(status_out, SK_ERR_BAD_REQUEST,
+                      "Invalid dryRun value: only \"All\" is supported");
+    o.dry_run = dry != NULL;
+    if (!fv || strcmp(fv, "Warn") == 0) {
+        o.validation = SK_FV_WARN;
+    } else if (strcmp(fv, "Strict") == 0) {
+        o.validation = SK_FV_STRICT;
+    } else if (strcmp(fv, "Ignore") == 0) {
+        o.validation = SK_FV_IGNORE;
+    } else {
+        sk_buf msg = SK_BUF_INIT;
+        sk_buf_printf(&msg,
+                      "fieldValidation: Unsupported value: \"%s\": supported values: "
+                      "\"Ignore\", \"Strict\", \"Warn\"",
+                      fv);
+        sk_err e = refuse(status_out, SK_ERR_BAD_REQUEST, msg.data);
+        sk_buf_free(&msg);
+        return e;
+    }
+    *out = o;
+    return SK_OK;
+}
+
+/* ---- DeleteOptions -------------------------------------------------------- */
+
+/* The DeleteOptions fields with the types a typed decode requires. */
+static const struct {
+    const char *path, *go_struct, *go_type;
+    json_type want; /* JSON_TRUE stands for either boolean */
+    int list_of_strings;
+} delete_option_types[] = {
+    {"kind", "DeleteOptions", "string", JSON_STRING, 0},
+    {"apiVersion", "DeleteOptions", "string", JSON_STRING, 0},
+    {"gracePeriodSeconds", "DeleteOptions", "int64", JSON_INTEGER, 0},
+    {"preconditions", "DeleteOptions", "v1.Preconditions", JSON_OBJECT, 0},
+    {"preconditions.uid", "Preconditions", "types.UID", JSON_STRING, 0},
+    {"preconditions.resourceVersion", "Preconditions", "string", JSON_STRING, 0},
+    {"orphanDependents", "DeleteOptions", "bool", JSON_TRUE, 0},
+    {"propagationPolicy", "DeleteOptions", "v1.DeletionPropagation", JSON_STRING, 0},
+    {"dryRun", "DeleteOptions", "[]string", JSON_ARRAY, 1},
+    {"ignoreStoreReadErrorWithClusterBreakingPotential", "DeleteOptions", "bool", JSON_TRUE, 0},
+};
+
+static int has_type(const json_t *v, json_type want)
+{
+    return want == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == want;
+}
+
+static sk_err check_delete_types(const json_t *body, json_t **status_out)
+{
+    for (size_t i = 0; i < sizeof delete_option_types / sizeof *delete_option_types; i++) {
+        const char *path = delete_option_types[i].path;
+        const char *dot = strchr(path, '.');
+        const json_t *v = dot ? json_object_get(json_object_get(body, "preconditions"), dot + 1)
+                              : json_object_get(body, path);
+        const char *go_type = delete_option_types[i].go_type;
+        const json_t *bad = NULL;
+        if (v && !json_is_null(v) && !has_type(v, delete_option_types[i].want)) {
+            bad = v;
+        } else if (delete_option_types[i].list_of_strings && json_is_array(v)) {
+            size_t k;
+            const json_t *x;
+            json_array_foreach(v, k, x)
+            {
+                if (!json_is_string(x)) {
+                    bad = x;
+                    go_type = "string";
+                    break;
+                }
+            }
+        }
+        if (bad) {
+            sk_buf msg = SK_BUF_INIT;
+            sk_buf_printf(&msg, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
+                          sk_validate_go_kind(bad), delete_option_types[i].go_struct, path, go_type);
+            sk_err e = refuse(status_out, SK_ERR_BAD_REQUEST, msg.data);
+            sk_buf_free(&msg);
+            return e;
+        }
+    }
+    return SK_OK;
+}
+
+sk_err sk_delete_options_decode(const json_t *body, sk_delete_options *out, json_t **status_out)
+{
+    sk_delete_options o = {0};
+    sk_err err = check_delete_types(body, status_out);
+    if (err != SK_OK)
+        return err;
+    const json_t *pre = json_object_get(body, "preconditions");
+    const char *rv = json_string_value(json_object_get(pre, "resourceVersion"));
+    const char *uid = json_string_value(json_object_get(pre, "uid"));
+    if (rv && *rv && (o.precondition_rev = sk_parse_i64(rv)) <= 0)
+        return refuse(status_out, SK_ERR_BAD_REQUEST, "invalid resourceVersion precondition");
+    o.precondition_uid = uid && *uid ? uid : NULL;
+    *out = o;
+    return SK_OK;
+}

@@ -1,0 +1,82 @@
+/*
+ * options.h - a request's query parameters and DeleteOptions body as typed
+ * options, parsed once, with kube-apiserver's rules and messages.
+ *
+ * List and watch share ListOptions (sk_list_options); create, update, patch
+ * and delete share the write options (dryRun, fieldValidation). Each parse
+ * checks the formats of its parameters and the rules that join them
+ * (resourceVersionMatch needs resourceVersion, watch-list needs bookmarks,
+ * ...). On a refusal it returns the code and *status_out, a new metav1.Status
+ * the caller sends as it is; *out is written only on success.
+ *
+ * Pure: parameters come through a lookup function, so any transport (or a
+ * test) can supply them. Strings in the options are borrowed from what the
+ * lookup returned and live as long as it does.
+ */
+#ifndef SK_KUBE_OPTIONS_H
+#define SK_KUBE_OPTIONS_H
+
+#include "core/err.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+/* A query parameter's value ("" for "?key"), or NULL if absent. */
+typedef const char *(*sk_query_fn)(void *ctx, const char *key);
+
+typedef enum { SK_RVM_UNSET, SK_RVM_EXACT, SK_RVM_NOT_OLDER_THAN } sk_rv_match;
+typedef enum { SK_INCLUDE_NONE, SK_INCLUDE_METADATA, SK_INCLUDE_OBJECT } sk_include_object;
+
+typedef struct sk_list_options {
+    int64_t limit;  /* 0: no limit (capped at 1,000,000) */
+    const char *cont; /* the continue token, NULL if none */
+    int64_t rv;       /* resourceVersion, -1 if unset */
+    sk_rv_match rvm;
+    const char *label_selector; /* NULL if none */
+    const char *field_selector; /* NULL if none */
+    sk_include_object include_object; /* Table rows (default Metadata) */
+    /* Watch only. */
+    int64_t timeout_s; /* 0: none */
+    int allow_bookmarks;
+    int send_initial_events; /* -1 unset, 0, 1 */
+} sk_list_options;
+
+/* ListOptions for a list (watch 0) or a watch (watch 1). */
+sk_err sk_list_options_parse(sk_query_fn query, void *ctx, int watch, sk_list_options *out,
+                             json_t **status_out);
+
+/* A 422 Invalid ListOptions Status for field: "<field>: Forbidden: <msg>"
+ * (new reference), as kube-apiserver words rules that join parameters. */
+json_t *sk_list_options_forbidden(const char *field, const char *msg);
+
+typedef enum { SK_FV_WARN, SK_FV_STRICT, SK_FV_IGNORE } sk_field_validation;
+
+typedef struct sk_write_options {
+    int dry_run;                 /* dryRun=All */
+    sk_field_validation validation; /* fieldValidation, Warn when absent */
+} sk_write_options;
+
+/* dryRun (only "All" is defined) and, for writes that carry an object
+ * (with_fields: create, update, patch; not delete), fieldValidation. */
+sk_err sk_write_options_parse(sk_query_fn query, void *ctx, int with_fields,
+                              sk_write_options *out, json_t **status_out);
+
+typedef struct sk_delete_options {
+    int64_t precondition_rev;      /* 0: none */
+    const char *precondition_uid;  /* NULL: none; borrowed from the body */
+} sk_delete_options;
+
+/* DeleteOptions from a decoded body (borrowed; strings in *out point into
+ * it). Every field kube decodes is type-checked as a typed decode would be:
+ * a precondition of the wrong type is a 400, never ignored (ignoring it
+ * would delete unconditionally). */
+sk_err sk_delete_options_decode(const json_t *body, sk_delete_options *out, json_t **status_out);
+
+/* ?includeObject= of a Table: Metadata when s is NULL or empty. -1 if s is
+ * not one of None, Metadata, Object. */
+int sk_parse_include_object(const char *s, sk_include_object *out);
+
+/* Go's strconv.ParseBool: 1, 0, or -1 if s is not a boolean. */
+int sk_parse_bool(const char *s);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * patch.h - the three PATCH formats kube-apiserver accepts from kubectl and
+ * client libraries: RFC 6902 JSON patch, RFC 7386 merge patch and strategic
+ * merge patch.
+ *
+ * Pure functions over jansson values: no store, no HTTP. Error codes and
+ * messages are those kube-apiserver 1.32 answers with, so clients that switch
+ * on Status.reason behave the same against sqlkube.
+ */
+#ifndef SK_KUBE_PATCH_H
+#define SK_KUBE_PATCH_H
+
+#include "core/err.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+typedef enum { SK_PATCH_JSON, SK_PATCH_MERGE, SK_PATCH_STRATEGIC } sk_patch_type;
+
+/*
+ * Parses a request Content-Type: "application/json-patch+json",
+ * "application/merge-patch+json" or "application/strategic-merge-patch+json"
+ * (case-insensitive; parameters such as "; charset=utf-8" ignored).
+ * Anything else, server-side apply included, is SK_ERR_UNSUPPORTED_MEDIA.
+ */
+sk_err sk_patch_type_parse(const char *content_type, sk_patch_type *out);
+
+/* The most a JSON patch's `copy` operations may add in total (bytes of
+ * JSON text): kube-apiserver's JSONPatchMaxCopyBytes. Without it a 3 kB
+ * patch that copies the document into itself doubles it per operation. */
+#define SK_PATCH_MAX_COPY_BYTES (3 * 1024 * 1024)
+
+/*
+ * Applies the len bytes of patch to target (borrowed, not modified). On
+ * success *out is a new reference to the patched object. On failure *errmsg
+ * is a new string (free()) with the Status message:
+ *   SK_ERR_BAD_REQUEST   patch is not JSON or not of the shape its type needs;
+ *                        strategic directives of the wrong shape or unknown
+ *                        ($patch values, a list element without its merge
+ *                        key, mixed element types): kube-apiserver answers
+ *                        some of these 500, but they are the client's error
+ *   SK_ERR_TOO_LARGE     JSON patch with more than 10000 operations, or whose
+ *                        copies add more than SK_PATCH_MAX_COPY_BYTES
+ *   SK_ERR_INVALID       a JSON patch operation failed (test mismatch, missing
+ *                        path, bad index): kube-apiserver hides the detail
+ *                        behind a generic message, and so do we; a strategic
+ *                        merge of lists of lists
+ * Never SK_ERR_INTERNAL. Every list operation of a strategic merge is
+ * linear in the lists' sizes (hashed by merge key), and recursion depth is
+ * bounded by the depths of target and patch.
+ * Strategic merge knows the list merge keys of the kinds sqlkube serves
+ * (metadata.finalizers, metadata.ownerReferences, ServiceAccount secrets,
+ * Namespace status.conditions); every other list is replaced.
+ */
+sk_err sk_patch_apply(sk_patch_type type, const json_t *target, const char *patch, size_t len,
+                      json_t **out, char **errmsg);
+
+#endif

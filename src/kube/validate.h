@@ -1,0 +1,67 @@
+/*
+ * validate.h - object validation with kube-apiserver's rules and wording.
+ *
+ * Clients (kubectl, client-go's errors.IsInvalid, tests that compare
+ * messages) see exactly the Status kube-apiserver 1.32 would send: the same
+ * field paths, the same "Invalid value: ..." bodies, the same aggregation.
+ * The name-format checks and the field-error list are exported because label
+ * selectors and generateName report errors in the same words.
+ */
+#ifndef SK_KUBE_VALIDATE_H
+#define SK_KUBE_VALIDATE_H
+
+#include "kube/registry.h"
+#include "core/err.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+/*
+ * Validates a create (old == NULL) or update of obj (borrowed) as resource
+ * r; old (borrowed) is the stored object. The handler has already settled
+ * metadata.name (generateName), namespace and the immutable system fields.
+ *   SK_OK                nothing written.
+ *   SK_ERR_INVALID       *causes_out: new JSON array of {reason,message,field};
+ *                        *msg_out: new string, e.g.
+ *                        `ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: ...`
+ *   SK_ERR_BAD_REQUEST   a field has the wrong JSON type (kube-apiserver fails
+ *                        to decode such a body); *msg_out: new string,
+ *                        *causes_out: NULL.
+ */
+sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t *old,
+                          json_t **causes_out, char **msg_out);
+
+/* The word Go's encoding/json uses for the JSON kind of v in its errors
+ * ("cannot unmarshal number into ..."). Static string. */
+const char *sk_validate_go_kind(const json_t *v);
+
+/* NULL if s is a DNS-1123 subdomain (<= 253) / label (<= 63), else the first
+ * of Kubernetes' messages for it (static string). */
+const char *sk_validate_dns1123_subdomain(const char *s);
+const char *sk_validate_dns1123_label(const char *s);
+
+/* Kubernetes' messages (static strings) for s as a qualified name (label or
+ * annotation key) / label value, as IsQualifiedName / IsValidLabelValue list
+ * them. Writes up to SK_VALIDATE_MAX_MSGS entries; returns the count, 0 if
+ * s is valid. */
+#define SK_VALIDATE_MAX_MSGS 4
+size_t sk_validate_qualified_name(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
+size_t sk_validate_label_value(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
+
+/*
+ * A list of field errors rendered like k8s.io/apimachinery field.ErrorList:
+ * each error is "<field>: <body>", the aggregate is the single message, or
+ * the de-duplicated messages joined by ", " inside "[...]".
+ */
+typedef struct sk_field_errors sk_field_errors;
+
+sk_field_errors *sk_field_errors_new(void);
+void sk_field_errors_free(sk_field_errors *fe);
+size_t sk_field_errors_count(const sk_field_errors *fe);
+/* field.Invalid with a string value: `<field>: Invalid value: "<value>": <detail>`. */
+void sk_field_errors_invalid(sk_field_errors *fe, const char *field, const char *value,
+                             const char *detail);
+/* The aggregate message (new string); fe must not be empty. */
+char *sk_field_errors_message(const sk_field_errors *fe);
+
+#endif

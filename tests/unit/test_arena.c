@@ -1,0 +1,69 @@
+/*
+ * test_arena.c - request-scoped memory (core/arena): allocations are
+ * zeroed and aligned, survive until the arena is freed however many blocks
+ * they take, and deferred releases run once, newest first.
+ */
+#include "core/arena.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static void test_allocations_are_zeroed_aligned_and_kept(void **state)
+{
+    sk_arena *a = sk_arena_new();
+    char *ptrs[2000];
+    for (int i = 0; i < 2000; i++) {
+        size_t n = (size_t)(i % 97) * 13 + 1;
+        ptrs[i] = sk_arena_alloc(a, n);
+        assert_true(((uintptr_t)ptrs[i] & 15) == 0);
+        for (size_t k = 0; k < n; k++)
+            assert_int_equal(ptrs[i][k], 0);
+        memset(ptrs[i], i & 0xff, n);
+    }
+    char *big = sk_arena_alloc(a, 1 << 20); /* larger than any block so far */
+    memset(big, 7, 1 << 20);
+    for (int i = 0; i < 2000; i++) /* nothing was moved or overwritten */
+        assert_int_equal((unsigned char)ptrs[i][0], i & 0xff);
+    assert_string_equal(sk_arena_strdup(a, "abc"), "abc");
+    assert_null(sk_arena_strdup(a, NULL));
+    assert_string_equal(sk_arena_printf(a, "%s-%d", "x", 42), "x-42");
+    sk_arena_free(a);
+    sk_arena_free(NULL);
+}
+
+static int order[8], n_order;
+
+static void record(void *p)
+{
+    order[n_order++] = *(int *)p;
+}
+
+static void test_deferred_releases_run_newest_first(void **state)
+{
+    sk_arena *a = sk_arena_new();
+    int *vals = sk_arena_alloc(a, 3 * sizeof *vals);
+    for (int i = 0; i < 3; i++) {
+        vals[i] = i + 1;
+        sk_arena_defer(a, record, &vals[i]);
+    }
+    n_order = 0;
+    sk_arena_free(a); /* the values live in the arena: released before its memory */
+    assert_int_equal(n_order, 3);
+    assert_int_equal(order[0], 3);
+    assert_int_equal(order[2], 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocations_are_zeroed_aligned_and_kept),
+        cmocka_unit_test(test_deferred_releases_run_newest_first),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
