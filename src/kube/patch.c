@@ -14,6 +14,13 @@
  * raw patch value and relies on the typed decode that follows to drop
  * directives and nulls, we do that dropping explicitly (smp_clean): sqlkube
  * stores JSON as given, so nothing downstream would.
+ *
+ * Patches come from clients, so no patch may cost more than its size
+ * warrants: strategic merges index lists by merge key instead of scanning
+ * them (O(n log n), not quadratic), and a JSON patch may copy at most
+ * SK_PATCH_MAX_COPY_BYTES in all and nest the document at most
+ * MAX_DOC_DEPTH levels deep, so neither memory nor the recursion of
+ * jansson's walks over the result can be driven past a fixed bound.
  */
 #include "kube/patch.h"
 #include "kube/validate.h"
@@ -85,13 +92,21 @@ static void jptr_free(jptr *p)
     free(p->tok);
 }
 
-/* Splits s into unescaped reference tokens; "" is the whole document. */
-static int jptr_parse(const char *s, jptr *out)
+/* Splits s into unescaped reference tokens; "" is the whole document. A
+ * pointer of more than max_tokens tokens fails before any is allocated: one
+ * that cannot resolve in the document would otherwise cost a malloc per
+ * '/' (a 3 MB "////..." path took 115 MB). */
+static int jptr_parse(const char *s, size_t max_tokens, jptr *out)
 {
     jptr p = {NULL, 0};
     int rc = -1;
-    if (*s != '\0' && *s != '/')
+    size_t n_tokens = 0;
+    for (const char *c = strchr(s, '/'); c; c = strchr(c + 1, '/'))
+        n_tokens++;
+    if ((*s != '\0' && *s != '/') || n_tokens > max_tokens)
         goto out;
+    p.tok = malloc((n_tokens + 1) * sizeof *p.tok);
+    SK_CHECK_ALLOC(p.tok);
     while (*s == '/') {
         s++;
         size_t len = strcspn(s, "/");
@@ -109,8 +124,7 @@ static int jptr_parse(const char *s, jptr *out)
             }
         }
         t[j] = '\0';
-        p.tok = realloc(p.tok, (p.n + 1) * sizeof *p.tok);
-        SK_CHECK_ALLOC(p.tok);
+        SK_CHECK(p.n < n_tokens);
         p.tok[p.n++] = t;
         s += len;
     }
@@ -216,107 +230,181 @@ static int jptr_is_proper_prefix(const jptr *a, const jptr *b)
     return 1;
 }
 
-/* The size of v as JSON text (escapes and number digits estimated), or a
- * value above limit as soon as the count passes it: so measuring a huge
- * value costs at most about limit work. */
-static size_t text_size(const json_t *v, size_t limit)
+/*
+ * How deep a JSON patch may nest the document while it works (a scalar is
+ * level 1): a target and a patch value each as deep as jansson parses
+ * (2048), stacked. Without a bound, `copy` operations that each put the
+ * document's deepest chain under itself double its depth per operation: a
+ * 260 kB patch built 131,072 levels, and freeing the result overflowed the
+ * stack, as would jansson's other recursive walks (copy, compare, dump).
+ */
+#define MAX_DOC_DEPTH 4096
+
+/* A JSON patch being applied. */
+typedef struct jpatch {
+    json_t *doc;
+    size_t depth;  /* at least the nesting depth of doc */
+    size_t copied; /* bytes of JSON text `copy` operations added so far */
+    char **errmsg;
+} jpatch;
+
+/* What a value weighs: its size as compact JSON text and its depth. */
+typedef struct json_weight {
+    size_t bytes;
+    size_t depth;
+} json_weight;
+
+/* Bytes string s of len bytes takes as JSON text, quotes included; jansson
+ * escapes only '"', '\\' and control characters. Stops past limit. */
+static size_t string_text_size(const char *s, size_t len, size_t limit)
 {
-    size_t n = 0, i;
-    const char *key;
-    const json_t *x;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        n = 2;
-        json_object_foreach((json_t *)v, key, x)
-        {
-            n += strlen(key) + 4 + text_size(x, limit - (n < limit ? n : limit));
-            if (n > limit)
-                break;
-        }
-        break;
-    case JSON_ARRAY:
-        n = 2;
-        json_array_foreach(v, i, x)
-        {
-            n += 1 + text_size(x, limit - (n < limit ? n : limit));
-            if (n > limit)
-                break;
-        }
-        break;
-    case JSON_STRING:
-        n = json_string_length(v) + 2;
-        break;
-    case JSON_INTEGER:
-    case JSON_REAL:
-        n = 20;
-        break;
-    default:
-        n = 5;
+    size_t n = 2;
+    for (size_t i = 0; i < len && n <= limit; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+            n += 2;
+        else
+            n += c < 0x20 ? 6 : 1; /* \u00XX */
     }
     return n;
 }
 
-/* Applies one operation to *doc; 0 on success. *copied counts the bytes
- * `copy` operations added so far; past SK_PATCH_MAX_COPY_BYTES the
- * operation fails with 1. */
-static int json_patch_op(json_t **doc, const json_t *op, size_t *copied)
+/*
+ * Adds v, found at nesting level `level`, to w: its size as json_dumps with
+ * JSON_COMPACT writes it (upstream counts the size of the copied JSON
+ * against the copy limit) and its deepest level. Counting stops once
+ * w->bytes passes limit, so a huge value costs about limit work; w->bytes
+ * is then only known to be above limit.
+ */
+static void weigh(const json_t *v, size_t level, size_t limit, json_weight *w)
+{
+    const char *key;
+    const json_t *x;
+    size_t i, n;
+    char scalar[64];
+    if (level > w->depth)
+        w->depth = level;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        n = json_object_size(v);
+        w->bytes += n > 0 ? 2 * n + 1 : 2; /* braces, colons, commas */
+        json_object_foreach((json_t *)v, key, x)
+        {
+            if (w->bytes > limit)
+                break;
+            w->bytes += string_text_size(key, strlen(key), limit);
+            weigh(x, level + 1, limit, w);
+        }
+        break;
+    case JSON_ARRAY:
+        n = json_array_size(v);
+        w->bytes += n > 0 ? n + 1 : 2; /* brackets, commas */
+        json_array_foreach(v, i, x)
+        {
+            if (w->bytes > limit)
+                break;
+            weigh(x, level + 1, limit, w);
+        }
+        break;
+    case JSON_STRING:
+        w->bytes += string_text_size(json_string_value(v), json_string_length(v), limit);
+        break;
+    default:
+        w->bytes += json_dumpb(v, scalar, sizeof scalar, JSON_ENCODE_ANY);
+    }
+}
+
+/* Records that a value depth levels deep goes where a pointer of n tokens
+ * leads, unless that would nest the document too deep. */
+static sk_err deepen(jpatch *jp, size_t n, size_t depth)
+{
+    if (n + depth > MAX_DOC_DEPTH)
+        return failf(jp->errmsg, SK_ERR_INVALID,
+                     "the patched object would be nested more than %d levels deep", MAX_DOC_DEPTH);
+    if (n + depth > jp->depth)
+        jp->depth = n + depth;
+    return SK_OK;
+}
+
+/* Counts src, about to be copied where a pointer of n tokens leads,
+ * against the copy limit and the depth bound. */
+static sk_err charge_copy(jpatch *jp, const json_t *src, size_t n)
+{
+    json_weight w = {0, 0};
+    weigh(src, 1, SK_PATCH_MAX_COPY_BYTES, &w);
+    jp->copied += w.bytes;
+    if (jp->copied > SK_PATCH_MAX_COPY_BYTES)
+        return failf(jp->errmsg, SK_ERR_TOO_LARGE,
+                     "Unable to complete the copy, the accumulated size increase of copy is %zu, "
+                     "exceeding the limit %d",
+                     jp->copied, SK_PATCH_MAX_COPY_BYTES);
+    return deepen(jp, n, w.depth);
+}
+
+/* Applies one operation to jp->doc. */
+static sk_err json_patch_op(jpatch *jp, const json_t *op)
 {
     const char *kind = json_string_value(json_object_get(op, "op"));
     const char *path_s = json_string_value(json_object_get(op, "path"));
     const char *from_s = json_string_value(json_object_get(op, "from"));
     const json_t *value = json_object_get(op, "value");
     jptr path = {NULL, 0}, from = {NULL, 0};
-    json_t *moved = NULL;
+    json_t *moved = NULL, *v = NULL;
+    sk_err e = SK_OK;
     int rc = -1;
-    if (!kind || !path_s || jptr_parse(path_s, &path) != 0)
+    /* No pointer longer than the document is deep can lead anywhere in it. */
+    if (!kind || !path_s || jptr_parse(path_s, jp->depth, &path) != 0)
         goto out;
     if (strcmp(kind, "move") == 0 || strcmp(kind, "copy") == 0) {
-        if (!from_s || jptr_parse(from_s, &from) != 0)
+        if (!from_s || jptr_parse(from_s, jp->depth, &from) != 0)
             goto out;
     }
     /* An absent "value" decodes to null upstream (jsonpatch v4). */
-    json_t *v = value ? json_deep_copy(value) : json_null();
-    if (strcmp(kind, "add") == 0) {
-        rc = ptr_add(doc, &path, v);
+    v = value ? json_deep_copy(value) : json_null();
+    if (strcmp(kind, "add") == 0 || strcmp(kind, "replace") == 0) {
+        json_weight vw = {0, 0};
+        weigh(v, 1, (size_t)-1, &vw);
+        if ((e = deepen(jp, path.n, vw.depth)) != SK_OK)
+            goto out;
+        if (strcmp(kind, "add") == 0 || path.n == 0 || ptr_remove(jp->doc, &path, NULL) == 0) {
+            rc = ptr_add(&jp->doc, &path, v);
+            v = NULL;
+        }
     } else if (strcmp(kind, "remove") == 0) {
-        json_decref(v);
-        rc = ptr_remove(*doc, &path, NULL);
-    } else if (strcmp(kind, "replace") == 0) {
-        if (path.n == 0 || ptr_remove(*doc, &path, NULL) == 0)
-            rc = ptr_add(doc, &path, v);
-        else
-            json_decref(v);
+        rc = ptr_remove(jp->doc, &path, NULL);
     } else if (strcmp(kind, "move") == 0) {
-        json_decref(v);
-        if (!jptr_is_proper_prefix(&from, &path) && ptr_remove(*doc, &from, &moved) == 0) {
-            rc = ptr_add(doc, &path, moved);
+        /* The moved value is at most jp->depth - from.n levels deep. */
+        if (path.n > from.n && (e = deepen(jp, path.n, jp->depth - from.n)) != SK_OK)
+            goto out;
+        if (!jptr_is_proper_prefix(&from, &path) && ptr_remove(jp->doc, &from, &moved) == 0) {
+            rc = ptr_add(&jp->doc, &path, moved);
             moved = NULL;
         }
     } else if (strcmp(kind, "copy") == 0) {
-        json_decref(v);
-        json_t *src = jptr_walk(*doc, &from, from.n);
-        if (src) {
-            *copied += text_size(src, SK_PATCH_MAX_COPY_BYTES);
-            rc = *copied > SK_PATCH_MAX_COPY_BYTES ? 1 : ptr_add(doc, &path, json_deep_copy(src));
-        }
+        json_t *src = jptr_walk(jp->doc, &from, from.n);
+        if (src && (e = charge_copy(jp, src, path.n)) != SK_OK)
+            goto out;
+        if (src)
+            rc = ptr_add(&jp->doc, &path, json_deep_copy(src));
     } else if (strcmp(kind, "test") == 0) {
-        json_t *cur = jptr_walk(*doc, &path, path.n);
+        json_t *cur = jptr_walk(jp->doc, &path, path.n);
         /* jsonpatch v4: testing a missing member against null passes. */
         rc = (cur ? json_equal(cur, v) : json_is_null(v)) ? 0 : -1;
-        json_decref(v);
-    } else {
-        json_decref(v);
     }
 out:
+    if (e == SK_OK && rc != 0)
+        e = failf(jp->errmsg, SK_ERR_INVALID, "%s", generic_invalid);
+    json_decref(v);
     json_decref(moved);
     jptr_free(&path);
     jptr_free(&from);
-    return rc;
+    return e;
 }
 
 static sk_err apply_json_patch(const json_t *target, const json_t *ops, json_t **out, char **errmsg)
 {
-    json_t *doc = NULL;
+    jpatch jp = {NULL, 0, 0, errmsg};
+    json_weight tw = {0, 0};
     sk_err e = SK_OK;
     size_t i;
     const json_t *op;
@@ -343,31 +431,22 @@ static sk_err apply_json_patch(const json_t *target, const json_t *ops, json_t *
                   MAX_JSON_PATCH_OPS, json_array_size(ops));
         goto out;
     }
-    doc = json_deep_copy(target);
-    size_t copied = 0;
+    weigh(target, 1, (size_t)-1, &tw);
+    jp.doc = json_deep_copy(target);
+    jp.depth = tw.depth;
     json_array_foreach(ops, i, op)
     {
-        int rc = json_patch_op(&doc, op, &copied);
-        if (rc == 1) {
-            e = failf(errmsg, SK_ERR_TOO_LARGE,
-                      "Unable to complete the copy, the accumulated size increase of copy is %zu, "
-                      "exceeding the limit %d",
-                      copied, SK_PATCH_MAX_COPY_BYTES);
+        if ((e = json_patch_op(&jp, op)) != SK_OK)
             goto out;
-        }
-        if (rc != 0) {
-            e = failf(errmsg, SK_ERR_INVALID, "%s", generic_invalid);
-            goto out;
-        }
     }
-    if (!json_is_object(doc)) {
+    if (!json_is_object(jp.doc)) {
         e = failf(errmsg, SK_ERR_INVALID, "%s", generic_invalid);
         goto out;
     }
-    *out = doc;
-    doc = NULL;
+    *out = jp.doc;
+    jp.doc = NULL;
 out:
-    json_decref(doc);
+    json_decref(jp.doc);
     return e;
 }
 
@@ -403,6 +482,7 @@ static json_t *merge_patch(json_t *target, const json_t *patch)
 
 typedef struct smp {
     sk_buf path; /* dotted path of the map being merged, "" at the root */
+    sk_buf key;  /* scratch: the key text of a list element being indexed */
     char **errmsg;
 } smp;
 
@@ -488,60 +568,138 @@ static void path_pop(smp *s, size_t saved)
 /*
  * List indexes. Upstream matches list elements by scanning (index()), which
  * makes a merge of n elements onto n quadratic: 20,000 owner references
- * onto 20,000 took 54 s of a server thread. Here every list a merge looks
- * things up in is indexed once, by the compact JSON text of each element's
- * merge key (of the whole element for lists of primitives): text equality
- * is json_equal's equality, keys sorted. A jansson object serves as the
- * hash table. An element without the merge key is not indexed and matches
- * nothing, as json_equal(NULL, v) matched nothing upstream; for duplicates
- * the first position is kept, which is what the scan found.
+ * onto 20,000 took minutes of a server thread. Here every list a merge
+ * looks things up in is indexed once, by a text of each element's merge key
+ * value (of the whole element for lists of primitives) that two values
+ * share exactly when json_equal, upstream's equality, holds for them. A
+ * jansson object serves as the hash table. An element without the merge key
+ * is not indexed and matches nothing, as json_equal(NULL, v) matched
+ * nothing; for duplicates the first position is kept, which is what the
+ * scan found.
  */
 
-/* The key text of item (new string), or NULL if it lacks the merge key. */
-static char *key_text(const json_t *item, const char *mkey)
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Appends s (len bytes) quoted, with '"', '\\' and NUL escaped. */
+static void put_key_string(sk_buf *b, const char *s, size_t len)
+{
+    sk_buf_putc(b, '"');
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"' || s[i] == '\\' || s[i] == '\0')
+            sk_buf_putc(b, '\\');
+        sk_buf_putc(b, s[i] == '\0' ? '0' : s[i]);
+    }
+    sk_buf_putc(b, '"');
+}
+
+/* Appends the key text of v: JSON-like with object keys sorted, reals
+ * tagged 'r' (json_equal never equates an integer and a real) and zero
+ * unsigned (it does equate -0.0 and 0.0). Recursion follows v's depth. */
+static void put_key_text(sk_buf *b, const json_t *v)
+{
+    const char **keys, *key;
+    const json_t *x;
+    size_t i, n;
+    double d;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        n = json_object_size(v);
+        keys = malloc((n + 1) * sizeof *keys);
+        SK_CHECK_ALLOC(keys);
+        i = 0;
+        json_object_foreach((json_t *)v, key, x) keys[i++] = key;
+        qsort(keys, n, sizeof *keys, cmp_key);
+        sk_buf_putc(b, '{');
+        for (i = 0; i < n; i++) {
+            put_key_string(b, keys[i], strlen(keys[i]));
+            sk_buf_putc(b, ':');
+            put_key_text(b, json_object_get(v, keys[i]));
+            sk_buf_putc(b, ',');
+        }
+        sk_buf_putc(b, '}');
+        free(keys);
+        break;
+    case JSON_ARRAY:
+        sk_buf_putc(b, '[');
+        json_array_foreach(v, i, x)
+        {
+            put_key_text(b, x);
+            sk_buf_putc(b, ',');
+        }
+        sk_buf_putc(b, ']');
+        break;
+    case JSON_STRING:
+        put_key_string(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        sk_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        d = json_real_value(v);
+        sk_buf_printf(b, "r%.17g", d == 0 ? 0.0 : d);
+        break;
+    case JSON_TRUE:
+        sk_buf_putc(b, 't');
+        break;
+    case JSON_FALSE:
+        sk_buf_putc(b, 'f');
+        break;
+    default:
+        sk_buf_putc(b, 'n');
+    }
+}
+
+/* The key text of item in s->key (valid until the next call), or NULL if
+ * item lacks the merge key. */
+static const char *key_text(smp *s, const json_t *item, const char *mkey)
 {
     const json_t *k = *mkey ? json_object_get(item, mkey) : item;
-    return k ? dump(k) : NULL;
+    if (!k)
+        return NULL;
+    sk_buf_reset(&s->key);
+    put_key_text(&s->key, k);
+    return s->key.data;
 }
 
 /* Records item at position at, unless its key is already there. */
-static void index_add(json_t *idx, const json_t *item, const char *mkey, size_t at)
+static void index_add(smp *s, json_t *idx, const json_t *item, const char *mkey, size_t at)
 {
-    char *t = key_text(item, mkey);
+    const char *t = key_text(s, item, mkey);
     if (t && !json_object_get(idx, t))
-        SK_CHECK(json_object_set_new(idx, t, json_integer((json_int_t)at)) == 0);
-    free(t);
+        SK_CHECK(json_object_set_new_nocheck(idx, t, json_integer((json_int_t)at)) == 0);
 }
 
 /* A new index of list. */
-static json_t *index_list(const json_t *list, const char *mkey)
+static json_t *index_list(smp *s, const json_t *list, const char *mkey)
 {
     json_t *idx = json_object();
     SK_CHECK_ALLOC(idx);
     size_t i;
     const json_t *x;
-    json_array_foreach(list, i, x) index_add(idx, x, mkey, i);
+    json_array_foreach(list, i, x) index_add(s, idx, x, mkey, i);
     return idx;
 }
 
 /* Position of item's key in the indexed list, -1 if absent. */
-static long index_find(const json_t *idx, const json_t *item, const char *mkey)
+static long index_find(smp *s, const json_t *idx, const json_t *item, const char *mkey)
 {
-    char *t = key_text(item, mkey);
+    const char *t = key_text(s, item, mkey);
     const json_t *at = t ? json_object_get(idx, t) : NULL;
-    free(t);
     return at ? (long)json_integer_value(at) : -1;
 }
 
 /* Keeps the elements of list whose key is not in drop (an index). */
-static void remove_indexed(json_t *list, const json_t *drop, const char *mkey)
+static void remove_indexed(smp *s, json_t *list, const json_t *drop, const char *mkey)
 {
     json_t *kept = json_array();
     size_t i;
     json_t *x;
     json_array_foreach(list, i, x)
     {
-        if (index_find(drop, x, mkey) < 0)
+        if (index_find(s, drop, x, mkey) < 0)
             json_array_append(kept, x);
     }
     json_array_clear(list);
@@ -550,10 +708,10 @@ static void remove_indexed(json_t *list, const json_t *drop, const char *mkey)
 }
 
 typedef struct ranked {
-    json_t *item;  /* borrowed from the merged list */
-    size_t by;     /* the position it is sorted by; absent last */
+    json_t *item;   /* borrowed from the merged list */
+    size_t by;      /* the position it is sorted by; absent last */
     long at_server; /* its position in the server's list, -1 if absent */
-    size_t seq;    /* its position in the merged list: keeps the sort stable */
+    size_t seq;     /* its position in the merged list: keeps the sort stable */
 } ranked;
 
 static int by_rank(const void *a, const void *b)
@@ -570,11 +728,11 @@ static int by_rank(const void *a, const void *b)
  * and the two runs are interleaved by their positions in server. Each
  * item's positions are looked up once. Returns a new array.
  */
-static json_t *order_list(const json_t *merged, const json_t *order, const json_t *server,
+static json_t *order_list(smp *s, const json_t *merged, const json_t *order, const json_t *server,
                           const char *mkey)
 {
     size_t n = json_array_size(merged), n_in = 0, n_only = 0, i, j;
-    json_t *order_idx = index_list(order, mkey), *server_idx = index_list(server, mkey);
+    json_t *order_idx = index_list(s, order, mkey), *server_idx = index_list(s, server, mkey);
     json_t *out = json_array();
     ranked *in_order = malloc((n + 1) * sizeof *in_order);
     ranked *server_only = malloc((n + 1) * sizeof *server_only);
@@ -582,7 +740,8 @@ static json_t *order_list(const json_t *merged, const json_t *order, const json_
     const json_t *x;
     json_array_foreach(merged, i, x)
     {
-        long at_order = index_find(order_idx, x, mkey), at_server = index_find(server_idx, x, mkey);
+        long at_order = index_find(s, order_idx, x, mkey);
+        long at_server = index_find(s, server_idx, x, mkey);
         if (at_order >= 0)
             in_order[n_in++] = (ranked){(json_t *)x, (size_t)at_order, at_server, i};
         else
@@ -671,7 +830,7 @@ static sk_err list_directives(smp *s, json_t **base, const json_t *patch, const 
                 e = no_merge_key(s, pe, mkey);
                 goto out;
             }
-            index_add(deleted, pe, mkey, 0);
+            index_add(s, deleted, pe, mkey, 0);
         } else if (ds && strcmp(ds, "replace") == 0) {
             replace = 1;
         } else if (ds && strcmp(ds, "merge") == 0) {
@@ -687,7 +846,7 @@ static sk_err list_directives(smp *s, json_t **base, const json_t *patch, const 
         }
     }
     if (json_object_size(deleted) > 0)
-        remove_indexed(*base, deleted, mkey);
+        remove_indexed(s, *base, deleted, mkey);
     if (replace) {
         json_decref(*base);
         *base = smp_clean(plain);
@@ -719,16 +878,16 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
         idx = json_object();
         json_array_foreach(orig, i, pe)
         {
-            if (index_find(idx, pe, "") < 0) {
-                index_add(idx, pe, "", json_array_size(base));
+            if (index_find(s, idx, pe, "") < 0) {
+                index_add(s, idx, pe, "", json_array_size(base));
                 json_array_append(base, (json_t *)pe);
             }
         }
         json_array_foreach(patch, i, pe)
         {
             json_array_append(plain, (json_t *)pe);
-            if (index_find(idx, pe, "") < 0) {
-                index_add(idx, pe, "", json_array_size(base));
+            if (index_find(s, idx, pe, "") < 0) {
+                index_add(s, idx, pe, "", json_array_size(base));
                 json_array_append_new(base, json_deep_copy(pe));
             }
         }
@@ -742,7 +901,7 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
         if ((e = list_directives(s, &base, patch, mkey, plain)) != SK_OK)
             goto out;
         server = json_copy(base);
-        idx = index_list(base, mkey);
+        idx = index_list(s, base, mkey);
         size_t saved = path_push(s, "[]");
         json_array_foreach(plain, i, pe)
         {
@@ -750,9 +909,9 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
                 e = no_merge_key(s, pe, mkey);
                 break;
             }
-            long at = index_find(idx, pe, mkey);
+            long at = index_find(s, idx, pe, mkey);
             if (at < 0) {
-                index_add(idx, pe, mkey, json_array_size(base));
+                index_add(s, idx, pe, mkey, json_array_size(base));
                 json_array_append_new(base, smp_clean(pe));
                 continue;
             }
@@ -766,7 +925,7 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
         if (e != SK_OK)
             goto out;
     }
-    json_t *ordered = order_list(base, plain, server, are_maps ? mkey : "");
+    json_t *ordered = order_list(s, base, plain, server, are_maps ? mkey : "");
     json_decref(base);
     base = ordered;
 done:
@@ -888,7 +1047,7 @@ static sk_err set_element_order(smp *s, json_t *orig, json_t *todo, const char *
         server = o ? json_incref((json_t *)o) : json_array();
         if ((e = merge_field_list(s, o, p, field, &merged)) != SK_OK)
             goto out;
-        json_object_set_new(orig, field, order_list(merged, order, server, mkey ? mkey : ""));
+        json_object_set_new(orig, field, order_list(s, merged, order, server, mkey ? mkey : ""));
         json_object_del(todo, field);
     }
     json_object_del(todo, key);
@@ -928,8 +1087,8 @@ static sk_err merge_member(smp *s, json_t *orig, const char *key, const json_t *
         if (*field == '\0' || !json_is_array(pv))
             return failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of primitive list");
         if (json_is_array(ov)) {
-            json_t *drop = index_list(pv, "");
-            remove_indexed(ov, drop, "");
+            json_t *drop = index_list(s, pv, "");
+            remove_indexed(s, ov, drop, "");
             json_decref(drop);
         }
         return SK_OK;
@@ -1004,7 +1163,7 @@ out:
 static sk_err apply_strategic(const json_t *target, const json_t *patch, json_t **out,
                               char **errmsg)
 {
-    smp s = {SK_BUF_INIT, errmsg};
+    smp s = {SK_BUF_INIT, SK_BUF_INIT, errmsg};
     sk_err e = SK_OK;
     /* Go decodes a null patch into an empty map: a no-op. */
     if (json_is_null(patch)) {
@@ -1020,6 +1179,7 @@ static sk_err apply_strategic(const json_t *target, const json_t *patch, json_t 
     e = smp_map(&s, json_deep_copy(target), patch, out);
 out:
     sk_buf_free(&s.path);
+    sk_buf_free(&s.key);
     return e;
 }
 

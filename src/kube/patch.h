@@ -43,11 +43,13 @@ sk_err sk_patch_type_parse(const char *content_type, sk_patch_type *out);
  *                        copies add more than SK_PATCH_MAX_COPY_BYTES
  *   SK_ERR_INVALID       a JSON patch operation failed (test mismatch, missing
  *                        path, bad index): kube-apiserver hides the detail
- *                        behind a generic message, and so do we; a strategic
- *                        merge of lists of lists
- * Never SK_ERR_INTERNAL. Every list operation of a strategic merge is
- * linear in the lists' sizes (hashed by merge key), and recursion depth is
- * bounded by the depths of target and patch.
+ *                        behind a generic message, and so do we; a JSON
+ *                        patch that would nest the document more than 4096
+ *                        levels deep; a strategic merge of lists of lists
+ * Never SK_ERR_INTERNAL. A strategic merge costs O(n log n) in the sizes of
+ * the lists it merges (elements are hashed by merge key). Recursion never
+ * goes deeper than the target plus the patch: merges follow the patch, and
+ * a JSON patch may not nest the document past 4096 levels on the way.
  * Strategic merge knows the list merge keys of the kinds sqlkube serves
  * (metadata.finalizers, metadata.ownerReferences, ServiceAccount secrets,
  * Namespace status.conditions); every other list is replaced.

@@ -29,8 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *rest = (const char *)data + 1;
     size_t rest_len = size - 1;
     const char *nul = memchr(rest, '\0', rest_len);
-    json_t *target = nul ? json_loadb(rest, (size_t)(nul - rest), 0, NULL)
-                         : json_loads(default_target, 0, NULL);
+    json_t *target =
+        nul ? json_loadb(rest, (size_t)(nul - rest), 0, NULL) : json_loads(default_target, 0, NULL);
     const char *patch = nul ? nul + 1 : rest;
     size_t patch_len = nul ? rest_len - (size_t)(nul + 1 - rest) : rest_len;
     if (!json_is_object(target)) {
