@@ -81,7 +81,7 @@ const char *sk_call_qualified_resource(const sk_resource *r, char *buf, size_t n
     return buf;
 }
 
-void sk_call_reply_not_found(sk_api_call *call, const sk_resource *r, const char *name)
+static void reply_not_found(sk_api_call *call, const sk_resource *r, const char *name)
 {
     char q[SK_QUALIFIED_RESOURCE_MAX];
     sk_buf msg = SK_BUF_INIT;
@@ -96,7 +96,7 @@ void sk_call_reply_store_error(sk_api_call *call, sk_err e, const char *name)
     sk_buf msg = SK_BUF_INIT;
     switch (e) {
     case SK_ERR_NOT_FOUND:
-        sk_call_reply_not_found(call, call->res, name);
+        reply_not_found(call, call->res, name);
         break;
     case SK_ERR_ALREADY_EXISTS:
     case SK_ERR_CONFLICT:
@@ -129,7 +129,8 @@ void sk_call_reply_store_error(sk_api_call *call, sk_err e, const char *name)
     sk_buf_free(&msg);
 }
 
-void sk_call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current)
+/* 504 ResourceVersionTooLarge. */
+static void reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current)
 {
     char msg[96];
     snprintf(msg, sizeof msg, "Too large resource version: %lld, current: %lld", (long long)rev,
@@ -246,7 +247,7 @@ int sk_call_plan_read(sk_api_call *call, int64_t min_rev, sk_call_fn again, int6
             *rev_out = cur;
             return SK_PLAN_NOW;
         }
-        sk_call_reply_too_large_rv(call, min_rev, cur);
+        reply_too_large_rv(call, min_rev, cur);
         return SK_STEP_DONE;
     }
     call->next = again;

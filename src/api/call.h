@@ -128,11 +128,8 @@ void sk_call_reply_status_object(sk_api_call *call, json_t *status);
  * joined in buf (registry names fit SK_QUALIFIED_RESOURCE_MAX bytes). */
 #define SK_QUALIFIED_RESOURCE_MAX 256
 const char *sk_call_qualified_resource(const sk_resource *r, char *buf, size_t n);
-void sk_call_reply_not_found(sk_api_call *call, const sk_resource *r, const char *name);
 /* The Status for a store or read error on an object of the call's resource. */
 void sk_call_reply_store_error(sk_api_call *call, sk_err e, const char *name);
-/* 504 ResourceVersionTooLarge. */
-void sk_call_reply_too_large_rv(sk_api_call *call, int64_t rev, int64_t current);
 /* Adds a Warning header "299 - <quoted text>" to the response. */
 void sk_call_add_warning(sk_api_call *call, const char *text);
 

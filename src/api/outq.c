@@ -84,7 +84,8 @@ size_t sk_outq_read(sk_outq *q, char *buf, size_t max)
     return done;
 }
 
-void sk_outq_reset(sk_outq *q)
+/* Drops everything queued. */
+static void outq_reset(sk_outq *q)
 {
     for (size_t i = 0; i < q->n_segs; i++)
         sk_blob_unref(q->segs[q->head + i].blob);
@@ -95,7 +96,7 @@ void sk_outq_reset(sk_outq *q)
 
 void sk_outq_free(sk_outq *q)
 {
-    sk_outq_reset(q);
+    outq_reset(q);
     free(q->segs);
     sk_buf_free(&q->text);
     q->segs = NULL;

@@ -46,8 +46,6 @@ void sk_outq_blob(sk_outq *q, sk_blob *blob);
 size_t sk_outq_size(const sk_outq *q);
 /* Copies up to max queued bytes into buf; 0 when empty. */
 size_t sk_outq_read(sk_outq *q, char *buf, size_t max);
-/* Drops everything queued. */
-void sk_outq_reset(sk_outq *q);
 void sk_outq_free(sk_outq *q);
 
 #endif

@@ -98,15 +98,6 @@ void sk_buf_json_string(sk_buf *b, const char *s)
     sk_buf_putc(b, '"');
 }
 
-void sk_buf_consume(sk_buf *b, size_t n)
-{
-    SK_CHECK(n <= b->len);
-    memmove(b->data, b->data + n, b->len - n);
-    b->len -= n;
-    if (b->data)
-        b->data[b->len] = '\0';
-}
-
 void sk_buf_reset(sk_buf *b)
 {
     b->len = 0;

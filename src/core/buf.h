@@ -28,8 +28,6 @@ void sk_buf_printf(sk_buf *b, const char *fmt, ...) __attribute__((format(printf
 void sk_buf_vprintf(sk_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal, quotes included. */
 void sk_buf_json_string(sk_buf *b, const char *s);
-/* Drops the first n bytes (consumed output). */
-void sk_buf_consume(sk_buf *b, size_t n);
 void sk_buf_reset(sk_buf *b);
 /* Returns the bytes (new reference for the caller, NUL-terminated) and empties b. */
 char *sk_buf_steal(sk_buf *b, size_t *len_out);

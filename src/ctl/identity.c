@@ -31,7 +31,9 @@ typedef struct identity {
     const sk_resource *leases;
 } identity;
 
-void sk_identity_lease_name(const char *hostname, char out[48])
+/* "kube-apiserver-" + lower-case base32 (no padding) of the first 16 bytes
+ * of SHA-256(hostname): 41 bytes with the NUL. */
+static void lease_name(const char *hostname, char out[48])
 {
     static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
     unsigned char digest[32];
@@ -160,7 +162,7 @@ sk_ctl *sk_identity_start(sk_store *store, const sk_identity_config *cfg)
         snprintf(id->hostname, sizeof id->hostname, "%s", cfg->hostname);
     else if (gethostname(id->hostname, sizeof id->hostname - 1) != 0)
         snprintf(id->hostname, sizeof id->hostname, "localhost");
-    sk_identity_lease_name(id->hostname, id->name);
+    lease_name(id->hostname, id->name);
     char uid[37];
     sk_uuid4(uid);
     snprintf(id->holder, sizeof id->holder, "kube-apiserver-%s", uid);

@@ -28,8 +28,5 @@ typedef struct sk_identity_config {
  * it leaves the lease to expire. */
 sk_ctl *sk_identity_start(sk_store *store, const sk_identity_config *cfg);
 
-/* "kube-apiserver-" + lower-case base32 (no padding) of the first 16 bytes
- * of SHA-256(hostname): 41 bytes with the NUL. */
-void sk_identity_lease_name(const char *hostname, char out[48]);
 
 #endif
