@@ -16,6 +16,8 @@
 -- wrote it. sk_current indexes the live version of each key so that writes
 -- and reads of the latest state need not search history. A key is
 -- (resource, namespace, name); cluster-scoped objects use namespace ''.
+-- resource is the plural for the core group ("pods") and "<plural>.<group>"
+-- for other groups ("deployments.apps"), as kube-apiserver keys its storage.
 --
 -- Key columns are COLLATE "C": byte order, whatever the database locale, and
 -- the same order SQLite uses, so keys, pages and continue tokens mean the

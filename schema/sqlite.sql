@@ -13,6 +13,8 @@
 -- wrote it. sk_current indexes the live version of each key so that writes
 -- and reads of the latest state need not search history. A key is
 -- (resource, namespace, name); cluster-scoped objects use namespace ''.
+-- resource is the plural for the core group ("pods") and "<plural>.<group>"
+-- for other groups ("deployments.apps"), as kube-apiserver keys its storage.
 --
 -- Text compares with SQLite's default BINARY collation (byte order). The
 -- PostgreSQL schema declares COLLATE "C" for the same order, so keys, pages

@@ -54,7 +54,7 @@ sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)
                                                          "name"));
     sk_write w = {
         .op = expected_rev > 0 ? SK_WRITE_UPDATE : SK_WRITE_CREATE,
-        .resource = call->res->resource,
+        .resource = call->res->storage,
         .ns = call->ns,
         .name = name,
         .expected_rev = expected_rev,

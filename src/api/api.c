@@ -167,6 +167,7 @@ static int dispatch(sk_api_call *call)
     case SK_ROUTE_CONSISTENCY:
         return sk_endpoint_consistency(call);
     case SK_ROUTE_VERSION:
+    case SK_ROUTE_OPENAPI_V2:
     case SK_ROUTE_OPENAPI_V3_ROOT:
     case SK_ROUTE_OPENAPI_V3_DOC:
     case SK_ROUTE_CORE_VERSIONS:

@@ -65,7 +65,7 @@ json_t *sk_body_object(sk_api_call *call)
     json_t *obj = sk_body_decode(call, "expected a JSON object");
     if (!obj)
         return NULL;
-    const char *want_av = sk_registry_api_version(call->res);
+    const char *want_av = call->res->api_version;
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     const char *av = json_string_value(json_object_get(obj, "apiVersion"));
     /* Like kube-apiserver's decoder, a body without kind/apiVersion takes

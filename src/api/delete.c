@@ -25,7 +25,7 @@
 static json_t *skeleton(const sk_api_call *call)
 {
     return json_pack("{s:s, s:s}", "kind", call->res->kind, "apiVersion",
-                     sk_registry_api_version(call->res));
+                     call->res->api_version);
 }
 
 static int delete_done(sk_api_call *call)
@@ -59,7 +59,7 @@ int sk_verb_delete(sk_api_call *call)
         return sk_verb_get(call);
     sk_write w = {
         .op = SK_WRITE_DELETE,
-        .resource = call->res->resource,
+        .resource = call->res->storage,
         .ns = call->ns,
         .name = call->name,
         .expected_rev = d.precondition_rev,
@@ -149,7 +149,7 @@ static int delete_next(sk_api_call *call)
     if (st->next == st->count) {
         json_t *list =
             json_pack("{s:s, s:s, s:{}, s:O}", "kind", call->res->list_kind, "apiVersion",
-                      sk_registry_api_version(call->res), "metadata", "items", st->items);
+                      call->res->api_version, "metadata", "items", st->items);
         sk_call_reply_json(call, 200, list);
         json_decref(list);
         return SK_STEP_DONE;
@@ -157,7 +157,7 @@ static int delete_next(sk_api_call *call)
     int i = st->next++;
     sk_write w = {
         .op = SK_WRITE_DELETE,
-        .resource = call->res->resource,
+        .resource = call->res->storage,
         .ns = call->ns,
         .name = st->names[i],
         .expected_rev = st->revs[i],
@@ -171,7 +171,7 @@ static sk_err collect_all(sk_api_call *call, collection_state *st)
 {
     int64_t rev;
     sk_err err = sk_store_revisions(call->api->store, &rev, NULL);
-    sk_read_query q = {.resource = call->res->resource, .ns = call->ns, .rev = rev > 0 ? rev : 1};
+    sk_read_query q = {.resource = call->res->storage, .ns = call->ns, .rev = rev > 0 ? rev : 1};
     char *after_ns = NULL, *after_name = NULL;
     int n = SK_READ_MAX_ITEMS;
     while (err == SK_OK && n == SK_READ_MAX_ITEMS) {

@@ -97,7 +97,8 @@ int sk_endpoint_document(sk_api_call *call)
 {
     const sk_route *rt = &call->route;
     size_t len = 0;
-    const char *text = NULL;
+    const char *text = NULL, *media = NULL;
+    const char *aggregated = sk_discovery_aggregated_version(call->accept);
     switch (rt->kind) {
     case SK_ROUTE_VERSION:
         text = sk_discovery_version_text(&len);
@@ -108,11 +109,19 @@ int sk_endpoint_document(sk_api_call *call)
     case SK_ROUTE_OPENAPI_V3_DOC:
         text = sk_openapi_v3_doc_text(rt->doc, &len);
         break;
-    case SK_ROUTE_CORE_VERSIONS:
-        text = sk_discovery_core_versions_text(&len);
+    case SK_ROUTE_OPENAPI_V2:
+        text = sk_openapi_v2_text(&len);
         break;
+    case SK_ROUTE_CORE_VERSIONS:
     case SK_ROUTE_GROUPS:
-        text = sk_discovery_groups_text(&len);
+        if (aggregated) {
+            text = sk_discovery_aggregated_text(rt->kind == SK_ROUTE_CORE_VERSIONS, aggregated,
+                                                &len);
+            media = sk_discovery_aggregated_media(aggregated);
+        } else {
+            text = rt->kind == SK_ROUTE_CORE_VERSIONS ? sk_discovery_core_versions_text(&len)
+                                                      : sk_discovery_groups_text(&len);
+        }
         break;
     case SK_ROUTE_GROUP:
         text = sk_discovery_group_text(rt->group, &len);
@@ -129,5 +138,7 @@ int sk_endpoint_document(sk_api_call *call)
         return SK_STEP_DONE;
     }
     sk_call_reply_raw(call, 200, text, len);
+    if (media)
+        call->content_type_out = media;
     return SK_STEP_DONE;
 }

@@ -43,7 +43,7 @@ static int get_read(sk_api_call *call)
         return rc;
     sk_blob *blob = NULL;
     sk_err err =
-        sk_reader_get(call->api->reader, call->res->resource, call->ns, call->name, rev, &blob);
+        sk_reader_get(call->api->reader, call->res->storage, call->ns, call->name, rev, &blob);
     if (err != SK_OK) {
         sk_call_reply_store_error(call, err, call->name);
         return SK_STEP_DONE;

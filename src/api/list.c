@@ -124,7 +124,7 @@ static sk_err fetch_chunk(sk_list_stream *ls)
     if (ls->limit && ls->limit - ls->emitted + 1 < want)
         want = (int)(ls->limit - ls->emitted + 1);
     sk_read_query q = {
-        .resource = ls->res->resource,
+        .resource = ls->res->storage,
         .ns = ls->ns,
         .after_ns = ls->after_ns,
         .after_name = ls->after_name,
@@ -194,7 +194,7 @@ static int advance(sk_list_stream *ls)
             sk_table_begin(&ls->out.text, ls->res);
         else
             sk_buf_printf(&ls->out.text, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"items\":[",
-                          ls->res->list_kind, sk_registry_api_version(ls->res));
+                          ls->res->list_kind, ls->res->api_version);
         ls->phase = LS_ITEMS;
         return 0;
     case LS_ITEMS:

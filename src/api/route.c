@@ -109,6 +109,8 @@ void sk_route_resolve(const char *method, const char *const *segs, size_t n, int
         fixed(out, method, SK_ROUTE_CONSISTENCY);
     } else if (n == 1 && is(first, "version")) {
         fixed(out, method, SK_ROUTE_VERSION);
+    } else if (n == 2 && is(first, "openapi") && is(segs[1], "v2")) {
+        fixed(out, method, SK_ROUTE_OPENAPI_V2);
     } else if (n >= 2 && is(first, "openapi") && is(segs[1], "v3")) {
         fixed(out, method, n == 2 ? SK_ROUTE_OPENAPI_V3_ROOT : SK_ROUTE_OPENAPI_V3_DOC);
         if (out->kind == SK_ROUTE_OPENAPI_V3_DOC)

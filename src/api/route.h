@@ -26,6 +26,7 @@ typedef enum {
     SK_ROUTE_METRICS,
     SK_ROUTE_CONSISTENCY, /* /debug/consistency */
     SK_ROUTE_VERSION,
+    SK_ROUTE_OPENAPI_V2,
     SK_ROUTE_OPENAPI_V3_ROOT,
     SK_ROUTE_OPENAPI_V3_DOC,  /* `doc` is the group/version path, "api/v1" */
     SK_ROUTE_CORE_VERSIONS,   /* /api */

@@ -128,7 +128,7 @@ static int read_and_write(sk_api_call *call)
 {
     update_state *st = call->verb_state;
     sk_row_clear(&st->current);
-    sk_err err = sk_store_get(call->api->store, call->res->resource, call->ns, call->name, 0,
+    sk_err err = sk_store_get(call->api->store, call->res->storage, call->ns, call->name, 0,
                               &st->current);
     if (err != SK_OK) {
         sk_call_reply_store_error(call, err, call->name);

@@ -63,7 +63,7 @@ static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
     sk_buf_printf(&ws->out.text,
                   "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
                   "\"metadata\":{\"resourceVersion\":\"%lld\"",
-                  ws->res->kind, sk_registry_api_version(ws->res), (long long)rev);
+                  ws->res->kind, ws->res->api_version, (long long)rev);
     if (initial_end)
         sk_buf_puts(&ws->out.text, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}");
     sk_buf_puts(&ws->out.text, "}}}\n");
@@ -272,7 +272,7 @@ static int watch_start(sk_api_call *call)
     ws->start_us = call->start_us;
     if (o->timeout_s > 0)
         ws->deadline_ms = sk_now_ms() + o->timeout_s * 1000;
-    ws->res_idx = sk_cache_resource(call->api->cache, call->res->resource);
+    ws->res_idx = sk_cache_resource(call->api->cache, call->res->storage);
     ws->gen = st.generation;
     sk_random_bytes(&ws->spread, sizeof ws->spread);
     ws->cursor = start;

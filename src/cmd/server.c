@@ -33,7 +33,6 @@ struct sk_server {
     sk_ctl *identity, *collector, *consistency, *compactor;
     sk_api *api;
     sk_http_server *http;
-    const char **cache_names;
 };
 
 /* Creates default, kube-system and kube-public if missing, as kube-apiserver
@@ -51,7 +50,7 @@ static sk_err ensure_namespaces(sk_store *store)
         sk_objmeta_on_create(obj, sk_wall_s());
         SK_CHECK(sk_defaults_apply(r, obj, &msg) == SK_OK);
         sk_write w = {.op = SK_WRITE_CREATE,
-                      .resource = r->resource,
+                      .resource = r->storage,
                       .ns = "",
                       .name = names[i],
                       .object = obj};
@@ -91,14 +90,10 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         goto fail;
     }
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
-    srv->cache_names = calloc(n, sizeof *srv->cache_names);
-    SK_CHECK_ALLOC(srv->cache_names);
-    for (size_t i = 0; i < n; i++)
-        srv->cache_names[i] = all[i].resource;
+    const char *const *storages = sk_registry_storages(&n);
     srv->hub = sk_watch_hub_new();
     sk_cache_config cc = {
-        .resources = srv->cache_names,
+        .resources = storages,
         .n_resources = (int)n,
         .drop_rev_once = cfg->drop_rev_once,
         .corrupt_key_once = cfg->corrupt_key_once,
@@ -117,7 +112,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     srv->identity = sk_identity_start(srv->store, &ic);
     srv->collector = sk_collector_start(srv->store);
     srv->consistency =
-        sk_consistency_start(srv->cache, srv->cache_names, (int)n, cfg->consistency_check_s);
+        sk_consistency_start(srv->cache, storages, (int)n, cfg->consistency_check_s);
     sk_api_deps deps = {
         .store = srv->store,
         .cache = srv->cache,
@@ -178,7 +173,6 @@ void sk_server_stop(sk_server *srv)
     sk_reader_free(srv->reader);
     sk_watch_hub_free(srv->hub);
     sk_store_close(srv->store);
-    free(srv->cache_names);
     free(srv);
 }
 

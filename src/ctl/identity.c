@@ -104,7 +104,7 @@ static sk_err renew(identity *id, const sk_resource *leases)
 {
     sk_row cur = {0};
     json_t *current = NULL;
-    sk_err err = sk_store_get(id->store, "leases", SK_IDENTITY_LEASE_NAMESPACE, id->name, 0, &cur);
+    sk_err err = sk_store_get(id->store, leases->storage, SK_IDENTITY_LEASE_NAMESPACE, id->name, 0, &cur);
     if (err != SK_OK && err != SK_ERR_NOT_FOUND)
         goto out;
     if (err == SK_OK) {
@@ -121,7 +121,7 @@ static sk_err renew(identity *id, const sk_resource *leases)
     }
     json_t *obj = lease_object(id, current);
     sk_write w = {.op = err == SK_OK ? SK_WRITE_UPDATE : SK_WRITE_CREATE,
-                  .resource = "leases",
+                  .resource = leases->storage,
                   .ns = SK_IDENTITY_LEASE_NAMESPACE,
                   .name = id->name,
                   .expected_rev = err == SK_OK ? cur.rev : 0,

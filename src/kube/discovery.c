@@ -1,11 +1,14 @@
 /*
- * discovery.c - builds the legacy discovery documents from the registry.
+ * discovery.c - builds the discovery documents from the registry.
  *
  * Invariants: the documents are serialized exactly once (pthread_once) and
  * never change afterwards, so the borrowed text pointers are safe to share
  * between HTTP threads without locking. Shapes follow kube-apiserver 1.32:
  * APIGroup omits serverAddressByClientCIDRs (omitempty there), APIVersions
  * always carries the field because the Python client rejects a missing one.
+ * Groups, versions and resources come in registry order, which is
+ * kube-aggregator's: kubectl resolves a name two groups serve ("events",
+ * "ev") to the first group that lists it.
  */
 #include "kube/discovery.h"
 
@@ -15,7 +18,9 @@
 #include <gnutls/gnutls.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #ifndef SK_VERSION
 #error "SK_VERSION must be defined by the build"
@@ -29,24 +34,14 @@
 #define SK_ARCH "unknown"
 #endif
 
-/* Verbs a resource lacks relative to the full set, keyed by group/resource. */
-static const struct {
-    const char *group;
-    const char *resource;
-    unsigned missing;
-} verb_exceptions[] = {
-    {"", "namespaces", SK_VERB_DELETECOLLECTION},
-};
-
-static const char *const verb_names[] = {"create", "delete", "deletecollection", "get",
-                                         "list",   "patch",  "update",           "watch"};
-
-#define ALL_VERBS ((1u << (sizeof verb_names / sizeof verb_names[0])) - 1)
-
 typedef struct doc {
     char *text;
     size_t len;
 } doc;
+
+/* Aggregated discovery versions, in the order they are offered. */
+static const char *const aggregated_versions[] = {"v2", "v2beta1"};
+#define N_AGGREGATED (sizeof aggregated_versions / sizeof aggregated_versions[0])
 
 static struct {
     sk_discovery_gv *gvs;
@@ -54,19 +49,10 @@ static struct {
     doc version, core_versions, groups;
     doc *group_docs;    /* per gv; set only on the first gv of each non-core group */
     doc *resource_docs; /* per gv */
+    doc aggregated[2][N_AGGREGATED]; /* [core][version] */
 } st;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-unsigned sk_discovery_verbs(const sk_resource *r)
-{
-    unsigned verbs = ALL_VERBS;
-    for (size_t i = 0; i < sizeof verb_exceptions / sizeof verb_exceptions[0]; i++)
-        if (strcmp(verb_exceptions[i].group, r->group) == 0 &&
-            strcmp(verb_exceptions[i].resource, r->resource) == 0)
-            verbs &= ~verb_exceptions[i].missing;
-    return verbs;
-}
 
 /* Serializes and steals j. Compact output keeps responses small; jansson
  * preserves insertion order, so the bytes are deterministic. */
@@ -124,21 +110,58 @@ static json_t *string_array(const char *const *items)
     return a;
 }
 
-static json_t *api_resource(const sk_resource *r)
+static json_t *verb_array(unsigned set)
 {
     json_t *verbs = json_array();
     SK_CHECK_ALLOC(verbs);
-    unsigned set = sk_discovery_verbs(r);
-    for (size_t i = 0; i < sizeof verb_names / sizeof verb_names[0]; i++)
+    for (unsigned i = 0; i < SK_VERB_COUNT; i++)
         if (set & (1u << i))
-            SK_CHECK(json_array_append_new(verbs, json_string(verb_names[i])) == 0);
-    json_t *o =
-        json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", r->resource, "singularName", r->singular,
-                  "namespaced", r->namespaced, "kind", r->kind, "verbs", verbs);
+            SK_CHECK(json_array_append_new(verbs, json_string(sk_registry_verb_name(1u << i))) ==
+                     0);
+    return verbs;
+}
+
+static void set(json_t *o, const char *key, json_t *value)
+{
+    SK_CHECK_ALLOC(value);
+    SK_CHECK(json_object_set_new(o, key, value) == 0);
+}
+
+/* Resources not kept in storage have no storage version to hash. */
+static int is_stored(const sk_resource *r)
+{
+    return (r->verbs & SK_VERB_GET) && strcmp(r->resource, "componentstatuses") != 0;
+}
+
+static json_t *api_resource(const sk_resource *r)
+{
+    json_t *o = json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", r->resource, "singularName",
+                          r->singular, "namespaced", r->namespaced, "kind", r->kind, "verbs",
+                          verb_array(r->verbs));
     SK_CHECK_ALLOC(o);
     if (r->short_names[0])
-        SK_CHECK(json_object_set_new(o, "shortNames", string_array(r->short_names)) == 0);
-    SK_CHECK(json_object_set_new(o, "storageVersionHash", storage_version_hash(r)) == 0);
+        set(o, "shortNames", string_array(r->short_names));
+    if (r->categories[0])
+        set(o, "categories", string_array(r->categories));
+    if (is_stored(r))
+        set(o, "storageVersionHash", storage_version_hash(r->stored_as));
+    return o;
+}
+
+/* "pods/status": the kind's group and version only where they differ. */
+static json_t *api_subresource(const sk_resource *r, const sk_subresource *sr)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s/%s", r->resource, sr->name);
+    json_t *o = json_pack("{s:s, s:s, s:b}", "name", name, "singularName", "", "namespaced",
+                          r->namespaced);
+    SK_CHECK_ALLOC(o);
+    if (strcmp(sr->group, r->group) != 0 || strcmp(sr->version, r->version) != 0) {
+        set(o, "group", json_string(sr->group));
+        set(o, "version", json_string(sr->version));
+    }
+    set(o, "kind", json_string(sr->kind));
+    set(o, "verbs", verb_array(sr->verbs));
     return o;
 }
 
@@ -148,11 +171,96 @@ static json_t *resource_list(const sk_discovery_gv *gv)
     SK_CHECK_ALLOC(items);
     size_t n;
     const sk_resource *all = sk_registry_all(&n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(all[i].group, gv->group) == 0 && strcmp(all[i].version, gv->version) == 0)
-            SK_CHECK(json_array_append_new(items, api_resource(&all[i])) == 0);
+    for (size_t i = 0; i < n; i++) {
+        const sk_resource *r = &all[i];
+        if (strcmp(r->group, gv->group) != 0 || strcmp(r->version, gv->version) != 0)
+            continue;
+        SK_CHECK(json_array_append_new(items, api_resource(r)) == 0);
+        for (size_t k = 0; k < r->n_subresources; k++)
+            SK_CHECK(json_array_append_new(items, api_subresource(r, &r->subresources[k])) == 0);
+    }
     return json_pack("{s:s, s:s, s:s, s:o}", "kind", "APIResourceList", "apiVersion", "v1",
                      "groupVersion", gv->api_version, "resources", items);
+}
+
+/* ---- aggregated discovery ------------------------------------------------ */
+
+static int is_first_of_group(size_t i);
+
+static json_t *gvk(const char *group, const char *version, const char *kind)
+{
+    return json_pack("{s:s, s:s, s:s}", "group", group, "version", version, "kind", kind);
+}
+
+static json_t *resource_discovery(const sk_resource *r)
+{
+    json_t *o = json_pack("{s:s, s:o, s:s, s:s, s:o}", "resource", r->resource, "responseKind",
+                          gvk(r->group, r->version, r->kind), "scope",
+                          r->namespaced ? "Namespaced" : "Cluster", "singularResource",
+                          r->singular, "verbs", verb_array(r->verbs));
+    SK_CHECK_ALLOC(o);
+    if (r->short_names[0])
+        set(o, "shortNames", string_array(r->short_names));
+    if (r->categories[0])
+        set(o, "categories", string_array(r->categories));
+    if (r->n_subresources) {
+        json_t *subs = json_array();
+        SK_CHECK_ALLOC(subs);
+        for (size_t k = 0; k < r->n_subresources; k++) {
+            const sk_subresource *sr = &r->subresources[k];
+            json_t *so = json_pack("{s:s, s:o, s:o}", "subresource", sr->name, "responseKind",
+                                   gvk(sr->group, sr->version, sr->kind), "verbs",
+                                   verb_array(sr->verbs));
+            SK_CHECK_ALLOC(so);
+            SK_CHECK(json_array_append_new(subs, so) == 0);
+        }
+        set(o, "subresources", subs);
+    }
+    return o;
+}
+
+/* One APIGroupDiscovery: the group's versions, preferred first (registry order). */
+static json_t *group_discovery(const char *group)
+{
+    json_t *versions = json_array();
+    SK_CHECK_ALLOC(versions);
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    for (size_t i = 0; i < st.n_gvs; i++) {
+        const sk_discovery_gv *gv = &st.gvs[i];
+        if (strcmp(gv->group, group) != 0)
+            continue;
+        json_t *resources = json_array();
+        SK_CHECK_ALLOC(resources);
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(all[k].group, group) == 0 && strcmp(all[k].version, gv->version) == 0)
+                SK_CHECK(json_array_append_new(resources, resource_discovery(&all[k])) == 0);
+        json_t *v = json_pack("{s:s, s:o, s:s}", "version", gv->version, "resources", resources,
+                              "freshness", "Current");
+        SK_CHECK_ALLOC(v);
+        SK_CHECK(json_array_append_new(versions, v) == 0);
+    }
+    /* ObjectMeta's zero creationTimestamp marshals as null; core has no name. */
+    json_t *meta = json_pack("{s:n}", "creationTimestamp");
+    SK_CHECK_ALLOC(meta);
+    if (*group)
+        set(meta, "name", json_string(group));
+    return json_pack("{s:o, s:o}", "metadata", meta, "versions", versions);
+}
+
+static json_t *aggregated_list(int core, const char *version)
+{
+    json_t *items = json_array();
+    SK_CHECK_ALLOC(items);
+    for (size_t i = 0; i < st.n_gvs; i++) {
+        int is_core = !*st.gvs[i].group;
+        if (is_core == core && (core || is_first_of_group(i)))
+            SK_CHECK(json_array_append_new(items, group_discovery(st.gvs[i].group)) == 0);
+    }
+    char av[64];
+    snprintf(av, sizeof av, "apidiscovery.k8s.io/%s", version);
+    return json_pack("{s:s, s:s, s:{}, s:o}", "kind", "APIGroupDiscoveryList", "apiVersion", av,
+                     "metadata", "items", items);
 }
 
 static json_t *gv_ref(const sk_discovery_gv *gv)
@@ -160,7 +268,8 @@ static json_t *gv_ref(const sk_discovery_gv *gv)
     return json_pack("{s:s, s:s}", "groupVersion", gv->api_version, "version", gv->version);
 }
 
-/* The APIGroup for the group of st.gvs[first]; the first version listed is preferred. */
+/* The APIGroup for the group of st.gvs[first]; the first version listed
+ * (registry order) is the preferred one. */
 static json_t *api_group(size_t first, int with_type_meta)
 {
     const char *group = st.gvs[first].group;
@@ -193,7 +302,7 @@ static void collect_gvs(void)
     st.gvs = calloc(n, sizeof *st.gvs);
     SK_CHECK_ALLOC(st.gvs);
     for (size_t i = 0; i < n; i++) {
-        const char *av = sk_registry_api_version(&all[i]);
+        const char *av = all[i].api_version;
         size_t j = 0;
         while (j < st.n_gvs && strcmp(st.gvs[j].api_version, av) != 0)
             j++;
@@ -229,6 +338,9 @@ static void build(void)
             st.group_docs[i] = doc_from(api_group(i, 1));
         }
     }
+    for (int core = 0; core < 2; core++)
+        for (size_t v = 0; v < N_AGGREGATED; v++)
+            st.aggregated[core][v] = doc_from(aggregated_list(core, aggregated_versions[v]));
     /* The server address depends on how the client reached us, which this
      * module cannot know; an empty list is valid for every client. */
     st.core_versions = doc_from(json_pack("{s:s, s:o, s:[]}", "kind", "APIVersions", "versions",
@@ -316,4 +428,98 @@ json_t *sk_discovery_group(const char *group)
 json_t *sk_discovery_resources(const char *group, const char *version)
 {
     return doc_json(find_resources_doc(group, version));
+}
+
+/* Whether one media range of an Accept header names aggregated discovery
+ * in version v ("v2"); *legacy set if it accepts plain JSON instead. */
+static int media_matches(const char *m, size_t len, const char **v, int *legacy)
+{
+    char buf[256];
+    if (len >= sizeof buf)
+        return 0;
+    memcpy(buf, m, len);
+    buf[len] = '\0';
+    char *save = NULL, *part = strtok_r(buf, ";", &save);
+    if (!part)
+        return 0;
+    while (*part == ' ')
+        part++;
+    size_t tl = strcspn(part, " ");
+    int json = (tl == 16 && strncasecmp(part, "application/json", 16) == 0);
+    int any = (tl == 3 && strncmp(part, "*/*", 3) == 0) ||
+              (tl == 13 && strncasecmp(part, "application/*", 13) == 0);
+    const char *g = NULL, *ver = NULL, *as = NULL;
+    while ((part = strtok_r(NULL, ";", &save))) {
+        while (*part == ' ')
+            part++;
+        char *eq = strchr(part, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        char *val = eq + 1;
+        val[strcspn(val, " ")] = '\0';
+        if (strcmp(part, "g") == 0)
+            g = val;
+        else if (strcmp(part, "v") == 0)
+            ver = val;
+        else if (strcmp(part, "as") == 0)
+            as = val;
+    }
+    if (!g && !ver && !as) {
+        *legacy = json || any;
+        return 0;
+    }
+    if (!json || !g || !ver || !as || strcmp(g, "apidiscovery.k8s.io") != 0 ||
+        strcmp(as, "APIGroupDiscoveryList") != 0)
+        return 0;
+    for (size_t i = 0; i < N_AGGREGATED; i++)
+        if (strcmp(ver, aggregated_versions[i]) == 0) {
+            *v = aggregated_versions[i];
+            return 1;
+        }
+    return 0;
+}
+
+const char *sk_discovery_aggregated_version(const char *accept)
+{
+    if (!accept)
+        return NULL;
+    const char *p = accept;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        const char *v = NULL;
+        int legacy = 0;
+        if (media_matches(p, len, &v, &legacy))
+            return v;
+        if (legacy)
+            return NULL;
+        p += len + (p[len] == ',');
+    }
+    return NULL;
+}
+
+static const doc *aggregated_doc(int core, const char *version)
+{
+    pthread_once(&once, build);
+    for (size_t i = 0; i < N_AGGREGATED; i++)
+        if (version && strcmp(version, aggregated_versions[i]) == 0)
+            return &st.aggregated[core ? 1 : 0][i];
+    return NULL;
+}
+
+json_t *sk_discovery_aggregated(int core, const char *version)
+{
+    return doc_json(aggregated_doc(core, version));
+}
+
+const char *sk_discovery_aggregated_text(int core, const char *version, size_t *len)
+{
+    return doc_text(aggregated_doc(core, version), len);
+}
+
+const char *sk_discovery_aggregated_media(const char *version)
+{
+    if (version && strcmp(version, "v2beta1") == 0)
+        return "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+    return "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 }

@@ -36,9 +36,9 @@ static int is_identity_lease(const json_t *obj)
 int64_t sk_expiry_for(const sk_resource *r, const json_t *obj, int64_t event_ttl_s,
                       int64_t now_ms)
 {
-    if (strcmp(r->resource, "events") == 0 && !*r->group)
+    if (strcmp(r->stored_as->storage, "events") == 0)
         return now_ms + event_ttl_s * 1000;
-    if (strcmp(r->resource, "leases") != 0)
+    if (strcmp(r->storage, "leases.coordination.k8s.io") != 0)
         return 0;
     if (!is_identity_lease(obj))
         return -1;

@@ -13,13 +13,13 @@
  * unchecked; a repeated known key is reported and its value decoded again;
  * identical findings are recorded once, and at most SK_FIELDCHECK_MAX.
  *
- * Invariants: schemas are borrowed from the immutable OpenAPI cache and only
+ * Invariants: schemas are borrowed from the immutable schema table (kube/schema.h) and only
  * read; the walker never reads outside [p, end), so malformed input yields
  * SK_ERR_BAD_REQUEST, never undefined behaviour.
  */
 #include "kube/fieldcheck.h"
 
-#include "kube/openapi.h"
+#include "kube/schema.h"
 #include "core/buf.h"
 #include "core/check.h"
 
@@ -33,35 +33,39 @@
 typedef enum {
     SHAPE_ANY,    /* untyped (a patch body): every key is known, duplicates count */
     SHAPE_OPAQUE, /* scalar, free-form or type mismatch: nothing inside is reported */
-    SHAPE_STRUCT, /* "properties": undeclared keys are unknown */
-    SHAPE_MAP,    /* "additionalProperties": any key, values have one schema */
-    SHAPE_LIST,   /* "items" */
+    SHAPE_STRUCT, /* undeclared keys are unknown */
+    SHAPE_MAP,    /* any key, values have one schema */
+    SHAPE_LIST,
 } shape;
 
 typedef struct node {
     shape shape;
-    const json_t *schema; /* resolved (no $ref); NULL for SHAPE_ANY */
+    const sk_schema *schema; /* NULL for SHAPE_ANY */
 } node;
 
 typedef struct walker {
-    const sk_resource *r; /* resolves $ref; NULL for untyped walks */
     const char *p, *end;
     sk_buf path;   /* k8s path of the value being read ("spec.containers[0]") */
     json_t *found; /* findings, in order */
     json_t *seen;  /* findings as keys, to record each once */
 } walker;
 
-static node node_of(const sk_resource *r, const json_t *schema)
+static node node_of(const sk_schema *schema)
 {
-    node n = {SHAPE_OPAQUE, schema ? sk_openapi_v3_deref(r, schema) : NULL};
-    if (json_is_true(json_object_get(n.schema, "x-kubernetes-preserve-unknown-fields")))
-        return n;
-    if (json_object_get(n.schema, "properties"))
+    node n = {SHAPE_OPAQUE, schema};
+    switch (schema ? sk_schema_kind_of(schema) : SK_SCHEMA_RAW) {
+    case SK_SCHEMA_STRUCT:
         n.shape = SHAPE_STRUCT;
-    else if (json_is_object(json_object_get(n.schema, "additionalProperties")))
+        break;
+    case SK_SCHEMA_MAP:
         n.shape = SHAPE_MAP;
-    else if (json_object_get(n.schema, "items"))
+        break;
+    case SK_SCHEMA_ARRAY:
         n.shape = SHAPE_LIST;
+        break;
+    default:
+        break;
+    }
     return n;
 }
 
@@ -169,7 +173,6 @@ static sk_err object(walker *w, node n, int depth)
     SK_CHECK_ALLOC(keys);
     size_t base = w->path.len;
     int checked = n.shape == SHAPE_ANY || n.shape == SHAPE_STRUCT || n.shape == SHAPE_MAP;
-    const json_t *props = json_object_get(n.schema, "properties");
     w->p++;
     skip_ws(w);
     if (w->p < w->end && *w->p == '}') {
@@ -188,7 +191,9 @@ static sk_err object(walker *w, node n, int depth)
             sk_buf_putc(&w->path, '.');
         sk_buf_puts(&w->path, k);
         node c = {SHAPE_OPAQUE, NULL};
-        if (n.shape == SHAPE_STRUCT && !json_object_get(props, k)) {
+        const sk_schema_field *f =
+            n.shape == SHAPE_STRUCT ? sk_schema_field_find(n.schema, k, strlen(k)) : NULL;
+        if (n.shape == SHAPE_STRUCT && !f) {
             report(w, "unknown");
         } else if (checked) {
             if (json_object_get(keys, k))
@@ -197,9 +202,7 @@ static sk_err object(walker *w, node n, int depth)
             if (n.shape == SHAPE_ANY)
                 c = n;
             else
-                c = node_of(w->r, n.shape == SHAPE_STRUCT
-                                   ? json_object_get(props, k)
-                                   : json_object_get(n.schema, "additionalProperties"));
+                c = node_of(f ? sk_schema_field_type(f) : sk_schema_elem(n.schema));
         }
         json_decref(key);
         skip_ws(w);
@@ -227,7 +230,7 @@ static sk_err array(walker *w, node n, int depth)
 {
     sk_err err = SK_OK;
     size_t base = w->path.len;
-    node c = n.shape == SHAPE_LIST  ? node_of(w->r, json_object_get(n.schema, "items"))
+    node c = n.shape == SHAPE_LIST  ? node_of(sk_schema_elem(n.schema))
              : n.shape == SHAPE_ANY ? n
                                     : (node){SHAPE_OPAQUE, NULL};
     w->p++;
@@ -283,13 +286,13 @@ out:
 static sk_err walk(const sk_resource *r, const char *text, size_t len, json_t **out)
 {
     sk_err err;
-    walker w = {r, text, text + len, SK_BUF_INIT, json_array(), json_object()};
+    walker w = {text, text + len, SK_BUF_INIT, json_array(), json_object()};
     SK_CHECK_ALLOC(w.found);
     SK_CHECK_ALLOC(w.seen);
     sk_buf_reserve(&w.path, 0); /* data is NUL-terminated from here on */
     node root = {SHAPE_ANY, NULL};
     if (r)
-        root = node_of(w.r, sk_openapi_v3_kind_schema(r));
+        root = node_of(r->schema);
     if ((err = value(&w, root, 0)) != SK_OK)
         goto out;
     skip_ws(&w);
@@ -321,37 +324,36 @@ sk_err sk_fieldcheck_unknown(const sk_resource *r, const json_t *obj, json_t **o
 }
 
 /* Removes from v (of schema n) every member n does not declare. */
-static size_t prune(const sk_resource *r, json_t *v, node n)
+static size_t prune(json_t *v, node n)
 {
     size_t removed = 0;
     const char *key;
     json_t *member, *tmp;
     size_t i;
     if (n.shape == SHAPE_STRUCT && json_is_object(v)) {
-        const json_t *props = json_object_get(n.schema, "properties");
         json_object_foreach_safe(v, tmp, key, member)
         {
-            const json_t *ps = json_object_get(props, key);
-            if (!ps) {
+            const sk_schema_field *f = sk_schema_field_find(n.schema, key, strlen(key));
+            if (!f) {
                 json_object_del(v, key);
                 removed++;
             } else {
-                removed += prune(r, member, node_of(r, ps));
+                removed += prune(member, node_of(sk_schema_field_type(f)));
             }
         }
     } else if (n.shape == SHAPE_MAP && json_is_object(v)) {
-        node c = node_of(r, json_object_get(n.schema, "additionalProperties"));
-        json_object_foreach(v, key, member) removed += prune(r, member, c);
+        node c = node_of(sk_schema_elem(n.schema));
+        json_object_foreach(v, key, member) removed += prune(member, c);
     } else if (n.shape == SHAPE_LIST && json_is_array(v)) {
-        node c = node_of(r, json_object_get(n.schema, "items"));
-        json_array_foreach(v, i, member) removed += prune(r, member, c);
+        node c = node_of(sk_schema_elem(n.schema));
+        json_array_foreach(v, i, member) removed += prune(member, c);
     }
     return removed;
 }
 
 size_t sk_fieldcheck_prune(const sk_resource *r, json_t *obj)
 {
-    return prune(r, obj, node_of(r, sk_openapi_v3_kind_schema(r)));
+    return prune(obj, node_of(r->schema));
 }
 
 static int by_text(const void *a, const void *b)

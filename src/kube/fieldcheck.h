@@ -15,13 +15,11 @@
  * reported once, as unknown; identical findings are reported once; at most
  * SK_FIELDCHECK_MAX findings, as the Go decoder caps them.
  *
- * Schemas come from the OpenAPI v3 documents (api/openapi.h). Objects with
- * "properties" are closed, "additionalProperties" objects are maps whose
- * values are checked against the value schema, and schemas with
- * x-kubernetes-preserve-unknown-fields or without properties (FieldsV1) are
- * opaque: nothing inside them is reported, as Go types with their own
- * decoders (FieldsV1, RawExtension) are. apiVersion/kind/metadata are
- * declared by every kind schema.
+ * Schemas come from the generated type table (kube/schema.h): structs are
+ * closed, maps check their values against the value schema, and types with
+ * decoders of their own (FieldsV1, RawExtension, Quantity, Time) are
+ * opaque: nothing inside them is reported. apiVersion/kind/metadata are
+ * declared by every kind.
  *
  * Wiring by directive (absent or empty means Warn, as kube-apiserver):
  *  - Ignore: do not call these functions.
@@ -59,12 +57,9 @@
 sk_err sk_fieldcheck_body(const sk_resource *r, const char *body, size_t len, json_t **out);
 
 /*
- * Unknown fields of obj (borrowed) against r's OpenAPI schema: appends one
+ * Unknown fields of obj (borrowed) against r's schema: appends one
  * message per unknown field ("unknown field \"spec.foo\"") to *out (a new
- * JSON array of strings, empty if none), in document order. Maps
- * (additionalProperties) check their values' schemas;
- * x-kubernetes-preserve-unknown-fields and schemas without properties accept
- * anything; "apiVersion"/"kind"/"metadata" are known.
+ * JSON array of strings, empty if none), in document order.
  */
 sk_err sk_fieldcheck_unknown(const sk_resource *r, const json_t *obj, json_t **out);
 
@@ -79,8 +74,8 @@ sk_err sk_fieldcheck_patch(const sk_resource *r, const char *patch, size_t len,
 
 /*
  * Drops what a typed decode of obj (borrowed, edited in place) as r would
- * drop: every field r's schema does not declare, at any depth (not inside
- * maps' keys, x-kubernetes-preserve-unknown-fields or opaque values).
+ * drop: every field r's schema does not declare, at any depth (not map
+ * keys, nor inside opaque values).
  * kube-apiserver keeps only declared fields of built-in kinds; so must a
  * store that serves them. Returns the number of fields removed.
  */

@@ -1,6 +1,7 @@
 /*
- * openapi.c - generates the OpenAPI v3 documents from the registry and the
- * schema table below.
+ * openapi.c - the OpenAPI documents, generated from the registry and the
+ * generated API description (kube/schema.h): one v3 document per served
+ * group/version and the single v2 (swagger) document.
  *
  * Shape follows kube-apiserver 1.32 where a client looks:
  *  - kubectl's field-validation probe (cli-runtime query_param_verifier_v3)
@@ -11,25 +12,25 @@
  *  - kubectl apply (apply/patcher.go) needs the PATCH requestBody to offer
  *    application/strategic-merge-patch+json, then picks the component schema
  *    whose x-kubernetes-group-version-kind ARRAY contains the kind and walks
- *    it with strategicpatch.PatchMetaFromOpenAPIV3: patch extensions must sit
- *    on the property itself, refs are "#/components/schemas/<name>", and a
- *    key missing from "properties" aborts the walk, so every field an object
- *    can carry (including server-set metadata) must be declared.
+ *    it with strategicpatch.PatchMetaFromOpenAPIV3 (v3 "allOf" wrappers and
+ *    "#/components/schemas/" refs; v2 plain refs), so definitions are the
+ *    complete types: a key missing from "properties" aborts the walk.
+ *  - kubectl explain prints each schema's "description". Kubernetes' own
+ *    descriptions are prose we do not copy; ours state the facts the
+ *    description table holds (type, required, list and patch semantics).
  *
- * The schema table is a compact type grammar: "string", "boolean", "int32",
- * "int64", "byte", "date-time", "object", "[]T" (array), "{}T" (map) and
- * "@Name" (reference, resolved first in the owner's group/version, then in
- * meta/v1). Each document holds only the definitions reachable from its
- * kinds, so documents of different group/versions stay independent.
+ * Each v3 document holds only the definitions reachable from its group/
+ * version's kinds (plus Status and DeleteOptions), so documents stay
+ * independent; the v2 document holds those of every served kind.
  *
- * Invariants: every registry kind has a definition (checked at build time);
- * documents are built once and never change, so borrowed text is shared
- * between threads without locks.
+ * Invariants: documents are built once (first use, thread-safe) and never
+ * change, so borrowed text is shared between threads without locks.
  */
 #include "kube/openapi.h"
 
 #include "kube/discovery.h"
 #include "kube/registry.h"
+#include "kube/schema.h"
 #include "core/check.h"
 
 #include <gnutls/crypto.h>
@@ -38,282 +39,69 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define META_PKG "io.k8s.apimachinery.pkg.apis.meta.v1"
-#define REF_PREFIX "#/components/schemas/"
+#define META "io.k8s.apimachinery.pkg.apis.meta.v1."
+#define DEFS_PREFIX "#/definitions/" /* as the description and v2 spell refs */
+#define V3_PREFIX "#/components/schemas/"
 
-typedef struct prop {
-    const char *name;
-    const char *type;      /* grammar in the file comment */
-    const char *strategy;  /* x-kubernetes-patch-strategy */
-    const char *merge_key; /* x-kubernetes-patch-merge-key; also the list-map key */
-    const char *list_type; /* x-kubernetes-list-type */
-    int required;
-} prop;
+typedef enum { V2, V3 } dialect;
 
-typedef enum {
-    GVK_NONE,     /* or, for a registry kind, that kind's own GVK */
-    GVK_CORE_V1,  /* meta types served as core v1 kinds (Status) */
-    GVK_EVERY_GV, /* accepted by every served group/version (DeleteOptions) */
-} gvk_tag;
-
-typedef struct def {
-    const char *group; /* NULL for meta/v1 */
-    const char *version;
-    const char *name;
-    const char *scalar; /* non-NULL: the definition is this grammar type */
-    const prop *props;
-    const char *map_type; /* x-kubernetes-map-type */
-    gvk_tag gvk;
-} def;
-
-/* Designated so that unnamed extension fields default to NULL without warnings. */
-#define F(n, t, ...)                                                                               \
-    {                                                                                              \
-        .name = (n), .type = (t), __VA_ARGS__                                                      \
-    }
-#define TYPE_META F("apiVersion", "string"), F("kind", "string")
-#define OBJECT_META TYPE_META, F("metadata", "@ObjectMeta")
-#define END                                                                                        \
-    {                                                                                              \
-        0                                                                                          \
-    }
-
-static const prop object_meta[] = {
-    F("annotations", "{}string"),
-    F("creationTimestamp", "@Time"),
-    F("deletionGracePeriodSeconds", "int64"),
-    F("deletionTimestamp", "@Time"),
-    F("finalizers", "[]string", .strategy = "merge", .list_type = "set"),
-    F("generateName", "string"),
-    F("generation", "int64"),
-    F("labels", "{}string"),
-    F("managedFields", "[]@ManagedFieldsEntry", .list_type = "atomic"),
-    F("name", "string"),
-    F("namespace", "string"),
-    F("ownerReferences", "[]@OwnerReference", .strategy = "merge", .merge_key = "uid",
-      .list_type = "map"),
-    F("resourceVersion", "string"),
-    F("selfLink", "string"),
-    F("uid", "string"),
-    END};
-
-static const prop owner_reference[] = {F("apiVersion", "string", .required = 1),
-                                       F("blockOwnerDeletion", "boolean"),
-                                       F("controller", "boolean"),
-                                       F("kind", "string", .required = 1),
-                                       F("name", "string", .required = 1),
-                                       F("uid", "string", .required = 1),
-                                       END};
-
-static const prop managed_fields_entry[] = {F("apiVersion", "string"),  F("fieldsType", "string"),
-                                            F("fieldsV1", "@FieldsV1"), F("manager", "string"),
-                                            F("operation", "string"),   F("subresource", "string"),
-                                            F("time", "@Time"),         END};
-
-static const prop list_meta[] = {F("continue", "string"), F("remainingItemCount", "int64"),
-                                 F("resourceVersion", "string"), F("selfLink", "string"), END};
-
-static const prop status[] = {TYPE_META,
-                              F("code", "int32"),
-                              F("details", "@StatusDetails"),
-                              F("message", "string"),
-                              F("metadata", "@ListMeta"),
-                              F("reason", "string"),
-                              F("status", "string"),
-                              END};
-
-static const prop status_details[] = {F("causes", "[]@StatusCause", .list_type = "atomic"),
-                                      F("group", "string"),
-                                      F("kind", "string"),
-                                      F("name", "string"),
-                                      F("retryAfterSeconds", "int32"),
-                                      F("uid", "string"),
-                                      END};
-
-static const prop status_cause[] = {F("field", "string"), F("message", "string"),
-                                    F("reason", "string"), END};
-
-static const prop delete_options[] = {
-    TYPE_META,
-    F("dryRun", "[]string", .list_type = "atomic"),
-    F("gracePeriodSeconds", "int64"),
-    F("ignoreStoreReadErrorWithClusterBreakingPotential", "boolean"),
-    F("orphanDependents", "boolean"),
-    F("preconditions", "@Preconditions"),
-    F("propagationPolicy", "string"),
-    END};
-
-static const prop preconditions[] = {F("resourceVersion", "string"), F("uid", "string"), END};
-
-static const prop namespace_[] = {OBJECT_META, F("spec", "@NamespaceSpec"),
-                                  F("status", "@NamespaceStatus"), END};
-
-static const prop namespace_spec[] = {F("finalizers", "[]string", .list_type = "atomic"), END};
-
-static const prop namespace_status[] = {F("conditions", "[]@NamespaceCondition",
-                                          .strategy = "merge", .merge_key = "type",
-                                          .list_type = "map"),
-                                        F("phase", "string"), END};
-
-static const prop namespace_condition[] = {F("lastTransitionTime", "@Time"),
-                                           F("message", "string"),
-                                           F("reason", "string"),
-                                           F("status", "string", .required = 1),
-                                           F("type", "string", .required = 1),
-                                           END};
-
-static const prop config_map[] = {OBJECT_META, F("binaryData", "{}byte"), F("data", "{}string"),
-                                  F("immutable", "boolean"), END};
-
-static const prop secret[] = {OBJECT_META,
-                              F("data", "{}byte"),
-                              F("immutable", "boolean"),
-                              F("stringData", "{}string"),
-                              F("type", "string"),
-                              END};
-
-static const prop service_account[] = {
-    OBJECT_META, F("automountServiceAccountToken", "boolean"),
-    F("imagePullSecrets", "[]@LocalObjectReference", .list_type = "atomic"),
-    F("secrets", "[]@ObjectReference", .strategy = "merge", .merge_key = "name"), END};
-
-static const prop local_object_reference[] = {F("name", "string"), END};
-
-static const prop object_reference[] = {F("apiVersion", "string"), F("fieldPath", "string"),
-                                        F("kind", "string"),       F("name", "string"),
-                                        F("namespace", "string"),  F("resourceVersion", "string"),
-                                        F("uid", "string"),        END};
-
-static const prop event[] = {TYPE_META,
-                             F("action", "string"),
-                             F("count", "int32"),
-                             F("eventTime", "@MicroTime"),
-                             F("firstTimestamp", "@Time"),
-                             F("involvedObject", "@ObjectReference", .required = 1),
-                             F("lastTimestamp", "@Time"),
-                             F("message", "string"),
-                             F("metadata", "@ObjectMeta", .required = 1),
-                             F("reason", "string"),
-                             F("related", "@ObjectReference"),
-                             F("reportingComponent", "string"),
-                             F("reportingInstance", "string"),
-                             F("series", "@EventSeries"),
-                             F("source", "@EventSource"),
-                             F("type", "string"),
-                             END};
-
-static const prop event_series[] = {F("count", "int32"), F("lastObservedTime", "@MicroTime"), END};
-
-static const prop event_source[] = {F("component", "string"), F("host", "string"), END};
-
-static const prop lease[] = {OBJECT_META, F("spec", "@LeaseSpec"), END};
-
-static const prop lease_spec[] = {F("acquireTime", "@MicroTime"),
-                                  F("holderIdentity", "string"),
-                                  F("leaseDurationSeconds", "int32"),
-                                  F("leaseTransitions", "int32"),
-                                  F("preferredHolder", "string"),
-                                  F("renewTime", "@MicroTime"),
-                                  F("strategy", "string"),
-                                  END};
-
-static const def defs[] = {
-    {NULL, "v1", "ObjectMeta", .props = object_meta},
-    {NULL, "v1", "OwnerReference", .props = owner_reference, .map_type = "atomic"},
-    {NULL, "v1", "ManagedFieldsEntry", .props = managed_fields_entry},
-    {NULL, "v1", "FieldsV1", .scalar = "object"},
-    {NULL, "v1", "Time", .scalar = "date-time"},
-    {NULL, "v1", "MicroTime", .scalar = "date-time"},
-    {NULL, "v1", "ListMeta", .props = list_meta},
-    {NULL, "v1", "Status", .props = status, .gvk = GVK_CORE_V1},
-    {NULL, "v1", "StatusDetails", .props = status_details},
-    {NULL, "v1", "StatusCause", .props = status_cause},
-    {NULL, "v1", "DeleteOptions", .props = delete_options, .gvk = GVK_EVERY_GV},
-    {NULL, "v1", "Preconditions", .props = preconditions},
-    {NULL, "v1", "Patch", .scalar = "object"},
-    {"", "v1", "Namespace", .props = namespace_},
-    {"", "v1", "NamespaceSpec", .props = namespace_spec},
-    {"", "v1", "NamespaceStatus", .props = namespace_status},
-    {"", "v1", "NamespaceCondition", .props = namespace_condition},
-    {"", "v1", "ConfigMap", .props = config_map},
-    {"", "v1", "Secret", .props = secret},
-    {"", "v1", "ServiceAccount", .props = service_account},
-    {"", "v1", "LocalObjectReference", .props = local_object_reference, .map_type = "atomic"},
-    {"", "v1", "ObjectReference", .props = object_reference, .map_type = "atomic"},
-    {"", "v1", "Event", .props = event},
-    {"", "v1", "EventSeries", .props = event_series},
-    {"", "v1", "EventSource", .props = event_source},
-    {"coordination.k8s.io", "v1", "Lease", .props = lease},
-    {"coordination.k8s.io", "v1", "LeaseSpec", .props = lease_spec},
-};
-
-#define N_DEFS (sizeof defs / sizeof defs[0])
+static const char *ref_prefix(dialect d)
+{
+    return d == V3 ? V3_PREFIX : DEFS_PREFIX;
+}
 
 /* ---- query parameters and operations ---------------------------------- */
 
 static const struct {
     const char *name;
     const char *type;
+    const char *about; /* what the server does with it */
 } query_params[] = {
-    {"allowWatchBookmarks", "boolean"},
-    {"continue", "string"},
-    {"dryRun", "string"},
-    {"fieldManager", "string"},
-    {"fieldSelector", "string"},
-    {"fieldValidation", "string"},
-    {"force", "boolean"},
-    {"gracePeriodSeconds", "integer"},
-    {"ignoreStoreReadErrorWithClusterBreakingPotential", "boolean"},
-    {"labelSelector", "string"},
-    {"limit", "integer"},
-    {"orphanDependents", "boolean"},
-    {"pretty", "string"},
-    {"propagationPolicy", "string"},
-    {"resourceVersion", "string"},
-    {"resourceVersionMatch", "string"},
-    {"sendInitialEvents", "boolean"},
-    {"timeoutSeconds", "integer"},
-    {"watch", "boolean"},
+    {"allowWatchBookmarks", "boolean", "Ask for BOOKMARK events on a watch."},
+    {"continue", "string", "The continue token of the previous page."},
+    {"dryRun", "string", "\"All\": validate and answer without storing."},
+    {"fieldManager", "string", "The actor making the change."},
+    {"fieldSelector", "string", "Select objects by field values."},
+    {"fieldValidation", "string", "Ignore, Warn (default) or Strict about unknown and duplicate fields."},
+    {"force", "boolean", "Take over conflicting fields of an apply patch."},
+    {"gracePeriodSeconds", "integer", "Seconds before the object is deleted."},
+    {"ignoreStoreReadErrorWithClusterBreakingPotential", "boolean", "Delete objects that cannot be read."},
+    {"labelSelector", "string", "Select objects by labels."},
+    {"limit", "integer", "Most items per page."},
+    {"orphanDependents", "boolean", "Deprecated: use propagationPolicy."},
+    {"pretty", "string", "Indent the output."},
+    {"propagationPolicy", "string", "Orphan, Background or Foreground deletion of dependents."},
+    {"resourceVersion", "string", "The resource version to read at or watch from."},
+    {"resourceVersionMatch", "string", "Exact or NotOlderThan: how resourceVersion applies."},
+    {"sendInitialEvents", "boolean", "Start a watch with the current objects."},
+    {"timeoutSeconds", "integer", "End the list or watch after this many seconds."},
+    {"watch", "boolean", "Watch for changes instead of listing."},
 };
 
-static const char *const list_params[] = {"allowWatchBookmarks",
-                                          "continue",
-                                          "fieldSelector",
-                                          "labelSelector",
-                                          "limit",
-                                          "resourceVersion",
-                                          "resourceVersionMatch",
-                                          "sendInitialEvents",
-                                          "timeoutSeconds",
-                                          "watch",
-                                          NULL};
+static const char *const list_params[] = {"allowWatchBookmarks", "continue", "fieldSelector",
+                                          "labelSelector", "limit", "resourceVersion",
+                                          "resourceVersionMatch", "sendInitialEvents",
+                                          "timeoutSeconds", "watch", NULL};
 static const char *const write_params[] = {"dryRun", "fieldManager", "fieldValidation", NULL};
 static const char *const patch_params[] = {"dryRun", "fieldManager", "fieldValidation", "force",
                                            NULL};
 static const char *const delete_params[] = {
-    "dryRun",           "gracePeriodSeconds", "ignoreStoreReadErrorWithClusterBreakingPotential",
-    "orphanDependents", "propagationPolicy",  NULL};
+    "dryRun", "gracePeriodSeconds", "ignoreStoreReadErrorWithClusterBreakingPotential",
+    "orphanDependents", "propagationPolicy", NULL};
 static const char *const deletecollection_params[] = {
-    "continue",
-    "dryRun",
-    "fieldSelector",
-    "gracePeriodSeconds",
-    "ignoreStoreReadErrorWithClusterBreakingPotential",
-    "labelSelector",
-    "limit",
-    "orphanDependents",
-    "propagationPolicy",
-    "resourceVersion",
-    "resourceVersionMatch",
-    "sendInitialEvents",
-    "timeoutSeconds",
-    NULL};
+    "continue", "dryRun", "fieldSelector", "gracePeriodSeconds",
+    "ignoreStoreReadErrorWithClusterBreakingPotential", "labelSelector", "limit",
+    "orphanDependents", "propagationPolicy", "resourceVersion", "resourceVersionMatch",
+    "sendInitialEvents", "timeoutSeconds", NULL};
 static const char *const no_params[] = {NULL};
 
 /* Patch types the server accepts; strategic merge is what kubectl apply probes for. */
 static const char *const patch_types[] = {"application/json-patch+json",
                                           "application/merge-patch+json",
                                           "application/strategic-merge-patch+json", NULL};
+static const char *const object_types[] = {"application/json", "application/yaml",
+                                           "application/vnd.kubernetes.protobuf", NULL};
+static const char *const any_type[] = {"*/*", NULL};
 
 typedef enum { BODY_NONE, BODY_OBJECT, BODY_PATCH, BODY_DELETE } body_kind;
 typedef enum { RESP_OBJECT, RESP_LIST, RESP_STATUS } resp_kind;
@@ -348,9 +136,17 @@ static const op_spec item_ops[] = {
 static const op_spec all_namespaces_ops[] = {
     {SK_VERB_LIST, "get", "list", "list", "", list_params, BODY_NONE, RESP_LIST, {"200"}},
 };
+
+/* Subresources: the object ops, with "create" a POST of the subresource's kind. */
+static const op_spec subresource_ops[] = {
+    {SK_VERB_GET, "get", "get", "read", "", no_params, BODY_NONE, RESP_OBJECT, {"200"}},
+    {SK_VERB_UPDATE, "put", "put", "replace", "", write_params, BODY_OBJECT, RESP_OBJECT, {"200", "201"}},
+    {SK_VERB_PATCH, "patch", "patch", "patch", "", patch_params, BODY_PATCH, RESP_OBJECT, {"200", "201"}},
+    {SK_VERB_CREATE, "post", "post", "create", "", write_params, BODY_OBJECT, RESP_OBJECT, {"200", "201", "202"}},
+};
 /* clang-format on */
 
-/* ---- schema construction ---------------------------------------------- */
+/* ---- helpers ------------------------------------------------------------ */
 
 static void set(json_t *o, const char *key, json_t *value)
 {
@@ -364,215 +160,216 @@ static void append(json_t *a, json_t *value)
     SK_CHECK(json_array_append_new(a, value) == 0);
 }
 
-/* "core" for the core group, else the group's first DNS label, as k8s.io/api does. */
-static void package_of(const char *group, char *out, size_t cap)
-{
-    size_t n = group[0] ? strcspn(group, ".") : 0;
-    int w = n ? snprintf(out, cap, "%.*s", (int)n, group) : snprintf(out, cap, "core");
-    SK_CHECK(w > 0 && (size_t)w < cap);
-}
-
-static void def_name(const def *d, char *out, size_t cap)
-{
-    int w;
-    if (!d->group) {
-        w = snprintf(out, cap, META_PKG ".%s", d->name);
-    } else {
-        char pkg[64];
-        package_of(d->group, pkg, sizeof pkg);
-        w = snprintf(out, cap, "io.k8s.api.%s.%s.%s", pkg, d->version, d->name);
-    }
-    SK_CHECK(w > 0 && (size_t)w < cap);
-}
-
-static const def *find_def(const char *group, const char *version, const char *name)
-{
-    for (size_t i = 0; i < N_DEFS; i++) {
-        const def *d = &defs[i];
-        int same_group = group ? d->group && strcmp(d->group, group) == 0 : d->group == NULL;
-        if (same_group && strcmp(d->version, version) == 0 && strcmp(d->name, name) == 0)
-            return d;
-    }
-    return NULL;
-}
-
-static const def *resolve(const def *owner, const char *name)
-{
-    const def *d = find_def(owner->group, owner->version, name);
-    if (!d)
-        d = find_def(NULL, "v1", name);
-    SK_CHECK(d != NULL); /* the table references an undefined schema */
-    return d;
-}
-
 static json_t *gvk_object(const char *group, const char *version, const char *kind)
 {
     return json_pack("{s:s, s:s, s:s}", "group", group, "kind", kind, "version", version);
 }
 
-static json_t *ref_to(json_t *schemas, const def *d);
-
-static json_t *scalar_schema(const char *type)
+static const json_t *definitions(void)
 {
-    static const struct {
-        const char *name, *type, *format;
-    } scalars[] = {
-        {"string", "string", NULL},    {"boolean", "boolean", NULL},
-        {"int32", "integer", "int32"}, {"int64", "integer", "int64"},
-        {"byte", "string", "byte"},    {"date-time", "string", "date-time"},
-        {"object", "object", NULL},
-    };
-    for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
-        if (strcmp(scalars[i].name, type) != 0)
-            continue;
-        return scalars[i].format
-                   ? json_pack("{s:s, s:s}", "type", scalars[i].type, "format", scalars[i].format)
-                   : json_pack("{s:s}", "type", scalars[i].type);
-    }
-    SK_CHECK(!"unknown scalar type in schema table");
-    return NULL;
+    const json_t *defs = json_object_get(sk_schema_api(), "definitions");
+    SK_CHECK(json_is_object(defs));
+    return defs;
 }
 
-/* Builds the schema for a grammar type, adding referenced definitions to schemas. */
-static json_t *type_schema(json_t *schemas, const def *owner, const char *type)
+static json_t *ref(dialect d, const char *def)
 {
-    if (strncmp(type, "[]", 2) == 0)
-        return json_pack("{s:s, s:o}", "type", "array", "items",
-                         type_schema(schemas, owner, type + 2));
-    if (strncmp(type, "{}", 2) == 0)
-        return json_pack("{s:s, s:o}", "type", "object", "additionalProperties",
-                         type_schema(schemas, owner, type + 2));
-    if (type[0] == '@')
-        return ref_to(schemas, resolve(owner, type + 1));
-    return scalar_schema(type);
+    return json_pack("{s:s+}", "$ref", ref_prefix(d), def);
 }
 
-static json_t *property_schema(json_t *schemas, const def *owner, const prop *p)
+/* "io.k8s.api.core.v1.PodSpec" -> "PodSpec". */
+static const char *short_name(const char *def)
 {
-    json_t *s = type_schema(schemas, owner, p->type);
-    SK_CHECK_ALLOC(s);
-    if (p->list_type)
-        set(s, "x-kubernetes-list-type", json_string(p->list_type));
-    if (p->list_type && strcmp(p->list_type, "map") == 0)
-        set(s, "x-kubernetes-list-map-keys", json_pack("[s]", p->merge_key));
-    if (p->merge_key)
-        set(s, "x-kubernetes-patch-merge-key", json_string(p->merge_key));
-    if (p->strategy)
-        set(s, "x-kubernetes-patch-strategy", json_string(p->strategy));
-    return s;
+    const char *dot = strrchr(def, '.');
+    return dot ? dot + 1 : def;
 }
 
-static json_t *gvk_extension(const def *d)
+/* ---- definitions ---------------------------------------------------------- */
+
+/* The referenced definition's name, or NULL. */
+static const char *ref_target(const json_t *schema)
 {
-    json_t *a = json_array();
-    SK_CHECK_ALLOC(a);
-    if (d->gvk == GVK_CORE_V1) {
-        append(a, gvk_object("", "v1", d->name));
-    } else if (d->gvk == GVK_EVERY_GV) {
-        size_t n;
-        const sk_discovery_gv *gvs = sk_discovery_gvs(&n);
-        for (size_t i = 0; i < n; i++)
-            append(a, gvk_object(gvs[i].group, gvs[i].version, d->name));
-    } else if (d->group && sk_registry_find_kind(d->group, d->name)) {
-        append(a, gvk_object(d->group, d->version, d->name));
-    }
-    if (json_array_size(a) == 0) {
-        json_decref(a);
+    const char *r = json_string_value(json_object_get(schema, "$ref"));
+    if (!r)
         return NULL;
-    }
-    return a;
+    SK_CHECK(strncmp(r, DEFS_PREFIX, strlen(DEFS_PREFIX)) == 0);
+    return r + strlen(DEFS_PREFIX);
 }
 
-/* Adds d (and, recursively, what it references) to schemas unless present.
- * The entry is inserted before its properties are built, so cycles end. */
-static void add_def(json_t *schemas, const def *d)
+/* How a value of schema reads in a sentence: "list of Container", "map of string to string". */
+static void type_phrase(const json_t *schema, char *out, size_t cap)
 {
-    char name[256];
-    def_name(d, name, sizeof name);
-    if (json_object_get(schemas, name))
-        return;
-    if (d->scalar) {
-        set(schemas, name, scalar_schema(d->scalar));
-        return;
+    const char *target = ref_target(schema);
+    const char *type = json_string_value(json_object_get(schema, "type"));
+    const char *format = json_string_value(json_object_get(schema, "format"));
+    char inner[256];
+    if (target) {
+        snprintf(out, cap, "%s", short_name(target));
+    } else if (type && strcmp(type, "array") == 0) {
+        type_phrase(json_object_get(schema, "items"), inner, sizeof inner);
+        snprintf(out, cap, "list of %s", inner);
+    } else if (type && strcmp(type, "object") == 0 && json_object_get(schema, "additionalProperties")) {
+        type_phrase(json_object_get(schema, "additionalProperties"), inner, sizeof inner);
+        snprintf(out, cap, "map of string to %s", inner);
+    } else if (type && format) {
+        snprintf(out, cap, "%s (%s)", type, format);
+    } else {
+        snprintf(out, cap, "%s", type ? type : "any value");
     }
-    json_t *s = json_pack("{s:s}", "type", "object");
-    set(schemas, name, s);
-    json_t *props = json_object(), *required = json_array();
-    SK_CHECK_ALLOC(props);
-    SK_CHECK_ALLOC(required);
-    for (const prop *p = d->props; p->name; p++) {
-        set(props, p->name, property_schema(schemas, d, p));
-        if (p->required)
-            append(required, json_string(p->name));
-    }
-    set(s, "properties", props);
-    if (json_array_size(required))
-        set(s, "required", required);
-    else
-        json_decref(required);
-    if (d->map_type)
-        set(s, "x-kubernetes-map-type", json_string(d->map_type));
-    json_t *gvk = gvk_extension(d);
-    if (gvk)
-        set(s, "x-kubernetes-group-version-kind", gvk);
 }
 
-static json_t *ref_to(json_t *schemas, const def *d)
+static int is_required(const json_t *def, const char *field)
 {
-    char name[256];
-    add_def(schemas, d);
-    def_name(d, name, sizeof name);
-    return json_pack("{s:s+}", "$ref", REF_PREFIX, name);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(def, "required"), i, v) if (json_string_value(v) &&
+                                                                   strcmp(json_string_value(v),
+                                                                          field) == 0) return 1;
+    return 0;
 }
 
-static const def *kind_def(const sk_resource *r)
+/* A property's description: the facts of its entry, one short sentence each. */
+static json_t *field_description(const json_t *def, const char *field, const json_t *prop)
 {
-    const def *d = find_def(r->group, r->version, r->kind);
-    SK_CHECK(d != NULL); /* every registry kind needs a schema table entry */
-    return d;
-}
-
-/* The list schema is derived from the kind, so it is not in the table. */
-static json_t *list_ref(json_t *schemas, const sk_resource *r)
-{
-    const def *item = kind_def(r);
-    char item_name[256], name[256];
-    def_name(item, item_name, sizeof item_name);
-    int w = snprintf(name, sizeof name, "%.*s%s", (int)(strlen(item_name) - strlen(item->name)),
-                     item_name, r->list_kind);
-    SK_CHECK(w > 0 && (size_t)w < sizeof name);
-    if (!json_object_get(schemas, name)) {
-        json_t *props =
-            json_pack("{s:{s:s}, s:{s:s, s:o}, s:{s:s}, s:o}", "apiVersion", "type", "string",
-                      "items", "type", "array", "items", ref_to(schemas, item), "kind", "type",
-                      "string", "metadata", ref_to(schemas, resolve(item, "ListMeta")));
-        SK_CHECK_ALLOC(props);
-        json_t *gvk = json_array();
-        SK_CHECK_ALLOC(gvk);
-        append(gvk, gvk_object(r->group, r->version, r->list_kind));
-        set(schemas, name,
-            json_pack("{s:s, s:o, s:[s], s:o}", "type", "object", "properties", props, "required",
-                      "items", "x-kubernetes-group-version-kind", gvk));
+    char phrase[512], text[2048];
+    type_phrase(prop, phrase, sizeof phrase);
+    phrase[0] = (char)(phrase[0] >= 'a' && phrase[0] <= 'z' ? phrase[0] - 'a' + 'A' : phrase[0]);
+    size_t n = (size_t)snprintf(text, sizeof text, "%s.", phrase);
+    if (is_required(def, field))
+        n += (size_t)snprintf(text + n, sizeof text - n, " Required.");
+    const char *list_type = json_string_value(json_object_get(prop, "x-kubernetes-list-type"));
+    const json_t *keys = json_object_get(prop, "x-kubernetes-list-map-keys");
+    if (list_type && strcmp(list_type, "map") == 0 && json_array_size(keys)) {
+        n += (size_t)snprintf(text + n, sizeof text - n, " Items are unique by");
+        for (size_t i = 0; i < json_array_size(keys) && n < sizeof text; i++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s %s", i ? "," : "",
+                                  json_string_value(json_array_get(keys, i)));
+        n += (size_t)snprintf(text + n, sizeof text - n, ".");
+    } else if (list_type && strcmp(list_type, "set") == 0) {
+        n += (size_t)snprintf(text + n, sizeof text - n, " Items are unique.");
+    } else if (list_type && strcmp(list_type, "atomic") == 0) {
+        n += (size_t)snprintf(text + n, sizeof text - n, " Replaced as a whole.");
     }
-    return json_pack("{s:s+}", "$ref", REF_PREFIX, name);
+    const char *strategy = json_string_value(json_object_get(prop, "x-kubernetes-patch-strategy"));
+    const char *key = json_string_value(json_object_get(prop, "x-kubernetes-patch-merge-key"));
+    if (strategy && key && n < sizeof text)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              " A strategic merge patch merges items by %s.", key);
+    const json_t *values = json_object_get(prop, "enum");
+    if (json_array_size(values) && n < sizeof text) {
+        n += (size_t)snprintf(text + n, sizeof text - n, " One of:");
+        for (size_t i = 0; i < json_array_size(values) && n < sizeof text; i++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s \"%s\"", i ? "," : "",
+                                  json_string_value(json_array_get(values, i)));
+        if (n < sizeof text)
+            n += (size_t)snprintf(text + n, sizeof text - n, ".");
+    }
+    return json_string(text);
+}
+
+static json_t *definition_description(const char *name, const json_t *def)
+{
+    const json_t *gvks = json_object_get(def, "x-kubernetes-group-version-kind");
+    const json_t *first = json_array_get(gvks, 0);
+    const char *group = json_string_value(json_object_get(first, "group"));
+    if (first && json_array_size(gvks) == 1)
+        return json_sprintf("%s, kind of %s%s%s.", short_name(name), group && group[0] ? group : "",
+                            group && group[0] ? "/" : "",
+                            json_string_value(json_object_get(first, "version")));
+    return json_sprintf("%s.", short_name(name));
+}
+
+/*
+ * A copy of src in dialect d: generator annotations (x-sk-*) dropped, refs
+ * rewritten, each referenced definition added to pending. A v3 ref with
+ * siblings becomes {"allOf": [ref], siblings...}, as kube-openapi writes it.
+ */
+static json_t *convert(const json_t *src, dialect d, json_t *pending)
+{
+    if (json_is_array(src)) {
+        json_t *a = json_array();
+        SK_CHECK_ALLOC(a);
+        size_t i;
+        json_t *v;
+        json_array_foreach(src, i, v) append(a, convert(v, d, pending));
+        return a;
+    }
+    if (!json_is_object(src))
+        return json_deep_copy(src);
+    json_t *o = json_object();
+    SK_CHECK_ALLOC(o);
+    const char *key;
+    json_t *v;
+    const char *target = ref_target(src);
+    json_object_foreach((json_t *)src, key, v)
+    {
+        if (strncmp(key, "x-sk-", 5) == 0 || strcmp(key, "$ref") == 0)
+            continue;
+        set(o, key, convert(v, d, pending));
+    }
+    if (target) {
+        SK_CHECK(json_object_set_new(pending, target, json_true()) == 0);
+        if (d == V3 && json_object_size(o) > 0)
+            set(o, "allOf", json_pack("[o]", ref(d, target)));
+        else
+            set(o, "$ref", json_sprintf("%s%s", ref_prefix(d), target));
+    }
+    return o;
+}
+
+/* Adds definition name and everything it references to schemas. */
+static void add_definition(json_t *schemas, dialect d, const char *name)
+{
+    json_t *pending = json_object();
+    SK_CHECK_ALLOC(pending);
+    SK_CHECK(json_object_set_new(pending, name, json_true()) == 0);
+    while (json_object_size(pending)) {
+        void *it = json_object_iter(pending);
+        char *next = strdup(json_object_iter_key(it));
+        SK_CHECK_ALLOC(next);
+        json_object_del(pending, next);
+        if (!json_object_get(schemas, next)) {
+            const json_t *src = json_object_get(definitions(), next);
+            SK_CHECK(src != NULL); /* the generator keeps every referenced definition */
+            json_t *def = convert(src, d, pending);
+            set(def, "description", definition_description(next, src));
+            const json_t *props = json_object_get(src, "properties");
+            json_t *out_props = json_object_get(def, "properties");
+            const char *field;
+            json_t *prop;
+            json_object_foreach(out_props, field, prop)
+                set(prop, "description",
+                    field_description(src, field, json_object_get(props, field)));
+            set(schemas, next, def);
+        }
+        free(next);
+    }
+    json_decref(pending);
 }
 
 /* ---- paths --------------------------------------------------------------- */
 
-static json_t *param(const char *name, const char *in, const char *type)
+static json_t *param(dialect d, const char *name, const char *in, const char *type,
+                     const char *about)
 {
-    json_t *p = json_pack("{s:s, s:s, s:{s:s}}", "name", name, "in", in, "schema", "type", type);
+    json_t *p = json_pack("{s:s, s:s, s:s}", "name", name, "in", in, "description", about);
     SK_CHECK_ALLOC(p);
+    if (d == V3) {
+        set(p, "schema", json_pack("{s:s, s:b}", "type", type, "uniqueItems", 1));
+    } else {
+        set(p, "type", json_string(type));
+        set(p, "uniqueItems", json_true());
+    }
     if (strcmp(in, "path") == 0)
         set(p, "required", json_true());
     return p;
 }
 
-static json_t *query_param(const char *name)
+static json_t *query_param(dialect d, const char *name)
 {
     for (size_t i = 0; i < sizeof query_params / sizeof query_params[0]; i++)
         if (strcmp(query_params[i].name, name) == 0)
-            return param(name, "query", query_params[i].type);
+            return param(d, name, "query", query_params[i].type, query_params[i].about);
     SK_CHECK(!"operation lists an undefined query parameter");
     return NULL;
 }
@@ -606,6 +403,7 @@ static void gv_camel(const sk_resource *r, char *out, size_t cap)
     out[o + vlen - 1] = '\0';
 }
 
+/* v3 "content": one entry per media type, each with schema. */
 static json_t *content(const char *const *types, json_t *schema)
 {
     json_t *c = json_object();
@@ -616,125 +414,176 @@ static json_t *content(const char *const *types, json_t *schema)
     return c;
 }
 
-static json_t *operation(json_t *schemas, const sk_resource *r, const op_spec *op, int scoped,
-                         const char *id_suffix)
+static json_t *string_array(const char *const *items)
 {
-    static const char *const json_only[] = {"application/json", NULL};
-    static const char *const any[] = {"*/*", NULL};
+    json_t *a = json_array();
+    SK_CHECK_ALLOC(a);
+    for (; *items; items++)
+        append(a, json_string(*items));
+    return a;
+}
+
+/* What one operation names: the object's kind and definitions. */
+typedef struct target {
+    const sk_resource *r;     /* the resource the path belongs to */
+    const char *group, *version, *kind; /* the kind the operation takes and returns */
+    const sk_schema *schema;  /* its definition */
+    const char *list_def;     /* its list's definition, if listed */
+    int scoped;
+    const char *id_suffix; /* "", "ForAllNamespaces", "Status", "Scale" */
+} target;
+
+static json_t *operation(dialect d, json_t *schemas, const target *t, const op_spec *op)
+{
     char gv[128], id[256];
-    gv_camel(r, gv, sizeof gv);
+    gv_camel(t->r, gv, sizeof gv);
     int w = snprintf(id, sizeof id, "%s%s%s%s%s%s", op->id_verb, gv, op->id_infix,
-                     scoped ? "Namespaced" : "", r->kind, id_suffix);
+                     t->scoped ? "Namespaced" : "", t->r->kind, t->id_suffix);
     SK_CHECK(w > 0 && (size_t)w < sizeof id);
 
     json_t *params = json_array();
     SK_CHECK_ALLOC(params);
     for (const char *const *p = op->params; *p; p++)
-        append(params, query_param(*p));
+        append(params, query_param(d, *p));
 
-    json_t *o = json_pack("{s:s, s:o, s:s, s:o}", "operationId", id, "parameters", params,
+    char tag[160];
+    snprintf(tag, sizeof tag, "%s_%s", t->r->group[0] ? t->r->group : "core", t->r->version);
+    json_t *o = json_pack("{s:s, s:[s], s:s, s:o}", "operationId", id, "tags", tag,
                           "x-kubernetes-action", op->action, "x-kubernetes-group-version-kind",
-                          gvk_object(r->group, r->version, r->kind));
+                          gvk_object(t->group, t->version, t->kind));
     SK_CHECK_ALLOC(o);
 
-    const def *kind = kind_def(r);
-    switch (op->body) {
-    case BODY_NONE:
-        break;
-    case BODY_OBJECT:
-        set(o, "requestBody",
-            json_pack("{s:o, s:b}", "content", content(any, ref_to(schemas, kind)), "required", 1));
-        break;
-    case BODY_PATCH:
-        set(o, "requestBody",
-            json_pack("{s:o, s:b}", "content",
-                      content(patch_types, ref_to(schemas, resolve(kind, "Patch"))), "required",
-                      1));
-        break;
-    case BODY_DELETE:
-        set(o, "requestBody",
-            json_pack("{s:o}", "content",
-                      content(json_only, ref_to(schemas, resolve(kind, "DeleteOptions")))));
-        break;
+    const char *kind_def = sk_schema_name(t->schema);
+    const char *body_def = op->body == BODY_OBJECT   ? kind_def
+                           : op->body == BODY_DELETE ? META "DeleteOptions"
+                                                     : NULL;
+    json_t *body = NULL;
+    if (body_def) {
+        add_definition(schemas, d, body_def);
+        body = ref(d, body_def);
+    } else if (op->body == BODY_PATCH) {
+        body = json_pack("{s:s}", "type", "object");
     }
+    const char *const *consumes = op->body == BODY_PATCH ? patch_types : any_type;
+    if (body && d == V3) {
+        set(o, "requestBody",
+            json_pack("{s:o, s:b}", "content", content(consumes, body), "required",
+                      op->body != BODY_DELETE));
+    } else if (body) {
+        json_t *p = json_pack("{s:s, s:s, s:o, s:b}", "name", "body", "in", "body", "schema", body,
+                              "required", op->body != BODY_DELETE);
+        SK_CHECK_ALLOC(p);
+        SK_CHECK(json_array_insert_new(params, 0, p) == 0);
+        set(o, "consumes", string_array(consumes));
+    }
+    set(o, "parameters", params);
 
-    json_t *result = op->resp == RESP_LIST     ? list_ref(schemas, r)
-                     : op->resp == RESP_STATUS ? ref_to(schemas, resolve(kind, "Status"))
-                                               : ref_to(schemas, kind);
+    const char *result_def = op->resp == RESP_LIST     ? t->list_def
+                             : op->resp == RESP_STATUS ? META "Status"
+                                                       : kind_def;
+    SK_CHECK(result_def != NULL);
+    add_definition(schemas, d, result_def);
     json_t *responses = json_object();
     SK_CHECK_ALLOC(responses);
     for (const char *const *code = op->codes; *code; code++) {
         const char *desc = strcmp(*code, "201") == 0   ? "Created"
                            : strcmp(*code, "202") == 0 ? "Accepted"
                                                        : "OK";
-        set(responses, *code,
-            json_pack("{s:s, s:o}", "description", desc, "content",
-                      content(json_only, json_deep_copy(result))));
+        json_t *resp = json_pack("{s:s}", "description", desc);
+        SK_CHECK_ALLOC(resp);
+        if (d == V3)
+            set(resp, "content", content(object_types, ref(d, result_def)));
+        else
+            set(resp, "schema", ref(d, result_def));
+        set(responses, *code, resp);
     }
-    json_decref(result);
     set(o, "responses", responses);
+    if (d == V2) {
+        set(o, "produces", string_array(object_types));
+        set(o, "schemes", json_pack("[s]", "https"));
+    }
     return o;
 }
 
-/* Adds one path item with the ops r supports; with_name adds the {name} segment's parameter. */
-static void add_path(json_t *paths, json_t *schemas, const sk_resource *r, const char *path,
-                     const op_spec *ops, size_t n_ops, int scoped, int with_name,
-                     const char *id_suffix)
+/* Adds one path item with the ops the resource supports (verbs). */
+static void add_path(dialect d, json_t *paths, json_t *schemas, const target *t, const char *path,
+                     const op_spec *ops, size_t n_ops, unsigned verbs, int with_name)
 {
     json_t *item = json_object(), *params = json_array();
     SK_CHECK_ALLOC(item);
     SK_CHECK_ALLOC(params);
-    unsigned verbs = sk_discovery_verbs(r);
     for (size_t i = 0; i < n_ops; i++)
         if (verbs & ops[i].verb)
-            set(item, ops[i].method, operation(schemas, r, &ops[i], scoped, id_suffix));
+            set(item, ops[i].method, operation(d, schemas, t, &ops[i]));
     if (json_object_size(item) == 0) {
         json_decref(item);
         json_decref(params);
         return;
     }
-    if (with_name)
-        append(params, param("name", "path", "string"));
-    if (scoped)
-        append(params, param("namespace", "path", "string"));
-    append(params, query_param("pretty"));
+    char about[256];
+    if (with_name) {
+        snprintf(about, sizeof about, "The name of the %s.", t->r->kind);
+        append(params, param(d, "name", "path", "string", about));
+    }
+    if (t->scoped)
+        append(params, param(d, "namespace", "path", "string", "The object's namespace."));
+    append(params, query_param(d, "pretty"));
     set(item, "parameters", params);
     set(paths, path, item);
 }
 
-#define ADD_PATH(ops, ...)                                                                         \
-    add_path(paths, schemas, r, path, ops, sizeof ops / sizeof ops[0], __VA_ARGS__)
+#define ADD_PATH(t, ops, verbs, with_name)                                                         \
+    add_path(d, paths, schemas, t, path, ops, sizeof ops / sizeof ops[0], verbs, with_name)
 
-static void add_resource_paths(json_t *paths, json_t *schemas, const sk_resource *r,
+/* Subresources that exchange objects; connect and log streams are not described. */
+static int described(const sk_subresource *s)
+{
+    size_t n = strlen(s->kind);
+    return strcmp(s->name, "log") != 0 && !(n > 7 && strcmp(s->kind + n - 7, "Options") == 0);
+}
+
+static void add_resource_paths(dialect d, json_t *paths, json_t *schemas, const sk_resource *r,
                                const char *prefix)
 {
-    char path[512];
+    char path[512], item[512], suffix[64];
     int w;
+    target t = {r, r->group, r->version, r->kind, r->schema,
+                r->list_schema ? sk_schema_name(r->list_schema) : NULL, r->namespaced, ""};
+    w = r->namespaced ? snprintf(item, sizeof item, "%s/namespaces/{namespace}/%s", prefix,
+                                 r->resource)
+                      : snprintf(item, sizeof item, "%s/%s", prefix, r->resource);
+    SK_CHECK(w > 0 && (size_t)w < sizeof item);
+    snprintf(path, sizeof path, "%s", item);
+    ADD_PATH(&t, collection_ops, r->verbs, 0);
+    w = snprintf(path, sizeof path, "%s/{name}", item);
+    SK_CHECK(w > 0 && (size_t)w < sizeof path);
+    ADD_PATH(&t, item_ops, r->verbs, 1);
     if (r->namespaced) {
-        w = snprintf(path, sizeof path, "%s/namespaces/{namespace}/%s", prefix, r->resource);
-        SK_CHECK(w > 0 && (size_t)w < sizeof path);
-        ADD_PATH(collection_ops, 1, 0, "");
-        w = snprintf(path, sizeof path, "%s/namespaces/{namespace}/%s/{name}", prefix, r->resource);
-        SK_CHECK(w > 0 && (size_t)w < sizeof path);
-        ADD_PATH(item_ops, 1, 1, "");
+        target all = t;
+        all.scoped = 0;
+        all.id_suffix = "ForAllNamespaces";
         w = snprintf(path, sizeof path, "%s/%s", prefix, r->resource);
         SK_CHECK(w > 0 && (size_t)w < sizeof path);
-        ADD_PATH(all_namespaces_ops, 0, 0, "ForAllNamespaces");
-    } else {
-        w = snprintf(path, sizeof path, "%s/%s", prefix, r->resource);
+        ADD_PATH(&all, all_namespaces_ops, r->verbs, 0);
+    }
+    for (size_t i = 0; i < r->n_subresources; i++) {
+        const sk_subresource *s = &r->subresources[i];
+        if (!described(s))
+            continue;
+        SK_CHECK(s->schema != NULL); /* the generator keeps every subresource kind */
+        snprintf(suffix, sizeof suffix, "%s", s->name);
+        suffix[0] = (char)(suffix[0] - 'a' + 'A');
+        target st = {r, s->group, s->version, s->kind, s->schema, NULL, r->namespaced, suffix};
+        w = snprintf(path, sizeof path, "%s/{name}/%s", item, s->name);
         SK_CHECK(w > 0 && (size_t)w < sizeof path);
-        ADD_PATH(collection_ops, 0, 0, "");
-        w = snprintf(path, sizeof path, "%s/%s/{name}", prefix, r->resource);
-        SK_CHECK(w > 0 && (size_t)w < sizeof path);
-        ADD_PATH(item_ops, 0, 1, "");
+        ADD_PATH(&st, subresource_ops, s->verbs, 1);
     }
 }
 
 /* ---- documents and cache -------------------------------------------------- */
 
 typedef struct gv_doc {
-    char *path;   /* "api/v1" */
-    json_t *json; /* kept for the schema accessors; never modified after build */
+    char *path; /* "api/v1" */
     char *text;
     size_t len;
     char hash[SK_OPENAPI_HASH_LEN + 1];
@@ -745,6 +594,7 @@ static struct {
     size_t n_docs;
     char *root;
     size_t root_len;
+    gv_doc v2;
 } st;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -757,42 +607,67 @@ void sk_openapi_hash(const void *data, size_t len, char out[SK_OPENAPI_HASH_LEN 
         snprintf(out + 2 * i, 3, "%02X", digest[i]);
 }
 
-static json_t *gv_document(const sk_discovery_gv *gv)
+static void gv_prefix(const char *group, const char *version, char *out, size_t cap)
 {
-    char prefix[256];
-    int w = gv->group[0] ? snprintf(prefix, sizeof prefix, "/apis/%s/%s", gv->group, gv->version)
-                         : snprintf(prefix, sizeof prefix, "/api/%s", gv->version);
-    SK_CHECK(w > 0 && (size_t)w < sizeof prefix);
+    int w = group[0] ? snprintf(out, cap, "/apis/%s/%s", group, version)
+                     : snprintf(out, cap, "/api/%s", version);
+    SK_CHECK(w > 0 && (size_t)w < cap);
+}
+
+/* Paths and definitions of the resources of one group/version (gv NULL: all). */
+static void add_resources(dialect d, const sk_discovery_gv *gv, json_t *paths, json_t *schemas)
+{
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        const sk_resource *r = &all[i];
+        if (gv && (strcmp(r->group, gv->group) != 0 || strcmp(r->version, gv->version) != 0))
+            continue;
+        char prefix[256];
+        gv_prefix(r->group, r->version, prefix, sizeof prefix);
+        add_resource_paths(d, paths, schemas, r, prefix);
+        add_definition(schemas, d, sk_schema_name(r->schema));
+    }
+}
+
+static json_t *v3_document(const sk_discovery_gv *gv)
+{
     json_t *paths = json_object(), *schemas = json_object();
     SK_CHECK_ALLOC(paths);
     SK_CHECK_ALLOC(schemas);
-    size_t n;
-    const sk_resource *all = sk_registry_all(&n);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(all[i].group, gv->group) == 0 && strcmp(all[i].version, gv->version) == 0)
-            add_resource_paths(paths, schemas, &all[i], prefix);
-    return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}}", "openapi", "3.0.0", "info", "title",
-                     "Kubernetes", "version", "v1.32.0", "paths", paths, "components", "schemas",
-                     schemas);
+    add_resources(V3, gv, paths, schemas);
+    return json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o, s:{s:{s:s, s:s, s:s}}}, s:[{s:[]}]}",
+                     "openapi", "3.0.0", "info", "title", "Kubernetes", "version", "v1.32.0",
+                     "paths", paths, "components", "schemas", schemas, "securitySchemes",
+                     "BearerToken", "type", "apiKey", "name", "authorization", "in", "header",
+                     "security", "BearerToken");
 }
 
-static char *serialize(json_t *j, size_t *len)
+static json_t *v2_document(void)
+{
+    json_t *paths = json_object(), *schemas = json_object();
+    SK_CHECK_ALLOC(paths);
+    SK_CHECK_ALLOC(schemas);
+    add_resources(V2, NULL, paths, schemas);
+    return json_pack("{s:s, s:{s:s, s:s}, s:o, s:o, s:{s:{s:s, s:s, s:s}}, s:[{s:[]}]}",
+                     "swagger", "2.0", "info", "title", "Kubernetes", "version", "v1.32.0",
+                     "paths", paths, "definitions", schemas, "securityDefinitions", "BearerToken",
+                     "type", "apiKey", "name", "authorization", "in", "header", "security",
+                     "BearerToken");
+}
+
+static void finish(gv_doc *doc, json_t *j)
 {
     SK_CHECK_ALLOC(j);
-    char *text = json_dumps(j, JSON_COMPACT);
-    SK_CHECK_ALLOC(text);
-    *len = strlen(text);
+    doc->text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    SK_CHECK_ALLOC(doc->text);
+    doc->len = strlen(doc->text);
     json_decref(j);
-    return text;
+    sk_openapi_hash(doc->text, doc->len, doc->hash);
 }
 
 static void build(void)
 {
-    size_t n;
-    const sk_resource *all = sk_registry_all(&n);
-    for (size_t i = 0; i < n; i++)
-        kind_def(&all[i]);
-
     const sk_discovery_gv *gvs = sk_discovery_gvs(&st.n_docs);
     st.docs = calloc(st.n_docs, sizeof *st.docs);
     SK_CHECK_ALLOC(st.docs);
@@ -803,14 +678,15 @@ static void build(void)
         int w = gvs[i].group[0] ? asprintf(&d->path, "apis/%s", gvs[i].api_version)
                                 : asprintf(&d->path, "api/%s", gvs[i].api_version);
         SK_CHECK(w > 0);
-        d->json = gv_document(&gvs[i]);
-        SK_CHECK_ALLOC(d->json);
-        d->text = serialize(json_incref(d->json), &d->len);
-        sk_openapi_hash(d->text, d->len, d->hash);
+        finish(d, v3_document(&gvs[i]));
         set(root_paths, d->path,
             json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path, "?hash=", d->hash));
     }
-    st.root = serialize(json_pack("{s:o}", "paths", root_paths), &st.root_len);
+    gv_doc root = {0};
+    finish(&root, json_pack("{s:o}", "paths", root_paths));
+    st.root = root.text;
+    st.root_len = root.len;
+    finish(&st.v2, v2_document());
 }
 
 static const gv_doc *find_doc(const char *gv_path)
@@ -846,36 +722,18 @@ const char *sk_openapi_v3_doc_hash(const char *gv_path)
     return d ? d->hash : NULL;
 }
 
-/* The components.schemas object of r's group/version document. */
-static const json_t *schemas_of(const sk_resource *r)
+const char *sk_openapi_v2_text(size_t *len)
 {
-    char path[256];
-    int w = r->group[0] ? snprintf(path, sizeof path, "apis/%s/%s", r->group, r->version)
-                        : snprintf(path, sizeof path, "api/%s", r->version);
-    SK_CHECK(w > 0 && (size_t)w < sizeof path);
-    const gv_doc *d = find_doc(path);
-    SK_CHECK(d != NULL); /* every registry resource is served in some document */
-    return json_object_get(json_object_get(d->json, "components"), "schemas");
+    pthread_once(&once, build);
+    if (len)
+        *len = st.v2.len;
+    return st.v2.text;
 }
 
-const json_t *sk_openapi_v3_kind_schema(const sk_resource *r)
+const char *sk_openapi_v2_hash(void)
 {
-    char name[256];
-    def_name(kind_def(r), name, sizeof name);
-    const json_t *s = json_object_get(schemas_of(r), name);
-    SK_CHECK(s != NULL);
-    return s;
-}
-
-const json_t *sk_openapi_v3_deref(const sk_resource *r, const json_t *schema)
-{
-    const char *ref = json_string_value(json_object_get(schema, "$ref"));
-    if (!ref)
-        return schema;
-    SK_CHECK(strncmp(ref, REF_PREFIX, strlen(REF_PREFIX)) == 0);
-    const json_t *s = json_object_get(schemas_of(r), ref + strlen(REF_PREFIX));
-    SK_CHECK(s != NULL); /* documents only reference definitions they contain */
-    return s;
+    pthread_once(&once, build);
+    return st.v2.hash;
 }
 
 static json_t *parse(const char *text, size_t len)
@@ -898,5 +756,12 @@ json_t *sk_openapi_v3_doc(const char *gv_path)
 {
     size_t len = 0;
     const char *text = sk_openapi_v3_doc_text(gv_path, &len);
+    return parse(text, len);
+}
+
+json_t *sk_openapi_v2(void)
+{
+    size_t len;
+    const char *text = sk_openapi_v2_text(&len);
     return parse(text, len);
 }

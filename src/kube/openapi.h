@@ -1,17 +1,15 @@
 /*
- * openapi.h - the OpenAPI v3 documents kubectl needs: GET /openapi/v3 (the
- * root index) and GET /openapi/v3/{gv_path} (one document per served
- * group/version, e.g. "api/v1", "apis/coordination.k8s.io/v1").
+ * openapi.h - the OpenAPI documents kubectl and clients read: GET
+ * /openapi/v3 (the root index), GET /openapi/v3/{gv_path} (one document per
+ * served group/version, e.g. "api/v1", "apis/apps/v1") and GET /openapi/v2
+ * (one swagger 2.0 document for everything).
  *
- * They exist for two kubectl behaviours: (a) detecting server-side field
- * validation (a PATCH operation tagged with the kind's
- * x-kubernetes-group-version-kind and an inline "fieldValidation" query
- * parameter makes kubectl send fieldValidation=Strict and skip client-side
- * validation, and with it the /openapi/v2 download), and (b) client-side
- * apply's strategic-merge patch metadata (x-kubernetes-patch-strategy /
- * -merge-key on component schemas tagged with the kind's GVK).
+ * kubectl uses them to detect server-side field validation (a PATCH
+ * operation tagged with the kind's x-kubernetes-group-version-kind and an
+ * inline "fieldValidation" query parameter), for client-side apply's
+ * strategic-merge metadata, and for `kubectl explain`.
  *
- * Documents are generated from the registry plus a per-kind property table,
+ * Documents are generated from the registry and the generated type table,
  * built once (thread-safe) and immutable afterwards. Serve them as
  * "Content-Type: application/json" with ETag "\"<hash>\""; kube-apiserver
  * also answers a ?hash= equal to the current hash with
@@ -48,15 +46,10 @@ const char *sk_openapi_v3_doc_hash(const char *gv_path);
 /* Writes the hash of data into out (NUL-terminated). */
 void sk_openapi_hash(const void *data, size_t len, char out[SK_OPENAPI_HASH_LEN + 1]);
 
-/*
- * Schema access for server-side checks (field validation). Results are
- * borrowed from the cached documents: immutable and valid for the process
- * lifetime, so any thread may read them, but never incref/decref or modify
- * them (jansson values are not safe to share otherwise).
- */
-/* r's kind schema: the components.schemas entry of r's group/version document. */
-const json_t *sk_openapi_v3_kind_schema(const sk_resource *r);
-/* schema itself, or the definition its "$ref" names in r's document. */
-const json_t *sk_openapi_v3_deref(const sk_resource *r, const json_t *schema);
+/* The v2 document: cached bytes (borrowed, process lifetime) and its hash. */
+const char *sk_openapi_v2_text(size_t *len);
+const char *sk_openapi_v2_hash(void);
+/* A NEW parsed copy of the v2 document. */
+json_t *sk_openapi_v2(void);
 
 #endif

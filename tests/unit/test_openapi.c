@@ -103,6 +103,15 @@ static json_t *schema_for_gvk(json_t *doc, const char *group, const char *versio
     return NULL;
 }
 
+/* The schema a property points at: "$ref", or kube-openapi's {"allOf": [{"$ref"}]}. */
+static const char *ref_of(json_t *prop)
+{
+    json_t *ref = json_object_get(prop, "$ref");
+    if (!ref)
+        ref = json_object_get(json_array_get(json_object_get(prop, "allOf"), 0), "$ref");
+    return json_string_value(ref);
+}
+
 /* Every $ref anywhere in v must name a schema present in doc. */
 static void assert_refs_resolve(json_t *doc, json_t *v)
 {
@@ -150,7 +159,7 @@ static void test_root_lists_every_gv_with_its_hash(void **state)
 
 static void test_unknown_gv_path(void **state)
 {
-    assert_null(sk_openapi_v3_doc("apis/apps/v1"));
+    assert_null(sk_openapi_v3_doc("apis/apps/v1beta1"));
     assert_null(sk_openapi_v3_doc_text("/api/v1", NULL)); /* keys have no leading slash */
     assert_null(sk_openapi_v3_doc_hash("api/v2"));
 }
@@ -180,19 +189,26 @@ static void test_operations_per_resource(void **state)
         const sk_resource *r = &all[i];
         json_t *doc = doc_for(r);
         json_t *item = path_item(doc, r, 1), *coll = path_item(doc, r, 0);
-        assert_non_null(item);
-        assert_non_null(coll);
         const struct {
             json_t *path;
+            unsigned verb;
             const char *method, *action;
             int writes;
         } ops[] = {
-            {item, "get", "get", 0},       {item, "put", "put", 1},  {item, "patch", "patch", 1},
-            {item, "delete", "delete", 0}, {coll, "get", "list", 0}, {coll, "post", "post", 1},
+            {item, SK_VERB_GET, "get", "get", 0},
+            {item, SK_VERB_UPDATE, "put", "put", 1},
+            {item, SK_VERB_PATCH, "patch", "patch", 1},
+            {item, SK_VERB_DELETE, "delete", "delete", 0},
+            {coll, SK_VERB_LIST, "get", "list", 0},
+            {coll, SK_VERB_CREATE, "post", "post", 1},
+            {coll, SK_VERB_DELETECOLLECTION, "delete", "deletecollection", 0},
         };
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
             json_t *op = json_object_get(ops[o].path, ops[o].method);
-            assert_non_null(op);
+            /* An operation exactly for each verb the resource has. */
+            assert_int_equal(op != NULL, (r->verbs & ops[o].verb) != 0);
+            if (!op)
+                continue;
             assert_string_equal(json_string_value(json_object_get(op, "x-kubernetes-action")),
                                 ops[o].action);
             assert_gvk(json_object_get(op, "x-kubernetes-group-version-kind"), r->group, r->version,
@@ -203,13 +219,12 @@ static void test_operations_per_resource(void **state)
                 assert_non_null(query_param(op, "fieldManager"));
             }
         }
-        const char *smp[] = {"patch", "requestBody", "content",
-                             "application/strategic-merge-patch+json", NULL};
-        assert_non_null(get_path(item, smp));
-        /* Like kube-apiserver, namespaces have no deletecollection. */
-        assert_int_equal(json_object_get(coll, "delete") != NULL,
-                         strcmp(r->resource, "namespaces") != 0);
-        if (r->namespaced) {
+        if (r->verbs & SK_VERB_PATCH) {
+            const char *smp[] = {"patch", "requestBody", "content",
+                                 "application/strategic-merge-patch+json", NULL};
+            assert_non_null(get_path(item, smp));
+        }
+        if (r->namespaced && (r->verbs & SK_VERB_LIST)) {
             char all_ns[256], prefix[128];
             gv_path(r, prefix, sizeof prefix);
             snprintf(all_ns, sizeof all_ns, "/%s/%s", prefix, r->resource);
@@ -219,6 +234,29 @@ static void test_operations_per_resource(void **state)
         assert_refs_resolve(doc, doc);
         json_decref(doc);
     }
+    /* Like kube-apiserver, namespaces have no deletecollection. */
+    json_t *core = sk_openapi_v3_doc("api/v1");
+    const char *ns_delete[] = {"paths", "/api/v1/namespaces", "delete", NULL};
+    assert_null(get_path(core, ns_delete));
+    /* Subresources with the kind they exchange: status (the parent's), scale (autoscaling/v1). */
+    const char *status[] = {"paths", "/api/v1/namespaces/{namespace}/pods/{name}/status", "put",
+                            NULL};
+    json_t *op = get_path(core, status);
+    assert_non_null(op);
+    assert_string_equal(json_string_value(json_object_get(op, "operationId")),
+                        "replaceCoreV1NamespacedPodStatus");
+    assert_gvk(json_object_get(op, "x-kubernetes-group-version-kind"), "", "v1", "Pod");
+    json_decref(core);
+    json_t *apps = sk_openapi_v3_doc("apis/apps/v1");
+    const char *scale[] = {"paths", "/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale",
+                           "patch", NULL};
+    op = get_path(apps, scale);
+    assert_non_null(op);
+    assert_string_equal(json_string_value(json_object_get(op, "operationId")),
+                        "patchAppsV1NamespacedDeploymentScale");
+    assert_gvk(json_object_get(op, "x-kubernetes-group-version-kind"), "autoscaling", "v1", "Scale");
+    assert_non_null(schema_for_gvk(apps, "autoscaling", "v1", "Scale"));
+    json_decref(apps);
 }
 
 static void test_kind_schemas(void **state)
@@ -233,13 +271,18 @@ static void test_kind_schemas(void **state)
         json_t *props = json_object_get(kind, "properties");
         assert_non_null(json_object_get(props, "apiVersion"));
         assert_non_null(json_object_get(props, "kind"));
-        json_t *meta = json_object_get(json_object_get(props, "metadata"), "$ref");
-        assert_string_equal(json_string_value(meta),
-                            SCHEMA_PREFIX "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
-        json_t *list = schema_for_gvk(doc, r->group, r->version, r->list_kind);
-        assert_non_null(list);
-        const char *items[] = {"properties", "items", "items", "$ref", NULL};
-        assert_ptr_equal(schema_named(doc, json_string_value(get_path(list, items))), kind);
+        if (json_object_get(props, "metadata")) /* reviews (TokenReview...) have metadata too */
+            assert_string_equal(ref_of(json_object_get(props, "metadata")),
+                                SCHEMA_PREFIX "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+        /* kubectl explain prints these. */
+        assert_non_null(json_string_value(json_object_get(json_object_get(props, "kind"),
+                                                          "description")));
+        if (r->list_kind) {
+            json_t *list = schema_for_gvk(doc, r->group, r->version, r->list_kind);
+            assert_non_null(list);
+            const char *items[] = {"properties", "items", "items", NULL};
+            assert_ptr_equal(schema_named(doc, ref_of(get_path(list, items))), kind);
+        }
         assert_non_null(schema_for_gvk(doc, "", "v1", "Status"));
         assert_non_null(schema_for_gvk(doc, r->group, r->version, "DeleteOptions"));
         json_decref(doc);
@@ -282,9 +325,8 @@ static json_t *field(json_t *doc, const char *group, const char *kind, const cha
     snprintf(buf, sizeof buf, "%s", dotted);
     for (char *save, *part = strtok_r(buf, ".", &save); part && s;
          part = strtok_r(NULL, ".", &save)) {
-        json_t *ref = json_object_get(s, "$ref");
-        if (ref)
-            s = schema_named(doc, json_string_value(ref));
+        if (ref_of(s))
+            s = schema_named(doc, ref_of(s));
         s = json_object_get(json_object_get(s, "properties"), part);
     }
     assert_non_null(s);
@@ -295,9 +337,8 @@ static void assert_field_type(json_t *doc, const char *group, const char *kind, 
                               const char *type)
 {
     json_t *s = field(doc, group, kind, dotted);
-    json_t *ref = json_object_get(s, "$ref");
-    if (ref)
-        s = schema_named(doc, json_string_value(ref));
+    if (ref_of(s))
+        s = schema_named(doc, ref_of(s));
     assert_string_equal(json_string_value(json_object_get(s, "type")), type);
 }
 
@@ -348,6 +389,36 @@ static void test_kind_fields(void **state)
     json_decref(coord);
 }
 
+/* /openapi/v2: one swagger document with every served path and its definitions. */
+static void test_v2_document(void **state)
+{
+    json_t *doc = sk_openapi_v2();
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "swagger")), "2.0");
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    for (size_t i = 0; i < n; i++)
+        if (all[i].verbs & SK_VERB_CREATE) {
+            char prefix[256], path[512];
+            gv_path(&all[i], prefix, sizeof prefix);
+            snprintf(path, sizeof path, "/%s%s/%s", prefix,
+                     all[i].namespaced ? "/namespaces/{namespace}" : "", all[i].resource);
+            const char *keys[] = {"paths", path, "post", NULL};
+            json_t *post = get_path(doc, keys);
+            assert_non_null(post);
+            json_t *body = json_array_get(json_object_get(post, "parameters"), 0);
+            assert_string_equal(json_string_value(json_object_get(body, "in")), "body");
+            const char *ref = json_string_value(json_object_get(json_object_get(body, "schema"), "$ref"));
+            assert_non_null(ref);
+            assert_int_equal(strncmp(ref, "#/definitions/", 14), 0);
+            assert_non_null(json_object_get(json_object_get(doc, "definitions"), ref + 14));
+        }
+    const char *pod[] = {"definitions", "io.k8s.api.core.v1.PodSpec", "properties", "containers",
+                         "x-kubernetes-patch-merge-key", NULL};
+    assert_string_equal(json_string_value(get_path(doc, pod)), "name");
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_kind_schemas),
         cmocka_unit_test(test_object_meta_patch_metadata),
         cmocka_unit_test(test_kind_fields),
+        cmocka_unit_test(test_v2_document),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
