@@ -10,6 +10,7 @@
 #include "ctl/consistency.h"
 #include "kube/discovery.h"
 #include "kube/openapi.h"
+#include "kube/openapi_pb.h"
 
 #include <string.h>
 
@@ -110,7 +111,13 @@ int sk_endpoint_document(sk_api_call *call)
         text = sk_openapi_v3_doc_text(rt->doc, &len);
         break;
     case SK_ROUTE_OPENAPI_V2:
-        text = sk_openapi_v2_text(&len);
+        /* client-go's OpenAPISchema() asks for gnostic's protobuf form */
+        if (sk_openapi_pb_wanted(call->accept)) {
+            text = (const char *)sk_openapi_v2_pb(&len);
+            media = SK_OPENAPI_PB_MEDIA;
+        } else {
+            text = sk_openapi_v2_text(&len);
+        }
         break;
     case SK_ROUTE_CORE_VERSIONS:
     case SK_ROUTE_GROUPS:
