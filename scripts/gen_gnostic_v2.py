@@ -119,6 +119,7 @@ def main():
       " *   openapiv2/OpenAPIv2.proto (numbers, types) and openapiv2/OpenAPIv2.go\n"
       " *   (gnostic's compiler: JSON keys, map patterns, match rules).\n"
       " * Included once, by src/kube/openapi_pb.c, which defines the two structs.\n */\n\n")
+    w("/* clang-format off */\n")  # generated rows stay one per line
     w(f"#define SK_GV2_N_MSGS {len(names)}\n")
     fields_out, msgs_out = [], []
     for n in names:
@@ -151,6 +152,7 @@ def main():
     w("/* {name, first field, field count, is a oneof, required keys, allowed keys\n"
       " * (NULL: not checked), allowed key patterns (bit per pattern id)}, by name. */\n")
     w("static const sk_gv2_msg sk_gv2_msgs[] = {\n" + "\n".join(msgs_out) + "\n};\n")
+    w("/* clang-format on */\n")
 
 
 if __name__ == "__main__":

@@ -37,10 +37,10 @@
 typedef struct sk_gv2_field {
     int number;
     const char *name;
-    const char *key;  /* JSON key, or NULL */
-    int map;          /* 0: not a map; else a pattern id (see the table) */
-    char type;        /* s b i d m x */
-    int msg;          /* message index for 'm' */
+    const char *key; /* JSON key, or NULL */
+    int map;         /* 0: not a map; else a pattern id (see the table) */
+    char type;       /* s b i d m x */
+    int msg;         /* message index for 'm' */
     int repeated;
     const char *enumv; /* allowed values joined by '|', or NULL */
 } sk_gv2_field;
@@ -112,9 +112,15 @@ static int key_matches(int pattern, const char *k)
     }
 }
 
-static const sk_gv2_msg *msg_at(int i) { return &sk_gv2_msgs[i]; }
+static const sk_gv2_msg *msg_at(int i)
+{
+    return &sk_gv2_msgs[i];
+}
 
-static int msg_is(const sk_gv2_msg *m, const char *name) { return strcmp(m->name, name) == 0; }
+static int msg_is(const sk_gv2_msg *m, const char *name)
+{
+    return strcmp(m->name, name) == 0;
+}
 
 /* Whether v has the shape gnostic's New<Message> accepts (checked one level
  * deep, which is what tells a oneof's alternatives apart). */
@@ -202,7 +208,7 @@ static int is_number_text(const char *s)
 
 static void yaml_string(sk_buf *b, const char *s)
 {
-    static const char *const other_types[] = {"~",    "null", "Null", "NULL",  "true",  "True",
+    static const char *const other_types[] = {"~",    "null",  "Null",  "NULL",  "true", "True",
                                               "TRUE", "false", "False", "FALSE", "<<"};
     int dq = !*s || is_number_text(s) || strchr(s, '\n') != NULL;
     for (size_t i = 0; !dq && i < sizeof other_types / sizeof *other_types; i++)
@@ -412,7 +418,8 @@ static void encode_msg(sk_buf *b, const sk_gv2_msg *m, const json_t *v)
         const sk_gv2_field *chosen = NULL;
         for (int i = 0; i < m->n; i++) {
             const sk_gv2_field *f = &fields[i];
-            if ((f->type == 'm' && matches(msg_at(f->msg), v)) || (f->type == 'b' && json_is_boolean(v)))
+            if ((f->type == 'm' && matches(msg_at(f->msg), v)) ||
+                (f->type == 'b' && json_is_boolean(v)))
                 chosen = f;
         }
         if (chosen && chosen->type == 'b') {
@@ -517,7 +524,8 @@ int sk_openapi_pb_wanted(const char *accept)
             mt--;
         const char *slash = memchr(p, '/', mt);
         double q = 1.0;
-        for (const char *s = semi; s && s < p + n; s = memchr(s + 1, ';', (size_t)(p + n - s - 1))) {
+        for (const char *s = semi; s && s < p + n;
+             s = memchr(s + 1, ';', (size_t)(p + n - s - 1))) {
             const char *a = s + 1;
             while (a < p + n && *a == ' ')
                 a++;

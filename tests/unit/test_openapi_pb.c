@@ -120,12 +120,30 @@ static span named(span msg, int number, const char *name)
 
 /* gnostic's field numbers (openapiv2/OpenAPIv2.proto) */
 enum {
-    DOC_SWAGGER = 1, DOC_INFO = 2, DOC_PATHS = 8, DOC_DEFINITIONS = 9, DOC_SECURITY = 12,
-    INFO_TITLE = 1, PATHS_PATH = 2, PATH_GET = 2, PATH_POST = 4, PATH_PARAMETERS = 9,
-    OP_OPERATION_ID = 5, OP_PARAMETERS = 8, OP_RESPONSES = 9, OP_VENDOR = 13,
-    DEFS_ADDITIONAL = 1, SCHEMA_REF = 1, SCHEMA_DEFAULT = 5, SCHEMA_MAXIMUM = 7,
-    SCHEMA_ADDITIONAL_PROPERTIES = 21, SCHEMA_TYPE = 22, SCHEMA_ITEMS = 23,
-    SCHEMA_PROPERTIES = 25, SCHEMA_VENDOR = 31, ANY_YAML = 2,
+    DOC_SWAGGER = 1,
+    DOC_INFO = 2,
+    DOC_PATHS = 8,
+    DOC_DEFINITIONS = 9,
+    DOC_SECURITY = 12,
+    INFO_TITLE = 1,
+    PATHS_PATH = 2,
+    PATH_GET = 2,
+    PATH_POST = 4,
+    PATH_PARAMETERS = 9,
+    OP_OPERATION_ID = 5,
+    OP_PARAMETERS = 8,
+    OP_RESPONSES = 9,
+    OP_VENDOR = 13,
+    DEFS_ADDITIONAL = 1,
+    SCHEMA_REF = 1,
+    SCHEMA_DEFAULT = 5,
+    SCHEMA_MAXIMUM = 7,
+    SCHEMA_ADDITIONAL_PROPERTIES = 21,
+    SCHEMA_TYPE = 22,
+    SCHEMA_ITEMS = 23,
+    SCHEMA_PROPERTIES = 25,
+    SCHEMA_VENDOR = 31,
+    ANY_YAML = 2,
 };
 
 static span served(void)
@@ -184,10 +202,12 @@ static void test_served_document(void **state)
     span ap = sub(sub(data, SCHEMA_ADDITIONAL_PROPERTIES), 1); /* oneof schema */
     assert_true(span_is(sub(sub(ap, SCHEMA_TYPE), 1), "string"));
     span gvk = named(cm, SCHEMA_VENDOR, "x-kubernetes-group-version-kind");
-    assert_string_equal(str(sub(gvk, ANY_YAML)), "- group: \"\"\n  kind: ConfigMap\n  version: v1\n");
+    assert_string_equal(str(sub(gvk, ANY_YAML)),
+                        "- group: \"\"\n  kind: ConfigMap\n  version: v1\n");
     span dep = named(defs, DEFS_ADDITIONAL, "io.k8s.api.apps.v1.Deployment");
     gvk = named(dep, SCHEMA_VENDOR, "x-kubernetes-group-version-kind");
-    assert_string_equal(str(sub(gvk, ANY_YAML)), "- group: apps\n  kind: Deployment\n  version: v1\n");
+    assert_string_equal(str(sub(gvk, ANY_YAML)),
+                        "- group: apps\n  kind: Deployment\n  version: v1\n");
     span act = named(post, OP_VENDOR, "x-kubernetes-action");
     assert_string_equal(str(sub(act, ANY_YAML)), "post\n");
     /* security: [{BearerToken: []}] -> SecurityRequirement{NamedStringArray} */
@@ -246,8 +266,9 @@ static void test_compiler_quirks(void **state)
     span items = sub(t, SCHEMA_ITEMS);
     assert_int_equal(count(items, 1), 1);
     assert_true(span_is(sub(sub(sub(items, 1), SCHEMA_TYPE), 1), "integer"));
-    assert_string_equal(str(sub(sub(t, SCHEMA_DEFAULT), ANY_YAML)),
-                        "a:\n    - \"true\"\n    - \"1\"\n    - 'x: y'\n    - '-'\nb:\n    c: null\n");
+    assert_string_equal(
+        str(sub(sub(t, SCHEMA_DEFAULT), ANY_YAML)),
+        "a:\n    - \"true\"\n    - \"1\"\n    - 'x: y'\n    - '-'\nb:\n    c: null\n");
     free(owned);
 }
 

@@ -8,6 +8,7 @@
  * Included once, by src/kube/openapi_pb.c, which defines the two structs.
  */
 
+/* clang-format off */
 #define SK_GV2_N_MSGS 60
 
 /* {number, proto name, JSON key, map pattern (0 none, 1 ^x-, 2 ^/,
@@ -421,3 +422,4 @@ static const sk_gv2_msg sk_gv2_msgs[] = {
     {"VendorExtension", 333, 1, 0, NULL, NULL, 0},
     {"Xml", 334, 6, 0, NULL, "attribute|name|namespace|prefix|wrapped", 2},
 };
+/* clang-format on */
