@@ -22,7 +22,7 @@ static const char *const param_names[] = {
     "limit",         "continue",          "resourceVersion",     "resourceVersionMatch",
     "labelSelector", "fieldSelector",     "watch",               "dryRun",
     "includeObject", "timeoutSeconds",    "verbose",             "allowWatchBookmarks",
-    "sendInitialEvents", "propagationPolicy", "fieldValidation",
+    "sendInitialEvents", "propagationPolicy", "fieldValidation",   "gracePeriodSeconds",
 };
 #define N_PARAMS (sizeof param_names / sizeof *param_names)
 
@@ -115,6 +115,8 @@ static int path_not_found(sk_api_call *call)
 
 static int dispatch_resource(sk_api_call *call)
 {
+    if (call->route.sub)
+        return sk_verb_subresource(call);
     switch (call->route.verb) {
     case SK_REQ_GET:
         return sk_verb_get(call);

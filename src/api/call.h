@@ -103,6 +103,7 @@ struct sk_api_call {
     sk_err write_err;
     sk_row write_row;
     void *verb_state; /* the verb's own, in the arena */
+    void *view_state; /* a subresource view's own (verbs.h sk_update_view), in the arena */
 };
 
 /* The value of query parameter key ("" for "?key"), or NULL: the lookup

@@ -3,18 +3,45 @@
  * admitted (admit.h), written with "must not exist" as its precondition
  * and, for a namespaced kind, "its namespace must exist" checked in the
  * same transaction.
+ *
+ * Kinds with a status subresource start with the status their strategy
+ * gives (kube/status_rules.h), and a generation if they keep one. A name
+ * from generateName that is taken is generated again, up to 8 attempts as
+ * kube-apiserver 1.32 does (KEP-4420), instead of answering 409.
  */
 #include "api/admit.h"
 #include "api/body.h"
 #include "api/verbs.h"
+#include "core/util.h"
+#include "kube/objmeta.h"
+#include "kube/status_rules.h"
+
+#define MAX_GENERATE_NAME_ATTEMPTS 8
 
 typedef struct create_state {
     json_t *obj; /* what is written; kept for its name */
+    int generated; /* the name came from generateName */
+    int attempts;
 } create_state;
 
 static int create_done(sk_api_call *call)
 {
     create_state *st = call->verb_state;
+    if (call->write_err == SK_ERR_ALREADY_EXISTS && st->generated &&
+        ++st->attempts < MAX_GENERATE_NAME_ATTEMPTS) {
+        /* Another name from the same generateName; the rest of the
+         * object was admitted already. */
+        json_t *meta = json_object_get(st->obj, "metadata");
+        json_t *gen = json_incref(json_object_get(meta, "generation"));
+        json_object_del(meta, "name");
+        sk_objmeta_on_create(st->obj, sk_wall_s());
+        if (gen)
+            json_object_set(meta, "generation", gen);
+        json_decref(gen);
+        sk_row_clear(&call->write_row);
+        sk_write w = sk_admit_write(call, st->obj, 0);
+        return sk_call_submit_write(call, &w, create_done);
+    }
     if (call->write_err == SK_ERR_NOT_FOUND) {
         sk_buf msg = SK_BUF_INIT;
         sk_buf_printf(&msg, "namespaces \"%s\" not found", call->ns);
@@ -46,9 +73,15 @@ int sk_verb_create(sk_api_call *call)
         return SK_STEP_DONE;
     }
     st->obj = sk_call_keep(call, sk_body_object(call));
-    if (!st->obj || sk_body_check_fields(call, wo.validation) < 0 ||
-        sk_admit_object(call, st->obj, NULL) < 0)
+    if (!st->obj || sk_body_check_fields(call, wo.validation) < 0)
         return SK_STEP_DONE;
+    json_t *meta = json_object_get(st->obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *gen = json_string_value(json_object_get(meta, "generateName"));
+    st->generated = (!name || !*name) && gen && *gen;
+    if (sk_admit_object(call, st->obj, NULL) < 0)
+        return SK_STEP_DONE;
+    sk_status_rules_on_create(call->res, st->obj);
     if (wo.dry_run) {
         sk_call_reply_json(call, 201, st->obj);
         return SK_STEP_DONE;

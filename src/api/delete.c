@@ -11,10 +11,19 @@
  * them one write at a time, each with the revision it was read at as its
  * precondition (an object changed meanwhile is skipped, as kube skips it);
  * a client that goes away stops it.
+ *
+ * Pods are deleted gracefully as kube's pod strategy does: a pod bound to a
+ * node (spec.nodeName) with a grace period (DeleteOptions
+ * gracePeriodSeconds, else its terminationGracePeriodSeconds, else 30) is
+ * not removed but marked: deletionTimestamp (now + grace) and
+ * deletionGracePeriodSeconds, written through update.c's loop; its kubelet
+ * would remove it. An unscheduled pod, or a grace period of 0, is removed
+ * at once. A second delete may shorten the grace period, never lengthen it.
  */
 #include "api/body.h"
 #include "api/call.h"
 #include "api/verbs.h"
+#include "core/util.h"
 #include "kube/selector.h"
 
 #include <stdio.h>
@@ -37,37 +46,161 @@ static int delete_done(sk_api_call *call)
     return SK_STEP_DONE;
 }
 
+/* An eviction answers a Status Success, 201, as kube's eviction REST does. */
+static int evict_done(sk_api_call *call)
+{
+    if (call->write_err != SK_OK) {
+        sk_call_reply_store_error(call, call->write_err, call->name);
+    } else {
+        json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
+                               "metadata", "status", "Success", "code", 201);
+        sk_call_reply_json(call, 201, st);
+        json_decref(st);
+    }
+    return SK_STEP_DONE;
+}
+
+/* ---- graceful deletion of pods ---- */
+
+typedef struct grace_state {
+    const sk_delete_options *d;
+    int64_t grace_s;
+    int evict;
+} grace_state;
+
+static json_t *grace_decode(sk_api_call *call)
+{
+    return json_object(); /* nothing of the body goes into the object */
+}
+
+static json_t *grace_merge(sk_api_call *call, const json_t *sent, const json_t *stored)
+{
+    grace_state *gs = call->view_state;
+    const json_t *meta = json_object_get(stored, "metadata");
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    if ((gs->d->precondition_uid && strcmp(gs->d->precondition_uid, uid ? uid : "") != 0) ||
+        (gs->d->precondition_rev && gs->d->precondition_rev != sk_parse_i64(rv ? rv : ""))) {
+        sk_call_reply_errorf(call, SK_ERR_CONFLICT,
+                             "Operation cannot be fulfilled on pods \"%s\": the precondition "
+                             "of the deletion does not hold",
+                             call->name);
+        return NULL;
+    }
+    json_t *obj = json_deep_copy(stored);
+    json_t *m = json_object_get(obj, "metadata");
+    json_int_t current = json_integer_value(json_object_get(m, "deletionGracePeriodSeconds"));
+    if (json_object_get(m, "deletionTimestamp") && current <= gs->grace_s)
+        return obj; /* already deleting, as soon or sooner */
+    char ts[21];
+    sk_format_rfc3339(sk_wall_s() + gs->grace_s, ts);
+    json_object_set_new(m, "deletionTimestamp", json_string(ts));
+    json_object_set_new(m, "deletionGracePeriodSeconds", json_integer(gs->grace_s));
+    return obj;
+}
+
+static void grace_reply(sk_api_call *call, const json_t *obj)
+{
+    grace_state *gs = call->view_state;
+    if (!gs->evict) {
+        sk_call_reply_json(call, 200, obj);
+        return;
+    }
+    call->write_err = SK_OK;
+    evict_done(call);
+}
+
+static const sk_update_view grace_view = {
+    .decode = grace_decode,
+    .merge = grace_merge,
+    .reply = grace_reply,
+    .unadmitted = 1,
+};
+
+/* The grace period of deleting pod (grace_s < 0: none given); 0 for a pod
+ * no node runs. */
+static int64_t pod_grace(const json_t *pod, int64_t grace_s)
+{
+    const json_t *spec = json_object_get(pod, "spec");
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase =
+        json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+    if (!node || !*node || (phase && (!strcmp(phase, "Failed") || !strcmp(phase, "Succeeded"))))
+        return 0;
+    if (grace_s < 0) {
+        json_t *t = json_object_get(spec, "terminationGracePeriodSeconds");
+        grace_s = json_is_integer(t) ? json_integer_value(t) : 30;
+    }
+    return grace_s < 0 ? 1 : grace_s;
+}
+
+int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int64_t grace_s, int evict)
+{
+    if (!*call->res->group && strcmp(call->res->resource, "pods") == 0) {
+        sk_row row = {0};
+        json_t *pod = NULL;
+        if (sk_store_get(call->api->store, call->res->storage, call->ns, call->name, 0, &row) ==
+            SK_OK)
+            pod = sk_call_parse_stored(call->res, row.value, row.value_len, call->name);
+        sk_row_clear(&row);
+        int64_t grace = pod ? pod_grace(pod, grace_s) : 0;
+        json_decref(pod);
+        if (grace > 0) {
+            grace_state *gs = sk_arena_alloc(call->arena, sizeof *gs);
+            gs->d = d;
+            gs->grace_s = grace;
+            gs->evict = evict;
+            call->view_state = gs;
+            return sk_update_start(call, 0, &grace_view);
+        }
+    }
+    sk_write w = {
+        .op = SK_WRITE_DELETE,
+        .resource = call->res->storage,
+        .ns = call->ns,
+        .name = call->name,
+        .expected_rev = d->precondition_rev,
+        .expected_uid = d->precondition_uid,
+        .cascade_namespace = strcmp(call->res->resource, "namespaces") == 0 && !*call->res->group,
+        .object = skeleton(call),
+    };
+    return sk_call_submit_write(call, &w, evict ? evict_done : delete_done);
+}
+
+/* gracePeriodSeconds of the body (decoded) or the query; -1 if neither
+ * gives one. */
+static int64_t grace_param(sk_api_call *call, const json_t *body)
+{
+    json_t *g = json_object_get(body, "gracePeriodSeconds");
+    if (json_is_integer(g))
+        return json_integer_value(g);
+    const char *q = sk_call_query(call, "gracePeriodSeconds");
+    int64_t v = q && *q ? sk_parse_i64(q) : -1;
+    return v;
+}
+
 int sk_verb_delete(sk_api_call *call)
 {
     sk_write_options wo;
     json_t *status = NULL;
-    sk_delete_options d = {0};
+    sk_delete_options *d = sk_arena_alloc(call->arena, sizeof *d);
+    json_t *body = NULL;
     if (sk_write_options_parse(sk_call_query, call, 0, &wo, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
     if (call->body_len > 0) {
-        json_t *body = sk_call_keep(call, sk_body_decode(call, "expected DeleteOptions"));
+        body = sk_call_keep(call, sk_body_decode(call, "expected DeleteOptions"));
         if (!body)
             return SK_STEP_DONE;
-        if (sk_delete_options_decode(body, &d, &status) != SK_OK) {
+        if (sk_delete_options_decode(body, d, &status) != SK_OK) {
             sk_call_reply_status_object(call, status);
             return SK_STEP_DONE;
         }
     }
     if (wo.dry_run)
         return sk_verb_get(call);
-    sk_write w = {
-        .op = SK_WRITE_DELETE,
-        .resource = call->res->storage,
-        .ns = call->ns,
-        .name = call->name,
-        .expected_rev = d.precondition_rev,
-        .expected_uid = d.precondition_uid,
-        .cascade_namespace = strcmp(call->res->resource, "namespaces") == 0 && !*call->res->group,
-        .object = skeleton(call),
-    };
-    return sk_call_submit_write(call, &w, delete_done);
+    return sk_delete_object(call, d, grace_param(call, body), 0);
 }
 
 /* ---- deletecollection ------------------------------------------------------ */

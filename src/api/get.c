@@ -11,7 +11,24 @@
 
 typedef struct get_state {
     int64_t min_rev; /* -1: consistent */
+    json_t *(*view)(sk_api_call *call, const json_t *obj); /* NULL: as stored */
 } get_state;
+
+/* The object as st->view shows it (a subresource's kind, e.g. Scale). */
+static void reply_view(sk_api_call *call, get_state *st, const sk_blob *blob)
+{
+    size_t len;
+    const char *data = sk_blob_data(blob, &len);
+    json_t *obj = sk_call_parse_stored(call->res, data, len, sk_blob_name(blob));
+    json_t *v = obj ? st->view(call, obj) : NULL;
+    if (v)
+        sk_call_reply_json(call, 200, v);
+    else if (!obj)
+        sk_call_reply_errorf(call, SK_ERR_INTERNAL, "the stored object %s \"%s\" cannot be decoded",
+                             call->res->resource, sk_blob_name(blob));
+    json_decref(v);
+    json_decref(obj);
+}
 
 /* One object as a Table (Accept: ...;as=Table). */
 static void reply_table(sk_api_call *call, const sk_blob *blob)
@@ -48,7 +65,9 @@ static int get_read(sk_api_call *call)
         sk_call_reply_store_error(call, err, call->name);
         return SK_STEP_DONE;
     }
-    if (call->want_table) {
+    if (st->view) {
+        reply_view(call, st, blob);
+    } else if (call->want_table) {
         reply_table(call, blob);
     } else {
         size_t len;
@@ -61,9 +80,15 @@ static int get_read(sk_api_call *call)
 
 int sk_verb_get(sk_api_call *call)
 {
+    return sk_verb_get_view(call, NULL);
+}
+
+int sk_verb_get_view(sk_api_call *call, json_t *(*view)(sk_api_call *call, const json_t *obj))
+{
     get_state *st = sk_arena_alloc(call->arena, sizeof *st);
     call->verb_state = st;
     st->min_rev = -1;
+    st->view = view;
     const char *rv = sk_call_query(call, "resourceVersion");
     if (rv && *rv && (st->min_rev = sk_parse_i64(rv)) < 0) {
         sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid resource version");

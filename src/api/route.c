@@ -48,6 +48,27 @@ static void resource_verb(sk_route *out, const char *method, int watch)
     out->kind = kind;
 }
 
+/* The verb of method on a subresource of an item, allowed if the
+ * subresource lists it (connect subresources like proxy list several). */
+static void subresource_verb(sk_route *out, const char *method)
+{
+    static const struct {
+        const char *method;
+        sk_req_verb verb;
+        unsigned bit;
+    } map[] = {
+        {"GET", SK_REQ_GET, SK_VERB_GET},          {"PUT", SK_REQ_UPDATE, SK_VERB_UPDATE},
+        {"PATCH", SK_REQ_PATCH, SK_VERB_PATCH},    {"POST", SK_REQ_CREATE, SK_VERB_CREATE},
+        {"DELETE", SK_REQ_DELETE, SK_VERB_DELETE},
+    };
+    out->kind = SK_ROUTE_NOT_ALLOWED;
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (is(method, map[i].method) && (out->sub->verbs & map[i].bit)) {
+            out->verb = map[i].verb;
+            out->kind = SK_ROUTE_RESOURCE;
+        }
+}
+
 /* segs: what follows /api/v1 or /apis/{group}/{version}. */
 static void resolve_resource(sk_route *out, const char *method, const char *group,
                              const char *version, const char *const *segs, size_t n, int watch)
@@ -58,8 +79,18 @@ static void resolve_resource(sk_route *out, const char *method, const char *grou
         segs += 2;
         n -= 2;
         out->res = sk_registry_find(group, version, segs[0]);
+        if (n == 1 && !out->res) {
+            /* /namespaces/{name}/status, /finalize: a namespace's subresource */
+            out->ns = "";
+            out->res = sk_registry_find(group, version, "namespaces");
+            out->sub = out->res ? sk_registry_subresource(out->res, segs[0]) : NULL;
+            out->name = segs[-1];
+            if (out->sub)
+                subresource_verb(out, method);
+            return;
+        }
         if (!out->res || !out->res->namespaced)
-            return; /* /namespaces/{name}/status and other subresources */
+            return;
     } else {
         out->res = sk_registry_find(group, version, segs[0]);
         if (!out->res)
@@ -70,8 +101,16 @@ static void resolve_resource(sk_route *out, const char *method, const char *grou
             out->all_namespaces = 1;
         }
     }
-    if (n > 2)
-        return; /* subresources (status, scale, ...) */
+    if (n == 3) {
+        out->sub = sk_registry_subresource(out->res, segs[2]);
+        if (out->sub) {
+            out->name = segs[1];
+            subresource_verb(out, method);
+        }
+        return;
+    }
+    if (n > 3)
+        return;
     out->name = n == 2 ? segs[1] : NULL;
     resource_verb(out, method, watch);
 }

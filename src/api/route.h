@@ -3,7 +3,7 @@
  * and decoded path segments to a route, following kube-apiserver's URL
  * layout:
  *   /api/v1[/namespaces/{ns}]/{resource}[/{name}]
- *   /apis/{group}/{version}[/namespaces/{ns}]/{resource}[/{name}]
+ *   /apis/{group}/{version}[/namespaces/{ns}]/{resource}[/{name}[/{subresource}]]
  * plus discovery, OpenAPI, health, metrics and debug endpoints. A
  * namespaced resource without /namespaces/{ns} is the all-namespaces list.
  *
@@ -45,6 +45,9 @@ typedef struct sk_route {
     const sk_resource *res;
     const char *ns;   /* "" when none (cluster-scoped, all namespaces) */
     const char *name; /* NULL for a collection */
+    /* The subresource named after the item ("status", "scale"), NULL for
+     * the object itself; the verb is checked against its verbs. */
+    const sk_subresource *sub;
     int all_namespaces;
     sk_req_verb verb;
 } sk_route;

@@ -8,6 +8,17 @@
  *
  * An update that changes nothing is not written (no new revision), as in
  * Kubernetes; kubectl apply relies on that to print "unchanged".
+ *
+ * Subresources (subresource.c) use the same loop through a view
+ * (sk_update_view, verbs.h): what the client edits of the stored object
+ * (a Scale; the object itself for /status), and how what it sent becomes
+ * the object written. Without a view, an update of a kind with a status
+ * subresource keeps the stored status (kube/status_rules.h), and the
+ * generation follows spec changes either way.
+ *
+ * A patch's resourceVersion precondition is only the one the patch itself
+ * sets: the stored version's is taken out of what the patch applies to, so
+ * a patch without one retries on a conflict as kube's does.
  */
 #include "api/admit.h"
 #include "api/body.h"
@@ -16,6 +27,7 @@
 #include "kube/fieldcheck.h"
 #include "kube/limits.h"
 #include "kube/patch.h"
+#include "kube/status_rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +36,8 @@
 
 typedef struct update_state {
     int is_patch;
+    sk_patch_type patch_type;
+    const sk_update_view *view; /* NULL: the object itself */
     sk_write_options wo;
     int attempts;
     int64_t client_rev; /* the client's resourceVersion precondition, 0 if none */
@@ -35,8 +49,9 @@ typedef struct update_state {
  * NULL after replying. */
 static json_t *compute_put(sk_api_call *call, update_state *st, const json_t *old)
 {
-    json_t *obj = sk_body_object(call);
-    if (obj && st->attempts == 0 && sk_body_check_fields(call, st->wo.validation) < 0) {
+    json_t *obj = st->view ? st->view->decode(call) : sk_body_object(call);
+    if (obj && st->attempts == 0 && (!st->view || st->view->check_fields) &&
+        sk_body_check_fields(call, st->wo.validation) < 0) {
         json_decref(obj);
         obj = NULL;
     }
@@ -45,15 +60,7 @@ static json_t *compute_put(sk_api_call *call, update_state *st, const json_t *ol
 
 static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *old)
 {
-    sk_patch_type type;
-    if (sk_patch_type_parse(call->content_type, &type) != SK_OK) {
-        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
-                            "the body of the request was in an unknown format - accepted media "
-                            "types include: application/json-patch+json, "
-                            "application/merge-patch+json, "
-                            "application/strategic-merge-patch+json");
-        return NULL;
-    }
+    sk_patch_type type = st->patch_type;
     json_t *res = NULL;
     char *msg = NULL;
     sk_err err = sk_patch_apply(type, old, call->body, call->body_len, &res, &msg);
@@ -74,7 +81,8 @@ static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *
                              SK_OBJECT_MAX_DEPTH);
         return NULL;
     }
-    if (st->wo.validation != SK_FV_IGNORE && st->attempts == 0) {
+    if (st->wo.validation != SK_FV_IGNORE && st->attempts == 0 &&
+        (!st->view || st->view->check_fields)) {
         json_t *findings = NULL;
         err = type == SK_PATCH_JSON
                   ? sk_fieldcheck_unknown(call->res, res, &findings)
@@ -89,6 +97,15 @@ static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *
 
 static int read_and_write(sk_api_call *call);
 
+/* Replies with obj (borrowed), as the view shows it. */
+static void reply_object(sk_api_call *call, update_state *st, const json_t *obj)
+{
+    if (st->view && st->view->reply)
+        st->view->reply(call, obj);
+    else
+        sk_call_reply_json(call, 200, obj);
+}
+
 static int update_done(sk_api_call *call)
 {
     update_state *st = call->verb_state;
@@ -97,10 +114,19 @@ static int update_done(sk_api_call *call)
         call->next = read_and_write;
         return SK_STEP_AGAIN;
     }
-    if (call->write_err != SK_OK)
+    if (call->write_err != SK_OK) {
         sk_call_reply_store_error(call, call->write_err, call->name);
-    else
+    } else if (st->view && st->view->reply) {
+        json_t *obj = sk_call_parse_stored(call->res, call->write_row.value,
+                                           call->write_row.value_len, call->name);
+        if (obj)
+            st->view->reply(call, obj);
+        else
+            sk_call_reply_error(call, SK_ERR_INTERNAL, "the written object cannot be decoded");
+        json_decref(obj);
+    } else {
         sk_call_reply_raw(call, 200, call->write_row.value, call->write_row.value_len);
+    }
     return SK_STEP_DONE;
 }
 
@@ -144,19 +170,38 @@ static int read_and_write(sk_api_call *call)
         return SK_STEP_DONE;
     }
     int rc = SK_STEP_DONE;
-    json_t *obj = (st->is_patch ? compute_patch : compute_put)(call, st, old);
-    if (!obj || check_client_rev(call, st, obj) < 0 || sk_admit_object(call, obj, old) < 0)
+    json_t *obj = NULL;
+    /* What the client edits: the object or the view's, without the stored
+     * resourceVersion when a patch applies to it (see the top). */
+    json_t *seen = st->view && st->view->view ? st->view->view(call, old) : json_incref(old);
+    json_t *base = st->is_patch ? json_deep_copy(seen) : json_incref(seen);
+    json_decref(seen);
+    if (st->is_patch)
+        json_object_del(json_object_get(base, "metadata"), "resourceVersion");
+    json_t *sent = (st->is_patch ? compute_patch : compute_put)(call, st, base);
+    if (!sent || check_client_rev(call, st, sent) < 0)
         goto out;
+    if (st->view) {
+        obj = st->view->merge(call, sent, old);
+    } else {
+        obj = json_incref(sent);
+        sk_status_rules_keep_status(call->res, obj, old);
+    }
+    if (!obj || (!(st->view && st->view->unadmitted) && sk_admit_object(call, obj, old) < 0))
+        goto out;
+    sk_status_rules_bump_generation(call->res, obj, old);
     /* Compare with the resourceVersion normalised: an unchanged object is not written. */
     json_object_set(json_object_get(obj, "metadata"), "resourceVersion",
                     json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
     if (json_equal(obj, old) || st->wo.dry_run) {
-        sk_call_reply_json(call, 200, st->wo.dry_run ? obj : old);
+        reply_object(call, st, st->wo.dry_run ? obj : old);
         goto out;
     }
     sk_write w = sk_admit_write(call, obj, st->current.rev);
     rc = sk_call_submit_write(call, &w, update_done);
 out:
+    json_decref(base);
+    json_decref(sent);
     json_decref(obj);
     json_decref(old);
     return rc;
@@ -167,13 +212,28 @@ static void release_row(void *row)
     sk_row_clear(row);
 }
 
-/* The options are checked before the object is read, as kube-apiserver does. */
-static int start(sk_api_call *call, int is_patch)
+/* The options, and a patch's media type, are checked before the object is
+ * read, as kube-apiserver does: a 415 comes before a 404. */
+int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view)
 {
     update_state *st = sk_arena_alloc(call->arena, sizeof *st);
     call->verb_state = st;
     sk_arena_defer(call->arena, release_row, &st->current);
     st->is_patch = is_patch;
+    st->view = view;
+    if (is_patch && sk_patch_type_parse(call->content_type, &st->patch_type) != SK_OK) {
+        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
+                            "the body of the request was in an unknown format - accepted media "
+                            "types include: application/json-patch+json, "
+                            "application/merge-patch+json, "
+                            "application/strategic-merge-patch+json");
+        return SK_STEP_DONE;
+    }
+    if (!is_patch && !sk_body_media_supported(call->content_type)) {
+        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
+                            "the body of the request was in an unsupported content type");
+        return SK_STEP_DONE;
+    }
     json_t *status = NULL;
     if (sk_write_options_parse(sk_call_query, call, 1, &st->wo, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
@@ -184,15 +244,10 @@ static int start(sk_api_call *call, int is_patch)
 
 int sk_verb_update(sk_api_call *call)
 {
-    if (!sk_body_media_supported(call->content_type)) {
-        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
-                            "the body of the request was in an unsupported content type");
-        return SK_STEP_DONE;
-    }
-    return start(call, 0);
+    return sk_update_start(call, 0, NULL);
 }
 
 int sk_verb_patch(sk_api_call *call)
 {
-    return start(call, 1);
+    return sk_update_start(call, 1, NULL);
 }

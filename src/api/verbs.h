@@ -7,6 +7,9 @@
 #ifndef SK_API_VERBS_H
 #define SK_API_VERBS_H
 
+#include <jansson.h>
+#include <stdint.h>
+
 typedef struct sk_api_call sk_api_call;
 
 int sk_verb_get(sk_api_call *call);
@@ -17,6 +20,41 @@ int sk_verb_update(sk_api_call *call);
 int sk_verb_patch(sk_api_call *call);
 int sk_verb_delete(sk_api_call *call);
 int sk_verb_delete_collection(sk_api_call *call);
+
+/*
+ * How an update through a subresource sees the stored object (update.c's
+ * read-modify-write loop with retry, used by subresource.c and delete.c).
+ * Every function replies and returns NULL on a refusal.
+ */
+typedef struct sk_update_view {
+    /* What the client edits of the stored object (borrowed): a PATCH
+     * applies to it. NULL: the object itself. New reference. */
+    json_t *(*view)(sk_api_call *call, const json_t *stored);
+    /* The PUT/POST body, decoded. New reference. */
+    json_t *(*decode)(sk_api_call *call);
+    /* The object to admit and write from what the client sent (borrowed)
+     * and the stored object (borrowed). New reference. */
+    json_t *(*merge)(sk_api_call *call, const json_t *sent, const json_t *stored);
+    /* Optional: replies with the object written or unchanged (borrowed);
+     * NULL: the object itself, 200. */
+    void (*reply)(sk_api_call *call, const json_t *obj);
+    int check_fields; /* the body is of the resource's kind: field validation applies */
+    /* The merged object is written as it is, without admission: kube
+     * writes a binding or a graceful deletion without the update strategy
+     * (a pod's spec is otherwise immutable). */
+    int unadmitted;
+} sk_update_view;
+
+/* PUT (or a POST through a view) or PATCH with view (NULL: the object). */
+int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view);
+/* A verb on a subresource (call->route.sub): subresource.c. */
+int sk_verb_subresource(sk_api_call *call);
+/* GET of the object as view shows it (NULL: as stored). */
+int sk_verb_get_view(sk_api_call *call, json_t *(*view)(sk_api_call *call, const json_t *obj));
+/* DELETE of the object with the options given (body already decoded);
+ * evict: answer as an eviction does (a Status). */
+typedef struct sk_delete_options sk_delete_options;
+int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int64_t grace_s, int evict);
 
 /* /healthz, /livez, /readyz (call->route.doc names which). */
 int sk_endpoint_health(sk_api_call *call);

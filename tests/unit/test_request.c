@@ -202,7 +202,33 @@ static void test_route_resources(void **state)
     assert_int_equal(r.verb, SK_REQ_PATCH);
     resolve("GET", "/api/v1/namespaces/default/configmaps/a/status", 0, &r);
     assert_int_equal(r.kind, SK_ROUTE_NOT_FOUND);
+    /* subresources: a namespace's own, a namespaced object's, a
+     * cluster-scoped object's; verbs as the registry lists them */
     resolve("GET", "/api/v1/namespaces/x/status", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_RESOURCE);
+    assert_string_equal(r.res->resource, "namespaces");
+    assert_string_equal(r.name, "x");
+    assert_string_equal(r.sub->name, "status");
+    resolve("PUT", "/api/v1/namespaces/x/finalize", 0, &r);
+    assert_int_equal(r.verb, SK_REQ_UPDATE);
+    assert_string_equal(r.sub->name, "finalize");
+    resolve("GET", "/api/v1/namespaces/x/finalize", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_NOT_ALLOWED);
+    resolve("GET", "/api/v1/namespaces/x/bogus", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_NOT_FOUND);
+    resolve("PATCH", "/apis/apps/v1/namespaces/d/deployments/web/scale", 0, &r);
+    assert_int_equal(r.verb, SK_REQ_PATCH);
+    assert_string_equal(r.ns, "d");
+    assert_string_equal(r.name, "web");
+    assert_string_equal(r.sub->name, "scale");
+    resolve("POST", "/api/v1/namespaces/d/pods/p/binding", 0, &r);
+    assert_int_equal(r.verb, SK_REQ_CREATE);
+    resolve("GET", "/api/v1/namespaces/d/pods/p/binding", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_NOT_ALLOWED);
+    resolve("PUT", "/api/v1/nodes/n1/status", 0, &r);
+    assert_int_equal(r.verb, SK_REQ_UPDATE);
+    assert_string_equal(r.name, "n1");
+    resolve("GET", "/api/v1/namespaces/d/pods/p/log/extra", 0, &r);
     assert_int_equal(r.kind, SK_ROUTE_NOT_FOUND);
     resolve("GET", "/apis/nope/v1/things", 0, &r);
     assert_int_equal(r.kind, SK_ROUTE_NOT_FOUND);

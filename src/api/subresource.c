@@ -1,0 +1,286 @@
+/*
+ * subresource.c - verbs on .../{name}/{subresource}, generic over the
+ * registry's subresources (route.sub):
+ *
+ *  - status, and the status-like finalize (namespaces), approval (CSRs)
+ *    and ephemeralcontainers (pods): GET is the object; PUT/PATCH go
+ *    through update.c's read-modify-write loop, writing only what the
+ *    subresource owns (kube/status_rules.h). Patches apply to the whole
+ *    object, as kube's do.
+ *  - scale: the autoscaling/v1 Scale view (kube/scale.h); PUT/PATCH change
+ *    the object's spec.replicas only.
+ *  - pods/binding (POST Binding): spec.nodeName of an unbound pod; 409 if
+ *    it is bound or being deleted.
+ *  - pods/eviction (POST Eviction): a delete with the eviction's
+ *    DeleteOptions (delete.c). PodDisruptionBudgets are not consulted: no
+ *    controller keeps their status here, so none could allow a disruption.
+ *  - what needs a kubelet (log, exec, attach, portforward, proxy) or a
+ *    token issuer (serviceaccounts/token): 503 ServiceUnavailable saying
+ *    so, not a 404 that reads as a missing object.
+ */
+#include "api/body.h"
+#include "api/call.h"
+#include "api/verbs.h"
+#include "kube/options.h"
+#include "kube/scale.h"
+#include "kube/status_rules.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int is(const char *a, const char *b)
+{
+    return strcmp(a, b) == 0;
+}
+
+/* ---- status and the status-like subresources ---- */
+
+static json_t *status_merge(sk_api_call *call, const json_t *sent, const json_t *stored)
+{
+    return sk_status_rules_merge(call->res, call->route.sub->name, sent, stored);
+}
+
+static const sk_update_view status_view = {
+    .decode = sk_body_object,
+    .merge = status_merge,
+    .check_fields = 1,
+};
+
+/* ---- scale ---- */
+
+static json_t *scale_view(sk_api_call *call, const json_t *stored)
+{
+    return sk_scale_view(call->res, stored);
+}
+
+static json_t *scale_decode(sk_api_call *call)
+{
+    return sk_body_decode(call, "expected a Scale");
+}
+
+static json_t *scale_merge(sk_api_call *call, const json_t *sent, const json_t *stored)
+{
+    json_t *obj = json_deep_copy(stored);
+    char *msg = NULL;
+    sk_err err = sk_scale_apply(sent, obj, &msg);
+    if (err != SK_OK) {
+        sk_call_reply_error(call, err, msg ? msg : "invalid Scale");
+        free(msg);
+        json_decref(obj);
+        obj = NULL;
+    }
+    return obj;
+}
+
+static void scale_reply(sk_api_call *call, const json_t *obj)
+{
+    json_t *v = sk_scale_view(call->res, obj);
+    sk_call_reply_json(call, 200, v);
+    json_decref(v);
+}
+
+static const sk_update_view scale_update_view = {
+    .view = scale_view,
+    .decode = scale_decode,
+    .merge = scale_merge,
+    .reply = scale_reply,
+};
+
+/* ---- pods/binding ---- */
+
+static json_t *binding_decode(sk_api_call *call)
+{
+    json_t *b = sk_body_decode(call, "expected a Binding");
+    const char *kind = b ? json_string_value(json_object_get(b, "kind")) : NULL;
+    const char *name =
+        b ? json_string_value(json_object_get(json_object_get(b, "metadata"), "name")) : NULL;
+    if (b && kind && *kind && !is(kind, "Binding")) {
+        sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                             "the kind in the data (%s) does not match the expected kind (Binding)",
+                             kind);
+        goto fail;
+    }
+    if (b && name && *name && !is(name, call->name)) {
+        sk_call_reply_error(call, SK_ERR_BAD_REQUEST,
+                            "name in URL does not match name in Binding object");
+        goto fail;
+    }
+    return b;
+fail:
+    json_decref(b);
+    return NULL;
+}
+
+static json_t *binding_merge(sk_api_call *call, const json_t *sent, const json_t *stored)
+{
+    const json_t *target = json_object_get(sent, "target");
+    const char *tkind = json_string_value(json_object_get(target, "kind"));
+    const char *node = json_string_value(json_object_get(target, "name"));
+    const json_t *meta = json_object_get(stored, "metadata");
+    const char *bound =
+        json_string_value(json_object_get(json_object_get(stored, "spec"), "nodeName"));
+    if (tkind && *tkind && !is(tkind, "Node")) {
+        sk_call_reply_error(call, SK_ERR_INVALID, "target.kind: must be empty or Node");
+        return NULL;
+    }
+    if (!node || !*node) {
+        sk_call_reply_error(call, SK_ERR_INVALID, "target.name: Required value");
+        return NULL;
+    }
+    if (json_object_get(meta, "deletionTimestamp")) {
+        sk_call_reply_errorf(call, SK_ERR_CONFLICT,
+                             "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is "
+                             "being deleted, cannot be assigned to a host",
+                             call->name, call->name);
+        return NULL;
+    }
+    if (bound && *bound) {
+        sk_call_reply_errorf(call, SK_ERR_CONFLICT,
+                             "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is "
+                             "already assigned to node \"%s\"",
+                             call->name, call->name, bound);
+        return NULL;
+    }
+    json_t *pod = json_deep_copy(stored);
+    json_t *spec = json_object_get(pod, "spec");
+    if (!json_is_object(spec)) {
+        spec = json_object();
+        json_object_set_new(pod, "spec", spec);
+    }
+    json_object_set_new(spec, "nodeName", json_string(node));
+    /* The binding's annotations are added to the pod's. */
+    json_t *ann = json_object_get(json_object_get(sent, "metadata"), "annotations");
+    if (json_is_object(ann) && json_object_size(ann)) {
+        json_t *pm = json_object_get(pod, "metadata");
+        json_t *pa = json_object_get(pm, "annotations");
+        if (!json_is_object(pa)) {
+            pa = json_object();
+            json_object_set_new(pm, "annotations", pa);
+        }
+        json_object_update(pa, ann);
+    }
+    /* The scheduler's condition: PodScheduled True. */
+    json_t *status = json_object_get(pod, "status");
+    if (!json_is_object(status)) {
+        status = json_object();
+        json_object_set_new(pod, "status", status);
+    }
+    json_t *conds = json_object_get(status, "conditions");
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(status, "conditions", conds);
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c) {
+        if (is(json_string_value(json_object_get(c, "type")) ?: "", "PodScheduled")) {
+            json_array_remove(conds, i);
+            break;
+        }
+    }
+    json_array_append_new(conds, json_pack("{s:s, s:s, s:n}", "type", "PodScheduled", "status",
+                                           "True", "lastProbeTime"));
+    return pod;
+}
+
+static void binding_reply(sk_api_call *call, const json_t *obj)
+{
+    json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
+                           "metadata", "status", "Success", "code", 201);
+    sk_call_reply_json(call, 201, st);
+    json_decref(st);
+}
+
+static const sk_update_view binding_view = {
+    .decode = binding_decode,
+    .merge = binding_merge,
+    .reply = binding_reply,
+    .unadmitted = 1,
+};
+
+/* ---- pods/eviction ---- */
+
+static int evict(sk_api_call *call)
+{
+    if (!sk_body_media_supported(call->content_type)) {
+        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
+                            "the body of the request was in an unsupported content type");
+        return SK_STEP_DONE;
+    }
+    json_t *body = sk_call_keep(call, sk_body_decode(call, "expected an Eviction"));
+    if (!body)
+        return SK_STEP_DONE;
+    const char *kind = json_string_value(json_object_get(body, "kind"));
+    const char *name = json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
+    if (kind && *kind && !is(kind, "Eviction")) {
+        sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                             "the kind in the data (%s) does not match the expected kind (Eviction)",
+                             kind);
+        return SK_STEP_DONE;
+    }
+    if (name && *name && !is(name, call->name)) {
+        sk_call_reply_error(call, SK_ERR_BAD_REQUEST,
+                            "name in URL does not match name in Eviction object");
+        return SK_STEP_DONE;
+    }
+    sk_delete_options *d = sk_arena_alloc(call->arena, sizeof *d);
+    json_t *opts = json_object_get(body, "deleteOptions");
+    json_t *status = NULL;
+    if (json_is_object(opts) && sk_delete_options_decode(opts, d, &status) != SK_OK) {
+        sk_call_reply_status_object(call, status);
+        return SK_STEP_DONE;
+    }
+    json_t *g = json_object_get(opts, "gracePeriodSeconds");
+    sk_write_options wo;
+    if (sk_write_options_parse(sk_call_query, call, 0, &wo, &status) != SK_OK) {
+        sk_call_reply_status_object(call, status);
+        return SK_STEP_DONE;
+    }
+    if (wo.dry_run) {
+        json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
+                               "metadata", "status", "Success", "code", 201);
+        sk_call_reply_json(call, 201, st);
+        json_decref(st);
+        return SK_STEP_DONE;
+    }
+    return sk_delete_object(call, d, json_is_integer(g) ? json_integer_value(g) : -1, 1);
+}
+
+/* ---- what sqlkube cannot serve ---- */
+
+static int unavailable(sk_api_call *call)
+{
+    const sk_subresource *sub = call->route.sub;
+    if (is(sub->name, "token"))
+        sk_call_reply_errorf(call, SK_ERR_UNAVAILABLE,
+                             "%s/%s: this sqlkube server does not issue service account tokens",
+                             call->res->resource, sub->name);
+    else
+        sk_call_reply_errorf(call, SK_ERR_UNAVAILABLE,
+                             "%s/%s: no kubelet is attached to this sqlkube server",
+                             call->res->resource, sub->name);
+    return SK_STEP_DONE;
+}
+
+int sk_verb_subresource(sk_api_call *call)
+{
+    const char *name = call->route.sub->name;
+    sk_req_verb verb = call->route.verb;
+    int is_write = verb == SK_REQ_UPDATE || verb == SK_REQ_PATCH;
+    if (sk_status_rules_is_status_like(name)) {
+        if (verb == SK_REQ_GET)
+            return sk_verb_get(call);
+        if (is_write)
+            return sk_update_start(call, verb == SK_REQ_PATCH, &status_view);
+    } else if (is(name, "scale")) {
+        if (verb == SK_REQ_GET)
+            return sk_verb_get_view(call, scale_view);
+        if (is_write)
+            return sk_update_start(call, verb == SK_REQ_PATCH, &scale_update_view);
+    } else if (is(name, "binding") && verb == SK_REQ_CREATE) {
+        return sk_update_start(call, 0, &binding_view);
+    } else if (is(name, "eviction") && verb == SK_REQ_CREATE) {
+        return evict(call);
+    }
+    return unavailable(call);
+}
