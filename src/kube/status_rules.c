@@ -153,6 +153,12 @@ void sk_status_rules_keep_status(const sk_resource *r, json_t *obj, const json_t
     }
 }
 
+/* json_equal, with two absent values equal. */
+static int same(const json_t *a, const json_t *b)
+{
+    return a == b || json_equal(a, b);
+}
+
 /* Non-zero if a and b differ in a top-level field other than apiVersion,
  * kind, metadata and status. */
 static int spec_changed(const json_t *a, const json_t *b)
@@ -161,7 +167,7 @@ static int spec_changed(const json_t *a, const json_t *b)
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)a, key, v) {
-        if (!in(key, skip) && !json_equal(v, json_object_get(b, key)))
+        if (!in(key, skip) && !same(v, json_object_get(b, key)))
             return 1;
     }
     json_object_foreach((json_t *)b, key, v) {
@@ -182,8 +188,7 @@ void sk_status_rules_bump_generation(const sk_resource *r, json_t *obj, const js
     /* Deployments copy their annotations to their ReplicaSets: a change
      * there is a new generation too. */
     if (strcmp(r->storage, "deployments.apps") == 0 &&
-        !json_equal(json_object_get(meta, "annotations"),
-                    json_object_get(old_meta, "annotations")))
+        !same(json_object_get(meta, "annotations"), json_object_get(old_meta, "annotations")))
         changed = 1;
     if (changed)
         json_object_set_new(meta, "generation", json_integer(gen + 1));
