@@ -15,6 +15,9 @@
  * page may hold fewer items than `limit` and still carry a token; scanning
  * per page is bounded.
  *
+ * A page of an unfiltered list that has more also says how many
+ * (remainingItemCount), as kube-apiserver does for lists without selectors.
+ *
  * The list's metadata (resourceVersion, continue) is written after the
  * items: JSON key order is free, and the token is only known at the end.
  */
@@ -166,6 +169,47 @@ static char *encode_token(sk_list_stream *ls, int64_t rev)
     return sk_token_encode(&t, secret);
 }
 
+/* The number of items after the page's last key at the list's revision,
+ * -1 if it cannot be read. kube-apiserver reports it (remainingItemCount)
+ * on an unfiltered page that has more; like etcd's count it costs a walk
+ * over the remaining keys (references only, nothing is parsed). */
+static int64_t count_remaining(sk_list_stream *ls)
+{
+    int64_t count = 0;
+    char *after_ns = ls->after_ns ? strdup(ls->after_ns) : NULL;
+    char *after_name = ls->after_name ? strdup(ls->after_name) : NULL;
+    int n = SK_READ_MAX_ITEMS;
+    while (n == SK_READ_MAX_ITEMS && count >= 0) {
+        sk_blob *items[SK_READ_MAX_ITEMS];
+        sk_read_source source;
+        sk_read_query q = {
+            .resource = ls->res->storage,
+            .ns = ls->ns,
+            .after_ns = after_ns,
+            .after_name = after_name,
+            .rev = ls->rev,
+            .limit = SK_READ_MAX_ITEMS,
+        };
+        if (sk_reader_list(ls->api->reader, &q, items, &n, &source) != SK_OK) {
+            count = -1;
+            break;
+        }
+        count += n;
+        if (n > 0) {
+            free(after_ns);
+            free(after_name);
+            after_ns = strdup(sk_blob_ns(items[n - 1]));
+            after_name = strdup(sk_blob_name(items[n - 1]));
+            SK_CHECK(after_ns && after_name);
+        }
+        for (int i = 0; i < n; i++)
+            sk_blob_unref(items[i]);
+    }
+    free(after_ns);
+    free(after_name);
+    return count;
+}
+
 static void render_tail(sk_list_stream *ls)
 {
     sk_buf_printf(&ls->out.text, "],\"metadata\":{\"resourceVersion\":\"%lld\"",
@@ -179,6 +223,9 @@ static void render_tail(sk_list_stream *ls)
         } else {
             ls->failed = 1;
         }
+        int64_t remaining = sk_list_stream_filters(ls) ? -1 : count_remaining(ls);
+        if (remaining > 0)
+            sk_buf_printf(&ls->out.text, ",\"remainingItemCount\":%lld", (long long)remaining);
     }
     sk_buf_puts(&ls->out.text, "}}");
 }

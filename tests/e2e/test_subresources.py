@@ -320,6 +320,29 @@ class Subresources(KubectlMixin, ServerTestCase, unittest.TestCase):
                      ctype="application/merge-patch+json")
         self.assertEqual(r.status, 404, r.body)
 
+    def test_remaining_item_count(self):
+        self.create("/api/v1/namespaces", {"metadata": {"name": "paged"}})
+        for i in range(7):
+            self.create("/api/v1/namespaces/paged/configmaps",
+                        {"metadata": {"name": "cm-%d" % i, "labels": {"i": str(i % 2)}}})
+        page = self.core.list_namespaced_config_map("paged", limit=3)
+        self.assertEqual(page.metadata.remaining_item_count, 4)
+        page = self.core.list_namespaced_config_map("paged", limit=3,
+                                                    _continue=page.metadata._continue)
+        self.assertEqual(page.metadata.remaining_item_count, 1)
+        page = self.core.list_namespaced_config_map("paged", limit=3,
+                                                    _continue=page.metadata._continue)
+        self.assertEqual(len(page.items), 1)
+        self.assertIsNone(page.metadata.remaining_item_count)
+        self.assertFalse(page.metadata._continue)
+        # Not with a selector (kube only counts unfiltered lists).
+        page = self.core.list_namespaced_config_map("paged", limit=1, label_selector="i=0")
+        self.assertTrue(page.metadata._continue)
+        self.assertIsNone(page.metadata.remaining_item_count)
+        # Every namespace, and as kubectl asks (chunked).
+        r = self.req("GET", "/api/v1/configmaps?limit=2", want=200).json()
+        self.assertGreaterEqual(r["metadata"]["remainingItemCount"], 5)
+
     def test_generate_name_concurrent(self):
         clients, per_client = 32, 8
         statuses, lock = [], threading.Lock()
