@@ -105,6 +105,41 @@ const char *sk_status_rules_pod_qos(const json_t *spec)
     return guaranteed ? "Guaranteed" : "Burstable";
 }
 
+/* The JSON Go's encoding/json writes for the zero value of s: the fields
+ * that are not pointers and not omitempty (which never omits a struct), as
+ * zero numbers, strings, booleans and structs (a DaemonSet's counts, a
+ * Service's loadBalancer). Nil slices, maps and times (null) are left out. New reference, or NULL
+ * when the zero value writes nothing. */
+static json_t *zero_of(const sk_schema *s, int depth)
+{
+    switch (sk_schema_kind_of(s)) {
+    case SK_SCHEMA_STRING:
+        return json_string("");
+    case SK_SCHEMA_BOOL:
+        return json_false();
+    case SK_SCHEMA_INT32:
+    case SK_SCHEMA_INT64:
+        return json_integer(0);
+    case SK_SCHEMA_STRUCT:
+        break;
+    default:
+        return NULL;
+    }
+    json_t *obj = json_object();
+    for (size_t i = 0; depth < 8 && i < sk_schema_field_count(s); i++) {
+        const sk_schema_field *f = sk_schema_field_at(s, i);
+        const char *name = sk_schema_field_name(f);
+        unsigned flags = sk_schema_field_flags(f);
+        int is_struct = sk_schema_kind_of(sk_schema_field_type(f)) == SK_SCHEMA_STRUCT;
+        if (!name || (flags & SK_FIELD_POINTER) || (!is_struct && (flags & SK_FIELD_OMITEMPTY)))
+            continue;
+        json_t *v = zero_of(sk_schema_field_type(f), depth + 1);
+        if (v)
+            json_object_set_new(obj, name, v);
+    }
+    return obj;
+}
+
 void sk_status_rules_on_create(const sk_resource *r, json_t *obj)
 {
     json_t *meta = json_object_get(obj, "metadata");
@@ -112,7 +147,12 @@ void sk_status_rules_on_create(const sk_resource *r, json_t *obj)
         json_object_set_new(meta, "generation", json_integer(1));
     if (!sk_status_rules_has_status(r) || is_core(r, "nodes"))
         return;
-    json_t *status = json_object();
+    const sk_schema_field *sf = r->schema ? sk_schema_field_find(r->schema, "status", 6) : NULL;
+    json_t *status = sf ? zero_of(sk_schema_field_type(sf), 0) : NULL;
+    if (!json_is_object(status)) {
+        json_decref(status);
+        status = json_object();
+    }
     if (is_core(r, "pods")) {
         json_object_set_new(status, "phase", json_string("Pending"));
         json_object_set_new(status, "qosClass",

@@ -4,7 +4,9 @@
  * than per-kind code: a kind with a "status" subresource owns its status
  * through that subresource only.
  *
- *  - create: the status the client sent is dropped (PrepareForCreate), except
+ *  - create: the status the client sent is replaced (PrepareForCreate) by
+ *    the zero status as Go's encoding writes it (schema.h's omitempty
+ *    facts: a DaemonSet's counts, a Service's loadBalancer: {}), except
  *    Node, which kubelets register with their status; a few kinds start with
  *    a status of their own (Pod: phase Pending and its QoS class; Namespace:
  *    phase Active; PersistentVolume: phase Pending). Kinds that keep a

@@ -50,6 +50,20 @@ static void test_create(void **state)
     assert_int_equal(json_object_size(json_object_get(d, "status")), 0);
     json_decref(d);
 
+    /* The zero status as Go writes it: counts without omitempty are 0. */
+    json_t *ds = load("{\"metadata\":{},\"status\":{\"numberReady\":3}}");
+    sk_status_rules_on_create(res("apps", "daemonsets"), ds);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(ds, "status"), "numberReady")), 0);
+    assert_non_null(json_object_get(json_object_get(ds, "status"), "desiredNumberScheduled"));
+    assert_null(json_object_get(json_object_get(ds, "status"), "conditions"));
+    json_decref(ds);
+    json_t *svc = load("{\"metadata\":{},\"spec\":{}}");
+    sk_status_rules_on_create(res("", "services"), svc);
+    json_t *want = load("{\"loadBalancer\":{}}");
+    assert_true(json_equal(json_object_get(svc, "status"), want));
+    json_decref(want);
+    json_decref(svc);
+
     /* ConfigMaps have no status subresource and no generation. */
     json_t *cm = load("{\"metadata\":{\"name\":\"c\"},\"data\":{}}");
     sk_status_rules_on_create(res("", "configmaps"), cm);
