@@ -248,8 +248,16 @@ json_t *sk_status_rules_merge(const sk_resource *r, const char *sub, const json_
         carry(obj, sent, "status");
         if (in(r->storage, status_keeps_labels))
             carry(meta, old_meta, "labels");
-        if (is_core(r, "pods"))
+        if (is_core(r, "pods")) {
             carry(meta, old_meta, "ownerReferences");
+            /* The QoS class is set once, at create: a status without one
+             * keeps it. */
+            json_t *st = json_object_get(obj, "status");
+            json_t *qos = json_object_get(json_object_get(old, "status"), "qosClass");
+            const char *given = json_string_value(json_object_get(st, "qosClass"));
+            if (json_is_object(st) && qos && (!given || !*given))
+                json_object_set(st, "qosClass", qos);
+        }
     } else if (strcmp(sub, "finalize") == 0) {
         /* spec (the finalizers) from the client, status stored */
         carry(obj, sent, "spec");

@@ -176,13 +176,13 @@ static void test_status_merge(void **state)
     json_decref(want);
     /* A Pod's status may change its labels, not its owners. */
     json_t *pold = load("{\"metadata\":{\"name\":\"p\",\"ownerReferences\":[{\"uid\":\"1\"}]},"
-                        "\"spec\":{\"nodeName\":\"n\"}}");
+                        "\"spec\":{\"nodeName\":\"n\"},\"status\":{\"qosClass\":\"Burstable\"}}");
     json_t *psent = load("{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"}},"
                          "\"spec\":{},\"status\":{\"phase\":\"Running\"}}");
     m = sk_status_rules_merge(res("", "pods"), "status", psent, pold);
     want = load("{\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"b\"},"
                 "\"ownerReferences\":[{\"uid\":\"1\"}]},\"spec\":{\"nodeName\":\"n\"},"
-                "\"status\":{\"phase\":\"Running\"}}");
+                "\"status\":{\"phase\":\"Running\",\"qosClass\":\"Burstable\"}}");
     assert_true(json_equal(m, want));
     json_decref(m);
     json_decref(want);
