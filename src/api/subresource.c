@@ -172,7 +172,8 @@ static json_t *binding_merge(sk_api_call *call, const json_t *sent, const json_t
     }
     size_t i;
     json_t *c;
-    json_array_foreach(conds, i, c) {
+    json_array_foreach(conds, i, c)
+    {
         if (is(json_string_value(json_object_get(c, "type")) ?: "", "PodScheduled")) {
             json_array_remove(conds, i);
             break;
@@ -211,11 +212,12 @@ static int evict(sk_api_call *call)
     if (!body)
         return SK_STEP_DONE;
     const char *kind = json_string_value(json_object_get(body, "kind"));
-    const char *name = json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
+    const char *name =
+        json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
     if (kind && *kind && !is(kind, "Eviction")) {
-        sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
-                             "the kind in the data (%s) does not match the expected kind (Eviction)",
-                             kind);
+        sk_call_reply_errorf(
+            call, SK_ERR_BAD_REQUEST,
+            "the kind in the data (%s) does not match the expected kind (Eviction)", kind);
         return SK_STEP_DONE;
     }
     if (name && *name && !is(name, call->name)) {

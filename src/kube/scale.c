@@ -50,7 +50,8 @@ char *sk_scale_selector_string(const json_t *selector, int is_map)
     size_t n = 0;
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)labels, key, v) {
+    json_object_foreach((json_t *)labels, key, v)
+    {
         if (!json_is_string(v))
             continue;
         sk_buf b = SK_BUF_INIT;
@@ -59,7 +60,8 @@ char *sk_scale_selector_string(const json_t *selector, int is_map)
         reqs[n++].text = sk_buf_steal(&b, NULL);
     }
     size_t i;
-    json_array_foreach((json_t *)exprs, i, v) {
+    json_array_foreach((json_t *)exprs, i, v)
+    {
         const char *k = json_string_value(json_object_get(v, "key"));
         const char *op = json_string_value(json_object_get(v, "operator"));
         const json_t *values = json_object_get(v, "values");
@@ -108,13 +110,13 @@ json_t *sk_scale_view(const sk_resource *r, const json_t *parent)
     if (replicas)
         json_object_set_new(scale_spec, "replicas", json_integer(replicas));
     json_t *status = json_object();
-    json_object_set_new(
-        status, "replicas",
-        json_integer(json_integer_value(json_object_get(json_object_get(parent, "status"),
-                                                        "replicas"))));
+    json_object_set_new(status, "replicas",
+                        json_integer(json_integer_value(
+                            json_object_get(json_object_get(parent, "status"), "replicas"))));
     /* A ReplicationController's selector is a plain map. */
-    char *sel = sk_scale_selector_string(json_object_get(spec, "selector"),
-                                         !*r->group && strcmp(r->resource, "replicationcontrollers") == 0);
+    char *sel =
+        sk_scale_selector_string(json_object_get(spec, "selector"),
+                                 !*r->group && strcmp(r->resource, "replicationcontrollers") == 0);
     if (*sel)
         json_object_set_new(status, "selector", json_string(sel));
     free(sel);
@@ -141,8 +143,8 @@ sk_err sk_scale_apply(const json_t *scale, json_t *parent, char **msg)
         sk_buf_printf(&b,
                       "Scale.autoscaling \"%s\" is invalid: spec.replicas: Invalid value: %lld: "
                       "must be greater than or equal to 0",
-                      json_string_value(json_object_get(json_object_get(scale, "metadata"),
-                                                        "name")) ?: "",
+                      json_string_value(json_object_get(json_object_get(scale, "metadata"), "name"))
+                          ?: "",
                       (long long)n);
         err = SK_ERR_INVALID;
         goto out;

@@ -88,7 +88,8 @@ const char *sk_status_rules_pod_qos(const json_t *spec)
     for (size_t l = 0; l < 2; l++) {
         size_t i;
         json_t *c;
-        json_array_foreach(json_object_get(spec, lists[l]), i, c) {
+        json_array_foreach(json_object_get(spec, lists[l]), i, c)
+        {
             json_t *res = json_object_get(c, "resources");
             json_t *req = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
             for (size_t k = 0; k < 2; k++) {
@@ -206,11 +207,13 @@ static int spec_changed(const json_t *a, const json_t *b)
     static const char *const skip[] = {"apiVersion", "kind", "metadata", "status", NULL};
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)a, key, v) {
+    json_object_foreach((json_t *)a, key, v)
+    {
         if (!in(key, skip) && !same(v, json_object_get(b, key)))
             return 1;
     }
-    json_object_foreach((json_t *)b, key, v) {
+    json_object_foreach((json_t *)b, key, v)
+    {
         if (!in(key, skip) && !json_object_get(a, key))
             return 1;
     }

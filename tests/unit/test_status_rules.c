@@ -53,7 +53,8 @@ static void test_create(void **state)
     /* The zero status as Go writes it: counts without omitempty are 0. */
     json_t *ds = load("{\"metadata\":{},\"status\":{\"numberReady\":3}}");
     sk_status_rules_on_create(res("apps", "daemonsets"), ds);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(ds, "status"), "numberReady")), 0);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(ds, "status"), "numberReady")), 0);
     assert_non_null(json_object_get(json_object_get(ds, "status"), "desiredNumberScheduled"));
     assert_null(json_object_get(json_object_get(ds, "status"), "conditions"));
     json_decref(ds);
@@ -132,8 +133,8 @@ static void test_update_keeps_status_and_bumps_generation(void **state)
                        "\"spec\":{\"replicas\":2},\"status\":{\"replicas\":7}}");
     sk_status_rules_keep_status(dep, obj, old);
     sk_status_rules_bump_generation(dep, obj, old);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(obj, "status"), "replicas")),
-                     2);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(obj, "status"), "replicas")), 2);
     assert_int_equal(generation(obj), 4);
     json_decref(obj);
     /* A spec change: generation + 1. */
@@ -236,7 +237,8 @@ static void test_scale(void **state)
     char *msg = NULL;
     json_object_set_new(json_object_get(v, "spec"), "replicas", json_integer(0));
     assert_int_equal(sk_scale_apply(v, d, &msg), SK_OK);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(d, "spec"), "replicas")), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(d, "spec"), "replicas")),
+                     0);
     json_object_set_new(json_object_get(v, "spec"), "replicas", json_integer(-1));
     assert_int_equal(sk_scale_apply(v, d, &msg), SK_ERR_INVALID);
     free(msg);
@@ -248,7 +250,8 @@ static void test_scale(void **state)
     json_decref(d);
 
     /* A ReplicationController's selector is a map. */
-    json_t *rc = load("{\"metadata\":{\"name\":\"r\"},\"spec\":{\"selector\":{\"b\":\"2\",\"a\":\"1\"}}}");
+    json_t *rc =
+        load("{\"metadata\":{\"name\":\"r\"},\"spec\":{\"selector\":{\"b\":\"2\",\"a\":\"1\"}}}");
     v = sk_scale_view(res("", "replicationcontrollers"), rc);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(v, "status"), "selector")), "a=1,b=2");
