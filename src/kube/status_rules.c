@@ -251,6 +251,10 @@ json_t *sk_status_rules_merge(const sk_resource *r, const char *sub, const json_
         carry(obj, sent, "status");
         if (in(r->storage, status_keeps_labels))
             carry(meta, old_meta, "labels");
+        if (strcmp(r->storage, "certificatesigningrequests.certificates.k8s.io") == 0 &&
+            json_is_object(json_object_get(obj, "status")))
+            /* approval is the approval subresource's */
+            carry(json_object_get(obj, "status"), json_object_get(old, "status"), "conditions");
         if (is_core(r, "pods")) {
             carry(meta, old_meta, "ownerReferences");
             /* The QoS class is set once, at create: a status without one
@@ -265,15 +269,14 @@ json_t *sk_status_rules_merge(const sk_resource *r, const char *sub, const json_
         /* spec (the finalizers) from the client, status stored */
         carry(obj, sent, "spec");
     } else if (strcmp(sub, "approval") == 0) {
-        /* the conditions (Approved, Denied) from the client; the issued
-         * certificate stays the signer's */
-        json_t *status = json_deep_copy(json_object_get(sent, "status"));
+        /* the conditions (Approved, Denied) from the client; the rest of
+         * the status stays the signer's */
+        json_t *status = json_object_get(obj, "status");
         if (!json_is_object(status)) {
-            json_decref(status);
             status = json_object();
+            json_object_set_new(obj, "status", status);
         }
-        carry(status, json_object_get(old, "status"), "certificate");
-        json_object_set_new(obj, "status", status);
+        carry(status, json_object_get(sent, "status"), "conditions");
     } else if (strcmp(sub, "ephemeralcontainers") == 0) {
         json_t *spec = json_object_get(obj, "spec");
         if (json_is_object(spec))

@@ -51,7 +51,9 @@ void sk_status_rules_bump_generation(const sk_resource *r, json_t *obj, const js
  * approval, ephemeralcontainers) of r writes: old (borrowed) with the part
  * the subresource owns taken from sent (borrowed), and sent's metadata
  * except what that subresource may not change (labels of the apps kinds'
- * status; a Pod's ownerReferences). New reference.
+ * status; a Pod's ownerReferences). A CSR's conditions are its approval's,
+ * the rest of its status /status's. Conditions get no lastUpdateTime
+ * here (kube stamps missing ones). New reference.
  */
 json_t *sk_status_rules_merge(const sk_resource *r, const char *sub, const json_t *sent,
                               const json_t *old);

@@ -209,6 +209,37 @@ static void test_status_merge(void **state)
     json_decref(sent);
 }
 
+static void test_csr(void **state)
+{
+    const sk_resource *csr =
+        sk_registry_find("certificates.k8s.io", "v1", "certificatesigningrequests");
+    assert_non_null(csr);
+    json_t *old = load("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"signerName\":\"s\"},"
+                       "\"status\":{\"conditions\":[{\"type\":\"Approved\"}],"
+                       "\"certificate\":\"QUJD\"}}");
+    json_t *sent = load("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"signerName\":\"x\"},"
+                        "\"status\":{\"conditions\":[{\"type\":\"Denied\"}],"
+                        "\"certificate\":\"WFla\"}}");
+    /* approval: the conditions only */
+    json_t *m = sk_status_rules_merge(csr, "approval", sent, old);
+    json_t *want = load("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"signerName\":\"s\"},"
+                        "\"status\":{\"conditions\":[{\"type\":\"Denied\"}],"
+                        "\"certificate\":\"QUJD\"}}");
+    assert_true(json_equal(m, want));
+    json_decref(m);
+    json_decref(want);
+    /* status: everything but the conditions */
+    m = sk_status_rules_merge(csr, "status", sent, old);
+    want = load("{\"metadata\":{\"name\":\"c\"},\"spec\":{\"signerName\":\"s\"},"
+                "\"status\":{\"conditions\":[{\"type\":\"Approved\"}],"
+                "\"certificate\":\"WFla\"}}");
+    assert_true(json_equal(m, want));
+    json_decref(m);
+    json_decref(want);
+    json_decref(old);
+    json_decref(sent);
+}
+
 static void test_scale(void **state)
 {
     json_t *sel = load("{\"matchLabels\":{\"z\":\"1\",\"app\":\"web\"},\"matchExpressions\":["
@@ -267,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_qos),
         cmocka_unit_test(test_update_keeps_status_and_bumps_generation),
         cmocka_unit_test(test_status_merge),
+        cmocka_unit_test(test_csr),
         cmocka_unit_test(test_scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
