@@ -250,10 +250,16 @@ static int evict(sk_api_call *call)
 
 /* ---- what sqlkube cannot serve ---- */
 
+/* A missing object is still a 404, as kube looks it up before connecting. */
 static int unavailable(sk_api_call *call)
 {
     const sk_subresource *sub = call->route.sub;
-    if (is(sub->name, "token"))
+    sk_row row = {0};
+    sk_err err = sk_store_get(call->api->store, call->res->storage, call->ns, call->name, 0, &row);
+    sk_row_clear(&row);
+    if (err != SK_OK)
+        sk_call_reply_store_error(call, err, call->name);
+    else if (is(sub->name, "token"))
         sk_call_reply_errorf(call, SK_ERR_UNAVAILABLE,
                              "%s/%s: this sqlkube server does not issue service account tokens",
                              call->res->resource, sub->name);

@@ -183,6 +183,57 @@ class Subresources(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.ok("scale", "deployment", "web", "--current-replicas=3", "--replicas=0")
         self.assertEqual(self.get_json("deployment", "web")["spec"]["replicas"], 0)
 
+    def test_scale_other_kinds(self):
+        rc = {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "rc"},
+              "spec": {"replicas": 1, "selector": {"b": "2", "a": "1"},
+                       "template": {"metadata": {"labels": {"a": "1", "b": "2"}},
+                                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+        self.create("/api/v1/namespaces/default/replicationcontrollers", rc)
+        self.ok("scale", "rc", "rc", "--replicas=4")
+        s = self.req("GET", "/api/v1/namespaces/default/replicationcontrollers/rc/scale",
+                     want=200).json()
+        self.assertEqual(s["spec"]["replicas"], 4)
+        self.assertEqual(s["status"]["selector"], "a=1,b=2")
+        rc = self.get_json("rc", "rc")
+        self.assertEqual(rc["metadata"]["generation"], 2)
+        sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+               "spec": {"replicas": 1, "serviceName": "db",
+                        "selector": {"matchExpressions": [
+                            {"key": "app", "operator": "In", "values": ["db", "cache"]}]},
+                        "template": {"metadata": {"labels": {"app": "db"}},
+                                     "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+        got = self.create("/apis/apps/v1/namespaces/default/statefulsets", sts)
+        self.assertEqual(got["status"], {"replicas": 0, "availableReplicas": 0})
+        self.ok("scale", "statefulset", "db", "--replicas=2")
+        s = self.req("GET", "/apis/apps/v1/namespaces/default/statefulsets/db/scale",
+                     want=200).json()
+        self.assertEqual(s["status"]["selector"], "app in (cache,db)")
+        self.assertEqual(s["spec"]["replicas"], 2)
+        # Services and configmaps have no scale.
+        self.req("GET", "/api/v1/namespaces/default/configmaps/x/scale", want=404)
+
+    def test_csr_approval(self):
+        certs = client.CertificatesV1Api(self.api_client)
+        body = {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+                "metadata": {"name": "csr1"},
+                "spec": {"request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+                         "signerName": "example.com/signer", "usages": ["digital signature"]},
+                "status": {"certificate": "QUJD"}}
+        r = self.req("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", body)
+        if r.status != 201:
+            self.skipTest("CSR not admitted by validation here: %s" % r.body[:300])
+        self.assertEqual(r.json().get("status"), {}, "create drops the status")
+        csr = r.json()
+        csr["status"] = {"conditions": [{"type": "Approved", "status": "True",
+                                         "reason": "Test", "message": "ok"}],
+                         "certificate": "QUJD"}
+        got = self.req("PUT", "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1/approval",
+                       csr, want=200).json()
+        self.assertEqual([c["type"] for c in got["status"]["conditions"]], ["Approved"])
+        self.assertNotIn("certificate", got["status"], "approval does not issue certificates")
+        got = certs.read_certificate_signing_request_approval("csr1")
+        self.assertEqual(got.status.conditions[0].type, "Approved")
+
     def test_python_client_scale(self):
         self.create(DEPLOYMENTS, deployment("pyscale", replicas=2))
         s = self.apps.read_namespaced_deployment_scale("pyscale", "default")
@@ -290,6 +341,14 @@ class Subresources(KubectlMixin, ServerTestCase, unittest.TestCase):
             self.assertIn("no kubelet", r.json()["message"])
         p = self.bad("logs", "nolog")
         self.assertIn("no kubelet", p.stderr)
+        # A missing pod is still a 404.
+        self.req("GET", PODS + "/missing/log", want=404)
+        self.create("/api/v1/namespaces/default/serviceaccounts", {"metadata": {"name": "sa"}})
+        r = self.req("POST", "/api/v1/namespaces/default/serviceaccounts/sa/token",
+                     {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                      "spec": {}})
+        self.assertEqual(r.status, 503, r.body)
+        self.assertIn("token", r.json()["message"])
 
     # --- namespaces/finalize ----------------------------------------------------
 
