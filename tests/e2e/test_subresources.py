@@ -289,6 +289,18 @@ class Subresources(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertIn("already assigned", ctx.exception.body.decode()
                       if isinstance(ctx.exception.body, bytes) else ctx.exception.body)
 
+    def test_ephemeral_containers(self):
+        self.create(PODS, pod("dbg"))
+        patch = {"spec": {"ephemeralContainers": [{"name": "debugger", "image": "busybox"}],
+                          "containers": [{"name": "c", "image": "changed"}]}}
+        got = self.req("PATCH", PODS + "/dbg/ephemeralcontainers", patch,
+                       ctype="application/strategic-merge-patch+json", want=200).json()
+        self.assertEqual([c["name"] for c in got["spec"]["ephemeralContainers"]], ["debugger"])
+        self.assertEqual(got["spec"]["containers"][0]["image"], "nginx",
+                         "only ephemeral containers change through this subresource")
+        self.assertEqual(self.req("GET", PODS + "/dbg/ephemeralcontainers",
+                                  want=200).json()["metadata"]["name"], "dbg")
+
     def test_graceful_delete(self):
         # Unscheduled: gone at once.
         self.create(PODS, pod("unbound"))
