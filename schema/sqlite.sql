@@ -135,3 +135,22 @@ CREATE VIEW sk_expiring AS
     SELECT resource, namespace, name, rev AS resource_version,
            strftime('%Y-%m-%dT%H:%M:%fZ', expires_at_ms / 1000.0, 'unixepoch') AS expires_at
     FROM sk_ttl;
+
+-- Allocations: values that at most one live object may hold at a time, such
+-- as a Service's cluster IP (kind 'clusterip', value the dotted address) or a
+-- node port (kind 'nodeport', value the decimal port). The API picks values
+-- (at random, or as the client asked); the store's writer records the claim
+-- in the same transaction as the object, refusing a value another object
+-- owns, and drops an object's rows when a later write of it lists other
+-- values or when it is deleted (also by a namespace's cascade). Writers hold
+-- the revision lock, so claims by several processes sharing the database are
+-- serialised too.
+CREATE TABLE sk_allocation (
+    kind      TEXT NOT NULL,
+    value     TEXT NOT NULL,
+    resource  TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name      TEXT NOT NULL,
+    PRIMARY KEY (kind, value)
+) WITHOUT ROWID;
+CREATE INDEX sk_allocation_owner ON sk_allocation (resource, namespace, name);

@@ -102,6 +102,17 @@ typedef struct sk_backend_ops {
      * expires_at_ms <= now_ms, soonest first. (A row names a live version:
      * the write that supersedes or deletes it rewrites or clears the row.) */
     sk_err (*expired)(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, void *arg);
+    /*
+     * Allocations (sk_allocation), in the writer's transaction. claim_taken:
+     * *taken_out = 1 if (kind, value) is owned by a key other than
+     * (resource, ns, name). claims_release: drops every row the key owns.
+     * claim_insert: records the key as the owner (the caller checked first).
+     */
+    sk_err (*claim_taken)(sk_conn *c, const char *kind, const char *value, const char *resource,
+                          const char *ns, const char *name, int *taken_out);
+    sk_err (*claims_release)(sk_conn *c, const char *resource, const char *ns, const char *name);
+    sk_err (*claim_insert)(sk_conn *c, const char *kind, const char *value, const char *resource,
+                           const char *ns, const char *name);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

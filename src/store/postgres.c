@@ -109,6 +109,9 @@ typedef enum {
     ST_CLEAR_EXPIRY,
     ST_EXPIRED,
     ST_META_GET,
+    ST_CLAIM_TAKEN,
+    ST_CLAIMS_RELEASE,
+    ST_CLAIM_INSERT,
     ST__COUNT
 } stmt_id;
 
@@ -227,6 +230,14 @@ static const struct {
                                " ON h.rev = t.rev WHERE t.expires_at_ms <= $1::bigint"
                                " ORDER BY t.expires_at_ms LIMIT $2::bigint"},
     [ST_META_GET] = {"meta_get", "SELECT value FROM sk_meta WHERE key = $1"},
+    [ST_CLAIM_TAKEN] = {"claim_taken",
+                        "SELECT 1 FROM sk_allocation WHERE kind = $1 AND value = $2 AND NOT"
+                        " (resource = $3 AND namespace = $4 AND name = $5)"},
+    [ST_CLAIMS_RELEASE] = {"claims_release", "DELETE FROM sk_allocation WHERE resource = $1"
+                                             " AND namespace = $2 AND name = $3"},
+    [ST_CLAIM_INSERT] = {"claim_insert",
+                         "INSERT INTO sk_allocation (kind, value, resource, namespace, name)"
+                         " VALUES ($1, $2, $3, $4, $5)"},
 };
 
 _Static_assert(ST__COUNT <= 32, "sk_conn.prepared has a bit per statement");
@@ -789,6 +800,37 @@ out:
     return err;
 }
 
+static sk_err pg_claim_taken(sk_conn *c, const char *kind, const char *value, const char *resource,
+                             const char *ns, const char *name, int *taken_out)
+{
+    const char *const values[] = {kind, value, resource, ns, name};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_CLAIM_TAKEN, 5, values, NULL, NULL, &res);
+    if (err == SK_OK)
+        *taken_out = PQntuples(res) > 0;
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_claims_release(sk_conn *c, const char *resource, const char *ns, const char *name)
+{
+    const char *const values[] = {resource, ns, name};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_CLAIMS_RELEASE, 3, values, NULL, NULL, &res);
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_claim_insert(sk_conn *c, const char *kind, const char *value, const char *resource,
+                              const char *ns, const char *name)
+{
+    const char *const values[] = {kind, value, resource, ns, name};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_CLAIM_INSERT, 5, values, NULL, NULL, &res);
+    PQclear(res);
+    return err;
+}
+
 const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
     .connect = pg_connect,
@@ -810,4 +852,7 @@ const sk_backend_ops sk_backend_postgres = {
     .set_expiry = pg_set_expiry,
     .expired = pg_expired,
     .meta_get = pg_meta_get,
+    .claim_taken = pg_claim_taken,
+    .claims_release = pg_claims_release,
+    .claim_insert = pg_claim_insert,
 };

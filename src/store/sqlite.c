@@ -61,6 +61,9 @@ enum {
     ST_CLEAR_EXPIRY,
     ST_EXPIRED,
     ST_META_GET,
+    ST_CLAIM_TAKEN,
+    ST_CLAIMS_RELEASE,
+    ST_CLAIM_INSERT,
     ST__COUNT
 };
 
@@ -141,6 +144,12 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_EXPIRED] = "SELECT " ROW_COLS " FROM sk_ttl t JOIN sk_history h ON h.rev = t.rev "
                    "WHERE t.expires_at_ms <= ?1 ORDER BY t.expires_at_ms LIMIT ?2",
     [ST_META_GET] = "SELECT value FROM sk_meta WHERE key = ?1",
+    [ST_CLAIM_TAKEN] = "SELECT 1 FROM sk_allocation WHERE kind = ?1 AND value = ?2 AND NOT "
+                       "(resource = ?3 AND namespace = ?4 AND name = ?5)",
+    [ST_CLAIMS_RELEASE] =
+        "DELETE FROM sk_allocation WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
+    [ST_CLAIM_INSERT] = "INSERT INTO sk_allocation (kind, value, resource, namespace, name) "
+                        "VALUES (?1, ?2, ?3, ?4, ?5)",
 };
 
 struct sk_conn {
@@ -729,6 +738,54 @@ static sk_err sqlite_meta_get(sk_conn *c, const char *key, char **value_out)
     return err;
 }
 
+static sk_err sqlite_claim_taken(sk_conn *c, const char *kind, const char *value,
+                                 const char *resource, const char *ns, const char *name,
+                                 int *taken_out)
+{
+    sqlite3_stmt *st = stmt(c, ST_CLAIM_TAKEN);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, kind);
+    bind_text(st, 2, value);
+    bind_text(st, 3, resource);
+    bind_text(st, 4, ns);
+    bind_text(st, 5, name);
+    int rc = sqlite3_step(st);
+    sk_err err = SK_OK;
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+        *taken_out = rc == SQLITE_ROW;
+    else
+        err = map_rc(c, rc, "claim taken");
+    sqlite3_reset(st);
+    return err;
+}
+
+static sk_err sqlite_claims_release(sk_conn *c, const char *resource, const char *ns,
+                                    const char *name)
+{
+    sqlite3_stmt *st = stmt(c, ST_CLAIMS_RELEASE);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, resource);
+    bind_text(st, 2, ns);
+    bind_text(st, 3, name);
+    return run_done(c, st, "release claims");
+}
+
+static sk_err sqlite_claim_insert(sk_conn *c, const char *kind, const char *value,
+                                  const char *resource, const char *ns, const char *name)
+{
+    sqlite3_stmt *st = stmt(c, ST_CLAIM_INSERT);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, kind);
+    bind_text(st, 2, value);
+    bind_text(st, 3, resource);
+    bind_text(st, 4, ns);
+    bind_text(st, 5, name);
+    return run_done(c, st, "claim");
+}
+
 const sk_backend_ops sk_backend_sqlite = {
     .name = "sqlite",
     .connect = sqlite_connect,
@@ -749,4 +806,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .set_expiry = sqlite_set_expiry,
     .expired = sqlite_expired,
     .meta_get = sqlite_meta_get,
+    .claim_taken = sqlite_claim_taken,
+    .claims_release = sqlite_claims_release,
+    .claim_insert = sqlite_claim_insert,
 };

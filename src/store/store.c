@@ -189,6 +189,8 @@ static sk_err append_tombstone(sk_store *s, const sk_row *cur, int64_t rev,
     sk_err err = s->ops->append(s->wconn, &row);
     if (err == SK_OK) /* a deleted object no longer expires */
         err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, rev, 0);
+    if (err == SK_OK) /* nor owns anything */
+        err = s->ops->claims_release(s->wconn, row.resource, row.ns, row.name);
     if (err == SK_OK && out)
         sk_row_copy(out, &row);
     free(row.value);
@@ -209,6 +211,39 @@ static int cascade_one(void *arg, const sk_row *row)
         return 1;
     (*cc->rev)++;
     return 0;
+}
+
+/* Whether w's claims are free for its key; marks those that are not.
+ * SK_ERR_CONFLICT if any is taken; another error is the database's. */
+static sk_err check_claims(sk_store *s, sk_write *w)
+{
+    sk_err err = SK_OK;
+    int any = 0;
+    for (int i = 0; i < w->n_claims && err == SK_OK; i++) {
+        sk_claim *c = &w->claims[i];
+        int taken = 0;
+        c->taken = 0;
+        err = s->ops->claim_taken(s->wconn, c->kind, c->value, w->resource, w->ns, w->name, &taken);
+        if (err == SK_OK && taken)
+            c->taken = any = 1;
+    }
+    return err == SK_OK && any ? SK_ERR_CONFLICT : err;
+}
+
+/* Makes w's key own exactly its claims (checked free by check_claims). A
+ * value listed twice is recorded once. */
+static sk_err record_claims(sk_store *s, const sk_write *w)
+{
+    sk_err err = s->ops->claims_release(s->wconn, w->resource, w->ns, w->name);
+    for (int i = 0; i < w->n_claims && err == SK_OK; i++) {
+        const sk_claim *c = &w->claims[i];
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(w->claims[j].kind, c->kind) == 0 && strcmp(w->claims[j].value, c->value) == 0;
+        if (!seen)
+            err = s->ops->claim_insert(s->wconn, c->kind, c->value, w->resource, w->ns, w->name);
+    }
+    return err;
 }
 
 /*
@@ -281,6 +316,10 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
         goto out;
     }
 
+    if (w->set_claims && (err = check_claims(s, w)) != SK_OK) {
+        *db_failed = err != SK_ERR_CONFLICT;
+        goto out;
+    }
     json_t *uid = json_object_get(json_object_get(w->object, "metadata"), "uid");
     SK_CHECK(json_is_string(uid));
     sk_row row = {0};
@@ -302,6 +341,8 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
     if (err == SK_OK && w->expires_at_ms != 0)
         err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, row.rev,
                                  w->expires_at_ms > 0 ? w->expires_at_ms : 0);
+    if (err == SK_OK && w->set_claims)
+        err = record_claims(s, w);
     if (err == SK_OK) {
         sk_row_copy(&p->result, &row);
         (*rev)++;

@@ -44,6 +44,19 @@ typedef struct sk_store sk_store;
 
 typedef enum { SK_WRITE_CREATE, SK_WRITE_UPDATE, SK_WRITE_DELETE } sk_write_op;
 
+/*
+ * A claim on a value that at most one live object may own at a time (table
+ * sk_allocation): kind names the value space ("clusterip", "nodeport"), value
+ * is its canonical text. The store knows nothing of what they mean.
+ */
+typedef struct sk_claim {
+    const char *kind;  /* borrowed */
+    const char *value; /* borrowed */
+    /* Set by the writer (and only then) when the write failed with
+     * SK_ERR_CONFLICT because another object owns this value. */
+    int taken;
+} sk_claim;
+
 typedef struct sk_write {
     sk_write_op op;
     const char *resource; /* borrowed; must outlive the write */
@@ -81,6 +94,19 @@ typedef struct sk_write {
      * (0: no limit), else SK_ERR_TOO_LARGE. Checked by the writer, which
      * serializes the object anyway. */
     size_t max_bytes;
+    /*
+     * Allocations. CREATE/UPDATE with set_claims: after the write the object
+     * owns exactly claims[0..n_claims) (values it owned before and no longer
+     * lists are released), in the same transaction. If another live object
+     * owns one of them, nothing is written: the write fails with
+     * SK_ERR_CONFLICT and that claim's taken is set. Without set_claims an
+     * update leaves the object's allocations as they are. A DELETE (and each
+     * deletion of a namespace's cascade) releases everything the object owns.
+     * claims is borrowed, written by the writer, and must outlive the write.
+     */
+    int set_claims;
+    sk_claim *claims;
+    int n_claims;
 } sk_write;
 
 /*
