@@ -1192,6 +1192,150 @@ static void test_database_error_isolated(void **state)
     assert_int_equal(current_rev(f), ok);
 }
 
+/* ---- allocations ----------------------------------------------------------- */
+
+#define SVC "services"
+
+/* A create or update of services/ns/name that owns exactly claims[0..n). */
+static sk_err write_claims(sk_store *s, sk_write_op op, const char *ns, const char *name,
+                           sk_claim *claims, int n)
+{
+    wreq r = {.op = op, .resource = SVC, .ns = ns, .name = name, .payload = "svc"};
+    sk_write w = to_write(&r);
+    w.set_claims = 1;
+    w.claims = claims;
+    w.n_claims = n;
+    return sk_store_write(s, &w, NULL);
+}
+
+/*
+ * A value is owned by one live object: a claim on a value another object
+ * owns fails the whole write (nothing written, no revision, the taken claim
+ * marked); an update that lists other values releases the old ones; an
+ * update without claims keeps them; a delete releases them.
+ */
+static void test_claims(void **state)
+{
+    fixture *f = *state;
+    sk_claim a[] = {{"clusterip", "10.0.0.1", 0}, {"nodeport", "30080", 0}};
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "a", a, 2), SK_OK);
+    int64_t rev = current_rev(f);
+
+    sk_claim b[] = {{"clusterip", "10.0.0.2", 0}, {"nodeport", "30080", 0}};
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "b", b, 2), SK_ERR_CONFLICT);
+    assert_int_equal(b[0].taken, 0);
+    assert_int_equal(b[1].taken, 1);
+    assert_int_equal(current_rev(f), rev);
+    sk_row row = {0};
+    assert_int_equal(sk_store_get(f->s, SVC, "default", "b", 0, &row), SK_ERR_NOT_FOUND);
+    /* The same value in another kind is another value. */
+    sk_claim b2[] = {{"clusterip", "10.0.0.2", 0}, {"nodeport", "10.0.0.1", 0}};
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "b", b2, 2), SK_OK);
+
+    /* Owning a value again is no conflict; listed twice, it is recorded once. */
+    sk_claim a_again[] = {{"clusterip", "10.0.0.1", 0}, {"nodeport", "30080", 0},
+                          {"nodeport", "30080", 0}};
+    assert_int_equal(write_claims(f->s, SK_WRITE_UPDATE, "default", "a", a_again, 3), SK_OK);
+    /* An update without claims keeps them. */
+    update(f, SVC, "default", "a", "other");
+    assert_int_equal(write_claims(f->s, SK_WRITE_UPDATE, "default", "b", b, 2), SK_ERR_CONFLICT);
+    assert_int_equal(b[1].taken, 1);
+    /* Dropping the port from a's list releases it. */
+    assert_int_equal(write_claims(f->s, SK_WRITE_UPDATE, "default", "a", a, 1), SK_OK);
+    assert_int_equal(write_claims(f->s, SK_WRITE_UPDATE, "default", "b", b, 2), SK_OK);
+    assert_int_equal(b[1].taken, 0);
+    /* b no longer owns ("nodeport", "10.0.0.1"): a may take it. */
+    sk_claim a2[] = {{"clusterip", "10.0.0.1", 0}, {"nodeport", "10.0.0.1", 0}};
+    assert_int_equal(write_claims(f->s, SK_WRITE_UPDATE, "default", "a", a2, 2), SK_OK);
+
+    /* A delete releases everything. */
+    sk_claim c[] = {{"clusterip", "10.0.0.1", 0}};
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "c", c, 1), SK_ERR_CONFLICT);
+    delete (f, SVC, "default", "a");
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "c", c, 1), SK_OK);
+    /* A failed precondition is reported as such, claims unmarked. */
+    c[0].taken = 0;
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "c", c, 1),
+                     SK_ERR_ALREADY_EXISTS);
+    assert_int_equal(c[0].taken, 0);
+}
+
+/* Deleting a namespace releases what the objects in it owned. */
+static void test_claims_cascade(void **state)
+{
+    fixture *f = *state;
+    create(f, "namespaces", "", "team", "");
+    sk_claim x[] = {{"clusterip", "10.0.0.9", 0}};
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "team", "svc", x, 1), SK_OK);
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "svc", x, 1), SK_ERR_CONFLICT);
+    wreq r = {.op = SK_WRITE_DELETE, .resource = "namespaces", .ns = "", .name = "team",
+              .cascade = 1};
+    assert_int_equal(do_write(f, &r, NULL), SK_OK);
+    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "svc", x, 1), SK_OK);
+}
+
+enum { CLAIM_THREADS = 8, CLAIMS_PER_THREAD = 30, CLAIM_VALUES = 20 };
+
+typedef struct claim_racer {
+    sk_store *s;
+    int id;
+    int won[CLAIMS_PER_THREAD]; /* the value won by each attempt, -1 if refused */
+} claim_racer;
+
+/* Each attempt creates its own object claiming one of a few values. */
+static void *race_claims(void *arg)
+{
+    claim_racer *cr = arg;
+    for (int i = 0; i < CLAIMS_PER_THREAD; i++) {
+        char name[32], value[16];
+        int v = (cr->id * 7 + i * 3) % CLAIM_VALUES;
+        snprintf(name, sizeof name, "r%d-%d", cr->id, i);
+        snprintf(value, sizeof value, "%d", v);
+        sk_claim c[] = {{"nodeport", value, 0}};
+        sk_err err = write_claims(cr->s, SK_WRITE_CREATE, "default", name, c, 1);
+        if (err != SK_OK && (err != SK_ERR_CONFLICT || !c[0].taken))
+            fail_msg("claim %s: %s", name, sk_err_name(err));
+        cr->won[i] = err == SK_OK ? v : -1;
+    }
+    return NULL;
+}
+
+/*
+ * Writers racing for a few values, through three stores (on PostgreSQL,
+ * three writers with their own connections, as three processes would
+ * be): every value is won exactly once, and every refusal left no row.
+ */
+static void test_claims_race(void **state)
+{
+    fixture *f = *state;
+    sk_store *stores[3] = {f->s, NULL, NULL};
+    for (int i = 1; i < 3; i++) {
+        char *msg = NULL;
+        assert_int_equal(sk_store_open(f->url, &stores[i], &msg), SK_OK);
+    }
+    claim_racer racers[CLAIM_THREADS];
+    pthread_t threads[CLAIM_THREADS];
+    for (int i = 0; i < CLAIM_THREADS; i++) {
+        racers[i] = (claim_racer){.s = stores[i % 3], .id = i};
+        assert_int_equal(pthread_create(&threads[i], NULL, race_claims, &racers[i]), 0);
+    }
+    for (int i = 0; i < CLAIM_THREADS; i++)
+        pthread_join(threads[i], NULL);
+    int owners[CLAIM_VALUES] = {0};
+    int wins = 0;
+    for (int i = 0; i < CLAIM_THREADS; i++)
+        for (int j = 0; j < CLAIMS_PER_THREAD; j++)
+            if (racers[i].won[j] >= 0) {
+                owners[racers[i].won[j]]++;
+                wins++;
+            }
+    for (int v = 0; v < CLAIM_VALUES; v++)
+        assert_int_equal(owners[v], 1);
+    assert_int_equal(current_rev(f), wins);
+    sk_store_close(stores[1]);
+    sk_store_close(stores[2]);
+}
+
 typedef struct opener {
     const char *url;
     sk_err err;
@@ -1764,6 +1908,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
         cmocka_unit_test_setup_teardown(test_database_error_isolated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claims_cascade, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claims_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_migrate, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_postgres_notify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_basics, setup, teardown),
