@@ -42,6 +42,12 @@ sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg)
         cfg->max_object_bytes > 0 ? (size_t)cfg->max_object_bytes : 1536 * 1024;
     api->watch_stall_timeout_s = cfg->watch_stall_timeout_s > 0 ? cfg->watch_stall_timeout_s : 15;
     api->event_ttl_s = cfg->event_ttl_s > 0 ? cfg->event_ttl_s : 3600;
+    SK_CHECK(sk_svcrange_parse_cidr(cfg->service_cluster_ip_range ? cfg->service_cluster_ip_range
+                                                                  : SK_SERVICE_CIDR_DEFAULT,
+                                    &api->service_ips) == SK_OK);
+    SK_CHECK(sk_svcrange_parse_ports(cfg->service_node_port_range ? cfg->service_node_port_range
+                                                                  : SK_NODE_PORTS_DEFAULT,
+                                     &api->node_ports) == SK_OK);
     api->listen_addr = strdup(cfg->listen_addr ? cfg->listen_addr : "127.0.0.1:8080");
     SK_CHECK_ALLOC(api->listen_addr);
     return api;

@@ -42,6 +42,9 @@ typedef struct sk_api_config {
     /* The largest serialized object a create, update or patch may store
      * (0: 1.5 MiB). */
     int64_t max_object_bytes;
+    /* --service-cluster-ip-range and --service-node-port-range, already
+     * checked by kube/svcrange.h's parsers (NULL: 10.96.0.0/12, 30000-32767). */
+    const char *service_cluster_ip_range, *service_node_port_range;
 } sk_api_config;
 
 /* What the API serves from, all borrowed: each must outlive the api. */

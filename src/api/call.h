@@ -25,6 +25,7 @@
 #include "ctl/ctl.h"
 #include "kube/options.h"
 #include "kube/registry.h"
+#include "kube/svcrange.h"
 #include "read/reader.h"
 #include "store/store.h"
 #include "watch/hub.h"
@@ -46,6 +47,7 @@ struct sk_api {
     char *listen_addr;
     size_t max_object_bytes; /* largest serialized object a write may store */
     int64_t event_ttl_s;
+    sk_svcrange service_ips, node_ports; /* what Services draw from (api/alloc.h) */
     int watch_stall_timeout_s;
     _Atomic int stopping; /* set once at shutdown: watches end */
     int64_t stop_at_ms;   /* when stopping was set */

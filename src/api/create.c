@@ -10,6 +10,7 @@
  * kube-apiserver 1.32 does (KEP-4420), instead of answering 409.
  */
 #include "api/admit.h"
+#include "api/alloc.h"
 #include "api/body.h"
 #include "api/verbs.h"
 #include "core/util.h"
@@ -22,11 +23,27 @@ typedef struct create_state {
     json_t *obj; /* what is written; kept for its name */
     int generated; /* the name came from generateName */
     int attempts;
+    sk_alloc_plan *alloc; /* a Service's cluster IP and node ports, else NULL */
 } create_state;
+
+static int create_write(sk_api_call *call);
 
 static int create_done(sk_api_call *call)
 {
     create_state *st = call->verb_state;
+    if (call->write_err == SK_ERR_CONFLICT) {
+        /* A random value another object took meanwhile: pick again, on a
+         * copy (the writer may still hold the object it was handed). */
+        json_t *copy = sk_call_keep(call, json_deep_copy(st->obj));
+        int again = sk_alloc_after_conflict(call, st->alloc, copy);
+        if (again < 0)
+            return SK_STEP_DONE;
+        if (again > 0) {
+            st->obj = copy;
+            call->next = create_write;
+            return SK_STEP_AGAIN;
+        }
+    }
     if (call->write_err == SK_ERR_ALREADY_EXISTS && st->generated &&
         ++st->attempts < MAX_GENERATE_NAME_ATTEMPTS) {
         /* Another name from the same generateName; the rest of the
@@ -40,6 +57,7 @@ static int create_done(sk_api_call *call)
         json_decref(gen);
         sk_row_clear(&call->write_row);
         sk_write w = sk_admit_write(call, st->obj, 0);
+        sk_alloc_attach(st->alloc, &w);
         return sk_call_submit_write(call, &w, create_done);
     }
     if (call->write_err == SK_ERR_NOT_FOUND) {
@@ -79,13 +97,21 @@ int sk_verb_create(sk_api_call *call)
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *gen = json_string_value(json_object_get(meta, "generateName"));
     st->generated = (!name || !*name) && gen && *gen;
-    if (sk_admit_object(call, st->obj, NULL) < 0)
+    if (sk_admit_object(call, st->obj, NULL) < 0 ||
+        sk_alloc_plan_new(call, st->obj, NULL, NULL, &st->alloc) < 0)
         return SK_STEP_DONE;
     sk_status_rules_on_create(call->res, st->obj);
     if (wo.dry_run) {
         sk_call_reply_json(call, 201, st->obj);
         return SK_STEP_DONE;
     }
+    return create_write(call);
+}
+
+static int create_write(sk_api_call *call)
+{
+    create_state *st = call->verb_state;
     sk_write w = sk_admit_write(call, st->obj, 0);
+    sk_alloc_attach(st->alloc, &w);
     return sk_call_submit_write(call, &w, create_done);
 }

@@ -21,6 +21,7 @@
  * a patch without one retries on a conflict as kube's does.
  */
 #include "api/admit.h"
+#include "api/alloc.h"
 #include "api/body.h"
 #include "api/verbs.h"
 #include "core/util.h"
@@ -42,6 +43,7 @@ typedef struct update_state {
     int attempts;
     int64_t client_rev; /* the client's resourceVersion precondition, 0 if none */
     sk_row current;     /* the version read */
+    sk_alloc_plan *alloc; /* a Service's cluster IP and node ports, else NULL */
 } update_state;
 
 /* The object to write, from old (the live version, parsed): for PUT the
@@ -109,7 +111,13 @@ static void reply_object(sk_api_call *call, update_state *st, const json_t *obj)
 static int update_done(sk_api_call *call)
 {
     update_state *st = call->verb_state;
-    if (call->write_err == SK_ERR_CONFLICT && st->client_rev == 0 &&
+    /* A value taken by another object: 422 if the client asked for it, else
+     * read again and pick again (a client resourceVersion still holds). */
+    int alloc = call->write_err == SK_ERR_CONFLICT ? sk_alloc_after_conflict(call, st->alloc, NULL)
+                                                   : 0;
+    if (alloc < 0)
+        return SK_STEP_DONE;
+    if (call->write_err == SK_ERR_CONFLICT && (st->client_rev == 0 || alloc > 0) &&
         ++st->attempts < MAX_UPDATE_ATTEMPTS) {
         call->next = read_and_write;
         return SK_STEP_AGAIN;
@@ -187,7 +195,10 @@ static int read_and_write(sk_api_call *call)
         obj = json_incref(sent);
         sk_status_rules_keep_status(call->res, obj, old);
     }
-    if (!obj || (!(st->view && st->view->unadmitted) && sk_admit_object(call, obj, old) < 0))
+    if (obj)
+        sk_alloc_carry_over(call->res, obj, old);
+    if (!obj || (!(st->view && st->view->unadmitted) && sk_admit_object(call, obj, old) < 0) ||
+        sk_alloc_plan_new(call, obj, old, st->alloc, &st->alloc) < 0)
         goto out;
     sk_status_rules_bump_generation(call->res, obj, old);
     /* Compare with the resourceVersion normalised: an unchanged object is not written. */
@@ -198,6 +209,7 @@ static int read_and_write(sk_api_call *call)
         goto out;
     }
     sk_write w = sk_admit_write(call, obj, st->current.rev);
+    sk_alloc_attach(st->alloc, &w);
     rc = sk_call_submit_write(call, &w, update_done);
 out:
     json_decref(base);

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "ctl/compactor.h"
+#include "kube/svcrange.h"
 #include "store/store.h"
 
 #include <errno.h>
@@ -59,6 +60,7 @@ typedef struct options {
     int64_t max_connections; /* 0: as many as the open-file limit allows */
     int64_t max_connections_per_ip;
     int64_t header_timeout_s;
+    const char *service_cidr, *node_ports;
     int verbose;
 } options;
 
@@ -107,6 +109,10 @@ static void usage(FILE *f)
         "                           (default %d)\n"
         "  --request-header-timeout SECS  serve: close a new connection that has not sent a\n"
         "                           complete request header in this time (default %d)\n"
+        "  --service-cluster-ip-range CIDR  serve: the IPv4 range Services' cluster IPs\n"
+        "                           come from (default " SK_SERVICE_CIDR_DEFAULT ")\n"
+        "  --service-node-port-range LO-HI  serve: the range node ports come from\n"
+        "                           (default " SK_NODE_PORTS_DEFAULT ")\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",
@@ -273,6 +279,8 @@ static int cmd_serve(const options *o, const char *db)
         .max_connections = (unsigned)connection_cap(o->max_connections),
         .max_connections_per_ip = (unsigned)o->max_connections_per_ip,
         .header_timeout_s = (int)o->header_timeout_s,
+        .service_cidr = o->service_cidr,
+        .node_ports = o->node_ports,
         .idle_timeout_s = IDLE_CONNECTION_TIMEOUT_S,
         .drop_rev_once = drop ? sk_parse_i64(drop) : 0,
         .corrupt_key_once = getenv("SQLKUBE_TEST_CORRUPT_OBJECT"),
@@ -375,6 +383,8 @@ int main(int argc, char **argv)
         {"max-connections", required_argument, NULL, 'X'},
         {"max-connections-per-ip", required_argument, NULL, 'P'},
         {"request-header-timeout", required_argument, NULL, 'T'},
+        {"service-cluster-ip-range", required_argument, NULL, 'I'},
+        {"service-node-port-range", required_argument, NULL, 'N'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -459,6 +469,23 @@ int main(int argc, char **argv)
             if ((o.header_timeout_s = sk_parse_i64(optarg)) <= 0 || o.header_timeout_s > 3600)
                 return fail("invalid --request-header-timeout %s: want 1 to 3600 seconds", optarg);
             break;
+        case 'I': {
+            sk_svcrange r;
+            if (sk_svcrange_parse_cidr(optarg, &r) != SK_OK)
+                return fail("invalid --service-cluster-ip-range %s: want an IPv4 CIDR with a "
+                            "prefix of 12 to 30 bits",
+                            optarg);
+            o.service_cidr = optarg;
+            break;
+        }
+        case 'N': {
+            sk_svcrange r;
+            if (sk_svcrange_parse_ports(optarg, &r) != SK_OK)
+                return fail("invalid --service-node-port-range %s: want LO-HI within 1-65535",
+                            optarg);
+            o.node_ports = optarg;
+            break;
+        }
         case 'v':
             o.verbose = 1;
             break;

@@ -19,6 +19,7 @@
 #include "kube/defaults.h"
 #include "kube/objmeta.h"
 #include "kube/registry.h"
+#include "kube/svcrange.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,48 @@ static sk_err ensure_namespaces(sk_store *store)
     return SK_OK;
 }
 
+/*
+ * The `kubernetes` Service in default, as kube-apiserver keeps it: the
+ * range's first address (reserved for it: random picks never come from the
+ * static band, and the claim makes it this Service's), port 443 to 6443.
+ * Written once by whichever server starts first; later starts find it.
+ */
+static sk_err ensure_kubernetes_service(sk_store *store, const char *cidr)
+{
+    const sk_resource *r = sk_registry_find("", "v1", "services");
+    SK_CHECK(r != NULL);
+    sk_svcrange range;
+    SK_CHECK(sk_svcrange_parse_cidr(cidr ? cidr : SK_SERVICE_CIDR_DEFAULT, &range) == SK_OK);
+    char ip[SK_SVCRANGE_TEXT_MAX];
+    sk_svcrange_format(&range, range.base, ip);
+    json_t *obj = json_pack(
+        "{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}},"
+        " s:{s:[{s:s, s:i, s:s, s:i}], s:s, s:[s], s:s, s:s, s:[s], s:s, s:s}}",
+        "kind", "Service", "apiVersion", "v1", "metadata", "name", "kubernetes", "namespace",
+        "default", "labels", "component", "apiserver", "provider", "kubernetes", "spec", "ports",
+        "name", "https", "port", 443, "protocol", "TCP", "targetPort", 6443, "clusterIP", ip,
+        "clusterIPs", ip, "type", "ClusterIP", "sessionAffinity", "None", "ipFamilies", "IPv4",
+        "ipFamilyPolicy", "SingleStack", "internalTrafficPolicy", "Cluster");
+    SK_CHECK_ALLOC(obj);
+    char *msg = NULL;
+    sk_objmeta_on_create(obj, sk_wall_s());
+    SK_CHECK(sk_defaults_apply(r, obj, &msg) == SK_OK);
+    sk_claim claim = {SK_SVCRANGE_CLAIM_IP, ip, 0};
+    sk_write w = {.op = SK_WRITE_CREATE,
+                  .resource = r->storage,
+                  .ns = "default",
+                  .name = "kubernetes",
+                  .object = obj,
+                  .require_namespace = "default",
+                  .set_claims = 1,
+                  .claims = &claim,
+                  .n_claims = 1};
+    sk_err err = sk_store_write(store, &w, NULL);
+    if (err == SK_ERR_CONFLICT)
+        sk_log_warn("the kubernetes Service was not created: another Service holds %s", ip);
+    return err == SK_ERR_ALREADY_EXISTS || err == SK_ERR_CONFLICT ? SK_OK : err;
+}
+
 static void notify_hub(void *hub)
 {
     sk_watch_hub_notify(hub);
@@ -87,6 +130,10 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     }
     if ((err = ensure_namespaces(srv->store)) != SK_OK) {
         *errmsg = message("cannot create the default namespaces: %s", sk_err_name(err));
+        goto fail;
+    }
+    if ((err = ensure_kubernetes_service(srv->store, cfg->service_cidr)) != SK_OK) {
+        *errmsg = message("cannot create the kubernetes Service: %s", sk_err_name(err));
         goto fail;
     }
     size_t n;
@@ -127,6 +174,8 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         .watch_stall_timeout_s = (int)cfg->watch_stall_s,
         .event_ttl_s = cfg->event_ttl_s,
         .max_object_bytes = cfg->max_object_bytes,
+        .service_cluster_ip_range = cfg->service_cidr,
+        .service_node_port_range = cfg->node_ports,
     };
     srv->api = sk_api_new(&deps, &ac);
     sk_http_config hc = {

@@ -22,6 +22,8 @@ typedef struct sk_server_config {
     int64_t max_object_bytes;
     unsigned max_connections, max_connections_per_ip;
     int header_timeout_s, idle_timeout_s;
+    /* Service ranges (NULL: kube's defaults), checked by kube/svcrange.h. */
+    const char *service_cidr, *node_ports;
     /* Test-only fault injection (sk_cache_config): NULL/0 in production. */
     int64_t drop_rev_once;
     const char *corrupt_key_once;

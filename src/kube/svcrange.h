@@ -20,6 +20,14 @@
 
 #include <stdint.h>
 
+/* kube-apiserver's defaults. */
+#define SK_SERVICE_CIDR_DEFAULT "10.96.0.0/12"
+#define SK_NODE_PORTS_DEFAULT "30000-32767"
+
+/* The claim kinds (store.h sk_claim) Services' values are recorded under. */
+#define SK_SVCRANGE_CLAIM_IP "clusterip"
+#define SK_SVCRANGE_CLAIM_PORT "nodeport"
+
 /* Enough for "255.255.255.255/32" and for any port text. */
 #define SK_SVCRANGE_TEXT_MAX 20
 
