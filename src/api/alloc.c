@@ -30,9 +30,12 @@
 #include <string.h>
 #include <sys/random.h>
 
-/* Rounds of random picks for one write before giving up ("range is full");
- * from half of them on, picks may come from the static band too. */
+/* Rounds of picks for one write before giving up. The first picks are
+ * blind (a random value, nearly always free); once SCAN_ROUND of them were
+ * refused the range is crowded, and picks come from a scan of what the store
+ * says is owned (the static band too, and "range is full" when it is). */
 #define MAX_PICK_ROUNDS 16
+#define SCAN_ROUND 3
 
 enum { ITEM_IP, ITEM_PORT, ITEM_HC };
 
@@ -291,18 +294,89 @@ static int planned(const sk_alloc_plan *plan, const item *it, uint32_t value)
     return 0;
 }
 
+static const sk_svcrange *range_of(sk_api_call *call, const item *it)
+{
+    return it->what == ITEM_IP ? &call->api->service_ips : &call->api->node_ports;
+}
+
 /* Gives it (a random item) a value no other item of the plan holds. */
 static void pick(sk_api_call *call, sk_alloc_plan *plan, item *it)
 {
-    const sk_svcrange *r = it->what == ITEM_IP ? &call->api->service_ips : &call->api->node_ports;
+    const sk_svcrange *r = range_of(call, it);
     uint32_t v = 0;
     for (int tries = 0; tries < 64; tries++) {
-        v = sk_svcrange_pick(r, random64(), plan->rounds >= MAX_PICK_ROUNDS / 2);
+        v = sk_svcrange_pick(r, random64());
         if (!planned(plan, it, v))
             break;
     }
     it->value = v;
     sk_svcrange_format(r, v, it->text);
+}
+
+typedef struct used_map {
+    const sk_svcrange *r;
+    unsigned char *bits;
+} used_map;
+
+static void mark_used(used_map *u, uint32_t value)
+{
+    uint32_t off;
+    if (sk_svcrange_contains(u->r, value, &off))
+        u->bits[off / 8] |= (unsigned char)(1u << (off % 8));
+}
+
+static int mark_claim(void *arg, const char *text)
+{
+    used_map *u = arg;
+    uint32_t v;
+    if (sk_svcrange_value(u->r, text, &v) == 0)
+        mark_used(u, v);
+    return 0;
+}
+
+/* Gives it (a random item) a value that is free by the store's claims now
+ * and held by no other item of the plan. SK_ERR_INVALID if none is left. */
+static sk_err scan(sk_api_call *call, sk_alloc_plan *plan, item *it)
+{
+    used_map u = {range_of(call, it), NULL};
+    u.bits = sk_arena_alloc(call->arena, u.r->size / 8 + 1);
+    sk_err err = sk_store_claims(call->api->store,
+                                 it->what == ITEM_IP ? SK_SVCRANGE_CLAIM_IP : SK_SVCRANGE_CLAIM_PORT,
+                                 mark_claim, &u);
+    if (err != SK_OK)
+        return err;
+    for (int i = 0; i < plan->n; i++)
+        if (&plan->items[i] != it && (plan->items[i].what == ITEM_IP) == (it->what == ITEM_IP))
+            mark_used(&u, plan->items[i].value);
+    uint32_t v;
+    if (sk_svcrange_scan(u.r, u.bits, random64(), &v) < 0)
+        return SK_ERR_INVALID;
+    it->value = v;
+    sk_svcrange_format(u.r, v, it->text);
+    return SK_OK;
+}
+
+static void reply_full(sk_api_call *call, const item *it)
+{
+    sk_call_reply_errorf(call, SK_ERR_INTERNAL,
+                         "Internal error occurred: failed to allocate a %s: range is full",
+                         it->what == ITEM_IP ? "serviceIP" : "nodePort");
+}
+
+/* A value for a random item: blind in the first rounds, then by a scan.
+ * -1 after replying. */
+static int choose(sk_api_call *call, sk_alloc_plan *plan, item *it)
+{
+    if (plan->rounds < SCAN_ROUND) {
+        pick(call, plan, it);
+        return 0;
+    }
+    sk_err err = scan(call, plan, it);
+    if (err == SK_ERR_INVALID)
+        reply_full(call, it);
+    else if (err != SK_OK)
+        sk_call_reply_store_error(call, err, plan->name);
+    return err == SK_OK ? 0 : -1;
 }
 
 static item *add_item(sk_alloc_plan *plan, int what, int is_explicit, int index)
@@ -375,7 +449,8 @@ static int plan_ip(sk_api_call *call, sk_alloc_plan *plan, json_t *spec, const j
     const sk_svcrange *r = &call->api->service_ips;
     item *it = add_item(plan, ITEM_IP, *ip != 0, 0);
     if (!*ip) {
-        pick(call, plan, it);
+        if (choose(call, plan, it) < 0)
+            return -1;
         json_object_set_new(spec, "clusterIP", json_string(it->text));
         json_object_set_new(spec, "clusterIPs", json_pack("[s]", it->text));
         return 0;
@@ -470,7 +545,8 @@ static int plan_ports(sk_api_call *call, sk_alloc_plan *plan, json_t *spec, cons
                 continue;
             }
             item *it = add_item(plan, ITEM_PORT, 0, (int)i);
-            pick(call, plan, it);
+            if (choose(call, plan, it) < 0)
+                return -1;
             json_object_set_new(p, "nodePort", json_integer(it->value));
         }
     }
@@ -479,13 +555,15 @@ static int plan_ports(sk_api_call *call, sk_alloc_plan *plan, json_t *spec, cons
         if (hc != 0)
             return explicit_port(call, plan, ITEM_HC, 0, hc, ospec);
         item *it = add_item(plan, ITEM_HC, 0, 0);
-        pick(call, plan, it);
+        if (choose(call, plan, it) < 0)
+            return -1;
         json_object_set_new(spec, "healthCheckNodePort", json_integer(it->value));
     }
     return 0;
 }
 
-int sk_alloc_plan_new(sk_api_call *call, json_t *obj, const json_t *old, sk_alloc_plan **plan_out)
+int sk_alloc_plan_new(sk_api_call *call, json_t *obj, const json_t *old,
+                      const sk_alloc_plan *previous, sk_alloc_plan **plan_out)
 {
     *plan_out = NULL;
     if (!is_service(call->res))
@@ -502,6 +580,7 @@ int sk_alloc_plan_new(sk_api_call *call, json_t *obj, const json_t *old, sk_allo
     const char *name = str_of(json_object_get(obj, "metadata"), "name");
     plan->name = sk_arena_strdup(call->arena, name ? name : "");
     plan->ips_rendered = "[]string(nil)";
+    plan->rounds = previous ? previous->rounds : 0;
     size_t cap = json_array_size(json_object_get(spec, "ports")) + 2;
     plan->items = sk_arena_alloc(call->arena, cap * sizeof *plan->items);
     if (settle_families(call, plan->name, spec, ospec) < 0 ||
@@ -528,12 +607,10 @@ void sk_alloc_attach(sk_alloc_plan *plan, sk_write *w)
     w->n_claims = plan->n;
 }
 
-/* Gives a refused random item a new value, in obj too. */
-static void repick(sk_api_call *call, sk_alloc_plan *plan, item *it, json_t *obj)
+/* Sets it's value (picked again) in obj. */
+static void set_value(item *it, uint32_t was, json_t *obj)
 {
     json_t *spec = json_object_get(obj, "spec");
-    uint32_t was = it->value;
-    pick(call, plan, it);
     if (it->what == ITEM_IP) {
         json_object_set_new(spec, "clusterIP", json_string(it->text));
         json_object_set_new(spec, "clusterIPs", json_pack("[s]", it->text));
@@ -552,7 +629,7 @@ int sk_alloc_after_conflict(sk_api_call *call, sk_alloc_plan *plan, json_t *obj)
 {
     if (!plan)
         return 0;
-    int taken = 0, ip_taken = 0;
+    const item *taken = NULL;
     for (int i = 0; i < plan->n; i++) {
         if (!plan->claims[i].taken)
             continue;
@@ -560,19 +637,22 @@ int sk_alloc_after_conflict(sk_api_call *call, sk_alloc_plan *plan, json_t *obj)
             reply_taken(call, plan, &plan->items[i]);
             return -1;
         }
-        taken = 1;
-        ip_taken |= plan->items[i].what == ITEM_IP;
+        taken = &plan->items[i];
     }
     if (!taken)
         return 0;
     if (++plan->rounds >= MAX_PICK_ROUNDS) {
-        sk_call_reply_errorf(call, SK_ERR_INTERNAL,
-                             "Internal error occurred: failed to allocate a %s: range is full",
-                             ip_taken ? "serviceIP" : "nodePort");
+        reply_full(call, taken);
         return -1;
     }
-    for (int i = 0; obj && i < plan->n; i++)
-        if (plan->claims[i].taken)
-            repick(call, plan, &plan->items[i], obj);
+    for (int i = 0; obj && i < plan->n; i++) {
+        item *it = &plan->items[i];
+        if (!plan->claims[i].taken)
+            continue;
+        uint32_t was = it->value;
+        if (choose(call, plan, it) < 0)
+            return -1;
+        set_value(it, was, obj);
+    }
     return 1;
 }

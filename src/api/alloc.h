@@ -40,9 +40,11 @@ void sk_alloc_carry_over(const sk_resource *r, json_t *obj, const json_t *old);
  * node ports and health check node port, as a create (old NULL) or an
  * update of old, and returns the plan (in the call's arena) in *plan_out;
  * NULL for other resources. -1 after replying (422 for an explicit value
- * outside its range).
+ * outside its range). previous (may be NULL) is the plan of this call's
+ * earlier attempt, whose refusals count toward the bound.
  */
-int sk_alloc_plan_new(sk_api_call *call, json_t *obj, const json_t *old, sk_alloc_plan **plan_out);
+int sk_alloc_plan_new(sk_api_call *call, json_t *obj, const json_t *old,
+                      const sk_alloc_plan *previous, sk_alloc_plan **plan_out);
 
 /* Makes w claim the plan's values (plan NULL: w unchanged). The plan must
  * outlive the write. */

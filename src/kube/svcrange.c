@@ -122,8 +122,41 @@ void sk_svcrange_format(const sk_svcrange *r, uint32_t value, char out[SK_SVCRAN
         snprintf(out, SK_SVCRANGE_TEXT_MAX, "%u", value);
 }
 
-uint32_t sk_svcrange_pick(const sk_svcrange *r, uint64_t random, int whole_range)
+uint32_t sk_svcrange_pick(const sk_svcrange *r, uint64_t random)
 {
-    uint32_t from = whole_range || r->static_band >= r->size ? 0 : r->static_band;
+    uint32_t from = r->static_band >= r->size ? 0 : r->static_band;
     return r->base + from + (uint32_t)(random % (r->size - from));
+}
+
+static int is_used(const unsigned char *used, uint32_t i)
+{
+    return used[i / 8] >> (i % 8) & 1;
+}
+
+/* The first free offset in [lo, hi) from a random start, wrapping. */
+static int scan_band(const unsigned char *used, uint32_t lo, uint32_t hi, uint64_t random,
+                     uint32_t *offset_out)
+{
+    if (hi <= lo)
+        return -1;
+    uint32_t n = hi - lo, start = (uint32_t)(random % n);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = lo + (start + k) % n;
+        if (!is_used(used, i)) {
+            *offset_out = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int sk_svcrange_scan(const sk_svcrange *r, const unsigned char *used, uint64_t random,
+                     uint32_t *value_out)
+{
+    uint32_t band_end = r->static_band < r->size ? r->static_band : 0, offset;
+    if (scan_band(used, band_end, r->size, random, &offset) < 0 &&
+        scan_band(used, 0, band_end, random >> 32, &offset) < 0)
+        return -1;
+    *value_out = r->base + offset;
+    return 0;
 }

@@ -10,8 +10,8 @@
  * As in kube's ipallocator/portallocator, a CIDR's network and broadcast
  * addresses are not usable (offset 0 is the network address + 1, which the
  * `kubernetes` Service takes), and the lowest `static_band` offsets are kept
- * for values clients ask for: random picks come from above the band, and
- * fall back to the whole range only once the caller has failed there often.
+ * for values clients ask for: random picks come from above the band, which
+ * is used only once everything above it is taken.
  */
 #ifndef SK_KUBE_SVCRANGE_H
 #define SK_KUBE_SVCRANGE_H
@@ -55,8 +55,17 @@ int sk_svcrange_contains(const sk_svcrange *r, uint32_t value, uint32_t *offset_
 /* The canonical text of a value (dotted quad, or decimal). */
 void sk_svcrange_format(const sk_svcrange *r, uint32_t value, char out[SK_SVCRANGE_TEXT_MAX]);
 
-/* A candidate value for a random pick: from above the static band, or from
- * the whole range when whole_range is set (or the band leaves nothing). */
-uint32_t sk_svcrange_pick(const sk_svcrange *r, uint64_t random, int whole_range);
+/* A candidate value for a random pick: from above the static band (from the
+ * whole range if the band leaves nothing above it). */
+uint32_t sk_svcrange_pick(const sk_svcrange *r, uint64_t random);
+
+/*
+ * The free value kube's bitmap allocator would hand out, given which are
+ * used (bit i of used: offset i, r->size bits): the first free one scanning
+ * up from a random offset above the static band (wrapping within it), else
+ * likewise within the band. 0 and *value_out, or -1 if every value is used.
+ */
+int sk_svcrange_scan(const sk_svcrange *r, const unsigned char *used, uint64_t random,
+                     uint32_t *value_out);
 
 #endif

@@ -113,6 +113,9 @@ typedef struct sk_backend_ops {
     sk_err (*claims_release)(sk_conn *c, const char *resource, const char *ns, const char *name);
     sk_err (*claim_insert)(sk_conn *c, const char *kind, const char *value, const char *resource,
                            const char *ns, const char *name);
+    /* Read (autocommit): visits the value of every row of kind. */
+    sk_err (*claims_list)(sk_conn *c, const char *kind, int (*fn)(void *arg, const char *value),
+                          void *arg);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

@@ -112,6 +112,7 @@ typedef enum {
     ST_CLAIM_TAKEN,
     ST_CLAIMS_RELEASE,
     ST_CLAIM_INSERT,
+    ST_CLAIMS_LIST,
     ST__COUNT
 } stmt_id;
 
@@ -238,6 +239,7 @@ static const struct {
     [ST_CLAIM_INSERT] = {"claim_insert",
                          "INSERT INTO sk_allocation (kind, value, resource, namespace, name)"
                          " VALUES ($1, $2, $3, $4, $5)"},
+    [ST_CLAIMS_LIST] = {"claims_list", "SELECT value FROM sk_allocation WHERE kind = $1"},
 };
 
 _Static_assert(ST__COUNT <= 32, "sk_conn.prepared has a bit per statement");
@@ -831,6 +833,19 @@ static sk_err pg_claim_insert(sk_conn *c, const char *kind, const char *value, c
     return err;
 }
 
+static sk_err pg_claims_list(sk_conn *c, const char *kind, int (*fn)(void *arg, const char *value),
+                             void *arg)
+{
+    const char *const values[] = {kind};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_CLAIMS_LIST, 1, values, NULL, NULL, &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++)
+        if (fn(arg, PQgetvalue(res, i, 0)))
+            break;
+    PQclear(res);
+    return err;
+}
+
 const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
     .connect = pg_connect,
@@ -855,4 +870,5 @@ const sk_backend_ops sk_backend_postgres = {
     .claim_taken = pg_claim_taken,
     .claims_release = pg_claims_release,
     .claim_insert = pg_claim_insert,
+    .claims_list = pg_claims_list,
 };

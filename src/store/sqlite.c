@@ -64,6 +64,7 @@ enum {
     ST_CLAIM_TAKEN,
     ST_CLAIMS_RELEASE,
     ST_CLAIM_INSERT,
+    ST_CLAIMS_LIST,
     ST__COUNT
 };
 
@@ -150,6 +151,7 @@ static const char *const sql_text[ST__COUNT] = {
         "DELETE FROM sk_allocation WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
     [ST_CLAIM_INSERT] = "INSERT INTO sk_allocation (kind, value, resource, namespace, name) "
                         "VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_CLAIMS_LIST] = "SELECT value FROM sk_allocation WHERE kind = ?1",
 };
 
 struct sk_conn {
@@ -786,6 +788,22 @@ static sk_err sqlite_claim_insert(sk_conn *c, const char *kind, const char *valu
     return run_done(c, st, "claim");
 }
 
+static sk_err sqlite_claims_list(sk_conn *c, const char *kind,
+                                 int (*fn)(void *arg, const char *value), void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_CLAIMS_LIST);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, kind);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(arg, (const char *)sqlite3_column_text(st, 0)))
+            break;
+    sk_err err = rc == SQLITE_ROW || rc == SQLITE_DONE ? SK_OK : map_rc(c, rc, "list claims");
+    sqlite3_reset(st);
+    return err;
+}
+
 const sk_backend_ops sk_backend_sqlite = {
     .name = "sqlite",
     .connect = sqlite_connect,
@@ -809,4 +827,5 @@ const sk_backend_ops sk_backend_sqlite = {
     .claim_taken = sqlite_claim_taken,
     .claims_release = sqlite_claims_release,
     .claim_insert = sqlite_claim_insert,
+    .claims_list = sqlite_claims_list,
 };

@@ -843,6 +843,17 @@ sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, vo
     return err;
 }
 
+sk_err sk_store_claims(sk_store *s, const char *kind, sk_claim_fn fn, void *arg)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->claims_list(c, kind, fn, arg);
+    pool_put(s, c, err);
+    return err;
+}
+
 static int hex_nibble(char ch)
 {
     if (ch >= '0' && ch <= '9')

@@ -185,6 +185,10 @@ sk_err sk_store_compact_claim(sk_store *s, int64_t interval_ms, int *won_out);
 /* Visits up to limit versions whose expiry is at or before now_ms, soonest
  * first (row->rev is the revision the expiry belongs to). */
 sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, void *arg);
+/* Visits the value of every live claim of kind (in no particular order);
+ * fn returns non-zero to stop. One consistent snapshot. */
+typedef int (*sk_claim_fn)(void *arg, const char *value);
+sk_err sk_store_claims(sk_store *s, const char *kind, sk_claim_fn fn, void *arg);
 /* The 32-byte secret (created at first migration) that signs continue tokens. */
 sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);
 

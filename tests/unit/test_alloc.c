@@ -120,26 +120,59 @@ static void test_pick_bands(void **state)
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     int seen[100] = {0};
     for (int i = 0; i < 20000; i++) {
-        uint32_t v = sk_svcrange_pick(&r, next_random(&seed), 0);
+        uint32_t v = sk_svcrange_pick(&r, next_random(&seed));
         assert_true(v >= 30016 && v <= 30099); /* above the band */
         seen[v - 30000] = 1;
-        v = sk_svcrange_pick(&r, next_random(&seed), 1);
-        assert_true(v >= 30000 && v <= 30099);
-        seen[v - 30000] = 1;
     }
-    for (int i = 0; i < 100; i++) /* every value is reachable */
+    for (int i = 16; i < 100; i++) /* every value above it is reachable */
         assert_true(seen[i]);
     assert_int_equal(sk_svcrange_parse_cidr("10.96.0.0/12", &r), SK_OK);
     for (int i = 0; i < 1000; i++) {
-        uint32_t off, v = sk_svcrange_pick(&r, next_random(&seed), 0);
+        uint32_t off, v = sk_svcrange_pick(&r, next_random(&seed));
         assert_true(sk_svcrange_contains(&r, v, &off));
         assert_true(off >= 256);
     }
     /* Extremes of the random number stay inside. */
     uint32_t off;
-    assert_true(sk_svcrange_contains(&r, sk_svcrange_pick(&r, UINT64_MAX, 0), &off));
-    assert_true(sk_svcrange_contains(&r, sk_svcrange_pick(&r, 0, 1), &off));
-    assert_int_equal(off, 0);
+    assert_true(sk_svcrange_contains(&r, sk_svcrange_pick(&r, UINT64_MAX), &off));
+    assert_true(sk_svcrange_contains(&r, sk_svcrange_pick(&r, 0), &off));
+    assert_int_equal(off, 256);
+}
+
+static void set_used(unsigned char *used, uint32_t i)
+{
+    used[i / 8] |= (unsigned char)(1u << (i % 8));
+}
+
+/* The scan fills the band above the static one first, then the static one,
+ * and finds the last free value wherever it is. */
+static void test_scan(void **state)
+{
+    (void)state;
+    sk_svcrange r;
+    assert_int_equal(sk_svcrange_parse_ports("40000-40031", &r), SK_OK);
+    assert_int_equal(r.static_band, 16);
+    unsigned char used[4] = {0};
+    uint64_t seed = 12345;
+    for (int i = 0; i < 32; i++) {
+        uint32_t v;
+        assert_int_equal(sk_svcrange_scan(&r, used, next_random(&seed), &v), 0);
+        uint32_t off = v - 40000;
+        assert_false(used[off / 8] >> (off % 8) & 1);
+        if (i < 16)
+            assert_true(off >= 16);
+        else
+            assert_true(off < 16);
+        set_used(used, off);
+    }
+    uint32_t v = 7;
+    assert_int_equal(sk_svcrange_scan(&r, used, next_random(&seed), &v), -1);
+    assert_int_equal(v, 7);
+    used[1] &= (unsigned char)~(1u << 3); /* offset 11 free again */
+    for (int i = 0; i < 20; i++) {
+        assert_int_equal(sk_svcrange_scan(&r, used, next_random(&seed), &v), 0);
+        assert_int_equal(v, 40011);
+    }
 }
 
 int main(void)
@@ -150,6 +183,7 @@ int main(void)
         cmocka_unit_test(test_cidr_malformed),
         cmocka_unit_test(test_ports),
         cmocka_unit_test(test_pick_bands),
+        cmocka_unit_test(test_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
