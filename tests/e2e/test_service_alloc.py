@@ -278,8 +278,15 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         self.assertEqual(r.json()["spec"]["clusterIP"], FIRST)
 
     def test_kubectl(self):
-        p = self.server.kubectl("create", "service", "nodeport", "kc", "--tcp=80:8080")
+        manifest = ("apiVersion: v1\nkind: Service\nmetadata:\n  name: kc\nspec:\n"
+                    "  type: NodePort\n  selector:\n    app: kc\n  ports:\n"
+                    "  - port: 80\n    targetPort: 8080\n")
+        p = self.server.kubectl("apply", "-f", "-", input=manifest)
         self.assertEqual(p.returncode, 0, p.stderr)
+        # Applying the same manifest again keeps the allocated values: unchanged.
+        p = self.server.kubectl("apply", "-f", "-", input=manifest)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("unchanged", p.stdout)
         p = self.server.kubectl("get", "service", "kc", "-o",
                                 "jsonpath={.spec.clusterIP} {.spec.ports[0].nodePort}")
         self.assertEqual(p.returncode, 0, p.stderr)
