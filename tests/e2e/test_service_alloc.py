@@ -19,6 +19,7 @@ processes, or after a crash, so that is what this exercises.
 
 import ipaddress
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -46,6 +47,19 @@ def svc(name, type_=None, cluster_ip=None, ports=None, **spec):
         s["clusterIP"] = cluster_ip
     s.update(spec)
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": s}
+
+
+def sql(server, query):
+    """Runs a statement with the plain database CLI; rows as lists of strings."""
+    if server.backend == "postgres":
+        cmd = ["psql", server.db_url, "-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1",
+               "-c", query]
+    else:
+        cmd = ["sqlite3", "-cmd", ".timeout 5000", "-separator", "|",
+               os.path.join(server.data_dir, "sqlkube.db"), query]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, "%s failed (rc=%d): %s" % (cmd[0], p.returncode, p.stderr)
+    return [line.split("|") for line in p.stdout.splitlines() if line.strip()]
 
 
 def make_namespace(server, ns):
@@ -276,6 +290,28 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
                     422)
         r = self.server.request("GET", svc_path("default", "kubernetes"))
         self.assertEqual(r.json()["spec"]["clusterIP"], FIRST)
+
+    def test_migration_backfills(self):
+        """A database from before migration 0005: the Services it holds own
+        their values once it is migrated."""
+        ns = "alloc-backfill"
+        make_namespace(self.server, ns)
+        self.create(ns, svc("old", "LoadBalancer", cluster_ip="10.96.0.11",
+                            externalTrafficPolicy="Local",
+                            ports=[{"port": 80, "nodePort": 30111, "name": "a"},
+                                   {"port": 81, "nodePort": 30112, "name": "b"}],
+                            healthCheckNodePort=30113))
+        self.create(ns, svc("ext", "ExternalName", externalName="example.com", ports=[]))
+        self.create(ns, svc("hl", cluster_ip="None"))
+        before = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
+        self.server.stop()
+        sql(self.server, "DROP TABLE sk_allocation; DELETE FROM sk_migrations WHERE version = 5")
+        self.server.start()
+        after = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
+        self.assertEqual(after, before)
+        self.assertIn(["nodeport", "30113", ns, "old"], after)
+        self.create(ns, svc("new", cluster_ip="10.96.0.11"), 422)
+        self.create(ns, svc("new", "NodePort", ports=[{"port": 80, "nodePort": 30112}]), 422)
 
     def test_kubectl(self):
         manifest = ("apiVersion: v1\nkind: Service\nmetadata:\n  name: kc\nspec:\n"
