@@ -19,6 +19,15 @@
  * Invariant (checked): within a batch revisions are assigned consecutively
  * from counter + 1, and the counter stored at commit equals the last one.
  *
+ * Allocations (sk_write.claims). An intent's claims are checked inside the
+ * same transaction, after its precondition and before anything of it is
+ * written: a value owned by another key fails the intent alone, like a
+ * precondition (SK_ERR_CONFLICT, the claim marked taken, no revision). The
+ * writer holds the revision lock, so no other writer, in this process or
+ * another sharing the database, can claim between the check and the insert;
+ * the primary key of sk_allocation stands behind that. A deleted object's
+ * rows go with its tombstone, so a cascade releases too.
+ *
  * Reads borrow a pooled connection per call, so any number of threads can
  * read while the writer writes (SQLite WAL snapshots, PostgreSQL MVCC).
  *
