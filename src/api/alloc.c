@@ -235,8 +235,8 @@ static const char *render(sk_api_call *call, const json_t *arr, const char *one)
 }
 
 /* kube's 422 for one field.Invalid: value is already rendered. */
-static void reply_invalid(sk_api_call *call, const char *name, const char *field,
-                          const char *value, const char *detail)
+static void reply_invalid(sk_api_call *call, const char *name, const char *field, const char *value,
+                          const char *detail)
 {
     sk_buf body = SK_BUF_INIT, msg = SK_BUF_INIT;
     sk_buf_printf(&body, "Invalid value: %s: %s", value, detail);
@@ -340,9 +340,9 @@ static sk_err scan(sk_api_call *call, sk_alloc_plan *plan, item *it)
 {
     used_map u = {range_of(call, it), NULL};
     u.bits = sk_arena_alloc(call->arena, u.r->size / 8 + 1);
-    sk_err err = sk_store_claims(call->api->store,
-                                 it->what == ITEM_IP ? SK_SVCRANGE_CLAIM_IP : SK_SVCRANGE_CLAIM_PORT,
-                                 mark_claim, &u);
+    sk_err err = sk_store_claims(
+        call->api->store, it->what == ITEM_IP ? SK_SVCRANGE_CLAIM_IP : SK_SVCRANGE_CLAIM_PORT,
+        mark_claim, &u);
     if (err != SK_OK)
         return err;
     for (int i = 0; i < plan->n; i++)
@@ -397,7 +397,8 @@ static int settle_families(sk_api_call *call, const char *name, json_t *spec, co
         return 0;
     const char *policy = str_of(spec, "ipFamilyPolicy");
     const json_t *selector = json_object_get(spec, "selector");
-    int headless_selectorless = strcmp(first_ip(spec), "None") == 0 && json_object_size(selector) == 0;
+    int headless_selectorless =
+        strcmp(first_ip(spec), "None") == 0 && json_object_size(selector) == 0;
     if (!policy) {
         const char *old = str_of(ospec, "ipFamilyPolicy");
         policy = old ? old : headless_selectorless ? "RequireDualStack" : "SingleStack";
@@ -459,8 +460,7 @@ static int plan_ip(sk_api_call *call, sk_alloc_plan *plan, json_t *spec, const j
     int unchanged = ospec && needs_cluster_ip(ospec) && strcmp(first_ip(ospec), ip) == 0;
     if (sk_svcrange_value(r, ip, &it->value) < 0) {
         if (!unchanged) {
-            reply_invalid(call, plan->name, "spec.clusterIPs[0]",
-                          render(call, NULL, ip),
+            reply_invalid(call, plan->name, "spec.clusterIPs[0]", render(call, NULL, ip),
                           "must be a valid IP address");
             return -1;
         }
@@ -481,8 +481,8 @@ static int plan_ip(sk_api_call *call, sk_alloc_plan *plan, json_t *spec, const j
 
 /* An explicit node port: refused outside the range unless the old version
  * had it. -1 after replying. */
-static int explicit_port(sk_api_call *call, sk_alloc_plan *plan, int what, int index,
-                         json_int_t np, const json_t *ospec)
+static int explicit_port(sk_api_call *call, sk_alloc_plan *plan, int what, int index, json_int_t np,
+                         const json_t *ospec)
 {
     const sk_svcrange *r = &call->api->node_ports;
     uint32_t offset;
@@ -586,10 +586,11 @@ int sk_alloc_plan_new(sk_api_call *call, json_t *obj, const json_t *old,
     if (settle_families(call, plan->name, spec, ospec) < 0 ||
         plan_ip(call, plan, spec, ospec) < 0 || plan_ports(call, plan, spec, ospec) < 0)
         return -1;
-    plan->claims = sk_arena_alloc(call->arena, (size_t)(plan->n ? plan->n : 1) * sizeof *plan->claims);
+    plan->claims =
+        sk_arena_alloc(call->arena, (size_t)(plan->n ? plan->n : 1) * sizeof *plan->claims);
     for (int i = 0; i < plan->n; i++) {
-        plan->claims[i].kind = plan->items[i].what == ITEM_IP ? SK_SVCRANGE_CLAIM_IP
-                                                               : SK_SVCRANGE_CLAIM_PORT;
+        plan->claims[i].kind =
+            plan->items[i].what == ITEM_IP ? SK_SVCRANGE_CLAIM_IP : SK_SVCRANGE_CLAIM_PORT;
         plan->claims[i].value = plan->items[i].text;
     }
     *plan_out = plan;
@@ -620,8 +621,7 @@ static void set_value(item *it, uint32_t was, json_t *obj)
         json_t *ports = json_object_get(spec, "ports");
         for (size_t i = 0; i < json_array_size(ports); i++) /* the ports sharing it */
             if (int_of(json_array_get(ports, i), "nodePort") == (json_int_t)was)
-                json_object_set_new(json_array_get(ports, i), "nodePort",
-                                    json_integer(it->value));
+                json_object_set_new(json_array_get(ports, i), "nodePort", json_integer(it->value));
     }
 }
 

@@ -66,7 +66,7 @@ sk_err sk_svcrange_parse_cidr(const char *text, sk_svcrange *out)
     if (!p || *p++ != '/' || !(p = parse_dec(p, 2, &bits)) || *p || bits < 12 || bits > 30)
         return SK_ERR_INVALID;
     uint64_t whole = (uint64_t)1 << (32 - bits);
-    uint32_t network = ip & (uint32_t)~(whole - 1);
+    uint32_t network = ip & (uint32_t) ~(whole - 1);
     sk_svcrange r = {.is_ip = 1,
                      .base = network + 1,
                      .size = (uint32_t)(whole - 2),

@@ -33,9 +33,9 @@
 
 typedef struct sk_svcrange {
     int is_ip;
-    uint32_t base;        /* first usable value */
-    uint32_t size;        /* number of usable values (> 0) */
-    uint32_t static_band; /* offsets below this are left to explicit requests */
+    uint32_t base;                   /* first usable value */
+    uint32_t size;                   /* number of usable values (> 0) */
+    uint32_t static_band;            /* offsets below this are left to explicit requests */
     char spec[SK_SVCRANGE_TEXT_MAX]; /* canonical text: "10.96.0.0/12", "30000-32767" */
 } sk_svcrange;
 

@@ -1233,8 +1233,8 @@ static void test_claims(void **state)
     assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "b", b2, 2), SK_OK);
 
     /* Owning a value again is no conflict; listed twice, it is recorded once. */
-    sk_claim a_again[] = {{"clusterip", "10.0.0.1", 0}, {"nodeport", "30080", 0},
-                          {"nodeport", "30080", 0}};
+    sk_claim a_again[] = {
+        {"clusterip", "10.0.0.1", 0}, {"nodeport", "30080", 0}, {"nodeport", "30080", 0}};
     assert_int_equal(write_claims(f->s, SK_WRITE_UPDATE, "default", "a", a_again, 3), SK_OK);
     /* An update without claims keeps them. */
     update(f, SVC, "default", "a", "other");
@@ -1268,8 +1268,8 @@ static void test_claims_cascade(void **state)
     sk_claim x[] = {{"clusterip", "10.0.0.9", 0}};
     assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "team", "svc", x, 1), SK_OK);
     assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "svc", x, 1), SK_ERR_CONFLICT);
-    wreq r = {.op = SK_WRITE_DELETE, .resource = "namespaces", .ns = "", .name = "team",
-              .cascade = 1};
+    wreq r = {
+        .op = SK_WRITE_DELETE, .resource = "namespaces", .ns = "", .name = "team", .cascade = 1};
     assert_int_equal(do_write(f, &r, NULL), SK_OK);
     assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "svc", x, 1), SK_OK);
 }

@@ -37,7 +37,7 @@ static void test_default_cidr(void **state)
     assert_int_equal(off, 0);
     assert_true(sk_svcrange_contains(&r, ip(&r, "10.111.255.254"), &off));
     assert_int_equal(off, r.size - 1);
-    assert_false(sk_svcrange_contains(&r, ip(&r, "10.96.0.0"), &off));   /* network */
+    assert_false(sk_svcrange_contains(&r, ip(&r, "10.96.0.0"), &off));      /* network */
     assert_false(sk_svcrange_contains(&r, ip(&r, "10.111.255.255"), &off)); /* broadcast */
     assert_false(sk_svcrange_contains(&r, ip(&r, "10.112.0.1"), &off));
     assert_false(sk_svcrange_contains(&r, ip(&r, "1.1.1.1"), &off));
@@ -64,9 +64,18 @@ static void test_cidr_malformed(void **state)
 {
     (void)state;
     sk_svcrange r;
-    const char *bad[] = {"",          "10.96.0.0",      "10.96.0.0/",    "10.96.0.0/11",
-                         "10.96.0.0/31", "10.96.0/12",  "10.256.0.0/12", "10.96.0.0/12x",
-                         "fd00::/108", "10.96.0.0/-12", "10.96.0.0000/12", " 10.96.0.0/12"};
+    const char *bad[] = {"",
+                         "10.96.0.0",
+                         "10.96.0.0/",
+                         "10.96.0.0/11",
+                         "10.96.0.0/31",
+                         "10.96.0/12",
+                         "10.256.0.0/12",
+                         "10.96.0.0/12x",
+                         "fd00::/108",
+                         "10.96.0.0/-12",
+                         "10.96.0.0000/12",
+                         " 10.96.0.0/12"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(sk_svcrange_parse_cidr(bad[i], &r), SK_ERR_INVALID);
     assert_int_equal(sk_svcrange_parse_cidr("10.96.0.0/12", &r), SK_OK);
@@ -178,12 +187,9 @@ static void test_scan(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_cidr),
-        cmocka_unit_test(test_cidr_host_bits_and_sizes),
-        cmocka_unit_test(test_cidr_malformed),
-        cmocka_unit_test(test_ports),
-        cmocka_unit_test(test_pick_bands),
-        cmocka_unit_test(test_scan),
+        cmocka_unit_test(test_default_cidr),   cmocka_unit_test(test_cidr_host_bits_and_sizes),
+        cmocka_unit_test(test_cidr_malformed), cmocka_unit_test(test_ports),
+        cmocka_unit_test(test_pick_bands),     cmocka_unit_test(test_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
