@@ -11,8 +11,10 @@
  */
 #include "api/admit.h"
 #include "api/body.h"
+#include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
+#include "kube/convert.h"
 #include "kube/objmeta.h"
 #include "kube/status_rules.h"
 
@@ -52,7 +54,7 @@ static int create_done(sk_api_call *call)
             json_string_value(json_object_get(json_object_get(st->obj, "metadata"), "name"));
         sk_call_reply_store_error(call, call->write_err, name ? name : "");
     } else {
-        sk_call_reply_raw(call, 201, call->write_row.value, call->write_row.value_len);
+        sk_served_reply(call, 201, call->write_row.value, call->write_row.value_len);
     }
     return SK_STEP_DONE;
 }
@@ -86,6 +88,9 @@ int sk_verb_create(sk_api_call *call)
         sk_call_reply_json(call, 201, st->obj);
         return SK_STEP_DONE;
     }
+    /* admitted in the URL's version, written in the stored one */
+    if (sk_convert_needed(call->res))
+        st->obj = sk_call_keep(call, sk_convert_to_stored(call->res, st->obj));
     sk_write w = sk_admit_write(call, st->obj, 0);
     return sk_call_submit_write(call, &w, create_done);
 }
