@@ -340,11 +340,15 @@ static void hpa_to_v1(json_t *o)
     }
 }
 
+/* {type: Resource, resource: {name: cpu, <where>: {averageUtilization}}};
+ * a target also has its type. */
 static json_t *cpu_metric(const char *where, json_t *utilization)
 {
-    return json_pack("{s:s, s:{s:s, s:{s:s?, s:O}}}", "type", "Resource", "resource", "name",
-                     "cpu", where, "type", strcmp(where, "target") == 0 ? "Utilization" : NULL,
-                     "averageUtilization", utilization);
+    json_t *v = json_pack("{s:O}", "averageUtilization", utilization);
+    if (strcmp(where, "target") == 0)
+        json_object_set_new(v, "type", json_string("Utilization"));
+    return json_pack("{s:s, s:{s:s, s:o}}", "type", "Resource", "resource", "name", "cpu", where,
+                     v);
 }
 
 static void hpa_to_v2(json_t *o)
