@@ -98,8 +98,8 @@ static void event_from_core(json_t *o)
     for (size_t i = 0; i < N_EVENT_RENAMES; i++)
         rename_key(o, event_renames[i][0], event_renames[i][1]);
     /* events.k8s.io's are omitempty */
-    static const char *const omit[] = {"reportingController", "reportingInstance", "note",
-                                       "reason", "action", "type"};
+    static const char *const omit[] = {
+        "reportingController", "reportingInstance", "note", "reason", "action", "type"};
     for (size_t i = 0; i < sizeof omit / sizeof *omit; i++) {
         const char *s = json_string_value(json_object_get(o, omit[i]));
         if (s && !*s)
@@ -212,7 +212,8 @@ static void each_metric(json_t *list, void (*fn)(const char *, json_t *))
 {
     size_t i;
     json_t *m;
-    json_array_foreach(list, i, m) {
+    json_array_foreach(list, i, m)
+    {
         const char *type = json_string_value(json_object_get(m, "type"));
         const char *key = metric_key(type);
         json_t *s = key ? json_object_get(m, key) : NULL;
@@ -287,12 +288,13 @@ static void hpa_to_v1(json_t *o)
         json_t *other = json_array();
         size_t i;
         json_t *m;
-        json_array_foreach(metrics, i, m) {
+        json_array_foreach(metrics, i, m)
+        {
             if (is_cpu_utilization(m, "target")) {
-                json_object_set(spec, "targetCPUUtilizationPercentage",
-                                json_object_get(json_object_get(json_object_get(m, "resource"),
-                                                                "target"),
-                                                "averageUtilization"));
+                json_object_set(
+                    spec, "targetCPUUtilizationPercentage",
+                    json_object_get(json_object_get(json_object_get(m, "resource"), "target"),
+                                    "averageUtilization"));
                 continue;
             }
             json_array_append(other, m);
@@ -313,12 +315,13 @@ static void hpa_to_v1(json_t *o)
     if (json_array_size(current)) {
         size_t i;
         json_t *m;
-        json_array_foreach(current, i, m) {
+        json_array_foreach(current, i, m)
+        {
             if (is_cpu_utilization(m, "current")) {
-                json_object_set(status, "currentCPUUtilizationPercentage",
-                                json_object_get(json_object_get(json_object_get(m, "resource"),
-                                                                "current"),
-                                                "averageUtilization"));
+                json_object_set(
+                    status, "currentCPUUtilizationPercentage",
+                    json_object_get(json_object_get(json_object_get(m, "resource"), "current"),
+                                    "averageUtilization"));
                 break;
             }
         }

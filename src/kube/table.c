@@ -179,13 +179,15 @@ static void selector_string(const json_t *sel, sk_buf *out)
     SK_CHECK_ALLOC(reqs);
     const char *k;
     json_t *v;
-    json_object_foreach(ml, k, v) {
+    json_object_foreach(ml, k, v)
+    {
         reqs[i].key = k;
         sk_buf_printf(&reqs[i].text, "%s=%s", k, json_string_value(v) ?: "");
         i++;
     }
     size_t j;
-    json_array_foreach(me, j, v) {
+    json_array_foreach(me, j, v)
+    {
         const char *key = str_at(v, "key"), *op = str_at(v, "operator");
         reqs[i].key = key;
         if (!strcmp(op, "Exists")) {
@@ -233,7 +235,8 @@ static void add_containers(json_t *cells, const json_t *pod_spec)
     sk_buf names = SK_BUF_INIT, images = SK_BUF_INIT;
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(pod_spec, "containers"), i, c) {
+    json_array_foreach(json_object_get(pod_spec, "containers"), i, c)
+    {
         sk_buf_printf(&names, "%s%s", i ? "," : "", str_at(c, "name"));
         sk_buf_printf(&images, "%s%s", i ? "," : "", str_at(c, "image"));
     }
@@ -246,7 +249,8 @@ static int condition_true(const json_t *conditions, const char *type)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(conditions, i, c) {
+    json_array_foreach(conditions, i, c)
+    {
         if (!strcmp(str_at(c, "type"), type))
             return !strcmp(str_at(c, "status"), "True");
     }
@@ -269,7 +273,8 @@ static int is_restartable_init(const json_t *spec, const char *name)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(spec, "initContainers"), i, c) {
+    json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+    {
         if (!strcmp(str_at(c, "name"), name))
             return !strcmp(str_at(c, "restartPolicy"), "Always");
     }
@@ -291,11 +296,12 @@ static void cells_pod(const json_t *o, int64_t now_s, json_t *cells)
     json_t *conds = json_object_get(status, "conditions");
     const char *phase = str_at(status, "phase");
     char reason[256];
-    snprintf(reason, sizeof reason, "%s", *str_at(status, "reason") ? str_at(status, "reason")
-                                                                    : phase);
+    snprintf(reason, sizeof reason, "%s",
+             *str_at(status, "reason") ? str_at(status, "reason") : phase);
     size_t i;
     json_t *c;
-    json_array_foreach(conds, i, c) {
+    json_array_foreach(conds, i, c)
+    {
         if (!strcmp(str_at(c, "type"), "PodScheduled") &&
             !strcmp(str_at(c, "reason"), "SchedulingGated"))
             snprintf(reason, sizeof reason, "SchedulingGated");
@@ -304,13 +310,15 @@ static void cells_pod(const json_t *o, int64_t now_s, json_t *cells)
     json_int_t total = (json_int_t)json_array_size(json_object_get(spec, "containers")), ready = 0;
     int64_t last = -1, sidecar_last = -1;
     json_t *inits = json_object_get(spec, "initContainers");
-    json_array_foreach(inits, i, c) {
+    json_array_foreach(inits, i, c)
+    {
         if (!strcmp(str_at(c, "restartPolicy"), "Always"))
             total++;
     }
     int initializing = 0;
     size_t n_inits = json_array_size(inits);
-    json_array_foreach(json_object_get(status, "initContainerStatuses"), i, c) {
+    json_array_foreach(json_object_get(status, "initContainerStatuses"), i, c)
+    {
         restarts += int_at(c, "restartCount");
         later_restart(c, &last);
         int sidecar = is_restartable_init(spec, str_at(c, "name"));
@@ -400,11 +408,13 @@ static void cells_pod(const json_t *o, int64_t now_s, json_t *cells)
     json_t *gates = json_object_get(spec, "readinessGates");
     if (json_array_size(gates)) {
         size_t true_n = 0;
-        json_array_foreach(gates, i, c) {
+        json_array_foreach(gates, i, c)
+        {
             const char *type = str_at(c, "conditionType");
             size_t k;
             json_t *cond;
-            json_array_foreach(conds, k, cond) {
+            json_array_foreach(conds, k, cond)
+            {
                 if (!strcmp(str_at(cond, "type"), type)) {
                     true_n += !strcmp(str_at(cond, "status"), "True");
                     break;
@@ -487,12 +497,12 @@ static void cells_job(const json_t *o, int64_t now_s, json_t *cells)
     json_t *conds = at(o, "status.conditions");
     long long ok = (long long)int_at(o, "status.succeeded");
     add_str(cells, str_at(o, "metadata.name"));
-    const char *st = condition_true(conds, "Complete")                ? "Complete"
-                     : condition_true(conds, "Failed")                ? "Failed"
-                     : *str_at(o, "metadata.deletionTimestamp")       ? "Terminating"
-                     : condition_true(conds, "Suspended")             ? "Suspended"
-                     : condition_true(conds, "FailureTarget")         ? "FailureTarget"
-                                                                      : "Running";
+    const char *st = condition_true(conds, "Complete")          ? "Complete"
+                     : condition_true(conds, "Failed")          ? "Failed"
+                     : *str_at(o, "metadata.deletionTimestamp") ? "Terminating"
+                     : condition_true(conds, "Suspended")       ? "Suspended"
+                     : condition_true(conds, "FailureTarget")   ? "FailureTarget"
+                                                                : "Running";
     add_str(cells, st);
     if (at(o, "spec.completions"))
         snprintf(buf, sizeof buf, "%lld/%lld", ok, (long long)int_at(o, "spec.completions"));
@@ -518,8 +528,8 @@ static void cells_cronjob(const json_t *o, int64_t now_s, json_t *cells)
     add_str(cells, str_at(o, "spec.schedule"));
     add_str(cells, at(o, "spec.timeZone") ? str_at(o, "spec.timeZone") : "<none>");
     json_t *suspend = at(o, "spec.suspend");
-    add_str(cells, json_is_boolean(suspend) ? (json_is_true(suspend) ? "True" : "False")
-                                            : "<unset>");
+    add_str(cells,
+            json_is_boolean(suspend) ? (json_is_true(suspend) ? "True" : "False") : "<unset>");
     add_int(cells, (json_int_t)json_array_size(at(o, "status.active")));
     if (at(o, "status.lastScheduleTime"))
         add_since(cells, str_at(o, "status.lastScheduleTime"), now_s);
@@ -535,7 +545,8 @@ static void lb_addresses(const json_t *ingress, sk_buf *out)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(ingress, i, e) {
+    json_array_foreach(ingress, i, e)
+    {
         const char *a = *str_at(e, "ip") ? str_at(e, "ip") : str_at(e, "hostname");
         if (!*a)
             continue;
@@ -553,8 +564,8 @@ static void join_strings(const json_t *arr, const char *sep, sk_buf *out)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) sk_buf_printf(out, "%s%s", out->len ? sep : "",
-                                                json_string_value(v) ?: "");
+    json_array_foreach(arr, i, v)
+        sk_buf_printf(out, "%s%s", out->len ? sep : "", json_string_value(v) ?: "");
 }
 
 static void cells_service(const json_t *o, int64_t now_s, json_t *cells)
@@ -584,7 +595,8 @@ static void cells_service(const json_t *o, int64_t now_s, json_t *cells)
     add_buf(cells, &b);
     size_t i;
     json_t *p;
-    json_array_foreach(json_object_get(spec, "ports"), i, p) {
+    json_array_foreach(json_object_get(spec, "ports"), i, p)
+    {
         sk_buf_printf(&b, "%s%lld", i ? "," : "", (long long)int_at(p, "port"));
         if (int_at(p, "nodePort") > 0)
             sk_buf_printf(&b, ":%lld", (long long)int_at(p, "nodePort"));
@@ -600,13 +612,13 @@ static void cells_service(const json_t *o, int64_t now_s, json_t *cells)
 static void cells_ingress(const json_t *o, int64_t now_s, json_t *cells)
 {
     add_str(cells, str_at(o, "metadata.name"));
-    add_str(cells, at(o, "spec.ingressClassName") ? str_at(o, "spec.ingressClassName")
-                                                  : "<none>");
+    add_str(cells, at(o, "spec.ingressClassName") ? str_at(o, "spec.ingressClassName") : "<none>");
     sk_buf b = SK_BUF_INIT;
     json_t *rules = at(o, "spec.rules");
     size_t i, listed = 0;
     json_t *r;
-    json_array_foreach(rules, i, r) {
+    json_array_foreach(rules, i, r)
+    {
         if (listed < 3 && i < 3 && *str_at(r, "host"))
             sk_buf_printf(&b, "%s%s", listed++ ? "," : "", str_at(r, "host"));
     }
@@ -626,7 +638,8 @@ static void cells_endpoints(const json_t *o, int64_t now_s, json_t *cells)
     sk_buf b = SK_BUF_INIT;
     size_t i, count = 0, listed = 0;
     json_t *ss;
-    json_array_foreach(json_object_get(o, "subsets"), i, ss) {
+    json_array_foreach(json_object_get(o, "subsets"), i, ss)
+    {
         json_t *addrs = json_object_get(ss, "addresses"), *ports = json_object_get(ss, "ports");
         size_t np = json_array_size(ports) ? json_array_size(ports) : 1;
         for (size_t p = 0; p < np; p++) {
@@ -634,7 +647,8 @@ static void cells_endpoints(const json_t *o, int64_t now_s, json_t *cells)
             size_t k;
             json_t *a;
             count += json_array_size(addrs);
-            json_array_foreach(addrs, k, a) {
+            json_array_foreach(addrs, k, a)
+            {
                 if (listed == 3)
                     break;
                 const char *ip = str_at(a, "ip");
@@ -663,7 +677,8 @@ static const char *node_address(const json_t *o, const char *type)
 {
     size_t i;
     json_t *a;
-    json_array_foreach(at(o, "status.addresses"), i, a) {
+    json_array_foreach(at(o, "status.addresses"), i, a)
+    {
         if (!strcmp(str_at(a, "type"), type))
             return str_at(a, "address");
     }
@@ -676,7 +691,8 @@ static void cells_node(const json_t *o, int64_t now_s, json_t *cells)
     size_t i;
     json_t *c;
     const char *ready = NULL;
-    json_array_foreach(at(o, "status.conditions"), i, c) {
+    json_array_foreach(at(o, "status.conditions"), i, c)
+    {
         if (!strcmp(str_at(c, "type"), "Ready"))
             ready = str_at(c, "status");
     }
@@ -757,8 +773,8 @@ static void cells_event(const json_t *o, int64_t now_s, json_t *cells)
     add_str(cells, str_at(o, "involvedObject.fieldPath"));
     const char *comp = *str_at(o, "source.component") ? str_at(o, "source.component")
                                                       : str_at(o, "reportingComponent");
-    const char *host = *str_at(o, "source.host") ? str_at(o, "source.host")
-                                                 : str_at(o, "reportingInstance");
+    const char *host =
+        *str_at(o, "source.host") ? str_at(o, "source.host") : str_at(o, "reportingInstance");
     sk_buf_puts(&b, comp);
     if (*host)
         sk_buf_printf(&b, ", %s", host);
@@ -820,7 +836,8 @@ static void add_access_modes(json_t *cells, const json_t *modes)
     for (size_t k = 0; k < 4; k++) {
         size_t i;
         json_t *v;
-        json_array_foreach(modes, i, v) {
+        json_array_foreach(modes, i, v)
+        {
             if (!strcmp(json_string_value(v) ?: "", m[k][0])) {
                 sk_buf_printf(&b, "%s%s", b.len ? "," : "", m[k][1]);
                 break;
@@ -834,7 +851,8 @@ static void add_access_modes(json_t *cells, const json_t *modes)
 static const char *storage_class(const json_t *o)
 {
     json_t *ann = at(o, "metadata.annotations");
-    const char *a = json_string_value(json_object_get(ann, "volume.beta.kubernetes.io/storage-class"));
+    const char *a =
+        json_string_value(json_object_get(ann, "volume.beta.kubernetes.io/storage-class"));
     return a ? a : str_at(o, "spec.storageClassName");
 }
 
@@ -848,8 +866,8 @@ static void cells_pv(const json_t *o, int64_t now_s, json_t *cells)
     add_str(cells, str_at(o, "spec.capacity.storage"));
     add_access_modes(cells, at(o, "spec.accessModes"));
     add_str(cells, str_at(o, "spec.persistentVolumeReclaimPolicy"));
-    add_str(cells, *str_at(o, "metadata.deletionTimestamp") ? "Terminating"
-                                                            : str_at(o, "status.phase"));
+    add_str(cells,
+            *str_at(o, "metadata.deletionTimestamp") ? "Terminating" : str_at(o, "status.phase"));
     add_str(cells, claim);
     add_str(cells, storage_class(o));
     add_str(cells, at(o, "spec.volumeAttributesClassName")
@@ -864,8 +882,8 @@ static void cells_pvc(const json_t *o, int64_t now_s, json_t *cells)
 {
     int bound = *str_at(o, "spec.volumeName") != 0;
     add_str(cells, str_at(o, "metadata.name"));
-    add_str(cells, *str_at(o, "metadata.deletionTimestamp") ? "Terminating"
-                                                            : str_at(o, "status.phase"));
+    add_str(cells,
+            *str_at(o, "metadata.deletionTimestamp") ? "Terminating" : str_at(o, "status.phase"));
     add_str(cells, str_at(o, "spec.volumeName"));
     add_str(cells, bound ? str_at(o, "status.capacity.storage") : "");
     if (bound)
@@ -890,7 +908,8 @@ static void cells_binding(const json_t *o, int64_t now_s, json_t *cells)
     sk_buf users = SK_BUF_INIT, groups = SK_BUF_INIT, sas = SK_BUF_INIT;
     size_t i;
     json_t *s;
-    json_array_foreach(json_object_get(o, "subjects"), i, s) {
+    json_array_foreach(json_object_get(o, "subjects"), i, s)
+    {
         const char *kind = str_at(s, "kind"), *name = str_at(s, "name");
         if (!strcmp(kind, "User"))
             sk_buf_printf(&users, "%s%s", users.len ? ", " : "", name);
@@ -914,10 +933,10 @@ static void cells_lease(const json_t *o, int64_t now_s, json_t *cells)
 static void cells_storageclass(const json_t *o, int64_t now_s, json_t *cells)
 {
     json_t *ann = at(o, "metadata.annotations");
-    const char *d = json_string_value(
-        json_object_get(ann, "storageclass.kubernetes.io/is-default-class"));
-    const char *bd = json_string_value(
-        json_object_get(ann, "storageclass.beta.kubernetes.io/is-default-class"));
+    const char *d =
+        json_string_value(json_object_get(ann, "storageclass.kubernetes.io/is-default-class"));
+    const char *bd =
+        json_string_value(json_object_get(ann, "storageclass.beta.kubernetes.io/is-default-class"));
     char name[300];
     snprintf(name, sizeof name, "%s%s", str_at(o, "metadata.name"),
              (d && !strcmp(d, "true")) || (bd && !strcmp(bd, "true")) ? " (default)" : "");
@@ -1001,6 +1020,31 @@ static void cells_podtemplate(const json_t *o, int64_t now_s, json_t *cells)
     add_labels(cells, at(o, "template.metadata.labels"));
 }
 
+/* kube-aggregator's APIService table. */
+static void cells_apiservice(const json_t *o, int64_t now_s, json_t *cells)
+{
+    char svc[512] = "Local", avail[300] = "Unknown";
+    if (at(o, "spec.service"))
+        snprintf(svc, sizeof svc, "%s/%s", str_at(o, "spec.service.namespace"),
+                 str_at(o, "spec.service.name"));
+    size_t i;
+    json_t *c;
+    json_array_foreach(at(o, "status.conditions"), i, c)
+    {
+        if (strcmp(str_at(c, "type"), "Available") != 0)
+            continue;
+        if (strcmp(str_at(c, "status"), "True") != 0 && *str_at(c, "reason"))
+            snprintf(avail, sizeof avail, "%s (%s)", str_at(c, "status"), str_at(c, "reason"));
+        else
+            snprintf(avail, sizeof avail, "%s", str_at(c, "status"));
+        break;
+    }
+    add_str(cells, str_at(o, "metadata.name"));
+    add_str(cells, svc);
+    add_str(cells, avail);
+    add_age(cells, o, now_s);
+}
+
 /* One autoscaling/v2 metric target as the TARGETS cell shows it. */
 static void hpa_metric(const json_t *spec, const json_t *status, sk_buf *b)
 {
@@ -1016,7 +1060,8 @@ static void hpa_metric(const json_t *spec, const json_t *status, sk_buf *b)
             sk_buf_printf(b, "%s: %s/%s", str_at(s, "name"), cur, json_string_value(avg) ?: "");
         } else {
             if (json_is_integer(at(st, "current.averageUtilization")))
-                snprintf(cur, sizeof cur, "%lld%%", (long long)int_at(st, "current.averageUtilization"));
+                snprintf(cur, sizeof cur, "%lld%%",
+                         (long long)int_at(st, "current.averageUtilization"));
             char target[32] = "<auto>";
             if (json_is_integer(at(s, "target.averageUtilization")))
                 snprintf(target, sizeof target, "%lld%%",
@@ -1077,12 +1122,23 @@ static void cells_hpa(const json_t *o, int64_t now_s, json_t *cells)
 
 /* ---- the columns, as data ---- */
 
-#define NAME {"Name", "string", "name", 0, "The object's name, unique within its namespace."}
-#define AGE {"Age", "string", "", 0, "Time since the object was created."}
+#define NAME                                                                                       \
+    {                                                                                              \
+        "Name", "string", "name", 0, "The object's name, unique within its namespace."             \
+    }
+#define AGE                                                                                        \
+    {                                                                                              \
+        "Age", "string", "", 0, "Time since the object was created."                               \
+    }
 #define WIDE_CONTAINERS                                                                            \
     {"Containers", "string", "", 1, "The names of the template's containers."},                    \
-    {"Images", "string", "", 1, "The images of the template's containers."}
-#define WIDE_SELECTOR {"Selector", "string", "", 1, "The label selector of the pods it manages."}
+    {                                                                                              \
+        "Images", "string", "", 1, "The images of the template's containers."                      \
+    }
+#define WIDE_SELECTOR                                                                              \
+    {                                                                                              \
+        "Selector", "string", "", 1, "The label selector of the pods it manages."                  \
+    }
 
 static const table_column default_cols[] = {
     NAME, {"Created At", "date", "", 0, "When the object was created."}};
@@ -1104,16 +1160,17 @@ static const table_column deployment_cols[] = {
     AGE,
     WIDE_CONTAINERS,
     WIDE_SELECTOR};
-static const table_column replicaset_cols[] = {
-    NAME,
-    {"Desired", "integer", "", 0, "Desired replicas."},
-    {"Current", "integer", "", 0, "Current replicas."},
-    {"Ready", "integer", "", 0, "Ready replicas."},
-    AGE,
-    WIDE_CONTAINERS,
-    WIDE_SELECTOR};
+static const table_column replicaset_cols[] = {NAME,
+                                               {"Desired", "integer", "", 0, "Desired replicas."},
+                                               {"Current", "integer", "", 0, "Current replicas."},
+                                               {"Ready", "integer", "", 0, "Ready replicas."},
+                                               AGE,
+                                               WIDE_CONTAINERS,
+                                               WIDE_SELECTOR};
 static const table_column statefulset_cols[] = {
-    NAME, {"Ready", "string", "", 0, "Ready replicas out of desired replicas."}, AGE,
+    NAME,
+    {"Ready", "string", "", 0, "Ready replicas out of desired replicas."},
+    AGE,
     WIDE_CONTAINERS};
 static const table_column daemonset_cols[] = {
     NAME,
@@ -1187,9 +1244,10 @@ static const table_column namespace_cols[] = {
     NAME, {"Status", "string", "", 0, "The namespace's phase."}, AGE};
 static const table_column configmap_cols[] = {
     NAME, {"Data", "string", "", 0, "Number of data keys."}, AGE};
-static const table_column secret_cols[] = {
-    NAME, {"Type", "string", "", 0, "The secret's type."},
-    {"Data", "string", "", 0, "Number of data keys."}, AGE};
+static const table_column secret_cols[] = {NAME,
+                                           {"Type", "string", "", 0, "The secret's type."},
+                                           {"Data", "string", "", 0, "Number of data keys."},
+                                           AGE};
 static const table_column serviceaccount_cols[] = {
     NAME, {"Secrets", "string", "", 0, "Number of secrets."}, AGE};
 static const table_column pv_cols[] = {
@@ -1267,6 +1325,12 @@ static const table_column hpa_cols[] = {
     {"Replicas", "string", "", 0, "Current replicas."},
     AGE};
 
+static const table_column apiservice_cols[] = {
+    NAME,
+    {"Service", "string", "", 0, "The service that serves the API, or Local."},
+    {"Available", "string", "", 0, "Whether the API is available."},
+    AGE};
+
 typedef void (*cells_fn)(const json_t *o, int64_t now_s, json_t *cells);
 
 typedef struct table_kind {
@@ -1276,7 +1340,10 @@ typedef struct table_kind {
     cells_fn cells;
 } table_kind;
 
-#define KIND(g, k, cols, fn) {g, k, cols, sizeof cols / sizeof *cols, fn}
+#define KIND(g, k, cols, fn)                                                                       \
+    {                                                                                              \
+        g, k, cols, sizeof cols / sizeof *cols, fn                                                 \
+    }
 static const table_kind kinds[] = {
     KIND("", "Pod", pod_cols, cells_pod),
     KIND("", "Service", service_cols, cells_service),
@@ -1308,6 +1375,7 @@ static const table_kind kinds[] = {
     KIND("storage.k8s.io", "StorageClass", storageclass_cols, cells_storageclass),
     KIND("scheduling.k8s.io", "PriorityClass", priorityclass_cols, cells_priorityclass),
     KIND("node.k8s.io", "RuntimeClass", runtimeclass_cols, cells_runtimeclass),
+    KIND("apiregistration.k8s.io", "APIService", apiservice_cols, cells_apiservice),
     KIND("admissionregistration.k8s.io", "MutatingWebhookConfiguration", webhook_cols,
          cells_webhooks),
     KIND("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", webhook_cols,
@@ -1334,8 +1402,8 @@ json_t *sk_table_columns(const sk_resource *r)
     json_t *defs = json_array();
     for (size_t i = 0; i < k->n_cols; i++) {
         const table_column *c = &k->cols[i];
-        json_array_append_new(defs, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name,
-                                              "type", c->type, "format", c->format, "description",
+        json_array_append_new(defs, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", c->name, "type",
+                                              c->type, "format", c->format, "description",
                                               c->description, "priority", c->priority));
     }
     return defs;

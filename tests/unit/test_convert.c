@@ -205,9 +205,8 @@ static void test_hpa_other_metrics(void **state)
     assert_int_equal(json_array_size(m), 4);
     expect_equal(json_array_get(m, 0), "{\"type\":\"Resource\",\"resource\":{\"name\":\"memory\","
                                        "\"targetAverageValue\":\"100Mi\"}}");
-    expect_equal(json_array_get(m, 1),
-                 "{\"type\":\"Pods\",\"pods\":{\"metricName\":\"qps\","
-                 "\"targetAverageValue\":\"10\"}}");
+    expect_equal(json_array_get(m, 1), "{\"type\":\"Pods\",\"pods\":{\"metricName\":\"qps\","
+                                       "\"targetAverageValue\":\"10\"}}");
     json_decref(m);
     json_t *back = sk_convert_to_stored(r, v1);
     /* the CPU target comes last, after the annotation's metrics, as in kube */
@@ -230,9 +229,9 @@ static void test_hpa_other_metrics(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_needed),     cmocka_unit_test(test_event),
+        cmocka_unit_test(test_needed),       cmocka_unit_test(test_event),
         cmocka_unit_test(test_event_sparse), cmocka_unit_test(test_hpa_cpu),
-        cmocka_unit_test(test_hpa_default), cmocka_unit_test(test_hpa_other_metrics),
+        cmocka_unit_test(test_hpa_default),  cmocka_unit_test(test_hpa_other_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,7 +42,8 @@ static void check_columns(const sk_resource *r, const char *want)
     char got[1024] = "";
     size_t i;
     json_t *c;
-    json_array_foreach(cols, i, c) {
+    json_array_foreach(cols, i, c)
+    {
         if (i)
             strcat(got, "|");
         if (json_integer_value(json_object_get(c, "priority")) == 1)
@@ -97,10 +98,20 @@ static void test_human_duration(void **state)
     static const struct {
         int64_t s;
         const char *want;
-    } cases[] = {{-5, "<invalid>"}, {-1, "0s"},       {0, "0s"},          {119, "119s"},
-                 {120, "2m"},        {150, "2m30s"},  {600, "10m"},       {3 * 3600, "3h"},
-                 {3 * 3600 + 60, "3h1m"}, {9 * 3600, "9h"}, {47 * 3600, "47h"},
-                 {50 * 3600, "2d2h"}, {8 * 86400, "8d"}, {800 * 86400, "2y70d"},
+    } cases[] = {{-5, "<invalid>"},
+                 {-1, "0s"},
+                 {0, "0s"},
+                 {119, "119s"},
+                 {120, "2m"},
+                 {150, "2m30s"},
+                 {600, "10m"},
+                 {3 * 3600, "3h"},
+                 {3 * 3600 + 60, "3h1m"},
+                 {9 * 3600, "9h"},
+                 {47 * 3600, "47h"},
+                 {50 * 3600, "2d2h"},
+                 {8 * 86400, "8d"},
+                 {800 * 86400, "2y70d"},
                  {9 * 365 * 86400, "9y"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char out[32];
@@ -223,12 +234,24 @@ static void test_others(void **state)
     check_cells(res("rbac.authorization.k8s.io", "v1", "roles"),
                 "{\"metadata\":{\"name\":\"r\",\"creationTimestamp\":\"2025-12-31T10:00:00Z\"}}",
                 "[\"r\",\"2025-12-31T10:00:00Z\"]");
-    check_cells(res("rbac.authorization.k8s.io", "v1", "rolebindings"),
-                "{\"metadata\":{\"name\":\"rb\",\"creationTimestamp\":\"2025-12-31T23:00:00Z\"},"
-                "\"roleRef\":{\"kind\":\"Role\",\"name\":\"r\"},"
-                "\"subjects\":[{\"kind\":\"User\",\"name\":\"u1\"},{\"kind\":\"User\",\"name\":\"u2\"},"
-                "{\"kind\":\"ServiceAccount\",\"name\":\"sa\",\"namespace\":\"ns\"}]}",
-                "[\"rb\",\"Role/r\",\"60m\",\"u1, u2\",\"\",\"ns:sa\"]");
+    check_cells(
+        res("rbac.authorization.k8s.io", "v1", "rolebindings"),
+        "{\"metadata\":{\"name\":\"rb\",\"creationTimestamp\":\"2025-12-31T23:00:00Z\"},"
+        "\"roleRef\":{\"kind\":\"Role\",\"name\":\"r\"},"
+        "\"subjects\":[{\"kind\":\"User\",\"name\":\"u1\"},{\"kind\":\"User\",\"name\":\"u2\"},"
+        "{\"kind\":\"ServiceAccount\",\"name\":\"sa\",\"namespace\":\"ns\"}]}",
+        "[\"rb\",\"Role/r\",\"60m\",\"u1, u2\",\"\",\"ns:sa\"]");
+    check_cells(
+        res("apiregistration.k8s.io", "v1", "apiservices"),
+        "{\"metadata\":{\"name\":\"v1.x.io\",\"creationTimestamp\":\"2025-12-31T23:59:00Z\"},"
+        "\"spec\":{\"service\":{\"namespace\":\"ns\",\"name\":\"svc\"}},"
+        "\"status\":{\"conditions\":[{\"type\":\"Available\",\"status\":\"False\","
+        "\"reason\":\"MissingEndpoints\"}]}}",
+        "[\"v1.x.io\",\"ns/svc\",\"False (MissingEndpoints)\",\"60s\"]");
+    check_cells(
+        res("apiregistration.k8s.io", "v1", "apiservices"),
+        "{\"metadata\":{\"name\":\"v1.apps\",\"creationTimestamp\":\"2025-12-31T23:59:00Z\"}}",
+        "[\"v1.apps\",\"Local\",\"Unknown\",\"60s\"]");
     /* an events.k8s.io Event's row comes from its stored (core) form */
     check_cells(res("events.k8s.io", "v1", "events"),
                 "{\"metadata\":{\"name\":\"e\",\"creationTimestamp\":\"2025-12-31T23:00:00Z\"},"
@@ -254,12 +277,10 @@ static void test_single(void **state)
     json_t *row = json_array_get(json_object_get(t, "rows"), 0);
     json_t *want = load("[\"c\",1,\"60s\"]");
     assert_true(json_equal(json_object_get(row, "cells"), want));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(row, "object"), "kind")),
+                        "PartialObjectMetadata");
     assert_string_equal(
-        json_string_value(json_object_get(json_object_get(row, "object"), "kind")),
-        "PartialObjectMetadata");
-    assert_string_equal(json_string_value(json_object_get(json_object_get(t, "metadata"),
-                                                          "resourceVersion")),
-                        "7");
+        json_string_value(json_object_get(json_object_get(t, "metadata"), "resourceVersion")), "7");
     json_decref(want);
     json_decref(t);
     sk_buf_free(&b);
@@ -269,8 +290,8 @@ static void test_single(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_columns),  cmocka_unit_test(test_human_duration),
-        cmocka_unit_test(test_pod),      cmocka_unit_test(test_service),
+        cmocka_unit_test(test_columns),   cmocka_unit_test(test_human_duration),
+        cmocka_unit_test(test_pod),       cmocka_unit_test(test_service),
         cmocka_unit_test(test_workloads), cmocka_unit_test(test_others),
         cmocka_unit_test(test_single),
     };
