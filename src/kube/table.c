@@ -1432,10 +1432,25 @@ void sk_table_begin(sk_buf *b, const sk_resource *r)
     json_decref(defs);
 }
 
+/* A finished pod's row carries a Completed condition, as kube's does. */
+static json_t *row_conditions(const table_kind *k, const json_t *o)
+{
+    const char *phase = str_at(o, "status.phase");
+    int ok = !strcmp(phase, "Succeeded");
+    if (k->cells != cells_pod || (!ok && strcmp(phase, "Failed") != 0))
+        return NULL;
+    return json_pack("[{s:s, s:s, s:s, s:s}]", "type", "Completed", "status", "True", "reason",
+                     phase, "message",
+                     ok ? "The pod has completed successfully." : "The pod failed.");
+}
+
 void sk_table_row(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,
                   int64_t now_s)
 {
     json_t *row = json_pack("{s:o}", "cells", sk_table_cells(r, stored, now_s));
+    json_t *conds = row_conditions(kind_of(r), stored);
+    if (conds)
+        json_object_set_new(row, "conditions", conds);
     if (include == SK_INCLUDE_OBJECT) {
         json_object_set_new(row, "object", sk_convert_from_stored(r, stored));
     } else if (include == SK_INCLUDE_METADATA) {

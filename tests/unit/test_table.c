@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,6 +288,36 @@ static void test_single(void **state)
     json_decref(o);
 }
 
+/* A finished pod's row says so in its conditions; a running one's has none. */
+static void test_pod_conditions(void **state)
+{
+    (void)state;
+    const sk_resource *r = res("", "v1", "pods");
+    const char *phases[] = {"Succeeded", "Failed", "Running"};
+    for (int i = 0; i < 3; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[]},"
+                 "\"status\":{\"phase\":\"%s\"}}",
+                 phases[i]);
+        json_t *o = load(text);
+        sk_buf b = SK_BUF_INIT;
+        sk_table_row(&b, r, o, SK_INCLUDE_NONE, NOW);
+        json_t *row = load(b.data);
+        json_t *c = json_array_get(json_object_get(row, "conditions"), 0);
+        if (i < 2) {
+            assert_string_equal(json_string_value(json_object_get(c, "type")), "Completed");
+            assert_string_equal(json_string_value(json_object_get(c, "reason")), phases[i]);
+        } else {
+            assert_null(json_object_get(row, "conditions"));
+        }
+        assert_null(json_object_get(row, "object"));
+        json_decref(row);
+        sk_buf_free(&b);
+        json_decref(o);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_pod),       cmocka_unit_test(test_service),
         cmocka_unit_test(test_workloads), cmocka_unit_test(test_others),
         cmocka_unit_test(test_single),
+        cmocka_unit_test(test_pod_conditions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
