@@ -117,9 +117,8 @@ static void event_from_core(json_t *o)
 /* ---- autoscaling/v1 <-> autoscaling/v2 HorizontalPodAutoscaler ----
  * v1 has one CPU utilization target; every other v2 metric, the current
  * metrics, the conditions and the behavior travel in annotations, as JSON
- * in v1's (v2beta1-like) metric shape. Not mapped: the status of Pods,
- * Object and External metrics keeps v2's shape inside its annotation; an
- * annotation that is not valid JSON is left as it is (kube refuses it). */
+ * in v1's (v2beta1-like) metric shape. Not mapped: an annotation that is
+ * not valid JSON is left as it is (kube refuses the object). */
 
 #define ANN_METRICS "autoscaling.alpha.kubernetes.io/metrics"
 #define ANN_CURRENT "autoscaling.alpha.kubernetes.io/current-metrics"
@@ -222,24 +221,62 @@ static void each_metric(json_t *list, void (*fn)(const char *, json_t *))
     }
 }
 
+/* How a v2 MetricStatus source's fields are spelled in v1: v1 key <->
+ * v2 key inside sub ("current", "metric"; NULL: at the top). */
+static const struct status_field {
+    const char *type, *v1, *sub, *v2;
+} status_fields[] = {
+    {"Resource", "currentAverageUtilization", "current", "averageUtilization"},
+    {"Resource", "currentAverageValue", "current", "averageValue"},
+    {"ContainerResource", "currentAverageUtilization", "current", "averageUtilization"},
+    {"ContainerResource", "currentAverageValue", "current", "averageValue"},
+    {"Pods", "metricName", "metric", "name"},
+    {"Pods", "selector", "metric", "selector"},
+    {"Pods", "currentAverageValue", "current", "averageValue"},
+    {"Object", "target", NULL, "describedObject"},
+    {"Object", "metricName", "metric", "name"},
+    {"Object", "selector", "metric", "selector"},
+    {"Object", "currentValue", "current", "value"},
+    {"Object", "averageValue", "current", "averageValue"},
+    {"External", "metricName", "metric", "name"},
+    {"External", "metricSelector", "metric", "selector"},
+    {"External", "currentValue", "current", "value"},
+    {"External", "currentAverageValue", "current", "averageValue"},
+};
+#define N_STATUS_FIELDS (sizeof status_fields / sizeof *status_fields)
+
 static void status_source_to_v1(const char *type, json_t *s)
 {
-    if (strcmp(type, "Resource") && strcmp(type, "ContainerResource"))
-        return;
-    json_t *cur = json_object_get(s, "current");
-    move_key(cur, "averageUtilization", s, "currentAverageUtilization");
-    move_key(cur, "averageValue", s, "currentAverageValue");
+    for (size_t i = 0; i < N_STATUS_FIELDS; i++) {
+        const struct status_field *f = &status_fields[i];
+        if (strcmp(f->type, type) != 0)
+            continue;
+        if (f->sub)
+            move_key(json_object_get(s, f->sub), f->v2, s, f->v1);
+        else
+            rename_key(s, f->v2, f->v1);
+    }
     json_object_del(s, "current");
+    json_object_del(s, "metric");
 }
 
 static void status_source_to_v2(const char *type, json_t *s)
 {
-    if (strcmp(type, "Resource") && strcmp(type, "ContainerResource"))
-        return;
-    json_t *cur = json_object();
-    move_key(s, "currentAverageUtilization", cur, "averageUtilization");
-    move_key(s, "currentAverageValue", cur, "averageValue");
-    json_object_set_new(s, "current", cur);
+    json_t *current = json_object(), *metric = json_object();
+    for (size_t i = 0; i < N_STATUS_FIELDS; i++) {
+        const struct status_field *f = &status_fields[i];
+        if (strcmp(f->type, type) != 0)
+            continue;
+        if (f->sub)
+            move_key(s, f->v1, strcmp(f->sub, "current") == 0 ? current : metric, f->v2);
+        else
+            rename_key(s, f->v1, f->v2);
+    }
+    json_object_set_new(s, "current", current); /* required in v2 */
+    if (json_object_size(metric))
+        json_object_set_new(s, "metric", metric);
+    else
+        json_decref(metric);
 }
 
 /* Stores v (stolen) as JSON text in annotation key. */

@@ -226,12 +226,58 @@ static void test_hpa_other_metrics(void **state)
     json_decref(v2);
 }
 
+/* Current metrics of every type travel in v1's annotation and come back. */
+static void test_hpa_status_metrics(void **state)
+{
+    (void)state;
+    const sk_resource *r = res("autoscaling", "v1", "horizontalpodautoscalers");
+    const char *v2text =
+        "{\"apiVersion\":\"autoscaling/v2\",\"kind\":\"HorizontalPodAutoscaler\","
+        "\"metadata\":{\"name\":\"h\"},\"spec\":{\"maxReplicas\":2,\"metrics\":["
+        "{\"type\":\"Resource\",\"resource\":{\"name\":\"cpu\",\"target\":{\"type\":"
+        "\"Utilization\",\"averageUtilization\":50}}}]},"
+        "\"status\":{\"currentReplicas\":1,\"desiredReplicas\":1,\"currentMetrics\":["
+        "{\"type\":\"Resource\",\"resource\":{\"name\":\"cpu\",\"current\":"
+        "{\"averageUtilization\":30,\"averageValue\":\"100m\"}}},"
+        "{\"type\":\"Pods\",\"pods\":{\"metric\":{\"name\":\"qps\"},\"current\":"
+        "{\"averageValue\":\"4\"}}},"
+        "{\"type\":\"External\",\"external\":{\"metric\":{\"name\":\"q\"},\"current\":"
+        "{\"value\":\"9\"}}}],"
+        "\"conditions\":[{\"type\":\"AbleToScale\",\"status\":\"True\"}]}}";
+    json_t *v2 = load(v2text);
+    json_t *v1 = sk_convert_from_stored(r, v2);
+    json_t *st = json_object_get(v1, "status");
+    assert_int_equal(json_integer_value(json_object_get(st, "currentCPUUtilizationPercentage")),
+                     30);
+    assert_null(json_object_get(st, "currentMetrics"));
+    assert_null(json_object_get(st, "conditions"));
+    json_t *ann = json_object_get(json_object_get(v1, "metadata"), "annotations");
+    json_t *cur = json_loads(
+        json_string_value(json_object_get(ann, "autoscaling.alpha.kubernetes.io/current-metrics")),
+        0, NULL);
+    expect_equal(json_array_get(cur, 1), "{\"type\":\"Pods\",\"pods\":{\"metricName\":\"qps\","
+                                         "\"currentAverageValue\":\"4\"}}");
+    expect_equal(json_array_get(cur, 2),
+                 "{\"type\":\"External\",\"external\":{\"metricName\":\"q\","
+                 "\"currentValue\":\"9\"}}");
+    json_decref(cur);
+    json_t *back = sk_convert_to_stored(r, v1);
+    expect_equal(back, v2text);
+    json_decref(back);
+    json_decref(v1);
+    json_decref(v2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_needed),       cmocka_unit_test(test_event),
-        cmocka_unit_test(test_event_sparse), cmocka_unit_test(test_hpa_cpu),
-        cmocka_unit_test(test_hpa_default),  cmocka_unit_test(test_hpa_other_metrics),
+        cmocka_unit_test(test_needed),
+        cmocka_unit_test(test_event),
+        cmocka_unit_test(test_event_sparse),
+        cmocka_unit_test(test_hpa_cpu),
+        cmocka_unit_test(test_hpa_default),
+        cmocka_unit_test(test_hpa_other_metrics),
+        cmocka_unit_test(test_hpa_status_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

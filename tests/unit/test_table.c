@@ -324,8 +324,7 @@ int main(void)
         cmocka_unit_test(test_columns),   cmocka_unit_test(test_human_duration),
         cmocka_unit_test(test_pod),       cmocka_unit_test(test_service),
         cmocka_unit_test(test_workloads), cmocka_unit_test(test_others),
-        cmocka_unit_test(test_single),
-        cmocka_unit_test(test_pod_conditions),
+        cmocka_unit_test(test_single),    cmocka_unit_test(test_pod_conditions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
