@@ -143,9 +143,8 @@ def core_event(name, **extra):
 
 
 def events_event(name):
-    # eventTime is left out: sqlkube's Event validation still reads core field
-    # names, which events.k8s.io objects with an eventTime would fail.
     return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": name},
+            "eventTime": "2026-01-01T00:06:00.000000Z",
             "regarding": {"kind": "Pod", "name": "p1", "namespace": "default"},
             "reason": "Pulled", "note": "pulled image", "type": "Normal", "action": "Pull",
             "reportingController": "kubelet", "reportingInstance": "n1", "deprecatedCount": 2}
@@ -190,6 +189,7 @@ class SharedStorageTest(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(ev["involvedObject"]["name"], "p1")
         self.assertEqual(ev["reportingComponent"], "kubelet")
         self.assertEqual(ev["count"], 2)
+        self.assertEqual(ev["eventTime"], "2026-01-01T00:06:00.000000Z")
         self.assertNotIn("note", ev)
         # a patch applies to the served version's form
         patched = self.req("PATCH", EVENTS + "/n1", {"note": "patched"},
