@@ -318,13 +318,61 @@ static void test_pod_conditions(void **state)
     }
 }
 
+/* Every served kind's row fits its columns, whatever shape the stored
+ * object has: odd types where objects, strings or numbers are expected
+ * never crash a printer or shorten a row. */
+static void test_every_kind_odd_objects(void **state)
+{
+    (void)state;
+    static const char *const odd[] = {
+        "{}",
+        "{\"metadata\":[],\"spec\":5,\"status\":\"x\",\"data\":1}",
+        "{\"metadata\":{\"name\":7,\"creationTimestamp\":\"garbage\",\"labels\":[1]},"
+        "\"spec\":{\"containers\":{},\"ports\":[1,\"a\",{\"port\":\"80\"}],"
+        "\"selector\":{\"matchLabels\":[],\"matchExpressions\":[{\"values\":5}],\"a\":1},"
+        "\"metrics\":[{\"type\":\"Resource\"},{\"type\":\"Pods\",\"pods\":1},7],"
+        "\"template\":{\"spec\":{\"containers\":[5,{\"name\":[]}]}},\"rules\":[{\"host\":3}],"
+        "\"replicas\":\"3\",\"completions\":null},"
+        "\"status\":{\"conditions\":[null,{\"type\":1}],\"containerStatuses\":[3,{}],"
+        "\"initContainerStatuses\":[{\"state\":{\"terminated\":5}}],\"podIPs\":[\"x\"],"
+        "\"loadBalancer\":{\"ingress\":[{\"ip\":1},{}]}},"
+        "\"subsets\":[{\"addresses\":[{\"ip\":\"::1\"}],\"ports\":[{}]}],"
+        "\"subjects\":[1,{\"kind\":\"User\"}],\"involvedObject\":5,\"series\":{}}",
+    };
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *cols = sk_table_columns(&all[i]);
+        for (size_t k = 0; k < sizeof odd / sizeof *odd; k++) {
+            json_t *o = load(odd[k]);
+            json_t *cells = sk_table_cells(&all[i], o, NOW);
+            assert_int_equal(json_array_size(cells), json_array_size(cols));
+            for (int inc = SK_INCLUDE_NONE; inc <= SK_INCLUDE_OBJECT; inc++) {
+                sk_buf b = SK_BUF_INIT;
+                sk_table_row(&b, &all[i], o, (sk_include_object)inc, NOW);
+                json_t *row = load(b.data);
+                json_decref(row);
+                sk_buf_free(&b);
+            }
+            json_decref(cells);
+            json_decref(o);
+        }
+        json_decref(cols);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_columns),   cmocka_unit_test(test_human_duration),
-        cmocka_unit_test(test_pod),       cmocka_unit_test(test_service),
-        cmocka_unit_test(test_workloads), cmocka_unit_test(test_others),
-        cmocka_unit_test(test_single),    cmocka_unit_test(test_pod_conditions),
+        cmocka_unit_test(test_columns),
+        cmocka_unit_test(test_human_duration),
+        cmocka_unit_test(test_pod),
+        cmocka_unit_test(test_service),
+        cmocka_unit_test(test_workloads),
+        cmocka_unit_test(test_others),
+        cmocka_unit_test(test_single),
+        cmocka_unit_test(test_pod_conditions),
+        cmocka_unit_test(test_every_kind_odd_objects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
