@@ -268,6 +268,39 @@ static void test_hpa_status_metrics(void **state)
     json_decref(v2);
 }
 
+/* Odd shapes convert without crashing, both ways, for both pairs. */
+static void test_odd_objects(void **state)
+{
+    (void)state;
+    static const char *const odd[] = {
+        "{}",
+        "{\"metadata\":5,\"spec\":[],\"status\":\"x\",\"regarding\":1,\"note\":{}}",
+        "{\"metadata\":{\"annotations\":{\"autoscaling.alpha.kubernetes.io/"
+        "metrics\":\"[1,{\\\"type\\\""
+        ":\\\"Pods\\\",\\\"pods\\\":3}]\",\"autoscaling.alpha.kubernetes.io/current-metrics\":"
+        "\"not json\",\"autoscaling.alpha.kubernetes.io/conditions\":\"{}\"}},"
+        "\"spec\":{\"metrics\":[5,{\"type\":\"Object\",\"object\":[]}],\"behavior\":1,"
+        "\"targetCPUUtilizationPercentage\":\"x\"},"
+        "\"status\":{\"currentMetrics\":{},\"conditions\":5}}",
+    };
+    const sk_resource *rs[] = {res("events.k8s.io", "v1", "events"),
+                               res("autoscaling", "v1", "horizontalpodautoscalers")};
+    for (size_t i = 0; i < 2; i++) {
+        for (size_t k = 0; k < sizeof odd / sizeof *odd; k++) {
+            json_t *o = load(odd[k]);
+            json_t *a = sk_convert_to_stored(rs[i], o);
+            json_t *b = sk_convert_from_stored(rs[i], o);
+            json_t *c = sk_convert_from_stored(rs[i], a);
+            assert_string_equal(json_string_value(json_object_get(c, "apiVersion")),
+                                rs[i]->api_version);
+            json_decref(a);
+            json_decref(b);
+            json_decref(c);
+            json_decref(o);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_hpa_default),
         cmocka_unit_test(test_hpa_other_metrics),
         cmocka_unit_test(test_hpa_status_metrics),
+        cmocka_unit_test(test_odd_objects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
