@@ -12,8 +12,10 @@
 #include "api/admit.h"
 #include "api/alloc.h"
 #include "api/body.h"
+#include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
+#include "kube/convert.h"
 #include "kube/objmeta.h"
 #include "kube/status_rules.h"
 
@@ -70,7 +72,7 @@ static int create_done(sk_api_call *call)
             json_string_value(json_object_get(json_object_get(st->obj, "metadata"), "name"));
         sk_call_reply_store_error(call, call->write_err, name ? name : "");
     } else {
-        sk_call_reply_raw(call, 201, call->write_row.value, call->write_row.value_len);
+        sk_served_reply(call, 201, call->write_row.value, call->write_row.value_len);
     }
     return SK_STEP_DONE;
 }
@@ -105,6 +107,9 @@ int sk_verb_create(sk_api_call *call)
         sk_call_reply_json(call, 201, st->obj);
         return SK_STEP_DONE;
     }
+    /* admitted in the URL's version, written in the stored one (once: retries reuse it) */
+    if (sk_convert_needed(call->res))
+        st->obj = sk_call_keep(call, sk_convert_to_stored(call->res, st->obj));
     return create_write(call);
 }
 

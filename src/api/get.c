@@ -5,6 +5,7 @@
  * object or, for `kubectl get`, as a Table.
  */
 #include "api/call.h"
+#include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
 #include "kube/table.h"
@@ -72,7 +73,7 @@ static int get_read(sk_api_call *call)
     } else {
         size_t len;
         const char *data = sk_blob_data(blob, &len);
-        sk_call_reply_raw(call, 200, data, len);
+        sk_served_reply(call, 200, data, len);
     }
     sk_blob_unref(blob);
     return SK_STEP_DONE;

@@ -23,9 +23,11 @@
  */
 #include "api/list.h"
 #include "api/outq.h"
+#include "api/served.h"
 #include "api/verbs.h"
 #include "core/check.h"
 #include "core/util.h"
+#include "kube/convert.h"
 #include "kube/selector.h"
 #include "kube/status.h"
 #include "kube/table.h"
@@ -83,13 +85,15 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
     }
     ls->scanned_page++;
     set_after(ls, sk_blob_ns(blob), sk_blob_name(blob));
-    json_t *obj = NULL;
-    int match = 1;
-    if (ls->table || sk_list_stream_filters(ls)) {
+    json_t *obj = NULL, *served = NULL; /* stored form; the URL's version if it differs */
+    int match = 1, convert = sk_convert_needed(ls->res);
+    if (ls->table || convert || sk_list_stream_filters(ls)) {
         size_t len;
         const char *data = sk_blob_data(blob, &len);
         obj = sk_call_parse_stored(ls->res, data, len, sk_blob_name(blob));
-        match = obj && sk_list_stream_matches(ls, obj);
+        if (obj && convert)
+            served = sk_convert_from_stored(ls->res, obj);
+        match = obj && sk_list_stream_matches(ls, served ? served : obj);
     }
     if (match) {
         if (ls->watch_events)
@@ -102,12 +106,15 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
                             sk_wall_s());
         else if (ls->table)
             sk_table_row(&ls->out.text, ls->res, obj, ls->include_object, sk_wall_s());
+        else if (convert)
+            sk_served_append(&ls->out.text, served);
         else
             sk_outq_blob(&ls->out, blob);
         if (ls->watch_events)
             sk_buf_puts(&ls->out.text, "}\n");
         ls->emitted++;
     }
+    json_decref(served);
     json_decref(obj);
     if (ls->limit && ls->emitted < ls->limit && ls->scanned_page >= ls->limit * SCAN_FACTOR) {
         ls->has_more = 1; /* bounded work per page: hand back a token early */

@@ -23,8 +23,10 @@
 #include "api/admit.h"
 #include "api/alloc.h"
 #include "api/body.h"
+#include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
+#include "kube/convert.h"
 #include "kube/fieldcheck.h"
 #include "kube/limits.h"
 #include "kube/patch.h"
@@ -127,13 +129,18 @@ static int update_done(sk_api_call *call)
     } else if (st->view && st->view->reply) {
         json_t *obj = sk_call_parse_stored(call->res, call->write_row.value,
                                            call->write_row.value_len, call->name);
+        if (obj && sk_convert_needed(call->res)) {
+            json_t *served = sk_convert_from_stored(call->res, obj);
+            json_decref(obj);
+            obj = served;
+        }
         if (obj)
             st->view->reply(call, obj);
         else
             sk_call_reply_error(call, SK_ERR_INTERNAL, "the written object cannot be decoded");
         json_decref(obj);
     } else {
-        sk_call_reply_raw(call, 200, call->write_row.value, call->write_row.value_len);
+        sk_served_reply(call, 200, call->write_row.value, call->write_row.value_len);
     }
     return SK_STEP_DONE;
 }
@@ -177,6 +184,12 @@ static int read_and_write(sk_api_call *call)
                              call->res->resource, call->name);
         return SK_STEP_DONE;
     }
+    if (sk_convert_needed(call->res)) {
+        /* PUT bodies and patches are in the URL's version: so is the old object */
+        json_t *served = sk_convert_from_stored(call->res, old);
+        json_decref(old);
+        old = served;
+    }
     int rc = SK_STEP_DONE;
     json_t *obj = NULL;
     /* What the client edits: the object or the view's, without the stored
@@ -207,6 +220,11 @@ static int read_and_write(sk_api_call *call)
     if (json_equal(obj, old) || st->wo.dry_run) {
         reply_object(call, st, st->wo.dry_run ? obj : old);
         goto out;
+    }
+    if (sk_convert_needed(call->res)) {
+        json_t *stored = sk_convert_to_stored(call->res, obj);
+        json_decref(obj);
+        obj = stored;
     }
     sk_write w = sk_admit_write(call, obj, st->current.rev);
     sk_alloc_attach(st->alloc, &w);

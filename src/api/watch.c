@@ -19,9 +19,11 @@
  */
 #include "api/list.h"
 #include "api/outq.h"
+#include "api/served.h"
 #include "api/verbs.h"
 #include "core/check.h"
 #include "core/util.h"
+#include "kube/convert.h"
 #include "kube/status.h"
 #include "kube/table.h"
 #include "watch/hub.h"
@@ -72,12 +74,16 @@ static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
 
 /* Queues one event: the object as a reference to the cache's shared bytes
  * (or a Table rendered for this watcher). */
+/* obj: the stored form, parsed if needed; served: the URL's version of it
+ * when that differs (shared storage), else NULL. */
 static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json_t *obj,
-                         int64_t rev)
+                         json_t *served, int64_t rev)
 {
     sk_buf_printf(&ws->out.text, "{\"type\":\"%s\",\"object\":", type);
     if (ws->table)
         sk_table_single(&ws->out.text, ws->res, obj, ws->include, rev, sk_wall_s());
+    else if (served)
+        sk_served_append(&ws->out.text, served);
     else
         sk_outq_blob(&ws->out, blob);
     sk_buf_puts(&ws->out.text, "}\n");
@@ -109,32 +115,41 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
     const char *ns = sk_list_stream_ns(ws->ls);
     if (ns && strcmp(sk_blob_ns(ev->obj), ns) != 0)
         return;
-    int filters = sk_list_stream_filters(ws->ls);
-    json_t *obj = NULL;
-    if (filters || ws->table) {
+    int filters = sk_list_stream_filters(ws->ls), convert = sk_convert_needed(ws->res);
+    json_t *obj = NULL, *served = NULL;
+    if (filters || ws->table || convert) {
         obj = parse_blob(ws, ev->obj);
         if (!obj)
             return; /* an unreadable object is skipped, as in lists */
+        if (convert)
+            served = sk_convert_from_stored(ws->res, obj);
     }
     static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
     const char *type = names[ev->type];
     if (filters) {
         /* A tombstone carries the object's last state. */
-        int now = ev->type != SK_EVENT_DELETED && sk_list_stream_matches(ws->ls, obj);
+        json_t *cur = served ? served : obj;
+        int now = ev->type != SK_EVENT_DELETED && sk_list_stream_matches(ws->ls, cur);
         int before = 0;
         if (ev->type == SK_EVENT_DELETED) {
-            before = sk_list_stream_matches(ws->ls, obj);
+            before = sk_list_stream_matches(ws->ls, cur);
         } else if (ev->prev) {
             json_t *pobj = parse_blob(ws, ev->prev);
+            if (pobj && convert) {
+                json_t *p = sk_convert_from_stored(ws->res, pobj);
+                json_decref(pobj);
+                pobj = p;
+            }
             before = pobj && sk_list_stream_matches(ws->ls, pobj);
             json_decref(pobj);
         }
         type = now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : NULL;
     }
     if (type) {
-        render_event(ws, type, ev->obj, obj, ev->rev);
+        render_event(ws, type, ev->obj, obj, served, ev->rev);
         sk_watch_hub_count(ws->api->hub, 0, 1, 0);
     }
+    json_decref(served);
     json_decref(obj);
 }
 

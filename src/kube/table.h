@@ -1,6 +1,13 @@
 /*
  * table.h - meta.k8s.io/v1 Table output (`Accept: ...;as=Table`), what
- * `kubectl get` prints: Name, the kind's own columns, Age.
+ * `kubectl get` prints: kube-apiserver's printer columns for the common
+ * kinds (pods, deployments, services, nodes, jobs, ...; wide columns have
+ * priority 1) and its default table (Name, Created At) for every other kind.
+ *
+ * Objects come in their stored form (r->stored_as's: core Events for
+ * events.k8s.io, autoscaling/v2 for autoscaling/v1 HPAs), as kube computes
+ * cells from its internal object whatever version was asked for; the object
+ * embedded in a row (includeObject=Object) is converted to r's version.
  *
  * A list is rendered as it streams: sk_table_begin, then one sk_table_row
  * per item (comma-separated by the caller), then the caller closes the rows
@@ -18,12 +25,20 @@
 
 /* `{"kind":"Table",...,"columnDefinitions":[...],"rows":[` for r. */
 void sk_table_begin(sk_buf *b, const sk_resource *r);
-/* One row for obj (borrowed), with the object as include asks; ages are
+/* One row for stored (borrowed), with the object as include asks; ages are
  * relative to now_s. */
-void sk_table_row(sk_buf *b, const sk_resource *r, json_t *obj, sk_include_object include,
+void sk_table_row(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,
                   int64_t now_s);
 /* A whole Table of one object, as read at revision rev. */
-void sk_table_single(sk_buf *b, const sk_resource *r, json_t *obj, sk_include_object include,
+void sk_table_single(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,
                      int64_t rev, int64_t now_s);
+
+/* The column definitions of r's Table (new reference). */
+json_t *sk_table_columns(const sk_resource *r);
+/* The cells of stored's row (new reference), one per column. */
+json_t *sk_table_cells(const sk_resource *r, const json_t *stored, int64_t now_s);
+/* Kubernetes' human duration ("45s", "3m20s", "5h", "12d", "2y3d") of secs
+ * into out (at least 32 bytes). */
+void sk_table_human_duration(int64_t secs, char *out, size_t n);
 
 #endif

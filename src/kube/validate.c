@@ -16,6 +16,7 @@
  * messages embed the upstream regex text verbatim because clients see it.
  */
 #include "kube/validate.h"
+#include "kube/convert.h"
 #include "kube/status.h"
 #include "core/buf.h"
 #include "core/check.h"
@@ -1088,10 +1089,14 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
         validate_lease(fe, obj);
     } else if (strcmp(r->kind, "Event") == 0) {
         /* Legacy events skip ObjectMeta validation in their strategy; the
-         * generic check that follows it runs only if the strategy passed. */
-        validate_event_legacy(fe, obj);
+         * generic check that follows it runs only if the strategy passed.
+         * An events.k8s.io Event is checked in its stored (core) form, as
+         * kube checks the internal one. */
+        json_t *core = sk_convert_to_stored(r, obj);
+        validate_event_legacy(fe, core);
         if (sk_field_errors_count(fe) == 0)
-            validate_meta(fe, obj, 1, NAME_PATH_SEGMENT, 0);
+            validate_meta(fe, core, 1, NAME_PATH_SEGMENT, 0);
+        json_decref(core);
     } else {
         validate_meta(fe, obj, r->namespaced, NAME_SUBDOMAIN, 1);
     }
