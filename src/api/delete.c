@@ -22,8 +22,10 @@
  */
 #include "api/body.h"
 #include "api/call.h"
+#include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
+#include "kube/convert.h"
 #include "kube/selector.h"
 
 #include <stdio.h>
@@ -42,7 +44,7 @@ static int delete_done(sk_api_call *call)
     if (call->write_err != SK_OK)
         sk_call_reply_store_error(call, call->write_err, call->name);
     else
-        sk_call_reply_raw(call, 200, call->write_row.value, call->write_row.value_len);
+        sk_served_reply(call, 200, call->write_row.value, call->write_row.value_len);
     return SK_STEP_DONE;
 }
 
@@ -263,6 +265,11 @@ static int delete_one_done(sk_api_call *call)
     if (call->write_err == SK_OK) {
         json_t *obj = sk_call_parse_stored_warn(call, call->write_row.value,
                                                 call->write_row.value_len, call->write_row.name);
+        if (obj && sk_convert_needed(call->res)) {
+            json_t *served = sk_convert_from_stored(call->res, obj);
+            json_decref(obj);
+            obj = served;
+        }
         if (obj)
             json_array_append_new(st->items, obj);
     } else if (call->write_err != SK_ERR_NOT_FOUND && call->write_err != SK_ERR_CONFLICT) {

@@ -204,6 +204,13 @@ class SharedStorageTest(KubectlMixin, ServerTestCase, unittest.TestCase):
         out = self.ok("get", "events.events.k8s.io")
         self.assertEqual(re.split(r"\s{2,}", out.splitlines()[0].strip()),
                          ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"])
+        # DELETE answers the deleted object in the URL's version, one or a collection
+        gone = self.req("DELETE", EVENTS + "/n1")
+        self.assertEqual((gone["apiVersion"], gone["note"]), ("events.k8s.io/v1", "replaced"))
+        self.req("POST", CORE, core_event("c9"), 201)
+        listed = self.req("DELETE", EVENTS + "?fieldSelector=metadata.name%3Dc9")
+        self.assertEqual([(i["apiVersion"], i["note"]) for i in listed["items"]],
+                         [("events.k8s.io/v1", "started container")])
 
     def test_watch_across_versions(self):
         rv = self.req("GET", CORE)["metadata"]["resourceVersion"]
