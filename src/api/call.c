@@ -322,18 +322,109 @@ static int pb_stream_events(pb_stream *ps)
     return 0;
 }
 
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* The list as list.c renders it - {"kind":..,"apiVersion":..,"items":[...],
+ * "metadata":{..}} - encoded item by item: one parsed item at a time, never
+ * the whole list as a tree (several times its size in memory, and most of
+ * the time it takes). 0 if done, 1 if the text has another shape, -1 if an
+ * item cannot be encoded. */
+static int pb_list_by_items(pb_stream *ps, sk_buf *items)
+{
+    const char *text = ps->in.data, *end = ps->in.data + ps->in.len;
+    const char *at = strstr(text, "\"items\":[");
+    json_t *head = NULL, *tail = NULL;
+    int rc = 1;
+    if (!at)
+        goto out;
+    /* The head: what precedes "items", its last ',' closed as an object. */
+    sk_buf h = SK_BUF_INIT;
+    const char *comma = at;
+    while (comma > text && comma[-1] != ',')
+        comma--;
+    if (comma == text)
+        goto out;
+    sk_buf_append(&h, text, (size_t)(comma - 1 - text));
+    sk_buf_putc(&h, '}');
+    head = json_loadb(h.data, h.len, 0, NULL);
+    sk_buf_free(&h);
+    const char *av = json_string_value(json_object_get(head, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(head, "kind"));
+    if (!av || !kind)
+        goto out;
+    const char *p = at + strlen("\"items\":[");
+    for (;;) {
+        p = skip_ws(p, end);
+        if (p < end && *p == ']')
+            break;
+        json_error_t jerr;
+        json_t *item = json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, &jerr);
+        if (!item)
+            goto out;
+        char *why = NULL;
+        sk_err err = sk_protobuf_list_item(av, kind, item, items, &why);
+        json_decref(item);
+        if (err != SK_OK) {
+            sk_log_error("cannot encode a list item as protobuf: %s", why ? why : "");
+            free(why);
+            rc = -1;
+            goto out;
+        }
+        p = skip_ws(p + jerr.position, end);
+        if (p < end && *p == ',')
+            p++;
+    }
+    /* The tail: what follows "]", its leading ',' opened as an object. */
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == ',') {
+        sk_buf t = SK_BUF_INIT;
+        sk_buf_putc(&t, '{');
+        sk_buf_append(&t, p + 1, (size_t)(end - p - 1));
+        tail = json_loadb(t.data, t.len, 0, NULL);
+        sk_buf_free(&t);
+        if (!tail || json_object_update(head, tail) < 0)
+            goto out;
+    } else if (p >= end || *p != '}') {
+        goto out;
+    }
+    char *why = NULL;
+    if (sk_protobuf_list_finish(head, items, &ps->out, &why) != SK_OK) {
+        sk_log_error("cannot encode a list as protobuf: %s", why ? why : "");
+        rc = -1;
+    } else {
+        rc = 0;
+    }
+    free(why);
+out:
+    json_decref(head);
+    json_decref(tail);
+    return rc;
+}
+
 static int pb_stream_list(pb_stream *ps)
 {
-    json_error_t jerr;
-    json_t *list = json_loadb(ps->in.data ? ps->in.data : "", ps->in.len, 0, &jerr);
-    char *why = NULL;
-    sk_err err = list ? sk_protobuf_from_json(list, &ps->out, &why) : SK_ERR_INTERNAL;
-    json_decref(list);
-    if (err != SK_OK)
-        sk_log_error("cannot encode a list as protobuf: %s", why ? why : jerr.text);
-    free(why);
+    sk_buf items = SK_BUF_INIT;
+    int rc = ps->in.len ? pb_list_by_items(ps, &items) : 1;
+    sk_buf_free(&items);
+    if (rc == 1) { /* another shape: the whole list at once */
+        json_error_t jerr;
+        json_t *list = json_loadb(ps->in.data ? ps->in.data : "", ps->in.len, 0, &jerr);
+        char *why = NULL;
+        sk_buf_reset(&ps->out);
+        sk_err err = list ? sk_protobuf_from_json(list, &ps->out, &why) : SK_ERR_INTERNAL;
+        json_decref(list);
+        if (err != SK_OK)
+            sk_log_error("cannot encode a list as protobuf: %s", why ? why : jerr.text);
+        free(why);
+        rc = err == SK_OK ? 0 : -1;
+    }
     sk_buf_free(&ps->in);
-    return err == SK_OK ? 0 : -1;
+    return rc;
 }
 
 static ssize_t pb_stream_read(void *self, char *buf, size_t max)

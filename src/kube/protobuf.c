@@ -932,17 +932,23 @@ static size_t begin_len(sk_buf *b, uint32_t num)
 
 static void end_len(sk_buf *b, size_t at)
 {
-    size_t body = b->len - at - 1;
-    sk_buf len = SK_BUF_INIT;
-    put_varint(&len, body);
-    if (len.len > 1) {
-        sk_buf_reserve(b, len.len - 1);
-        memmove(b->data + at + len.len, b->data + at + 1, body);
-        b->len += len.len - 1;
+    size_t body = b->len - at - 1, k = 0;
+    unsigned char len[PB_MAX_VARINT_BYTES];
+    uint64_t v = body;
+    do {
+        len[k] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            len[k] |= 0x80;
+        k++;
+    } while (v);
+    if (k > 1) {
+        sk_buf_reserve(b, k - 1);
+        memmove(b->data + at + k, b->data + at + 1, body);
+        b->len += k - 1;
         b->data[b->len] = '\0';
     }
-    memcpy(b->data + at, len.data, len.len);
-    sk_buf_free(&len);
+    memcpy(b->data + at, len, k);
 }
 
 static int enc_struct(pb_ctx *c, sk_buf *b, const sk_schema *s, const json_t *obj);
@@ -1437,7 +1443,12 @@ sk_err sk_protobuf_decode_message(const sk_schema *s, const char *data, size_t l
     return err;
 }
 
-static sk_err from_json(pb_ctx *c, const json_t *obj, sk_buf *out)
+/* Lists' items are their field 2 (metadata is 1), in every list kind. */
+#define LIST_ITEMS_FIELD 2
+
+/* Appends the envelope of obj; extra (the items of a list encoded apart, or
+ * NULL) goes at the end of its raw message. */
+static sk_err envelope_of(pb_ctx *c, const json_t *obj, const sk_buf *extra, sk_buf *out)
 {
     const char *av = json_string_value(json_object_get(obj, "apiVersion"));
     const char *kind = json_string_value(json_object_get(obj, "kind"));
@@ -1454,6 +1465,8 @@ static sk_err from_json(pb_ctx *c, const json_t *obj, sk_buf *out)
     end_len(out, at);
     at = begin_len(out, 2); /* raw */
     int rc = enc_struct(c, out, s, obj);
+    if (extra && extra->len)
+        sk_buf_append(out, extra->data, extra->len);
     end_len(out, at);
     put_bytes(out, 3, "", 0); /* contentEncoding */
     put_bytes(out, 4, "", 0); /* contentType */
@@ -1463,7 +1476,43 @@ static sk_err from_json(pb_ctx *c, const json_t *obj, sk_buf *out)
 sk_err sk_protobuf_from_json(const json_t *obj, sk_buf *out, char **why)
 {
     pb_ctx c = {NULL, 0};
-    sk_err err = from_json(&c, obj, out);
+    sk_err err = envelope_of(&c, obj, NULL, out);
+    if (err != SK_OK)
+        *why = c.why;
+    else
+        free(c.why);
+    return err;
+}
+
+sk_err sk_protobuf_list_item(const char *api_version, const char *list_kind, const json_t *item,
+                             sk_buf *items, char **why)
+{
+    pb_ctx c = {NULL, 0};
+    const sk_schema *s = sk_protobuf_schema_for(api_version, list_kind);
+    const sk_schema_field *f = s ? sk_schema_field_by_number(s, LIST_ITEMS_FIELD) : NULL;
+    const sk_schema *t = f ? sk_schema_field_type(f) : NULL;
+    sk_err err = SK_ERR_BAD_REQUEST;
+    if (!t || sk_schema_kind_of(t) != SK_SCHEMA_ARRAY || !json_is_object(item)) {
+        fail(&c, "no protobuf encoding for items of kind %s in %s", list_kind, api_version);
+    } else {
+        size_t at = begin_len(items, LIST_ITEMS_FIELD);
+        if (enc_struct(&c, items, sk_schema_elem(t), item) == 0)
+            err = SK_OK;
+        end_len(items, at);
+    }
+    if (err != SK_OK)
+        *why = c.why;
+    else
+        free(c.why);
+    return err;
+}
+
+sk_err sk_protobuf_list_finish(const json_t *head, const sk_buf *items, sk_buf *out, char **why)
+{
+    pb_ctx c = {NULL, 0};
+    sk_err err = json_object_get(head, "items")
+                     ? (fail(&c, "the head of a list encoded by items has items"), SK_ERR_BAD_REQUEST)
+                     : envelope_of(&c, head, items, out);
     if (err != SK_OK)
         *why = c.why;
     else
@@ -1486,7 +1535,7 @@ sk_err sk_protobuf_watch_frame(const json_t *event, sk_buf *out, char **why)
     put_bytes(out, 1, type, strlen(type));
     size_t at = begin_len(out, 2);    /* RawExtension */
     size_t raw = begin_len(out, 1);   /* its raw: the object's envelope */
-    if ((err = from_json(&c, obj, out)) != SK_OK)
+    if ((err = envelope_of(&c, obj, NULL, out)) != SK_OK)
         goto out;
     end_len(out, raw);
     end_len(out, at);

@@ -51,6 +51,18 @@ sk_err sk_protobuf_decode_message(const sk_schema *s, const char *data, size_t l
 sk_err sk_protobuf_from_json(const json_t *obj, sk_buf *out, char **why);
 
 /*
+ * A list encoded item by item, so that a large list never exists as one
+ * parsed tree: sk_protobuf_list_item appends each item (borrowed) of the
+ * list kind apiVersion/listKind to items; sk_protobuf_list_finish appends
+ * the envelope of head (the list without its items: apiVersion, kind,
+ * metadata; borrowed) with those items to out. Errors as
+ * sk_protobuf_from_json.
+ */
+sk_err sk_protobuf_list_item(const char *api_version, const char *list_kind, const json_t *item,
+                             sk_buf *items, char **why);
+sk_err sk_protobuf_list_finish(const json_t *head, const sk_buf *items, sk_buf *out, char **why);
+
+/*
  * Appends one protobuf watch frame to out: a 4-byte big-endian length and a
  * bare meta/v1 WatchEvent {1 type, 2 RawExtension{1 raw = the envelope of
  * object}}. event is {"type": ..., "object": {...}} (borrowed). Errors as

@@ -650,6 +650,41 @@ static void test_watch_frame(void **state)
     sk_buf_free(&b);
 }
 
+/* A list encoded item by item is the list encoded whole, byte for byte. */
+static void test_list_by_items(void **state)
+{
+    (void)state;
+    json_t *list = load("{\"apiVersion\":\"apps/v1\",\"kind\":\"DeploymentList\","
+                        "\"metadata\":{\"resourceVersion\":\"9\",\"remainingItemCount\":0},"
+                        "\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"replicas\":2}},"
+                        "{\"metadata\":{\"name\":\"b\"}}]}");
+    sk_buf whole = SK_BUF_INIT, items = SK_BUF_INIT, parts = SK_BUF_INIT;
+    encode_ok(list, &whole);
+    char *why = NULL;
+    size_t i;
+    json_t *item = NULL;
+    json_array_foreach(json_object_get(list, "items"), i, item)
+    {
+        assert_int_equal(sk_protobuf_list_item("apps/v1", "DeploymentList", item, &items, &why),
+                         SK_OK);
+    }
+    json_object_del(list, "items");
+    assert_int_equal(sk_protobuf_list_finish(list, &items, &parts, &why), SK_OK);
+    assert_int_equal(parts.len, whole.len);
+    assert_memory_equal(parts.data, whole.data, whole.len);
+    json_t *back = decode_ok(parts.data, parts.len);
+    expect_at(back, "items.0.spec.replicas", "2");
+    expect_at(back, "metadata.remainingItemCount", "0");
+    assert_int_equal(sk_protobuf_list_item("v1", "Gadget", item, &items, &why),
+                     SK_ERR_BAD_REQUEST);
+    free(why);
+    json_decref(back);
+    json_decref(list);
+    sk_buf_free(&whole);
+    sk_buf_free(&items);
+    sk_buf_free(&parts);
+}
+
 static void test_accept(void **state)
 {
     (void)state;
@@ -862,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_times),
         cmocka_unit_test(test_packed_and_merging),
         cmocka_unit_test(test_watch_frame),
+        cmocka_unit_test(test_list_by_items),
         cmocka_unit_test(test_accept),
         cmocka_unit_test(test_encode_errors),
         cmocka_unit_test(test_malformed),
