@@ -207,7 +207,8 @@ static json_t *string_value(pb_ctx *c, const char *where, const char *field, con
     return s;
 }
 
-static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* Standard padded base64 of n bytes, as encoding/json renders []byte. */
 static json_t *base64_value(const unsigned char *p, size_t n)
@@ -333,16 +334,16 @@ static int parse_rfc3339(const char *s, int64_t *sec_out, int32_t *nanos_out)
     }
     if (*p)
         return -1;
-    *sec_out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se -
-               sign * (oh * 3600 + om * 60);
+    *sec_out =
+        days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - sign * (oh * 3600 + om * 60);
     *nanos_out = (int32_t)nanos;
     return 0;
 }
 
 /* ---- decoding -------------------------------------------------------------- */
 
-static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, size_t n,
-                      json_t *into, int embedded);
+static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, size_t n, json_t *into,
+                      int embedded);
 static json_t *dec_value(pb_ctx *c, const sk_schema *t, const pb_item *it, const char *where,
                          const char *field);
 static sk_err envelope_to_json(pb_ctx *c, const unsigned char *body, size_t len, json_t **out);
@@ -412,8 +413,7 @@ static json_t *dec_time(pb_ctx *c, int micro, const pb_item *it, const char *whe
         if (t.num > 2)
             continue;
         if (t.wt != WT_VARINT) {
-            fail(c, "%s.%s: field %u: wire type %u, want %u", where, field, t.num, t.wt,
-                 WT_VARINT);
+            fail(c, "%s.%s: field %u: wire type %u, want %u", where, field, t.num, t.wt, WT_VARINT);
             goto out;
         }
         if (t.num == 1)
@@ -479,8 +479,7 @@ fail:
 }
 
 /* IntOrString {1 type, 2 intVal, 3 strVal}. */
-static json_t *dec_int_or_string(pb_ctx *c, const pb_item *it, const char *where,
-                                 const char *field)
+static json_t *dec_int_or_string(pb_ctx *c, const pb_item *it, const char *where, const char *field)
 {
     pb_in in = {it->data, it->data + it->len};
     uint64_t type = 0;
@@ -809,8 +808,8 @@ static void order_fields(const sk_schema *s, json_t *into)
 /* Decodes the message p[0..n) of struct s into the object into (merging
  * with what it holds). embedded: s is an inline embedding, into belongs to
  * the embedding struct (no reordering here). */
-static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, size_t n,
-                      json_t *into, int embedded)
+static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, size_t n, json_t *into,
+                      int embedded)
 {
     pb_in in = {p, p + n};
     const char *where = msg_name(s);
@@ -857,9 +856,8 @@ static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, siz
                 fail(c, "%s.%s: wire type %u, want %u", where, name, it.wt, WT_LEN);
                 goto out;
             }
-            int r = k == SK_SCHEMA_ARRAY
-                        ? dec_repeated(c, sk_schema_elem(t), &it, m, where, name)
-                        : dec_map_entry(c, sk_schema_elem(t), &it, m, where, name);
+            int r = k == SK_SCHEMA_ARRAY ? dec_repeated(c, sk_schema_elem(t), &it, m, where, name)
+                                         : dec_map_entry(c, sk_schema_elem(t), &it, m, where, name);
             if (r < 0)
                 goto out;
             continue;
@@ -1358,8 +1356,8 @@ static sk_err envelope_to_json(pb_ctx *c, const unsigned char *body, size_t len,
                     fail(c, "TypeMeta: field %u: wire type %u, want %u", t.num, t.wt, WT_LEN);
                     goto out;
                 }
-                json_t *s = string_value(c, "TypeMeta", t.num == 1 ? "apiVersion" : "kind",
-                                         t.data, t.len);
+                json_t *s =
+                    string_value(c, "TypeMeta", t.num == 1 ? "apiVersion" : "kind", t.data, t.len);
                 if (!s)
                     goto out;
                 json_t **slot = t.num == 1 ? &av : &kind;
@@ -1510,9 +1508,10 @@ sk_err sk_protobuf_list_item(const char *api_version, const char *list_kind, con
 sk_err sk_protobuf_list_finish(const json_t *head, const sk_buf *items, sk_buf *out, char **why)
 {
     pb_ctx c = {NULL, 0};
-    sk_err err = json_object_get(head, "items")
-                     ? (fail(&c, "the head of a list encoded by items has items"), SK_ERR_BAD_REQUEST)
-                     : envelope_of(&c, head, items, out);
+    sk_err err =
+        json_object_get(head, "items")
+            ? (fail(&c, "the head of a list encoded by items has items"), SK_ERR_BAD_REQUEST)
+            : envelope_of(&c, head, items, out);
     if (err != SK_OK)
         *why = c.why;
     else
@@ -1533,8 +1532,8 @@ sk_err sk_protobuf_watch_frame(const json_t *event, sk_buf *out, char **why)
     }
     sk_buf_append(out, "\0\0\0\0", 4);
     put_bytes(out, 1, type, strlen(type));
-    size_t at = begin_len(out, 2);    /* RawExtension */
-    size_t raw = begin_len(out, 1);   /* its raw: the object's envelope */
+    size_t at = begin_len(out, 2);  /* RawExtension */
+    size_t raw = begin_len(out, 1); /* its raw: the object's envelope */
     if ((err = envelope_of(&c, obj, NULL, out)) != SK_OK)
         goto out;
     end_len(out, raw);

@@ -399,14 +399,15 @@ static void test_zero_values(void **state)
     /* A Lease: LeaseSpec's fields are all pointers; only what is sent shows,
      * even when zero. ObjectMeta absent: the zero struct. */
     pbw spec = {.n = 0};
-    w_int(&spec, 2, 0);        /* leaseDurationSeconds: 0, a pointer: kept */
-    w_str(&spec, 1, "");       /* holderIdentity: "" kept */
+    w_int(&spec, 2, 0);  /* leaseDurationSeconds: 0, a pointer: kept */
+    w_str(&spec, 1, ""); /* holderIdentity: "" kept */
     w_msg(&raw, 2, &spec);
     envelope(&body, "coordination.k8s.io/v1", "Lease", &raw);
-    json_t *got = decode_ok(body.b, body.n), *want = load(
-        "{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{"
-        "\"creationTimestamp\":null},\"spec\":{\"holderIdentity\":\"\","
-        "\"leaseDurationSeconds\":0}}");
+    json_t *got = decode_ok(body.b, body.n),
+           *want =
+               load("{\"kind\":\"Lease\",\"apiVersion\":\"coordination.k8s.io/v1\",\"metadata\":{"
+                    "\"creationTimestamp\":null},\"spec\":{\"holderIdentity\":\"\","
+                    "\"leaseDurationSeconds\":0}}");
     assert_json_eq(got, want);
     json_decref(got);
     json_decref(want);
@@ -675,8 +676,7 @@ static void test_list_by_items(void **state)
     json_t *back = decode_ok(parts.data, parts.len);
     expect_at(back, "items.0.spec.replicas", "2");
     expect_at(back, "metadata.remainingItemCount", "0");
-    assert_int_equal(sk_protobuf_list_item("v1", "Gadget", item, &items, &why),
-                     SK_ERR_BAD_REQUEST);
+    assert_int_equal(sk_protobuf_list_item("v1", "Gadget", item, &items, &why), SK_ERR_BAD_REQUEST);
     free(why);
     json_decref(back);
     json_decref(list);
@@ -697,7 +697,8 @@ static void test_accept(void **state)
     assert_false(sk_protobuf_accept_prefers(NULL));
     assert_false(sk_protobuf_accept_prefers("application/json"));
     assert_false(sk_protobuf_accept_prefers("*/*"));
-    assert_false(sk_protobuf_accept_prefers("application/json, application/vnd.kubernetes.protobuf"));
+    assert_false(
+        sk_protobuf_accept_prefers("application/json, application/vnd.kubernetes.protobuf"));
     assert_false(sk_protobuf_accept_prefers(
         "application/vnd.kubernetes.protobuf;q=0.5, application/json;q=0.9"));
     assert_false(sk_protobuf_accept_prefers("application/vnd.kubernetes.protobuf;q=0"));
