@@ -830,9 +830,14 @@ static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, siz
         const sk_schema_field *f = sk_schema_field_by_number(s, it.num);
         if (!f)
             continue;
-        size_t idx = 0;
-        while (sk_schema_pb_at(s, idx) != f)
-            idx++;
+        size_t lo = 0, hi = nf; /* f's place in the ascending protobuf view */
+        while (sk_schema_pb_at(s, lo + (hi - lo) / 2) != f) {
+            if (sk_schema_field_number(sk_schema_pb_at(s, lo + (hi - lo) / 2)) < it.num)
+                lo = lo + (hi - lo) / 2 + 1;
+            else
+                hi = lo + (hi - lo) / 2;
+        }
+        size_t idx = lo + (hi - lo) / 2;
         seen[idx] = 1;
         const sk_schema *t = sk_schema_field_type(f);
         const char *name = sk_schema_field_name(f);
