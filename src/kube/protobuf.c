@@ -752,6 +752,11 @@ static int settle_fields(pb_ctx *c, const sk_schema *s, const unsigned char *see
             if (omit && (collection || (scalar && !(flags & SK_FIELD_POINTER))) &&
                 is_empty_json(json_object_get(into, name)))
                 json_object_del(into, name);
+            /* A pointer to a zero Time (or an empty RawExtension) prints as
+             * null in Go; null and absent decode alike, and absent is what
+             * the wire form of null gives back, so say absent. */
+            else if (omit && (flags & SK_FIELD_POINTER) && json_is_null(v))
+                json_object_del(into, name);
             continue;
         }
         if (v)

@@ -587,7 +587,8 @@ static void test_times(void **state)
     envelope(&body, "coordination.k8s.io/v1", "Lease", &raw);
     json_t *got = decode_ok(body.b, body.n);
     expect_at(got, "spec.acquireTime", "\"2024-05-01T10:00:00.123456Z\"");
-    expect_at(got, "spec.renewTime", "null");
+    /* A pointer to the zero time: null in Go's JSON, said as absent. */
+    assert_null(json_object_get(at(got, "spec"), "renewTime"));
     json_decref(got);
     raw.n = spec.n = 0;
     w_time(&spec, 8, 1714557600, 999);
