@@ -250,8 +250,10 @@ int sk_api_call_step(sk_api_call *call)
         int rc = fn(call);
         if (rc == SK_STEP_AGAIN)
             continue;
-        if (rc == SK_STEP_DONE)
+        if (rc == SK_STEP_DONE) {
             SK_CHECK(call->status != 0);
+            sk_call_negotiate(call);
+        }
         return rc == SK_STEP_DONE;
     }
 }

@@ -133,6 +133,14 @@ void sk_call_reply_status_object(sk_api_call *call, json_t *status);
 const char *sk_call_qualified_resource(const sk_resource *r, char *buf, size_t n);
 /* The Status for a store or read error on an object of the call's resource. */
 void sk_call_reply_store_error(sk_api_call *call, sk_err e, const char *name);
+/*
+ * The one content negotiation point for replies, run when a call's step is
+ * done: if the client's Accept prefers Kubernetes protobuf (and it is not a
+ * Table request), a JSON reply of a resource route is re-encoded as
+ * protobuf (objects, lists, Status errors), and a watch stream becomes
+ * protobuf frames. Replies that cannot be encoded stay JSON (logged).
+ */
+void sk_call_negotiate(sk_api_call *call);
 /* Adds a Warning header "299 - <quoted text>" to the response. */
 void sk_call_add_warning(sk_api_call *call, const char *text);
 

@@ -1,44 +1,46 @@
 /*
- * protobuf.c - decodes Kubernetes protobuf request bodies
- * (application/vnd.kubernetes.protobuf) into the JSON object the JSON API
- * would have received for the same request.
+ * protobuf.c - the Kubernetes protobuf wire form of every kind the schema
+ * (kube/schema.h) describes, decoded to and encoded from JSON.
  *
- * Why: kubectl's typed clients (create namespace, configmap, secret,
- * serviceaccount, ...) send protobuf, while sqlkube validates, patches and
- * stores JSON. Translating once at the edge means everything after
- * parse_body_object in objects.c sees one representation.
+ * Why: kubectl's typed commands and Go components send protobuf bodies and
+ * prefer protobuf replies, while sqlkube validates, patches and stores JSON.
+ * Transcoding once at the edge keeps one representation inside; driving it
+ * from the generated schema means a new kind needs no code here.
  *
- * What it owns:
- *  - the envelope: the magic "k8s\0", then a runtime.Unknown message
- *    {1 typeMeta {1 apiVersion, 2 kind}, 2 raw, 3 contentEncoding,
- *    4 contentType}; typeMeta picks the schema of raw, and becomes the
- *    output's "apiVersion"/"kind";
- *  - a bounds-checked wire reader (varint, 64-bit, length-delimited,
- *    32-bit; groups and the reserved wire types are refused);
- *  - one static schema table per message of the kinds sqlkube accepts,
- *    mapping field numbers to JSON names and types. The numbers come from
- *    the upstream generated.proto files: k8s.io/api core/v1 and
- *    coordination/v1, k8s.io/apimachinery pkg/apis/meta/v1 and pkg/runtime.
+ * Wire facts (k8s.io/apimachinery pkg/runtime/serializer/protobuf and the
+ * generated.pb.go files; numbers from the schema):
+ *  - envelope: "k8s\0" + runtime.Unknown {1 typeMeta {1 apiVersion,
+ *    2 kind}, 2 raw, 3 contentEncoding, 4 contentType};
+ *  - a struct embedded inline (json:",inline") is, on the wire, a nested
+ *    message (SK_FIELD_EMBEDDED) whose fields live in the same JSON object;
+ *  - Time/MicroTime {1 int64 seconds, 2 int32 nanos}, an empty message being
+ *    the zero time (JSON null); Quantity {1 string}; IntOrString {1 type,
+ *    2 intVal, 3 strVal}; RawExtension and FieldsV1 {1 bytes} holding JSON
+ *    (a RawExtension may also hold a protobuf envelope, as watch events do);
+ *  - maps are repeated entries {1 key, 2 value}, written sorted by key; a
+ *    map whose values are lists wraps each value in a message {1 repeated};
+ *  - repeated scalars are written unpacked (gogo proto2) and read packed or
+ *    not;
+ *  - Go writes every non-pointer field, zero or not, pointers when set, in
+ *    ascending number order; []byte, RawExtension.Raw only when non-nil.
  *
- * Zero values: Go's protobuf marshaller writes every non-pointer field, zero
- * or not, where encoding/json drops zeros through omitempty. So a zero
- * string, number or bool, a zero Time and an empty message are dropped,
- * except for fields that are pointers in Go (F_PRESENCE: on the wire only
- * when set, so emitted even when zero) and strings whose json tag has no
- * omitempty (F_KEEP). Map values are always kept.
+ * Decoding produces what encoding/json prints for the decoded Go struct: a
+ * field absent from the wire is Go's zero value, which omitempty drops for
+ * scalars, slices and maps (never for structs); a nil slice, map or pointer
+ * without omitempty is null; a zero Time is null. Repeated occurrences follow
+ * protobuf: the last scalar wins, messages merge, repeated fields and maps
+ * accumulate.
  *
- * Repeated occurrences follow protobuf: the last scalar wins, embedded
- * messages merge, repeated fields and maps accumulate.
- *
- * Malformed input - a truncated or over-long varint, a length past the end
- * of its message, a group or reserved wire type, field number 0, a wire type
- * that does not fit a known field, a string with invalid UTF-8 or a NUL
- * byte (the JSON path refuses those too), a time outside the years
- * 0000-9999 (Go's JSON encoder refuses those), or an unknown kind - is
- * SK_ERR_BAD_REQUEST with a message naming the message and field.
+ * Malformed input (a truncated or over-long varint, a length past its
+ * message, a group or reserved wire type, field number 0, a wire type that
+ * does not fit the field, a string with invalid UTF-8 or a NUL byte, a time
+ * outside the years 0000-9999, messages nested deeper than PB_MAX_DEPTH, an
+ * unknown kind) is SK_ERR_BAD_REQUEST with a message naming the message and
+ * field. Unknown field numbers are skipped, as Go does.
  */
 #include "kube/protobuf.h"
 #include "core/check.h"
+#include "kube/registry.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -47,7 +49,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define PB_MAX_DEPTH 16
+#define PB_MAX_DEPTH 64
 #define PB_MAX_FIELD 536870911u /* 2^29 - 1 */
 #define PB_MAX_VARINT_BYTES 10
 
@@ -59,253 +61,10 @@
 #define NANOS_PER_SECOND 1000000000LL
 
 static const char magic[4] = {'k', '8', 's', '\0'};
-static const char protobuf_media[] = "application/vnd.kubernetes.protobuf";
+static const char protobuf_media[] = SK_PROTOBUF_MEDIA;
+static const char meta_prefix[] = "io.k8s.apimachinery.pkg.apis.meta.v1.";
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_SGROUP = 3, WT_EGROUP = 4, WT_I32 = 5 };
-
-typedef enum pb_type {
-    T_STRING,     /* string */
-    T_INT32,      /* int32 varint */
-    T_INT64,      /* int64 varint */
-    T_BOOL,       /* bool varint */
-    T_MESSAGE,    /* embedded message (msg) */
-    T_MESSAGES,   /* repeated embedded message (msg) */
-    T_STRINGS,    /* repeated string */
-    T_STRING_MAP, /* map<string, string> */
-    T_BYTES_MAP,  /* map<string, bytes>: values as standard padded base64 */
-    T_TIME,       /* meta/v1 Time: "2006-01-02T15:04:05Z" */
-    T_MICROTIME,  /* meta/v1 MicroTime: "2006-01-02T15:04:05.000000Z" */
-    T_FIELDS_V1,  /* meta/v1 FieldsV1: its field 1 (Raw) is JSON, embedded as is */
-} pb_type;
-
-/* Field flags. */
-#define F_PRESENCE 1u /* a pointer in Go: present on the wire only when set; zero is emitted */
-#define F_KEEP 2u     /* json tag without omitempty: the zero value is emitted */
-
-typedef struct pb_schema pb_schema;
-
-typedef struct pb_field {
-    uint32_t num;
-    const char *json;
-    pb_type type;
-    unsigned flags;
-    const pb_schema *msg; /* T_MESSAGE, T_MESSAGES */
-} pb_field;
-
-struct pb_schema {
-    const char *name;
-    const pb_field *fields;
-    size_t nfields;
-};
-
-#define SCHEMA(var, fields)                                                                        \
-    static const pb_schema var = {#var, fields, sizeof fields / sizeof fields[0]}
-
-/* ---- schemas ---------------------------------------------------------------- */
-
-/* One field per line: clang-format would pack the short ones into columns. */
-/* clang-format off */
-
-/* k8s.io/apimachinery/pkg/runtime TypeMeta (inside runtime.Unknown). */
-static const pb_field type_meta_fields[] = {
-    {1, "apiVersion", T_STRING, 0, NULL},
-    {2, "kind", T_STRING, 0, NULL},
-};
-SCHEMA(TypeMeta, type_meta_fields);
-
-/* k8s.io/apimachinery/pkg/apis/meta/v1 */
-static const pb_field owner_reference_fields[] = {
-    {5, "apiVersion", T_STRING, F_KEEP, NULL},
-    {1, "kind", T_STRING, F_KEEP, NULL},
-    {3, "name", T_STRING, F_KEEP, NULL},
-    {4, "uid", T_STRING, F_KEEP, NULL},
-    {6, "controller", T_BOOL, F_PRESENCE, NULL},
-    {7, "blockOwnerDeletion", T_BOOL, F_PRESENCE, NULL},
-};
-SCHEMA(OwnerReference, owner_reference_fields);
-
-static const pb_field managed_fields_entry_fields[] = {
-    {1, "manager", T_STRING, 0, NULL},
-    {2, "operation", T_STRING, 0, NULL},
-    {3, "apiVersion", T_STRING, 0, NULL},
-    {4, "time", T_TIME, 0, NULL},
-    {6, "fieldsType", T_STRING, 0, NULL},
-    {7, "fieldsV1", T_FIELDS_V1, 0, NULL},
-    {8, "subresource", T_STRING, 0, NULL},
-};
-SCHEMA(ManagedFieldsEntry, managed_fields_entry_fields);
-
-static const pb_field object_meta_fields[] = {
-    {1, "name", T_STRING, 0, NULL},
-    {2, "generateName", T_STRING, 0, NULL},
-    {3, "namespace", T_STRING, 0, NULL},
-    {4, "selfLink", T_STRING, 0, NULL},
-    {5, "uid", T_STRING, 0, NULL},
-    {6, "resourceVersion", T_STRING, 0, NULL},
-    {7, "generation", T_INT64, 0, NULL},
-    {8, "creationTimestamp", T_TIME, 0, NULL},
-    {9, "deletionTimestamp", T_TIME, 0, NULL},
-    {10, "deletionGracePeriodSeconds", T_INT64, F_PRESENCE, NULL},
-    {11, "labels", T_STRING_MAP, 0, NULL},
-    {12, "annotations", T_STRING_MAP, 0, NULL},
-    {13, "ownerReferences", T_MESSAGES, 0, &OwnerReference},
-    {14, "finalizers", T_STRINGS, 0, NULL},
-    {17, "managedFields", T_MESSAGES, 0, &ManagedFieldsEntry},
-};
-SCHEMA(ObjectMeta, object_meta_fields);
-
-static const pb_field preconditions_fields[] = {
-    {1, "uid", T_STRING, F_PRESENCE, NULL},
-    {2, "resourceVersion", T_STRING, F_PRESENCE, NULL},
-};
-SCHEMA(Preconditions, preconditions_fields);
-
-static const pb_field delete_options_fields[] = {
-    {1, "gracePeriodSeconds", T_INT64, F_PRESENCE, NULL},
-    {2, "preconditions", T_MESSAGE, F_PRESENCE, &Preconditions},
-    {3, "orphanDependents", T_BOOL, F_PRESENCE, NULL},
-    {4, "propagationPolicy", T_STRING, F_PRESENCE, NULL},
-    {5, "dryRun", T_STRINGS, 0, NULL},
-};
-SCHEMA(DeleteOptions, delete_options_fields);
-
-/* k8s.io/api/core/v1 */
-static const pb_field object_reference_fields[] = {
-    {1, "kind", T_STRING, 0, NULL},
-    {2, "namespace", T_STRING, 0, NULL},
-    {3, "name", T_STRING, 0, NULL},
-    {4, "uid", T_STRING, 0, NULL},
-    {5, "apiVersion", T_STRING, 0, NULL},
-    {6, "resourceVersion", T_STRING, 0, NULL},
-    {7, "fieldPath", T_STRING, 0, NULL},
-};
-SCHEMA(ObjectReference, object_reference_fields);
-
-static const pb_field local_object_reference_fields[] = {
-    {1, "name", T_STRING, 0, NULL},
-};
-SCHEMA(LocalObjectReference, local_object_reference_fields);
-
-static const pb_field namespace_spec_fields[] = {
-    {1, "finalizers", T_STRINGS, 0, NULL},
-};
-SCHEMA(NamespaceSpec, namespace_spec_fields);
-
-static const pb_field namespace_condition_fields[] = {
-    {1, "type", T_STRING, F_KEEP, NULL},
-    {2, "status", T_STRING, F_KEEP, NULL},
-    {4, "lastTransitionTime", T_TIME, 0, NULL},
-    {5, "reason", T_STRING, 0, NULL},
-    {6, "message", T_STRING, 0, NULL},
-};
-SCHEMA(NamespaceCondition, namespace_condition_fields);
-
-static const pb_field namespace_status_fields[] = {
-    {1, "phase", T_STRING, 0, NULL},
-    {2, "conditions", T_MESSAGES, 0, &NamespaceCondition},
-};
-SCHEMA(NamespaceStatus, namespace_status_fields);
-
-static const pb_field namespace_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &ObjectMeta},
-    {2, "spec", T_MESSAGE, 0, &NamespaceSpec},
-    {3, "status", T_MESSAGE, 0, &NamespaceStatus},
-};
-SCHEMA(Namespace, namespace_fields);
-
-static const pb_field config_map_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &ObjectMeta},
-    {2, "data", T_STRING_MAP, 0, NULL},
-    {3, "binaryData", T_BYTES_MAP, 0, NULL},
-    {4, "immutable", T_BOOL, F_PRESENCE, NULL},
-};
-SCHEMA(ConfigMap, config_map_fields);
-
-static const pb_field secret_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &ObjectMeta},
-    {2, "data", T_BYTES_MAP, 0, NULL},
-    {3, "type", T_STRING, 0, NULL},
-    {4, "stringData", T_STRING_MAP, 0, NULL},
-    {5, "immutable", T_BOOL, F_PRESENCE, NULL},
-};
-SCHEMA(Secret, secret_fields);
-
-static const pb_field service_account_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &ObjectMeta},
-    {2, "secrets", T_MESSAGES, 0, &ObjectReference},
-    {3, "imagePullSecrets", T_MESSAGES, 0, &LocalObjectReference},
-    {4, "automountServiceAccountToken", T_BOOL, F_PRESENCE, NULL},
-};
-SCHEMA(ServiceAccount, service_account_fields);
-
-static const pb_field event_source_fields[] = {
-    {1, "component", T_STRING, 0, NULL},
-    {2, "host", T_STRING, 0, NULL},
-};
-SCHEMA(EventSource, event_source_fields);
-
-static const pb_field event_series_fields[] = {
-    {1, "count", T_INT32, 0, NULL},
-    {2, "lastObservedTime", T_MICROTIME, 0, NULL},
-};
-SCHEMA(EventSeries, event_series_fields);
-
-static const pb_field event_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &ObjectMeta},
-    {2, "involvedObject", T_MESSAGE, F_KEEP, &ObjectReference},
-    {3, "reason", T_STRING, 0, NULL},
-    {4, "message", T_STRING, 0, NULL},
-    {5, "source", T_MESSAGE, 0, &EventSource},
-    {6, "firstTimestamp", T_TIME, 0, NULL},
-    {7, "lastTimestamp", T_TIME, 0, NULL},
-    {8, "count", T_INT32, 0, NULL},
-    {9, "type", T_STRING, 0, NULL},
-    {10, "eventTime", T_MICROTIME, 0, NULL},
-    {11, "series", T_MESSAGE, F_PRESENCE, &EventSeries},
-    {12, "action", T_STRING, 0, NULL},
-    {13, "related", T_MESSAGE, F_PRESENCE, &ObjectReference},
-    {14, "reportingComponent", T_STRING, F_KEEP, NULL},
-    {15, "reportingInstance", T_STRING, F_KEEP, NULL},
-};
-SCHEMA(Event, event_fields);
-
-/* k8s.io/api/coordination/v1: every LeaseSpec field is a pointer in Go. */
-static const pb_field lease_spec_fields[] = {
-    {1, "holderIdentity", T_STRING, F_PRESENCE, NULL},
-    {2, "leaseDurationSeconds", T_INT32, F_PRESENCE, NULL},
-    {3, "acquireTime", T_MICROTIME, 0, NULL},
-    {4, "renewTime", T_MICROTIME, 0, NULL},
-    {5, "leaseTransitions", T_INT32, F_PRESENCE, NULL},
-    {6, "strategy", T_STRING, F_PRESENCE, NULL},
-    {7, "preferredHolder", T_STRING, F_PRESENCE, NULL},
-};
-SCHEMA(LeaseSpec, lease_spec_fields);
-
-static const pb_field lease_fields[] = {
-    {1, "metadata", T_MESSAGE, 0, &ObjectMeta},
-    {2, "spec", T_MESSAGE, 0, &LeaseSpec},
-};
-SCHEMA(Lease, lease_fields);
-
-/* The kinds a body may carry, by typeMeta. */
-static const struct {
-    const char *api_version;
-    const char *kind;
-    const pb_schema *schema;
-} kinds[] = {
-    {"v1", "Namespace", &Namespace},
-    {"v1", "ConfigMap", &ConfigMap},
-    {"v1", "Secret", &Secret},
-    {"v1", "ServiceAccount", &ServiceAccount},
-    {"v1", "Event", &Event},
-    {"v1", "DeleteOptions", &DeleteOptions},
-    {"meta.k8s.io/v1", "DeleteOptions", &DeleteOptions},
-    {"coordination.k8s.io/v1", "Lease", &Lease},
-};
-
-/* clang-format on */
-
-/* ---- wire reader -------------------------------------------------------------- */
 
 typedef struct pb_ctx {
     char *why; /* first failure, malloc'd */
@@ -318,8 +77,8 @@ typedef struct pb_in {
     const unsigned char *end;
 } pb_in;
 
-/* One field as read: its number, wire type and value. Fixed-size values are
- * skipped (no schema field uses them). */
+/* One field as read. Fixed-size values are skipped (no Kubernetes type
+ * uses them). */
 typedef struct pb_item {
     uint32_t num;
     unsigned wt;
@@ -340,6 +99,21 @@ __attribute__((format(printf, 2, 3))) static int fail(pb_ctx *c, const char *fmt
     return -1;
 }
 
+/* How a message names itself in errors: "v1.PodSpec". */
+static const char *msg_name(const sk_schema *s)
+{
+    const char *n = sk_schema_go_type(s);
+    return n ? n : "message";
+}
+
+static const char *field_label(const sk_schema_field *f)
+{
+    const char *n = sk_schema_field_name(f);
+    return n ? n : "(inline)";
+}
+
+/* ---- wire reader ---------------------------------------------------------- */
+
 static int read_varint(pb_ctx *c, pb_in *in, const char *where, uint64_t *out)
 {
     uint64_t v = 0;
@@ -359,7 +133,6 @@ static int read_varint(pb_ctx *c, pb_in *in, const char *where, uint64_t *out)
     return done ? 0 : -1;
 }
 
-/* Skips n bytes of a fixed-size value. */
 static int skip_fixed(pb_ctx *c, pb_in *in, const char *where, uint32_t num, size_t n)
 {
     int rc = 0;
@@ -383,6 +156,9 @@ static int next_item(pb_ctx *c, pb_in *in, const char *where, pb_item *it)
     }
     it->num = (uint32_t)(tag >> 3);
     it->wt = (unsigned)(tag & 7);
+    it->data = NULL;
+    it->len = 0;
+    it->varint = 0;
     switch (it->wt) {
     case WT_VARINT:
         rc = read_varint(c, in, where, &it->varint);
@@ -418,9 +194,8 @@ out:
     return rc;
 }
 
-/* ---- values ------------------------------------------------------------------- */
+/* ---- JSON values ---------------------------------------------------------- */
 
-/* A JSON string of n bytes; NULL (failure recorded) on NUL or invalid UTF-8. */
 static json_t *string_value(pb_ctx *c, const char *where, const char *field, const unsigned char *p,
                             size_t n)
 {
@@ -432,11 +207,12 @@ static json_t *string_value(pb_ctx *c, const char *where, const char *field, con
     return s;
 }
 
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 /* Standard padded base64 of n bytes, as encoding/json renders []byte. */
 static json_t *base64_value(const unsigned char *p, size_t n)
 {
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     size_t out_len = (n + 2) / 3 * 4, o = 0;
     char *out = malloc(out_len + 1);
     SK_CHECK_ALLOC(out);
@@ -446,10 +222,10 @@ static json_t *base64_value(const unsigned char *p, size_t n)
             v |= (uint32_t)p[i + 1] << 8;
         if (i + 2 < n)
             v |= p[i + 2];
-        out[o++] = alphabet[(v >> 18) & 63];
-        out[o++] = alphabet[(v >> 12) & 63];
-        out[o++] = i + 1 < n ? alphabet[(v >> 6) & 63] : '=';
-        out[o++] = i + 2 < n ? alphabet[v & 63] : '=';
+        out[o++] = b64_alphabet[(v >> 18) & 63];
+        out[o++] = b64_alphabet[(v >> 12) & 63];
+        out[o++] = i + 1 < n ? b64_alphabet[(v >> 6) & 63] : '=';
+        out[o++] = i + 2 < n ? b64_alphabet[v & 63] : '=';
     }
     json_t *s = json_stringn(out, out_len);
     SK_CHECK_ALLOC(s);
@@ -457,34 +233,32 @@ static json_t *base64_value(const unsigned char *p, size_t n)
     return s;
 }
 
-/* into[name] as an object or array (created, and any other value replaced,
- * when it is not one). Borrowed. */
-static json_t *member(json_t *into, const char *name, int array)
+/* Decodes standard base64 (padding optional, as Go's decoder for []byte
+ * accepts padded input; unpadded is tolerated) into out. -1 if invalid. */
+static int base64_decode(const char *s, size_t n, sk_buf *out)
 {
-    json_t *v = json_object_get(into, name);
-    if (array ? !json_is_array(v) : !json_is_object(v)) {
-        v = array ? json_array() : json_object();
-        SK_CHECK_ALLOC(v);
-        SK_CHECK(json_object_set_new(into, name, v) == 0);
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t i = 0;
+    for (; i < n && s[i] != '='; i++) {
+        const char *at = memchr(b64_alphabet, s[i], 64);
+        if (!at || !s[i])
+            return -1;
+        acc = (acc << 6) | (uint32_t)(at - b64_alphabet);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            sk_buf_putc(out, (char)((acc >> bits) & 0xff));
+        }
     }
-    return v;
+    for (; i < n; i++)
+        if (s[i] != '=')
+            return -1;
+    return 0;
 }
 
-/* Sets into[f->json] = v (stolen), or drops the field when the value is zero
- * and the field is omitted when zero. */
-static void put(json_t *into, const pb_field *f, json_t *v, int zero)
-{
-    SK_CHECK_ALLOC(v);
-    if (zero && !(f->flags & (F_PRESENCE | F_KEEP))) {
-        json_decref(v);
-        json_object_del(into, f->json);
-    } else {
-        SK_CHECK(json_object_set_new(into, f->json, v) == 0);
-    }
-}
-
-/* Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
- * civil_from_days). */
+/* Days since 1970-01-01 to a proleptic Gregorian date and back (H. Hinnant's
+ * civil_from_days / days_from_civil). */
 static void civil_from_days(int64_t days, int64_t *y, int *m, int *d)
 {
     int64_t z = days + 719468;
@@ -498,18 +272,140 @@ static void civil_from_days(int64_t days, int64_t *y, int *m, int *d)
     *y = yoe + era * 400 + (*m <= 2);
 }
 
-/* A meta/v1 Time or MicroTime message: {1 seconds int64, 2 nanos int32}.
- * Go's Time keeps whole seconds only; MicroTime keeps microseconds. An empty
- * message or Go's zero time is the zero Time, which JSON renders as null:
- * dropped. */
-static int decode_time(pb_ctx *c, const pb_schema *s, const pb_field *f, const pb_item *it,
-                       json_t *into)
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int digits(const char *s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* Parses RFC 3339 ("2006-01-02T15:04:05[.frac](Z|+hh:mm)") to UTC. */
+static int parse_rfc3339(const char *s, int64_t *sec_out, int32_t *nanos_out)
+{
+    int y, mo, d, h, mi, se, oh = 0, om = 0;
+    size_t n = strlen(s);
+    if (n < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
+        s[16] != ':' || digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
+        digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &se))
+        return -1;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+        return -1;
+    const char *p = s + 19;
+    int64_t nanos = 0;
+    if (*p == '.') {
+        int k = 0;
+        p++;
+        while (*p >= '0' && *p <= '9') {
+            if (k < 9) {
+                nanos = nanos * 10 + (*p - '0');
+                k++;
+            }
+            p++;
+        }
+        if (k == 0)
+            return -1;
+        for (; k < 9; k++)
+            nanos *= 10;
+    }
+    int sign = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':' &&
+               !digits(p + 1, 2, &oh) && !digits(p + 4, 2, &om)) {
+        sign = *p == '+' ? 1 : -1;
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p)
+        return -1;
+    *sec_out =
+        days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - sign * (oh * 3600 + om * 60);
+    *nanos_out = (int32_t)nanos;
+    return 0;
+}
+
+/* ---- decoding -------------------------------------------------------------- */
+
+static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, size_t n, json_t *into,
+                      int embedded);
+static json_t *dec_value(pb_ctx *c, const sk_schema *t, const pb_item *it, const char *where,
+                         const char *field);
+static sk_err envelope_to_json(pb_ctx *c, const unsigned char *body, size_t len, json_t **out);
+
+static int is_varint_kind(sk_schema_kind k)
+{
+    return k == SK_SCHEMA_BOOL || k == SK_SCHEMA_INT32 || k == SK_SCHEMA_INT64;
+}
+
+static json_t *varint_value(sk_schema_kind k, uint64_t v)
+{
+    json_t *j = k == SK_SCHEMA_BOOL    ? json_boolean(v != 0)
+                : k == SK_SCHEMA_INT32 ? json_integer((int32_t)(uint32_t)v)
+                                       : json_integer((json_int_t)(int64_t)v);
+    SK_CHECK_ALLOC(j);
+    return j;
+}
+
+/* The zero value of type t as a value in a map (a missing entry value). */
+static json_t *zero_value(pb_ctx *c, const sk_schema *t)
+{
+    json_t *v = NULL;
+    switch (sk_schema_kind_of(t)) {
+    case SK_SCHEMA_STRING:
+    case SK_SCHEMA_BYTES:
+        v = json_string("");
+        break;
+    case SK_SCHEMA_BOOL:
+        v = json_false();
+        break;
+    case SK_SCHEMA_INT32:
+    case SK_SCHEMA_INT64:
+    case SK_SCHEMA_INT_OR_STRING:
+        v = json_integer(0);
+        break;
+    case SK_SCHEMA_QUANTITY:
+        v = json_string("0");
+        break;
+    case SK_SCHEMA_STRUCT:
+        v = json_object();
+        SK_CHECK_ALLOC(v);
+        if (dec_struct(c, t, NULL, 0, v, 0) < 0) {
+            json_decref(v);
+            return NULL;
+        }
+        return v;
+    default: /* slices, maps, times, raw JSON: null */
+        v = json_null();
+        break;
+    }
+    SK_CHECK_ALLOC(v);
+    return v;
+}
+
+/* Time / MicroTime {1 seconds, 2 nanos}: RFC 3339 UTC, or null for the
+ * zero time. Time keeps seconds only (as Go's Unmarshal does). */
+static json_t *dec_time(pb_ctx *c, int micro, const pb_item *it, const char *where,
+                        const char *field)
 {
     int64_t seconds = 0, nanos = 0;
     pb_in in = {it->data, it->data + it->len};
-    char where[96];
-    int rc = -1;
-    snprintf(where, sizeof where, "%s.%s", s->name, f->json);
+    json_t *v = NULL;
     while (in.p < in.end) {
         pb_item t;
         if (next_item(c, &in, where, &t) < 0)
@@ -517,7 +413,7 @@ static int decode_time(pb_ctx *c, const pb_schema *s, const pb_field *f, const p
         if (t.num > 2)
             continue;
         if (t.wt != WT_VARINT) {
-            fail(c, "%s: field %u: wire type %u, want %u", where, t.num, t.wt, WT_VARINT);
+            fail(c, "%s.%s: field %u: wire type %u, want %u", where, field, t.num, t.wt, WT_VARINT);
             goto out;
         }
         if (t.num == 1)
@@ -525,20 +421,19 @@ static int decode_time(pb_ctx *c, const pb_schema *s, const pb_field *f, const p
         else
             nanos = (int32_t)(uint32_t)t.varint;
     }
-    int micro = f->type == T_MICROTIME;
     if (!micro)
         nanos = 0;
     if (it->len == 0 || (seconds == GO_ZERO_TIME_SECONDS && nanos == 0)) {
-        json_object_del(into, f->json);
-        rc = 0;
+        v = json_null();
         goto out;
     }
     if (nanos < 0 || nanos >= NANOS_PER_SECOND) {
-        fail(c, "%s: nanos %lld out of range", where, (long long)nanos);
+        fail(c, "%s.%s: nanos %lld out of range", where, field, (long long)nanos);
         goto out;
     }
     if (seconds < MIN_TIME_SECONDS || seconds > MAX_TIME_SECONDS) {
-        fail(c, "%s: seconds %lld outside the years 0000-9999", where, (long long)seconds);
+        fail(c, "%s.%s: seconds %lld outside the years 0000-9999", where, field,
+             (long long)seconds);
         goto out;
     }
     int64_t days = (seconds - MIN_TIME_SECONDS) / 86400 + MIN_TIME_SECONDS / 86400, year;
@@ -549,197 +444,759 @@ static int decode_time(pb_ctx *c, const pb_schema *s, const pb_field *f, const p
         snprintf(frac, sizeof frac, ".%06d", (int)(nanos / 1000));
     snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", (int)year, month, day,
              sod / 3600, sod / 60 % 60, sod % 60, frac);
-    put(into, f, json_string(text), 0);
-    rc = 0;
+    v = json_string(text);
 out:
-    return rc;
+    return v;
 }
 
-/* A map entry message {1 key, 2 value}; a missing key or value is "". */
-static int decode_map_entry(pb_ctx *c, const pb_schema *s, const pb_field *f, const pb_item *it,
-                            json_t *into)
+/* Quantity {1 string}. */
+static json_t *dec_quantity(pb_ctx *c, const pb_item *it, const char *where, const char *field)
+{
+    pb_in in = {it->data, it->data + it->len};
+    json_t *v = NULL;
+    while (in.p < in.end) {
+        pb_item t;
+        if (next_item(c, &in, where, &t) < 0)
+            goto fail;
+        if (t.num != 1)
+            continue;
+        if (t.wt != WT_LEN) {
+            fail(c, "%s.%s: field 1: wire type %u, want %u", where, field, t.wt, WT_LEN);
+            goto fail;
+        }
+        json_decref(v);
+        if (!(v = string_value(c, where, field, t.data, t.len)))
+            goto fail;
+    }
+    if (!v || json_string_length(v) == 0) {
+        json_decref(v);
+        v = json_string("0");
+    }
+    return v;
+fail:
+    json_decref(v);
+    return NULL;
+}
+
+/* IntOrString {1 type, 2 intVal, 3 strVal}. */
+static json_t *dec_int_or_string(pb_ctx *c, const pb_item *it, const char *where, const char *field)
+{
+    pb_in in = {it->data, it->data + it->len};
+    uint64_t type = 0;
+    int32_t ival = 0;
+    json_t *sval = NULL, *v = NULL;
+    while (in.p < in.end) {
+        pb_item t;
+        if (next_item(c, &in, where, &t) < 0)
+            goto out;
+        if (t.num > 3)
+            continue;
+        if (t.wt != (t.num == 3 ? WT_LEN : WT_VARINT)) {
+            fail(c, "%s.%s: field %u: wire type %u, want %u", where, field, t.num, t.wt,
+                 t.num == 3 ? WT_LEN : WT_VARINT);
+            goto out;
+        }
+        if (t.num == 1) {
+            type = t.varint;
+        } else if (t.num == 2) {
+            ival = (int32_t)(uint32_t)t.varint;
+        } else {
+            json_decref(sval);
+            if (!(sval = string_value(c, where, field, t.data, t.len)))
+                goto out;
+        }
+    }
+    if (type == 1) {
+        v = sval ? json_incref(sval) : json_string("");
+    } else if (type == 0) {
+        v = json_integer(ival);
+    } else {
+        fail(c, "%s.%s: IntOrString type %llu, want 0 or 1", where, field,
+             (unsigned long long)type);
+    }
+out:
+    json_decref(sval);
+    return v;
+}
+
+/* RawExtension / FieldsV1 {1 bytes}: JSON (or, for a RawExtension, a
+ * protobuf envelope); empty is null. */
+static json_t *dec_raw(pb_ctx *c, const pb_item *it, const char *where, const char *field)
+{
+    pb_in in = {it->data, it->data + it->len};
+    const unsigned char *raw = NULL;
+    size_t raw_len = 0;
+    json_t *v = NULL;
+    while (in.p < in.end) {
+        pb_item t;
+        if (next_item(c, &in, where, &t) < 0)
+            goto out;
+        if (t.num != 1)
+            continue;
+        if (t.wt != WT_LEN) {
+            fail(c, "%s.%s: field 1: wire type %u, want %u", where, field, t.wt, WT_LEN);
+            goto out;
+        }
+        raw = t.data;
+        raw_len = t.len;
+    }
+    if (raw_len == 0) {
+        v = json_null();
+    } else if (raw_len >= sizeof magic && memcmp(raw, magic, sizeof magic) == 0) {
+        envelope_to_json(c, raw, raw_len, &v);
+    } else {
+        json_error_t jerr;
+        v = json_loadb((const char *)raw, raw_len, JSON_DECODE_ANY, &jerr);
+        if (!v)
+            fail(c, "%s.%s: raw is not valid JSON: %s", where, field, jerr.text);
+    }
+out:
+    return v;
+}
+
+/* Appends one occurrence of a repeated field (unpacked, or packed scalars)
+ * to arr. */
+static int dec_repeated(pb_ctx *c, const sk_schema *elem, const pb_item *it, json_t *arr,
+                        const char *where, const char *field)
+{
+    sk_schema_kind ek = sk_schema_kind_of(elem);
+    if (is_varint_kind(ek) && it->wt == WT_LEN) {
+        pb_in in = {it->data, it->data + it->len};
+        while (in.p < in.end) {
+            uint64_t v;
+            if (read_varint(c, &in, where, &v) < 0)
+                return -1;
+            SK_CHECK(json_array_append_new(arr, varint_value(ek, v)) == 0);
+        }
+        return 0;
+    }
+    json_t *v = dec_value(c, elem, it, where, field);
+    if (!v)
+        return -1;
+    SK_CHECK(json_array_append_new(arr, v) == 0);
+    return 0;
+}
+
+/* A map entry {1 key, 2 value} into the object m. */
+static int dec_map_entry(pb_ctx *c, const sk_schema *elem, const pb_item *it, json_t *m,
+                         const char *where, const char *field)
 {
     static const unsigned char empty[1] = {0};
-    const unsigned char *key = empty, *val = empty;
-    size_t key_len = 0, val_len = 0;
+    const unsigned char *key = empty;
+    size_t key_len = 0;
+    pb_item val = {0};
+    int have_val = 0, rc = -1;
+    json_t *v = NULL;
     pb_in in = {it->data, it->data + it->len};
-    char where[96];
-    int rc = -1;
-    snprintf(where, sizeof where, "%s.%s", s->name, f->json);
     while (in.p < in.end) {
         pb_item e;
         if (next_item(c, &in, where, &e) < 0)
             goto out;
         if (e.num > 2)
             continue;
-        if (e.wt != WT_LEN) {
-            fail(c, "%s: map entry field %u: wire type %u, want %u", where, e.num, e.wt, WT_LEN);
-            goto out;
-        }
         if (e.num == 1) {
+            if (e.wt != WT_LEN) {
+                fail(c, "%s.%s: map key: wire type %u, want %u", where, field, e.wt, WT_LEN);
+                goto out;
+            }
             key = e.data;
             key_len = e.len;
         } else {
-            val = e.data;
-            val_len = e.len;
+            val = e;
+            have_val = 1;
         }
     }
     if (memchr(key, '\0', key_len)) {
-        fail(c, "%s: map key contains a NUL byte", where);
+        fail(c, "%s.%s: map key contains a NUL byte", where, field);
         goto out;
     }
-    json_t *v = f->type == T_BYTES_MAP ? base64_value(val, val_len)
-                                       : string_value(c, where, "value", val, val_len);
+    if (!have_val)
+        v = zero_value(c, elem);
+    else if (sk_schema_kind_of(elem) == SK_SCHEMA_ARRAY) {
+        /* map[string][]T: the value is a message {1 repeated T}. */
+        if (val.wt != WT_LEN) {
+            fail(c, "%s.%s: map value: wire type %u, want %u", where, field, val.wt, WT_LEN);
+            goto out;
+        }
+        pb_in vin = {val.data, val.data + val.len};
+        v = json_array();
+        SK_CHECK_ALLOC(v);
+        while (vin.p < vin.end) {
+            pb_item e;
+            if (next_item(c, &vin, where, &e) < 0)
+                goto out;
+            if (e.num == 1 && dec_repeated(c, sk_schema_elem(elem), &e, v, where, field) < 0)
+                goto out;
+        }
+        if (json_array_size(v) == 0) {
+            json_decref(v);
+            v = json_null();
+        }
+    } else {
+        v = dec_value(c, elem, &val, where, field);
+    }
     if (!v)
         goto out;
-    if (json_object_setn_new(member(into, f->json, 0), (const char *)key, key_len, v) < 0) {
-        fail(c, "%s: map key is not valid UTF-8", where);
+    if (json_object_setn_new(m, (const char *)key, key_len, v) < 0) {
+        v = NULL;
+        fail(c, "%s.%s: map key is not valid UTF-8", where, field);
         goto out;
     }
+    v = NULL;
     rc = 0;
 out:
+    json_decref(v);
     return rc;
 }
 
-/* FieldsV1 {1 Raw bytes}: Raw holds JSON, which the JSON form embeds. */
-static int decode_fields_v1(pb_ctx *c, const pb_schema *s, const pb_field *f, const pb_item *it,
-                            json_t *into)
+/* One value of type t from one wire item. New reference, NULL on failure. */
+static json_t *dec_value(pb_ctx *c, const sk_schema *t, const pb_item *it, const char *where,
+                         const char *field)
 {
-    const unsigned char *raw = NULL;
-    size_t raw_len = 0;
-    pb_in in = {it->data, it->data + it->len};
-    char where[96];
-    int rc = -1;
-    snprintf(where, sizeof where, "%s.%s", s->name, f->json);
-    while (in.p < in.end) {
-        pb_item r;
-        if (next_item(c, &in, where, &r) < 0)
-            goto out;
-        if (r.num != 1)
-            continue;
-        if (r.wt != WT_LEN) {
-            fail(c, "%s: field 1: wire type %u, want %u", where, r.wt, WT_LEN);
-            goto out;
-        }
-        raw = r.data;
-        raw_len = r.len;
+    sk_schema_kind k = sk_schema_kind_of(t);
+    unsigned want = is_varint_kind(k) ? WT_VARINT : WT_LEN;
+    json_t *v = NULL;
+    if (it->wt != want) {
+        fail(c, "%s.%s: wire type %u, want %u", where, field, it->wt, want);
+        return NULL;
     }
-    if (raw_len == 0) {
-        json_object_del(into, f->json);
-    } else {
-        json_error_t jerr;
-        json_t *v = json_loadb((const char *)raw, raw_len, JSON_DECODE_ANY, &jerr);
-        if (!v) {
-            fail(c, "%s: Raw is not valid JSON: %s", where, jerr.text);
-            goto out;
-        }
-        put(into, f, v, 0);
-    }
-    rc = 0;
-out:
-    return rc;
-}
-
-static int decode_message(pb_ctx *c, const pb_schema *s, const unsigned char *p, size_t n,
-                          json_t *into);
-
-/* Decodes one occurrence of the known field f into into. */
-static int decode_field(pb_ctx *c, const pb_schema *s, const pb_field *f, const pb_item *it,
-                        json_t *into)
-{
-    int rc = 0;
-    json_t *v;
-    switch (f->type) {
-    case T_STRING:
-        v = string_value(c, s->name, f->json, it->data, it->len);
-        if (v)
-            put(into, f, v, it->len == 0);
-        else
-            rc = -1;
+    switch (k) {
+    case SK_SCHEMA_STRING:
+        v = string_value(c, where, field, it->data, it->len);
         break;
-    case T_INT32:
-        put(into, f, json_integer((int32_t)(uint32_t)it->varint), (uint32_t)it->varint == 0);
+    case SK_SCHEMA_BYTES:
+        v = base64_value(it->data, it->len);
         break;
-    case T_INT64:
-        put(into, f, json_integer((json_int_t)it->varint), it->varint == 0);
+    case SK_SCHEMA_BOOL:
+    case SK_SCHEMA_INT32:
+    case SK_SCHEMA_INT64:
+        v = varint_value(k, it->varint);
         break;
-    case T_BOOL:
-        put(into, f, json_boolean(it->varint != 0), it->varint == 0);
-        break;
-    case T_MESSAGE:
-        v = member(into, f->json, 0);
-        rc = decode_message(c, f->msg, it->data, it->len, v);
-        if (rc == 0 && json_object_size(v) == 0 && !(f->flags & (F_PRESENCE | F_KEEP)))
-            json_object_del(into, f->json);
-        break;
-    case T_MESSAGES:
+    case SK_SCHEMA_STRUCT:
         v = json_object();
         SK_CHECK_ALLOC(v);
-        rc = decode_message(c, f->msg, it->data, it->len, v);
-        if (rc == 0)
-            SK_CHECK(json_array_append(member(into, f->json, 1), v) == 0);
-        json_decref(v);
+        if (dec_struct(c, t, it->data, it->len, v, 0) < 0) {
+            json_decref(v);
+            v = NULL;
+        }
         break;
-    case T_STRINGS:
-        v = string_value(c, s->name, f->json, it->data, it->len);
-        if (v)
-            SK_CHECK(json_array_append_new(member(into, f->json, 1), v) == 0);
-        else
-            rc = -1;
+    case SK_SCHEMA_TIME:
+    case SK_SCHEMA_MICROTIME:
+        v = dec_time(c, k == SK_SCHEMA_MICROTIME, it, where, field);
         break;
-    case T_STRING_MAP:
-    case T_BYTES_MAP:
-        rc = decode_map_entry(c, s, f, it, into);
+    case SK_SCHEMA_QUANTITY:
+        v = dec_quantity(c, it, where, field);
         break;
-    case T_TIME:
-    case T_MICROTIME:
-        rc = decode_time(c, s, f, it, into);
+    case SK_SCHEMA_INT_OR_STRING:
+        v = dec_int_or_string(c, it, where, field);
         break;
-    case T_FIELDS_V1:
-        rc = decode_fields_v1(c, s, f, it, into);
+    case SK_SCHEMA_RAW:
+    case SK_SCHEMA_FIELDS_V1:
+        v = dec_raw(c, it, where, field);
+        break;
+    case SK_SCHEMA_ARRAY:
+    case SK_SCHEMA_MAP:
+        fail(c, "%s.%s: nested collections are not supported", where, field);
         break;
     }
-    return rc;
+    return v;
 }
 
-static const pb_field *find_field(const pb_schema *s, uint32_t num)
+/* Is v the zero value encoding/json's omitempty drops? */
+static int is_empty_json(const json_t *v)
 {
-    const pb_field *f = NULL;
-    for (size_t i = 0; i < s->nfields && !f; i++)
-        if (s->fields[i].num == num)
-            f = &s->fields[i];
-    return f;
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return json_string_length(v) == 0;
+    case JSON_INTEGER:
+        return json_integer_value(v) == 0;
+    case JSON_FALSE:
+    case JSON_NULL:
+        return 1;
+    case JSON_ARRAY:
+        return json_array_size(v) == 0;
+    case JSON_OBJECT:
+        return json_object_size(v) == 0;
+    default:
+        return 0;
+    }
 }
 
-static unsigned wire_type_of(pb_type t)
+/* After the wire pass: Go's zero value for the fields the wire did not
+ * carry, and omitempty applied, so that into is what encoding/json prints.
+ * Keys already there (an earlier occurrence of a merged message) stay. */
+static int settle_fields(pb_ctx *c, const sk_schema *s, const unsigned char *seen, json_t *into)
 {
-    return t == T_INT32 || t == T_INT64 || t == T_BOOL ? WT_VARINT : WT_LEN;
+    size_t n = sk_schema_pb_count(s);
+    for (size_t i = 0; i < n; i++) {
+        const sk_schema_field *f = sk_schema_pb_at(s, i);
+        const sk_schema *t = sk_schema_field_type(f);
+        unsigned flags = sk_schema_field_flags(f);
+        const char *name = sk_schema_field_name(f);
+        sk_schema_kind k = sk_schema_kind_of(t);
+        if (flags & SK_FIELD_EMBEDDED) {
+            if (!seen[i] && dec_struct(c, t, NULL, 0, into, 1) < 0)
+                return -1;
+            continue;
+        }
+        json_t *v = json_object_get(into, name);
+        int omit = (flags & SK_FIELD_OMITEMPTY) != 0;
+        if (seen[i] && v) {
+            /* Present on the wire: a non-pointer scalar, slice or map that is
+             * empty still goes when omitempty (pointers are kept even when
+             * zero; structs are never omitted). */
+            int collection = k == SK_SCHEMA_ARRAY || k == SK_SCHEMA_MAP;
+            int scalar = k == SK_SCHEMA_STRING || k == SK_SCHEMA_BYTES || is_varint_kind(k);
+            if (collection && is_empty_json(v))
+                SK_CHECK(json_object_set_new(into, name, json_null()) == 0);
+            if (omit && (collection || (scalar && !(flags & SK_FIELD_POINTER))) &&
+                is_empty_json(json_object_get(into, name)))
+                json_object_del(into, name);
+            /* A pointer to a zero Time (or an empty RawExtension) prints as
+             * null in Go; null and absent decode alike, and absent is what
+             * the wire form of null gives back, so say absent. */
+            else if (omit && (flags & SK_FIELD_POINTER) && json_is_null(v))
+                json_object_del(into, name);
+            continue;
+        }
+        if (v)
+            continue;
+        json_t *z = NULL;
+        if (flags & SK_FIELD_POINTER) {
+            z = omit ? NULL : json_null();
+        } else {
+            switch (k) {
+            case SK_SCHEMA_STRING:
+            case SK_SCHEMA_BOOL:
+            case SK_SCHEMA_INT32:
+            case SK_SCHEMA_INT64:
+                z = omit ? NULL : zero_value(c, t);
+                break;
+            case SK_SCHEMA_BYTES:
+            case SK_SCHEMA_ARRAY:
+            case SK_SCHEMA_MAP:
+                z = omit ? NULL : json_null();
+                break;
+            default: /* structs and self-marshalling types: never omitted */
+                if (!(z = zero_value(c, t)))
+                    return -1;
+                break;
+            }
+        }
+        if (z)
+            SK_CHECK(json_object_set_new(into, name, z) == 0);
+    }
+    return 0;
 }
 
-/* Decodes the message p[0..n) of schema s into the object into, merging with
- * what into already holds. Unknown fields are skipped. */
-static int decode_message(pb_ctx *c, const pb_schema *s, const unsigned char *p, size_t n,
-                          json_t *into)
+/* Reorders into's keys as encoding/json writes them: declaration order. */
+static void order_fields(const sk_schema *s, json_t *into)
+{
+    json_t *copy = json_copy(into);
+    SK_CHECK_ALLOC(copy);
+    json_object_clear(into);
+    size_t n = sk_schema_field_count(s);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = sk_schema_field_name(sk_schema_field_at(s, i));
+        json_t *v = name ? json_object_get(copy, name) : NULL;
+        if (v) {
+            SK_CHECK(json_object_set(into, name, v) == 0);
+            json_object_del(copy, name);
+        }
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(copy, key, v) SK_CHECK(json_object_set(into, key, v) == 0);
+    json_decref(copy);
+}
+
+/* Decodes the message p[0..n) of struct s into the object into (merging
+ * with what it holds). embedded: s is an inline embedding, into belongs to
+ * the embedding struct (no reordering here). */
+static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, size_t n, json_t *into,
+                      int embedded)
 {
     pb_in in = {p, p + n};
+    const char *where = msg_name(s);
+    size_t nf = sk_schema_pb_count(s);
+    unsigned char seen_small[64];
+    unsigned char *seen = nf <= sizeof seen_small ? seen_small : calloc(nf, 1);
     int rc = -1;
+    SK_CHECK_ALLOC(seen);
+    memset(seen, 0, nf <= sizeof seen_small ? sizeof seen_small : nf);
     if (++c->depth > PB_MAX_DEPTH) {
-        fail(c, "%s: nested deeper than %d messages", s->name, PB_MAX_DEPTH);
+        fail(c, "%s: nested deeper than %d messages", where, PB_MAX_DEPTH);
         goto out;
     }
     while (in.p < in.end) {
         pb_item it;
-        if (next_item(c, &in, s->name, &it) < 0)
+        if (next_item(c, &in, where, &it) < 0)
             goto out;
-        const pb_field *f = find_field(s, it.num);
+        const sk_schema_field *f = sk_schema_field_by_number(s, it.num);
         if (!f)
             continue;
-        if (it.wt != wire_type_of(f->type)) {
-            fail(c, "%s.%s: wire type %u, want %u", s->name, f->json, it.wt, wire_type_of(f->type));
-            goto out;
+        size_t lo = 0, hi = nf; /* f's place in the ascending protobuf view */
+        while (sk_schema_pb_at(s, lo + (hi - lo) / 2) != f) {
+            if (sk_schema_field_number(sk_schema_pb_at(s, lo + (hi - lo) / 2)) < it.num)
+                lo = lo + (hi - lo) / 2 + 1;
+            else
+                hi = lo + (hi - lo) / 2;
         }
-        if (decode_field(c, s, f, &it, into) < 0)
+        size_t idx = lo + (hi - lo) / 2;
+        seen[idx] = 1;
+        const sk_schema *t = sk_schema_field_type(f);
+        const char *name = sk_schema_field_name(f);
+        sk_schema_kind k = sk_schema_kind_of(t);
+        if (sk_schema_field_flags(f) & SK_FIELD_EMBEDDED) {
+            if (it.wt != WT_LEN) {
+                fail(c, "%s.%s: wire type %u, want %u", where, field_label(f), it.wt, WT_LEN);
+                goto out;
+            }
+            if (dec_struct(c, t, it.data, it.len, into, 1) < 0)
+                goto out;
+            continue;
+        }
+        if (k == SK_SCHEMA_ARRAY || k == SK_SCHEMA_MAP) {
+            json_t *m = json_object_get(into, name);
+            if (k == SK_SCHEMA_ARRAY ? !json_is_array(m) : !json_is_object(m)) {
+                m = k == SK_SCHEMA_ARRAY ? json_array() : json_object();
+                SK_CHECK(json_object_set_new(into, name, m) == 0);
+            }
+            if (k == SK_SCHEMA_MAP && it.wt != WT_LEN) {
+                fail(c, "%s.%s: wire type %u, want %u", where, name, it.wt, WT_LEN);
+                goto out;
+            }
+            int r = k == SK_SCHEMA_ARRAY ? dec_repeated(c, sk_schema_elem(t), &it, m, where, name)
+                                         : dec_map_entry(c, sk_schema_elem(t), &it, m, where, name);
+            if (r < 0)
+                goto out;
+            continue;
+        }
+        json_t *prev = json_object_get(into, name);
+        if (k == SK_SCHEMA_STRUCT && json_is_object(prev)) {
+            /* A repeated occurrence of a message merges into the first. */
+            if (it.wt != WT_LEN) {
+                fail(c, "%s.%s: wire type %u, want %u", where, name, it.wt, WT_LEN);
+                goto out;
+            }
+            if (dec_struct(c, t, it.data, it.len, prev, 0) < 0)
+                goto out;
+            continue;
+        }
+        json_t *v = dec_value(c, t, &it, where, name);
+        if (!v)
             goto out;
+        SK_CHECK(json_object_set_new(into, name, v) == 0);
+    }
+    if (settle_fields(c, s, seen, into) < 0)
+        goto out;
+    if (!embedded)
+        order_fields(s, into);
+    rc = 0;
+out:
+    c->depth--;
+    if (seen != seen_small)
+        free(seen);
+    return rc;
+}
+
+/* ---- encoding -------------------------------------------------------------- */
+
+static void put_varint(sk_buf *b, uint64_t v)
+{
+    unsigned char tmp[PB_MAX_VARINT_BYTES];
+    size_t n = 0;
+    do {
+        tmp[n] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            tmp[n] |= 0x80;
+        n++;
+    } while (v);
+    sk_buf_append(b, tmp, n);
+}
+
+static void put_tag(sk_buf *b, uint32_t num, unsigned wt)
+{
+    put_varint(b, ((uint64_t)num << 3) | wt);
+}
+
+static void put_bytes(sk_buf *b, uint32_t num, const void *p, size_t n)
+{
+    put_tag(b, num, WT_LEN);
+    put_varint(b, n);
+    sk_buf_append(b, p, n);
+}
+
+/* A length-delimited field whose length is known once its body is
+ * written: the tag and a one-byte length now, the length fixed up after
+ * (moving the body when it needs more bytes). */
+static size_t begin_len(sk_buf *b, uint32_t num)
+{
+    put_tag(b, num, WT_LEN);
+    sk_buf_putc(b, 0);
+    return b->len - 1;
+}
+
+static void end_len(sk_buf *b, size_t at)
+{
+    size_t body = b->len - at - 1, k = 0;
+    unsigned char len[PB_MAX_VARINT_BYTES];
+    uint64_t v = body;
+    do {
+        len[k] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            len[k] |= 0x80;
+        k++;
+    } while (v);
+    if (k > 1) {
+        sk_buf_reserve(b, k - 1);
+        memmove(b->data + at + k, b->data + at + 1, body);
+        b->len += k - 1;
+        b->data[b->len] = '\0';
+    }
+    memcpy(b->data + at, len, k);
+}
+
+static int enc_struct(pb_ctx *c, sk_buf *b, const sk_schema *s, const json_t *obj);
+
+/* An integer field's value: a JSON integer, or a real with an integral
+ * value (what a JSON number may arrive as). */
+static int json_int(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return 0;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d >= -9.2e18 && d <= 9.2e18 && d == (double)(int64_t)d) {
+            *out = (int64_t)d;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int type_error(pb_ctx *c, const char *where, const char *field, const char *want)
+{
+    return fail(c, "%s.%s: want %s", where, field, want);
+}
+
+/* Writes one occurrence of field num of type t with the JSON value v (NULL:
+ * the zero value). */
+static int enc_value(pb_ctx *c, sk_buf *b, uint32_t num, const sk_schema *t, const json_t *v,
+                     const char *where, const char *field)
+{
+    sk_schema_kind k = sk_schema_kind_of(t);
+    size_t at;
+    int rc = 0;
+    if (json_is_null(v))
+        v = NULL;
+    switch (k) {
+    case SK_SCHEMA_STRING:
+        if (v && !json_is_string(v))
+            return type_error(c, where, field, "a string");
+        put_bytes(b, num, v ? json_string_value(v) : "", v ? json_string_length(v) : 0);
+        break;
+    case SK_SCHEMA_BYTES: {
+        if (!v)
+            break; /* a nil []byte is not written */
+        if (!json_is_string(v))
+            return type_error(c, where, field, "a base64 string");
+        sk_buf raw = SK_BUF_INIT;
+        if (base64_decode(json_string_value(v), json_string_length(v), &raw) < 0) {
+            sk_buf_free(&raw);
+            return type_error(c, where, field, "standard base64");
+        }
+        put_bytes(b, num, raw.data ? raw.data : "", raw.len);
+        sk_buf_free(&raw);
+        break;
+    }
+    case SK_SCHEMA_BOOL:
+        if (v && !json_is_boolean(v))
+            return type_error(c, where, field, "a boolean");
+        put_tag(b, num, WT_VARINT);
+        put_varint(b, v && json_is_true(v));
+        break;
+    case SK_SCHEMA_INT32:
+    case SK_SCHEMA_INT64: {
+        int64_t i = 0;
+        if (v && json_int(v, &i) < 0)
+            return type_error(c, where, field, "an integer");
+        if (k == SK_SCHEMA_INT32)
+            i = (int32_t)i;
+        put_tag(b, num, WT_VARINT);
+        put_varint(b, (uint64_t)i);
+        break;
+    }
+    case SK_SCHEMA_STRUCT:
+        if (v && !json_is_object(v))
+            return type_error(c, where, field, "an object");
+        at = begin_len(b, num);
+        rc = enc_struct(c, b, t, v);
+        end_len(b, at);
+        break;
+    case SK_SCHEMA_TIME:
+    case SK_SCHEMA_MICROTIME: {
+        int64_t sec = 0;
+        int32_t nanos = 0;
+        if (v && (!json_is_string(v) || parse_rfc3339(json_string_value(v), &sec, &nanos) < 0))
+            return type_error(c, where, field, "an RFC 3339 time");
+        at = begin_len(b, num);
+        if (v) { /* the zero time is an empty message */
+            put_tag(b, 1, WT_VARINT);
+            put_varint(b, (uint64_t)sec);
+            put_tag(b, 2, WT_VARINT);
+            put_varint(b, (uint64_t)(int64_t)nanos);
+        }
+        end_len(b, at);
+        break;
+    }
+    case SK_SCHEMA_QUANTITY: {
+        char text[64];
+        const char *q = "0";
+        int64_t i;
+        if (json_is_string(v))
+            q = json_string_value(v);
+        else if (v && json_int(v, &i) == 0)
+            snprintf(text, sizeof text, "%lld", (long long)i), q = text;
+        else if (json_is_real(v))
+            snprintf(text, sizeof text, "%.17g", json_real_value(v)), q = text;
+        else if (v)
+            return type_error(c, where, field, "a quantity");
+        at = begin_len(b, num);
+        put_bytes(b, 1, q, strlen(q));
+        end_len(b, at);
+        break;
+    }
+    case SK_SCHEMA_INT_OR_STRING: {
+        int64_t i = 0;
+        int is_str = json_is_string(v);
+        if (v && !is_str && json_int(v, &i) < 0)
+            return type_error(c, where, field, "an integer or a string");
+        at = begin_len(b, num);
+        put_tag(b, 1, WT_VARINT);
+        put_varint(b, is_str);
+        put_tag(b, 2, WT_VARINT);
+        put_varint(b, (uint64_t)(int64_t)(int32_t)(is_str ? 0 : i));
+        put_bytes(b, 3, is_str ? json_string_value(v) : "", is_str ? json_string_length(v) : 0);
+        end_len(b, at);
+        break;
+    }
+    case SK_SCHEMA_RAW:
+    case SK_SCHEMA_FIELDS_V1:
+        at = begin_len(b, num);
+        if (v) {
+            char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            if (!text)
+                return fail(c, "%s.%s: cannot be encoded as JSON", where, field);
+            put_bytes(b, 1, text, strlen(text));
+            free(text);
+        }
+        end_len(b, at);
+        break;
+    case SK_SCHEMA_ARRAY: {
+        /* Only as a map value: the wrapper message {1 repeated T}. */
+        if (v && !json_is_array(v))
+            return type_error(c, where, field, "an array");
+        at = begin_len(b, num);
+        size_t i;
+        const json_t *e;
+        json_array_foreach(v, i, e)
+        {
+            if ((rc = enc_value(c, b, 1, sk_schema_elem(t), e, where, field)) < 0)
+                break;
+        }
+        end_len(b, at);
+        break;
+    }
+    case SK_SCHEMA_MAP:
+        rc = fail(c, "%s.%s: nested maps are not supported", where, field);
+        break;
+    }
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A map: one entry message per key, sorted by key as gogo writes them. */
+static int enc_map(pb_ctx *c, sk_buf *b, uint32_t num, const sk_schema *t, const json_t *m,
+                   const char *where, const char *field)
+{
+    size_t n = json_object_size(m), i = 0;
+    const char **keys = malloc((n ? n : 1) * sizeof *keys);
+    const char *key;
+    const json_t *v;
+    int rc = 0;
+    SK_CHECK_ALLOC(keys);
+    json_object_foreach((json_t *)m, key, v) keys[i++] = key;
+    qsort(keys, n, sizeof *keys, cmp_str);
+    for (i = 0; i < n && rc == 0; i++) {
+        size_t at = begin_len(b, num);
+        put_bytes(b, 1, keys[i], strlen(keys[i]));
+        rc = enc_value(c, b, 2, sk_schema_elem(t), json_object_get(m, keys[i]), where, field);
+        end_len(b, at);
+    }
+    free(keys);
+    return rc;
+}
+
+/* Writes the fields of struct s from obj (NULL: the zero struct). */
+static int enc_struct(pb_ctx *c, sk_buf *b, const sk_schema *s, const json_t *obj)
+{
+    const char *where = msg_name(s);
+    size_t n = sk_schema_pb_count(s);
+    int rc = -1;
+    if (++c->depth > PB_MAX_DEPTH) {
+        fail(c, "%s: nested deeper than %d messages", where, PB_MAX_DEPTH);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const sk_schema_field *f = sk_schema_pb_at(s, i);
+        const sk_schema *t = sk_schema_field_type(f);
+        unsigned flags = sk_schema_field_flags(f);
+        uint32_t num = sk_schema_field_number(f);
+        if (flags & SK_FIELD_EMBEDDED) {
+            size_t at = begin_len(b, num);
+            int r = enc_struct(c, b, t, obj);
+            end_len(b, at);
+            if (r < 0)
+                goto out;
+            continue;
+        }
+        const char *name = sk_schema_field_name(f);
+        const json_t *v = obj ? json_object_get(obj, name) : NULL;
+        if (json_is_null(v))
+            v = NULL;
+        sk_schema_kind k = sk_schema_kind_of(t);
+        if (k == SK_SCHEMA_ARRAY) {
+            if (v && !json_is_array(v)) {
+                type_error(c, where, name, "an array");
+                goto out;
+            }
+            size_t j;
+            const json_t *e;
+            json_array_foreach(v, j, e)
+            {
+                if (enc_value(c, b, num, sk_schema_elem(t), e, where, name) < 0)
+                    goto out;
+            }
+        } else if (k == SK_SCHEMA_MAP) {
+            if (v && !json_is_object(v)) {
+                type_error(c, where, name, "an object");
+                goto out;
+            }
+            if (v && enc_map(c, b, num, t, v, where, name) < 0)
+                goto out;
+        } else if (v || !(flags & SK_FIELD_POINTER)) {
+            if (enc_value(c, b, num, t, v, where, name) < 0)
+                goto out;
+        }
     }
     rc = 0;
 out:
@@ -747,7 +1204,7 @@ out:
     return rc;
 }
 
-/* ---- envelope ------------------------------------------------------------------- */
+/* ---- kinds and envelope ------------------------------------------------------ */
 
 int sk_protobuf_is_media(const char *ct)
 {
@@ -762,74 +1219,350 @@ int sk_protobuf_is_media(const char *ct)
     return yes;
 }
 
-static const pb_schema *schema_for(const char *api_version, const char *kind)
+/* The q of one Accept clause (its parameters p[0..n)); 1 when unset. */
+static double clause_q(const char *p, size_t n)
 {
-    const pb_schema *s = NULL;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !s; i++)
-        if (strcmp(kinds[i].api_version, api_version) == 0 && strcmp(kinds[i].kind, kind) == 0)
-            s = kinds[i].schema;
-    return s;
+    double q = 1.0;
+    const char *end = p + n;
+    while (p < end) {
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        const char *next = semi ? semi + 1 : end;
+        p += strspn(p, " \t");
+        if (p + 2 <= end && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+            char num[16];
+            size_t k = (size_t)((semi ? semi : end) - (p + 2));
+            if (k >= sizeof num)
+                k = sizeof num - 1;
+            memcpy(num, p + 2, k);
+            num[k] = '\0';
+            q = strtod(num, NULL);
+        }
+        p = next;
+    }
+    return q;
 }
 
-sk_err sk_protobuf_to_json(const char *body, size_t len, json_t **out, char **why)
+int sk_protobuf_accept_prefers(const char *accept)
 {
-    pb_ctx c = {NULL, 0};
-    json_t *type_meta = json_object(), *obj = NULL;
+    double best_q = 0;
+    int best_pb = 0;
+    const char *p = accept;
+    while (p && *p) {
+        size_t n = strcspn(p, ",");
+        const char *type = p + strspn(p, " \t");
+        size_t tn = strcspn(type, ";,");
+        while (tn > 0 && (type[tn - 1] == ' ' || type[tn - 1] == '\t'))
+            tn--;
+        const char *params = type + strcspn(type, ";,");
+        size_t pn = (size_t)(p + n - params);
+        int pb = tn == sizeof protobuf_media - 1 && strncasecmp(type, protobuf_media, tn) == 0;
+        int json = (tn == 16 && strncasecmp(type, "application/json", 16) == 0) ||
+                   (tn == 3 && strncmp(type, "*/*", 3) == 0) ||
+                   (tn == 13 && strncasecmp(type, "application/*", 13) == 0);
+        double q = clause_q(params, pn);
+        if ((pb || json) && q > best_q) {
+            best_q = q;
+            best_pb = pb;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return best_pb;
+}
+
+static const sk_schema *meta_schema(const char *kind)
+{
+    static const char *const kinds[] = {"Status", "DeleteOptions", "WatchEvent"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (strcmp(kind, kinds[i]) == 0) {
+            char name[96];
+            snprintf(name, sizeof name, "%s%s", meta_prefix, kind);
+            return sk_schema_named(name);
+        }
+    }
+    return NULL;
+}
+
+const sk_schema *sk_protobuf_schema_for(const char *api_version, const char *kind)
+{
+    char group[256];
+    const char *version = api_version;
+    const char *slash = strchr(api_version, '/');
+    group[0] = '\0';
+    if (slash) {
+        size_t n = (size_t)(slash - api_version);
+        if (n >= sizeof group)
+            return NULL;
+        memcpy(group, api_version, n);
+        group[n] = '\0';
+        version = slash + 1;
+    }
+    const sk_resource *r = sk_registry_find_kind(group, version, kind);
+    if (r)
+        return r->schema;
+    size_t kn = strlen(kind);
+    if (kn > 4 && strcmp(kind + kn - 4, "List") == 0 && kn - 4 < 256) {
+        char base[256];
+        memcpy(base, kind, kn - 4);
+        base[kn - 4] = '\0';
+        r = sk_registry_find_kind(group, version, base);
+        if (r && r->list_schema && r->list_kind && strcmp(r->list_kind, kind) == 0)
+            return r->list_schema;
+    }
+    const sk_schema *s = meta_schema(kind);
+    if (s)
+        return s;
+    /* A subresource's own kind (Scale, Eviction): rare, so a scan. */
+    size_t n;
+    const sk_resource *all = sk_registry_all(&n);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < all[i].n_subresources; j++) {
+            const sk_subresource *sr = &all[i].subresources[j];
+            if (sr->schema && sr->kind && strcmp(sr->kind, kind) == 0 &&
+                strcmp(sr->group ? sr->group : "", group) == 0 &&
+                strcmp(sr->version ? sr->version : "", version) == 0)
+                return sr->schema;
+        }
+    }
+    return NULL;
+}
+
+/* The envelope body[0..len) to JSON. */
+static sk_err envelope_to_json(pb_ctx *c, const unsigned char *body, size_t len, json_t **out)
+{
+    json_t *obj = NULL, *av = NULL, *kind = NULL;
     const unsigned char *raw = NULL;
     size_t raw_len = 0;
     sk_err err = SK_ERR_BAD_REQUEST;
-    SK_CHECK_ALLOC(type_meta);
-    if (len < sizeof magic || memcmp(body, magic, sizeof magic) != 0) {
-        fail(&c, "protobuf body does not start with the Kubernetes magic bytes \"k8s\\0\"");
+    if (++c->depth > PB_MAX_DEPTH) {
+        fail(c, "Unknown: nested deeper than %d messages", PB_MAX_DEPTH);
         goto out;
     }
-    pb_in in = {(const unsigned char *)body + sizeof magic, (const unsigned char *)body + len};
+    if (len < sizeof magic || memcmp(body, magic, sizeof magic) != 0) {
+        fail(c, "protobuf body does not start with the Kubernetes magic bytes \"k8s\\0\"");
+        goto out;
+    }
+    pb_in in = {body + sizeof magic, body + len};
     while (in.p < in.end) {
         pb_item it;
-        if (next_item(&c, &in, "Unknown", &it) < 0)
+        if (next_item(c, &in, "Unknown", &it) < 0)
             goto out;
         if (it.num > 4)
             continue;
         if (it.wt != WT_LEN) {
-            fail(&c, "Unknown: field %u: wire type %u, want %u", it.num, it.wt, WT_LEN);
+            fail(c, "Unknown: field %u: wire type %u, want %u", it.num, it.wt, WT_LEN);
             goto out;
         }
         if (it.num == 1) {
-            if (decode_message(&c, &TypeMeta, it.data, it.len, type_meta) < 0)
-                goto out;
+            pb_in tin = {it.data, it.data + it.len};
+            while (tin.p < tin.end) {
+                pb_item t;
+                if (next_item(c, &tin, "TypeMeta", &t) < 0)
+                    goto out;
+                if (t.num > 2)
+                    continue;
+                if (t.wt != WT_LEN) {
+                    fail(c, "TypeMeta: field %u: wire type %u, want %u", t.num, t.wt, WT_LEN);
+                    goto out;
+                }
+                json_t *s =
+                    string_value(c, "TypeMeta", t.num == 1 ? "apiVersion" : "kind", t.data, t.len);
+                if (!s)
+                    goto out;
+                json_t **slot = t.num == 1 ? &av : &kind;
+                json_decref(*slot);
+                *slot = s;
+            }
         } else if (it.num == 2) {
             raw = it.data;
             raw_len = it.len;
         } else if (it.len > 0 && (it.num == 3 || it.len != sizeof protobuf_media - 1 ||
                                   memcmp(it.data, protobuf_media, it.len) != 0)) {
-            fail(&c, "Unknown: unsupported %s \"%.*s\"",
+            fail(c, "Unknown: unsupported %s \"%.*s\"",
                  it.num == 3 ? "contentEncoding" : "contentType", (int)(it.len > 64 ? 64 : it.len),
                  (const char *)it.data);
             goto out;
         }
     }
-    const char *av = json_string_value(json_object_get(type_meta, "apiVersion"));
-    const char *kind = json_string_value(json_object_get(type_meta, "kind"));
-    if (!av || !kind) {
-        fail(&c, "protobuf body has no %s", !av ? "apiVersion" : "kind");
+    if (!av || !kind || !json_string_length(av) || !json_string_length(kind)) {
+        fail(c, "protobuf body has no %s", !av || !json_string_length(av) ? "apiVersion" : "kind");
         goto out;
     }
-    const pb_schema *s = schema_for(av, kind);
-    if (!s) {
-        fail(&c, "protobuf bodies of kind %s in %s are not supported", kind, av);
+    const sk_schema *s = sk_protobuf_schema_for(json_string_value(av), json_string_value(kind));
+    if (!s || sk_schema_kind_of(s) != SK_SCHEMA_STRUCT) {
+        fail(c, "protobuf bodies of kind %s in %s are not supported", json_string_value(kind),
+             json_string_value(av));
         goto out;
     }
-    obj = json_pack("{s:s, s:s}", "apiVersion", av, "kind", kind);
+    obj = json_object();
     SK_CHECK_ALLOC(obj);
-    if (raw && decode_message(&c, s, raw, raw_len, obj) < 0)
+    if (dec_struct(c, s, raw, raw_len, obj, 0) < 0)
         goto out;
+    /* apiVersion and kind lead, as TypeMeta does in every kind. */
+    SK_CHECK(json_object_set(obj, "apiVersion", av) == 0);
+    SK_CHECK(json_object_set(obj, "kind", kind) == 0);
+    order_fields(s, obj);
     *out = obj;
     obj = NULL;
     err = SK_OK;
 out:
+    c->depth--;
     json_decref(obj);
-    json_decref(type_meta);
+    json_decref(av);
+    json_decref(kind);
+    return err;
+}
+
+sk_err sk_protobuf_to_json(const char *body, size_t len, json_t **out, char **why)
+{
+    pb_ctx c = {NULL, 0};
+    json_t *obj = NULL;
+    sk_err err = envelope_to_json(&c, (const unsigned char *)body, len, &obj);
+    if (err == SK_OK) {
+        *out = obj;
+    } else {
+        *why = c.why;
+        c.why = NULL;
+    }
+    free(c.why);
+    return err;
+}
+
+sk_err sk_protobuf_decode_message(const sk_schema *s, const char *data, size_t len, json_t **out,
+                                  char **why)
+{
+    pb_ctx c = {NULL, 0};
+    json_t *obj = json_object();
+    sk_err err = SK_ERR_BAD_REQUEST;
+    SK_CHECK_ALLOC(obj);
+    if (sk_schema_kind_of(s) != SK_SCHEMA_STRUCT) {
+        fail(&c, "%s is not a message", msg_name(s));
+    } else if (dec_struct(&c, s, (const unsigned char *)data, len, obj, 0) == 0) {
+        *out = obj;
+        obj = NULL;
+        err = SK_OK;
+    }
+    json_decref(obj);
     if (err != SK_OK)
         *why = c.why;
+    else
+        free(c.why);
+    return err;
+}
+
+/* Lists' items are their field 2 (metadata is 1), in every list kind. */
+#define LIST_ITEMS_FIELD 2
+
+/* Appends the envelope of obj; extra (the items of a list encoded apart, or
+ * NULL) goes at the end of its raw message. */
+static sk_err envelope_of(pb_ctx *c, const json_t *obj, const sk_buf *extra, sk_buf *out)
+{
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const sk_schema *s = av && kind ? sk_protobuf_schema_for(av, kind) : NULL;
+    if (!json_is_object(obj) || !s || sk_schema_kind_of(s) != SK_SCHEMA_STRUCT) {
+        fail(c, "no protobuf encoding for kind %s in %s", kind ? kind : "(none)",
+             av ? av : "(none)");
+        return SK_ERR_BAD_REQUEST;
+    }
+    sk_buf_append(out, magic, sizeof magic);
+    size_t at = begin_len(out, 1); /* TypeMeta */
+    put_bytes(out, 1, av, strlen(av));
+    put_bytes(out, 2, kind, strlen(kind));
+    end_len(out, at);
+    at = begin_len(out, 2); /* raw */
+    int rc = enc_struct(c, out, s, obj);
+    if (extra && extra->len)
+        sk_buf_append(out, extra->data, extra->len);
+    end_len(out, at);
+    put_bytes(out, 3, "", 0); /* contentEncoding */
+    put_bytes(out, 4, "", 0); /* contentType */
+    return rc == 0 ? SK_OK : SK_ERR_BAD_REQUEST;
+}
+
+sk_err sk_protobuf_from_json(const json_t *obj, sk_buf *out, char **why)
+{
+    pb_ctx c = {NULL, 0};
+    sk_err err = envelope_of(&c, obj, NULL, out);
+    if (err != SK_OK)
+        *why = c.why;
+    else
+        free(c.why);
+    return err;
+}
+
+sk_err sk_protobuf_list_item(const char *api_version, const char *list_kind, const json_t *item,
+                             sk_buf *items, char **why)
+{
+    pb_ctx c = {NULL, 0};
+    const sk_schema *s = sk_protobuf_schema_for(api_version, list_kind);
+    const sk_schema_field *f = s ? sk_schema_field_by_number(s, LIST_ITEMS_FIELD) : NULL;
+    const sk_schema *t = f ? sk_schema_field_type(f) : NULL;
+    sk_err err = SK_ERR_BAD_REQUEST;
+    if (!t || sk_schema_kind_of(t) != SK_SCHEMA_ARRAY || !json_is_object(item)) {
+        fail(&c, "no protobuf encoding for items of kind %s in %s", list_kind, api_version);
+    } else {
+        size_t at = begin_len(items, LIST_ITEMS_FIELD);
+        if (enc_struct(&c, items, sk_schema_elem(t), item) == 0)
+            err = SK_OK;
+        end_len(items, at);
+    }
+    if (err != SK_OK)
+        *why = c.why;
+    else
+        free(c.why);
+    return err;
+}
+
+sk_err sk_protobuf_list_finish(const json_t *head, const sk_buf *items, sk_buf *out, char **why)
+{
+    pb_ctx c = {NULL, 0};
+    sk_err err =
+        json_object_get(head, "items")
+            ? (fail(&c, "the head of a list encoded by items has items"), SK_ERR_BAD_REQUEST)
+            : envelope_of(&c, head, items, out);
+    if (err != SK_OK)
+        *why = c.why;
+    else
+        free(c.why);
+    return err;
+}
+
+sk_err sk_protobuf_watch_frame(const json_t *event, sk_buf *out, char **why)
+{
+    pb_ctx c = {NULL, 0};
+    const char *type = json_string_value(json_object_get(event, "type"));
+    const json_t *obj = json_object_get(event, "object");
+    sk_err err = SK_ERR_BAD_REQUEST;
+    size_t start = out->len;
+    if (!type || !json_is_object(obj)) {
+        fail(&c, "a watch event needs a type and an object");
+        goto out;
+    }
+    sk_buf_append(out, "\0\0\0\0", 4);
+    put_bytes(out, 1, type, strlen(type));
+    size_t at = begin_len(out, 2);  /* RawExtension */
+    size_t raw = begin_len(out, 1); /* its raw: the object's envelope */
+    if ((err = envelope_of(&c, obj, NULL, out)) != SK_OK)
+        goto out;
+    end_len(out, raw);
+    end_len(out, at);
+    size_t n = out->len - start - 4;
+    if (n > UINT32_MAX) {
+        fail(&c, "a watch event of %zu bytes is too large for a frame", n);
+        err = SK_ERR_BAD_REQUEST;
+        goto out;
+    }
+    unsigned char *h = (unsigned char *)out->data + start;
+    h[0] = (unsigned char)(n >> 24);
+    h[1] = (unsigned char)(n >> 16);
+    h[2] = (unsigned char)(n >> 8);
+    h[3] = (unsigned char)n;
+out:
+    if (err != SK_OK)
+        *why = c.why;
+    else
+        free(c.why);
     return err;
 }

@@ -1,16 +1,73 @@
 /*
- * protobuf.h - Kubernetes protobuf request bodies (kubectl's typed clients
- * send them) decoded to the JSON the JSON API would receive. See protobuf.c.
+ * protobuf.h - the Kubernetes protobuf wire form of every built-in kind
+ * (application/vnd.kubernetes.protobuf), transcoded to and from the JSON
+ * form sqlkube validates, stores and serves. One generic transcoder driven
+ * by kube/schema.h; see protobuf.c for the rules.
  */
 #ifndef SK_KUBE_PROTOBUF_H
 #define SK_KUBE_PROTOBUF_H
+#include "core/buf.h"
 #include "core/err.h"
+#include "kube/schema.h"
+
 #include <jansson.h>
 #include <stddef.h>
+
+/* The media type, and the one watch streams answer with. */
+#define SK_PROTOBUF_MEDIA "application/vnd.kubernetes.protobuf"
+#define SK_PROTOBUF_WATCH_MEDIA "application/vnd.kubernetes.protobuf;stream=watch"
+
 /* Non-zero if the media type (may carry ;params) is application/vnd.kubernetes.protobuf */
 int sk_protobuf_is_media(const char *ct);
-/* Decodes a Kubernetes protobuf envelope into JSON. On success *out = new reference, returns SK_OK.
-   On failure returns SK_ERR_BAD_REQUEST (malformed / truncated / unknown kind) and *why = malloc'd
-   message; *out untouched. */
+
+/* Non-zero if an Accept header prefers protobuf over JSON (highest q wins,
+ * the first listed on a tie, as kube-apiserver negotiates). NULL: no. */
+int sk_protobuf_accept_prefers(const char *accept);
+
+/* The schema of the kind apiVersion/kind names: a registered kind, its list
+ * kind, a subresource's kind (Scale, Eviction), or meta/v1 Status,
+ * DeleteOptions, WatchEvent in any group version. NULL if none. */
+const sk_schema *sk_protobuf_schema_for(const char *api_version, const char *kind);
+
+/*
+ * Decodes a Kubernetes protobuf envelope ("k8s\0" + runtime.Unknown) into
+ * the JSON encoding/json would print for the same Go object, apiVersion and
+ * kind first. On success *out = new reference, SK_OK. On failure
+ * SK_ERR_BAD_REQUEST (malformed, truncated, unknown kind) and *why = a
+ * malloc'd message naming the message and field; *out untouched.
+ */
 sk_err sk_protobuf_to_json(const char *body, size_t len, json_t **out, char **why);
+
+/* Decodes one bare message of schema s (no envelope) to JSON; as above. */
+sk_err sk_protobuf_decode_message(const sk_schema *s, const char *data, size_t len, json_t **out,
+                                  char **why);
+
+/*
+ * Appends the envelope encoding of obj (borrowed; its apiVersion and kind
+ * pick the schema) to out, as Go's Marshal writes it. A kind without a
+ * schema or a value of the wrong JSON type is SK_ERR_BAD_REQUEST with *why
+ * (malloc'd); out may then hold a partial encoding past its old length.
+ */
+sk_err sk_protobuf_from_json(const json_t *obj, sk_buf *out, char **why);
+
+/*
+ * A list encoded item by item, so that a large list never exists as one
+ * parsed tree: sk_protobuf_list_item appends each item (borrowed) of the
+ * list kind apiVersion/listKind to items; sk_protobuf_list_finish appends
+ * the envelope of head (the list without its items: apiVersion, kind,
+ * metadata; borrowed) with those items to out. Errors as
+ * sk_protobuf_from_json.
+ */
+sk_err sk_protobuf_list_item(const char *api_version, const char *list_kind, const json_t *item,
+                             sk_buf *items, char **why);
+sk_err sk_protobuf_list_finish(const json_t *head, const sk_buf *items, sk_buf *out, char **why);
+
+/*
+ * Appends one protobuf watch frame to out: a 4-byte big-endian length and a
+ * bare meta/v1 WatchEvent {1 type, 2 RawExtension{1 raw = the envelope of
+ * object}}. event is {"type": ..., "object": {...}} (borrowed). Errors as
+ * sk_protobuf_from_json.
+ */
+sk_err sk_protobuf_watch_frame(const json_t *event, sk_buf *out, char **why);
+
 #endif
