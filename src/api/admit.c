@@ -5,8 +5,8 @@
 #include "core/util.h"
 #include "kube/defaults.h"
 #include "kube/expiry.h"
-#include "kube/fieldcheck.h"
 #include "kube/objmeta.h"
+#include "kube/typed.h"
 #include "kube/validate.h"
 
 #include <stdlib.h>
@@ -21,6 +21,19 @@ static int refused(sk_api_call *call, sk_err err, char *msg)
     return -1;
 }
 
+/* Replaces obj's members by its typed round trip. */
+static sk_err typed(const sk_resource *r, json_t *obj, char **msg)
+{
+    json_t *norm = NULL;
+    sk_err err = sk_typed_normalize(r, obj, &norm, msg);
+    if (err == SK_OK) {
+        json_object_clear(obj);
+        json_object_update(obj, norm);
+        json_decref(norm);
+    }
+    return err;
+}
+
 int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
 {
     char *msg = NULL;
@@ -32,7 +45,12 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
     } else {
         sk_objmeta_on_create(obj, sk_wall_s());
     }
-    if (refused(call, sk_defaults_apply(call->res, obj, &msg), msg) < 0)
+    /* The typed round trip (kube/typed.h) before defaulting, so defaults
+     * see typed values, and after it, so defaulted fields sit where Go
+     * writes them. */
+    if (refused(call, typed(call->res, obj, &msg), msg) < 0 ||
+        refused(call, sk_defaults_apply(call->res, obj, &msg), msg) < 0 ||
+        refused(call, typed(call->res, obj, &msg), msg) < 0)
         return -1;
     json_t *causes = NULL;
     sk_err err = sk_validate_object(call->res, obj, old, &causes, &msg);
@@ -44,7 +62,6 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
         free(msg);
         return -1;
     }
-    sk_fieldcheck_prune(call->res, obj);
     return 0;
 }
 

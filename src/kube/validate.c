@@ -18,6 +18,7 @@
 #include "kube/validate.h"
 #include "kube/convert.h"
 #include "kube/status.h"
+#include "kube/typed.h"
 #include "core/buf.h"
 #include "core/check.h"
 
@@ -70,7 +71,6 @@ static const char msg_immutable_set[] = "field is immutable when `immutable` is 
 #define MAX_ANNOTATIONS_SIZE (256 * 1024) /* TotalAnnotationSizeLimitB */
 #define EVENT_FIELD_LIMIT 128             /* reportingInstance, action, reason */
 #define EVENT_NOTE_LIMIT 1024             /* message */
-#define MICROTIME_LAYOUT "2006-01-02T15:04:05.000000Z07:00"
 
 /* ---- Go-style quoting (%q) ------------------------------------------- */
 
@@ -390,59 +390,7 @@ static size_t name_msgs(name_rule rule, const char *name, int prefix, const char
     return rule == NAME_LABEL ? label_msgs(name, msgs) : subdomain_msgs(name, len, 0, msgs);
 }
 
-/* ---- decode-time type checks ------------------------------------------ */
-
-typedef enum { T_STRING, T_BOOL, T_INT32, T_INT64, T_OBJECT, T_ARRAY, T_STRMAP, T_STRLIST } jtype;
-
-typedef struct {
-    const char *kind; /* NULL: every kind */
-    const char *path; /* dotted from the root */
-    jtype type;
-    const char *go_struct; /* Go struct holding the field, as json errors name it */
-    const char *go_type;
-} type_rule;
-
-static const type_rule type_rules[] = {
-    {NULL, "metadata", T_OBJECT, "", "v1.ObjectMeta"},
-    {NULL, "metadata.name", T_STRING, "ObjectMeta", "string"},
-    {NULL, "metadata.generateName", T_STRING, "ObjectMeta", "string"},
-    {NULL, "metadata.namespace", T_STRING, "ObjectMeta", "string"},
-    {NULL, "metadata.generation", T_INT64, "ObjectMeta", "int64"},
-    {NULL, "metadata.labels", T_STRMAP, "ObjectMeta", "map[string]string"},
-    {NULL, "metadata.annotations", T_STRMAP, "ObjectMeta", "map[string]string"},
-    {NULL, "metadata.finalizers", T_STRLIST, "ObjectMeta", "[]string"},
-    {NULL, "metadata.ownerReferences", T_ARRAY, "ObjectMeta", "[]v1.OwnerReference"},
-    {"ConfigMap", "data", T_STRMAP, "ConfigMap", "map[string]string"},
-    {"ConfigMap", "binaryData", T_STRMAP, "ConfigMap", "map[string][]uint8"},
-    {"ConfigMap", "immutable", T_BOOL, "ConfigMap", "bool"},
-    {"Secret", "data", T_STRMAP, "Secret", "map[string][]uint8"},
-    {"Secret", "stringData", T_STRMAP, "Secret", "map[string]string"},
-    {"Secret", "type", T_STRING, "Secret", "v1.SecretType"},
-    {"Secret", "immutable", T_BOOL, "Secret", "bool"},
-    {"Namespace", "spec", T_OBJECT, "Namespace", "v1.NamespaceSpec"},
-    {"Namespace", "spec.finalizers", T_STRLIST, "NamespaceSpec", "[]v1.FinalizerName"},
-    {"ServiceAccount", "secrets", T_ARRAY, "ServiceAccount", "[]v1.ObjectReference"},
-    {"ServiceAccount", "imagePullSecrets", T_ARRAY, "ServiceAccount", "[]v1.LocalObjectReference"},
-    {"ServiceAccount", "automountServiceAccountToken", T_BOOL, "ServiceAccount", "bool"},
-    {"Event", "involvedObject", T_OBJECT, "Event", "v1.ObjectReference"},
-    {"Event", "involvedObject.namespace", T_STRING, "ObjectReference", "string"},
-    {"Event", "reason", T_STRING, "Event", "string"},
-    {"Event", "message", T_STRING, "Event", "string"},
-    {"Event", "type", T_STRING, "Event", "string"},
-    {"Event", "action", T_STRING, "Event", "string"},
-    {"Event", "reportingComponent", T_STRING, "Event", "string"},
-    {"Event", "reportingInstance", T_STRING, "Event", "string"},
-    {"Event", "eventTime", T_STRING, "Event", "v1.MicroTime"},
-    {"Event", "count", T_INT32, "Event", "int32"},
-    {"Lease", "spec", T_OBJECT, "Lease", "v1.LeaseSpec"},
-    {"Lease", "spec.holderIdentity", T_STRING, "LeaseSpec", "string"},
-    {"Lease", "spec.leaseDurationSeconds", T_INT32, "LeaseSpec", "int32"},
-    {"Lease", "spec.leaseTransitions", T_INT32, "LeaseSpec", "int32"},
-    {"Lease", "spec.acquireTime", T_STRING, "LeaseSpec", "v1.MicroTime"},
-    {"Lease", "spec.renewTime", T_STRING, "LeaseSpec", "v1.MicroTime"},
-    {"Lease", "spec.strategy", T_STRING, "LeaseSpec", "v1.CoordinatedLeaseStrategy"},
-    {"Lease", "spec.preferredHolder", T_STRING, "LeaseSpec", "string"},
-};
+/* ---- helpers ---------------------------------------------------------- */
 
 /* The value at a dotted path (borrowed); NULL if absent or JSON null. */
 static const json_t *at(const json_t *obj, const char *path)
@@ -483,251 +431,6 @@ const char *sk_validate_go_kind(const json_t *v)
     default:
         return "null";
     }
-}
-
-/* The value that makes v not decode as t: v itself, or the first element of
- * the wrong type inside a string map or list (null elements decode fine);
- * NULL if v decodes. */
-static const json_t *type_mismatch(const json_t *v, jtype t)
-{
-    size_t i;
-    const char *k;
-    const json_t *x;
-    switch (t) {
-    case T_STRING:
-        return json_is_string(v) ? NULL : v;
-    case T_BOOL:
-        return json_is_boolean(v) ? NULL : v;
-    case T_INT32:
-        return json_is_integer(v) && json_integer_value(v) >= INT32_MIN &&
-                       json_integer_value(v) <= INT32_MAX
-                   ? NULL
-                   : v;
-    case T_INT64:
-        return json_is_integer(v) ? NULL : v;
-    case T_OBJECT:
-        return json_is_object(v) ? NULL : v;
-    case T_ARRAY:
-        return json_is_array(v) ? NULL : v;
-    case T_STRMAP:
-        if (!json_is_object(v))
-            return v;
-        json_object_foreach((json_t *)v, k, x)
-        {
-            if (!json_is_string(x) && !json_is_null(x))
-                return x;
-        }
-        return NULL;
-    case T_STRLIST:
-        if (!json_is_array(v))
-            return v;
-        json_array_foreach(v, i, x)
-        {
-            if (!json_is_string(x) && !json_is_null(x))
-                return x;
-        }
-        return NULL;
-    }
-    return v;
-}
-
-/* "<Kind> in version "v1" cannot be handled as a <Kind>: <detail>" (new). */
-static char *decode_error(const sk_resource *r, const char *detail)
-{
-    sk_buf b = SK_BUF_INIT;
-    sk_buf_printf(&b, "%s in version \"%s\" cannot be handled as a %s: %s", r->kind, r->version,
-                  r->kind, detail);
-    return sk_buf_steal(&b, NULL);
-}
-
-static const char *element_go_type(const type_rule *tr)
-{
-    if (tr->type == T_STRLIST)
-        return "string";
-    if (tr->type == T_STRMAP)
-        return strstr(tr->go_type, "[]uint8") ? "[]uint8" : "string";
-    return tr->go_type;
-}
-
-static char *check_types(const sk_resource *r, const json_t *obj)
-{
-    for (size_t i = 0; i < sizeof type_rules / sizeof type_rules[0]; i++) {
-        const type_rule *tr = &type_rules[i];
-        if (tr->kind && strcmp(tr->kind, r->kind) != 0)
-            continue;
-        const json_t *v = at(obj, tr->path);
-        const json_t *bad = v ? type_mismatch(v, tr->type) : NULL;
-        if (!bad)
-            continue;
-        const char *go_type = bad == v ? tr->go_type : element_go_type(tr);
-        sk_buf d = SK_BUF_INIT;
-        sk_buf_printf(&d, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-                      sk_validate_go_kind(bad), *tr->go_struct ? tr->go_struct : r->kind, tr->path,
-                      go_type);
-        char *msg = decode_error(r, d.data);
-        sk_buf_free(&d);
-        return msg;
-    }
-    return NULL;
-}
-
-static int is_base64_char(char c)
-{
-    return isalnum((unsigned char)c) || c == '+' || c == '/';
-}
-
-static size_t skip_newlines(const char *s, size_t si, size_t len)
-{
-    while (si < len && (s[si] == '\n' || s[si] == '\r'))
-        si++;
-    return si;
-}
-
-/* Decoded length of padded standard base64 as Go's StdEncoding decodes it
- * (CR and LF skipped); -1 with *bad_at set to the input byte Go's
- * CorruptInputError names. */
-static long base64_len(const char *s, size_t *bad_at)
-{
-    size_t len = strlen(s), si = 0;
-    long out = 0;
-    for (;;) {
-        size_t j = 0;
-        while (j < 4) {
-            si = skip_newlines(s, si, len);
-            if (si == len) {
-                if (j == 0)
-                    return out;
-                *bad_at = si - j;
-                return -1;
-            }
-            char c = s[si++];
-            if (is_base64_char(c)) {
-                j++;
-                continue;
-            }
-            if (c != '=' || j < 2) {
-                *bad_at = si - 1;
-                return -1;
-            }
-            if (j == 2) {
-                si = skip_newlines(s, si, len);
-                if (si == len || s[si] != '=') {
-                    *bad_at = si == len ? len : si - 1;
-                    return -1;
-                }
-                si++;
-            }
-            si = skip_newlines(s, si, len);
-            if (si < len) {
-                *bad_at = si;
-                return -1;
-            }
-            return out + (long)j - 1;
-        }
-        out += 3;
-    }
-}
-
-/* time.ParseError text for MicroTime's layout: a range error if range is
- * set, else "cannot parse <rest> as <elem>" (new string). */
-static char *time_error(const char *v, const char *rest, const char *elem, const char *range)
-{
-    sk_buf b = SK_BUF_INIT;
-    sk_buf_puts(&b, "parsing time ");
-    go_quote(&b, v);
-    if (range) {
-        sk_buf_printf(&b, ": %s out of range", range);
-    } else {
-        sk_buf_puts(&b, " as \"" MICROTIME_LAYOUT "\": cannot parse ");
-        go_quote(&b, rest);
-        sk_buf_printf(&b, " as \"%s\"", elem);
-    }
-    return sk_buf_steal(&b, NULL);
-}
-
-static int days_in_month(int month, int year)
-{
-    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    return days[month - 1] + (month == 2 && leap);
-}
-
-/* Go's time.Parse with MicroTime's layout: exactly six fractional digits and
- * a "Z" or "+hh:mm" zone. NULL if ok, else the ParseError text (new). */
-static char *check_microtime(const char *v)
-{
-    static const struct {
-        const char *elem;
-        char lead; /* literal before the digits, if any */
-        int digits, lo, hi;
-        const char *range;
-    } layout[] = {
-        {"2006", 0, 4, 0, 9999, NULL}, {"-", '-', 0, 0, 0, NULL},
-        {"01", 0, 2, 1, 12, "month"},  {"-", '-', 0, 0, 0, NULL},
-        {"02", 0, 2, 1, 31, "day"},    {"T", 'T', 0, 0, 0, NULL},
-        {"15", 0, 2, 0, 23, "hour"},   {":", ':', 0, 0, 0, NULL},
-        {"04", 0, 2, 0, 59, "minute"}, {":", ':', 0, 0, 0, NULL},
-        {"05", 0, 2, 0, 59, "second"}, {".000000", '.', 6, 0, 999999, NULL},
-    };
-    int fields[sizeof layout / sizeof layout[0]];
-    const char *p = v;
-    for (size_t i = 0; i < sizeof layout / sizeof layout[0]; i++) {
-        const char *start = p;
-        int val = 0;
-        if (layout[i].lead && *p++ != layout[i].lead)
-            return time_error(v, start, layout[i].elem, NULL);
-        for (int d = 0; d < layout[i].digits; d++, p++) {
-            if (*p < '0' || *p > '9')
-                return time_error(v, start, layout[i].elem, NULL);
-            val = val * 10 + (*p - '0');
-        }
-        if (layout[i].range && (val < layout[i].lo || val > layout[i].hi))
-            return time_error(v, NULL, NULL, layout[i].range);
-        fields[i] = val;
-    }
-    int zone_ok = strcmp(p, "Z") == 0 ||
-                  ((p[0] == '+' || p[0] == '-') && isdigit((unsigned char)p[1]) &&
-                   isdigit((unsigned char)p[2]) && p[3] == ':' && isdigit((unsigned char)p[4]) &&
-                   isdigit((unsigned char)p[5]) && p[6] == '\0');
-    if (!zone_ok)
-        return time_error(v, p, "Z07:00", NULL);
-    if (fields[4] > days_in_month(fields[2], fields[0]))
-        return time_error(v, NULL, NULL, "day");
-    return NULL;
-}
-
-/* Value decoding checks beyond JSON types: base64 []byte maps, MicroTimes. */
-static char *check_values(const sk_resource *r, const json_t *obj)
-{
-    static const char *const b64_fields[][2] = {{"ConfigMap", "binaryData"}, {"Secret", "data"}};
-    static const char *const time_fields[][2] = {
-        {"Lease", "spec.acquireTime"}, {"Lease", "spec.renewTime"}, {"Event", "eventTime"}};
-    for (size_t i = 0; i < sizeof b64_fields / sizeof b64_fields[0]; i++) {
-        const char *k;
-        const json_t *v;
-        if (strcmp(r->kind, b64_fields[i][0]) != 0)
-            continue;
-        json_object_foreach((json_t *)at(obj, b64_fields[i][1]), k, v)
-        {
-            size_t bad_at;
-            if (json_is_string(v) && base64_len(json_string_value(v), &bad_at) < 0) {
-                char detail[64];
-                snprintf(detail, sizeof detail, "illegal base64 data at input byte %zu", bad_at);
-                return decode_error(r, detail);
-            }
-        }
-    }
-    for (size_t i = 0; i < sizeof time_fields / sizeof time_fields[0]; i++) {
-        const char *t =
-            strcmp(r->kind, time_fields[i][0]) == 0 ? str_at(obj, time_fields[i][1]) : NULL;
-        char *err = t ? check_microtime(t) : NULL;
-        if (err) {
-            char *msg = decode_error(r, err);
-            free(err);
-            return msg;
-        }
-    }
-    return NULL;
 }
 
 /* ---- ObjectMeta -------------------------------------------------------- */
@@ -905,7 +608,6 @@ static size_t validate_data_keys(sk_field_errors *fe, const json_t *map, const c
     json_object_foreach((json_t *)map, k, v)
     {
         sk_buf field = SK_BUF_INIT;
-        size_t bad_at;
         sk_buf_printf(&field, "%s[%s]", report_as, k);
         invalid_each(fe, field.data, k, msgs, config_key_msgs(k, msgs));
         if (dup_of && json_object_get(dup_of, k))
@@ -913,7 +615,7 @@ static size_t validate_data_keys(sk_field_errors *fe, const json_t *map, const c
         sk_buf_free(&field);
         if (json_is_string(v))
             total +=
-                base64 ? (size_t)base64_len(json_string_value(v), &bad_at) : json_string_length(v);
+                base64 ? (size_t)sk_typed_base64_len(json_string_value(v)) : json_string_length(v);
     }
     return total;
 }
@@ -1107,10 +809,8 @@ sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t 
 {
     sk_field_errors *fe = NULL;
     sk_err e = SK_OK;
-    char *msg = check_types(r, obj);
-    if (!msg)
-        msg = check_values(r, obj);
-    if (msg) {
+    char *msg = NULL;
+    if (sk_typed_check(r, obj, &msg) != SK_OK) {
         *causes_out = NULL;
         *msg_out = msg;
         e = SK_ERR_BAD_REQUEST;
