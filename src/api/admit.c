@@ -37,6 +37,11 @@ static sk_err typed(const sk_resource *r, json_t *obj, char **msg)
 int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
 {
     char *msg = NULL;
+    /* The typed round trip (kube/typed.h) first, as kube-apiserver decodes
+     * before anything else, so what follows sees typed values; and again
+     * after defaulting, so defaulted fields sit where Go writes them. */
+    if (refused(call, typed(call->res, obj, &msg), msg) < 0)
+        return -1;
     if (refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), msg) < 0)
         return -1;
     if (old) {
@@ -45,12 +50,11 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
     } else {
         sk_objmeta_on_create(obj, sk_wall_s());
     }
-    /* The typed round trip (kube/typed.h) before defaulting, so defaults
-     * see typed values, and after it, so defaulted fields sit where Go
-     * writes them. */
-    if (refused(call, typed(call->res, obj, &msg), msg) < 0 ||
-        refused(call, sk_defaults_apply(call->res, obj, &msg), msg) < 0 ||
-        refused(call, typed(call->res, obj, &msg), msg) < 0)
+    if (refused(call, sk_defaults_apply(call->res, obj, &msg), msg) < 0)
+        return -1;
+    if (old)
+        sk_defaults_carry(call->res, obj, old);
+    if (refused(call, typed(call->res, obj, &msg), msg) < 0)
         return -1;
     json_t *causes = NULL;
     sk_err err = sk_validate_object(call->res, obj, old, &causes, &msg);

@@ -501,3 +501,21 @@ sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg)
     }
     return SK_OK;
 }
+
+void sk_defaults_carry(const sk_resource *r, json_t *obj, const json_t *old)
+{
+    /* The service storage's patchAllocatedValues: an update that leaves the
+     * cluster IPs out keeps the allocated ones (both sides need one). */
+    if (*r->group || strcmp(r->kind, "Service") != 0)
+        return;
+    json_t *spec = at(obj, "spec"), *old_spec = at((json_t *)old, "spec");
+    if (!spec || !old_spec || strcmp(str(spec, "type"), "ExternalName") == 0 ||
+        strcmp(str(old_spec, "type"), "ExternalName") == 0)
+        return;
+    if (unset(json_object_get(spec, "clusterIP")) && !unset(json_object_get(old_spec, "clusterIP")))
+        json_object_set(spec, "clusterIP", json_object_get(old_spec, "clusterIP"));
+    if (json_array_size(json_object_get(spec, "clusterIPs")) == 0 &&
+        json_array_size(json_object_get(old_spec, "clusterIPs")) > 0)
+        json_object_set_new(spec, "clusterIPs",
+                            json_deep_copy(json_object_get(old_spec, "clusterIPs")));
+}

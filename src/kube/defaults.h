@@ -15,4 +15,9 @@
  * new) when a field it converts has the wrong type. */
 sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg);
 
+/* On an update of old (borrowed) by obj (edited, typed): what the storage
+ * carries over when the client leaves it out (a Service's allocated
+ * clusterIP and clusterIPs). */
+void sk_defaults_carry(const sk_resource *r, json_t *obj, const json_t *old);
+
 #endif

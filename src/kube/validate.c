@@ -362,7 +362,23 @@ static size_t config_key_msgs(const char *s, const char **msgs)
 }
 
 /* How a kind's metadata.name is checked (upstream ValidateNameFunc). */
-typedef enum { NAME_SUBDOMAIN, NAME_LABEL, NAME_PATH_SEGMENT } name_rule;
+typedef enum { NAME_SUBDOMAIN, NAME_LABEL, NAME_DNS1035, NAME_PATH_SEGMENT } name_rule;
+
+static const char msg_dns1035[] =
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/* IsDNS1035Label: a DNS-1123 label that starts with a letter. */
+static size_t dns1035_msgs(const char *s, const char **msgs)
+{
+    size_t n = 0, len = strlen(s);
+    if (len > 63)
+        msgs[n++] = msg_63;
+    if (!match_dns_label(s, len) || !(s[0] >= 'a' && s[0] <= 'z'))
+        msgs[n++] = msg_dns1035;
+    return n;
+}
 
 /* Messages for name; prefix is set for generateName, whose trailing '-' is
  * masked first (upstream maskTrailingDash). */
@@ -387,6 +403,8 @@ static size_t name_msgs(name_rule rule, const char *name, int prefix, const char
         masked[len] = '\0';
         name = masked;
     }
+    if (rule == NAME_DNS1035)
+        return dns1035_msgs(name, msgs);
     return rule == NAME_LABEL ? label_msgs(name, msgs) : subdomain_msgs(name, len, 0, msgs);
 }
 
@@ -778,6 +796,426 @@ static void validate_event_legacy(sk_field_errors *fe, const json_t *obj)
     invalid_each(fe, "namespace", ns, msgs, n);
 }
 
+/* ---- workloads, Pods, Services ----------------------------------------- */
+
+static const char msg_selector_mismatch[] = "`selector` does not match template `labels`";
+static const char msg_field_immutable[] = "field is immutable";
+static const char msg_pod_update[] =
+    "pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+    "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
+    "to 1 if it was previously negative)";
+
+static void fe_typed(sk_field_errors *fe, const char *reason, const char *field, const char *body)
+{
+    fe_add(fe, reason, field, body);
+}
+
+/* field.NotSupported for a string value and its supported values. */
+static void fe_not_supported(sk_field_errors *fe, const char *field, const char *value,
+                             const char *const *supported)
+{
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_puts(&b, "Unsupported value: ");
+    go_quote(&b, value);
+    sk_buf_puts(&b, ": supported values: ");
+    for (size_t i = 0; supported[i]; i++) {
+        if (i)
+            sk_buf_puts(&b, ", ");
+        go_quote(&b, supported[i]);
+    }
+    fe_typed(fe, "FieldValueNotSupported", field, b.data);
+    sk_buf_free(&b);
+}
+
+/* Go's %#v of a map[string]string: keys sorted, `map[string]string(nil)` when nil. */
+static void go_string_map(sk_buf *b, const json_t *m)
+{
+    if (!json_is_object(m)) {
+        sk_buf_puts(b, "map[string]string(nil)");
+        return;
+    }
+    size_t n = json_object_size(m), k = 0;
+    const char **keys = malloc((n ? n : 1) * sizeof *keys);
+    SK_CHECK_ALLOC(keys);
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)m, key, v) keys[k++] = key;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+            const char *t = keys[j];
+            keys[j] = keys[j - 1];
+            keys[j - 1] = t;
+        }
+    sk_buf_puts(b, "map[string]string{");
+    for (size_t i = 0; i < n; i++) {
+        const char *val = json_string_value(json_object_get(m, keys[i]));
+        if (i)
+            sk_buf_puts(b, ", ");
+        go_quote(b, keys[i]);
+        sk_buf_putc(b, ':');
+        go_quote(b, val ? val : "");
+    }
+    sk_buf_putc(b, '}');
+    free(keys);
+}
+
+/* Go's %#v of a (dereferenced) metav1.LabelSelector; "null" for nil. */
+static void go_label_selector(sk_buf *b, const json_t *sel)
+{
+    if (!json_is_object(sel)) {
+        sk_buf_puts(b, "null");
+        return;
+    }
+    sk_buf_puts(b, "v1.LabelSelector{MatchLabels:");
+    go_string_map(b, json_object_get(sel, "matchLabels"));
+    sk_buf_puts(b, ", MatchExpressions:[]v1.LabelSelectorRequirement");
+    const json_t *exprs = json_object_get(sel, "matchExpressions"), *e;
+    if (!json_is_array(exprs)) {
+        sk_buf_puts(b, "(nil)}");
+        return;
+    }
+    sk_buf_putc(b, '{');
+    size_t i;
+    json_array_foreach(exprs, i, e)
+    {
+        const json_t *vals = json_object_get(e, "values"), *v;
+        const char *key = json_string_value(json_object_get(e, "key"));
+        const char *op = json_string_value(json_object_get(e, "operator"));
+        sk_buf_puts(b, i ? ", v1.LabelSelectorRequirement{Key:" : "v1.LabelSelectorRequirement{Key:");
+        go_quote(b, key ? key : "");
+        sk_buf_puts(b, ", Operator:");
+        go_quote(b, op ? op : "");
+        sk_buf_puts(b, ", Values:[]string");
+        if (!json_is_array(vals)) {
+            sk_buf_puts(b, "(nil)}");
+            continue;
+        }
+        sk_buf_putc(b, '{');
+        size_t j;
+        json_array_foreach(vals, j, v)
+        {
+            if (j)
+                sk_buf_puts(b, ", ");
+            go_quote(b, json_string_value(v) ? json_string_value(v) : "");
+        }
+        sk_buf_puts(b, "}}");
+    }
+    sk_buf_puts(b, "}}");
+}
+
+static int in_values(const json_t *vals, const char *s)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(vals, i, v)
+    {
+        if (json_string_value(v) && strcmp(json_string_value(v), s) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* metav1.LabelSelectorAsSelector(sel).Matches(labels): a nil selector
+ * matches nothing, an empty one everything. */
+static int selector_matches(const json_t *sel, const json_t *labels)
+{
+    const char *k;
+    const json_t *v, *e;
+    size_t i;
+    if (!json_is_object(sel))
+        return 0;
+    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
+    {
+        const char *have = json_string_value(json_object_get(labels, k));
+        if (!have || !json_string_value(v) || strcmp(have, json_string_value(v)) != 0)
+            return 0;
+    }
+    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
+    {
+        const char *key = json_string_value(json_object_get(e, "key"));
+        const char *op = json_string_value(json_object_get(e, "operator"));
+        const json_t *vals = json_object_get(e, "values");
+        const char *have = key ? json_string_value(json_object_get(labels, key)) : NULL;
+        if (!op)
+            return 0;
+        if (strcmp(op, "In") == 0 && !(have && in_values(vals, have)))
+            return 0;
+        if (strcmp(op, "NotIn") == 0 && have && in_values(vals, have))
+            return 0;
+        if (strcmp(op, "Exists") == 0 && !have)
+            return 0;
+        if (strcmp(op, "DoesNotExist") == 0 && have)
+            return 0;
+    }
+    return 1;
+}
+
+static int selector_empty(const json_t *sel)
+{
+    return json_object_size(json_object_get(sel, "matchLabels")) +
+               json_array_size(json_object_get(sel, "matchExpressions")) ==
+           0;
+}
+
+/* The "`selector` does not match template `labels`" check, unless the
+ * selector selects everything (empty), as ValidatePodTemplateSpecFor*. */
+static void check_selector_matches(sk_field_errors *fe, const json_t *sel, const json_t *tmpl,
+                                   const char *field)
+{
+    const json_t *labels = at(tmpl, "metadata.labels");
+    if (json_is_object(sel) && selector_empty(sel))
+        return;
+    if (selector_matches(sel, labels))
+        return;
+    sk_buf v = SK_BUF_INIT;
+    go_string_map(&v, labels);
+    fe_invalid_rendered(fe, field, v.data, msg_selector_mismatch);
+    sk_buf_free(&v);
+}
+
+/* The checks of validateContainers users meet first: at least one (unless
+ * optional), a DNS label name, unique names, an image. */
+static void validate_containers(sk_field_errors *fe, const json_t *list, const char *path,
+                                int required, json_t *names)
+{
+    const char *msgs[SK_VALIDATE_MAX_MSGS];
+    size_t i;
+    const json_t *c;
+    if (required && json_array_size(list) == 0)
+        fe_required(fe, path, "");
+    json_array_foreach(list, i, c)
+    {
+        const char *name = str_at(c, "name");
+        const char *image = str_at(c, "image");
+        sk_buf field = SK_BUF_INIT;
+        sk_buf_printf(&field, "%s[%zu].name", path, i);
+        if (!name || !*name) {
+            fe_required(fe, field.data, "");
+        } else {
+            invalid_each(fe, field.data, name, msgs, label_msgs(name, msgs));
+            if (json_object_get(names, name)) {
+                sk_buf d = SK_BUF_INIT;
+                sk_buf_puts(&d, "Duplicate value: ");
+                go_quote(&d, name);
+                fe_typed(fe, "FieldValueDuplicate", field.data, d.data);
+                sk_buf_free(&d);
+            }
+            json_object_set_new(names, name, json_true());
+        }
+        field.len = 0;
+        sk_buf_printf(&field, "%s[%zu].image", path, i);
+        if (!image || !*image)
+            fe_required(fe, field.data, "");
+        sk_buf_free(&field);
+    }
+}
+
+/* ValidatePodSpec's container checks for the spec at path ("spec",
+ * "spec.template.spec"). */
+static void validate_pod_spec(sk_field_errors *fe, const json_t *spec, const char *path)
+{
+    json_t *names = json_object();
+    sk_buf field = SK_BUF_INIT;
+    sk_buf_printf(&field, "%s.containers", path);
+    validate_containers(fe, at(spec, "containers"), field.data, 1, names);
+    field.len = 0;
+    sk_buf_printf(&field, "%s.initContainers", path);
+    validate_containers(fe, at(spec, "initContainers"), field.data, 0, names);
+    sk_buf_free(&field);
+    json_decref(names);
+}
+
+/* Workload kinds: where the selector and template sit and what they require. */
+typedef struct {
+    const char *group, *kind;
+    const char *selector_at, *template_at;
+    int selector_required;
+    const char *empty_selector; /* detail for an empty selector, if refused */
+    const char *const *restart_policies; /* supported template restartPolicy values */
+    int restart_required;                /* Always or unset: Required (Jobs) */
+} workload_rule;
+
+static const char *const restart_always[] = {"Always", NULL};
+static const char *const restart_job[] = {"OnFailure", "Never", NULL};
+
+static const workload_rule workloads[] = {
+    {"apps", "Deployment", "spec.selector", "spec.template", 1,
+     "empty selector is invalid for deployment", restart_always, 0},
+    {"apps", "ReplicaSet", "spec.selector", "spec.template", 1,
+     "empty selector is invalid for deployment", restart_always, 0},
+    {"apps", "StatefulSet", "spec.selector", "spec.template", 1,
+     "empty selector is not valid for statefulset.", restart_always, 0},
+    {"apps", "DaemonSet", "spec.selector", "spec.template", 0,
+     "empty selector is invalid for daemonset", restart_always, 0},
+    {"batch", "Job", "spec.selector", "spec.template", 1, NULL, restart_job, 1},
+    {"batch", "CronJob", NULL, "spec.jobTemplate.spec.template", 0, NULL, restart_job, 1},
+};
+
+static void validate_workload(sk_field_errors *fe, const workload_rule *w, const json_t *obj)
+{
+    const json_t *tmpl = at(obj, w->template_at);
+    sk_buf field = SK_BUF_INIT;
+    if (w->selector_at) {
+        const json_t *sel = at(obj, w->selector_at);
+        if (!sel && w->selector_required) {
+            fe_required(fe, w->selector_at, "");
+        } else if (sel && selector_empty(sel) && w->empty_selector) {
+            sk_buf v = SK_BUF_INIT;
+            go_label_selector(&v, sel);
+            fe_invalid_rendered(fe, w->selector_at, v.data, w->empty_selector);
+            sk_buf_free(&v);
+        }
+        sk_buf_printf(&field, "%s.metadata.labels", w->template_at);
+        check_selector_matches(fe, sel, tmpl, field.data);
+    }
+    field.len = 0;
+    sk_buf_printf(&field, "%s.spec", w->template_at);
+    validate_pod_spec(fe, at(tmpl, "spec"), field.data);
+    const char *policy = str_at(tmpl, "spec.restartPolicy") ? str_at(tmpl, "spec.restartPolicy") : "";
+    int supported = 0;
+    for (const char *const *p = w->restart_policies; *p; p++)
+        supported |= strcmp(*p, policy) == 0;
+    sk_buf_printf(&field, ".restartPolicy");
+    if (w->restart_required && (!*policy || strcmp(policy, "Always") == 0))
+        fe_required(fe, field.data, "valid values: \"OnFailure\", \"Never\"");
+    else if (!supported)
+        fe_not_supported(fe, field.data, policy, w->restart_policies);
+    sk_buf_free(&field);
+}
+
+/* ValidateImmutableField for a selector. */
+static void immutable_selector(sk_field_errors *fe, const json_t *obj, const json_t *old,
+                               const char *path)
+{
+    const json_t *a = at(obj, path), *b = at(old, path);
+    if ((a || b) && !(a && b && json_equal(a, b))) {
+        sk_buf v = SK_BUF_INIT;
+        go_label_selector(&v, a);
+        fe_invalid_rendered(fe, path, v.data, msg_field_immutable);
+        sk_buf_free(&v);
+    }
+}
+
+/* Two values equal as Go compares the typed fields (absent == null). */
+static int same_value(const json_t *a, const json_t *b)
+{
+    return (!a && !b) || (a && b && json_equal(a, b));
+}
+
+static void validate_workload_update(sk_field_errors *fe, const sk_resource *r, const json_t *obj,
+                                     const json_t *old)
+{
+    if (strcmp(r->kind, "Job") == 0) {
+        immutable_selector(fe, obj, old, "spec.selector");
+        /* A template's %#v is a Go struct dump no client parses; the
+         * field and detail are what they act on. */
+        if (!same_value(at(obj, "spec.template"), at(old, "spec.template")))
+            fe_invalid_rendered(fe, "spec.template", "core.PodTemplateSpec{...}",
+                                msg_field_immutable);
+        return;
+    }
+    if (strcmp(r->kind, "StatefulSet") == 0) {
+        json_t *a = json_deep_copy(at(obj, "spec")), *b = json_deep_copy(at(old, "spec"));
+        static const char *const mutable_fields[] = {"replicas", "template", "updateStrategy",
+                                                     "persistentVolumeClaimRetentionPolicy",
+                                                     "minReadySeconds", "ordinals",
+                                                     "revisionHistoryLimit"};
+        for (size_t i = 0; i < sizeof mutable_fields / sizeof mutable_fields[0]; i++) {
+            json_object_del(a, mutable_fields[i]);
+            json_object_del(b, mutable_fields[i]);
+        }
+        if (!same_value(a, b))
+            fe_forbidden(fe, "spec",
+                         "updates to statefulset spec for fields other than 'replicas', "
+                         "'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
+                         "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
+                         "forbidden");
+        json_decref(a);
+        json_decref(b);
+        return;
+    }
+    /* apps/v1 Deployments, ReplicaSets and DaemonSets keep their selector. */
+    immutable_selector(fe, obj, old, "spec.selector");
+}
+
+/* ValidatePodUpdate's spec check: old and new specs equal but for the
+ * fields a pod may change (containers' images, activeDeadlineSeconds,
+ * tolerations, terminationGracePeriodSeconds, scheduling gates removed). */
+static void validate_pod_update(sk_field_errors *fe, const json_t *obj, const json_t *old)
+{
+    static const char *const mutable_fields[] = {"activeDeadlineSeconds", "tolerations",
+                                                 "terminationGracePeriodSeconds",
+                                                 "schedulingGates"};
+    static const char *const lists[] = {"containers", "initContainers"};
+    json_t *a = json_deep_copy(at(obj, "spec")), *b = json_deep_copy(at(old, "spec"));
+    for (size_t i = 0; i < sizeof mutable_fields / sizeof mutable_fields[0]; i++) {
+        json_object_del(a, mutable_fields[i]);
+        json_object_del(b, mutable_fields[i]);
+    }
+    for (size_t l = 0; l < 2; l++) {
+        json_t *ca = json_object_get(a, lists[l]), *cb = json_object_get(b, lists[l]), *c;
+        size_t i;
+        json_array_foreach(ca, i, c) json_object_del(c, "image");
+        json_array_foreach(cb, i, c) json_object_del(c, "image");
+    }
+    if (!same_value(a, b))
+        fe_forbidden(fe, "spec", msg_pod_update);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* ValidateService's first checks: ports (unless headless or ExternalName),
+ * each port's number and, with several, its name. */
+static void validate_service(sk_field_errors *fe, const json_t *obj, const json_t *old)
+{
+    const char *type = str_at(obj, "spec.type") ? str_at(obj, "spec.type") : "";
+    const char *ip = str_at(obj, "spec.clusterIP") ? str_at(obj, "spec.clusterIP") : "";
+    const json_t *ports = at(obj, "spec.ports"), *p;
+    size_t i;
+    if (json_array_size(ports) == 0 && strcmp(ip, "None") != 0 &&
+        strcmp(type, "ExternalName") != 0)
+        fe_required(fe, "spec.ports", "");
+    json_array_foreach(ports, i, p)
+    {
+        sk_buf field = SK_BUF_INIT;
+        const char *name = str_at(p, "name");
+        json_int_t port = json_integer_value(json_object_get(p, "port"));
+        if (json_array_size(ports) > 1 && (!name || !*name)) {
+            sk_buf_printf(&field, "spec.ports[%zu].name", i);
+            fe_required(fe, field.data, "");
+        }
+        if (port < 1 || port > 65535) {
+            field.len = 0;
+            sk_buf_printf(&field, "spec.ports[%zu].port", i);
+            fe_invalid_int(fe, field.data, port, "must be between 1 and 65535, inclusive");
+        }
+        sk_buf_free(&field);
+    }
+    if (old && strcmp(type, "ExternalName") != 0) {
+        const char *old_type = str_at(old, "spec.type") ? str_at(old, "spec.type") : "";
+        const char *old_ip = str_at(old, "spec.clusterIP") ? str_at(old, "spec.clusterIP") : "";
+        if (strcmp(old_type, "ExternalName") != 0 && *old_ip && strcmp(ip, old_ip) != 0)
+            sk_field_errors_invalid(fe, "spec.clusterIP", ip, msg_field_immutable);
+    }
+}
+
+/* A kind's metadata.name rule (upstream ValidateNameFunc per kind). */
+static name_rule name_rule_of(const sk_resource *r)
+{
+    static const char *const path_segment_kinds[] = {"Role", "ClusterRole", "RoleBinding",
+                                                     "ClusterRoleBinding"};
+    if (!*r->group && strcmp(r->kind, "Service") == 0)
+        return NAME_DNS1035;
+    if (!*r->group && strcmp(r->kind, "Namespace") == 0)
+        return NAME_LABEL;
+    if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
+        for (size_t i = 0; i < sizeof path_segment_kinds / sizeof path_segment_kinds[0]; i++)
+            if (strcmp(r->kind, path_segment_kinds[i]) == 0)
+                return NAME_PATH_SEGMENT;
+    return NAME_SUBDOMAIN;
+}
+
 static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_t *obj,
                           const json_t *old)
 {
@@ -800,7 +1238,21 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
             validate_meta(fe, core, 1, NAME_PATH_SEGMENT, 0);
         json_decref(core);
     } else {
-        validate_meta(fe, obj, r->namespaced, NAME_SUBDOMAIN, 1);
+        validate_meta(fe, obj, r->namespaced, name_rule_of(r), 1);
+        if (!*r->group && strcmp(r->kind, "Pod") == 0) {
+            validate_pod_spec(fe, at(obj, "spec"), "spec");
+            if (old)
+                validate_pod_update(fe, obj, old);
+        } else if (!*r->group && strcmp(r->kind, "Service") == 0) {
+            validate_service(fe, obj, old);
+        }
+        for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
+            if (strcmp(workloads[i].kind, r->kind) != 0 || strcmp(workloads[i].group, r->group))
+                continue;
+            validate_workload(fe, &workloads[i], obj);
+            if (old)
+                validate_workload_update(fe, r, obj, old);
+        }
     }
 }
 
