@@ -11,13 +11,16 @@
 
 #include <stdlib.h>
 
-/* Replies with err and msg (freed) unless err is SK_OK; -1 if it replied. */
-static int refused(sk_api_call *call, sk_err err, char *msg)
+/* Replies with err and *msg (freed) unless err is SK_OK; -1 if it replied.
+ * msg is passed by address: the call that sets it is an argument of this
+ * one, and arguments are evaluated in no fixed order. */
+static int refused(sk_api_call *call, sk_err err, char **msg)
 {
     if (err == SK_OK)
         return 0;
-    sk_call_reply_error(call, err, msg ? msg : "the object was refused");
-    free(msg);
+    sk_call_reply_error(call, err, *msg ? *msg : "the object was refused");
+    free(*msg);
+    *msg = NULL;
     return -1;
 }
 
@@ -40,21 +43,21 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
     /* The typed round trip (kube/typed.h) first, as kube-apiserver decodes
      * before anything else, so what follows sees typed values; and again
      * after defaulting, so defaulted fields sit where Go writes them. */
-    if (refused(call, typed(call->res, obj, &msg), msg) < 0)
+    if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
         return -1;
-    if (refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), msg) < 0)
+    if (refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0)
         return -1;
     if (old) {
-        if (refused(call, sk_objmeta_on_update(obj, old, call->name, &msg), msg) < 0)
+        if (refused(call, sk_objmeta_on_update(obj, old, call->name, &msg), &msg) < 0)
             return -1;
     } else {
         sk_objmeta_on_create(obj, sk_wall_s());
     }
-    if (refused(call, sk_defaults_apply(call->res, obj, &msg), msg) < 0)
+    if (refused(call, sk_defaults_apply(call->res, obj, &msg), &msg) < 0)
         return -1;
     if (old)
         sk_defaults_carry(call->res, obj, old);
-    if (refused(call, typed(call->res, obj, &msg), msg) < 0)
+    if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
         return -1;
     json_t *causes = NULL;
     sk_err err = sk_validate_object(call->res, obj, old, &causes, &msg);
