@@ -6,6 +6,7 @@
  * UTC, base64 re-encoded, undeclared fields dropped.
  */
 #include "kube/registry.h"
+#include "kube/defaults.h"
 #include "kube/typed.h"
 
 #include <jansson.h>
@@ -239,6 +240,83 @@ static void test_canonical_forms(void **state)
          "{\"metadata\":{\"creationTimestamp\":null},\"data\":{\"a\":\"\"}}");
 }
 
+/* Round trip, defaults, round trip: what admission stores. */
+static char *admitted(const sk_resource *r, const char *in)
+{
+    json_t *o = load(in), *a = NULL, *b = NULL;
+    char *msg = NULL;
+    assert_int_equal(sk_typed_normalize(r, o, &a, &msg), SK_OK);
+    assert_int_equal(sk_defaults_apply(r, a, &msg), SK_OK);
+    assert_int_equal(sk_typed_normalize(r, a, &b, &msg), SK_OK);
+    char *s = json_dumps(b, JSON_COMPACT);
+    json_decref(o);
+    json_decref(a);
+    json_decref(b);
+    return s;
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *image, *policy;
+    } pulls[] = {
+        {"nginx", "Always"},          {"nginx:latest", "Always"},
+        {"nginx:1.25", "IfNotPresent"}, {"localhost:5000/app", "Always"},
+        {"localhost:5000/app:v1", "IfNotPresent"}, {"app@sha256:abc", "IfNotPresent"},
+    };
+    const sk_resource *pod = kind("", "v1", "Pod");
+    for (size_t i = 0; i < sizeof pulls / sizeof pulls[0]; i++) {
+        char in[256], want[128];
+        snprintf(in, sizeof in, "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"%s\"}]}}",
+                 pulls[i].image);
+        snprintf(want, sizeof want, "\"imagePullPolicy\":\"%s\"", pulls[i].policy);
+        char *got = admitted(pod, in);
+        if (!strstr(got, want))
+            fail_msg("%s: %s", pulls[i].image, got);
+        free(got);
+    }
+    char *got = admitted(pod, "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x:1\","
+                              "\"livenessProbe\":{\"httpGet\":{\"port\":8080}}}],"
+                              "\"volumes\":[{\"name\":\"v\"},{\"name\":\"s\",\"secret\":{}}]}}");
+    assert_string_equal(
+        got,
+        "{\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"volumes\":[{\"name\":\"v\","
+        "\"emptyDir\":{}},{\"name\":\"s\",\"secret\":{\"defaultMode\":420}}],\"containers\":[{"
+        "\"name\":\"c\",\"image\":\"x:1\",\"resources\":{},\"livenessProbe\":{\"httpGet\":{"
+        "\"path\":\"/\",\"port\":8080,\"scheme\":\"HTTP\"},\"timeoutSeconds\":1,"
+        "\"periodSeconds\":10,\"successThreshold\":1,\"failureThreshold\":3},"
+        "\"terminationMessagePath\":\"/dev/termination-log\",\"terminationMessagePolicy\":"
+        "\"File\",\"imagePullPolicy\":\"IfNotPresent\"}],\"restartPolicy\":\"Always\","
+        "\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\",\"securityContext\":"
+        "{},\"schedulerName\":\"default-scheduler\",\"priority\":0,\"enableServiceLinks\":true,"
+        "\"preemptionPolicy\":\"PreemptLowerPriority\"},\"status\":{\"phase\":\"Pending\","
+        "\"qosClass\":\"BestEffort\"}}");
+    free(got);
+    /* Explicit values win; a pointer set to its zero is kept. */
+    got = admitted(kind("apps", "v1", "Deployment"),
+                   "{\"spec\":{\"replicas\":0,\"strategy\":{\"type\":\"Recreate\"},"
+                   "\"template\":{\"spec\":{\"containers\":[]}}}}");
+    assert_string_equal(got, "{\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"replicas\":0,"
+                             "\"selector\":null,\"template\":{\"metadata\":{\"creationTimestamp\":"
+                             "null},\"spec\":{\"containers\":[],\"restartPolicy\":\"Always\","
+                             "\"terminationGracePeriodSeconds\":30,\"dnsPolicy\":\"ClusterFirst\","
+                             "\"securityContext\":{},\"schedulerName\":\"default-scheduler\"}},"
+                             "\"strategy\":{\"type\":\"Recreate\"},\"revisionHistoryLimit\":10,"
+                             "\"progressDeadlineSeconds\":600},\"status\":{}}");
+    free(got);
+    got = admitted(kind("apps", "v1", "StatefulSet"), "{\"spec\":{}}");
+    assert_non_null(strstr(got, "\"updateStrategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":"
+                                "{\"partition\":0}}"));
+    assert_non_null(strstr(got, "\"persistentVolumeClaimRetentionPolicy\":{\"whenDeleted\":"
+                                "\"Retain\",\"whenScaled\":\"Retain\"}"));
+    free(got);
+    got = admitted(kind("batch", "v1", "CronJob"), "{\"spec\":{\"schedule\":\"* * * * *\"}}");
+    assert_non_null(strstr(got, "\"concurrencyPolicy\":\"Allow\",\"suspend\":false,"));
+    assert_non_null(strstr(got, "\"successfulJobsHistoryLimit\":3,\"failedJobsHistoryLimit\":1"));
+    free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_decode_errors),
         cmocka_unit_test(test_zero_values_and_order),
         cmocka_unit_test(test_canonical_forms),
+        cmocka_unit_test(test_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
