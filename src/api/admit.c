@@ -60,7 +60,7 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
     if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
         return -1;
     json_t *causes = NULL;
-    sk_err err = sk_validate_object(call->res, obj, old, &causes, &msg);
+    sk_err err = sk_validate_typed(call->res, obj, old, &causes, &msg);
     if (err != SK_OK) {
         const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
                                                              "name"));

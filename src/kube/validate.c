@@ -1259,15 +1259,20 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
 sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t *old,
                           json_t **causes_out, char **msg_out)
 {
-    sk_field_errors *fe = NULL;
-    sk_err e = SK_OK;
     char *msg = NULL;
     if (sk_typed_check(r, obj, &msg) != SK_OK) {
         *causes_out = NULL;
         *msg_out = msg;
-        e = SK_ERR_BAD_REQUEST;
-        goto out;
+        return SK_ERR_BAD_REQUEST;
     }
+    return sk_validate_typed(r, obj, old, causes_out, msg_out);
+}
+
+sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *old,
+                         json_t **causes_out, char **msg_out)
+{
+    sk_field_errors *fe = NULL;
+    sk_err e = SK_OK;
     fe = sk_field_errors_new();
     validate_kind(r, fe, obj, old);
     if (sk_field_errors_count(fe) == 0)
