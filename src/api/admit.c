@@ -53,10 +53,11 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
     } else {
         sk_objmeta_on_create(obj, sk_wall_s());
     }
-    if (refused(call, sk_defaults_apply(call->res, obj, &msg), &msg) < 0)
+    if (refused(call,
+                old ? sk_defaults_update(call->res, obj, old, &msg)
+                    : sk_defaults_apply(call->res, obj, &msg),
+                &msg) < 0)
         return -1;
-    if (old)
-        sk_defaults_carry(call->res, obj, old);
     if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
         return -1;
     json_t *causes = NULL;

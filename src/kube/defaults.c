@@ -4,8 +4,9 @@
  * batch}/v1 (with the feature gates a default 1.32 server has on), the
  * declarative +default markers of k8s.io/api, and the few strategy and
  * admission steps every write of a kind goes through (a Job's generated
- * selector, a Pod's pending status and default priority, a Service's
- * single-stack IPv4 families, a Namespace's name label).
+ * selector, a Pod's default priority, a Service's single-stack IPv4
+ * families, a Namespace's name label). Initial statuses are
+ * kube/status_rules.c's (except a Namespace's, older than it).
  *
  * Input is an object already through the typed round trip (kube/typed.h):
  * values have their declared JSON types, and a Go zero value may be absent,
@@ -193,28 +194,6 @@ static void requests_from_limits(json_t *c)
     }
 }
 
-/* v1qos.GetPodQOS over the regular and init containers (cpu and memory). */
-static const char *pod_qos(json_t *spec)
-{
-    static const char *const lists[] = {"containers", "initContainers"};
-    static const char *const res[] = {"cpu", "memory"};
-    int any = 0, guaranteed = 1;
-    json_t *c;
-    for (size_t l = 0; l < 2; l++)
-        EACH(json_object_get(spec, lists[l]), i, c)
-        {
-            json_t *req = at(c, "resources.requests"), *lim = at(c, "resources.limits");
-            for (size_t r = 0; r < 2; r++) {
-                const char *q = json_string_value(json_object_get(req, res[r]));
-                const char *m = json_string_value(json_object_get(lim, res[r]));
-                any |= (q && strcmp(q, "0") != 0) || (m && strcmp(m, "0") != 0);
-                if (!m || strcmp(m, "0") == 0 || (q && strcmp(q, m) != 0))
-                    guaranteed = 0;
-            }
-        }
-    return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
-}
-
 static void default_pod(json_t *obj)
 {
     json_t *spec = child(obj, "spec"), *c;
@@ -240,10 +219,6 @@ static void default_pod(json_t *obj)
         def_ptr(spec, "priority", json_integer(0));
         def_ptr(spec, "preemptionPolicy", json_string("PreemptLowerPriority"));
     }
-    /* The pod strategy's PrepareForCreate: a new pod is pending. */
-    json_t *status = child(obj, "status");
-    def_str(status, "phase", "Pending");
-    def_str(status, "qosClass", pod_qos(spec));
 }
 
 static void default_service(json_t *obj)
@@ -287,13 +262,16 @@ static void default_pvc(json_t *pvc)
     def_str(child(pvc, "status"), "phase", "Pending");
 }
 
-static void default_namespace(json_t *obj)
+/* SetDefaults_Namespace; on create also the strategy's kubernetes finalizer
+ * and Active phase (an update keeps what finalize left). */
+static void default_namespace(json_t *obj, int create)
 {
     json_t *spec = child(obj, "spec");
     const char *name = str(at(obj, "metadata"), "name");
-    if (json_array_size(json_object_get(spec, "finalizers")) == 0)
+    if (create && json_array_size(json_object_get(spec, "finalizers")) == 0)
         json_object_set_new(spec, "finalizers", json_pack("[s]", "kubernetes"));
-    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+    if (create)
+        json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
     if (*name)
         json_object_set_new(child(child(obj, "metadata"), "labels"),
                             "kubernetes.io/metadata.name", json_string(name));
@@ -455,7 +433,6 @@ static void default_endpoints(json_t *obj)
 
 static void default_pv(json_t *obj)
 {
-    def_str(child(obj, "status"), "phase", "Pending");
     json_t *spec = child(obj, "spec");
     def_str(spec, "persistentVolumeReclaimPolicy", "Retain");
     def_ptr(spec, "volumeMode", json_string("Filesystem"));
@@ -475,7 +452,6 @@ static const kind_defaults table[] = {
     {"", "ReplicationController", default_replication_controller, "spec.template"},
     {"", "Service", default_service, NULL},
     {"", "Endpoints", default_endpoints, NULL},
-    {"", "Namespace", default_namespace, NULL},
     {"", "PersistentVolume", default_pv, NULL},
     {"", "PersistentVolumeClaim", default_pvc, NULL},
     {"apps", "Deployment", default_deployment, "spec.template"},
@@ -486,23 +462,7 @@ static const kind_defaults table[] = {
     {"batch", "CronJob", default_cronjob, "spec.jobTemplate.spec.template"},
 };
 
-sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg)
-{
-    if (strcmp(r->kind, "Secret") == 0 && !*r->group)
-        return default_secret(obj, msg);
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (strcmp(table[i].kind, r->kind) != 0 || strcmp(table[i].group, r->group) != 0)
-            continue;
-        if (table[i].fn)
-            table[i].fn(obj);
-        if (table[i].template_at)
-            default_template(at(obj, table[i].template_at));
-        break;
-    }
-    return SK_OK;
-}
-
-void sk_defaults_carry(const sk_resource *r, json_t *obj, const json_t *old)
+static void carry(const sk_resource *r, json_t *obj, const json_t *old)
 {
     /* The service storage's patchAllocatedValues: an update that leaves the
      * cluster IPs out keeps the allocated ones (both sides need one). */
@@ -518,4 +478,37 @@ void sk_defaults_carry(const sk_resource *r, json_t *obj, const json_t *old)
         json_array_size(json_object_get(old_spec, "clusterIPs")) > 0)
         json_object_set_new(spec, "clusterIPs",
                             json_deep_copy(json_object_get(old_spec, "clusterIPs")));
+}
+
+static sk_err apply(const sk_resource *r, json_t *obj, int create, char **msg)
+{
+    if (strcmp(r->kind, "Secret") == 0 && !*r->group)
+        return default_secret(obj, msg);
+    if (strcmp(r->kind, "Namespace") == 0 && !*r->group) {
+        default_namespace(obj, create);
+        return SK_OK;
+    }
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (strcmp(table[i].kind, r->kind) != 0 || strcmp(table[i].group, r->group) != 0)
+            continue;
+        if (table[i].fn)
+            table[i].fn(obj);
+        if (table[i].template_at)
+            default_template(at(obj, table[i].template_at));
+        break;
+    }
+    return SK_OK;
+}
+
+sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg)
+{
+    return apply(r, obj, 1, msg);
+}
+
+sk_err sk_defaults_update(const sk_resource *r, json_t *obj, const json_t *old, char **msg)
+{
+    sk_err err = apply(r, obj, 0, msg);
+    if (err == SK_OK)
+        carry(r, obj, old);
+    return err;
 }

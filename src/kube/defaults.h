@@ -11,13 +11,15 @@
 
 #include <jansson.h>
 
-/* Defaults obj (edited) as a new or updated r. SK_ERR_BAD_REQUEST (*msg
- * new) when a field it converts has the wrong type. */
+/* Defaults obj (edited, through the typed round trip of kube/typed.h) as
+ * a new r. SK_ERR_BAD_REQUEST (*msg new) when a field it converts has the
+ * wrong type. */
 sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg);
 
-/* On an update of old (borrowed) by obj (edited, typed): what the storage
- * carries over when the client leaves it out (a Service's allocated
- * clusterIP and clusterIPs). */
-void sk_defaults_carry(const sk_resource *r, json_t *obj, const json_t *old);
+/* The same for obj replacing old (borrowed): no create-only steps (a
+ * Namespace's kubernetes finalizer), and what the storage carries over
+ * when the client leaves it out (a Service's allocated clusterIP and
+ * clusterIPs). */
+sk_err sk_defaults_update(const sk_resource *r, json_t *obj, const json_t *old, char **msg);
 
 #endif

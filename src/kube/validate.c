@@ -1141,12 +1141,15 @@ static void validate_workload_update(sk_field_errors *fe, const sk_resource *r, 
 
 /* ValidatePodUpdate's spec check: old and new specs equal but for the
  * fields a pod may change (containers' images, activeDeadlineSeconds,
- * tolerations, terminationGracePeriodSeconds, scheduling gates removed). */
+ * tolerations, terminationGracePeriodSeconds, scheduling gates removed,
+ * ephemeral containers through their subresource). */
 static void validate_pod_update(sk_field_errors *fe, const json_t *obj, const json_t *old)
 {
+    /* ephemeralContainers are pods/ephemeralcontainers' to change, and that
+     * subresource's writes come through here too. */
     static const char *const mutable_fields[] = {"activeDeadlineSeconds", "tolerations",
                                                  "terminationGracePeriodSeconds",
-                                                 "schedulingGates"};
+                                                 "schedulingGates", "ephemeralContainers"};
     static const char *const lists[] = {"containers", "initContainers"};
     json_t *a = json_deep_copy(at(obj, "spec")), *b = json_deep_copy(at(old, "spec"));
     for (size_t i = 0; i < sizeof mutable_fields / sizeof mutable_fields[0]; i++) {
@@ -1216,6 +1219,22 @@ static name_rule name_rule_of(const sk_resource *r)
     return NAME_SUBDOMAIN;
 }
 
+/* ValidateEventCreate for requests in events.k8s.io/v1: the first checks
+ * (ObjectMeta, an eventTime, a known type). */
+static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
+{
+    const char *type = str_at(obj, "type") ? str_at(obj, "type") : "";
+    validate_meta(fe, obj, 1, NAME_SUBDOMAIN, 1);
+    if (!at(obj, "eventTime"))
+        fe_required(fe, "eventTime", "");
+    if (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0) {
+        sk_buf d = SK_BUF_INIT;
+        sk_buf_printf(&d, "has invalid value: %s", type);
+        sk_field_errors_invalid(fe, "type", "", d.data);
+        sk_buf_free(&d);
+    }
+}
+
 static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_t *obj,
                           const json_t *old)
 {
@@ -1227,6 +1246,8 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
         validate_namespace(fe, obj);
     } else if (strcmp(r->kind, "Lease") == 0) {
         validate_lease(fe, obj);
+    } else if (strcmp(r->kind, "Event") == 0 && strcmp(r->group, "events.k8s.io") == 0) {
+        validate_event_v1(fe, obj);
     } else if (strcmp(r->kind, "Event") == 0) {
         /* Legacy events skip ObjectMeta validation in their strategy; the
          * generic check that follows it runs only if the strategy passed.

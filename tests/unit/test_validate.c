@@ -442,6 +442,19 @@ static void test_event(void **state)
 #define POD(spec) "{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":" spec "}"
 #define C_OK "{\"name\":\"c\",\"image\":\"nginx\"}"
 
+static void test_event_v1(void **state)
+{
+    (void)state;
+    const sk_resource *ev = sk_registry_find("events.k8s.io", "v1", "events");
+    ok(ev,
+       "{\"metadata\":{\"name\":\"e\",\"namespace\":\"d\"},\"eventTime\":"
+       "\"2026-01-01T00:00:00.000000Z\",\"type\":\"Normal\",\"regarding\":{\"name\":\"p\"}}",
+       NULL);
+    invalid(ev, "{\"metadata\":{\"name\":\"e\",\"namespace\":\"d\"},\"type\":\"Odd\"}", NULL,
+            "Event.events.k8s.io \"e\" is invalid: [eventTime: Required value, type: Invalid "
+            "value: \"\": has invalid value: Odd]");
+}
+
 static void test_pod(void **state)
 {
     (void)state;
@@ -596,7 +609,7 @@ int main(void)
         cmocka_unit_test(test_metadata),       cmocka_unit_test(test_decode_errors),
         cmocka_unit_test(test_secret),         cmocka_unit_test(test_namespace_and_serviceaccount),
         cmocka_unit_test(test_lease),          cmocka_unit_test(test_event),
-        cmocka_unit_test(test_pod),            cmocka_unit_test(test_workload_selectors),
+        cmocka_unit_test(test_event_v1),       cmocka_unit_test(test_pod),            cmocka_unit_test(test_workload_selectors),
         cmocka_unit_test(test_jobs_and_statefulsets), cmocka_unit_test(test_service),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
