@@ -273,8 +273,8 @@ static void default_namespace(json_t *obj, int create)
     if (create)
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
     if (*name)
-        json_object_set_new(child(child(obj, "metadata"), "labels"),
-                            "kubernetes.io/metadata.name", json_string(name));
+        json_object_set_new(child(child(obj, "metadata"), "labels"), "kubernetes.io/metadata.name",
+                            json_string(name));
 }
 
 static sk_err default_secret(json_t *obj, char **msg)
@@ -293,7 +293,8 @@ static sk_err default_secret(json_t *obj, char **msg)
             SK_CHECK_ALLOC(*msg);
             return SK_ERR_BAD_REQUEST;
         }
-        gnutls_datum_t in = {(unsigned char *)json_string_value(v), (unsigned)json_string_length(v)};
+        gnutls_datum_t in = {(unsigned char *)json_string_value(v),
+                             (unsigned)json_string_length(v)};
         gnutls_datum_t enc = {NULL, 0};
         SK_CHECK(gnutls_base64_encode2(&in, &enc) == 0);
         json_object_set_new(data, k, json_stringn((const char *)enc.data, enc.size));
@@ -377,7 +378,8 @@ static void default_job(json_t *obj)
 {
     json_t *spec = child(obj, "spec");
     json_t *meta = child(obj, "metadata");
-    if (unset(json_object_get(spec, "completions")) && unset(json_object_get(spec, "parallelism"))) {
+    if (unset(json_object_get(spec, "completions")) &&
+        unset(json_object_get(spec, "parallelism"))) {
         json_object_set_new(spec, "completions", json_integer(1));
         json_object_set_new(spec, "parallelism", json_integer(1));
     }
@@ -400,9 +402,9 @@ static void default_job(json_t *obj)
     if (!json_is_true(json_object_get(spec, "manualSelector")) && *uid &&
         unset(json_object_get(spec, "selector"))) {
         const char *name = str(meta, "name");
-        json_object_set_new(spec, "selector",
-                            json_pack("{s:{s:s}}", "matchLabels",
-                                      "batch.kubernetes.io/controller-uid", uid));
+        json_object_set_new(
+            spec, "selector",
+            json_pack("{s:{s:s}}", "matchLabels", "batch.kubernetes.io/controller-uid", uid));
         json_t *labels = child(child(child(spec, "template"), "metadata"), "labels");
         json_object_set_new(labels, "controller-uid", json_string(uid));
         json_object_set_new(labels, "job-name", json_string(name));

@@ -309,12 +309,10 @@ static char *parse_time(const char *v, int micro, char **canon)
         int digits, lo, hi;
         const char *range;
     } layout[] = {
-        {"2006", 0, 4, 0, 9999, NULL}, {"-", '-', 0, 0, 0, NULL},
-        {"01", 0, 2, 1, 12, "month"},  {"-", '-', 0, 0, 0, NULL},
-        {"02", 0, 2, 1, 31, "day"},    {"T", 'T', 0, 0, 0, NULL},
-        {"15", 0, 2, 0, 23, "hour"},   {":", ':', 0, 0, 0, NULL},
-        {"04", 0, 2, 0, 59, "minute"}, {":", ':', 0, 0, 0, NULL},
-        {"05", 0, 2, 0, 59, "second"},
+        {"2006", 0, 4, 0, 9999, NULL}, {"-", '-', 0, 0, 0, NULL},     {"01", 0, 2, 1, 12, "month"},
+        {"-", '-', 0, 0, 0, NULL},     {"02", 0, 2, 1, 31, "day"},    {"T", 'T', 0, 0, 0, NULL},
+        {"15", 0, 2, 0, 23, "hour"},   {":", ':', 0, 0, 0, NULL},     {"04", 0, 2, 0, 59, "minute"},
+        {":", ':', 0, 0, 0, NULL},     {"05", 0, 2, 0, 59, "second"},
     };
     const char *lay = micro ? MICRO_LAYOUT : TIME_LAYOUT;
     int f[sizeof layout / sizeof layout[0]];
@@ -361,8 +359,8 @@ static char *parse_time(const char *v, int micro, char **canon)
     }
     if (f[4] > days_in_month(f[2], f[0]))
         return time_error(lay, v, NULL, NULL, "day");
-    int64_t secs = days_from_civil(f[0], f[2], f[4]) * 86400 + f[6] * 3600 + f[8] * 60 + f[10] -
-                   off;
+    int64_t secs =
+        days_from_civil(f[0], f[2], f[4]) * 86400 + f[6] * 3600 + f[8] * 60 + f[10] - off;
     int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
     int64_t rem = secs - days * 86400, y;
     int m, d;
@@ -919,9 +917,9 @@ static json_t *convert(walk *w, const sk_schema *s, const json_t *v, const char 
         qsort(keys, n, sizeof *keys, by_key);
         out = json_object();
         for (k = 0; k < n; k++)
-            json_object_set_new(out, keys[k],
-                                convert(w, sk_schema_elem(s), json_object_get(v, keys[k]),
-                                        in_struct));
+            json_object_set_new(
+                out, keys[k],
+                convert(w, sk_schema_elem(s), json_object_get(v, keys[k]), in_struct));
         free(keys);
         return out;
     }
@@ -933,8 +931,7 @@ static json_t *convert(walk *w, const sk_schema *s, const json_t *v, const char 
             stop(w, type_error(w, json_word(v), in_struct, "string"));
             return json_null();
         }
-        err = parse_time(json_string_value(v), sk_schema_kind_of(s) == SK_SCHEMA_MICROTIME,
-                         &canon);
+        err = parse_time(json_string_value(v), sk_schema_kind_of(s) == SK_SCHEMA_MICROTIME, &canon);
         if (err) {
             stop(w, err);
             return json_null();

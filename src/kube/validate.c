@@ -1,16 +1,22 @@
 /*
  * validate.c - kube-apiserver 1.32 validation for the kinds sqlkube serves.
  *
- * Mirrors k8s.io/apimachinery/pkg/api/validation (ObjectMeta),
- * pkg/apis/core/validation (ConfigMap, Secret, Namespace, ServiceAccount,
- * legacy Event) and pkg/apis/coordination/validation (Lease): the same
- * checks, in the same order, with the same field paths and message text, so
- * the aggregated Status message is byte-for-byte what kubectl would print.
+ * Mirrors k8s.io/apimachinery/pkg/api/validation (ObjectMeta, names per
+ * kind), pkg/apis/core/validation (ConfigMap, Secret, Namespace,
+ * ServiceAccount, Events, the first checks of Pod and Service and their
+ * immutable fields), pkg/apis/{apps,batch}/validation (selectors matching
+ * templates, restart policies, immutable selectors and Job templates) and
+ * pkg/apis/coordination/validation (Lease): the same checks, in the same
+ * order, with the same field paths and message text, so the aggregated
+ * Status message is what kubectl would print. Two bodies are not
+ * reproduced byte for byte: the diff kube appends to the Pod update
+ * Forbidden, and the %#v dump of an immutable Job template.
  *
- * Before validating, the object's known fields are type-checked the way a
- * typed Go decode would reject them (400, "cannot be handled as a ..."):
- * every later check may then assume strings are strings. Unknown fields are
- * not checked, as kube-apiserver drops them.
+ * Before validating, the object must decode as its Go type (kube/typed.h;
+ * 400, "cannot be handled as a ..."): every check here may then assume
+ * strings are strings. Admission validates the typed round trip's output
+ * (sk_validate_typed), so absent, null and zero values look alike, as they
+ * do to Go code.
  *
  * Name formats are hand-written matchers for the upstream regexes; the
  * messages embed the upstream regex text verbatim because clients see it.
@@ -882,7 +888,8 @@ static void go_label_selector(sk_buf *b, const json_t *sel)
         const json_t *vals = json_object_get(e, "values"), *v;
         const char *key = json_string_value(json_object_get(e, "key"));
         const char *op = json_string_value(json_object_get(e, "operator"));
-        sk_buf_puts(b, i ? ", v1.LabelSelectorRequirement{Key:" : "v1.LabelSelectorRequirement{Key:");
+        sk_buf_puts(b,
+                    i ? ", v1.LabelSelectorRequirement{Key:" : "v1.LabelSelectorRequirement{Key:");
         go_quote(b, key ? key : "");
         sk_buf_puts(b, ", Operator:");
         go_quote(b, op ? op : "");
@@ -1031,7 +1038,7 @@ typedef struct {
     const char *group, *kind;
     const char *selector_at, *template_at;
     int selector_required;
-    const char *empty_selector; /* detail for an empty selector, if refused */
+    const char *empty_selector;          /* detail for an empty selector, if refused */
     const char *const *restart_policies; /* supported template restartPolicy values */
     int restart_required;                /* Always or unset: Required (Jobs) */
 } workload_rule;
@@ -1072,7 +1079,8 @@ static void validate_workload(sk_field_errors *fe, const workload_rule *w, const
     field.len = 0;
     sk_buf_printf(&field, "%s.spec", w->template_at);
     validate_pod_spec(fe, at(tmpl, "spec"), field.data);
-    const char *policy = str_at(tmpl, "spec.restartPolicy") ? str_at(tmpl, "spec.restartPolicy") : "";
+    const char *policy =
+        str_at(tmpl, "spec.restartPolicy") ? str_at(tmpl, "spec.restartPolicy") : "";
     int supported = 0;
     for (const char *const *p = w->restart_policies; *p; p++)
         supported |= strcmp(*p, policy) == 0;
@@ -1117,9 +1125,12 @@ static void validate_workload_update(sk_field_errors *fe, const sk_resource *r, 
     }
     if (strcmp(r->kind, "StatefulSet") == 0) {
         json_t *a = json_deep_copy(at(obj, "spec")), *b = json_deep_copy(at(old, "spec"));
-        static const char *const mutable_fields[] = {"replicas", "template", "updateStrategy",
+        static const char *const mutable_fields[] = {"replicas",
+                                                     "template",
+                                                     "updateStrategy",
                                                      "persistentVolumeClaimRetentionPolicy",
-                                                     "minReadySeconds", "ordinals",
+                                                     "minReadySeconds",
+                                                     "ordinals",
                                                      "revisionHistoryLimit"};
         for (size_t i = 0; i < sizeof mutable_fields / sizeof mutable_fields[0]; i++) {
             json_object_del(a, mutable_fields[i]);
@@ -1148,8 +1159,8 @@ static void validate_pod_update(sk_field_errors *fe, const json_t *obj, const js
     /* ephemeralContainers are pods/ephemeralcontainers' to change, and that
      * subresource's writes come through here too. */
     static const char *const mutable_fields[] = {"activeDeadlineSeconds", "tolerations",
-                                                 "terminationGracePeriodSeconds",
-                                                 "schedulingGates", "ephemeralContainers"};
+                                                 "terminationGracePeriodSeconds", "schedulingGates",
+                                                 "ephemeralContainers"};
     static const char *const lists[] = {"containers", "initContainers"};
     json_t *a = json_deep_copy(at(obj, "spec")), *b = json_deep_copy(at(old, "spec"));
     for (size_t i = 0; i < sizeof mutable_fields / sizeof mutable_fields[0]; i++) {
@@ -1176,8 +1187,7 @@ static void validate_service(sk_field_errors *fe, const json_t *obj, const json_
     const char *ip = str_at(obj, "spec.clusterIP") ? str_at(obj, "spec.clusterIP") : "";
     const json_t *ports = at(obj, "spec.ports"), *p;
     size_t i;
-    if (json_array_size(ports) == 0 && strcmp(ip, "None") != 0 &&
-        strcmp(type, "ExternalName") != 0)
+    if (json_array_size(ports) == 0 && strcmp(ip, "None") != 0 && strcmp(type, "ExternalName") != 0)
         fe_required(fe, "spec.ports", "");
     json_array_foreach(ports, i, p)
     {

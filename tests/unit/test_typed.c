@@ -219,9 +219,8 @@ static void test_zero_values_and_order(void **state)
 static void test_canonical_forms(void **state)
 {
     (void)state;
-    const sk_resource *cm = kind("", "v1", "ConfigMap"), *lease =
-                                                             kind("coordination.k8s.io", "v1",
-                                                                  "Lease");
+    const sk_resource *cm = kind("", "v1", "ConfigMap"),
+                      *lease = kind("coordination.k8s.io", "v1", "Lease");
     const sk_resource *svc = kind("", "v1", "Service");
     same(cm,
          "{\"metadata\":{\"creationTimestamp\":\"2024-01-02T00:30:05.5+01:00\"},"
@@ -261,9 +260,12 @@ static void test_defaults(void **state)
     static const struct {
         const char *image, *policy;
     } pulls[] = {
-        {"nginx", "Always"},          {"nginx:latest", "Always"},
-        {"nginx:1.25", "IfNotPresent"}, {"localhost:5000/app", "Always"},
-        {"localhost:5000/app:v1", "IfNotPresent"}, {"app@sha256:abc", "IfNotPresent"},
+        {"nginx", "Always"},
+        {"nginx:latest", "Always"},
+        {"nginx:1.25", "IfNotPresent"},
+        {"localhost:5000/app", "Always"},
+        {"localhost:5000/app:v1", "IfNotPresent"},
+        {"app@sha256:abc", "IfNotPresent"},
     };
     const sk_resource *pod = kind("", "v1", "Pod");
     for (size_t i = 0; i < sizeof pulls / sizeof pulls[0]; i++) {

@@ -485,8 +485,8 @@ static void test_pod(void **state)
 }
 
 #define DEPLOY(sel, labels)                                                                        \
-    "{\"metadata\":{\"name\":\"d\",\"namespace\":\"d\"},\"spec\":{" sel "\"template\":{"          \
-    "\"metadata\":{\"labels\":" labels "},\"spec\":{\"restartPolicy\":\"Always\","               \
+    "{\"metadata\":{\"name\":\"d\",\"namespace\":\"d\"},\"spec\":{" sel "\"template\":{"           \
+    "\"metadata\":{\"labels\":" labels "},\"spec\":{\"restartPolicy\":\"Always\","                 \
     "\"containers\":[" C_OK "]}}}}"
 
 static void test_workload_selectors(void **state)
@@ -495,7 +495,8 @@ static void test_workload_selectors(void **state)
     const sk_resource *deploy = sk_registry_find("apps", "v1", "deployments");
     const sk_resource *rs = sk_registry_find("apps", "v1", "replicasets");
     const sk_resource *ds = sk_registry_find("apps", "v1", "daemonsets");
-    ok(deploy, DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\",\"x\":\"y\"}"),
+    ok(deploy,
+       DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\",\"x\":\"y\"}"),
        NULL);
     ok(deploy,
        DEPLOY("\"selector\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"In\","
@@ -515,12 +516,13 @@ static void test_workload_selectors(void **state)
             "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for "
             "daemonset");
     /* apps/v1 selectors are immutable. */
-    invalid(deploy, DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\"}"),
-            DEPLOY("\"selector\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Exists\"}]},",
-                   "{\"app\":\"a\"}"),
-            "Deployment.apps \"d\" is invalid: spec.selector: Invalid value: "
-            "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"a\"}, "
-            "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable");
+    invalid(
+        deploy, DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\"}"),
+        DEPLOY("\"selector\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Exists\"}]},",
+               "{\"app\":\"a\"}"),
+        "Deployment.apps \"d\" is invalid: spec.selector: Invalid value: "
+        "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"a\"}, "
+        "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable");
     ok(deploy, DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\"}"),
        DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\"}"));
     invalid(deploy,
@@ -538,8 +540,8 @@ static void test_jobs_and_statefulsets(void **state)
     const sk_resource *jobs = sk_registry_find("batch", "v1", "jobs");
     const sk_resource *sts = sk_registry_find("apps", "v1", "statefulsets");
 #define JOB(sel, restart, image)                                                                   \
-    "{\"metadata\":{\"name\":\"j\",\"namespace\":\"d\"},\"spec\":{" sel "\"template\":{"          \
-    "\"metadata\":{\"labels\":{\"u\":\"1\"}},\"spec\":{" restart "\"containers\":[{\"name\":"     \
+    "{\"metadata\":{\"name\":\"j\",\"namespace\":\"d\"},\"spec\":{" sel "\"template\":{"           \
+    "\"metadata\":{\"labels\":{\"u\":\"1\"}},\"spec\":{" restart "\"containers\":[{\"name\":"      \
     "\"c\",\"image\":\"" image "\"}]}}}}"
     const char *good = JOB("\"selector\":{\"matchLabels\":{\"u\":\"1\"}},",
                            "\"restartPolicy\":\"Never\",", "busybox");
@@ -559,8 +561,8 @@ static void test_jobs_and_statefulsets(void **state)
             "field is immutable");
     ok(jobs, good, good);
 #define STS(extra)                                                                                 \
-    "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"spec\":{\"selector\":{\"matchLabels\":" \
-    "{\"u\":\"1\"}}," extra "\"template\":{\"metadata\":{\"labels\":{\"u\":\"1\"}},\"spec\":{"    \
+    "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"spec\":{\"selector\":{\"matchLabels\":"  \
+    "{\"u\":\"1\"}}," extra "\"template\":{\"metadata\":{\"labels\":{\"u\":\"1\"}},\"spec\":{"     \
     "\"restartPolicy\":\"Always\",\"containers\":[" C_OK "]}}}}"
     ok(sts, STS("\"replicas\":3,"), STS("\"replicas\":1,"));
     invalid(sts, STS("\"serviceName\":\"b\","), STS("\"serviceName\":\"a\","),
@@ -574,7 +576,8 @@ static void test_service(void **state)
 {
     (void)state;
     const sk_resource *svc = res("", "services");
-#define SVC(name, spec) "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"d\"},\"spec\":" spec "}"
+#define SVC(name, spec)                                                                            \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"d\"},\"spec\":" spec "}"
     ok(svc, SVC("web", "{\"ports\":[{\"port\":80}]}"), NULL);
     ok(svc, SVC("headless", "{\"clusterIP\":\"None\"}"), NULL);
     ok(svc, SVC("ext", "{\"type\":\"ExternalName\",\"externalName\":\"example.com\"}"), NULL);
@@ -604,13 +607,21 @@ static void test_service(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_name_formats),   cmocka_unit_test(test_configmap_name),
-        cmocka_unit_test(test_configmap_data), cmocka_unit_test(test_configmap_immutable),
-        cmocka_unit_test(test_metadata),       cmocka_unit_test(test_decode_errors),
-        cmocka_unit_test(test_secret),         cmocka_unit_test(test_namespace_and_serviceaccount),
-        cmocka_unit_test(test_lease),          cmocka_unit_test(test_event),
-        cmocka_unit_test(test_event_v1),       cmocka_unit_test(test_pod),            cmocka_unit_test(test_workload_selectors),
-        cmocka_unit_test(test_jobs_and_statefulsets), cmocka_unit_test(test_service),
+        cmocka_unit_test(test_name_formats),
+        cmocka_unit_test(test_configmap_name),
+        cmocka_unit_test(test_configmap_data),
+        cmocka_unit_test(test_configmap_immutable),
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_decode_errors),
+        cmocka_unit_test(test_secret),
+        cmocka_unit_test(test_namespace_and_serviceaccount),
+        cmocka_unit_test(test_lease),
+        cmocka_unit_test(test_event),
+        cmocka_unit_test(test_event_v1),
+        cmocka_unit_test(test_pod),
+        cmocka_unit_test(test_workload_selectors),
+        cmocka_unit_test(test_jobs_and_statefulsets),
+        cmocka_unit_test(test_service),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
