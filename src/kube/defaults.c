@@ -4,9 +4,9 @@
  * batch}/v1 (with the feature gates a default 1.32 server has on), the
  * declarative +default markers of k8s.io/api, and the few strategy and
  * admission steps every write of a kind goes through (a Job's generated
- * selector, a Pod's default priority, a Service's single-stack IPv4
- * families, a Namespace's name label). Initial statuses are
- * kube/status_rules.c's (except a Namespace's, older than it).
+ * selector, a Pod's default priority, a Namespace's name label). Initial
+ * statuses are kube/status_rules.c's (except a Namespace's, older than
+ * it); a Service's IPs and IP families are api/alloc.c's.
  *
  * Input is an object already through the typed round trip (kube/typed.h):
  * values have their declared JSON types, and a Go zero value may be absent,
@@ -248,12 +248,6 @@ static void default_service(json_t *obj)
         def_ptr(spec, "internalTrafficPolicy", json_string("Cluster"));
     if (lb)
         def_ptr(spec, "allocateLoadBalancerNodePorts", json_true());
-    /* The service storage's IP family choice on a single-stack IPv4 cluster. */
-    if (strcmp(type, "ExternalName") != 0) {
-        def_ptr(spec, "ipFamilyPolicy", json_string("SingleStack"));
-        if (json_array_size(json_object_get(spec, "ipFamilies")) == 0)
-            json_object_set_new(spec, "ipFamilies", json_pack("[s]", "IPv4"));
-    }
 }
 
 static void default_pvc(json_t *pvc)
@@ -464,24 +458,6 @@ static const kind_defaults table[] = {
     {"batch", "CronJob", default_cronjob, "spec.jobTemplate.spec.template"},
 };
 
-static void carry(const sk_resource *r, json_t *obj, const json_t *old)
-{
-    /* The service storage's patchAllocatedValues: an update that leaves the
-     * cluster IPs out keeps the allocated ones (both sides need one). */
-    if (*r->group || strcmp(r->kind, "Service") != 0)
-        return;
-    json_t *spec = at(obj, "spec"), *old_spec = at((json_t *)old, "spec");
-    if (!spec || !old_spec || strcmp(str(spec, "type"), "ExternalName") == 0 ||
-        strcmp(str(old_spec, "type"), "ExternalName") == 0)
-        return;
-    if (unset(json_object_get(spec, "clusterIP")) && !unset(json_object_get(old_spec, "clusterIP")))
-        json_object_set(spec, "clusterIP", json_object_get(old_spec, "clusterIP"));
-    if (json_array_size(json_object_get(spec, "clusterIPs")) == 0 &&
-        json_array_size(json_object_get(old_spec, "clusterIPs")) > 0)
-        json_object_set_new(spec, "clusterIPs",
-                            json_deep_copy(json_object_get(old_spec, "clusterIPs")));
-}
-
 static sk_err apply(const sk_resource *r, json_t *obj, int create, char **msg)
 {
     if (strcmp(r->kind, "Secret") == 0 && !*r->group)
@@ -509,8 +485,6 @@ sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg)
 
 sk_err sk_defaults_update(const sk_resource *r, json_t *obj, const json_t *old, char **msg)
 {
-    sk_err err = apply(r, obj, 0, msg);
-    if (err == SK_OK)
-        carry(r, obj, old);
-    return err;
+    (void)old;
+    return apply(r, obj, 0, msg);
 }

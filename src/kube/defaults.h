@@ -16,10 +16,8 @@
  * wrong type. */
 sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg);
 
-/* The same for obj replacing old (borrowed): no create-only steps (a
- * Namespace's kubernetes finalizer), and what the storage carries over
- * when the client leaves it out (a Service's allocated clusterIP and
- * clusterIPs). */
+/* The same for obj replacing old (borrowed): without the create-only steps
+ * (a Namespace's kubernetes finalizer and phase). */
 sk_err sk_defaults_update(const sk_resource *r, json_t *obj, const json_t *old, char **msg);
 
 #endif

@@ -1261,8 +1261,8 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
     } else if (strcmp(r->kind, "Event") == 0) {
         /* Legacy events skip ObjectMeta validation in their strategy; the
          * generic check that follows it runs only if the strategy passed.
-         * An events.k8s.io Event is checked in its stored (core) form, as
-         * kube checks the internal one. */
+         * (events.k8s.io Events take the events/v1 path above, as kube's
+         * ValidateEventCreate does for that request version.) */
         json_t *core = sk_convert_to_stored(r, obj);
         validate_event_legacy(fe, core);
         if (sk_field_errors_count(fe) == 0)
