@@ -2,8 +2,9 @@
  * admit.h - the rules every object goes through on its way to the store,
  * whichever verb brings it (create, update, patch): the namespace of the
  * URL, the metadata the server owns (kube/objmeta.h), defaulting
- * (kube/defaults.h), validation (kube/validate.h), and dropping the fields
- * the kind does not declare (kube/fieldcheck.h), in kube-apiserver's order.
+ * (kube/defaults.h) and validation (kube/validate.h) around the typed round
+ * trip (kube/typed.h), which also drops the fields the kind does not
+ * declare, in kube-apiserver's order.
  */
 #ifndef SK_API_ADMIT_H
 #define SK_API_ADMIT_H

@@ -11,8 +11,13 @@
 
 #include <jansson.h>
 
-/* Defaults obj (edited) as a new or updated r. SK_ERR_BAD_REQUEST (*msg
- * new) when a field it converts has the wrong type. */
+/* Defaults obj (edited, through the typed round trip of kube/typed.h) as
+ * a new r. SK_ERR_BAD_REQUEST (*msg new) when a field it converts has the
+ * wrong type. */
 sk_err sk_defaults_apply(const sk_resource *r, json_t *obj, char **msg);
+
+/* The same for obj replacing old (borrowed): without the create-only steps
+ * (a Namespace's kubernetes finalizer and phase). */
+sk_err sk_defaults_update(const sk_resource *r, json_t *obj, const json_t *old, char **msg);
 
 #endif

@@ -323,39 +323,6 @@ sk_err sk_fieldcheck_unknown(const sk_resource *r, const json_t *obj, json_t **o
     return err;
 }
 
-/* Removes from v (of schema n) every member n does not declare. */
-static size_t prune(json_t *v, node n)
-{
-    size_t removed = 0;
-    const char *key;
-    json_t *member, *tmp;
-    size_t i;
-    if (n.shape == SHAPE_STRUCT && json_is_object(v)) {
-        json_object_foreach_safe(v, tmp, key, member)
-        {
-            const sk_schema_field *f = sk_schema_field_find(n.schema, key, strlen(key));
-            if (!f) {
-                json_object_del(v, key);
-                removed++;
-            } else {
-                removed += prune(member, node_of(sk_schema_field_type(f)));
-            }
-        }
-    } else if (n.shape == SHAPE_MAP && json_is_object(v)) {
-        node c = node_of(sk_schema_elem(n.schema));
-        json_object_foreach(v, key, member) removed += prune(member, c);
-    } else if (n.shape == SHAPE_LIST && json_is_array(v)) {
-        node c = node_of(sk_schema_elem(n.schema));
-        json_array_foreach(v, i, member) removed += prune(member, c);
-    }
-    return removed;
-}
-
-size_t sk_fieldcheck_prune(const sk_resource *r, json_t *obj)
-{
-    return prune(obj, node_of(r->schema));
-}
-
 static int by_text(const void *a, const void *b)
 {
     return strcmp(json_string_value(*(json_t *const *)a), json_string_value(*(json_t *const *)b));

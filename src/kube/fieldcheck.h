@@ -73,15 +73,6 @@ sk_err sk_fieldcheck_patch(const sk_resource *r, const char *patch, size_t len,
                            const json_t *patched, json_t **out);
 
 /*
- * Drops what a typed decode of obj (borrowed, edited in place) as r would
- * drop: every field r's schema does not declare, at any depth (not map
- * keys, nor inside opaque values).
- * kube-apiserver keeps only declared fields of built-in kinds; so must a
- * store that serves them. Returns the number of fields removed.
- */
-size_t sk_fieldcheck_prune(const sk_resource *r, json_t *obj);
-
-/*
  * The Strict-mode message for findings (non-empty array of strings), a new
  * NUL-terminated string the caller frees:
  *   r != NULL: "<Kind> in version \"<version>\" cannot be handled as a <Kind>:

@@ -1,16 +1,22 @@
 /*
  * validate.c - kube-apiserver 1.32 validation for the kinds sqlkube serves.
  *
- * Mirrors k8s.io/apimachinery/pkg/api/validation (ObjectMeta),
- * pkg/apis/core/validation (ConfigMap, Secret, Namespace, ServiceAccount,
- * legacy Event) and pkg/apis/coordination/validation (Lease): the same
- * checks, in the same order, with the same field paths and message text, so
- * the aggregated Status message is byte-for-byte what kubectl would print.
+ * Mirrors k8s.io/apimachinery/pkg/api/validation (ObjectMeta, names per
+ * kind), pkg/apis/core/validation (ConfigMap, Secret, Namespace,
+ * ServiceAccount, Events, the first checks of Pod and Service and their
+ * immutable fields), pkg/apis/{apps,batch}/validation (selectors matching
+ * templates, restart policies, immutable selectors and Job templates) and
+ * pkg/apis/coordination/validation (Lease): the same checks, in the same
+ * order, with the same field paths and message text, so the aggregated
+ * Status message is what kubectl would print. Two bodies are not
+ * reproduced byte for byte: the diff kube appends to the Pod update
+ * Forbidden, and the %#v dump of an immutable Job template.
  *
- * Before validating, the object's known fields are type-checked the way a
- * typed Go decode would reject them (400, "cannot be handled as a ..."):
- * every later check may then assume strings are strings. Unknown fields are
- * not checked, as kube-apiserver drops them.
+ * Before validating, the object must decode as its Go type (kube/typed.h;
+ * 400, "cannot be handled as a ..."): every check here may then assume
+ * strings are strings. Admission validates the typed round trip's output
+ * (sk_validate_typed), so absent, null and zero values look alike, as they
+ * do to Go code.
  *
  * Name formats are hand-written matchers for the upstream regexes; the
  * messages embed the upstream regex text verbatim because clients see it.
@@ -18,6 +24,7 @@
 #include "kube/validate.h"
 #include "kube/convert.h"
 #include "kube/status.h"
+#include "kube/typed.h"
 #include "core/buf.h"
 #include "core/check.h"
 
@@ -70,7 +77,6 @@ static const char msg_immutable_set[] = "field is immutable when `immutable` is 
 #define MAX_ANNOTATIONS_SIZE (256 * 1024) /* TotalAnnotationSizeLimitB */
 #define EVENT_FIELD_LIMIT 128             /* reportingInstance, action, reason */
 #define EVENT_NOTE_LIMIT 1024             /* message */
-#define MICROTIME_LAYOUT "2006-01-02T15:04:05.000000Z07:00"
 
 /* ---- Go-style quoting (%q) ------------------------------------------- */
 
@@ -362,7 +368,23 @@ static size_t config_key_msgs(const char *s, const char **msgs)
 }
 
 /* How a kind's metadata.name is checked (upstream ValidateNameFunc). */
-typedef enum { NAME_SUBDOMAIN, NAME_LABEL, NAME_PATH_SEGMENT } name_rule;
+typedef enum { NAME_SUBDOMAIN, NAME_LABEL, NAME_DNS1035, NAME_PATH_SEGMENT } name_rule;
+
+static const char msg_dns1035[] =
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/* IsDNS1035Label: a DNS-1123 label that starts with a letter. */
+static size_t dns1035_msgs(const char *s, const char **msgs)
+{
+    size_t n = 0, len = strlen(s);
+    if (len > 63)
+        msgs[n++] = msg_63;
+    if (!match_dns_label(s, len) || !(s[0] >= 'a' && s[0] <= 'z'))
+        msgs[n++] = msg_dns1035;
+    return n;
+}
 
 /* Messages for name; prefix is set for generateName, whose trailing '-' is
  * masked first (upstream maskTrailingDash). */
@@ -387,62 +409,12 @@ static size_t name_msgs(name_rule rule, const char *name, int prefix, const char
         masked[len] = '\0';
         name = masked;
     }
+    if (rule == NAME_DNS1035)
+        return dns1035_msgs(name, msgs);
     return rule == NAME_LABEL ? label_msgs(name, msgs) : subdomain_msgs(name, len, 0, msgs);
 }
 
-/* ---- decode-time type checks ------------------------------------------ */
-
-typedef enum { T_STRING, T_BOOL, T_INT32, T_INT64, T_OBJECT, T_ARRAY, T_STRMAP, T_STRLIST } jtype;
-
-typedef struct {
-    const char *kind; /* NULL: every kind */
-    const char *path; /* dotted from the root */
-    jtype type;
-    const char *go_struct; /* Go struct holding the field, as json errors name it */
-    const char *go_type;
-} type_rule;
-
-static const type_rule type_rules[] = {
-    {NULL, "metadata", T_OBJECT, "", "v1.ObjectMeta"},
-    {NULL, "metadata.name", T_STRING, "ObjectMeta", "string"},
-    {NULL, "metadata.generateName", T_STRING, "ObjectMeta", "string"},
-    {NULL, "metadata.namespace", T_STRING, "ObjectMeta", "string"},
-    {NULL, "metadata.generation", T_INT64, "ObjectMeta", "int64"},
-    {NULL, "metadata.labels", T_STRMAP, "ObjectMeta", "map[string]string"},
-    {NULL, "metadata.annotations", T_STRMAP, "ObjectMeta", "map[string]string"},
-    {NULL, "metadata.finalizers", T_STRLIST, "ObjectMeta", "[]string"},
-    {NULL, "metadata.ownerReferences", T_ARRAY, "ObjectMeta", "[]v1.OwnerReference"},
-    {"ConfigMap", "data", T_STRMAP, "ConfigMap", "map[string]string"},
-    {"ConfigMap", "binaryData", T_STRMAP, "ConfigMap", "map[string][]uint8"},
-    {"ConfigMap", "immutable", T_BOOL, "ConfigMap", "bool"},
-    {"Secret", "data", T_STRMAP, "Secret", "map[string][]uint8"},
-    {"Secret", "stringData", T_STRMAP, "Secret", "map[string]string"},
-    {"Secret", "type", T_STRING, "Secret", "v1.SecretType"},
-    {"Secret", "immutable", T_BOOL, "Secret", "bool"},
-    {"Namespace", "spec", T_OBJECT, "Namespace", "v1.NamespaceSpec"},
-    {"Namespace", "spec.finalizers", T_STRLIST, "NamespaceSpec", "[]v1.FinalizerName"},
-    {"ServiceAccount", "secrets", T_ARRAY, "ServiceAccount", "[]v1.ObjectReference"},
-    {"ServiceAccount", "imagePullSecrets", T_ARRAY, "ServiceAccount", "[]v1.LocalObjectReference"},
-    {"ServiceAccount", "automountServiceAccountToken", T_BOOL, "ServiceAccount", "bool"},
-    {"Event", "involvedObject", T_OBJECT, "Event", "v1.ObjectReference"},
-    {"Event", "involvedObject.namespace", T_STRING, "ObjectReference", "string"},
-    {"Event", "reason", T_STRING, "Event", "string"},
-    {"Event", "message", T_STRING, "Event", "string"},
-    {"Event", "type", T_STRING, "Event", "string"},
-    {"Event", "action", T_STRING, "Event", "string"},
-    {"Event", "reportingComponent", T_STRING, "Event", "string"},
-    {"Event", "reportingInstance", T_STRING, "Event", "string"},
-    {"Event", "eventTime", T_STRING, "Event", "v1.MicroTime"},
-    {"Event", "count", T_INT32, "Event", "int32"},
-    {"Lease", "spec", T_OBJECT, "Lease", "v1.LeaseSpec"},
-    {"Lease", "spec.holderIdentity", T_STRING, "LeaseSpec", "string"},
-    {"Lease", "spec.leaseDurationSeconds", T_INT32, "LeaseSpec", "int32"},
-    {"Lease", "spec.leaseTransitions", T_INT32, "LeaseSpec", "int32"},
-    {"Lease", "spec.acquireTime", T_STRING, "LeaseSpec", "v1.MicroTime"},
-    {"Lease", "spec.renewTime", T_STRING, "LeaseSpec", "v1.MicroTime"},
-    {"Lease", "spec.strategy", T_STRING, "LeaseSpec", "v1.CoordinatedLeaseStrategy"},
-    {"Lease", "spec.preferredHolder", T_STRING, "LeaseSpec", "string"},
-};
+/* ---- helpers ---------------------------------------------------------- */
 
 /* The value at a dotted path (borrowed); NULL if absent or JSON null. */
 static const json_t *at(const json_t *obj, const char *path)
@@ -483,251 +455,6 @@ const char *sk_validate_go_kind(const json_t *v)
     default:
         return "null";
     }
-}
-
-/* The value that makes v not decode as t: v itself, or the first element of
- * the wrong type inside a string map or list (null elements decode fine);
- * NULL if v decodes. */
-static const json_t *type_mismatch(const json_t *v, jtype t)
-{
-    size_t i;
-    const char *k;
-    const json_t *x;
-    switch (t) {
-    case T_STRING:
-        return json_is_string(v) ? NULL : v;
-    case T_BOOL:
-        return json_is_boolean(v) ? NULL : v;
-    case T_INT32:
-        return json_is_integer(v) && json_integer_value(v) >= INT32_MIN &&
-                       json_integer_value(v) <= INT32_MAX
-                   ? NULL
-                   : v;
-    case T_INT64:
-        return json_is_integer(v) ? NULL : v;
-    case T_OBJECT:
-        return json_is_object(v) ? NULL : v;
-    case T_ARRAY:
-        return json_is_array(v) ? NULL : v;
-    case T_STRMAP:
-        if (!json_is_object(v))
-            return v;
-        json_object_foreach((json_t *)v, k, x)
-        {
-            if (!json_is_string(x) && !json_is_null(x))
-                return x;
-        }
-        return NULL;
-    case T_STRLIST:
-        if (!json_is_array(v))
-            return v;
-        json_array_foreach(v, i, x)
-        {
-            if (!json_is_string(x) && !json_is_null(x))
-                return x;
-        }
-        return NULL;
-    }
-    return v;
-}
-
-/* "<Kind> in version "v1" cannot be handled as a <Kind>: <detail>" (new). */
-static char *decode_error(const sk_resource *r, const char *detail)
-{
-    sk_buf b = SK_BUF_INIT;
-    sk_buf_printf(&b, "%s in version \"%s\" cannot be handled as a %s: %s", r->kind, r->version,
-                  r->kind, detail);
-    return sk_buf_steal(&b, NULL);
-}
-
-static const char *element_go_type(const type_rule *tr)
-{
-    if (tr->type == T_STRLIST)
-        return "string";
-    if (tr->type == T_STRMAP)
-        return strstr(tr->go_type, "[]uint8") ? "[]uint8" : "string";
-    return tr->go_type;
-}
-
-static char *check_types(const sk_resource *r, const json_t *obj)
-{
-    for (size_t i = 0; i < sizeof type_rules / sizeof type_rules[0]; i++) {
-        const type_rule *tr = &type_rules[i];
-        if (tr->kind && strcmp(tr->kind, r->kind) != 0)
-            continue;
-        const json_t *v = at(obj, tr->path);
-        const json_t *bad = v ? type_mismatch(v, tr->type) : NULL;
-        if (!bad)
-            continue;
-        const char *go_type = bad == v ? tr->go_type : element_go_type(tr);
-        sk_buf d = SK_BUF_INIT;
-        sk_buf_printf(&d, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-                      sk_validate_go_kind(bad), *tr->go_struct ? tr->go_struct : r->kind, tr->path,
-                      go_type);
-        char *msg = decode_error(r, d.data);
-        sk_buf_free(&d);
-        return msg;
-    }
-    return NULL;
-}
-
-static int is_base64_char(char c)
-{
-    return isalnum((unsigned char)c) || c == '+' || c == '/';
-}
-
-static size_t skip_newlines(const char *s, size_t si, size_t len)
-{
-    while (si < len && (s[si] == '\n' || s[si] == '\r'))
-        si++;
-    return si;
-}
-
-/* Decoded length of padded standard base64 as Go's StdEncoding decodes it
- * (CR and LF skipped); -1 with *bad_at set to the input byte Go's
- * CorruptInputError names. */
-static long base64_len(const char *s, size_t *bad_at)
-{
-    size_t len = strlen(s), si = 0;
-    long out = 0;
-    for (;;) {
-        size_t j = 0;
-        while (j < 4) {
-            si = skip_newlines(s, si, len);
-            if (si == len) {
-                if (j == 0)
-                    return out;
-                *bad_at = si - j;
-                return -1;
-            }
-            char c = s[si++];
-            if (is_base64_char(c)) {
-                j++;
-                continue;
-            }
-            if (c != '=' || j < 2) {
-                *bad_at = si - 1;
-                return -1;
-            }
-            if (j == 2) {
-                si = skip_newlines(s, si, len);
-                if (si == len || s[si] != '=') {
-                    *bad_at = si == len ? len : si - 1;
-                    return -1;
-                }
-                si++;
-            }
-            si = skip_newlines(s, si, len);
-            if (si < len) {
-                *bad_at = si;
-                return -1;
-            }
-            return out + (long)j - 1;
-        }
-        out += 3;
-    }
-}
-
-/* time.ParseError text for MicroTime's layout: a range error if range is
- * set, else "cannot parse <rest> as <elem>" (new string). */
-static char *time_error(const char *v, const char *rest, const char *elem, const char *range)
-{
-    sk_buf b = SK_BUF_INIT;
-    sk_buf_puts(&b, "parsing time ");
-    go_quote(&b, v);
-    if (range) {
-        sk_buf_printf(&b, ": %s out of range", range);
-    } else {
-        sk_buf_puts(&b, " as \"" MICROTIME_LAYOUT "\": cannot parse ");
-        go_quote(&b, rest);
-        sk_buf_printf(&b, " as \"%s\"", elem);
-    }
-    return sk_buf_steal(&b, NULL);
-}
-
-static int days_in_month(int month, int year)
-{
-    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    return days[month - 1] + (month == 2 && leap);
-}
-
-/* Go's time.Parse with MicroTime's layout: exactly six fractional digits and
- * a "Z" or "+hh:mm" zone. NULL if ok, else the ParseError text (new). */
-static char *check_microtime(const char *v)
-{
-    static const struct {
-        const char *elem;
-        char lead; /* literal before the digits, if any */
-        int digits, lo, hi;
-        const char *range;
-    } layout[] = {
-        {"2006", 0, 4, 0, 9999, NULL}, {"-", '-', 0, 0, 0, NULL},
-        {"01", 0, 2, 1, 12, "month"},  {"-", '-', 0, 0, 0, NULL},
-        {"02", 0, 2, 1, 31, "day"},    {"T", 'T', 0, 0, 0, NULL},
-        {"15", 0, 2, 0, 23, "hour"},   {":", ':', 0, 0, 0, NULL},
-        {"04", 0, 2, 0, 59, "minute"}, {":", ':', 0, 0, 0, NULL},
-        {"05", 0, 2, 0, 59, "second"}, {".000000", '.', 6, 0, 999999, NULL},
-    };
-    int fields[sizeof layout / sizeof layout[0]];
-    const char *p = v;
-    for (size_t i = 0; i < sizeof layout / sizeof layout[0]; i++) {
-        const char *start = p;
-        int val = 0;
-        if (layout[i].lead && *p++ != layout[i].lead)
-            return time_error(v, start, layout[i].elem, NULL);
-        for (int d = 0; d < layout[i].digits; d++, p++) {
-            if (*p < '0' || *p > '9')
-                return time_error(v, start, layout[i].elem, NULL);
-            val = val * 10 + (*p - '0');
-        }
-        if (layout[i].range && (val < layout[i].lo || val > layout[i].hi))
-            return time_error(v, NULL, NULL, layout[i].range);
-        fields[i] = val;
-    }
-    int zone_ok = strcmp(p, "Z") == 0 ||
-                  ((p[0] == '+' || p[0] == '-') && isdigit((unsigned char)p[1]) &&
-                   isdigit((unsigned char)p[2]) && p[3] == ':' && isdigit((unsigned char)p[4]) &&
-                   isdigit((unsigned char)p[5]) && p[6] == '\0');
-    if (!zone_ok)
-        return time_error(v, p, "Z07:00", NULL);
-    if (fields[4] > days_in_month(fields[2], fields[0]))
-        return time_error(v, NULL, NULL, "day");
-    return NULL;
-}
-
-/* Value decoding checks beyond JSON types: base64 []byte maps, MicroTimes. */
-static char *check_values(const sk_resource *r, const json_t *obj)
-{
-    static const char *const b64_fields[][2] = {{"ConfigMap", "binaryData"}, {"Secret", "data"}};
-    static const char *const time_fields[][2] = {
-        {"Lease", "spec.acquireTime"}, {"Lease", "spec.renewTime"}, {"Event", "eventTime"}};
-    for (size_t i = 0; i < sizeof b64_fields / sizeof b64_fields[0]; i++) {
-        const char *k;
-        const json_t *v;
-        if (strcmp(r->kind, b64_fields[i][0]) != 0)
-            continue;
-        json_object_foreach((json_t *)at(obj, b64_fields[i][1]), k, v)
-        {
-            size_t bad_at;
-            if (json_is_string(v) && base64_len(json_string_value(v), &bad_at) < 0) {
-                char detail[64];
-                snprintf(detail, sizeof detail, "illegal base64 data at input byte %zu", bad_at);
-                return decode_error(r, detail);
-            }
-        }
-    }
-    for (size_t i = 0; i < sizeof time_fields / sizeof time_fields[0]; i++) {
-        const char *t =
-            strcmp(r->kind, time_fields[i][0]) == 0 ? str_at(obj, time_fields[i][1]) : NULL;
-        char *err = t ? check_microtime(t) : NULL;
-        if (err) {
-            char *msg = decode_error(r, err);
-            free(err);
-            return msg;
-        }
-    }
-    return NULL;
 }
 
 /* ---- ObjectMeta -------------------------------------------------------- */
@@ -905,7 +632,6 @@ static size_t validate_data_keys(sk_field_errors *fe, const json_t *map, const c
     json_object_foreach((json_t *)map, k, v)
     {
         sk_buf field = SK_BUF_INIT;
-        size_t bad_at;
         sk_buf_printf(&field, "%s[%s]", report_as, k);
         invalid_each(fe, field.data, k, msgs, config_key_msgs(k, msgs));
         if (dup_of && json_object_get(dup_of, k))
@@ -913,7 +639,7 @@ static size_t validate_data_keys(sk_field_errors *fe, const json_t *map, const c
         sk_buf_free(&field);
         if (json_is_string(v))
             total +=
-                base64 ? (size_t)base64_len(json_string_value(v), &bad_at) : json_string_length(v);
+                base64 ? (size_t)sk_typed_base64_len(json_string_value(v)) : json_string_length(v);
     }
     return total;
 }
@@ -1076,6 +802,449 @@ static void validate_event_legacy(sk_field_errors *fe, const json_t *obj)
     invalid_each(fe, "namespace", ns, msgs, n);
 }
 
+/* ---- workloads, Pods, Services ----------------------------------------- */
+
+static const char msg_selector_mismatch[] = "`selector` does not match template `labels`";
+static const char msg_field_immutable[] = "field is immutable";
+static const char msg_pod_update[] =
+    "pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+    "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set "
+    "to 1 if it was previously negative)";
+
+static void fe_typed(sk_field_errors *fe, const char *reason, const char *field, const char *body)
+{
+    fe_add(fe, reason, field, body);
+}
+
+/* field.NotSupported for a string value and its supported values. */
+static void fe_not_supported(sk_field_errors *fe, const char *field, const char *value,
+                             const char *const *supported)
+{
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_puts(&b, "Unsupported value: ");
+    go_quote(&b, value);
+    sk_buf_puts(&b, ": supported values: ");
+    for (size_t i = 0; supported[i]; i++) {
+        if (i)
+            sk_buf_puts(&b, ", ");
+        go_quote(&b, supported[i]);
+    }
+    fe_typed(fe, "FieldValueNotSupported", field, b.data);
+    sk_buf_free(&b);
+}
+
+/* Go's %#v of a map[string]string: keys sorted, `map[string]string(nil)` when nil. */
+static void go_string_map(sk_buf *b, const json_t *m)
+{
+    if (!json_is_object(m)) {
+        sk_buf_puts(b, "map[string]string(nil)");
+        return;
+    }
+    size_t n = json_object_size(m), k = 0;
+    const char **keys = malloc((n ? n : 1) * sizeof *keys);
+    SK_CHECK_ALLOC(keys);
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)m, key, v) keys[k++] = key;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+            const char *t = keys[j];
+            keys[j] = keys[j - 1];
+            keys[j - 1] = t;
+        }
+    sk_buf_puts(b, "map[string]string{");
+    for (size_t i = 0; i < n; i++) {
+        const char *val = json_string_value(json_object_get(m, keys[i]));
+        if (i)
+            sk_buf_puts(b, ", ");
+        go_quote(b, keys[i]);
+        sk_buf_putc(b, ':');
+        go_quote(b, val ? val : "");
+    }
+    sk_buf_putc(b, '}');
+    free(keys);
+}
+
+/* Go's %#v of a (dereferenced) metav1.LabelSelector; "null" for nil. */
+static void go_label_selector(sk_buf *b, const json_t *sel)
+{
+    if (!json_is_object(sel)) {
+        sk_buf_puts(b, "null");
+        return;
+    }
+    sk_buf_puts(b, "v1.LabelSelector{MatchLabels:");
+    go_string_map(b, json_object_get(sel, "matchLabels"));
+    sk_buf_puts(b, ", MatchExpressions:[]v1.LabelSelectorRequirement");
+    const json_t *exprs = json_object_get(sel, "matchExpressions"), *e;
+    if (!json_is_array(exprs)) {
+        sk_buf_puts(b, "(nil)}");
+        return;
+    }
+    sk_buf_putc(b, '{');
+    size_t i;
+    json_array_foreach(exprs, i, e)
+    {
+        const json_t *vals = json_object_get(e, "values"), *v;
+        const char *key = json_string_value(json_object_get(e, "key"));
+        const char *op = json_string_value(json_object_get(e, "operator"));
+        sk_buf_puts(b,
+                    i ? ", v1.LabelSelectorRequirement{Key:" : "v1.LabelSelectorRequirement{Key:");
+        go_quote(b, key ? key : "");
+        sk_buf_puts(b, ", Operator:");
+        go_quote(b, op ? op : "");
+        sk_buf_puts(b, ", Values:[]string");
+        if (!json_is_array(vals)) {
+            sk_buf_puts(b, "(nil)}");
+            continue;
+        }
+        sk_buf_putc(b, '{');
+        size_t j;
+        json_array_foreach(vals, j, v)
+        {
+            if (j)
+                sk_buf_puts(b, ", ");
+            go_quote(b, json_string_value(v) ? json_string_value(v) : "");
+        }
+        sk_buf_puts(b, "}}");
+    }
+    sk_buf_puts(b, "}}");
+}
+
+static int in_values(const json_t *vals, const char *s)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(vals, i, v)
+    {
+        if (json_string_value(v) && strcmp(json_string_value(v), s) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* metav1.LabelSelectorAsSelector(sel).Matches(labels): a nil selector
+ * matches nothing, an empty one everything. */
+static int selector_matches(const json_t *sel, const json_t *labels)
+{
+    const char *k;
+    const json_t *v, *e;
+    size_t i;
+    if (!json_is_object(sel))
+        return 0;
+    json_object_foreach((json_t *)json_object_get(sel, "matchLabels"), k, v)
+    {
+        const char *have = json_string_value(json_object_get(labels, k));
+        if (!have || !json_string_value(v) || strcmp(have, json_string_value(v)) != 0)
+            return 0;
+    }
+    json_array_foreach(json_object_get(sel, "matchExpressions"), i, e)
+    {
+        const char *key = json_string_value(json_object_get(e, "key"));
+        const char *op = json_string_value(json_object_get(e, "operator"));
+        const json_t *vals = json_object_get(e, "values");
+        const char *have = key ? json_string_value(json_object_get(labels, key)) : NULL;
+        if (!op)
+            return 0;
+        if (strcmp(op, "In") == 0 && !(have && in_values(vals, have)))
+            return 0;
+        if (strcmp(op, "NotIn") == 0 && have && in_values(vals, have))
+            return 0;
+        if (strcmp(op, "Exists") == 0 && !have)
+            return 0;
+        if (strcmp(op, "DoesNotExist") == 0 && have)
+            return 0;
+    }
+    return 1;
+}
+
+static int selector_empty(const json_t *sel)
+{
+    return json_object_size(json_object_get(sel, "matchLabels")) +
+               json_array_size(json_object_get(sel, "matchExpressions")) ==
+           0;
+}
+
+/* The "`selector` does not match template `labels`" check, unless the
+ * selector selects everything (empty), as ValidatePodTemplateSpecFor*. */
+static void check_selector_matches(sk_field_errors *fe, const json_t *sel, const json_t *tmpl,
+                                   const char *field)
+{
+    const json_t *labels = at(tmpl, "metadata.labels");
+    if (json_is_object(sel) && selector_empty(sel))
+        return;
+    if (selector_matches(sel, labels))
+        return;
+    sk_buf v = SK_BUF_INIT;
+    go_string_map(&v, labels);
+    fe_invalid_rendered(fe, field, v.data, msg_selector_mismatch);
+    sk_buf_free(&v);
+}
+
+/* The checks of validateContainers users meet first: at least one (unless
+ * optional), a DNS label name, unique names, an image. */
+static void validate_containers(sk_field_errors *fe, const json_t *list, const char *path,
+                                int required, json_t *names)
+{
+    const char *msgs[SK_VALIDATE_MAX_MSGS];
+    size_t i;
+    const json_t *c;
+    if (required && json_array_size(list) == 0)
+        fe_required(fe, path, "");
+    json_array_foreach(list, i, c)
+    {
+        const char *name = str_at(c, "name");
+        const char *image = str_at(c, "image");
+        sk_buf field = SK_BUF_INIT;
+        sk_buf_printf(&field, "%s[%zu].name", path, i);
+        if (!name || !*name) {
+            fe_required(fe, field.data, "");
+        } else {
+            invalid_each(fe, field.data, name, msgs, label_msgs(name, msgs));
+            if (json_object_get(names, name)) {
+                sk_buf d = SK_BUF_INIT;
+                sk_buf_puts(&d, "Duplicate value: ");
+                go_quote(&d, name);
+                fe_typed(fe, "FieldValueDuplicate", field.data, d.data);
+                sk_buf_free(&d);
+            }
+            json_object_set_new(names, name, json_true());
+        }
+        field.len = 0;
+        sk_buf_printf(&field, "%s[%zu].image", path, i);
+        if (!image || !*image)
+            fe_required(fe, field.data, "");
+        sk_buf_free(&field);
+    }
+}
+
+/* ValidatePodSpec's container checks for the spec at path ("spec",
+ * "spec.template.spec"). */
+static void validate_pod_spec(sk_field_errors *fe, const json_t *spec, const char *path)
+{
+    json_t *names = json_object();
+    sk_buf field = SK_BUF_INIT;
+    sk_buf_printf(&field, "%s.containers", path);
+    validate_containers(fe, at(spec, "containers"), field.data, 1, names);
+    field.len = 0;
+    sk_buf_printf(&field, "%s.initContainers", path);
+    validate_containers(fe, at(spec, "initContainers"), field.data, 0, names);
+    sk_buf_free(&field);
+    json_decref(names);
+}
+
+/* Workload kinds: where the selector and template sit and what they require. */
+typedef struct {
+    const char *group, *kind;
+    const char *selector_at, *template_at;
+    int selector_required;
+    const char *empty_selector;          /* detail for an empty selector, if refused */
+    const char *const *restart_policies; /* supported template restartPolicy values */
+    int restart_required;                /* Always or unset: Required (Jobs) */
+} workload_rule;
+
+static const char *const restart_always[] = {"Always", NULL};
+static const char *const restart_job[] = {"OnFailure", "Never", NULL};
+
+static const workload_rule workloads[] = {
+    {"apps", "Deployment", "spec.selector", "spec.template", 1,
+     "empty selector is invalid for deployment", restart_always, 0},
+    {"apps", "ReplicaSet", "spec.selector", "spec.template", 1,
+     "empty selector is invalid for deployment", restart_always, 0},
+    {"apps", "StatefulSet", "spec.selector", "spec.template", 1,
+     "empty selector is not valid for statefulset.", restart_always, 0},
+    {"apps", "DaemonSet", "spec.selector", "spec.template", 0,
+     "empty selector is invalid for daemonset", restart_always, 0},
+    {"batch", "Job", "spec.selector", "spec.template", 1, NULL, restart_job, 1},
+    {"batch", "CronJob", NULL, "spec.jobTemplate.spec.template", 0, NULL, restart_job, 1},
+};
+
+static void validate_workload(sk_field_errors *fe, const workload_rule *w, const json_t *obj)
+{
+    const json_t *tmpl = at(obj, w->template_at);
+    sk_buf field = SK_BUF_INIT;
+    if (w->selector_at) {
+        const json_t *sel = at(obj, w->selector_at);
+        if (!sel && w->selector_required) {
+            fe_required(fe, w->selector_at, "");
+        } else if (sel && selector_empty(sel) && w->empty_selector) {
+            sk_buf v = SK_BUF_INIT;
+            go_label_selector(&v, sel);
+            fe_invalid_rendered(fe, w->selector_at, v.data, w->empty_selector);
+            sk_buf_free(&v);
+        }
+        sk_buf_printf(&field, "%s.metadata.labels", w->template_at);
+        check_selector_matches(fe, sel, tmpl, field.data);
+    }
+    field.len = 0;
+    sk_buf_printf(&field, "%s.spec", w->template_at);
+    validate_pod_spec(fe, at(tmpl, "spec"), field.data);
+    const char *policy =
+        str_at(tmpl, "spec.restartPolicy") ? str_at(tmpl, "spec.restartPolicy") : "";
+    int supported = 0;
+    for (const char *const *p = w->restart_policies; *p; p++)
+        supported |= strcmp(*p, policy) == 0;
+    sk_buf_printf(&field, ".restartPolicy");
+    if (w->restart_required && (!*policy || strcmp(policy, "Always") == 0))
+        fe_required(fe, field.data, "valid values: \"OnFailure\", \"Never\"");
+    else if (!supported)
+        fe_not_supported(fe, field.data, policy, w->restart_policies);
+    sk_buf_free(&field);
+}
+
+/* ValidateImmutableField for a selector. */
+static void immutable_selector(sk_field_errors *fe, const json_t *obj, const json_t *old,
+                               const char *path)
+{
+    const json_t *a = at(obj, path), *b = at(old, path);
+    if ((a || b) && !(a && b && json_equal(a, b))) {
+        sk_buf v = SK_BUF_INIT;
+        go_label_selector(&v, a);
+        fe_invalid_rendered(fe, path, v.data, msg_field_immutable);
+        sk_buf_free(&v);
+    }
+}
+
+/* Two values equal as Go compares the typed fields (absent == null). */
+static int same_value(const json_t *a, const json_t *b)
+{
+    return (!a && !b) || (a && b && json_equal(a, b));
+}
+
+static void validate_workload_update(sk_field_errors *fe, const sk_resource *r, const json_t *obj,
+                                     const json_t *old)
+{
+    if (strcmp(r->kind, "Job") == 0) {
+        immutable_selector(fe, obj, old, "spec.selector");
+        /* A template's %#v is a Go struct dump no client parses; the
+         * field and detail are what they act on. */
+        if (!same_value(at(obj, "spec.template"), at(old, "spec.template")))
+            fe_invalid_rendered(fe, "spec.template", "core.PodTemplateSpec{...}",
+                                msg_field_immutable);
+        return;
+    }
+    if (strcmp(r->kind, "StatefulSet") == 0) {
+        json_t *a = json_deep_copy(at(obj, "spec")), *b = json_deep_copy(at(old, "spec"));
+        static const char *const mutable_fields[] = {"replicas",
+                                                     "template",
+                                                     "updateStrategy",
+                                                     "persistentVolumeClaimRetentionPolicy",
+                                                     "minReadySeconds",
+                                                     "ordinals",
+                                                     "revisionHistoryLimit"};
+        for (size_t i = 0; i < sizeof mutable_fields / sizeof mutable_fields[0]; i++) {
+            json_object_del(a, mutable_fields[i]);
+            json_object_del(b, mutable_fields[i]);
+        }
+        if (!same_value(a, b))
+            fe_forbidden(fe, "spec",
+                         "updates to statefulset spec for fields other than 'replicas', "
+                         "'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
+                         "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
+                         "forbidden");
+        json_decref(a);
+        json_decref(b);
+        return;
+    }
+    /* apps/v1 Deployments, ReplicaSets and DaemonSets keep their selector. */
+    immutable_selector(fe, obj, old, "spec.selector");
+}
+
+/* ValidatePodUpdate's spec check: old and new specs equal but for the
+ * fields a pod may change (containers' images, activeDeadlineSeconds,
+ * tolerations, terminationGracePeriodSeconds, scheduling gates removed,
+ * ephemeral containers through their subresource). */
+static void validate_pod_update(sk_field_errors *fe, const json_t *obj, const json_t *old)
+{
+    /* ephemeralContainers are pods/ephemeralcontainers' to change, and that
+     * subresource's writes come through here too. */
+    static const char *const mutable_fields[] = {"activeDeadlineSeconds", "tolerations",
+                                                 "terminationGracePeriodSeconds", "schedulingGates",
+                                                 "ephemeralContainers"};
+    static const char *const lists[] = {"containers", "initContainers"};
+    json_t *a = json_deep_copy(at(obj, "spec")), *b = json_deep_copy(at(old, "spec"));
+    for (size_t i = 0; i < sizeof mutable_fields / sizeof mutable_fields[0]; i++) {
+        json_object_del(a, mutable_fields[i]);
+        json_object_del(b, mutable_fields[i]);
+    }
+    for (size_t l = 0; l < 2; l++) {
+        json_t *ca = json_object_get(a, lists[l]), *cb = json_object_get(b, lists[l]), *c;
+        size_t i;
+        json_array_foreach(ca, i, c) json_object_del(c, "image");
+        json_array_foreach(cb, i, c) json_object_del(c, "image");
+    }
+    if (!same_value(a, b))
+        fe_forbidden(fe, "spec", msg_pod_update);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* ValidateService's first checks: ports (unless headless or ExternalName),
+ * each port's number and, with several, its name. */
+static void validate_service(sk_field_errors *fe, const json_t *obj, const json_t *old)
+{
+    const char *type = str_at(obj, "spec.type") ? str_at(obj, "spec.type") : "";
+    const char *ip = str_at(obj, "spec.clusterIP") ? str_at(obj, "spec.clusterIP") : "";
+    const json_t *ports = at(obj, "spec.ports"), *p;
+    size_t i;
+    if (json_array_size(ports) == 0 && strcmp(ip, "None") != 0 && strcmp(type, "ExternalName") != 0)
+        fe_required(fe, "spec.ports", "");
+    json_array_foreach(ports, i, p)
+    {
+        sk_buf field = SK_BUF_INIT;
+        const char *name = str_at(p, "name");
+        json_int_t port = json_integer_value(json_object_get(p, "port"));
+        if (json_array_size(ports) > 1 && (!name || !*name)) {
+            sk_buf_printf(&field, "spec.ports[%zu].name", i);
+            fe_required(fe, field.data, "");
+        }
+        if (port < 1 || port > 65535) {
+            field.len = 0;
+            sk_buf_printf(&field, "spec.ports[%zu].port", i);
+            fe_invalid_int(fe, field.data, port, "must be between 1 and 65535, inclusive");
+        }
+        sk_buf_free(&field);
+    }
+    if (old && strcmp(type, "ExternalName") != 0) {
+        const char *old_type = str_at(old, "spec.type") ? str_at(old, "spec.type") : "";
+        const char *old_ip = str_at(old, "spec.clusterIP") ? str_at(old, "spec.clusterIP") : "";
+        if (strcmp(old_type, "ExternalName") != 0 && *old_ip && strcmp(ip, old_ip) != 0)
+            sk_field_errors_invalid(fe, "spec.clusterIP", ip, msg_field_immutable);
+    }
+}
+
+/* A kind's metadata.name rule (upstream ValidateNameFunc per kind). */
+static name_rule name_rule_of(const sk_resource *r)
+{
+    static const char *const path_segment_kinds[] = {"Role", "ClusterRole", "RoleBinding",
+                                                     "ClusterRoleBinding"};
+    if (!*r->group && strcmp(r->kind, "Service") == 0)
+        return NAME_DNS1035;
+    if (!*r->group && strcmp(r->kind, "Namespace") == 0)
+        return NAME_LABEL;
+    if (strcmp(r->group, "rbac.authorization.k8s.io") == 0)
+        for (size_t i = 0; i < sizeof path_segment_kinds / sizeof path_segment_kinds[0]; i++)
+            if (strcmp(r->kind, path_segment_kinds[i]) == 0)
+                return NAME_PATH_SEGMENT;
+    return NAME_SUBDOMAIN;
+}
+
+/* ValidateEventCreate for requests in events.k8s.io/v1: the first checks
+ * (ObjectMeta, an eventTime, a known type). */
+static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
+{
+    const char *type = str_at(obj, "type") ? str_at(obj, "type") : "";
+    validate_meta(fe, obj, 1, NAME_SUBDOMAIN, 1);
+    if (!at(obj, "eventTime"))
+        fe_required(fe, "eventTime", "");
+    if (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0) {
+        sk_buf d = SK_BUF_INIT;
+        sk_buf_printf(&d, "has invalid value: %s", type);
+        sk_field_errors_invalid(fe, "type", "", d.data);
+        sk_buf_free(&d);
+    }
+}
+
 static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_t *obj,
                           const json_t *old)
 {
@@ -1087,35 +1256,54 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
         validate_namespace(fe, obj);
     } else if (strcmp(r->kind, "Lease") == 0) {
         validate_lease(fe, obj);
+    } else if (strcmp(r->kind, "Event") == 0 && strcmp(r->group, "events.k8s.io") == 0) {
+        validate_event_v1(fe, obj);
     } else if (strcmp(r->kind, "Event") == 0) {
         /* Legacy events skip ObjectMeta validation in their strategy; the
          * generic check that follows it runs only if the strategy passed.
-         * An events.k8s.io Event is checked in its stored (core) form, as
-         * kube checks the internal one. */
+         * (events.k8s.io Events take the events/v1 path above, as kube's
+         * ValidateEventCreate does for that request version.) */
         json_t *core = sk_convert_to_stored(r, obj);
         validate_event_legacy(fe, core);
         if (sk_field_errors_count(fe) == 0)
             validate_meta(fe, core, 1, NAME_PATH_SEGMENT, 0);
         json_decref(core);
     } else {
-        validate_meta(fe, obj, r->namespaced, NAME_SUBDOMAIN, 1);
+        validate_meta(fe, obj, r->namespaced, name_rule_of(r), 1);
+        if (!*r->group && strcmp(r->kind, "Pod") == 0) {
+            validate_pod_spec(fe, at(obj, "spec"), "spec");
+            if (old)
+                validate_pod_update(fe, obj, old);
+        } else if (!*r->group && strcmp(r->kind, "Service") == 0) {
+            validate_service(fe, obj, old);
+        }
+        for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
+            if (strcmp(workloads[i].kind, r->kind) != 0 || strcmp(workloads[i].group, r->group))
+                continue;
+            validate_workload(fe, &workloads[i], obj);
+            if (old)
+                validate_workload_update(fe, r, obj, old);
+        }
     }
 }
 
 sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t *old,
                           json_t **causes_out, char **msg_out)
 {
-    sk_field_errors *fe = NULL;
-    sk_err e = SK_OK;
-    char *msg = check_types(r, obj);
-    if (!msg)
-        msg = check_values(r, obj);
-    if (msg) {
+    char *msg = NULL;
+    if (sk_typed_check(r, obj, &msg) != SK_OK) {
         *causes_out = NULL;
         *msg_out = msg;
-        e = SK_ERR_BAD_REQUEST;
-        goto out;
+        return SK_ERR_BAD_REQUEST;
     }
+    return sk_validate_typed(r, obj, old, causes_out, msg_out);
+}
+
+sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *old,
+                         json_t **causes_out, char **msg_out)
+{
+    sk_field_errors *fe = NULL;
+    sk_err e = SK_OK;
     fe = sk_field_errors_new();
     validate_kind(r, fe, obj, old);
     if (sk_field_errors_count(fe) == 0)

@@ -31,6 +31,11 @@
 sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t *old,
                           json_t **causes_out, char **msg_out);
 
+/* sk_validate_object for an obj already through sk_typed_normalize
+ * (kube/typed.h): skips the decode check, so never SK_ERR_BAD_REQUEST. */
+sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *old,
+                         json_t **causes_out, char **msg_out);
+
 /* The word Go's encoding/json uses for the JSON kind of v in its errors
  * ("cannot unmarshal number into ..."). Static string. */
 const char *sk_validate_go_kind(const json_t *v);

@@ -116,7 +116,9 @@ class KubectlTyped(KubectlMixin, ServerTestCase, unittest.TestCase):
         out = self.ok("create", "namespace", "typed-ns")
         self.assertIn("namespace/typed-ns created", out)
         ns = self.get_json("namespace", "typed-ns")
-        self.assertServerMeta(ns, "typed-ns", None)
+        # kube-apiserver labels every namespace with its name (SetDefaults_Namespace).
+        self.assertServerMeta(ns, "typed-ns", None, extra=("labels",))
+        self.assertEqual(ns["metadata"]["labels"], {"kubernetes.io/metadata.name": "typed-ns"})
         self.assertEqual(ns["apiVersion"], "v1")
         self.assertEqual(ns["kind"], "Namespace")
         self.assertEqual(ns["spec"], {"finalizers": ["kubernetes"]})

@@ -439,14 +439,189 @@ static void test_event(void **state)
             "reportingInstance: Required value, action: Required value, reason: Required value]");
 }
 
+#define POD(spec) "{\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"},\"spec\":" spec "}"
+#define C_OK "{\"name\":\"c\",\"image\":\"nginx\"}"
+
+static void test_event_v1(void **state)
+{
+    (void)state;
+    const sk_resource *ev = sk_registry_find("events.k8s.io", "v1", "events");
+    ok(ev,
+       "{\"metadata\":{\"name\":\"e\",\"namespace\":\"d\"},\"eventTime\":"
+       "\"2026-01-01T00:00:00.000000Z\",\"type\":\"Normal\",\"regarding\":{\"name\":\"p\"}}",
+       NULL);
+    invalid(ev, "{\"metadata\":{\"name\":\"e\",\"namespace\":\"d\"},\"type\":\"Odd\"}", NULL,
+            "Event.events.k8s.io \"e\" is invalid: [eventTime: Required value, type: Invalid "
+            "value: \"\": has invalid value: Odd]");
+}
+
+static void test_pod(void **state)
+{
+    (void)state;
+    const sk_resource *pods = res("", "pods");
+    ok(pods, POD("{\"containers\":[" C_OK "]}"), NULL);
+    invalid(pods, POD("{}"), NULL, "Pod \"p\" is invalid: spec.containers: Required value");
+    invalid(pods, POD("{\"containers\":[{\"name\":\"C\"}]}"), NULL,
+            "Pod \"p\" is invalid: [spec.containers[0].name: Invalid value: \"C\": " LABEL_MSG
+            ", spec.containers[0].image: Required value]");
+    invalid(pods, POD("{\"containers\":[{\"image\":\"x\"}]}"), NULL,
+            "Pod \"p\" is invalid: spec.containers[0].name: Required value");
+    invalid(pods, POD("{\"containers\":[" C_OK "],\"initContainers\":[" C_OK "]}"), NULL,
+            "Pod \"p\" is invalid: spec.initContainers[0].name: Duplicate value: \"c\"");
+    /* Updates: images may change, the rest of the spec may not. */
+    ok(pods, POD("{\"containers\":[{\"name\":\"c\",\"image\":\"nginx:2\"}]}"),
+       POD("{\"containers\":[" C_OK "]}"));
+    json_t *causes = check(pods, POD("{\"containers\":[" C_OK "],\"hostname\":\"h\"}"),
+                           POD("{\"containers\":[" C_OK "]}"), SK_ERR_INVALID,
+                           "Pod \"p\" is invalid: spec: Forbidden: pod updates may not change "
+                           "fields other than `spec.containers[*].image`,"
+                           "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                           "`spec.tolerations` (only additions to existing tolerations),"
+                           "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it "
+                           "was previously negative)");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "reason")),
+                        "FieldValueForbidden");
+    json_decref(causes);
+}
+
+#define DEPLOY(sel, labels)                                                                        \
+    "{\"metadata\":{\"name\":\"d\",\"namespace\":\"d\"},\"spec\":{" sel "\"template\":{"           \
+    "\"metadata\":{\"labels\":" labels "},\"spec\":{\"restartPolicy\":\"Always\","                 \
+    "\"containers\":[" C_OK "]}}}}"
+
+static void test_workload_selectors(void **state)
+{
+    (void)state;
+    const sk_resource *deploy = sk_registry_find("apps", "v1", "deployments");
+    const sk_resource *rs = sk_registry_find("apps", "v1", "replicasets");
+    const sk_resource *ds = sk_registry_find("apps", "v1", "daemonsets");
+    ok(deploy,
+       DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\",\"x\":\"y\"}"),
+       NULL);
+    ok(deploy,
+       DEPLOY("\"selector\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"In\","
+              "\"values\":[\"a\",\"b\"]}]},",
+              "{\"app\":\"b\"}"),
+       NULL);
+    invalid(deploy, DEPLOY("", "{\"b\":\"2\",\"a\":\"1\"}"), NULL,
+            "Deployment.apps \"d\" is invalid: [spec.selector: Required value, "
+            "spec.template.metadata.labels: Invalid value: map[string]string{\"a\":\"1\", "
+            "\"b\":\"2\"}: `selector` does not match template `labels`]");
+    invalid(rs, DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"b\"}"), NULL,
+            "ReplicaSet.apps \"d\" is invalid: spec.template.metadata.labels: Invalid value: "
+            "map[string]string{\"app\":\"b\"}: `selector` does not match template `labels`");
+    invalid(ds, DEPLOY("\"selector\":{},", "{\"app\":\"b\"}"), NULL,
+            "DaemonSet.apps \"d\" is invalid: spec.selector: Invalid value: "
+            "v1.LabelSelector{MatchLabels:map[string]string(nil), "
+            "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for "
+            "daemonset");
+    /* apps/v1 selectors are immutable. */
+    invalid(
+        deploy, DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\"}"),
+        DEPLOY("\"selector\":{\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"Exists\"}]},",
+               "{\"app\":\"a\"}"),
+        "Deployment.apps \"d\" is invalid: spec.selector: Invalid value: "
+        "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"a\"}, "
+        "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable");
+    ok(deploy, DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\"}"),
+       DEPLOY("\"selector\":{\"matchLabels\":{\"app\":\"a\"}},", "{\"app\":\"a\"}"));
+    invalid(deploy,
+            "{\"metadata\":{\"name\":\"d\",\"namespace\":\"d\"},\"spec\":{\"selector\":{"
+            "\"matchLabels\":{\"app\":\"a\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
+            "\"a\"}},\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[" C_OK "]}}}}",
+            NULL,
+            "Deployment.apps \"d\" is invalid: spec.template.spec.restartPolicy: Unsupported "
+            "value: \"Never\": supported values: \"Always\"");
+}
+
+static void test_jobs_and_statefulsets(void **state)
+{
+    (void)state;
+    const sk_resource *jobs = sk_registry_find("batch", "v1", "jobs");
+    const sk_resource *sts = sk_registry_find("apps", "v1", "statefulsets");
+#define JOB(sel, restart, image)                                                                   \
+    "{\"metadata\":{\"name\":\"j\",\"namespace\":\"d\"},\"spec\":{" sel "\"template\":{"           \
+    "\"metadata\":{\"labels\":{\"u\":\"1\"}},\"spec\":{" restart "\"containers\":[{\"name\":"      \
+    "\"c\",\"image\":\"" image "\"}]}}}}"
+    const char *good = JOB("\"selector\":{\"matchLabels\":{\"u\":\"1\"}},",
+                           "\"restartPolicy\":\"Never\",", "busybox");
+    ok(jobs, good, NULL);
+    invalid(jobs, JOB("\"selector\":{\"matchLabels\":{\"u\":\"1\"}},", "", "busybox"), NULL,
+            "Job.batch \"j\" is invalid: spec.template.spec.restartPolicy: Required value: valid "
+            "values: \"OnFailure\", \"Never\"");
+    invalid(jobs, JOB("", "\"restartPolicy\":\"Never\",", "busybox"), NULL,
+            "Job.batch \"j\" is invalid: [spec.selector: Required value, "
+            "spec.template.metadata.labels: Invalid value: map[string]string{\"u\":\"1\"}: "
+            "`selector` does not match template `labels`]");
+    invalid(jobs,
+            JOB("\"selector\":{\"matchLabels\":{\"u\":\"1\"}},", "\"restartPolicy\":\"Never\",",
+                "busybox:2"),
+            good,
+            "Job.batch \"j\" is invalid: spec.template: Invalid value: core.PodTemplateSpec{...}: "
+            "field is immutable");
+    ok(jobs, good, good);
+#define STS(extra)                                                                                 \
+    "{\"metadata\":{\"name\":\"s\",\"namespace\":\"d\"},\"spec\":{\"selector\":{\"matchLabels\":"  \
+    "{\"u\":\"1\"}}," extra "\"template\":{\"metadata\":{\"labels\":{\"u\":\"1\"}},\"spec\":{"     \
+    "\"restartPolicy\":\"Always\",\"containers\":[" C_OK "]}}}}"
+    ok(sts, STS("\"replicas\":3,"), STS("\"replicas\":1,"));
+    invalid(sts, STS("\"serviceName\":\"b\","), STS("\"serviceName\":\"a\","),
+            "StatefulSet.apps \"s\" is invalid: spec: Forbidden: updates to statefulset spec for "
+            "fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', "
+            "'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and "
+            "'minReadySeconds' are forbidden");
+}
+
+static void test_service(void **state)
+{
+    (void)state;
+    const sk_resource *svc = res("", "services");
+#define SVC(name, spec)                                                                            \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"d\"},\"spec\":" spec "}"
+    ok(svc, SVC("web", "{\"ports\":[{\"port\":80}]}"), NULL);
+    ok(svc, SVC("headless", "{\"clusterIP\":\"None\"}"), NULL);
+    ok(svc, SVC("ext", "{\"type\":\"ExternalName\",\"externalName\":\"example.com\"}"), NULL);
+    invalid(svc, SVC("web", "{}"), NULL, "Service \"web\" is invalid: spec.ports: Required value");
+    invalid(svc, SVC("1web", "{\"ports\":[{\"port\":80}]}"), NULL,
+            "Service \"1web\" is invalid: metadata.name: Invalid value: \"1web\": a DNS-1035 label "
+            "must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+            "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+            "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
+    invalid(svc, SVC("web", "{\"ports\":[{\"port\":80},{\"name\":\"b\",\"port\":70000}]}"), NULL,
+            "Service \"web\" is invalid: [spec.ports[0].name: Required value, spec.ports[1].port: "
+            "Invalid value: 70000: must be between 1 and 65535, inclusive]");
+    invalid(svc, SVC("web", "{\"clusterIP\":\"10.0.0.2\",\"ports\":[{\"port\":80}]}"),
+            SVC("web", "{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80}]}"),
+            "Service \"web\" is invalid: spec.clusterIP: Invalid value: \"10.0.0.2\": field is "
+            "immutable");
+    ok(svc, SVC("web", "{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":81}]}"),
+       SVC("web", "{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80}]}"));
+    /* RBAC names are path segments: anything but '/', '%', '.' and '..'. */
+    const sk_resource *roles = sk_registry_find("rbac.authorization.k8s.io", "v1", "roles");
+    ok(roles, "{\"metadata\":{\"name\":\"system:Weird_Name\",\"namespace\":\"d\"}}", NULL);
+    invalid(roles, "{\"metadata\":{\"name\":\"a/b\",\"namespace\":\"d\"}}", NULL,
+            "Role.rbac.authorization.k8s.io \"a/b\" is invalid: metadata.name: Invalid value: "
+            "\"a/b\": may not contain '/'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_name_formats),   cmocka_unit_test(test_configmap_name),
-        cmocka_unit_test(test_configmap_data), cmocka_unit_test(test_configmap_immutable),
-        cmocka_unit_test(test_metadata),       cmocka_unit_test(test_decode_errors),
-        cmocka_unit_test(test_secret),         cmocka_unit_test(test_namespace_and_serviceaccount),
-        cmocka_unit_test(test_lease),          cmocka_unit_test(test_event),
+        cmocka_unit_test(test_name_formats),
+        cmocka_unit_test(test_configmap_name),
+        cmocka_unit_test(test_configmap_data),
+        cmocka_unit_test(test_configmap_immutable),
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_decode_errors),
+        cmocka_unit_test(test_secret),
+        cmocka_unit_test(test_namespace_and_serviceaccount),
+        cmocka_unit_test(test_lease),
+        cmocka_unit_test(test_event),
+        cmocka_unit_test(test_event_v1),
+        cmocka_unit_test(test_pod),
+        cmocka_unit_test(test_workload_selectors),
+        cmocka_unit_test(test_jobs_and_statefulsets),
+        cmocka_unit_test(test_service),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
