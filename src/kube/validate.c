@@ -22,7 +22,6 @@
  * messages embed the upstream regex text verbatim because clients see it.
  */
 #include "kube/validate.h"
-#include "kube/convert.h"
 #include "kube/status.h"
 #include "kube/typed.h"
 #include "core/buf.h"
@@ -1263,11 +1262,9 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
          * generic check that follows it runs only if the strategy passed.
          * (events.k8s.io Events take the events/v1 path above, as kube's
          * ValidateEventCreate does for that request version.) */
-        json_t *core = sk_convert_to_stored(r, obj);
-        validate_event_legacy(fe, core);
+        validate_event_legacy(fe, obj);
         if (sk_field_errors_count(fe) == 0)
-            validate_meta(fe, core, 1, NAME_PATH_SEGMENT, 0);
-        json_decref(core);
+            validate_meta(fe, obj, 1, NAME_PATH_SEGMENT, 0);
     } else {
         validate_meta(fe, obj, r->namespaced, name_rule_of(r), 1);
         if (!*r->group && strcmp(r->kind, "Pod") == 0) {
