@@ -816,6 +816,9 @@ static void order_fields(const sk_schema *s, json_t *into)
 static int dec_struct(pb_ctx *c, const sk_schema *s, const unsigned char *p, size_t n, json_t *into,
                       int embedded)
 {
+    static const unsigned char empty[1]; /* NULL + 0 is undefined behaviour */
+    if (!p)
+        p = empty;
     pb_in in = {p, p + n};
     const char *where = msg_name(s);
     size_t nf = sk_schema_pb_count(s);

@@ -40,7 +40,7 @@ static struct {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static void die(const char *what, const char *name)
+__attribute__((noreturn)) static void die(const char *what, const char *name)
 {
     fprintf(stderr, "sqlkube: generated API description: %s: %s\n", what, name ? name : "");
     abort();

@@ -743,8 +743,8 @@ static void populate(fixture *f)
     }
     static const char *const odd[] = {"Zeta",
                                       "alpha",
-                                      "\xc3\xa9"
-                                      "clair",
+                                      ("\xc3\xa9"
+                                       "clair"), /* split: \xa9c would be one escape */
                                       "a-b",
                                       "a.b",
                                       "a_b"};
