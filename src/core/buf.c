@@ -64,6 +64,25 @@ void sk_buf_printf(sk_buf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+void sk_buf_go_quoted(sk_buf *b, const char *s)
+{
+    static const char controls[] = "\a\b\f\n\r\t\v", letters[] = "abfnrtv";
+    sk_buf_putc(b, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        const char *ctl = strchr(controls, c);
+        if (c == '"' || c == '\\')
+            sk_buf_printf(b, "\\%c", c);
+        else if (ctl)
+            sk_buf_printf(b, "\\%c", letters[ctl - controls]);
+        else if (c < 0x20 || c == 0x7f)
+            sk_buf_printf(b, "\\x%02x", c);
+        else
+            sk_buf_putc(b, (char)c);
+    }
+    sk_buf_putc(b, '"');
+}
+
 void sk_buf_json_string(sk_buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";

@@ -28,6 +28,10 @@ void sk_buf_printf(sk_buf *b, const char *fmt, ...) __attribute__((format(printf
 void sk_buf_vprintf(sk_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal, quotes included. */
 void sk_buf_json_string(sk_buf *b, const char *s);
+/* Appends s as Go's %q writes it, which Kubernetes error messages quote
+ * with: \" \\ \a \b \f \n \r \t \v, other control bytes as \xNN,
+ * everything else (UTF-8 included) verbatim. */
+void sk_buf_go_quoted(sk_buf *b, const char *s);
 void sk_buf_reset(sk_buf *b);
 /* Returns the bytes (new reference for the caller, NUL-terminated) and empties b. */
 char *sk_buf_steal(sk_buf *b, size_t *len_out);

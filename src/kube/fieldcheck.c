@@ -69,25 +69,6 @@ static node node_of(const sk_schema *schema)
     return n;
 }
 
-/* Go's %q for the ASCII range: printable bytes and UTF-8 verbatim, escapes otherwise. */
-static void put_quoted(sk_buf *b, const char *s)
-{
-    static const char controls[] = "\a\b\f\n\r\t\v", letters[] = "abfnrtv";
-    sk_buf_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        const char *ctl = strchr(controls, c);
-        if (c == '"' || c == '\\')
-            sk_buf_printf(b, "\\%c", c);
-        else if (ctl)
-            sk_buf_printf(b, "\\%c", letters[ctl - controls]);
-        else if (c < 0x20 || c == 0x7f)
-            sk_buf_printf(b, "\\x%02x", c);
-        else
-            sk_buf_putc(b, (char)c);
-    }
-    sk_buf_putc(b, '"');
-}
 
 /* Records "<what> field <quoted path>" unless already recorded or the cap is reached. */
 static void report(walker *w, const char *what)
@@ -96,7 +77,7 @@ static void report(walker *w, const char *what)
         return;
     sk_buf m = SK_BUF_INIT;
     sk_buf_printf(&m, "%s field ", what);
-    put_quoted(&m, w->path.data);
+    sk_buf_go_quoted(&m, w->path.data);
     if (!json_object_get(w->seen, m.data)) {
         SK_CHECK(json_object_set_new(w->seen, m.data, json_true()) == 0);
         json_t *s = json_string(m.data);

@@ -225,26 +225,6 @@ static json_t *b64_encode(const unsigned char *in, size_t n)
 #define TIME_LAYOUT "2006-01-02T15:04:05Z07:00"
 #define MICRO_LAYOUT "2006-01-02T15:04:05.000000Z07:00"
 
-static void go_quote(sk_buf *b, const char *s)
-{
-    sk_buf_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            sk_buf_printf(b, "\\%c", c);
-        else if (c == '\n')
-            sk_buf_puts(b, "\\n");
-        else if (c == '\t')
-            sk_buf_puts(b, "\\t");
-        else if (c == '\r')
-            sk_buf_puts(b, "\\r");
-        else if (c < 0x20 || c == 0x7f)
-            sk_buf_printf(b, "\\x%02x", c);
-        else
-            sk_buf_putc(b, (char)c);
-    }
-    sk_buf_putc(b, '"');
-}
 
 /* time.ParseError text: a range error if range is set, else "cannot parse
  * <rest> as <elem>" (new string). */
@@ -253,12 +233,12 @@ static char *time_error(const char *layout, const char *v, const char *rest, con
 {
     sk_buf b = SK_BUF_INIT;
     sk_buf_puts(&b, "parsing time ");
-    go_quote(&b, v);
+    sk_buf_go_quoted(&b, v);
     if (range) {
         sk_buf_printf(&b, ": %s out of range", range);
     } else {
         sk_buf_printf(&b, " as \"%s\": cannot parse ", layout);
-        go_quote(&b, rest);
+        sk_buf_go_quoted(&b, rest);
         sk_buf_printf(&b, " as \"%s\"", elem);
     }
     return sk_buf_steal(&b, NULL);

@@ -77,38 +77,6 @@ static const char msg_immutable_set[] = "field is immutable when `immutable` is 
 #define EVENT_FIELD_LIMIT 128             /* reportingInstance, action, reason */
 #define EVENT_NOTE_LIMIT 1024             /* message */
 
-/* ---- Go-style quoting (%q) ------------------------------------------- */
-
-static void go_quote(sk_buf *b, const char *s)
-{
-    sk_buf_putc(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"':
-            sk_buf_puts(b, "\\\"");
-            break;
-        case '\\':
-            sk_buf_puts(b, "\\\\");
-            break;
-        case '\n':
-            sk_buf_puts(b, "\\n");
-            break;
-        case '\r':
-            sk_buf_puts(b, "\\r");
-            break;
-        case '\t':
-            sk_buf_puts(b, "\\t");
-            break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                sk_buf_printf(b, "\\x%02x", *p);
-            else
-                sk_buf_putc(b, (char)*p);
-        }
-    }
-    sk_buf_putc(b, '"');
-}
-
 /* ---- field error list -------------------------------------------------- */
 
 struct sk_field_errors {
@@ -168,7 +136,7 @@ void sk_field_errors_invalid(sk_field_errors *fe, const char *field, const char 
                              const char *detail)
 {
     sk_buf q = SK_BUF_INIT;
-    go_quote(&q, value);
+    sk_buf_go_quoted(&q, value);
     fe_invalid_rendered(fe, field, q.data, detail);
     sk_buf_free(&q);
 }
@@ -492,7 +460,7 @@ static void validate_finalizers(sk_field_errors *fe, const json_t *list, const c
         {
             if (i > 0)
                 sk_buf_puts(&v, ", ");
-            go_quote(&v, json_string_value(f) ? json_string_value(f) : "");
+            sk_buf_go_quoted(&v, json_string_value(f) ? json_string_value(f) : "");
         }
         sk_buf_putc(&v, '}');
         fe_invalid_rendered(fe, field, v.data,
@@ -822,12 +790,12 @@ static void fe_not_supported(sk_field_errors *fe, const char *field, const char 
 {
     sk_buf b = SK_BUF_INIT;
     sk_buf_puts(&b, "Unsupported value: ");
-    go_quote(&b, value);
+    sk_buf_go_quoted(&b, value);
     sk_buf_puts(&b, ": supported values: ");
     for (size_t i = 0; supported[i]; i++) {
         if (i)
             sk_buf_puts(&b, ", ");
-        go_quote(&b, supported[i]);
+        sk_buf_go_quoted(&b, supported[i]);
     }
     fe_typed(fe, "FieldValueNotSupported", field, b.data);
     sk_buf_free(&b);
@@ -857,9 +825,9 @@ static void go_string_map(sk_buf *b, const json_t *m)
         const char *val = json_string_value(json_object_get(m, keys[i]));
         if (i)
             sk_buf_puts(b, ", ");
-        go_quote(b, keys[i]);
+        sk_buf_go_quoted(b, keys[i]);
         sk_buf_putc(b, ':');
-        go_quote(b, val ? val : "");
+        sk_buf_go_quoted(b, val ? val : "");
     }
     sk_buf_putc(b, '}');
     free(keys);
@@ -889,9 +857,9 @@ static void go_label_selector(sk_buf *b, const json_t *sel)
         const char *op = json_string_value(json_object_get(e, "operator"));
         sk_buf_puts(b,
                     i ? ", v1.LabelSelectorRequirement{Key:" : "v1.LabelSelectorRequirement{Key:");
-        go_quote(b, key ? key : "");
+        sk_buf_go_quoted(b, key ? key : "");
         sk_buf_puts(b, ", Operator:");
-        go_quote(b, op ? op : "");
+        sk_buf_go_quoted(b, op ? op : "");
         sk_buf_puts(b, ", Values:[]string");
         if (!json_is_array(vals)) {
             sk_buf_puts(b, "(nil)}");
@@ -903,7 +871,7 @@ static void go_label_selector(sk_buf *b, const json_t *sel)
         {
             if (j)
                 sk_buf_puts(b, ", ");
-            go_quote(b, json_string_value(v) ? json_string_value(v) : "");
+            sk_buf_go_quoted(b, json_string_value(v) ? json_string_value(v) : "");
         }
         sk_buf_puts(b, "}}");
     }
@@ -1003,7 +971,7 @@ static void validate_containers(sk_field_errors *fe, const json_t *list, const c
             if (json_object_get(names, name)) {
                 sk_buf d = SK_BUF_INIT;
                 sk_buf_puts(&d, "Duplicate value: ");
-                go_quote(&d, name);
+                sk_buf_go_quoted(&d, name);
                 fe_typed(fe, "FieldValueDuplicate", field.data, d.data);
                 sk_buf_free(&d);
             }
@@ -1312,7 +1280,7 @@ sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *
     if (*r->group)
         sk_buf_printf(&m, ".%s", r->group);
     sk_buf_putc(&m, ' ');
-    go_quote(&m, name);
+    sk_buf_go_quoted(&m, name);
     sk_buf_printf(&m, " is invalid: %s", agg);
     free(agg);
     *causes_out = json_incref(fe->causes);
