@@ -308,12 +308,16 @@ static int str_is(const json_t *v, const char *want)
     return s && strcmp(s, want) == 0;
 }
 
-static int is_cpu_utilization(json_t *m, const char *what)
+/* m's CPU averageUtilization under what ("target", "current") if m is a
+ * cpu Resource metric with one (borrowed), else NULL. */
+static json_t *cpu_utilization(json_t *m, const char *what)
 {
     json_t *res = json_object_get(m, "resource");
+    json_t *u = json_object_get(json_object_get(res, what), "averageUtilization");
     return str_is(json_object_get(m, "type"), "Resource") &&
-           str_is(json_object_get(res, "name"), "cpu") &&
-           json_is_integer(json_object_get(json_object_get(res, what), "averageUtilization"));
+                   str_is(json_object_get(res, "name"), "cpu") && json_is_integer(u)
+               ? u
+               : NULL;
 }
 
 static void hpa_to_v1(json_t *o)
@@ -327,11 +331,9 @@ static void hpa_to_v1(json_t *o)
         json_t *m;
         json_array_foreach(metrics, i, m)
         {
-            if (is_cpu_utilization(m, "target")) {
-                json_object_set(
-                    spec, "targetCPUUtilizationPercentage",
-                    json_object_get(json_object_get(json_object_get(m, "resource"), "target"),
-                                    "averageUtilization"));
+            json_t *target = cpu_utilization(m, "target");
+            if (target) {
+                json_object_set(spec, "targetCPUUtilizationPercentage", target);
                 continue;
             }
             json_array_append(other, m);
@@ -354,11 +356,9 @@ static void hpa_to_v1(json_t *o)
         json_t *m;
         json_array_foreach(current, i, m)
         {
-            if (is_cpu_utilization(m, "current")) {
-                json_object_set(
-                    status, "currentCPUUtilizationPercentage",
-                    json_object_get(json_object_get(json_object_get(m, "resource"), "current"),
-                                    "averageUtilization"));
+            json_t *cur = cpu_utilization(m, "current");
+            if (cur) {
+                json_object_set(status, "currentCPUUtilizationPercentage", cur);
                 break;
             }
         }
