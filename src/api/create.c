@@ -16,7 +16,9 @@
 #include "api/verbs.h"
 #include "core/util.h"
 #include "kube/convert.h"
+#include "kube/lifecycle.h"
 #include "kube/objmeta.h"
+#include "kube/status.h"
 #include "kube/status_rules.h"
 
 #define MAX_GENERATE_NAME_ATTEMPTS 8
@@ -77,6 +79,41 @@ static int create_done(sk_api_call *call)
     return SK_STEP_DONE;
 }
 
+/* NamespaceLifecycle admission: nothing new goes into a namespace being
+ * deleted (403, with kube's cause). Non-zero after replying. */
+static int refuse_terminating(sk_api_call *call, const char *name)
+{
+    if (!call->res->namespaced || !*call->ns)
+        return 0;
+    sk_blob *ns = NULL;
+    if (sk_reader_get(call->api->reader, "namespaces", "", call->ns, 0, &ns) != SK_OK)
+        return 0; /* a missing namespace is the write's 404 */
+    size_t len;
+    const char *data = sk_blob_data(ns, &len);
+    json_t *obj = json_loadb(data, len, 0, NULL);
+    int terminating = obj && sk_lifecycle_deleting(obj);
+    json_decref(obj);
+    sk_blob_unref(ns);
+    if (!terminating)
+        return 0;
+    char q[SK_QUALIFIED_RESOURCE_MAX];
+    sk_buf msg = SK_BUF_INIT, cause = SK_BUF_INIT;
+    sk_buf_printf(&msg, "%s ", sk_call_qualified_resource(call->res, q, sizeof q));
+    sk_buf_go_quoted(&msg, name ? name : "");
+    sk_buf_printf(&msg,
+                  " is forbidden: unable to create new content in namespace %s because it is "
+                  "being terminated",
+                  call->ns);
+    sk_buf_printf(&cause, "namespace %s is being terminated", call->ns);
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, "NamespaceTerminating", cause.data, "metadata.namespace");
+    sk_call_reply_status(call, SK_ERR_FORBIDDEN, msg.data, call->res->group, call->res->resource,
+                         name ? name : "", causes);
+    sk_buf_free(&msg);
+    sk_buf_free(&cause);
+    return 1;
+}
+
 int sk_verb_create(sk_api_call *call)
 {
     create_state *st = sk_arena_alloc(call->arena, sizeof *st);
@@ -99,6 +136,8 @@ int sk_verb_create(sk_api_call *call)
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *gen = json_string_value(json_object_get(meta, "generateName"));
     st->generated = (!name || !*name) && gen && *gen;
+    if (refuse_terminating(call, name))
+        return SK_STEP_DONE;
     if (sk_admit_object(call, st->obj, NULL) < 0 ||
         sk_alloc_plan_new(call, st->obj, NULL, NULL, &st->alloc) < 0)
         return SK_STEP_DONE;

@@ -225,14 +225,13 @@ static int evict(sk_api_call *call)
                             "name in URL does not match name in Eviction object");
         return SK_STEP_DONE;
     }
-    sk_delete_options *d = sk_arena_alloc(call->arena, sizeof *d);
+    sk_delete_options d = SK_DELETE_OPTIONS_INIT;
     json_t *opts = json_object_get(body, "deleteOptions");
     json_t *status = NULL;
-    if (json_is_object(opts) && sk_delete_options_decode(opts, d, &status) != SK_OK) {
+    if (json_is_object(opts) && sk_delete_options_decode(opts, &d, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
-    json_t *g = json_object_get(opts, "gracePeriodSeconds");
     sk_write_options wo;
     if (sk_write_options_parse(sk_call_query, call, 0, &wo, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
@@ -245,7 +244,7 @@ static int evict(sk_api_call *call)
         json_decref(st);
         return SK_STEP_DONE;
     }
-    return sk_delete_object(call, d, json_is_integer(g) ? json_integer_value(g) : -1, 1);
+    return sk_delete_object(call, &d, 0, 1);
 }
 
 /* ---- what sqlkube cannot serve ---- */

@@ -7,7 +7,9 @@
  * resourceVersion is a hard precondition: a stale one is 409 Conflict.
  *
  * An update that changes nothing is not written (no new revision), as in
- * Kubernetes; kubectl apply relies on that to print "unchanged".
+ * Kubernetes; kubectl apply relies on that to print "unchanged". An update
+ * that takes the last finalizer off an object being deleted removes it
+ * (kube/lifecycle.h).
  *
  * Subresources (subresource.c) use the same loop through a view
  * (sk_update_view, verbs.h): what the client edits of the stored object
@@ -28,6 +30,7 @@
 #include "core/util.h"
 #include "kube/convert.h"
 #include "kube/fieldcheck.h"
+#include "kube/lifecycle.h"
 #include "kube/limits.h"
 #include "kube/patch.h"
 #include "kube/status_rules.h"
@@ -214,6 +217,24 @@ static int read_and_write(sk_api_call *call)
         sk_alloc_plan_new(call, obj, old, st->alloc, &st->alloc) < 0)
         goto out;
     sk_status_rules_bump_generation(call->res, obj, old);
+    /* The update that leaves an object being deleted without finalizers
+     * removes it instead (kube's ShouldDeleteDuringUpdate); the reply is its
+     * last stored state. */
+    if (sk_lifecycle_update_deletes(call->res, old, obj)) {
+        if (st->wo.dry_run) {
+            reply_object(call, st, old);
+            goto out;
+        }
+        sk_write w = {
+            .op = SK_WRITE_DELETE,
+            .resource = call->res->storage,
+            .ns = call->ns,
+            .name = call->name,
+            .expected_rev = st->current.rev,
+        };
+        rc = sk_call_submit_write(call, &w, update_done);
+        goto out;
+    }
     /* Compare with the resourceVersion normalised: an unchanged object is not written. */
     json_object_set(json_object_get(obj, "metadata"), "resourceVersion",
                     json_object_get(json_object_get(old, "metadata"), "resourceVersion"));

@@ -51,10 +51,10 @@ int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view)
 int sk_verb_subresource(sk_api_call *call);
 /* GET of the object as view shows it (NULL: as stored). */
 int sk_verb_get_view(sk_api_call *call, json_t *(*view)(sk_api_call *call, const json_t *obj));
-/* DELETE of the object with the options given (body already decoded);
- * evict: answer as an eviction does (a Status). */
+/* DELETE of the object with the options given (copied; body already
+ * decoded); evict: answer as an eviction does (a Status). */
 typedef struct sk_delete_options sk_delete_options;
-int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int64_t grace_s, int evict);
+int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int dry_run, int evict);
 
 /* /healthz, /livez, /readyz (call->route.doc names which). */
 int sk_endpoint_health(sk_api_call *call);

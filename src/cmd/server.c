@@ -12,6 +12,8 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "ctl/collector.h"
+#include "ctl/gc.h"
+#include "ctl/namespaces.h"
 #include "ctl/compactor.h"
 #include "ctl/consistency.h"
 #include "ctl/identity.h"
@@ -31,7 +33,7 @@ struct sk_server {
     sk_watch_hub *hub;
     sk_cache *cache;
     sk_reader *reader;
-    sk_ctl *identity, *collector, *consistency, *compactor;
+    sk_ctl *identity, *collector, *consistency, *compactor, *namespaces, *gc;
     sk_api *api;
     sk_http_server *http;
 };
@@ -40,7 +42,7 @@ struct sk_server {
  * does at start: through the same rules as a client's create. */
 static sk_err ensure_namespaces(sk_store *store)
 {
-    static const char *const names[] = {"default", "kube-system", "kube-public"};
+    static const char *const names[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
     const sk_resource *r = sk_registry_find("", "v1", "namespaces");
     SK_CHECK(r != NULL);
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
@@ -158,6 +160,8 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     };
     srv->identity = sk_identity_start(srv->store, &ic);
     srv->collector = sk_collector_start(srv->store);
+    srv->namespaces = sk_namespaces_start(srv->store, srv->reader);
+    srv->gc = sk_gc_start(srv->store, srv->reader);
     srv->consistency =
         sk_consistency_start(srv->cache, storages, (int)n, cfg->consistency_check_s);
     sk_api_deps deps = {
@@ -205,7 +209,9 @@ void sk_server_stop(sk_server *srv)
     sk_http_quiesce(srv->http);
     sk_ctl_stop(srv->identity);
     sk_ctl_stop(srv->collector);
-    srv->identity = srv->collector = NULL;
+    sk_ctl_stop(srv->namespaces);
+    sk_ctl_stop(srv->gc);
+    srv->identity = srv->collector = srv->namespaces = srv->gc = NULL;
     if (srv->api) {
         int grace_ms = (int)(srv->cfg.watch_grace_s * 1000);
         sk_api_begin_shutdown(srv->api, grace_ms);

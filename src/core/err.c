@@ -17,6 +17,7 @@ static const struct {
     [SK_OK] = {200, "", "ok"},
     [SK_ERR_BAD_REQUEST] = {400, "BadRequest", "bad request"},
     [SK_ERR_UNAUTHORIZED] = {401, "Unauthorized", "unauthorized"},
+    [SK_ERR_FORBIDDEN] = {403, "Forbidden", "forbidden"},
     [SK_ERR_NOT_FOUND] = {404, "NotFound", "not found"},
     [SK_ERR_METHOD_NOT_ALLOWED] = {405, "MethodNotAllowed", "method not allowed"},
     [SK_ERR_NOT_ACCEPTABLE] = {406, "NotAcceptable", "not acceptable"},

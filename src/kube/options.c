@@ -10,6 +10,8 @@
 #include "kube/status.h"
 #include "kube/validate.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_LIST_LIMIT 1000000
@@ -240,9 +242,57 @@ static sk_err check_delete_types(const json_t *body, json_t **status_out)
     return SK_OK;
 }
 
+/* ValidateDeleteOptions, then *out = *o. */
+static sk_err validate_delete(const sk_delete_options *o, const char *policy, sk_delete_options *out,
+                              json_t **status_out)
+{
+    const char *detail = NULL;
+    sk_buf body = SK_BUF_INIT;
+    if (o->orphan_dependents >= 0 && policy) {
+        detail = "FieldValueInvalid";
+        sk_buf_puts(&body, "Invalid value: ");
+        sk_buf_go_quoted(&body, policy);
+        sk_buf_puts(&body, ": orphanDependents and deletionPropagation cannot be both set");
+    } else if (policy && o->propagation == SK_PROPAGATION_UNSET) {
+        detail = "FieldValueNotSupported";
+        sk_buf_puts(&body, "Unsupported value: ");
+        sk_buf_go_quoted(&body, policy);
+        sk_buf_puts(&body, ": supported values: \"Foreground\", \"Background\", \"Orphan\", "
+                           "\"nil\"");
+    }
+    if (!detail) {
+        sk_buf_free(&body);
+        *out = *o;
+        return SK_OK;
+    }
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, detail, body.data, "propagationPolicy");
+    sk_buf full = SK_BUF_INIT;
+    sk_buf_printf(&full, "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: %s",
+                  body.data);
+    *status_out = sk_status_new(SK_ERR_INVALID, full.data, "meta.k8s.io", "DeleteOptions", "",
+                                causes);
+    sk_buf_free(&full);
+    sk_buf_free(&body);
+    return SK_ERR_INVALID;
+}
+
+static sk_propagation propagation_of(const char *s)
+{
+    if (!s)
+        return SK_PROPAGATION_UNSET;
+    if (strcmp(s, "Orphan") == 0)
+        return SK_PROPAGATION_ORPHAN;
+    if (strcmp(s, "Background") == 0)
+        return SK_PROPAGATION_BACKGROUND;
+    if (strcmp(s, "Foreground") == 0)
+        return SK_PROPAGATION_FOREGROUND;
+    return SK_PROPAGATION_UNSET;
+}
+
 sk_err sk_delete_options_decode(const json_t *body, sk_delete_options *out, json_t **status_out)
 {
-    sk_delete_options o = {0};
+    sk_delete_options o = SK_DELETE_OPTIONS_INIT;
     sk_err err = check_delete_types(body, status_out);
     if (err != SK_OK)
         return err;
@@ -252,6 +302,51 @@ sk_err sk_delete_options_decode(const json_t *body, sk_delete_options *out, json
     if (rv && *rv && (o.precondition_rev = sk_parse_i64(rv)) <= 0)
         return refuse(status_out, SK_ERR_BAD_REQUEST, "invalid resourceVersion precondition");
     o.precondition_uid = uid && *uid ? uid : NULL;
-    *out = o;
-    return SK_OK;
+    const json_t *grace = json_object_get(body, "gracePeriodSeconds");
+    if (json_is_integer(grace)) {
+        o.has_grace = 1;
+        o.grace_s = json_integer_value(grace);
+    }
+    const json_t *orphan = json_object_get(body, "orphanDependents");
+    if (json_is_boolean(orphan))
+        o.orphan_dependents = json_is_true(orphan);
+    const char *policy = json_string_value(json_object_get(body, "propagationPolicy"));
+    o.propagation = propagation_of(policy);
+    return validate_delete(&o, policy, out, status_out);
+}
+
+sk_err sk_delete_options_query(sk_query_fn query, void *ctx, sk_delete_options *out,
+                               json_t **status_out)
+{
+    sk_delete_options o = SK_DELETE_OPTIONS_INIT;
+    const char *grace = param(query, ctx, "gracePeriodSeconds");
+    const char *orphan = param(query, ctx, "orphanDependents");
+    const char *policy = param(query, ctx, "propagationPolicy");
+    char *end = NULL;
+    if (grace) {
+        errno = 0;
+        long long v = strtoll(grace, &end, 10);
+        if (!*grace || *end || errno) {
+            sk_buf msg = SK_BUF_INIT;
+            sk_buf_puts(&msg, "strconv.ParseInt: parsing ");
+            sk_buf_go_quoted(&msg, grace);
+            sk_buf_puts(&msg, errno ? ": value out of range" : ": invalid syntax");
+            sk_err e = refuse(status_out, SK_ERR_BAD_REQUEST, msg.data);
+            sk_buf_free(&msg);
+            return e;
+        }
+        o.has_grace = 1;
+        o.grace_s = v;
+    }
+    if (orphan && (o.orphan_dependents = sk_parse_bool(orphan)) < 0) {
+        sk_buf msg = SK_BUF_INIT;
+        sk_buf_puts(&msg, "strconv.ParseBool: parsing ");
+        sk_buf_go_quoted(&msg, orphan);
+        sk_buf_puts(&msg, ": invalid syntax");
+        sk_err e = refuse(status_out, SK_ERR_BAD_REQUEST, msg.data);
+        sk_buf_free(&msg);
+        return e;
+    }
+    o.propagation = propagation_of(policy);
+    return validate_delete(&o, policy, out, status_out);
 }

@@ -61,16 +61,37 @@ typedef struct sk_write_options {
 sk_err sk_write_options_parse(sk_query_fn query, void *ctx, int with_fields,
                               sk_write_options *out, json_t **status_out);
 
+/* DeleteOptions propagationPolicy (metav1.DeletionPropagation). */
+typedef enum {
+    SK_PROPAGATION_UNSET,
+    SK_PROPAGATION_ORPHAN,
+    SK_PROPAGATION_BACKGROUND,
+    SK_PROPAGATION_FOREGROUND,
+} sk_propagation;
+
 typedef struct sk_delete_options {
     int64_t precondition_rev;      /* 0: none */
     const char *precondition_uid;  /* NULL: none; borrowed from the body */
+    int has_grace;                 /* gracePeriodSeconds given */
+    int64_t grace_s;               /* as given (negative: kube treats it as 1) */
+    sk_propagation propagation;
+    int orphan_dependents;         /* deprecated orphanDependents: -1 unset, 0, 1 */
 } sk_delete_options;
+
+/* No options given: nothing set. */
+#define SK_DELETE_OPTIONS_INIT {.orphan_dependents = -1}
 
 /* DeleteOptions from a decoded body (borrowed; strings in *out point into
  * it). Every field kube decodes is type-checked as a typed decode would be:
  * a precondition of the wrong type is a 400, never ignored (ignoring it
- * would delete unconditionally). */
+ * would delete unconditionally). The options are then validated as kube's
+ * ValidateDeleteOptions does (422). */
 sk_err sk_delete_options_decode(const json_t *body, sk_delete_options *out, json_t **status_out);
+
+/* DeleteOptions from the query (gracePeriodSeconds, propagationPolicy,
+ * orphanDependents), which kube reads only when the request has no body. */
+sk_err sk_delete_options_query(sk_query_fn query, void *ctx, sk_delete_options *out,
+                               json_t **status_out);
 
 /* ?includeObject= of a Table: Metadata when s is NULL or empty. -1 if s is
  * not one of None, Metadata, Object. */

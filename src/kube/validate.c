@@ -564,6 +564,49 @@ static void validate_meta(sk_field_errors *fe, const json_t *obj, int namespaced
         validate_kube_finalizers(fe, at(obj, "metadata.finalizers"), "metadata.finalizers");
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* ValidateObjectMetaUpdate's ValidateNoNewFinalizers: once an object is
+ * being deleted, its finalizers may only go. */
+static void validate_no_new_finalizers(sk_field_errors *fe, const json_t *obj, const json_t *old)
+{
+    if (!str_at(old, "metadata.deletionTimestamp"))
+        return;
+    const json_t *now = at(obj, "metadata.finalizers"), *before = at(old, "metadata.finalizers");
+    size_t n = json_array_size(now), count = 0, i, k;
+    const char **extra = calloc(n ? n : 1, sizeof *extra);
+    SK_CHECK_ALLOC(extra);
+    const json_t *f, *g;
+    json_array_foreach(now, i, f)
+    {
+        const char *s = json_string_value(f) ? json_string_value(f) : "";
+        int known = 0;
+        json_array_foreach(before, k, g) known |= json_is_string(g) && !strcmp(json_string_value(g), s);
+        for (k = 0; k < count && !known; k++)
+            known = strcmp(extra[k], s) == 0;
+        if (!known)
+            extra[count++] = s;
+    }
+    if (count > 0) {
+        qsort(extra, count, sizeof *extra, cmp_str);
+        sk_buf m = SK_BUF_INIT;
+        sk_buf_puts(&m, "no new finalizers can be added if the object is being deleted, found new "
+                        "finalizers []string{");
+        for (k = 0; k < count; k++) {
+            if (k > 0)
+                sk_buf_puts(&m, ", ");
+            sk_buf_go_quoted(&m, extra[k]);
+        }
+        sk_buf_putc(&m, '}');
+        fe_forbidden(fe, "metadata.finalizers", m.data);
+        sk_buf_free(&m);
+    }
+    free(extra);
+}
+
 /* ---- kinds ------------------------------------------------------------- */
 
 static int is_true(const json_t *obj, const char *path)
@@ -1215,6 +1258,8 @@ static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
 static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_t *obj,
                           const json_t *old)
 {
+    if (old)
+        validate_no_new_finalizers(fe, obj, old);
     if (strcmp(r->kind, "ConfigMap") == 0) {
         validate_configmap(fe, obj, old);
     } else if (strcmp(r->kind, "Secret") == 0) {

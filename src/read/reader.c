@@ -9,6 +9,7 @@
 #include "core/check.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct sk_reader {
     sk_store *store;
@@ -111,4 +112,44 @@ sk_err sk_reader_list(sk_reader *rd, const sk_read_query *q, sk_blob **items, in
     *n_out = c.n;
     *source_out = source;
     return SK_OK;
+}
+
+int64_t sk_reader_cache_rev(sk_reader *rd)
+{
+    sk_cache_state st;
+    sk_cache_get_state(rd->cache, &st);
+    return st.rev;
+}
+
+sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64_t rev,
+                      sk_reader_item_fn fn, void *arg)
+{
+    sk_read_query q = {.resource = resource, .ns = ns, .rev = rev, .limit = SK_READ_MAX_ITEMS};
+    char *after_ns = NULL, *after_name = NULL;
+    int n = SK_READ_MAX_ITEMS, stop = 0;
+    sk_err err = SK_OK;
+    while (err == SK_OK && n == SK_READ_MAX_ITEMS && !stop) {
+        sk_blob *items[SK_READ_MAX_ITEMS];
+        sk_read_source source;
+        q.after_ns = after_ns;
+        q.after_name = after_name;
+        if ((err = sk_reader_list(rd, &q, items, &n, &source)) != SK_OK)
+            break;
+        for (int i = 0; i < n; i++) {
+            if (!stop)
+                stop = fn(arg, items[i]);
+            if (i == n - 1) {
+                free(after_ns);
+                free(after_name);
+                after_ns = strdup(sk_blob_ns(items[i]));
+                after_name = strdup(sk_blob_name(items[i]));
+                SK_CHECK_ALLOC(after_ns);
+                SK_CHECK_ALLOC(after_name);
+            }
+            sk_blob_unref(items[i]);
+        }
+    }
+    free(after_ns);
+    free(after_name);
+    return err;
 }

@@ -54,4 +54,14 @@ typedef struct sk_read_query {
 sk_err sk_reader_list(sk_reader *rd, const sk_read_query *q, sk_blob **items, int *n_out,
                       sk_read_source *source_out);
 
+/* The revision the cache has applied: reads at it are served from memory. */
+int64_t sk_reader_cache_rev(sk_reader *rd);
+
+/* Visits every object of resource in ns (NULL: all) live at rev, in key
+ * order, page by page (no lock or transaction held between pages); fn
+ * borrows each item and returns non-zero to stop. */
+typedef int (*sk_reader_item_fn)(void *arg, sk_blob *item);
+sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64_t rev,
+                      sk_reader_item_fn fn, void *arg);
+
 #endif

@@ -32,9 +32,6 @@ typedef struct sk_backend_ops {
     /* The live current version of a key (SK_ERR_NOT_FOUND if none). */
     sk_err (*get_current)(sk_conn *c, const char *resource, const char *ns, const char *name,
                           sk_row *out);
-    /* Live keys of every resource in namespace ns (for cascading namespace
-     * deletion); visits rows with resource/ns/name/rev/uid/value set. */
-    sk_err (*list_namespace)(sk_conn *c, const char *ns, sk_row_fn fn, void *arg);
     /* Inserts the history row, then points the current index at it (or drops
      * the key from the current index when row->deleted). */
     sk_err (*append)(sk_conn *c, const sk_row *row);

@@ -92,7 +92,6 @@ enum {
 
 typedef enum {
     ST_GET_CURRENT,
-    ST_LIST_NAMESPACE,
     ST_APPEND_LIVE,
     ST_APPEND_TOMBSTONE,
     ST_SET_REV,
@@ -124,22 +123,6 @@ static const struct {
     [ST_GET_CURRENT] = {"get_current",
                         "SELECT " ROW_COLS " FROM sk_current c JOIN sk_history h ON h.rev = c.rev"
                         " WHERE c.resource = $1 AND c.namespace = $2 AND c.name = $3"},
-    /*
-     * sk_current is keyed by resource first, so a namespace alone has no
-     * index. This runs inside the write lock, so rather than scan every live
-     * object it walks the few distinct resources through the primary key (a
-     * recursive "loose index scan") and range-scans (resource, namespace) in
-     * each. OFFSET 0 keeps that per-resource lookup a nested loop: joined
-     * freely, the generic plan scanned all of sk_current.
-     */
-    [ST_LIST_NAMESPACE] =
-        {"list_namespace",
-         "WITH RECURSIVE r(resource) AS (SELECT min(resource) FROM sk_current UNION ALL"
-         " SELECT (SELECT min(c.resource) FROM sk_current c WHERE c.resource > r.resource)"
-         " FROM r WHERE r.resource IS NOT NULL)"
-         " SELECT h.* FROM r CROSS JOIN LATERAL (SELECT " ROW_COLS " FROM sk_current c"
-         " JOIN sk_history h ON h.rev = c.rev WHERE c.resource = r.resource AND c.namespace = $1"
-         " OFFSET 0) h ORDER BY h.resource, h.name"},
     [ST_APPEND_LIVE] =
         {"append_live",
          INSERT_HISTORY("false") "INSERT INTO sk_current (resource, namespace, name, rev)"
@@ -570,12 +553,6 @@ static sk_err pg_get_current(sk_conn *c, const char *resource, const char *ns, c
     return get_row(c, ST_GET_CURRENT, 3, values, out);
 }
 
-static sk_err pg_list_namespace(sk_conn *c, const char *ns, sk_row_fn fn, void *arg)
-{
-    const char *const values[] = {ns};
-    return visit_rows(c, ST_LIST_NAMESPACE, 1, values, fn, arg);
-}
-
 static sk_err pg_append(sk_conn *c, const sk_row *row)
 {
     SK_CHECK(row->value_len <= INT32_MAX); /* libpq lengths are int */
@@ -853,7 +830,6 @@ const sk_backend_ops sk_backend_postgres = {
     .migrate = pg_migrate,
     .begin_write = pg_begin_write,
     .get_current = pg_get_current,
-    .list_namespace = pg_list_namespace,
     .append = pg_append,
     .commit_write = pg_commit_write,
     .rollback = pg_rollback,

@@ -43,7 +43,6 @@ enum {
     ST_SET_REV,
     ST_REVISIONS,
     ST_GET_CURRENT,
-    ST_LIST_NS_KEYS,
     ST_INSERT_HISTORY,
     ST_UPSERT_CURRENT,
     ST_DELETE_CURRENT,
@@ -94,8 +93,6 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_REVISIONS] = "SELECT rev, compact_rev FROM sk_revision WHERE id = 1",
     [ST_GET_CURRENT] = "SELECT " ROW_COLS " FROM sk_current c JOIN sk_history h ON h.rev = c.rev "
                        "WHERE c.resource = ?1 AND c.namespace = ?2 AND c.name = ?3",
-    [ST_LIST_NS_KEYS] = "SELECT " ROW_COLS " FROM sk_current c JOIN sk_history h ON h.rev = c.rev "
-                        "WHERE c.namespace = ?1 ORDER BY c.resource, c.name",
     [ST_INSERT_HISTORY] =
         "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, "
         "prev_rev, deleted, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -437,15 +434,6 @@ static sk_err sqlite_get_current(sk_conn *c, const char *resource, const char *n
     bind_text(st, 2, ns);
     bind_text(st, 3, name);
     return one_row(c, st, out, "get current");
-}
-
-static sk_err sqlite_list_namespace(sk_conn *c, const char *ns, sk_row_fn fn, void *arg)
-{
-    sqlite3_stmt *st = stmt(c, ST_LIST_NS_KEYS);
-    if (!st)
-        return SK_ERR_INTERNAL;
-    bind_text(st, 1, ns);
-    return visit_rows(c, st, fn, arg, "list namespace");
 }
 
 static sk_err sqlite_append(sk_conn *c, const sk_row *row)
@@ -811,7 +799,6 @@ const sk_backend_ops sk_backend_sqlite = {
     .migrate = sqlite_migrate,
     .begin_write = sqlite_begin_write,
     .get_current = sqlite_get_current,
-    .list_namespace = sqlite_list_namespace,
     .append = sqlite_append,
     .commit_write = sqlite_commit_write,
     .rollback = sqlite_rollback,

@@ -26,7 +26,7 @@
  * writer holds the revision lock, so no other writer, in this process or
  * another sharing the database, can claim between the check and the insert;
  * the primary key of sk_allocation stands behind that. A deleted object's
- * rows go with its tombstone, so a cascade releases too.
+ * rows go with its tombstone.
  *
  * Reads borrow a pooled connection per call, so any number of threads can
  * read while the writer writes (SQLite WAL snapshots, PostgreSQL MVCC).
@@ -206,22 +206,6 @@ static sk_err append_tombstone(sk_store *s, const sk_row *cur, int64_t rev,
     return err;
 }
 
-typedef struct cascade_ctx {
-    sk_store *s;
-    int64_t *rev;
-    sk_err err;
-} cascade_ctx;
-
-static int cascade_one(void *arg, const sk_row *row)
-{
-    cascade_ctx *cc = arg;
-    cc->err = append_tombstone(cc->s, row, *cc->rev + 1, NULL, NULL);
-    if (cc->err != SK_OK)
-        return 1;
-    (*cc->rev)++;
-    return 0;
-}
-
 /* Whether w's claims are free for its key; marks those that are not.
  * SK_ERR_CONFLICT if any is taken; another error is the database's. */
 static sk_err check_claims(sk_store *s, sk_write *w)
@@ -306,16 +290,6 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
     }
 
     if (w->op == SK_WRITE_DELETE) {
-        if (w->cascade_namespace) {
-            cascade_ctx cc = {s, rev, SK_OK};
-            err = s->ops->list_namespace(s->wconn, w->name, cascade_one, &cc);
-            if (err == SK_OK)
-                err = cc.err;
-            if (err != SK_OK) {
-                *db_failed = 1;
-                goto out;
-            }
-        }
         err = append_tombstone(s, &cur, *rev + 1, w->object, &p->result);
         if (err != SK_OK) {
             *db_failed = 1;

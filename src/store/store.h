@@ -83,9 +83,6 @@ typedef struct sk_write {
     /* If non-NULL, the namespace object of this name must be live at commit
      * time, else SK_ERR_NOT_FOUND (no orphans, checked atomically). */
     const char *require_namespace;
-    /* DELETE of a namespace: first delete every object in that namespace, each
-     * with its own revision, in the same transaction. */
-    int cascade_namespace;
     /* Expiry, recorded in sk_ttl in the same transaction: > 0, the object
      * expires at this time (ms since the Unix epoch); < 0, it no longer
      * expires; 0, nothing to record. A delete always clears it. */
@@ -100,8 +97,8 @@ typedef struct sk_write {
      * lists are released), in the same transaction. If another live object
      * owns one of them, nothing is written: the write fails with
      * SK_ERR_CONFLICT and that claim's taken is set. Without set_claims an
-     * update leaves the object's allocations as they are. A DELETE (and each
-     * deletion of a namespace's cascade) releases everything the object owns.
+     * update leaves the object's allocations as they are. A DELETE releases
+     * everything the object owns.
      * claims is borrowed, written by the writer, and must outlive the write.
      */
     int set_claims;

@@ -472,7 +472,10 @@ class KubectlBasics(KubectlMixin, ServerTestCase, unittest.TestCase):
         other = self.make_ns("e2e-survivor")
         self.make_cm(other, "c1")
         kinds = "cm,secrets,sa,leases.coordination.k8s.io,events"
-        self.assertEqual(len(self.names(kinds, "-n", ns)), 5)
+        # every namespace gets its default ServiceAccount
+        wait_until(lambda: "serviceaccount/default" in self.names("sa", "-n", ns), timeout=10,
+                   what="the default ServiceAccount of %s" % ns)
+        self.assertEqual(len(self.names(kinds, "-n", ns)), 6)
 
         p = self.k("delete", "ns", ns, "--timeout=60s")
         self.assertEqual(p.returncode, 0, describe(p))
@@ -486,7 +489,8 @@ class KubectlBasics(KubectlMixin, ServerTestCase, unittest.TestCase):
                    what="objects of namespace %s to be deleted" % ns)
         # the objects stay gone when the namespace name is reused
         self.make_ns(ns)
-        self.assertEqual(self.names(kinds, "-n", ns), [])
+        self.assertEqual([n for n in self.names(kinds, "-n", ns) if n != "serviceaccount/default"],
+                         [])
         self.assertEqual(self.names("cm", "-n", other), ["configmap/c1"])
 
 

@@ -28,7 +28,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
-from server import CONFIG, Server, ServerTestCase  # noqa: E402
+from server import CONFIG, Server, ServerTestCase, wait_until  # noqa: E402
 
 RANGE = ipaddress.ip_network("10.96.0.0/12")
 FIRST = "10.96.0.1"
@@ -277,6 +277,10 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         self.create("alloc-next", svc("g", cluster_ip="10.96.0.9"), 422)
         r = self.server.request("DELETE", "/api/v1/namespaces/alloc-gone")
         self.assertEqual(r.status, 200, r)
+        # the namespace controller deletes the Service, which releases its values
+        wait_until(lambda: self.server.request(
+            "GET", "/api/v1/namespaces/alloc-gone").status == 404, timeout=30,
+            what="namespace alloc-gone to go")
         self.create("alloc-next", svc("g", "NodePort", cluster_ip="10.96.0.9",
                                       ports=[{"port": 80, "nodePort": 30099}]))
 

@@ -151,7 +151,6 @@ typedef struct wreq {
     int64_t expected_rev;
     const char *expected_uid;
     const char *require_namespace;
-    int cascade;
 } wreq;
 
 static sk_write to_write(const wreq *r)
@@ -164,7 +163,6 @@ static sk_write to_write(const wreq *r)
     w.expected_rev = r->expected_rev;
     w.expected_uid = r->expected_uid;
     w.require_namespace = r->require_namespace;
-    w.cascade_namespace = r->cascade;
     if (r->op != SK_WRITE_DELETE)
         w.object = make_object(r->ns, r->meta_name ? r->meta_name : r->name,
                                r->uid ? r->uid : "uid-0", r->payload ? r->payload : "");
@@ -614,55 +612,6 @@ static void test_require_namespace(void **state)
     r.name = "b";
     assert_int_equal(do_write(f, &r, NULL), SK_ERR_NOT_FOUND);
     assert_int_equal(current_rev(f), 3);
-}
-
-static void test_cascade_namespace_delete(void **state)
-{
-    fixture *f = *state;
-    create(f, "namespaces", "", "doomed", "");
-    create(f, "namespaces", "", "kept", "");
-    create(f, CM, "doomed", "a", "x");
-    create(f, CM, "doomed", "b", "x");
-    create(f, "secrets", "doomed", "s", "x");
-    create(f, "leases", "doomed", "l", "x");
-    create(f, CM, "kept", "a", "x");
-    create(f, CM, "", "doomed", "cluster-scoped, not in the namespace");
-    delete (f, CM, "doomed", "b");
-    int64_t before = current_rev(f); /* 9 */
-
-    sk_row row = {0};
-    wreq d = {
-        .op = SK_WRITE_DELETE, .resource = "namespaces", .ns = "", .name = "doomed", .cascade = 1};
-    assert_int_equal(do_write(f, &d, &row), SK_OK);
-    assert_true(row.deleted);
-    /* Three live objects, each with its own revision, then the namespace. */
-    assert_int_equal(row.rev, before + 4);
-    assert_int_equal(current_rev(f), before + 4);
-    sk_row_clear(&row);
-
-    rows h = {0};
-    read_history(f, &h);
-    assert_int_equal(h.n, (size_t)(before + 4));
-    for (int64_t rev = before + 1; rev <= before + 3; rev++) {
-        const sk_row *t = &h.v[rev - 1];
-        assert_int_equal(t->rev, rev);
-        assert_true(t->deleted);
-        assert_string_equal(t->ns, "doomed");
-        assert_rv_is_rev(t);
-    }
-    assert_string_equal(h.v[before + 3].resource, "namespaces");
-    assert_string_equal(h.v[before + 3].name, "doomed");
-    rows_free(&h);
-
-    get_payload(f, "doomed", "a", 0, SK_ERR_NOT_FOUND);
-    assert_int_equal(sk_store_get(f->s, "secrets", "doomed", "s", 0, &row), SK_ERR_NOT_FOUND);
-    assert_int_equal(sk_store_get(f->s, "leases", "doomed", "l", 0, &row), SK_ERR_NOT_FOUND);
-    free(get_payload(f, "kept", "a", 0, SK_OK));
-    free(get_payload(f, "", "doomed", 0, SK_OK));
-    assert_int_equal(sk_store_get(f->s, "namespaces", "", "kept", 0, &row), SK_OK);
-    sk_row_clear(&row);
-    /* The objects were there just before. */
-    free(get_payload(f, "doomed", "a", before, SK_OK));
 }
 
 static void test_history_and_revisions(void **state)
@@ -1260,20 +1209,6 @@ static void test_claims(void **state)
     assert_int_equal(c[0].taken, 0);
 }
 
-/* Deleting a namespace releases what the objects in it owned. */
-static void test_claims_cascade(void **state)
-{
-    fixture *f = *state;
-    create(f, "namespaces", "", "team", "");
-    sk_claim x[] = {{"clusterip", "10.0.0.9", 0}};
-    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "team", "svc", x, 1), SK_OK);
-    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "svc", x, 1), SK_ERR_CONFLICT);
-    wreq r = {
-        .op = SK_WRITE_DELETE, .resource = "namespaces", .ns = "", .name = "team", .cascade = 1};
-    assert_int_equal(do_write(f, &r, NULL), SK_OK);
-    assert_int_equal(write_claims(f->s, SK_WRITE_CREATE, "default", "svc", x, 1), SK_OK);
-}
-
 enum { CLAIM_THREADS = 8, CLAIMS_PER_THREAD = 30, CLAIM_VALUES = 20 };
 
 typedef struct claim_racer {
@@ -1377,7 +1312,7 @@ static void test_concurrent_migrate(void **state)
 }
 
 /* PostgreSQL: listeners get one NOTIFY per committed transaction, carrying
- * its last revision (a cascade writes several revisions in one). */
+ * its last revision. */
 static void test_postgres_notify(void **state)
 {
     fixture *f = *state;
@@ -1393,11 +1328,9 @@ static void test_postgres_notify(void **state)
     create(f, CM, "doomed", "a", "x");
     create(f, CM, "doomed", "b", "x");
     create(f, "secrets", "doomed", "c", "x");
-    wreq d = {
-        .op = SK_WRITE_DELETE, .resource = "namespaces", .ns = "", .name = "doomed", .cascade = 1};
-    assert_int_equal(do_write(f, &d, NULL), SK_OK);
+    delete (f, CM, "doomed", "b");
 
-    static const char *const want[] = {"1", "2", "3", "4", "8"};
+    static const char *const want[] = {"1", "2", "3", "4", "5"};
     size_t got = 0;
     for (int waited = 0; got < 5 && waited < 50; waited++) {
         PGnotify *n;
@@ -1897,7 +1830,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_update_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_require_namespace, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cascade_namespace_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_and_revisions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_at_revision, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_snapshot_all_namespaces, setup, teardown),
@@ -1909,7 +1841,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_concurrent_stores, setup, teardown),
         cmocka_unit_test_setup_teardown(test_database_error_isolated, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_claims_cascade, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claims_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_migrate, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_postgres_notify, setup, teardown),

@@ -1,0 +1,162 @@
+/*
+ * batch.c - see batch.h. Each queued write owns copies of its key (the
+ * writer reads them until its callback), kept in a list freed by
+ * sk_batch_finish once the last callback has run.
+ */
+#include "ctl/batch.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "kube/lifecycle.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct queued {
+    struct queued *next;
+    char *resource, *ns, *name;
+    sk_batch *batch;
+} queued;
+
+struct sk_batch {
+    sk_store *store;
+    queued *writes;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int pending;
+    int failed;
+};
+
+sk_batch *sk_batch_new(sk_store *store)
+{
+    sk_batch *b = calloc(1, sizeof *b);
+    SK_CHECK_ALLOC(b);
+    b->store = store;
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    return b;
+}
+
+static char *copy(const char *s)
+{
+    char *c = strdup(s);
+    SK_CHECK_ALLOC(c);
+    return c;
+}
+
+static void written(void *arg, sk_err err, const sk_row *row)
+{
+    (void)row;
+    queued *q = arg;
+    sk_batch *b = q->batch;
+    if (err != SK_OK && err != SK_ERR_CONFLICT && err != SK_ERR_NOT_FOUND &&
+        err != SK_ERR_ALREADY_EXISTS)
+        sk_log_warn("controller write of %s %s/%s failed: %s", q->resource, q->ns, q->name,
+                    sk_err_name(err));
+    pthread_mutex_lock(&b->mu);
+    if (err != SK_OK && err != SK_ERR_CONFLICT && err != SK_ERR_NOT_FOUND &&
+        err != SK_ERR_ALREADY_EXISTS)
+        b->failed++;
+    if (--b->pending == 0)
+        pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void submit(sk_batch *b, sk_write_op op, const sk_resource *r, const char *ns,
+                   const char *name, int64_t rev, json_t *obj)
+{
+    queued *q = calloc(1, sizeof *q);
+    SK_CHECK_ALLOC(q);
+    q->resource = copy(r->storage);
+    q->ns = copy(ns);
+    q->name = copy(name);
+    q->batch = b;
+    q->next = b->writes;
+    b->writes = q;
+    sk_write w = {
+        .op = op,
+        .resource = q->resource,
+        .ns = q->ns,
+        .name = q->name,
+        .expected_rev = rev,
+        .object = obj,
+        .require_namespace = op == SK_WRITE_CREATE && r->namespaced ? q->ns : NULL,
+    };
+    pthread_mutex_lock(&b->mu);
+    b->pending++;
+    pthread_mutex_unlock(&b->mu);
+    sk_store_write_async(b->store, &w, written, q);
+}
+
+static const char *meta_str(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+    return s ? s : "";
+}
+
+static json_t *skeleton(const sk_resource *r)
+{
+    return json_pack("{s:s, s:s}", "kind", r->kind, "apiVersion", r->api_version);
+}
+
+void sk_batch_delete(sk_batch *b, const sk_resource *r, const json_t *obj, int64_t rev,
+                     const sk_delete_options *d)
+{
+    sk_delete_plan plan;
+    json_t *updated = NULL;
+    char *msg = NULL;
+    if (sk_lifecycle_plan_delete(r, obj, d, sk_wall_s(), &plan, &updated, &msg) != SK_OK) {
+        free(msg); /* a precondition of d: the object changed, the next round decides */
+        return;
+    }
+    if (plan == SK_DELETE_PENDING)
+        return;
+    submit(b, plan == SK_DELETE_NOW ? SK_WRITE_DELETE : SK_WRITE_UPDATE, r,
+           meta_str(obj, "namespace"), meta_str(obj, "name"), rev,
+           plan == SK_DELETE_NOW ? skeleton(r) : updated);
+}
+
+void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_t *edited,
+                     int64_t rev)
+{
+    if (json_equal(old, edited)) {
+        json_decref(edited);
+        return;
+    }
+    int removes = sk_lifecycle_update_deletes(r, old, edited);
+    if (removes) {
+        json_decref(edited);
+        edited = skeleton(r);
+    }
+    submit(b, removes ? SK_WRITE_DELETE : SK_WRITE_UPDATE, r, meta_str(old, "namespace"),
+           meta_str(old, "name"), rev, edited);
+}
+
+void sk_batch_create(sk_batch *b, const sk_resource *r, const char *ns, json_t *obj)
+{
+    char *name = copy(meta_str(obj, "name"));
+    submit(b, SK_WRITE_CREATE, r, ns, name, 0, obj);
+    free(name);
+}
+
+int sk_batch_finish(sk_batch *b)
+{
+    pthread_mutex_lock(&b->mu);
+    while (b->pending > 0)
+        pthread_cond_wait(&b->cv, &b->mu);
+    int failed = b->failed;
+    pthread_mutex_unlock(&b->mu);
+    while (b->writes) {
+        queued *q = b->writes;
+        b->writes = q->next;
+        free(q->resource);
+        free(q->ns);
+        free(q->name);
+        free(q);
+    }
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    free(b);
+    return failed;
+}

@@ -1,0 +1,37 @@
+/*
+ * gc.h - the garbage collector: what kube-controller-manager's garbage
+ * collector does with metadata.ownerReferences.
+ *
+ * - A dependent whose owners are all gone (no object of the reference's
+ *   kind and name with its uid, looked up where the owner can live: the
+ *   dependent's namespace for a namespaced kind, the cluster for a
+ *   cluster-scoped one) is deleted (Background), as are the dependents of
+ *   an owner deleted with propagationPolicy Background.
+ * - An owner being deleted with the `orphan` finalizer: its references are
+ *   taken off its dependents, then the finalizer off the owner.
+ * - An owner being deleted with `foregroundDeletion`: its dependents are
+ *   deleted (Foreground if they have dependents themselves), a dependent
+ *   with other live owners only loses the reference; once no dependent with
+ *   blockOwnerDeletion is left, the finalizer goes and the owner with it.
+ * - A reference the collector cannot resolve (a kind not served, a
+ *   namespaced owner of a cluster-scoped dependent) never deletes anything.
+ *
+ * Each pass scans every resource from the watch cache, keeping only the
+ * references of objects that have some, and confirms an absent owner with
+ * a read of the store before deleting for it (the cache may lag a create).
+ * All it knows comes from stored objects, so a restart loses nothing, and
+ * every write carries the revision it was planned on (ctl/batch.h), so with
+ * several instances each deletion happens once. Healthy once a pass has
+ * scanned everything.
+ */
+#ifndef SK_CTL_GC_H
+#define SK_CTL_GC_H
+
+#include "ctl/ctl.h"
+#include "read/reader.h"
+#include "store/store.h"
+
+/* Starts the collector over store and reader (borrowed; must outlive it). */
+sk_ctl *sk_gc_start(sk_store *store, sk_reader *reader);
+
+#endif
