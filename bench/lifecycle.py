@@ -1,0 +1,172 @@
+#!/usr/bin/python3
+"""Lifecycle benchmark: how long the garbage collector and the namespace
+controller take to remove 10,000 objects, and what the server's memory
+does meanwhile.
+
+For each backend it starts a fresh `sqlkube serve` and:
+  * owner: creates one ConfigMap "owner" and N ConfigMaps that name it in
+    ownerReferences (~1 KiB each), deletes the owner (propagationPolicy
+    Background) and measures the seconds until a list of the namespace is
+    empty;
+  * namespace: creates N ConfigMaps in a fresh namespace, deletes the
+    namespace and measures the seconds until it is 404.
+For each it reports the server's RSS before the delete and its peak
+(VmHWM, reset before the delete through /proc/PID/clear_refs) while the
+controllers work. Objects are created over HTTP by 16 threads on keep-alive
+connections (not timed).
+
+Usage: bench/lifecycle.py --bin build/sqlkube [--n 10000]
+                          [--backend sqlite|postgres] [--pg-url URL]
+Prints a markdown table. Stdlib only.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Client:
+    def __init__(self, port):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def req(self, method, path, body=None):
+        data = json.dumps(body) if body is not None else None
+        self.conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+        r = self.conn.getresponse()
+        return r.status, r.read()
+
+
+def status_kb(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def reset_peak(pid):
+    # "5" resets the peak RSS (VmHWM) to the current RSS (Linux >= 4.0)
+    with open("/proc/%d/clear_refs" % pid, "w") as f:
+        f.write("5")
+
+
+def create_many(port, ns, n, owner_ref):
+    payload = "x" * 900
+    errors = []
+
+    def worker(k):
+        c = Client(port)
+        for i in range(k, n, 16):
+            meta = {"name": "cm-%06d" % i}
+            if owner_ref:
+                meta["ownerReferences"] = [owner_ref]
+            st, body = c.req("POST", "/api/v1/namespaces/%s/configmaps" % ns,
+                             {"metadata": meta, "data": {"payload": payload}})
+            if st != 201:
+                errors.append((st, body[:200]))
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(16)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    if errors:
+        raise SystemExit("creates failed: %r" % errors[:3])
+
+
+def wait_for(fn, timeout=600):
+    start = time.monotonic()
+    while not fn():
+        if time.monotonic() - start > timeout:
+            raise SystemExit("timed out")
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def run(args, backend, db_url):
+    work = tempfile.mkdtemp(prefix="sk-lbench-")
+    port = free_port()
+    cmd = [args.bin, "serve", "--listen", "127.0.0.1:%d" % port, "--data-dir", work]
+    if db_url:
+        cmd += ["--db", db_url]
+    log = open(os.path.join(work, "server.log"), "w")
+    srv = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    rows = []
+    try:
+        c = None
+        for _ in range(100):
+            try:
+                c = Client(port)
+                if c.req("GET", "/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        for ns in ("gc", "nsdel"):
+            c.req("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+        # owner with N dependents
+        st, body = c.req("POST", "/api/v1/namespaces/gc/configmaps",
+                         {"metadata": {"name": "owner"}})
+        uid = json.loads(body)["metadata"]["uid"]
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}
+        create_many(port, "gc", args.n, ref)
+        time.sleep(2)  # let the collector settle on the loaded store
+        rss = status_kb(srv.pid, "VmRSS")
+        reset_peak(srv.pid)
+        c.req("DELETE", "/api/v1/namespaces/gc/configmaps/owner",
+              {"propagationPolicy": "Background"})
+
+        def gc_done():
+            st, body = c.req("GET", "/api/v1/namespaces/gc/configmaps?limit=1")
+            return st == 200 and json.loads(body)["items"] == []
+        secs = wait_for(gc_done)
+        rows.append((backend, "owner + %d dependents (Background)" % args.n, secs, rss,
+                     status_kb(srv.pid, "VmHWM")))
+        # namespace with N objects
+        create_many(port, "nsdel", args.n, None)
+        time.sleep(2)
+        rss = status_kb(srv.pid, "VmRSS")
+        reset_peak(srv.pid)
+        c.req("DELETE", "/api/v1/namespaces/nsdel")
+        secs = wait_for(lambda: c.req("GET", "/api/v1/namespaces/nsdel")[0] == 404)
+        rows.append((backend, "namespace with %d objects" % args.n, secs, rss,
+                     status_kb(srv.pid, "VmHWM")))
+    finally:
+        srv.terminate()
+        srv.wait(30)
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/sqlkube")
+    ap.add_argument("--n", type=int, default=10000)
+    ap.add_argument("--backend", default="sqlite", choices=["sqlite", "postgres"])
+    ap.add_argument("--pg-url")
+    args = ap.parse_args()
+    if args.backend == "postgres" and not args.pg_url:
+        raise SystemExit("--pg-url is needed for postgres")
+    rows = run(args, args.backend, args.pg_url if args.backend == "postgres" else None)
+    print("| backend | deletion | seconds until the last object is gone | RSS before (MiB) "
+          "| peak RSS meanwhile (MiB) |")
+    print("|---|---|---:|---:|---:|")
+    for b, what, secs, rss, peak in rows:
+        print("| %s | %s | %.2f | %.1f | %.1f |" % (b, what, secs, rss / 1024, peak / 1024))
+
+
+if __name__ == "__main__":
+    main()
