@@ -5,6 +5,7 @@
 #include "core/buf.h"
 #include "core/check.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,32 @@ void sk_buf_go_quoted(sk_buf *b, const char *s)
             sk_buf_putc(b, (char)c);
     }
     sk_buf_putc(b, '"');
+}
+
+void sk_buf_go_float(sk_buf *b, double d)
+{
+    char e[40];
+    int prec = 1;
+    if (isnan(d) || isinf(d)) {
+        sk_buf_puts(b, isnan(d) ? "NaN" : d > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    /* The fewest significant digits that read back as d: Go's shortest. */
+    for (; prec < 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, d);
+        if (strtod(e, NULL) == d)
+            break;
+    }
+    snprintf(e, sizeof e, "%.*e", prec - 1, d);
+    char *exp_at = strchr(e, 'e');
+    int exp = atoi(exp_at + 1);
+    *exp_at = '\0';
+    /* 'g' switches to an exponent below 1e-4 and, when shortest, from 1e+06. */
+    if (exp < -4 || exp >= 6) {
+        sk_buf_printf(b, "%se%c%02d", e, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+        return;
+    }
+    sk_buf_printf(b, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
 }
 
 void sk_buf_json_string(sk_buf *b, const char *s)

@@ -32,6 +32,9 @@ void sk_buf_json_string(sk_buf *b, const char *s);
  * with: \" \\ \a \b \f \n \r \t \v, other control bytes as \xNN,
  * everything else (UTF-8 included) verbatim. */
 void sk_buf_go_quoted(sk_buf *b, const char *s);
+/* Appends d as Go's %v writes a float64 (strconv 'g', shortest): "1.5",
+ * "100000", "1e+06", "1e-05", "NaN", "+Inf". */
+void sk_buf_go_float(sk_buf *b, double d);
 void sk_buf_reset(sk_buf *b);
 /* Returns the bytes (new reference for the caller, NUL-terminated) and empties b. */
 char *sk_buf_steal(sk_buf *b, size_t *len_out);

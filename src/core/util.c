@@ -116,3 +116,8 @@ int64_t sk_parse_i64(const char *s)
     }
     return v;
 }
+
+int sk_cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}

@@ -33,5 +33,7 @@ void sk_random_bytes(void *out, size_t n);
 void sk_uuid4(char out[37]);
 /* Parses a non-negative decimal int64 with no sign, spaces or leading '+'; -1 on error. */
 int64_t sk_parse_i64(const char *s);
+/* qsort comparator for an array of const char * (strcmp order). */
+int sk_cmp_strp(const void *a, const void *b);
 
 #endif

@@ -26,6 +26,7 @@
 #include "kube/typed.h"
 #include "core/buf.h"
 #include "core/check.h"
+#include "core/util.h"
 
 #include <ctype.h>
 #include <stdint.h>
@@ -148,30 +149,161 @@ static void fe_invalid_int(sk_field_errors *fe, const char *field, json_int_t v,
     fe_invalid_rendered(fe, field, num, detail);
 }
 
-static void fe_required(sk_field_errors *fe, const char *field, const char *detail)
+/* "<Type>[: detail]" for the error types whose body never shows the value. */
+static void fe_no_value(sk_field_errors *fe, const char *reason, const char *type,
+                        const char *field, const char *detail)
 {
     sk_buf body = SK_BUF_INIT;
-    sk_buf_puts(&body, "Required value");
+    sk_buf_puts(&body, type);
     if (detail && *detail)
         sk_buf_printf(&body, ": %s", detail);
-    fe_add(fe, "FieldValueRequired", field, body.data);
+    fe_add(fe, reason, field, body.data);
     sk_buf_free(&body);
 }
 
-static void fe_forbidden(sk_field_errors *fe, const char *field, const char *detail)
+void sk_field_errors_required(sk_field_errors *fe, const char *field, const char *detail)
+{
+    fe_no_value(fe, "FieldValueRequired", "Required value", field, detail);
+}
+
+void sk_field_errors_forbidden(sk_field_errors *fe, const char *field, const char *detail)
+{
+    fe_no_value(fe, "FieldValueForbidden", "Forbidden", field, detail);
+}
+
+void sk_field_errors_too_long(sk_field_errors *fe, const char *field, long max)
+{
+    sk_buf d = SK_BUF_INIT;
+    if (max >= 0)
+        sk_buf_printf(&d, "may not be more than %ld bytes", max);
+    else
+        sk_buf_puts(&d, "value is too long");
+    fe_no_value(fe, "FieldValueTooLong", "Too long", field, d.data);
+    sk_buf_free(&d);
+}
+
+/* Go's %#v of a JSON value decoded into interface{} (int64, float64, ...). */
+static void go_sharp_v(sk_buf *b, const json_t *v)
+{
+    const char *k;
+    const json_t *e;
+    size_t i;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        /* fmt prints map keys sorted. */
+        size_t n = json_object_size(v), j = 0;
+        const char **keys = calloc(n ? n : 1, sizeof *keys);
+        SK_CHECK_ALLOC(keys);
+        json_object_foreach((json_t *)v, k, e) keys[j++] = k;
+        qsort(keys, n, sizeof *keys, sk_cmp_strp);
+        sk_buf_puts(b, "map[string]interface {}{");
+        for (j = 0; j < n; j++) {
+            if (j)
+                sk_buf_puts(b, ", ");
+            sk_buf_go_quoted(b, keys[j]);
+            sk_buf_putc(b, ':');
+            go_sharp_v(b, json_object_get(v, keys[j]));
+        }
+        sk_buf_putc(b, '}');
+        free(keys);
+        break;
+    }
+    case JSON_ARRAY:
+        sk_buf_puts(b, "[]interface {}{");
+        json_array_foreach(v, i, e)
+        {
+            if (i)
+                sk_buf_puts(b, ", ");
+            go_sharp_v(b, e);
+        }
+        sk_buf_putc(b, '}');
+        break;
+    case JSON_STRING:
+        sk_buf_go_quoted(b, json_string_value(v));
+        break;
+    case JSON_INTEGER:
+        sk_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        sk_buf_go_float(b, json_real_value(v));
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        sk_buf_puts(b, json_is_true(v) ? "true" : "false");
+        break;
+    default:
+        sk_buf_puts(b, "interface {}(nil)");
+    }
+}
+
+/* A BadValue as field.Error's body renders it: null as "null", strings
+ * quoted, numbers and booleans bare, objects and arrays as %#v. */
+static void go_bad_value(sk_buf *b, const json_t *v)
+{
+    if (!v || json_is_null(v))
+        sk_buf_go_quoted(b, "null");
+    else
+        go_sharp_v(b, v);
+}
+
+static void fe_with_value(sk_field_errors *fe, const char *reason, const char *type,
+                          const char *field, const json_t *value, const char *detail)
 {
     sk_buf body = SK_BUF_INIT;
-    sk_buf_printf(&body, "Forbidden: %s", detail);
-    fe_add(fe, "FieldValueForbidden", field, body.data);
+    sk_buf_printf(&body, "%s: ", type);
+    go_bad_value(&body, value);
+    if (detail && *detail)
+        sk_buf_printf(&body, ": %s", detail);
+    fe_add(fe, reason, field, body.data);
     sk_buf_free(&body);
 }
 
-static void fe_too_long(sk_field_errors *fe, const char *field, int max)
+void sk_field_errors_invalid_json(sk_field_errors *fe, const char *field, const json_t *value,
+                                  const char *detail)
+{
+    fe_with_value(fe, "FieldValueInvalid", "Invalid value", field, value, detail);
+}
+
+void sk_field_errors_type_invalid(sk_field_errors *fe, const char *field, const json_t *value,
+                                  const char *detail)
+{
+    fe_with_value(fe, "FieldValueTypeInvalid", "Invalid value", field, value, detail);
+}
+
+void sk_field_errors_duplicate(sk_field_errors *fe, const char *field, const json_t *value)
+{
+    fe_with_value(fe, "FieldValueDuplicate", "Duplicate value", field, value, NULL);
+}
+
+void sk_field_errors_too_many(sk_field_errors *fe, const char *field, long actual, long max)
 {
     sk_buf body = SK_BUF_INIT;
-    sk_buf_printf(&body, "Too long: must have at most %d bytes", max);
-    fe_add(fe, "FieldValueTooLong", field, body.data);
+    sk_buf_puts(&body, "Too many");
+    if (actual >= 0)
+        sk_buf_printf(&body, ": %ld", actual);
+    if (max >= 0)
+        sk_buf_printf(&body, ": must have at most %ld items", max);
+    else
+        sk_buf_puts(&body, ": has too many items");
+    fe_add(fe, "FieldValueTooMany", field, body.data);
     sk_buf_free(&body);
+}
+
+void sk_field_errors_not_supported(sk_field_errors *fe, const char *field, const json_t *value,
+                                   const char *const *supported, size_t n)
+{
+    sk_buf d = SK_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        sk_buf_puts(&d, i ? ", " : "supported values: ");
+        sk_buf_go_quoted(&d, supported[i]);
+    }
+    fe_with_value(fe, "FieldValueNotSupported", "Unsupported value", field, value, d.data);
+    sk_buf_free(&d);
+}
+
+const json_t *sk_field_errors_causes(const sk_field_errors *fe)
+{
+    return fe->causes;
 }
 
 char *sk_field_errors_message(const sk_field_errors *fe)
@@ -526,15 +658,15 @@ static void validate_meta(sk_field_errors *fe, const json_t *obj, int namespaced
     if (gen && *gen)
         invalid_each(fe, "metadata.generateName", gen, msgs, name_msgs(rule, gen, 1, msgs));
     if (!name || !*name)
-        fe_required(fe, "metadata.name", "name or generateName is required");
+        sk_field_errors_required(fe, "metadata.name", "name or generateName is required");
     else
         invalid_each(fe, "metadata.name", name, msgs, name_msgs(rule, name, 0, msgs));
     if (namespaced && (!ns || !*ns))
-        fe_required(fe, "metadata.namespace", "");
+        sk_field_errors_required(fe, "metadata.namespace", "");
     else if (namespaced)
         invalid_each(fe, "metadata.namespace", ns, msgs, label_msgs(ns, msgs));
     else if (ns && *ns)
-        fe_forbidden(fe, "metadata.namespace", "not allowed on this type");
+        sk_field_errors_forbidden(fe, "metadata.namespace", "not allowed on this type");
     if (generation && json_integer_value(generation) < 0)
         fe_invalid_int(fe, "metadata.generation", json_integer_value(generation),
                        "must be greater than or equal to 0");
@@ -557,7 +689,7 @@ static void validate_meta(sk_field_errors *fe, const json_t *obj, int namespaced
         ann_size += strlen(k) + (json_string_value(v) ? json_string_length(v) : 0);
     }
     if (ann_size > MAX_ANNOTATIONS_SIZE)
-        fe_too_long(fe, "metadata.annotations", MAX_ANNOTATIONS_SIZE);
+        sk_field_errors_too_long(fe, "metadata.annotations", MAX_ANNOTATIONS_SIZE);
     validate_owner_refs(fe, at(obj, "metadata.ownerReferences"));
     validate_finalizers(fe, at(obj, "metadata.finalizers"), "metadata.finalizers");
     if (kube)
@@ -622,11 +754,11 @@ static void validate_immutable(sk_field_errors *fe, const json_t *obj, const jso
     if (!old || !is_true(old, "immutable"))
         return;
     if (!is_true(obj, "immutable"))
-        fe_forbidden(fe, "immutable", msg_immutable_set);
+        sk_field_errors_forbidden(fe, "immutable", msg_immutable_set);
     for (; *fields; fields++) {
         const json_t *a = at(obj, *fields), *b = at(old, *fields);
         if ((a || b) && !(a && b && json_equal(a, b)))
-            fe_forbidden(fe, *fields, msg_immutable_set);
+            sk_field_errors_forbidden(fe, *fields, msg_immutable_set);
     }
 }
 
@@ -664,7 +796,7 @@ static void validate_configmap(sk_field_errors *fe, const json_t *obj, const jso
         validate_data_keys(fe, data, "data", 0, binary, "duplicate of key present in binaryData");
     total += validate_data_keys(fe, binary, "binaryData", 1, NULL, NULL);
     if (total > MAX_OBJECT_SIZE)
-        fe_too_long(fe, "[]", MAX_OBJECT_SIZE);
+        sk_field_errors_too_long(fe, "[]", MAX_OBJECT_SIZE);
 }
 
 static void validate_secret(sk_field_errors *fe, const json_t *obj, const json_t *old)
@@ -693,7 +825,7 @@ static void validate_secret(sk_field_errors *fe, const json_t *obj, const json_t
     total += validate_data_keys(fe, rest, "data", 1, NULL, NULL);
     json_decref(rest);
     if (total > MAX_OBJECT_SIZE)
-        fe_too_long(fe, "data", MAX_OBJECT_SIZE);
+        sk_field_errors_too_long(fe, "data", MAX_OBJECT_SIZE);
 
     /* Keys each well-known type requires (in data or stringData). */
     static const struct {
@@ -712,7 +844,7 @@ static void validate_secret(sk_field_errors *fe, const json_t *obj, const json_t
         const char *sa =
             json_string_value(json_object_get(ann, "kubernetes.io/service-account.name"));
         if (!sa || !*sa)
-            fe_required(fe, "metadata.annotations[kubernetes.io/service-account.name]", "");
+            sk_field_errors_required(fe, "metadata.annotations[kubernetes.io/service-account.name]", "");
         return;
     }
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
@@ -726,7 +858,7 @@ static void validate_secret(sk_field_errors *fe, const json_t *obj, const json_t
             if (required[i].any ? present == 0 : missing) {
                 sk_buf field = SK_BUF_INIT;
                 sk_buf_printf(&field, "data[%s]", *key);
-                fe_required(fe, field.data, "");
+                sk_field_errors_required(fe, field.data, "");
                 sk_buf_free(&field);
             }
         }
@@ -765,7 +897,7 @@ static void validate_lease(sk_field_errors *fe, const json_t *obj)
         fe_invalid_int(fe, "spec.leaseTransitions", json_integer_value(transitions),
                        "must to greater or equal than 0");
     if (preferred && *preferred && (!strategy || !*strategy))
-        fe_forbidden(fe, "spec.preferredHolder", "may only be specified if `strategy` is defined");
+        sk_field_errors_forbidden(fe, "spec.preferredHolder", "may only be specified if `strategy` is defined");
 }
 
 static void too_long_invalid(sk_field_errors *fe, const char *field, const char *v, size_t limit)
@@ -795,7 +927,7 @@ static void validate_event_legacy(sk_field_errors *fe, const json_t *obj)
             sk_field_errors_invalid(fe, "involvedObject.namespace", ins,
                                     "does not match event.namespace");
         if (!controller || !*controller)
-            fe_required(fe, "reportingComponent", "");
+            sk_field_errors_required(fe, "reportingComponent", "");
         controller = controller ? controller : "";
         invalid_each(fe, "reportingComponent", controller, msgs,
                      sk_validate_qualified_name(controller, msgs));
@@ -803,7 +935,7 @@ static void validate_event_legacy(sk_field_errors *fe, const json_t *obj)
         for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
             const char *v = str_at(obj, required[i]);
             if (!v || !*v)
-                fe_required(fe, required[i], "");
+                sk_field_errors_required(fe, required[i], "");
             too_long_invalid(fe, required[i], v, EVENT_FIELD_LIMIT);
         }
         too_long_invalid(fe, "message", str_at(obj, "message"), EVENT_NOTE_LIMIT);
@@ -827,21 +959,16 @@ static void fe_typed(sk_field_errors *fe, const char *reason, const char *field,
     fe_add(fe, reason, field, body);
 }
 
-/* field.NotSupported for a string value and its supported values. */
+/* field.NotSupported for a string value and its supported values (NULL-ended). */
 static void fe_not_supported(sk_field_errors *fe, const char *field, const char *value,
                              const char *const *supported)
 {
-    sk_buf b = SK_BUF_INIT;
-    sk_buf_puts(&b, "Unsupported value: ");
-    sk_buf_go_quoted(&b, value);
-    sk_buf_puts(&b, ": supported values: ");
-    for (size_t i = 0; supported[i]; i++) {
-        if (i)
-            sk_buf_puts(&b, ", ");
-        sk_buf_go_quoted(&b, supported[i]);
-    }
-    fe_typed(fe, "FieldValueNotSupported", field, b.data);
-    sk_buf_free(&b);
+    size_t n = 0;
+    json_t *v = json_string_nocheck(value);
+    while (supported[n])
+        n++;
+    sk_field_errors_not_supported(fe, field, v, supported, n);
+    json_decref(v);
 }
 
 /* Go's %#v of a map[string]string: keys sorted, `map[string]string(nil)` when nil. */
@@ -1000,7 +1127,7 @@ static void validate_containers(sk_field_errors *fe, const json_t *list, const c
     size_t i;
     const json_t *c;
     if (required && json_array_size(list) == 0)
-        fe_required(fe, path, "");
+        sk_field_errors_required(fe, path, "");
     json_array_foreach(list, i, c)
     {
         const char *name = str_at(c, "name");
@@ -1008,7 +1135,7 @@ static void validate_containers(sk_field_errors *fe, const json_t *list, const c
         sk_buf field = SK_BUF_INIT;
         sk_buf_printf(&field, "%s[%zu].name", path, i);
         if (!name || !*name) {
-            fe_required(fe, field.data, "");
+            sk_field_errors_required(fe, field.data, "");
         } else {
             invalid_each(fe, field.data, name, msgs, label_msgs(name, msgs));
             if (json_object_get(names, name)) {
@@ -1023,7 +1150,7 @@ static void validate_containers(sk_field_errors *fe, const json_t *list, const c
         field.len = 0;
         sk_buf_printf(&field, "%s[%zu].image", path, i);
         if (!image || !*image)
-            fe_required(fe, field.data, "");
+            sk_field_errors_required(fe, field.data, "");
         sk_buf_free(&field);
     }
 }
@@ -1076,7 +1203,7 @@ static void validate_workload(sk_field_errors *fe, const workload_rule *w, const
     if (w->selector_at) {
         const json_t *sel = at(obj, w->selector_at);
         if (!sel && w->selector_required) {
-            fe_required(fe, w->selector_at, "");
+            sk_field_errors_required(fe, w->selector_at, "");
         } else if (sel && selector_empty(sel) && w->empty_selector) {
             sk_buf v = SK_BUF_INIT;
             go_label_selector(&v, sel);
@@ -1096,7 +1223,7 @@ static void validate_workload(sk_field_errors *fe, const workload_rule *w, const
         supported |= strcmp(*p, policy) == 0;
     sk_buf_printf(&field, ".restartPolicy");
     if (w->restart_required && (!*policy || strcmp(policy, "Always") == 0))
-        fe_required(fe, field.data, "valid values: \"OnFailure\", \"Never\"");
+        sk_field_errors_required(fe, field.data, "valid values: \"OnFailure\", \"Never\"");
     else if (!supported)
         fe_not_supported(fe, field.data, policy, w->restart_policies);
     sk_buf_free(&field);
@@ -1147,7 +1274,7 @@ static void validate_workload_update(sk_field_errors *fe, const sk_resource *r, 
             json_object_del(b, mutable_fields[i]);
         }
         if (!same_value(a, b))
-            fe_forbidden(fe, "spec",
+            sk_field_errors_forbidden(fe, "spec",
                          "updates to statefulset spec for fields other than 'replicas', "
                          "'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
                          "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
@@ -1184,7 +1311,7 @@ static void validate_pod_update(sk_field_errors *fe, const json_t *obj, const js
         json_array_foreach(cb, i, c) json_object_del(c, "image");
     }
     if (!same_value(a, b))
-        fe_forbidden(fe, "spec", msg_pod_update);
+        sk_field_errors_forbidden(fe, "spec", msg_pod_update);
     json_decref(a);
     json_decref(b);
 }
@@ -1198,7 +1325,7 @@ static void validate_service(sk_field_errors *fe, const json_t *obj, const json_
     const json_t *ports = at(obj, "spec.ports"), *p;
     size_t i;
     if (json_array_size(ports) == 0 && strcmp(ip, "None") != 0 && strcmp(type, "ExternalName") != 0)
-        fe_required(fe, "spec.ports", "");
+        sk_field_errors_required(fe, "spec.ports", "");
     json_array_foreach(ports, i, p)
     {
         sk_buf field = SK_BUF_INIT;
@@ -1206,7 +1333,7 @@ static void validate_service(sk_field_errors *fe, const json_t *obj, const json_
         json_int_t port = json_integer_value(json_object_get(p, "port"));
         if (json_array_size(ports) > 1 && (!name || !*name)) {
             sk_buf_printf(&field, "spec.ports[%zu].name", i);
-            fe_required(fe, field.data, "");
+            sk_field_errors_required(fe, field.data, "");
         }
         if (port < 1 || port > 65535) {
             field.len = 0;
@@ -1246,7 +1373,7 @@ static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
     const char *type = str_at(obj, "type") ? str_at(obj, "type") : "";
     validate_meta(fe, obj, 1, NAME_SUBDOMAIN, 1);
     if (!at(obj, "eventTime"))
-        fe_required(fe, "eventTime", "");
+        sk_field_errors_required(fe, "eventTime", "");
     if (strcmp(type, "Normal") != 0 && strcmp(type, "Warning") != 0) {
         sk_buf d = SK_BUF_INIT;
         sk_buf_printf(&d, "has invalid value: %s", type);

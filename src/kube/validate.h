@@ -66,6 +66,33 @@ size_t sk_field_errors_count(const sk_field_errors *fe);
 /* field.Invalid with a string value: `<field>: Invalid value: "<value>": <detail>`. */
 void sk_field_errors_invalid(sk_field_errors *fe, const char *field, const char *value,
                              const char *detail);
+/*
+ * The other field.Error constructors, bodies as apimachinery 1.32 renders
+ * them. A json_t value (borrowed; NULL = JSON null) is the BadValue as Go
+ * decodes it into interface{} and prints it: strings %q, numbers and
+ * booleans %v, null "null", objects and arrays %#v
+ * (`map[string]interface {}{"a":1}`).
+ */
+/* `<field>: Required value[: <detail>]` */
+void sk_field_errors_required(sk_field_errors *fe, const char *field, const char *detail);
+/* `<field>: Forbidden: <detail>` */
+void sk_field_errors_forbidden(sk_field_errors *fe, const char *field, const char *detail);
+/* `<field>: Too long: may not be more than <max> bytes` (max < 0: "value is too long"). */
+void sk_field_errors_too_long(sk_field_errors *fe, const char *field, long max);
+/* `<field>: Too many: <actual>: must have at most <max> items` (either < 0: left out). */
+void sk_field_errors_too_many(sk_field_errors *fe, const char *field, long actual, long max);
+/* field.Invalid / field.TypeInvalid (reason FieldValueTypeInvalid, same body). */
+void sk_field_errors_invalid_json(sk_field_errors *fe, const char *field, const json_t *value,
+                                  const char *detail);
+void sk_field_errors_type_invalid(sk_field_errors *fe, const char *field, const json_t *value,
+                                  const char *detail);
+/* `<field>: Duplicate value: <value>` */
+void sk_field_errors_duplicate(sk_field_errors *fe, const char *field, const json_t *value);
+/* `<field>: Unsupported value: <value>: supported values: "a", "b"` (n == 0: no detail). */
+void sk_field_errors_not_supported(sk_field_errors *fe, const char *field, const json_t *value,
+                                   const char *const *supported, size_t n);
+/* The errors as Status causes [{reason,message,field}] (borrowed, lives as long as fe). */
+const json_t *sk_field_errors_causes(const sk_field_errors *fe);
 /* The aggregate message (new string); fe must not be empty. */
 char *sk_field_errors_message(const sk_field_errors *fe);
 

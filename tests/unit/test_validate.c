@@ -166,7 +166,7 @@ static void test_configmap_data(void **state)
     char *msg = NULL;
     assert_int_equal(sk_validate_object(cm, o, NULL, &causes, &msg), SK_ERR_INVALID);
     assert_string_equal(
-        msg, "ConfigMap \"big\" is invalid: []: Too long: must have at most 1048576 bytes");
+        msg, "ConfigMap \"big\" is invalid: []: Too long: may not be more than 1048576 bytes");
     assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "reason")),
                         "FieldValueTooLong");
     free(msg);
@@ -247,8 +247,8 @@ static void test_metadata(void **state)
     json_t *causes = NULL;
     char *msg = NULL;
     assert_int_equal(sk_validate_object(cm, o, NULL, &causes, &msg), SK_ERR_INVALID);
-    assert_string_equal(msg, "ConfigMap \"c\" is invalid: metadata.annotations: Too long: must "
-                             "have at most 262144 bytes");
+    assert_string_equal(msg, "ConfigMap \"c\" is invalid: metadata.annotations: Too long: may "
+                             "not be more than 262144 bytes");
     free(msg);
     json_decref(causes);
     json_decref(o);
