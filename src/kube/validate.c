@@ -616,17 +616,26 @@ static void validate_kube_finalizers(sk_field_errors *fe, const json_t *list, co
     }
 }
 
-static void validate_owner_refs(sk_field_errors *fe, const json_t *refs)
+/* The field path "<base>.<name>", built in the caller's buffer. */
+static const char *sub(sk_buf *b, const char *base, const char *name)
+{
+    sk_buf_reset(b);
+    sk_buf_printf(b, "%s.%s", base, name);
+    return b->data;
+}
+
+static void validate_owner_refs(sk_field_errors *fe, const json_t *refs, const char *base)
 {
     static const struct {
         const char *key, *field, *detail;
     } required[] = {
-        {"kind", "metadata.ownerReferences.kind", "kind must not be empty"},
-        {"name", "metadata.ownerReferences.name", "name must not be empty"},
-        {"uid", "metadata.ownerReferences.uid", "uid must not be empty"},
+        {"kind", "ownerReferences.kind", "kind must not be empty"},
+        {"name", "ownerReferences.name", "name must not be empty"},
+        {"uid", "ownerReferences.uid", "uid must not be empty"},
     };
     size_t i;
     const json_t *ref;
+    sk_buf f = SK_BUF_INIT;
     json_array_foreach(refs, i, ref)
     {
         const char *api = str_at(ref, "apiVersion") ? str_at(ref, "apiVersion") : "";
@@ -634,66 +643,92 @@ static void validate_owner_refs(sk_field_errors *fe, const json_t *refs)
         /* schema.ParseGroupVersion: "v", "g/v"; anything else has no version. */
         int has_version = slash ? slash[1] != '\0' && !strchr(slash + 1, '/') : *api != '\0';
         if (!has_version)
-            sk_field_errors_invalid(fe, "metadata.ownerReferences.apiVersion", api,
+            sk_field_errors_invalid(fe, sub(&f, base, "ownerReferences.apiVersion"), api,
                                     "version must not be empty");
         for (size_t k = 0; k < sizeof required / sizeof required[0]; k++) {
             const char *v = str_at(ref, required[k].key);
             if (!v || !*v)
-                sk_field_errors_invalid(fe, required[k].field, v ? v : "", required[k].detail);
+                sk_field_errors_invalid(fe, sub(&f, base, required[k].field), v ? v : "",
+                                        required[k].detail);
         }
     }
+    sk_buf_free(&f);
 }
 
-/* apimachinery ValidateObjectMeta (plus core's finalizer check if kube). */
-static void validate_meta(sk_field_errors *fe, const json_t *obj, int namespaced, name_rule rule,
-                          int kube)
+/* apimachinery ValidateObjectMeta of meta (the metadata object, may be
+ * NULL) at field path at (plus core's finalizer check if kube). */
+static void validate_meta_at(sk_field_errors *fe, const json_t *meta, const char *base,
+                             int namespaced, name_rule rule, int kube)
 {
     const char *msgs[SK_VALIDATE_MAX_MSGS];
-    const char *gen = str_at(obj, "metadata.generateName");
-    const char *name = str_at(obj, "metadata.name");
-    const char *ns = str_at(obj, "metadata.namespace");
-    const json_t *generation = at(obj, "metadata.generation");
+    const char *gen = str_at(meta, "generateName");
+    const char *name = str_at(meta, "name");
+    const char *ns = str_at(meta, "namespace");
+    const json_t *generation = at(meta, "generation");
     const char *k;
     const json_t *v;
+    sk_buf f = SK_BUF_INIT;
     if (gen && *gen)
-        invalid_each(fe, "metadata.generateName", gen, msgs, name_msgs(rule, gen, 1, msgs));
+        invalid_each(fe, sub(&f, base, "generateName"), gen, msgs, name_msgs(rule, gen, 1, msgs));
     if (!name || !*name)
-        sk_field_errors_required(fe, "metadata.name", "name or generateName is required");
+        sk_field_errors_required(fe, sub(&f, base, "name"), "name or generateName is required");
     else
-        invalid_each(fe, "metadata.name", name, msgs, name_msgs(rule, name, 0, msgs));
+        invalid_each(fe, sub(&f, base, "name"), name, msgs, name_msgs(rule, name, 0, msgs));
     if (namespaced && (!ns || !*ns))
-        sk_field_errors_required(fe, "metadata.namespace", "");
+        sk_field_errors_required(fe, sub(&f, base, "namespace"), "");
     else if (namespaced)
-        invalid_each(fe, "metadata.namespace", ns, msgs, label_msgs(ns, msgs));
+        invalid_each(fe, sub(&f, base, "namespace"), ns, msgs, label_msgs(ns, msgs));
     else if (ns && *ns)
-        sk_field_errors_forbidden(fe, "metadata.namespace", "not allowed on this type");
+        sk_field_errors_forbidden(fe, sub(&f, base, "namespace"), "not allowed on this type");
     if (generation && json_integer_value(generation) < 0)
-        fe_invalid_int(fe, "metadata.generation", json_integer_value(generation),
+        fe_invalid_int(fe, sub(&f, base, "generation"), json_integer_value(generation),
                        "must be greater than or equal to 0");
-    json_object_foreach((json_t *)at(obj, "metadata.labels"), k, v)
+    json_object_foreach((json_t *)at(meta, "labels"), k, v)
     {
         const char *val = json_string_value(v) ? json_string_value(v) : "";
-        invalid_each(fe, "metadata.labels", k, msgs, sk_validate_qualified_name(k, msgs));
-        invalid_each(fe, "metadata.labels", val, msgs, sk_validate_label_value(val, msgs));
+        invalid_each(fe, sub(&f, base, "labels"), k, msgs, sk_validate_qualified_name(k, msgs));
+        invalid_each(fe, sub(&f, base, "labels"), val, msgs, sk_validate_label_value(val, msgs));
     }
     size_t ann_size = 0;
-    json_object_foreach((json_t *)at(obj, "metadata.annotations"), k, v)
+    json_object_foreach((json_t *)at(meta, "annotations"), k, v)
     {
         /* Annotation keys are qualified names, case-insensitively. */
         char *lower = strdup(k);
         SK_CHECK_ALLOC(lower);
         for (char *c = lower; *c; c++)
             *c = (char)tolower((unsigned char)*c);
-        invalid_each(fe, "metadata.annotations", k, msgs, sk_validate_qualified_name(lower, msgs));
+        invalid_each(fe, sub(&f, base, "annotations"), k, msgs,
+                     sk_validate_qualified_name(lower, msgs));
         free(lower);
         ann_size += strlen(k) + (json_string_value(v) ? json_string_length(v) : 0);
     }
     if (ann_size > MAX_ANNOTATIONS_SIZE)
-        sk_field_errors_too_long(fe, "metadata.annotations", MAX_ANNOTATIONS_SIZE);
-    validate_owner_refs(fe, at(obj, "metadata.ownerReferences"));
-    validate_finalizers(fe, at(obj, "metadata.finalizers"), "metadata.finalizers");
+        sk_field_errors_too_long(fe, sub(&f, base, "annotations"), MAX_ANNOTATIONS_SIZE);
+    validate_owner_refs(fe, at(meta, "ownerReferences"), base);
+    validate_finalizers(fe, at(meta, "finalizers"), sub(&f, base, "finalizers"));
     if (kube)
-        validate_kube_finalizers(fe, at(obj, "metadata.finalizers"), "metadata.finalizers");
+        validate_kube_finalizers(fe, at(meta, "finalizers"), sub(&f, base, "finalizers"));
+    sk_buf_free(&f);
+}
+
+static void validate_meta(sk_field_errors *fe, const json_t *obj, int namespaced, name_rule rule,
+                          int kube)
+{
+    validate_meta_at(fe, at(obj, "metadata"), "metadata", namespaced, rule, kube);
+}
+
+void sk_validate_embedded_meta(sk_field_errors *fe, const json_t *meta, const char *base)
+{
+    const char *ns = str_at(meta, "namespace");
+    const char *name = str_at(meta, "name");
+    json_t *named = NULL;
+    if (!name || !*name) {
+        named = json_is_object(meta) ? json_copy((json_t *)meta) : json_object();
+        json_object_set_new(named, "name", json_string("fakename"));
+        meta = named;
+    }
+    validate_meta_at(fe, meta, base, ns && *ns, NAME_PATH_SEGMENT, 0);
+    json_decref(named);
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -53,13 +53,20 @@ const char *sk_validate_dns1123_label(const char *s);
 size_t sk_validate_qualified_name(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
 size_t sk_validate_label_value(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
 
+typedef struct sk_field_errors sk_field_errors;
+
+/* ValidateObjectMeta as kube runs it on the metadata (borrowed, an object)
+ * of an x-kubernetes-embedded-resource at field path at
+ * ("spec.template.metadata"): names are path segments, a namespace is
+ * checked only when set. An empty name is not an error (kube validates a
+ * stand-in name). */
+void sk_validate_embedded_meta(sk_field_errors *fe, const json_t *meta, const char *at);
+
 /*
  * A list of field errors rendered like k8s.io/apimachinery field.ErrorList:
  * each error is "<field>: <body>", the aggregate is the single message, or
  * the de-duplicated messages joined by ", " inside "[...]".
  */
-typedef struct sk_field_errors sk_field_errors;
-
 sk_field_errors *sk_field_errors_new(void);
 void sk_field_errors_free(sk_field_errors *fe);
 size_t sk_field_errors_count(const sk_field_errors *fe);
