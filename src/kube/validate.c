@@ -306,6 +306,52 @@ const json_t *sk_field_errors_causes(const sk_field_errors *fe)
     return fe->causes;
 }
 
+void sk_field_errors_invalid_rendered(sk_field_errors *fe, const char *field, const char *value,
+                                      const char *detail)
+{
+    fe_invalid_rendered(fe, field, value, detail);
+}
+
+void sk_field_errors_append(sk_field_errors *dst, const sk_field_errors *src)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        const json_t *c = json_array_get(src->causes, i);
+        dst->msgs = realloc(dst->msgs, (dst->n + 1) * sizeof *dst->msgs);
+        SK_CHECK_ALLOC(dst->msgs);
+        dst->msgs[dst->n] = strdup(src->msgs[i]);
+        SK_CHECK_ALLOC(dst->msgs[dst->n]);
+        dst->n++;
+        json_array_append_new(dst->causes, json_deep_copy(c));
+    }
+}
+
+typedef struct {
+    char *msg;
+    json_t *cause;
+} fe_entry;
+
+static int by_msg(const void *a, const void *b)
+{
+    const fe_entry *x = a, *y = b;
+    return strcmp(x->msg, y->msg);
+}
+
+void sk_field_errors_sort(sk_field_errors *fe)
+{
+    fe_entry *e = calloc(fe->n ? fe->n : 1, sizeof *e);
+    SK_CHECK_ALLOC(e);
+    for (size_t i = 0; i < fe->n; i++)
+        e[i] = (fe_entry){fe->msgs[i], json_incref(json_array_get(fe->causes, i))};
+    /* Stable enough: equal messages are the same error. */
+    qsort(e, fe->n, sizeof *e, by_msg);
+    json_array_clear(fe->causes);
+    for (size_t i = 0; i < fe->n; i++) {
+        fe->msgs[i] = e[i].msg;
+        json_array_append_new(fe->causes, e[i].cause);
+    }
+    free(e);
+}
+
 char *sk_field_errors_message(const sk_field_errors *fe)
 {
     sk_buf out = SK_BUF_INIT;
@@ -483,6 +529,11 @@ static size_t dns1035_msgs(const char *s, const char **msgs)
     if (!match_dns_label(s, len) || !(s[0] >= 'a' && s[0] <= 'z'))
         msgs[n++] = msg_dns1035;
     return n;
+}
+
+size_t sk_validate_dns1035_label(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS])
+{
+    return dns1035_msgs(s, msgs);
 }
 
 /* Messages for name; prefix is set for generateName, whose trailing '-' is

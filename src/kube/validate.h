@@ -52,6 +52,8 @@ const char *sk_validate_dns1123_label(const char *s);
 #define SK_VALIDATE_MAX_MSGS 4
 size_t sk_validate_qualified_name(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
 size_t sk_validate_label_value(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
+/* The same for IsDNS1035Label. */
+size_t sk_validate_dns1035_label(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
 
 typedef struct sk_field_errors sk_field_errors;
 
@@ -98,6 +100,13 @@ void sk_field_errors_duplicate(sk_field_errors *fe, const char *field, const jso
 /* `<field>: Unsupported value: <value>: supported values: "a", "b"` (n == 0: no detail). */
 void sk_field_errors_not_supported(sk_field_errors *fe, const char *field, const json_t *value,
                                    const char *const *supported, size_t n);
+/* field.Invalid whose value is already rendered as Go would (`[]string{"a"}`). */
+void sk_field_errors_invalid_rendered(sk_field_errors *fe, const char *field, const char *value,
+                                      const char *detail);
+/* Appends copies of src's errors to dst. */
+void sk_field_errors_append(sk_field_errors *dst, const sk_field_errors *src);
+/* Orders the errors by their "<field>: <body>" text, as kube sorts some lists. */
+void sk_field_errors_sort(sk_field_errors *fe);
 /* The errors as Status causes [{reason,message,field}] (borrowed, lives as long as fe). */
 const json_t *sk_field_errors_causes(const sk_field_errors *fe);
 /* The aggregate message (new string); fe must not be empty. */

@@ -1,0 +1,3041 @@
+/*
+ * structural.c - CRD openAPIV3Schema handling, after
+ * k8s.io/apiextensions-apiserver 1.32 (pkg/apiserver/schema: structural,
+ * validation, complete, defaulting, pruning, objectmeta, listtype;
+ * pkg/apis/apiextensions/validation for the CRD-side checks) and
+ * k8s.io/kube-openapi's validate package for value validation.
+ *
+ * Two views of one schema. The compiled copy of the JSON (s->schema) is
+ * what kube-openapi validates against: value validation walks it as
+ * written, allOf/anyOf/oneOf/not included. The node tree is kube's
+ * Structural: type, properties, items, additionalProperties, default,
+ * nullable and the x-kubernetes-* extensions, which defaulting, pruning,
+ * embedded-resource metadata and list-type checks follow. Nodes point into
+ * the copy, so the copy lives as long as the compiled schema.
+ *
+ * Order of compile errors is kube's: the root-nullable check, then the
+ * structural errors sorted by text (or, when there are none, the default
+ * checks), then the CRD-side checks in schema order. Where kube iterates a
+ * Go map (properties), this module takes properties in schema order and
+ * sorted where kube sorts.
+ *
+ * Deviations kept on purpose (see the comments at each): patterns are POSIX
+ * extended regular expressions translated from RE2 (\d, (?i), (?:),
+ * escapes inside brackets, lazy quantifiers; no \p{..}, bytes not runes
+ * for "."); the error text of an invalid pattern is regerror's; formats
+ * hostname, email, uri, duration and creditcard are close approximations;
+ * anyOf/oneOf best-failure selection follows kube-openapi's match count as
+ * far as this module's validators count alike; defaults inside embedded
+ * metadata get value validation only; CEL rules are detected, not run.
+ */
+#include "kube/structural.h"
+#include "kube/schema.h"
+#include "core/buf.h"
+#include "core/check.h"
+#include "core/utf8.h"
+#include "core/util.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- compiled form ----------------------------------------------------- */
+
+typedef struct node node;
+
+typedef struct {
+    const char *name;
+    node *schema;
+} prop;
+
+struct node {
+    const json_t *raw;      /* this schema in s->schema */
+    const char *type;       /* "" when unset */
+    int nullable, preserve, embedded, int_or_string;
+    const char *list_type;  /* NULL when unset */
+    const json_t *map_keys; /* x-kubernetes-list-map-keys or NULL */
+    const json_t *dflt;     /* NULL when unset or null */
+    prop *props;            /* schema order */
+    size_t nprops;
+    int has_ap; /* additionalProperties given (a schema or a boolean) */
+    node *ap;   /* its schema; NULL for a boolean */
+    node *items;
+};
+
+typedef struct {
+    const json_t *key; /* the pattern string in s->schema */
+    regex_t re;
+} pattern;
+
+struct sk_structural {
+    json_t *schema;
+    node *root;
+    pattern *patterns; /* sorted by key */
+    size_t npatterns;
+    int cel;
+};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* A keyword of schema sch; NULL when absent or null (Go decodes null as unset). */
+static const json_t *kw(const json_t *sch, const char *name)
+{
+    const json_t *v = json_is_object(sch) ? json_object_get(sch, name) : NULL;
+    return json_is_null(v) ? NULL : v;
+}
+
+static const char *kw_str(const json_t *sch, const char *name)
+{
+    const char *s = json_string_value(kw(sch, name));
+    return s ? s : "";
+}
+
+static int kw_true(const json_t *sch, const char *name)
+{
+    return json_is_true(kw(sch, name));
+}
+
+static void trunc_to(sk_buf *b, size_t n)
+{
+    b->len = n;
+    if (b->data)
+        b->data[n] = '\0';
+}
+
+/* field.Path Child / Key / Index appended to p; returns the old length. */
+static size_t child(sk_buf *p, const char *name)
+{
+    size_t mark = p->len;
+    if (p->len)
+        sk_buf_putc(p, '.');
+    sk_buf_puts(p, name);
+    return mark;
+}
+
+static size_t key(sk_buf *p, const char *k)
+{
+    size_t mark = p->len;
+    sk_buf_printf(p, "[%s]", k);
+    return mark;
+}
+
+static size_t idx(sk_buf *p, size_t i)
+{
+    size_t mark = p->len;
+    sk_buf_printf(p, "[%zu]", i);
+    return mark;
+}
+
+static const char *str(const sk_buf *p)
+{
+    return p->data ? p->data : "";
+}
+
+static int is_meta_field(const char *k)
+{
+    return strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0 || strcmp(k, "metadata") == 0;
+}
+
+static const node *prop_of(const node *n, const char *name)
+{
+    for (size_t i = 0; n && i < n->nprops; i++)
+        if (strcmp(n->props[i].name, name) == 0)
+            return n->props[i].schema;
+    return NULL;
+}
+
+/* ---- shape: every keyword has the JSON type JSONSchemaProps declares ---- */
+
+typedef enum { K_STR, K_NUM, K_BOOL, K_INT, K_STRS, K_ARRAY, K_OBJ, K_SCHEMA, K_SCHEMAS,
+               K_SCHEMA_MAP, K_SCHEMA_OR_BOOL, K_SCHEMA_OR_ARRAY, K_DEPS, K_ANY } kw_kind;
+
+static const struct {
+    const char *name;
+    kw_kind kind;
+} keywords[] = {
+    {"id", K_STR},
+    {"$schema", K_STR},
+    {"$ref", K_STR},
+    {"description", K_STR},
+    {"type", K_STR},
+    {"format", K_STR},
+    {"title", K_STR},
+    {"default", K_ANY},
+    {"maximum", K_NUM},
+    {"exclusiveMaximum", K_BOOL},
+    {"minimum", K_NUM},
+    {"exclusiveMinimum", K_BOOL},
+    {"maxLength", K_INT},
+    {"minLength", K_INT},
+    {"pattern", K_STR},
+    {"maxItems", K_INT},
+    {"minItems", K_INT},
+    {"uniqueItems", K_BOOL},
+    {"multipleOf", K_NUM},
+    {"enum", K_ARRAY},
+    {"maxProperties", K_INT},
+    {"minProperties", K_INT},
+    {"required", K_STRS},
+    {"items", K_SCHEMA_OR_ARRAY},
+    {"allOf", K_SCHEMAS},
+    {"oneOf", K_SCHEMAS},
+    {"anyOf", K_SCHEMAS},
+    {"not", K_SCHEMA},
+    {"properties", K_SCHEMA_MAP},
+    {"additionalProperties", K_SCHEMA_OR_BOOL},
+    {"patternProperties", K_SCHEMA_MAP},
+    {"dependencies", K_DEPS},
+    {"additionalItems", K_SCHEMA_OR_BOOL},
+    {"definitions", K_SCHEMA_MAP},
+    {"externalDocs", K_OBJ},
+    {"example", K_ANY},
+    {"nullable", K_BOOL},
+    {"x-kubernetes-preserve-unknown-fields", K_BOOL},
+    {"x-kubernetes-embedded-resource", K_BOOL},
+    {"x-kubernetes-int-or-string", K_BOOL},
+    {"x-kubernetes-list-map-keys", K_STRS},
+    {"x-kubernetes-list-type", K_STR},
+    {"x-kubernetes-map-type", K_STR},
+    {"x-kubernetes-validations", K_ARRAY},
+};
+
+static int all_strings(const json_t *a)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(a, i, e) if (!json_is_string(e)) return 0;
+    return 1;
+}
+
+static void shape(const json_t *sch, sk_buf *p, sk_field_errors *fe);
+
+static void shape_list(const json_t *a, sk_buf *p, sk_field_errors *fe)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(a, i, e)
+    {
+        size_t m = idx(p, i);
+        shape(e, p, fe);
+        trunc_to(p, m);
+    }
+}
+
+static void shape_map(const json_t *o, sk_buf *p, sk_field_errors *fe, int deps)
+{
+    const char *k;
+    const json_t *e;
+    json_object_foreach((json_t *)o, k, e)
+    {
+        size_t m = key(p, k);
+        if (deps && json_is_array(e)) {
+            if (!all_strings(e))
+                sk_field_errors_invalid_json(fe, str(p), e, "must be a schema or a list of strings");
+        } else {
+            shape(e, p, fe);
+        }
+        trunc_to(p, m);
+    }
+}
+
+/* kube cannot decode a CRD whose schema has a keyword of the wrong JSON
+ * type (a 400); here each such keyword is one Invalid error. */
+static void shape(const json_t *sch, sk_buf *p, sk_field_errors *fe)
+{
+    if (!json_is_object(sch)) {
+        sk_field_errors_invalid_json(fe, str(p), sch, "must be a JSON schema object");
+        return;
+    }
+    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++) {
+        const json_t *v = kw(sch, keywords[i].name);
+        const char *want = NULL;
+        if (!v)
+            continue;
+        size_t m = child(p, keywords[i].name);
+        switch (keywords[i].kind) {
+        case K_STR:
+            want = json_is_string(v) ? NULL : "must be a string";
+            break;
+        case K_NUM:
+            want = json_is_number(v) ? NULL : "must be a number";
+            break;
+        case K_BOOL:
+            want = json_is_boolean(v) ? NULL : "must be a boolean";
+            break;
+        case K_INT:
+            want = json_is_integer(v) ? NULL : "must be an integer";
+            break;
+        case K_STRS:
+            want = json_is_array(v) && all_strings(v) ? NULL : "must be a list of strings";
+            break;
+        case K_ARRAY:
+            want = json_is_array(v) ? NULL : "must be a list";
+            break;
+        case K_OBJ:
+            want = json_is_object(v) ? NULL : "must be an object";
+            break;
+        case K_SCHEMA:
+            shape(v, p, fe);
+            break;
+        case K_SCHEMAS:
+            if (json_is_array(v))
+                shape_list(v, p, fe);
+            else
+                want = "must be a list of schemas";
+            break;
+        case K_SCHEMA_MAP:
+        case K_DEPS:
+            if (json_is_object(v))
+                shape_map(v, p, fe, keywords[i].kind == K_DEPS);
+            else
+                want = "must be an object of schemas";
+            break;
+        case K_SCHEMA_OR_BOOL:
+            if (!json_is_boolean(v))
+                shape(v, p, fe);
+            break;
+        case K_SCHEMA_OR_ARRAY:
+            if (json_is_array(v))
+                shape_list(v, p, fe);
+            else
+                shape(v, p, fe);
+            break;
+        case K_ANY:
+            break;
+        }
+        if (want)
+            sk_field_errors_invalid_json(fe, str(p), v, want);
+        trunc_to(p, m);
+    }
+}
+
+/* ---- the node tree (NewStructural) ------------------------------------- */
+
+static node *build(const json_t *sch)
+{
+    node *n = calloc(1, sizeof *n);
+    SK_CHECK_ALLOC(n);
+    n->raw = sch;
+    n->type = kw_str(sch, "type");
+    n->nullable = kw_true(sch, "nullable");
+    n->preserve = kw_true(sch, "x-kubernetes-preserve-unknown-fields");
+    n->embedded = kw_true(sch, "x-kubernetes-embedded-resource");
+    n->int_or_string = kw_true(sch, "x-kubernetes-int-or-string");
+    n->list_type = json_string_value(kw(sch, "x-kubernetes-list-type"));
+    n->map_keys = kw(sch, "x-kubernetes-list-map-keys");
+    n->dflt = kw(sch, "default");
+    const json_t *props = kw(sch, "properties");
+    if (json_object_size(props)) {
+        const char *k;
+        const json_t *v;
+        n->props = calloc(json_object_size(props), sizeof *n->props);
+        SK_CHECK_ALLOC(n->props);
+        json_object_foreach((json_t *)props, k, v)
+        {
+            n->props[n->nprops].name = k;
+            n->props[n->nprops++].schema = build(v);
+        }
+    }
+    const json_t *ap = kw(sch, "additionalProperties");
+    n->has_ap = ap != NULL;
+    if (json_is_object(ap))
+        n->ap = build(ap);
+    const json_t *items = kw(sch, "items");
+    if (json_is_object(items))
+        n->items = build(items);
+    return n;
+}
+
+static void node_free(node *n)
+{
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->nprops; i++)
+        node_free(n->props[i].schema);
+    free(n->props);
+    node_free(n->ap);
+    node_free(n->items);
+    free(n);
+}
+
+/* ---- patterns: RE2 syntax translated to POSIX ERE ----------------------- */
+
+/* Appends the bracket expression starting at re[*i] == '[' as POSIX wants
+ * it: escapes resolved to literal members, \d \w \s expanded, and ']' first,
+ * '^' not first, '-' last so none of them is taken as syntax. */
+static int bracket(const char *re, size_t *i, sk_buf *out)
+{
+    sk_buf body = SK_BUF_INIT;
+    int neg = 0, close = 0, caret = 0, dash = 0;
+    size_t j = *i + 1;
+    if (re[j] == '^') {
+        neg = 1;
+        j++;
+    }
+    for (int first = 1; re[j]; first = 0) {
+        char lo;
+        if (re[j] == ']' && !first)
+            break;
+        if (re[j] == '[' && re[j + 1] == ':') {
+            const char *end = strstr(re + j + 2, ":]");
+            if (!end)
+                goto fail;
+            sk_buf_append(&body, re + j, (size_t)(end + 2 - (re + j)));
+            j = (size_t)(end + 2 - re);
+            continue;
+        }
+        if (re[j] == '\\') {
+            char c = re[j + 1];
+            if (!c)
+                goto fail;
+            j += 2;
+            if (c == 'd' || c == 'w' || c == 's') {
+                sk_buf_puts(&body, c == 'd' ? "0-9" : c == 'w' ? "A-Za-z0-9_" : " \t\n\r\f\v");
+                continue;
+            }
+            if (isalnum((unsigned char)c) && !strchr("ntrfv", c))
+                goto fail; /* \D, \pL, ... have no POSIX bracket form */
+            lo = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c == 'f' ? '\f' : c == 'v' ? '\v' : c;
+        } else {
+            lo = re[j++];
+        }
+        if (re[j] == '-' && re[j + 1] && re[j + 1] != ']') {
+            char hi = re[j + 1];
+            j += 2;
+            if (hi == '\\') {
+                if (!re[j])
+                    goto fail;
+                hi = re[j++];
+            }
+            sk_buf_printf(&body, "%c-%c", lo, hi);
+            continue;
+        }
+        if (lo == ']')
+            close = 1;
+        else if (lo == '^')
+            caret = 1;
+        else if (lo == '-')
+            dash = 1;
+        else
+            sk_buf_putc(&body, lo);
+    }
+    if (re[j] != ']')
+        goto fail;
+    sk_buf_putc(out, '[');
+    if (neg)
+        sk_buf_putc(out, '^');
+    if (close)
+        sk_buf_putc(out, ']');
+    if (body.len)
+        sk_buf_puts(out, body.data);
+    if (caret)
+        sk_buf_putc(out, '^');
+    if (dash)
+        sk_buf_putc(out, '-');
+    if (!body.len && !close && !caret && !dash)
+        goto fail;
+    sk_buf_putc(out, ']');
+    sk_buf_free(&body);
+    *i = j + 1;
+    return 1;
+fail:
+    sk_buf_free(&body);
+    return 0;
+}
+
+/* Compiles an RE2 pattern; 0 on success, else writes regerror's (or our)
+ * text to err. MatchString only asks whether a match exists, so lazy
+ * quantifiers may become greedy without changing any answer. */
+static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
+{
+    sk_buf b = SK_BUF_INIT;
+    int flags = REG_EXTENDED | REG_NOSUB, rc = 0;
+    size_t i = 0;
+    if (strncmp(re, "(?i)", 4) == 0) {
+        flags |= REG_ICASE;
+        i = 4;
+    }
+    sk_buf_puts(&b, "");
+    while (re[i]) {
+        char c = re[i];
+        if (c == '[') {
+            if (!bracket(re, &i, &b)) {
+                snprintf(err, errlen, "unsupported or unterminated character class");
+                rc = -1;
+                goto out;
+            }
+            continue;
+        }
+        if (c == '(' && re[i + 1] == '?' && re[i + 2] == ':') {
+            sk_buf_putc(&b, '(');
+            i += 3;
+            continue;
+        }
+        if (c == '(' && re[i + 1] == '?') {
+            snprintf(err, errlen, "invalid or unsupported Perl syntax: `%.3s`", re + i);
+            rc = -1;
+            goto out;
+        }
+        if ((c == '*' || c == '+' || c == '?' || c == '}') && re[i + 1] == '?' && i > 0) {
+            sk_buf_putc(&b, c);
+            i += 2;
+            continue;
+        }
+        if (c == '\\') {
+            char e = re[i + 1];
+            if (!e) {
+                snprintf(err, errlen, "trailing backslash at end of expression");
+                rc = -1;
+                goto out;
+            }
+            if (e == 'd' || e == 'D')
+                sk_buf_puts(&b, e == 'd' ? "[0-9]" : "[^0-9]");
+            else if (e == 'n' || e == 't' || e == 'r' || e == 'f' || e == 'v')
+                sk_buf_putc(&b, e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'f' ? '\f' : '\v');
+            else if (e == 'w' || e == 'W' || e == 's' || e == 'S' || e == 'b' || e == 'B' ||
+                     !isalnum((unsigned char)e))
+                sk_buf_printf(&b, "\\%c", e);
+            else {
+                snprintf(err, errlen, "invalid escape sequence: `\\%c`", e);
+                rc = -1;
+                goto out;
+            }
+            i += 2;
+            continue;
+        }
+        sk_buf_putc(&b, c);
+        i++;
+    }
+    rc = regcomp(out, b.data, flags);
+    if (rc != 0) {
+        regerror(rc, out, err, errlen);
+        regfree(out);
+    }
+out:
+    sk_buf_free(&b);
+    return rc;
+}
+
+static int by_key_ptr(const void *a, const void *b)
+{
+    const pattern *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Compiles every "pattern" of the schema (properties, items,
+ * additionalProperties, allOf/anyOf/oneOf/not) into s->patterns. */
+static void collect_patterns(sk_structural *s, const json_t *sch)
+{
+    static const char *const subs[] = {"items", "additionalProperties", "not", NULL};
+    static const char *const lists[] = {"allOf", "anyOf", "oneOf", NULL};
+    const json_t *p = kw(sch, "pattern");
+    if (!json_is_object(sch))
+        return;
+    if (json_string_length(p)) {
+        char err[128];
+        regex_t re;
+        if (compile_re(json_string_value(p), &re, err, sizeof err) == 0) {
+            s->patterns = realloc(s->patterns, (s->npatterns + 1) * sizeof *s->patterns);
+            SK_CHECK_ALLOC(s->patterns);
+            s->patterns[s->npatterns++] = (pattern){p, re};
+        }
+    }
+    for (size_t i = 0; subs[i]; i++)
+        collect_patterns(s, kw(sch, subs[i]));
+    for (size_t i = 0; lists[i]; i++) {
+        size_t j;
+        const json_t *e;
+        json_array_foreach(kw(sch, lists[i]), j, e) collect_patterns(s, e);
+    }
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)kw(sch, "properties"), k, v) collect_patterns(s, v);
+}
+
+static const regex_t *pattern_of(const sk_structural *s, const json_t *p)
+{
+    pattern want = {p, {0}};
+    const pattern *hit =
+        bsearch(&want, s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
+    return hit ? &hit->re : NULL;
+}
+
+/* ---- CRD-side checks (ValidateCustomResourceDefinitionOpenAPISchema) ---- */
+
+typedef struct {
+    int allow_defaults;
+    const char *no_default_reason; /* with allow_defaults 0 */
+    int inside_meta;
+} ssv;
+
+static const char *const v3_types[] = {"array", "boolean", "integer", "number", "object", "string"};
+
+/* Go's %#v of a []string. */
+static void go_strings(sk_buf *b, const json_t *a)
+{
+    size_t i;
+    const json_t *e;
+    sk_buf_puts(b, "[]string{");
+    json_array_foreach(a, i, e)
+    {
+        if (i)
+            sk_buf_puts(b, ", ");
+        sk_buf_go_quoted(b, json_string_value(e) ? json_string_value(e) : "");
+    }
+    sk_buf_putc(b, '}');
+}
+
+static void invalid_str(sk_field_errors *fe, const sk_buf *p, const char *v, const char *detail)
+{
+    sk_field_errors_invalid(fe, str(p), v, detail);
+}
+
+static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_structural *s,
+                       sk_field_errors *fe);
+
+static void ssv_validate(const json_t *sch, sk_buf *p, ssv v, sk_field_errors *fe)
+{
+    const char *type = kw_str(sch, "type");
+    size_t m;
+    if (*type) {
+        int known = 0;
+        for (size_t i = 0; i < 6; i++)
+            known |= strcmp(type, v3_types[i]) == 0;
+        if (!known) {
+            json_t *t = json_string(type);
+            m = child(p, "type");
+            sk_field_errors_not_supported(fe, str(p), t, v3_types, 6);
+            trunc_to(p, m);
+            json_decref(t);
+        }
+    }
+    static const struct {
+        const char *kw, *msg;
+    } unsupported[] = {
+        {"id", "id is not supported"},
+        {"additionalItems", "additionalItems is not supported"},
+        {"patternProperties", "patternProperties is not supported"},
+        {"definitions", "definitions is not supported"},
+        {"dependencies", "dependencies is not supported"},
+        {"$ref", "$ref is not supported"},
+    };
+    if (kw(sch, "default") && !v.allow_defaults) {
+        sk_buf d = SK_BUF_INIT;
+        sk_buf_puts(&d, "must not be set");
+        if (v.no_default_reason)
+            sk_buf_printf(&d, " %s", v.no_default_reason);
+        m = child(p, "default");
+        sk_field_errors_forbidden(fe, str(p), d.data);
+        trunc_to(p, m);
+        sk_buf_free(&d);
+    }
+    for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
+        const json_t *x = kw(sch, unsupported[i].kw);
+        /* Go drops an empty id, patternProperties and definitions. */
+        if (!x || (json_is_string(x) && !json_string_length(x)) ||
+            (json_is_object(x) && !json_object_size(x) && strcmp(unsupported[i].kw, "dependencies")))
+            continue;
+        m = child(p, unsupported[i].kw);
+        sk_field_errors_forbidden(fe, str(p), unsupported[i].msg);
+        trunc_to(p, m);
+    }
+    if (strcmp(type, "null") == 0) {
+        m = child(p, "type");
+        sk_field_errors_forbidden(fe, str(p),
+                                  "type cannot be set to null, use nullable as an alternative");
+        trunc_to(p, m);
+    }
+    if (json_is_array(kw(sch, "items")) && json_array_size(kw(sch, "items"))) {
+        m = child(p, "items");
+        sk_field_errors_forbidden(fe, str(p), "items must be a schema object and not an array");
+        trunc_to(p, m);
+    }
+    if (v.inside_meta && kw_true(sch, "x-kubernetes-embedded-resource")) {
+        m = child(p, "x-kubernetes-embedded-resource");
+        sk_field_errors_forbidden(fe, str(p), "must not be used inside of resource meta");
+        trunc_to(p, m);
+    }
+}
+
+static void crd_sub(const json_t *sch, sk_buf *p, const char *name, ssv v, sk_structural *s,
+                    sk_field_errors *fe)
+{
+    size_t m = child(p, name);
+    crd_schema(sch, p, v, 0, s, fe);
+    trunc_to(p, m);
+}
+
+static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
+{
+    const char *type = kw_str(sch, "type");
+    const json_t *lt = kw(sch, "x-kubernetes-list-type");
+    const json_t *mt = kw(sch, "x-kubernetes-map-type");
+    const json_t *keys = kw(sch, "x-kubernetes-list-map-keys");
+    const json_t *items = kw(sch, "items");
+    const json_t *is = json_is_object(items) ? items : NULL;
+    const char *lts = json_string_value(lt);
+    size_t m;
+    if (mt && strcmp(type, "object") != 0) {
+        m = child(p, "type");
+        if (!*type)
+            sk_field_errors_required(fe, str(p), "must be object if x-kubernetes-map-type is specified");
+        else
+            invalid_str(fe, p, type, "must be object if x-kubernetes-map-type is specified");
+        trunc_to(p, m);
+    }
+    if (mt && strcmp(json_string_value(mt), "atomic") && strcmp(json_string_value(mt), "granular")) {
+        static const char *const ok[] = {"atomic", "granular"};
+        m = child(p, "x-kubernetes-map-type");
+        sk_field_errors_not_supported(fe, str(p), mt, ok, 2);
+        trunc_to(p, m);
+    }
+    if (lt && strcmp(type, "array") != 0) {
+        m = child(p, "type");
+        if (!*type)
+            sk_field_errors_required(fe, str(p), "must be array if x-kubernetes-list-type is specified");
+        else
+            invalid_str(fe, p, type, "must be array if x-kubernetes-list-type is specified");
+        trunc_to(p, m);
+    } else if (lts && strcmp(lts, "set") == 0 && is) {
+        const char *it = kw_str(is, "type");
+        const json_t *ilt = kw(is, "x-kubernetes-list-type");
+        const json_t *imt = kw(is, "x-kubernetes-map-type");
+        if (strcmp(it, "array") == 0 && ilt && strcmp(json_string_value(ilt), "atomic")) {
+            m = child(p, "items");
+            child(p, "x-kubernetes-list-type");
+            sk_field_errors_invalid_json(fe, str(p), ilt,
+                                         "must be atomic as item of a list with x-kubernetes-list-type=set");
+            trunc_to(p, m);
+        } else if (strcmp(it, "object") == 0 && (!imt || strcmp(json_string_value(imt), "atomic"))) {
+            m = child(p, "items");
+            child(p, "x-kubernetes-map-type");
+            /* kube reports the item's list type here, which is usually unset. */
+            sk_field_errors_invalid_json(fe, str(p), ilt,
+                                         "must be atomic as item of a list with x-kubernetes-list-type=set");
+            trunc_to(p, m);
+        }
+    }
+    if (lts && strcmp(lts, "atomic") && strcmp(lts, "set") && strcmp(lts, "map")) {
+        static const char *const ok[] = {"atomic", "set", "map"};
+        m = child(p, "x-kubernetes-list-type");
+        sk_field_errors_not_supported(fe, str(p), lt, ok, 3);
+        trunc_to(p, m);
+    }
+    if (json_array_size(keys)) {
+        m = child(p, "x-kubernetes-list-type");
+        if (!lts)
+            sk_field_errors_required(fe, str(p), "must be map if x-kubernetes-list-map-keys is non-empty");
+        else if (strcmp(lts, "map"))
+            invalid_str(fe, p, lts, "must be map if x-kubernetes-list-map-keys is non-empty");
+        trunc_to(p, m);
+    }
+    if (lts && strcmp(lts, "map") == 0) {
+        if (!json_array_size(keys)) {
+            m = child(p, "x-kubernetes-list-map-keys");
+            sk_field_errors_required(fe, str(p), "must not be empty if x-kubernetes-list-type is map");
+            trunc_to(p, m);
+        }
+        m = child(p, "items");
+        if (!items)
+            sk_field_errors_required(fe, str(p), "must have a schema if x-kubernetes-list-type is map");
+        else if (!is)
+            sk_field_errors_invalid_json(fe, str(p), items,
+                                         "must only have a single schema if x-kubernetes-list-type is map");
+        else if (strcmp(kw_str(is, "type"), "object")) {
+            child(p, "type");
+            invalid_str(fe, p, kw_str(is, "type"),
+                        "must be object if parent array's x-kubernetes-list-type is map");
+        }
+        trunc_to(p, m);
+        if (is && strcmp(kw_str(is, "type"), "object") == 0) {
+            size_t i, j;
+            const json_t *k;
+            sk_buf rendered = SK_BUF_INIT;
+            go_strings(&rendered, keys);
+            json_array_foreach(keys, i, k)
+            {
+                const json_t *ks = kw(kw(is, "properties"), json_string_value(k));
+                if (ks) {
+                    const char *kt = kw_str(ks, "type");
+                    if (!strcmp(kt, "array") || !strcmp(kt, "object")) {
+                        m = child(p, "items");
+                        child(p, "properties");
+                        key(p, json_string_value(k));
+                        child(p, "type");
+                        invalid_str(fe, p, "object",
+                                    "must be a scalar type if parent array's x-kubernetes-list-type is map");
+                        trunc_to(p, m);
+                    }
+                } else {
+                    m = child(p, "x-kubernetes-list-map-keys");
+                    sk_field_errors_invalid_rendered(fe, str(p), rendered.data,
+                                                     "entries must all be names of item properties");
+                    trunc_to(p, m);
+                }
+                for (j = 0; j < i; j++)
+                    if (json_equal(json_array_get(keys, j), (json_t *)k))
+                        break;
+                if (j < i) {
+                    m = child(p, "x-kubernetes-list-map-keys");
+                    sk_field_errors_invalid_rendered(fe, str(p), rendered.data,
+                                                     "must not contain duplicate entries");
+                    trunc_to(p, m);
+                }
+            }
+            sk_buf_free(&rendered);
+        }
+    }
+    /* validateMapListKeysMapSet (required of every new CRD). */
+    if (is && lts && (!strcmp(lts, "set") || !strcmp(lts, "map"))) {
+        if (kw_true(is, "nullable")) {
+            sk_buf d = SK_BUF_INIT;
+            sk_buf_printf(&d, "cannot be nullable when x-kubernetes-list-type is %s", lts);
+            m = child(p, "items");
+            child(p, "nullable");
+            sk_field_errors_forbidden(fe, str(p), d.data);
+            trunc_to(p, m);
+            sk_buf_free(&d);
+        }
+        if (!strcmp(lts, "map")) {
+            size_t i, j;
+            const json_t *k;
+            json_array_foreach(keys, i, k)
+            {
+                const json_t *ks = kw(kw(is, "properties"), json_string_value(k));
+                const json_t *req = kw(is, "required");
+                const json_t *r;
+                int required = 0;
+                if (!ks)
+                    continue;
+                json_array_foreach(req, j, r) required |= json_equal((json_t *)r, (json_t *)k);
+                m = child(p, "items");
+                child(p, "properties");
+                key(p, json_string_value(k));
+                size_t m2 = p->len;
+                if (!required && !kw(ks, "default")) {
+                    child(p, "default");
+                    sk_field_errors_required(fe, str(p),
+                                             "this property is in x-kubernetes-list-map-keys, so it "
+                                             "must have a default or be a required property");
+                    trunc_to(p, m2);
+                }
+                if (kw_true(ks, "nullable")) {
+                    child(p, "nullable");
+                    sk_field_errors_forbidden(fe, str(p),
+                                              "this property is in x-kubernetes-list-map-keys, so it "
+                                              "cannot be nullable");
+                }
+                trunc_to(p, m);
+            }
+        }
+    }
+}
+
+static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_structural *s,
+                       sk_field_errors *fe)
+{
+    size_t m, i;
+    const char *k;
+    const json_t *e;
+    if (!json_is_object(sch))
+        return;
+    ssv_validate(sch, p, v, fe);
+    if (kw_true(sch, "uniqueItems")) {
+        m = child(p, "uniqueItems");
+        sk_field_errors_forbidden(fe, str(p),
+                                  "uniqueItems cannot be set to true since the runtime complexity "
+                                  "becomes quadratic");
+        trunc_to(p, m);
+    }
+    const json_t *ap = kw(sch, "additionalProperties");
+    const json_t *props = kw(sch, "properties");
+    if (ap) {
+        if (json_object_size(props) && (json_is_false(ap) || json_is_object(ap))) {
+            m = child(p, "additionalProperties");
+            sk_field_errors_forbidden(fe, str(p), "additionalProperties and properties are mutual exclusive");
+            trunc_to(p, m);
+        }
+        if (json_is_object(ap)) {
+            ssv sub = v;
+            if (v.inside_meta) {
+                sub.allow_defaults = 0;
+                sub.no_default_reason = "inside additionalProperties applying to object metadata";
+            }
+            crd_sub(ap, p, "additionalProperties", sub, s, fe);
+        }
+    }
+    json_object_foreach((json_t *)props, k, e)
+    {
+        ssv sub = v;
+        if ((is_root || kw_true(sch, "x-kubernetes-embedded-resource")) && is_meta_field(k)) {
+            sub.inside_meta = 1;
+            if (is_root) {
+                sub.allow_defaults = 0;
+                sub.no_default_reason = !strcmp(k, "metadata")     ? "in top-level metadata"
+                                        : !strcmp(k, "kind")       ? "in top-level kind"
+                                                                   : "in top-level apiVersion";
+            }
+        }
+        m = child(p, "properties");
+        key(p, k);
+        crd_schema(e, p, sub, 0, s, fe);
+        trunc_to(p, m);
+    }
+    if (kw(sch, "not"))
+        crd_sub(kw(sch, "not"), p, "not", v, s, fe);
+    static const char *const lists[] = {"allOf", "oneOf", "anyOf"};
+    for (size_t l = 0; l < 3; l++) {
+        json_array_foreach(kw(sch, lists[l]), i, e)
+        {
+            m = child(p, lists[l]);
+            idx(p, i);
+            crd_schema(e, p, v, 0, s, fe);
+            trunc_to(p, m);
+        }
+    }
+    json_object_foreach((json_t *)kw(sch, "definitions"), k, e)
+    {
+        m = child(p, "definitions");
+        key(p, k);
+        crd_schema(e, p, v, 0, s, fe);
+        trunc_to(p, m);
+    }
+    const json_t *items = kw(sch, "items");
+    if (json_is_object(items)) {
+        crd_sub(items, p, "items", v, s, fe);
+    } else {
+        json_array_foreach(items, i, e)
+        {
+            m = child(p, "items");
+            idx(p, i);
+            crd_schema(e, p, v, 0, s, fe);
+            trunc_to(p, m);
+        }
+    }
+    json_object_foreach((json_t *)kw(sch, "dependencies"), k, e)
+    {
+        if (!json_is_object(e))
+            continue;
+        m = child(p, "dependencies");
+        key(p, k);
+        crd_schema(e, p, v, 0, s, fe);
+        trunc_to(p, m);
+    }
+    if (json_is_false(kw(sch, "x-kubernetes-preserve-unknown-fields"))) {
+        m = child(p, "x-kubernetes-preserve-unknown-fields");
+        sk_field_errors_invalid_json(fe, str(p), json_false(), "must be true or undefined");
+        trunc_to(p, m);
+    }
+    crd_list_checks(sch, p, fe);
+    if (json_array_size(kw(sch, "x-kubernetes-validations")))
+        s->cel = 1;
+}
+
+/* ---- structural invariants (schema/validation.go, complete.go) ---------- */
+
+typedef enum { LVL_ROOT, LVL_ITEM, LVL_FIELD } level;
+
+static int is_type_only(const json_t *sch, const char *type)
+{
+    return json_is_object(sch) && json_object_size(sch) == 1 && !strcmp(kw_str(sch, "type"), type);
+}
+
+/* anyOf: [{type: integer}, {type: string}], the int-or-string idiom. */
+static int int_or_string_any_of(const json_t *sch)
+{
+    const json_t *a = kw(sch, "anyOf");
+    return json_array_size(a) == 2 && is_type_only(json_array_get(a, 0), "integer") &&
+           is_type_only(json_array_get(a, 1), "string");
+}
+
+static void value_validation(const json_t *sch, int skip_any_of, int skip_first_all_of_any_of,
+                             sk_buf *p, sk_field_errors *fe);
+
+/* A schema under allOf/anyOf/oneOf/not: value validations only. */
+static void nested_value_validation(const json_t *sch, int skip_any_of, sk_buf *p,
+                                    sk_field_errors *fe)
+{
+    size_t m;
+    const char *k;
+    const json_t *e;
+    static const struct {
+        const char *kw, *msg;
+        int kind; /* 0 any value, 1 true only, 2 non-empty */
+    } forbidden[] = {
+        {"type", "must be empty to be structural", 2},
+        {"additionalProperties", "must be undefined to be structural", 0},
+        {"default", "must be undefined to be structural", 0},
+        {"title", "must be empty to be structural", 2},
+        {"description", "must be empty to be structural", 2},
+        {"nullable", "must be false to be structural", 1},
+        {"x-kubernetes-preserve-unknown-fields", "must be false to be structural", 1},
+        {"x-kubernetes-embedded-resource", "must be false to be structural", 1},
+        {"x-kubernetes-int-or-string", "must be false to be structural", 1},
+        {"x-kubernetes-list-map-keys", "must be empty to be structural", 2},
+        {"x-kubernetes-list-type", "must be undefined to be structural", 0},
+        {"x-kubernetes-map-type", "must be undefined to be structural", 0},
+        {"x-kubernetes-validations", "must be empty to be structural", 2},
+    };
+    if (!json_is_object(sch))
+        return;
+    value_validation(sch, skip_any_of, 0, p, fe);
+    if (kw(sch, "items")) {
+        m = child(p, "items");
+        nested_value_validation(kw(sch, "items"), 0, p, fe);
+        trunc_to(p, m);
+    }
+    json_object_foreach((json_t *)kw(sch, "properties"), k, e)
+    {
+        m = child(p, "properties");
+        key(p, k);
+        nested_value_validation(e, 0, p, fe);
+        trunc_to(p, m);
+    }
+    for (size_t i = 0; i < sizeof forbidden / sizeof forbidden[0]; i++) {
+        const json_t *v = kw(sch, forbidden[i].kw);
+        int hit = forbidden[i].kind == 0   ? v != NULL
+                  : forbidden[i].kind == 1 ? json_is_true(v)
+                                           : (json_string_length(v) || json_array_size(v));
+        if (!hit)
+            continue;
+        m = child(p, forbidden[i].kw);
+        sk_field_errors_forbidden(fe, str(p), forbidden[i].msg);
+        trunc_to(p, m);
+    }
+    if (kw(kw(sch, "properties"), "metadata")) {
+        m = child(p, "properties");
+        key(p, "metadata");
+        sk_field_errors_forbidden(fe, str(p), "must not be specified in a nested context");
+        trunc_to(p, m);
+    }
+}
+
+static void value_validation(const json_t *sch, int skip_any_of, int skip_first_all_of_any_of,
+                             sk_buf *p, sk_field_errors *fe)
+{
+    size_t i, m;
+    const json_t *e;
+    if (!skip_any_of) {
+        json_array_foreach(kw(sch, "anyOf"), i, e)
+        {
+            m = child(p, "anyOf");
+            idx(p, i);
+            nested_value_validation(e, 0, p, fe);
+            trunc_to(p, m);
+        }
+    }
+    json_array_foreach(kw(sch, "allOf"), i, e)
+    {
+        m = child(p, "allOf");
+        idx(p, i);
+        nested_value_validation(e, skip_first_all_of_any_of && i == 0, p, fe);
+        trunc_to(p, m);
+    }
+    json_array_foreach(kw(sch, "oneOf"), i, e)
+    {
+        m = child(p, "oneOf");
+        idx(p, i);
+        nested_value_validation(e, 0, p, fe);
+        trunc_to(p, m);
+    }
+    if (kw(sch, "not")) {
+        m = child(p, "not");
+        nested_value_validation(kw(sch, "not"), 0, p, fe);
+        trunc_to(p, m);
+    }
+    const char *pat = kw_str(sch, "pattern");
+    if (*pat) {
+        char err[128], detail[200];
+        regex_t re;
+        if (compile_re(pat, &re, err, sizeof err) == 0) {
+            regfree(&re);
+        } else {
+            snprintf(detail, sizeof detail,
+                     "must be a valid regular expression, but isn't: error parsing regexp: %s", err);
+            m = child(p, "pattern");
+            invalid_str(fe, p, pat, detail);
+            trunc_to(p, m);
+        }
+    }
+}
+
+/* Keys of Structural (and so of the metadata check at the root): anything
+ * else in a schema (example, externalDocs, id...) is not part of it. */
+static const char *const structural_keys[] = {
+    "type", "description", "title", "default", "nullable", "items", "properties",
+    "additionalProperties", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
+    "x-kubernetes-int-or-string", "x-kubernetes-list-map-keys", "x-kubernetes-list-type",
+    "x-kubernetes-map-type", "x-kubernetes-validations", "format", "maximum", "exclusiveMaximum",
+    "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+    "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required", "allOf",
+    "oneOf", "anyOf", "not", NULL};
+
+/* A Go zero value: absent, null, false, "", empty list or object. */
+static int is_zero(const json_t *v)
+{
+    return !v || json_is_null(v) || json_is_false(v) || (json_is_string(v) && !json_string_length(v)) ||
+           (json_is_array(v) && !json_array_size(v)) || (json_is_object(v) && !json_object_size(v));
+}
+
+static void metadata_invariants(const node *md, int check, level lvl, sk_buf *p, sk_field_errors *fe)
+{
+    size_t m;
+    if (check && strcmp(md->type, "object")) {
+        m = child(p, "type");
+        invalid_str(fe, p, md->type, "must be object");
+        trunc_to(p, m);
+    }
+    if (lvl != LVL_ROOT)
+        return;
+    /* Only name and generateName may be specified, and only themselves. */
+    int ok = 1;
+    for (size_t i = 0; structural_keys[i] && ok; i++) {
+        const char *k = structural_keys[i];
+        const json_t *v = kw(md->raw, k);
+        if (!strcmp(k, "type") || !strcmp(k, "default") || is_zero(v))
+            continue;
+        if (!strcmp(k, "properties")) {
+            const char *pk;
+            const json_t *pv;
+            json_object_foreach((json_t *)v, pk, pv) ok &= !strcmp(pk, "name") || !strcmp(pk, "generateName");
+            continue;
+        }
+        ok = 0;
+    }
+    if (!ok)
+        sk_field_errors_forbidden(fe, str(p),
+                                  "must not specify anything other than name and generateName, but "
+                                  "metadata is implicitly specified");
+}
+
+static void invariants(const node *n, level lvl, sk_buf *p, sk_field_errors *fe)
+{
+    size_t m;
+    if (!strcmp(n->type, "array") && !n->items) {
+        m = child(p, "items");
+        sk_field_errors_required(fe, str(p), "must be specified");
+        trunc_to(p, m);
+    }
+    if (n->items) {
+        m = child(p, "items");
+        invariants(n->items, LVL_ITEM, p, fe);
+        trunc_to(p, m);
+    }
+    for (size_t i = 0; i < n->nprops; i++) {
+        m = child(p, "properties");
+        key(p, n->props[i].name);
+        invariants(n->props[i].schema, LVL_FIELD, p, fe);
+        trunc_to(p, m);
+    }
+    if (n->has_ap) {
+        m = child(p, "additionalProperties");
+        if (lvl == LVL_ROOT)
+            sk_field_errors_forbidden(fe, str(p), "must not be used at the root");
+        if (n->ap)
+            invariants(n->ap, LVL_FIELD, p, fe);
+        trunc_to(p, m);
+    }
+    if (n->int_or_string && n->preserve) {
+        m = child(p, "x-kubernetes-preserve-unknown-fields");
+        sk_field_errors_invalid_json(fe, str(p), json_true(), "must be false if x-kubernetes-int-or-string is true");
+        trunc_to(p, m);
+    }
+    if (n->int_or_string && n->embedded) {
+        m = child(p, "x-kubernetes-embedded-resource");
+        sk_field_errors_invalid_json(fe, str(p), json_true(), "must be false if x-kubernetes-int-or-string is true");
+        trunc_to(p, m);
+    }
+    const json_t *all0 = json_array_get(kw(n->raw, "allOf"), 0);
+    value_validation(n->raw, int_or_string_any_of(n->raw), all0 && int_or_string_any_of(all0), p, fe);
+    int check_meta = lvl == LVL_ROOT || n->embedded;
+    m = child(p, "type");
+    if (n->embedded && strcmp(n->type, "object")) {
+        if (!*n->type)
+            sk_field_errors_required(fe, str(p), "must be object if x-kubernetes-embedded-resource is true");
+        else
+            invalid_str(fe, p, n->type, "must be object if x-kubernetes-embedded-resource is true");
+    } else if (!*n->type && !n->int_or_string && !n->preserve) {
+        sk_field_errors_required(fe, str(p),
+                                 lvl == LVL_ROOT   ? "must not be empty at the root"
+                                 : lvl == LVL_ITEM ? "must not be empty for specified array items"
+                                                   : "must not be empty for specified object fields");
+    }
+    trunc_to(p, m);
+    if (n->embedded && n->has_ap) {
+        m = child(p, "additionalProperties");
+        sk_field_errors_forbidden(fe, str(p), "must not be used if x-kubernetes-embedded-resource is set");
+        trunc_to(p, m);
+    }
+    if (lvl == LVL_ROOT && *n->type && strcmp(n->type, "object")) {
+        m = child(p, "type");
+        invalid_str(fe, p, n->type, "must be object at the root");
+        trunc_to(p, m);
+    }
+    static const char *const typed_meta[] = {"kind", "apiVersion"};
+    for (size_t i = 0; i < 2 && check_meta; i++) {
+        const node *f = prop_of(n, typed_meta[i]);
+        if (f && strcmp(f->type, "string")) {
+            m = child(p, "properties");
+            key(p, typed_meta[i]);
+            child(p, "type");
+            invalid_str(fe, p, f->type, "must be string");
+            trunc_to(p, m);
+        }
+    }
+    const node *md = prop_of(n, "metadata");
+    if (md) {
+        m = child(p, "properties");
+        key(p, "metadata");
+        metadata_invariants(md, check_meta, lvl, p, fe);
+        trunc_to(p, m);
+    }
+    if (n->embedded && !n->preserve && !n->nprops) {
+        m = child(p, "properties");
+        sk_field_errors_required(fe, str(p),
+                                 "must not be empty if x-kubernetes-embedded-resource is true without "
+                                 "x-kubernetes-preserve-unknown-fields");
+        trunc_to(p, m);
+    }
+}
+
+static void because(sk_field_errors *fe, const sk_buf *sp, const sk_buf *vp)
+{
+    sk_buf d = SK_BUF_INIT;
+    sk_buf_printf(&d, "because it is defined in %s", str(vp));
+    sk_field_errors_required(fe, str(sp), d.data);
+    sk_buf_free(&d);
+}
+
+static void complete_value(const json_t *v, const node *s, sk_buf *sp, sk_buf *vp, sk_field_errors *fe);
+
+/* Every property and items a value validation names must exist in the
+ * structural schema at the same place. */
+static void complete_nested(const json_t *v, const node *s, sk_buf *sp, sk_buf *vp,
+                            sk_field_errors *fe)
+{
+    const char *k;
+    const json_t *e;
+    if (!json_is_object(v))
+        return;
+    if (!s) {
+        because(fe, sp, vp);
+        return;
+    }
+    complete_value(v, s, sp, vp, fe);
+    if (kw(v, "items")) {
+        size_t ms = child(sp, "items"), mv = child(vp, "items");
+        complete_nested(kw(v, "items"), s->items, sp, vp, fe);
+        trunc_to(sp, ms);
+        trunc_to(vp, mv);
+    }
+    json_object_foreach((json_t *)kw(v, "properties"), k, e)
+    {
+        size_t ms = child(sp, "properties"), mv = child(vp, "properties");
+        key(sp, k);
+        key(vp, k);
+        const node *f = prop_of(s, k);
+        if (!f)
+            because(fe, sp, vp);
+        else
+            complete_nested(e, f, sp, vp, fe);
+        trunc_to(sp, ms);
+        trunc_to(vp, mv);
+    }
+}
+
+static void complete_value(const json_t *v, const node *s, sk_buf *sp, sk_buf *vp, sk_field_errors *fe)
+{
+    static const char *const lists[] = {"allOf", "anyOf", "oneOf"};
+    size_t i, mv;
+    const json_t *e;
+    if (kw(v, "not")) {
+        mv = child(vp, "not");
+        complete_nested(kw(v, "not"), s, sp, vp, fe);
+        trunc_to(vp, mv);
+    }
+    for (size_t l = 0; l < 3; l++) {
+        json_array_foreach(kw(v, lists[l]), i, e)
+        {
+            mv = child(vp, lists[l]);
+            idx(vp, i);
+            complete_nested(e, s, sp, vp, fe);
+            trunc_to(vp, mv);
+        }
+    }
+}
+
+/* ---- value validation (kube-openapi validate) -------------------------- */
+
+typedef enum { E_REQUIRED, E_ENUM, E_TOO_LONG, E_TOO_MANY, E_TYPE, E_OTHER, E_COMPOSITE } ecode;
+
+typedef struct {
+    ecode code;
+    char *name;    /* kube-openapi's path: "spec.x", ".spec" (required), "" root */
+    json_t *value; /* NULL: none */
+    json_t *enums; /* E_ENUM: the allowed values */
+    char *msg;
+    long actual, max; /* E_TOO_LONG, E_TOO_MANY */
+} verr;
+
+typedef struct {
+    verr *e;
+    size_t n;
+    long match; /* kube-openapi's MatchCount: picks the closest anyOf/oneOf failure */
+} vres;
+
+static void verr_free(verr *e)
+{
+    free(e->name);
+    free(e->msg);
+    json_decref(e->value);
+    json_decref(e->enums);
+}
+
+static void vres_free(vres *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        verr_free(&r->e[i]);
+    free(r->e);
+    r->e = NULL;
+    r->n = 0;
+}
+
+/* Result.AddErrors: an error whose text is already there is dropped. */
+static void vres_push(vres *r, verr e)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (!strcmp(r->e[i].msg, e.msg)) {
+            verr_free(&e);
+            return;
+        }
+    }
+    r->e = realloc(r->e, (r->n + 1) * sizeof *r->e);
+    SK_CHECK_ALLOC(r->e);
+    r->e[r->n++] = e;
+}
+
+static void vres_vadd(vres *r, ecode code, const char *name, json_t *value, long actual, long max,
+                      const char *fmt, va_list ap) __attribute__((format(printf, 7, 0)));
+
+static void vres_vadd(vres *r, ecode code, const char *name, json_t *value, long actual, long max,
+                      const char *fmt, va_list ap)
+{
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_vprintf(&m, fmt, ap);
+    char *n = strdup(name);
+    SK_CHECK_ALLOC(n);
+    vres_push(r, (verr){code, n, value, NULL, sk_buf_steal(&m, NULL), actual, max});
+}
+
+/* An error at name (kube-openapi's path); value is stolen (NULL: none). */
+static void vres_add(vres *r, ecode code, const char *name, json_t *value, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void vres_add(vres *r, ecode code, const char *name, json_t *value, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vres_vadd(r, code, name, value, -1, -1, fmt, ap);
+    va_end(ap);
+}
+
+/* E_TOO_LONG / E_TOO_MANY, which carry the counts. */
+static void vres_add_count(vres *r, ecode code, const char *name, long actual, long max,
+                           const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void vres_add_count(vres *r, ecode code, const char *name, long actual, long max,
+                           const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vres_vadd(r, code, name, NULL, actual, max, fmt, ap);
+    va_end(ap);
+}
+
+/* Moves src's errors into dst (src emptied). */
+static void vres_merge(vres *dst, vres *src)
+{
+    for (size_t i = 0; i < src->n; i++)
+        vres_push(dst, src->e[i]);
+    dst->match += src->match;
+    free(src->e);
+    src->e = NULL;
+    src->n = 0;
+}
+
+static char *quoted(const char *s)
+{
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_go_quoted(&b, s);
+    return sk_buf_steal(&b, NULL);
+}
+
+static char *go_float_str(double d)
+{
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_go_float(&b, d);
+    return sk_buf_steal(&b, NULL);
+}
+
+static char *sub_path(const char *path, const char *k)
+{
+    sk_buf b = SK_BUF_INIT;
+    if (*path)
+        sk_buf_printf(&b, "%s.%s", path, k);
+    else
+        sk_buf_puts(&b, k);
+    return sk_buf_steal(&b, NULL);
+}
+
+/* The JSON kind of data as kube-openapi names it. */
+static const char *sch_type(const json_t *d)
+{
+    switch (json_typeof(d)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    default:
+        return "null";
+    }
+}
+
+typedef struct {
+    const char *t[2];
+    int n;
+} types;
+
+static types types_of(const json_t *sch)
+{
+    types t = {{NULL, NULL}, 0};
+    if (kw_true(sch, "x-kubernetes-int-or-string")) {
+        t.t[0] = "integer";
+        t.t[1] = "string";
+        t.n = 2;
+    } else if (*kw_str(sch, "type")) {
+        t.t[0] = kw_str(sch, "type");
+        t.n = 1;
+    }
+    return t;
+}
+
+static int types_has(types t, const char *want)
+{
+    for (int i = 0; i < t.n; i++)
+        if (!strcmp(t.t[i], want))
+            return 1;
+    return 0;
+}
+
+static void types_join(sk_buf *b, types t)
+{
+    for (int i = 0; i < t.n; i++)
+        sk_buf_printf(b, "%s%s", i ? "," : "", t.t[i]);
+}
+
+/* ---- formats (the strfmt registry kube keeps for CRDs) ------------------ */
+
+static int all_of(const char *s, size_t n, const char *set)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!s[i] || !strchr(set, s[i]))
+            return 0;
+    return 1;
+}
+
+static const char hexd[] = "0123456789abcdefABCDEF";
+static const char digits[] = "0123456789";
+
+/* (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?V[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ */
+static int is_uuid(const char *s, char version)
+{
+    static const int groups[] = {8, 4, 4, 4, 12};
+    for (int g = 0; g < 5; g++) {
+        if (g && *s == '-')
+            s++;
+        if (!all_of(s, (size_t)groups[g], hexd))
+            return 0;
+        if (version && g == 2 && s[0] != version)
+            return 0;
+        if (version && version != '3' && g == 3 && !strchr("89abAB", s[0]))
+            return 0;
+        s += groups[g];
+    }
+    return *s == '\0';
+}
+
+static int days_in(int y, int m)
+{
+    static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    return m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0) ? 29 : d[m - 1];
+}
+
+/* time.Parse("2006-01-02", s) */
+static int is_date(const char *s, size_t n)
+{
+    if (n != 10 || !all_of(s, 4, digits) || s[4] != '-' || !all_of(s + 5, 2, digits) ||
+        s[7] != '-' || !all_of(s + 8, 2, digits))
+        return 0;
+    int y = atoi(s), m = (s[5] - '0') * 10 + s[6] - '0', d = (s[8] - '0') * 10 + s[9] - '0';
+    return m >= 1 && m <= 12 && d >= 1 && d <= days_in(y, m);
+}
+
+/* strfmt.IsDateTime: a date, a 't' (any case), then
+ * hh:mm:ss(.frac)?(z|+hh:mm) with hh <= 23, mm, ss <= 59. */
+static int is_date_time(const char *s)
+{
+    size_t n = strlen(s);
+    const char *t = NULL;
+    for (size_t i = 0; i < n && !t; i++)
+        if (s[i] == 't' || s[i] == 'T')
+            t = s + i;
+    if (n < 4 || !t || !is_date(s, (size_t)(t - s)))
+        return 0;
+    const char *c = t + 1, *end;
+    /* Only the part up to the next 't' counts, as strings.Split does. */
+    for (end = c; *end && *end != 't' && *end != 'T'; end++)
+        ;
+    size_t len = (size_t)(end - c);
+    if (len < 9 || !all_of(c, 2, digits) || c[2] != ':' || !all_of(c + 3, 2, digits) ||
+        c[5] != ':' || !all_of(c + 6, 2, digits))
+        return 0;
+    if (strncmp(c, "23", 2) > 0 || strncmp(c + 3, "59", 2) > 0 || strncmp(c + 6, "59", 2) > 0)
+        return 0;
+    size_t i = 8;
+    if (i < len && c[i] != 'z' && c[i] != 'Z' && c[i] != '+' && c[i] != '-') {
+        i++; /* any one character, then digits */
+        size_t start = i;
+        while (i < len && isdigit((unsigned char)c[i]))
+            i++;
+        if (i == start)
+            return 0;
+    }
+    if (i < len && (c[i] == 'z' || c[i] == 'Z'))
+        return i + 1 == len;
+    return i + 6 == len && (c[i] == '+' || c[i] == '-') && all_of(c + i + 1, 2, digits) &&
+           c[i + 3] == ':' && all_of(c + i + 4, 2, digits);
+}
+
+/* netutils.ParseIPSloppy for IPv4: four decimal octets, leading zeros allowed. */
+static int is_ipv4_sloppy(const char *s, size_t n)
+{
+    int parts = 0;
+    size_t i = 0;
+    while (i <= n) {
+        size_t start = i;
+        int v = 0;
+        while (i < n && isdigit((unsigned char)s[i]) && i - start < 3)
+            v = v * 10 + (s[i++] - '0');
+        if (i == start || v > 255)
+            return 0;
+        parts++;
+        if (i == n)
+            break;
+        if (s[i] != '.')
+            return 0;
+        i++;
+    }
+    return parts == 4;
+}
+
+static int is_ipv6(const char *s, size_t n)
+{
+    char buf[64];
+    unsigned char out[16];
+    if (n >= sizeof buf || !memchr(s, ':', n))
+        return 0;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    /* Go accepts an embedded IPv4 with leading zeros; inet_pton does not. */
+    const char *dot = strchr(buf, '.');
+    if (dot) {
+        char *last = strrchr(buf, ':');
+        if (!last || last > dot || !is_ipv4_sloppy(last + 1, strlen(last + 1)))
+            return 0;
+        strcpy(last + 1, "0.0.0.0");
+    }
+    return inet_pton(AF_INET6, buf, out) == 1;
+}
+
+static int is_cidr(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    if (!slash || !slash[1] || strlen(slash + 1) > 3 || !all_of(slash + 1, strlen(slash + 1), digits))
+        return 0;
+    int bits = atoi(slash + 1);
+    size_t n = (size_t)(slash - s);
+    if (is_ipv4_sloppy(s, n))
+        return bits <= 32;
+    return is_ipv6(s, n) && bits <= 128;
+}
+
+/* net.ParseMAC: 6, 8 or 20 octets as xx:xx.., xx-xx.. or xxxx.xxxx.. */
+static int is_mac(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 14)
+        return 0;
+    if (s[2] == ':' || s[2] == '-') {
+        if ((n + 1) % 3 || ((n + 1) / 3 != 6 && (n + 1) / 3 != 8 && (n + 1) / 3 != 20))
+            return 0;
+        for (size_t i = 0; i < n; i += 3)
+            if (!all_of(s + i, 2, hexd) || (i + 2 < n && s[i + 2] != s[2]))
+                return 0;
+        return 1;
+    }
+    if (s[4] == '.') {
+        if ((n + 1) % 5 || ((n + 1) * 2 / 5 != 6 && (n + 1) * 2 / 5 != 8 && (n + 1) * 2 / 5 != 20))
+            return 0;
+        for (size_t i = 0; i < n; i += 5)
+            if (!all_of(s + i, 4, hexd) || (i + 4 < n && s[i + 4] != '.'))
+                return 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int is_isbn10(const char *s)
+{
+    int sum = 0, n = 0;
+    for (; *s; s++) {
+        if (*s == ' ' || *s == '-')
+            continue;
+        if (isdigit((unsigned char)*s) && n < 10)
+            sum += (10 - n++) * (*s - '0');
+        else if (*s == 'X' && n == 9)
+            sum += 10, n++;
+        else
+            return 0;
+    }
+    return n == 10 && sum % 11 == 0;
+}
+
+static int is_isbn13(const char *s)
+{
+    int sum = 0, n = 0;
+    for (; *s; s++) {
+        if (*s == ' ' || *s == '-')
+            continue;
+        if (!isdigit((unsigned char)*s) || n >= 13)
+            return 0;
+        sum += (n++ % 2 ? 3 : 1) * (*s - '0');
+    }
+    return n == 13 && sum % 10 == 0;
+}
+
+/* Luhn over the digits, non-digits ignored as govalidator strips them. */
+static int is_credit_card(const char *s)
+{
+    char d[32];
+    size_t n = 0;
+    for (; *s; s++)
+        if (isdigit((unsigned char)*s)) {
+            if (n == sizeof d)
+                return 0;
+            d[n++] = *s;
+        }
+    if (n < 13 || n > 16)
+        return 0;
+    int sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = d[n - 1 - i] - '0';
+        if (i % 2) {
+            v *= 2;
+            if (v > 9)
+                v -= 9;
+        }
+        sum += v;
+    }
+    return sum % 10 == 0;
+}
+
+/* ^\d{3}[- ]?\d{2}[- ]?\d{4}$ */
+static int is_ssn(const char *s)
+{
+    if (!all_of(s, 3, digits))
+        return 0;
+    s += 3;
+    if (*s == '-' || *s == ' ')
+        s++;
+    if (!all_of(s, 2, digits))
+        return 0;
+    s += 2;
+    if (*s == '-' || *s == ' ')
+        s++;
+    return all_of(s, 4, digits) && s[4] == '\0';
+}
+
+static int is_hexcolor(const char *s)
+{
+    if (*s == '#')
+        s++;
+    size_t n = strlen(s);
+    return (n == 3 || n == 6) && all_of(s, n, hexd);
+}
+
+/* rgb(r,g,b), each 0..255 without leading zeros, spaces around. */
+static int is_rgbcolor(const char *s)
+{
+    if (strncmp(s, "rgb(", 4))
+        return 0;
+    s += 4;
+    for (int i = 0; i < 3; i++) {
+        while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+            s++;
+        const char *start = s;
+        int v = 0;
+        while (isdigit((unsigned char)*s) && s - start < 3)
+            v = v * 10 + (*s++ - '0');
+        if (s == start || v > 255 || (*start == '0' && s - start > 1))
+            return 0;
+        while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+            s++;
+        if (*s++ != (i < 2 ? ',' : ')'))
+            return 0;
+    }
+    return *s == '\0';
+}
+
+/* ^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$ */
+static int is_base64(const char *s)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t n = strlen(s);
+    if (n == 0 || n % 4)
+        return 0;
+    size_t pad = s[n - 1] == '=' ? (s[n - 2] == '=' ? 2 : 1) : 0;
+    return all_of(s, n - pad, b64);
+}
+
+/* RFC 1034 host names (strfmt's HostnamePattern, with non-ASCII letters
+ * taken as letters); the length limits are strfmt's own. */
+static int is_hostname(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 255)
+        return 0;
+    const char *label = s;
+    int labels = 0;
+    for (const char *c = s;; c++) {
+        if (*c == '.' || *c == '\0') {
+            size_t len = (size_t)(c - label);
+            if (len == 0 || len > 63 || label[0] == '-' || label[len - 1] == '-')
+                return 0;
+            labels++;
+            if (*c == '\0')
+                break;
+            label = c + 1;
+            continue;
+        }
+        if (!isalnum((unsigned char)*c) && *c != '-' && !((unsigned char)*c & 0x80))
+            return 0;
+    }
+    if (labels == 1)
+        return 1;
+    /* The top-level label is letters only, at least two. */
+    size_t tld = strlen(label);
+    if (tld < 2)
+        return 0;
+    for (size_t i = 0; i < tld; i++)
+        if (!isalpha((unsigned char)label[i]) && !((unsigned char)label[i] & 0x80))
+            return 0;
+    return 1;
+}
+
+/* net/mail.ParseAddress, roughly: local@domain, no spaces or angle brackets. */
+static int is_email(const char *s)
+{
+    const char *at = strrchr(s, '@');
+    return at && at != s && at[1] && !strpbrk(s, " \t<>()[]\\,;:\"");
+}
+
+/* url.ParseRequestURI: an absolute URI (scheme:) or an absolute path. */
+static int is_request_uri(const char *s)
+{
+    if (*s == '/')
+        return !strpbrk(s, " \t\n");
+    if (!isalpha((unsigned char)*s))
+        return 0;
+    const char *c = s;
+    while (isalnum((unsigned char)*c) || *c == '+' || *c == '-' || *c == '.')
+        c++;
+    return *c == ':' && !strpbrk(s, " \t\n");
+}
+
+/* time.ParseDuration, or strfmt's "<n> <unit>" form. */
+static int is_duration(const char *s)
+{
+    static const char *const units[] = {"ns", "us", "µs", "μs", "ms", "s", "m", "h", "d", "w", NULL};
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!strcmp(s, "0"))
+        return 1;
+    if (!*s)
+        return 0;
+    while (*s) {
+        const char *start = s;
+        while (isdigit((unsigned char)*s) || *s == '.')
+            s++;
+        if (s == start)
+            return 0;
+        while (*s == ' ')
+            s++;
+        size_t best = 0;
+        for (size_t i = 0; units[i]; i++) {
+            size_t l = strlen(units[i]);
+            if (!strncmp(s, units[i], l) && l > best)
+                best = l;
+        }
+        if (!best)
+            return 0;
+        s += best;
+    }
+    return 1;
+}
+
+typedef int (*format_fn)(const char *s);
+
+static int f_password(const char *s)
+{
+    (void)s;
+    return 1;
+}
+static int f_uuid(const char *s) { return is_uuid(s, 0); }
+static int f_uuid3(const char *s) { return is_uuid(s, '3'); }
+static int f_uuid4(const char *s) { return is_uuid(s, '4'); }
+static int f_uuid5(const char *s) { return is_uuid(s, '5'); }
+static int f_date(const char *s) { return is_date(s, strlen(s)); }
+static int f_ipv4(const char *s)
+{
+    /* ParseIPSloppy and a dot: an IPv4, or an IPv6 with an embedded IPv4. */
+    return is_ipv4_sloppy(s, strlen(s)) || (strchr(s, '.') && is_ipv6(s, strlen(s)));
+}
+static int f_ipv6(const char *s) { return is_ipv6(s, strlen(s)); }
+static int f_isbn(const char *s) { return is_isbn10(s) || is_isbn13(s); }
+static int f_bson(const char *s) { return strlen(s) == 24 && all_of(s, 24, hexd); }
+
+/* The formats StripUnsupportedFormatsPostProcess keeps, by normalized name
+ * ("-" removed); any other format is ignored. */
+static const struct {
+    const char *name;
+    format_fn ok;
+} formats[] = {
+    {"bsonobjectid", f_bson},   {"uri", is_request_uri},   {"email", is_email},
+    {"hostname", is_hostname},  {"ipv4", f_ipv4},          {"ipv6", f_ipv6},
+    {"cidr", is_cidr},          {"mac", is_mac},           {"uuid", f_uuid},
+    {"uuid3", f_uuid3},         {"uuid4", f_uuid4},        {"uuid5", f_uuid5},
+    {"isbn", f_isbn},           {"isbn10", is_isbn10},     {"isbn13", is_isbn13},
+    {"creditcard", is_credit_card}, {"ssn", is_ssn},       {"hexcolor", is_hexcolor},
+    {"rgbcolor", is_rgbcolor},  {"byte", is_base64},       {"password", f_password},
+    {"date", f_date},           {"duration", is_duration}, {"datetime", is_date_time},
+};
+
+/* The checker for the schema's format, or NULL when kube ignores it. */
+static format_fn format_of(const json_t *sch)
+{
+    const char *f = kw_str(sch, "format");
+    char norm[32];
+    size_t n = 0;
+    for (; *f && n + 1 < sizeof norm; f++)
+        if (*f != '-')
+            norm[n++] = *f;
+    if (*f)
+        return NULL;
+    norm[n] = '\0';
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (!strcmp(formats[i].name, norm))
+            return formats[i].ok;
+    return NULL;
+}
+
+/* ---- the validators, in SchemaValidator's order ------------------------ */
+
+static void schema_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+                            const char *path, vres *r);
+
+static int enum_matches(const json_t *d, const json_t *e)
+{
+    /* reflect: DeepEqual after converting the value to the enum entry's
+     * type when Go can (int64 <-> float64 truncating, int64 -> string as a
+     * rune). */
+    if (json_typeof(d) == json_typeof(e) || (json_is_boolean(d) && json_is_boolean(e)))
+        return json_equal((json_t *)d, (json_t *)e);
+    if (json_is_integer(d) && json_is_real(e))
+        return (double)json_integer_value(d) == json_real_value(e);
+    if (json_is_real(d) && json_is_integer(e)) {
+        double v = json_real_value(d);
+        return v > -9.2e18 && v < 9.2e18 && (json_int_t)v == json_integer_value(e);
+    }
+    if (json_is_integer(d) && json_is_string(e)) {
+        json_int_t v = json_integer_value(d);
+        char u[5] = {0};
+        if (v < 0 || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+            strcpy(u, "\xef\xbf\xbd");
+        else if (v < 0x80)
+            u[0] = (char)v;
+        else if (v < 0x800)
+            u[0] = (char)(0xC0 | (v >> 6)), u[1] = (char)(0x80 | (v & 0x3F));
+        else if (v < 0x10000)
+            u[0] = (char)(0xE0 | (v >> 12)), u[1] = (char)(0x80 | ((v >> 6) & 0x3F)),
+            u[2] = (char)(0x80 | (v & 0x3F));
+        else
+            u[0] = (char)(0xF0 | (v >> 18)), u[1] = (char)(0x80 | ((v >> 12) & 0x3F)),
+            u[2] = (char)(0x80 | ((v >> 6) & 0x3F)), u[3] = (char)(0x80 | (v & 0x3F));
+        return json_string_length(e) == strlen(u) && !strcmp(json_string_value(e), u);
+    }
+    return 0;
+}
+
+static void enum_validate(const json_t *sch, const json_t *d, const char *path, vres *r)
+{
+    const json_t *en = kw(sch, "enum");
+    size_t i;
+    const json_t *e;
+    if (!json_array_size(en))
+        return;
+    json_array_foreach(en, i, e) if (!json_is_null(d) && enum_matches(d, e)) return;
+    char *n = strdup(path);
+    SK_CHECK_ALLOC(n);
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_printf(&m, "%s in body should be one of ", path);
+    char *dump = json_dumps(en, JSON_ENCODE_ANY | JSON_COMPACT);
+    sk_buf_puts(&m, dump ? dump : "[]");
+    free(dump);
+    vres_push(r, (verr){E_ENUM, n, d ? json_deep_copy(d) : NULL, json_deep_copy(en),
+                        sk_buf_steal(&m, NULL), -1, -1});
+}
+
+/* typeValidator; returns 0 when it does not apply. */
+static int type_validate(const json_t *sch, const json_t *d, const char *path, vres *r)
+{
+    types t = types_of(sch);
+    int has_format = format_of(sch) != NULL;
+    if (!t.n && !has_format)
+        return 0;
+    sk_buf want = SK_BUF_INIT;
+    types_join(&want, t);
+    if (json_is_null(d)) {
+        if (t.n && !kw_true(sch, "nullable"))
+            vres_add(r, E_TYPE, path, json_string("null"), "%s in body must be of type %s: \"null\"",
+                     path, str(&want));
+        else
+            r->match++;
+        sk_buf_free(&want);
+        return 1;
+    }
+    const char *st = sch_type(d);
+    int float_int = json_is_real(d) && types_has(t, "integer") && json_real_value(d) == trunc(json_real_value(d)) &&
+                    fabs(json_real_value(d)) < 9007199254740992.0;
+    int int_float = json_is_integer(d) && types_has(t, "number");
+    int ok = types_has(t, st) || float_int || int_float;
+    if (!json_is_string(d) && !json_is_array(d) && has_format && !ok) {
+        /* The format of a number is "int64"/"float64"; of anything else "". */
+        const char *dfmt = json_is_integer(d) ? "int64" : json_is_real(d) ? "float64" : "";
+        char *q = quoted(dfmt);
+        vres_add(r, E_TYPE, path, json_string(dfmt), "%s in body must be of type %s: %s", path,
+                 kw_str(sch, "format"), q);
+        free(q);
+    } else if (!types_has(t, "number") && !types_has(t, "integer") && has_format &&
+               (json_is_string(d) || json_is_array(d))) {
+        r->match++;
+    } else if (!ok) {
+        char *q = quoted(st);
+        vres_add(r, E_TYPE, path, json_string(st), "%s in body must be of type %s: %s", path,
+                 str(&want), q);
+        free(q);
+    } else {
+        r->match++;
+    }
+    sk_buf_free(&want);
+    return 1;
+}
+
+static void props_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+                           const char *path, vres *r)
+{
+    size_t i;
+    const json_t *e;
+    char *q = quoted(path);
+    const json_t *any = kw(sch, "anyOf"), *one = kw(sch, "oneOf"), *all = kw(sch, "allOf");
+    if (json_array_size(any)) {
+        vres best = {0}, first = {0};
+        int have_best = 0, succeeded = 0;
+        json_array_foreach(any, i, e)
+        {
+            vres res = {0};
+            schema_validate(s, e, d, path, &res);
+            if (res.n == 0) {
+                succeeded = 1;
+                vres_free(&best);
+                have_best = 0;
+                first = res;
+                break;
+            }
+            if (!have_best || res.match > best.match) {
+                vres_free(&best);
+                best = res;
+                have_best = 1;
+            } else {
+                vres_free(&res);
+            }
+        }
+        if (!succeeded)
+            vres_add(r, E_COMPOSITE, path, NULL, "%s must validate at least one schema (anyOf)", q);
+        vres_merge(r, have_best ? &best : &first);
+    }
+    if (json_array_size(one)) {
+        vres best = {0}, first = {0};
+        int have_best = 0, have_first = 0;
+        size_t valid = 0;
+        json_array_foreach(one, i, e)
+        {
+            vres res = {0};
+            schema_validate(s, e, d, path, &res);
+            if (res.n == 0) {
+                valid++;
+                vres_free(&best);
+                have_best = 0;
+                if (!have_first) {
+                    first = res;
+                    have_first = 1;
+                } else {
+                    vres_free(&res);
+                }
+                continue;
+            }
+            if (valid == 0 && (!have_best || res.match > best.match)) {
+                vres_free(&best);
+                best = res;
+                have_best = 1;
+            } else {
+                vres_free(&res);
+            }
+        }
+        if (valid != 1) {
+            if (valid == 0)
+                vres_add(r, E_COMPOSITE, path, NULL,
+                         "%s must validate one and only one schema (oneOf). Found none valid", q);
+            else
+                vres_add(r, E_COMPOSITE, path, NULL,
+                         "%s must validate one and only one schema (oneOf). Found %zu valid "
+                         "alternatives",
+                         q, valid);
+            vres_merge(r, &best);
+            vres_free(&first);
+        } else {
+            vres_merge(r, &first);
+            vres_free(&best);
+        }
+    }
+    if (json_array_size(all)) {
+        size_t valid = 0;
+        json_array_foreach(all, i, e)
+        {
+            vres res = {0};
+            schema_validate(s, e, d, path, &res);
+            valid += res.n == 0;
+            vres_merge(r, &res);
+        }
+        if (valid != json_array_size(all))
+            vres_add(r, E_COMPOSITE, path, NULL, "%s must validate all the schemas (allOf)%s", q,
+                     valid == 0 ? ". None validated" : "");
+    }
+    if (kw(sch, "not")) {
+        vres res = {0};
+        schema_validate(s, kw(sch, "not"), d, path, &res);
+        if (res.n == 0)
+            vres_add(r, E_COMPOSITE, path, NULL, "%s must not validate the schema (not)", q);
+        vres_free(&res);
+    }
+    r->match++;
+    free(q);
+}
+
+static size_t rune_count(const char *s, size_t n)
+{
+    size_t runes = 0;
+    for (size_t i = 0; i < n; runes++)
+        i += sk_utf8_prefix(s + i, n - i, 1) ? sk_utf8_prefix(s + i, n - i, 4) : 1;
+    return runes;
+}
+
+static void string_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+                            const char *path, vres *r)
+{
+    const char *v = json_string_value(d);
+    size_t runes = rune_count(v, json_string_length(d));
+    const json_t *maxl = kw(sch, "maxLength"), *minl = kw(sch, "minLength"), *p = kw(sch, "pattern");
+    if (maxl && (json_int_t)runes > json_integer_value(maxl)) {
+        vres_add_count(r, E_TOO_LONG, path, (long)runes, (long)json_integer_value(maxl),
+                       "%s in body should be at most %" JSON_INTEGER_FORMAT " chars long", path,
+                       json_integer_value(maxl));
+        return;
+    }
+    if (minl && (json_int_t)runes < json_integer_value(minl)) {
+        vres_add(r, E_OTHER, path, json_deep_copy(d), "%s in body should be at least %" JSON_INTEGER_FORMAT " chars long",
+                 path, json_integer_value(minl));
+        return;
+    }
+    if (json_string_length(p)) {
+        const regex_t *re = pattern_of(s, p);
+        if (re && regexec(re, v, 0, NULL, 0) != 0)
+            vres_add(r, E_OTHER, path, json_deep_copy(d), "%s in body should match '%s'", path,
+                     json_string_value(p));
+    }
+}
+
+static int is_json_integer(double f)
+{
+    if (isnan(f) || isinf(f) || fabs(f) > 9007199254740991.0)
+        return 0;
+    double g = trunc(f);
+    if (f == g)
+        return 1;
+    double diff = fabs(f - g);
+    return diff / (fabs(f) + fabs(g)) < 1e-9;
+}
+
+/* Go's int64(f) for the bounds kube-openapi truncates to integers. */
+static json_int_t to_int64(double f)
+{
+    if (isnan(f))
+        return INT64_MIN;
+    if (f >= 9.2233720368547758e18)
+        return INT64_MIN; /* amd64 yields the "integer indefinite" value */
+    if (f < -9.2233720368547758e18)
+        return INT64_MIN;
+    return (json_int_t)f;
+}
+
+static void number_validate(const json_t *sch, const json_t *d, const char *path, vres *r)
+{
+    vres mult = {0}, min = {0}, max = {0};
+    const json_t *mo = kw(sch, "multipleOf"), *mx = kw(sch, "maximum"), *mn = kw(sch, "minimum");
+    int is_int = json_is_integer(d);
+    json_int_t iv = json_integer_value(d);
+    double fv = json_number_value(d);
+    if (mo) {
+        double f = json_number_value(mo);
+        if (is_int) {
+            json_int_t fi = to_int64(f);
+            if (fi <= 0)
+                vres_add(&mult, E_OTHER, path, json_integer(fi),
+                         "factor MultipleOf declared for %s must be positive: %" JSON_INTEGER_FORMAT, path, fi);
+            else if (iv % fi != 0)
+                vres_add(&mult, E_OTHER, path, json_integer(iv),
+                         "%s in body should be a multiple of %" JSON_INTEGER_FORMAT, path, fi);
+        } else if (f <= 0) {
+            char *fs = go_float_str(f);
+            vres_add(&mult, E_OTHER, path, json_real(f),
+                     "factor MultipleOf declared for %s must be positive: %s", path, fs);
+            free(fs);
+        } else if (!is_json_integer(f < 1 ? 1 / f * fv : fv / f)) {
+            char *fs = go_float_str(f);
+            vres_add(&mult, E_OTHER, path, json_real(fv), "%s in body should be a multiple of %s", path, fs);
+            free(fs);
+        }
+    }
+    static const char *const words[2][2] = {{"greater than or equal to", "greater than"},
+                                            {"less than or equal to", "less than"}};
+    for (int upper = 0; upper < 2; upper++) {
+        const json_t *b = upper ? mx : mn;
+        int excl = kw_true(sch, upper ? "exclusiveMaximum" : "exclusiveMinimum");
+        vres *out = upper ? &max : &min;
+        if (!b)
+            continue;
+        const char *w = words[upper][excl];
+        if (is_int) {
+            json_int_t bi = to_int64(json_number_value(b));
+            int bad = upper ? (excl ? iv >= bi : iv > bi) : (excl ? iv <= bi : iv < bi);
+            if (bad)
+                vres_add(out, E_OTHER, path, json_integer(iv), "%s in body should be %s %" JSON_INTEGER_FORMAT,
+                         path, w, bi);
+        } else {
+            double bf = json_number_value(b);
+            int bad = upper ? (excl ? fv >= bf : fv > bf) : (excl ? fv <= bf : fv < bf);
+            if (bad) {
+                char *bs = go_float_str(bf);
+                vres_add(out, E_OTHER, path, json_real(fv), "%s in body should be %s %s", path, w, bs);
+                free(bs);
+            }
+        }
+    }
+    vres_merge(r, &mult);
+    vres_merge(r, &min);
+    vres_merge(r, &max);
+    r->match++;
+}
+
+static void slice_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+                           const char *path, vres *r)
+{
+    size_t i, n = json_array_size(d);
+    const json_t *e;
+    const json_t *items = kw(sch, "items");
+    if (json_is_object(items)) {
+        json_array_foreach(d, i, e)
+        {
+            sk_buf p = SK_BUF_INIT;
+            sk_buf_printf(&p, "%s[%zu]", path, i);
+            vres res = {0};
+            schema_validate(s, items, e, p.data, &res);
+            vres_merge(r, &res);
+            sk_buf_free(&p);
+        }
+    }
+    const json_t *mn = kw(sch, "minItems"), *mx = kw(sch, "maxItems");
+    if (mn && (json_int_t)n < json_integer_value(mn))
+        vres_add(r, E_OTHER, path, json_integer((json_int_t)n),
+                 "%s in body should have at least %" JSON_INTEGER_FORMAT " items", path, json_integer_value(mn));
+    if (mx && (json_int_t)n > json_integer_value(mx)) {
+        vres_add_count(r, E_TOO_MANY, path, (long)n, (long)json_integer_value(mx),
+                       "%s in body should have at most %" JSON_INTEGER_FORMAT " items", path,
+                       json_integer_value(mx));
+    }
+    if (kw_true(sch, "uniqueItems")) {
+        for (i = 1; i < n; i++) {
+            size_t j;
+            for (j = 0; j < i; j++)
+                if (json_equal(json_array_get(d, i), json_array_get(d, j)))
+                    break;
+            if (j < i) {
+                vres_add(r, E_OTHER, path, NULL, "%s in body shouldn't contain duplicates", path);
+                break;
+            }
+        }
+    }
+    r->match++;
+}
+
+static void object_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+                            const char *path, vres *r)
+{
+    const char *k;
+    const json_t *v;
+    size_t i, n = json_object_size(d);
+    const json_t *props = kw(sch, "properties"), *ap = kw(sch, "additionalProperties");
+    const json_t *mn = kw(sch, "minProperties"), *mx = kw(sch, "maxProperties");
+    if (mn && (json_int_t)n < json_integer_value(mn))
+        vres_add(r, E_OTHER, path, json_integer((json_int_t)n),
+                 "%s in body should have at least %" JSON_INTEGER_FORMAT " properties", path, json_integer_value(mn));
+    if (mx && (json_int_t)n > json_integer_value(mx)) {
+        vres_add_count(r, E_TOO_MANY, path, (long)n, (long)json_integer_value(mx),
+                       "%s in body should have at most %" JSON_INTEGER_FORMAT " properties", path,
+                       json_integer_value(mx));
+    }
+    json_object_foreach((json_t *)d, k, v)
+    {
+        if (json_object_get(props, k))
+            continue;
+        if (json_is_false(ap)) {
+            vres_add(r, E_OTHER, path, json_string(k), "%s.%s in body is a forbidden property", path, k);
+        } else if (json_is_object(ap)) {
+            sk_buf p = SK_BUF_INIT;
+            sk_buf_printf(&p, "%s.%s", path, k);
+            vres res = {0};
+            schema_validate(s, ap, v, p.data, &res);
+            vres_merge(r, &res);
+            sk_buf_free(&p);
+        }
+    }
+    json_object_foreach((json_t *)props, k, v)
+    {
+        const json_t *dv = json_object_get(d, k);
+        if (!dv)
+            continue;
+        char *p = sub_path(path, k);
+        vres res = {0};
+        schema_validate(s, v, dv, p, &res);
+        vres_merge(r, &res);
+        free(p);
+    }
+    json_array_foreach(kw(sch, "required"), i, v)
+    {
+        const char *rk = json_string_value(v);
+        if (!rk || json_object_get(d, rk))
+            continue;
+        sk_buf nm = SK_BUF_INIT;
+        sk_buf_printf(&nm, "%s.%s", path, rk);
+        vres_add(r, E_REQUIRED, nm.data, NULL, "%s in body is required", nm.data);
+        sk_buf_free(&nm);
+    }
+}
+
+static void schema_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+                            const char *path, vres *r)
+{
+    if (!json_is_object(sch))
+        return;
+    if (json_is_null(d)) {
+        type_validate(sch, d, path, r);
+        enum_validate(sch, d, path, r);
+        return;
+    }
+    if (type_validate(sch, d, path, r))
+        r->match++;
+    props_validate(s, sch, d, path, r);
+    r->match++;
+    if (json_is_string(d)) {
+        format_fn f = format_of(sch);
+        string_validate(s, sch, d, path, r);
+        r->match++;
+        if (f) {
+            if (!f(json_string_value(d))) {
+                char *q = quoted(json_string_value(d));
+                vres_add(r, E_TYPE, path, json_deep_copy(d), "%s in body must be of type %s: %s", path,
+                         kw_str(sch, "format"), q);
+                free(q);
+            }
+            r->match++;
+        }
+    }
+    if (json_is_number(d)) {
+        number_validate(sch, d, path, r);
+        r->match++;
+    }
+    if (json_is_array(d)) {
+        slice_validate(s, sch, d, path, r);
+        r->match++;
+    }
+    enum_validate(sch, d, path, r);
+    r->match++;
+    if (json_is_object(d)) {
+        object_validate(s, sch, d, path, r);
+        r->match++;
+    }
+    r->match++;
+}
+
+/* Go's json.Marshal of an enum value, for "supported values". */
+static void go_json(sk_buf *b, const json_t *v)
+{
+    if (json_is_real(v)) {
+        double f = json_real_value(v), a = fabs(f);
+        char tmp[40];
+        if (a != 0 && (a < 1e-6 || a >= 1e21)) {
+            sk_buf e = SK_BUF_INIT;
+            sk_buf_go_float(&e, f);
+            /* encoding/json writes e-07 as e-7. */
+            char *x = strstr(e.data, "e-0");
+            if (x)
+                memmove(x + 2, x + 3, strlen(x + 3) + 1);
+            sk_buf_puts(b, e.data);
+            sk_buf_free(&e);
+        } else {
+            int prec = 1;
+            for (; prec < 17; prec++) {
+                snprintf(tmp, sizeof tmp, "%.*g", prec, f);
+                if (strtod(tmp, NULL) == f)
+                    break;
+            }
+            snprintf(tmp, sizeof tmp, "%.*g", prec, f);
+            if (strchr(tmp, 'e'))
+                snprintf(tmp, sizeof tmp, "%.0f", f);
+            sk_buf_puts(b, tmp);
+        }
+        return;
+    }
+    char *dump = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+    sk_buf_puts(b, dump ? dump : "null");
+    free(dump);
+}
+
+/* kubeOpenAPIResultToFieldErrors: base is the field path of the validated
+ * value (NULL for the object itself, kube's nil path). */
+static void vres_to_fe(const vres *r, const char *base, sk_field_errors *fe)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const verr *e = &r->e[i];
+        const char *name = e->name[0] == '.' ? e->name + 1 : e->name;
+        sk_buf f = SK_BUF_INIT;
+        int at_base = !*e->name || !strcmp(e->name, ".");
+        if (e->code == E_COMPOSITE || at_base)
+            sk_buf_puts(&f, base ? base : "<nil>");
+        else if (base)
+            sk_buf_printf(&f, "%s.%s", base, name);
+        else
+            sk_buf_puts(&f, name);
+        json_t *empty = json_string("");
+        const json_t *value = e->value ? e->value : empty;
+        switch (e->code) {
+        case E_REQUIRED:
+            sk_field_errors_required(fe, f.data, "");
+            break;
+        case E_ENUM: {
+            size_t n = json_array_size(e->enums), j;
+            const json_t *x;
+            char **vals = calloc(n ? n : 1, sizeof *vals);
+            SK_CHECK_ALLOC(vals);
+            json_array_foreach(e->enums, j, x)
+            {
+                sk_buf b = SK_BUF_INIT;
+                if (json_is_string(x))
+                    sk_buf_puts(&b, json_string_value(x));
+                else
+                    go_json(&b, x);
+                vals[j] = sk_buf_steal(&b, NULL);
+            }
+            sk_field_errors_not_supported(fe, f.data, e->value, (const char *const *)vals, n);
+            for (j = 0; j < n; j++)
+                free(vals[j]);
+            free(vals);
+            break;
+        }
+        case E_TOO_LONG:
+            sk_field_errors_too_long(fe, f.data, e->max);
+            break;
+        case E_TOO_MANY:
+            sk_field_errors_too_many(fe, f.data, e->actual, e->max);
+            break;
+        case E_TYPE:
+            sk_field_errors_type_invalid(fe, f.data, value, e->msg);
+            break;
+        case E_OTHER:
+            sk_field_errors_invalid_json(fe, f.data, value, e->msg);
+            break;
+        case E_COMPOSITE:
+            sk_field_errors_invalid_json(fe, f.data, empty, e->msg);
+            break;
+        }
+        json_decref(empty);
+        sk_buf_free(&f);
+    }
+}
+
+static void value_check(const sk_structural *s, const json_t *sch, const json_t *d, const char *base,
+                        sk_field_errors *fe)
+{
+    vres r = {0};
+    schema_validate(s, sch, d, "", &r);
+    vres_to_fe(&r, base, fe);
+    vres_free(&r);
+}
+
+/* ---- ObjectMeta of embedded resources (schema/objectmeta) --------------- */
+
+static const sk_schema *object_meta(void)
+{
+    return sk_schema_named("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+}
+
+/* Whether v decodes as a value of kind k, one level deep. */
+static int decodes_as(const sk_schema *t, const json_t *v)
+{
+    if (json_is_null(v))
+        return 1;
+    switch (sk_schema_kind_of(t)) {
+    case SK_SCHEMA_STRING:
+    case SK_SCHEMA_BYTES:
+    case SK_SCHEMA_TIME:
+    case SK_SCHEMA_MICROTIME:
+        return json_is_string(v);
+    case SK_SCHEMA_BOOL:
+        return json_is_boolean(v);
+    case SK_SCHEMA_INT32:
+    case SK_SCHEMA_INT64:
+        return json_is_integer(v);
+    case SK_SCHEMA_ARRAY:
+        return json_is_array(v);
+    case SK_SCHEMA_STRUCT:
+    case SK_SCHEMA_MAP:
+    case SK_SCHEMA_FIELDS_V1:
+        return json_is_object(v);
+    default:
+        return 1;
+    }
+}
+
+/* The decode error GetObjectMeta reports for metadata md, or NULL (new string). */
+static char *meta_decode_error(const json_t *md)
+{
+    const sk_schema *om = object_meta();
+    const char *k;
+    const json_t *v;
+    sk_buf e = SK_BUF_INIT;
+    if (json_is_null(md))
+        return NULL;
+    if (!json_is_object(md)) {
+        sk_buf_printf(&e, "json: cannot unmarshal %s into Go value of type v1.ObjectMeta",
+                      sk_validate_go_kind(md));
+        return sk_buf_steal(&e, NULL);
+    }
+    json_object_foreach((json_t *)md, k, v)
+    {
+        const sk_schema_field *f = om ? sk_schema_field_find(om, k, strlen(k)) : NULL;
+        if (f && !decodes_as(sk_schema_field_type(f), v)) {
+            sk_buf_printf(&e, "json: cannot unmarshal %s into Go struct field ObjectMeta.%s of type %s",
+                          sk_validate_go_kind(v), k, sk_schema_go_type(sk_schema_field_type(f)));
+            return sk_buf_steal(&e, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* objectmeta.Coerce with DropInvalidFields on the metadata of an embedded
+ * resource at p: ObjectMeta's round trip keeps its own fields that decode,
+ * drops the others (unknown ones recorded at "<p>.metadata.<field>") and
+ * the empty ones it would omit. */
+static void coerce_meta(json_t *obj, sk_buf *p, json_t *found)
+{
+    json_t *md = json_object_get(obj, "metadata");
+    const sk_schema *om = object_meta();
+    const char *k;
+    json_t *v;
+    void *tmp;
+    if (!json_is_object(md) || !om)
+        return;
+    json_object_foreach_safe(md, tmp, k, v)
+    {
+        const sk_schema_field *f = sk_schema_field_find(om, k, strlen(k));
+        int drop = !f || !decodes_as(sk_schema_field_type(f), v);
+        if (!f && found) {
+            size_t m = child(p, "metadata");
+            child(p, k);
+            json_array_append_new(found, json_string(str(p)));
+            trunc_to(p, m);
+        }
+        if (!drop && strcmp(k, "deletionGracePeriodSeconds"))
+            drop = is_zero(v) || (json_is_integer(v) && json_integer_value(v) == 0);
+        if (drop)
+            json_object_del(md, k);
+    }
+}
+
+static void embedded_resource(const json_t *x, sk_buf *p, sk_field_errors *fe)
+{
+    const json_t *api = json_object_get(x, "apiVersion"), *kind = json_object_get(x, "kind");
+    const json_t *md = json_object_get(x, "metadata");
+    size_t m;
+    if (!api) {
+        m = child(p, "apiVersion");
+        sk_field_errors_required(fe, str(p), "must not be empty");
+        trunc_to(p, m);
+    }
+    if (!kind) {
+        m = child(p, "kind");
+        sk_field_errors_required(fe, str(p), "must not be empty");
+        trunc_to(p, m);
+    }
+    if (api) {
+        const char *a = json_string_value(api);
+        const char *slash = a ? strchr(a, '/') : NULL;
+        m = child(p, "apiVersion");
+        if (!a) {
+            sk_field_errors_invalid_json(fe, str(p), api, "must be a string");
+        } else if (!*a) {
+            sk_field_errors_invalid(fe, str(p), a, "must not be empty");
+        } else if (slash && strchr(slash + 1, '/')) {
+            sk_buf d = SK_BUF_INIT;
+            sk_buf_printf(&d, "unexpected GroupVersion string: %s", a);
+            sk_field_errors_invalid(fe, str(p), a, d.data);
+            sk_buf_free(&d);
+        }
+        trunc_to(p, m);
+    }
+    if (kind) {
+        const char *k = json_string_value(kind);
+        m = child(p, "kind");
+        if (!k) {
+            sk_field_errors_invalid_json(fe, str(p), kind, "must be a string");
+        } else if (!*k) {
+            sk_field_errors_invalid(fe, str(p), k, "must not be empty");
+        } else {
+            char *lower = strdup(k);
+            const char *msgs[SK_VALIDATE_MAX_MSGS];
+            SK_CHECK_ALLOC(lower);
+            for (char *c = lower; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+            size_t n = sk_validate_dns1035_label(lower, msgs);
+            if (n) {
+                sk_buf d = SK_BUF_INIT;
+                sk_buf_puts(&d, "may have mixed case, but should otherwise match: ");
+                for (size_t i = 0; i < n; i++)
+                    sk_buf_printf(&d, "%s%s", i ? "," : "", msgs[i]);
+                sk_field_errors_invalid(fe, str(p), k, d.data);
+                sk_buf_free(&d);
+            }
+            free(lower);
+        }
+        trunc_to(p, m);
+    }
+    if (md) {
+        char *err = meta_decode_error(md);
+        m = child(p, "metadata");
+        if (err)
+            sk_field_errors_invalid_json(fe, str(p), md, err);
+        else
+            sk_validate_embedded_meta(fe, json_is_object(md) ? md : NULL, str(p));
+        free(err);
+        trunc_to(p, m);
+    }
+}
+
+/* objectmeta.Validate: every x-kubernetes-embedded-resource object in x
+ * (the root too when root is set). */
+static void embedded_walk(const node *n, const json_t *x, sk_buf *p, int root, sk_field_errors *fe)
+{
+    size_t i, m;
+    const char *k;
+    const json_t *v;
+    if (!n)
+        return;
+    if (json_is_object(x)) {
+        if (n->embedded || root)
+            embedded_resource(x, p, fe);
+        json_object_foreach((json_t *)x, k, v)
+        {
+            const node *f = prop_of(n, k);
+            if (f) {
+                m = child(p, k);
+                embedded_walk(f, v, p, 0, fe);
+                trunc_to(p, m);
+            } else if (n->has_ap) {
+                m = key(p, k);
+                embedded_walk(n->ap, v, p, 0, fe);
+                trunc_to(p, m);
+            }
+        }
+    } else if (json_is_array(x)) {
+        json_array_foreach(x, i, v)
+        {
+            m = idx(p, i);
+            embedded_walk(n->items, v, p, 0, fe);
+            trunc_to(p, m);
+        }
+    }
+}
+
+/* ---- pruning (schema/pruning, defaulting/prunenulls) -------------------- */
+
+typedef struct {
+    json_t *found; /* unknown field paths, or NULL */
+    int coerce;    /* objectmeta.Coerce of embedded metadata too */
+} prune_opts;
+
+static void record(const prune_opts *o, sk_buf *p, const char *k)
+{
+    if (!o->found)
+        return;
+    size_t m = child(p, k);
+    json_array_append_new(o->found, json_string(str(p)));
+    trunc_to(p, m);
+}
+
+static void prune(json_t *x, const node *n, int embedded, sk_buf *p, const prune_opts *o);
+
+static void skip_prune(json_t *x, const node *n, int embedded, sk_buf *p, const prune_opts *o)
+{
+    const char *k;
+    json_t *v;
+    size_t i, m;
+    if (!n)
+        return;
+    if (json_is_object(x)) {
+        if (embedded && o->coerce && p->len)
+            coerce_meta(x, p, o->found);
+        json_object_foreach(x, k, v)
+        {
+            const node *f = prop_of(n, k);
+            if (embedded && is_meta_field(k))
+                continue;
+            if (f || n->has_ap) {
+                m = child(p, k);
+                prune(v, f ? f : n->ap, f ? f->embedded : n->ap && n->ap->embedded, p, o);
+                trunc_to(p, m);
+            }
+        }
+    } else if (json_is_array(x)) {
+        json_array_foreach(x, i, v)
+        {
+            m = idx(p, i);
+            skip_prune(v, n->items, n->items && n->items->embedded, p, o);
+            trunc_to(p, m);
+        }
+    }
+}
+
+static void prune(json_t *x, const node *n, int embedded, sk_buf *p, const prune_opts *o)
+{
+    const char *k;
+    json_t *v;
+    void *tmp;
+    size_t i, m;
+    if (n && n->preserve) {
+        skip_prune(x, n, embedded, p, o);
+        return;
+    }
+    if (json_is_object(x)) {
+        if (n && embedded && o->coerce && p->len)
+            coerce_meta(x, p, o->found);
+        json_object_foreach_safe(x, tmp, k, v)
+        {
+            const node *f = n ? prop_of(n, k) : NULL;
+            if (n && embedded && is_meta_field(k))
+                continue;
+            if (f || (n && n->has_ap)) {
+                m = child(p, k);
+                prune(v, f ? f : n->ap, f ? f->embedded : n->ap && n->ap->embedded, p, o);
+                trunc_to(p, m);
+                continue;
+            }
+            if (!n || !is_meta_field(k) || p->len)
+                record(o, p, k);
+            json_object_del(x, k);
+        }
+    } else if (json_is_array(x)) {
+        const node *it = n ? n->items : NULL;
+        json_array_foreach(x, i, v)
+        {
+            m = idx(p, i);
+            prune(v, it, it && it->embedded, p, o);
+            trunc_to(p, m);
+        }
+    }
+}
+
+static const node *schema_for_field(const node *n, const char *k)
+{
+    const node *f = prop_of(n, k);
+    return f ? f : n ? n->ap : NULL;
+}
+
+static void prune_nulls(json_t *x, const node *n)
+{
+    const char *k;
+    json_t *v;
+    void *tmp;
+    size_t i;
+    if (json_is_object(x)) {
+        json_object_foreach_safe(x, tmp, k, v)
+        {
+            const node *f = schema_for_field(n, k);
+            if (json_is_null(v) && f && !f->nullable && !f->dflt)
+                json_object_del(x, k);
+            else
+                prune_nulls(v, f);
+        }
+    } else if (json_is_array(x)) {
+        json_array_foreach(x, i, v) prune_nulls(v, n ? n->items : NULL);
+    }
+}
+
+/* ---- defaulting (defaulting/algorithm.go) ------------------------------- */
+
+static int non_nullable_null(const json_t *v, const node *n)
+{
+    return json_is_null(v) && n && !n->nullable;
+}
+
+static void apply_defaults(json_t *x, const node *n)
+{
+    const char *k;
+    json_t *v;
+    size_t i;
+    if (!n)
+        return;
+    if (json_is_object(x)) {
+        for (i = 0; i < n->nprops; i++) {
+            const node *f = n->props[i].schema;
+            json_t *cur = json_object_get(x, n->props[i].name);
+            if (f->dflt && (!cur || non_nullable_null(cur, f)))
+                json_object_set_new(x, n->props[i].name, json_deep_copy(f->dflt));
+        }
+        json_object_foreach(x, k, v)
+        {
+            const node *f = prop_of(n, k);
+            if (f) {
+                apply_defaults(v, f);
+            } else if (n->has_ap) {
+                if (non_nullable_null(v, n->ap) && n->ap->dflt) {
+                    json_object_set_new(x, k, json_deep_copy(n->ap->dflt));
+                    v = json_object_get(x, k);
+                }
+                apply_defaults(v, n->ap);
+            }
+        }
+    } else if (json_is_array(x)) {
+        for (i = 0; i < json_array_size(x); i++) {
+            if (non_nullable_null(json_array_get(x, i), n->items) && n->items->dflt)
+                json_array_set_new(x, i, json_deep_copy(n->items->dflt));
+            apply_defaults(json_array_get(x, i), n->items);
+        }
+    }
+}
+
+/* defaulting.ValidateDefaults: each default must survive pruning, be valid
+ * embedded-resource metadata where it is one, and pass the schema at its
+ * place. Defaults inside embedded metadata get the schema check only. */
+static void check_defaults(const sk_structural *s, const node *n, int embedded, int inside_meta,
+                           sk_buf *p, sk_field_errors *fe)
+{
+    size_t m, i;
+    if (embedded)
+        inside_meta = 0;
+    if (n->dflt) {
+        m = child(p, "default");
+        if (!inside_meta) {
+            json_t *pruned = json_deep_copy(n->dflt);
+            sk_buf scratch = SK_BUF_INIT;
+            prune_opts o = {NULL, 0};
+            prune(pruned, n, embedded, &scratch, &o);
+            if (!json_equal(pruned, (json_t *)n->dflt))
+                sk_field_errors_invalid_json(fe, str(p), n->dflt, "must not have unknown fields");
+            json_decref(pruned);
+            sk_buf_free(&scratch);
+        }
+        size_t before = sk_field_errors_count(fe);
+        if (!inside_meta)
+            embedded_walk(n, n->dflt, p, embedded, fe);
+        if (sk_field_errors_count(fe) == before)
+            value_check(s, n->raw, n->dflt, str(p), fe);
+        trunc_to(p, m);
+    }
+    if (n->items) {
+        m = child(p, "items");
+        check_defaults(s, n->items, n->items->embedded, inside_meta, p, fe);
+        trunc_to(p, m);
+    }
+    for (i = 0; i < n->nprops; i++) {
+        const node *f = n->props[i].schema;
+        m = child(p, "properties");
+        key(p, n->props[i].name);
+        check_defaults(s, f, f->embedded, inside_meta || (embedded && is_meta_field(n->props[i].name)),
+                       p, fe);
+        trunc_to(p, m);
+    }
+}
+
+/* ---- list types (schema/listtype) --------------------------------------- */
+
+static void list_walk(const node *n, const json_t *x, sk_buf *p, sk_field_errors *fe);
+
+/* Indices of the second occurrence of each repeated value. */
+static void duplicates(const json_t *vals, size_t *dup, size_t *ndup)
+{
+    size_t n = json_array_size(vals);
+    *ndup = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen += json_equal(json_array_get(vals, i), json_array_get(vals, j));
+        if (seen == 1)
+            dup[(*ndup)++] = i;
+    }
+}
+
+static void list_map(const node *n, const json_t *x, sk_buf *p, sk_field_errors *fe)
+{
+    size_t i, j, m, n_items = json_array_size(x), ndup;
+    const json_t *e, *k;
+    json_array_foreach(x, i, e)
+    {
+        if (!json_is_null(e) && !json_is_object(e)) {
+            m = idx(p, i);
+            sk_field_errors_invalid_json(fe, str(p), e, "must be an object for an array of list-type map");
+            trunc_to(p, m);
+            return;
+        }
+    }
+    if (n_items <= 1)
+        return;
+    /* Each item's key: the map of its key fields that are set. */
+    json_t *keys = json_array();
+    json_array_foreach(x, i, e)
+    {
+        json_t *kv = json_object();
+        json_array_foreach(n->map_keys, j, k)
+        {
+            const json_t *v = json_object_get(e, json_string_value(k));
+            if (v)
+                json_object_set_new(kv, json_string_value(k), json_deep_copy(v));
+        }
+        json_array_append_new(keys, kv);
+    }
+    size_t *dup = calloc(n_items, sizeof *dup);
+    SK_CHECK_ALLOC(dup);
+    duplicates(keys, dup, &ndup);
+    for (i = 0; i < ndup; i++) {
+        m = idx(p, dup[i]);
+        sk_field_errors_duplicate(fe, str(p), json_array_get(keys, dup[i]));
+        trunc_to(p, m);
+    }
+    free(dup);
+    json_decref(keys);
+}
+
+static void list_array(const node *n, const json_t *x, sk_buf *p, sk_field_errors *fe)
+{
+    size_t i, m, ndup;
+    const json_t *e;
+    if (n->list_type && !strcmp(n->list_type, "set") && json_array_size(x) > 1) {
+        size_t *dup = calloc(json_array_size(x), sizeof *dup);
+        SK_CHECK_ALLOC(dup);
+        duplicates(x, dup, &ndup);
+        for (i = 0; i < ndup; i++) {
+            m = idx(p, dup[i]);
+            sk_field_errors_duplicate(fe, str(p), json_array_get(x, dup[i]));
+            trunc_to(p, m);
+        }
+        free(dup);
+    } else if (n->list_type && !strcmp(n->list_type, "map")) {
+        list_map(n, x, p, fe);
+    }
+    if (n->items) {
+        json_array_foreach(x, i, e)
+        {
+            m = idx(p, i);
+            list_walk(n->items, e, p, fe);
+            trunc_to(p, m);
+        }
+    }
+}
+
+static void list_object(const node *n, const json_t *x, sk_buf *p, sk_field_errors *fe)
+{
+    const char *k;
+    const json_t *v;
+    size_t m;
+    if (n->ap) {
+        json_object_foreach((json_t *)x, k, v)
+        {
+            m = key(p, k);
+            list_walk(n->ap, v, p, fe);
+            trunc_to(p, m);
+        }
+    }
+    json_object_foreach((json_t *)x, k, v)
+    {
+        const node *f = prop_of(n, k);
+        if (f) {
+            m = child(p, k);
+            list_walk(f, v, p, fe);
+            trunc_to(p, m);
+        }
+    }
+}
+
+static void list_walk(const node *n, const json_t *x, sk_buf *p, sk_field_errors *fe)
+{
+    if (json_is_array(x))
+        list_array(n, x, p, fe);
+    else if (json_is_object(x))
+        list_object(n, x, p, fe);
+}
+
+/* ---- interface ---------------------------------------------------------- */
+
+sk_err sk_structural_compile(const json_t *schema, const char *path, sk_field_errors *fe,
+                             sk_structural **out)
+{
+    sk_err e = SK_OK;
+    sk_buf p = SK_BUF_INIT, vp = SK_BUF_INIT;
+    sk_field_errors *sorted = sk_field_errors_new();
+    sk_structural *s = NULL;
+    size_t before = sk_field_errors_count(fe);
+    sk_buf_puts(&p, path);
+    shape(schema, &p, fe);
+    if (sk_field_errors_count(fe) > before) {
+        e = SK_ERR_INVALID;
+        goto out;
+    }
+    s = calloc(1, sizeof *s);
+    SK_CHECK_ALLOC(s);
+    s->schema = json_deep_copy(schema);
+    s->root = build(s->schema);
+    if (s->root->nullable) {
+        size_t m = child(&p, "nullable");
+        sk_field_errors_forbidden(fe, str(&p), "nullable cannot be true at the root");
+        trunc_to(&p, m);
+    }
+    invariants(s->root, LVL_ROOT, &p, sorted);
+    sk_buf_puts(&vp, path);
+    complete_value(s->root->raw, s->root, &p, &vp, sorted);
+    sk_field_errors_sort(sorted);
+    sk_field_errors_append(fe, sorted);
+    if (sk_field_errors_count(sorted) == 0) {
+        collect_patterns(s, s->schema);
+        qsort(s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
+        check_defaults(s, s->root, 1, 0, &p, fe);
+    }
+    crd_schema(s->schema, &p, (ssv){1, NULL, 0}, 1, s, fe);
+    if (sk_field_errors_count(fe) > before) {
+        e = SK_ERR_INVALID;
+        goto out;
+    }
+    *out = s;
+    s = NULL;
+out:
+    sk_structural_free(s);
+    sk_field_errors_free(sorted);
+    sk_buf_free(&p);
+    sk_buf_free(&vp);
+    return e;
+}
+
+void sk_structural_free(sk_structural *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->npatterns; i++)
+        regfree(&s->patterns[i].re);
+    free(s->patterns);
+    node_free(s->root);
+    json_decref(s->schema);
+    free(s);
+}
+
+void sk_structural_default(const sk_structural *s, json_t *obj)
+{
+    apply_defaults(obj, s->root);
+}
+
+void sk_structural_prune(const sk_structural *s, json_t *obj, json_t *unknown)
+{
+    sk_buf p = SK_BUF_INIT;
+    json_t *found = unknown ? json_array() : NULL;
+    prune_opts o = {found, 1};
+    prune(obj, s->root, 1, &p, &o);
+    prune_nulls(obj, s->root);
+    if (found) {
+        size_t n = json_array_size(found), i;
+        const char **paths = calloc(n ? n : 1, sizeof *paths);
+        SK_CHECK_ALLOC(paths);
+        for (i = 0; i < n; i++)
+            paths[i] = json_string_value(json_array_get(found, i));
+        qsort(paths, n, sizeof *paths, sk_cmp_strp);
+        for (i = 0; i < n; i++)
+            json_array_append_new(unknown, json_string(paths[i]));
+        free(paths);
+        json_decref(found);
+    }
+    sk_buf_free(&p);
+}
+
+void sk_structural_validate(const sk_structural *s, const json_t *obj, sk_field_errors *fe)
+{
+    sk_buf p = SK_BUF_INIT;
+    value_check(s, s->schema, obj, NULL, fe);
+    embedded_walk(s->root, obj, &p, 0, fe);
+    list_walk(s->root, obj, &p, fe);
+    sk_buf_free(&p);
+}
+
+int sk_structural_has_cel_rules(const sk_structural *s)
+{
+    return s->cel;
+}
