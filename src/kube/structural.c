@@ -32,7 +32,6 @@
 #include "kube/schema.h"
 #include "core/buf.h"
 #include "core/check.h"
-#include "core/utf8.h"
 #include "core/util.h"
 
 #include <arpa/inet.h>
@@ -514,7 +513,14 @@ static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
     }
     rc = regcomp(out, b.data, flags);
     if (rc != 0) {
-        regerror(rc, out, err, errlen);
+        /* Go's words for the common mistakes; regerror's for the rest. */
+        if (rc == REG_EPAREN)
+            snprintf(err, errlen, "%s: `%s`",
+                     strchr(re, '(') ? "missing closing )" : "unexpected )", re);
+        else if (rc == REG_EBRACK)
+            snprintf(err, errlen, "missing closing ]: `%s`", strchr(re, '[') ? strchr(re, '[') : re);
+        else
+            regerror(rc, out, err, errlen);
         regfree(out);
     }
 out:
@@ -2066,11 +2072,12 @@ static void props_validate(const sk_structural *s, const json_t *sch, const json
     free(q);
 }
 
+/* utf8.RuneCount of valid UTF-8 (jansson strings are): the lead bytes. */
 static size_t rune_count(const char *s, size_t n)
 {
     size_t runes = 0;
-    for (size_t i = 0; i < n; runes++)
-        i += sk_utf8_prefix(s + i, n - i, 1) ? sk_utf8_prefix(s + i, n - i, 4) : 1;
+    for (size_t i = 0; i < n; i++)
+        runes += ((unsigned char)s[i] & 0xC0) != 0x80;
     return runes;
 }
 
