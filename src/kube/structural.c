@@ -567,6 +567,8 @@ static void collect_patterns(sk_structural *s, const json_t *sch)
 static const regex_t *pattern_of(const sk_structural *s, const json_t *p)
 {
     pattern want = {p, {0}};
+    if (!s->npatterns)
+        return NULL;
     const pattern *hit =
         bsearch(&want, s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
     return hit ? &hit->re : NULL;
@@ -1871,7 +1873,18 @@ static format_fn format_of(const json_t *sch)
 
 /* ---- the validators, in SchemaValidator's order ------------------------ */
 
-static void schema_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+/* Nested anyOf/oneOf/allOf make validation exponential in the schema's
+ * depth (kube's too). A CRD author could stall every request for its
+ * resources, so one value check validates at most this many (schema,
+ * value) pairs; past that the rest counts as valid. No real schema is near. */
+#define VALIDATE_BUDGET 1000000L
+
+typedef struct {
+    const sk_structural *s;
+    long budget;
+} vctx;
+
+static void schema_validate(vctx *c, const json_t *sch, const json_t *d,
                             const char *path, vres *r);
 
 static int enum_matches(const json_t *d, const json_t *e)
@@ -1971,7 +1984,7 @@ static int type_validate(const json_t *sch, const json_t *d, const char *path, v
     return 1;
 }
 
-static void props_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+static void props_validate(vctx *c, const json_t *sch, const json_t *d,
                            const char *path, vres *r)
 {
     size_t i;
@@ -1984,7 +1997,7 @@ static void props_validate(const sk_structural *s, const json_t *sch, const json
         json_array_foreach(any, i, e)
         {
             vres res = {0};
-            schema_validate(s, e, d, path, &res);
+            schema_validate(c, e, d, path, &res);
             if (res.n == 0) {
                 succeeded = 1;
                 vres_free(&best);
@@ -2011,7 +2024,7 @@ static void props_validate(const sk_structural *s, const json_t *sch, const json
         json_array_foreach(one, i, e)
         {
             vres res = {0};
-            schema_validate(s, e, d, path, &res);
+            schema_validate(c, e, d, path, &res);
             if (res.n == 0) {
                 valid++;
                 vres_free(&best);
@@ -2053,7 +2066,7 @@ static void props_validate(const sk_structural *s, const json_t *sch, const json
         json_array_foreach(all, i, e)
         {
             vres res = {0};
-            schema_validate(s, e, d, path, &res);
+            schema_validate(c, e, d, path, &res);
             valid += res.n == 0;
             vres_merge(r, &res);
         }
@@ -2063,7 +2076,7 @@ static void props_validate(const sk_structural *s, const json_t *sch, const json
     }
     if (kw(sch, "not")) {
         vres res = {0};
-        schema_validate(s, kw(sch, "not"), d, path, &res);
+        schema_validate(c, kw(sch, "not"), d, path, &res);
         if (res.n == 0)
             vres_add(r, E_COMPOSITE, path, NULL, "%s must not validate the schema (not)", q);
         vres_free(&res);
@@ -2081,7 +2094,7 @@ static size_t rune_count(const char *s, size_t n)
     return runes;
 }
 
-static void string_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+static void string_validate(vctx *c, const json_t *sch, const json_t *d,
                             const char *path, vres *r)
 {
     const char *v = json_string_value(d);
@@ -2099,7 +2112,7 @@ static void string_validate(const sk_structural *s, const json_t *sch, const jso
         return;
     }
     if (json_string_length(p)) {
-        const regex_t *re = pattern_of(s, p);
+        const regex_t *re = pattern_of(c->s, p);
         if (re && regexec(re, v, 0, NULL, 0) != 0)
             vres_add(r, E_OTHER, path, json_deep_copy(d), "%s in body should match '%s'", path,
                      json_string_value(p));
@@ -2188,7 +2201,7 @@ static void number_validate(const json_t *sch, const json_t *d, const char *path
     r->match++;
 }
 
-static void slice_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+static void slice_validate(vctx *c, const json_t *sch, const json_t *d,
                            const char *path, vres *r)
 {
     size_t i, n = json_array_size(d);
@@ -2200,7 +2213,7 @@ static void slice_validate(const sk_structural *s, const json_t *sch, const json
             sk_buf p = SK_BUF_INIT;
             sk_buf_printf(&p, "%s[%zu]", path, i);
             vres res = {0};
-            schema_validate(s, items, e, p.data, &res);
+            schema_validate(c, items, e, p.data, &res);
             vres_merge(r, &res);
             sk_buf_free(&p);
         }
@@ -2229,7 +2242,7 @@ static void slice_validate(const sk_structural *s, const json_t *sch, const json
     r->match++;
 }
 
-static void object_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+static void object_validate(vctx *c, const json_t *sch, const json_t *d,
                             const char *path, vres *r)
 {
     const char *k;
@@ -2255,7 +2268,7 @@ static void object_validate(const sk_structural *s, const json_t *sch, const jso
             sk_buf p = SK_BUF_INIT;
             sk_buf_printf(&p, "%s.%s", path, k);
             vres res = {0};
-            schema_validate(s, ap, v, p.data, &res);
+            schema_validate(c, ap, v, p.data, &res);
             vres_merge(r, &res);
             sk_buf_free(&p);
         }
@@ -2267,7 +2280,7 @@ static void object_validate(const sk_structural *s, const json_t *sch, const jso
             continue;
         char *p = sub_path(path, k);
         vres res = {0};
-        schema_validate(s, v, dv, p, &res);
+        schema_validate(c, v, dv, p, &res);
         vres_merge(r, &res);
         free(p);
     }
@@ -2283,10 +2296,10 @@ static void object_validate(const sk_structural *s, const json_t *sch, const jso
     }
 }
 
-static void schema_validate(const sk_structural *s, const json_t *sch, const json_t *d,
+static void schema_validate(vctx *c, const json_t *sch, const json_t *d,
                             const char *path, vres *r)
 {
-    if (!json_is_object(sch))
+    if (!json_is_object(sch) || c->budget-- <= 0)
         return;
     if (json_is_null(d)) {
         type_validate(sch, d, path, r);
@@ -2295,11 +2308,11 @@ static void schema_validate(const sk_structural *s, const json_t *sch, const jso
     }
     if (type_validate(sch, d, path, r))
         r->match++;
-    props_validate(s, sch, d, path, r);
+    props_validate(c, sch, d, path, r);
     r->match++;
     if (json_is_string(d)) {
         format_fn f = format_of(sch);
-        string_validate(s, sch, d, path, r);
+        string_validate(c, sch, d, path, r);
         r->match++;
         if (f) {
             if (!f(json_string_value(d))) {
@@ -2316,13 +2329,13 @@ static void schema_validate(const sk_structural *s, const json_t *sch, const jso
         r->match++;
     }
     if (json_is_array(d)) {
-        slice_validate(s, sch, d, path, r);
+        slice_validate(c, sch, d, path, r);
         r->match++;
     }
     enum_validate(sch, d, path, r);
     r->match++;
     if (json_is_object(d)) {
-        object_validate(s, sch, d, path, r);
+        object_validate(c, sch, d, path, r);
         r->match++;
     }
     r->match++;
@@ -2428,7 +2441,8 @@ static void value_check(const sk_structural *s, const json_t *sch, const json_t 
                         sk_field_errors *fe)
 {
     vres r = {0};
-    schema_validate(s, sch, d, "", &r);
+    vctx c = {s, VALIDATE_BUDGET};
+    schema_validate(&c, sch, d, "", &r);
     vres_to_fe(&r, base, fe);
     vres_free(&r);
 }
@@ -2976,7 +2990,8 @@ sk_err sk_structural_compile(const json_t *schema, const char *path, sk_field_er
     sk_field_errors_append(fe, sorted);
     if (sk_field_errors_count(sorted) == 0) {
         collect_patterns(s, s->schema);
-        qsort(s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
+        if (s->npatterns)
+            qsort(s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
         check_defaults(s, s->root, 1, 0, &p, fe);
     }
     crd_schema(s->schema, &p, (ssv){1, NULL, 0}, 1, s, fe);
