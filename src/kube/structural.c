@@ -30,11 +30,11 @@
  */
 #include "kube/structural.h"
 #include "kube/schema.h"
+#include "kube/strfmt.h"
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/util.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <math.h>
 #include <regex.h>
@@ -54,8 +54,8 @@ typedef struct {
 } prop;
 
 struct node {
-    const json_t *raw;      /* this schema in s->schema */
-    const char *type;       /* "" when unset */
+    const json_t *raw; /* this schema in s->schema */
+    const char *type;  /* "" when unset */
     int nullable, preserve, embedded, int_or_string;
     const char *list_type;  /* NULL when unset */
     const json_t *map_keys; /* x-kubernetes-list-map-keys or NULL */
@@ -151,8 +151,22 @@ static const node *prop_of(const node *n, const char *name)
 
 /* ---- shape: every keyword has the JSON type JSONSchemaProps declares ---- */
 
-typedef enum { K_STR, K_NUM, K_BOOL, K_INT, K_STRS, K_ARRAY, K_OBJ, K_SCHEMA, K_SCHEMAS,
-               K_SCHEMA_MAP, K_SCHEMA_OR_BOOL, K_SCHEMA_OR_ARRAY, K_DEPS, K_ANY } kw_kind;
+typedef enum {
+    K_STR,
+    K_NUM,
+    K_BOOL,
+    K_INT,
+    K_STRS,
+    K_ARRAY,
+    K_OBJ,
+    K_SCHEMA,
+    K_SCHEMAS,
+    K_SCHEMA_MAP,
+    K_SCHEMA_OR_BOOL,
+    K_SCHEMA_OR_ARRAY,
+    K_DEPS,
+    K_ANY
+} kw_kind;
 
 static const struct {
     const char *name;
@@ -235,7 +249,8 @@ static void shape_map(const json_t *o, sk_buf *p, sk_field_errors *fe, int deps)
         size_t m = key(p, k);
         if (deps && json_is_array(e)) {
             if (!all_strings(e))
-                sk_field_errors_invalid_json(fe, str(p), e, "must be a schema or a list of strings");
+                sk_field_errors_invalid_json(fe, str(p), e,
+                                             "must be a schema or a list of strings");
         } else {
             shape(e, p, fe);
         }
@@ -400,7 +415,12 @@ static int bracket(const char *re, size_t *i, sk_buf *out)
             }
             if (isalnum((unsigned char)c) && !strchr("ntrfv", c))
                 goto fail; /* \D, \pL, ... have no POSIX bracket form */
-            lo = c == 'n' ? '\n' : c == 't' ? '\t' : c == 'r' ? '\r' : c == 'f' ? '\f' : c == 'v' ? '\v' : c;
+            lo = c == 'n'   ? '\n'
+                 : c == 't' ? '\t'
+                 : c == 'r' ? '\r'
+                 : c == 'f' ? '\f'
+                 : c == 'v' ? '\v'
+                            : c;
         } else {
             lo = re[j++];
         }
@@ -496,7 +516,11 @@ static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
             if (e == 'd' || e == 'D')
                 sk_buf_puts(&b, e == 'd' ? "[0-9]" : "[^0-9]");
             else if (e == 'n' || e == 't' || e == 'r' || e == 'f' || e == 'v')
-                sk_buf_putc(&b, e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e == 'f' ? '\f' : '\v');
+                sk_buf_putc(&b, e == 'n'   ? '\n'
+                                : e == 't' ? '\t'
+                                : e == 'r' ? '\r'
+                                : e == 'f' ? '\f'
+                                           : '\v');
             else if (e == 'w' || e == 'W' || e == 's' || e == 'S' || e == 'b' || e == 'B' ||
                      !isalnum((unsigned char)e))
                 sk_buf_printf(&b, "\\%c", e);
@@ -518,7 +542,8 @@ static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
             snprintf(err, errlen, "%s: `%s`",
                      strchr(re, '(') ? "missing closing )" : "unexpected )", re);
         else if (rc == REG_EBRACK)
-            snprintf(err, errlen, "missing closing ]: `%s`", strchr(re, '[') ? strchr(re, '[') : re);
+            snprintf(err, errlen, "missing closing ]: `%s`",
+                     strchr(re, '[') ? strchr(re, '[') : re);
         else
             regerror(rc, out, err, errlen);
         regfree(out);
@@ -569,8 +594,7 @@ static const regex_t *pattern_of(const sk_structural *s, const json_t *p)
     pattern want = {p, {0}};
     if (!s->npatterns)
         return NULL;
-    const pattern *hit =
-        bsearch(&want, s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
+    const pattern *hit = bsearch(&want, s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
     return hit ? &hit->re : NULL;
 }
 
@@ -647,7 +671,8 @@ static void ssv_validate(const json_t *sch, sk_buf *p, ssv v, sk_field_errors *f
         const json_t *x = kw(sch, unsupported[i].kw);
         /* Go drops an empty id, patternProperties and definitions. */
         if (!x || (json_is_string(x) && !json_string_length(x)) ||
-            (json_is_object(x) && !json_object_size(x) && strcmp(unsupported[i].kw, "dependencies")))
+            (json_is_object(x) && !json_object_size(x) &&
+             strcmp(unsupported[i].kw, "dependencies")))
             continue;
         m = child(p, unsupported[i].kw);
         sk_field_errors_forbidden(fe, str(p), unsupported[i].msg);
@@ -692,12 +717,14 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
     if (mt && strcmp(type, "object") != 0) {
         m = child(p, "type");
         if (!*type)
-            sk_field_errors_required(fe, str(p), "must be object if x-kubernetes-map-type is specified");
+            sk_field_errors_required(fe, str(p),
+                                     "must be object if x-kubernetes-map-type is specified");
         else
             invalid_str(fe, p, type, "must be object if x-kubernetes-map-type is specified");
         trunc_to(p, m);
     }
-    if (mt && strcmp(json_string_value(mt), "atomic") && strcmp(json_string_value(mt), "granular")) {
+    if (mt && strcmp(json_string_value(mt), "atomic") &&
+        strcmp(json_string_value(mt), "granular")) {
         static const char *const ok[] = {"atomic", "granular"};
         m = child(p, "x-kubernetes-map-type");
         sk_field_errors_not_supported(fe, str(p), mt, ok, 2);
@@ -706,7 +733,8 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
     if (lt && strcmp(type, "array") != 0) {
         m = child(p, "type");
         if (!*type)
-            sk_field_errors_required(fe, str(p), "must be array if x-kubernetes-list-type is specified");
+            sk_field_errors_required(fe, str(p),
+                                     "must be array if x-kubernetes-list-type is specified");
         else
             invalid_str(fe, p, type, "must be array if x-kubernetes-list-type is specified");
         trunc_to(p, m);
@@ -717,15 +745,18 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
         if (strcmp(it, "array") == 0 && ilt && strcmp(json_string_value(ilt), "atomic")) {
             m = child(p, "items");
             child(p, "x-kubernetes-list-type");
-            sk_field_errors_invalid_json(fe, str(p), ilt,
-                                         "must be atomic as item of a list with x-kubernetes-list-type=set");
+            sk_field_errors_invalid_json(
+                fe, str(p), ilt,
+                "must be atomic as item of a list with x-kubernetes-list-type=set");
             trunc_to(p, m);
-        } else if (strcmp(it, "object") == 0 && (!imt || strcmp(json_string_value(imt), "atomic"))) {
+        } else if (strcmp(it, "object") == 0 &&
+                   (!imt || strcmp(json_string_value(imt), "atomic"))) {
             m = child(p, "items");
             child(p, "x-kubernetes-map-type");
             /* kube reports the item's list type here, which is usually unset. */
-            sk_field_errors_invalid_json(fe, str(p), ilt,
-                                         "must be atomic as item of a list with x-kubernetes-list-type=set");
+            sk_field_errors_invalid_json(
+                fe, str(p), ilt,
+                "must be atomic as item of a list with x-kubernetes-list-type=set");
             trunc_to(p, m);
         }
     }
@@ -738,7 +769,8 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
     if (json_array_size(keys)) {
         m = child(p, "x-kubernetes-list-type");
         if (!lts)
-            sk_field_errors_required(fe, str(p), "must be map if x-kubernetes-list-map-keys is non-empty");
+            sk_field_errors_required(fe, str(p),
+                                     "must be map if x-kubernetes-list-map-keys is non-empty");
         else if (strcmp(lts, "map"))
             invalid_str(fe, p, lts, "must be map if x-kubernetes-list-map-keys is non-empty");
         trunc_to(p, m);
@@ -746,15 +778,18 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
     if (lts && strcmp(lts, "map") == 0) {
         if (!json_array_size(keys)) {
             m = child(p, "x-kubernetes-list-map-keys");
-            sk_field_errors_required(fe, str(p), "must not be empty if x-kubernetes-list-type is map");
+            sk_field_errors_required(fe, str(p),
+                                     "must not be empty if x-kubernetes-list-type is map");
             trunc_to(p, m);
         }
         m = child(p, "items");
         if (!items)
-            sk_field_errors_required(fe, str(p), "must have a schema if x-kubernetes-list-type is map");
+            sk_field_errors_required(fe, str(p),
+                                     "must have a schema if x-kubernetes-list-type is map");
         else if (!is)
-            sk_field_errors_invalid_json(fe, str(p), items,
-                                         "must only have a single schema if x-kubernetes-list-type is map");
+            sk_field_errors_invalid_json(
+                fe, str(p), items,
+                "must only have a single schema if x-kubernetes-list-type is map");
         else if (strcmp(kw_str(is, "type"), "object")) {
             child(p, "type");
             invalid_str(fe, p, kw_str(is, "type"),
@@ -777,13 +812,14 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
                         key(p, json_string_value(k));
                         child(p, "type");
                         invalid_str(fe, p, "object",
-                                    "must be a scalar type if parent array's x-kubernetes-list-type is map");
+                                    "must be a scalar type if parent array's "
+                                    "x-kubernetes-list-type is map");
                         trunc_to(p, m);
                     }
                 } else {
                     m = child(p, "x-kubernetes-list-map-keys");
-                    sk_field_errors_invalid_rendered(fe, str(p), rendered.data,
-                                                     "entries must all be names of item properties");
+                    sk_field_errors_invalid_rendered(
+                        fe, str(p), rendered.data, "entries must all be names of item properties");
                     trunc_to(p, m);
                 }
                 for (j = 0; j < i; j++)
@@ -828,16 +864,18 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
                 size_t m2 = p->len;
                 if (!required && !kw(ks, "default")) {
                     child(p, "default");
-                    sk_field_errors_required(fe, str(p),
-                                             "this property is in x-kubernetes-list-map-keys, so it "
-                                             "must have a default or be a required property");
+                    sk_field_errors_required(
+                        fe, str(p),
+                        "this property is in x-kubernetes-list-map-keys, so it "
+                        "must have a default or be a required property");
                     trunc_to(p, m2);
                 }
                 if (kw_true(ks, "nullable")) {
                     child(p, "nullable");
-                    sk_field_errors_forbidden(fe, str(p),
-                                              "this property is in x-kubernetes-list-map-keys, so it "
-                                              "cannot be nullable");
+                    sk_field_errors_forbidden(
+                        fe, str(p),
+                        "this property is in x-kubernetes-list-map-keys, so it "
+                        "cannot be nullable");
                 }
                 trunc_to(p, m);
             }
@@ -866,7 +904,8 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
     if (ap) {
         if (json_object_size(props) && (json_is_false(ap) || json_is_object(ap))) {
             m = child(p, "additionalProperties");
-            sk_field_errors_forbidden(fe, str(p), "additionalProperties and properties are mutual exclusive");
+            sk_field_errors_forbidden(fe, str(p),
+                                      "additionalProperties and properties are mutual exclusive");
             trunc_to(p, m);
         }
         if (json_is_object(ap)) {
@@ -885,9 +924,9 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
             sub.inside_meta = 1;
             if (is_root) {
                 sub.allow_defaults = 0;
-                sub.no_default_reason = !strcmp(k, "metadata")     ? "in top-level metadata"
-                                        : !strcmp(k, "kind")       ? "in top-level kind"
-                                                                   : "in top-level apiVersion";
+                sub.no_default_reason = !strcmp(k, "metadata") ? "in top-level metadata"
+                                        : !strcmp(k, "kind")   ? "in top-level kind"
+                                                               : "in top-level apiVersion";
             }
         }
         m = child(p, "properties");
@@ -1065,7 +1104,8 @@ static void value_validation(const json_t *sch, int skip_any_of, int skip_first_
             regfree(&re);
         } else {
             snprintf(detail, sizeof detail,
-                     "must be a valid regular expression, but isn't: error parsing regexp: %s", err);
+                     "must be a valid regular expression, but isn't: error parsing regexp: %s",
+                     err);
             m = child(p, "pattern");
             invalid_str(fe, p, pat, detail);
             trunc_to(p, m);
@@ -1075,23 +1115,53 @@ static void value_validation(const json_t *sch, int skip_any_of, int skip_first_
 
 /* Keys of Structural (and so of the metadata check at the root): anything
  * else in a schema (example, externalDocs, id...) is not part of it. */
-static const char *const structural_keys[] = {
-    "type", "description", "title", "default", "nullable", "items", "properties",
-    "additionalProperties", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
-    "x-kubernetes-int-or-string", "x-kubernetes-list-map-keys", "x-kubernetes-list-type",
-    "x-kubernetes-map-type", "x-kubernetes-validations", "format", "maximum", "exclusiveMaximum",
-    "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
-    "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required", "allOf",
-    "oneOf", "anyOf", "not", NULL};
+static const char *const structural_keys[] = {"type",
+                                              "description",
+                                              "title",
+                                              "default",
+                                              "nullable",
+                                              "items",
+                                              "properties",
+                                              "additionalProperties",
+                                              "x-kubernetes-preserve-unknown-fields",
+                                              "x-kubernetes-embedded-resource",
+                                              "x-kubernetes-int-or-string",
+                                              "x-kubernetes-list-map-keys",
+                                              "x-kubernetes-list-type",
+                                              "x-kubernetes-map-type",
+                                              "x-kubernetes-validations",
+                                              "format",
+                                              "maximum",
+                                              "exclusiveMaximum",
+                                              "minimum",
+                                              "exclusiveMinimum",
+                                              "maxLength",
+                                              "minLength",
+                                              "pattern",
+                                              "maxItems",
+                                              "minItems",
+                                              "uniqueItems",
+                                              "multipleOf",
+                                              "enum",
+                                              "maxProperties",
+                                              "minProperties",
+                                              "required",
+                                              "allOf",
+                                              "oneOf",
+                                              "anyOf",
+                                              "not",
+                                              NULL};
 
 /* A Go zero value: absent, null, false, "", empty list or object. */
 static int is_zero(const json_t *v)
 {
-    return !v || json_is_null(v) || json_is_false(v) || (json_is_string(v) && !json_string_length(v)) ||
+    return !v || json_is_null(v) || json_is_false(v) ||
+           (json_is_string(v) && !json_string_length(v)) ||
            (json_is_array(v) && !json_array_size(v)) || (json_is_object(v) && !json_object_size(v));
 }
 
-static void metadata_invariants(const node *md, int check, level lvl, sk_buf *p, sk_field_errors *fe)
+static void metadata_invariants(const node *md, int check, level lvl, sk_buf *p,
+                                sk_field_errors *fe)
 {
     size_t m;
     if (check && strcmp(md->type, "object")) {
@@ -1111,7 +1181,8 @@ static void metadata_invariants(const node *md, int check, level lvl, sk_buf *p,
         if (!strcmp(k, "properties")) {
             const char *pk;
             const json_t *pv;
-            json_object_foreach((json_t *)v, pk, pv) ok &= !strcmp(pk, "name") || !strcmp(pk, "generateName");
+            json_object_foreach((json_t *)v, pk, pv) ok &=
+                !strcmp(pk, "name") || !strcmp(pk, "generateName");
             continue;
         }
         ok = 0;
@@ -1151,33 +1222,39 @@ static void invariants(const node *n, level lvl, sk_buf *p, sk_field_errors *fe)
     }
     if (n->int_or_string && n->preserve) {
         m = child(p, "x-kubernetes-preserve-unknown-fields");
-        sk_field_errors_invalid_json(fe, str(p), json_true(), "must be false if x-kubernetes-int-or-string is true");
+        sk_field_errors_invalid_json(fe, str(p), json_true(),
+                                     "must be false if x-kubernetes-int-or-string is true");
         trunc_to(p, m);
     }
     if (n->int_or_string && n->embedded) {
         m = child(p, "x-kubernetes-embedded-resource");
-        sk_field_errors_invalid_json(fe, str(p), json_true(), "must be false if x-kubernetes-int-or-string is true");
+        sk_field_errors_invalid_json(fe, str(p), json_true(),
+                                     "must be false if x-kubernetes-int-or-string is true");
         trunc_to(p, m);
     }
     const json_t *all0 = json_array_get(kw(n->raw, "allOf"), 0);
-    value_validation(n->raw, int_or_string_any_of(n->raw), all0 && int_or_string_any_of(all0), p, fe);
+    value_validation(n->raw, int_or_string_any_of(n->raw), all0 && int_or_string_any_of(all0), p,
+                     fe);
     int check_meta = lvl == LVL_ROOT || n->embedded;
     m = child(p, "type");
     if (n->embedded && strcmp(n->type, "object")) {
         if (!*n->type)
-            sk_field_errors_required(fe, str(p), "must be object if x-kubernetes-embedded-resource is true");
+            sk_field_errors_required(fe, str(p),
+                                     "must be object if x-kubernetes-embedded-resource is true");
         else
             invalid_str(fe, p, n->type, "must be object if x-kubernetes-embedded-resource is true");
     } else if (!*n->type && !n->int_or_string && !n->preserve) {
         sk_field_errors_required(fe, str(p),
-                                 lvl == LVL_ROOT   ? "must not be empty at the root"
-                                 : lvl == LVL_ITEM ? "must not be empty for specified array items"
-                                                   : "must not be empty for specified object fields");
+                                 lvl == LVL_ROOT ? "must not be empty at the root"
+                                 : lvl == LVL_ITEM
+                                     ? "must not be empty for specified array items"
+                                     : "must not be empty for specified object fields");
     }
     trunc_to(p, m);
     if (n->embedded && n->has_ap) {
         m = child(p, "additionalProperties");
-        sk_field_errors_forbidden(fe, str(p), "must not be used if x-kubernetes-embedded-resource is set");
+        sk_field_errors_forbidden(fe, str(p),
+                                  "must not be used if x-kubernetes-embedded-resource is set");
         trunc_to(p, m);
     }
     if (lvl == LVL_ROOT && *n->type && strcmp(n->type, "object")) {
@@ -1205,9 +1282,10 @@ static void invariants(const node *n, level lvl, sk_buf *p, sk_field_errors *fe)
     }
     if (n->embedded && !n->preserve && !n->nprops) {
         m = child(p, "properties");
-        sk_field_errors_required(fe, str(p),
-                                 "must not be empty if x-kubernetes-embedded-resource is true without "
-                                 "x-kubernetes-preserve-unknown-fields");
+        sk_field_errors_required(
+            fe, str(p),
+            "must not be empty if x-kubernetes-embedded-resource is true without "
+            "x-kubernetes-preserve-unknown-fields");
         trunc_to(p, m);
     }
 }
@@ -1220,7 +1298,8 @@ static void because(sk_field_errors *fe, const sk_buf *sp, const sk_buf *vp)
     sk_buf_free(&d);
 }
 
-static void complete_value(const json_t *v, const node *s, sk_buf *sp, sk_buf *vp, sk_field_errors *fe);
+static void complete_value(const json_t *v, const node *s, sk_buf *sp, sk_buf *vp,
+                           sk_field_errors *fe);
 
 /* Every property and items a value validation names must exist in the
  * structural schema at the same place. */
@@ -1257,7 +1336,8 @@ static void complete_nested(const json_t *v, const node *s, sk_buf *sp, sk_buf *
     }
 }
 
-static void complete_value(const json_t *v, const node *s, sk_buf *sp, sk_buf *vp, sk_field_errors *fe)
+static void complete_value(const json_t *v, const node *s, sk_buf *sp, sk_buf *vp,
+                           sk_field_errors *fe)
 {
     static const char *const lists[] = {"allOf", "anyOf", "oneOf"};
     size_t i, mv;
@@ -1456,419 +1536,10 @@ static void types_join(sk_buf *b, types t)
         sk_buf_printf(b, "%s%s", i ? "," : "", t.t[i]);
 }
 
-/* ---- formats (the strfmt registry kube keeps for CRDs) ------------------ */
-
-static int all_of(const char *s, size_t n, const char *set)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!s[i] || !strchr(set, s[i]))
-            return 0;
-    return 1;
-}
-
-static const char hexd[] = "0123456789abcdefABCDEF";
-static const char digits[] = "0123456789";
-
-/* (?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?V[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$ */
-static int is_uuid(const char *s, char version)
-{
-    static const int groups[] = {8, 4, 4, 4, 12};
-    for (int g = 0; g < 5; g++) {
-        if (g && *s == '-')
-            s++;
-        if (!all_of(s, (size_t)groups[g], hexd))
-            return 0;
-        if (version && g == 2 && s[0] != version)
-            return 0;
-        if (version && version != '3' && g == 3 && !strchr("89abAB", s[0]))
-            return 0;
-        s += groups[g];
-    }
-    return *s == '\0';
-}
-
-static int days_in(int y, int m)
-{
-    static const int d[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    return m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0) ? 29 : d[m - 1];
-}
-
-/* time.Parse("2006-01-02", s) */
-static int is_date(const char *s, size_t n)
-{
-    if (n != 10 || !all_of(s, 4, digits) || s[4] != '-' || !all_of(s + 5, 2, digits) ||
-        s[7] != '-' || !all_of(s + 8, 2, digits))
-        return 0;
-    int y = atoi(s), m = (s[5] - '0') * 10 + s[6] - '0', d = (s[8] - '0') * 10 + s[9] - '0';
-    return m >= 1 && m <= 12 && d >= 1 && d <= days_in(y, m);
-}
-
-/* strfmt.IsDateTime: a date, a 't' (any case), then
- * hh:mm:ss(.frac)?(z|+hh:mm) with hh <= 23, mm, ss <= 59. */
-static int is_date_time(const char *s)
-{
-    size_t n = strlen(s);
-    const char *t = NULL;
-    for (size_t i = 0; i < n && !t; i++)
-        if (s[i] == 't' || s[i] == 'T')
-            t = s + i;
-    if (n < 4 || !t || !is_date(s, (size_t)(t - s)))
-        return 0;
-    const char *c = t + 1, *end;
-    /* Only the part up to the next 't' counts, as strings.Split does. */
-    for (end = c; *end && *end != 't' && *end != 'T'; end++)
-        ;
-    size_t len = (size_t)(end - c);
-    if (len < 9 || !all_of(c, 2, digits) || c[2] != ':' || !all_of(c + 3, 2, digits) ||
-        c[5] != ':' || !all_of(c + 6, 2, digits))
-        return 0;
-    if (strncmp(c, "23", 2) > 0 || strncmp(c + 3, "59", 2) > 0 || strncmp(c + 6, "59", 2) > 0)
-        return 0;
-    size_t i = 8;
-    if (i < len && c[i] != 'z' && c[i] != 'Z' && c[i] != '+' && c[i] != '-') {
-        i++; /* any one character, then digits */
-        size_t start = i;
-        while (i < len && isdigit((unsigned char)c[i]))
-            i++;
-        if (i == start)
-            return 0;
-    }
-    if (i < len && (c[i] == 'z' || c[i] == 'Z'))
-        return i + 1 == len;
-    return i + 6 == len && (c[i] == '+' || c[i] == '-') && all_of(c + i + 1, 2, digits) &&
-           c[i + 3] == ':' && all_of(c + i + 4, 2, digits);
-}
-
-/* netutils.ParseIPSloppy for IPv4: four decimal octets, leading zeros allowed. */
-static int is_ipv4_sloppy(const char *s, size_t n)
-{
-    int parts = 0;
-    size_t i = 0;
-    while (i <= n) {
-        size_t start = i;
-        int v = 0;
-        while (i < n && isdigit((unsigned char)s[i]) && i - start < 3)
-            v = v * 10 + (s[i++] - '0');
-        if (i == start || v > 255)
-            return 0;
-        parts++;
-        if (i == n)
-            break;
-        if (s[i] != '.')
-            return 0;
-        i++;
-    }
-    return parts == 4;
-}
-
-static int is_ipv6(const char *s, size_t n)
-{
-    char buf[64];
-    unsigned char out[16];
-    if (n >= sizeof buf || !memchr(s, ':', n))
-        return 0;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    /* Go accepts an embedded IPv4 with leading zeros; inet_pton does not. */
-    const char *dot = strchr(buf, '.');
-    if (dot) {
-        char *last = strrchr(buf, ':');
-        if (!last || last > dot || !is_ipv4_sloppy(last + 1, strlen(last + 1)))
-            return 0;
-        strcpy(last + 1, "0.0.0.0");
-    }
-    return inet_pton(AF_INET6, buf, out) == 1;
-}
-
-static int is_cidr(const char *s)
-{
-    const char *slash = strchr(s, '/');
-    if (!slash || !slash[1] || strlen(slash + 1) > 3 || !all_of(slash + 1, strlen(slash + 1), digits))
-        return 0;
-    int bits = atoi(slash + 1);
-    size_t n = (size_t)(slash - s);
-    if (is_ipv4_sloppy(s, n))
-        return bits <= 32;
-    return is_ipv6(s, n) && bits <= 128;
-}
-
-/* net.ParseMAC: 6, 8 or 20 octets as xx:xx.., xx-xx.. or xxxx.xxxx.. */
-static int is_mac(const char *s)
-{
-    size_t n = strlen(s);
-    if (n < 14)
-        return 0;
-    if (s[2] == ':' || s[2] == '-') {
-        if ((n + 1) % 3 || ((n + 1) / 3 != 6 && (n + 1) / 3 != 8 && (n + 1) / 3 != 20))
-            return 0;
-        for (size_t i = 0; i < n; i += 3)
-            if (!all_of(s + i, 2, hexd) || (i + 2 < n && s[i + 2] != s[2]))
-                return 0;
-        return 1;
-    }
-    if (s[4] == '.') {
-        if ((n + 1) % 5 || ((n + 1) * 2 / 5 != 6 && (n + 1) * 2 / 5 != 8 && (n + 1) * 2 / 5 != 20))
-            return 0;
-        for (size_t i = 0; i < n; i += 5)
-            if (!all_of(s + i, 4, hexd) || (i + 4 < n && s[i + 4] != '.'))
-                return 0;
-        return 1;
-    }
-    return 0;
-}
-
-static int is_isbn10(const char *s)
-{
-    int sum = 0, n = 0;
-    for (; *s; s++) {
-        if (*s == ' ' || *s == '-')
-            continue;
-        if (isdigit((unsigned char)*s) && n < 10)
-            sum += (10 - n++) * (*s - '0');
-        else if (*s == 'X' && n == 9)
-            sum += 10, n++;
-        else
-            return 0;
-    }
-    return n == 10 && sum % 11 == 0;
-}
-
-static int is_isbn13(const char *s)
-{
-    int sum = 0, n = 0;
-    for (; *s; s++) {
-        if (*s == ' ' || *s == '-')
-            continue;
-        if (!isdigit((unsigned char)*s) || n >= 13)
-            return 0;
-        sum += (n++ % 2 ? 3 : 1) * (*s - '0');
-    }
-    return n == 13 && sum % 10 == 0;
-}
-
-/* Luhn over the digits, non-digits ignored as govalidator strips them. */
-static int is_credit_card(const char *s)
-{
-    char d[32];
-    size_t n = 0;
-    for (; *s; s++)
-        if (isdigit((unsigned char)*s)) {
-            if (n == sizeof d)
-                return 0;
-            d[n++] = *s;
-        }
-    if (n < 13 || n > 16)
-        return 0;
-    int sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        int v = d[n - 1 - i] - '0';
-        if (i % 2) {
-            v *= 2;
-            if (v > 9)
-                v -= 9;
-        }
-        sum += v;
-    }
-    return sum % 10 == 0;
-}
-
-/* ^\d{3}[- ]?\d{2}[- ]?\d{4}$ */
-static int is_ssn(const char *s)
-{
-    if (!all_of(s, 3, digits))
-        return 0;
-    s += 3;
-    if (*s == '-' || *s == ' ')
-        s++;
-    if (!all_of(s, 2, digits))
-        return 0;
-    s += 2;
-    if (*s == '-' || *s == ' ')
-        s++;
-    return all_of(s, 4, digits) && s[4] == '\0';
-}
-
-static int is_hexcolor(const char *s)
-{
-    if (*s == '#')
-        s++;
-    size_t n = strlen(s);
-    return (n == 3 || n == 6) && all_of(s, n, hexd);
-}
-
-/* rgb(r,g,b), each 0..255 without leading zeros, spaces around. */
-static int is_rgbcolor(const char *s)
-{
-    if (strncmp(s, "rgb(", 4))
-        return 0;
-    s += 4;
-    for (int i = 0; i < 3; i++) {
-        while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
-            s++;
-        const char *start = s;
-        int v = 0;
-        while (isdigit((unsigned char)*s) && s - start < 3)
-            v = v * 10 + (*s++ - '0');
-        if (s == start || v > 255 || (*start == '0' && s - start > 1))
-            return 0;
-        while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
-            s++;
-        if (*s++ != (i < 2 ? ',' : ')'))
-            return 0;
-    }
-    return *s == '\0';
-}
-
-/* ^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$ */
-static int is_base64(const char *s)
-{
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t n = strlen(s);
-    if (n == 0 || n % 4)
-        return 0;
-    size_t pad = s[n - 1] == '=' ? (s[n - 2] == '=' ? 2 : 1) : 0;
-    return all_of(s, n - pad, b64);
-}
-
-/* RFC 1034 host names (strfmt's HostnamePattern, with non-ASCII letters
- * taken as letters); the length limits are strfmt's own. */
-static int is_hostname(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 255)
-        return 0;
-    const char *label = s;
-    int labels = 0;
-    for (const char *c = s;; c++) {
-        if (*c == '.' || *c == '\0') {
-            size_t len = (size_t)(c - label);
-            if (len == 0 || len > 63 || label[0] == '-' || label[len - 1] == '-')
-                return 0;
-            labels++;
-            if (*c == '\0')
-                break;
-            label = c + 1;
-            continue;
-        }
-        if (!isalnum((unsigned char)*c) && *c != '-' && !((unsigned char)*c & 0x80))
-            return 0;
-    }
-    if (labels == 1)
-        return 1;
-    /* The top-level label is letters only, at least two. */
-    size_t tld = strlen(label);
-    if (tld < 2)
-        return 0;
-    for (size_t i = 0; i < tld; i++)
-        if (!isalpha((unsigned char)label[i]) && !((unsigned char)label[i] & 0x80))
-            return 0;
-    return 1;
-}
-
-/* net/mail.ParseAddress, roughly: local@domain, no spaces or angle brackets. */
-static int is_email(const char *s)
-{
-    const char *at = strrchr(s, '@');
-    return at && at != s && at[1] && !strpbrk(s, " \t<>()[]\\,;:\"");
-}
-
-/* url.ParseRequestURI: an absolute URI (scheme:) or an absolute path. */
-static int is_request_uri(const char *s)
-{
-    if (*s == '/')
-        return !strpbrk(s, " \t\n");
-    if (!isalpha((unsigned char)*s))
-        return 0;
-    const char *c = s;
-    while (isalnum((unsigned char)*c) || *c == '+' || *c == '-' || *c == '.')
-        c++;
-    return *c == ':' && !strpbrk(s, " \t\n");
-}
-
-/* time.ParseDuration, or strfmt's "<n> <unit>" form. */
-static int is_duration(const char *s)
-{
-    static const char *const units[] = {"ns", "us", "µs", "μs", "ms", "s", "m", "h", "d", "w", NULL};
-    if (*s == '-' || *s == '+')
-        s++;
-    if (!strcmp(s, "0"))
-        return 1;
-    if (!*s)
-        return 0;
-    while (*s) {
-        const char *start = s;
-        while (isdigit((unsigned char)*s) || *s == '.')
-            s++;
-        if (s == start)
-            return 0;
-        while (*s == ' ')
-            s++;
-        size_t best = 0;
-        for (size_t i = 0; units[i]; i++) {
-            size_t l = strlen(units[i]);
-            if (!strncmp(s, units[i], l) && l > best)
-                best = l;
-        }
-        if (!best)
-            return 0;
-        s += best;
-    }
-    return 1;
-}
-
-typedef int (*format_fn)(const char *s);
-
-static int f_password(const char *s)
-{
-    (void)s;
-    return 1;
-}
-static int f_uuid(const char *s) { return is_uuid(s, 0); }
-static int f_uuid3(const char *s) { return is_uuid(s, '3'); }
-static int f_uuid4(const char *s) { return is_uuid(s, '4'); }
-static int f_uuid5(const char *s) { return is_uuid(s, '5'); }
-static int f_date(const char *s) { return is_date(s, strlen(s)); }
-static int f_ipv4(const char *s)
-{
-    /* ParseIPSloppy and a dot: an IPv4, or an IPv6 with an embedded IPv4. */
-    return is_ipv4_sloppy(s, strlen(s)) || (strchr(s, '.') && is_ipv6(s, strlen(s)));
-}
-static int f_ipv6(const char *s) { return is_ipv6(s, strlen(s)); }
-static int f_isbn(const char *s) { return is_isbn10(s) || is_isbn13(s); }
-static int f_bson(const char *s) { return strlen(s) == 24 && all_of(s, 24, hexd); }
-
-/* The formats StripUnsupportedFormatsPostProcess keeps, by normalized name
- * ("-" removed); any other format is ignored. */
-static const struct {
-    const char *name;
-    format_fn ok;
-} formats[] = {
-    {"bsonobjectid", f_bson},   {"uri", is_request_uri},   {"email", is_email},
-    {"hostname", is_hostname},  {"ipv4", f_ipv4},          {"ipv6", f_ipv6},
-    {"cidr", is_cidr},          {"mac", is_mac},           {"uuid", f_uuid},
-    {"uuid3", f_uuid3},         {"uuid4", f_uuid4},        {"uuid5", f_uuid5},
-    {"isbn", f_isbn},           {"isbn10", is_isbn10},     {"isbn13", is_isbn13},
-    {"creditcard", is_credit_card}, {"ssn", is_ssn},       {"hexcolor", is_hexcolor},
-    {"rgbcolor", is_rgbcolor},  {"byte", is_base64},       {"password", f_password},
-    {"date", f_date},           {"duration", is_duration}, {"datetime", is_date_time},
-};
-
 /* The checker for the schema's format, or NULL when kube ignores it. */
-static format_fn format_of(const json_t *sch)
+static sk_strfmt_check format_of(const json_t *sch)
 {
-    const char *f = kw_str(sch, "format");
-    char norm[32];
-    size_t n = 0;
-    for (; *f && n + 1 < sizeof norm; f++)
-        if (*f != '-')
-            norm[n++] = *f;
-    if (*f)
-        return NULL;
-    norm[n] = '\0';
-    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
-        if (!strcmp(formats[i].name, norm))
-            return formats[i].ok;
-    return NULL;
+    return sk_strfmt_lookup(kw_str(sch, "format"));
 }
 
 /* ---- the validators, in SchemaValidator's order ------------------------ */
@@ -1884,8 +1555,7 @@ typedef struct {
     long budget;
 } vctx;
 
-static void schema_validate(vctx *c, const json_t *sch, const json_t *d,
-                            const char *path, vres *r);
+static void schema_validate(vctx *c, const json_t *sch, const json_t *d, const char *path, vres *r);
 
 static int enum_matches(const json_t *d, const json_t *e)
 {
@@ -1950,15 +1620,16 @@ static int type_validate(const json_t *sch, const json_t *d, const char *path, v
     types_join(&want, t);
     if (json_is_null(d)) {
         if (t.n && !kw_true(sch, "nullable"))
-            vres_add(r, E_TYPE, path, json_string("null"), "%s in body must be of type %s: \"null\"",
-                     path, str(&want));
+            vres_add(r, E_TYPE, path, json_string("null"),
+                     "%s in body must be of type %s: \"null\"", path, str(&want));
         else
             r->match++;
         sk_buf_free(&want);
         return 1;
     }
     const char *st = sch_type(d);
-    int float_int = json_is_real(d) && types_has(t, "integer") && json_real_value(d) == trunc(json_real_value(d)) &&
+    int float_int = json_is_real(d) && types_has(t, "integer") &&
+                    json_real_value(d) == trunc(json_real_value(d)) &&
                     fabs(json_real_value(d)) < 9007199254740992.0;
     int int_float = json_is_integer(d) && types_has(t, "number");
     int ok = types_has(t, st) || float_int || int_float;
@@ -1984,8 +1655,7 @@ static int type_validate(const json_t *sch, const json_t *d, const char *path, v
     return 1;
 }
 
-static void props_validate(vctx *c, const json_t *sch, const json_t *d,
-                           const char *path, vres *r)
+static void props_validate(vctx *c, const json_t *sch, const json_t *d, const char *path, vres *r)
 {
     size_t i;
     const json_t *e;
@@ -2094,12 +1764,12 @@ static size_t rune_count(const char *s, size_t n)
     return runes;
 }
 
-static void string_validate(vctx *c, const json_t *sch, const json_t *d,
-                            const char *path, vres *r)
+static void string_validate(vctx *c, const json_t *sch, const json_t *d, const char *path, vres *r)
 {
     const char *v = json_string_value(d);
     size_t runes = rune_count(v, json_string_length(d));
-    const json_t *maxl = kw(sch, "maxLength"), *minl = kw(sch, "minLength"), *p = kw(sch, "pattern");
+    const json_t *maxl = kw(sch, "maxLength"), *minl = kw(sch, "minLength"),
+                 *p = kw(sch, "pattern");
     if (maxl && (json_int_t)runes > json_integer_value(maxl)) {
         vres_add_count(r, E_TOO_LONG, path, (long)runes, (long)json_integer_value(maxl),
                        "%s in body should be at most %" JSON_INTEGER_FORMAT " chars long", path,
@@ -2107,8 +1777,9 @@ static void string_validate(vctx *c, const json_t *sch, const json_t *d,
         return;
     }
     if (minl && (json_int_t)runes < json_integer_value(minl)) {
-        vres_add(r, E_OTHER, path, json_deep_copy(d), "%s in body should be at least %" JSON_INTEGER_FORMAT " chars long",
-                 path, json_integer_value(minl));
+        vres_add(r, E_OTHER, path, json_deep_copy(d),
+                 "%s in body should be at least %" JSON_INTEGER_FORMAT " chars long", path,
+                 json_integer_value(minl));
         return;
     }
     if (json_string_length(p)) {
@@ -2154,8 +1825,10 @@ static void number_validate(const json_t *sch, const json_t *d, const char *path
         if (is_int) {
             json_int_t fi = to_int64(f);
             if (fi <= 0)
-                vres_add(&mult, E_OTHER, path, json_integer(fi),
-                         "factor MultipleOf declared for %s must be positive: %" JSON_INTEGER_FORMAT, path, fi);
+                vres_add(
+                    &mult, E_OTHER, path, json_integer(fi),
+                    "factor MultipleOf declared for %s must be positive: %" JSON_INTEGER_FORMAT,
+                    path, fi);
             else if (iv % fi != 0)
                 vres_add(&mult, E_OTHER, path, json_integer(iv),
                          "%s in body should be a multiple of %" JSON_INTEGER_FORMAT, path, fi);
@@ -2166,7 +1839,8 @@ static void number_validate(const json_t *sch, const json_t *d, const char *path
             free(fs);
         } else if (!is_json_integer(f < 1 ? 1 / f * fv : fv / f)) {
             char *fs = go_float_str(f);
-            vres_add(&mult, E_OTHER, path, json_real(fv), "%s in body should be a multiple of %s", path, fs);
+            vres_add(&mult, E_OTHER, path, json_real(fv), "%s in body should be a multiple of %s",
+                     path, fs);
             free(fs);
         }
     }
@@ -2183,14 +1857,15 @@ static void number_validate(const json_t *sch, const json_t *d, const char *path
             json_int_t bi = to_int64(json_number_value(b));
             int bad = upper ? (excl ? iv >= bi : iv > bi) : (excl ? iv <= bi : iv < bi);
             if (bad)
-                vres_add(out, E_OTHER, path, json_integer(iv), "%s in body should be %s %" JSON_INTEGER_FORMAT,
-                         path, w, bi);
+                vres_add(out, E_OTHER, path, json_integer(iv),
+                         "%s in body should be %s %" JSON_INTEGER_FORMAT, path, w, bi);
         } else {
             double bf = json_number_value(b);
             int bad = upper ? (excl ? fv >= bf : fv > bf) : (excl ? fv <= bf : fv < bf);
             if (bad) {
                 char *bs = go_float_str(bf);
-                vres_add(out, E_OTHER, path, json_real(fv), "%s in body should be %s %s", path, w, bs);
+                vres_add(out, E_OTHER, path, json_real(fv), "%s in body should be %s %s", path, w,
+                         bs);
                 free(bs);
             }
         }
@@ -2201,8 +1876,7 @@ static void number_validate(const json_t *sch, const json_t *d, const char *path
     r->match++;
 }
 
-static void slice_validate(vctx *c, const json_t *sch, const json_t *d,
-                           const char *path, vres *r)
+static void slice_validate(vctx *c, const json_t *sch, const json_t *d, const char *path, vres *r)
 {
     size_t i, n = json_array_size(d);
     const json_t *e;
@@ -2221,7 +1895,8 @@ static void slice_validate(vctx *c, const json_t *sch, const json_t *d,
     const json_t *mn = kw(sch, "minItems"), *mx = kw(sch, "maxItems");
     if (mn && (json_int_t)n < json_integer_value(mn))
         vres_add(r, E_OTHER, path, json_integer((json_int_t)n),
-                 "%s in body should have at least %" JSON_INTEGER_FORMAT " items", path, json_integer_value(mn));
+                 "%s in body should have at least %" JSON_INTEGER_FORMAT " items", path,
+                 json_integer_value(mn));
     if (mx && (json_int_t)n > json_integer_value(mx)) {
         vres_add_count(r, E_TOO_MANY, path, (long)n, (long)json_integer_value(mx),
                        "%s in body should have at most %" JSON_INTEGER_FORMAT " items", path,
@@ -2242,8 +1917,7 @@ static void slice_validate(vctx *c, const json_t *sch, const json_t *d,
     r->match++;
 }
 
-static void object_validate(vctx *c, const json_t *sch, const json_t *d,
-                            const char *path, vres *r)
+static void object_validate(vctx *c, const json_t *sch, const json_t *d, const char *path, vres *r)
 {
     const char *k;
     const json_t *v;
@@ -2252,7 +1926,8 @@ static void object_validate(vctx *c, const json_t *sch, const json_t *d,
     const json_t *mn = kw(sch, "minProperties"), *mx = kw(sch, "maxProperties");
     if (mn && (json_int_t)n < json_integer_value(mn))
         vres_add(r, E_OTHER, path, json_integer((json_int_t)n),
-                 "%s in body should have at least %" JSON_INTEGER_FORMAT " properties", path, json_integer_value(mn));
+                 "%s in body should have at least %" JSON_INTEGER_FORMAT " properties", path,
+                 json_integer_value(mn));
     if (mx && (json_int_t)n > json_integer_value(mx)) {
         vres_add_count(r, E_TOO_MANY, path, (long)n, (long)json_integer_value(mx),
                        "%s in body should have at most %" JSON_INTEGER_FORMAT " properties", path,
@@ -2263,7 +1938,8 @@ static void object_validate(vctx *c, const json_t *sch, const json_t *d,
         if (json_object_get(props, k))
             continue;
         if (json_is_false(ap)) {
-            vres_add(r, E_OTHER, path, json_string(k), "%s.%s in body is a forbidden property", path, k);
+            vres_add(r, E_OTHER, path, json_string(k), "%s.%s in body is a forbidden property",
+                     path, k);
         } else if (json_is_object(ap)) {
             sk_buf p = SK_BUF_INIT;
             sk_buf_printf(&p, "%s.%s", path, k);
@@ -2296,8 +1972,7 @@ static void object_validate(vctx *c, const json_t *sch, const json_t *d,
     }
 }
 
-static void schema_validate(vctx *c, const json_t *sch, const json_t *d,
-                            const char *path, vres *r)
+static void schema_validate(vctx *c, const json_t *sch, const json_t *d, const char *path, vres *r)
 {
     if (!json_is_object(sch) || c->budget-- <= 0)
         return;
@@ -2311,14 +1986,14 @@ static void schema_validate(vctx *c, const json_t *sch, const json_t *d,
     props_validate(c, sch, d, path, r);
     r->match++;
     if (json_is_string(d)) {
-        format_fn f = format_of(sch);
+        sk_strfmt_check f = format_of(sch);
         string_validate(c, sch, d, path, r);
         r->match++;
         if (f) {
             if (!f(json_string_value(d))) {
                 char *q = quoted(json_string_value(d));
-                vres_add(r, E_TYPE, path, json_deep_copy(d), "%s in body must be of type %s: %s", path,
-                         kw_str(sch, "format"), q);
+                vres_add(r, E_TYPE, path, json_deep_copy(d), "%s in body must be of type %s: %s",
+                         path, kw_str(sch, "format"), q);
                 free(q);
             }
             r->match++;
@@ -2437,8 +2112,8 @@ static void vres_to_fe(const vres *r, const char *base, sk_field_errors *fe)
     }
 }
 
-static void value_check(const sk_structural *s, const json_t *sch, const json_t *d, const char *base,
-                        sk_field_errors *fe)
+static void value_check(const sk_structural *s, const json_t *sch, const json_t *d,
+                        const char *base, sk_field_errors *fe)
 {
     vres r = {0};
     vctx c = {s, VALIDATE_BUDGET};
@@ -2499,7 +2174,8 @@ static char *meta_decode_error(const json_t *md)
     {
         const sk_schema_field *f = om ? sk_schema_field_find(om, k, strlen(k)) : NULL;
         if (f && !decodes_as(sk_schema_field_type(f), v)) {
-            sk_buf_printf(&e, "json: cannot unmarshal %s into Go struct field ObjectMeta.%s of type %s",
+            sk_buf_printf(&e,
+                          "json: cannot unmarshal %s into Go struct field ObjectMeta.%s of type %s",
                           sk_validate_go_kind(v), k, sk_schema_go_type(sk_schema_field_type(f)));
             return sk_buf_steal(&e, NULL);
         }
@@ -2835,8 +2511,8 @@ static void check_defaults(const sk_structural *s, const node *n, int embedded, 
         const node *f = n->props[i].schema;
         m = child(p, "properties");
         key(p, n->props[i].name);
-        check_defaults(s, f, f->embedded, inside_meta || (embedded && is_meta_field(n->props[i].name)),
-                       p, fe);
+        check_defaults(s, f, f->embedded,
+                       inside_meta || (embedded && is_meta_field(n->props[i].name)), p, fe);
         trunc_to(p, m);
     }
 }
@@ -2867,7 +2543,8 @@ static void list_map(const node *n, const json_t *x, sk_buf *p, sk_field_errors 
     {
         if (!json_is_null(e) && !json_is_object(e)) {
             m = idx(p, i);
-            sk_field_errors_invalid_json(fe, str(p), e, "must be an object for an array of list-type map");
+            sk_field_errors_invalid_json(fe, str(p), e,
+                                         "must be an object for an array of list-type map");
             trunc_to(p, m);
             return;
         }

@@ -930,7 +930,8 @@ static void validate_secret(sk_field_errors *fe, const json_t *obj, const json_t
         const char *sa =
             json_string_value(json_object_get(ann, "kubernetes.io/service-account.name"));
         if (!sa || !*sa)
-            sk_field_errors_required(fe, "metadata.annotations[kubernetes.io/service-account.name]", "");
+            sk_field_errors_required(fe, "metadata.annotations[kubernetes.io/service-account.name]",
+                                     "");
         return;
     }
     for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
@@ -983,7 +984,8 @@ static void validate_lease(sk_field_errors *fe, const json_t *obj)
         fe_invalid_int(fe, "spec.leaseTransitions", json_integer_value(transitions),
                        "must to greater or equal than 0");
     if (preferred && *preferred && (!strategy || !*strategy))
-        sk_field_errors_forbidden(fe, "spec.preferredHolder", "may only be specified if `strategy` is defined");
+        sk_field_errors_forbidden(fe, "spec.preferredHolder",
+                                  "may only be specified if `strategy` is defined");
 }
 
 static void too_long_invalid(sk_field_errors *fe, const char *field, const char *v, size_t limit)
@@ -1360,11 +1362,12 @@ static void validate_workload_update(sk_field_errors *fe, const sk_resource *r, 
             json_object_del(b, mutable_fields[i]);
         }
         if (!same_value(a, b))
-            sk_field_errors_forbidden(fe, "spec",
-                         "updates to statefulset spec for fields other than 'replicas', "
-                         "'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
-                         "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
-                         "forbidden");
+            sk_field_errors_forbidden(
+                fe, "spec",
+                "updates to statefulset spec for fields other than 'replicas', "
+                "'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', "
+                "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
+                "forbidden");
         json_decref(a);
         json_decref(b);
         return;

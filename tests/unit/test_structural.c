@@ -112,7 +112,9 @@ static void invalid(const char *schema, const char *obj, const char *want)
 }
 
 /* A root schema with spec's properties given. */
-#define SPEC(props) "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{" props "}}}}"
+#define SPEC(props)                                                                                \
+    "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{" props    \
+    "}}}}"
 
 /* ---- compile ----------------------------------------------------------- */
 
@@ -121,20 +123,24 @@ static void test_structural_types(void **state)
     (void)state;
     rejects("{\"properties\":{\"spec\":{\"type\":\"object\"}}}",
             P ".type: Required value: must not be empty at the root");
-    rejects("{\"type\":\"object\",\"properties\":{\"spec\":{\"properties\":{\"a\":{\"type\":\"string\"}}}}}",
-            P ".properties[spec].type: Required value: must not be empty for specified object fields");
+    rejects(
+        "{\"type\":\"object\",\"properties\":{\"spec\":{\"properties\":{\"a\":{\"type\":\"string\"}"
+        "}}}}",
+        P ".properties[spec].type: Required value: must not be empty for specified object fields");
     rejects(SPEC("\"l\":{\"type\":\"array\",\"items\":{}}"),
             P ".properties[spec].properties[l].items.type: Required value: must not be empty for "
               "specified array items");
     rejects(SPEC("\"l\":{\"type\":\"array\"}"),
             P ".properties[spec].properties[l].items: Required value: must be specified");
-    rejects("{\"type\":\"string\"}", P ".type: Invalid value: \"string\": must be object at the root");
-    rejects(SPEC("\"a\":{\"type\":\"date\"}"),
-            P ".properties[spec].properties[a].type: Unsupported value: \"date\": supported values: "
-              "\"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"");
+    rejects("{\"type\":\"string\"}",
+            P ".type: Invalid value: \"string\": must be object at the root");
+    rejects(SPEC("\"a\":{\"type\":\"date\"}"), P
+            ".properties[spec].properties[a].type: Unsupported value: \"date\": supported values: "
+            "\"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"");
     /* Two errors: sorted structural ones come first. */
     rejects("{\"properties\":{\"a\":{}}}",
-            "[" P ".properties[a].type: Required value: must not be empty for specified object fields, " P
+            "[" P
+            ".properties[a].type: Required value: must not be empty for specified object fields, " P
             ".type: Required value: must not be empty at the root]");
     /* Unknown fields may be kept instead of typed. */
     compiles(SPEC("\"any\":{\"x-kubernetes-preserve-unknown-fields\":true}"));
@@ -145,36 +151,42 @@ static void test_forbidden_fields(void **state)
 {
     (void)state;
     rejects(SPEC("\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"uniqueItems\":true}"),
-            P ".properties[spec].properties[l].uniqueItems: Forbidden: uniqueItems cannot be set to "
-              "true since the runtime complexity becomes quadratic");
+            P
+            ".properties[spec].properties[l].uniqueItems: Forbidden: uniqueItems cannot be set to "
+            "true since the runtime complexity becomes quadratic");
     rejects(SPEC("\"m\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},"
                  "\"additionalProperties\":{\"type\":\"string\"}}"),
-            P ".properties[spec].properties[m].additionalProperties: Forbidden: additionalProperties "
-              "and properties are mutual exclusive");
+            P
+            ".properties[spec].properties[m].additionalProperties: Forbidden: additionalProperties "
+            "and properties are mutual exclusive");
     rejects("{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}",
             P ".additionalProperties: Forbidden: must not be used at the root");
     rejects(SPEC("\"r\":{\"$ref\":\"#/x\",\"type\":\"string\"}"),
             P ".properties[spec].properties[r].$ref: Forbidden: $ref is not supported");
     rejects("{\"type\":\"object\",\"nullable\":true}",
             P ".nullable: Forbidden: nullable cannot be true at the root");
-    rejects(SPEC("\"x\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":false}"),
-            P ".properties[spec].properties[x].x-kubernetes-preserve-unknown-fields: Invalid value: "
-              "false: must be true or undefined");
-    rejects(SPEC("\"n\":{\"type\":\"string\",\"anyOf\":[{\"type\":\"string\"}]}"),
-            P ".properties[spec].properties[n].anyOf[0].type: Forbidden: must be empty to be structural");
+    rejects(SPEC("\"x\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":false}"), P
+            ".properties[spec].properties[x].x-kubernetes-preserve-unknown-fields: Invalid value: "
+            "false: must be true or undefined");
+    rejects(
+        SPEC("\"n\":{\"type\":\"string\",\"anyOf\":[{\"type\":\"string\"}]}"), P
+        ".properties[spec].properties[n].anyOf[0].type: Forbidden: must be empty to be structural");
     rejects(SPEC("\"n\":{\"type\":\"object\",\"allOf\":[{\"properties\":{\"metadata\":{}}}]}"),
             P ".properties[spec].properties[n].allOf[0].properties[metadata]: Forbidden: must not "
               "be specified in a nested context");
     /* Completeness is checked for the root's allOf/anyOf/oneOf/not only, as kube does. */
-    rejects("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"allOf\":[{\"properties\":"
+    rejects("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"allOf\":[{"
+            "\"properties\":"
             "{\"b\":{\"minLength\":1}}}]}",
-            P ".properties[b]: Required value: because it is defined in " P ".allOf[0].properties[b]");
+            P ".properties[b]: Required value: because it is defined in " P
+              ".allOf[0].properties[b]");
     /* The int-or-string idiom is structural. */
     compiles(SPEC("\"p\":{\"x-kubernetes-int-or-string\":true,\"anyOf\":[{\"type\":\"integer\"},"
                   "{\"type\":\"string\"}]}"));
-    rejects(SPEC("\"p\":{\"type\":\"string\",\"pattern\":\"(\"}"),
-            P ".properties[spec].properties[p].pattern: Invalid value: \"(\": must be a valid regular "
-              "expression, but isn't: error parsing regexp: missing closing ): `(`");
+    rejects(
+        SPEC("\"p\":{\"type\":\"string\",\"pattern\":\"(\"}"),
+        P ".properties[spec].properties[p].pattern: Invalid value: \"(\": must be a valid regular "
+          "expression, but isn't: error parsing regexp: missing closing ): `(`");
     rejects("{\"type\":\"object\",\"properties\":{\"spec\":5}}",
             P ".properties[spec]: Invalid value: 5: must be a JSON schema object");
 }
@@ -182,22 +194,25 @@ static void test_forbidden_fields(void **state)
 static void test_metadata(void **state)
 {
     (void)state;
-    compiles("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\",\"properties\":"
-             "{\"name\":{\"type\":\"string\",\"maxLength\":10}}}}}");
+    compiles(
+        "{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\",\"properties\":"
+        "{\"name\":{\"type\":\"string\",\"maxLength\":10}}}}}");
     rejects("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\",\"properties\":"
             "{\"labels\":{\"type\":\"object\"}}}}}",
             P ".properties[metadata]: Forbidden: must not specify anything other than name and "
               "generateName, but metadata is implicitly specified");
     rejects("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"string\"}}}",
             P ".properties[metadata].type: Invalid value: \"string\": must be object");
-    rejects("{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\",\"default\":{}}}}",
-            P ".properties[metadata].default: Forbidden: must not be set in top-level metadata");
+    rejects(
+        "{\"type\":\"object\",\"properties\":{\"metadata\":{\"type\":\"object\",\"default\":{}}}}",
+        P ".properties[metadata].default: Forbidden: must not be set in top-level metadata");
     rejects("{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"integer\"}}}",
             P ".properties[kind].type: Invalid value: \"integer\": must be string");
-    rejects(SPEC("\"t\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true}"),
-            P ".properties[spec].properties[t].properties: Required value: must not be empty if "
-              "x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields");
-    rejects(SPEC("\"t\":{\"x-kubernetes-embedded-resource\":true,\"x-kubernetes-preserve-unknown-fields\":true}"),
+    rejects(SPEC("\"t\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true}"), P
+            ".properties[spec].properties[t].properties: Required value: must not be empty if "
+            "x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields");
+    rejects(SPEC("\"t\":{\"x-kubernetes-embedded-resource\":true,\"x-kubernetes-preserve-unknown-"
+                 "fields\":true}"),
             P ".properties[spec].properties[t].type: Required value: must be object if "
               "x-kubernetes-embedded-resource is true");
     compiles(SPEC("\"t\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,"
@@ -207,9 +222,10 @@ static void test_metadata(void **state)
 static void test_defaults(void **state)
 {
     (void)state;
-    rejects(SPEC("\"r\":{\"type\":\"integer\",\"default\":\"x\"}"),
-            P ".properties[spec].properties[r].default: Invalid value: \"string\":  in body must be of "
-              "type integer: \"string\"");
+    rejects(
+        SPEC("\"r\":{\"type\":\"integer\",\"default\":\"x\"}"),
+        P ".properties[spec].properties[r].default: Invalid value: \"string\":  in body must be of "
+          "type integer: \"string\"");
     rejects(SPEC("\"r\":{\"type\":\"integer\",\"maximum\":3,\"default\":5}"),
             P ".properties[spec].properties[r].default: Invalid value: 5:  in body should be less "
               "than or equal to 3");
@@ -217,10 +233,12 @@ static void test_defaults(void **state)
                  "\"default\":{\"a\":\"x\",\"b\":1}}"),
             P ".properties[spec].properties[o].default: Invalid value: map[string]interface "
               "{}{\"a\":\"x\", \"b\":1}: must not have unknown fields");
-    rejects(SPEC("\"o\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"enum\":[\"x\"]}},"
-                 "\"default\":{\"a\":\"y\"}}"),
-            P ".properties[spec].properties[o].default.a: Unsupported value: \"y\": supported values: "
-              "\"x\"");
+    rejects(
+        SPEC("\"o\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"enum\":["
+             "\"x\"]}},"
+             "\"default\":{\"a\":\"y\"}}"),
+        P ".properties[spec].properties[o].default.a: Unsupported value: \"y\": supported values: "
+          "\"x\"");
     compiles(SPEC("\"r\":{\"type\":\"integer\",\"default\":3},\"o\":{\"type\":\"object\","
                   "\"properties\":{\"a\":{\"type\":\"string\"}},\"default\":{\"a\":\"x\"}}"));
 }
@@ -228,28 +246,36 @@ static void test_defaults(void **state)
 static void test_list_types(void **state)
 {
     (void)state;
-    rejects(SPEC("\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"bag\",\"items\":{\"type\":\"string\"}}"),
+    rejects(SPEC("\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"bag\",\"items\":{\"type\":"
+                 "\"string\"}}"),
             P ".properties[spec].properties[l].x-kubernetes-list-type: Unsupported value: \"bag\": "
               "supported values: \"atomic\", \"set\", \"map\"");
-    rejects(SPEC("\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\",\"items\":{\"type\":"
-                 "\"object\",\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":\"string\"}}}}"),
-            P ".properties[spec].properties[l].x-kubernetes-list-map-keys: Required value: must not be "
-              "empty if x-kubernetes-list-type is map");
-    rejects(SPEC("\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":"
-                 "[\"id\"],\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}}"),
+    rejects(
+        SPEC(
+            "\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\",\"items\":{\"type\":"
+            "\"object\",\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":\"string\"}}}}"),
+        P ".properties[spec].properties[l].x-kubernetes-list-map-keys: Required value: must not be "
+          "empty if x-kubernetes-list-type is map");
+    rejects(SPEC("\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-"
+                 "map-keys\":"
+                 "[\"id\"],\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+                 "\"string\"}}}}"),
             P ".properties[spec].properties[l].x-kubernetes-list-map-keys: Invalid value: "
               "[]string{\"id\"}: entries must all be names of item properties");
-    rejects(SPEC("\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":"
-                 "[\"name\"],\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}}"),
-            P ".properties[spec].properties[l].items.properties[name].default: Required value: this "
-              "property is in x-kubernetes-list-map-keys, so it must have a default or be a required "
-              "property");
+    rejects(SPEC("\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-"
+                 "map-keys\":"
+                 "[\"name\"],\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+                 "\"string\"}}}}"),
+            P
+            ".properties[spec].properties[l].items.properties[name].default: Required value: this "
+            "property is in x-kubernetes-list-map-keys, so it must have a default or be a required "
+            "property");
     rejects(SPEC("\"l\":{\"type\":\"object\",\"x-kubernetes-list-type\":\"set\"}"),
             P ".properties[spec].properties[l].type: Invalid value: \"object\": must be array if "
               "x-kubernetes-list-type is specified");
-    rejects(SPEC("\"m\":{\"type\":\"object\",\"x-kubernetes-map-type\":\"merge\"}"),
-            P ".properties[spec].properties[m].x-kubernetes-map-type: Unsupported value: \"merge\": "
-              "supported values: \"atomic\", \"granular\"");
+    rejects(SPEC("\"m\":{\"type\":\"object\",\"x-kubernetes-map-type\":\"merge\"}"), P
+            ".properties[spec].properties[m].x-kubernetes-map-type: Unsupported value: \"merge\": "
+            "supported values: \"atomic\", \"granular\"");
 }
 
 static void test_cel_detected(void **state)
@@ -274,21 +300,24 @@ static void test_value_types(void **state)
                            "\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}");
     valid(sch, "{\"spec\":{\"replicas\":3,\"ratio\":1,\"on\":true,\"o\":{},\"l\":[\"a\"]}}");
     valid(sch, "{\"spec\":{\"replicas\":3.0}}");
-    invalid(sch, "{\"spec\":{\"replicas\":\"3\"}}",
-            "spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: "
-            "\"string\"");
-    invalid(sch, "{\"spec\":{\"replicas\":1.5}}",
-            "spec.replicas: Invalid value: \"number\": spec.replicas in body must be of type integer: "
-            "\"number\"");
+    invalid(
+        sch, "{\"spec\":{\"replicas\":\"3\"}}",
+        "spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: "
+        "\"string\"");
+    invalid(
+        sch, "{\"spec\":{\"replicas\":1.5}}",
+        "spec.replicas: Invalid value: \"number\": spec.replicas in body must be of type integer: "
+        "\"number\"");
     invalid(sch, "{\"spec\":{\"l\":[\"a\",1]}}",
             "spec.l[1]: Invalid value: \"integer\": spec.l[1] in body must be of type string: "
             "\"integer\"");
     invalid(sch, "{\"spec\":{\"o\":null}}",
             "spec.o: Invalid value: \"null\": spec.o in body must be of type object: \"null\"");
-    invalid(sch, "{\"spec\":{\"on\":\"yes\",\"ratio\":\"x\"}}",
-            "[spec.ratio: Invalid value: \"string\": spec.ratio in body must be of type number: "
-            "\"string\", spec.on: Invalid value: \"string\": spec.on in body must be of type boolean: "
-            "\"string\"]");
+    invalid(
+        sch, "{\"spec\":{\"on\":\"yes\",\"ratio\":\"x\"}}",
+        "[spec.ratio: Invalid value: \"string\": spec.ratio in body must be of type number: "
+        "\"string\", spec.on: Invalid value: \"string\": spec.on in body must be of type boolean: "
+        "\"string\"]");
     valid(SPEC("\"o\":{\"type\":\"object\",\"nullable\":true}"), "{\"spec\":{\"o\":null}}");
     const char *ios = SPEC("\"p\":{\"x-kubernetes-int-or-string\":true}");
     valid(ios, "{\"spec\":{\"p\":80}}");
@@ -310,23 +339,30 @@ static void test_value_constraints(void **state)
              "\"num\":{\"type\":\"integer\",\"enum\":[1,2]},"
              "\"s\":{\"type\":\"string\",\"pattern\":\"^[a-z]+$\"},"
              "\"host\":{\"type\":\"string\",\"pattern\":\"^[a-z0-9\\\\-\\\\.]+\\\\d$\"}");
-    valid(sch, "{\"spec\":{\"replicas\":10,\"f\":1.5,\"n\":15,\"name\":\"\xc3\xa9\xc3\xa9\xc3\xa9\","
-               "\"color\":\"red\",\"num\":2,\"s\":\"abc\",\"host\":\"a-b.c1\"}}");
+    valid(sch,
+          "{\"spec\":{\"replicas\":10,\"f\":1.5,\"n\":15,\"name\":\"\xc3\xa9\xc3\xa9\xc3\xa9\","
+          "\"color\":\"red\",\"num\":2,\"s\":\"abc\",\"host\":\"a-b.c1\"}}");
     valid(sch, "{\"spec\":{\"num\":2.0}}");
     invalid(sch, "{\"spec\":{\"replicas\":20}}",
-            "spec.replicas: Invalid value: 20: spec.replicas in body should be less than or equal to 10");
+            "spec.replicas: Invalid value: 20: spec.replicas in body should be less than or equal "
+            "to 10");
     invalid(sch, "{\"spec\":{\"replicas\":0}}",
-            "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1");
+            "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or "
+            "equal to 1");
     invalid(sch, "{\"spec\":{\"f\":2.5}}",
             "spec.f: Invalid value: 2.5: spec.f in body should be less than or equal to 1.5");
-    invalid(sch, "{\"spec\":{\"f\":0}}", "spec.f: Invalid value: 0: spec.f in body should be greater than 0");
-    invalid(sch, "{\"spec\":{\"n\":7}}", "spec.n: Invalid value: 7: spec.n in body should be a multiple of 5");
-    invalid(sch, "{\"spec\":{\"name\":\"abcd\"}}", "spec.name: Too long: may not be more than 3 bytes");
+    invalid(sch, "{\"spec\":{\"f\":0}}",
+            "spec.f: Invalid value: 0: spec.f in body should be greater than 0");
+    invalid(sch, "{\"spec\":{\"n\":7}}",
+            "spec.n: Invalid value: 7: spec.n in body should be a multiple of 5");
+    invalid(sch, "{\"spec\":{\"name\":\"abcd\"}}",
+            "spec.name: Too long: may not be more than 3 bytes");
     invalid(sch, "{\"spec\":{\"name\":\"a\"}}",
             "spec.name: Invalid value: \"a\": spec.name in body should be at least 2 chars long");
     invalid(sch, "{\"spec\":{\"color\":\"pink\"}}",
             "spec.color: Unsupported value: \"pink\": supported values: \"red\", \"blue\"");
-    invalid(sch, "{\"spec\":{\"num\":3}}", "spec.num: Unsupported value: 3: supported values: \"1\", \"2\"");
+    invalid(sch, "{\"spec\":{\"num\":3}}",
+            "spec.num: Unsupported value: 3: supported values: \"1\", \"2\"");
     invalid(sch, "{\"spec\":{\"s\":\"ABC\"}}",
             "spec.s: Invalid value: \"ABC\": spec.s in body should match '^[a-z]+$'");
     invalid(sch, "{\"spec\":{\"host\":\"a_b1\"}}",
@@ -334,32 +370,38 @@ static void test_value_constraints(void **state)
             "'^[a-z0-9\\-\\.]+\\d$'");
     /* Floats print as Go's %v does. */
     invalid(SPEC("\"f\":{\"type\":\"number\",\"maximum\":1000000}"), "{\"spec\":{\"f\":2000000.5}}",
-            "spec.f: Invalid value: 2.0000005e+06: spec.f in body should be less than or equal to 1e+06");
+            "spec.f: Invalid value: 2.0000005e+06: spec.f in body should be less than or equal to "
+            "1e+06");
 }
 
 static void test_collections(void **state)
 {
     (void)state;
-    const char *sch = SPEC("\"l\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":2,\"items\":{\"type\":"
-                           "\"integer\"}},\"m\":{\"type\":\"object\",\"minProperties\":1,\"maxProperties\":2,"
-                           "\"additionalProperties\":{\"type\":\"integer\"}},"
-                           "\"req\":{\"type\":\"object\",\"required\":[\"a\"],\"properties\":{\"a\":"
-                           "{\"type\":\"string\"}}},\"closed\":{\"type\":\"object\",\"additionalProperties\":false}");
+    const char *sch = SPEC(
+        "\"l\":{\"type\":\"array\",\"minItems\":1,\"maxItems\":2,\"items\":{\"type\":"
+        "\"integer\"}},\"m\":{\"type\":\"object\",\"minProperties\":1,\"maxProperties\":2,"
+        "\"additionalProperties\":{\"type\":\"integer\"}},"
+        "\"req\":{\"type\":\"object\",\"required\":[\"a\"],\"properties\":{\"a\":"
+        "{\"type\":\"string\"}}},\"closed\":{\"type\":\"object\",\"additionalProperties\":false}");
     valid(sch, "{\"spec\":{\"l\":[1],\"m\":{\"a\":1},\"req\":{\"a\":\"x\"},\"closed\":{}}}");
     invalid(sch, "{\"spec\":{\"l\":[1,2,3]}}", "spec.l: Too many: 3: must have at most 2 items");
-    invalid(sch, "{\"spec\":{\"l\":[]}}", "spec.l: Invalid value: 0: spec.l in body should have at least 1 items");
-    invalid(sch, "{\"spec\":{\"m\":{\"a\":1,\"b\":2,\"c\":3}}}", "spec.m: Too many: 3: must have at most 2 items");
+    invalid(sch, "{\"spec\":{\"l\":[]}}",
+            "spec.l: Invalid value: 0: spec.l in body should have at least 1 items");
+    invalid(sch, "{\"spec\":{\"m\":{\"a\":1,\"b\":2,\"c\":3}}}",
+            "spec.m: Too many: 3: must have at most 2 items");
     invalid(sch, "{\"spec\":{\"m\":{}}}",
             "spec.m: Invalid value: 0: spec.m in body should have at least 1 properties");
     invalid(sch, "{\"spec\":{\"m\":{\"a\":\"x\"}}}",
-            "spec.m.a: Invalid value: \"string\": spec.m.a in body must be of type integer: \"string\"");
+            "spec.m.a: Invalid value: \"string\": spec.m.a in body must be of type integer: "
+            "\"string\"");
     invalid(sch, "{\"spec\":{\"req\":{}}}", "spec.req.a: Required value");
 }
 
 static void test_required_root(void **state)
 {
     (void)state;
-    invalid("{\"type\":\"object\",\"required\":[\"spec\"],\"properties\":{\"spec\":{\"type\":\"object\"}}}",
+    invalid("{\"type\":\"object\",\"required\":[\"spec\"],\"properties\":{\"spec\":{\"type\":"
+            "\"object\"}}}",
             "{}", "spec: Required value");
     invalid(SPEC("\"closed\":{\"type\":\"object\",\"additionalProperties\":false}"),
             "{\"spec\":{\"closed\":{\"x\":1}}}",
@@ -378,9 +420,11 @@ static void test_formats(void **state)
                            "\"b\":{\"type\":\"string\",\"format\":\"byte\"},"
                            "\"i\":{\"type\":\"integer\",\"format\":\"int32\"},"
                            "\"x\":{\"type\":\"string\",\"format\":\"no-such-format\"}");
-    valid(sch, "{\"spec\":{\"id\":\"0D1E9C2A-0b9f-4b9b-9c7e-1f0e5f6a7b8c\",\"at\":\"2024-02-29T23:59:59.5Z\","
-               "\"day\":\"2024-02-29\",\"ip\":\"10.0.0.1\",\"ip6\":\"fe80::1\",\"net\":\"10.0.0.0/8\","
-               "\"b\":\"aGk=\",\"i\":1099511627776,\"x\":\"anything\"}}");
+    valid(sch,
+          "{\"spec\":{\"id\":\"0D1E9C2A-0b9f-4b9b-9c7e-1f0e5f6a7b8c\",\"at\":\"2024-02-29T23:59:59."
+          "5Z\","
+          "\"day\":\"2024-02-29\",\"ip\":\"10.0.0.1\",\"ip6\":\"fe80::1\",\"net\":\"10.0.0.0/8\","
+          "\"b\":\"aGk=\",\"i\":1099511627776,\"x\":\"anything\"}}");
     invalid(sch, "{\"spec\":{\"id\":\"nope\"}}",
             "spec.id: Invalid value: \"nope\": spec.id in body must be of type uuid: \"nope\"");
     invalid(sch, "{\"spec\":{\"at\":\"2024-01-01 10:00:00\"}}",
@@ -401,9 +445,10 @@ static void test_formats(void **state)
 static void test_combinators(void **state)
 {
     (void)state;
-    const char *sch = SPEC("\"a\":{\"type\":\"integer\",\"anyOf\":[{\"minimum\":10},{\"maximum\":0}]},"
-                           "\"o\":{\"type\":\"integer\",\"oneOf\":[{\"minimum\":0},{\"maximum\":10}]},"
-                           "\"n\":{\"type\":\"string\",\"not\":{\"enum\":[\"x\"]}}");
+    const char *sch =
+        SPEC("\"a\":{\"type\":\"integer\",\"anyOf\":[{\"minimum\":10},{\"maximum\":0}]},"
+             "\"o\":{\"type\":\"integer\",\"oneOf\":[{\"minimum\":0},{\"maximum\":10}]},"
+             "\"n\":{\"type\":\"string\",\"not\":{\"enum\":[\"x\"]}}");
     valid(sch, "{\"spec\":{\"a\":11,\"o\":-1,\"n\":\"y\"}}");
     invalid(sch, "{\"spec\":{\"a\":5}}",
             "[<nil>: Invalid value: \"\": \"spec.a\" must validate at least one schema (anyOf), "
@@ -418,13 +463,15 @@ static void test_combinators(void **state)
 static void test_list_type_values(void **state)
 {
     (void)state;
-    const char *sch = SPEC("\"s\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":"
-                           "\"string\"}},\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
-                           "\"x-kubernetes-list-map-keys\":[\"name\"],\"items\":{\"type\":\"object\","
-                           "\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":\"string\"},"
-                           "\"v\":{\"type\":\"integer\"}}}}");
+    const char *sch =
+        SPEC("\"s\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":"
+             "\"string\"}},\"l\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+             "\"x-kubernetes-list-map-keys\":[\"name\"],\"items\":{\"type\":\"object\","
+             "\"required\":[\"name\"],\"properties\":{\"name\":{\"type\":\"string\"},"
+             "\"v\":{\"type\":\"integer\"}}}}");
     valid(sch, "{\"spec\":{\"s\":[\"a\",\"b\"],\"l\":[{\"name\":\"a\"},{\"name\":\"b\"}]}}");
-    invalid(sch, "{\"spec\":{\"s\":[\"a\",\"b\",\"a\",\"a\"]}}", "spec.s[2]: Duplicate value: \"a\"");
+    invalid(sch, "{\"spec\":{\"s\":[\"a\",\"b\",\"a\",\"a\"]}}",
+            "spec.s[2]: Duplicate value: \"a\"");
     invalid(sch, "{\"spec\":{\"l\":[{\"name\":\"a\",\"v\":1},{\"name\":\"a\",\"v\":2}]}}",
             "spec.l[1]: Duplicate value: map[string]interface {}{\"name\":\"a\"}");
 }
@@ -434,14 +481,19 @@ static void test_embedded_values(void **state)
     (void)state;
     const char *sch = SPEC("\"t\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,"
                            "\"x-kubernetes-preserve-unknown-fields\":true}");
-    valid(sch, "{\"spec\":{\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}}}}");
+    valid(sch, "{\"spec\":{\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+               "\"p\"}}}}");
     valid(sch, "{\"spec\":{\"t\":{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\"}}}");
-    invalid(sch, "{\"spec\":{\"t\":{}}}",
-            "[spec.t.apiVersion: Required value: must not be empty, spec.t.kind: Required value: must "
-            "not be empty]");
-    invalid(sch, "{\"spec\":{\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a/b\"}}}}",
+    invalid(
+        sch, "{\"spec\":{\"t\":{}}}",
+        "[spec.t.apiVersion: Required value: must not be empty, spec.t.kind: Required value: must "
+        "not be empty]");
+    invalid(sch,
+            "{\"spec\":{\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"a/"
+            "b\"}}}}",
             "spec.t.metadata.name: Invalid value: \"a/b\": may not contain '/'");
-    invalid(sch, "{\"spec\":{\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":5}}}}",
+    invalid(sch,
+            "{\"spec\":{\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":5}}}}",
             "spec.t.metadata: Invalid value: map[string]interface {}{\"name\":5}: json: cannot "
             "unmarshal number into Go struct field ObjectMeta.name of type string");
 }
@@ -463,13 +515,15 @@ static void test_default(void **state)
     (void)state;
     sk_structural *s = compile_ok(
         SPEC("\"replicas\":{\"type\":\"integer\",\"default\":1},"
-             "\"o\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"default\":\"x\"}}},"
+             "\"o\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"default\":"
+             "\"x\"}}},"
              "\"l\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"p\":"
              "{\"type\":\"integer\",\"default\":80}}}},"
              "\"z\":{\"type\":\"string\",\"default\":\"zz\"}"));
     json_t *o = load("{\"spec\":{\"o\":{},\"l\":[{},{\"p\":1}],\"z\":null}}");
     sk_structural_default(s, o);
-    expect_json(o, "{\"spec\":{\"replicas\":1,\"o\":{\"a\":\"x\"},\"l\":[{\"p\":80},{\"p\":1}],\"z\":\"zz\"}}");
+    expect_json(o, "{\"spec\":{\"replicas\":1,\"o\":{\"a\":\"x\"},\"l\":[{\"p\":80},{\"p\":1}],"
+                   "\"z\":\"zz\"}}");
     json_decref(o);
     o = load("{}");
     sk_structural_default(s, o);
@@ -481,24 +535,29 @@ static void test_default(void **state)
 static void test_prune(void **state)
 {
     (void)state;
-    sk_structural *s = compile_ok(
-        SPEC("\"a\":{\"type\":\"integer\"},\"l\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
-             "\"properties\":{\"x\":{\"type\":\"integer\"}}}},"
-             "\"keep\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
-             "\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
-             "\"n\":{\"type\":\"string\",\"nullable\":true},\"nn\":{\"type\":\"string\"},"
-             "\"t\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,\"properties\":"
-             "{\"spec\":{\"type\":\"object\"}}}"));
-    json_t *o = load("{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"},\"extra\":1,"
-                     "\"spec\":{\"a\":1,\"zzz\":2,\"l\":[{\"x\":1,\"y\":2}],\"keep\":{\"any\":{\"b\":1}},"
-                     "\"m\":{\"k\":\"v\"},\"n\":null,\"nn\":null,\"t\":{\"apiVersion\":\"v1\",\"kind\":"
-                     "\"Pod\",\"metadata\":{\"name\":\"p\",\"foo\":1,\"labels\":{}},\"spec\":{},\"bad\":1}}}");
+    sk_structural *s = compile_ok(SPEC(
+        "\"a\":{\"type\":\"integer\"},\"l\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+        "\"properties\":{\"x\":{\"type\":\"integer\"}}}},"
+        "\"keep\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":true},"
+        "\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
+        "\"n\":{\"type\":\"string\",\"nullable\":true},\"nn\":{\"type\":\"string\"},"
+        "\"t\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,\"properties\":"
+        "{\"spec\":{\"type\":\"object\"}}}"));
+    json_t *o = load(
+        "{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"},\"extra\":1,"
+        "\"spec\":{\"a\":1,\"zzz\":2,\"l\":[{\"x\":1,\"y\":2}],\"keep\":{\"any\":{\"b\":1}},"
+        "\"m\":{\"k\":\"v\"},\"n\":null,\"nn\":null,\"t\":{\"apiVersion\":\"v1\",\"kind\":"
+        "\"Pod\",\"metadata\":{\"name\":\"p\",\"foo\":1,\"labels\":{}},\"spec\":{},\"bad\":1}}}");
     json_t *unknown = json_array();
     sk_structural_prune(s, o, unknown);
-    expect_json(o, "{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"a\":1,"
-                   "\"l\":[{\"x\":1}],\"keep\":{\"any\":{\"b\":1}},\"m\":{\"k\":\"v\"},\"n\":null,"
-                   "\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{}}}}");
-    expect_json(unknown, "[\"extra\",\"spec.l[0].y\",\"spec.t.bad\",\"spec.t.metadata.foo\",\"spec.zzz\"]");
+    expect_json(
+        o,
+        "{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"a\":1,"
+        "\"l\":[{\"x\":1}],\"keep\":{\"any\":{\"b\":1}},\"m\":{\"k\":\"v\"},\"n\":null,"
+        "\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{}}}"
+        "}");
+    expect_json(unknown,
+                "[\"extra\",\"spec.l[0].y\",\"spec.t.bad\",\"spec.t.metadata.foo\",\"spec.zzz\"]");
     json_decref(unknown);
     json_decref(o);
     sk_structural_free(s);
