@@ -471,11 +471,29 @@ fail:
 /* Compiles an RE2 pattern; 0 on success, else writes regerror's (or our)
  * text to err. MatchString only asks whether a match exists, so lazy
  * quantifiers may become greedy without changing any answer. */
+/* Length of a counted repetition {n}, {n,} or {n,m} at s, else 0 (Go
+ * takes any other '{' literally). */
+static size_t counted_len(const char *s)
+{
+    size_t i = 1;
+    if (!isdigit((unsigned char)s[i]))
+        return 0;
+    while (isdigit((unsigned char)s[i]))
+        i++;
+    if (s[i] == ',')
+        for (i++; isdigit((unsigned char)s[i]); i++)
+            ;
+    return s[i] == '}' ? i + 1 : 0;
+}
+
 static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
 {
     sk_buf b = SK_BUF_INIT;
     int flags = REG_EXTENDED | REG_NOSUB, rc = 0;
-    size_t i = 0;
+    /* atom: the last token can be repeated; rep: it was a repetition
+     * (POSIX accepts "*" at the start and "a**"; RE2 does not). */
+    int atom = 0, rep = 0;
+    size_t i = 0, last_rep = 0;
     if (strncmp(re, "(?i)", 4) == 0) {
         flags |= REG_ICASE;
         i = 4;
@@ -483,6 +501,32 @@ static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
     sk_buf_puts(&b, "");
     while (re[i]) {
         char c = re[i];
+        size_t counted = c == '{' ? counted_len(re + i) : 0;
+        if (c == '*' || c == '+' || c == '?' || counted) {
+            size_t len = counted ? counted : 1;
+            if (rep) {
+                snprintf(err, errlen, "invalid nested repetition operator: `%.*s`",
+                         (int)(i + len - last_rep), re + last_rep);
+                rc = -1;
+                goto out;
+            }
+            if (!atom) {
+                snprintf(err, errlen, "missing argument to repetition operator: `%.*s`", (int)len,
+                         re + i);
+                rc = -1;
+                goto out;
+            }
+            sk_buf_append(&b, re + i, len);
+            last_rep = i;
+            i += len;
+            if (re[i] == '?') /* lazy: same matches for MatchString */
+                i++;
+            atom = 0;
+            rep = 1;
+            continue;
+        }
+        rep = 0;
+        atom = 1;
         if (c == '[') {
             if (!bracket(re, &i, &b)) {
                 snprintf(err, errlen, "unsupported or unterminated character class");
@@ -494,6 +538,7 @@ static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
         if (c == '(' && re[i + 1] == '?' && re[i + 2] == ':') {
             sk_buf_putc(&b, '(');
             i += 3;
+            atom = 0;
             continue;
         }
         if (c == '(' && re[i + 1] == '?') {
@@ -501,9 +546,11 @@ static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
             rc = -1;
             goto out;
         }
-        if ((c == '*' || c == '+' || c == '?' || c == '}') && re[i + 1] == '?' && i > 0) {
-            sk_buf_putc(&b, c);
-            i += 2;
+        if (c == '(' || c == '|' || c == '^' || c == '$')
+            atom = 0;
+        if (c == '{' || c == '}') { /* not a count: a literal to RE2, an error to POSIX */
+            sk_buf_printf(&b, "\\%c", c);
+            i++;
             continue;
         }
         if (c == '\\') {
@@ -521,10 +568,12 @@ static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
                                 : e == 'r' ? '\r'
                                 : e == 'f' ? '\f'
                                            : '\v');
-            else if (e == 'w' || e == 'W' || e == 's' || e == 'S' || e == 'b' || e == 'B' ||
-                     !isalnum((unsigned char)e))
+            else if (e == 'w' || e == 'W' || e == 's' || e == 'S' || !isalnum((unsigned char)e))
                 sk_buf_printf(&b, "\\%c", e);
-            else {
+            else if (e == 'b' || e == 'B') {
+                sk_buf_printf(&b, "\\%c", e);
+                atom = 0;
+            } else {
                 snprintf(err, errlen, "invalid escape sequence: `\\%c`", e);
                 rc = -1;
                 goto out;

@@ -111,6 +111,36 @@ static void invalid(const char *schema, const char *obj, const char *want)
     free(msg);
 }
 
+/* obj against schema yields exactly the errors want (NULL-ended), in any
+ * order: kube's own tests compare them as sets. */
+static void invalid_set(const char *schema, const char *obj, const char *const *want)
+{
+    sk_structural *s = compile_ok(schema);
+    json_t *o = load(obj);
+    sk_field_errors *fe = sk_field_errors_new();
+    sk_structural_validate(s, o, fe);
+    const json_t *causes = sk_field_errors_causes(fe);
+    size_t n = 0, i;
+    const json_t *c;
+    while (want[n])
+        n++;
+    json_array_foreach(causes, i, c)
+    {
+        char got[1024];
+        size_t j;
+        snprintf(got, sizeof got, "%s: %s", json_string_value(json_object_get(c, "field")),
+                 json_string_value(json_object_get(c, "message")));
+        for (j = 0; j < n && strcmp(want[j], got); j++)
+            ;
+        if (j == n)
+            fail_msg("unexpected error for %s: %s", obj, got);
+    }
+    assert_int_equal(json_array_size(causes), n);
+    sk_field_errors_free(fe);
+    json_decref(o);
+    sk_structural_free(s);
+}
+
 /* A root schema with spec's properties given. */
 #define SPEC(props)                                                                                \
     "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{" props    \
@@ -460,6 +490,61 @@ static void test_combinators(void **state)
             "<nil>: Invalid value: \"\": \"spec.n\" must not validate the schema (not)");
 }
 
+/* Cases from apiextensions-apiserver's pkg/apiserver/validation tests. */
+static void test_kube_cases(void **state)
+{
+    (void)state;
+    const char *any = "{\"type\":\"object\",\"properties\":{\"field\":{\"nullable\":true,"
+                      "\"x-kubernetes-int-or-string\":true,\"anyOf\":[{\"type\":\"integer\"},"
+                      "{\"type\":\"string\"}]}}}";
+    valid(any, "{\"field\":null}");
+    valid(any, "{\"field\":42}");
+    valid(any, "{\"field\":\"foo\"}");
+    static const char *const any_bool[] = {
+        "<nil>: Invalid value: \"\": \"field\" must validate at least one schema (anyOf)",
+        "field: Invalid value: \"boolean\": field in body must be of type integer,string: "
+        "\"boolean\"",
+        "field: Invalid value: \"boolean\": field in body must be of type integer: \"boolean\"",
+        NULL};
+    invalid_set(any, "{\"field\":true}", any_bool);
+    const char *all =
+        "{\"type\":\"object\",\"properties\":{\"field\":{\"nullable\":true,"
+        "\"x-kubernetes-int-or-string\":true,\"allOf\":[{\"anyOf\":[{\"type\":\"integer\"},"
+        "{\"type\":\"string\"}]}]}}}";
+    valid(all, "{\"field\":null}");
+    static const char *const all_num[] = {
+        "<nil>: Invalid value: \"\": \"field\" must validate all the schemas (allOf). None "
+        "validated",
+        "<nil>: Invalid value: \"\": \"field\" must validate at least one schema (anyOf)",
+        "field: Invalid value: \"number\": field in body must be of type integer,string: "
+        "\"number\"",
+        "field: Invalid value: \"number\": field in body must be of type integer: \"number\"",
+        NULL};
+    invalid_set(all, "{\"field\":1.2}", all_num);
+    const char *en =
+        "{\"type\":\"object\",\"properties\":{\"field\":{\"type\":\"object\",\"required\":"
+        "[\"nestedint\",\"nestedstring\"],\"properties\":{\"nestedint\":{\"type\":\"integer\","
+        "\"enum\":[1,2]},\"nestedstring\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"]}}}}}";
+    static const char *const en_req[] = {"field.nestedint: Required value",
+                                         "field.nestedstring: Required value", NULL};
+    invalid_set(en, "{\"field\":{}}", en_req);
+    static const char *const en_types[] = {
+        "field.nestedint: Invalid value: \"string\": field.nestedint in body must be of type "
+        "integer: "
+        "\"string\"",
+        "field.nestedint: Unsupported value: \"x\": supported values: \"1\", \"2\"",
+        "field.nestedstring: Invalid value: \"boolean\": field.nestedstring in body must be of "
+        "type "
+        "string: \"boolean\"",
+        "field.nestedstring: Unsupported value: true: supported values: \"a\", \"b\"", NULL};
+    invalid_set(en, "{\"field\":{\"nestedint\":\"x\",\"nestedstring\":true}}", en_types);
+    /* The regex RE2 rejects where POSIX would not (kube's integration test). */
+    rejects(
+        "{\"type\":\"object\",\"properties\":{\"foo\":{\"type\":\"string\",\"pattern\":\"+\"}}}",
+        P ".properties[foo].pattern: Invalid value: \"+\": must be a valid regular expression, but "
+          "isn't: error parsing regexp: missing argument to repetition operator: `+`");
+}
+
 static void test_list_type_values(void **state)
 {
     (void)state;
@@ -566,14 +651,23 @@ static void test_prune(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_structural_types), cmocka_unit_test(test_forbidden_fields),
-        cmocka_unit_test(test_metadata),         cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_list_types),       cmocka_unit_test(test_cel_detected),
-        cmocka_unit_test(test_value_types),      cmocka_unit_test(test_value_constraints),
-        cmocka_unit_test(test_collections),      cmocka_unit_test(test_required_root),
-        cmocka_unit_test(test_formats),          cmocka_unit_test(test_combinators),
-        cmocka_unit_test(test_list_type_values), cmocka_unit_test(test_embedded_values),
-        cmocka_unit_test(test_default),          cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_structural_types),
+        cmocka_unit_test(test_forbidden_fields),
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_list_types),
+        cmocka_unit_test(test_cel_detected),
+        cmocka_unit_test(test_value_types),
+        cmocka_unit_test(test_value_constraints),
+        cmocka_unit_test(test_collections),
+        cmocka_unit_test(test_required_root),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_combinators),
+        cmocka_unit_test(test_list_type_values),
+        cmocka_unit_test(test_embedded_values),
+        cmocka_unit_test(test_kube_cases),
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_prune),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
