@@ -2783,6 +2783,91 @@ void sk_structural_validate(const sk_structural *s, const json_t *obj, sk_field_
     sk_buf_free(&p);
 }
 
+void sk_structural_check_status_root(const json_t *schema, const char *path, sk_field_errors *fe)
+{
+    /* JSONSchemaProps' fields in declaration order, with whether the root
+     * may carry them when /status is served; kube reports the first
+     * offender only. */
+    static const struct {
+        const char *key;
+        int allowed;
+    } fields[] = {
+        {"id", 0},
+        {"$schema", 0},
+        {"$ref", 0},
+        {"description", 1},
+        {"type", 1},
+        {"format", 1},
+        {"title", 1},
+        {"default", 0},
+        {"maximum", 1},
+        {"exclusiveMaximum", 1},
+        {"minimum", 1},
+        {"exclusiveMinimum", 1},
+        {"maxLength", 1},
+        {"minLength", 1},
+        {"pattern", 1},
+        {"maxItems", 1},
+        {"minItems", 1},
+        {"uniqueItems", 1},
+        {"multipleOf", 1},
+        {"enum", 0},
+        {"maxProperties", 0},
+        {"minProperties", 0},
+        {"required", 1},
+        {"items", 1},
+        {"allOf", 0},
+        {"oneOf", 0},
+        {"anyOf", 0},
+        {"not", 0},
+        {"properties", 1},
+        {"additionalProperties", 0},
+        {"patternProperties", 0},
+        {"dependencies", 0},
+        {"additionalItems", 0},
+        {"definitions", 0},
+        {"externalDocs", 1},
+        {"example", 1},
+        {"nullable", 0},
+        {"x-kubernetes-preserve-unknown-fields", 1},
+        {"x-kubernetes-embedded-resource", 0},
+        {"x-kubernetes-int-or-string", 0},
+        {"x-kubernetes-list-map-keys", 0},
+        {"x-kubernetes-list-type", 0},
+        {"x-kubernetes-map-type", 0},
+        {"x-kubernetes-validations", 1},
+    };
+    sk_buf p = SK_BUF_INIT;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const json_t *v = kw(schema, fields[i].key);
+        if (is_zero(v) && !json_is_number(v))
+            continue;
+        if (!strcmp(fields[i].key, "type")) {
+            if (!strcmp(json_string_value(v) ? json_string_value(v) : "", "object"))
+                continue;
+            sk_buf_printf(&p, "%s.type", path);
+            sk_field_errors_invalid_json(
+                fe, p.data, v,
+                "only \"object\" is allowed as the type at the root of the "
+                "schema if the status subresource is enabled");
+            break;
+        }
+        if (!fields[i].allowed) {
+            sk_buf_puts(&p, path);
+            /* kube prints the Go struct here; this is the JSON it came from. */
+            sk_field_errors_invalid_json(
+                fe, p.data, schema,
+                "only [Description Type Format Title Maximum ExclusiveMaximum Minimum "
+                "ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems "
+                "MultipleOf Required Items Properties ExternalDocs Example XPreserveUnknownFields "
+                "XValidations] fields are allowed at the root of the schema if the status "
+                "subresource is enabled");
+            break;
+        }
+    }
+    sk_buf_free(&p);
+}
+
 int sk_structural_has_cel_rules(const sk_structural *s)
 {
     return s->cel;

@@ -33,6 +33,11 @@ sk_err sk_structural_compile(const json_t *schema, const char *path, sk_field_er
                              sk_structural **out);
 void sk_structural_free(sk_structural *s); /* NULL-safe */
 
+/* The extra root checks CRD validation makes of a version whose status
+ * subresource is enabled (type object, only some keywords at the root):
+ * violations appended to fe. schema is borrowed. */
+void sk_structural_check_status_root(const json_t *schema, const char *path, sk_field_errors *fe);
+
 /* Applies the schema's defaults to obj (edited), as kube does on decode and
  * on read from storage. */
 void sk_structural_default(const sk_structural *s, json_t *obj);

@@ -308,6 +308,35 @@ static void test_list_types(void **state)
             "supported values: \"atomic\", \"granular\"");
 }
 
+static void test_status_root(void **state)
+{
+    (void)state;
+    json_t *ok = load("{\"type\":\"object\",\"description\":\"d\",\"properties\":{}}");
+    json_t *bad_type = load("{\"type\":\"array\",\"items\":{\"type\":\"string\"}}");
+    json_t *bad_field = load("{\"type\":\"object\",\"anyOf\":[{\"required\":[\"a\"]}]}");
+    sk_field_errors *fe = sk_field_errors_new();
+    sk_structural_check_status_root(ok, P, fe);
+    assert_int_equal(sk_field_errors_count(fe), 0);
+    sk_structural_check_status_root(bad_type, P, fe);
+    char *msg = sk_field_errors_message(fe);
+    assert_string_equal(msg,
+                        P ".type: Invalid value: \"array\": only \"object\" is allowed as the type "
+                          "at the root of the schema if the status subresource is enabled");
+    free(msg);
+    sk_field_errors_free(fe);
+    fe = sk_field_errors_new();
+    sk_structural_check_status_root(bad_field, P, fe);
+    msg = sk_field_errors_message(fe);
+    assert_non_null(strstr(msg, "fields are allowed at the root of the schema if the status "
+                                "subresource is enabled"));
+    assert_int_equal(strncmp(msg, P ": Invalid value: ", strlen(P ": Invalid value: ")), 0);
+    free(msg);
+    sk_field_errors_free(fe);
+    json_decref(ok);
+    json_decref(bad_type);
+    json_decref(bad_field);
+}
+
 static void test_cel_detected(void **state)
 {
     (void)state;
@@ -651,23 +680,15 @@ static void test_prune(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_structural_types),
-        cmocka_unit_test(test_forbidden_fields),
-        cmocka_unit_test(test_metadata),
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_list_types),
-        cmocka_unit_test(test_cel_detected),
-        cmocka_unit_test(test_value_types),
-        cmocka_unit_test(test_value_constraints),
-        cmocka_unit_test(test_collections),
-        cmocka_unit_test(test_required_root),
-        cmocka_unit_test(test_formats),
-        cmocka_unit_test(test_combinators),
-        cmocka_unit_test(test_list_type_values),
-        cmocka_unit_test(test_embedded_values),
-        cmocka_unit_test(test_kube_cases),
-        cmocka_unit_test(test_default),
-        cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_structural_types),  cmocka_unit_test(test_forbidden_fields),
+        cmocka_unit_test(test_metadata),          cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_list_types),        cmocka_unit_test(test_cel_detected),
+        cmocka_unit_test(test_status_root),       cmocka_unit_test(test_value_types),
+        cmocka_unit_test(test_value_constraints), cmocka_unit_test(test_collections),
+        cmocka_unit_test(test_required_root),     cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_combinators),       cmocka_unit_test(test_list_type_values),
+        cmocka_unit_test(test_embedded_values),   cmocka_unit_test(test_kube_cases),
+        cmocka_unit_test(test_default),           cmocka_unit_test(test_prune),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
