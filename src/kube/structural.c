@@ -21,12 +21,17 @@
  *
  * Deviations kept on purpose (see the comments at each): patterns are POSIX
  * extended regular expressions translated from RE2 (\d, (?i), (?:),
- * escapes inside brackets, lazy quantifiers; no \p{..}, bytes not runes
- * for "."); the error text of an invalid pattern is regerror's; formats
- * hostname, email, uri, duration and creditcard are close approximations;
- * anyOf/oneOf best-failure selection follows kube-openapi's match count as
- * far as this module's validators count alike; defaults inside embedded
- * metadata get value validation only; CEL rules are detected, not run.
+ * escapes inside brackets, lazy quantifiers, literal braces, RE2's
+ * repetition errors; no \p{..} or \z, and "." is a byte, not a rune);
+ * other invalid patterns are described in regerror's words; formats are
+ * kube/strfmt.c's (some approximate); a keyword of the wrong JSON type is an
+ * Invalid error here where kube fails to decode the CRD; anyOf/oneOf
+ * best-failure selection follows kube-openapi's match count as far as this
+ * module's validators count alike; value validation stops after a budget of
+ * steps (VALIDATE_BUDGET) that only pathological nesting reaches; defaults
+ * inside embedded metadata get value validation only; the metadata of an
+ * embedded resource is checked for its field types one level deep; CEL
+ * rules are detected, not compiled or run.
  */
 #include "kube/structural.h"
 #include "kube/schema.h"
@@ -444,7 +449,7 @@ static int bracket(const char *re, size_t *i, sk_buf *out)
         else
             sk_buf_putc(&body, lo);
     }
-    if (re[j] != ']')
+    if (re[j] != ']' || (!body.len && !close && !caret && !dash))
         goto fail;
     sk_buf_putc(out, '[');
     if (neg)
@@ -457,8 +462,6 @@ static int bracket(const char *re, size_t *i, sk_buf *out)
         sk_buf_putc(out, '^');
     if (dash)
         sk_buf_putc(out, '-');
-    if (!body.len && !close && !caret && !dash)
-        goto fail;
     sk_buf_putc(out, ']');
     sk_buf_free(&body);
     *i = j + 1;
@@ -468,9 +471,6 @@ fail:
     return 0;
 }
 
-/* Compiles an RE2 pattern; 0 on success, else writes regerror's (or our)
- * text to err. MatchString only asks whether a match exists, so lazy
- * quantifiers may become greedy without changing any answer. */
 /* Length of a counted repetition {n}, {n,} or {n,m} at s, else 0 (Go
  * takes any other '{' literally). */
 static size_t counted_len(const char *s)
@@ -486,6 +486,9 @@ static size_t counted_len(const char *s)
     return s[i] == '}' ? i + 1 : 0;
 }
 
+/* Compiles an RE2 pattern; 0 on success, else writes Go's (or regerror's)
+ * text to err. MatchString only asks whether a match exists, so lazy
+ * quantifiers may become greedy without changing any answer. */
 static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
 {
     sk_buf b = SK_BUF_INIT;
@@ -718,10 +721,13 @@ static void ssv_validate(const json_t *sch, sk_buf *p, ssv v, sk_field_errors *f
     }
     for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
         const json_t *x = kw(sch, unsupported[i].kw);
-        /* Go drops an empty id, patternProperties and definitions. */
-        if (!x || (json_is_string(x) && !json_string_length(x)) ||
-            (json_is_object(x) && !json_object_size(x) &&
-             strcmp(unsupported[i].kw, "dependencies")))
+        /* kube tests an empty id, patternProperties and definitions as unset. */
+        int empty = !strcmp(unsupported[i].kw, "id") ? !json_string_length(x)
+                    : !strcmp(unsupported[i].kw, "patternProperties") ||
+                            !strcmp(unsupported[i].kw, "definitions")
+                        ? !json_object_size(x)
+                        : !x;
+        if (empty)
             continue;
         m = child(p, unsupported[i].kw);
         sk_field_errors_forbidden(fe, str(p), unsupported[i].msg);
@@ -1441,6 +1447,7 @@ static void vres_free(vres *r)
     free(r->e);
     r->e = NULL;
     r->n = 0;
+    r->match = 0;
 }
 
 /* Result.AddErrors: an error whose text is already there is dropped. */
