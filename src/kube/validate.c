@@ -819,7 +819,7 @@ static void validate_no_new_finalizers(sk_field_errors *fe, const json_t *obj, c
             sk_buf_go_quoted(&m, extra[k]);
         }
         sk_buf_putc(&m, '}');
-        fe_forbidden(fe, "metadata.finalizers", m.data);
+        sk_field_errors_forbidden(fe, "metadata.finalizers", m.data);
         sk_buf_free(&m);
     }
     free(extra);
