@@ -58,11 +58,11 @@ size_t sk_validate_dns1035_label(const char *s, const char *msgs[SK_VALIDATE_MAX
 typedef struct sk_field_errors sk_field_errors;
 
 /* ValidateObjectMeta as kube runs it on the metadata (borrowed, an object)
- * of an x-kubernetes-embedded-resource at field path at
+ * of an x-kubernetes-embedded-resource at field path base
  * ("spec.template.metadata"): names are path segments, a namespace is
  * checked only when set. An empty name is not an error (kube validates a
  * stand-in name). */
-void sk_validate_embedded_meta(sk_field_errors *fe, const json_t *meta, const char *at);
+void sk_validate_embedded_meta(sk_field_errors *fe, const json_t *meta, const char *base);
 
 /*
  * A list of field errors rendered like k8s.io/apimachinery field.ErrorList:
