@@ -28,14 +28,15 @@
  * Invalid error here where kube fails to decode the CRD; anyOf/oneOf
  * best-failure selection follows kube-openapi's match count as far as this
  * module's validators count alike; value validation stops after a budget of
- * steps (VALIDATE_BUDGET) that only pathological nesting reaches; defaults
- * inside embedded metadata get value validation only; the metadata of an
- * embedded resource is checked for its field types one level deep; CEL
- * rules are detected, not compiled or run.
+ * steps (VALIDATE_BUDGET) that only pathological nesting reaches; a default
+ * inside embedded metadata is checked with the same metadata rules as a
+ * value, not through kube's coercion (same errors, possibly more than
+ * kube's first one); CEL rules are detected, not compiled or run.
  */
 #include "kube/structural.h"
 #include "kube/schema.h"
 #include "kube/strfmt.h"
+#include "kube/typed.h"
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/util.h"
@@ -2185,88 +2186,63 @@ static const sk_schema *object_meta(void)
     return sk_schema_named("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
 }
 
-/* Whether v decodes as a value of kind k, one level deep. */
-static int decodes_as(const sk_schema *t, const json_t *v)
-{
-    if (json_is_null(v))
-        return 1;
-    switch (sk_schema_kind_of(t)) {
-    case SK_SCHEMA_STRING:
-    case SK_SCHEMA_BYTES:
-    case SK_SCHEMA_TIME:
-    case SK_SCHEMA_MICROTIME:
-        return json_is_string(v);
-    case SK_SCHEMA_BOOL:
-        return json_is_boolean(v);
-    case SK_SCHEMA_INT32:
-    case SK_SCHEMA_INT64:
-        return json_is_integer(v);
-    case SK_SCHEMA_ARRAY:
-        return json_is_array(v);
-    case SK_SCHEMA_STRUCT:
-    case SK_SCHEMA_MAP:
-    case SK_SCHEMA_FIELDS_V1:
-        return json_is_object(v);
-    default:
-        return 1;
-    }
-}
-
-/* The decode error GetObjectMeta reports for metadata md, or NULL (new string). */
-static char *meta_decode_error(const json_t *md)
+/* GetObjectMeta: md as ObjectMeta decodes and re-encodes it (*out new), or
+ * the decode error (*err new). */
+static int meta_round_trip(const json_t *md, json_t **out, char **err)
 {
     const sk_schema *om = object_meta();
-    const char *k;
-    const json_t *v;
-    sk_buf e = SK_BUF_INIT;
-    if (json_is_null(md))
-        return NULL;
-    if (!json_is_object(md)) {
-        sk_buf_printf(&e, "json: cannot unmarshal %s into Go value of type v1.ObjectMeta",
-                      sk_validate_go_kind(md));
-        return sk_buf_steal(&e, NULL);
-    }
-    json_object_foreach((json_t *)md, k, v)
-    {
-        const sk_schema_field *f = om ? sk_schema_field_find(om, k, strlen(k)) : NULL;
-        if (f && !decodes_as(sk_schema_field_type(f), v)) {
-            sk_buf_printf(&e,
-                          "json: cannot unmarshal %s into Go struct field ObjectMeta.%s of type %s",
-                          sk_validate_go_kind(v), k, sk_schema_go_type(sk_schema_field_type(f)));
-            return sk_buf_steal(&e, NULL);
-        }
-    }
-    return NULL;
+    SK_CHECK(om != NULL);
+    return sk_typed_normalize_value(om, md, out, err) == SK_OK;
 }
 
 /* objectmeta.Coerce with DropInvalidFields on the metadata of an embedded
- * resource at p: ObjectMeta's round trip keeps its own fields that decode,
- * drops the others (unknown ones recorded at "<p>.metadata.<field>") and
- * the empty ones it would omit. */
+ * resource at p: the metadata becomes its ObjectMeta round trip, field by
+ * field when the whole does not decode (the fields that do not are
+ * dropped); unknown fields are recorded at "<p>.metadata.<field>"; a zero
+ * creationTimestamp goes. Metadata that is not an object stays as it is. */
 static void coerce_meta(json_t *obj, sk_buf *p, json_t *found)
 {
-    json_t *md = json_object_get(obj, "metadata");
+    json_t *md = json_object_get(obj, "metadata"), *out = NULL, *v;
     const sk_schema *om = object_meta();
     const char *k;
-    json_t *v;
-    void *tmp;
-    if (!json_is_object(md) || !om)
+    char *err = NULL;
+    if (!json_is_object(md))
         return;
-    json_object_foreach_safe(md, tmp, k, v)
+    json_object_foreach(md, k, v)
     {
-        const sk_schema_field *f = sk_schema_field_find(om, k, strlen(k));
-        int drop = !f || !decodes_as(sk_schema_field_type(f), v);
-        if (!f && found) {
+        if (found && !sk_schema_field_find(om, k, strlen(k))) {
             size_t m = child(p, "metadata");
             child(p, k);
             json_array_append_new(found, json_string(str(p)));
             trunc_to(p, m);
         }
-        if (!drop && strcmp(k, "deletionGracePeriodSeconds"))
-            drop = is_zero(v) || (json_is_integer(v) && json_integer_value(v) == 0);
-        if (drop)
-            json_object_del(md, k);
     }
+    if (!meta_round_trip(md, &out, &err)) {
+        free(err);
+        err = NULL;
+        out = json_object();
+        json_object_foreach(md, k, v)
+        {
+            json_t *one = json_object(), *dec = NULL;
+            json_object_set(one, k, v);
+            if (meta_round_trip(one, &dec, &err))
+                json_object_update(out, dec);
+            free(err);
+            err = NULL;
+            json_decref(dec);
+            json_decref(one);
+        }
+        /* The field-by-field decodes each wrote every field's zero value. */
+        json_t *whole = NULL;
+        if (meta_round_trip(out, &whole, &err)) {
+            json_decref(out);
+            out = whole;
+        }
+        free(err);
+    }
+    if (json_is_null(json_object_get(out, "creationTimestamp")))
+        json_object_del(out, "creationTimestamp");
+    json_object_set_new(obj, "metadata", out);
 }
 
 static void embedded_resource(const json_t *x, sk_buf *p, sk_field_errors *fe)
@@ -2327,13 +2303,15 @@ static void embedded_resource(const json_t *x, sk_buf *p, sk_field_errors *fe)
         trunc_to(p, m);
     }
     if (md) {
-        char *err = meta_decode_error(md);
+        json_t *meta = NULL;
+        char *err = NULL;
         m = child(p, "metadata");
-        if (err)
+        if (!meta_round_trip(md, &meta, &err))
             sk_field_errors_invalid_json(fe, str(p), md, err);
         else
-            sk_validate_embedded_meta(fe, json_is_object(md) ? md : NULL, str(p));
+            sk_validate_embedded_meta(fe, json_is_object(meta) ? meta : NULL, str(p));
         free(err);
+        json_decref(meta);
         trunc_to(p, m);
     }
 }
@@ -2530,18 +2508,76 @@ static void apply_defaults(json_t *x, const node *n)
     }
 }
 
-/* defaulting.ValidateDefaults: each default must survive pruning, be valid
- * embedded-resource metadata where it is one, and pass the schema at its
- * place. Defaults inside embedded metadata get the schema check only. */
+/* Where a default sits below the embedded resource it belongs to: keys
+ * (strings) and array items (null), outermost first. */
+typedef struct {
+    const node *root; /* the embedded resource's schema */
+    json_t *steps;
+} surround;
+
+/* The object a default inside resource metadata ends up in (new), as
+ * kube's SurroundingObjectFunc builds it; NULL if that is not an object. */
+static json_t *surrounding(const surround *at, const json_t *dflt)
+{
+    json_t *v = json_deep_copy(dflt);
+    for (size_t i = json_array_size(at->steps); i-- > 0;) {
+        const json_t *step = json_array_get(at->steps, i);
+        json_t *outer = json_is_string(step) ? json_object() : json_array();
+        if (json_is_string(step))
+            json_object_set_new(outer, json_string_value(step), v);
+        else
+            json_array_append_new(outer, v);
+        v = outer;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        return NULL;
+    }
+    if (!json_object_get(v, "kind"))
+        json_object_set_new(v, "kind", json_string("Validation"));
+    if (!json_object_get(v, "apiVersion"))
+        json_object_set_new(v, "apiVersion", json_string("validation/v1"));
+    return v;
+}
+
+/* defaulting.ValidateDefaults: each default must survive pruning, leave
+ * valid metadata (for defaults of embedded resources and inside their
+ * metadata) and pass the schema at its place. */
 static void check_defaults(const sk_structural *s, const node *n, int embedded, int inside_meta,
-                           sk_buf *p, sk_field_errors *fe)
+                           surround *at, sk_buf *p, sk_field_errors *fe)
 {
     size_t m, i;
-    if (embedded)
+    surround here = *at;
+    if (embedded) {
         inside_meta = 0;
+        here.root = n;
+        here.steps = json_array();
+    } else {
+        json_incref(here.steps);
+    }
     if (n->dflt) {
+        size_t before;
         m = child(p, "default");
-        if (!inside_meta) {
+        if (inside_meta) {
+            json_t *obj = surrounding(&here, n->dflt);
+            sk_field_errors *meta = sk_field_errors_new();
+            sk_buf scratch = SK_BUF_INIT;
+            if (obj)
+                embedded_walk(here.root, obj, &scratch, 1, meta);
+            if (sk_field_errors_count(meta)) {
+                char *agg = sk_field_errors_message(meta);
+                sk_buf d = SK_BUF_INIT;
+                sk_buf_printf(&d, "must result in valid metadata: %s", agg);
+                sk_field_errors_invalid_json(fe, str(p), n->dflt, d.data);
+                sk_buf_free(&d);
+                free(agg);
+            } else {
+                value_check(s, n->raw, n->dflt, str(p), fe);
+            }
+            sk_buf_free(&scratch);
+            sk_field_errors_free(meta);
+            json_decref(obj);
+        } else {
             json_t *pruned = json_deep_copy(n->dflt);
             sk_buf scratch = SK_BUF_INIT;
             prune_opts o = {NULL, 0};
@@ -2550,27 +2586,31 @@ static void check_defaults(const sk_structural *s, const node *n, int embedded, 
                 sk_field_errors_invalid_json(fe, str(p), n->dflt, "must not have unknown fields");
             json_decref(pruned);
             sk_buf_free(&scratch);
-        }
-        size_t before = sk_field_errors_count(fe);
-        if (!inside_meta)
+            before = sk_field_errors_count(fe);
             embedded_walk(n, n->dflt, p, embedded, fe);
-        if (sk_field_errors_count(fe) == before)
-            value_check(s, n->raw, n->dflt, str(p), fe);
+            if (sk_field_errors_count(fe) == before)
+                value_check(s, n->raw, n->dflt, str(p), fe);
+        }
         trunc_to(p, m);
     }
     if (n->items) {
         m = child(p, "items");
-        check_defaults(s, n->items, n->items->embedded, inside_meta, p, fe);
+        json_array_append_new(here.steps, json_null());
+        check_defaults(s, n->items, n->items->embedded, inside_meta, &here, p, fe);
+        json_array_remove(here.steps, json_array_size(here.steps) - 1);
         trunc_to(p, m);
     }
     for (i = 0; i < n->nprops; i++) {
         const node *f = n->props[i].schema;
         m = child(p, "properties");
         key(p, n->props[i].name);
+        json_array_append_new(here.steps, json_string(n->props[i].name));
         check_defaults(s, f, f->embedded,
-                       inside_meta || (embedded && is_meta_field(n->props[i].name)), p, fe);
+                       inside_meta || (embedded && is_meta_field(n->props[i].name)), &here, p, fe);
+        json_array_remove(here.steps, json_array_size(here.steps) - 1);
         trunc_to(p, m);
     }
+    json_decref(here.steps);
 }
 
 /* ---- list types (schema/listtype) --------------------------------------- */
@@ -2725,7 +2765,8 @@ sk_err sk_structural_compile(const json_t *schema, const char *path, sk_field_er
         collect_patterns(s, s->schema);
         if (s->npatterns)
             qsort(s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
-        check_defaults(s, s->root, 1, 0, &p, fe);
+        surround top = {s->root, NULL};
+        check_defaults(s, s->root, 1, 0, &top, &p, fe);
     }
     crd_schema(s->schema, &p, (ssv){1, NULL, 0}, 1, s, fe);
     if (sk_field_errors_count(fe) > before) {

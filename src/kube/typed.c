@@ -225,7 +225,6 @@ static json_t *b64_encode(const unsigned char *in, size_t n)
 #define TIME_LAYOUT "2006-01-02T15:04:05Z07:00"
 #define MICRO_LAYOUT "2006-01-02T15:04:05.000000Z07:00"
 
-
 /* time.ParseError text: a range error if range is set, else "cannot parse
  * <rest> as <elem>" (new string). */
 static char *time_error(const char *layout, const char *v, const char *rest, const char *elem,
@@ -965,6 +964,35 @@ sk_err sk_typed_normalize(const sk_resource *r, const json_t *obj, json_t **out,
     const char *bad = w.fatal ? w.fatal : w.saved;
     if (bad) {
         *msg = decode_error(r, bad);
+        err = SK_ERR_BAD_REQUEST;
+        json_decref(res);
+    } else {
+        *out = res;
+    }
+    free(w.fatal);
+    free(w.saved);
+    sk_buf_free(&w.path);
+    return err;
+}
+
+sk_err sk_typed_normalize_value(const sk_schema *s, const json_t *v, json_t **out, char **msg)
+{
+    sk_err err = SK_OK;
+    walk w = {NULL, NULL, SK_BUF_INIT};
+    json_t *res = NULL;
+    if (sk_schema_kind_of(s) == SK_SCHEMA_STRUCT && !json_is_object(v) && !json_is_null(v)) {
+        sk_buf b = SK_BUF_INIT;
+        sk_buf_printf(&b, "json: cannot unmarshal %s into Go value of type %s", json_word(v),
+                      sk_schema_go_type(s));
+        *msg = sk_buf_steal(&b, NULL);
+        return SK_ERR_BAD_REQUEST;
+    }
+    sk_buf_reserve(&w.path, 0);
+    res = convert(&w, s, v, struct_word(sk_schema_go_type(s)));
+    const char *bad = w.fatal ? w.fatal : w.saved;
+    if (bad) {
+        *msg = strdup(bad);
+        SK_CHECK_ALLOC(*msg);
         err = SK_ERR_BAD_REQUEST;
         json_decref(res);
     } else {

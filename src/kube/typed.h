@@ -18,6 +18,7 @@
 
 #include "core/err.h"
 #include "kube/registry.h"
+#include "kube/schema.h"
 
 #include <jansson.h>
 #include <stddef.h>
@@ -36,6 +37,12 @@
  */
 sk_err sk_typed_normalize(const sk_resource *r, const json_t *obj, json_t **out, char **msg);
 
+/* The typed round trip of v (borrowed) as a value of schema s (e.g.
+ * ObjectMeta inside a custom resource). SK_OK: *out new. Else
+ * SK_ERR_BAD_REQUEST, *msg new: the bare Go decode error ("json: cannot
+ * unmarshal number into Go struct field ObjectMeta.name of type string",
+ * "json: cannot unmarshal string into Go value of type v1.ObjectMeta"). */
+sk_err sk_typed_normalize_value(const sk_schema *s, const json_t *v, json_t **out, char **msg);
 /* Only the decode check of sk_typed_normalize: SK_OK or SK_ERR_BAD_REQUEST
  * with *msg as above. */
 sk_err sk_typed_check(const sk_resource *r, const json_t *obj, char **msg);

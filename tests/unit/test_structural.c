@@ -273,6 +273,36 @@ static void test_defaults(void **state)
                   "\"properties\":{\"a\":{\"type\":\"string\"}},\"default\":{\"a\":\"x\"}}"));
 }
 
+/* Defaults inside an embedded resource's TypeMeta and ObjectMeta must make
+ * valid metadata (kube's CRD validation tests, versions v3 and v4). */
+static void test_defaults_in_meta(void **state)
+{
+    (void)state;
+    rejects(
+        "{\"type\":\"object\",\"properties\":{\"e\":{\"type\":\"object\","
+        "\"x-kubernetes-embedded-resource\":true,\"properties\":{\"kind\":{\"type\":\"string\","
+        "\"default\":\"Pod\"},\"metadata\":{\"type\":\"object\",\"default\":{\"labels\":"
+        "{\"bar\":\"x y\"}}}}}}}",
+        P ".properties[e].properties[metadata].default: Invalid value: map[string]interface "
+          "{}{\"labels\":map[string]interface {}{\"bar\":\"x y\"}}: must result in valid metadata: "
+          "metadata.labels: Invalid value: \"x y\": a valid label must be an empty string or "
+          "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+          "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+          "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+    rejects(
+        "{\"type\":\"object\",\"properties\":{\"e\":{\"type\":\"object\","
+        "\"x-kubernetes-embedded-resource\":true,\"properties\":{\"metadata\":{\"type\":"
+        "\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"default\":42}}}}}}}",
+        P ".properties[e].properties[metadata].properties[name].default: Invalid value: 42: must "
+          "result in valid metadata: metadata: Invalid value: map[string]interface "
+          "{}{\"name\":42}: json: cannot unmarshal number into Go struct field ObjectMeta.name of "
+          "type string");
+    compiles("{\"type\":\"object\",\"properties\":{\"e\":{\"type\":\"object\","
+             "\"x-kubernetes-embedded-resource\":true,\"properties\":{\"apiVersion\":{\"type\":"
+             "\"string\",\"default\":\"v1\"},\"metadata\":{\"type\":\"object\",\"properties\":"
+             "{\"name\":{\"type\":\"string\",\"default\":\"foo\"}}}}}}}");
+}
+
 static void test_list_types(void **state)
 {
     (void)state;
@@ -680,15 +710,25 @@ static void test_prune(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_structural_types),  cmocka_unit_test(test_forbidden_fields),
-        cmocka_unit_test(test_metadata),          cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_list_types),        cmocka_unit_test(test_cel_detected),
-        cmocka_unit_test(test_status_root),       cmocka_unit_test(test_value_types),
-        cmocka_unit_test(test_value_constraints), cmocka_unit_test(test_collections),
-        cmocka_unit_test(test_required_root),     cmocka_unit_test(test_formats),
-        cmocka_unit_test(test_combinators),       cmocka_unit_test(test_list_type_values),
-        cmocka_unit_test(test_embedded_values),   cmocka_unit_test(test_kube_cases),
-        cmocka_unit_test(test_default),           cmocka_unit_test(test_prune),
+        cmocka_unit_test(test_structural_types),
+        cmocka_unit_test(test_forbidden_fields),
+        cmocka_unit_test(test_metadata),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_defaults_in_meta),
+        cmocka_unit_test(test_list_types),
+        cmocka_unit_test(test_cel_detected),
+        cmocka_unit_test(test_status_root),
+        cmocka_unit_test(test_value_types),
+        cmocka_unit_test(test_value_constraints),
+        cmocka_unit_test(test_collections),
+        cmocka_unit_test(test_required_root),
+        cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_combinators),
+        cmocka_unit_test(test_list_type_values),
+        cmocka_unit_test(test_embedded_values),
+        cmocka_unit_test(test_kube_cases),
+        cmocka_unit_test(test_default),
+        cmocka_unit_test(test_prune),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
