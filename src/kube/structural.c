@@ -2195,17 +2195,23 @@ static int meta_round_trip(const json_t *md, json_t **out, char **err)
     return sk_typed_normalize_value(om, md, out, err) == SK_OK;
 }
 
-/* objectmeta.Coerce with DropInvalidFields on the metadata of an embedded
- * resource at p: the metadata becomes its ObjectMeta round trip, field by
- * field when the whole does not decode (the fields that do not are
- * dropped); unknown fields are recorded at "<p>.metadata.<field>"; a zero
- * creationTimestamp goes. Metadata that is not an object stays as it is. */
-static void coerce_meta(json_t *obj, sk_buf *p, json_t *found)
+/* objectmeta.Coerce with DropInvalidFields on an embedded resource at p:
+ * an apiVersion or kind that is not a string goes; the metadata becomes its ObjectMeta round trip,
+ * field by field when the whole does not decode (the fields that do not are dropped); unknown
+ * fields are recorded at "<p>.metadata.<field>"; a zero creationTimestamp goes. Metadata that is
+ * not an object stays as it is. */
+static void coerce_embedded(json_t *obj, sk_buf *p, json_t *found)
 {
     json_t *md = json_object_get(obj, "metadata"), *out = NULL, *v;
     const sk_schema *om = object_meta();
     const char *k;
     char *err = NULL;
+    static const char *const type_meta[] = {"apiVersion", "kind"};
+    for (size_t i = 0; i < 2; i++) {
+        v = json_object_get(obj, type_meta[i]);
+        if (v && !json_is_string(v))
+            json_object_del(obj, type_meta[i]);
+    }
     if (!json_is_object(md))
         return;
     json_object_foreach(md, k, v)
@@ -2378,7 +2384,7 @@ static void skip_prune(json_t *x, const node *n, int embedded, sk_buf *p, const 
         return;
     if (json_is_object(x)) {
         if (embedded && o->coerce && p->len)
-            coerce_meta(x, p, o->found);
+            coerce_embedded(x, p, o->found);
         json_object_foreach(x, k, v)
         {
             const node *f = prop_of(n, k);
@@ -2412,7 +2418,7 @@ static void prune(json_t *x, const node *n, int embedded, sk_buf *p, const prune
     }
     if (json_is_object(x)) {
         if (n && embedded && o->coerce && p->len)
-            coerce_meta(x, p, o->found);
+            coerce_embedded(x, p, o->found);
         json_object_foreach_safe(x, tmp, k, v)
         {
             const node *f = n ? prop_of(n, k) : NULL;

@@ -686,20 +686,24 @@ static void test_prune(void **state)
         "\"m\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}},"
         "\"n\":{\"type\":\"string\",\"nullable\":true},\"nn\":{\"type\":\"string\"},"
         "\"t\":{\"type\":\"object\",\"x-kubernetes-embedded-resource\":true,\"properties\":"
-        "{\"spec\":{\"type\":\"object\"}}}"));
-    json_t *o = load(
-        "{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"},\"extra\":1,"
-        "\"spec\":{\"a\":1,\"zzz\":2,\"l\":[{\"x\":1,\"y\":2}],\"keep\":{\"any\":{\"b\":1}},"
-        "\"m\":{\"k\":\"v\"},\"n\":null,\"nn\":null,\"t\":{\"apiVersion\":\"v1\",\"kind\":"
-        "\"Pod\",\"metadata\":{\"name\":\"p\",\"foo\":1,\"labels\":{}},\"spec\":{},\"bad\":1}}}");
+        "{\"spec\":{\"type\":\"object\"}}},\"t2\":{\"type\":\"object\","
+        "\"x-kubernetes-embedded-resource\":true,\"x-kubernetes-preserve-unknown-fields\":true}"));
+    json_t *o =
+        load("{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"},\"extra\":1,"
+             "\"spec\":{\"a\":1,\"zzz\":2,\"l\":[{\"x\":1,\"y\":2}],\"keep\":{\"any\":{\"b\":1}},"
+             "\"m\":{\"k\":\"v\"},\"n\":null,\"nn\":null,\"t\":{\"apiVersion\":\"v1\",\"kind\":"
+             "\"Pod\",\"metadata\":{\"name\":\"p\",\"foo\":1,\"labels\":{}},\"spec\":{},\"bad\":1},"
+             "\"t2\":{\"apiVersion\":1,\"kind\":\"Pod\",\"metadata\":{\"name\":7,\"namespace\":"
+             "\"ns\"}}}}");
     json_t *unknown = json_array();
     sk_structural_prune(s, o, unknown);
     expect_json(
         o,
         "{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"a\"},\"spec\":{\"a\":1,"
         "\"l\":[{\"x\":1}],\"keep\":{\"any\":{\"b\":1}},\"m\":{\"k\":\"v\"},\"n\":null,"
-        "\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{}}}"
-        "}");
+        "\"t\":{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":{}},"
+        /* Malformed TypeMeta and ObjectMeta fields go, the rest stays. */
+        "\"t2\":{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"ns\"}}}}");
     expect_json(unknown,
                 "[\"extra\",\"spec.l[0].y\",\"spec.t.bad\",\"spec.t.metadata.foo\",\"spec.zzz\"]");
     json_decref(unknown);
