@@ -1429,8 +1429,10 @@ typedef struct {
 
 typedef struct {
     verr *e;
-    size_t n;
-    long match; /* kube-openapi's MatchCount: picks the closest anyOf/oneOf failure */
+    size_t n, cap;
+    size_t *slots; /* by message, open addressing: index + 1, 0 = free */
+    size_t nslots; /* a power of two above twice n */
+    long match;    /* kube-openapi's MatchCount: picks the closest anyOf/oneOf failure */
 } vres;
 
 static void verr_free(verr *e)
@@ -1446,23 +1448,53 @@ static void vres_free(vres *r)
     for (size_t i = 0; i < r->n; i++)
         verr_free(&r->e[i]);
     free(r->e);
-    r->e = NULL;
-    r->n = 0;
-    r->match = 0;
+    free(r->slots);
+    *r = (vres){0};
 }
 
-/* Result.AddErrors: an error whose text is already there is dropped. */
+static size_t msg_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+/* The slot of msg: the one holding it, or the free one it would take. */
+static size_t *slot_of(const vres *r, const char *msg)
+{
+    size_t mask = r->nslots - 1, i = msg_hash(msg) & mask;
+    while (r->slots[i] && strcmp(r->e[r->slots[i] - 1].msg, msg))
+        i = (i + 1) & mask;
+    return &r->slots[i];
+}
+
+/* Result.AddErrors: an error whose text is already there is dropped. A
+ * hash of the texts keeps that linear: a large list of bad items makes as
+ * many errors. */
 static void vres_push(vres *r, verr e)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        if (!strcmp(r->e[i].msg, e.msg)) {
-            verr_free(&e);
-            return;
-        }
+    if (2 * (r->n + 1) > r->nslots) {
+        size_t n = r->nslots ? r->nslots * 2 : 16;
+        free(r->slots);
+        r->slots = calloc(n, sizeof *r->slots);
+        SK_CHECK_ALLOC(r->slots);
+        r->nslots = n;
+        for (size_t i = 0; i < r->n; i++)
+            *slot_of(r, r->e[i].msg) = i + 1;
     }
-    r->e = realloc(r->e, (r->n + 1) * sizeof *r->e);
-    SK_CHECK_ALLOC(r->e);
-    r->e[r->n++] = e;
+    size_t *slot = slot_of(r, e.msg);
+    if (*slot) {
+        verr_free(&e);
+        return;
+    }
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 4;
+        r->e = realloc(r->e, r->cap * sizeof *r->e);
+        SK_CHECK_ALLOC(r->e);
+    }
+    r->e[r->n] = e;
+    *slot = ++r->n;
 }
 
 static void vres_vadd(vres *r, ecode code, const char *name, json_t *value, long actual, long max,
@@ -1510,8 +1542,8 @@ static void vres_merge(vres *dst, vres *src)
         vres_push(dst, src->e[i]);
     dst->match += src->match;
     free(src->e);
-    src->e = NULL;
-    src->n = 0;
+    free(src->slots);
+    *src = (vres){0};
 }
 
 static char *quoted(const char *s)

@@ -352,21 +352,43 @@ void sk_field_errors_sort(sk_field_errors *fe)
     free(e);
 }
 
+typedef struct {
+    const char *msg;
+    size_t i;
+} msg_at;
+
+static int by_msg_then_index(const void *a, const void *b)
+{
+    const msg_at *x = a, *y = b;
+    int c = strcmp(x->msg, y->msg);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
 char *sk_field_errors_message(const sk_field_errors *fe)
 {
     sk_buf out = SK_BUF_INIT;
     size_t unique = 0;
     SK_CHECK(fe->n > 0);
+    /* Repeats found by sorting, not pairwise: a custom resource with a
+     * long list of bad items has as many errors. */
+    msg_at *sorted = calloc(fe->n, sizeof *sorted);
+    char *repeat = calloc(fe->n, 1);
+    SK_CHECK_ALLOC(sorted);
+    SK_CHECK_ALLOC(repeat);
+    for (size_t i = 0; i < fe->n; i++)
+        sorted[i] = (msg_at){fe->msgs[i], i};
+    qsort(sorted, fe->n, sizeof *sorted, by_msg_then_index);
+    for (size_t i = 1; i < fe->n; i++)
+        repeat[sorted[i].i] = strcmp(sorted[i].msg, sorted[i - 1].msg) == 0;
     for (size_t i = 0; i < fe->n; i++) {
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(fe->msgs[i], fe->msgs[j]) == 0;
-        if (seen)
+        if (repeat[i])
             continue;
         if (unique++ > 0)
             sk_buf_puts(&out, ", ");
         sk_buf_puts(&out, fe->msgs[i]);
     }
+    free(sorted);
+    free(repeat);
     if (unique > 1) {
         sk_buf wrapped = SK_BUF_INIT;
         sk_buf_printf(&wrapped, "[%s]", out.data);
@@ -802,7 +824,8 @@ static void validate_no_new_finalizers(sk_field_errors *fe, const json_t *obj, c
     {
         const char *s = json_string_value(f) ? json_string_value(f) : "";
         int known = 0;
-        json_array_foreach(before, k, g) known |= json_is_string(g) && !strcmp(json_string_value(g), s);
+        json_array_foreach(before, k, g) known |=
+            json_is_string(g) && !strcmp(json_string_value(g), s);
         for (k = 0; k < count && !known; k++)
             known = strcmp(extra[k], s) == 0;
         if (!known)
