@@ -65,6 +65,17 @@ WIRE_TYPES = {
     "io.k8s.apimachinery.pkg.runtime.RawExtension": "rawextension",
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1": "fieldsv1",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Duration": "duration",
+    # apiextensions' free JSON: v1.JSON is {raw bytes = 1} on the protobuf wire,
+    # as RawExtension. The three "X or Y" unions marshal themselves in JSON; their
+    # protobuf messages (schema/allows, schema/schemas, schema/property) are not
+    # RawExtension's, so a CRD's protobuf form carries them as JSON bytes.
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON": "rawextension",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray":
+        "rawextension",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool":
+        "rawextension",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray":
+        "rawextension",
 }
 
 KEEP_KEYS = {"type", "format", "$ref", "items", "additionalProperties", "required", "enum",
@@ -166,9 +177,11 @@ def parse_go_types(text, pkg):
     gofile = GoFile(text)
     cur = None
     for line in text.splitlines():
-        m = re.match(r"^type (\w+) struct \{", line)
+        m = re.match(r"^type (\w+) struct ?\{(\})?", line)
         if m:
-            cur = types.setdefault(m.group(1), {})
+            types.setdefault(m.group(1), {})
+            # "struct{}" on one line has no body to read.
+            cur = None if m.group(2) else types[m.group(1)]
             continue
         m = re.match(r"^type (\w+) ([\w\.\*\[\]]+)\s*(//.*)?$", line)
         if m:
@@ -298,7 +311,8 @@ def strip(schema):
 def refs_of(schema, acc):
     if isinstance(schema, dict):
         ref = schema.get("$ref")
-        if ref:
+        # JSONSchemaProps has a property named "$ref": only a string is a reference.
+        if isinstance(ref, str):
             acc.add(ref.split("/")[-1])
         for v in schema.values():
             refs_of(v, acc)
@@ -458,6 +472,10 @@ def main():
                 die("%s: properties and Go fields differ" % name)
         if name in WIRE_TYPES:
             d["x-sk-wire"] = WIRE_TYPES[name]
+        elif fields is not None and not fields and "properties" not in d:
+            # An empty Go struct (CustomResourceSubresourceStatus): a struct with
+            # no fields, not free JSON.
+            d["properties"] = {}
         for pname, p in d.get("properties", {}).items():
             f = (fields or {}).get(pname)
             if f is None and pname in ("apiVersion", "kind"):

@@ -18,6 +18,7 @@
  * PodSpec, so a workload kind's defaults are its own rules plus that path.
  */
 #include "kube/defaults.h"
+#include "kube/status_rules.h"
 #include "core/check.h"
 
 #include <gnutls/gnutls.h>
@@ -434,6 +435,33 @@ static void default_pv(json_t *obj)
     def_ptr(spec, "volumeMode", json_string("Filesystem"));
 }
 
+/* SetDefaults_CustomResourceDefinition(Spec) and the strategies' storedVersions
+ * (PrepareForCreate starts from an empty status). */
+static void default_crd(json_t *obj, int create)
+{
+    json_t *spec = child(obj, "spec");
+    json_t *names = child(spec, "names");
+    const char *kind = json_string_value(json_object_get(names, "kind"));
+    if (kind && *kind) {
+        char *lower = strdup(kind);
+        SK_CHECK_ALLOC(lower);
+        for (char *c = lower; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+        def_str(names, "singular", lower);
+        free(lower);
+        if (unset(json_object_get(names, "listKind")))
+            json_object_set_new(names, "listKind", json_sprintf("%sList", kind));
+    }
+    if (unset(json_object_get(spec, "conversion")))
+        json_object_set_new(spec, "conversion", json_pack("{s:s}", "strategy", "None"));
+    json_t *svc = at(spec, "conversion.webhook.clientConfig.service");
+    if (svc)
+        def_ptr(svc, "port", json_integer(443));
+    if (create)
+        json_object_del(obj, "status");
+    sk_status_rules_add_stored_version(obj);
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 typedef struct {
@@ -464,6 +492,10 @@ static sk_err apply(const sk_resource *r, json_t *obj, int create, char **msg)
         return default_secret(obj, msg);
     if (strcmp(r->kind, "Namespace") == 0 && !*r->group) {
         default_namespace(obj, create);
+        return SK_OK;
+    }
+    if (strcmp(r->storage, "customresourcedefinitions.apiextensions.k8s.io") == 0) {
+        default_crd(obj, create);
         return SK_OK;
     }
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {

@@ -164,6 +164,8 @@ static int next_item(pb_ctx *c, pb_in *in, const char *where, pb_item *it)
         rc = read_varint(c, in, where, &it->varint);
         break;
     case WT_I64:
+        it->data = in->p;
+        it->len = 8;
         rc = skip_fixed(c, in, where, it->num, 8);
         break;
     case WT_I32:
@@ -376,6 +378,7 @@ static json_t *zero_value(pb_ctx *c, const sk_schema *t)
         break;
     case SK_SCHEMA_INT32:
     case SK_SCHEMA_INT64:
+    case SK_SCHEMA_DOUBLE:
     case SK_SCHEMA_INT_OR_STRING:
         v = json_integer(0);
         break;
@@ -654,7 +657,7 @@ static json_t *dec_value(pb_ctx *c, const sk_schema *t, const pb_item *it, const
                          const char *field)
 {
     sk_schema_kind k = sk_schema_kind_of(t);
-    unsigned want = is_varint_kind(k) ? WT_VARINT : WT_LEN;
+    unsigned want = is_varint_kind(k) ? WT_VARINT : k == SK_SCHEMA_DOUBLE ? WT_I64 : WT_LEN;
     json_t *v = NULL;
     if (it->wt != want) {
         fail(c, "%s.%s: wire type %u, want %u", where, field, it->wt, want);
@@ -672,6 +675,16 @@ static json_t *dec_value(pb_ctx *c, const sk_schema *t, const pb_item *it, const
     case SK_SCHEMA_INT64:
         v = varint_value(k, it->varint);
         break;
+    case SK_SCHEMA_DOUBLE: {
+        uint64_t bits = 0;
+        double d;
+        for (int i = 7; i >= 0; i--)
+            bits = bits << 8 | it->data[i];
+        memcpy(&d, &bits, sizeof d);
+        v = d == (double)(json_int_t)d ? json_integer((json_int_t)d) : json_real(d);
+        SK_CHECK_ALLOC(v);
+        break;
+    }
     case SK_SCHEMA_STRUCT:
         v = json_object();
         SK_CHECK_ALLOC(v);
@@ -770,6 +783,7 @@ static int settle_fields(pb_ctx *c, const sk_schema *s, const unsigned char *see
             case SK_SCHEMA_BOOL:
             case SK_SCHEMA_INT32:
             case SK_SCHEMA_INT64:
+            case SK_SCHEMA_DOUBLE:
                 z = omit ? NULL : zero_value(c, t);
                 break;
             case SK_SCHEMA_BYTES:
@@ -1032,6 +1046,17 @@ static int enc_value(pb_ctx *c, sk_buf *b, uint32_t num, const sk_schema *t, con
             i = (int32_t)i;
         put_tag(b, num, WT_VARINT);
         put_varint(b, (uint64_t)i);
+        break;
+    }
+    case SK_SCHEMA_DOUBLE: {
+        if (v && !json_is_number(v))
+            return type_error(c, where, field, "a number");
+        double d = v ? json_number_value(v) : 0;
+        uint64_t bits;
+        memcpy(&bits, &d, sizeof bits);
+        put_tag(b, num, WT_I64);
+        for (int i = 0; i < 8; i++)
+            sk_buf_putc(b, (char)(bits >> (8 * i) & 0xff));
         break;
     }
     case SK_SCHEMA_STRUCT:

@@ -137,6 +137,8 @@ static const char *scalar_go(sk_schema_kind kind)
         return "int32";
     case SK_SCHEMA_INT64:
         return "int64";
+    case SK_SCHEMA_DOUBLE:
+        return "float64";
     default:
         return NULL;
     }
@@ -191,6 +193,8 @@ static const sk_schema *node_of(const json_t *p, const char *go_type, const char
             kind = SK_SCHEMA_BOOL;
         else if (strcmp(type, "integer") == 0)
             kind = format && strcmp(format, "int32") == 0 ? SK_SCHEMA_INT32 : SK_SCHEMA_INT64;
+        else if (strcmp(type, "number") == 0)
+            kind = SK_SCHEMA_DOUBLE;
         else
             die("unsupported property type", where);
         s = new_node(kind, go_type && kind != SK_SCHEMA_BYTES ? go_type : scalar_go(kind));

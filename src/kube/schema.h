@@ -31,6 +31,7 @@ typedef enum sk_schema_kind {
     SK_SCHEMA_BOOL,
     SK_SCHEMA_INT32,
     SK_SCHEMA_INT64,
+    SK_SCHEMA_DOUBLE, /* float64: only JSONSchemaProps' bounds (a CRD's schema) */
     SK_SCHEMA_STRUCT,
     SK_SCHEMA_ARRAY,
     SK_SCHEMA_MAP, /* string keys */

@@ -37,6 +37,7 @@ static const char *const generation_kinds[] = {
     "validatingadmissionpolicybindings.admissionregistration.k8s.io",
     "validatingwebhookconfigurations.admissionregistration.k8s.io",
     "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+    "customresourcedefinitions.apiextensions.k8s.io",
     NULL,
 };
 
@@ -120,6 +121,7 @@ static json_t *zero_of(const sk_schema *s, int depth)
         return json_false();
     case SK_SCHEMA_INT32:
     case SK_SCHEMA_INT64:
+    case SK_SCHEMA_DOUBLE:
         return json_integer(0);
     case SK_SCHEMA_STRUCT:
         break;
@@ -164,6 +166,37 @@ void sk_status_rules_on_create(const sk_resource *r, json_t *obj)
         json_object_set_new(status, "phase", json_string("Pending"));
     }
     json_object_set_new(obj, "status", status);
+    if (strcmp(r->storage, "customresourcedefinitions.apiextensions.k8s.io") == 0)
+        sk_status_rules_add_stored_version(obj);
+}
+
+void sk_status_rules_add_stored_version(json_t *crd)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"), i, v)
+    {
+        if (!json_is_true(json_object_get(v, "storage")))
+            continue;
+        json_t *name = json_object_get(v, "name");
+        json_t *status = json_object_get(crd, "status");
+        if (!json_is_object(status)) {
+            status = json_object();
+            json_object_set_new(crd, "status", status);
+        }
+        json_t *stored = json_object_get(status, "storedVersions");
+        if (!json_is_array(stored)) {
+            stored = json_array();
+            json_object_set_new(status, "storedVersions", stored);
+        }
+        size_t k;
+        json_t *s;
+        int found = 0;
+        json_array_foreach(stored, k, s) found |= json_equal(s, name);
+        if (!found && json_is_string(name))
+            json_array_append(stored, name);
+        break;
+    }
 }
 
 /* Sets obj's member key to old's (removed if old has none). */

@@ -61,6 +61,10 @@ json_t *sk_status_rules_merge(const sk_resource *r, const char *sub, const json_
 /* Non-zero if sub is a subresource updated by sk_status_rules_merge. */
 int sk_status_rules_is_status_like(const char *sub);
 
+/* A CustomResourceDefinition's strategies: its storage version (the first
+ * version with storage: true) is appended to status.storedVersions (edited)
+ * unless listed already; the list only grows. */
+void sk_status_rules_add_stored_version(json_t *crd);
 /* The QoS class of a pod spec: "Guaranteed", "Burstable" or "BestEffort". */
 const char *sk_status_rules_pod_qos(const json_t *pod_spec);
 

@@ -685,6 +685,7 @@ static json_t *zero_of(walk *w, const sk_schema *s, const char *in_struct)
         return json_false();
     case SK_SCHEMA_INT32:
     case SK_SCHEMA_INT64:
+    case SK_SCHEMA_DOUBLE:
     case SK_SCHEMA_INT_OR_STRING:
         return json_integer(0);
     case SK_SCHEMA_QUANTITY:
@@ -708,7 +709,8 @@ static int is_empty(const sk_schema *s, const json_t *v)
         return json_is_false(v);
     case SK_SCHEMA_INT32:
     case SK_SCHEMA_INT64:
-        return json_integer_value(v) == 0;
+    case SK_SCHEMA_DOUBLE:
+        return json_number_value(v) == 0;
     case SK_SCHEMA_ARRAY:
         return json_is_null(v) || json_array_size(v) == 0;
     case SK_SCHEMA_MAP:
@@ -847,6 +849,12 @@ static json_t *convert(walk *w, const sk_schema *s, const json_t *v, const char 
     case SK_SCHEMA_INT32:
     case SK_SCHEMA_INT64:
         return convert_int(w, s, v, in_struct, 0);
+    case SK_SCHEMA_DOUBLE:
+        /* Go prints a whole float64 without a fraction: integers stay integers. */
+        if (json_is_number(v))
+            return json_incref((json_t *)v);
+        mismatch(w, v, in_struct, s);
+        return json_integer(0);
     case SK_SCHEMA_BYTES: {
         if (!json_is_string(v)) {
             mismatch(w, v, in_struct, s);

@@ -1463,6 +1463,360 @@ static void validate_service(sk_field_errors *fe, const json_t *obj, const json_
 }
 
 /* A kind's metadata.name rule (upstream ValidateNameFunc per kind). */
+/* ---- CustomResourceDefinition (apiextensions-apiserver validation) ------ */
+
+/* IsDNS1035Label's messages joined by ",", as the CRD checks report them;
+ * NULL if s is valid. New string. */
+static char *dns1035_joined(const char *s)
+{
+    const char *msgs[SK_VALIDATE_MAX_MSGS];
+    size_t n = dns1035_msgs(s, msgs);
+    if (n == 0)
+        return NULL;
+    sk_buf b = SK_BUF_INIT;
+    for (size_t i = 0; i < n; i++)
+        sk_buf_printf(&b, "%s%s", i ? "," : "", msgs[i]);
+    return sk_buf_steal(&b, NULL);
+}
+
+/* field.Invalid(path, s, joined DNS-1035 messages [after prefix]) if s (lower-cased
+ * when fold) is not a DNS-1035 label. */
+static void crd_dns1035(sk_field_errors *fe, const char *path, const char *s, int fold,
+                        const char *prefix)
+{
+    char *lower = strdup(s);
+    SK_CHECK_ALLOC(lower);
+    for (char *c = lower; fold && *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    char *msg = dns1035_joined(lower);
+    if (msg) {
+        sk_buf d = SK_BUF_INIT;
+        sk_buf_printf(&d, "%s%s", prefix ? prefix : "", msg);
+        sk_field_errors_invalid(fe, path, s, d.data);
+        sk_buf_free(&d);
+    }
+    free(msg);
+    free(lower);
+}
+
+/* Go's %#v of a []string: `[]string{"a", "b"}`, `[]string(nil)` when empty. */
+static void go_string_slice(sk_buf *b, const json_t *list)
+{
+    size_t i;
+    const json_t *v;
+    if (json_array_size(list) == 0) {
+        sk_buf_puts(b, "[]string(nil)");
+        return;
+    }
+    sk_buf_puts(b, "[]string{");
+    json_array_foreach(list, i, v)
+    {
+        if (i)
+            sk_buf_puts(b, ", ");
+        sk_buf_go_quoted(b, json_string_value(v) ? json_string_value(v) : "");
+    }
+    sk_buf_putc(b, '}');
+}
+
+/* ValidateCustomResourceDefinitionNames over names (spec.names or
+ * status.acceptedNames) at path. */
+static void validate_crd_names(sk_field_errors *fe, const json_t *names, const char *path)
+{
+    static const struct {
+        const char *key;
+        int fold;
+    } single[] = {{"plural", 0}, {"singular", 0}, {"kind", 1}, {"listKind", 1}};
+    char f[128];
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = json_string_value(json_object_get(names, single[i].key));
+        snprintf(f, sizeof f, "%s.%s", path, single[i].key);
+        if (v && *v)
+            crd_dns1035(fe, f, v, single[i].fold,
+                        single[i].fold ? "may have mixed case, but should otherwise match: " : NULL);
+    }
+    size_t k;
+    const json_t *s;
+    json_array_foreach(json_object_get(names, "shortNames"), k, s)
+    {
+        snprintf(f, sizeof f, "%s.shortNames[%zu]", path, k);
+        crd_dns1035(fe, f, json_string_value(s) ? json_string_value(s) : "", 0, NULL);
+    }
+    const char *kind = json_string_value(json_object_get(names, "kind"));
+    const char *list_kind = json_string_value(json_object_get(names, "listKind"));
+    if (kind && *kind && list_kind && strcmp(kind, list_kind) == 0) {
+        snprintf(f, sizeof f, "%s.listKind", path);
+        sk_field_errors_invalid(fe, f, list_kind, "kind and listKind may not be the same");
+    }
+    json_array_foreach(json_object_get(names, "categories"), k, s)
+    {
+        snprintf(f, sizeof f, "%s.categories[%zu]", path, k);
+        crd_dns1035(fe, f, json_string_value(s) ? json_string_value(s) : "", 0, NULL);
+    }
+}
+
+/* validateSimpleJSONPath; 0 if it reported an error. */
+static int crd_simple_path(sk_field_errors *fe, const char *path, const char *s)
+{
+    if (!*s)
+        sk_field_errors_invalid(fe, path, s, "must not be empty");
+    else if (s[0] != '.')
+        sk_field_errors_invalid(fe, path, s, "must be a simple json path starting with .");
+    else
+        return 1;
+    return 0;
+}
+
+static void validate_crd_scale_path(sk_field_errors *fe, const json_t *scale, const char *key,
+                                    const char *vpath, const char *under, const char *msg)
+{
+    char f[160];
+    snprintf(f, sizeof f, "%s.scale.%s", vpath, key);
+    const char *p = json_string_value(json_object_get(scale, key));
+    if (!p || !*p) {
+        if (strcmp(key, "labelSelectorPath") != 0)
+            fe_required(fe, f, "");
+        return;
+    }
+    if (!crd_simple_path(fe, f, p))
+        return;
+    int ok = strncmp(p, under, strlen(under)) == 0 ||
+             (strcmp(key, "labelSelectorPath") == 0 && strncmp(p, ".status.", 8) == 0);
+    if (!ok) {
+        if (strcmp(key, "labelSelectorPath") == 0) {
+            /* kube reports the *string pointer itself: %#v prints an address. */
+            sk_buf v = SK_BUF_INIT;
+            sk_buf_puts(&v, "(*string)(...)");
+            fe_invalid_rendered(fe, f, v.data, msg);
+            sk_buf_free(&v);
+        } else {
+            sk_field_errors_invalid(fe, f, p, msg);
+        }
+    }
+}
+
+static void validate_crd_version(sk_field_errors *fe, const json_t *v, const char *vpath)
+{
+    static const char *const types[] = {"boolean", "date", "integer", "number", "string", NULL};
+    static const char *const formats[] = {"byte", "date", "date-time", "double", "float", "int32",
+                                          "int64", "password", "", NULL};
+    char f[192];
+    const json_t *schema = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
+    const json_t *subs = json_object_get(v, "subresources");
+    if (!schema) {
+        snprintf(f, sizeof f, "%s.schema.openAPIV3Schema", vpath);
+        fe_required(fe, f, "schemas are required");
+    } else {
+        const char *type = json_string_value(json_object_get(schema, "type"));
+        if (json_object_get(subs, "status") && type && *type && strcmp(type, "object") != 0) {
+            snprintf(f, sizeof f, "%s.schema.openAPIV3Schema.type", vpath);
+            sk_field_errors_invalid(fe, f, type,
+                                    "only \"object\" is allowed as the type at the root of the "
+                                    "schema if the status subresource is enabled");
+        }
+        if (json_is_true(json_object_get(schema, "nullable"))) {
+            snprintf(f, sizeof f, "%s.schema.openAPIV3Schema.nullable", vpath);
+            fe_forbidden(fe, f, "nullable cannot be true at the root");
+        }
+    }
+    const json_t *scale = json_object_get(subs, "scale");
+    if (scale) {
+        snprintf(f, sizeof f, "%s.subresources", vpath);
+        validate_crd_scale_path(fe, scale, "specReplicasPath", f, ".spec.",
+                                "should be a json path under .spec");
+        validate_crd_scale_path(fe, scale, "statusReplicasPath", f, ".status.",
+                                "should be a json path under .status");
+        validate_crd_scale_path(fe, scale, "labelSelectorPath", f, ".spec.",
+                                "should be a json path under either .spec or .status");
+    }
+    size_t i;
+    const json_t *col;
+    json_array_foreach(json_object_get(v, "additionalPrinterColumns"), i, col)
+    {
+        const char *name = json_string_value(json_object_get(col, "name"));
+        const char *type = json_string_value(json_object_get(col, "type"));
+        const char *format = json_string_value(json_object_get(col, "format"));
+        const char *jp = json_string_value(json_object_get(col, "jsonPath"));
+        const char *one_of = "must be one of boolean,date,integer,number,string";
+        snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].name", vpath, i);
+        if (!name || !*name)
+            fe_required(fe, f, "");
+        snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].type", vpath, i);
+        size_t k = 0;
+        while (type && *type && types[k] && strcmp(types[k], type) != 0)
+            k++;
+        if (!type || !*type)
+            fe_required(fe, f, one_of);
+        else if (!types[k])
+            sk_field_errors_invalid(fe, f, type, one_of);
+        snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].format", vpath, i);
+        for (k = 0; format && *format && formats[k] && strcmp(formats[k], format) != 0;)
+            k++;
+        if (format && *format && !formats[k])
+            sk_field_errors_invalid(fe, f, format,
+                                    "must be one of byte,date,date-time,double,float,int32,int64,"
+                                    "password");
+        snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].JSONPath", vpath, i);
+        if (!jp || !*jp)
+            fe_required(fe, f, "");
+        else
+            crd_simple_path(fe, f, jp);
+    }
+}
+
+/* ValidateCustomResourceDefinition (create) and its update checks, for the
+ * v1 API: per-version schemas, subresources and columns (v1 has no
+ * top-level ones). The structural-schema rules of openAPIV3Schema itself
+ * are kube/structural's. */
+static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *old)
+{
+    static const char *const scopes[] = {"Cluster", "Namespaced", NULL};
+    static const char *const strategies[] = {"None", "Webhook", NULL};
+    const char *msgs[SK_VALIDATE_MAX_MSGS];
+    const char *name = str_at(obj, "metadata.name");
+    const char *group = str_at(obj, "spec.group") ? str_at(obj, "spec.group") : "";
+    const char *plural = str_at(obj, "spec.names.plural") ? str_at(obj, "spec.names.plural") : "";
+    char f[128];
+    /* ObjectMeta with kube's name function: a subdomain that is plural.group. */
+    validate_meta(fe, obj, 0, NAME_SUBDOMAIN, 1);
+    if (name && *name) {
+        sk_buf want = SK_BUF_INIT;
+        sk_buf_printf(&want, "%s.%s", plural, group);
+        if (strcmp(name, want.data) != 0)
+            sk_field_errors_invalid(fe, "metadata.name", name,
+                                    "must be spec.names.plural+\".\"+spec.group");
+        sk_buf_free(&want);
+    }
+    if (!*group) {
+        fe_required(fe, "spec.group", "");
+    } else if (subdomain_msgs(group, strlen(group), 0, msgs) > 0) {
+        size_t n = subdomain_msgs(group, strlen(group), 0, msgs);
+        sk_buf d = SK_BUF_INIT;
+        for (size_t i = 0; i < n; i++)
+            sk_buf_printf(&d, "%s%s", i ? "," : "", msgs[i]);
+        sk_field_errors_invalid(fe, "spec.group", group, d.data);
+        sk_buf_free(&d);
+    } else if (!strchr(group, '.')) {
+        sk_field_errors_invalid(fe, "spec.group", group, "should be a domain with at least one dot");
+    }
+    const char *scope = str_at(obj, "spec.scope") ? str_at(obj, "spec.scope") : "";
+    if (!*scope)
+        fe_required(fe, "spec.scope", "");
+    else if (strcmp(scope, "Cluster") != 0 && strcmp(scope, "Namespaced") != 0)
+        fe_not_supported(fe, "spec.scope", scope, scopes);
+    const json_t *versions = at(obj, "spec.versions");
+    size_t i, storage = 0, unique = 1;
+    const json_t *v;
+    json_array_foreach(versions, i, v)
+    {
+        const char *vn = json_string_value(json_object_get(v, "name"));
+        vn = vn ? vn : "";
+        if (json_is_true(json_object_get(v, "storage")))
+            storage++;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(vn, json_string_value(json_object_get(json_array_get(versions, k),
+                                                             "name")) ?: "") == 0)
+                unique = 0;
+        snprintf(f, sizeof f, "spec.versions[%zu].name", i);
+        crd_dns1035(fe, f, vn, 0, NULL);
+        snprintf(f, sizeof f, "spec.versions[%zu]", i);
+        validate_crd_version(fe, v, f);
+    }
+    /* kube prints the versions with %#v; the element type names them here. */
+    if (!unique)
+        fe_invalid_rendered(fe, "spec.versions", "[]apiextensions.CustomResourceDefinitionVersion{...}",
+                            "must contain unique version names");
+    if (storage != 1)
+        fe_invalid_rendered(fe, "spec.versions",
+                            json_array_size(versions)
+                                ? "[]apiextensions.CustomResourceDefinitionVersion{...}"
+                                : "[]apiextensions.CustomResourceDefinitionVersion(nil)",
+                            "must have exactly one version marked as storage version");
+    static const char *const required_names[] = {"plural", "singular", "kind", "listKind"};
+    for (size_t k = 0; k < 4; k++) {
+        snprintf(f, sizeof f, "spec.names.%s", required_names[k]);
+        const char *s = str_at(obj, f);
+        if (!s || !*s)
+            fe_required(fe, f, "");
+    }
+    validate_crd_names(fe, at(obj, "spec.names"), "spec.names");
+    const char *strategy = str_at(obj, "spec.conversion.strategy");
+    if (at(obj, "spec.conversion")) {
+        if (!strategy || !*strategy)
+            fe_required(fe, "spec.conversion.strategy", "");
+        else if (strcmp(strategy, "None") != 0 && strcmp(strategy, "Webhook") != 0)
+            fe_not_supported(fe, "spec.conversion.strategy", strategy, strategies);
+        if (strategy && strcmp(strategy, "Webhook") == 0) {
+            if (!at(obj, "spec.conversion.webhook.clientConfig"))
+                fe_required(fe, "spec.conversion.webhookClientConfig",
+                            "required when strategy is set to Webhook");
+        } else if (at(obj, "spec.conversion.webhook")) {
+            fe_forbidden(fe, "spec.conversion.webhookClientConfig",
+                         "should not be set when strategy is not set to Webhook");
+        }
+    }
+    validate_crd_names(fe, at(obj, "status.acceptedNames"), "status.acceptedNames");
+    /* ValidateCustomResourceDefinitionStoredVersions */
+    const json_t *stored = at(obj, "status.storedVersions");
+    if (json_array_size(stored) == 0) {
+        sk_buf b = SK_BUF_INIT;
+        go_string_slice(&b, stored);
+        fe_invalid_rendered(fe, "status.storedVersions", b.data,
+                            "must have at least one stored version");
+        sk_buf_free(&b);
+    } else {
+        json_array_foreach(versions, i, v)
+        {
+            const char *vn = json_string_value(json_object_get(v, "name"));
+            size_t k;
+            const json_t *s;
+            int found = 0;
+            json_array_foreach(stored, k, s) found |= vn && json_string_value(s) &&
+                                                      strcmp(vn, json_string_value(s)) == 0;
+            if (json_is_true(json_object_get(v, "storage")) && !found) {
+                sk_buf b = SK_BUF_INIT, d = SK_BUF_INIT;
+                go_string_slice(&b, stored);
+                sk_buf_printf(&d, "must have the storage version %s", vn ? vn : "");
+                fe_invalid_rendered(fe, "status.storedVersions", b.data, d.data);
+                sk_buf_free(&b);
+                sk_buf_free(&d);
+            }
+        }
+        const json_t *s;
+        json_array_foreach(stored, i, s)
+        {
+            size_t k;
+            int found = 0;
+            json_array_foreach(versions, k, v) found |=
+                json_string_value(s) &&
+                strcmp(json_string_value(s),
+                       json_string_value(json_object_get(v, "name")) ?: "") == 0;
+            if (!found) {
+                snprintf(f, sizeof f, "status.storedVersions[%zu]", i);
+                sk_field_errors_invalid(fe, f, json_string_value(s) ?: "",
+                                        "must appear in spec.versions");
+            }
+        }
+    }
+    if (!old)
+        return;
+    /* The names that key storage never change; scope and kind once Established. */
+    static const char *const always[] = {"spec.group", "spec.names.plural"};
+    static const char *const established[] = {"spec.scope", "spec.names.kind"};
+    int is_established = 0;
+    json_array_foreach(at(old, "status.conditions"), i, v)
+        is_established |= strcmp(json_string_value(json_object_get(v, "type")) ?: "",
+                                 "Established") == 0 &&
+                          strcmp(json_string_value(json_object_get(v, "status")) ?: "", "True") == 0;
+    for (size_t k = 0; k < 4; k++) {
+        const char *path = k < 2 ? established[k] : always[k - 2];
+        if (k < 2 && !is_established)
+            continue;
+        const char *a = str_at(obj, path) ?: "", *b = str_at(old, path) ?: "";
+        if (strcmp(a, b) != 0)
+            sk_field_errors_invalid(fe, path, a, msg_field_immutable);
+    }
+}
+
 static name_rule name_rule_of(const sk_resource *r)
 {
     static const char *const path_segment_kinds[] = {"Role", "ClusterRole", "RoleBinding",
@@ -1507,6 +1861,8 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
         validate_namespace(fe, obj);
     } else if (strcmp(r->kind, "Lease") == 0) {
         validate_lease(fe, obj);
+    } else if (strcmp(r->storage, "customresourcedefinitions.apiextensions.k8s.io") == 0) {
+        validate_crd(fe, obj, old);
     } else if (strcmp(r->kind, "Event") == 0 && strcmp(r->group, "events.k8s.io") == 0) {
         validate_event_v1(fe, obj);
     } else if (strcmp(r->kind, "Event") == 0) {
