@@ -43,6 +43,9 @@
 #define FEED_BATCH 1000
 #define FEED_BATCH_BYTES ((size_t)16 * 1024 * 1024)
 #define TICK_MS 1000
+/* Resources added at run time (custom resources) beyond the configured ones:
+ * the arrays readers index without the lock are sized once for them. */
+#define ADDED_MAX 1024
 #define REBUILD_CHUNK 1000
 #define DEFAULT_WINDOW_EVENTS 100000
 #define DEFAULT_WINDOW_BYTES ((size_t)256 * 1024 * 1024)
@@ -90,8 +93,12 @@ typedef struct reclaim {
 
 struct sk_cache {
     sk_store *store;
-    const char *const *resources;
-    int n_res;
+    /* Resource names: the configured ones (borrowed), then added ones
+     * (owned). Slots below n_res never change; a slot is written before
+     * n_res counts it, so readers scan without the lock. */
+    const char **resources;
+    atomic_int n_res;
+    int n_config, cap;
     int window_events;
     size_t window_bytes;
     int64_t snapshot_bytes; /* the configured budget (see sk_cache_config) */
@@ -113,6 +120,11 @@ struct sk_cache {
     atomic_int stopping;
     atomic_int *distrusted;        /* per resource: reads go to SQL */
     atomic_int *rebuild_requested; /* per resource: the feed rebuilds it */
+    /* sk_cache_add_resource: one request at a time, done by the feed. */
+    pthread_mutex_t add_mu;
+    pthread_cond_t add_cv;
+    const char *adding; /* the name asked for, NULL when none is pending */
+    sk_err added;       /* its outcome */
     /* Feed-owned. */
     int64_t drop_rev_once;
     char *corrupt_key_once; /* "resource/namespace/name" */
@@ -381,7 +393,7 @@ static sk_err rebuild(sk_cache *c)
     sk_err err = sk_store_revisions(c->store, &at, NULL);
     if (err != SK_OK)
         return err;
-    resource *fresh = calloc((size_t)c->n_res, sizeof *fresh);
+    resource *fresh = calloc((size_t)c->cap, sizeof *fresh);
     SK_CHECK_ALLOC(fresh);
     int built = 0;
     while (built < c->n_res && (err = build_resource(c, built, at, &fresh[built])) == SK_OK)
@@ -670,6 +682,67 @@ static int is_anomaly(sk_err err)
     return err == SK_ERR_INTERNAL || err == SK_ERR_EXPIRED;
 }
 
+/* Adds the resource sk_cache_add_resource asks for: one snapshot at the
+ * cache's revision from a consistent list (the feed is the only writer, so
+ * the revision holds still), published in a new slot. Its events before
+ * that revision were not kept (built_at bars cursors from them). */
+static void add_requested(sk_cache *c)
+{
+    pthread_mutex_lock(&c->add_mu);
+    const char *name = c->adding;
+    pthread_mutex_unlock(&c->add_mu);
+    if (!name)
+        return;
+    sk_err err = SK_OK;
+    int i = c->n_res;
+    if (sk_cache_resource(c, name) < 0) {
+        if (i == c->cap) {
+            sk_log_warn("watch cache: cannot hold %s: %d resources already", name, c->cap);
+            err = SK_ERR_UNAVAILABLE;
+        } else {
+            char *copy = strdup(name);
+            SK_CHECK_ALLOC(copy);
+            c->resources[i] = copy;
+            resource fresh;
+            if ((err = build_resource(c, i, c->rev, &fresh)) == SK_OK) {
+                pthread_rwlock_wrlock(&c->lock);
+                fresh.gen = c->generation;
+                c->res[i] = fresh;
+                c->n_res = i + 1;
+                pthread_rwlock_unlock(&c->lock);
+            } else {
+                c->resources[i] = NULL;
+                free(copy);
+            }
+        }
+    }
+    if (err != SK_OK && !is_anomaly(err) && err != SK_ERR_UNAVAILABLE)
+        return; /* a store error: try again next round */
+    pthread_mutex_lock(&c->add_mu);
+    c->adding = NULL;
+    c->added = err;
+    pthread_cond_broadcast(&c->add_cv);
+    pthread_mutex_unlock(&c->add_mu);
+}
+
+sk_err sk_cache_add_resource(sk_cache *c, const char *resource)
+{
+    if (sk_cache_resource(c, resource) >= 0)
+        return SK_OK;
+    pthread_mutex_lock(&c->add_mu);
+    while (c->adding && !atomic_load(&c->stopping))
+        pthread_cond_wait(&c->add_cv, &c->add_mu);
+    c->adding = resource;
+    while (c->adding == resource && !atomic_load(&c->stopping))
+        pthread_cond_wait(&c->add_cv, &c->add_mu);
+    sk_err err = c->adding == resource ? SK_ERR_UNAVAILABLE : c->added;
+    if (c->adding == resource)
+        c->adding = NULL;
+    pthread_cond_broadcast(&c->add_cv);
+    pthread_mutex_unlock(&c->add_mu);
+    return err;
+}
+
 /* Rebuilds the resources a failed consistency check asked for. */
 static sk_err rebuild_requested(sk_cache *c)
 {
@@ -698,6 +771,8 @@ static void *feed_main(void *arg)
             follow_compaction(c, compact);
         if (err == SK_OK)
             err = rebuild_requested(c);
+        if (err == SK_OK)
+            add_requested(c);
         if (err != SK_OK && !is_anomaly(err)) {
             sk_log_warn("watch cache: store error (%s): retrying", sk_err_name(err));
             pause_ms(200);
@@ -725,8 +800,11 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     sk_cache *c = calloc(1, sizeof *c);
     SK_CHECK_ALLOC(c);
     c->store = store;
-    c->resources = cfg->resources;
-    c->n_res = cfg->n_resources;
+    c->n_config = c->n_res = cfg->n_resources;
+    c->cap = cfg->n_resources + ADDED_MAX;
+    c->resources = calloc((size_t)c->cap, sizeof *c->resources);
+    SK_CHECK_ALLOC(c->resources);
+    memcpy(c->resources, cfg->resources, (size_t)cfg->n_resources * sizeof *c->resources);
     c->window_events = cfg->window_events > 0 ? cfg->window_events : DEFAULT_WINDOW_EVENTS;
     c->window_bytes = cfg->window_bytes > 0 ? cfg->window_bytes : DEFAULT_WINDOW_BYTES;
     c->snapshot_bytes = cfg->snapshot_bytes;
@@ -736,8 +814,8 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
         c->corrupt_key_once = strdup(cfg->corrupt_key_once);
         SK_CHECK_ALLOC(c->corrupt_key_once);
     }
-    c->distrusted = calloc((size_t)c->n_res, sizeof *c->distrusted);
-    c->rebuild_requested = calloc((size_t)c->n_res, sizeof *c->rebuild_requested);
+    c->distrusted = calloc((size_t)c->cap, sizeof *c->distrusted);
+    c->rebuild_requested = calloc((size_t)c->cap, sizeof *c->rebuild_requested);
     SK_CHECK(c->distrusted && c->rebuild_requested);
     c->notify = notify;
     c->notify_arg = arg;
@@ -748,6 +826,8 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     pthread_rwlockattr_destroy(&attr);
     pthread_mutex_init(&c->wait_mu, NULL);
     sk_cond_init_monotonic(&c->wait_cv);
+    pthread_mutex_init(&c->add_mu, NULL);
+    pthread_cond_init(&c->add_cv, NULL);
     sk_err err = rebuild(c);
     if (err != SK_OK) {
         sk_cache_free(c);
@@ -763,7 +843,10 @@ void sk_cache_free(sk_cache *c)
     if (!c)
         return;
     if (c->res) { /* the feed runs once the first build succeeded */
+        pthread_mutex_lock(&c->add_mu);
         atomic_store(&c->stopping, 1);
+        pthread_cond_broadcast(&c->add_cv);
+        pthread_mutex_unlock(&c->add_mu);
         pthread_join(c->feed, NULL);
         reclaim rc = RECLAIM_INIT;
         rc.res = c->res;
@@ -771,12 +854,17 @@ void sk_cache_free(sk_cache *c)
         rc.events = c->ring;
         reclaim_run(&rc);
     }
+    for (int i = c->n_config; i < c->n_res; i++)
+        free((char *)c->resources[i]);
+    free(c->resources);
     free(c->corrupt_key_once);
     free(c->distrusted);
     free(c->rebuild_requested);
     pthread_rwlock_destroy(&c->lock);
     pthread_mutex_destroy(&c->wait_mu);
     pthread_cond_destroy(&c->wait_cv);
+    pthread_mutex_destroy(&c->add_mu);
+    pthread_cond_destroy(&c->add_cv);
     free(c);
 }
 

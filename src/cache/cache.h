@@ -87,8 +87,16 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
 /* Stops the feed and frees everything. NULL-safe. Readers must be gone. */
 void sk_cache_free(sk_cache *c);
 
-/* Index of a resource name in the config, -1 if the cache does not hold it. */
+/* Index of a resource name, -1 if the cache does not hold it. Indexes never
+ * change once given. */
 int sk_cache_resource(const sk_cache *c, const char *resource);
+/* Makes the cache hold resource (custom resources, added at run time) from
+ * now on: the feed lists it at its current revision and applies its events
+ * after that; cursors from before get SK_ERR_EXPIRED for it. Blocks until
+ * done (up to the feed's next round, a second at most when idle). SK_OK if
+ * held already; SK_ERR_UNAVAILABLE when the cache holds as many resources
+ * as it can or is stopping. Any thread. */
+sk_err sk_cache_add_resource(sk_cache *c, const char *resource);
 
 typedef struct sk_cache_state {
     int64_t rev;         /* last applied revision */

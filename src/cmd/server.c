@@ -16,6 +16,7 @@
 #include "ctl/namespaces.h"
 #include "ctl/compactor.h"
 #include "ctl/consistency.h"
+#include "ctl/crd.h"
 #include "ctl/identity.h"
 #include "http/server.h"
 #include "kube/defaults.h"
@@ -33,7 +34,7 @@ struct sk_server {
     sk_watch_hub *hub;
     sk_cache *cache;
     sk_reader *reader;
-    sk_ctl *identity, *collector, *consistency, *compactor, *namespaces, *gc;
+    sk_ctl *identity, *collector, *consistency, *compactor, *namespaces, *gc, *crd;
     sk_api *api;
     sk_http_server *http;
 };
@@ -164,6 +165,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     srv->gc = sk_gc_start(srv->store, srv->reader);
     srv->consistency =
         sk_consistency_start(srv->cache, storages, (int)n, cfg->consistency_check_s);
+    srv->crd = sk_crd_start(srv->store, srv->cache, srv->reader);
     sk_api_deps deps = {
         .store = srv->store,
         .cache = srv->cache,
@@ -211,7 +213,8 @@ void sk_server_stop(sk_server *srv)
     sk_ctl_stop(srv->collector);
     sk_ctl_stop(srv->namespaces);
     sk_ctl_stop(srv->gc);
-    srv->identity = srv->collector = srv->namespaces = srv->gc = NULL;
+    sk_ctl_stop(srv->crd); /* it writes CRD status: before writes stop */
+    srv->identity = srv->collector = srv->namespaces = srv->gc = srv->crd = NULL;
     if (srv->api) {
         int grace_ms = (int)(srv->cfg.watch_grace_s * 1000);
         sk_api_begin_shutdown(srv->api, grace_ms);

@@ -1,9 +1,13 @@
 /*
  * discovery.c - builds the discovery documents from the registry.
  *
- * Invariants: the documents are serialized exactly once (pthread_once) and
- * never change afterwards, so the borrowed text pointers are safe to share
- * between HTTP threads without locking. Shapes follow kube-apiserver 1.32:
+ * Invariants: the documents are serialized once per registry generation
+ * (kube/registry.h: custom resources come and go) into one immutable state,
+ * published through an atomic pointer and rebuilt by the first request that
+ * sees a newer generation (under a mutex); a replaced state is retired,
+ * never freed, so the borrowed text pointers are safe to share between
+ * HTTP threads without locking (the bound is the registry's: one state per
+ * change of what is served). Shapes follow kube-apiserver 1.32:
  * APIGroup omits serverAddressByClientCIDRs (omitempty there), APIVersions
  * always carries the field because the Python client rejects a missing one.
  * Groups, versions and resources come in registry order, which is
@@ -17,6 +21,7 @@
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,16 +48,19 @@ typedef struct doc {
 static const char *const aggregated_versions[] = {"v2", "v2beta1"};
 #define N_AGGREGATED (sizeof aggregated_versions / sizeof aggregated_versions[0])
 
-static struct {
+typedef struct state {
+    unsigned long generation; /* the registry's, when built */
     sk_discovery_gv *gvs;
     size_t n_gvs;
     doc version, core_versions, groups;
     doc *group_docs;    /* per gv; set only on the first gv of each non-core group */
     doc *resource_docs; /* per gv */
     doc aggregated[2][N_AGGREGATED]; /* [core][version] */
-} st;
+} state;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static _Atomic(const state *) published;
+static pthread_mutex_t build_mu = PTHREAD_MUTEX_INITIALIZER;
+static state *st; /* the state being built, under build_mu */
 
 /* Serializes and steals j. Compact output keeps responses small; jansson
  * preserves insertion order, so the bytes are deterministic. */
@@ -170,9 +178,9 @@ static json_t *resource_list(const sk_discovery_gv *gv)
     json_t *items = json_array();
     SK_CHECK_ALLOC(items);
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
-        const sk_resource *r = &all[i];
+        const sk_resource *r = all[i];
         if (strcmp(r->group, gv->group) != 0 || strcmp(r->version, gv->version) != 0)
             continue;
         SK_CHECK(json_array_append_new(items, api_resource(r)) == 0);
@@ -225,16 +233,16 @@ static json_t *group_discovery(const char *group)
     json_t *versions = json_array();
     SK_CHECK_ALLOC(versions);
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
-    for (size_t i = 0; i < st.n_gvs; i++) {
-        const sk_discovery_gv *gv = &st.gvs[i];
+    const sk_resource *const *all = sk_registry_all(&n);
+    for (size_t i = 0; i < st->n_gvs; i++) {
+        const sk_discovery_gv *gv = &st->gvs[i];
         if (strcmp(gv->group, group) != 0)
             continue;
         json_t *resources = json_array();
         SK_CHECK_ALLOC(resources);
         for (size_t k = 0; k < n; k++)
-            if (strcmp(all[k].group, group) == 0 && strcmp(all[k].version, gv->version) == 0)
-                SK_CHECK(json_array_append_new(resources, resource_discovery(&all[k])) == 0);
+            if (strcmp(all[k]->group, group) == 0 && strcmp(all[k]->version, gv->version) == 0)
+                SK_CHECK(json_array_append_new(resources, resource_discovery(all[k])) == 0);
         json_t *v = json_pack("{s:s, s:o, s:s}", "version", gv->version, "resources", resources,
                               "freshness", "Current");
         SK_CHECK_ALLOC(v);
@@ -252,10 +260,10 @@ static json_t *aggregated_list(int core, const char *version)
 {
     json_t *items = json_array();
     SK_CHECK_ALLOC(items);
-    for (size_t i = 0; i < st.n_gvs; i++) {
-        int is_core = !*st.gvs[i].group;
+    for (size_t i = 0; i < st->n_gvs; i++) {
+        int is_core = !*st->gvs[i].group;
         if (is_core == core && (core || is_first_of_group(i)))
-            SK_CHECK(json_array_append_new(items, group_discovery(st.gvs[i].group)) == 0);
+            SK_CHECK(json_array_append_new(items, group_discovery(st->gvs[i].group)) == 0);
     }
     char av[64];
     snprintf(av, sizeof av, "apidiscovery.k8s.io/%s", version);
@@ -268,29 +276,29 @@ static json_t *gv_ref(const sk_discovery_gv *gv)
     return json_pack("{s:s, s:s}", "groupVersion", gv->api_version, "version", gv->version);
 }
 
-/* The APIGroup for the group of st.gvs[first]; the first version listed
+/* The APIGroup for the group of st->gvs[first]; the first version listed
  * (registry order) is the preferred one. */
 static json_t *api_group(size_t first, int with_type_meta)
 {
-    const char *group = st.gvs[first].group;
+    const char *group = st->gvs[first].group;
     json_t *versions = json_array();
     SK_CHECK_ALLOC(versions);
-    for (size_t i = first; i < st.n_gvs; i++)
-        if (strcmp(st.gvs[i].group, group) == 0)
-            SK_CHECK(json_array_append_new(versions, gv_ref(&st.gvs[i])) == 0);
+    for (size_t i = first; i < st->n_gvs; i++)
+        if (strcmp(st->gvs[i].group, group) == 0)
+            SK_CHECK(json_array_append_new(versions, gv_ref(&st->gvs[i])) == 0);
     json_t *g = with_type_meta ? json_pack("{s:s, s:s}", "kind", "APIGroup", "apiVersion", "v1")
                                : json_object();
     SK_CHECK_ALLOC(g);
     SK_CHECK(json_object_set_new(g, "name", json_string(group)) == 0);
     SK_CHECK(json_object_set_new(g, "versions", versions) == 0);
-    SK_CHECK(json_object_set_new(g, "preferredVersion", gv_ref(&st.gvs[first])) == 0);
+    SK_CHECK(json_object_set_new(g, "preferredVersion", gv_ref(&st->gvs[first])) == 0);
     return g;
 }
 
 static int is_first_of_group(size_t i)
 {
     for (size_t j = 0; j < i; j++)
-        if (strcmp(st.gvs[j].group, st.gvs[i].group) == 0)
+        if (strcmp(st->gvs[j].group, st->gvs[i].group) == 0)
             return 0;
     return 1;
 }
@@ -298,16 +306,16 @@ static int is_first_of_group(size_t i)
 static void collect_gvs(void)
 {
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
-    st.gvs = calloc(n, sizeof *st.gvs);
-    SK_CHECK_ALLOC(st.gvs);
+    const sk_resource *const *all = sk_registry_all(&n);
+    st->gvs = calloc(n, sizeof *st->gvs);
+    SK_CHECK_ALLOC(st->gvs);
     for (size_t i = 0; i < n; i++) {
-        const char *av = all[i].api_version;
+        const char *av = all[i]->api_version;
         size_t j = 0;
-        while (j < st.n_gvs && strcmp(st.gvs[j].api_version, av) != 0)
+        while (j < st->n_gvs && strcmp(st->gvs[j].api_version, av) != 0)
             j++;
-        if (j == st.n_gvs)
-            st.gvs[st.n_gvs++] = (sk_discovery_gv){all[i].group, all[i].version, av};
+        if (j == st->n_gvs)
+            st->gvs[st->n_gvs++] = (sk_discovery_gv){all[i]->group, all[i]->version, av};
     }
 }
 
@@ -317,7 +325,7 @@ static void build(void)
 
     /* buildDate is fixed so that builds are reproducible; gitVersion carries
      * the real release and kubectl only displays it. */
-    st.version = doc_from(json_pack(
+    st->version = doc_from(json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "major", "1", "minor", "32", "gitVersion",
         "v1.32.0-sqlkube." SK_VERSION, "gitCommit", "", "gitTreeState", "clean", "buildDate",
         "1970-01-01T00:00:00Z", "goVersion", "", "compiler", "gcc", "platform", "linux/" SK_ARCH));
@@ -325,71 +333,93 @@ static void build(void)
     json_t *core = json_array(), *groups = json_array();
     SK_CHECK_ALLOC(core);
     SK_CHECK_ALLOC(groups);
-    st.group_docs = calloc(st.n_gvs, sizeof *st.group_docs);
-    st.resource_docs = calloc(st.n_gvs, sizeof *st.resource_docs);
-    SK_CHECK_ALLOC(st.group_docs);
-    SK_CHECK_ALLOC(st.resource_docs);
-    for (size_t i = 0; i < st.n_gvs; i++) {
-        st.resource_docs[i] = doc_from(resource_list(&st.gvs[i]));
-        if (st.gvs[i].group[0] == '\0') {
-            SK_CHECK(json_array_append_new(core, json_string(st.gvs[i].version)) == 0);
+    st->group_docs = calloc(st->n_gvs, sizeof *st->group_docs);
+    st->resource_docs = calloc(st->n_gvs, sizeof *st->resource_docs);
+    SK_CHECK_ALLOC(st->group_docs);
+    SK_CHECK_ALLOC(st->resource_docs);
+    for (size_t i = 0; i < st->n_gvs; i++) {
+        st->resource_docs[i] = doc_from(resource_list(&st->gvs[i]));
+        if (st->gvs[i].group[0] == '\0') {
+            SK_CHECK(json_array_append_new(core, json_string(st->gvs[i].version)) == 0);
         } else if (is_first_of_group(i)) {
             SK_CHECK(json_array_append_new(groups, api_group(i, 0)) == 0);
-            st.group_docs[i] = doc_from(api_group(i, 1));
+            st->group_docs[i] = doc_from(api_group(i, 1));
         }
     }
     for (int core = 0; core < 2; core++)
         for (size_t v = 0; v < N_AGGREGATED; v++)
-            st.aggregated[core][v] = doc_from(aggregated_list(core, aggregated_versions[v]));
+            st->aggregated[core][v] = doc_from(aggregated_list(core, aggregated_versions[v]));
     /* The server address depends on how the client reached us, which this
      * module cannot know; an empty list is valid for every client. */
-    st.core_versions = doc_from(json_pack("{s:s, s:o, s:[]}", "kind", "APIVersions", "versions",
+    st->core_versions = doc_from(json_pack("{s:s, s:o, s:[]}", "kind", "APIVersions", "versions",
                                           core, "serverAddressByClientCIDRs"));
-    st.groups = doc_from(
+    st->groups = doc_from(
         json_pack("{s:s, s:s, s:o}", "kind", "APIGroupList", "apiVersion", "v1", "groups", groups));
+}
+
+/* The documents of the registry's current generation. */
+static const state *current(void)
+{
+    unsigned long gen = sk_registry_generation();
+    const state *s = atomic_load_explicit(&published, memory_order_acquire);
+    if (s && s->generation == gen)
+        return s;
+    pthread_mutex_lock(&build_mu);
+    s = atomic_load(&published);
+    if (!s || s->generation != gen) {
+        st = calloc(1, sizeof *st);
+        SK_CHECK_ALLOC(st);
+        st->generation = gen;
+        build();
+        atomic_store_explicit(&published, st, memory_order_release);
+        s = st;
+        st = NULL;
+    }
+    pthread_mutex_unlock(&build_mu);
+    return s;
 }
 
 const sk_discovery_gv *sk_discovery_gvs(size_t *n_out)
 {
-    pthread_once(&once, build);
-    *n_out = st.n_gvs;
-    return st.gvs;
+    const state *s = current();
+    *n_out = s->n_gvs;
+    return s->gvs;
 }
 
 static const doc *find_group_doc(const char *group)
 {
-    pthread_once(&once, build);
-    for (size_t i = 0; i < st.n_gvs; i++)
-        if (st.group_docs[i].text && strcmp(st.gvs[i].group, group) == 0)
-            return &st.group_docs[i];
+    const state *s = current();
+    for (size_t i = 0; i < s->n_gvs; i++)
+        if (s->group_docs[i].text && strcmp(s->gvs[i].group, group) == 0)
+            return &s->group_docs[i];
     return NULL;
 }
 
 static const doc *find_resources_doc(const char *group, const char *version)
 {
-    pthread_once(&once, build);
-    for (size_t i = 0; i < st.n_gvs; i++)
-        if (strcmp(st.gvs[i].group, group) == 0 && strcmp(st.gvs[i].version, version) == 0)
-            return &st.resource_docs[i];
+    const state *s = current();
+    for (size_t i = 0; i < s->n_gvs; i++)
+        if (strcmp(s->gvs[i].group, group) == 0 && strcmp(s->gvs[i].version, version) == 0)
+            return &s->resource_docs[i];
     return NULL;
 }
 
 const char *sk_discovery_version_text(size_t *len)
 {
-    pthread_once(&once, build);
-    return doc_text(&st.version, len);
+    const state *s = current();
+    return doc_text(&s->version, len);
 }
 
 const char *sk_discovery_core_versions_text(size_t *len)
 {
-    pthread_once(&once, build);
-    return doc_text(&st.core_versions, len);
+    const state *s = current();
+    return doc_text(&s->core_versions, len);
 }
 
 const char *sk_discovery_groups_text(size_t *len)
 {
-    pthread_once(&once, build);
-    return doc_text(&st.groups, len);
+    const state *s = current();
+    return doc_text(&s->groups, len);
 }
 
 const char *sk_discovery_group_text(const char *group, size_t *len)
@@ -404,20 +434,20 @@ const char *sk_discovery_resources_text(const char *group, const char *version, 
 
 json_t *sk_discovery_version(void)
 {
-    pthread_once(&once, build);
-    return doc_json(&st.version);
+    const state *s = current();
+    return doc_json(&s->version);
 }
 
 json_t *sk_discovery_core_versions(void)
 {
-    pthread_once(&once, build);
-    return doc_json(&st.core_versions);
+    const state *s = current();
+    return doc_json(&s->core_versions);
 }
 
 json_t *sk_discovery_groups(void)
 {
-    pthread_once(&once, build);
-    return doc_json(&st.groups);
+    const state *s = current();
+    return doc_json(&s->groups);
 }
 
 json_t *sk_discovery_group(const char *group)
@@ -500,10 +530,10 @@ const char *sk_discovery_aggregated_version(const char *accept)
 
 static const doc *aggregated_doc(int core, const char *version)
 {
-    pthread_once(&once, build);
+    const state *s = current();
     for (size_t i = 0; i < N_AGGREGATED; i++)
         if (version && strcmp(version, aggregated_versions[i]) == 0)
-            return &st.aggregated[core ? 1 : 0][i];
+            return &s->aggregated[core ? 1 : 0][i];
     return NULL;
 }
 

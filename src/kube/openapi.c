@@ -23,18 +23,27 @@
  * version's kinds (plus Status and DeleteOptions), so documents stay
  * independent; the v2 document holds those of every served kind.
  *
- * Invariants: documents are built once (first use, thread-safe) and never
- * change, so borrowed text is shared between threads without locks.
+ * Invariants: the built-in group/versions' documents and the v2 document are
+ * built once (first use, thread-safe) and never change. Custom resources'
+ * group/versions and the v3 index are built per registry generation
+ * (kube/registry.h) into a state published through an atomic pointer;
+ * replaced states are retired, never freed (custom documents are small;
+ * the bound is the registry's). So borrowed text is shared between threads
+ * without locks. The v2 document describes the built-in kinds only:
+ * rebuilding its megabytes per CRD change would retire as much each time,
+ * and kubectl 1.32 reads v3.
  */
 #include "kube/openapi.h"
 
 #include "kube/discovery.h"
 #include "kube/registry.h"
 #include "kube/schema.h"
+#include "core/buf.h"
 #include "core/check.h"
 
 #include <gnutls/crypto.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -427,7 +436,7 @@ static json_t *string_array(const char *const *items)
 typedef struct target {
     const sk_resource *r;     /* the resource the path belongs to */
     const char *group, *version, *kind; /* the kind the operation takes and returns */
-    const sk_schema *schema;  /* its definition */
+    const char *kind_def;     /* its definition's name */
     const char *list_def;     /* its list's definition, if listed */
     int scoped;
     const char *id_suffix; /* "", "ForAllNamespaces", "Status", "Scale" */
@@ -453,7 +462,7 @@ static json_t *operation(dialect d, json_t *schemas, const target *t, const op_s
                           gvk_object(t->group, t->version, t->kind));
     SK_CHECK_ALLOC(o);
 
-    const char *kind_def = sk_schema_name(t->schema);
+    const char *kind_def = t->kind_def;
     const char *body_def = op->body == BODY_OBJECT   ? kind_def
                            : op->body == BODY_DELETE ? META "DeleteOptions"
                                                      : NULL;
@@ -542,13 +551,73 @@ static int described(const sk_subresource *s)
     return strcmp(s->name, "log") != 0 && !(n > 7 && strcmp(s->kind + n - 7, "Options") == 0);
 }
 
+/* "example.com", "v1", "Widget" -> "com.example.v1.Widget", as kube-apiserver
+ * names a custom resource's definition (the group's labels reversed). New. */
+static char *custom_def_name(const sk_resource *r, const char *kind)
+{
+    sk_buf b = SK_BUF_INIT;
+    const char *end = r->group + strlen(r->group);
+    while (end > r->group) {
+        const char *dot = end;
+        while (dot > r->group && dot[-1] != '.')
+            dot--;
+        sk_buf_append(&b, dot, (size_t)(end - dot));
+        sk_buf_putc(&b, '.');
+        end = dot > r->group ? dot - 1 : dot;
+    }
+    sk_buf_printf(&b, "%s.%s", r->version, kind);
+    return sk_buf_steal(&b, NULL);
+}
+
+/* The definitions of a custom resource's kind and list: its CRD's
+ * openAPIV3Schema with apiVersion, kind and metadata as kube-apiserver
+ * adds them. */
+static void add_custom_definitions(dialect d, json_t *schemas, const sk_resource *r,
+                                   const char *kind_def, const char *list_def)
+{
+    json_t *def = r->custom->schema ? json_deep_copy(r->custom->schema)
+                                    : json_pack("{s:s, s:b}", "type", "object",
+                                                "x-kubernetes-preserve-unknown-fields", 1);
+    SK_CHECK_ALLOC(def);
+    json_t *props = json_object_get(def, "properties");
+    if (!json_is_object(props)) {
+        props = json_object();
+        set(def, "properties", props);
+    }
+    set(props, "apiVersion", json_pack("{s:s}", "type", "string"));
+    set(props, "kind", json_pack("{s:s}", "type", "string"));
+    set(props, "metadata", ref(d, META "ObjectMeta"));
+    add_definition(schemas, d, META "ObjectMeta");
+    set(def, "x-kubernetes-group-version-kind", json_pack("[o]", gvk_object(r->group, r->version,
+                                                                           r->kind)));
+    set(schemas, kind_def, def);
+    json_t *list = json_pack("{s:s, s:[s], s:{s:{s:s}, s:{s:s, s:o}, s:{s:s}, s:o}, s:[o]}",
+                             "type", "object", "required", "items", "properties", "apiVersion",
+                             "type", "string", "items", "type", "array", "items", ref(d, kind_def),
+                             "kind", "type", "string", "metadata", ref(d, META "ListMeta"),
+                             "x-kubernetes-group-version-kind",
+                             gvk_object(r->group, r->version, r->list_kind));
+    SK_CHECK_ALLOC(list);
+    add_definition(schemas, d, META "ListMeta");
+    set(schemas, list_def, list);
+}
+
 static void add_resource_paths(dialect d, json_t *paths, json_t *schemas, const sk_resource *r,
                                const char *prefix)
 {
     char path[512], item[512], suffix[64];
     int w;
-    target t = {r, r->group, r->version, r->kind, r->schema,
-                r->list_schema ? sk_schema_name(r->list_schema) : NULL, r->namespaced, ""};
+    char *custom_kind = r->custom ? custom_def_name(r, r->kind) : NULL;
+    char *custom_list = r->custom ? custom_def_name(r, r->list_kind) : NULL;
+    if (r->custom)
+        add_custom_definitions(d, schemas, r, custom_kind, custom_list);
+    else
+        add_definition(schemas, d, sk_schema_name(r->schema));
+    target t = {r, r->group, r->version, r->kind,
+                r->custom ? custom_kind : sk_schema_name(r->schema),
+                r->custom ? custom_list
+                          : r->list_schema ? sk_schema_name(r->list_schema) : NULL,
+                r->namespaced, ""};
     w = r->namespaced ? snprintf(item, sizeof item, "%s/namespaces/{namespace}/%s", prefix,
                                  r->resource)
                       : snprintf(item, sizeof item, "%s/%s", prefix, r->resource);
@@ -570,14 +639,20 @@ static void add_resource_paths(dialect d, json_t *paths, json_t *schemas, const 
         const sk_subresource *s = &r->subresources[i];
         if (!described(s))
             continue;
-        SK_CHECK(s->schema != NULL); /* the generator keeps every subresource kind */
+        /* the generator keeps every subresource kind; a custom resource's
+         * status is its own kind */
+        SK_CHECK(s->schema != NULL || r->custom);
         snprintf(suffix, sizeof suffix, "%s", s->name);
         suffix[0] = (char)(suffix[0] - 'a' + 'A');
-        target st = {r, s->group, s->version, s->kind, s->schema, NULL, r->namespaced, suffix};
+        target st = {r, s->group, s->version, s->kind,
+                     s->schema ? sk_schema_name(s->schema) : custom_kind, NULL, r->namespaced,
+                     suffix};
         w = snprintf(path, sizeof path, "%s/{name}/%s", item, s->name);
         SK_CHECK(w > 0 && (size_t)w < sizeof path);
         ADD_PATH(&st, subresource_ops, s->verbs, 1);
     }
+    free(custom_kind);
+    free(custom_list);
 }
 
 /* ---- documents and cache -------------------------------------------------- */
@@ -590,14 +665,25 @@ typedef struct gv_doc {
 } gv_doc;
 
 static struct {
-    gv_doc *docs;
+    gv_doc *docs; /* the built-in group/versions' */
     size_t n_docs;
-    char *root;
-    size_t root_len;
+    json_t *root_paths; /* their entries of the v3 index (never modified after build) */
     gv_doc v2;
 } st;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* The custom resources' documents and the v3 index of one registry generation. */
+typedef struct custom_state {
+    unsigned long generation;
+    gv_doc *docs;
+    size_t n_docs;
+    char *root;
+    size_t root_len;
+} custom_state;
+
+static _Atomic(const custom_state *) custom_published;
+static pthread_mutex_t custom_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void sk_openapi_hash(const void *data, size_t len, char out[SK_OPENAPI_HASH_LEN + 1])
 {
@@ -618,15 +704,15 @@ static void gv_prefix(const char *group, const char *version, char *out, size_t 
 static void add_resources(dialect d, const sk_discovery_gv *gv, json_t *paths, json_t *schemas)
 {
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
-        const sk_resource *r = &all[i];
-        if (gv && (strcmp(r->group, gv->group) != 0 || strcmp(r->version, gv->version) != 0))
+        const sk_resource *r = all[i];
+        if (gv ? strcmp(r->group, gv->group) != 0 || strcmp(r->version, gv->version) != 0
+               : r->custom != NULL) /* v2: built-in kinds only (see the top) */
             continue;
         char prefix[256];
         gv_prefix(r->group, r->version, prefix, sizeof prefix);
         add_resource_paths(d, paths, schemas, r, prefix);
-        add_definition(schemas, d, sk_schema_name(r->schema));
     }
 }
 
@@ -666,15 +752,31 @@ static void finish(gv_doc *doc, json_t *j)
     sk_openapi_hash(doc->text, doc->len, doc->hash);
 }
 
-static void build(void)
+/* Non-zero if every resource of gv is a custom resource. */
+static int gv_is_custom(const sk_discovery_gv *gv)
 {
-    const sk_discovery_gv *gvs = sk_discovery_gvs(&st.n_docs);
-    st.docs = calloc(st.n_docs, sizeof *st.docs);
-    SK_CHECK_ALLOC(st.docs);
-    json_t *root_paths = json_object();
-    SK_CHECK_ALLOC(root_paths);
-    for (size_t i = 0; i < st.n_docs; i++) {
-        gv_doc *d = &st.docs[i];
+    size_t n;
+    const sk_resource *const *all = sk_registry_all(&n);
+    for (size_t i = 0; i < n; i++)
+        if (!all[i]->custom && strcmp(all[i]->group, gv->group) == 0 &&
+            strcmp(all[i]->version, gv->version) == 0)
+            return 0;
+    return 1;
+}
+
+/* Builds the v3 documents of the group/versions custom (or not) selects
+ * into *docs / *n and adds their index entries to root_paths. */
+static void build_docs(int custom, gv_doc **docs, size_t *n, json_t *root_paths)
+{
+    size_t n_gvs;
+    const sk_discovery_gv *gvs = sk_discovery_gvs(&n_gvs);
+    *docs = calloc(n_gvs ? n_gvs : 1, sizeof **docs);
+    SK_CHECK_ALLOC(*docs);
+    *n = 0;
+    for (size_t i = 0; i < n_gvs; i++) {
+        if (gv_is_custom(&gvs[i]) != custom)
+            continue;
+        gv_doc *d = &(*docs)[(*n)++];
         int w = gvs[i].group[0] ? asprintf(&d->path, "apis/%s", gvs[i].api_version)
                                 : asprintf(&d->path, "api/%s", gvs[i].api_version);
         SK_CHECK(w > 0);
@@ -682,11 +784,42 @@ static void build(void)
         set(root_paths, d->path,
             json_pack("{s:s+++}", "serverRelativeURL", "/openapi/v3/", d->path, "?hash=", d->hash));
     }
-    gv_doc root = {0};
-    finish(&root, json_pack("{s:o}", "paths", root_paths));
-    st.root = root.text;
-    st.root_len = root.len;
+}
+
+static void build(void)
+{
+    st.root_paths = json_object();
+    SK_CHECK_ALLOC(st.root_paths);
+    build_docs(0, &st.docs, &st.n_docs, st.root_paths);
     finish(&st.v2, v2_document());
+}
+
+/* The custom documents of the registry's current generation. */
+static const custom_state *custom_docs(void)
+{
+    pthread_once(&once, build);
+    unsigned long gen = sk_registry_generation();
+    const custom_state *cs = atomic_load_explicit(&custom_published, memory_order_acquire);
+    if (cs && cs->generation == gen)
+        return cs;
+    pthread_mutex_lock(&custom_mu);
+    cs = atomic_load(&custom_published);
+    if (!cs || cs->generation != gen) {
+        custom_state *fresh = calloc(1, sizeof *fresh);
+        SK_CHECK_ALLOC(fresh);
+        fresh->generation = gen;
+        json_t *root_paths = json_deep_copy(st.root_paths);
+        SK_CHECK_ALLOC(root_paths);
+        build_docs(1, &fresh->docs, &fresh->n_docs, root_paths);
+        gv_doc root = {0};
+        finish(&root, json_pack("{s:o}", "paths", root_paths));
+        fresh->root = root.text;
+        fresh->root_len = root.len;
+        atomic_store_explicit(&custom_published, fresh, memory_order_release);
+        cs = fresh; /* the one it replaces is retired, never freed */
+    }
+    pthread_mutex_unlock(&custom_mu);
+    return cs;
 }
 
 static const gv_doc *find_doc(const char *gv_path)
@@ -695,15 +828,19 @@ static const gv_doc *find_doc(const char *gv_path)
     for (size_t i = 0; i < st.n_docs; i++)
         if (strcmp(st.docs[i].path, gv_path) == 0)
             return &st.docs[i];
+    const custom_state *cs = custom_docs();
+    for (size_t i = 0; i < cs->n_docs; i++)
+        if (strcmp(cs->docs[i].path, gv_path) == 0)
+            return &cs->docs[i];
     return NULL;
 }
 
 const char *sk_openapi_v3_root_text(size_t *len)
 {
-    pthread_once(&once, build);
+    const custom_state *cs = custom_docs();
     if (len)
-        *len = st.root_len;
-    return st.root;
+        *len = cs->root_len;
+    return cs->root;
 }
 
 const char *sk_openapi_v3_doc_text(const char *gv_path, size_t *len)

@@ -1343,10 +1343,10 @@ const sk_schema *sk_protobuf_schema_for(const char *api_version, const char *kin
         return s;
     /* A subresource's own kind (Scale, Eviction): rare, so a scan. */
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < all[i].n_subresources; j++) {
-            const sk_subresource *sr = &all[i].subresources[j];
+        for (size_t j = 0; j < all[i]->n_subresources; j++) {
+            const sk_subresource *sr = &all[i]->subresources[j];
             if (sr->schema && sr->kind && strcmp(sr->kind, kind) == 0 &&
                 strcmp(sr->group ? sr->group : "", group) == 0 &&
                 strcmp(sr->version ? sr->version : "", version) == 0)

@@ -55,7 +55,7 @@ int sk_status_rules_has_status(const sk_resource *r)
 
 int sk_status_rules_tracks_generation(const sk_resource *r)
 {
-    return in(r->storage, generation_kinds);
+    return r->custom || in(r->storage, generation_kinds);
 }
 
 int sk_status_rules_is_status_like(const char *sub)
@@ -150,6 +150,10 @@ void sk_status_rules_on_create(const sk_resource *r, json_t *obj)
         json_object_set_new(meta, "generation", json_integer(1));
     if (!sk_status_rules_has_status(r) || is_core(r, "nodes"))
         return;
+    if (r->custom) { /* a custom resource starts with no status at all */
+        json_object_del(obj, "status");
+        return;
+    }
     const sk_schema_field *sf = r->schema ? sk_schema_field_find(r->schema, "status", 6) : NULL;
     json_t *status = sf ? zero_of(sk_schema_field_type(sf), 0) : NULL;
     if (!json_is_object(status)) {
@@ -234,10 +238,14 @@ static int same(const json_t *a, const json_t *b)
 }
 
 /* Non-zero if a and b differ in a top-level field other than apiVersion,
- * kind, metadata and status. */
-static int spec_changed(const json_t *a, const json_t *b)
+ * kind, metadata and (with_status 0) status. */
+static int spec_changed(const json_t *a, const json_t *b, int with_status)
 {
-    static const char *const skip[] = {"apiVersion", "kind", "metadata", "status", NULL};
+    static const char *const skip_all[] = {"apiVersion", "kind", "metadata", "status", NULL};
+    const char *const *skip = skip_all;
+    static const char *const skip_meta[] = {"apiVersion", "kind", "metadata", NULL};
+    if (with_status)
+        skip = skip_meta;
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)a, key, v)
@@ -260,7 +268,8 @@ void sk_status_rules_bump_generation(const sk_resource *r, json_t *obj, const js
     json_t *meta = json_object_get(obj, "metadata");
     const json_t *old_meta = json_object_get(old, "metadata");
     json_int_t gen = json_integer_value(json_object_get(old_meta, "generation"));
-    int changed = spec_changed(obj, old);
+    /* A custom resource without a status subresource: its status is spec. */
+    int changed = spec_changed(obj, old, r->custom && !sk_status_rules_has_status(r));
     /* Deployments copy their annotations to their ReplicaSets: a change
      * there is a new generation too. */
     if (strcmp(r->storage, "deployments.apps") == 0 &&

@@ -968,7 +968,21 @@ sk_err sk_typed_normalize(const sk_resource *r, const json_t *obj, json_t **out,
     sk_err err = SK_OK;
     walk w = {NULL, NULL, SK_BUF_INIT};
     sk_buf_reserve(&w.path, 0);
-    json_t *res = convert(&w, r->schema, obj, struct_word(sk_schema_go_type(r->schema)));
+    json_t *res;
+    if (r->custom) {
+        /* A custom resource decodes as unstructured JSON but for its
+         * ObjectMeta, which is typed (kube/structural prunes the rest). */
+        const sk_schema *meta = sk_schema_named("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+        res = json_deep_copy(obj);
+        SK_CHECK_ALLOC(res);
+        const json_t *m = json_object_get(obj, "metadata");
+        if (json_is_object(m)) {
+            push(&w, "metadata", &(size_t){0});
+            json_object_set_new(res, "metadata", convert(&w, meta, m, "ObjectMeta"));
+        }
+    } else {
+        res = convert(&w, r->schema, obj, struct_word(sk_schema_go_type(r->schema)));
+    }
     const char *bad = w.fatal ? w.fatal : w.saved;
     if (bad) {
         *msg = decode_error(r, bad);

@@ -78,7 +78,7 @@ static void test_groups_list_every_non_core_group(void **state)
     assert_string_equal(str(list, "kind"), "APIGroupList");
     json_t *groups = json_object_get(list, "groups");
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
         size_t j;
         json_t *g;
@@ -86,16 +86,16 @@ static void test_groups_list_every_non_core_group(void **state)
         json_array_foreach(groups, j, g)
         {
             assert_string_not_equal(str(g, "name"), ""); /* core is served at /api */
-            if (strcmp(str(g, "name"), all[i].group) != 0)
+            if (strcmp(str(g, "name"), all[i]->group) != 0)
                 continue;
             found = 1;
             json_t *pref = json_object_get(g, "preferredVersion");
             char want[128];
-            snprintf(want, sizeof want, "%s/%s", all[i].group,
-                     sk_registry_preferred_version(all[i].group));
+            snprintf(want, sizeof want, "%s/%s", all[i]->group,
+                     sk_registry_preferred_version(all[i]->group));
             assert_string_equal(str(pref, "groupVersion"), want);
         }
-        assert_int_equal(found, all[i].group[0] != '\0');
+        assert_int_equal(found, all[i]->group[0] != '\0');
     }
     json_decref(list);
 }
@@ -137,31 +137,31 @@ static json_t *find_resource(json_t *list, const char *name)
 static void test_resources_cover_registry(void **state)
 {
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
-        json_t *list = sk_discovery_resources(all[i].group, all[i].version);
+        json_t *list = sk_discovery_resources(all[i]->group, all[i]->version);
         assert_non_null(list);
         assert_string_equal(str(list, "kind"), "APIResourceList");
-        assert_string_equal(str(list, "groupVersion"), all[i].api_version);
-        json_t *r = find_resource(list, all[i].resource);
+        assert_string_equal(str(list, "groupVersion"), all[i]->api_version);
+        json_t *r = find_resource(list, all[i]->resource);
         assert_non_null(r);
-        assert_string_equal(str(r, "kind"), all[i].kind);
-        assert_string_equal(str(r, "singularName"), all[i].singular);
-        assert_int_equal(json_is_true(json_object_get(r, "namespaced")), all[i].namespaced);
+        assert_string_equal(str(r, "kind"), all[i]->kind);
+        assert_string_equal(str(r, "singularName"), all[i]->singular);
+        assert_int_equal(json_is_true(json_object_get(r, "namespaced")), all[i]->namespaced);
         json_t *verbs = json_object_get(r, "verbs");
         for (unsigned v = 0; v < SK_VERB_COUNT; v++)
             assert_int_equal(array_has_string(verbs, sk_registry_verb_name(1u << v)),
-                             (all[i].verbs & (1u << v)) != 0);
+                             (all[i]->verbs & (1u << v)) != 0);
         /* Subresources are entries of their own: "pods/status". */
-        for (size_t k = 0; k < all[i].n_subresources; k++) {
+        for (size_t k = 0; k < all[i]->n_subresources; k++) {
             char name[128];
-            snprintf(name, sizeof name, "%s/%s", all[i].resource, all[i].subresources[k].name);
+            snprintf(name, sizeof name, "%s/%s", all[i]->resource, all[i]->subresources[k].name);
             assert_non_null(find_resource(list, name));
         }
         json_t *shorts = json_object_get(r, "shortNames");
         size_t n_short = 0;
-        while (all[i].short_names[n_short])
-            assert_true(array_has_string(shorts, all[i].short_names[n_short++]));
+        while (all[i]->short_names[n_short])
+            assert_true(array_has_string(shorts, all[i]->short_names[n_short++]));
         assert_int_equal(json_array_size(shorts), n_short);
         json_decref(list);
     }

@@ -143,13 +143,13 @@ static void test_every_registry_kind(void **state)
 {
     (void)state;
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
         char body[512];
         snprintf(body, sizeof body,
                  "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"x\"},\"dta\":1}",
-                 all[i].api_version, all[i].kind);
-        body_finds(&all[i], body, "unknown field \"dta\"");
+                 all[i]->api_version, all[i]->kind);
+        body_finds(all[i], body, "unknown field \"dta\"");
     }
 }
 

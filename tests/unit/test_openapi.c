@@ -184,9 +184,9 @@ static void test_hash(void **state)
 static void test_operations_per_resource(void **state)
 {
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
-        const sk_resource *r = &all[i];
+        const sk_resource *r = all[i];
         json_t *doc = doc_for(r);
         json_t *item = path_item(doc, r, 1), *coll = path_item(doc, r, 0);
         const struct {
@@ -262,9 +262,9 @@ static void test_operations_per_resource(void **state)
 static void test_kind_schemas(void **state)
 {
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
-        const sk_resource *r = &all[i];
+        const sk_resource *r = all[i];
         json_t *doc = doc_for(r);
         json_t *kind = schema_for_gvk(doc, r->group, r->version, r->kind);
         assert_non_null(kind);
@@ -396,13 +396,13 @@ static void test_v2_document(void **state)
     assert_non_null(doc);
     assert_string_equal(json_string_value(json_object_get(doc, "swagger")), "2.0");
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++)
-        if (all[i].verbs & SK_VERB_CREATE) {
+        if (all[i]->verbs & SK_VERB_CREATE) {
             char prefix[256], path[512];
-            gv_path(&all[i], prefix, sizeof prefix);
+            gv_path(all[i], prefix, sizeof prefix);
             snprintf(path, sizeof path, "/%s%s/%s", prefix,
-                     all[i].namespaced ? "/namespaces/{namespace}" : "", all[i].resource);
+                     all[i]->namespaced ? "/namespaces/{namespace}" : "", all[i]->resource);
             const char *keys[] = {"paths", path, "post", NULL};
             json_t *post = get_path(doc, keys);
             assert_non_null(post);
