@@ -62,7 +62,7 @@ static json_t *scale_merge(sk_api_call *call, const json_t *sent, const json_t *
 {
     json_t *obj = json_deep_copy(stored);
     char *msg = NULL;
-    sk_err err = sk_scale_apply(sent, obj, &msg);
+    sk_err err = sk_scale_apply(call->res, sent, obj, &msg);
     if (err != SK_OK) {
         sk_call_reply_error(call, err, msg ? msg : "invalid Scale");
         free(msg);

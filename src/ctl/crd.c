@@ -8,6 +8,7 @@
  * of up to PASS_MS before a new CRD is served.
  */
 #include "ctl/crd.h"
+#include "core/buf.h"
 #include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -33,55 +34,100 @@ static const char *str(const json_t *o, const char *key)
     return s ? s : "";
 }
 
-/* Non-zero if the names lists a and b (shortNames) share a string. */
-static int share(const json_t *a, const json_t *b)
+/* Non-zero if another CRD of crd's group accepted name as one of keys. */
+static int taken(json_t *const *all, size_t n, const json_t *crd, const char *name,
+                 const char *const *keys)
 {
-    size_t i, k;
-    const json_t *x, *y;
-    json_array_foreach(a, i, x) json_array_foreach(b, k, y) if (json_equal(x, y)) return 1;
+    const char *me = str(json_object_get(crd, "metadata"), "name");
+    const char *group = str(json_object_get(crd, "spec"), "group");
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(str(json_object_get(all[i], "metadata"), "name"), me) == 0 ||
+            strcmp(str(json_object_get(all[i], "spec"), "group"), group) != 0)
+            continue;
+        const json_t *acc = json_object_get(json_object_get(all[i], "status"), "acceptedNames");
+        for (const char *const *k = keys; *k; k++) {
+            const json_t *v = json_object_get(acc, *k);
+            size_t j;
+            const json_t *e;
+            if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+                return 1;
+            json_array_foreach(json_is_array(v) ? v : NULL, j, e) if (
+                json_is_string(e) && strcmp(json_string_value(e), name) == 0) return 1;
+        }
+    }
     return 0;
 }
 
-/* The first conflict of crd's spec.names with the accepted names of another
- * CRD of its group (kube's naming controller): reason and message (new), or
- * NULL reason when there is none. */
-static const char *conflict(json_t *const *all, size_t n, const json_t *crd, char **msg)
+/*
+ * kube's naming controller: the names crd may be served under (new
+ * reference, its next status.acceptedNames), each requested name taken
+ * unless another CRD of the group accepted it (plural, singular and short
+ * names share one space, kind and list kind another), else the one accepted
+ * before kept. *reason is the last conflict's (NULL: none), *msg its
+ * message (new).
+ */
+static json_t *accept_names(json_t *const *all, size_t n, const json_t *crd, const char **reason,
+                            char **msg)
 {
-    const json_t *spec = json_object_get(crd, "spec");
-    const json_t *names = json_object_get(spec, "names");
-    const char *me = str(json_object_get(crd, "metadata"), "name");
+    static const char *const resources[] = {"plural", "singular", "shortNames", NULL};
+    static const char *const kinds[] = {"kind", "listKind", NULL};
     static const struct {
         const char *key, *reason;
-    } checks[] = {{"plural", "PluralConflict"},
-                  {"singular", "SingularConflict"},
-                  {"kind", "KindConflict"},
-                  {"listKind", "ListKindConflict"}};
-    for (size_t i = 0; i < n; i++) {
-        const json_t *o = all[i];
-        if (strcmp(str(json_object_get(o, "metadata"), "name"), me) == 0 ||
-            strcmp(str(json_object_get(o, "spec"), "group"), str(spec, "group")) != 0)
-            continue;
-        const json_t *taken = json_object_get(json_object_get(o, "status"), "acceptedNames");
-        for (size_t k = 0; k < sizeof checks / sizeof checks[0]; k++) {
-            const char *v = str(names, checks[k].key);
-            if (*v && (strcmp(v, str(taken, "plural")) == 0 ||
-                       strcmp(v, str(taken, "singular")) == 0 ||
-                       (k >= 2 && (strcmp(v, str(taken, "kind")) == 0 ||
-                                   strcmp(v, str(taken, "listKind")) == 0)))) {
-                size_t len = strlen(v) + 32;
-                *msg = malloc(len);
-                SK_CHECK_ALLOC(*msg);
-                snprintf(*msg, len, "\"%s\" is already in use", v);
-                return checks[k].reason;
+        const char *const *space;
+    } single[] = {{"plural", "PluralConflict", resources},
+                  {"singular", "SingularConflict", resources},
+                  {"kind", "KindConflict", kinds},
+                  {"listKind", "ListKindConflict", kinds}};
+    const json_t *req = json_object_get(json_object_get(crd, "spec"), "names");
+    const json_t *acc = json_object_get(json_object_get(crd, "status"), "acceptedNames");
+    json_t *out = json_is_object(acc) ? json_deep_copy(acc) : json_object();
+    SK_CHECK_ALLOC(out);
+    sk_buf m = SK_BUF_INIT;
+    *reason = NULL;
+    for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
+        const char *want = str(req, single[i].key), *had = str(acc, single[i].key);
+        if (i == 2) { /* short names come between singular and kind */
+            const json_t *shorts = json_object_get(req, "shortNames");
+            const json_t *had_shorts = json_object_get(acc, "shortNames");
+            if (!json_equal(shorts ? shorts : json_null(), had_shorts ? had_shorts : json_null())) {
+                sk_buf errs = SK_BUF_INIT;
+                size_t j, k, bad = 0;
+                const json_t *sn, *h;
+                json_array_foreach(shorts, j, sn)
+                {
+                    int ours = 0;
+                    json_array_foreach(had_shorts, k, h) ours |= json_equal(sn, h);
+                    if (ours || !taken(all, n, crd, json_string_value(sn), resources))
+                        continue;
+                    sk_buf_printf(&errs, "%s\"%s\" is already in use", bad++ ? ", " : "",
+                                  json_string_value(sn));
+                }
+                if (bad) {
+                    *reason = "ShortNamesConflict";
+                    m.len = 0;
+                    sk_buf_printf(&m, bad > 1 ? "[%s]" : "%s", errs.data);
+                } else {
+                    json_object_set_new(out, "shortNames", shorts ? json_deep_copy(shorts) : json_array());
+                }
+                sk_buf_free(&errs);
             }
         }
-        if (share(json_object_get(names, "shortNames"), json_object_get(taken, "shortNames"))) {
-            *msg = strdup("one or more short names are already in use");
-            SK_CHECK_ALLOC(*msg);
-            return "ShortNamesConflict";
+        if (strcmp(want, had) != 0 && taken(all, n, crd, want, single[i].space)) {
+            *reason = single[i].reason;
+            m.len = 0;
+            sk_buf_printf(&m, "\"%s\" is already in use", want);
+        } else {
+            json_object_set_new(out, single[i].key, json_string(want));
         }
     }
-    return NULL;
+    const json_t *cats = json_object_get(req, "categories");
+    if (cats)
+        json_object_set_new(out, "categories", json_deep_copy(cats));
+    else
+        json_object_del(out, "categories");
+    *msg = *reason ? sk_buf_steal(&m, NULL) : NULL;
+    sk_buf_free(&m);
+    return out;
 }
 
 /* Sets condition type in status's conditions to (cstatus, reason, message),
@@ -143,10 +189,9 @@ static int settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd, in
     char now[21];
     sk_format_rfc3339(sk_wall_s(), now);
     char *msg = NULL;
-    const char *reason = conflict(all, n, crd, &msg);
+    const char *reason;
+    json_object_set_new(status, "acceptedNames", accept_names(all, n, crd, &reason, &msg));
     int ok = reason == NULL;
-    if (ok)
-        json_object_set(status, "acceptedNames", json_object_get(spec, "names"));
     set_condition(status, "NamesAccepted", ok ? "True" : "False", ok ? "NoConflicts" : reason,
                   ok ? "no conflicts found" : msg, now);
     free(msg);
@@ -243,9 +288,12 @@ static int64_t pass(void *self, int *done)
         if (settle(c, all, n, all[i], revs[i])) {
             /* later CRDs of this pass see the names taken */
             json_t *status = json_object_get(all[i], "status");
-            if (json_is_object(status))
-                json_object_set(status, "acceptedNames",
-                                json_object_get(json_object_get(all[i], "spec"), "names"));
+            if (!json_is_object(status)) {
+                status = json_object();
+                json_object_set_new(all[i], "status", status);
+            }
+            json_object_set(status, "acceptedNames",
+                            json_object_get(json_object_get(all[i], "spec"), "names"));
             served[n_served] = strdup(name);
             SK_CHECK_ALLOC(served[n_served++]);
         }

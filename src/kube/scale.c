@@ -2,6 +2,7 @@
  * scale.c - see scale.h.
  */
 #include "kube/scale.h"
+#include "core/check.h"
 #include "core/buf.h"
 
 #include <stdlib.h>
@@ -93,6 +94,34 @@ char *sk_scale_selector_string(const json_t *selector, int is_map)
     return sk_buf_steal(&out, NULL);
 }
 
+/* The value at a CRD's scale path (".spec.replicas": validated to be a
+ * dotted path) in o, or NULL; with create, the objects on the way are made
+ * and the parent object of the last key is returned with *last set. */
+static json_t *scale_path(json_t *o, const char *path, int create, const char **last)
+{
+    char key[256];
+    const char *p = path + (*path == '.');
+    while (o && *p) {
+        size_t n = strcspn(p, ".");
+        if (n >= sizeof key)
+            return NULL;
+        if (create && !p[n]) {
+            *last = p;
+            return o;
+        }
+        memcpy(key, p, n);
+        key[n] = '\0';
+        json_t *next = json_object_get(o, key);
+        if (create && !json_is_object(next)) {
+            next = json_object();
+            json_object_set_new(o, key, next);
+        }
+        o = json_is_object(o) || !create ? next : NULL;
+        p += n + (p[n] == '.');
+    }
+    return o;
+}
+
 json_t *sk_scale_view(const sk_resource *r, const json_t *parent)
 {
     const json_t *pm = json_object_get(parent, "metadata");
@@ -106,17 +135,29 @@ json_t *sk_scale_view(const sk_resource *r, const json_t *parent)
             json_object_set(meta, keep[i], v);
     }
     json_t *scale_spec = json_object();
-    json_int_t replicas = json_integer_value(json_object_get(spec, "replicas"));
+    const sk_custom *c = r->custom;
+    json_int_t replicas =
+        json_integer_value(c ? scale_path((json_t *)parent, c->spec_replicas, 0, NULL)
+                             : json_object_get(spec, "replicas"));
     if (replicas)
         json_object_set_new(scale_spec, "replicas", json_integer(replicas));
     json_t *status = json_object();
-    json_object_set_new(status, "replicas",
-                        json_integer(json_integer_value(
-                            json_object_get(json_object_get(parent, "status"), "replicas"))));
-    /* A ReplicationController's selector is a plain map. */
+    json_object_set_new(
+        status, "replicas",
+        json_integer(json_integer_value(
+            c ? scale_path((json_t *)parent, c->status_replicas, 0, NULL)
+              : json_object_get(json_object_get(parent, "status"), "replicas"))));
+    /* A ReplicationController's selector is a plain map; a custom
+     * resource's is a string at its labelSelectorPath. */
+    const char *custom_sel =
+        c && c->label_selector
+            ? json_string_value(scale_path((json_t *)parent, c->label_selector, 0, NULL))
+            : NULL;
     char *sel =
-        sk_scale_selector_string(json_object_get(spec, "selector"),
-                                 !*r->group && strcmp(r->resource, "replicationcontrollers") == 0);
+        c ? strdup(custom_sel ? custom_sel : "")
+          : sk_scale_selector_string(json_object_get(spec, "selector"),
+                                     !*r->group && strcmp(r->resource, "replicationcontrollers") == 0);
+    SK_CHECK_ALLOC(sel);
     if (*sel)
         json_object_set_new(status, "selector", json_string(sel));
     free(sel);
@@ -124,7 +165,7 @@ json_t *sk_scale_view(const sk_resource *r, const json_t *parent)
                      "metadata", meta, "spec", scale_spec, "status", status);
 }
 
-sk_err sk_scale_apply(const json_t *scale, json_t *parent, char **msg)
+sk_err sk_scale_apply(const sk_resource *r, const json_t *scale, json_t *parent, char **msg)
 {
     sk_err err = SK_OK;
     sk_buf b = SK_BUF_INIT;
@@ -149,12 +190,15 @@ sk_err sk_scale_apply(const json_t *scale, json_t *parent, char **msg)
         err = SK_ERR_INVALID;
         goto out;
     }
-    json_t *spec = json_object_get(parent, "spec");
-    if (!json_is_object(spec)) {
+    const char *key = "replicas";
+    json_t *spec = r->custom ? scale_path(parent, r->custom->spec_replicas, 1, &key)
+                             : json_object_get(parent, "spec");
+    if (!r->custom && !json_is_object(spec)) {
         spec = json_object();
         json_object_set_new(parent, "spec", spec);
     }
-    json_object_set_new(spec, "replicas", json_integer(n));
+    if (json_is_object(spec))
+        json_object_set_new(spec, key, json_integer(n));
 out:
     if (err != SK_OK)
         *msg = sk_buf_steal(&b, NULL);

@@ -1394,10 +1394,121 @@ static const table_kind *kind_of(const sk_resource *r)
     return &default_kind;
 }
 
+/* ---- custom resources: the CRD's additionalPrinterColumns ---- */
+
+/* A CRD without printer columns shows its objects' age (apiextensions'
+ * default column). */
+static const char default_custom_columns[] =
+    "[{\"name\":\"Age\",\"type\":\"date\",\"jsonPath\":\".metadata.creationTimestamp\"}]";
+
+/* r's columns: its CRD's (borrowed: the registry's entry is shared by every
+ * thread and never touched, not even its reference count), else the
+ * default, new in *owned. */
+static const json_t *custom_columns(const sk_resource *r, json_t **owned)
+{
+    *owned = NULL;
+    if (json_array_size(r->custom->columns) > 0)
+        return r->custom->columns;
+    *owned = json_loads(default_custom_columns, 0, NULL);
+    SK_CHECK_ALLOC(*owned);
+    return *owned;
+}
+
+/* The value at a simple JSON path (".spec.size", ".status.conditions[0].type"),
+ * or NULL: what the CRD's columns may name (validated as simple paths);
+ * filters and wildcards find nothing here. */
+static const json_t *json_path(const json_t *o, const char *path)
+{
+    const json_t *v = o;
+    const char *p = path;
+    while (v && *p) {
+        if (*p == '.') {
+            p++;
+            size_t n = strcspn(p, ".[");
+            char key[128];
+            if (n == 0 || n >= sizeof key)
+                return NULL;
+            memcpy(key, p, n);
+            key[n] = '\0';
+            v = json_object_get(v, key);
+            p += n;
+        } else if (*p == '[') {
+            char *end;
+            long i = strtol(p + 1, &end, 10);
+            if (end == p + 1 || *end != ']')
+                return NULL;
+            v = json_array_get(v, (size_t)i);
+            p = end + 1;
+        } else {
+            return NULL;
+        }
+    }
+    return v;
+}
+
+/* cellForJSONValue, with the string columns printed as jsonpath prints them. */
+static json_t *custom_cell(const char *type, const json_t *v, int64_t now_s)
+{
+    if (!v || json_is_null(v))
+        return json_null();
+    if (!strcmp(type, "string")) {
+        if (json_is_string(v))
+            return json_string(json_string_value(v));
+        char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        SK_CHECK_ALLOC(text);
+        json_t *c = json_string(text);
+        free(text);
+        return c;
+    }
+    if (!strcmp(type, "integer") && json_is_number(v))
+        return json_integer((json_int_t)json_number_value(v));
+    if (!strcmp(type, "number") && json_is_number(v))
+        return json_real(json_number_value(v));
+    if (!strcmp(type, "boolean") && json_is_boolean(v))
+        return json_boolean(json_is_true(v));
+    if (!strcmp(type, "date") && json_is_string(v)) {
+        int64_t t = when(json_string_value(v));
+        char out[32];
+        if (t < 0)
+            return json_string("<invalid>");
+        sk_table_human_duration(now_s - t, out, sizeof out);
+        return json_string(out);
+    }
+    return json_null();
+}
+
 /* ---- the Table ---- */
 
 json_t *sk_table_columns(const sk_resource *r)
 {
+    if (r->custom) {
+        json_t *defs = json_pack("[{s:s, s:s, s:s, s:s, s:i}]", "name", "Name", "type", "string",
+                                 "format", "name", "description",
+                                 "The object's name, unique within its namespace.", "priority", 0);
+        json_t *owned;
+        const json_t *cols = custom_columns(r, &owned);
+        size_t i;
+        const json_t *c;
+        json_array_foreach(cols, i, c)
+        {
+            const char *desc = json_string_value(json_object_get(c, "description"));
+            json_t *d = json_pack("{s:s, s:s, s:s, s:s, s:I}", "name", str_at(c, "name"),
+                                  "type", str_at(c, "type"), "format",
+                                  str_at(c, "format"), "description", "",
+                                  "priority", int_at(c, "priority"));
+            SK_CHECK_ALLOC(d);
+            if (desc && *desc)
+                json_object_set_new(d, "description", json_string(desc));
+            else
+                json_object_set_new(d, "description",
+                                    json_sprintf("Custom resource definition column (in JSONPath "
+                                                 "format): %s",
+                                                 str_at(c, "jsonPath")));
+            json_array_append_new(defs, d);
+        }
+        json_decref(owned);
+        return defs;
+    }
     const table_kind *k = kind_of(r);
     json_t *defs = json_array();
     for (size_t i = 0; i < k->n_cols; i++) {
@@ -1411,6 +1522,19 @@ json_t *sk_table_columns(const sk_resource *r)
 
 json_t *sk_table_cells(const sk_resource *r, const json_t *stored, int64_t now_s)
 {
+    if (r->custom) {
+        json_t *cells = json_array();
+        SK_CHECK_ALLOC(cells);
+        add_str(cells, str_at(stored, "metadata.name"));
+        json_t *owned;
+        const json_t *cols = custom_columns(r, &owned);
+        size_t i;
+        const json_t *c;
+        json_array_foreach(cols, i, c) json_array_append_new(
+            cells, custom_cell(str_at(c, "type"), json_path(stored, str_at(c, "jsonPath")), now_s));
+        json_decref(owned);
+        return cells;
+    }
     const table_kind *k = kind_of(r);
     json_t *cells = json_array();
     k->cells(stored, now_s, cells);

@@ -267,15 +267,15 @@ static void test_scale(void **state)
 
     char *msg = NULL;
     json_object_set_new(json_object_get(v, "spec"), "replicas", json_integer(0));
-    assert_int_equal(sk_scale_apply(v, d, &msg), SK_OK);
+    assert_int_equal(sk_scale_apply(dep, v, d, &msg), SK_OK);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(d, "spec"), "replicas")),
                      0);
     json_object_set_new(json_object_get(v, "spec"), "replicas", json_integer(-1));
-    assert_int_equal(sk_scale_apply(v, d, &msg), SK_ERR_INVALID);
+    assert_int_equal(sk_scale_apply(dep, v, d, &msg), SK_ERR_INVALID);
     free(msg);
     msg = NULL;
     json_object_set_new(v, "kind", json_string("Deployment"));
-    assert_int_equal(sk_scale_apply(v, d, &msg), SK_ERR_BAD_REQUEST);
+    assert_int_equal(sk_scale_apply(dep, v, d, &msg), SK_ERR_BAD_REQUEST);
     free(msg);
     json_decref(v);
     json_decref(d);

@@ -340,16 +340,16 @@ static void test_every_kind_odd_objects(void **state)
         "\"subjects\":[1,{\"kind\":\"User\"}],\"involvedObject\":5,\"series\":{}}",
     };
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     for (size_t i = 0; i < n; i++) {
-        json_t *cols = sk_table_columns(&all[i]);
+        json_t *cols = sk_table_columns(all[i]);
         for (size_t k = 0; k < sizeof odd / sizeof *odd; k++) {
             json_t *o = load(odd[k]);
-            json_t *cells = sk_table_cells(&all[i], o, NOW);
+            json_t *cells = sk_table_cells(all[i], o, NOW);
             assert_int_equal(json_array_size(cells), json_array_size(cols));
             for (int inc = SK_INCLUDE_NONE; inc <= SK_INCLUDE_OBJECT; inc++) {
                 sk_buf b = SK_BUF_INIT;
-                sk_table_row(&b, &all[i], o, (sk_include_object)inc, NOW);
+                sk_table_row(&b, all[i], o, (sk_include_object)inc, NOW);
                 json_t *row = load(b.data);
                 json_decref(row);
                 sk_buf_free(&b);

@@ -1,0 +1,386 @@
+"""CustomResourceDefinitions (apiextensions.k8s.io/v1), through kubectl, the
+Python client and raw HTTP.
+
+Covers: a CRD applied with kubectl is Established (kubectl wait) and its
+status carries acceptedNames, storedVersions and the NamesAccepted and
+Established conditions; its kind is served at once, without a restart, in
+legacy and aggregated discovery and OpenAPI v3 (kubectl get by plural,
+short name and category, kubectl explain); Table output with the CRD's
+additionalPrinterColumns (and the default Age column of a CRD without
+them); the Python client's CustomObjectsApi create/list/watch/patch and
+its status and scale calls; generation moving for spec changes only;
+several versions with one storage version (apiVersion rewritten, objects
+stored once); selectableFields and label selectors; a CRD whose names
+another CRD took is NamesAccepted False and not served; a bad CRD is 422
+with kube's field paths; deleting a CRD stops serving its kind; and, on
+PostgreSQL, a CRD created on one instance serves on another.
+Why: an operator's first act is to install its CRDs; before this every
+`kind: CustomResourceDefinition` was "no matches".
+"""
+
+import json
+import os
+import sys
+import threading
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from server import CONFIG, Server, ServerTestCase, wait_until  # noqa: E402
+from test_kubectl import KubectlMixin  # noqa: E402
+
+from kubernetes import client, config, watch  # noqa: E402
+from kubernetes.client.rest import ApiException  # noqa: E402
+
+GROUP = "stable.example.com"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def crontab_crd(plural="crontabs", kind="CronTab", short=("ct",), group=GROUP):
+    schema = {"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "cronSpec": {"type": "string"}, "replicas": {"type": "integer"},
+            "image": {"type": "string"}}},
+        "status": {"type": "object", "properties": {
+            "replicas": {"type": "integer"}, "labelSelector": {"type": "string"}}}}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "%s.%s" % (plural, group)},
+        "spec": {
+            "group": group, "scope": "Namespaced",
+            "names": {"plural": plural, "singular": plural[:-1], "kind": kind,
+                      "shortNames": list(short), "categories": ["all"]},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema},
+                 "subresources": {"status": {}, "scale": {
+                     "specReplicasPath": ".spec.replicas",
+                     "statusReplicasPath": ".status.replicas",
+                     "labelSelectorPath": ".status.labelSelector"}},
+                 "additionalPrinterColumns": [
+                     {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
+                     {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+                     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
+                 "selectableFields": [{"jsonPath": ".spec.cronSpec"}]},
+                {"name": "v1beta1", "served": True, "storage": False,
+                 "schema": {"openAPIV3Schema": {"type": "object",
+                                                "x-kubernetes-preserve-unknown-fields": True}}},
+            ],
+        },
+    }
+
+
+def crontab(name, cron="* * * * */5", replicas=1, version="v1", labels=None):
+    return {"apiVersion": "%s/%s" % (GROUP, version), "kind": "CronTab",
+            "metadata": {"name": name, "labels": labels or {}},
+            "spec": {"cronSpec": cron, "replicas": replicas, "image": "img"}}
+
+
+def condition(crd, type_):
+    for c in crd.get("status", {}).get("conditions") or []:
+        if c["type"] == type_:
+            return c
+    return None
+
+
+class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cfg = client.Configuration()
+        config.load_kube_config(config_file=cls.server.kubeconfig, client_configuration=cfg,
+                                persist_config=False)
+        cls.api_client = client.ApiClient(cfg)
+        cls.custom = client.CustomObjectsApi(cls.api_client)
+        # Discovery before the CRD exists: kubectl must see it appear without a restart.
+        cls.before = cls.server.request("GET", "/apis").json()
+        path = os.path.join(cls.tmp, "crd.json")
+        with open(path, "w") as f:
+            json.dump(crontab_crd(), f)
+        p = cls.server.kubectl("apply", "-f", path)
+        assert p.returncode == 0, p.stderr
+        p = cls.server.kubectl("wait", "--for", "condition=established",
+                               "crd/crontabs." + GROUP, "--timeout=20s")
+        assert p.returncode == 0, p.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        api = getattr(cls, "api_client", None)
+        if api is not None:
+            api.close()
+        super().tearDownClass()
+
+    def req(self, method, path, body=None, ctype=None, want=None):
+        headers = {"Content-Type": ctype} if ctype else None
+        r = self.server.request(method, path, body=body, headers=headers)
+        if want is not None:
+            self.assertEqual(r.status, want, "%s %s -> %s %r" % (method, path, r.status,
+                                                                 r.body[:800]))
+        return r
+
+    def items(self, path):
+        return [o["metadata"]["name"] for o in self.req("GET", path, want=200).json()["items"]]
+
+    # --- the CRD itself -------------------------------------------------------
+
+    def test_crd_status(self):
+        crd = self.get_json("crd", "crontabs." + GROUP)
+        st = crd["status"]
+        self.assertEqual(st["acceptedNames"]["plural"], "crontabs")
+        self.assertEqual(st["acceptedNames"]["shortNames"], ["ct"])
+        self.assertEqual(st["storedVersions"], ["v1"])
+        self.assertEqual(condition(crd, "NamesAccepted")["status"], "True")
+        self.assertEqual(condition(crd, "NamesAccepted")["reason"], "NoConflicts")
+        est = condition(crd, "Established")
+        self.assertEqual((est["status"], est["reason"]), ("True", "InitialNamesAccepted"))
+        self.assertEqual(crd["metadata"]["generation"], 1)
+        # kube's defaults: listKind and the None conversion
+        self.assertEqual(crd["spec"]["names"]["listKind"], "CronTabList")
+        self.assertEqual(crd["spec"]["conversion"], {"strategy": "None"})
+        # the short name of the CRD kind itself
+        self.assertIn("crontabs." + GROUP, self.ok("get", "crds"))
+
+    def test_bad_crd_is_422_with_field_paths(self):
+        bad = crontab_crd()
+        bad["metadata"]["name"] = "wrong.example.com"
+        bad["spec"]["group"] = "nodot"
+        bad["spec"]["scope"] = "Everywhere"
+        bad["spec"]["versions"][1]["storage"] = True
+        del bad["spec"]["versions"][0]["schema"]
+        bad["spec"]["names"]["shortNames"] = ["Bad_Name"]
+        r = self.req("POST", CRDS, bad, want=422)
+        st = r.json()
+        self.assertEqual(st["reason"], "Invalid")
+        self.assertEqual(st["details"]["kind"], "CustomResourceDefinition")
+        self.assertEqual(st["details"]["group"], "apiextensions.k8s.io")
+        fields = {c["field"] for c in st["details"]["causes"]}
+        for f in ("metadata.name", "spec.group", "spec.scope", "spec.versions",
+                  "spec.versions[0].schema.openAPIV3Schema", "spec.names.shortNames[0]"):
+            self.assertIn(f, fields, st["message"])
+        self.assertIn('metadata.name: Invalid value: "wrong.example.com": must be '
+                      'spec.names.plural+"."+spec.group', st["message"])
+        self.assertIn("must have exactly one version marked as storage version", st["message"])
+        self.assertIn('spec.scope: Unsupported value: "Everywhere": supported values: '
+                      '"Cluster", "Namespaced"', st["message"])
+        # kubectl shows the same
+        p = self.bad("apply", "-f", self.write("bad.json", bad))
+        self.assertIn("is invalid", p.stderr)
+
+    def test_names_conflict(self):
+        other = crontab_crd(plural="crontwos", kind="CronTwo", short=("ct",))
+        self.req("POST", CRDS, other, want=201)
+        url = CRDS + "/crontwos." + GROUP
+
+        def accepted():
+            c = condition(self.req("GET", url, want=200).json(), "NamesAccepted")
+            return c if c and c["status"] == "False" else None
+        c = wait_until(accepted, what="NamesAccepted False")
+        self.assertEqual((c["reason"], c["message"]), ("ShortNamesConflict",
+                                                       '"ct" is already in use'))
+        crd = self.req("GET", url, want=200).json()
+        self.assertEqual(condition(crd, "Established")["status"], "False")
+        self.assertEqual(crd["status"]["acceptedNames"]["plural"], "crontwos",
+                         "the names that are free are accepted")
+        self.assertNotIn("shortNames", crd["status"]["acceptedNames"])
+        self.assertEqual(self.req("GET", "/apis/%s/v1/crontwos" % GROUP).status, 404)
+        self.req("DELETE", url, want=200)
+
+    # --- serving ----------------------------------------------------------------
+
+    def test_discovery_without_restart(self):
+        names = [g["name"] for g in self.before["groups"]]
+        self.assertNotIn(GROUP, names)
+        groups = self.req("GET", "/apis", want=200).json()["groups"]
+        g = [g for g in groups if g["name"] == GROUP][0]
+        self.assertEqual(g["preferredVersion"]["version"], "v1")
+        self.assertEqual([v["version"] for v in g["versions"]], ["v1", "v1beta1"])
+        res = self.req("GET", "/apis/%s/v1" % GROUP, want=200).json()["resources"]
+        by_name = {r["name"]: r for r in res}
+        self.assertEqual(sorted(by_name), ["crontabs", "crontabs/scale", "crontabs/status"])
+        self.assertEqual(by_name["crontabs"]["kind"], "CronTab")
+        self.assertEqual(by_name["crontabs"]["shortNames"], ["ct"])
+        self.assertEqual(by_name["crontabs"]["categories"], ["all"])
+        self.assertTrue(by_name["crontabs"]["namespaced"])
+        agg = self.server.request("GET", "/apis", headers={
+            "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"})
+        self.assertIn(GROUP, [i["metadata"]["name"] for i in agg.json()["items"]])
+        # OpenAPI v3 index and document
+        paths = self.req("GET", "/openapi/v3", want=200).json()["paths"]
+        self.assertIn("apis/%s/v1" % GROUP, paths)
+        doc = self.req("GET", "/openapi/v3/apis/%s/v1" % GROUP, want=200).json()
+        schema = doc["components"]["schemas"]["com.example.stable.v1.CronTab"]
+        self.assertEqual(schema["properties"]["spec"]["properties"]["cronSpec"]["type"], "string")
+        self.assertEqual(schema["x-kubernetes-group-version-kind"],
+                         [{"group": GROUP, "version": "v1", "kind": "CronTab"}])
+        out = self.ok("explain", "crontab.spec")
+        self.assertIn("cronSpec", out)
+        self.assertIn("replicas", out)
+
+    def test_kubectl_get_columns_short_names_categories(self):
+        self.ok("apply", "-f", self.write("c1.json", crontab("kc1", replicas=3)))
+        out = self.ok("get", "ct")
+        header = out.splitlines()[0].split()
+        self.assertEqual(header, ["NAME", "SPEC", "REPLICAS", "AGE"])
+        row = [l for l in out.splitlines() if l.startswith("kc1 ")][0]
+        self.assertIn("* * * * */5", row)
+        self.assertEqual(row.split()[-2], "3")
+        self.assertIn("kc1", self.ok("get", "crontabs"))
+        self.assertIn("crontab.%s/kc1" % GROUP, self.ok("get", "all"))
+        # the Table as the server sends it
+        t = self.server.request("GET", "/apis/%s/v1/namespaces/default/crontabs" % GROUP, headers={
+            "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).json()
+        self.assertEqual([c["name"] for c in t["columnDefinitions"]],
+                         ["Name", "Spec", "Replicas", "Age"])
+        self.assertEqual(t["columnDefinitions"][2]["type"], "integer")
+        self.ok("delete", "ct", "kc1")
+
+    def test_default_age_column(self):
+        crd = crontab_crd(plural="plains", kind="Plain", short=())
+        del crd["spec"]["versions"][0]["additionalPrinterColumns"]
+        # not in "all": kubectl's discovery cache would still expand it after the delete
+        crd["spec"]["names"]["categories"] = []
+        self.req("POST", CRDS, crd, want=201)
+        self.ok("wait", "--for", "condition=established", "crd/plains." + GROUP, "--timeout=20s")
+        o = crontab("p1")
+        o["kind"] = "Plain"
+        self.req("POST", "/apis/%s/v1/namespaces/default/plains" % GROUP, o, want=201)
+        out = self.ok("get", "plains")
+        self.assertEqual(out.splitlines()[0].split(), ["NAME", "AGE"])
+        # deleting the CRD stops serving the kind
+        self.ok("delete", "crd", "plains." + GROUP)
+        wait_until(lambda: self.server.request(
+            "GET", "/apis/%s/v1/namespaces/default/plains" % GROUP).status == 404,
+            what="plains no longer served")
+        res = self.req("GET", "/apis/%s/v1" % GROUP, want=200).json()["resources"]
+        self.assertNotIn("plains", [r["name"] for r in res])
+
+    def test_python_client_create_list_watch_patch(self):
+        ns = "default"
+        created = self.custom.create_namespaced_custom_object(GROUP, "v1", ns, "crontabs",
+                                                              crontab("py1", labels={"app": "a"}))
+        self.assertEqual(created["metadata"]["generation"], 1)
+        self.assertNotIn("status", created, "create drops the status with a status subresource")
+        self.custom.create_namespaced_custom_object(GROUP, "v1", ns, "crontabs",
+                                                    crontab("py2", cron="0 * * * *",
+                                                            labels={"app": "b"}))
+        lst = self.custom.list_namespaced_custom_object(GROUP, "v1", ns, "crontabs",
+                                                        label_selector="app=a")
+        self.assertEqual([o["metadata"]["name"] for o in lst["items"]], ["py1"])
+        lst = self.custom.list_namespaced_custom_object(GROUP, "v1", ns, "crontabs",
+                                                        field_selector="spec.cronSpec=0 * * * *")
+        self.assertEqual([o["metadata"]["name"] for o in lst["items"]], ["py2"])
+        r = self.req("GET", "/apis/%s/v1/namespaces/default/crontabs?fieldSelector=spec.image%%3Dx"
+                     % GROUP)
+        self.assertEqual(r.status, 400, "only selectableFields select")
+        # paging
+        page = self.custom.list_namespaced_custom_object(GROUP, "v1", ns, "crontabs", limit=1)
+        self.assertEqual(len(page["items"]), 1)
+        self.assertTrue(page["metadata"]["continue"])
+        rest = self.custom.list_namespaced_custom_object(GROUP, "v1", ns, "crontabs", limit=10,
+                                                         _continue=page["metadata"]["continue"])
+        self.assertNotIn(page["items"][0]["metadata"]["name"],
+                         [o["metadata"]["name"] for o in rest["items"]])
+
+        # watch from the list's revision: a patch arrives as MODIFIED
+        rv = lst["metadata"]["resourceVersion"]
+        events = []
+
+        def run():
+            w = watch.Watch()
+            for ev in w.stream(self.custom.list_namespaced_custom_object, GROUP, "v1", ns,
+                               "crontabs", resource_version=rv, timeout_seconds=10):
+                events.append((ev["type"], ev["object"]["metadata"]["name"]))
+                if ev["type"] == "MODIFIED":
+                    w.stop()
+        t = threading.Thread(target=run)
+        t.start()
+        patched = self.custom.patch_namespaced_custom_object(
+            GROUP, "v1", ns, "crontabs", "py1", {"spec": {"replicas": 5}})
+        t.join(15)
+        self.assertIn(("MODIFIED", "py1"), events)
+        self.assertEqual(patched["spec"]["replicas"], 5)
+        self.assertEqual(patched["metadata"]["generation"], 2)
+
+        # status: spec ignored there, status ignored on the main resource
+        st = self.custom.patch_namespaced_custom_object_status(
+            GROUP, "v1", ns, "crontabs", "py1",
+            {"spec": {"replicas": 99}, "status": {"replicas": 2, "labelSelector": "app=a"}})
+        self.assertEqual(st["status"]["replicas"], 2)
+        self.assertEqual(st["spec"]["replicas"], 5)
+        self.assertEqual(st["metadata"]["generation"], 2, "a status write is no new generation")
+        main = self.custom.patch_namespaced_custom_object(
+            GROUP, "v1", ns, "crontabs", "py1", {"status": {"replicas": 50}})
+        self.assertEqual(main["status"]["replicas"], 2)
+        self.assertEqual(main["metadata"]["generation"], 2)
+
+        # scale
+        sc = self.custom.get_namespaced_custom_object_scale(GROUP, "v1", ns, "crontabs", "py1")
+        self.assertEqual((sc["kind"], sc["apiVersion"]), ("Scale", "autoscaling/v1"))
+        self.assertEqual(sc["spec"]["replicas"], 5)
+        self.assertEqual(sc["status"], {"replicas": 2, "selector": "app=a"})
+        sc = self.custom.patch_namespaced_custom_object_scale(
+            GROUP, "v1", ns, "crontabs", "py1", {"spec": {"replicas": 7}})
+        self.assertEqual(sc["spec"]["replicas"], 7)
+        obj = self.custom.get_namespaced_custom_object(GROUP, "v1", ns, "crontabs", "py1")
+        self.assertEqual(obj["spec"]["replicas"], 7)
+        self.assertEqual(obj["metadata"]["generation"], 3)
+        self.ok("scale", "ct", "py1", "--replicas=1")
+        self.assertEqual(self.get_json("ct", "py1")["spec"]["replicas"], 1)
+
+        for name in ("py1", "py2"):
+            self.custom.delete_namespaced_custom_object(GROUP, "v1", ns, "crontabs", name)
+        with self.assertRaises(ApiException) as cm:
+            self.custom.get_namespaced_custom_object(GROUP, "v1", ns, "crontabs", "py1")
+        self.assertEqual(cm.exception.status, 404)
+
+    def test_versions_share_one_storage(self):
+        base = "/apis/%s/%%s/namespaces/default/crontabs" % GROUP
+        made = self.req("POST", base % "v1beta1", crontab("mv", version="v1beta1"), want=201).json()
+        self.assertEqual(made["apiVersion"], GROUP + "/v1beta1")
+        got = self.req("GET", base % "v1" + "/mv", want=200).json()
+        self.assertEqual(got["apiVersion"], GROUP + "/v1")
+        self.assertEqual(got["metadata"]["uid"], made["metadata"]["uid"])
+        self.assertIn("mv", self.items(base % "v1"))
+        self.assertIn("mv", self.items(base % "v1beta1"))
+        self.req("DELETE", base % "v1" + "/mv", want=200)
+        self.assertEqual(self.req("GET", base % "v1beta1" + "/mv").status, 404)
+
+    def test_wrong_kind_and_missing_namespace(self):
+        url = "/apis/%s/v1/namespaces/default/crontabs" % GROUP
+        o = crontab("wk")
+        o["kind"] = "Other"
+        self.assertEqual(self.req("POST", url, o).status, 400)
+        r = self.req("POST", "/apis/%s/v1/namespaces/nope/crontabs" % GROUP, crontab("x"))
+        self.assertEqual(r.status, 404)
+
+
+class CustomResourcesAcrossInstances(unittest.TestCase):
+    """Two sqlkube processes on one PostgreSQL: a CRD made on one serves on the other."""
+
+    def test_crd_on_one_serves_on_other(self):
+        if CONFIG.backend != "postgres":
+            self.skipTest("needs a shared PostgreSQL")
+        a = Server("crd-a")
+        b = Server("crd-b", db_url=a.db_url)
+        try:
+            a.start()
+            b.start()
+            r = a.request("POST", CRDS, crontab_crd())
+            self.assertEqual(r.status, 201, r)
+            url = "/apis/%s/v1/namespaces/default/crontabs" % GROUP
+            wait_until(lambda: b.request("GET", url).status == 200, timeout=20,
+                       what="the CRD served on the second instance")
+            r = b.request("POST", url, crontab("xi"))
+            self.assertEqual(r.status, 201, r)
+            wait_until(lambda: a.request("GET", url + "/xi").status == 200, timeout=20,
+                       what="the object read on the first instance")
+            res = b.request("GET", "/apis/%s/v1" % GROUP).json()["resources"]
+            self.assertIn("crontabs", [x["name"] for x in res])
+        finally:
+            b.cleanup()
+            a.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
