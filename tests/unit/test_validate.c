@@ -604,6 +604,99 @@ static void test_service(void **state)
             "\"a/b\": may not contain '/'");
 }
 
+
+#define CRD_OK                                                                                     \
+    "{\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","        \
+    "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","          \
+    "\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"versions\":[{\"name\":\"v1\","            \
+    "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\"}}}]},"  \
+    "\"status\":{\"storedVersions\":[\"v1\"]}}"
+
+static void test_crd(void **state)
+{
+    (void)state;
+    const sk_resource *crds = sk_registry_find("apiextensions.k8s.io", "v1",
+                                               "customresourcedefinitions");
+    assert_non_null(crds);
+    ok(crds, CRD_OK, NULL);
+    /* the name must be plural.group */
+    invalid(crds,
+            "{\"metadata\":{\"name\":\"x.example.com\"},\"spec\":{\"group\":\"example.com\","
+            "\"scope\":\"Cluster\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","
+            "\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"versions\":[{\"name\":\"v1\","
+            "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{}}}]},"
+            "\"status\":{\"storedVersions\":[\"v1\"]}}",
+            NULL,
+            "CustomResourceDefinition.apiextensions.k8s.io \"x.example.com\" is invalid: "
+            "metadata.name: Invalid value: \"x.example.com\": must be "
+            "spec.names.plural+\".\"+spec.group");
+    /* no versions, a group without a dot, an unknown scope, a mixed-case kind is fine */
+    json_t *causes = check(
+        crds,
+        "{\"metadata\":{\"name\":\"ws.example\"},\"spec\":{\"group\":\"example\","
+        "\"scope\":\"Here\",\"names\":{\"plural\":\"ws\",\"singular\":\"w\",\"kind\":\"W\","
+        "\"listKind\":\"WList\"},\"versions\":[]}}",
+        NULL, SK_ERR_INVALID, NULL);
+    const char *want[] = {"spec.group", "spec.scope", "spec.versions", "status.storedVersions"};
+    assert_int_equal(json_array_size(causes), 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(causes, i), "field")),
+                            want[i]);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 1), "message")),
+                        "Unsupported value: \"Here\": supported values: \"Cluster\", "
+                        "\"Namespaced\"");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 3), "message")),
+                        "Invalid value: []string(nil): must have at least one stored version");
+    json_decref(causes);
+    /* two storage versions, a bad version name, a missing schema, a bad short name,
+     * kind == listKind, a scale path outside .spec, a bad printer column type */
+    causes = check(
+        crds,
+        "{\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+        "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","
+        "\"kind\":\"Widget\",\"listKind\":\"Widget\",\"shortNames\":[\"w_1\"]},"
+        "\"versions\":[{\"name\":\"V1\",\"served\":true,\"storage\":true,"
+        "\"subresources\":{\"scale\":{\"specReplicasPath\":\".status.r\","
+        "\"statusReplicasPath\":\".status.r\"}},"
+        "\"additionalPrinterColumns\":[{\"name\":\"c\",\"type\":\"map\",\"jsonPath\":\".a\"}]},"
+        "{\"name\":\"v2\",\"served\":true,\"storage\":true,"
+        "\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\"}}}]},"
+        "\"status\":{\"storedVersions\":[\"v1\"]}}",
+        NULL, SK_ERR_INVALID, NULL);
+    const char *fields[] = {"spec.versions[0].name",
+                            "spec.versions[0].schema.openAPIV3Schema",
+                            "spec.versions[0].subresources.scale.specReplicasPath",
+                            "spec.versions[0].additionalPrinterColumns[0].type",
+                            "spec.versions",
+                            "spec.names.shortNames[0]",
+                            "spec.names.listKind",
+                            "status.storedVersions",
+                            "status.storedVersions",
+                            "status.storedVersions[0]"};
+    size_t n = sizeof fields / sizeof fields[0];
+    assert_int_equal(json_array_size(causes), n);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(causes, i), "field")),
+                            fields[i]);
+    json_decref(causes);
+    /* group and plural never change; scope and kind once Established */
+    invalid(crds,
+            "{\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+            "\"scope\":\"Cluster\",\"names\":{\"plural\":\"widgets\",\"singular\":\"widget\","
+            "\"kind\":\"Widget\",\"listKind\":\"WidgetList\"},\"versions\":[{\"name\":\"v1\","
+            "\"served\":true,\"storage\":true,\"schema\":{\"openAPIV3Schema\":{}}}]},"
+            "\"status\":{\"storedVersions\":[\"v1\"]}}",
+            "{\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+            "\"scope\":\"Namespaced\",\"names\":{\"plural\":\"widgets\",\"kind\":\"Widget\"}},"
+            "\"status\":{\"conditions\":[{\"type\":\"Established\","
+            "\"status\":\"True\"}]}}",
+            "CustomResourceDefinition.apiextensions.k8s.io \"widgets.example.com\" is invalid: "
+            "spec.scope: Invalid value: \"Cluster\": field is immutable");
+    ok(crds, CRD_OK,
+       "{\"metadata\":{\"name\":\"widgets.example.com\"},\"spec\":{\"group\":\"example.com\","
+       "\"scope\":\"Cluster\",\"names\":{\"plural\":\"widgets\"}}}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_workload_selectors),
         cmocka_unit_test(test_jobs_and_statefulsets),
         cmocka_unit_test(test_service),
+        cmocka_unit_test(test_crd),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
