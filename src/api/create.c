@@ -138,6 +138,13 @@ int sk_verb_create(sk_api_call *call)
     st->generated = (!name || !*name) && gen && *gen;
     if (refuse_terminating(call, name))
         return SK_STEP_DONE;
+    if (call->res->custom && call->res->custom->terminating) {
+        /* apiextensions' handler: no new objects of a CRD being deleted */
+        sk_call_reply_status(call, SK_ERR_METHOD_NOT_ALLOWED,
+                             "create not allowed while custom resource definition is terminating",
+                             call->res->group, call->res->resource, "", NULL);
+        return SK_STEP_DONE;
+    }
     if (sk_admit_object(call, st->obj, NULL) < 0 ||
         sk_alloc_plan_new(call, st->obj, NULL, NULL, &st->alloc) < 0)
         return SK_STEP_DONE;

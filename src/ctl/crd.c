@@ -12,6 +12,8 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "ctl/batch.h"
+#include "kube/lifecycle.h"
 #include "kube/registry.h"
 
 #include <stdlib.h>
@@ -233,6 +235,86 @@ static int settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd, in
     return ok;
 }
 
+/* The registry row whose form crd's objects are stored in, or NULL when
+ * none of its versions is served. */
+static const sk_resource *stored_row(const json_t *crd)
+{
+    const json_t *spec = json_object_get(crd, "spec");
+    const char *group = str(spec, "group");
+    const char *plural = str(json_object_get(spec, "names"), "plural");
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(spec, "versions"), i, v)
+    {
+        const sk_resource *r = sk_registry_find(group, str(v, "name"), plural);
+        if (r && r->custom)
+            return r->stored_as;
+    }
+    return NULL;
+}
+
+typedef struct cleanup_scan {
+    sk_batch *batch;
+    const sk_resource *r;
+    int seen;
+} cleanup_scan;
+
+static int delete_instance(void *arg, sk_blob *item)
+{
+    static const sk_delete_options background = {.orphan_dependents = -1,
+                                                 .propagation = SK_PROPAGATION_BACKGROUND};
+    cleanup_scan *cs = arg;
+    size_t len;
+    const char *data = sk_blob_data(item, &len);
+    json_t *obj = json_loadb(data, len, 0, NULL);
+    if (!json_is_object(obj)) { /* one that does not parse is still removed */
+        json_decref(obj);
+        obj = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", cs->r->kind, "apiVersion",
+                        cs->r->api_version, "metadata", "name", sk_blob_name(item), "namespace",
+                        sk_blob_ns(item));
+    }
+    cs->seen++;
+    sk_batch_delete(cs->batch, cs->r, obj, sk_blob_rev(item), &background);
+    json_decref(obj);
+    return 0;
+}
+
+/*
+ * The CRD finalizer (kube's crd_finalizer controller) for crd (borrowed,
+ * read at rev), being deleted with the cleanup finalizer: delete its custom
+ * resources (objects with finalizers of their own are marked and waited
+ * for), then report InstanceDeletionCompleted and drop the finalizer, which
+ * removes the CRD. Each pass deletes what is left; conflicts redo next pass.
+ */
+static void cleanup(crdctl *c, const json_t *crd, int64_t rev)
+{
+    const sk_resource *crds =
+        sk_registry_find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    const sk_resource *r = stored_row(crd);
+    cleanup_scan cs = {sk_batch_new(c->store), r, 0};
+    int failed = 0;
+    if (r && sk_reader_scan(c->reader, r->storage, NULL, sk_reader_cache_rev(c->reader),
+                            delete_instance, &cs) != SK_OK)
+        failed = 1;
+    failed += sk_batch_finish(cs.batch);
+    json_t *next = json_deep_copy(crd);
+    SK_CHECK_ALLOC(next);
+    char now[21];
+    sk_format_rfc3339(sk_wall_s(), now);
+    json_t *status = json_object_get(next, "status");
+    if (cs.seen == 0 && !failed) {
+        set_condition(status, "Terminating", "False", "InstanceDeletionCompleted",
+                      "removed all instances", now);
+        sk_lifecycle_drop_finalizer(next, SK_FINALIZER_CRD_CLEANUP);
+    } else {
+        set_condition(status, "Terminating", "True", "InstanceDeletionInProgress",
+                      "CustomResource deletion is in progress", now);
+    }
+    sk_batch *b = sk_batch_new(c->store);
+    sk_batch_update(b, crds, crd, next, rev);
+    sk_batch_finish(b);
+}
+
 /* Parses the blobs of a page into all[*n..]. */
 static void parse_page(sk_blob **items, int k, json_t ***all, size_t *n, int64_t **revs)
 {
@@ -285,6 +367,24 @@ static int64_t pass(void *self, int *done)
     SK_CHECK_ALLOC(served);
     for (size_t i = 0; i < n; i++) {
         const char *name = str(json_object_get(all[i], "metadata"), "name");
+        const json_t *meta = json_object_get(all[i], "metadata");
+        int deleting = json_object_get(meta, "deletionTimestamp") != NULL;
+        if (deleting && sk_lifecycle_has_finalizer(all[i], SK_FINALIZER_CRD_CLEANUP)) {
+            /* served still if it was (reads and deletes), with creates refused */
+            size_t k;
+            const json_t *cond;
+            int established = 0;
+            json_array_foreach(json_object_get(json_object_get(all[i], "status"), "conditions"),
+                               k, cond) established |= strcmp(str(cond, "type"), "Established") == 0 &&
+                                                       strcmp(str(cond, "status"), "True") == 0;
+            if (established) {
+                sk_registry_install(all[i]);
+                served[n_served] = strdup(name);
+                SK_CHECK_ALLOC(served[n_served++]);
+            }
+            cleanup(c, all[i], revs[i]);
+            continue;
+        }
         if (settle(c, all, n, all[i], revs[i])) {
             /* later CRDs of this pass see the names taken */
             json_t *status = json_object_get(all[i], "status");

@@ -125,13 +125,13 @@ static int scan_item(void *arg, sk_blob *item)
 static sk_err scan(pass *p)
 {
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     sk_err err = SK_OK;
     for (size_t i = 0; i < n && err == SK_OK; i++) {
-        if (all[i].stored_as != &all[i])
+        if (all[i]->stored_as != all[i])
             continue;
-        scan_arg a = {p, &all[i]};
-        err = sk_reader_scan(p->g->reader, all[i].storage, NULL, p->read_rev, scan_item, &a);
+        scan_arg a = {p, all[i]};
+        err = sk_reader_scan(p->g->reader, all[i]->storage, NULL, p->read_rev, scan_item, &a);
     }
     return err;
 }

@@ -180,10 +180,10 @@ static void terminate(controller *c, const sk_resource *ns_res, const json_t *ns
     const char *name = json_string_value(json_object_get(json_object_get(ns, "metadata"), "name"));
     tally t = {.resources = json_object(), .finalizers = json_object()};
     size_t n;
-    const sk_resource *all = sk_registry_all(&n);
+    const sk_resource *const *all = sk_registry_all(&n);
     int failed = 0;
     for (size_t i = 0; i < n; i++) {
-        const sk_resource *r = &all[i];
+        const sk_resource *r = all[i];
         if (!r->namespaced || r->stored_as != r)
             continue;
         content_scan cs = {.r = r, .batch = sk_batch_new(c->store), .t = &t};

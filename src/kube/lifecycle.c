@@ -302,6 +302,53 @@ static sk_delete_plan plan_namespace(const sk_resource *r, json_t *obj, const sk
     return plan_generic(r, obj, d, now_s);
 }
 
+/* The CustomResourceDefinition REST's Delete: the first delete marks it
+ * (deletionTimestamp, the cleanup finalizer, condition Terminating), later
+ * ones are the generic registry's. */
+static sk_delete_plan plan_crd(const sk_resource *r, json_t *obj, const sk_delete_options *d,
+                               int64_t now_s)
+{
+    if (sk_lifecycle_deleting(obj))
+        return plan_generic(r, obj, d, now_s);
+    json_t *meta = meta_of(obj);
+    set_timestamp(meta, now_s);
+    json_t *fins = json_object_get(meta, "finalizers");
+    if (!json_is_array(fins)) {
+        fins = json_array();
+        json_object_set_new(meta, "finalizers", fins);
+    }
+    if (!list_has(fins, SK_FINALIZER_CRD_CLEANUP))
+        json_array_append_new(fins, json_string(SK_FINALIZER_CRD_CLEANUP));
+    json_t *status = json_object_get(obj, "status");
+    if (!json_is_object(status)) {
+        status = json_object();
+        json_object_set_new(obj, "status", status);
+    }
+    json_t *conds = json_object_get(status, "conditions");
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(status, "conditions", conds);
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c)
+    {
+        if (json_is_string(json_object_get(c, "type")) &&
+            strcmp(json_string_value(json_object_get(c, "type")), "Terminating") == 0) {
+            json_array_remove(conds, i);
+            break;
+        }
+    }
+    char ts[21];
+    sk_format_rfc3339(now_s, ts);
+    json_array_append_new(
+        conds, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Terminating", "status", "True",
+                         "lastTransitionTime", ts, "reason", "InstanceDeletionPending", "message",
+                         "CustomResourceDefinition marked for deletion; CustomResource deletion "
+                         "will begin soon"));
+    return SK_DELETE_MARK;
+}
+
 /* The NamespaceLifecycle admission plugin's immortal namespaces. */
 static int immortal_namespace(const char *name)
 {
@@ -339,7 +386,8 @@ sk_err sk_lifecycle_plan_delete(const sk_resource *r, const json_t *stored,
     if (err != SK_OK)
         return err;
     json_t *obj = json_deep_copy(stored);
-    sk_delete_plan plan = (ns ? plan_namespace : plan_generic)(r, obj, d, now_s);
+    int crd = strcmp(r->storage, "customresourcedefinitions.apiextensions.k8s.io") == 0;
+    sk_delete_plan plan = (ns ? plan_namespace : crd ? plan_crd : plan_generic)(r, obj, d, now_s);
     /* A mark that changes nothing is not written (no new revision), as
      * kube's GuaranteedUpdate skips an update whose bytes are unchanged. */
     if (plan == SK_DELETE_MARK && json_equal(obj, stored))

@@ -13,9 +13,11 @@
  * never removed, whoever deletes it.
  *
  * The finalizers this module knows: `orphan` and `foregroundDeletion` (what a
- * delete's propagation policy leaves for the garbage collector) and a
+ * delete's propagation policy leaves for the garbage collector), a
  * namespace's spec.finalizers (`kubernetes`, removed by the namespace
- * controller through /finalize). Pure: no I/O, time given by the caller.
+ * controller through /finalize) and a CustomResourceDefinition's
+ * `customresourcecleanup.apiextensions.k8s.io` (its first delete adds it and
+ * a Terminating condition; ctl/crd removes it once its objects are gone). Pure: no I/O, time given by the caller.
  */
 #ifndef SK_KUBE_LIFECYCLE_H
 #define SK_KUBE_LIFECYCLE_H
@@ -30,6 +32,8 @@
 #define SK_FINALIZER_ORPHAN "orphan"
 #define SK_FINALIZER_FOREGROUND "foregroundDeletion"
 #define SK_FINALIZER_NAMESPACE "kubernetes"
+/* Held by a CustomResourceDefinition until its custom resources are gone. */
+#define SK_FINALIZER_CRD_CLEANUP "customresourcecleanup.apiextensions.k8s.io"
 
 typedef enum {
     SK_DELETE_NOW,     /* remove the stored version */

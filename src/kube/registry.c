@@ -468,6 +468,7 @@ static sk_resource *custom_row(sk_arena *a, const json_t *crd, const json_t *ver
     c->version = ver;
     c->schema = json_object_get(json_object_get(ver, "schema"), "openAPIV3Schema");
     c->columns = json_object_get(ver, "additionalPrinterColumns");
+    c->terminating = json_is_true(json_object_get(spec, "terminating"));
     if (scale) {
         c->spec_replicas = str_of(scale, "specReplicasPath");
         c->status_replicas = str_of(scale, "statusReplicasPath");
@@ -510,10 +511,11 @@ static install **find_install(const char *crd_name)
 static json_t *served_form(const json_t *crd)
 {
     const json_t *spec = json_object_get(crd, "spec");
-    json_t *f = json_pack("{s:O?, s:O?, s:O?, s:O?}", "group", json_object_get(spec, "group"),
+    int terminating = json_object_get(json_object_get(crd, "metadata"), "deletionTimestamp") != NULL;
+    json_t *f = json_pack("{s:O?, s:O?, s:O?, s:O?, s:b}", "group", json_object_get(spec, "group"),
                           "names", json_object_get(spec, "names"), "scope",
                           json_object_get(spec, "scope"), "versions",
-                          json_object_get(spec, "versions"));
+                          json_object_get(spec, "versions"), "terminating", terminating);
     SK_CHECK_ALLOC(f);
     return f;
 }

@@ -63,6 +63,7 @@ typedef struct sk_custom {
     const char *spec_replicas;    /* the scale subresource's paths, ".spec.replicas"; */
     const char *status_replicas;  /* NULL without one */
     const char *label_selector;   /* NULL if unset */
+    int terminating;              /* the CRD is being deleted: no new objects */
 } sk_custom;
 
 typedef struct sk_resource {

@@ -12,8 +12,10 @@ its status and scale calls; generation moving for spec changes only;
 several versions with one storage version (apiVersion rewritten, objects
 stored once); selectableFields and label selectors; a CRD whose names
 another CRD took is NamesAccepted False and not served; a bad CRD is 422
-with kube's field paths; deleting a CRD stops serving its kind; and, on
-PostgreSQL, a CRD created on one instance serves on another.
+with kube's field paths; deleting a CRD deletes its objects behind the
+customresourcecleanup finalizer (creates refused meanwhile, objects with
+finalizers waited for) and stops serving its kind; and, on PostgreSQL, a
+CRD created on one instance serves on another.
 Why: an operator's first act is to install its CRDs; before this every
 `kind: CustomResourceDefinition` was "no matches".
 """
@@ -345,6 +347,41 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertIn("mv", self.items(base % "v1beta1"))
         self.req("DELETE", base % "v1" + "/mv", want=200)
         self.assertEqual(self.req("GET", base % "v1beta1" + "/mv").status, 404)
+
+    def test_delete_crd_deletes_its_objects(self):
+        crd = crontab_crd(plural="gadgets", kind="Gadget", short=())
+        crd["spec"]["names"]["categories"] = []
+        self.req("POST", CRDS, crd, want=201)
+        self.ok("wait", "--for", "condition=established", "crd/gadgets." + GROUP, "--timeout=20s")
+        url = "/apis/%s/v1/namespaces/default/gadgets" % GROUP
+        for name in ("g1", "g2"):
+            o = crontab(name)
+            o["kind"] = "Gadget"
+            self.req("POST", url, o, want=201)
+        held = crontab("held")
+        held["kind"] = "Gadget"
+        held["metadata"]["finalizers"] = ["example.com/hold"]
+        self.req("POST", url, held, want=201)
+        d = self.req("DELETE", CRDS + "/gadgets." + GROUP, want=200).json()
+        self.assertIn("customresourcecleanup.apiextensions.k8s.io", d["metadata"]["finalizers"])
+        self.assertIn("deletionTimestamp", d["metadata"])
+        self.assertEqual(condition(d, "Terminating")["reason"], "InstanceDeletionPending")
+        # the objects go; the one with a finalizer of its own is marked and waited for
+        wait_until(lambda: self.items(url) == ["held"], what="g1 and g2 deleted")
+        o = self.req("GET", url + "/held", want=200).json()
+        self.assertIn("deletionTimestamp", o["metadata"])
+        r = self.req("POST", url, dict(crontab("g3"), kind="Gadget"), want=405)
+        self.assertEqual(r.json()["message"],
+                         "create not allowed while custom resource definition is terminating")
+        crd_now = self.req("GET", CRDS + "/gadgets." + GROUP, want=200).json()
+        self.assertEqual(condition(crd_now, "Terminating")["reason"], "InstanceDeletionInProgress")
+        # releasing the last object lets the CRD go
+        self.req("PATCH", url + "/held", {"metadata": {"finalizers": None}},
+                 ctype="application/merge-patch+json", want=200)
+        wait_until(lambda: self.server.request("GET", CRDS + "/gadgets." + GROUP).status == 404,
+                   what="the CRD removed")
+        wait_until(lambda: self.server.request("GET", url).status == 404,
+                   what="gadgets no longer served")
 
     def test_wrong_kind_and_missing_namespace(self):
         url = "/apis/%s/v1/namespaces/default/crontabs" % GROUP
