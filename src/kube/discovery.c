@@ -50,6 +50,7 @@ static const char *const aggregated_versions[] = {"v2", "v2beta1"};
 
 typedef struct state {
     unsigned long generation; /* the registry's, when built */
+    const struct state *prev; /* the state it replaced: retired, kept reachable */
     sk_discovery_gv *gvs;
     size_t n_gvs;
     doc version, core_versions, groups;
@@ -370,6 +371,7 @@ static const state *current(void)
         st = calloc(1, sizeof *st);
         SK_CHECK_ALLOC(st);
         st->generation = gen;
+        st->prev = s;
         build();
         atomic_store_explicit(&published, st, memory_order_release);
         s = st;

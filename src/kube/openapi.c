@@ -676,6 +676,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 /* The custom resources' documents and the v3 index of one registry generation. */
 typedef struct custom_state {
     unsigned long generation;
+    const struct custom_state *prev; /* the state it replaced: retired, kept reachable */
     gv_doc *docs;
     size_t n_docs;
     char *root;
@@ -808,6 +809,7 @@ static const custom_state *custom_docs(void)
         custom_state *fresh = calloc(1, sizeof *fresh);
         SK_CHECK_ALLOC(fresh);
         fresh->generation = gen;
+        fresh->prev = cs;
         json_t *root_paths = json_deep_copy(st.root_paths);
         SK_CHECK_ALLOC(root_paths);
         build_docs(1, &fresh->docs, &fresh->n_docs, root_paths);

@@ -42,6 +42,8 @@ typedef struct view {
     const sk_resource **by_resource; /* keyed "g/v/resource" */
     const sk_resource **by_kind;     /* keyed "g/v/Kind" */
     size_t table_size;
+    sk_arena *arena;        /* holding it */
+    const struct view *prev; /* the view it replaced: retired, kept reachable */
 } view;
 
 /* One installed CRD: its rows (served versions) in its own arena. */
@@ -65,6 +67,7 @@ static struct {
     atomic_ulong generation;
     pthread_mutex_t mu; /* serialises installs and removes */
     install *installs;  /* the live ones */
+    install *retired;   /* replaced or removed: their rows may still be in use */
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -134,6 +137,7 @@ static size_t slot(const view *v, const char *group, const char *version, const 
 static const view *make_view(sk_arena *a, const sk_resource *const *rows, size_t n, int strict)
 {
     view *v = sk_arena_alloc(a, sizeof *v);
+    v->arena = a;
     v->table_size = 16;
     while (v->table_size < 2 * n)
         v->table_size *= 2;
@@ -494,7 +498,9 @@ static void publish(void)
         for (size_t i = 0; i < in->n; i++)
             rows[k++] = in->rows[i];
     qsort(rows + g.n, n - g.n, sizeof *rows, custom_order);
-    atomic_store_explicit(&g.current, make_view(a, rows, n, 0), memory_order_release);
+    view *v = (view *)make_view(a, rows, n, 0);
+    v->prev = atomic_load(&g.current);
+    atomic_store_explicit(&g.current, v, memory_order_release);
     atomic_fetch_add(&g.generation, 1);
 }
 
@@ -505,6 +511,16 @@ static install **find_install(const char *crd_name)
     while (*p && strcmp((*p)->crd_name, crd_name) != 0)
         p = &(*p)->next;
     return p;
+}
+
+/* Moves the install *at points to from the live list to the retired one:
+ * never freed (requests may hold its rows), kept reachable. Under g.mu. */
+static void retire(install **at)
+{
+    install *in = *at;
+    *at = in->next;
+    in->next = g.retired;
+    g.retired = in;
 }
 
 /* What an install serves depends on these parts of a CRD only. */
@@ -538,7 +554,7 @@ void sk_registry_install(const json_t *crd)
             pthread_mutex_unlock(&g.mu);
             return;
         }
-        *at = (*at)->next; /* retired: its rows may still be in use */
+        retire(at);
     }
     sk_arena *a = sk_arena_new();
     install *in = sk_arena_alloc(a, sizeof *in);
@@ -581,7 +597,7 @@ void sk_registry_remove(const char *crd_name)
     pthread_mutex_lock(&g.mu);
     install **at = find_install(crd_name);
     if (*at) {
-        *at = (*at)->next; /* retired, never freed: requests may hold its rows */
+        retire(at);
         publish();
     }
     pthread_mutex_unlock(&g.mu);
