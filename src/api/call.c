@@ -464,9 +464,11 @@ static ssize_t pb_stream_read(void *self, char *buf, size_t max)
 
 void sk_call_negotiate(sk_api_call *call)
 {
+    /* Custom resources have no protobuf form (kube-apiserver serves them as
+     * JSON to clients that also accept it; ours always do). */
     if (call->route.kind != SK_ROUTE_RESOURCE || call->want_table || !call->content_type_out ||
         strcmp(call->content_type_out, "application/json") != 0 ||
-        !sk_protobuf_accept_prefers(call->accept))
+        !sk_protobuf_accept_prefers(call->accept) || (call->res && call->res->custom))
         return;
     if (call->stream.read) {
         pb_stream *ps = sk_arena_alloc(call->arena, sizeof *ps);

@@ -622,8 +622,11 @@ out:
     return e;
 }
 
-/* The string at a dotted path of obj, "" if missing or not a string. */
-static const char *field_value(const json_t *obj, const char *path)
+/* The value at a dotted path of obj as a field selector sees it: a string
+ * as is, an integer in decimal and a boolean as "true"/"false" (a custom
+ * resource's selectableFields), "" if missing or anything else. num holds
+ * the text of a number. */
+static const char *field_value(const json_t *obj, const char *path, char num[32])
 {
     const json_t *cur = obj;
     char seg[256];
@@ -636,6 +639,12 @@ static const char *field_value(const json_t *obj, const char *path)
         cur = json_is_object(cur) ? json_object_get(cur, seg) : NULL;
         path += len + (path[len] == '.');
     }
+    if (json_is_integer(cur)) {
+        snprintf(num, 32, "%" JSON_INTEGER_FORMAT, json_integer_value(cur));
+        return num;
+    }
+    if (json_is_boolean(cur))
+        return json_is_true(cur) ? "true" : "false";
     return json_is_string(cur) ? json_string_value(cur) : "";
 }
 
@@ -643,7 +652,8 @@ int sk_field_selector_matches(const sk_field_selector *sel, const json_t *obj)
 {
     for (size_t i = 0; i < sel->n; i++) {
         const field_term *t = &sel->terms[i];
-        int eq = strcmp(field_value(obj, t->field), t->value) == 0;
+        char num[32];
+        int eq = strcmp(field_value(obj, t->field, num), t->value) == 0;
         if (eq == t->negated)
             return 0;
     }

@@ -63,7 +63,8 @@ def crontab_crd(plural="crontabs", kind="CronTab", short=("ct",), group=GROUP):
                      {"name": "Spec", "type": "string", "jsonPath": ".spec.cronSpec"},
                      {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
                      {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
-                 "selectableFields": [{"jsonPath": ".spec.cronSpec"}]},
+                 "selectableFields": [{"jsonPath": ".spec.cronSpec"},
+                                      {"jsonPath": ".spec.replicas"}]},
                 {"name": "v1beta1", "served": True, "storage": False,
                  "schema": {"openAPIV3Schema": {"type": "object",
                                                 "x-kubernetes-preserve-unknown-fields": True}}},
@@ -272,6 +273,12 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
         lst = self.custom.list_namespaced_custom_object(GROUP, "v1", ns, "crontabs",
                                                         field_selector="spec.cronSpec=0 * * * *")
         self.assertEqual([o["metadata"]["name"] for o in lst["items"]], ["py2"])
+        lst = self.custom.list_namespaced_custom_object(GROUP, "v1", ns, "crontabs",
+                                                        field_selector="spec.replicas!=1")
+        self.assertEqual(lst["items"], [], "an integer field selects by its decimal text")
+        lst = self.custom.list_namespaced_custom_object(GROUP, "v1", ns, "crontabs",
+                                                        field_selector="spec.replicas=1")
+        self.assertEqual(len(lst["items"]), 2)
         r = self.req("GET", "/apis/%s/v1/namespaces/default/crontabs?fieldSelector=spec.image%%3Dx"
                      % GROUP)
         self.assertEqual(r.status, 400, "only selectableFields select")
@@ -345,6 +352,13 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(got["metadata"]["uid"], made["metadata"]["uid"])
         self.assertIn("mv", self.items(base % "v1"))
         self.assertIn("mv", self.items(base % "v1beta1"))
+        # no protobuf form: a client that also accepts JSON gets JSON
+        r = self.server.request("GET", base % "v1", headers={
+            "Accept": "application/vnd.kubernetes.protobuf, application/json"})
+        self.assertEqual(r.status, 200)
+        self.assertTrue(r.headers.get("content-type", "").startswith("application/json"),
+                        r.headers)
+        self.assertIn("mv", [o["metadata"]["name"] for o in r.json()["items"]])
         self.req("DELETE", base % "v1" + "/mv", want=200)
         self.assertEqual(self.req("GET", base % "v1beta1" + "/mv").status, 404)
 
