@@ -36,6 +36,7 @@ sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg)
     api->hub = deps->hub;
     api->identity = deps->identity;
     api->collector = deps->collector;
+    api->crd = deps->crd;
     api->consistency = deps->consistency;
     api->metrics = sk_metrics_new();
     api->max_object_bytes =

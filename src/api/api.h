@@ -53,9 +53,10 @@ typedef struct sk_api_deps {
     sk_cache *cache; /* notifies hub after every applied batch and tick */
     sk_reader *reader;
     sk_watch_hub *hub;
-    /* Controllers whose health /readyz reports, and the consistency
-     * checker that /debug/consistency and /metrics use. */
-    sk_ctl *identity, *collector, *consistency;
+    /* Controllers whose health /readyz reports (crd: its first pass has
+     * served every stored CRD), and the consistency checker that
+     * /debug/consistency and /metrics use. */
+    sk_ctl *identity, *collector, *consistency, *crd;
 } sk_api_deps;
 
 sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg);

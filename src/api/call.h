@@ -43,7 +43,7 @@ struct sk_api {
     sk_reader *reader;
     sk_watch_hub *hub;
     sk_metrics *metrics;
-    sk_ctl *identity, *collector, *consistency;
+    sk_ctl *identity, *collector, *consistency, *crd;
     char *listen_addr;
     size_t max_object_bytes; /* largest serialized object a write may store */
     int64_t event_ttl_s;

@@ -120,11 +120,10 @@ struct sk_cache {
     atomic_int stopping;
     atomic_int *distrusted;        /* per resource: reads go to SQL */
     atomic_int *rebuild_requested; /* per resource: the feed rebuilds it */
-    /* sk_cache_add_resource: one request at a time, done by the feed. */
+    /* sk_cache_want_resource: names the feed adds in its next round. */
     pthread_mutex_t add_mu;
-    pthread_cond_t add_cv;
-    const char *adding; /* the name asked for, NULL when none is pending */
-    sk_err added;       /* its outcome */
+    char *wanted[ADDED_MAX];
+    size_t n_wanted;
     /* Feed-owned. */
     int64_t drop_rev_once;
     char *corrupt_key_once; /* "resource/namespace/name" */
@@ -682,65 +681,59 @@ static int is_anomaly(sk_err err)
     return err == SK_ERR_INTERNAL || err == SK_ERR_EXPIRED;
 }
 
-/* Adds the resource sk_cache_add_resource asks for: one snapshot at the
- * cache's revision from a consistent list (the feed is the only writer, so
- * the revision holds still), published in a new slot. Its events before
- * that revision were not kept (built_at bars cursors from them). */
-static void add_requested(sk_cache *c)
+/* Adds the resources sk_cache_want_resource asked for: each one snapshot at
+ * the cache's revision from a consistent list (the feed is the only writer,
+ * so the revision holds still), published in a new slot. Their events
+ * before that revision were not kept (built_at bars cursors from them). */
+static void add_wanted(sk_cache *c)
 {
-    pthread_mutex_lock(&c->add_mu);
-    const char *name = c->adding;
-    pthread_mutex_unlock(&c->add_mu);
-    if (!name)
-        return;
-    sk_err err = SK_OK;
-    int i = c->n_res;
-    if (sk_cache_resource(c, name) < 0) {
+    for (;;) {
+        pthread_mutex_lock(&c->add_mu);
+        char *name = c->n_wanted ? c->wanted[--c->n_wanted] : NULL;
+        pthread_mutex_unlock(&c->add_mu);
+        if (!name)
+            return;
+        int i = c->n_res;
+        sk_err err = SK_OK;
+        if (sk_cache_resource(c, name) >= 0) {
+            free(name);
+            continue;
+        }
         if (i == c->cap) {
             sk_log_warn("watch cache: cannot hold %s: %d resources already", name, c->cap);
-            err = SK_ERR_UNAVAILABLE;
-        } else {
-            char *copy = strdup(name);
-            SK_CHECK_ALLOC(copy);
-            c->resources[i] = copy;
-            resource fresh;
-            if ((err = build_resource(c, i, c->rev, &fresh)) == SK_OK) {
-                pthread_rwlock_wrlock(&c->lock);
-                fresh.gen = c->generation;
-                c->res[i] = fresh;
-                c->n_res = i + 1;
-                pthread_rwlock_unlock(&c->lock);
-            } else {
-                c->resources[i] = NULL;
-                free(copy);
-            }
+            free(name);
+            continue;
         }
+        c->resources[i] = name;
+        resource fresh;
+        if ((err = build_resource(c, i, c->rev, &fresh)) != SK_OK) {
+            /* a store error: asked for again by the next sk_cache_want_resource */
+            sk_log_warn("watch cache: cannot list %s: %s", name, sk_err_name(err));
+            c->resources[i] = NULL;
+            free(name);
+            return;
+        }
+        pthread_rwlock_wrlock(&c->lock);
+        fresh.gen = c->generation;
+        c->res[i] = fresh;
+        c->n_res = i + 1;
+        pthread_rwlock_unlock(&c->lock);
     }
-    if (err != SK_OK && !is_anomaly(err) && err != SK_ERR_UNAVAILABLE)
-        return; /* a store error: try again next round */
-    pthread_mutex_lock(&c->add_mu);
-    c->adding = NULL;
-    c->added = err;
-    pthread_cond_broadcast(&c->add_cv);
-    pthread_mutex_unlock(&c->add_mu);
 }
 
-sk_err sk_cache_add_resource(sk_cache *c, const char *resource)
+void sk_cache_want_resource(sk_cache *c, const char *resource)
 {
     if (sk_cache_resource(c, resource) >= 0)
-        return SK_OK;
+        return;
     pthread_mutex_lock(&c->add_mu);
-    while (c->adding && !atomic_load(&c->stopping))
-        pthread_cond_wait(&c->add_cv, &c->add_mu);
-    c->adding = resource;
-    while (c->adding == resource && !atomic_load(&c->stopping))
-        pthread_cond_wait(&c->add_cv, &c->add_mu);
-    sk_err err = c->adding == resource ? SK_ERR_UNAVAILABLE : c->added;
-    if (c->adding == resource)
-        c->adding = NULL;
-    pthread_cond_broadcast(&c->add_cv);
+    size_t k = 0;
+    while (k < c->n_wanted && strcmp(c->wanted[k], resource) != 0)
+        k++;
+    if (k == c->n_wanted && c->n_wanted < ADDED_MAX) {
+        c->wanted[c->n_wanted] = strdup(resource);
+        SK_CHECK_ALLOC(c->wanted[c->n_wanted++]);
+    }
     pthread_mutex_unlock(&c->add_mu);
-    return err;
 }
 
 /* Rebuilds the resources a failed consistency check asked for. */
@@ -772,7 +765,7 @@ static void *feed_main(void *arg)
         if (err == SK_OK)
             err = rebuild_requested(c);
         if (err == SK_OK)
-            add_requested(c);
+            add_wanted(c);
         if (err != SK_OK && !is_anomaly(err)) {
             sk_log_warn("watch cache: store error (%s): retrying", sk_err_name(err));
             pause_ms(200);
@@ -827,7 +820,6 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     pthread_mutex_init(&c->wait_mu, NULL);
     sk_cond_init_monotonic(&c->wait_cv);
     pthread_mutex_init(&c->add_mu, NULL);
-    pthread_cond_init(&c->add_cv, NULL);
     sk_err err = rebuild(c);
     if (err != SK_OK) {
         sk_cache_free(c);
@@ -843,10 +835,7 @@ void sk_cache_free(sk_cache *c)
     if (!c)
         return;
     if (c->res) { /* the feed runs once the first build succeeded */
-        pthread_mutex_lock(&c->add_mu);
         atomic_store(&c->stopping, 1);
-        pthread_cond_broadcast(&c->add_cv);
-        pthread_mutex_unlock(&c->add_mu);
         pthread_join(c->feed, NULL);
         reclaim rc = RECLAIM_INIT;
         rc.res = c->res;
@@ -863,8 +852,9 @@ void sk_cache_free(sk_cache *c)
     pthread_rwlock_destroy(&c->lock);
     pthread_mutex_destroy(&c->wait_mu);
     pthread_cond_destroy(&c->wait_cv);
+    for (size_t k = 0; k < c->n_wanted; k++)
+        free(c->wanted[k]);
     pthread_mutex_destroy(&c->add_mu);
-    pthread_cond_destroy(&c->add_cv);
     free(c);
 }
 

@@ -90,13 +90,13 @@ void sk_cache_free(sk_cache *c);
 /* Index of a resource name, -1 if the cache does not hold it. Indexes never
  * change once given. */
 int sk_cache_resource(const sk_cache *c, const char *resource);
-/* Makes the cache hold resource (custom resources, added at run time) from
- * now on: the feed lists it at its current revision and applies its events
- * after that; cursors from before get SK_ERR_EXPIRED for it. Blocks until
- * done (up to the feed's next round, a second at most when idle). SK_OK if
- * held already; SK_ERR_UNAVAILABLE when the cache holds as many resources
- * as it can or is stopping. Any thread. */
-sk_err sk_cache_add_resource(sk_cache *c, const char *resource);
+/* Asks the cache to hold resource (custom resources, added at run time):
+ * in its next round (a second at most when idle) the feed lists it at its
+ * current revision and applies its events after that; cursors from before
+ * get SK_ERR_EXPIRED for it. Returns at once; sk_cache_resource says when
+ * it is held. Any thread. At most 1024 resources are added to the
+ * configured ones (a warning is logged past that). */
+void sk_cache_want_resource(sk_cache *c, const char *resource);
 
 typedef struct sk_cache_state {
     int64_t rev;         /* last applied revision */

@@ -174,6 +174,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         .identity = srv->identity,
         .collector = srv->collector,
         .consistency = srv->consistency,
+        .crd = srv->crd,
     };
     sk_api_config ac = {
         .listen_addr = cfg->listen,

@@ -176,9 +176,12 @@ static void write_status(crdctl *c, json_t *crd, int64_t rev)
         sk_log_warn("crd: cannot write the status of %s: %s", w.name, sk_err_name(err));
 }
 
-/* Settles one CRD (borrowed) read at rev; returns non-zero if it is served
- * after this. */
-static int settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd, int64_t rev)
+typedef enum { SETTLE_SERVED, SETTLE_WAITING, SETTLE_NOT_SERVED } settled;
+
+/* Settles one CRD (borrowed) read at rev: served after this, or waiting for
+ * the watch cache to hold its storage key (a later pass serves it), or not
+ * served (its names conflict). */
+static settled settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd, int64_t rev)
 {
     const json_t *spec = json_object_get(crd, "spec");
     json_t *next = json_deep_copy(crd);
@@ -200,39 +203,35 @@ static int settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd, in
     /* The cache holds the storage key before the registry serves it, and
      * both before the status says Established: a client that waited for
      * that condition finds the resource. */
+    int held = 0;
     if (ok) {
-        char *storage = NULL;
-        const char *plural = str(json_object_get(spec, "names"), "plural");
-        size_t len = strlen(plural) + strlen(str(spec, "group")) + 2;
-        storage = malloc(len);
-        SK_CHECK_ALLOC(storage);
-        snprintf(storage, len, "%s.%s", plural, str(spec, "group"));
-        sk_err err = sk_cache_add_resource(c->cache, storage);
-        if (err != SK_OK) {
-            sk_log_warn("crd: the watch cache cannot hold %s: %s", storage, sk_err_name(err));
-            ok = 0;
-        }
-        free(storage);
+        sk_buf storage = SK_BUF_INIT;
+        sk_buf_printf(&storage, "%s.%s", str(json_object_get(spec, "names"), "plural"),
+                      str(spec, "group"));
+        held = sk_cache_resource(c->cache, storage.data) >= 0;
+        if (!held)
+            sk_cache_want_resource(c->cache, storage.data);
+        sk_buf_free(&storage);
     }
-    if (ok) {
+    size_t i;
+    const json_t *cond;
+    int was = 0;
+    json_array_foreach(json_object_get(status, "conditions"), i, cond) was |=
+        strcmp(str(cond, "type"), "Established") == 0 && strcmp(str(cond, "status"), "True") == 0;
+    if (held) {
         sk_registry_install(next);
         set_condition(status, "Established", "True", "InitialNamesAccepted",
                       "the initial names have been accepted", now);
-    } else {
+    } else if (!was) {
         /* An Established CRD stays so when a later names change conflicts. */
-        size_t i;
-        const json_t *cond;
-        int was = 0;
-        json_array_foreach(json_object_get(status, "conditions"), i, cond) was |=
-            strcmp(str(cond, "type"), "Established") == 0;
-        if (!was)
-            set_condition(status, "Established", "False", "NotAccepted",
-                          "not all names are accepted", now);
+        set_condition(status, "Established", "False", ok ? "Installing" : "NotAccepted",
+                      ok ? "the initial names have been accepted" : "not all names are accepted",
+                      now);
     }
     if (!json_equal(next, crd))
         write_status(c, next, rev);
     json_decref(next);
-    return ok;
+    return ok && !held ? SETTLE_WAITING : held ? SETTLE_SERVED : SETTLE_NOT_SERVED;
 }
 
 /* The registry row whose form crd's objects are stored in, or NULL when
@@ -363,7 +362,7 @@ static int64_t pass(void *self, int *done)
         goto out;
     }
     char **served = calloc(n + 1, sizeof *served);
-    size_t n_served = 0;
+    size_t n_served = 0, waiting = 0;
     SK_CHECK_ALLOC(served);
     for (size_t i = 0; i < n; i++) {
         const char *name = str(json_object_get(all[i], "metadata"), "name");
@@ -385,7 +384,9 @@ static int64_t pass(void *self, int *done)
             cleanup(c, all[i], revs[i]);
             continue;
         }
-        if (settle(c, all, n, all[i], revs[i])) {
+        settled how = settle(c, all, n, all[i], revs[i]);
+        waiting += how == SETTLE_WAITING;
+        if (how != SETTLE_NOT_SERVED) {
             /* later CRDs of this pass see the names taken */
             json_t *status = json_object_get(all[i], "status");
             if (!json_is_object(status)) {
@@ -394,6 +395,8 @@ static int64_t pass(void *self, int *done)
             }
             json_object_set(status, "acceptedNames",
                             json_object_get(json_object_get(all[i], "spec"), "names"));
+        }
+        if (how == SETTLE_SERVED) {
             served[n_served] = strdup(name);
             SK_CHECK_ALLOC(served[n_served++]);
         }
@@ -409,7 +412,9 @@ static int64_t pass(void *self, int *done)
     free(c->served);
     c->served = served;
     c->n_served = n_served;
-    *done = 1;
+    /* ready (poststarthook/crd-informer-synced) once every stored CRD
+     * that can be served is */
+    *done = waiting == 0;
 out:
     for (size_t i = 0; i < n; i++)
         json_decref(all[i]);

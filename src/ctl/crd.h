@@ -9,17 +9,23 @@
  *  - settles its names: NamesAccepted False (reason PluralConflict,
  *    KindConflict, ...) when another CRD of the group already took one of
  *    them, else True and status.acceptedNames = spec.names;
- *  - serves its versions: the watch cache is made to hold its storage key
- *    (cache.h sk_cache_add_resource) before the registry serves it
+ *  - serves its versions: the watch cache is asked to hold its storage key
+ *    (cache.h sk_cache_want_resource; Established False, Installing, until
+ *    it does, a pass or a few later) before the registry serves it
  *    (kube/registry.h sk_registry_install), so no request finds a
- *    resource the cache does not know;
+ *    resource the cache does not know; /readyz's
+ *    poststarthook/crd-informer-synced passes once every stored CRD that
+ *    can be is served;
  *  - writes its status when it changed (conditions NamesAccepted and
  *    Established, as kube words them), read-modify-write with the read
  *    revision as precondition; instances computing the same status write
  *    nothing, and a lost race is redone on the next pass;
- * and stops serving CRDs that are gone. The custom resources of a deleted
- * CRD stay in storage (kube deletes them first, behind a finalizer: not
- * done yet).
+ * and stops serving CRDs that are gone. A CRD being deleted (its first
+ * delete added the customresourcecleanup finalizer, kube/lifecycle.h) is
+ * served for reads and deletes only while its custom resources are deleted
+ * through ctl/batch.h (each with the revision read as precondition, so one
+ * deletion across instances); once none is left its Terminating condition
+ * says InstanceDeletionCompleted and the finalizer goes, which removes it.
  */
 #ifndef SK_CTL_CRD_H
 #define SK_CTL_CRD_H

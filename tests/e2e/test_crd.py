@@ -406,6 +406,22 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(r.status, 404)
 
 
+class CustomResourcesRestart(ServerTestCase, unittest.TestCase):
+    """After a restart, /readyz passes only once the stored CRDs are served again."""
+
+    def test_served_when_ready_after_restart(self):
+        s = self.server
+        self.assertEqual(s.request("POST", CRDS, crontab_crd()).status, 201)
+        url = "/apis/%s/v1/namespaces/default/crontabs" % GROUP
+        wait_until(lambda: s.request("GET", url).status == 200, what="served")
+        self.assertEqual(s.request("POST", url, crontab("kept")).status, 201)
+        s.restart()  # returns once /readyz passes
+        r = s.request("GET", url + "/kept")
+        self.assertEqual(r.status, 200, r.body[:300])
+        ready = s.request("GET", "/readyz?verbose").body.decode()
+        self.assertIn("[+]poststarthook/crd-informer-synced ok", ready)
+
+
 class CustomResourcesAcrossInstances(unittest.TestCase):
     """Two sqlkube processes on one PostgreSQL: a CRD made on one serves on the other."""
 
