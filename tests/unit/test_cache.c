@@ -221,6 +221,57 @@ static void test_events_in_order_with_previous_versions(void **state)
     pthread_mutex_unlock(&f->mu);
 }
 
+
+/* A resource added at run time (a CRD's storage key): listed at the cache's
+ * revision with what was written before, its later events applied, cursors
+ * from before its addition expired; the configured resources untouched. */
+static void test_resource_added_at_run_time(void **state)
+{
+    fixture *f = *state;
+    open_cache(f, 0, 0);
+    int64_t r1 = put(f, SK_WRITE_CREATE, "widgets.example.com", "n", "early", "1");
+    put(f, SK_WRITE_CREATE, "configmaps", "n", "c", "1");
+    wait_rev(f, r1);
+    sk_cache_state before;
+    sk_cache_get_state(f->cache, &before);
+    assert_int_equal(sk_cache_resource(f->cache, "widgets.example.com"), -1);
+    sk_cache_want_resource(f->cache, "widgets.example.com");
+    sk_cache_want_resource(f->cache, "widgets.example.com"); /* once */
+    int res = -1;
+    for (int i = 0; i < 500 && res < 0; i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+        res = sk_cache_resource(f->cache, "widgets.example.com");
+    }
+    assert_int_equal(res, 2);
+    assert_int_equal(sk_cache_resource(f->cache, "configmaps"), 0);
+    int64_t r2 = put(f, SK_WRITE_CREATE, "widgets.example.com", "n", "late", "2");
+    wait_rev(f, r2);
+    collect c = {.n = 0};
+    sk_cache_list_query q = {.res = res, .rev = r2, .limit = 10};
+    int visited = 0;
+    assert_int_equal(sk_cache_list(f->cache, &q, collect_item, &c, &visited), SK_OK);
+    assert_int_equal(visited, 2);
+    char want[64];
+    snprintf(want, sizeof want, "n/early@%lld", (long long)r1);
+    assert_string_equal(c.keys[0], want);
+    snprintf(want, sizeof want, "n/late@%lld", (long long)r2);
+    assert_string_equal(c.keys[1], want);
+    sk_cache_event ev = {0};
+    int64_t scanned = 0;
+    /* a cursor from before the addition: its events were not kept */
+    assert_int_equal(sk_cache_next_event(f->cache, before.generation, res, before.rev, &ev,
+                                         &scanned),
+                     SK_ERR_EXPIRED);
+    sk_cache_state now;
+    sk_cache_get_state(f->cache, &now);
+    assert_int_equal(sk_cache_next_event(f->cache, now.generation, res, r2 - 1, &ev, &scanned),
+                     SK_OK);
+    assert_int_equal(ev.rev, r2);
+    assert_string_equal(sk_blob_name(ev.obj), "late");
+    sk_cache_event_clear(&ev);
+}
+
 static void test_window_eviction(void **state)
 {
     fixture *f = *state;
@@ -670,6 +721,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_history_snapshots, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_finds_corruption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_readers_match_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resource_added_at_run_time, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
