@@ -259,9 +259,9 @@ static void test_resource_added_at_run_time(void **state)
     assert_string_equal(c.keys[1], want);
     sk_cache_event ev = {0};
     int64_t scanned = 0;
-    /* a cursor from before the addition: its events were not kept */
-    assert_int_equal(sk_cache_next_event(f->cache, before.generation, res, before.rev, &ev,
-                                         &scanned),
+    /* a cursor from before the addition (r1: the configmap written after it
+     * was applied before the key was added): its events were not kept */
+    assert_int_equal(sk_cache_next_event(f->cache, before.generation, res, r1, &ev, &scanned),
                      SK_ERR_EXPIRED);
     sk_cache_state now;
     sk_cache_get_state(f->cache, &now);
