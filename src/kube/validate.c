@@ -1574,7 +1574,7 @@ static void validate_crd_scale_path(sk_field_errors *fe, const json_t *scale, co
     const char *p = json_string_value(json_object_get(scale, key));
     if (!p || !*p) {
         if (strcmp(key, "labelSelectorPath") != 0)
-            fe_required(fe, f, "");
+            sk_field_errors_required(fe, f, "");
         return;
     }
     if (!crd_simple_path(fe, f, p))
@@ -1604,7 +1604,7 @@ static void validate_crd_version(sk_field_errors *fe, const json_t *v, const cha
     const json_t *subs = json_object_get(v, "subresources");
     if (!schema) {
         snprintf(f, sizeof f, "%s.schema.openAPIV3Schema", vpath);
-        fe_required(fe, f, "schemas are required");
+        sk_field_errors_required(fe, f, "schemas are required");
     } else {
         const char *type = json_string_value(json_object_get(schema, "type"));
         if (json_object_get(subs, "status") && type && *type && strcmp(type, "object") != 0) {
@@ -1615,7 +1615,7 @@ static void validate_crd_version(sk_field_errors *fe, const json_t *v, const cha
         }
         if (json_is_true(json_object_get(schema, "nullable"))) {
             snprintf(f, sizeof f, "%s.schema.openAPIV3Schema.nullable", vpath);
-            fe_forbidden(fe, f, "nullable cannot be true at the root");
+            sk_field_errors_forbidden(fe, f, "nullable cannot be true at the root");
         }
     }
     const json_t *scale = json_object_get(subs, "scale");
@@ -1639,13 +1639,13 @@ static void validate_crd_version(sk_field_errors *fe, const json_t *v, const cha
         const char *one_of = "must be one of boolean,date,integer,number,string";
         snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].name", vpath, i);
         if (!name || !*name)
-            fe_required(fe, f, "");
+            sk_field_errors_required(fe, f, "");
         snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].type", vpath, i);
         size_t k = 0;
         while (type && *type && types[k] && strcmp(types[k], type) != 0)
             k++;
         if (!type || !*type)
-            fe_required(fe, f, one_of);
+            sk_field_errors_required(fe, f, one_of);
         else if (!types[k])
             sk_field_errors_invalid(fe, f, type, one_of);
         snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].format", vpath, i);
@@ -1657,7 +1657,7 @@ static void validate_crd_version(sk_field_errors *fe, const json_t *v, const cha
                                     "password");
         snprintf(f, sizeof f, "%s.additionalPrinterColumns[%zu].JSONPath", vpath, i);
         if (!jp || !*jp)
-            fe_required(fe, f, "");
+            sk_field_errors_required(fe, f, "");
         else
             crd_simple_path(fe, f, jp);
     }
@@ -1687,7 +1687,7 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
         sk_buf_free(&want);
     }
     if (!*group) {
-        fe_required(fe, "spec.group", "");
+        sk_field_errors_required(fe, "spec.group", "");
     } else if (subdomain_msgs(group, strlen(group), 0, msgs) > 0) {
         size_t n = subdomain_msgs(group, strlen(group), 0, msgs);
         sk_buf d = SK_BUF_INIT;
@@ -1700,7 +1700,7 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
     }
     const char *scope = str_at(obj, "spec.scope") ? str_at(obj, "spec.scope") : "";
     if (!*scope)
-        fe_required(fe, "spec.scope", "");
+        sk_field_errors_required(fe, "spec.scope", "");
     else if (strcmp(scope, "Cluster") != 0 && strcmp(scope, "Namespaced") != 0)
         fe_not_supported(fe, "spec.scope", scope, scopes);
     const json_t *versions = at(obj, "spec.versions");
@@ -1736,21 +1736,21 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
         snprintf(f, sizeof f, "spec.names.%s", required_names[k]);
         const char *s = str_at(obj, f);
         if (!s || !*s)
-            fe_required(fe, f, "");
+            sk_field_errors_required(fe, f, "");
     }
     validate_crd_names(fe, at(obj, "spec.names"), "spec.names");
     const char *strategy = str_at(obj, "spec.conversion.strategy");
     if (at(obj, "spec.conversion")) {
         if (!strategy || !*strategy)
-            fe_required(fe, "spec.conversion.strategy", "");
+            sk_field_errors_required(fe, "spec.conversion.strategy", "");
         else if (strcmp(strategy, "None") != 0 && strcmp(strategy, "Webhook") != 0)
             fe_not_supported(fe, "spec.conversion.strategy", strategy, strategies);
         if (strategy && strcmp(strategy, "Webhook") == 0) {
             if (!at(obj, "spec.conversion.webhook.clientConfig"))
-                fe_required(fe, "spec.conversion.webhookClientConfig",
+                sk_field_errors_required(fe, "spec.conversion.webhookClientConfig",
                             "required when strategy is set to Webhook");
         } else if (at(obj, "spec.conversion.webhook")) {
-            fe_forbidden(fe, "spec.conversion.webhookClientConfig",
+            sk_field_errors_forbidden(fe, "spec.conversion.webhookClientConfig",
                          "should not be set when strategy is not set to Webhook");
         }
     }
