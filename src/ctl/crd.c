@@ -2,10 +2,11 @@
  * crd.c - see crd.h.
  *
  * Polling, not watching: a pass lists the CRDs from the cache's newest
- * snapshot (memory, a few hundred microseconds for hundreds of CRDs) every
- * PASS_MS, which keeps the controller stateless across restarts and
- * instances (what it serves is recomputed from what is stored) at the cost
- * of up to PASS_MS before a new CRD is served.
+ * snapshot every PASS_MS, which keeps the controller stateless across
+ * restarts and instances (what it serves is recomputed from what is
+ * stored) at the cost of up to PASS_MS before a new CRD is served. A pass
+ * that lists the same names and revisions as the last settled one stops
+ * there: CRDs can be large, and only a changed one needs parsing again.
  */
 #include "ctl/crd.h"
 #include "core/buf.h"
@@ -28,6 +29,11 @@ typedef struct crdctl {
     sk_reader *reader;
     char **served; /* names of the CRDs installed in the registry */
     size_t n_served;
+    /* The CRDs' names and revisions the last pass settled for good (none
+     * waiting for the cache, none being deleted): a pass that lists the
+     * same does nothing, without parsing them. */
+    uint64_t settled;
+    int failed; /* writes of this pass that failed: it is not settled */
 } crdctl;
 
 static const char *str(const json_t *o, const char *key)
@@ -172,8 +178,10 @@ static void write_status(crdctl *c, json_t *crd, int64_t rev)
                   .expected_rev = rev,
                   .object = json_incref(crd)};
     sk_err err = sk_store_write(c->store, &w, NULL);
-    if (err != SK_OK && err != SK_ERR_CONFLICT && err != SK_ERR_NOT_FOUND)
+    if (err != SK_OK && err != SK_ERR_CONFLICT && err != SK_ERR_NOT_FOUND) {
         sk_log_warn("crd: cannot write the status of %s: %s", w.name, sk_err_name(err));
+        c->failed++;
+    }
 }
 
 typedef enum { SETTLE_SERVED, SETTLE_WAITING, SETTLE_NOT_SERVED } settled;
@@ -314,61 +322,77 @@ static void cleanup(crdctl *c, const json_t *crd, int64_t rev)
     sk_batch_finish(b);
 }
 
-/* Parses the blobs of a page into all[*n..]. */
-static void parse_page(sk_blob **items, int k, json_t ***all, size_t *n, int64_t **revs)
+static uint64_t fnv(uint64_t h, const char *s, size_t n)
 {
-    *all = realloc(*all, (*n + (size_t)k) * sizeof **all);
-    *revs = realloc(*revs, (*n + (size_t)k) * sizeof **revs);
-    SK_CHECK(*all && *revs);
-    for (int i = 0; i < k; i++) {
-        size_t len;
-        const char *data = sk_blob_data(items[i], &len);
-        json_t *o = json_loadb(data, len, 0, NULL);
-        if (json_is_object(o)) {
-            (*revs)[*n] = sk_blob_rev(items[i]);
-            (*all)[(*n)++] = o;
-        } else {
-            json_decref(o);
-        }
-        sk_blob_unref(items[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
 }
 
 static int64_t pass(void *self, int *done)
 {
     crdctl *c = self;
-    sk_cache_state st;
-    sk_cache_get_state(c->cache, &st);
     json_t **all = NULL;
     int64_t *revs = NULL;
-    size_t n = 0;
-    sk_blob *items[SK_READ_MAX_ITEMS];
-    sk_read_query q = {.resource = CRD_STORAGE, .rev = st.rev > 0 ? st.rev : 1,
+    size_t n = 0, n_blobs = 0;
+    sk_blob **blobs = NULL;
+    sk_read_query q = {.resource = CRD_STORAGE, .rev = sk_reader_cache_rev(c->reader),
                        .limit = SK_READ_MAX_ITEMS};
+    if (q.rev < 1)
+        q.rev = 1;
     sk_err err;
+    uint64_t seen = 1469598103934665603ull;
     for (;;) {
         int k = 0;
         sk_read_source src;
-        if ((err = sk_reader_list(c->reader, &q, items, &k, &src)) != SK_OK)
+        blobs = realloc(blobs, (n_blobs + SK_READ_MAX_ITEMS) * sizeof *blobs);
+        SK_CHECK_ALLOC(blobs);
+        if ((err = sk_reader_list(c->reader, &q, blobs + n_blobs, &k, &src)) != SK_OK)
             break;
-        parse_page(items, k, &all, &n, &revs);
+        for (int i = 0; i < k; i++) {
+            const sk_blob *b = blobs[n_blobs + i];
+            char rev[24];
+            int w = snprintf(rev, sizeof rev, "/%lld;", (long long)sk_blob_rev(b));
+            seen = fnv(fnv(seen, sk_blob_name(b), strlen(sk_blob_name(b))), rev, (size_t)w);
+        }
+        n_blobs += (size_t)k;
         if (k < SK_READ_MAX_ITEMS)
             break;
         q.after_ns = "";
-        q.after_name = str(json_object_get(all[n - 1], "metadata"), "name");
+        q.after_name = sk_blob_name(blobs[n_blobs - 1]);
     }
     if (err != SK_OK) {
         sk_log_warn("crd: cannot list CustomResourceDefinitions: %s", sk_err_name(err));
         goto out;
     }
+    c->failed = 0;
+    if (c->settled == seen) {
+        *done = 1;
+        goto out;
+    }
+    all = calloc(n_blobs + 1, sizeof *all);
+    revs = calloc(n_blobs + 1, sizeof *revs);
+    SK_CHECK(all && revs);
+    for (size_t i = 0; i < n_blobs; i++) {
+        size_t len;
+        const char *data = sk_blob_data(blobs[i], &len);
+        json_t *o = json_loadb(data, len, 0, NULL);
+        if (json_is_object(o)) {
+            revs[n] = sk_blob_rev(blobs[i]);
+            all[n++] = o;
+        } else {
+            json_decref(o);
+        }
+    }
     char **served = calloc(n + 1, sizeof *served);
-    size_t n_served = 0, waiting = 0;
+    size_t n_served = 0, waiting = 0, deleting_n = 0;
     SK_CHECK_ALLOC(served);
     for (size_t i = 0; i < n; i++) {
         const char *name = str(json_object_get(all[i], "metadata"), "name");
         const json_t *meta = json_object_get(all[i], "metadata");
         int deleting = json_object_get(meta, "deletionTimestamp") != NULL;
         if (deleting && sk_lifecycle_has_finalizer(all[i], SK_FINALIZER_CRD_CLEANUP)) {
+            deleting_n++; /* until its objects are gone: every pass */
             /* served still if it was (reads and deletes), with creates refused */
             size_t k;
             const json_t *cond;
@@ -415,7 +439,11 @@ static int64_t pass(void *self, int *done)
     /* ready (poststarthook/crd-informer-synced) once every stored CRD
      * that can be served is */
     *done = waiting == 0;
+    c->settled = waiting == 0 && deleting_n == 0 && !c->failed ? seen : 0;
 out:
+    for (size_t i = 0; i < n_blobs; i++)
+        sk_blob_unref(blobs[i]);
+    free(blobs);
     for (size_t i = 0; i < n; i++)
         json_decref(all[i]);
     free(all);
