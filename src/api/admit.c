@@ -2,7 +2,10 @@
  * admit.c - see admit.h.
  */
 #include "api/admit.h"
+#include "api/body.h"
+#include "core/buf.h"
 #include "core/util.h"
+#include "kube/crschema.h"
 #include "kube/defaults.h"
 #include "kube/expiry.h"
 #include "kube/objmeta.h"
@@ -10,6 +13,7 @@
 #include "kube/validate.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Replies with err and *msg (freed) unless err is SK_OK; -1 if it replied.
  * msg is passed by address: the call that sets it is an argument of this
@@ -37,13 +41,76 @@ static sk_err typed(const sk_resource *r, json_t *obj, char **msg)
     return err;
 }
 
-int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
+/* A custom resource as kube's decoder leaves it: the fields its schema
+ * does not know pruned (reported as fieldValidation says), then its
+ * schema's defaults applied. -1 if it replied. */
+static int decode_custom(sk_api_call *call, json_t *obj, sk_field_validation fv)
+{
+    const sk_structural *s = sk_crschema_of(call->res);
+    if (!s)
+        return 0;
+    json_t *unknown = json_array();
+    sk_structural_prune(s, obj, unknown);
+    sk_structural_default(s, obj);
+    json_t *findings = json_array();
+    size_t i;
+    json_t *path;
+    json_array_foreach(unknown, i, path)
+    {
+        sk_buf f = SK_BUF_INIT;
+        sk_buf_puts(&f, "unknown field ");
+        sk_buf_go_quoted(&f, json_string_value(path));
+        json_array_append_new(findings, json_string(f.data));
+        sk_buf_free(&f);
+    }
+    json_decref(unknown);
+    if (fv == SK_FV_IGNORE) {
+        json_decref(findings);
+        return 0;
+    }
+    return sk_body_act_on_findings(call, fv, findings, NULL);
+}
+
+/* What structural schemas add to validation: a custom resource against its
+ * version's schema, a CustomResourceDefinition's schemas compiled. -1 if it
+ * replied (422 with every violation). */
+static int validate_structural(sk_api_call *call, const json_t *obj)
+{
+    const sk_resource *r = call->res;
+    sk_field_errors *fe = sk_field_errors_new();
+    const sk_structural *s = sk_crschema_of(r);
+    if (s)
+        sk_structural_validate(s, obj, fe);
+    else if (strcmp(r->storage, "customresourcedefinitions.apiextensions.k8s.io") == 0)
+        sk_crschema_check_crd(obj, fe);
+    int rc = 0;
+    if (sk_field_errors_count(fe) > 0) {
+        const char *name =
+            json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+        char *agg = sk_field_errors_message(fe);
+        sk_buf m = SK_BUF_INIT;
+        sk_buf_printf(&m, "%s%s%s ", r->kind, *r->group ? "." : "", r->group);
+        sk_buf_go_quoted(&m, name ? name : "");
+        sk_buf_printf(&m, " is invalid: %s", agg);
+        free(agg);
+        sk_call_reply_status(call, SK_ERR_INVALID, m.data, r->group, r->kind, name ? name : "",
+                             json_deep_copy(sk_field_errors_causes(fe)));
+        sk_buf_free(&m);
+        rc = -1;
+    }
+    sk_field_errors_free(fe);
+    return rc;
+}
+
+int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_validation fv)
 {
     char *msg = NULL;
     /* The typed round trip (kube/typed.h) first, as kube-apiserver decodes
      * before anything else, so what follows sees typed values; and again
      * after defaulting, so defaulted fields sit where Go writes them. */
     if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
+        return -1;
+    if (call->res->custom && decode_custom(call, obj, fv) < 0)
         return -1;
     if (refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0)
         return -1;
@@ -70,7 +137,7 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old)
         free(msg);
         return -1;
     }
-    return 0;
+    return validate_structural(call, obj);
 }
 
 sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)

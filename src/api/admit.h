@@ -4,18 +4,22 @@
  * URL, the metadata the server owns (kube/objmeta.h), defaulting
  * (kube/defaults.h) and validation (kube/validate.h) around the typed round
  * trip (kube/typed.h), which also drops the fields the kind does not
- * declare, in kube-apiserver's order.
+ * declare, in kube-apiserver's order. A custom resource is pruned,
+ * defaulted and validated by its version's structural schema
+ * (kube/crschema.h); a CustomResourceDefinition's schemas must compile.
  */
 #ifndef SK_API_ADMIT_H
 #define SK_API_ADMIT_H
 
 #include "api/call.h"
+#include "kube/options.h"
 
 #include <jansson.h>
 
 /* Admits obj (edited) as a new object (old NULL) or as the replacement of
- * old (borrowed). Replies and returns -1 on a refusal. */
-int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old);
+ * old (borrowed); fv says what to do with the fields a custom resource's
+ * schema does not know. Replies and returns -1 on a refusal. */
+int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_validation fv);
 
 /* The store write for obj (borrowed; the write takes its own reference):
  * a create, or an update of the version at expected_rev. */

@@ -145,7 +145,7 @@ int sk_verb_create(sk_api_call *call)
                              call->res->group, call->res->resource, "", NULL);
         return SK_STEP_DONE;
     }
-    if (sk_admit_object(call, st->obj, NULL) < 0 ||
+    if (sk_admit_object(call, st->obj, NULL, wo.validation) < 0 ||
         sk_alloc_plan_new(call, st->obj, NULL, NULL, &st->alloc) < 0)
         return SK_STEP_DONE;
     sk_status_rules_on_create(call->res, st->obj);

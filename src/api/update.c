@@ -213,7 +213,7 @@ static int read_and_write(sk_api_call *call)
     }
     if (obj)
         sk_alloc_carry_over(call->res, obj, old);
-    if (!obj || (!(st->view && st->view->unadmitted) && sk_admit_object(call, obj, old) < 0) ||
+    if (!obj || (!(st->view && st->view->unadmitted) && sk_admit_object(call, obj, old, st->wo.validation) < 0) ||
         sk_alloc_plan_new(call, obj, old, st->alloc, &st->alloc) < 0)
         goto out;
     sk_status_rules_bump_generation(call->res, obj, old);

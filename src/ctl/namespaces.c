@@ -26,6 +26,7 @@
 typedef struct controller {
     sk_store *store;
     sk_reader *reader;
+    const sk_ctl *served_all; /* healthy once every stored CRD is served */
 } controller;
 
 /* What a namespace still holds: per resource and per finalizer. */
@@ -198,6 +199,10 @@ static void terminate(controller *c, const sk_resource *ns_res, const json_t *ns
             sk_buf_free(&key);
         }
     }
+    /* Before every CRD is served again, what remains is not known: neither
+     * report it nor finalize. */
+    if (!sk_ctl_healthy(c->served_all))
+        goto out;
     json_t *edited = json_deep_copy(ns);
     if (t.seen == 0 && !failed) {
         json_t *fins = json_object_get(json_object_get(edited, "spec"), "finalizers");
@@ -214,6 +219,7 @@ static void terminate(controller *c, const sk_resource *ns_res, const json_t *ns
     sk_batch *b = sk_batch_new(c->store);
     sk_batch_update(b, ns_res, ns, edited, rev);
     sk_batch_finish(b);
+out:
     json_decref(t.resources);
     json_decref(t.finalizers);
 }
@@ -285,11 +291,12 @@ static const sk_ctl_def namespaces_def = {
     .free = free,
 };
 
-sk_ctl *sk_namespaces_start(sk_store *store, sk_reader *reader)
+sk_ctl *sk_namespaces_start(sk_store *store, sk_reader *reader, const sk_ctl *served_all)
 {
     controller *c = calloc(1, sizeof *c);
     SK_CHECK_ALLOC(c);
     c->store = store;
     c->reader = reader;
+    c->served_all = served_all;
     return sk_ctl_start(&namespaces_def, c, 0);
 }

@@ -24,7 +24,11 @@
 #include "read/reader.h"
 #include "store/store.h"
 
-/* Starts the controller over store and reader (borrowed; must outlive it). */
-sk_ctl *sk_namespaces_start(sk_store *store, sk_reader *reader);
+/* Starts the controller over store and reader (borrowed; must outlive it).
+ * It finalizes no namespace until served_all (the CRD controller, borrowed)
+ * is healthy: before every stored CRD is served again after a start, a
+ * namespace's custom resources would go unseen and the namespace would go
+ * before them. */
+sk_ctl *sk_namespaces_start(sk_store *store, sk_reader *reader, const sk_ctl *served_all);
 
 #endif
