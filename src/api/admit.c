@@ -79,10 +79,17 @@ static int validate_structural(sk_api_call *call, const json_t *obj)
     const sk_resource *r = call->res;
     sk_field_errors *fe = sk_field_errors_new();
     const sk_structural *s = sk_crschema_of(r);
-    if (s)
+    int cel = 0;
+    if (s) {
         sk_structural_validate(s, obj, fe);
-    else if (strcmp(r->storage, "customresourcedefinitions.apiextensions.k8s.io") == 0)
-        sk_crschema_check_crd(obj, fe);
+        cel = sk_structural_has_cel_rules(s);
+    } else if (strcmp(r->storage, "customresourcedefinitions.apiextensions.k8s.io") == 0) {
+        cel = sk_crschema_check_crd(obj, fe);
+    }
+    /* Nothing is refused silently: CEL rules are accepted but not run. */
+    if (cel && sk_field_errors_count(fe) == 0)
+        sk_call_add_warning(call, "x-kubernetes-validations (CEL) rules are not enforced by "
+                                  "this server");
     int rc = 0;
     if (sk_field_errors_count(fe) > 0) {
         const char *name =

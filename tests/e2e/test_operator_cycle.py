@@ -209,6 +209,17 @@ class OperatorCycle(KubectlMixin, ServerTestCase, unittest.TestCase):
                          'Widget.ops.example.com "bad" is invalid: spec.size: Invalid value: 0: '
                          'spec.size in body should be greater than or equal to 1')
         self.assertEqual(r.json()["details"]["causes"][0]["field"], "spec.size")
+        # CEL rules are accepted, and said not to be enforced
+        crd = json.loads(json.dumps(CRD))
+        crd["metadata"]["name"] = "rules.ops.example.com"
+        crd["spec"]["names"] = {"plural": "rules", "kind": "Rule"}
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"][
+            "x-kubernetes-validations"] = [{"rule": "self.size < 10"}]
+        r = self.server.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                crd)
+        self.assertEqual(r.status, 201, r)
+        self.assertIn("x-kubernetes-validations (CEL) rules are not enforced",
+                      r.headers.get("warning", ""))
         # a CRD whose schema is not structural
         crd = json.loads(json.dumps(CRD))
         crd["metadata"]["name"] = "gadgets.ops.example.com"
