@@ -65,7 +65,8 @@ CREATE TABLE sk_revision (
     rev         INTEGER NOT NULL,
     compact_rev INTEGER NOT NULL,
     compact_claimed_at INTEGER NOT NULL DEFAULT 0,
-    compact_claimed_by TEXT NOT NULL DEFAULT ''
+    compact_claimed_by TEXT NOT NULL DEFAULT '',
+    kv_compact_rev INTEGER NOT NULL DEFAULT 0
 );
 INSERT INTO sk_revision (id, rev, compact_rev) VALUES (1, 0, 0);
 
@@ -154,3 +155,29 @@ CREATE TABLE sk_allocation (
     PRIMARY KEY (kind, value)
 ) WITHOUT ROWID;
 CREATE INDEX sk_allocation_owner ON sk_allocation (resource, namespace, name);
+
+-- The etcd v3 keyspace served by the gRPC face (--etcd-listen). Keys and
+-- values are bytes (kube-apiserver stores protobuf values), ordered bytewise
+-- as etcd orders them. Every etcd write takes a revision from sk_revision, the
+-- same counter as sk_history, so the two faces share one history; an etcd
+-- transaction with several writes takes ONE revision, its rows told apart by
+-- sub (etcd's sub-revision). The watch feed sees such a revision as one row
+-- without an object (sk_store_history), so the feed stays gap-free.
+--   create_rev: revision that created the key (since its last delete).
+--   version:    writes since creation (1 for a create), 0 for a tombstone.
+--   lease:      the lease the key is attached to, 0 for none.
+--   deleted:    1 for a tombstone (value empty).
+-- Compaction removes versions superseded at or below compact_rev and
+-- tombstones at or below it, then records kv_compact_rev = compact_rev.
+CREATE TABLE sk_kv (
+    rev        INTEGER NOT NULL,
+    sub        INTEGER NOT NULL,
+    key        BLOB NOT NULL,
+    create_rev INTEGER NOT NULL,
+    version    INTEGER NOT NULL,
+    lease      INTEGER NOT NULL,
+    deleted    INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+    value      BLOB NOT NULL,
+    PRIMARY KEY (rev, sub)
+);
+CREATE UNIQUE INDEX sk_kv_key ON sk_kv (key, rev);

@@ -2,14 +2,18 @@
 # Installs what sqlkube needs and is missing (Debian/Ubuntu), using sudo only
 # when not root. `deps.sh build`: compilers and -dev libraries.
 # `deps.sh test`: also the test tools (cmocka, kubectl, the Python client,
-# the sqlite3 CLI, PostgreSQL server binaries, clang with libFuzzer).
+# the sqlite3 CLI, PostgreSQL server binaries, clang with libFuzzer, and
+# etcdctl plus a real etcd server: the etcd face's tests compare the two).
 set -euo pipefail
 mode="${1:-build}"
 
+# libnghttp2 carries the etcd face's HTTP/2; protoc-c generates its gRPC
+# messages from src/etcd/*.proto at build time, libprotobuf-c runs them.
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev
-      libgnutls28-dev libcmocka-dev)
+      libgnutls28-dev libcmocka-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler)
 if [[ "$mode" == test ]]; then
-    pkgs+=(python3 python3-kubernetes sqlite3 postgresql-client clang libclang-rt-dev)
+    pkgs+=(python3 python3-kubernetes sqlite3 postgresql-client clang libclang-rt-dev
+           etcd-client etcd-server)
     command -v kubectl >/dev/null 2>&1 || pkgs+=(kubernetes-client)
     if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
         pkgs+=(postgresql)

@@ -11,6 +11,7 @@
 #define SK_STORE_BACKEND_H
 
 #include "core/err.h"
+#include "store/kv.h"
 #include "store/rows.h"
 
 typedef struct sk_conn sk_conn;
@@ -54,6 +55,8 @@ typedef struct sk_backend_ops {
     sk_err (*get_at)(sk_conn *c, const char *resource, const char *ns, const char *name,
                      int64_t at_rev, sk_row *out);
     sk_err (*list)(sk_conn *c, const sk_list_query *q, sk_row_fn fn, void *arg);
+    /* history also yields each revision of the etcd keyspace (sk_kv) as one
+     * row with resource "" and no object, so the feed has no gap. */
     sk_err (*history)(sk_conn *c, int64_t after_rev, int limit, sk_row_fn fn, void *arg);
     /*
      * One bounded compaction batch toward hi = min(upto_rev, current rev), in
@@ -113,6 +116,25 @@ typedef struct sk_backend_ops {
     /* Read (autocommit): visits the value of every row of kind. */
     sk_err (*claims_list)(sk_conn *c, const char *kind, int (*fn)(void *arg, const char *value),
                           void *arg);
+    /*
+     * The etcd keyspace (sk_kv, store/kv.h). Keys in [lo, hi) bytewise, hi
+     * NULL: no upper bound. kv_range visits the live version of each key at
+     * revision rev (INT64_MAX: the newest, which on the writer's connection
+     * includes its open transaction's rows) in key order, at most limit
+     * (0: all), values left empty when keys_only; kv_count counts them. Both
+     * are gated on compact_rev like get_at (no row, count 0, when compacted
+     * past rev). kv_append inserts one version row (writer's transaction).
+     * kv_compact, its own transaction, removes the versions superseded at or
+     * below compact_rev and the tombstones at or below it that an earlier
+     * call has not, and records how far it got (kv_compact_rev).
+     */
+    sk_err (*kv_range)(sk_conn *c, const unsigned char *lo, size_t lo_len, const unsigned char *hi,
+                       size_t hi_len, int64_t rev, int64_t limit, int keys_only, sk_kv_fn fn,
+                       void *arg);
+    sk_err (*kv_count)(sk_conn *c, const unsigned char *lo, size_t lo_len, const unsigned char *hi,
+                       size_t hi_len, int64_t rev, int64_t *count_out);
+    sk_err (*kv_append)(sk_conn *c, const sk_kv_row *row);
+    sk_err (*kv_compact)(sk_conn *c, int64_t *removed_out);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

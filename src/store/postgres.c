@@ -84,6 +84,18 @@ enum {
     " AND n.rev > h.rev AND n.rev <= $2 OFFSET 0) AND " NOT_COMPACTED(                             \
         "$2") " ORDER BY h.namespace, h.name LIMIT $3"
 
+/*
+ * The etcd keyspace: the live version of each key from $1 (the caller's END
+ * adds the upper bound) at revision $2, values left out when $3. As LIST_SQL:
+ * the (key, rev) index yields key order, the NOT EXISTS probes beside it.
+ * Keys and values travel as binary parameters (bytea), come back as text.
+ */
+#define KV_SQL(END)                                                                                \
+    "SELECT k.key, k.create_rev, k.rev, k.version, k.lease, CASE WHEN $3 THEN ''::bytea"           \
+    " ELSE k.value END FROM sk_kv k WHERE k.key >= $1" END " AND k.rev <= $2 AND NOT k.deleted"     \
+    " AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key AND n.rev > k.rev"                  \
+    " AND n.rev <= $2 OFFSET 0) AND " NOT_COMPACTED("$2")
+
 /* The history half of append; the statement goes on to fix sk_current. */
 #define INSERT_HISTORY(DELETED)                                                                    \
     "WITH h AS (INSERT INTO sk_history"                                                            \
@@ -112,6 +124,12 @@ typedef enum {
     ST_CLAIMS_RELEASE,
     ST_CLAIM_INSERT,
     ST_CLAIMS_LIST,
+    ST_KV_RANGE,
+    ST_KV_RANGE_FROM,
+    ST_KV_COUNT,
+    ST_KV_COUNT_FROM,
+    ST_KV_APPEND,
+    ST_KV_COMPACT,
     ST__COUNT
 } stmt_id;
 
@@ -146,8 +164,12 @@ static const struct {
     [ST_LIST_ALL_AFTER] = {"list_all_after", LIST_SQL(" AND (h.namespace, h.name) > ($4, $5)")},
     [ST_LIST_NS] = {"list_ns", LIST_SQL(" AND h.namespace = $4")},
     [ST_LIST_NS_AFTER] = {"list_ns_after", LIST_SQL(" AND h.namespace = $4 AND h.name > $5")},
+    /* Both tables in revision order (a merge append of two index range
+     * scans); an etcd revision is its first row, without an object. */
     [ST_HISTORY] = {"history", "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > $1"
-                               " AND " NOT_COMPACTED("$1") " ORDER BY h.rev LIMIT $2"},
+                               " AND " NOT_COMPACTED("$1") " UNION ALL SELECT k.rev, 0, 0, false,"
+                               " '', '', '', '', '' FROM sk_kv k WHERE k.rev > $1 AND k.sub = 0"
+                               " AND " NOT_COMPACTED("$1") " ORDER BY 1 LIMIT $2"},
     /*
      * One compaction batch ($1 upto, $2 batch size), as one statement, so one
      * snapshot and one short implicit transaction.
@@ -223,6 +245,26 @@ static const struct {
                          "INSERT INTO sk_allocation (kind, value, resource, namespace, name)"
                          " VALUES ($1, $2, $3, $4, $5)"},
     [ST_CLAIMS_LIST] = {"claims_list", "SELECT value FROM sk_allocation WHERE kind = $1"},
+    [ST_KV_RANGE] = {"kv_range", KV_SQL(" AND k.key < $5") " ORDER BY k.key LIMIT $4"},
+    [ST_KV_RANGE_FROM] = {"kv_range_from", KV_SQL("") " ORDER BY k.key LIMIT $4"},
+    [ST_KV_COUNT] = {"kv_count", "SELECT count(*) FROM (" KV_SQL(" AND k.key < $4") ") r"},
+    [ST_KV_COUNT_FROM] = {"kv_count_from", "SELECT count(*) FROM (" KV_SQL("") ") r"},
+    [ST_KV_APPEND] = {"kv_append",
+                      "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
+                      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"},
+    /* What the rows n in (kv_compact_rev, compact_rev] retire: every older
+     * version of n's key and n itself if it is a tombstone (older ones went
+     * in earlier passes). One statement: one snapshot, one transaction. */
+    [ST_KV_COMPACT] =
+        {"kv_compact",
+         "WITH b AS (SELECT kv_compact_rev AS lo, compact_rev AS hi FROM sk_revision WHERE id = 1),"
+         " gone AS (DELETE FROM sk_kv WHERE (rev, sub) IN (SELECT p.rev, p.sub FROM b, sk_kv n"
+         " JOIN sk_kv p ON p.key = n.key AND p.rev < n.rev WHERE n.rev > b.lo AND n.rev <= b.hi"
+         " UNION ALL SELECT k.rev, k.sub FROM b, sk_kv k WHERE k.rev > b.lo AND k.rev <= b.hi"
+         " AND k.deleted) RETURNING 1),"
+         " m AS (UPDATE sk_revision SET kv_compact_rev = (SELECT hi FROM b)"
+         " WHERE id = 1 AND kv_compact_rev < (SELECT hi FROM b))"
+         " SELECT count(*) FROM gone"},
 };
 
 _Static_assert(ST__COUNT <= 32, "sk_conn.prepared has a bit per statement");
@@ -823,6 +865,105 @@ static sk_err pg_claims_list(sk_conn *c, const char *kind, int (*fn)(void *arg, 
     return err;
 }
 
+static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
+                          const unsigned char *hi, size_t hi_len, int64_t rev, int64_t limit,
+                          int keys_only, sk_kv_fn fn, void *arg)
+{
+    SK_CHECK(lo_len <= INT32_MAX && hi_len <= INT32_MAX); /* libpq lengths are int */
+    char rev_text[24], limit_text[24];
+    format_i64(rev_text, rev);
+    format_i64(limit_text, limit);
+    const char *const values[] = {(const char *)lo, rev_text, keys_only ? "t" : "f",
+                                  limit > 0 ? limit_text : NULL, (const char *)hi};
+    const int lengths[] = {(int)lo_len, 0, 0, 0, (int)hi_len};
+    const int formats[] = {1, 0, 0, 0, 1};
+    PGresult *res = NULL;
+    sk_err err = run(c, hi ? ST_KV_RANGE : ST_KV_RANGE_FROM, hi ? 5 : 4, values, lengths, formats,
+                     &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        size_t klen = 0, vlen = 0;
+        unsigned char *key = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 0), &klen);
+        unsigned char *value =
+            PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 5), &vlen);
+        SK_CHECK_ALLOC(key);
+        SK_CHECK_ALLOC(value);
+        sk_kv kv = {.key = key,
+                    .key_len = klen,
+                    .value = value,
+                    .value_len = vlen,
+                    .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
+                    .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
+                    .version = sk_parse_i64(PQgetvalue(res, i, 3)),
+                    .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
+        int stop = fn(arg, &kv);
+        PQfreemem(key);
+        PQfreemem(value);
+        if (stop)
+            break;
+    }
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_kv_count(sk_conn *c, const unsigned char *lo, size_t lo_len,
+                          const unsigned char *hi, size_t hi_len, int64_t rev, int64_t *count_out)
+{
+    SK_CHECK(lo_len <= INT32_MAX && hi_len <= INT32_MAX);
+    char rev_text[24];
+    format_i64(rev_text, rev);
+    const char *const values[] = {(const char *)lo, rev_text, "t", (const char *)hi};
+    const int lengths[] = {(int)lo_len, 0, 0, (int)hi_len};
+    const int formats[] = {1, 0, 0, 1};
+    PGresult *res = NULL;
+    sk_err err = run(c, hi ? ST_KV_COUNT : ST_KV_COUNT_FROM, hi ? 4 : 3, values, lengths, formats,
+                     &res);
+    if (err == SK_OK) {
+        int64_t n = PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : -1;
+        if (n < 0)
+            err = SK_ERR_INTERNAL;
+        else
+            *count_out = n;
+    }
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_kv_append(sk_conn *c, const sk_kv_row *row)
+{
+    SK_CHECK(row->kv.key_len <= INT32_MAX && row->kv.value_len <= INT32_MAX);
+    char rev[24], sub[24], create_rev[24], version[24], lease[24];
+    format_i64(rev, row->kv.mod_rev);
+    format_i64(sub, row->sub);
+    format_i64(create_rev, row->kv.create_rev);
+    format_i64(version, row->kv.version);
+    format_i64(lease, row->kv.lease);
+    /* A zero-length binary parameter still needs a non-NULL pointer (NULL is SQL NULL). */
+    const char *const values[] = {rev,     sub,   row->kv.key ? (const char *)row->kv.key : "",
+                                  create_rev, version, lease, row->deleted ? "t" : "f",
+                                  row->kv.value ? (const char *)row->kv.value : ""};
+    const int lengths[] = {0, 0, (int)row->kv.key_len, 0, 0, 0, 0, (int)row->kv.value_len};
+    const int formats[] = {0, 0, 1, 0, 0, 0, 0, 1};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_APPEND, 8, values, lengths, formats, &res);
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_kv_compact(sk_conn *c, int64_t *removed_out)
+{
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_COMPACT, 0, NULL, NULL, NULL, &res);
+    if (err == SK_OK) {
+        int64_t n = sk_parse_i64(PQgetvalue(res, 0, 0));
+        if (n < 0)
+            err = SK_ERR_INTERNAL;
+        else
+            *removed_out = n;
+    }
+    PQclear(res);
+    return err;
+}
+
 const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
     .connect = pg_connect,
@@ -847,4 +988,8 @@ const sk_backend_ops sk_backend_postgres = {
     .claims_release = pg_claims_release,
     .claim_insert = pg_claim_insert,
     .claims_list = pg_claims_list,
+    .kv_range = pg_kv_range,
+    .kv_count = pg_kv_count,
+    .kv_append = pg_kv_append,
+    .kv_compact = pg_kv_compact,
 };

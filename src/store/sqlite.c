@@ -64,6 +64,14 @@ enum {
     ST_CLAIMS_RELEASE,
     ST_CLAIM_INSERT,
     ST_CLAIMS_LIST,
+    ST_KV_RANGE,
+    ST_KV_RANGE_FROM,
+    ST_KV_COUNT,
+    ST_KV_COUNT_FROM,
+    ST_KV_APPEND,
+    ST_KV_COMPACT_BOUNDS,
+    ST_KV_COMPACT,
+    ST_KV_COMPACT_MARK,
     ST__COUNT
 };
 
@@ -79,6 +87,15 @@ enum {
 /* The read gate (see backend.h): the statement's own snapshot has not been
  * compacted past revision P. Uncorrelated, so evaluated once, before the scan. */
 #define NOT_COMPACTED(P) "(SELECT compact_rev FROM sk_revision WHERE id = 1) <= " P
+
+/* The etcd keyspace: the live version of each key in [?1, ?2) (the caller's
+ * END adds the upper bound) at revision ?3, values left out when ?5. The
+ * (key, rev) index yields key order and the NOT EXISTS probes beside it. */
+#define KV_SELECT(END)                                                                             \
+    "SELECT k.key, k.create_rev, k.rev, k.version, k.lease, CASE WHEN ?5 THEN x'' ELSE k.value "   \
+    "END FROM sk_kv k WHERE k.key >= ?1" END " AND k.rev <= ?3 AND k.deleted = 0 AND NOT EXISTS "  \
+    "(SELECT 1 FROM sk_kv n WHERE n.key = k.key AND n.rev > k.rev AND n.rev <= ?3) AND "           \
+    NOT_COMPACTED("?3")
 
 /* The database's clock in milliseconds since the Unix epoch ('now' is fixed
  * for the duration of one statement). */
@@ -114,8 +131,11 @@ static const char *const sql_text[ST__COUNT] = {
                     "AND " LATEST_AT_SNAPSHOT
                     " AND " NOT_COMPACTED("?4") " ORDER BY h.resource, h.namespace, h.name "
                                                 "LIMIT ?5",
+    /* Both tables in revision order (a merge of two rowid/index range scans);
+     * an etcd revision is its first row, without an object. */
     [ST_HISTORY] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > ?1 AND " NOT_COMPACTED(
-        "?1") " ORDER BY h.rev LIMIT ?2",
+        "?1") " UNION ALL SELECT k.rev, 0, 0, 0, '', '', '', '', '' FROM sk_kv k WHERE k.rev > ?1 "
+              "AND k.sub = 0 AND " NOT_COMPACTED("?1") " ORDER BY 1 LIMIT ?2",
     /*
      * The history rows s in (?1, ?2] in revision order, each with what it
      * retires (backend.h): the version it superseded if that is not a
@@ -149,6 +169,21 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_CLAIM_INSERT] = "INSERT INTO sk_allocation (kind, value, resource, namespace, name) "
                         "VALUES (?1, ?2, ?3, ?4, ?5)",
     [ST_CLAIMS_LIST] = "SELECT value FROM sk_allocation WHERE kind = ?1",
+    [ST_KV_RANGE] = KV_SELECT(" AND k.key < ?2") " ORDER BY k.key LIMIT ?4",
+    [ST_KV_RANGE_FROM] = KV_SELECT("") " ORDER BY k.key LIMIT ?4",
+    [ST_KV_COUNT] = "SELECT count(*) FROM (" KV_SELECT(" AND k.key < ?2") ")",
+    [ST_KV_COUNT_FROM] = "SELECT count(*) FROM (" KV_SELECT("") ")",
+    [ST_KV_APPEND] = "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    [ST_KV_COMPACT_BOUNDS] = "SELECT kv_compact_rev, compact_rev FROM sk_revision WHERE id = 1",
+    /* What the rows n in (?1, ?2] retire: every older version of n's key and
+     * n itself if it is a tombstone (older ones went in earlier passes). */
+    [ST_KV_COMPACT] =
+        "DELETE FROM sk_kv WHERE rowid IN (SELECT p.rowid FROM sk_kv n JOIN sk_kv p ON p.key = "
+        "n.key AND p.rev < n.rev WHERE n.rev > ?1 AND n.rev <= ?2 UNION ALL SELECT rowid FROM "
+        "sk_kv WHERE rev > ?1 AND rev <= ?2 AND deleted = 1)",
+    [ST_KV_COMPACT_MARK] =
+        "UPDATE sk_revision SET kv_compact_rev = max(kv_compact_rev, ?1) WHERE id = 1",
 };
 
 struct sk_conn {
@@ -792,6 +827,138 @@ static sk_err sqlite_claims_list(sk_conn *c, const char *kind,
     return err;
 }
 
+/* Binds bytes; a zero-length value stays a blob (a NULL pointer would bind NULL). */
+static void bind_bytes(sqlite3_stmt *st, int i, const unsigned char *p, size_t n)
+{
+    if (n == 0)
+        sqlite3_bind_zeroblob(st, i, 0);
+    else
+        sqlite3_bind_blob64(st, i, p, n, SQLITE_STATIC);
+}
+
+/* Binds the parameters shared by the kv range and count statements. */
+static void bind_kv_range(sqlite3_stmt *st, const unsigned char *lo, size_t lo_len,
+                          const unsigned char *hi, size_t hi_len, int64_t rev, int keys_only)
+{
+    bind_bytes(st, 1, lo, lo_len);
+    if (hi)
+        bind_bytes(st, 2, hi, hi_len);
+    sqlite3_bind_int64(st, 3, rev);
+    sqlite3_bind_int(st, 5, keys_only);
+}
+
+static sk_err sqlite_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
+                              const unsigned char *hi, size_t hi_len, int64_t rev, int64_t limit,
+                              int keys_only, sk_kv_fn fn, void *arg)
+{
+    sqlite3_stmt *st = stmt(c, hi ? ST_KV_RANGE : ST_KV_RANGE_FROM);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_kv_range(st, lo, lo_len, hi, hi_len, rev, keys_only);
+    sqlite3_bind_int64(st, 4, limit > 0 ? limit : -1);
+    sk_err err = SK_OK;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sk_kv kv = {
+            .key = sqlite3_column_blob(st, 0),
+            .key_len = (size_t)sqlite3_column_bytes(st, 0),
+            .create_rev = sqlite3_column_int64(st, 1),
+            .mod_rev = sqlite3_column_int64(st, 2),
+            .version = sqlite3_column_int64(st, 3),
+            .lease = sqlite3_column_int64(st, 4),
+            .value = sqlite3_column_blob(st, 5),
+            .value_len = (size_t)sqlite3_column_bytes(st, 5),
+        };
+        if (fn(arg, &kv))
+            break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        err = map_rc(c, rc, "kv range");
+    sqlite3_reset(st);
+    return err;
+}
+
+static sk_err sqlite_kv_count(sk_conn *c, const unsigned char *lo, size_t lo_len,
+                              const unsigned char *hi, size_t hi_len, int64_t rev,
+                              int64_t *count_out)
+{
+    sqlite3_stmt *st = stmt(c, hi ? ST_KV_COUNT : ST_KV_COUNT_FROM);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_kv_range(st, lo, lo_len, hi, hi_len, rev, 1);
+    int rc = sqlite3_step(st);
+    sk_err err = SK_OK;
+    if (rc == SQLITE_ROW)
+        *count_out = sqlite3_column_int64(st, 0);
+    else
+        err = map_rc(c, rc, "kv count");
+    sqlite3_reset(st);
+    return err;
+}
+
+static sk_err sqlite_kv_append(sk_conn *c, const sk_kv_row *row)
+{
+    sqlite3_stmt *st = stmt(c, ST_KV_APPEND);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, row->kv.mod_rev);
+    sqlite3_bind_int(st, 2, row->sub);
+    bind_bytes(st, 3, row->kv.key, row->kv.key_len);
+    sqlite3_bind_int64(st, 4, row->kv.create_rev);
+    sqlite3_bind_int64(st, 5, row->kv.version);
+    sqlite3_bind_int64(st, 6, row->kv.lease);
+    sqlite3_bind_int(st, 7, row->deleted ? 1 : 0);
+    bind_bytes(st, 8, row->kv.value, row->kv.value_len);
+    return run_done(c, st, "kv append");
+}
+
+static sk_err sqlite_kv_compact(sk_conn *c, int64_t *removed_out)
+{
+    int64_t lo = 0, hi = 0, removed = 0;
+    sqlite3_stmt *st = stmt(c, ST_BEGIN);
+    sk_err err = st ? run_done(c, st, "begin kv compaction") : SK_ERR_INTERNAL;
+    if (err != SK_OK)
+        goto out;
+    if (!(st = stmt(c, ST_KV_COMPACT_BOUNDS)) || sqlite3_step(st) != SQLITE_ROW) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    lo = sqlite3_column_int64(st, 0);
+    hi = sqlite3_column_int64(st, 1);
+    sqlite3_reset(st);
+    if (hi > lo) {
+        if (!(st = stmt(c, ST_KV_COMPACT))) {
+            err = SK_ERR_INTERNAL;
+            goto out;
+        }
+        sqlite3_bind_int64(st, 1, lo);
+        sqlite3_bind_int64(st, 2, hi);
+        if ((err = run_done(c, st, "kv compact")) != SK_OK)
+            goto out;
+        removed = sqlite3_changes64(c->db);
+        if (!(st = stmt(c, ST_KV_COMPACT_MARK))) {
+            err = SK_ERR_INTERNAL;
+            goto out;
+        }
+        sqlite3_bind_int64(st, 1, hi);
+        if ((err = run_done(c, st, "kv compact mark")) != SK_OK)
+            goto out;
+    }
+    if (!(st = stmt(c, ST_COMMIT))) {
+        err = SK_ERR_INTERNAL;
+        goto out;
+    }
+    if ((err = run_done(c, st, "commit kv compaction")) != SK_OK)
+        goto out;
+    *removed_out = removed;
+out:
+    if (st)
+        sqlite3_reset(st);
+    if (err != SK_OK)
+        sqlite_rollback(c);
+    return err;
+}
+
 const sk_backend_ops sk_backend_sqlite = {
     .name = "sqlite",
     .connect = sqlite_connect,
@@ -815,4 +982,8 @@ const sk_backend_ops sk_backend_sqlite = {
     .claims_release = sqlite_claims_release,
     .claim_insert = sqlite_claim_insert,
     .claims_list = sqlite_claims_list,
+    .kv_range = sqlite_kv_range,
+    .kv_count = sqlite_kv_count,
+    .kv_append = sqlite_kv_append,
+    .kv_compact = sqlite_kv_compact,
 };

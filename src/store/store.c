@@ -44,6 +44,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "store/backend.h"
+#include "store/kvapply.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -57,7 +58,10 @@
 #define COMPACT_BATCH 1000
 
 typedef struct pending {
-    sk_write w;
+    sk_write w; /* unused for an etcd transaction (kv set) */
+    const sk_kv_txn *kv;
+    sk_arena *kv_arena;
+    sk_kv_txn_result *kv_out;
     sk_write_done_fn done;
     void *arg;
     sk_err err; /* result, valid after the batch */
@@ -254,6 +258,14 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
     sk_err err;
     *db_failed = 0;
 
+    if (p->kv) {
+        int wrote = 0;
+        err = sk_kv_apply(s->ops, s->wconn, *rev, p->kv, p->kv_arena, p->kv_out, &wrote, db_failed);
+        if (err == SK_OK && wrote)
+            (*rev)++;
+        goto out;
+    }
+
     if (w->op == SK_WRITE_DELETE && strcmp(w->resource, "namespaces") == 0)
         *ns_live = NULL; /* a namespace may go: verify again */
     if (w->require_namespace && !(*ns_live && strcmp(*ns_live, w->require_namespace) == 0)) {
@@ -412,7 +424,11 @@ static void process(sk_store *s, pending *batch, int n)
             if (!run_batch(s, p, 1)) {
                 reset_results(p, 1);
                 p->err = SK_ERR_INTERNAL;
-                sk_log_error("store: write of %s/%s/%s failed", p->w.resource, p->w.ns, p->w.name);
+                if (p->kv)
+                    sk_log_error("store: an etcd transaction failed");
+                else
+                    sk_log_error("store: write of %s/%s/%s failed", p->w.resource, p->w.ns,
+                                 p->w.name);
             }
         }
     }
@@ -455,15 +471,9 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void *arg)
+/* Queues p for the writer (or fails it at once if writes have stopped). */
+static void enqueue(sk_store *s, pending *p)
 {
-    SK_CHECK(w->op == SK_WRITE_DELETE || json_is_object(w->object));
-    pending *p = calloc(1, sizeof *p);
-    SK_CHECK_ALLOC(p);
-    p->w = *w;
-    p->done = done;
-    p->arg = arg;
-    w->object = NULL;
     pthread_mutex_lock(&s->mu);
     int stopping = s->stopping;
     if (!stopping) {
@@ -476,10 +486,22 @@ void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void 
     }
     pthread_mutex_unlock(&s->mu);
     if (stopping) {
-        done(arg, SK_ERR_UNAVAILABLE, NULL);
+        p->done(p->arg, SK_ERR_UNAVAILABLE, NULL);
         json_decref(p->w.object);
         free(p);
     }
+}
+
+void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void *arg)
+{
+    SK_CHECK(w->op == SK_WRITE_DELETE || json_is_object(w->object));
+    pending *p = calloc(1, sizeof *p);
+    SK_CHECK_ALLOC(p);
+    p->w = *w;
+    p->done = done;
+    p->arg = arg;
+    w->object = NULL;
+    enqueue(s, p);
 }
 
 typedef struct sync_wait {
@@ -510,6 +532,27 @@ sk_err sk_store_write(sk_store *s, sk_write *w, sk_row *out)
     while (!sw.finished)
         pthread_cond_wait(&sw.cv, &sw.mu);
     pthread_mutex_unlock(&sw.mu);
+    return sw.err;
+}
+
+sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out)
+{
+    sync_wait sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, SK_OK, NULL};
+    sk_kv_txn_result res = {0};
+    pending *p = calloc(1, sizeof *p);
+    SK_CHECK_ALLOC(p);
+    p->kv = txn;
+    p->kv_arena = a;
+    p->kv_out = &res;
+    p->done = sync_done;
+    p->arg = &sw;
+    enqueue(s, p);
+    pthread_mutex_lock(&sw.mu);
+    while (!sw.finished)
+        pthread_cond_wait(&sw.cv, &sw.mu);
+    pthread_mutex_unlock(&sw.mu);
+    if (sw.err == SK_OK)
+        *out = res;
     return sw.err;
 }
 
@@ -708,6 +751,36 @@ out:
     return err;
 }
 
+sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_range_result *out,
+                         int64_t *rev_out)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int64_t cur = 0, compact = 0;
+    sk_kv_range_result res = {0};
+    if ((err = s->ops->revisions(c, &cur, &compact)) != SK_OK)
+        goto out;
+    int64_t at = q->rev > 0 ? q->rev : cur;
+    if (at > cur)
+        err = SK_ERR_INVALID;
+    else if (at < compact)
+        err = SK_ERR_EXPIRED;
+    else
+        err = sk_kv_read(s->ops, c, q, at, a, &res);
+    /* Gated reads (see the top): nothing at all may mean compacted since. */
+    if (err == SK_OK && res.count == 0)
+        err = expired_if_compacted(s, c, at);
+out:
+    pool_put(s, c, err);
+    if (err == SK_OK) {
+        *out = res;
+        *rev_out = cur;
+    }
+    return err;
+}
+
 sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn, void *arg)
 {
     sk_conn *c;
@@ -792,6 +865,13 @@ sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out)
     while (err == SK_OK && !done) {
         int64_t removed = 0;
         err = s->ops->compact_batch(c, upto_rev, COMPACT_BATCH, &removed, &done);
+        total += removed;
+    }
+    /* The etcd keyspace follows the compact revision just set: its rows are
+     * only removed once reads below that revision already expire. */
+    if (err == SK_OK) {
+        int64_t removed = 0;
+        err = s->ops->kv_compact(c, &removed);
         total += removed;
     }
     pool_put(s, c, err);

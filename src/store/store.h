@@ -28,12 +28,23 @@
  * range another process has begun to compact, and it visits no row before
  * failing.
  *
+ * The etcd keyspace. Byte keys and values (store/kv.h) live in their own
+ * MVCC table but take their revisions from the same counter, through the
+ * same writer: an etcd transaction is one write intent that evaluates its
+ * compares and runs its operations inside the writer's transaction, taking
+ * ONE revision if it writes anything (its writes told apart by etcd's
+ * sub-revision), none if it only reads. The commit feed (sk_store_history)
+ * shows such a revision as one row without an object; compaction covers
+ * both tables.
+ *
  * Rows are store/rows.h's.
  */
 #ifndef SK_STORE_STORE_H
 #define SK_STORE_STORE_H
 
 #include "core/err.h"
+#include "core/arena.h"
+#include "store/kv.h"
 #include "store/rows.h"
 
 #include <jansson.h>
@@ -145,8 +156,23 @@ sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const cha
  * (no row visited) if q->rev is older than the compact revision. */
 sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *arg);
 
+/* Reads an etcd range (store/kv.h) at q->rev (0: current) into *out, its
+ * memory in arena a; *rev_out is the current revision (etcd's header
+ * revision). SK_ERR_EXPIRED if q->rev is below the compact revision,
+ * SK_ERR_INVALID if above the current one (a future revision). */
+sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_range_result *out,
+                         int64_t *rev_out);
+/* Applies an etcd transaction through the writer (blocking; see kvapply.h
+ * for the order of compares, checks and writes). txn is borrowed for the
+ * call; *out (arena a) on SK_OK, its rev the revision the transaction took
+ * (or the current one if it wrote nothing). SK_ERR_NOT_FOUND: a put with
+ * ignore_value/ignore_lease names no live key; SK_ERR_EXPIRED/INVALID: a
+ * range revision compacted/in the future. Then nothing is written. */
+sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out);
+
 /* Visits history rows with rev > after_rev in revision order, at most limit
- * (the commit feed: what a watch cache replays). SK_ERR_EXPIRED (no row
+ * (the commit feed: what a watch cache replays). A revision of the etcd
+ * keyspace is one row with resource "" and an empty value. SK_ERR_EXPIRED (no row
  * visited) if after_rev is older than the compact revision: the feed after it
  * may have lost rows. From the compact revision on it is complete. */
 sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn, void *arg);
@@ -163,7 +189,7 @@ sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int6
                             int64_t *compact_rev_out);
 
 /* Removes versions superseded at or before upto_rev and tombstones at or
- * before it, in short batches (each its own transaction, advancing the
+ * before it (REST objects and the etcd keyspace alike), in short batches (each its own transaction, advancing the
  * compact revision with its deletions); the compact revision ends at upto_rev,
  * capped at the current revision. *removed_out counts deleted rows. Runs
  * whether or not this process holds the claim below. */

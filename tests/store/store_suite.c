@@ -1822,6 +1822,299 @@ static void test_bad_url(void **state)
     free(msg);
 }
 
+/* ---- the etcd keyspace ---------------------------------------------------- */
+
+#define B(s) (const unsigned char *)(s), strlen(s)
+
+static sk_kv_op kv_put_op(const char *key, const char *value)
+{
+    sk_kv_op op = {.kind = SK_KV_OP_PUT, .value = (const unsigned char *)value,
+                   .value_len = strlen(value)};
+    op.range.key = (const unsigned char *)key;
+    op.range.key_len = strlen(key);
+    return op;
+}
+
+/* A one-operation transaction; returns its revision. */
+static int64_t kv_one(fixture *f, sk_kv_op op, sk_arena *a, sk_kv_txn_result *out)
+{
+    sk_kv_txn t = {.success = &op, .n_success = 1};
+    sk_kv_txn_result res;
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_OK);
+    assert_true(res.succeeded);
+    if (out)
+        *out = res;
+    return res.rev;
+}
+
+static int64_t kv_put(fixture *f, const char *key, const char *value)
+{
+    sk_arena *a = sk_arena_new();
+    int64_t rev = kv_one(f, kv_put_op(key, value), a, NULL);
+    sk_arena_free(a);
+    return rev;
+}
+
+static sk_kv_range kv_q(const char *key, const char *end, size_t end_len)
+{
+    sk_kv_range q = {.key = (const unsigned char *)key, .key_len = strlen(key),
+                     .end = (const unsigned char *)end, .end_len = end_len};
+    return q;
+}
+
+static void assert_kv(const sk_kv *kv, const char *key, const char *value, int64_t create,
+                      int64_t mod, int64_t version)
+{
+    assert_int_equal(kv->key_len, strlen(key));
+    assert_memory_equal(kv->key, key, kv->key_len);
+    if (value) {
+        assert_int_equal(kv->value_len, strlen(value));
+        assert_memory_equal(kv->value, value, kv->value_len);
+    }
+    assert_int_equal(kv->create_rev, create);
+    assert_int_equal(kv->mod_rev, mod);
+    assert_int_equal(kv->version, version);
+}
+
+/* Put and range: single keys, prefixes, from-key, limits with etcd's Count
+ * and More, count_only, keys_only, old and future revisions, binary bytes. */
+static void test_kv_range(void **state)
+{
+    fixture *f = *state;
+    sk_arena *a = sk_arena_new();
+    int64_t r1 = kv_put(f, "a", "1");
+    int64_t r2 = kv_put(f, "a/x", "2");
+    int64_t r3 = kv_put(f, "a/y", "3");
+    int64_t r4 = kv_put(f, "b", "4");
+    int64_t r5 = kv_put(f, "a/x", "22");
+    assert_int_equal(r2, r1 + 1);
+    assert_int_equal(r5, r4 + 1);
+    sk_kv_range_result res;
+    int64_t hdr = 0;
+
+    sk_kv_range q = kv_q("a/x", NULL, 0); /* single key */
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(hdr, r5);
+    assert_int_equal(res.n_kvs, 1);
+    assert_int_equal(res.count, 1);
+    assert_false(res.more);
+    assert_kv(&res.kvs[0], "a/x", "22", r2, r5, 2);
+
+    q = kv_q("a/", "a0", 2); /* the prefix "a/" */
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(res.n_kvs, 2);
+    assert_kv(&res.kvs[0], "a/x", "22", r2, r5, 2);
+    assert_kv(&res.kvs[1], "a/y", "3", r3, r3, 1);
+
+    q = kv_q("a/", "\0", 1); /* from a key on */
+    q.limit = 2;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(res.n_kvs, 2);
+    assert_int_equal(res.count, 3);
+    assert_true(res.more);
+    q.limit = 3;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(res.n_kvs, 3);
+    assert_int_equal(res.count, 3);
+    assert_false(res.more);
+
+    q = kv_q("\0", "\0", 1); /* everything, counted */
+    q.key_len = 1;
+    q.count_only = 1;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(res.n_kvs, 0);
+    assert_int_equal(res.count, 4);
+    assert_false(res.more);
+
+    q = kv_q("a", "b", 1);
+    q.keys_only = 1;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(res.n_kvs, 3);
+    assert_int_equal(res.kvs[0].value_len, 0);
+    assert_int_equal(res.kvs[0].mod_rev, r1);
+
+    q = kv_q("a/x", NULL, 0); /* history */
+    q.rev = r4;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(hdr, r5);
+    assert_int_equal(res.n_kvs, 1);
+    assert_kv(&res.kvs[0], "a/x", "2", r2, r2, 1);
+    q.rev = r1;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(res.n_kvs, 0);
+    q.rev = r5 + 1;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_ERR_INVALID);
+
+    /* Bytes, NUL included, and an empty value, on both backends. */
+    static const unsigned char key[] = {'k', 0, 0xff, 'z'};
+    sk_kv_op op = {.kind = SK_KV_OP_PUT, .value = (const unsigned char *)"", .value_len = 0};
+    op.range.key = key;
+    op.range.key_len = sizeof key;
+    int64_t r6 = kv_one(f, op, a, NULL);
+    q = (sk_kv_range){.key = key, .key_len = sizeof key};
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(res.n_kvs, 1);
+    assert_int_equal(res.kvs[0].key_len, sizeof key);
+    assert_memory_equal(res.kvs[0].key, key, sizeof key);
+    assert_int_equal(res.kvs[0].value_len, 0);
+    assert_int_equal(res.kvs[0].mod_rev, r6);
+    q = kv_q("k", "l", 1);
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &res, &hdr), SK_OK);
+    assert_int_equal(res.count, 1);
+    sk_arena_free(a);
+}
+
+/* Transactions: compares judged before any write (nested ones too), one
+ * revision for all of a transaction's writes, none for a failed check or a
+ * read-only transaction, deletes with prev_kv; the revision is the one the
+ * REST face uses, and the feed shows an etcd revision as an objectless row. */
+static void test_kv_txn(void **state)
+{
+    fixture *f = *state;
+    sk_arena *a = sk_arena_new();
+    int64_t r1 = kv_put(f, "k", "v1");
+    int64_t r2 = create(f, CM, "ns", "c1", "x");
+    assert_int_equal(r2, r1 + 1);
+    int64_t r3 = kv_put(f, "k", "v2");
+    assert_int_equal(r3, r2 + 1);
+
+    /* If mod(k) == r1 (false) then put, else get k. */
+    sk_kv_compare cmp = {.target = SK_KV_MOD, .result = SK_KV_EQUAL, .number = r1};
+    cmp.key = (const unsigned char *)"k";
+    cmp.key_len = 1;
+    sk_kv_op put = kv_put_op("k", "v3");
+    sk_kv_op get = {.kind = SK_KV_OP_RANGE, .range = kv_q("k", NULL, 0)};
+    sk_kv_txn t = {&cmp, 1, &put, 1, &get, 1};
+    sk_kv_txn_result res;
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_OK);
+    assert_false(res.succeeded);
+    assert_int_equal(res.rev, r3); /* read only: no revision */
+    assert_int_equal(res.n_results, 1);
+    assert_int_equal(res.results[0].range.n_kvs, 1);
+    assert_kv(&res.results[0].range.kvs[0], "k", "v2", r1, r3, 2);
+    assert_int_equal(current_rev(f), r3);
+
+    /* Now it holds; two puts and a nested transaction take one revision,
+     * and the nested compare sees k as it was before the outer put. */
+    cmp.number = r3;
+    sk_kv_compare inner_cmp = {.target = SK_KV_VALUE, .result = SK_KV_EQUAL};
+    inner_cmp.key = (const unsigned char *)"k";
+    inner_cmp.key_len = 1;
+    inner_cmp.value = (const unsigned char *)"v2";
+    inner_cmp.value_len = 2;
+    sk_kv_op inner_put = kv_put_op("n", "nested");
+    sk_kv_txn inner = {&inner_cmp, 1, &inner_put, 1, NULL, 0};
+    sk_kv_op ops[3] = {kv_put_op("k", "v3"), kv_put_op("m", "new"),
+                       {.kind = SK_KV_OP_TXN, .txn = &inner}};
+    ops[0].prev_kv = 1;
+    t = (sk_kv_txn){&cmp, 1, ops, 3, NULL, 0};
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_OK);
+    int64_t r4 = r3 + 1;
+    assert_true(res.succeeded);
+    assert_int_equal(res.rev, r4);
+    assert_non_null(res.results[0].prev);
+    assert_kv(res.results[0].prev, "k", "v2", r1, r3, 2);
+    assert_true(res.results[2].txn->succeeded);
+    assert_int_equal(current_rev(f), r4);
+    sk_kv_range_result rr;
+    int64_t hdr;
+    sk_kv_range q = kv_q("k", "o", 1);
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_int_equal(rr.n_kvs, 3);
+    assert_kv(&rr.kvs[0], "k", "v3", r1, r4, 3);
+    assert_kv(&rr.kvs[1], "m", "new", r4, r4, 1);
+    assert_kv(&rr.kvs[2], "n", "nested", r4, r4, 1);
+
+    /* A put keeping the value of a missing key fails whole: no write. */
+    sk_kv_op ops2[2] = {kv_put_op("p", "1"), kv_put_op("missing", "")};
+    ops2[1].ignore_value = 1;
+    t = (sk_kv_txn){NULL, 0, ops2, 2, NULL, 0};
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_ERR_NOT_FOUND);
+    assert_int_equal(current_rev(f), r4);
+    /* ignore_value on a live key keeps its value. */
+    sk_kv_op keep = kv_put_op("m", "");
+    keep.ignore_value = 1;
+    int64_t r5 = kv_one(f, keep, a, NULL);
+    q = kv_q("m", NULL, 0);
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_kv(&rr.kvs[0], "m", "new", r4, r5, 2);
+
+    /* Delete a range with prev_kv; deleting nothing takes no revision. */
+    sk_kv_op del = {.kind = SK_KV_OP_DELETE, .range = kv_q("k", "n", 1), .prev_kv = 1};
+    sk_kv_txn_result dres;
+    int64_t r6 = kv_one(f, del, a, &dres);
+    assert_int_equal(r6, r5 + 1);
+    assert_int_equal(dres.results[0].deleted, 2);
+    assert_kv(&dres.results[0].prev_kvs[1], "m", "new", r4, r5, 2);
+    assert_int_equal(kv_one(f, del, a, &dres), r6);
+    assert_int_equal(dres.results[0].deleted, 0);
+    q = kv_q("\0", "\0", 1);
+    q.key_len = 1;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_int_equal(rr.n_kvs, 1); /* n */
+    /* A re-created key starts over. */
+    int64_t r7 = kv_put(f, "k", "again");
+    q = kv_q("k", NULL, 0);
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_kv(&rr.kvs[0], "k", "again", r7, r7, 1);
+
+    /* The feed: gap-free, the etcd revisions without an object. */
+    rows h = {0};
+    assert_int_equal(sk_store_history(f->s, 0, 100, collect, &h), SK_OK);
+    assert_int_equal(h.n, (size_t)r7);
+    for (size_t i = 0; i < h.n; i++) {
+        assert_int_equal(h.v[i].rev, (int64_t)i + 1);
+        assert_int_equal(strcmp(h.v[i].resource, CM) == 0, h.v[i].rev == r2);
+    }
+    rows_free(&h);
+    sk_arena_free(a);
+}
+
+/* Compaction covers the keyspace: reads below the compact revision expire,
+ * at it they still see the version then live; superseded versions and
+ * tombstones at or below it are gone; it survives a reopen. */
+static void test_kv_compaction(void **state)
+{
+    fixture *f = *state;
+    sk_arena *a = sk_arena_new();
+    int64_t r1 = kv_put(f, "k", "v1");
+    int64_t r2 = kv_put(f, "k", "v2");
+    int64_t r3 = kv_put(f, "gone", "x");
+    sk_kv_op del = {.kind = SK_KV_OP_DELETE, .range = kv_q("gone", NULL, 0)};
+    int64_t r4 = kv_one(f, del, a, NULL);
+    int64_t r5 = kv_put(f, "k", "v3");
+    int64_t removed = 0;
+    assert_int_equal(sk_store_compact(f->s, r4, &removed), SK_OK);
+    assert_int_equal(removed, 3); /* k@r1, gone@r3 and its tombstone */
+    sk_kv_range_result rr;
+    int64_t hdr;
+    sk_kv_range q = kv_q("k", NULL, 0);
+    q.rev = r3;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_ERR_EXPIRED);
+    q.rev = r4;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_kv(&rr.kvs[0], "k", "v2", r1, r2, 2);
+    q.rev = 0;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_kv(&rr.kvs[0], "k", "v3", r1, r5, 3);
+    /* A range revision below the compact one fails a transaction whole. */
+    sk_kv_op ops[2] = {kv_put_op("z", "1"), {.kind = SK_KV_OP_RANGE, .range = kv_q("k", NULL, 0)}};
+    ops[1].range.rev = r1;
+    sk_kv_txn t = {NULL, 0, ops, 2, NULL, 0};
+    sk_kv_txn_result res;
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_ERR_EXPIRED);
+    ops[1].range.rev = r5 + 1;
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_ERR_INVALID);
+    assert_int_equal(current_rev(f), r5);
+    store_reopen(f);
+    assert_int_equal(sk_store_compact(f->s, r5, &removed), SK_OK);
+    assert_int_equal(removed, 1); /* k@r2 */
+    q.rev = r5;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_kv(&rr.kvs[0], "k", "v3", r1, r5, 3);
+    sk_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1854,6 +2147,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_secret_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_survives_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_url, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_txn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_compaction, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

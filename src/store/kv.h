@@ -1,0 +1,123 @@
+/*
+ * kv.h - the etcd v3 keyspace's records: byte keys and values with etcd's
+ * per-key revisions, range requests, and transactions (compares, then one
+ * list of operations or the other), as the store applies them.
+ *
+ * The store speaks etcd's data model here (it is what the table holds) but
+ * knows nothing of gRPC or protobuf: src/etcd translates messages to these
+ * structs and back.
+ *
+ * Ranges follow etcd's convention, so the face passes them through:
+ * end_len == 0 names the single key `key`; an end of one NUL byte means
+ * every key >= key; otherwise [key, end) in bytewise order.
+ *
+ * Memory. Request structs are borrowed by the store for the call. Results
+ * are allocated in the arena the caller passes (the writer thread fills it
+ * while the caller waits for the completion callback).
+ */
+#ifndef SK_STORE_KV_H
+#define SK_STORE_KV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One version of a key (etcd's mvccpb.KeyValue). */
+typedef struct sk_kv {
+    const unsigned char *key;
+    size_t key_len;
+    const unsigned char *value;
+    size_t value_len;
+    int64_t create_rev;
+    int64_t mod_rev;
+    int64_t version;
+    int64_t lease;
+} sk_kv;
+
+typedef struct sk_kv_range {
+    const unsigned char *key, *end;
+    size_t key_len, end_len;
+    int64_t rev;    /* 0: the current revision */
+    int64_t limit;  /* 0: no limit */
+    int count_only; /* no key-values, only count */
+    int keys_only;  /* key-values without values */
+} sk_kv_range;
+
+typedef struct sk_kv_range_result {
+    sk_kv *kvs;
+    int64_t n_kvs;
+    int64_t count; /* keys in the range at that revision, whatever the limit */
+    int more;      /* a limit left keys out */
+} sk_kv_range_result;
+
+typedef enum { SK_KV_VERSION, SK_KV_CREATE, SK_KV_MOD, SK_KV_VALUE, SK_KV_LEASE } sk_kv_target;
+typedef enum { SK_KV_EQUAL, SK_KV_GREATER, SK_KV_LESS, SK_KV_NOT_EQUAL } sk_kv_cmp_result;
+
+/* Holds when every key in the range compares as asked; an absent key (or an
+ * empty range) compares as a key-value of zeroes, except that a VALUE compare
+ * then fails (as etcd does). */
+typedef struct sk_kv_compare {
+    sk_kv_target target;
+    sk_kv_cmp_result result;
+    const unsigned char *key, *end;
+    size_t key_len, end_len;
+    int64_t number; /* VERSION, CREATE, MOD, LEASE */
+    const unsigned char *value;
+    size_t value_len;
+} sk_kv_compare;
+
+typedef enum { SK_KV_OP_RANGE, SK_KV_OP_PUT, SK_KV_OP_DELETE, SK_KV_OP_TXN } sk_kv_op_kind;
+
+struct sk_kv_txn;
+
+typedef struct sk_kv_op {
+    sk_kv_op_kind kind;
+    sk_kv_range range; /* RANGE; PUT and DELETE use its key (and DELETE its end) */
+    /* PUT */
+    const unsigned char *value;
+    size_t value_len;
+    int64_t lease;
+    int ignore_value, ignore_lease; /* keep the current value / lease: the key
+                                       must exist, else SK_ERR_NOT_FOUND */
+    int prev_kv;                    /* PUT, DELETE: return what was replaced */
+    const struct sk_kv_txn *txn;    /* TXN */
+} sk_kv_op;
+
+typedef struct sk_kv_txn {
+    const sk_kv_compare *compares;
+    int n_compares;
+    const sk_kv_op *success;
+    int n_success;
+    const sk_kv_op *failure;
+    int n_failure;
+} sk_kv_txn;
+
+struct sk_kv_txn_result;
+
+typedef struct sk_kv_op_result {
+    sk_kv_op_kind kind;
+    sk_kv_range_result range; /* RANGE */
+    sk_kv *prev;              /* PUT with prev_kv: the replaced version, NULL if none */
+    int64_t deleted;          /* DELETE: keys deleted */
+    sk_kv *prev_kvs;          /* DELETE with prev_kv: the deleted versions */
+    struct sk_kv_txn_result *txn; /* TXN */
+} sk_kv_op_result;
+
+typedef struct sk_kv_txn_result {
+    int succeeded; /* the compares held: the success ops ran */
+    sk_kv_op_result *results;
+    int n_results;
+    int64_t rev; /* the store's revision after the transaction */
+} sk_kv_txn_result;
+
+/* A version row as the backends store it. */
+typedef struct sk_kv_row {
+    sk_kv kv; /* kv.mod_rev is the row's revision */
+    int sub;
+    int deleted;
+} sk_kv_row;
+
+/* Visitor over key-values; kv and its bytes are borrowed for the call.
+ * Return non-zero to stop. */
+typedef int (*sk_kv_fn)(void *arg, const sk_kv *kv);
+
+#endif

@@ -1,0 +1,381 @@
+/*
+ * kvapply.c - see kvapply.h. etcd's range and transaction semantics over
+ * the backend's four kv primitives.
+ *
+ * Ranges. etcd's conventions are turned into a half-open byte interval
+ * [lo, hi) once (bounds()): a single key k is [k, k + "\0"), since k + NUL is
+ * k's immediate successor in byte order; an end of one NUL byte means no
+ * upper bound (hi NULL).
+ *
+ * Transactions run in three passes, as etcd's apply does: decide (judge the
+ * compares of each transaction on the chosen path against the state before
+ * any write, remembering each choice in order), check (the requests on that
+ * path that can fail without a database error), apply. So a failing request
+ * never leaves half a transaction in the writer's open batch, and a nested
+ * transaction's compares see what its parent's compares saw.
+ */
+#include "store/kvapply.h"
+#include "core/check.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- ranges --------------------------------------------------------------- */
+
+typedef struct bounds {
+    const unsigned char *lo, *hi; /* hi NULL: no upper bound */
+    size_t lo_len, hi_len;
+} bounds;
+
+static bounds range_bounds(sk_arena *a, const unsigned char *key, size_t key_len,
+                           const unsigned char *end, size_t end_len)
+{
+    bounds b = {key ? key : (const unsigned char *)"", NULL, key_len, 0};
+    if (end_len == 0) {
+        unsigned char *succ = sk_arena_alloc(a, key_len + 1); /* zeroed: ends in NUL */
+        if (key_len)
+            memcpy(succ, key, key_len);
+        b.hi = succ;
+        b.hi_len = key_len + 1;
+    } else if (!(end_len == 1 && end[0] == 0)) {
+        b.hi = end;
+        b.hi_len = end_len;
+    }
+    return b;
+}
+
+/* Collects key-values into an arena array, copying their bytes. */
+typedef struct collect {
+    sk_arena *a;
+    sk_kv *kvs;
+    int64_t n, cap;
+} collect;
+
+static int collect_kv(void *arg, const sk_kv *kv)
+{
+    collect *k = arg;
+    if (k->n == k->cap) {
+        int64_t cap = k->cap ? 2 * k->cap : 8;
+        sk_kv *kvs = sk_arena_alloc(k->a, (size_t)cap * sizeof *kvs);
+        if (k->n)
+            memcpy(kvs, k->kvs, (size_t)k->n * sizeof *kvs);
+        k->kvs = kvs;
+        k->cap = cap;
+    }
+    sk_kv *dst = &k->kvs[k->n++];
+    *dst = *kv;
+    unsigned char *key = sk_arena_alloc(k->a, kv->key_len + 1);
+    unsigned char *value = sk_arena_alloc(k->a, kv->value_len + 1);
+    if (kv->key_len)
+        memcpy(key, kv->key, kv->key_len);
+    if (kv->value_len)
+        memcpy(value, kv->value, kv->value_len);
+    dst->key = key;
+    dst->value = value;
+    return 0;
+}
+
+/* The live key-values of [b) at rev, all of them. */
+static sk_err read_all(const sk_backend_ops *ops, sk_conn *c, const bounds *b, int64_t rev,
+                       sk_arena *a, collect *out)
+{
+    *out = (collect){a, NULL, 0, 0};
+    return ops->kv_range(c, b->lo, b->lo_len, b->hi, b->hi_len, rev, 0, 0, collect_kv, out);
+}
+
+sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, int64_t at_rev,
+                  sk_arena *a, sk_kv_range_result *out)
+{
+    bounds b = range_bounds(a, q->key, q->key_len, q->end, q->end_len);
+    sk_kv_range_result r = {0};
+    sk_err err = SK_OK;
+    if (q->count_only) {
+        err = ops->kv_count(c, b.lo, b.lo_len, b.hi, b.hi_len, at_rev, &r.count);
+        goto out;
+    }
+    /* One more than the limit tells whether the limit cut the range. */
+    collect k = {a, NULL, 0, 0};
+    err = ops->kv_range(c, b.lo, b.lo_len, b.hi, b.hi_len, at_rev, q->limit > 0 ? q->limit + 1 : 0,
+                        q->keys_only, collect_kv, &k);
+    if (err != SK_OK)
+        goto out;
+    r.kvs = k.kvs;
+    r.n_kvs = k.n;
+    r.count = k.n;
+    if (q->limit > 0 && k.n > q->limit) {
+        r.n_kvs = q->limit;
+        r.more = 1;
+        err = ops->kv_count(c, b.lo, b.lo_len, b.hi, b.hi_len, at_rev, &r.count);
+    }
+out:
+    if (err == SK_OK)
+        *out = r;
+    return err;
+}
+
+/* ---- transactions ----------------------------------------------------------- */
+
+typedef struct txn_ctx {
+    const sk_backend_ops *ops;
+    sk_conn *c;
+    sk_arena *a;
+    int64_t rev0;
+    int64_t compact_rev; /* -1 until read */
+    int *path;           /* the choice of each transaction on the path, in visit order */
+    int n_path, cap_path, next_path;
+    int sub; /* rows appended so far */
+    int db_failed;
+} txn_ctx;
+
+/* Marks err as the database's (any error of a backend call is). */
+static sk_err db(txn_ctx *x, sk_err err)
+{
+    if (err != SK_OK)
+        x->db_failed = 1;
+    return err;
+}
+
+static int compare_i64(int64_t a, int64_t b)
+{
+    return a < b ? -1 : a > b;
+}
+
+static int compare_bytes(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
+{
+    size_t n = an < bn ? an : bn;
+    int r = n ? memcmp(a, b, n) : 0;
+    return r ? (r < 0 ? -1 : 1) : compare_i64((int64_t)an, (int64_t)bn);
+}
+
+/* etcd's compareKV: whether kv satisfies cmp. */
+static int compare_holds(const sk_kv_compare *cmp, const sk_kv *kv)
+{
+    int r = 0;
+    switch (cmp->target) {
+    case SK_KV_VALUE:
+        r = compare_bytes(kv->value, kv->value_len, cmp->value, cmp->value_len);
+        break;
+    case SK_KV_CREATE:
+        r = compare_i64(kv->create_rev, cmp->number);
+        break;
+    case SK_KV_MOD:
+        r = compare_i64(kv->mod_rev, cmp->number);
+        break;
+    case SK_KV_VERSION:
+        r = compare_i64(kv->version, cmp->number);
+        break;
+    case SK_KV_LEASE:
+        r = compare_i64(kv->lease, cmp->number);
+        break;
+    }
+    switch (cmp->result) {
+    case SK_KV_EQUAL:
+        return r == 0;
+    case SK_KV_GREATER:
+        return r > 0;
+    case SK_KV_LESS:
+        return r < 0;
+    case SK_KV_NOT_EQUAL:
+        return r != 0;
+    }
+    return 0;
+}
+
+static sk_err compares_hold(txn_ctx *x, const sk_kv_txn *t, int *holds_out)
+{
+    int holds = 1;
+    for (int i = 0; i < t->n_compares && holds; i++) {
+        const sk_kv_compare *cmp = &t->compares[i];
+        bounds b = range_bounds(x->a, cmp->key, cmp->key_len, cmp->end, cmp->end_len);
+        collect k;
+        sk_err err = db(x, read_all(x->ops, x->c, &b, INT64_MAX, x->a, &k));
+        if (err != SK_OK)
+            return err;
+        if (k.n == 0) {
+            sk_kv none = {0};
+            holds = cmp->target != SK_KV_VALUE && compare_holds(cmp, &none);
+        }
+        for (int64_t j = 0; j < k.n && holds; j++)
+            holds = compare_holds(cmp, &k.kvs[j]);
+    }
+    *holds_out = holds;
+    return SK_OK;
+}
+
+static const sk_kv_op *chosen_ops(const sk_kv_txn *t, int succeeded, int *n_out)
+{
+    *n_out = succeeded ? t->n_success : t->n_failure;
+    return succeeded ? t->success : t->failure;
+}
+
+/* Pass 1: the choice of t and of every transaction nested in its branch. */
+static sk_err decide(txn_ctx *x, const sk_kv_txn *t)
+{
+    int holds = 0;
+    sk_err err = compares_hold(x, t, &holds);
+    if (err != SK_OK)
+        return err;
+    if (x->n_path == x->cap_path) {
+        int cap = x->cap_path ? 2 * x->cap_path : 8;
+        int *path = sk_arena_alloc(x->a, (size_t)cap * sizeof *path);
+        if (x->n_path)
+            memcpy(path, x->path, (size_t)x->n_path * sizeof *path);
+        x->path = path;
+        x->cap_path = cap;
+    }
+    x->path[x->n_path++] = holds;
+    int n;
+    const sk_kv_op *ops = chosen_ops(t, holds, &n);
+    for (int i = 0; i < n && err == SK_OK; i++)
+        if (ops[i].kind == SK_KV_OP_TXN)
+            err = decide(x, ops[i].txn);
+    return err;
+}
+
+/* Pass 2: the requests on the decided path that fail without the database. */
+static sk_err check(txn_ctx *x, const sk_kv_txn *t)
+{
+    int n;
+    const sk_kv_op *ops = chosen_ops(t, x->path[x->next_path++], &n);
+    sk_err err = SK_OK;
+    for (int i = 0; i < n && err == SK_OK; i++) {
+        const sk_kv_op *op = &ops[i];
+        if (op->kind == SK_KV_OP_TXN) {
+            err = check(x, op->txn);
+        } else if (op->kind == SK_KV_OP_PUT && (op->ignore_value || op->ignore_lease)) {
+            bounds b = range_bounds(x->a, op->range.key, op->range.key_len, NULL, 0);
+            int64_t n_live = 0;
+            err = db(x, x->ops->kv_count(x->c, b.lo, b.lo_len, b.hi, b.hi_len, INT64_MAX, &n_live));
+            if (err == SK_OK && n_live == 0)
+                err = SK_ERR_NOT_FOUND;
+        } else if (op->kind == SK_KV_OP_RANGE && op->range.rev > 0) {
+            int64_t cur = 0;
+            if (x->compact_rev < 0)
+                err = db(x, x->ops->revisions(x->c, &cur, &x->compact_rev));
+            if (err == SK_OK && op->range.rev > x->rev0)
+                err = SK_ERR_INVALID;
+            else if (err == SK_OK && op->range.rev < x->compact_rev)
+                err = SK_ERR_EXPIRED;
+        }
+    }
+    return err;
+}
+
+static sk_err append(txn_ctx *x, const sk_kv *kv, int deleted)
+{
+    sk_kv_row row = {*kv, x->sub, deleted};
+    row.kv.mod_rev = x->rev0 + 1;
+    sk_err err = db(x, x->ops->kv_append(x->c, &row));
+    if (err == SK_OK)
+        x->sub++;
+    return err;
+}
+
+static sk_err apply_put(txn_ctx *x, const sk_kv_op *op, sk_kv_op_result *r)
+{
+    bounds b = range_bounds(x->a, op->range.key, op->range.key_len, NULL, 0);
+    collect cur;
+    sk_err err = db(x, read_all(x->ops, x->c, &b, INT64_MAX, x->a, &cur));
+    if (err != SK_OK)
+        return err;
+    const sk_kv *prev = cur.n ? &cur.kvs[0] : NULL;
+    sk_kv kv = {.key = op->range.key,
+                .key_len = op->range.key_len,
+                .value = op->value,
+                .value_len = op->value_len,
+                .create_rev = prev ? prev->create_rev : x->rev0 + 1,
+                .version = prev ? prev->version + 1 : 1,
+                .lease = op->lease};
+    if (op->ignore_value && prev) {
+        kv.value = prev->value;
+        kv.value_len = prev->value_len;
+    }
+    if (op->ignore_lease && prev)
+        kv.lease = prev->lease;
+    if ((err = append(x, &kv, 0)) == SK_OK && op->prev_kv && prev)
+        r->prev = cur.kvs;
+    return err;
+}
+
+static sk_err apply_delete(txn_ctx *x, const sk_kv_op *op, sk_kv_op_result *r)
+{
+    bounds b =
+        range_bounds(x->a, op->range.key, op->range.key_len, op->range.end, op->range.end_len);
+    collect live;
+    sk_err err = db(x, read_all(x->ops, x->c, &b, INT64_MAX, x->a, &live));
+    for (int64_t i = 0; i < live.n && err == SK_OK; i++) {
+        sk_kv tomb = {.key = live.kvs[i].key, .key_len = live.kvs[i].key_len};
+        err = append(x, &tomb, 1);
+    }
+    if (err == SK_OK) {
+        r->deleted = live.n;
+        if (op->prev_kv)
+            r->prev_kvs = live.kvs;
+    }
+    return err;
+}
+
+/* Pass 3: runs the decided branch of t into *out. */
+static sk_err apply(txn_ctx *x, const sk_kv_txn *t, sk_kv_txn_result *out)
+{
+    int n;
+    out->succeeded = x->path[x->next_path++];
+    const sk_kv_op *ops = chosen_ops(t, out->succeeded, &n);
+    out->results = sk_arena_alloc(x->a, (size_t)(n ? n : 1) * sizeof *out->results);
+    out->n_results = n;
+    sk_err err = SK_OK;
+    for (int i = 0; i < n && err == SK_OK; i++) {
+        const sk_kv_op *op = &ops[i];
+        sk_kv_op_result *r = &out->results[i];
+        r->kind = op->kind;
+        switch (op->kind) {
+        case SK_KV_OP_RANGE:
+            err = db(x, sk_kv_read(x->ops, x->c, &op->range,
+                                   op->range.rev > 0 ? op->range.rev : INT64_MAX, x->a, &r->range));
+            break;
+        case SK_KV_OP_PUT:
+            err = apply_put(x, op, r);
+            break;
+        case SK_KV_OP_DELETE:
+            err = apply_delete(x, op, r);
+            break;
+        case SK_KV_OP_TXN:
+            r->txn = sk_arena_alloc(x->a, sizeof *r->txn);
+            err = apply(x, op->txn, r->txn);
+            break;
+        }
+    }
+    return err;
+}
+
+/* Sets the revision of every result in the tree: the transaction's. */
+static void stamp_rev(sk_kv_txn_result *res, int64_t rev)
+{
+    res->rev = rev;
+    for (int i = 0; i < res->n_results; i++)
+        if (res->results[i].kind == SK_KV_OP_TXN)
+            stamp_rev(res->results[i].txn, rev);
+}
+
+sk_err sk_kv_apply(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, const sk_kv_txn *t,
+                   sk_arena *a, sk_kv_txn_result *out, int *wrote_out, int *db_failed)
+{
+    txn_ctx x = {.ops = ops, .c = c, .a = a, .rev0 = rev0, .compact_rev = -1};
+    sk_kv_txn_result res = {0};
+    sk_err err = decide(&x, t);
+    if (err == SK_OK) {
+        x.next_path = 0;
+        err = check(&x, t);
+    }
+    if (err == SK_OK) {
+        x.next_path = 0;
+        err = apply(&x, t, &res);
+    }
+    *db_failed = x.db_failed;
+    if (err == SK_OK) {
+        stamp_rev(&res, x.sub > 0 ? rev0 + 1 : rev0);
+        *out = res;
+        *wrote_out = x.sub > 0;
+    }
+    return err;
+}

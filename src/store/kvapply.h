@@ -1,0 +1,40 @@
+/*
+ * kvapply.h - the etcd keyspace's semantics over a backend connection
+ * (private to src/store): range reads with etcd's Count and More, and
+ * transactions applied inside the writer's open transaction.
+ *
+ * store.c owns the when (pooled reads, the group-commit writer, revision
+ * gates); this module owns the what, as etcd's mvcc and apply code define
+ * it, so store.c stays about SQL policy.
+ */
+#ifndef SK_STORE_KVAPPLY_H
+#define SK_STORE_KVAPPLY_H
+
+#include "core/arena.h"
+#include "core/err.h"
+#include "store/backend.h"
+#include "store/kv.h"
+
+/* Reads q at revision at_rev (already validated) into *out (arena a):
+ * key-values in key order up to q->limit, Count and More as etcd computes
+ * them (Count: keys in the range whatever the limit; More: the limit left
+ * some out; count_only: no key-values, More false). */
+sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, int64_t at_rev,
+                  sk_arena *a, sk_kv_range_result *out);
+
+/*
+ * Applies t in the writer's open transaction on c, whose revision counter is
+ * rev0. As etcd: every compare along the chosen path (nested transactions
+ * included) is judged against the state before the transaction, then the
+ * requests are checked (a put with ignore_value/ignore_lease needs a live
+ * key: SK_ERR_NOT_FOUND; a range revision above rev0: SK_ERR_INVALID, below
+ * the compact revision: SK_ERR_EXPIRED), and only then do the operations
+ * run, every write at revision rev0 + 1 with its own sub-revision. Such a
+ * failure writes nothing. *wrote_out is set when rows were appended (the
+ * transaction took rev0 + 1). *db_failed is set for a database error (the
+ * transaction is then unusable). *out (arena a) on success.
+ */
+sk_err sk_kv_apply(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, const sk_kv_txn *t,
+                   sk_arena *a, sk_kv_txn_result *out, int *wrote_out, int *db_failed);
+
+#endif
