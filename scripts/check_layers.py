@@ -29,7 +29,8 @@ LAYERS = {
     "ctl": ["core", "kube", "store", "cache", "read"],
     "api": ["core", "kube", "store", "cache", "watch", "read", "ctl"],
     "http": ["core", "api"],
-    "cmd": ["core", "kube", "store", "cache", "watch", "read", "ctl", "api", "http"],
+    "etcd": ["core", "kube", "store", "cache", "watch", "read"],
+    "cmd": ["core", "kube", "store", "cache", "watch", "read", "ctl", "api", "http", "etcd"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -46,6 +46,7 @@
 
 typedef struct options {
     const char *listen;
+    const char *etcd_listen;
     const char *data_dir;
     const char *db;
     int64_t compact_interval_s;
@@ -79,6 +80,8 @@ static void usage(FILE *f)
         "\n"
         "flags:\n"
         "  --listen HOST:PORT       address to serve on (default %s)\n"
+        "  --etcd-listen HOST:PORT  serve: also serve the etcd v3 API (gRPC, cleartext\n"
+        "                           HTTP/2) on this address, over the same store\n"
         "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
         "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
         "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
@@ -263,6 +266,7 @@ static int cmd_serve(const options *o, const char *db)
     const char *drop = getenv("SQLKUBE_TEST_DROP_REVISION");
     sk_server_config cfg = {
         .listen = o->listen,
+        .etcd_listen = o->etcd_listen,
         .data_dir = o->data_dir,
         .db = db,
         .compact_interval_s = o->compact_interval_s,
@@ -299,6 +303,8 @@ static int cmd_serve(const options *o, const char *db)
     }
     sk_log_info("sqlkube %s serving on http://%s (%s store)", SK_VERSION, o->listen,
                 sk_server_backend(srv));
+    if (o->etcd_listen)
+        sk_log_info("serving the etcd v3 API on %s", o->etcd_listen);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
@@ -367,6 +373,7 @@ int main(int argc, char **argv)
     };
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'},
+        {"etcd-listen", required_argument, NULL, 'e'},
         {"data-dir", required_argument, NULL, 'd'},
         {"db", required_argument, NULL, 'b'},
         {"compact-interval", required_argument, NULL, 'c'},
@@ -397,6 +404,9 @@ int main(int argc, char **argv)
         switch (ch) {
         case 'l':
             o.listen = optarg;
+            break;
+        case 'e':
+            o.etcd_listen = optarg;
             break;
         case 'd':
             o.data_dir = optarg;

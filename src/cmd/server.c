@@ -1,7 +1,9 @@
 /*
  * server.c - see server.h. Start order: store, the default namespaces,
- * hub, cache (which notifies the hub), reader, controllers, API, HTTP.
- * Stop order: stop accepting; end the identity lease and the expiry
+ * hub, cache (which notifies the hub), reader, controllers, API, HTTP, and
+ * the etcd face if asked for (it needs only the store).
+ * Stop order: stop accepting (the etcd face stops whole: its calls finish
+ * first, while the writer still runs); end the identity lease and the expiry
  * collector (a stopping server neither renews nor collects); end the watches
  * spread over the grace period; drain and stop the store's writer (parked
  * writes answer); stop HTTP; then the rest in reverse.
@@ -18,6 +20,7 @@
 #include "ctl/consistency.h"
 #include "ctl/crd.h"
 #include "ctl/identity.h"
+#include "etcd/server.h"
 #include "http/server.h"
 #include "kube/defaults.h"
 #include "kube/objmeta.h"
@@ -37,6 +40,7 @@ struct sk_server {
     sk_ctl *identity, *collector, *consistency, *compactor, *namespaces, *gc, *crd;
     sk_api *api;
     sk_http_server *http;
+    sk_etcd_server *etcd;
 };
 
 /* Creates default, kube-system and kube-public if missing, as kube-apiserver
@@ -196,6 +200,13 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         *errmsg = msg ? msg : message("cannot start the HTTP server on %s", cfg->listen);
         goto fail;
     }
+    if (cfg->etcd_listen) {
+        sk_etcd_server_config ec = {.listen = cfg->etcd_listen, .store = srv->store};
+        if (!(srv->etcd = sk_etcd_server_start(&ec, &msg))) {
+            *errmsg = msg ? msg : message("cannot serve the etcd API on %s", cfg->etcd_listen);
+            goto fail;
+        }
+    }
     if (cfg->compact_interval_s > 0)
         srv->compactor = sk_compactor_start(srv->store, cfg->compact_interval_s, cfg->retain);
     return srv;
@@ -209,6 +220,7 @@ void sk_server_stop(sk_server *srv)
     if (!srv)
         return;
     sk_ctl_stop(srv->compactor);
+    sk_etcd_server_stop(srv->etcd);
     sk_http_quiesce(srv->http);
     sk_ctl_stop(srv->identity);
     sk_ctl_stop(srv->collector);

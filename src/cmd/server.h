@@ -13,6 +13,7 @@
 
 typedef struct sk_server_config {
     const char *listen, *data_dir, *db;
+    const char *etcd_listen; /* NULL: no etcd face */
     int64_t compact_interval_s, retain;
     int64_t watch_grace_s, watch_stall_s;
     const char *identity_hostname;

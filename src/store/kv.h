@@ -95,6 +95,10 @@ struct sk_kv_txn_result;
 
 typedef struct sk_kv_op_result {
     sk_kv_op_kind kind;
+    /* The revision as this operation left it: the transaction's revision
+     * once one of its writes has run, the one before it until then (what
+     * etcd reports in each response's header). */
+    int64_t rev;
     sk_kv_range_result range; /* RANGE */
     sk_kv *prev;              /* PUT with prev_kv: the replaced version, NULL if none */
     int64_t deleted;          /* DELETE: keys deleted */

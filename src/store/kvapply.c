@@ -344,6 +344,7 @@ static sk_err apply(txn_ctx *x, const sk_kv_txn *t, sk_kv_txn_result *out)
             err = apply(x, op->txn, r->txn);
             break;
         }
+        r->rev = x->rev0 + (x->sub > 0);
     }
     return err;
 }

@@ -1,0 +1,623 @@
+/*
+ * server.c - see server.h. One I/O thread (poll over the listener, an
+ * eventfd and every connection), nghttp2 sessions in server mode, and a
+ * worker pool for the calls.
+ *
+ * A stream's life: HEADERS (its :path and content-type are kept), DATA
+ * (appended to its body, refused past the message size limit as soon as the
+ * gRPC prefix announces it), END_STREAM: the body must be exactly one gRPC
+ * message, which goes to a worker as a job with its own copy of the path and
+ * bytes. The job comes back with the reply; the I/O thread looks the stream
+ * up by (connection id, stream id), since the client may have reset it or
+ * closed the connection meanwhile, and then answers: on OK, headers, one
+ * DATA frame run ending without END_STREAM, then trailers with grpc-status
+ * (submitted from the data source at its end, the only order nghttp2
+ * allows); on an error, one "trailers-only" HEADERS frame with grpc-status
+ * and grpc-message, which is what gRPC servers send when there is no message.
+ *
+ * Writes go straight to the non-blocking socket from nghttp2's send
+ * callback; when the kernel buffer is full the session keeps the rest and
+ * the loop polls for POLLOUT.
+ */
+#include "etcd/server.h"
+#include "core/arena.h"
+#include "core/buf.h"
+#include "core/check.h"
+#include "core/log.h"
+#include "etcd/grpc.h"
+#include "etcd/service.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define DEFAULT_WORKERS 4
+#define MAX_STREAMS 128
+/* etcd's gRPC receive limit: the request limit plus 512 KiB of overhead. */
+#define MAX_RECV_BYTES (SK_ETCD_MAX_REQUEST_BYTES + 512 * 1024)
+
+typedef struct job {
+    uint64_t conn_id;
+    int32_t stream_id;
+    char *path;
+    sk_buf body;
+    sk_arena *arena;
+    sk_etcd_reply reply;
+    uint8_t prefix[SK_GRPC_PREFIX];
+    struct job *next;
+} job;
+
+typedef struct stream {
+    int32_t id;
+    sk_buf path;
+    int grpc;       /* content-type application/grpc */
+    sk_buf body;
+    size_t too_large; /* announced message length past the limit, else 0 */
+    job *answer;    /* the reply being sent (owned) */
+    size_t sent;    /* bytes of prefix + body handed to nghttp2 */
+    struct stream *prev, *next; /* the connection's open streams */
+} stream;
+
+typedef struct conn {
+    uint64_t id;
+    int fd;
+    nghttp2_session *h2;
+    /* nghttp2_session_del frees its streams without closing them: the
+     * connection keeps its own list so their data goes too. */
+    stream *streams;
+    struct sk_etcd_server *srv;
+    struct conn *next;
+} conn;
+
+struct sk_etcd_server {
+    sk_etcd_service svc;
+    int listen_fd, wake_fd;
+    pthread_t io;
+    pthread_t *workers;
+    int n_workers;
+    int stopping; /* under mu */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    job *todo, *todo_tail; /* for workers, under mu */
+    job *done;             /* for the I/O thread, under mu */
+    conn *conns;           /* the I/O thread's */
+    uint64_t next_conn_id;
+};
+
+static void job_free(job *j)
+{
+    if (!j)
+        return;
+    free(j->path);
+    sk_buf_free(&j->body);
+    sk_arena_free(j->arena);
+    free(j);
+}
+
+static void stream_free(stream *st)
+{
+    sk_buf_free(&st->path);
+    sk_buf_free(&st->body);
+    job_free(st->answer);
+    free(st);
+}
+
+/* ---- workers --------------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    sk_etcd_server *srv = arg;
+    pthread_mutex_lock(&srv->mu);
+    for (;;) {
+        while (!srv->todo && !srv->stopping)
+            pthread_cond_wait(&srv->cv, &srv->mu);
+        job *j = srv->todo;
+        if (!j)
+            break;
+        srv->todo = j->next;
+        if (!srv->todo)
+            srv->todo_tail = NULL;
+        pthread_mutex_unlock(&srv->mu);
+
+        j->arena = sk_arena_new();
+        sk_etcd_call(&srv->svc, j->path, (const uint8_t *)j->body.data + SK_GRPC_PREFIX,
+                     j->body.len - SK_GRPC_PREFIX, j->arena, &j->reply);
+        if (j->reply.code == SK_GRPC_OK)
+            sk_grpc_frame_prefix(j->prefix, (uint32_t)j->reply.body_len);
+
+        pthread_mutex_lock(&srv->mu);
+        j->next = srv->done;
+        srv->done = j;
+        uint64_t one = 1;
+        if (write(srv->wake_fd, &one, sizeof one) < 0) {
+            /* the counter cannot overflow in practice; the next wake reads all */
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return NULL;
+}
+
+/* ---- replies ----------------------------------------------------------------- */
+
+#define NV(n, v, vlen)                                                                             \
+    {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vlen), NGHTTP2_NV_FLAG_NONE}
+
+static ssize_t read_answer(nghttp2_session *h2, int32_t stream_id, uint8_t *buf, size_t length,
+                           uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    stream *st = source->ptr;
+    job *j = st->answer;
+    size_t total = SK_GRPC_PREFIX + j->reply.body_len, n = 0;
+    while (n < length && st->sent < total) {
+        size_t chunk;
+        if (st->sent < SK_GRPC_PREFIX) {
+            chunk = SK_GRPC_PREFIX - st->sent;
+            if (chunk > length - n)
+                chunk = length - n;
+            memcpy(buf + n, j->prefix + st->sent, chunk);
+        } else {
+            chunk = total - st->sent;
+            if (chunk > length - n)
+                chunk = length - n;
+            memcpy(buf + n, j->reply.body + (st->sent - SK_GRPC_PREFIX), chunk);
+        }
+        n += chunk;
+        st->sent += chunk;
+    }
+    if (st->sent == total) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        static const nghttp2_nv trailers[] = {NV("grpc-status", "0", 1)};
+        if (nghttp2_submit_trailer(h2, stream_id, trailers, 1) != 0)
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    return (ssize_t)n;
+}
+
+/* A trailers-only reply: the status without any message. */
+static void answer_error(nghttp2_session *h2, int32_t stream_id, sk_grpc_code code,
+                         const char *message)
+{
+    char status[12];
+    int slen = snprintf(status, sizeof status, "%d", (int)code);
+    sk_buf msg = SK_BUF_INIT;
+    sk_grpc_percent_encode(&msg, message ? message : "");
+    nghttp2_nv hdrs[] = {NV(":status", "200", 3), NV("content-type", "application/grpc", 16),
+                         NV("grpc-status", status, (size_t)slen),
+                         NV("grpc-message", msg.data ? msg.data : "", msg.len)};
+    nghttp2_submit_response(h2, stream_id, hdrs, sizeof hdrs / sizeof hdrs[0], NULL);
+    sk_buf_free(&msg);
+}
+
+static void answer(nghttp2_session *h2, stream *st, job *j)
+{
+    if (j->reply.code != SK_GRPC_OK) {
+        answer_error(h2, st->id, j->reply.code, j->reply.message);
+        job_free(j);
+        return;
+    }
+    st->answer = j;
+    st->sent = 0;
+    static const nghttp2_nv hdrs[] = {NV(":status", "200", 3),
+                                      NV("content-type", "application/grpc", 16)};
+    nghttp2_data_provider provider = {.source.ptr = st, .read_callback = read_answer};
+    nghttp2_submit_response(h2, st->id, hdrs, 2, &provider);
+}
+
+/* ---- requests ----------------------------------------------------------------- */
+
+/* The stream's request is complete: answer a malformed one at once, queue
+ * the rest. */
+static void request_done(sk_etcd_server *srv, conn *c, stream *st)
+{
+    char msg[96];
+    if (!st->grpc) {
+        static const nghttp2_nv hdrs[] = {NV(":status", "415", 3)};
+        nghttp2_submit_response(c->h2, st->id, hdrs, 1, NULL);
+        return;
+    }
+    if (st->too_large) {
+        snprintf(msg, sizeof msg, "grpc: received message larger than max (%zu vs. %d)",
+                 st->too_large, MAX_RECV_BYTES);
+        answer_error(c->h2, st->id, SK_GRPC_RESOURCE_EXHAUSTED, msg);
+        return;
+    }
+    const uint8_t *m = NULL;
+    size_t mlen = 0, flen = 0;
+    sk_grpc_frame f = sk_grpc_frame_parse((const uint8_t *)st->body.data, st->body.len,
+                                          MAX_RECV_BYTES, &m, &mlen, &flen);
+    if (f == SK_GRPC_FRAME_COMPRESSED) {
+        answer_error(c->h2, st->id, SK_GRPC_UNIMPLEMENTED,
+                     "grpc: compressed message received but no decompressor is installed");
+        return;
+    }
+    if (f != SK_GRPC_FRAME_OK || flen != st->body.len) {
+        answer_error(c->h2, st->id, SK_GRPC_INTERNAL,
+                     "grpc: a unary call needs exactly one request message");
+        return;
+    }
+    job *j = calloc(1, sizeof *j);
+    SK_CHECK_ALLOC(j);
+    j->conn_id = c->id;
+    j->stream_id = st->id;
+    j->path = sk_buf_steal(&st->path, NULL);
+    j->body = st->body;
+    st->body = (sk_buf)SK_BUF_INIT;
+    pthread_mutex_lock(&srv->mu);
+    if (srv->todo_tail)
+        srv->todo_tail->next = j;
+    else
+        srv->todo = j;
+    srv->todo_tail = j;
+    pthread_cond_signal(&srv->cv);
+    pthread_mutex_unlock(&srv->mu);
+}
+
+/* ---- nghttp2 callbacks ---------------------------------------------------------- */
+
+static ssize_t on_send(nghttp2_session *h2, const uint8_t *data, size_t length, int flags,
+                       void *user)
+{
+    conn *c = user;
+    ssize_t n = send(c->fd, data, length, MSG_NOSIGNAL);
+    if (n < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? NGHTTP2_ERR_WOULDBLOCK
+                                                                          : NGHTTP2_ERR_CALLBACK_FAILURE;
+    return n;
+}
+
+static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *frame, void *user)
+{
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    conn *c = user;
+    stream *st = calloc(1, sizeof *st);
+    SK_CHECK_ALLOC(st);
+    st->id = frame->hd.stream_id;
+    st->next = c->streams;
+    if (c->streams)
+        c->streams->prev = st;
+    c->streams = st;
+    nghttp2_session_set_stream_user_data(h2, st->id, st);
+    return 0;
+}
+
+static int on_header(nghttp2_session *h2, const nghttp2_frame *frame, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *user)
+{
+    stream *st = nghttp2_session_get_stream_user_data(h2, frame->hd.stream_id);
+    if (!st || frame->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    if (namelen == 5 && memcmp(name, ":path", 5) == 0) {
+        sk_buf_reset(&st->path);
+        sk_buf_append(&st->path, value, valuelen);
+    } else if (namelen == 12 && memcmp(name, "content-type", 12) == 0) {
+        /* application/grpc, optionally +proto or ;params */
+        st->grpc = valuelen >= 16 && memcmp(value, "application/grpc", 16) == 0 &&
+                   (valuelen == 16 || value[16] == '+' || value[16] == ';');
+    }
+    return 0;
+}
+
+static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t stream_id,
+                         const uint8_t *data, size_t len, void *user)
+{
+    stream *st = nghttp2_session_get_stream_user_data(h2, stream_id);
+    if (!st || st->too_large)
+        return 0;
+    sk_buf_append(&st->body, data, len);
+    const uint8_t *m;
+    size_t mlen = 0, flen;
+    if (sk_grpc_frame_parse((const uint8_t *)st->body.data, st->body.len, MAX_RECV_BYTES, &m,
+                            &mlen, &flen) == SK_GRPC_FRAME_TOO_LARGE) {
+        st->too_large = mlen;
+        sk_buf_free(&st->body);
+    }
+    return 0;
+}
+
+static int on_frame_recv(nghttp2_session *h2, const nghttp2_frame *frame, void *user)
+{
+    if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
+        !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
+        return 0;
+    stream *st = nghttp2_session_get_stream_user_data(h2, frame->hd.stream_id);
+    if (st && !st->answer) {
+        conn *c = user;
+        request_done(c->srv, c, st);
+    }
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *h2, int32_t stream_id, uint32_t error_code,
+                           void *user)
+{
+    stream *st = nghttp2_session_get_stream_user_data(h2, stream_id);
+    if (st) {
+        conn *c = user;
+        nghttp2_session_set_stream_user_data(h2, stream_id, NULL);
+        if (st->prev)
+            st->prev->next = st->next;
+        else
+            c->streams = st->next;
+        if (st->next)
+            st->next->prev = st->prev;
+        stream_free(st);
+    }
+    return 0;
+}
+
+/* ---- connections ------------------------------------------------------------------ */
+
+static void conn_close(sk_etcd_server *srv, conn *c)
+{
+    conn **pp = &srv->conns;
+    while (*pp != c)
+        pp = &(*pp)->next;
+    *pp = c->next;
+    nghttp2_session_del(c->h2);
+    for (stream *st = c->streams, *next; st; st = next) {
+        next = st->next;
+        stream_free(st);
+    }
+    close(c->fd);
+    free(c);
+}
+
+static void conn_open(sk_etcd_server *srv, int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    conn *c = calloc(1, sizeof *c);
+    SK_CHECK_ALLOC(c);
+    c->id = ++srv->next_conn_id;
+    c->fd = fd;
+    c->srv = srv;
+    nghttp2_session_callbacks *cb;
+    SK_CHECK(nghttp2_session_callbacks_new(&cb) == 0);
+    nghttp2_session_callbacks_set_send_callback(cb, on_send);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    /* grpc-go sends the dial target as :authority ("http://host:port" for
+     * etcdctl's endpoints), which nghttp2's HTTP checks refuse with a stream
+     * reset; gRPC needs none of those checks. */
+    nghttp2_option *opt;
+    SK_CHECK(nghttp2_option_new(&opt) == 0);
+    nghttp2_option_set_no_http_messaging(opt, 1);
+    SK_CHECK(nghttp2_session_server_new2(&c->h2, cb, c, opt) == 0);
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cb);
+    nghttp2_settings_entry iv[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, MAX_STREAMS}};
+    nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, iv, 1);
+    c->next = srv->conns;
+    srv->conns = c;
+    nghttp2_session_send(c->h2);
+}
+
+/* Reads what the socket has and lets the session act on it. 0: close. */
+static int conn_read(conn *c)
+{
+    uint8_t buf[16384];
+    for (;;) {
+        ssize_t n = recv(c->fd, buf, sizeof buf, 0);
+        if (n == 0)
+            return 0;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+        if (nghttp2_session_mem_recv(c->h2, buf, (size_t)n) < 0)
+            return 0;
+        if ((size_t)n < sizeof buf)
+            return 1;
+    }
+}
+
+static conn *conn_find(sk_etcd_server *srv, uint64_t id)
+{
+    for (conn *c = srv->conns; c; c = c->next)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+/* Hands finished jobs to their streams (or drops those whose stream went). */
+static void deliver(sk_etcd_server *srv)
+{
+    uint64_t count;
+    if (read(srv->wake_fd, &count, sizeof count) < 0) {
+        /* nothing to read: a spurious wake */
+    }
+    pthread_mutex_lock(&srv->mu);
+    job *j = srv->done;
+    srv->done = NULL;
+    pthread_mutex_unlock(&srv->mu);
+    while (j) {
+        job *next = j->next;
+        conn *c = conn_find(srv, j->conn_id);
+        stream *st = c ? nghttp2_session_get_stream_user_data(c->h2, j->stream_id) : NULL;
+        if (st && !st->answer)
+            answer(c->h2, st, j);
+        else
+            job_free(j);
+        j = next;
+    }
+}
+
+static void *io_main(void *arg)
+{
+    sk_etcd_server *srv = arg;
+    struct pollfd *pfd = NULL;
+    conn **who = NULL;
+    size_t cap = 0;
+    for (;;) {
+        pthread_mutex_lock(&srv->mu);
+        int stop = srv->stopping;
+        pthread_mutex_unlock(&srv->mu);
+        if (stop)
+            break;
+        size_t n = 2;
+        for (conn *c = srv->conns; c; c = c->next)
+            n++;
+        if (n > cap) {
+            cap = 2 * n;
+            pfd = realloc(pfd, cap * sizeof *pfd);
+            who = realloc(who, cap * sizeof *who);
+            SK_CHECK(pfd && who);
+        }
+        pfd[0] = (struct pollfd){srv->listen_fd, POLLIN, 0};
+        pfd[1] = (struct pollfd){srv->wake_fd, POLLIN, 0};
+        size_t i = 2;
+        for (conn *c = srv->conns; c; c = c->next, i++) {
+            who[i] = c;
+            pfd[i] = (struct pollfd){c->fd, POLLIN, 0};
+            if (nghttp2_session_want_write(c->h2))
+                pfd[i].events |= POLLOUT;
+        }
+        if (poll(pfd, n, -1) < 0)
+            continue;
+        if (pfd[1].revents & POLLIN)
+            deliver(srv);
+        for (i = 2; i < n; i++) {
+            conn *c = who[i];
+            int ok = 1;
+            if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+                ok = conn_read(c);
+            if (ok && nghttp2_session_send(c->h2) != 0)
+                ok = 0;
+            if (!ok || (!nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2)))
+                conn_close(srv, c);
+        }
+        /* Replies delivered above were only submitted: send them too. */
+        for (conn *c = srv->conns, *next; c; c = next) {
+            next = c->next;
+            if (nghttp2_session_want_write(c->h2) && nghttp2_session_send(c->h2) != 0)
+                conn_close(srv, c);
+        }
+        if (pfd[0].revents & POLLIN) {
+            int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd >= 0)
+                conn_open(srv, fd);
+        }
+    }
+    while (srv->conns)
+        conn_close(srv, srv->conns);
+    free(pfd);
+    free(who);
+    return NULL;
+}
+
+/* ---- start / stop ---------------------------------------------------------------------- */
+
+static int listen_on(const char *addr, char **errmsg)
+{
+    if (strncmp(addr, "http://", 7) == 0)
+        addr += 7;
+    const char *colon = strrchr(addr, ':');
+    if (!colon || colon == addr || !colon[1]) {
+        if (asprintf(errmsg, "invalid --etcd-listen %s: want HOST:PORT", addr) < 0)
+            *errmsg = NULL;
+        return -1;
+    }
+    char host[256];
+    snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV},
+                    *res = NULL;
+    int rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc != 0) {
+        if (asprintf(errmsg, "invalid --etcd-listen %s: %s", addr, gai_strerror(rc)) < 0)
+            *errmsg = NULL;
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+        if (asprintf(errmsg, "cannot listen on %s for the etcd API: %s", addr, strerror(errno)) < 0)
+            *errmsg = NULL;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* FNV-1a: a stable 64-bit id from a name. */
+static uint64_t id_of(const char *s)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **errmsg)
+{
+    int fd = listen_on(cfg->listen, errmsg);
+    if (fd < 0)
+        return NULL;
+    sk_etcd_server *srv = calloc(1, sizeof *srv);
+    SK_CHECK_ALLOC(srv);
+    srv->svc = (sk_etcd_service){.store = cfg->store,
+                                 .cluster_id = id_of("sqlkube"),
+                                 .member_id = id_of(cfg->listen),
+                                 .max_request_bytes = SK_ETCD_MAX_REQUEST_BYTES};
+    srv->listen_fd = fd;
+    srv->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    SK_CHECK(srv->wake_fd >= 0);
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->cv, NULL);
+    srv->n_workers = cfg->workers > 0 ? cfg->workers : DEFAULT_WORKERS;
+    srv->workers = calloc((size_t)srv->n_workers, sizeof *srv->workers);
+    SK_CHECK_ALLOC(srv->workers);
+    for (int i = 0; i < srv->n_workers; i++)
+        SK_CHECK(pthread_create(&srv->workers[i], NULL, worker_main, srv) == 0);
+    SK_CHECK(pthread_create(&srv->io, NULL, io_main, srv) == 0);
+    return srv;
+}
+
+void sk_etcd_server_stop(sk_etcd_server *srv)
+{
+    if (!srv)
+        return;
+    pthread_mutex_lock(&srv->mu);
+    srv->stopping = 1;
+    pthread_cond_broadcast(&srv->cv);
+    pthread_mutex_unlock(&srv->mu);
+    uint64_t one = 1;
+    if (write(srv->wake_fd, &one, sizeof one) < 0) {
+        /* the I/O thread also polls stopping after every wake */
+    }
+    pthread_join(srv->io, NULL);
+    for (int i = 0; i < srv->n_workers; i++)
+        pthread_join(srv->workers[i], NULL);
+    for (job *j = srv->todo, *next; j; j = next) {
+        next = j->next;
+        job_free(j);
+    }
+    for (job *j = srv->done, *next; j; j = next) {
+        next = j->next;
+        job_free(j);
+    }
+    close(srv->listen_fd);
+    close(srv->wake_fd);
+    pthread_mutex_destroy(&srv->mu);
+    pthread_cond_destroy(&srv->cv);
+    free(srv->workers);
+    free(srv);
+}

@@ -1,0 +1,34 @@
+/*
+ * server.h - the etcd face's transport: gRPC over cleartext HTTP/2 (h2c
+ * with prior knowledge, as etcdctl and grpc-go speak it on http:// URLs),
+ * served with libnghttp2 beside the REST API.
+ *
+ * Threads. One I/O thread owns every socket and nghttp2 session; it never
+ * touches the database. A complete request becomes a job for a small pool of
+ * worker threads, which run it (service.h, blocking on the store) and hand
+ * the reply back through a queue and an eventfd; the I/O thread then submits
+ * it on its stream, if the stream is still open. So a slow commit delays its
+ * own call only: pings (HTTP/2 keepalive, answered by nghttp2) and the
+ * connection's other streams keep flowing.
+ */
+#ifndef SK_ETCD_SERVER_H
+#define SK_ETCD_SERVER_H
+
+#include "store/store.h"
+
+#include <stddef.h>
+
+typedef struct sk_etcd_server_config {
+    const char *listen; /* "HOST:PORT" (an http:// prefix is accepted) */
+    sk_store *store;    /* borrowed; outlives the server */
+    int workers;        /* threads running calls; 0: a default */
+} sk_etcd_server_config;
+
+typedef struct sk_etcd_server sk_etcd_server;
+
+/* Binds and starts serving. On failure NULL and *errmsg (new) says why. */
+sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **errmsg);
+/* Stops accepting, closes every connection, waits for running calls. NULL-safe. */
+void sk_etcd_server_stop(sk_etcd_server *srv);
+
+#endif

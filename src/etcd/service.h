@@ -1,0 +1,51 @@
+/*
+ * service.h - the etcd v3 services the face serves, one unary call at a
+ * time: KV (Range, Put, DeleteRange, Txn, Compact) and Maintenance Status.
+ * Every other path answers Unimplemented, as a gRPC server without that
+ * service does.
+ *
+ * A call is: the gRPC path, the request message (protobuf, unframed), an
+ * arena for everything the call makes; the reply is a status and, on OK,
+ * the response message. It blocks on the store, so the transport runs it on
+ * a worker thread, never on its I/O loop.
+ *
+ * Requests are checked as etcd's gRPC layer checks them (empty key, too many
+ * operations, duplicate keys in a transaction, request size), with etcd's
+ * codes and messages, before anything reaches the store; store errors map to
+ * etcd's (compacted, future revision, key not found).
+ */
+#ifndef SK_ETCD_SERVICE_H
+#define SK_ETCD_SERVICE_H
+
+#include "core/arena.h"
+#include "etcd/grpc.h"
+#include "store/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* etcd's default --max-request-bytes (1.5 MiB) and --max-txn-ops. */
+#define SK_ETCD_MAX_REQUEST_BYTES (1536 * 1024)
+#define SK_ETCD_MAX_TXN_OPS 128
+/* The version Status reports: a 3.5 release, so that clients (kube-apiserver's
+ * watch cache) enable what they gate on it, such as progress requests. */
+#define SK_ETCD_VERSION "3.5.17"
+
+typedef struct sk_etcd_service {
+    sk_store *store; /* borrowed */
+    uint64_t cluster_id, member_id;
+    size_t max_request_bytes;
+} sk_etcd_service;
+
+typedef struct sk_etcd_reply {
+    sk_grpc_code code;
+    const char *message; /* static or in the arena; NULL on OK */
+    uint8_t *body;       /* OK: the response message (arena), unframed */
+    size_t body_len;
+} sk_etcd_reply;
+
+/* Serves one call; *out is always set. */
+void sk_etcd_call(const sk_etcd_service *svc, const char *path, const uint8_t *msg, size_t len,
+                  sk_arena *a, sk_etcd_reply *out);
+
+#endif
