@@ -20,6 +20,7 @@
 #include "core/check.h"
 #include "etcd/kv.pb-c.h"
 #include "etcd/rpc.pb-c.h"
+#include "store/kvrange.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -151,36 +152,19 @@ static Etcdserverpb__RangeResponse *range_msg(call *c, const sk_kv_range_result 
 
 /* ---- checks, as etcd's v3rpc does them ---------------------------------- */
 
-/* A key range as etcd's duplicate check sees it: [lo, hi), hi NULL for a
- * single key (lo only), an end of "\0" for every key from lo. */
-typedef struct interval {
-    ProtobufCBinaryData lo, hi;
-} interval;
-
-static int bytes_cmp(ProtobufCBinaryData a, ProtobufCBinaryData b)
-{
-    size_t n = a.len < b.len ? a.len : b.len;
-    int r = n ? memcmp(a.data, b.data, n) : 0;
-    return r ? r : (a.len > b.len) - (a.len < b.len);
-}
-
-static int interval_has(const interval *iv, ProtobufCBinaryData key)
-{
-    if (iv->hi.len == 0)
-        return bytes_cmp(iv->lo, key) == 0;
-    if (bytes_cmp(key, iv->lo) < 0)
-        return 0;
-    return (iv->hi.len == 1 && iv->hi.data[0] == 0) || bytes_cmp(key, iv->hi) < 0;
-}
-
 /* The keys one branch puts and the ranges it deletes, nested branches
  * included (etcd's checkIntervals). */
 typedef struct writes {
     ProtobufCBinaryData *puts;
     size_t n_puts;
-    interval *dels;
+    sk_kv_bounds *dels;
     size_t n_dels;
 } writes;
+
+static int bytes_cmp(ProtobufCBinaryData a, ProtobufCBinaryData b)
+{
+    return sk_kv_bytes_cmp(a.data, a.len, b.data, b.len);
+}
 
 static int put_seen(const writes *w, ProtobufCBinaryData k)
 {
@@ -193,7 +177,7 @@ static int put_seen(const writes *w, ProtobufCBinaryData k)
 static int del_hits(const writes *w, ProtobufCBinaryData k)
 {
     for (size_t i = 0; i < w->n_dels; i++)
-        if (interval_has(&w->dels[i], k))
+        if (sk_kv_bounds_has(&w->dels[i], k.data, k.len))
             return 1;
     return 0;
 }
@@ -231,8 +215,9 @@ static int check_intervals(call *c, Etcdserverpb__RequestOp *const *ops, size_t 
     for (size_t i = 0; i < n; i++) {
         const Etcdserverpb__RequestOp *op = ops[i];
         if (op->request_case == ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_DELETE_RANGE)
-            w.dels[w.n_dels++] =
-                (interval){op->request_delete_range->key, op->request_delete_range->range_end};
+            w.dels[w.n_dels++] = sk_kv_bounds_of(
+                c->a, op->request_delete_range->key.data, op->request_delete_range->key.len,
+                op->request_delete_range->range_end.data, op->request_delete_range->range_end.len);
     }
     for (size_t i = 0; i < n; i++) {
         const Etcdserverpb__RequestOp *op = ops[i];

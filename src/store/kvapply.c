@@ -3,9 +3,7 @@
  * the backend's four kv primitives.
  *
  * Ranges. etcd's conventions are turned into a half-open byte interval
- * [lo, hi) once (bounds()): a single key k is [k, k + "\0"), since k + NUL is
- * k's immediate successor in byte order; an end of one NUL byte means no
- * upper bound (hi NULL).
+ * once (store/kvrange.h), which the backends' SQL takes as bounds.
  *
  * Transactions run in three passes, as etcd's apply does: decide (judge the
  * compares of each transaction on the chosen path against the state before
@@ -16,33 +14,12 @@
  */
 #include "store/kvapply.h"
 #include "core/check.h"
+#include "store/kvrange.h"
 
 #include <stdint.h>
 #include <string.h>
 
 /* ---- ranges --------------------------------------------------------------- */
-
-typedef struct bounds {
-    const unsigned char *lo, *hi; /* hi NULL: no upper bound */
-    size_t lo_len, hi_len;
-} bounds;
-
-static bounds range_bounds(sk_arena *a, const unsigned char *key, size_t key_len,
-                           const unsigned char *end, size_t end_len)
-{
-    bounds b = {key ? key : (const unsigned char *)"", NULL, key_len, 0};
-    if (end_len == 0) {
-        unsigned char *succ = sk_arena_alloc(a, key_len + 1); /* zeroed: ends in NUL */
-        if (key_len)
-            memcpy(succ, key, key_len);
-        b.hi = succ;
-        b.hi_len = key_len + 1;
-    } else if (!(end_len == 1 && end[0] == 0)) {
-        b.hi = end;
-        b.hi_len = end_len;
-    }
-    return b;
-}
 
 /* Collects key-values into an arena array, copying their bytes. */
 typedef struct collect {
@@ -76,7 +53,7 @@ static int collect_kv(void *arg, const sk_kv *kv)
 }
 
 /* The live key-values of [b) at rev, all of them. */
-static sk_err read_all(const sk_backend_ops *ops, sk_conn *c, const bounds *b, int64_t rev,
+static sk_err read_all(const sk_backend_ops *ops, sk_conn *c, const sk_kv_bounds *b, int64_t rev,
                        sk_arena *a, collect *out)
 {
     *out = (collect){a, NULL, 0, 0};
@@ -86,7 +63,7 @@ static sk_err read_all(const sk_backend_ops *ops, sk_conn *c, const bounds *b, i
 sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, int64_t at_rev,
                   sk_arena *a, sk_kv_range_result *out)
 {
-    bounds b = range_bounds(a, q->key, q->key_len, q->end, q->end_len);
+    sk_kv_bounds b = sk_kv_bounds_of(a, q->key, q->key_len, q->end, q->end_len);
     sk_kv_range_result r = {0};
     sk_err err = SK_OK;
     if (q->count_only) {
@@ -140,20 +117,13 @@ static int compare_i64(int64_t a, int64_t b)
     return a < b ? -1 : a > b;
 }
 
-static int compare_bytes(const unsigned char *a, size_t an, const unsigned char *b, size_t bn)
-{
-    size_t n = an < bn ? an : bn;
-    int r = n ? memcmp(a, b, n) : 0;
-    return r ? (r < 0 ? -1 : 1) : compare_i64((int64_t)an, (int64_t)bn);
-}
-
 /* etcd's compareKV: whether kv satisfies cmp. */
 static int compare_holds(const sk_kv_compare *cmp, const sk_kv *kv)
 {
     int r = 0;
     switch (cmp->target) {
     case SK_KV_VALUE:
-        r = compare_bytes(kv->value, kv->value_len, cmp->value, cmp->value_len);
+        r = sk_kv_bytes_cmp(kv->value, kv->value_len, cmp->value, cmp->value_len);
         break;
     case SK_KV_CREATE:
         r = compare_i64(kv->create_rev, cmp->number);
@@ -186,7 +156,7 @@ static sk_err compares_hold(txn_ctx *x, const sk_kv_txn *t, int *holds_out)
     int holds = 1;
     for (int i = 0; i < t->n_compares && holds; i++) {
         const sk_kv_compare *cmp = &t->compares[i];
-        bounds b = range_bounds(x->a, cmp->key, cmp->key_len, cmp->end, cmp->end_len);
+        sk_kv_bounds b = sk_kv_bounds_of(x->a, cmp->key, cmp->key_len, cmp->end, cmp->end_len);
         collect k;
         sk_err err = db(x, read_all(x->ops, x->c, &b, INT64_MAX, x->a, &k));
         if (err != SK_OK)
@@ -243,7 +213,7 @@ static sk_err check(txn_ctx *x, const sk_kv_txn *t)
         if (op->kind == SK_KV_OP_TXN) {
             err = check(x, op->txn);
         } else if (op->kind == SK_KV_OP_PUT && (op->ignore_value || op->ignore_lease)) {
-            bounds b = range_bounds(x->a, op->range.key, op->range.key_len, NULL, 0);
+            sk_kv_bounds b = sk_kv_bounds_of(x->a, op->range.key, op->range.key_len, NULL, 0);
             int64_t n_live = 0;
             err = db(x, x->ops->kv_count(x->c, b.lo, b.lo_len, b.hi, b.hi_len, INT64_MAX, &n_live));
             if (err == SK_OK && n_live == 0)
@@ -273,7 +243,7 @@ static sk_err append(txn_ctx *x, const sk_kv *kv, int deleted)
 
 static sk_err apply_put(txn_ctx *x, const sk_kv_op *op, sk_kv_op_result *r)
 {
-    bounds b = range_bounds(x->a, op->range.key, op->range.key_len, NULL, 0);
+    sk_kv_bounds b = sk_kv_bounds_of(x->a, op->range.key, op->range.key_len, NULL, 0);
     collect cur;
     sk_err err = db(x, read_all(x->ops, x->c, &b, INT64_MAX, x->a, &cur));
     if (err != SK_OK)
@@ -299,8 +269,8 @@ static sk_err apply_put(txn_ctx *x, const sk_kv_op *op, sk_kv_op_result *r)
 
 static sk_err apply_delete(txn_ctx *x, const sk_kv_op *op, sk_kv_op_result *r)
 {
-    bounds b =
-        range_bounds(x->a, op->range.key, op->range.key_len, op->range.end, op->range.end_len);
+    sk_kv_bounds b =
+        sk_kv_bounds_of(x->a, op->range.key, op->range.key_len, op->range.end, op->range.end_len);
     collect live;
     sk_err err = db(x, read_all(x->ops, x->c, &b, INT64_MAX, x->a, &live));
     for (int64_t i = 0; i < live.n && err == SK_OK; i++) {
