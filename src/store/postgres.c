@@ -164,12 +164,16 @@ static const struct {
     [ST_LIST_ALL_AFTER] = {"list_all_after", LIST_SQL(" AND (h.namespace, h.name) > ($4, $5)")},
     [ST_LIST_NS] = {"list_ns", LIST_SQL(" AND h.namespace = $4")},
     [ST_LIST_NS_AFTER] = {"list_ns_after", LIST_SQL(" AND h.namespace = $4 AND h.name > $5")},
-    /* Both tables in revision order (a merge append of two index range
-     * scans); an etcd revision is its first row, without an object. */
-    [ST_HISTORY] = {"history", "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > $1"
-                               " AND " NOT_COMPACTED("$1") " UNION ALL SELECT k.rev, 0, 0, false,"
-                               " '', '', '', '', '' FROM sk_kv k WHERE k.rev > $1 AND k.sub = 0"
-                               " AND " NOT_COMPACTED("$1") " ORDER BY 1 LIMIT $2"},
+    /* Both tables in revision order; an etcd revision is its first row,
+     * without an object. Each arm has its own LIMIT, so each stays an index
+     * range scan that stops after one page: the generic plan of a bare
+     * UNION ALL ... ORDER BY ... LIMIT sorts every row after $1. */
+    [ST_HISTORY] = {"history", "(SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > $1"
+                               " AND " NOT_COMPACTED("$1") " ORDER BY h.rev LIMIT $2)"
+                               " UNION ALL (SELECT k.rev, 0, 0, false, '', '', '', '', ''"
+                               " FROM sk_kv k WHERE k.rev > $1 AND k.sub = 0"
+                               " AND " NOT_COMPACTED("$1") " ORDER BY k.rev LIMIT $2)"
+                               " ORDER BY 1 LIMIT $2"},
     /*
      * One compaction batch ($1 upto, $2 batch size), as one statement, so one
      * snapshot and one short implicit transaction.
