@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,11 +40,26 @@ static const ProtobufCMessageDescriptor *const replies[] = {
 };
 #define N_PATHS (sizeof paths / sizeof paths[0])
 
+static sk_store *store;
+static char dir[] = "/tmp/sk-fuzz-etcd.XXXXXX";
+
+/* The store's files go with the process. */
+static void remove_store(void)
+{
+    static const char *const files[] = {"store.db", "store.db-wal", "store.db-shm"};
+    char path[sizeof dir + 16];
+    sk_store_close(store);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static sk_store *store_once(void)
 {
-    static sk_store *store;
     if (!store) {
-        char dir[] = "/tmp/sk-fuzz-etcd.XXXXXX", url[64];
+        char url[64];
         if (!mkdtemp(dir))
             abort();
         snprintf(url, sizeof url, "sqlite:%s/store.db", dir);
@@ -52,6 +68,7 @@ static sk_store *store_once(void)
             fprintf(stderr, "fuzz_etcd: cannot open %s: %s\n", url, msg ? msg : "");
             abort();
         }
+        atexit(remove_store);
     }
     return store;
 }
