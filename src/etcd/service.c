@@ -488,13 +488,12 @@ typedef struct sorter {
     int descend;
 } sorter;
 
-static __thread sorter sort_by; /* qsort has no context argument */
-
-static int kv_order(const void *pa, const void *pb)
+static int kv_order(const void *pa, const void *pb, void *arg)
 {
     const sk_kv *a = pa, *b = pb;
+    const sorter *by = arg;
     int r = 0;
-    switch (sort_by.target) {
+    switch (by->target) {
     case ETCDSERVERPB__RANGE_REQUEST__SORT_TARGET__VERSION:
         r = (a->version > b->version) - (a->version < b->version);
         break;
@@ -513,7 +512,7 @@ static int kv_order(const void *pa, const void *pb)
                       (ProtobufCBinaryData){b->key_len, (uint8_t *)b->key});
         break;
     }
-    return sort_by.descend ? -r : r;
+    return by->descend ? -r : r;
 }
 
 static int kv_kept(const Etcdserverpb__RangeRequest *r, const sk_kv *kv)
@@ -558,8 +557,8 @@ static void kv_range(call *c, const uint8_t *msg, size_t len)
                 res.kvs[n++] = res.kvs[i];
         res.n_kvs = n;
         if (order != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE) {
-            sort_by = (sorter){r->sort_target, order == ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__DESCEND};
-            qsort(res.kvs, (size_t)n, sizeof *res.kvs, kv_order);
+            sorter by = {r->sort_target, order == ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__DESCEND};
+            qsort_r(res.kvs, (size_t)n, sizeof *res.kvs, kv_order, &by);
         }
         res.more = 0;
         if (r->limit > 0 && n > r->limit) {
