@@ -319,9 +319,12 @@ static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t stream_id,
     sk_buf_append(&st->body, data, len);
     const uint8_t *m;
     size_t mlen = 0, flen;
+    /* A first message too large, or bytes past what one message may take
+     * (a unary call has one): stop buffering, answer at the end. */
     if (sk_grpc_frame_parse((const uint8_t *)st->body.data, st->body.len, MAX_RECV_BYTES, &m,
-                            &mlen, &flen) == SK_GRPC_FRAME_TOO_LARGE) {
-        st->too_large = mlen;
+                            &mlen, &flen) == SK_GRPC_FRAME_TOO_LARGE ||
+        st->body.len > SK_GRPC_PREFIX + MAX_RECV_BYTES) {
+        st->too_large = mlen > MAX_RECV_BYTES ? mlen : st->body.len;
         sk_buf_free(&st->body);
     }
     return 0;

@@ -7,7 +7,8 @@ prints: put/get with --prefix, --from-key, --limit, --rev, --keys-only, --sort-b
 (etcdctl 3.4 has no --count-only: the store suite covers count_only);
 del --prev-kv; txn with compares (success and failure, create-if-absent);
 compaction and then reads below it; errors (compacted, future revision,
-duplicate key and too many operations in a txn, key not found).
+duplicate key and too many operations in a txn, key not found, request too
+large).
 
 The two stores start at different revisions (sqlkube's REST face has
 written its default namespaces), so revisions are compared relative to the
@@ -190,6 +191,10 @@ class EtcdFace(unittest.TestCase):
             (["del", "--prev-kv", "/g/", "--prefix"], None),
             (["get", "/g/", "--prefix", "--limit", "1", "--keys-only", "-w", "json"], None),
             (["put", "/g/a", "again", "-w", "json"], None),
+            # etcd's 1.5 MiB request limit (etcdctl reads a value from stdin)
+            (["put", "/g/big"], "x" * 1600000),
+            (["put", "/g/big", "-w", "json"], "y" * 1572000),
+            (["del", "/g/big"], None),
             (["get", "/g/a", "-w", "json"], None),
         ])
         # Not only equal to etcd: what etcd says, spelled out for the key steps.
@@ -201,6 +206,9 @@ class EtcdFace(unittest.TestCase):
         self.assertIn("required revision is a future revision", future[0][3])
         missing = [g for g in got if g[0][1] == "/g/missing"][0]
         self.assertIn("etcdserver: key not found", missing[3])
+        big = [g for g in got if g[0][:2] == ["put", "/g/big"]]
+        self.assertIn("etcdserver: request is too large", big[0][3])
+        self.assertEqual(big[1][1], 0)
 
     def test_txn(self):
         got, _ = self.both([
