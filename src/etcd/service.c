@@ -662,8 +662,10 @@ static void kv_compact(call *c, const uint8_t *msg, size_t len)
 
 static void maintenance_status(call *c, const uint8_t *msg, size_t len)
 {
-    int64_t rev = 0, compact = 0;
+    int64_t rev = 0, compact = 0, size = 0;
     sk_err err = sk_store_revisions(c->svc->store, &rev, &compact);
+    if (err == SK_OK)
+        err = sk_store_db_size(c->svc->store, &size);
     if (err != SK_OK) {
         fail_store(c, err);
         return;
@@ -672,6 +674,8 @@ static void maintenance_status(call *c, const uint8_t *msg, size_t len)
     Etcdserverpb__StatusResponse m = ETCDSERVERPB__STATUS_RESPONSE__INIT;
     m.header = header(c, rev);
     m.version = (char *)SK_ETCD_VERSION;
+    m.dbsize = size;
+    m.dbsizeinuse = size;
     m.leader = c->svc->member_id;
     m.raftindex = (uint64_t)rev;
     m.raftterm = 1;

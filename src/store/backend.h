@@ -135,6 +135,8 @@ typedef struct sk_backend_ops {
                        size_t hi_len, int64_t rev, int64_t *count_out);
     sk_err (*kv_append)(sk_conn *c, const sk_kv_row *row);
     sk_err (*kv_compact)(sk_conn *c, int64_t *removed_out);
+    /* The database's size on disk in bytes (read, autocommit). */
+    sk_err (*db_size)(sk_conn *c, int64_t *bytes_out);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

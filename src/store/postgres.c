@@ -130,6 +130,7 @@ typedef enum {
     ST_KV_COUNT_FROM,
     ST_KV_APPEND,
     ST_KV_COMPACT,
+    ST_DB_SIZE,
     ST__COUNT
 } stmt_id;
 
@@ -259,6 +260,7 @@ static const struct {
     /* What the rows n in (kv_compact_rev, compact_rev] retire: every older
      * version of n's key and n itself if it is a tombstone (older ones went
      * in earlier passes). One statement: one snapshot, one transaction. */
+    [ST_DB_SIZE] = {"db_size", "SELECT pg_database_size(current_database())"},
     [ST_KV_COMPACT] =
         {"kv_compact",
          "WITH b AS (SELECT kv_compact_rev AS lo, compact_rev AS hi FROM sk_revision WHERE id = 1),"
@@ -968,6 +970,21 @@ static sk_err pg_kv_compact(sk_conn *c, int64_t *removed_out)
     return err;
 }
 
+static sk_err pg_db_size(sk_conn *c, int64_t *bytes_out)
+{
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_DB_SIZE, 0, NULL, NULL, NULL, &res);
+    if (err == SK_OK) {
+        int64_t n = PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : -1;
+        if (n < 0)
+            err = SK_ERR_INTERNAL;
+        else
+            *bytes_out = n;
+    }
+    PQclear(res);
+    return err;
+}
+
 const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
     .connect = pg_connect,
@@ -996,4 +1013,5 @@ const sk_backend_ops sk_backend_postgres = {
     .kv_count = pg_kv_count,
     .kv_append = pg_kv_append,
     .kv_compact = pg_kv_compact,
+    .db_size = pg_db_size,
 };

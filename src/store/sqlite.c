@@ -72,6 +72,7 @@ enum {
     ST_KV_COMPACT_BOUNDS,
     ST_KV_COMPACT,
     ST_KV_COMPACT_MARK,
+    ST_DB_SIZE,
     ST__COUNT
 };
 
@@ -182,6 +183,8 @@ static const char *const sql_text[ST__COUNT] = {
         "DELETE FROM sk_kv WHERE rowid IN (SELECT p.rowid FROM sk_kv n JOIN sk_kv p ON p.key = "
         "n.key AND p.rev < n.rev WHERE n.rev > ?1 AND n.rev <= ?2 UNION ALL SELECT rowid FROM "
         "sk_kv WHERE rev > ?1 AND rev <= ?2 AND deleted = 1)",
+    [ST_DB_SIZE] = "SELECT p.page_count * s.page_size FROM pragma_page_count() p, "
+                   "pragma_page_size() s",
     [ST_KV_COMPACT_MARK] =
         "UPDATE sk_revision SET kv_compact_rev = max(kv_compact_rev, ?1) WHERE id = 1",
 };
@@ -959,6 +962,21 @@ out:
     return err;
 }
 
+static sk_err sqlite_db_size(sk_conn *c, int64_t *bytes_out)
+{
+    sqlite3_stmt *st = stmt(c, ST_DB_SIZE);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    int rc = sqlite3_step(st);
+    sk_err err = SK_OK;
+    if (rc == SQLITE_ROW)
+        *bytes_out = sqlite3_column_int64(st, 0);
+    else
+        err = map_rc(c, rc, "database size");
+    sqlite3_reset(st);
+    return err;
+}
+
 const sk_backend_ops sk_backend_sqlite = {
     .name = "sqlite",
     .connect = sqlite_connect,
@@ -986,4 +1004,5 @@ const sk_backend_ops sk_backend_sqlite = {
     .kv_count = sqlite_kv_count,
     .kv_append = sqlite_kv_append,
     .kv_compact = sqlite_kv_compact,
+    .db_size = sqlite_db_size,
 };

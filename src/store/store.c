@@ -917,6 +917,20 @@ sk_err sk_store_claims(sk_store *s, const char *kind, sk_claim_fn fn, void *arg)
     return err;
 }
 
+sk_err sk_store_db_size(sk_store *s, int64_t *bytes_out)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int64_t n = 0;
+    err = s->ops->db_size(c, &n);
+    pool_put(s, c, err);
+    if (err == SK_OK)
+        *bytes_out = n;
+    return err;
+}
+
 static int hex_nibble(char ch)
 {
     if (ch >= '0' && ch <= '9')

@@ -212,6 +212,9 @@ sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, vo
  * fn returns non-zero to stop. One consistent snapshot. */
 typedef int (*sk_claim_fn)(void *arg, const char *value);
 sk_err sk_store_claims(sk_store *s, const char *kind, sk_claim_fn fn, void *arg);
+/* The database's size on disk in bytes (SQLite: the main file's pages;
+ * PostgreSQL: pg_database_size), as etcd's Status reports its dbSize. */
+sk_err sk_store_db_size(sk_store *s, int64_t *bytes_out);
 /* The 32-byte secret (created at first migration) that signs continue tokens. */
 sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);
 

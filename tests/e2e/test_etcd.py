@@ -289,6 +289,7 @@ class EtcdFace(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         status = json.loads(out)[0]["Status"]
         self.assertTrue(status["version"].startswith("3.5."), status)
+        self.assertGreater(int(status["dbSize"]), 0, status)
         self.assertEqual(status["header"]["revision"], current_rev(self.etcd_port))
         # Lease is not served yet: Unimplemented, as from a gRPC server without it.
         rc, out, err = ctl(self.etcd_port, "lease", "grant", "10")

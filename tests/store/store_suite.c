@@ -2112,6 +2112,9 @@ static void test_kv_compaction(void **state)
     q.rev = r5;
     assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
     assert_kv(&rr.kvs[0], "k", "v3", r1, r5, 3);
+    int64_t size = 0;
+    assert_int_equal(sk_store_db_size(f->s, &size), SK_OK);
+    assert_true(size > 0);
     sk_arena_free(a);
 }
 
