@@ -124,9 +124,11 @@ typedef struct sk_backend_ops {
      * (0: all), values left empty when keys_only; kv_count counts them. Both
      * are gated on compact_rev like get_at (no row, count 0, when compacted
      * past rev). kv_append inserts one version row (writer's transaction).
-     * kv_compact, its own transaction, removes the versions superseded at or
-     * below compact_rev and the tombstones at or below it that an earlier
-     * call has not, and records how far it got (kv_compact_rev).
+     * kv_compact, its own transaction, takes the next span of at most
+     * `span` revisions above kv_compact_rev (up to compact_rev): removes the
+     * versions superseded within it and its tombstones, and records how far
+     * it got (kv_compact_rev); *done_out = 1 once kv_compact_rev has caught
+     * up with compact_rev.
      */
     sk_err (*kv_range)(sk_conn *c, const unsigned char *lo, size_t lo_len, const unsigned char *hi,
                        size_t hi_len, int64_t rev, int64_t limit, int keys_only, sk_kv_fn fn,
@@ -134,7 +136,7 @@ typedef struct sk_backend_ops {
     sk_err (*kv_count)(sk_conn *c, const unsigned char *lo, size_t lo_len, const unsigned char *hi,
                        size_t hi_len, int64_t rev, int64_t *count_out);
     sk_err (*kv_append)(sk_conn *c, const sk_kv_row *row);
-    sk_err (*kv_compact)(sk_conn *c, int64_t *removed_out);
+    sk_err (*kv_compact)(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out);
     /* The database's size on disk in bytes (read, autocommit). */
     sk_err (*db_size)(sk_conn *c, int64_t *bytes_out);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */

@@ -257,20 +257,23 @@ static const struct {
     [ST_KV_APPEND] = {"kv_append",
                       "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"},
-    /* What the rows n in (kv_compact_rev, compact_rev] retire: every older
-     * version of n's key and n itself if it is a tombstone (older ones went
-     * in earlier passes). One statement: one snapshot, one transaction. */
     [ST_DB_SIZE] = {"db_size", "SELECT pg_database_size(current_database())"},
+    /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
+     * $1 revisions further, whichever is lower: every older version of n's
+     * key and n itself if it is a tombstone (older ones went in earlier
+     * passes). One statement: one snapshot, one transaction. The result is
+     * (rows deleted, whether kv_compact_rev caught up with compact_rev). */
     [ST_KV_COMPACT] =
         {"kv_compact",
-         "WITH b AS (SELECT kv_compact_rev AS lo, compact_rev AS hi FROM sk_revision WHERE id = 1),"
+         "WITH b AS (SELECT kv_compact_rev AS lo, LEAST(compact_rev, kv_compact_rev + $1::bigint)"
+         " AS hi, compact_rev AS top FROM sk_revision WHERE id = 1),"
          " gone AS (DELETE FROM sk_kv WHERE (rev, sub) IN (SELECT p.rev, p.sub FROM b, sk_kv n"
          " JOIN sk_kv p ON p.key = n.key AND p.rev < n.rev WHERE n.rev > b.lo AND n.rev <= b.hi"
          " UNION ALL SELECT k.rev, k.sub FROM b, sk_kv k WHERE k.rev > b.lo AND k.rev <= b.hi"
          " AND k.deleted) RETURNING 1),"
          " m AS (UPDATE sk_revision SET kv_compact_rev = (SELECT hi FROM b)"
          " WHERE id = 1 AND kv_compact_rev < (SELECT hi FROM b))"
-         " SELECT count(*) FROM gone"},
+         " SELECT (SELECT count(*) FROM gone), (SELECT hi >= top FROM b)"},
 };
 
 _Static_assert(ST__COUNT <= 32, "sk_conn.prepared has a bit per statement");
@@ -955,16 +958,21 @@ static sk_err pg_kv_append(sk_conn *c, const sk_kv_row *row)
     return err;
 }
 
-static sk_err pg_kv_compact(sk_conn *c, int64_t *removed_out)
+static sk_err pg_kv_compact(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out)
 {
+    char span_text[24];
+    format_i64(span_text, span);
+    const char *const values[] = {span_text};
     PGresult *res = NULL;
-    sk_err err = run(c, ST_KV_COMPACT, 0, NULL, NULL, NULL, &res);
+    sk_err err = run(c, ST_KV_COMPACT, 1, values, NULL, NULL, &res);
     if (err == SK_OK) {
         int64_t n = sk_parse_i64(PQgetvalue(res, 0, 0));
-        if (n < 0)
+        if (n < 0) {
             err = SK_ERR_INTERNAL;
-        else
+        } else {
             *removed_out = n;
+            *done_out = PQgetvalue(res, 0, 1)[0] == 't';
+        }
     }
     PQclear(res);
     return err;

@@ -915,9 +915,9 @@ static sk_err sqlite_kv_append(sk_conn *c, const sk_kv_row *row)
     return run_done(c, st, "kv append");
 }
 
-static sk_err sqlite_kv_compact(sk_conn *c, int64_t *removed_out)
+static sk_err sqlite_kv_compact(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out)
 {
-    int64_t lo = 0, hi = 0, removed = 0;
+    int64_t lo = 0, hi = 0, removed = 0, start = sk_now_ms();
     sqlite3_stmt *st = stmt(c, ST_BEGIN);
     sk_err err = st ? run_done(c, st, "begin kv compaction") : SK_ERR_INTERNAL;
     if (err != SK_OK)
@@ -929,6 +929,9 @@ static sk_err sqlite_kv_compact(sk_conn *c, int64_t *removed_out)
     lo = sqlite3_column_int64(st, 0);
     hi = sqlite3_column_int64(st, 1);
     sqlite3_reset(st);
+    int done = hi - lo <= span;
+    if (!done)
+        hi = lo + span;
     if (hi > lo) {
         if (!(st = stmt(c, ST_KV_COMPACT))) {
             err = SK_ERR_INTERNAL;
@@ -953,7 +956,10 @@ static sk_err sqlite_kv_compact(sk_conn *c, int64_t *removed_out)
     }
     if ((err = run_done(c, st, "commit kv compaction")) != SK_OK)
         goto out;
+    if (!done)
+        yield_write_lock(sk_now_ms() - start);
     *removed_out = removed;
+    *done_out = done;
 out:
     if (st)
         sqlite3_reset(st);

@@ -56,6 +56,8 @@
 #define MAX_BATCH 256
 #define POOL_KEEP 16
 #define COMPACT_BATCH 1000
+/* Revisions of the etcd keyspace compacted per transaction. */
+#define KV_COMPACT_SPAN 1000
 
 typedef struct pending {
     sk_write w; /* unused for an etcd transaction (kv set) */
@@ -869,9 +871,9 @@ sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out)
     }
     /* The etcd keyspace follows the compact revision just set: its rows are
      * only removed once reads below that revision already expire. */
-    if (err == SK_OK) {
+    for (done = 0; err == SK_OK && !done;) {
         int64_t removed = 0;
-        err = s->ops->kv_compact(c, &removed);
+        err = s->ops->kv_compact(c, KV_COMPACT_SPAN, &removed, &done);
         total += removed;
     }
     pool_put(s, c, err);

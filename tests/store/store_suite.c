@@ -2118,6 +2118,60 @@ static void test_kv_compaction(void **state)
     sk_arena_free(a);
 }
 
+/* Puts on one key each, from several threads (so group commit batches them). */
+typedef struct kv_writer {
+    fixture *f;
+    int id, n;
+} kv_writer;
+
+static void *kv_writer_main(void *arg)
+{
+    kv_writer *w = arg;
+    char key[16], value[16];
+    snprintf(key, sizeof key, "w%d", w->id);
+    for (int i = 0; i < w->n; i++) {
+        snprintf(value, sizeof value, "%d", i);
+        kv_put(w->f, key, value);
+    }
+    return NULL;
+}
+
+/* A compaction spanning more revisions than one kv compaction transaction
+ * takes still removes every superseded version, and reads stay right. */
+static void test_kv_compaction_spans(void **state)
+{
+    fixture *f = *state;
+    enum { KV_THREADS = 8, PUTS = 140 };
+    pthread_t t[KV_THREADS];
+    kv_writer w[KV_THREADS];
+    int64_t start = current_rev(f);
+    for (int i = 0; i < KV_THREADS; i++) {
+        w[i] = (kv_writer){f, i, PUTS};
+        assert_int_equal(pthread_create(&t[i], NULL, kv_writer_main, &w[i]), 0);
+    }
+    for (int i = 0; i < KV_THREADS; i++)
+        pthread_join(t[i], NULL);
+    int64_t end = current_rev(f);
+    assert_int_equal(end - start, KV_THREADS * PUTS);
+    int64_t removed = 0;
+    assert_int_equal(sk_store_compact(f->s, end, &removed), SK_OK);
+    assert_int_equal(removed, KV_THREADS * (PUTS - 1));
+    sk_arena *a = sk_arena_new();
+    sk_kv_range q = kv_q("w", "x", 1);
+    sk_kv_range_result rr;
+    int64_t hdr;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_int_equal(rr.n_kvs, KV_THREADS);
+    for (int i = 0; i < KV_THREADS; i++) {
+        char value[16];
+        snprintf(value, sizeof value, "%d", PUTS - 1);
+        assert_int_equal(rr.kvs[i].version, PUTS);
+        assert_int_equal(rr.kvs[i].value_len, strlen(value));
+        assert_memory_equal(rr.kvs[i].value, value, strlen(value));
+    }
+    sk_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2153,6 +2207,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kv_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_txn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_compaction_spans, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
