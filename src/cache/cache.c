@@ -793,7 +793,8 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     sk_cache *c = calloc(1, sizeof *c);
     SK_CHECK_ALLOC(c);
     c->store = store;
-    c->n_config = c->n_res = cfg->n_resources;
+    c->n_config = cfg->n_resources;
+    atomic_init(&c->n_res, cfg->n_resources);
     c->cap = cfg->n_resources + ADDED_MAX;
     c->resources = calloc((size_t)c->cap, sizeof *c->resources);
     SK_CHECK_ALLOC(c->resources);
