@@ -556,7 +556,7 @@ static void kv_range(call *c, const uint8_t *msg, size_t len)
             if (kv_kept(r, &res.kvs[i]))
                 res.kvs[n++] = res.kvs[i];
         res.n_kvs = n;
-        if (order != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE) {
+        if (order != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE && n > 1) {
             sorter by = {r->sort_target, order == ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__DESCEND};
             qsort_r(res.kvs, (size_t)n, sizeof *res.kvs, kv_order, &by);
         }
