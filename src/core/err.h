@@ -1,5 +1,5 @@
 /*
- * err.h - the one error enum of sqlkube and its mapping to HTTP.
+ * err.h - the one error enum of sqlkube and its mapping to HTTP and gRPC.
  *
  * Every layer returns sk_err. The mapping to an HTTP status code and a
  * Kubernetes Status "reason" lives in err.c and nowhere else, so that a
@@ -36,6 +36,11 @@ int sk_err_http_code(sk_err e);
 
 /* Kubernetes Status.reason for e ("" for SK_OK). Static string. */
 const char *sk_err_reason(sk_err e);
+
+/* The gRPC status code (google.rpc.Code number) for e: 0 for SK_OK. A
+ * protocol may answer some errors with codes of its own (etcd's "key not
+ * found" is InvalidArgument); everything else is this. */
+int sk_err_grpc_code(sk_err e);
 
 /* Short English name for logs ("conflict"). Static string. */
 const char *sk_err_name(sk_err e);

@@ -76,7 +76,7 @@ static void fail_store(call *c, sk_err err)
         fail(c, SK_GRPC_UNAVAILABLE, "sqlkube: the store is unavailable");
         break;
     default:
-        fail(c, SK_GRPC_INTERNAL, "sqlkube: store error");
+        fail(c, (sk_grpc_code)sk_err_grpc_code(err), sk_err_name(err));
         break;
     }
 }

@@ -3,6 +3,7 @@
  * partial frames, the size bound checked from the prefix alone, the
  * compressed flag, and grpc-message's percent-encoding.
  */
+#include "core/err.h"
 #include "etcd/grpc.h"
 
 #include <setjmp.h>
@@ -79,6 +80,22 @@ static void test_percent_encode(void **state)
     sk_buf_free(&b);
 }
 
+/* The one error table gives every error a gRPC code, the ones clients
+ * switch on being the protocol's. */
+static void test_error_codes(void **state)
+{
+    for (int e = 0; e < SK_ERR__COUNT; e++) {
+        int code = sk_err_grpc_code((sk_err)e);
+        assert_true(code >= 0 && code <= 16);
+        assert_true((code == 0) == (e == SK_OK));
+    }
+    assert_int_equal(sk_err_grpc_code(SK_ERR_NOT_FOUND), SK_GRPC_NOT_FOUND);
+    assert_int_equal(sk_err_grpc_code(SK_ERR_EXPIRED), SK_GRPC_OUT_OF_RANGE);
+    assert_int_equal(sk_err_grpc_code(SK_ERR_TOO_LARGE), SK_GRPC_RESOURCE_EXHAUSTED);
+    assert_int_equal(sk_err_grpc_code(SK_ERR_UNAVAILABLE), SK_GRPC_UNAVAILABLE);
+    assert_int_equal(sk_err_grpc_code(SK_ERR_INVALID), SK_GRPC_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -86,6 +103,7 @@ int main(void)
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_bounds_and_flags),
         cmocka_unit_test(test_percent_encode),
+        cmocka_unit_test(test_error_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
