@@ -59,6 +59,7 @@ SAMPLES = {
     "v1/services": {"spec": {"selector": {"app": "x"},
                              "ports": [{"port": 80, "protocol": "TCP"}]}},
     "apiregistration.k8s.io/v1/apiservices": None,  # named <version>.<group>: see sample()
+    "apiextensions.k8s.io/v1/customresourcedefinitions": None,  # <plural>.<group>: sample()
     "apps/v1/controllerrevisions": {"revision": 1, "data": {"spec": {}}},
     "apps/v1/daemonsets": {"spec": {"selector": SELECTOR, "template": TEMPLATE}},
     "apps/v1/deployments": {"spec": {"replicas": 1, "selector": SELECTOR, "template": TEMPLATE}},
@@ -234,6 +235,12 @@ class BuiltinKinds(ServerTestCase, unittest.TestCase):
             name = "v1.kindstest.example.com"  # an APIService is named <version>.<group>
             body = {"spec": {"group": "kindstest.example.com", "version": "v1",
                              "groupPriorityMinimum": 100, "versionPriority": 100}}
+        if key == "apiextensions.k8s.io/v1/customresourcedefinitions":
+            name = "things.kindstest.example.com"  # a CRD is named <plural>.<group>
+            body = {"spec": {"group": "kindstest.example.com", "scope": "Namespaced",
+                             "names": {"plural": "things", "kind": "Thing"},
+                             "versions": [{"name": "v1", "served": True, "storage": True,
+                                           "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
         obj = json.loads(json.dumps(body))
         obj.update({"apiVersion": gv, "kind": r["kind"], "metadata": {"name": name}})
         if r["namespaced"]:
@@ -283,8 +290,8 @@ class BuiltinKinds(ServerTestCase, unittest.TestCase):
                             content_type="application/merge-patch+json")
         self.assertEqual(patched.metadata.labels["patched"], "yes")
         api.delete(name=name, namespace=ns)
-        if r["name"] == "namespaces":
-            return  # namespace deletion finalizes asynchronously
+        if r["name"] in ("namespaces", "customresourcedefinitions"):
+            return  # their deletion finalizes asynchronously
         remaining = [i.metadata.name for i in api.get(namespace=ns).items]
         if r["name"] != "pods" or not obj.get("spec", {}).get("nodeName"):
             self.assertNotIn(name, remaining)

@@ -309,7 +309,10 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         self.create(ns, svc("hl", cluster_ip="None"))
         before = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
         self.server.stop()
-        sql(self.server, "DROP TABLE sk_allocation; DELETE FROM sk_migrations WHERE version = 5")
+        # as before 0005 (and so before the later ones)
+        sql(self.server, "DROP TABLE sk_allocation; DROP TABLE sk_kv; "
+                         "ALTER TABLE sk_revision DROP COLUMN kv_compact_rev; "
+                         "DELETE FROM sk_migrations WHERE version >= 5")
         self.server.start()
         after = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
         self.assertEqual(after, before)
