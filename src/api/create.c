@@ -88,9 +88,7 @@ static int refuse_terminating(sk_api_call *call, const char *name)
     sk_blob *ns = NULL;
     if (sk_reader_get(call->api->reader, "namespaces", "", call->ns, 0, &ns) != SK_OK)
         return 0; /* a missing namespace is the write's 404 */
-    size_t len;
-    const char *data = sk_blob_data(ns, &len);
-    json_t *obj = json_loadb(data, len, 0, NULL);
+    json_t *obj = sk_reader_object(ns);
     int terminating = obj && sk_lifecycle_deleting(obj);
     json_decref(obj);
     sk_blob_unref(ns);

@@ -177,6 +177,25 @@ static int delete_done(sk_api_call *call)
     return SK_STEP_DONE;
 }
 
+/* DeleteOptions as kube reads them: from the body, or from the query when
+ * there is no body (a precondition uid points into the body, which the call
+ * keeps). -1 after replying. */
+static int read_delete_options(sk_api_call *call, sk_delete_options *d)
+{
+    json_t *status = NULL;
+    if (call->body_len > 0) {
+        json_t *body = sk_call_keep(call, sk_body_decode(call, "expected DeleteOptions"));
+        if (!body)
+            return -1;
+        if (sk_delete_options_decode(body, d, &status) == SK_OK)
+            return 0;
+    } else if (sk_delete_options_query(sk_call_query, call, d, &status) == SK_OK) {
+        return 0;
+    }
+    sk_call_reply_status_object(call, status);
+    return -1;
+}
+
 int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int dry_run, int evict)
 {
     deletion *del = deletion_new(call, d, call->name, delete_done);
@@ -194,21 +213,8 @@ int sk_verb_delete(sk_api_call *call)
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
-    /* kube reads DeleteOptions from the body, or from the query when there
-     * is no body. */
-    if (call->body_len > 0) {
-        json_t *body = sk_call_keep(call, sk_body_decode(call, "expected DeleteOptions"));
-        if (!body)
-            return SK_STEP_DONE;
-        if (sk_delete_options_decode(body, &d, &status) != SK_OK) {
-            sk_call_reply_status_object(call, status);
-            return SK_STEP_DONE;
-        }
-        /* the precondition uid points into the body, which the call keeps */
-    } else if (sk_delete_options_query(sk_call_query, call, &d, &status) != SK_OK) {
-        sk_call_reply_status_object(call, status);
+    if (read_delete_options(call, &d) < 0)
         return SK_STEP_DONE;
-    }
     return sk_delete_object(call, &d, wo.dry_run, 0);
 }
 
@@ -337,18 +343,8 @@ int sk_verb_delete_collection(sk_api_call *call)
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
-    if (call->body_len > 0) {
-        json_t *body = sk_call_keep(call, sk_body_decode(call, "expected DeleteOptions"));
-        if (!body)
-            return SK_STEP_DONE;
-        if (sk_delete_options_decode(body, &d, &status) != SK_OK) {
-            sk_call_reply_status_object(call, status);
-            return SK_STEP_DONE;
-        }
-    } else if (sk_delete_options_query(sk_call_query, call, &d, &status) != SK_OK) {
-        sk_call_reply_status_object(call, status);
+    if (read_delete_options(call, &d) < 0)
         return SK_STEP_DONE;
-    }
     char *msg = NULL;
     sk_err err = sk_label_selector_parse(lo.label_selector ? lo.label_selector : "", &st->labels,
                                          &msg);

@@ -271,15 +271,11 @@ static int delete_instance(void *arg, sk_blob *item)
     static const sk_delete_options background = {.orphan_dependents = -1,
                                                  .propagation = SK_PROPAGATION_BACKGROUND};
     cleanup_scan *cs = arg;
-    size_t len;
-    const char *data = sk_blob_data(item, &len);
-    json_t *obj = json_loadb(data, len, 0, NULL);
-    if (!json_is_object(obj)) { /* one that does not parse is still removed */
-        json_decref(obj);
+    json_t *obj = sk_reader_object(item);
+    if (!obj) /* one that does not parse is still removed */
         obj = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", cs->r->kind, "apiVersion",
                         cs->r->api_version, "metadata", "name", sk_blob_name(item), "namespace",
                         sk_blob_ns(item));
-    }
     cs->seen++;
     sk_batch_delete(cs->batch, cs->r, obj, sk_blob_rev(item), &background);
     json_decref(obj);
@@ -374,14 +370,10 @@ static int64_t pass(void *self, int *done)
     revs = calloc(n_blobs + 1, sizeof *revs);
     SK_CHECK(all && revs);
     for (size_t i = 0; i < n_blobs; i++) {
-        size_t len;
-        const char *data = sk_blob_data(blobs[i], &len);
-        json_t *o = json_loadb(data, len, 0, NULL);
-        if (json_is_object(o)) {
+        json_t *o = sk_reader_object(blobs[i]);
+        if (o) {
             revs[n] = sk_blob_rev(blobs[i]);
             all[n++] = o;
-        } else {
-            json_decref(o);
         }
     }
     char **served = calloc(n + 1, sizeof *served);

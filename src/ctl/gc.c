@@ -92,7 +92,7 @@ static int scan_item(void *arg, sk_blob *item)
     if (!memmem(data, len, "\"ownerReferences\"", 17) &&
         !memmem(data, len, "\"deletionTimestamp\"", 19))
         return 0;
-    json_t *obj = parse(data, len);
+    json_t *obj = sk_reader_object(item);
     if (!obj)
         return 0;
     json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
@@ -204,9 +204,7 @@ static int classify(pass *p, const node *dep, const json_t *ref)
     sk_blob *b = NULL;
     sk_err err = sk_reader_get(p->g->reader, r->storage, owner_ns, name, p->read_rev, &b);
     if (err == SK_OK) {
-        size_t len;
-        const char *data = sk_blob_data(b, &len);
-        json_t *obj = parse(data, len);
+        json_t *obj = sk_reader_object(b);
         verdict = obj ? verdict_of(obj, uid) : OWNER_SOLID;
         json_decref(obj);
         sk_blob_unref(b);
@@ -238,9 +236,7 @@ static json_t *read_node(pass *p, const node *nd)
     sk_blob *b = NULL;
     if (sk_reader_get(p->g->reader, nd->r->storage, nd->ns, nd->name, p->read_rev, &b) != SK_OK)
         return NULL;
-    size_t len;
-    const char *data = sk_blob_data(b, &len);
-    json_t *obj = sk_blob_rev(b) == nd->rev ? parse(data, len) : NULL;
+    json_t *obj = sk_blob_rev(b) == nd->rev ? sk_reader_object(b) : NULL;
     sk_blob_unref(b);
     return obj;
 }

@@ -43,18 +43,6 @@ typedef struct content_scan {
     int64_t remaining; /* of r */
 } content_scan;
 
-static json_t *parse_blob(sk_blob *item)
-{
-    size_t len;
-    const char *data = sk_blob_data(item, &len);
-    json_t *obj = json_loadb(data, len, 0, NULL);
-    if (!json_is_object(obj)) {
-        json_decref(obj);
-        return NULL;
-    }
-    return obj;
-}
-
 static void count(json_t *map, const char *key)
 {
     json_object_set_new(map, key, json_integer(json_integer_value(json_object_get(map, key)) + 1));
@@ -66,7 +54,7 @@ static int delete_content(void *arg, sk_blob *item)
     static const sk_delete_options background = {.orphan_dependents = -1,
                                                  .propagation = SK_PROPAGATION_BACKGROUND};
     cs->t->seen++;
-    json_t *obj = parse_blob(item);
+    json_t *obj = sk_reader_object(item);
     if (!obj) {
         /* An object that does not parse is still removed. */
         json_t *skeleton = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", cs->r->kind, "apiVersion",
@@ -253,7 +241,7 @@ typedef struct ns_scan {
 static int visit_namespace(void *arg, sk_blob *item)
 {
     ns_scan *s = arg;
-    json_t *ns = parse_blob(item);
+    json_t *ns = sk_reader_object(item);
     if (!ns)
         return 0;
     if (sk_lifecycle_deleting(ns)) {

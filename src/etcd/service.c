@@ -569,6 +569,20 @@ static void kv_range(call *c, const uint8_t *msg, size_t len)
     reply(c, &range_msg(c, &res, rev)->base);
 }
 
+/* A lone Put or DeleteRange runs as a transaction of that one op, as etcd
+ * applies them: its response op, or NULL after failing the call. */
+static Etcdserverpb__ResponseOp *run_one(call *c, Etcdserverpb__RequestOp *op)
+{
+    Etcdserverpb__RequestOp *ops[] = {op};
+    Etcdserverpb__TxnRequest t = ETCDSERVERPB__TXN_REQUEST__INIT;
+    t.success = ops;
+    t.n_success = 1;
+    sk_kv_txn_result res;
+    if (!run_txn(c, txn_of(c, &t), &res))
+        return NULL;
+    return op_msg(c, &res.results[0]);
+}
+
 static void kv_put(call *c, const uint8_t *msg, size_t len)
 {
     Etcdserverpb__PutRequest *p = etcdserverpb__put_request__unpack(&c->pb, len, msg);
@@ -578,17 +592,12 @@ static void kv_put(call *c, const uint8_t *msg, size_t len)
     }
     if (!check_put(c, p))
         return;
-    Etcdserverpb__RequestOp op = ETCDSERVERPB__REQUEST_OP__INIT, *ops[] = {&op};
+    Etcdserverpb__RequestOp op = ETCDSERVERPB__REQUEST_OP__INIT;
     op.request_case = ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_PUT;
     op.request_put = p;
-    Etcdserverpb__TxnRequest t = ETCDSERVERPB__TXN_REQUEST__INIT;
-    t.success = ops;
-    t.n_success = 1;
-    sk_kv_txn_result res;
-    if (!run_txn(c, txn_of(c, &t), &res))
-        return;
-    Etcdserverpb__ResponseOp *m = op_msg(c, &res.results[0]);
-    reply(c, &m->response_put->base);
+    Etcdserverpb__ResponseOp *m = run_one(c, &op);
+    if (m)
+        reply(c, &m->response_put->base);
 }
 
 static void kv_delete(call *c, const uint8_t *msg, size_t len)
@@ -603,17 +612,12 @@ static void kv_delete(call *c, const uint8_t *msg, size_t len)
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_EMPTY_KEY);
         return;
     }
-    Etcdserverpb__RequestOp op = ETCDSERVERPB__REQUEST_OP__INIT, *ops[] = {&op};
+    Etcdserverpb__RequestOp op = ETCDSERVERPB__REQUEST_OP__INIT;
     op.request_case = ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_DELETE_RANGE;
     op.request_delete_range = d;
-    Etcdserverpb__TxnRequest t = ETCDSERVERPB__TXN_REQUEST__INIT;
-    t.success = ops;
-    t.n_success = 1;
-    sk_kv_txn_result res;
-    if (!run_txn(c, txn_of(c, &t), &res))
-        return;
-    Etcdserverpb__ResponseOp *m = op_msg(c, &res.results[0]);
-    reply(c, &m->response_delete_range->base);
+    Etcdserverpb__ResponseOp *m = run_one(c, &op);
+    if (m)
+        reply(c, &m->response_delete_range->base);
 }
 
 static void kv_txn(call *c, const uint8_t *msg, size_t len)

@@ -114,6 +114,18 @@ sk_err sk_reader_list(sk_reader *rd, const sk_read_query *q, sk_blob **items, in
     return SK_OK;
 }
 
+json_t *sk_reader_object(const sk_blob *item)
+{
+    size_t len;
+    const char *data = sk_blob_data(item, &len);
+    json_t *obj = json_loadb(data, len, 0, NULL);
+    if (!json_is_object(obj)) {
+        json_decref(obj);
+        return NULL;
+    }
+    return obj;
+}
+
 int64_t sk_reader_cache_rev(sk_reader *rd)
 {
     sk_cache_state st;

@@ -22,6 +22,7 @@
 #include "core/err.h"
 #include "store/store.h"
 
+#include <jansson.h>
 #include <stdint.h>
 
 typedef struct sk_reader sk_reader;
@@ -53,6 +54,10 @@ typedef struct sk_read_query {
  * who answered. */
 sk_err sk_reader_list(sk_reader *rd, const sk_read_query *q, sk_blob **items, int *n_out,
                       sk_read_source *source_out);
+
+/* The object item holds, parsed (new reference), or NULL if its bytes are
+ * not a JSON object (an older version could store such). */
+json_t *sk_reader_object(const sk_blob *item);
 
 /* The revision the cache has applied: reads at it are served from memory. */
 int64_t sk_reader_cache_rev(sk_reader *rd);
