@@ -12,6 +12,11 @@ Service is deleted (also with its namespace) or stops using them, never handed
 out twice, also by two sqlkube processes sharing one PostgreSQL, and kept over
 a restart.
 
+The values these tests ask for by number lie in the static bands (node ports
+30000-30085, cluster IPs 10.96.0.0-10.96.0.255), which random picks avoid
+while the upper band has room: a fixed port in the upper band collides with
+the random picks of the load tests now and then, as it would on a cluster.
+
 Why: clients and controllers rely on cluster IPs and node ports being unique;
 a leak or a double assignment only shows under concurrency, across
 processes, or after a crash, so that is what this exercises.
@@ -272,7 +277,7 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
     def test_namespace_delete_releases(self):
         make_namespace(self.server, "alloc-gone")
         self.create("alloc-gone", svc("g", "NodePort", cluster_ip="10.96.0.9",
-                                      ports=[{"port": 80, "nodePort": 30099}]))
+                                      ports=[{"port": 80, "nodePort": 30060}]))
         make_namespace(self.server, "alloc-next")
         self.create("alloc-next", svc("g", cluster_ip="10.96.0.9"), 422)
         r = self.server.request("DELETE", "/api/v1/namespaces/alloc-gone")
@@ -282,15 +287,15 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
             "GET", "/api/v1/namespaces/alloc-gone").status == 404, timeout=30,
             what="namespace alloc-gone to go")
         self.create("alloc-next", svc("g", "NodePort", cluster_ip="10.96.0.9",
-                                      ports=[{"port": 80, "nodePort": 30099}]))
+                                      ports=[{"port": 80, "nodePort": 30060}]))
 
     def test_survives_restart(self):
         make_namespace(self.server, "alloc-restart")
         self.create("alloc-restart", svc("r", "NodePort", cluster_ip="10.96.0.10",
-                                         ports=[{"port": 80, "nodePort": 30100}]))
+                                         ports=[{"port": 80, "nodePort": 30061}]))
         self.server.restart(crash=True)
         self.create("alloc-restart", svc("r2", cluster_ip="10.96.0.10"), 422)
-        self.create("alloc-restart", svc("r3", "NodePort", ports=[{"port": 80, "nodePort": 30100}]),
+        self.create("alloc-restart", svc("r3", "NodePort", ports=[{"port": 80, "nodePort": 30061}]),
                     422)
         r = self.server.request("GET", svc_path("default", "kubernetes"))
         self.assertEqual(r.json()["spec"]["clusterIP"], FIRST)
@@ -302,9 +307,9 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         make_namespace(self.server, ns)
         self.create(ns, svc("old", "LoadBalancer", cluster_ip="10.96.0.11",
                             externalTrafficPolicy="Local",
-                            ports=[{"port": 80, "nodePort": 30111, "name": "a"},
-                                   {"port": 81, "nodePort": 30112, "name": "b"}],
-                            healthCheckNodePort=30113))
+                            ports=[{"port": 80, "nodePort": 30062, "name": "a"},
+                                   {"port": 81, "nodePort": 30063, "name": "b"}],
+                            healthCheckNodePort=30064))
         self.create(ns, svc("ext", "ExternalName", externalName="example.com", ports=[]))
         self.create(ns, svc("hl", cluster_ip="None"))
         before = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
@@ -316,9 +321,9 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         self.server.start()
         after = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
         self.assertEqual(after, before)
-        self.assertIn(["nodeport", "30113", ns, "old"], after)
+        self.assertIn(["nodeport", "30064", ns, "old"], after)
         self.create(ns, svc("new", cluster_ip="10.96.0.11"), 422)
-        self.create(ns, svc("new", "NodePort", ports=[{"port": 80, "nodePort": 30112}]), 422)
+        self.create(ns, svc("new", "NodePort", ports=[{"port": 80, "nodePort": 30063}]), 422)
 
     def test_kubectl(self):
         manifest = ("apiVersion: v1\nkind: Service\nmetadata:\n  name: kc\nspec:\n"
