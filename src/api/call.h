@@ -26,6 +26,7 @@
 #include "kube/options.h"
 #include "kube/registry.h"
 #include "kube/svcrange.h"
+#include "kube/user.h"
 #include "read/reader.h"
 #include "store/store.h"
 #include "watch/hub.h"
@@ -72,6 +73,7 @@ struct sk_api_call {
     const char *method;
     sk_route route; /* its strings in the arena */
     const sk_resource *res;
+    const sk_user *user; /* who asks (authentication), NULL while the server has none */
     const char *ns;   /* the request's namespace, "" when none */
     const char *name; /* the item's name, NULL for collections */
     /* The query parameters the API reads (sk_call_query), and headers,
