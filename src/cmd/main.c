@@ -47,6 +47,7 @@
 typedef struct options {
     const char *listen;
     const char *etcd_listen;
+    int64_t etcd_progress_s;
     const char *data_dir;
     const char *db;
     int64_t compact_interval_s;
@@ -82,6 +83,8 @@ static void usage(FILE *f)
         "  --listen HOST:PORT       address to serve on (default %s)\n"
         "  --etcd-listen HOST:PORT  serve: also serve the etcd v3 API (gRPC, cleartext\n"
         "                           HTTP/2) on this address, over the same store\n"
+        "  --etcd-watch-progress-interval SECS  serve: how often an idle etcd watch that\n"
+        "                           asked for progress_notify gets one (default 600, etcd's)\n"
         "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
         "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
         "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
@@ -267,6 +270,7 @@ static int cmd_serve(const options *o, const char *db)
     sk_server_config cfg = {
         .listen = o->listen,
         .etcd_listen = o->etcd_listen,
+        .etcd_progress_s = o->etcd_progress_s,
         .data_dir = o->data_dir,
         .db = db,
         .compact_interval_s = o->compact_interval_s,
@@ -374,6 +378,7 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'},
         {"etcd-listen", required_argument, NULL, 'e'},
+        {"etcd-watch-progress-interval", required_argument, NULL, 'W'},
         {"data-dir", required_argument, NULL, 'd'},
         {"db", required_argument, NULL, 'b'},
         {"compact-interval", required_argument, NULL, 'c'},
@@ -407,6 +412,11 @@ int main(int argc, char **argv)
             break;
         case 'e':
             o.etcd_listen = optarg;
+            break;
+        case 'W':
+            if ((o.etcd_progress_s = sk_parse_i64(optarg)) <= 0 || o.etcd_progress_s > 86400)
+                return fail("invalid --etcd-watch-progress-interval %s: want 1 to 86400 seconds",
+                            optarg);
             break;
         case 'd':
             o.data_dir = optarg;

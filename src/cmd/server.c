@@ -1,7 +1,7 @@
 /*
  * server.c - see server.h. Start order: store, the default namespaces,
  * hub, cache (which notifies the hub), reader, controllers, API, HTTP, and
- * the etcd face if asked for (it needs only the store).
+ * the etcd face if asked for (the store, and the cache's feed for Watch).
  * Stop order: stop accepting (the etcd face stops whole: its calls finish
  * first, while the writer still runs); end the identity lease and the expiry
  * collector (a stopping server neither renews nor collects); end the watches
@@ -201,7 +201,10 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         goto fail;
     }
     if (cfg->etcd_listen) {
-        sk_etcd_server_config ec = {.listen = cfg->etcd_listen, .store = srv->store};
+        sk_etcd_server_config ec = {.listen = cfg->etcd_listen,
+                                    .store = srv->store,
+                                    .cache = srv->cache,
+                                    .watch_progress_ms = (int)(cfg->etcd_progress_s * 1000)};
         if (!(srv->etcd = sk_etcd_server_start(&ec, &msg))) {
             *errmsg = msg ? msg : message("cannot serve the etcd API on %s", cfg->etcd_listen);
             goto fail;

@@ -14,6 +14,7 @@
 typedef struct sk_server_config {
     const char *listen, *data_dir, *db;
     const char *etcd_listen; /* NULL: no etcd face */
+    int64_t etcd_progress_s; /* etcd watch progress_notify interval; 0: etcd's */
     int64_t compact_interval_s, retain;
     int64_t watch_grace_s, watch_stall_s;
     const char *identity_hostname;

@@ -5,6 +5,8 @@
  */
 #include "etcd/grpc.h"
 
+#include <string.h>
+
 sk_grpc_frame sk_grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **msg,
                                   size_t *msg_len, size_t *frame_len)
 {
@@ -23,6 +25,30 @@ sk_grpc_frame sk_grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, co
     *msg_len = n;
     *frame_len = SK_GRPC_PREFIX + n;
     return SK_GRPC_FRAME_OK;
+}
+
+sk_grpc_frame sk_grpc_take(sk_buf *b, size_t max, sk_grpc_msg_fn fn, void *arg, size_t *too_large)
+{
+    const uint8_t *p = (const uint8_t *)b->data;
+    size_t off = 0;
+    sk_grpc_frame f;
+    for (;;) {
+        const uint8_t *msg;
+        size_t mlen = 0, flen = 0;
+        f = sk_grpc_frame_parse(p + off, b->len - off, max, &msg, &mlen, &flen);
+        if (f != SK_GRPC_FRAME_OK) {
+            if (f == SK_GRPC_FRAME_TOO_LARGE)
+                *too_large = mlen;
+            break;
+        }
+        fn(arg, msg, mlen);
+        off += flen;
+    }
+    if (off) {
+        memmove(b->data, p + off, b->len - off + 1); /* with the NUL sk_buf keeps */
+        b->len -= off;
+    }
+    return f;
 }
 
 void sk_grpc_frame_prefix(uint8_t out[SK_GRPC_PREFIX], uint32_t msg_len)

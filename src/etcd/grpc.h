@@ -47,6 +47,17 @@ typedef enum {
 sk_grpc_frame sk_grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **msg,
                                   size_t *msg_len, size_t *frame_len);
 
+/* A streaming call's reassembly: calls fn(arg, msg, len) for each complete
+ * message at the front of b (the DATA received so far, however the frames
+ * were cut), in order, then drops those bytes from b; a message begun stays
+ * for more DATA. Returns SK_GRPC_FRAME_MORE after taking every complete
+ * one, else the first error, as
+ * sk_grpc_frame_parse's (*too_large set for TOO_LARGE), with the messages
+ * before it taken. msg is borrowed for the call. */
+typedef void (*sk_grpc_msg_fn)(void *arg, const uint8_t *msg, size_t len);
+sk_grpc_frame sk_grpc_take(sk_buf *b, size_t max, sk_grpc_msg_fn fn, void *arg,
+                           size_t *too_large);
+
 /* Writes the prefix of an uncompressed message of msg_len bytes. */
 void sk_grpc_frame_prefix(uint8_t out[SK_GRPC_PREFIX], uint32_t msg_len);
 

@@ -15,6 +15,23 @@
  * allows); on an error, one "trailers-only" HEADERS frame with grpc-status
  * and grpc-message, which is what gRPC servers send when there is no message.
  *
+ * Streaming calls (stream.h). A path in the table of streaming methods
+ * gets, when its headers arrive, a shared call object (sk_etcd_stream,
+ * refcounted: the I/O side's stream, the method until on_close, a queued
+ * worker job and a pending wake each hold a reference) and its response
+ * headers at once, with a data source that defers while the outbound queue
+ * is empty. Each DATA chunk is reassembled into messages (sk_grpc_take) that
+ * go to the call's inbound queue; one worker job at a time drains it into
+ * on_message, then runs on_close once the I/O side has gone, so a method
+ * never sees two of its callbacks at once nor one after on_close. A send
+ * (any thread) appends to the outbound queue and puts the call on the wake
+ * list (eventfd); the I/O thread then resumes the stream's data source,
+ * which copies as much as HTTP/2 flow control lets out, and ends with the
+ * trailers once the call is ended and drained. Nothing is freed from inside
+ * its own callback: the I/O side only drops its reference.
+ *
+ * Lock order: a call's mu, then the server's mu.
+ *
  * Writes go straight to the non-blocking socket from nghttp2's send
  * callback; when the kernel buffer is full the session keeps the rest and
  * the loop polls for POLLOUT.
@@ -26,6 +43,8 @@
 #include "core/log.h"
 #include "etcd/grpc.h"
 #include "etcd/service.h"
+#include "etcd/stream.h"
+#include "etcd/watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +66,47 @@
 /* etcd's gRPC receive limit: the request limit plus 512 KiB of overhead. */
 #define MAX_RECV_BYTES (SK_ETCD_MAX_REQUEST_BYTES + 512 * 1024)
 
+/* A message queued on a streaming call (outbound ones framed). */
+typedef struct qmsg {
+    struct qmsg *next;
+    size_t len;
+    uint8_t data[];
+} qmsg;
+
+/* etcd's streaming methods (stream.h). */
+static const struct {
+    const char *path;
+    const sk_etcd_stream_ops *ops;
+} stream_routes[] = {
+    {"/etcdserverpb.Watch/Watch", &sk_etcd_watch_ops},
+};
+
+struct sk_etcd_stream {
+    struct sk_etcd_server *srv;
+    uint64_t conn_id;
+    int32_t stream_id;
+    const sk_etcd_stream_ops *ops;
+    void *state; /* the method's */
+    pthread_mutex_t mu;
+    int refs;
+    /* inbound, drained by one worker job at a time */
+    qmsg *in, *in_tail;
+    size_t in_bytes;
+    int scheduled; /* a job is queued or running */
+    int gone;      /* the I/O side closed: on_close after the inbound queue */
+    int closed;    /* on_close has run */
+    /* outbound, drained by the I/O thread */
+    qmsg *out, *out_tail;
+    size_t out_bytes, out_sent; /* queued bytes; bytes of the head already copied */
+    int ended;
+    sk_grpc_code code;
+    char *message;
+    int woken; /* on the server's wake list */
+    struct sk_etcd_stream *wake_next;
+};
+
 typedef struct job {
+    sk_etcd_stream *call; /* a streaming call's turn (holds a reference), else a unary call: */
     uint64_t conn_id;
     int32_t stream_id;
     char *path;
@@ -65,6 +124,7 @@ typedef struct stream {
     sk_buf body;
     size_t too_large; /* announced message length past the limit, else 0 */
     job *answer;    /* the reply being sent (owned) */
+    sk_etcd_stream *call; /* a streaming call (a reference), else NULL */
     size_t sent;    /* bytes of prefix + body handed to nghttp2 */
     struct stream *prev, *next; /* the connection's open streams */
 } stream;
@@ -86,7 +146,9 @@ struct sk_etcd_server {
     pthread_t io;
     pthread_t *workers;
     int n_workers;
-    int stopping; /* under mu */
+    int stopping;         /* the I/O thread ends; under mu */
+    int workers_stopping; /* the workers end once the queue is empty; under mu */
+    sk_etcd_stream *wakes; /* calls with new output, for the I/O thread; under mu */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     job *todo, *todo_tail; /* for workers, under mu */
@@ -105,12 +167,175 @@ static void job_free(job *j)
     free(j);
 }
 
+static void qmsgs_free(qmsg *m)
+{
+    while (m) {
+        qmsg *next = m->next;
+        free(m);
+        m = next;
+    }
+}
+
+static void call_release(sk_etcd_stream *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int last = --c->refs == 0;
+    pthread_mutex_unlock(&c->mu);
+    if (!last)
+        return;
+    qmsgs_free(c->in);
+    qmsgs_free(c->out);
+    free(c->message);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+static void enqueue_job(sk_etcd_server *srv, job *j)
+{
+    pthread_mutex_lock(&srv->mu);
+    if (srv->todo_tail)
+        srv->todo_tail->next = j;
+    else
+        srv->todo = j;
+    srv->todo_tail = j;
+    pthread_cond_signal(&srv->cv);
+    pthread_mutex_unlock(&srv->mu);
+}
+
+/* Gives the call a worker turn unless it has one. Call's mu held. */
+static void call_schedule_locked(sk_etcd_stream *c)
+{
+    if (c->scheduled || c->closed)
+        return;
+    c->scheduled = 1;
+    c->refs++;
+    job *j = calloc(1, sizeof *j);
+    SK_CHECK_ALLOC(j);
+    j->call = c;
+    enqueue_job(c->srv, j);
+}
+
+/* The I/O side of a call is gone (stream closed, connection closed). */
+static void call_gone(sk_etcd_stream *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->gone = 1;
+    qmsgs_free(c->out);
+    c->out = c->out_tail = NULL;
+    c->out_bytes = c->out_sent = 0;
+    call_schedule_locked(c);
+    pthread_mutex_unlock(&c->mu);
+    call_release(c);
+}
+
+/* A worker's turn: the queued messages, then on_close once the call has
+ * gone. */
+static void call_run(sk_etcd_stream *c)
+{
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        qmsg *m = c->in;
+        if (m) {
+            c->in = m->next;
+            if (!c->in)
+                c->in_tail = NULL;
+            c->in_bytes -= m->len;
+            pthread_mutex_unlock(&c->mu);
+            c->ops->on_message(c->state, m->data, m->len);
+            free(m);
+            pthread_mutex_lock(&c->mu);
+        } else if (c->gone && !c->closed) {
+            c->closed = 1;
+            pthread_mutex_unlock(&c->mu);
+            c->ops->on_close(c->state);
+            pthread_mutex_lock(&c->mu);
+            c->refs--; /* the method's reference; more remain (this turn's) */
+        } else {
+            break;
+        }
+    }
+    c->scheduled = 0;
+    pthread_mutex_unlock(&c->mu);
+    call_release(c);
+}
+
 static void stream_free(stream *st)
 {
     sk_buf_free(&st->path);
     sk_buf_free(&st->body);
     job_free(st->answer);
+    if (st->call)
+        call_gone(st->call);
     free(st);
+}
+
+/* ---- the streaming API (stream.h) -------------------------------------------- */
+
+/* Puts the call on the wake list for the I/O thread. Call's mu held. */
+static void call_wake_locked(sk_etcd_stream *c)
+{
+    if (c->woken)
+        return;
+    c->woken = 1;
+    c->refs++;
+    sk_etcd_server *srv = c->srv;
+    pthread_mutex_lock(&srv->mu);
+    c->wake_next = srv->wakes;
+    srv->wakes = c;
+    pthread_mutex_unlock(&srv->mu);
+    uint64_t one = 1;
+    if (write(srv->wake_fd, &one, sizeof one) < 0) {
+        /* the counter cannot overflow in practice */
+    }
+}
+
+sk_err sk_etcd_stream_send(sk_etcd_stream *c, sk_etcd_send_kind kind, const uint8_t *msg,
+                           size_t len)
+{
+    sk_err err = SK_OK;
+    pthread_mutex_lock(&c->mu);
+    if (c->gone || c->ended)
+        err = SK_ERR_UNAVAILABLE;
+    else if (kind == SK_ETCD_SEND_DATA && c->out_bytes >= SK_ETCD_STREAM_QUEUE_BYTES)
+        err = SK_ERR_TOO_MANY_REQUESTS;
+    if (err == SK_OK) {
+        qmsg *m = malloc(sizeof *m + SK_GRPC_PREFIX + len);
+        SK_CHECK_ALLOC(m);
+        m->next = NULL;
+        m->len = SK_GRPC_PREFIX + len;
+        sk_grpc_frame_prefix(m->data, (uint32_t)len);
+        if (len)
+            memcpy(m->data + SK_GRPC_PREFIX, msg, len);
+        if (c->out_tail)
+            c->out_tail->next = m;
+        else
+            c->out = m;
+        c->out_tail = m;
+        c->out_bytes += m->len;
+        call_wake_locked(c);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return err;
+}
+
+int sk_etcd_stream_writable(sk_etcd_stream *c)
+{
+    pthread_mutex_lock(&c->mu);
+    int ok = !c->gone && !c->ended && c->out_bytes < SK_ETCD_STREAM_QUEUE_BYTES / 2;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
+void sk_etcd_stream_end(sk_etcd_stream *c, sk_grpc_code code, const char *message)
+{
+    pthread_mutex_lock(&c->mu);
+    if (!c->gone && !c->ended) {
+        c->ended = 1;
+        c->code = code;
+        c->message = message ? strdup(message) : NULL;
+        call_wake_locked(c);
+    }
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* ---- workers --------------------------------------------------------------- */
@@ -120,7 +345,7 @@ static void *worker_main(void *arg)
     sk_etcd_server *srv = arg;
     pthread_mutex_lock(&srv->mu);
     for (;;) {
-        while (!srv->todo && !srv->stopping)
+        while (!srv->todo && !srv->workers_stopping)
             pthread_cond_wait(&srv->cv, &srv->mu);
         job *j = srv->todo;
         if (!j)
@@ -129,6 +354,12 @@ static void *worker_main(void *arg)
         if (!srv->todo)
             srv->todo_tail = NULL;
         pthread_mutex_unlock(&srv->mu);
+        if (j->call) {
+            call_run(j->call);
+            free(j);
+            pthread_mutex_lock(&srv->mu);
+            continue;
+        }
 
         j->arena = sk_arena_new();
         sk_etcd_call(&srv->svc, j->path, (const uint8_t *)j->body.data + SK_GRPC_PREFIX,
@@ -199,6 +430,51 @@ static void answer_error(nghttp2_session *h2, int32_t stream_id, sk_grpc_code co
     sk_buf_free(&msg);
 }
 
+/* A streaming call's data source: the queued messages as flow control lets
+ * them out, deferred while none is queued, then the trailers once ended. */
+static ssize_t read_call(nghttp2_session *h2, int32_t stream_id, uint8_t *buf, size_t length,
+                         uint32_t *flags, nghttp2_data_source *source, void *user)
+{
+    sk_etcd_stream *c = source->ptr;
+    ssize_t ret = 0;
+    size_t n = 0;
+    pthread_mutex_lock(&c->mu);
+    while (n < length && c->out) {
+        qmsg *m = c->out;
+        size_t chunk = m->len - c->out_sent;
+        if (chunk > length - n)
+            chunk = length - n;
+        memcpy(buf + n, m->data + c->out_sent, chunk);
+        n += chunk;
+        c->out_sent += chunk;
+        if (c->out_sent == m->len) {
+            c->out = m->next;
+            if (!c->out)
+                c->out_tail = NULL;
+            c->out_bytes -= m->len;
+            c->out_sent = 0;
+            free(m);
+        }
+    }
+    ret = (ssize_t)n;
+    if (!c->out && c->ended) {
+        char status[12];
+        int slen = snprintf(status, sizeof status, "%d", (int)c->code);
+        sk_buf msg = SK_BUF_INIT;
+        sk_grpc_percent_encode(&msg, c->message ? c->message : "");
+        nghttp2_nv trailers[] = {NV("grpc-status", status, (size_t)slen),
+                                 NV("grpc-message", msg.data ? msg.data : "", msg.len)};
+        *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        if (nghttp2_submit_trailer(h2, stream_id, trailers, msg.len ? 2 : 1) != 0)
+            ret = NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        sk_buf_free(&msg);
+    } else if (n == 0) {
+        ret = NGHTTP2_ERR_DEFERRED;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return ret;
+}
+
 static void answer(nghttp2_session *h2, stream *st, job *j)
 {
     if (j->reply.code != SK_GRPC_OK) {
@@ -215,6 +491,93 @@ static void answer(nghttp2_session *h2, stream *st, job *j)
 }
 
 /* ---- requests ----------------------------------------------------------------- */
+
+static const sk_etcd_stream_ops *stream_method(const char *path)
+{
+    for (size_t i = 0; i < sizeof stream_routes / sizeof stream_routes[0]; i++)
+        if (strcmp(path, stream_routes[i].path) == 0)
+            return stream_routes[i].ops;
+    return NULL;
+}
+
+/* The request headers are in: a streaming method opens its call now and
+ * answers with headers at once (its messages follow as they come). */
+static void call_open(sk_etcd_server *srv, conn *cn, stream *st)
+{
+    const sk_etcd_stream_ops *ops = st->grpc && st->path.data ? stream_method(st->path.data) : NULL;
+    if (!ops)
+        return;
+    sk_etcd_stream *c = calloc(1, sizeof *c);
+    SK_CHECK_ALLOC(c);
+    c->srv = srv;
+    c->conn_id = cn->id;
+    c->stream_id = st->id;
+    c->ops = ops;
+    pthread_mutex_init(&c->mu, NULL);
+    c->refs = 2; /* the I/O side's and the method's */
+    if (!(c->state = ops->open(&srv->svc, c))) {
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        answer_error(cn->h2, st->id, SK_GRPC_UNAVAILABLE, "sqlkube: the server is stopping");
+        return;
+    }
+    st->call = c;
+    static const nghttp2_nv hdrs[] = {NV(":status", "200", 3),
+                                      NV("content-type", "application/grpc", 16)};
+    nghttp2_data_provider provider = {.source.ptr = c, .read_callback = read_call};
+    nghttp2_submit_response(cn->h2, st->id, hdrs, 2, &provider);
+}
+
+static void call_inbound(void *arg, const uint8_t *msg, size_t len)
+{
+    sk_etcd_stream *c = arg;
+    qmsg *m = malloc(sizeof *m + len);
+    SK_CHECK_ALLOC(m);
+    m->next = NULL;
+    m->len = len;
+    if (len)
+        memcpy(m->data, msg, len);
+    pthread_mutex_lock(&c->mu);
+    if (c->in_tail)
+        c->in_tail->next = m;
+    else
+        c->in = m;
+    c->in_tail = m;
+    c->in_bytes += len;
+    call_schedule_locked(c);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* DATA of a streaming call: every message completed goes to the method; a
+ * message the call cannot take ends it with gRPC's status for that. */
+static void call_data(stream *st, const uint8_t *data, size_t len)
+{
+    sk_etcd_stream *c = st->call;
+    char msg[96];
+    if (st->too_large)
+        return;
+    sk_buf_append(&st->body, data, len);
+    size_t big = 0;
+    sk_grpc_frame f = sk_grpc_take(&st->body, MAX_RECV_BYTES, call_inbound, c, &big);
+    pthread_mutex_lock(&c->mu);
+    size_t pending = c->in_bytes;
+    pthread_mutex_unlock(&c->mu);
+    if (f == SK_GRPC_FRAME_MORE && pending <= 2 * MAX_RECV_BYTES)
+        return;
+    st->too_large = 1;
+    sk_buf_free(&st->body);
+    if (f == SK_GRPC_FRAME_COMPRESSED) {
+        sk_etcd_stream_end(c, SK_GRPC_UNIMPLEMENTED,
+                           "grpc: compressed message received but no decompressor is installed");
+    } else if (f == SK_GRPC_FRAME_TOO_LARGE) {
+        snprintf(msg, sizeof msg, "grpc: received message larger than max (%zu vs. %d)", big,
+                 MAX_RECV_BYTES);
+        sk_etcd_stream_end(c, SK_GRPC_RESOURCE_EXHAUSTED, msg);
+    } else {
+        sk_etcd_stream_end(c, SK_GRPC_RESOURCE_EXHAUSTED,
+                           "sqlkube: too many request messages waiting on the stream");
+    }
+}
 
 /* The stream's request is complete: answer a malformed one at once, queue
  * the rest. */
@@ -253,14 +616,7 @@ static void request_done(sk_etcd_server *srv, conn *c, stream *st)
     j->path = sk_buf_steal(&st->path, NULL);
     j->body = st->body;
     st->body = (sk_buf)SK_BUF_INIT;
-    pthread_mutex_lock(&srv->mu);
-    if (srv->todo_tail)
-        srv->todo_tail->next = j;
-    else
-        srv->todo = j;
-    srv->todo_tail = j;
-    pthread_cond_signal(&srv->cv);
-    pthread_mutex_unlock(&srv->mu);
+    enqueue_job(srv, j);
 }
 
 /* ---- nghttp2 callbacks ---------------------------------------------------------- */
@@ -314,6 +670,10 @@ static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t stream_id,
                          const uint8_t *data, size_t len, void *user)
 {
     stream *st = nghttp2_session_get_stream_user_data(h2, stream_id);
+    if (st && st->call) {
+        call_data(st, data, len);
+        return 0;
+    }
     if (!st || st->too_large)
         return 0;
     sk_buf_append(&st->body, data, len);
@@ -332,14 +692,19 @@ static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t stream_id,
 
 static int on_frame_recv(nghttp2_session *h2, const nghttp2_frame *frame, void *user)
 {
-    if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
-        !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
-        return 0;
+    conn *c = user;
     stream *st = nghttp2_session_get_stream_user_data(h2, frame->hd.stream_id);
-    if (st && !st->answer) {
-        conn *c = user;
-        request_done(c->srv, c, st);
+    if (!st)
+        return 0;
+    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+        call_open(c->srv, c, st);
     }
+    /* A streaming call's END_STREAM only half-closes it (stream.h). */
+    if ((frame->hd.type != NGHTTP2_DATA && frame->hd.type != NGHTTP2_HEADERS) ||
+        !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM) || st->call)
+        return 0;
+    if (!st->answer)
+        request_done(c->srv, c, st);
     return 0;
 }
 
@@ -446,7 +811,21 @@ static void deliver(sk_etcd_server *srv)
     pthread_mutex_lock(&srv->mu);
     job *j = srv->done;
     srv->done = NULL;
+    sk_etcd_stream *w = srv->wakes;
+    srv->wakes = NULL;
     pthread_mutex_unlock(&srv->mu);
+    while (w) {
+        sk_etcd_stream *next = w->wake_next;
+        pthread_mutex_lock(&w->mu);
+        w->woken = 0;
+        pthread_mutex_unlock(&w->mu);
+        conn *c = conn_find(srv, w->conn_id);
+        stream *st = c ? nghttp2_session_get_stream_user_data(c->h2, w->stream_id) : NULL;
+        if (st && st->call == w)
+            nghttp2_session_resume_data(c->h2, w->stream_id);
+        call_release(w);
+        w = next;
+    }
     while (j) {
         job *next = j->next;
         conn *c = conn_find(srv, j->conn_id);
@@ -580,6 +959,7 @@ sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **er
                                  .cluster_id = id_of("sqlkube"),
                                  .member_id = id_of(cfg->listen),
                                  .max_request_bytes = SK_ETCD_MAX_REQUEST_BYTES};
+    srv->svc.watches = sk_etcd_watches_start(&srv->svc, cfg->cache, cfg->watch_progress_ms);
     srv->listen_fd = fd;
     srv->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     SK_CHECK(srv->wake_fd >= 0);
@@ -600,15 +980,25 @@ void sk_etcd_server_stop(sk_etcd_server *srv)
         return;
     pthread_mutex_lock(&srv->mu);
     srv->stopping = 1;
-    pthread_cond_broadcast(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
     uint64_t one = 1;
     if (write(srv->wake_fd, &one, sizeof one) < 0) {
         /* the I/O thread also polls stopping after every wake */
     }
     pthread_join(srv->io, NULL);
+    /* The I/O thread closed every connection, which queued the streaming
+     * calls' on_close: the workers run them before they end. */
+    pthread_mutex_lock(&srv->mu);
+    srv->workers_stopping = 1;
+    pthread_cond_broadcast(&srv->cv);
+    pthread_mutex_unlock(&srv->mu);
     for (int i = 0; i < srv->n_workers; i++)
         pthread_join(srv->workers[i], NULL);
+    sk_etcd_watches_stop(srv->svc.watches);
+    for (sk_etcd_stream *w = srv->wakes, *next; w; w = next) {
+        next = w->wake_next;
+        call_release(w);
+    }
     for (job *j = srv->todo, *next; j; j = next) {
         next = j->next;
         job_free(j);

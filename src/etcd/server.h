@@ -10,10 +10,16 @@
  * it on its stream, if the stream is still open. So a slow commit delays its
  * own call only: pings (HTTP/2 keepalive, answered by nghttp2) and the
  * connection's other streams keep flowing.
+ *
+ * Streaming calls (Watch; see stream.h) are served on the same thread and
+ * pool: their messages go to a worker as they arrive, and their responses
+ * are queued (bounded per call) for the I/O thread to send as the client's
+ * flow control allows, so one slow reader never holds up the others.
  */
 #ifndef SK_ETCD_SERVER_H
 #define SK_ETCD_SERVER_H
 
+#include "cache/cache.h"
 #include "store/store.h"
 
 #include <stddef.h>
@@ -22,6 +28,10 @@ typedef struct sk_etcd_server_config {
     const char *listen; /* "HOST:PORT" (an http:// prefix is accepted) */
     sk_store *store;    /* borrowed; outlives the server */
     int workers;        /* threads running calls; 0: a default */
+    sk_cache *cache;    /* borrowed; its feed says when revisions commit (Watch) */
+    /* How often a watch with progress_notify gets a progress response when
+     * idle; 0: etcd's default, 10 minutes. */
+    int watch_progress_ms;
 } sk_etcd_server_config;
 
 typedef struct sk_etcd_server sk_etcd_server;

@@ -92,14 +92,19 @@ static void reply(call *c, const ProtobufCMessage *m)
     c->out->body_len = n;
 }
 
+void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeader *h, int64_t rev)
+{
+    etcdserverpb__response_header__init(h);
+    h->cluster_id = svc->cluster_id;
+    h->member_id = svc->member_id;
+    h->revision = rev;
+    h->raft_term = 1;
+}
+
 static Etcdserverpb__ResponseHeader *header(call *c, int64_t rev)
 {
     Etcdserverpb__ResponseHeader *h = sk_arena_alloc(c->a, sizeof *h);
-    etcdserverpb__response_header__init(h);
-    h->cluster_id = c->svc->cluster_id;
-    h->member_id = c->svc->member_id;
-    h->revision = rev;
-    h->raft_term = 1;
+    sk_etcd_header_init(c->svc, h, rev);
     return h;
 }
 
@@ -708,7 +713,8 @@ static void unimplemented(call *c, const char *path)
     const char *p = *path == '/' ? path + 1 : path;
     const char *slash = strchr(p, '/');
     int known = slash && (strncmp(p, "etcdserverpb.KV/", 16) == 0 ||
-                          strncmp(p, "etcdserverpb.Maintenance/", 25) == 0);
+                          strncmp(p, "etcdserverpb.Maintenance/", 25) == 0 ||
+                          strncmp(p, "etcdserverpb.Watch/", 19) == 0);
     fail(c, SK_GRPC_UNIMPLEMENTED,
          !slash  ? sk_arena_printf(c->a, "malformed method name: %s", path)
          : known ? sk_arena_printf(c->a, "unknown method %s for service %.*s", slash + 1,

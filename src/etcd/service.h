@@ -2,7 +2,8 @@
  * service.h - the etcd v3 services the face serves, one unary call at a
  * time: KV (Range, Put, DeleteRange, Txn, Compact) and Maintenance Status.
  * Every other path answers Unimplemented, as a gRPC server without that
- * service does.
+ * service does. The streaming methods (Watch) are stream.h's, served by
+ * watch.c.
  *
  * A call is: the gRPC path, the request message (protobuf, unframed), an
  * arena for everything the call makes; the reply is a status and, on OK,
@@ -19,6 +20,7 @@
 
 #include "core/arena.h"
 #include "etcd/grpc.h"
+#include "etcd/rpc.pb-c.h"
 #include "store/store.h"
 
 #include <stddef.h>
@@ -31,10 +33,13 @@
  * watch cache) enable what they gate on it, such as progress requests. */
 #define SK_ETCD_VERSION "3.5.17"
 
+struct sk_etcd_watches;
+
 typedef struct sk_etcd_service {
     sk_store *store; /* borrowed */
     uint64_t cluster_id, member_id;
     size_t max_request_bytes;
+    struct sk_etcd_watches *watches; /* the Watch service's registry (watch.h) */
 } sk_etcd_service;
 
 typedef struct sk_etcd_reply {
@@ -43,6 +48,10 @@ typedef struct sk_etcd_reply {
     uint8_t *body;       /* OK: the response message (arena), unframed */
     size_t body_len;
 } sk_etcd_reply;
+
+/* Fills an etcd response header for revision rev (this member, term 1). */
+void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeader *h,
+                         int64_t rev);
 
 /* Serves one call; *out is always set. */
 void sk_etcd_call(const sk_etcd_service *svc, const char *path, const uint8_t *msg, size_t len,

@@ -137,6 +137,11 @@ typedef struct sk_backend_ops {
                        size_t hi_len, int64_t rev, int64_t *count_out);
     sk_err (*kv_append)(sk_conn *c, const sk_kv_row *row);
     sk_err (*kv_compact)(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out);
+    /* Read: the rows with rev in (after_rev, upto_rev] in (rev, sub) order,
+     * each with the live version it replaced, in one statement gated on
+     * compact_rev (no row when compact_rev > after_rev + 1). */
+    sk_err (*kv_changes)(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
+                         void *arg);
     /* The database's size on disk in bytes (read, autocommit). */
     sk_err (*db_size)(sk_conn *c, int64_t *bytes_out);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */

@@ -124,4 +124,10 @@ typedef struct sk_kv_row {
  * Return non-zero to stop. */
 typedef int (*sk_kv_fn)(void *arg, const sk_kv *kv);
 
+/* Visitor over the writes of the keyspace in revision order (what an etcd
+ * watcher sees): row is the version written (a tombstone when
+ * row->deleted), prev the live version it replaced (NULL if the key was
+ * absent). Both borrowed for the call. Return non-zero to stop. */
+typedef int (*sk_kv_change_fn)(void *arg, const sk_kv_row *row, const sk_kv *prev);
+
 #endif

@@ -131,6 +131,7 @@ typedef enum {
     ST_KV_APPEND,
     ST_KV_COMPACT,
     ST_DB_SIZE,
+    ST_KV_CHANGES,
     ST__COUNT
 } stmt_id;
 
@@ -258,6 +259,16 @@ static const struct {
                       "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
                       " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"},
     [ST_DB_SIZE] = {"db_size", "SELECT pg_database_size(current_database())"},
+    /* The writes in ($1, $2] with the version each replaced (the newest
+     * older version of its key unless a tombstone): one (key, rev) index
+     * probe per row. */
+    [ST_KV_CHANGES] = {"kv_changes",
+                       "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted,"
+                       " k.value, p.rev, p.create_rev, p.version, p.lease, p.value FROM sk_kv k"
+                       " LEFT JOIN LATERAL (SELECT * FROM sk_kv q WHERE q.key = k.key AND"
+                       " q.rev < k.rev ORDER BY q.rev DESC LIMIT 1) p ON NOT p.deleted"
+                       " WHERE k.rev > $1::bigint AND k.rev <= $2::bigint AND "
+                       NOT_COMPACTED("$1::bigint + 1") " ORDER BY k.rev, k.sub"},
     /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
      * $1 revisions further, whichever is lower: every older version of n's
      * key and n itself if it is a tombstone (older ones went in earlier
@@ -914,6 +925,56 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
     return err;
 }
 
+/* A bytea column of row i (text form), unescaped (PQfreemem it). */
+static unsigned char *bytea_at(PGresult *res, int i, int col, size_t *len)
+{
+    unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, col), len);
+    SK_CHECK_ALLOC(b);
+    return b;
+}
+
+static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
+                            void *arg)
+{
+    char after[24], upto[24];
+    format_i64(after, after_rev);
+    format_i64(upto, upto_rev);
+    const char *const values[] = {after, upto};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_CHANGES, 2, values, NULL, NULL, &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        size_t klen = 0, vlen = 0, plen = 0;
+        unsigned char *key = bytea_at(res, i, 2, &klen), *value = bytea_at(res, i, 7, &vlen);
+        int has_prev = !PQgetisnull(res, i, 8);
+        unsigned char *pvalue = has_prev ? bytea_at(res, i, 12, &plen) : NULL;
+        sk_kv_row row = {.kv = {.mod_rev = sk_parse_i64(PQgetvalue(res, i, 0)),
+                                .key = key,
+                                .key_len = klen,
+                                .create_rev = sk_parse_i64(PQgetvalue(res, i, 3)),
+                                .version = sk_parse_i64(PQgetvalue(res, i, 4)),
+                                .lease = sk_parse_i64(PQgetvalue(res, i, 5)),
+                                .value = value,
+                                .value_len = vlen},
+                         .sub = (int)sk_parse_i64(PQgetvalue(res, i, 1)),
+                         .deleted = PQgetvalue(res, i, 6)[0] == 't'};
+        sk_kv prev = {.key = key, .key_len = klen, .value = pvalue, .value_len = plen};
+        if (has_prev) {
+            prev.mod_rev = sk_parse_i64(PQgetvalue(res, i, 8));
+            prev.create_rev = sk_parse_i64(PQgetvalue(res, i, 9));
+            prev.version = sk_parse_i64(PQgetvalue(res, i, 10));
+            prev.lease = sk_parse_i64(PQgetvalue(res, i, 11));
+        }
+        int stop = fn(arg, &row, has_prev ? &prev : NULL);
+        PQfreemem(key);
+        PQfreemem(value);
+        PQfreemem(pvalue);
+        if (stop)
+            break;
+    }
+    PQclear(res);
+    return err;
+}
+
 static sk_err pg_kv_count(sk_conn *c, const unsigned char *lo, size_t lo_len,
                           const unsigned char *hi, size_t hi_len, int64_t rev, int64_t *count_out)
 {
@@ -1018,6 +1079,7 @@ const sk_backend_ops sk_backend_postgres = {
     .claim_insert = pg_claim_insert,
     .claims_list = pg_claims_list,
     .kv_range = pg_kv_range,
+    .kv_changes = pg_kv_changes,
     .kv_count = pg_kv_count,
     .kv_append = pg_kv_append,
     .kv_compact = pg_kv_compact,

@@ -73,6 +73,7 @@ enum {
     ST_KV_COMPACT,
     ST_KV_COMPACT_MARK,
     ST_DB_SIZE,
+    ST_KV_CHANGES,
     ST__COUNT
 };
 
@@ -176,6 +177,15 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_KV_COUNT_FROM] = "SELECT count(*) FROM (" KV_SELECT("") ")",
     [ST_KV_APPEND] = "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value) "
                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    /* The writes in (?1, ?2] with the version each replaced: the newest
+     * older version of its key, unless that is a tombstone (one probe of
+     * the (key, rev) index per row). */
+    [ST_KV_CHANGES] =
+        "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted, k.value, p.rev, "
+        "p.create_rev, p.version, p.lease, p.value FROM sk_kv k LEFT JOIN sk_kv p ON p.key = "
+        "k.key AND p.deleted = 0 AND p.rev = (SELECT max(q.rev) FROM sk_kv q WHERE q.key = k.key "
+        "AND q.rev < k.rev) WHERE k.rev > ?1 AND k.rev <= ?2 AND " NOT_COMPACTED(
+            "?1 + 1") " ORDER BY k.rev, k.sub",
     [ST_KV_COMPACT_BOUNDS] = "SELECT kv_compact_rev, compact_rev FROM sk_revision WHERE id = 1",
     /* What the rows n in (?1, ?2] retire: every older version of n's key and
      * n itself if it is a tombstone (older ones went in earlier passes). */
@@ -915,6 +925,45 @@ static sk_err sqlite_kv_append(sk_conn *c, const sk_kv_row *row)
     return run_done(c, st, "kv append");
 }
 
+static sk_err sqlite_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev,
+                                sk_kv_change_fn fn, void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_KV_CHANGES);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, after_rev);
+    sqlite3_bind_int64(st, 2, upto_rev);
+    sk_err err = SK_OK;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sk_kv_row row = {.kv = {.mod_rev = sqlite3_column_int64(st, 0),
+                                .key = sqlite3_column_blob(st, 2),
+                                .key_len = (size_t)sqlite3_column_bytes(st, 2),
+                                .create_rev = sqlite3_column_int64(st, 3),
+                                .version = sqlite3_column_int64(st, 4),
+                                .lease = sqlite3_column_int64(st, 5),
+                                .value = sqlite3_column_blob(st, 7),
+                                .value_len = (size_t)sqlite3_column_bytes(st, 7)},
+                         .sub = sqlite3_column_int(st, 1),
+                         .deleted = sqlite3_column_int(st, 6)};
+        sk_kv prev = {.key = row.kv.key,
+                      .key_len = row.kv.key_len,
+                      .mod_rev = sqlite3_column_int64(st, 8),
+                      .create_rev = sqlite3_column_int64(st, 9),
+                      .version = sqlite3_column_int64(st, 10),
+                      .lease = sqlite3_column_int64(st, 11),
+                      .value = sqlite3_column_blob(st, 12),
+                      .value_len = (size_t)sqlite3_column_bytes(st, 12)};
+        int has_prev = sqlite3_column_type(st, 8) != SQLITE_NULL;
+        if (fn(arg, &row, has_prev ? &prev : NULL))
+            break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        err = map_rc(c, rc, "kv changes");
+    sqlite3_reset(st);
+    return err;
+}
+
 static sk_err sqlite_kv_compact(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out)
 {
     int64_t lo = 0, hi = 0, removed = 0, start = sk_now_ms();
@@ -1007,6 +1056,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .claim_insert = sqlite_claim_insert,
     .claims_list = sqlite_claims_list,
     .kv_range = sqlite_kv_range,
+    .kv_changes = sqlite_kv_changes,
     .kv_count = sqlite_kv_count,
     .kv_append = sqlite_kv_append,
     .kv_compact = sqlite_kv_compact,

@@ -797,6 +797,35 @@ sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn,
     return err;
 }
 
+/* Passes changes on to the caller's visitor, counting them. */
+typedef struct counted_kv {
+    sk_kv_change_fn fn;
+    void *arg;
+    int64_t n;
+} counted_kv;
+
+static int count_change(void *arg, const sk_kv_row *row, const sk_kv *prev)
+{
+    counted_kv *k = arg;
+    k->n++;
+    return k->fn(k->arg, row, prev);
+}
+
+sk_err sk_store_kv_changes(sk_store *s, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
+                           void *arg)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    counted_kv k = {fn, arg, 0};
+    err = s->ops->kv_changes(c, after_rev, upto_rev, count_change, &k);
+    if (err == SK_OK && k.n == 0)
+        err = expired_if_compacted(s, c, after_rev + 1);
+    pool_put(s, c, err);
+    return err;
+}
+
 /* One wait for a commit notification from any process, up to wait_ms, on
  * the store's notification connection (opened on first use, reopened after
  * an error). */

@@ -177,6 +177,15 @@ sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn
  * may have lost rows. From the compact revision on it is complete. */
 sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn, void *arg);
 
+/* Visits the writes of the etcd keyspace with rev in (after_rev, upto_rev]
+ * in revision order, each with the version it replaced (etcd's prev_kv),
+ * read in one statement: the watch fan-out reads a span once for every
+ * watcher. SK_ERR_EXPIRED (nothing visited) if after_rev + 1 is older than
+ * the compact revision: as in etcd, changes may be read from the compact
+ * revision itself (whose tombstones compaction has removed, as etcd's has). */
+sk_err sk_store_kv_changes(sk_store *s, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
+                           void *arg);
+
 /*
  * Waits until the store's revision exceeds after_rev or timeout_ms passes,
  * then sets *rev_out to the current revision and *compact_rev_out to the

@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (flen > size - 1 || msg + mlen != data + 1 + flen)
         abort();
-    sk_etcd_service svc = {store_once(), 1, 2, SK_ETCD_MAX_REQUEST_BYTES};
+    sk_etcd_service svc = {store_once(), 1, 2, SK_ETCD_MAX_REQUEST_BYTES, NULL};
     sk_arena *a = sk_arena_new();
     sk_etcd_reply r;
     sk_etcd_call(&svc, paths[route], msg, mlen, a, &r);
