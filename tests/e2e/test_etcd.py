@@ -89,7 +89,31 @@ def current_rev(port):
     return json.loads(out)["header"]["revision"]
 
 
-REV_FIELDS = ("revision", "create_revision", "mod_revision")
+def watch(port, args, steps, settle=1.0, write_port=None):
+    """Runs `etcdctl watch args` (it runs until killed) while the steps
+    (etcdctl argument lists, or (args, stdin)) run one by one (against
+    write_port if given): (exit status,
+    what the watch printed, stderr's last line). A watch the server ends
+    (compaction) exits by itself."""
+    p = subprocess.Popen([ETCDCTL, "--endpoints=http://127.0.0.1:%d" % port, "watch"] + args,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, ETCDCTL_API="3"))
+    try:
+        time.sleep(settle)
+        for step in steps:
+            sargs, stdin = step if isinstance(step, tuple) else (step, None)
+            rc, out, err = ctl(write_port or port, *sargs, input=stdin)
+            assert rc == 0, (sargs, err)
+        time.sleep(settle)
+    finally:
+        if p.poll() is None:
+            p.terminate()
+        out, err = p.communicate(timeout=10)
+    lines = [l for l in err.splitlines() if l.strip()]
+    return (p.returncode if p.returncode >= 0 else "killed"), out, lines[-1] if lines else ""
+
+
+REV_FIELDS = ("revision", "create_revision", "mod_revision", "CompactRevision")
 # The REST face's background writers (identity lease renewals, compaction)
 # off, so they take no revision in the middle of a scenario.
 QUIET = ["--compact-interval", "0", "--identity-lease-duration", "86400",
@@ -284,6 +308,80 @@ class EtcdFace(unittest.TestCase):
         # Only sqlkube holds these keys: leave no trace for the compared scenarios.
         self.assertEqual(ctl(self.etcd_port, "del", "--prefix", "/shared/")[1], "3\n")
 
+    def watch_both(self, args, steps):
+        """Runs watch() on both stores (args may be a callable base -> args)
+        and asserts etcdctl printed the same; returns sqlkube's result."""
+        got = {}
+        for name, port in (("sqlkube", self.etcd_port), ("etcd", self.ref.port)):
+            base = current_rev(port)
+            rc, out, err = watch(port, args(base) if callable(args) else args, steps)
+            if "json" in (args(base) if callable(args) else args):
+                out = [shift(json.loads(l), base) for l in out.splitlines() if l.strip()]
+            got[name] = (rc, out, err)
+        self.assertEqual(got["sqlkube"], got["etcd"])
+        return got["sqlkube"]
+
+    def test_watch_prefix_events(self):
+        """A prefix watch sees puts, deletes (tombstones) and a transaction's
+        writes, in order, one response per revision, nothing outside it."""
+        steps = [["put", "/w/a", "1"], ["put", "/w/b", "2"], ["put", "/wx", "out"],
+                 ["put", "/w/a", "3"], ["del", "/w/a"],
+                 (["txn"], '\nput /w/c x\nput /w/d y\ndel /w/b\n\n\n'),
+                 ["del", "--prefix", "/w/"], ["del", "/wx"]]
+        rc, out, err = self.watch_both(["--prefix", "/w/"], steps)
+        self.assertEqual(out, "PUT\n/w/a\n1\nPUT\n/w/b\n2\nPUT\n/w/a\n3\nDELETE\n/w/a\n\n"
+                              "PUT\n/w/c\nx\nPUT\n/w/d\ny\nDELETE\n/w/b\n\n"
+                              "DELETE\n/w/c\n\nDELETE\n/w/d\n\n")
+        # The responses themselves (revisions relative to the start, headers,
+        # tombstones with their mod_revision), as etcd sends them.
+        rc, out, err = self.watch_both(["--prefix", "/w/", "-w", "json"], steps)
+        self.assertEqual([[e["kv"].get("mod_revision") for e in r["Events"]] for r in out],
+                         [[1], [2], [4], [5], [6, 6, 6], [7, 7]])
+        self.assertEqual(out[3]["Events"][0], {"type": 1, "kv": {"key": b64("/w/a"),
+                                                                 "mod_revision": 5}})
+
+    def test_watch_prev_kv_and_one_key(self):
+        steps = [["put", "/pk", "1"], ["put", "/pk", "2"], ["put", "/pk2", "no"], ["del", "/pk"],
+                 ["put", "/pk", "3"], ["del", "/pk2"]]
+        rc, out, err = self.watch_both(["--prev-kv", "/pk", "-w", "json"], steps)
+        self.assertEqual([(e.get("type", 0), (e.get("prev_kv") or {}).get("value"))
+                          for r in out for e in r["Events"]],
+                         [(0, None), (0, b64("1")), (1, b64("2")), (0, None)])
+
+    def test_watch_from_history(self):
+        """--rev replays from the store's history, then follows; a start
+        revision in the future waits for it."""
+        setup = [["put", "/r/a", "1"], ["put", "/r/b", "2"], ["put", "/r/a", "3"]]
+        for port in (self.etcd_port, self.ref.port):
+            for step in setup:
+                self.assertEqual(ctl(port, *step)[0], 0)
+        rc, out, err = self.watch_both(lambda base: ["--prefix", "/r/", "--rev=%d" % (base - 1)],
+                                       [["put", "/r/c", "4"], ["del", "/r/a"]])
+        self.assertEqual(out, "PUT\n/r/b\n2\nPUT\n/r/a\n3\nPUT\n/r/c\n4\nDELETE\n/r/a\n\n")
+        rc, out, err = self.watch_both(
+            lambda base: ["--prefix", "/r/", "--rev=%d" % (base + 2), "-w", "json"],
+            [["put", "/r/x", "1"], ["put", "/r/y", "2"], ["put", "/r/z", "3"]])
+        self.assertEqual([r["Events"][0]["kv"]["key"] for r in out], [b64("/r/y"), b64("/r/z")])
+        for port in (self.etcd_port, self.ref.port):
+            self.assertEqual(ctl(port, "del", "--prefix", "/r/")[0], 0)
+
+    def test_watch_compacted(self):
+        """A start revision below the compacted one: the watch is canceled
+        with the compact revision, and etcdctl exits saying so."""
+        for port in (self.etcd_port, self.ref.port):
+            base = current_rev(port)
+            for v in "123":
+                self.assertEqual(ctl(port, "put", "/cw", v)[0], 0)
+            self.assertEqual(ctl(port, "compaction", str(base + 2))[0], 0)
+        rc, out, err = self.watch_both(lambda base: ["/cw", "--rev=%d" % (base - 2)], [])
+        self.assertEqual((rc, out, err), (5, "", "Error: watch is canceled by the server"))
+        rc, out, err = self.watch_both(
+            lambda base: ["/cw", "--rev=%d" % (base - 2), "-w", "json"], [])
+        self.assertEqual((out[-1]["Canceled"], out[-1]["CompactRevision"]), (True, -1))
+        # From the compact revision itself it is served.
+        rc, out, err = self.watch_both(lambda base: ["/cw", "--rev=%d" % (base - 1)], [])
+        self.assertEqual((rc, out), ("killed", "PUT\n/cw\n2\nPUT\n/cw\n3\n"))
+
     def test_status_and_unserved(self):
         rc, out, err = ctl(self.etcd_port, "endpoint", "status", "-w", "json")
         self.assertEqual(rc, 0, err)
@@ -335,6 +433,31 @@ class EtcdAcrossInstances(unittest.TestCase):
             self.assertEqual(got["count"], 20)
             self.assertEqual(sorted(kv["mod_revision"] for kv in got["kvs"]),
                              list(range(start + 1, start + 21)))
+        finally:
+            b.cleanup()
+            a.cleanup()
+
+    def test_watch_across_instances(self):
+        """A watch on instance A sees the writes of instance B (the commit
+        feed follows every process through LISTEN/NOTIFY), and a watch on B
+        replays A's writes from history."""
+        if CONFIG.backend != "postgres":
+            self.skipTest("needs a shared PostgreSQL")
+        pa, pb = free_port(), free_port()
+        a = Server("etcdw-a", extra_args=["--etcd-listen", "127.0.0.1:%d" % pa] + QUIET)
+        b = Server("etcdw-b", db_url=a.db_url,
+                   extra_args=["--etcd-listen", "127.0.0.1:%d" % pb] + QUIET)
+        try:
+            a.start()
+            b.start()
+            start = current_rev(pa)
+            rc, out, err = watch(pa, ["--prefix", "/x/", "-w", "json"],
+                                 [["put", "/x/1", "b"], ["del", "/x/1"]], write_port=pb)
+            got = [(e.get("type", 0), e["kv"]["mod_revision"]) for r in map(json.loads, out.split())
+                   for e in r["Events"]]
+            self.assertEqual(got, [(0, start + 1), (1, start + 2)], out)
+            rc, out, err = watch(pb, ["--prefix", "/x/", "--rev=%d" % (start + 1)], [])
+            self.assertEqual(out, "PUT\n/x/1\nb\nDELETE\n/x/1\n\n")
         finally:
             b.cleanup()
             a.cleanup()
