@@ -1,7 +1,8 @@
 /*
  * test_grpc.c - gRPC framing (etcd/grpc.h): the 5-byte prefix both ways,
  * partial frames, the size bound checked from the prefix alone, the
- * compressed flag, and grpc-message's percent-encoding.
+ * compressed flag, grpc-message's percent-encoding, and a stream's
+ * reassembly of messages however its DATA frames cut them.
  */
 #include "core/err.h"
 #include "etcd/grpc.h"
@@ -10,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +98,84 @@ static void test_error_codes(void **state)
     assert_int_equal(sk_err_grpc_code(SK_ERR_INVALID), SK_GRPC_INVALID_ARGUMENT);
 }
 
+typedef struct taken {
+    char text[256];
+    size_t len;
+    int count;
+} taken;
+
+/* Records each message as "<len>:<bytes>|". */
+static void take_one(void *arg, const uint8_t *msg, size_t len)
+{
+    taken *t = arg;
+    t->len += (size_t)snprintf(t->text + t->len, sizeof t->text - t->len, "%zu:%.*s|", len,
+                               (int)len, (const char *)msg);
+    t->count++;
+}
+
+static void frame(sk_buf *b, const char *msg)
+{
+    uint8_t p[SK_GRPC_PREFIX];
+    sk_grpc_frame_prefix(p, (uint32_t)strlen(msg));
+    sk_buf_append(b, p, sizeof p);
+    sk_buf_append(b, msg, strlen(msg));
+}
+
+/* Three messages (one empty) fed in every cut of two pieces, and byte by
+ * byte: the same messages in the same order, each once, nothing left. */
+static void test_take_any_cut(void **state)
+{
+    sk_buf all = SK_BUF_INIT;
+    frame(&all, "abc");
+    frame(&all, "");
+    frame(&all, "hello");
+    for (size_t cut = 0; cut <= all.len; cut++) {
+        sk_buf in = SK_BUF_INIT;
+        taken t = {{0}, 0, 0};
+        size_t big = 0;
+        sk_buf_append(&in, all.data, cut);
+        assert_int_equal(sk_grpc_take(&in, 100, take_one, &t, &big), SK_GRPC_FRAME_MORE);
+        sk_buf_append(&in, all.data + cut, all.len - cut);
+        assert_int_equal(sk_grpc_take(&in, 100, take_one, &t, &big), SK_GRPC_FRAME_MORE);
+        assert_string_equal(t.text, "3:abc|0:|5:hello|");
+        assert_int_equal(in.len, 0);
+        sk_buf_free(&in);
+    }
+    sk_buf in = SK_BUF_INIT;
+    taken t = {{0}, 0, 0};
+    size_t big = 0;
+    for (size_t i = 0; i < all.len; i++) {
+        sk_buf_append(&in, all.data + i, 1);
+        assert_int_equal(sk_grpc_take(&in, 100, take_one, &t, &big), SK_GRPC_FRAME_MORE);
+    }
+    assert_string_equal(t.text, "3:abc|0:|5:hello|");
+    assert_int_equal(t.count, 3);
+    sk_buf_free(&in);
+    sk_buf_free(&all);
+}
+
+/* A message past the bound stops the reassembly after the ones before it,
+ * as soon as its prefix is in; so does the compressed flag. */
+static void test_take_errors(void **state)
+{
+    sk_buf in = SK_BUF_INIT;
+    taken t = {{0}, 0, 0};
+    size_t big = 0;
+    frame(&in, "ok");
+    uint8_t huge[SK_GRPC_PREFIX];
+    sk_grpc_frame_prefix(huge, 1000);
+    sk_buf_append(&in, huge, sizeof huge);
+    assert_int_equal(sk_grpc_take(&in, 100, take_one, &t, &big), SK_GRPC_FRAME_TOO_LARGE);
+    assert_string_equal(t.text, "2:ok|");
+    assert_int_equal(big, 1000);
+    sk_buf_reset(&in);
+    static const uint8_t zipped[] = {1, 0, 0, 0, 1, 'x'};
+    sk_buf_append(&in, zipped, sizeof zipped);
+    assert_int_equal(sk_grpc_take(&in, 100, take_one, &t, &big), SK_GRPC_FRAME_COMPRESSED);
+    assert_int_equal(t.count, 1);
+    sk_buf_free(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -104,6 +184,8 @@ int main(void)
         cmocka_unit_test(test_bounds_and_flags),
         cmocka_unit_test(test_percent_encode),
         cmocka_unit_test(test_error_codes),
+        cmocka_unit_test(test_take_any_cut),
+        cmocka_unit_test(test_take_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
