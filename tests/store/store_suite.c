@@ -2118,6 +2118,69 @@ static void test_kv_compaction(void **state)
     sk_arena_free(a);
 }
 
+typedef struct seen_change {
+    char text[512];
+    size_t len;
+} seen_change;
+
+/* Records each change as "rev.sub key=value[deleted] prev=rev:value|". */
+static int note_change(void *arg, const sk_kv_row *row, const sk_kv *prev)
+{
+    seen_change *s = arg;
+    s->len += (size_t)snprintf(s->text + s->len, sizeof s->text - s->len, "%lld.%d %.*s=%.*s%s",
+                               (long long)row->kv.mod_rev, row->sub, (int)row->kv.key_len,
+                               (const char *)row->kv.key, (int)row->kv.value_len,
+                               (const char *)row->kv.value, row->deleted ? "[deleted]" : "");
+    if (prev)
+        s->len += (size_t)snprintf(s->text + s->len, sizeof s->text - s->len, " prev=%lld:%.*s",
+                                   (long long)prev->mod_rev, (int)prev->value_len,
+                                   (const char *)prev->value);
+    s->len += (size_t)snprintf(s->text + s->len, sizeof s->text - s->len, "|");
+    return 0;
+}
+
+/* The watch feed's read: the writes of a span in (rev, sub) order, each
+ * with the live version it replaced (none after a tombstone or for a new
+ * key), only the span's; gated on compaction from after_rev + 1. */
+static void test_kv_changes(void **state)
+{
+    fixture *f = *state;
+    sk_arena *a = sk_arena_new();
+    int64_t r1 = kv_put(f, "k", "v1");
+    int64_t r2 = kv_put(f, "k", "v2");
+    sk_kv_op del = {.kind = SK_KV_OP_DELETE, .range = kv_q("k", NULL, 0)};
+    int64_t r3 = kv_one(f, del, a, NULL);
+    int64_t r4 = kv_put(f, "k", "v4");
+    sk_kv_op ops[2] = {kv_put_op("m", "1"), kv_put_op("k", "v5")};
+    sk_kv_txn t = {NULL, 0, ops, 2, NULL, 0};
+    sk_kv_txn_result res;
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_OK);
+    int64_t r5 = res.rev;
+    seen_change s = {{0}, 0};
+    assert_int_equal(sk_store_kv_changes(f->s, r1 - 1, r5, note_change, &s), SK_OK);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%lld.0 k=v1|%lld.0 k=v2 prev=%lld:v1|%lld.0 k=[deleted] prev=%lld:v2|%lld.0 k=v4|"
+             "%lld.0 m=1|%lld.1 k=v5 prev=%lld:v4|",
+             (long long)r1, (long long)r2, (long long)r1, (long long)r3, (long long)r2,
+             (long long)r4, (long long)r5, (long long)r5, (long long)r4);
+    assert_string_equal(s.text, want);
+    s = (seen_change){{0}, 0};
+    assert_int_equal(sk_store_kv_changes(f->s, r2, r3, note_change, &s), SK_OK);
+    snprintf(want, sizeof want, "%lld.0 k=[deleted] prev=%lld:v2|", (long long)r3, (long long)r2);
+    assert_string_equal(s.text, want);
+    int64_t removed = 0;
+    assert_int_equal(sk_store_compact(f->s, r3, &removed), SK_OK);
+    s = (seen_change){{0}, 0};
+    assert_int_equal(sk_store_kv_changes(f->s, r1, r5, note_change, &s), SK_ERR_EXPIRED);
+    assert_int_equal(s.len, 0);
+    /* From the compact revision itself (its tombstone compacted away). */
+    assert_int_equal(sk_store_kv_changes(f->s, r3 - 1, r4, note_change, &s), SK_OK);
+    snprintf(want, sizeof want, "%lld.0 k=v4|", (long long)r4);
+    assert_string_equal(s.text, want);
+    sk_arena_free(a);
+}
+
 /* Puts on one key each, from several threads (so group commit batches them). */
 typedef struct kv_writer {
     fixture *f;
@@ -2207,6 +2270,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kv_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_txn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_compaction_spans, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
