@@ -5,18 +5,24 @@
  * temp dir, opened once per process).
  *
  * Byte 0 picks the method (KV Range/Put/DeleteRange/Txn/Compact,
- * Maintenance Status, or a path no service serves); the rest is the body,
- * which must frame as one message, as the server demands.
+ * Maintenance Status, or a path no unary service serves); the rest is the
+ * body, which must frame as one message, as the server demands. Byte 0 of
+ * 0xFF instead makes the rest a streaming call's DATA (Watch): reassembled
+ * from chunks of byte 1's size as the transport does, each message decoded
+ * as a WatchRequest and a create's range read as the Watch service reads it.
  *
  * Invariants checked: the framing parser's lengths stay inside the input;
  * every call answers; an error carries a message; an OK reply decodes as
  * the method's response message, with a header whose revision is the
- * store's at most; Unimplemented exactly for the unserved path.
+ * store's at most; Unimplemented exactly for the unserved path. Streams:
+ * reassembly in chunks takes the same messages as in one piece; a watch
+ * range, when accepted, holds its own start key.
  */
 #include "core/arena.h"
 #include "etcd/grpc.h"
 #include "etcd/rpc.pb-c.h"
 #include "etcd/service.h"
+#include "etcd/watchsel.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +45,15 @@ static const ProtobufCMessageDescriptor *const replies[] = {
     NULL,
 };
 #define N_PATHS (sizeof paths / sizeof paths[0])
+
+static void *pb_alloc(void *arena, size_t n)
+{
+    return sk_arena_alloc(arena, n);
+}
+
+static void pb_free(void *arena, void *p)
+{
+}
 
 static sk_store *store;
 static char dir[] = "/tmp/sk-fuzz-etcd.XXXXXX";
@@ -73,10 +88,64 @@ static sk_store *store_once(void)
     return store;
 }
 
+typedef struct taken {
+    size_t count, bytes;
+} taken;
+
+static void take_one(void *arg, const uint8_t *msg, size_t len)
+{
+    taken *t = arg;
+    t->count++;
+    t->bytes += len;
+    sk_arena *a = sk_arena_new();
+    ProtobufCAllocator pb = {pb_alloc, pb_free, a};
+    Etcdserverpb__WatchRequest *r = etcdserverpb__watch_request__unpack(&pb, len, msg);
+    if (r && r->request_union_case == ETCDSERVERPB__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST) {
+        const Etcdserverpb__WatchCreateRequest *c = r->create_request;
+        sk_watch_sel sel;
+        static const unsigned char nul[1] = {0};
+        if (sk_watch_sel_init(a, c->key.data, c->key.len, c->range_end.data, c->range_end.len, 0,
+                              0, &sel) &&
+            !sk_watch_sel_wants(&sel, c->key.len ? c->key.data : nul, c->key.len ? c->key.len : 1,
+                                0))
+            abort();
+    }
+    sk_arena_free(a);
+}
+
+/* A streaming call's DATA, in chunks and whole (see the top). */
+static void stream_data(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return;
+    size_t chunk = (size_t)data[0] % 16 + 1;
+    data++, size--;
+    sk_buf whole = SK_BUF_INIT, cut = SK_BUF_INIT;
+    taken tw = {0, 0}, tc = {0, 0};
+    size_t big = 0;
+    sk_buf_append(&whole, data, size);
+    sk_grpc_frame fw = sk_grpc_take(&whole, 1 << 16, take_one, &tw, &big);
+    sk_grpc_frame fc = SK_GRPC_FRAME_MORE;
+    for (size_t off = 0; off < size && fc == SK_GRPC_FRAME_MORE; off += chunk) {
+        sk_buf_append(&cut, data + off, size - off < chunk ? size - off : chunk);
+        fc = sk_grpc_take(&cut, 1 << 16, take_one, &tc, &big);
+    }
+    if (fw != fc || tw.count != tc.count || tw.bytes != tc.bytes ||
+        (fw == SK_GRPC_FRAME_MORE && whole.len != cut.len) ||
+        tw.bytes + tw.count * SK_GRPC_PREFIX + whole.len > size)
+        abort();
+    sk_buf_free(&whole);
+    sk_buf_free(&cut);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
+    if (data[0] == 0xFF) {
+        stream_data(data + 1, size - 1);
+        return 0;
+    }
     size_t route = data[0] % N_PATHS;
     const uint8_t *msg = NULL;
     size_t mlen = 0, flen = 0;
