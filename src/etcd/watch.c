@@ -11,7 +11,10 @@
  * selects, one response per revision (header: that revision, as etcd sends
  * a commit's events), and move its cursor past the span. A refused send (full queue) leaves the cursor: the
  * watch is read again from it once its stream drains. Rounds repeat while
- * they move cursors; the feed then waits for the cache's next revision (or
+ * they move cursors, each pass a round for the live watches (cursors within
+ * a span of top) and one from the lowest cursor, so a watch catching up on
+ * a long history does not delay the live ones; the feed then waits for the
+ * cache's next revision (or
  * WAIT_MS, which bounds how late a new watch with an old start revision or
  * a drained stream is looked at).
  *
@@ -279,8 +282,9 @@ static void serve(wstream *ws, watcher *w, const batch *b, int64_t hi, Mvccpb__E
     w->next = hi + 1;
 }
 
-/* One round (see the top). Returns whether a cursor moved or a watch ended. */
-static int round_once(sk_etcd_watches *hub)
+/* One round (see the top) over the cursors at or after floor. Returns
+ * whether a cursor moved or a watch ended. */
+static int round_once(sk_etcd_watches *hub, int64_t floor)
 {
     int64_t lo = INT64_MAX, top;
     pthread_mutex_lock(&hub->mu);
@@ -289,7 +293,7 @@ static int round_once(sk_etcd_watches *hub)
         if (!ws->watchers || !sk_etcd_stream_writable(ws->st))
             continue;
         for (watcher *w = ws->watchers; w; w = w->link)
-            if (w->next - 1 < top && w->next - 1 < lo)
+            if (w->next - 1 >= floor && w->next - 1 < top && w->next - 1 < lo)
                 lo = w->next - 1;
     }
     pthread_mutex_unlock(&hub->mu);
@@ -373,7 +377,13 @@ static void *feed_main(void *arg)
         if (st.rev > hub->top)
             hub->top = st.rev;
         pthread_mutex_unlock(&hub->mu);
-        for (int i = 0; i < MAX_ROUNDS && round_once(hub); i++) {
+        /* The live watches (within a span of the top) get a round of their
+         * own each time, so one catching up on a long history never holds
+         * them back. */
+        for (int i = 0; i < MAX_ROUNDS; i++) {
+            int moved = round_once(hub, st.rev - SPAN);
+            if (!(round_once(hub, INT64_MIN) | moved))
+                break;
         }
         int64_t now = sk_now_ms();
         int tick = now >= next_tick;

@@ -85,7 +85,7 @@ def ctl(port, *args, input=None):
 
 def current_rev(port):
     rc, out, err = ctl(port, "get", "sk-no-such-key", "-w", "json")
-    assert rc == 0, err
+    assert rc == 0, "port %d: %s" % (port, err)
     return json.loads(out)["header"]["revision"]
 
 

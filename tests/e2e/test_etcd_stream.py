@@ -226,7 +226,9 @@ class WatchStream(unittest.TestCase):
         cls.port = free_port()
         cls.server = Server(cls.__name__, extra_args=[
             "--etcd-listen", "127.0.0.1:%d" % cls.port, "--etcd-watch-progress-interval", "1",
-            "--compact-interval", "0"])
+            # no background writer takes a revision in the middle of a test
+            "--compact-interval", "0", "--identity-lease-duration", "86400",
+            "--identity-lease-renew-interval", "86400"])
         cls.server.start()
 
     @classmethod
