@@ -55,8 +55,7 @@ sk_grpc_frame sk_grpc_frame_parse(const uint8_t *buf, size_t len, size_t max, co
  * sk_grpc_frame_parse's (*too_large set for TOO_LARGE), with the messages
  * before it taken. msg is borrowed for the call. */
 typedef void (*sk_grpc_msg_fn)(void *arg, const uint8_t *msg, size_t len);
-sk_grpc_frame sk_grpc_take(sk_buf *b, size_t max, sk_grpc_msg_fn fn, void *arg,
-                           size_t *too_large);
+sk_grpc_frame sk_grpc_take(sk_buf *b, size_t max, sk_grpc_msg_fn fn, void *arg, size_t *too_large);
 
 /* Writes the prefix of an uncompressed message of msg_len bytes. */
 void sk_grpc_frame_prefix(uint8_t out[SK_GRPC_PREFIX], uint32_t msg_len);

@@ -50,8 +50,7 @@ typedef struct sk_etcd_reply {
 } sk_etcd_reply;
 
 /* Fills an etcd response header for revision rev (this member, term 1). */
-void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeader *h,
-                         int64_t rev);
+void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeader *h, int64_t rev);
 
 /* Serves one call; *out is always set. */
 void sk_etcd_call(const sk_etcd_service *svc, const char *path, const uint8_t *msg, size_t len,

@@ -9,14 +9,12 @@
  * once (with and without prev_kv); then, under the lock, give every watch
  * whose cursor lies in the span the events at or after its cursor that it
  * selects, one response per revision (header: that revision, as etcd sends
- * a commit's events), and move its cursor past the span. A refused send (full queue) leaves the cursor: the
- * watch is read again from it once its stream drains. Rounds repeat while
- * they move cursors, each pass a round for the live watches (cursors within
- * a span of top) and one from the lowest cursor, so a watch catching up on
- * a long history does not delay the live ones; the feed then waits for the
- * cache's next revision (or
- * WAIT_MS, which bounds how late a new watch with an old start revision or
- * a drained stream is looked at).
+ * a commit's events), and move its cursor past the span. A refused send (full queue) leaves the
+ * cursor: the watch is read again from it once its stream drains. Rounds repeat while they move
+ * cursors, each pass a round for the live watches (cursors within a span of top) and one from the
+ * lowest cursor, so a watch catching up on a long history does not delay the live ones; the feed
+ * then waits for the cache's next revision (or WAIT_MS, which bounds how late a new watch with an
+ * old start revision or a drained stream is looked at).
  *
  * etcd's replies kept here: watch ids from 0 per stream when the client
  * leaves them 0; a created response first (header: the current revision);
@@ -41,8 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SPAN 100   /* revisions read per round */
-#define WAIT_MS 50 /* the feed's longest wait for the cache */
+#define SPAN 100      /* revisions read per round */
+#define WAIT_MS 50    /* the feed's longest wait for the cache */
 #define MAX_ROUNDS 64 /* rounds between looks at stopping and progress */
 
 #define MSG_COMPACTED "etcdserver: mvcc: required revision has been compacted"
@@ -84,9 +82,7 @@ static void *pb_alloc(void *arena, size_t n)
     return sk_arena_alloc(arena, n);
 }
 
-static void pb_free(void *arena, void *p)
-{
-}
+static void pb_free(void *arena, void *p) {}
 
 static void watcher_free(watcher *w)
 {
@@ -96,7 +92,8 @@ static void watcher_free(watcher *w)
 
 /* Packs and sends one response. Registry lock held: responses of a stream
  * leave in the order they were decided. */
-static sk_err send_response(wstream *ws, sk_etcd_send_kind kind, const Etcdserverpb__WatchResponse *m)
+static sk_err send_response(wstream *ws, sk_etcd_send_kind kind,
+                            const Etcdserverpb__WatchResponse *m)
 {
     size_t n = protobuf_c_message_get_packed_size(&m->base);
     uint8_t *buf = malloc(n ? n : 1);
@@ -394,8 +391,7 @@ static void *feed_main(void *arg)
     return NULL;
 }
 
-sk_etcd_watches *sk_etcd_watches_start(const sk_etcd_service *svc, sk_cache *cache,
-                                       int progress_ms)
+sk_etcd_watches *sk_etcd_watches_start(const sk_etcd_service *svc, sk_cache *cache, int progress_ms)
 {
     SK_CHECK(cache != NULL);
     sk_etcd_watches *hub = calloc(1, sizeof *hub);
