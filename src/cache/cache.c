@@ -381,17 +381,14 @@ static void wake_waiters(sk_cache *c)
 }
 
 /*
- * Replaces the whole state with a consistent list of the store at its
- * current revision, swapped in under the write lock: readers see the old
- * state or the new one, never a mix. The generation moves on, so every
- * cursor of the old one gets SK_ERR_EXPIRED and its client re-lists.
+ * Replaces the whole state with a consistent list of the store at revision
+ * at, swapped in under the write lock: readers see the old state or the
+ * new one, never a mix. The generation moves on, so every cursor of the
+ * old one gets SK_ERR_EXPIRED and its client re-lists.
  */
-static sk_err rebuild(sk_cache *c)
+static sk_err rebuild_at(sk_cache *c, int64_t at)
 {
-    int64_t at = 0;
-    sk_err err = sk_store_revisions(c->store, &at, NULL);
-    if (err != SK_OK)
-        return err;
+    sk_err err = SK_OK;
     resource *fresh = calloc((size_t)c->cap, sizeof *fresh);
     SK_CHECK_ALLOC(fresh);
     int built = 0;
@@ -420,6 +417,14 @@ static sk_err rebuild(sk_cache *c)
     atomic_store(&c->store_rev, at);
     wake_waiters(c);
     return SK_OK;
+}
+
+/* rebuild_at the store's current revision: after a feed anomaly. */
+static sk_err rebuild(sk_cache *c)
+{
+    int64_t at = 0;
+    sk_err err = sk_store_revisions(c->store, &at, NULL);
+    return err == SK_OK ? rebuild_at(c, at) : err;
 }
 
 /*
@@ -787,6 +792,48 @@ static void *feed_main(void *arg)
 
 /* ---- lifecycle ------------------------------------------------------------------- */
 
+/*
+ * The first build, at every start: a list at the oldest revision the window
+ * can hold (the compact revision, or window_events before the current one),
+ * then the history after it applied as the feed applies it. The window and
+ * snapshots are then what they would have been had the process run all
+ * along, so watches, continue tokens and reads from a resourceVersion
+ * before a restart (or issued by another instance) resume where they were
+ * instead of getting 410 and re-listing. If compaction overtakes the list
+ * or the history has an anomaly, the build falls back to the current
+ * revision: what a start cost before, never a wrong answer.
+ */
+static sk_err build_with_history(sk_cache *c)
+{
+    int64_t rev = 0, compact = 0;
+    sk_err err = sk_store_revisions(c->store, &rev, &compact);
+    if (err != SK_OK)
+        return err;
+    int64_t from = rev - c->window_events;
+    if (from < compact)
+        from = compact;
+    if (from < 1) /* revision 0 holds nothing, and reads take 0 for "latest" */
+        from = rev < 1 ? rev : 1;
+    int64_t t0 = sk_now_ms();
+    err = rebuild_at(c, from);
+    if (err == SK_OK && from < rev)
+        err = feed_catch_up(c, rev);
+    if (err == SK_OK) {
+        atomic_store(&c->store_rev, rev);
+        sk_log_info("watch cache: replayed revisions %lld to %lld in %lld ms: watches from "
+                    "resourceVersion %lld on resume",
+                    (long long)from + 1, (long long)rev, (long long)(sk_now_ms() - t0),
+                    (long long)c->base);
+        return SK_OK;
+    }
+    if (!is_anomaly(err))
+        return err;
+    sk_log_warn("watch cache: cannot replay the history after revision %lld (%s): starting at "
+                "the current revision",
+                (long long)from, sk_err_name(err));
+    return rebuild(c);
+}
+
 sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify_fn notify,
                     void *arg, sk_cache **out)
 {
@@ -799,6 +846,13 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     c->resources = calloc((size_t)c->cap, sizeof *c->resources);
     SK_CHECK_ALLOC(c->resources);
     memcpy(c->resources, cfg->resources, (size_t)cfg->n_resources * sizeof *c->resources);
+    for (int i = 0; i < cfg->n_more_resources && c->n_res < c->cap; i++) {
+        if (sk_cache_resource(c, cfg->more_resources[i]) >= 0)
+            continue;
+        c->resources[c->n_res] = strdup(cfg->more_resources[i]);
+        SK_CHECK_ALLOC(c->resources[c->n_res]);
+        c->n_res++;
+    }
     c->window_events = cfg->window_events > 0 ? cfg->window_events : DEFAULT_WINDOW_EVENTS;
     c->window_bytes = cfg->window_bytes > 0 ? cfg->window_bytes : DEFAULT_WINDOW_BYTES;
     c->snapshot_bytes = cfg->snapshot_bytes;
@@ -821,7 +875,7 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
     pthread_mutex_init(&c->wait_mu, NULL);
     sk_cond_init_monotonic(&c->wait_cv);
     pthread_mutex_init(&c->add_mu, NULL);
-    sk_err err = rebuild(c);
+    sk_err err = build_with_history(c);
     if (err != SK_OK) {
         sk_cache_free(c);
         return err;

@@ -63,6 +63,11 @@ typedef void (*sk_cache_notify_fn)(void *arg);
 typedef struct sk_cache_config {
     const char *const *resources; /* resource names the cache holds (borrowed, static) */
     int n_resources;
+    /* Resources to hold from the start besides those (custom resources
+     * already defined), as if sk_cache_want_resource had asked for them
+     * before the build: their history replays too. Copied. */
+    const char *const *more_resources;
+    int n_more_resources;
     int window_events;   /* events kept at most (default 100000) */
     size_t window_bytes; /* object bytes referenced by events at most (default 256 MiB) */
     /* Memory the snapshots older than the newest may take (the nodes their
@@ -81,7 +86,10 @@ typedef struct sk_cache_config {
 } sk_cache_config;
 
 /* Builds the cache from a consistent list of the store (borrowed; must
- * outlive the cache) and starts the feed. notify(arg) as above. */
+ * outlive the cache) at the oldest revision the window can hold (the
+ * compact revision, or window_events back), replays the history after it
+ * (so cursors from before a restart resume), and starts the feed.
+ * notify(arg) as above. */
 sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify_fn notify,
                     void *arg, sk_cache **out);
 /* Stops the feed and frees everything. NULL-safe. Readers must be gone. */

@@ -145,15 +145,29 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     }
     size_t n;
     const char *const *storages = sk_registry_storages(&n);
+    char **crd_storages = NULL;
+    if ((err = sk_crd_stored_storages(srv->store, &crd_storages)) != SK_OK) {
+        *errmsg = message("cannot read the stored CRDs: %s", sk_err_name(err));
+        goto fail;
+    }
+    int n_crd = 0;
+    while (crd_storages[n_crd])
+        n_crd++;
     srv->hub = sk_watch_hub_new();
     sk_cache_config cc = {
         .resources = storages,
         .n_resources = (int)n,
+        .more_resources = (const char *const *)crd_storages,
+        .n_more_resources = n_crd,
         .drop_rev_once = cfg->drop_rev_once,
         .corrupt_key_once = cfg->corrupt_key_once,
         .snapshot_bytes = cfg->snapshot_bytes,
     };
-    if ((err = sk_cache_new(srv->store, &cc, notify_hub, srv->hub, &srv->cache)) != SK_OK) {
+    err = sk_cache_new(srv->store, &cc, notify_hub, srv->hub, &srv->cache);
+    for (int i = 0; i < n_crd; i++)
+        free(crd_storages[i]);
+    free(crd_storages);
+    if (err != SK_OK) {
         *errmsg = message("cannot build the watch cache: %s", sk_err_name(err));
         goto fail;
     }

@@ -17,6 +17,7 @@
 #include "kube/lifecycle.h"
 #include "kube/registry.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,6 +165,62 @@ static void set_condition(json_t *status, const char *type, const char *cstatus,
     json_object_clear(found);
     json_object_update(found, fresh);
     json_decref(fresh);
+}
+
+typedef struct storages {
+    char **names;
+    size_t n;
+    int rows;
+    char last[256]; /* the last name listed: the next page starts after it */
+} storages;
+
+static int add_storage(void *arg, const sk_row *row)
+{
+    storages *st = arg;
+    st->rows++;
+    snprintf(st->last, sizeof st->last, "%s", row->name);
+    json_t *crd = json_loadb(row->value, row->value_len, 0, NULL);
+    const json_t *spec = json_object_get(crd, "spec");
+    const char *plural = str(json_object_get(spec, "names"), "plural"), *group = str(spec, "group");
+    if (*plural && *group) {
+        st->names = realloc(st->names, (st->n + 2) * sizeof *st->names);
+        SK_CHECK_ALLOC(st->names);
+        SK_CHECK(asprintf(&st->names[st->n++], "%s.%s", plural, group) >= 0);
+        st->names[st->n] = NULL;
+    }
+    json_decref(crd);
+    return 0;
+}
+
+sk_err sk_crd_stored_storages(sk_store *store, char ***out)
+{
+    enum { PAGE = 500 };
+    storages st = {0};
+    int64_t rev = 0;
+    sk_err err = sk_store_revisions(store, &rev, NULL);
+    int more = err == SK_OK && rev > 0;
+    while (more) {
+        st.rows = 0;
+        sk_list_query q = {.resource = CRD_STORAGE,
+                           .after_ns = st.last[0] ? "" : NULL,
+                           .after_name = st.last[0] ? st.last : NULL,
+                           .rev = rev,
+                           .limit = PAGE};
+        err = sk_store_list(store, &q, add_storage, &st);
+        more = err == SK_OK && st.rows == PAGE;
+    }
+    if (err != SK_OK) {
+        for (size_t i = 0; i < st.n; i++)
+            free(st.names[i]);
+        free(st.names);
+        return err;
+    }
+    if (!st.names) {
+        st.names = calloc(1, sizeof *st.names);
+        SK_CHECK_ALLOC(st.names);
+    }
+    *out = st.names;
+    return SK_OK;
 }
 
 /* Writes crd (edited: its new status) over the version at rev. */

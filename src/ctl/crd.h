@@ -35,6 +35,14 @@
 #include "read/reader.h"
 #include "store/store.h"
 
+/*
+ * The storage keys ("plural.group") of the CRDs stored at the current
+ * revision, for the watch cache to hold from its start (so that it can
+ * replay their history after a restart, as it does the built-in kinds').
+ * *out: a new NULL-terminated array of new strings (free each, then it).
+ */
+sk_err sk_crd_stored_storages(sk_store *store, char ***out);
+
 /* Starts the controller; store, cache and reader are borrowed and must
  * outlive it. Stop it with sk_ctl_stop. */
 sk_ctl *sk_crd_start(sk_store *store, sk_cache *cache, sk_reader *reader);

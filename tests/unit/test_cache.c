@@ -316,6 +316,68 @@ static void test_window_eviction(void **state)
     assert_int_equal(stats.objects, 5); /* the five secrets; the configmap is gone */
 }
 
+/* A cache built on a store that already has history replays it: events
+ * from before the cache existed (a restart), with their previous versions,
+ * back to the compact revision or the window's length, whichever is
+ * nearer; resources given as more_resources replay too. */
+static void test_start_replays_history(void **state)
+{
+    fixture *f = *state;
+    /* Revision 1 is where the window can start at most (reads take 0 for
+     * "latest"): its own event is not replayed. */
+    int64_t r0 = put(f, SK_WRITE_CREATE, "secrets", "n", "s", "1");
+    int64_t r1 = put(f, SK_WRITE_CREATE, "configmaps", "n", "x", "1");
+    int64_t r2 = put(f, SK_WRITE_UPDATE, "configmaps", "n", "x", "2");
+    int64_t r3 = put(f, SK_WRITE_CREATE, "gadgets.example.com", "n", "g", "1");
+    int64_t r4 = put(f, SK_WRITE_DELETE, "configmaps", "n", "x", NULL);
+    const char *const more[] = {"gadgets.example.com"};
+    sk_cache_config cfg = {.resources = resources,
+                           .n_resources = 2,
+                           .more_resources = more,
+                           .n_more_resources = 1};
+    assert_int_equal(sk_cache_new(f->store, &cfg, on_notify, f, &f->cache), SK_OK);
+    sk_cache_state st;
+    sk_cache_get_state(f->cache, &st);
+    assert_int_equal(st.rev, r4);
+    assert_int_equal(st.oldest, r0);
+    static const sk_event_type want[] = {SK_EVENT_ADDED, SK_EVENT_MODIFIED, SK_EVENT_DELETED};
+    const int64_t revs[] = {r1, r2, r4};
+    int64_t cursor = r0, scanned = 0;
+    for (int i = 0; i < 3; i++) {
+        sk_cache_event ev = {0};
+        assert_int_equal(sk_cache_next_event(f->cache, st.generation, 0, cursor, &ev, &scanned),
+                         SK_OK);
+        assert_int_equal(ev.rev, revs[i]);
+        assert_int_equal(ev.type, want[i]);
+        assert_true((ev.prev != NULL) == (i > 0));
+        cursor = ev.rev;
+        sk_cache_event_clear(&ev);
+    }
+    int g = sk_cache_resource(f->cache, "gadgets.example.com");
+    assert_true(g >= 2);
+    sk_cache_event ev = {0};
+    assert_int_equal(sk_cache_next_event(f->cache, st.generation, g, r0, &ev, &scanned), SK_OK);
+    assert_int_equal(ev.rev, r3);
+    assert_int_equal(ev.type, SK_EVENT_ADDED);
+    sk_cache_event_clear(&ev);
+    char *v;
+    assert_string_equal(v = value_at(f, "n", "x", r2), "2"), free(v);
+    sk_cache_free(f->cache);
+
+    /* A window of 2 events starts 2 revisions back; a compaction beyond
+     * that moves the start to the compact revision. */
+    open_cache(f, 2, 0);
+    sk_cache_get_state(f->cache, &st);
+    assert_int_equal(st.oldest, r4 - 2);
+    sk_cache_free(f->cache);
+    assert_int_equal(sk_store_compact(f->store, r4 - 1, NULL), SK_OK);
+    open_cache(f, 0, 0);
+    sk_cache_get_state(f->cache, &st);
+    assert_int_equal(st.oldest, r4 - 1);
+    assert_int_equal(sk_cache_next_event(f->cache, st.generation, 0, r1, &ev, &scanned),
+                     SK_ERR_EXPIRED);
+}
+
 static void test_compaction_raises_floor(void **state)
 {
     fixture *f = *state;
@@ -715,6 +777,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_window_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_raises_floor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_replays_history, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_event_forces_rebuild, setup, teardown),
         cmocka_unit_test_setup_teardown(test_differential_small_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_differential_small_snapshot_budget, setup, teardown),
