@@ -3,7 +3,9 @@
 # when not root. `deps.sh build`: compilers and -dev libraries.
 # `deps.sh test`: also the test tools (cmocka, kubectl, the Python client,
 # the sqlite3 CLI, PostgreSQL server binaries, clang with libFuzzer, and
-# etcdctl plus a real etcd server: the etcd face's tests compare the two).
+# etcdctl plus a real etcd server: the etcd face's tests compare the two;
+# Go and Debian's clientv3 sources, for the program that replays
+# kube-apiserver's etcd calls, tests/etcd/kubeshapes).
 set -euo pipefail
 mode="${1:-build}"
 
@@ -13,7 +15,7 @@ pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlit
       libgnutls28-dev libcmocka-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler)
 if [[ "$mode" == test ]]; then
     pkgs+=(python3 python3-kubernetes sqlite3 postgresql-client clang libclang-rt-dev
-           etcd-client etcd-server)
+           etcd-client etcd-server golang-go golang-etcd-server-dev)
     command -v kubectl >/dev/null 2>&1 || pkgs+=(kubernetes-client)
     if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
         pkgs+=(postgresql)

@@ -1,0 +1,427 @@
+// kubeshapes replays kube-apiserver's etcd3 call shapes (k8s.io/apiserver's
+// storage/etcd3 store) through the real Go clientv3 and prints what each call
+// answers, one line per step, so the same run against etcd and against
+// sqlkube's etcd face can be compared line for line.
+//
+// Revisions are printed relative to the revision the run starts at, and
+// headers' member and cluster ids are left out: the two stores start at
+// different revisions and have different ids, and nothing else may differ.
+// Errors print as the client returns them (etcd's exact messages: clients
+// switch on them).
+//
+// Sections (-sections, comma-separated):
+//
+//	kv     create as Txn(ModRevision==0 -> Put), get, update as
+//	       Txn(ModRevision==R -> Put, else Get) with a current and a stale R,
+//	       delete likewise, paged Range with key+"\x00" continuation at the
+//	       first page's revision, Count, count-only Range, reads at past and
+//	       future revisions
+//	watch  watch from RV+1 with prev_kv over puts, updates and deletes; a
+//	       progress request answered with the current revision; a watch
+//	       from a compacted revision cancelled with compact_revision
+//	lease  a lease (as kube-apiserver's Events use) whose keys go when it
+//	       expires, seen by a watch; TimeToLive; revoke of an unknown lease
+//	compact  the compact_rev_key Version CAS, Compact, then reads below it
+//	       (last: it removes history the other sections read)
+//
+// Built in GOPATH mode (GO111MODULE=off) against Debian's
+// golang-etcd-server-dev (clientv3 3.4).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/clientv3"
+	"go.etcd.io/etcd/mvcc/mvccpb"
+)
+
+var (
+	base   int64
+	ctx    = context.Background()
+	client *clientv3.Client
+	prefix string
+)
+
+func rel(r int64) int64 {
+	if r <= 0 {
+		return r
+	}
+	return r - base
+}
+
+func emit(step string, v interface{}) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s %s\n", step, b)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+type kvOut struct {
+	Key     string `json:"key"`
+	Value   string `json:"value,omitempty"`
+	Create  int64  `json:"create"`
+	Mod     int64  `json:"mod"`
+	Version int64  `json:"version"`
+	Leased  bool   `json:"leased,omitempty"`
+}
+
+func kvsOut(kvs []*mvccpb.KeyValue) []kvOut {
+	out := []kvOut{}
+	for _, kv := range kvs {
+		out = append(out, kvOut{strings.TrimPrefix(string(kv.Key), prefix), string(kv.Value),
+			rel(kv.CreateRevision), rel(kv.ModRevision), kv.Version, kv.Lease != 0})
+	}
+	return out
+}
+
+func key(name string) string { return prefix + name }
+
+// create is storage.Create: put if absent.
+func create(name, value string, lease clientv3.LeaseID) int64 {
+	var opts []clientv3.OpOption
+	if lease != 0 {
+		opts = append(opts, clientv3.WithLease(lease))
+	}
+	resp, err := client.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key(name)), "=", 0)).
+		Then(clientv3.OpPut(key(name), value, opts...)).Commit()
+	if err != nil {
+		emit("create "+name, map[string]interface{}{"err": errText(err)})
+		return 0
+	}
+	emit("create "+name, map[string]interface{}{"ok": resp.Succeeded, "rev": rel(resp.Header.Revision)})
+	return resp.Header.Revision
+}
+
+// update is GuaranteedUpdate's transaction: put if unchanged since origRev,
+// else read the current version.
+func update(name, value string, origRev int64) {
+	resp, err := client.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key(name)), "=", origRev)).
+		Then(clientv3.OpPut(key(name), value)).Else(clientv3.OpGet(key(name))).Commit()
+	if err != nil {
+		emit("update "+name, map[string]interface{}{"err": errText(err)})
+		return
+	}
+	o := map[string]interface{}{"ok": resp.Succeeded, "rev": rel(resp.Header.Revision)}
+	if !resp.Succeeded {
+		o["current"] = kvsOut(resp.Responses[0].GetResponseRange().Kvs)
+	}
+	emit("update "+name, o)
+}
+
+// remove is storage.Delete's transaction.
+func remove(name string, origRev int64) {
+	resp, err := client.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key(name)), "=", origRev)).
+		Then(clientv3.OpDelete(key(name))).Else(clientv3.OpGet(key(name))).Commit()
+	if err != nil {
+		emit("delete "+name, map[string]interface{}{"err": errText(err)})
+		return
+	}
+	o := map[string]interface{}{"ok": resp.Succeeded, "rev": rel(resp.Header.Revision)}
+	if resp.Succeeded {
+		o["deleted"] = resp.Responses[0].GetResponseDeleteRange().Deleted
+	} else {
+		o["current"] = kvsOut(resp.Responses[0].GetResponseRange().Kvs)
+	}
+	emit("delete "+name, o)
+}
+
+func get(step, name string, opts ...clientv3.OpOption) *clientv3.GetResponse {
+	resp, err := client.Get(ctx, key(name), opts...)
+	if err != nil {
+		emit(step, map[string]interface{}{"err": errText(err)})
+		return nil
+	}
+	emit(step, map[string]interface{}{"kvs": kvsOut(resp.Kvs), "count": resp.Count,
+		"more": resp.More, "rev": rel(resp.Header.Revision)})
+	return resp
+}
+
+func modRev(name string) int64 {
+	resp, err := client.Get(ctx, key(name))
+	if err != nil || len(resp.Kvs) == 0 {
+		return 0
+	}
+	return resp.Kvs[0].ModRevision
+}
+
+// list is storage.GetList's paging: a prefix range with a limit, later
+// pages from the last key + "\x00" at the first page's revision.
+func list(step, dir string, limit int64) {
+	from := key(dir)
+	end := clientv3.GetPrefixRangeEnd(from)
+	var rev int64
+	for page := 0; ; page++ {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := client.Get(ctx, from, opts...)
+		if err != nil {
+			emit(fmt.Sprintf("%s page %d", step, page), map[string]interface{}{"err": errText(err)})
+			return
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+		}
+		emit(fmt.Sprintf("%s page %d", step, page), map[string]interface{}{
+			"kvs": kvsOut(resp.Kvs), "count": resp.Count, "more": resp.More,
+			"rev": rel(resp.Header.Revision)})
+		if !resp.More || len(resp.Kvs) == 0 {
+			return
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+func sectionKV() {
+	for _, n := range []string{"pods/ns1/a", "pods/ns1/b", "pods/ns2/c", "pods/ns2/d", "pods/ns3/e"} {
+		create(n, "v1:"+n, 0)
+	}
+	create("pods/ns1/a", "again", 0) // already exists: not succeeded
+	get("get a", "pods/ns1/a")
+	r := modRev("pods/ns1/b")
+	update("pods/ns1/b", "v2", r)
+	update("pods/ns1/b", "v3-stale", r) // stale: the Else Get shows the current one
+	get("get b at its first revision", "pods/ns1/b", clientv3.WithRev(r))
+	list("list pods", "pods/", 2)
+	list("list ns2", "pods/ns2/", 10)
+	resp, err := client.Get(ctx, key("pods/"), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		emit("count pods", map[string]interface{}{"err": errText(err)})
+	} else {
+		emit("count pods", map[string]interface{}{"count": resp.Count, "kvs": len(resp.Kvs)})
+	}
+	remove("pods/ns2/c", modRev("pods/ns2/c"))
+	remove("pods/ns2/d", 1) // stale
+	list("list pods after delete", "pods/", 3)
+	get("get missing", "pods/ns9/none")
+	cur := modRev("pods/ns1/b")
+	get("get at a future revision", "pods/ns1/b", clientv3.WithRev(cur+1000))
+}
+
+type evOut struct {
+	Type  string `json:"type"`
+	Key   string `json:"key"`
+	Value string `json:"value,omitempty"`
+	Mod   int64  `json:"mod"`
+	Prev  string `json:"prev,omitempty"`
+}
+
+func evsOut(evs []*clientv3.Event) []evOut {
+	out := []evOut{}
+	for _, e := range evs {
+		o := evOut{Type: e.Type.String(), Key: strings.TrimPrefix(string(e.Kv.Key), prefix),
+			Value: string(e.Kv.Value), Mod: rel(e.Kv.ModRevision)}
+		if e.PrevKv != nil {
+			o.Prev = string(e.PrevKv.Value)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// collect reads events from ch until n arrived or the timeout passed.
+func collect(ch clientv3.WatchChan, n int, timeout time.Duration) ([]*clientv3.Event, error) {
+	var evs []*clientv3.Event
+	deadline := time.After(timeout)
+	for len(evs) < n {
+		select {
+		case wr, ok := <-ch:
+			if !ok {
+				return evs, fmt.Errorf("watch channel closed")
+			}
+			if err := wr.Err(); err != nil {
+				return evs, err
+			}
+			evs = append(evs, wr.Events...)
+		case <-deadline:
+			return evs, fmt.Errorf("timed out after %d of %d events", len(evs), n)
+		}
+	}
+	return evs, nil
+}
+
+func sectionWatch() {
+	start := create("cm/w/x", "1", 0)
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	ch := client.Watch(wctx, key("cm/w/"), clientv3.WithPrefix(), clientv3.WithRev(start+1),
+		clientv3.WithPrevKV(), clientv3.WithProgressNotify())
+	update("cm/w/x", "2", start)
+	create("cm/w/y", "1", 0)
+	remove("cm/w/x", modRev("cm/w/x"))
+	if _, err := client.Txn(ctx).Then(clientv3.OpPut(key("cm/w/p"), "a"), clientv3.OpPut(key("cm/w/q"), "b")).Commit(); err != nil {
+		emit("txn two puts", map[string]interface{}{"err": errText(err)})
+	}
+	evs, err := collect(ch, 5, 20*time.Second)
+	emit("watch from RV+1", map[string]interface{}{"events": evsOut(evs), "err": errText(err)})
+
+	// A progress request on the stream answers the current revision once
+	// the watch has caught up.
+	if err := client.RequestProgress(wctx); err != nil {
+		emit("progress", map[string]interface{}{"err": errText(err)})
+	} else {
+		var got string
+		deadline := time.After(20 * time.Second)
+	wait:
+		for {
+			select {
+			case wr := <-ch:
+				if wr.IsProgressNotify() {
+					got = strconv.FormatInt(rel(wr.Header.Revision), 10)
+					break wait
+				}
+			case <-deadline:
+				got = "timed out"
+				break wait
+			}
+		}
+		emit("progress", map[string]interface{}{"rev": got})
+	}
+
+	// Watching from the start again replays the same events.
+	ch2 := client.Watch(wctx, key("cm/w/"), clientv3.WithPrefix(), clientv3.WithRev(start+1),
+		clientv3.WithPrevKV())
+	evs2, err := collect(ch2, 5, 20*time.Second)
+	emit("watch replay", map[string]interface{}{"events": evsOut(evs2), "err": errText(err)})
+}
+
+func sectionLease() {
+	lease, err := client.Grant(ctx, 2)
+	if err != nil {
+		emit("grant", map[string]interface{}{"err": errText(err)})
+		return
+	}
+	emit("grant", map[string]interface{}{"ttl": lease.TTL, "err": lease.Error})
+	start := create("events/ns1/e1", "event", lease.ID)
+	create("events/ns1/e2", "event", lease.ID)
+	ttl, err := client.TimeToLive(ctx, lease.ID, clientv3.WithAttachedKeys())
+	if err != nil {
+		emit("timetolive", map[string]interface{}{"err": errText(err)})
+	} else {
+		keys := []string{}
+		for _, k := range ttl.Keys {
+			keys = append(keys, strings.TrimPrefix(string(k), prefix))
+		}
+		sort.Strings(keys)
+		emit("timetolive", map[string]interface{}{"granted": ttl.GrantedTTL,
+			"ttl_in_range": ttl.TTL > 0 && ttl.TTL <= 2, "keys": keys})
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := client.Watch(wctx, key("events/"), clientv3.WithPrefix(), clientv3.WithRev(start+1))
+	evs, err := collect(ch, 3, 30*time.Second) // e2's put, then both deletes at expiry
+	out := evsOut(evs)
+	sameRev := len(evs) == 3 && evs[1].Kv.ModRevision == evs[2].Kv.ModRevision
+	emit("expiry", map[string]interface{}{"types": func() []string {
+		t := []string{}
+		for _, e := range out {
+			t = append(t, e.Type+" "+e.Key)
+		}
+		return t
+	}(), "deletes_in_one_revision": sameRev, "err": errText(err)})
+	get("get expired", "events/ns1/e1")
+	_, err = client.Revoke(ctx, lease.ID)
+	emit("revoke expired lease", map[string]interface{}{"err": errText(err)})
+	_, err = client.Revoke(ctx, 0x7fff0000deadbeef)
+	emit("revoke unknown lease", map[string]interface{}{"err": errText(err)})
+}
+
+func sectionCompact() {
+	// kube-apiserver's compactor: a CAS on compact_rev_key's Version, then
+	// Compact at the revision it wrote.
+	ckey := "compact_rev_key"
+	resp, err := client.Get(ctx, ckey)
+	if err != nil {
+		emit("compact get key", map[string]interface{}{"err": errText(err)})
+		return
+	}
+	var version int64
+	if len(resp.Kvs) > 0 {
+		version = resp.Kvs[0].Version
+	}
+	old := modRev("pods/ns1/a")
+	rev := resp.Header.Revision
+	txn, err := client.Txn(ctx).If(clientv3.Compare(clientv3.Version(ckey), "=", version)).
+		Then(clientv3.OpPut(ckey, strconv.FormatInt(rev, 10))).Else(clientv3.OpGet(ckey)).Commit()
+	if err != nil {
+		emit("compact cas", map[string]interface{}{"err": errText(err)})
+		return
+	}
+	emit("compact cas", map[string]interface{}{"ok": txn.Succeeded})
+	// A second CAS with the old version loses, as a second apiserver's would.
+	txn2, err := client.Txn(ctx).If(clientv3.Compare(clientv3.Version(ckey), "=", version)).
+		Then(clientv3.OpPut(ckey, "x")).Else(clientv3.OpGet(ckey)).Commit()
+	if err == nil {
+		emit("compact cas again", map[string]interface{}{"ok": txn2.Succeeded,
+			"version": txn2.Responses[0].GetResponseRange().Kvs[0].Version - version})
+	}
+	_, err = client.Compact(ctx, rev, clientv3.WithCompactPhysical())
+	emit("compact", map[string]interface{}{"err": errText(err)})
+	get("get below the compaction", "pods/ns1/a", clientv3.WithRev(old-1))
+	get("get at the compaction", "pods/ns1/a", clientv3.WithRev(rev))
+	_, err = client.Compact(ctx, rev-1)
+	emit("compact again lower", map[string]interface{}{"err": errText(err)})
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := client.Watch(wctx, key("pods/"), clientv3.WithPrefix(), clientv3.WithRev(old-1))
+	select {
+	case wr := <-ch:
+		emit("watch below the compaction", map[string]interface{}{
+			"compact_rev": rel(wr.CompactRevision), "canceled": wr.Canceled, "err": errText(wr.Err())})
+	case <-time.After(20 * time.Second):
+		emit("watch below the compaction", map[string]interface{}{"err": "timed out"})
+	}
+}
+
+func main() {
+	endpoint := flag.String("endpoint", "127.0.0.1:2379", "etcd endpoints, comma-separated")
+	sections := flag.String("sections", "kv,watch,lease,compact", "sections to run, in order")
+	flag.StringVar(&prefix, "prefix", "/registry/", "key prefix of this run")
+	flag.Parse()
+	var err error
+	client, err = clientv3.New(clientv3.Config{Endpoints: strings.Split(*endpoint, ","),
+		DialTimeout: 10 * time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "connect:", err)
+		os.Exit(2)
+	}
+	defer client.Close()
+	resp, err := client.Get(ctx, "kubeshapes-start")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "first read:", err)
+		os.Exit(2)
+	}
+	base = resp.Header.Revision
+	for _, s := range strings.Split(*sections, ",") {
+		switch s {
+		case "kv":
+			sectionKV()
+		case "watch":
+			sectionWatch()
+		case "lease":
+			sectionLease()
+		case "compact":
+			sectionCompact()
+		default:
+			fmt.Fprintln(os.Stderr, "unknown section", s)
+			os.Exit(2)
+		}
+	}
+}
