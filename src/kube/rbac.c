@@ -314,16 +314,13 @@ void sk_rbac_authorize(const json_t *policy, const sk_rbac_attrs *a, sk_rbac_dec
     }
     out->allowed = d.allowed;
     out->reason = str_or_empty(&d.reason);
-    out->error = d.allowed ? strdup("") : str_or_empty(&v.errors);
-    SK_CHECK_ALLOC(out->error);
     sk_buf_free(&v.errors);
 }
 
 void sk_rbac_decision_clear(sk_rbac_decision *d)
 {
     free(d->reason);
-    free(d->error);
-    d->reason = d->error = NULL;
+    d->reason = NULL;
 }
 
 void sk_rbac_forbidden_text(const sk_rbac_attrs *a, sk_buf *out)

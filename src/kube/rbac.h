@@ -38,8 +38,9 @@ void sk_rbac_policy_add(json_t *policy, const char *resource, json_t *obj);
 
 typedef struct sk_rbac_decision {
     int allowed;
-    char *reason; /* new (free()); "" when none: kube's reason strings */
-    char *error;  /* new (free()); "" when none: missing roles, as evaluationError */
+    /* new (free()); kube's reason: which binding allowed, or the roles a
+     * denial found missing; "" when none */
+    char *reason;
 } sk_rbac_decision;
 
 /* Decides a (borrowed) against policy (borrowed). Fills *out. */
