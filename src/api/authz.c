@@ -107,11 +107,10 @@ json_t *sk_authz_policy(sk_authz *z)
         goto out;
     }
     build b = {.policy = sk_rbac_policy_new()};
-    for (size_t i = 0; i < N_RBAC; i++) {
+    /* Revision 0 is an empty store: nothing to read, the policy is empty. */
+    for (size_t i = 0; st.rev > 0 && i < N_RBAC; i++) {
         b.resource = rbac_resources[i];
-        sk_err err = st.rev > 0 ? sk_reader_scan(z->reader, z->res[i]->storage, NULL, st.rev,
-                                                 add_item, &b)
-                                : SK_ERR_UNAVAILABLE;
+        sk_err err = sk_reader_scan(z->reader, z->res[i]->storage, NULL, st.rev, add_item, &b);
         if (err != SK_OK) {
             sk_log_warn("authorization: cannot read %s: %s", rbac_resources[i],
                         sk_err_name(err));
