@@ -131,16 +131,16 @@ static void put(fixture *f, const char *resource, const char *ns, const char *js
     json_error_t e;
     json_t *obj = json_loads(json, 0, &e);
     assert_non_null(obj);
-    const char *name =
-        json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    char *name =
+        strdup(json_string_value(json_object_get(json_object_get(obj, "metadata"), "name")));
     sk_write w = {.op = SK_WRITE_CREATE, .resource = r->storage, .ns = ns, .name = name,
-                  .object = obj};
+                  .object = obj}; /* the store takes obj */
     sk_row row = {0};
     assert_int_equal(sk_store_write(f->store, &w, &row), SK_OK);
     sk_cache_state st;
     assert_int_equal(sk_cache_wait(f->cache, row.rev, 5000, &st), SK_OK);
     sk_row_clear(&row);
-    json_decref(obj);
+    free(name);
 }
 
 static void test_forbidden_until_bound(void **state)
