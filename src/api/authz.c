@@ -10,8 +10,9 @@
  * Request attributes follow kube's RequestInfo: the verb of the route
  * (get, list, watch, create, update, patch, delete, deletecollection),
  * the resource's group, resource and subresource, the namespace (a
- * namespace's own name for the namespaces resource) and the name; the
- * fixed endpoints are non-resource requests with the path and the method
+ * namespace's own name for the namespaces resource) and the name (for a
+ * list or watch, the name a fieldSelector metadata.name=<name> pins, as
+ * kube takes it); the fixed endpoints are non-resource requests with the path and the method
  * in lower case. Unknown paths are not checked (404 tells nothing a
  * denial would hide: discovery lists what exists).
  */
@@ -19,6 +20,7 @@
 #include "api/call.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "kube/selector.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -153,6 +155,26 @@ static const char *route_verb(sk_req_verb v)
     return sk_registry_verb_name(bits[v]);
 }
 
+/* The name a list's or watch's field selector requires, in the arena, or
+ * "" (a selector that does not parse is the verb's to refuse). */
+static const char *selected_name(sk_api_call *call)
+{
+    const char *fs = sk_call_query(call, "fieldSelector");
+    sk_field_selector *sel = NULL;
+    char *err = NULL;
+    const char *name = "";
+    if (fs && *fs && sk_field_selector_parse(fs, call->res, &sel, &err) == SK_OK) {
+        const char *v = sk_field_selector_required(sel, "metadata.name");
+        /* kube takes only a valid path segment name */
+        if (v && *v && !strchr(v, '/') && !strchr(v, '%') && strcmp(v, ".") != 0 &&
+            strcmp(v, "..") != 0)
+            name = sk_arena_strdup(call->arena, v);
+        sk_field_selector_free(sel);
+    }
+    free(err);
+    return name;
+}
+
 /* The attributes of call; 0 for a call that is not checked. */
 static int call_attrs(sk_api_call *call, sk_rbac_attrs *a)
 {
@@ -169,7 +191,12 @@ static int call_attrs(sk_api_call *call, sk_rbac_attrs *a)
         a->group = rt->res->group;
         a->resource = rt->res->resource;
         a->subresource = rt->sub ? rt->sub->name : "";
-        a->name = rt->name ? rt->name : "";
+        if (rt->name)
+            a->name = rt->name;
+        else if (rt->verb == SK_REQ_LIST || rt->verb == SK_REQ_WATCH)
+            a->name = selected_name(call);
+        else
+            a->name = "";
         a->ns = strcmp(rt->res->resource, "namespaces") == 0 && rt->name ? rt->name : rt->ns;
         return 1;
     case SK_ROUTE_REVIEW:
