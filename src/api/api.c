@@ -5,6 +5,7 @@
  * the helpers they share are in call.c.
  */
 #include "api/api.h"
+#include "api/authz.h"
 #include "api/call.h"
 #include "api/verbs.h"
 #include "core/check.h"
@@ -38,6 +39,9 @@ sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg)
     api->collector = deps->collector;
     api->crd = deps->crd;
     api->consistency = deps->consistency;
+    api->rbac = deps->rbac;
+    api->always_allow = cfg->always_allow;
+    api->authz = sk_authz_new(deps->reader, deps->cache);
     api->metrics = sk_metrics_new();
     api->max_object_bytes =
         cfg->max_object_bytes > 0 ? (size_t)cfg->max_object_bytes : 1536 * 1024;
@@ -85,6 +89,7 @@ void sk_api_free(sk_api *api)
     if (!api)
         return;
     sk_metrics_free(api->metrics);
+    sk_authz_free(api->authz);
     free(api->listen_addr);
     free(api);
 }
@@ -164,7 +169,11 @@ static int dispatch(sk_api_call *call)
         sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid value for watch: want a boolean");
         return SK_STEP_DONE;
     }
+    if (!sk_authz_admit(call))
+        return SK_STEP_DONE;
     switch (call->route.kind) {
+    case SK_ROUTE_REVIEW:
+        return sk_verb_review(call);
     case SK_ROUTE_NOT_FOUND:
         return path_not_found(call);
     case SK_ROUTE_NOT_ALLOWED:
@@ -199,6 +208,11 @@ static void copy_request(sk_api_call *call, const sk_http_req *req)
         call->params[i] = sk_arena_strdup(a, req->query(req->ctx, param_names[i]));
     call->accept = sk_arena_strdup(a, req->header(req->ctx, "Accept"));
     call->content_type = sk_arena_strdup(a, req->header(req->ctx, "Content-Type"));
+    sk_buf path = SK_BUF_INIT;
+    for (size_t i = 0; i < req->n_segs; i++)
+        sk_buf_printf(&path, "/%s", req->segs[i]);
+    call->path = sk_arena_strdup(a, path.data ? path.data : "/");
+    sk_buf_free(&path);
     const char *watch = sk_call_query(call, "watch");
     sk_route_resolve(req->method, req->segs, req->n_segs, watch && sk_parse_bool(watch) == 1,
                      &call->route);

@@ -45,6 +45,10 @@ typedef struct sk_api_config {
     /* --service-cluster-ip-range and --service-node-port-range, already
      * checked by kube/svcrange.h's parsers (NULL: 10.96.0.0/12, 30000-32767). */
     const char *service_cluster_ip_range, *service_node_port_range;
+    /* --authorization-mode=AlwaysAllow: requests are not checked against
+     * RBAC (0: RBAC, the default). Only requests with an identity
+     * (call->user) are checked at all. */
+    int always_allow;
 } sk_api_config;
 
 /* What the API serves from, all borrowed: each must outlive the api. */
@@ -57,6 +61,7 @@ typedef struct sk_api_deps {
      * served every stored CRD), and the consistency checker that
      * /debug/consistency and /metrics use. */
     sk_ctl *identity, *collector, *consistency, *crd;
+    sk_ctl *rbac; /* healthy once the bootstrap RBAC policy is in place */
 } sk_api_deps;
 
 sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg);

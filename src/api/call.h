@@ -37,6 +37,7 @@
 
 typedef struct sk_api sk_api;
 typedef struct sk_api_call sk_api_call;
+typedef struct sk_authz sk_authz; /* authz.h */
 
 struct sk_api {
     sk_store *store;
@@ -44,7 +45,9 @@ struct sk_api {
     sk_reader *reader;
     sk_watch_hub *hub;
     sk_metrics *metrics;
-    sk_ctl *identity, *collector, *consistency, *crd;
+    sk_ctl *identity, *collector, *consistency, *crd, *rbac;
+    sk_authz *authz;  /* the RBAC index (authz.h) */
+    int always_allow; /* --authorization-mode=AlwaysAllow */
     char *listen_addr;
     size_t max_object_bytes; /* largest serialized object a write may store */
     int64_t event_ttl_s;
@@ -76,6 +79,7 @@ struct sk_api_call {
     const sk_user *user; /* who asks (authentication), NULL while the server has none */
     const char *ns;   /* the request's namespace, "" when none */
     const char *name; /* the item's name, NULL for collections */
+    const char *path; /* the request's path, "/api/v1/pods": non-resource authorization */
     /* The query parameters the API reads (sk_call_query), and headers,
      * copied at start: verbs parse them when they begin, in any step. */
     const char **params;

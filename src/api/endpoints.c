@@ -39,6 +39,7 @@ int sk_endpoint_health(sk_api_call *call)
         {"poststarthook/start-kube-apiserver-identity-lease-garbage-collector",
          sk_ctl_healthy(api->collector)},
         {"poststarthook/crd-informer-synced", sk_ctl_healthy(api->crd)},
+        {"poststarthook/rbac/bootstrap-roles", sk_ctl_healthy(api->rbac)},
     };
     size_t n = sizeof checks / sizeof *checks;
     if (strcmp(which, "livez") == 0)

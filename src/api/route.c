@@ -115,6 +115,26 @@ static void resolve_resource(sk_route *out, const char *method, const char *grou
     resource_verb(out, method, watch);
 }
 
+/* segs: what follows /apis/authorization.k8s.io/v1. */
+static void resolve_review(sk_route *out, const char *method, const char *const *segs, size_t n)
+{
+    static const char *const cluster[] = {"subjectaccessreviews", "selfsubjectaccessreviews",
+                                          "selfsubjectrulesreviews"};
+    const char *res = NULL;
+    if (n == 3 && is(segs[0], "namespaces") && is(segs[2], "localsubjectaccessreviews")) {
+        out->ns = segs[1];
+        res = segs[2];
+    }
+    for (size_t i = 0; n == 1 && i < sizeof cluster / sizeof *cluster; i++)
+        if (is(segs[0], cluster[i]))
+            res = segs[0];
+    if (!res)
+        return;
+    snprintf(out->doc, sizeof out->doc, "%s", res);
+    out->kind = is(method, "POST") ? SK_ROUTE_REVIEW : SK_ROUTE_NOT_ALLOWED;
+    out->verb = SK_REQ_CREATE;
+}
+
 static void join_doc(sk_route *out, const char *const *segs, size_t n)
 {
     size_t used = 0;
@@ -174,6 +194,8 @@ void sk_route_resolve(const char *method, const char *const *segs, size_t n, int
             fixed(out, method, SK_ROUTE_GROUP);
         else if (n == 3)
             fixed(out, method, SK_ROUTE_GROUP_RESOURCES);
+        else if (is(segs[1], "authorization.k8s.io") && is(segs[2], "v1"))
+            resolve_review(out, method, segs + 3, n - 3);
         else
             resolve_resource(out, method, segs[1], segs[2], segs + 3, n - 3, watch);
     }

@@ -34,6 +34,10 @@ typedef enum {
     SK_ROUTE_GROUP,           /* /apis/{group} */
     SK_ROUTE_GROUP_RESOURCES, /* /api/v1, /apis/{group}/{version} */
     SK_ROUTE_RESOURCE,        /* a verb on a resource: res, ns, name, verb */
+    /* POST of an authorization.k8s.io/v1 review (create-only, never stored,
+     * so not in the registry): `doc` is its resource, ns the namespace of a
+     * localsubjectaccessreview */
+    SK_ROUTE_REVIEW,
 } sk_route_kind;
 
 #define SK_ROUTE_DOC_MAX 256

@@ -56,6 +56,9 @@ int sk_verb_get_view(sk_api_call *call, json_t *(*view)(sk_api_call *call, const
 typedef struct sk_delete_options sk_delete_options;
 int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int dry_run, int evict);
 
+/* POST of an authorization.k8s.io/v1 review (review.c). */
+int sk_verb_review(sk_api_call *call);
+
 /* /healthz, /livez, /readyz (call->route.doc names which). */
 int sk_endpoint_health(sk_api_call *call);
 int sk_endpoint_metrics(sk_api_call *call);

@@ -63,6 +63,7 @@ typedef struct options {
     int64_t max_connections_per_ip;
     int64_t header_timeout_s;
     const char *service_cidr, *node_ports;
+    int always_allow; /* --authorization-mode=AlwaysAllow */
     int verbose;
 } options;
 
@@ -119,6 +120,8 @@ static void usage(FILE *f)
         "                           come from (default " SK_SERVICE_CIDR_DEFAULT ")\n"
         "  --service-node-port-range LO-HI  serve: the range node ports come from\n"
         "                           (default " SK_NODE_PORTS_DEFAULT ")\n"
+        "  --authorization-mode MODE  serve: RBAC (default) or AlwaysAllow; applies to\n"
+        "                           requests with an authenticated identity\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",
@@ -289,6 +292,7 @@ static int cmd_serve(const options *o, const char *db)
         .header_timeout_s = (int)o->header_timeout_s,
         .service_cidr = o->service_cidr,
         .node_ports = o->node_ports,
+        .authorization_always_allow = o->always_allow,
         .idle_timeout_s = IDLE_CONNECTION_TIMEOUT_S,
         .drop_rev_once = drop ? sk_parse_i64(drop) : 0,
         .corrupt_key_once = getenv("SQLKUBE_TEST_CORRUPT_OBJECT"),
@@ -397,6 +401,7 @@ int main(int argc, char **argv)
         {"request-header-timeout", required_argument, NULL, 'T'},
         {"service-cluster-ip-range", required_argument, NULL, 'I'},
         {"service-node-port-range", required_argument, NULL, 'N'},
+        {"authorization-mode", required_argument, NULL, 'Z'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -506,6 +511,14 @@ int main(int argc, char **argv)
             o.node_ports = optarg;
             break;
         }
+        case 'Z':
+            if (strcmp(optarg, "RBAC") == 0)
+                o.always_allow = 0;
+            else if (strcmp(optarg, "AlwaysAllow") == 0)
+                o.always_allow = 1;
+            else
+                return fail("invalid --authorization-mode %s: want RBAC or AlwaysAllow", optarg);
+            break;
         case 'v':
             o.verbose = 1;
             break;

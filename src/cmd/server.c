@@ -20,6 +20,7 @@
 #include "ctl/consistency.h"
 #include "ctl/crd.h"
 #include "ctl/identity.h"
+#include "ctl/rbacpolicy.h"
 #include "etcd/server.h"
 #include "http/server.h"
 #include "kube/defaults.h"
@@ -37,7 +38,7 @@ struct sk_server {
     sk_watch_hub *hub;
     sk_cache *cache;
     sk_reader *reader;
-    sk_ctl *identity, *collector, *consistency, *compactor, *namespaces, *gc, *crd;
+    sk_ctl *identity, *collector, *consistency, *compactor, *namespaces, *gc, *crd, *rbac;
     sk_api *api;
     sk_http_server *http;
     sk_etcd_server *etcd;
@@ -182,6 +183,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     srv->crd = sk_crd_start(srv->store, srv->cache, srv->reader);
     srv->namespaces = sk_namespaces_start(srv->store, srv->reader, srv->crd);
     srv->gc = sk_gc_start(srv->store, srv->reader);
+    srv->rbac = sk_rbacpolicy_start(srv->store, srv->reader);
     srv->consistency =
         sk_consistency_start(srv->cache, storages, (int)n, cfg->consistency_check_s);
     sk_api_deps deps = {
@@ -193,6 +195,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         .collector = srv->collector,
         .consistency = srv->consistency,
         .crd = srv->crd,
+        .rbac = srv->rbac,
     };
     sk_api_config ac = {
         .listen_addr = cfg->listen,
@@ -201,6 +204,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         .max_object_bytes = cfg->max_object_bytes,
         .service_cluster_ip_range = cfg->service_cidr,
         .service_node_port_range = cfg->node_ports,
+        .always_allow = cfg->authorization_always_allow,
     };
     srv->api = sk_api_new(&deps, &ac);
     sk_http_config hc = {
@@ -243,8 +247,9 @@ void sk_server_stop(sk_server *srv)
     sk_ctl_stop(srv->collector);
     sk_ctl_stop(srv->namespaces);
     sk_ctl_stop(srv->gc);
+    sk_ctl_stop(srv->rbac);
     sk_ctl_stop(srv->crd); /* it writes CRD status: before writes stop */
-    srv->identity = srv->collector = srv->namespaces = srv->gc = srv->crd = NULL;
+    srv->identity = srv->collector = srv->namespaces = srv->gc = srv->crd = srv->rbac = NULL;
     if (srv->api) {
         int grace_ms = (int)(srv->cfg.watch_grace_s * 1000);
         sk_api_begin_shutdown(srv->api, grace_ms);

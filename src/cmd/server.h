@@ -26,6 +26,7 @@ typedef struct sk_server_config {
     int header_timeout_s, idle_timeout_s;
     /* Service ranges (NULL: kube's defaults), checked by kube/svcrange.h. */
     const char *service_cidr, *node_ports;
+    int authorization_always_allow; /* --authorization-mode=AlwaysAllow */
     /* Test-only fault injection (sk_cache_config): NULL/0 in production. */
     int64_t drop_rev_once;
     const char *corrupt_key_once;

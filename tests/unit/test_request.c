@@ -259,6 +259,31 @@ static void test_route_fixed_endpoints(void **state)
     assert_int_equal(r.kind, SK_ROUTE_NOT_FOUND);
 }
 
+static void test_route_reviews(void **state)
+{
+    sk_route r;
+    resolve("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_REVIEW);
+    assert_string_equal(r.doc, "subjectaccessreviews");
+    assert_int_equal(r.verb, SK_REQ_CREATE);
+    resolve("POST", "/apis/authorization.k8s.io/v1/namespaces/n/localsubjectaccessreviews", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_REVIEW);
+    assert_string_equal(r.doc, "localsubjectaccessreviews");
+    assert_string_equal(r.ns, "n");
+    resolve("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", 0, &r);
+    assert_string_equal(r.doc, "selfsubjectrulesreviews");
+    resolve("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_NOT_ALLOWED);
+    resolve("POST", "/apis/authorization.k8s.io/v1/localsubjectaccessreviews", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_NOT_FOUND);
+    resolve("POST", "/apis/authorization.k8s.io/v1/namespaces/n/subjectaccessreviews", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_NOT_FOUND);
+    resolve("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews/x", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_NOT_FOUND);
+    resolve("GET", "/apis/authorization.k8s.io/v1", 0, &r);
+    assert_int_equal(r.kind, SK_ROUTE_GROUP_RESOURCES);
+}
+
 /* ---- status -------------------------------------------------------------- */
 
 static void test_status_always_encodes(void **state)
@@ -287,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_target_parameter_cap),
         cmocka_unit_test(test_route_resources),
         cmocka_unit_test(test_route_fixed_endpoints),
+        cmocka_unit_test(test_route_reviews),
         cmocka_unit_test(test_status_always_encodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,45 @@
+/*
+ * authz.h - private to src/api: authorization. Who may do what is decided
+ * by kube/rbac.h over an index of the Roles, ClusterRoles and bindings
+ * kept from the watch cache, so a check costs no SQL.
+ *
+ * The index is an immutable policy (kube/rbac.h's JSON) with the cache
+ * revision and generation it was built at. A check asks the cache whether
+ * any of the four RBAC resources has an event after that revision (one
+ * short look at the event window per resource); if none did, the policy
+ * still holds and only its revision moves; if one did (or the cache was
+ * rebuilt), a new policy is built from the cache's snapshot at its current
+ * revision and replaces the old, which stays alive for the requests still
+ * reading it (reference counted). So a binding written and then committed
+ * takes effect for every request that starts after the cache applied it.
+ */
+#ifndef SK_API_AUTHZ_H
+#define SK_API_AUTHZ_H
+
+#include "cache/cache.h"
+#include "kube/rbac.h"
+#include "read/reader.h"
+
+#include <jansson.h>
+
+typedef struct sk_authz sk_authz;
+typedef struct sk_api_call sk_api_call;
+
+/* An index over reader and cache (borrowed; both must outlive it). */
+sk_authz *sk_authz_new(sk_reader *reader, sk_cache *cache);
+void sk_authz_free(sk_authz *z);
+
+/* The policy as of the cache's current revision, new reference; NULL when
+ * it cannot be read (the cache is not ready, or a read failed: logged). */
+json_t *sk_authz_policy(sk_authz *z);
+
+/* Decides a: *out filled (kube/rbac.h). A policy that cannot be read
+ * allows nothing, with the reason saying so. */
+void sk_authz_decide(sk_authz *z, const sk_rbac_attrs *a, sk_rbac_decision *out);
+
+/* The first step's gate: 1 when the call may go on (no identity yet, the
+ * AlwaysAllow mode, or the authorizer allows it); else it has replied 403
+ * Forbidden with kube's message and details, and returns 0. */
+int sk_authz_admit(sk_api_call *call);
+
+#endif
