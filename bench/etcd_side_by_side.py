@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+"""etcd 3.4 and sqlkube's etcd face, side by side in one run, through the
+real Go clientv3 (bench/etcdload, built here in GOPATH mode against Debian's
+golang-etcd-server-dev).
+
+For each target (a fresh etcd from Debian's etcd-server, then a fresh
+`sqlkube serve --etcd-listen` on SQLite, then, with --pg-url, on PostgreSQL)
+it runs:
+  * put: 1 KiB puts for --seconds at each of --clients (default 1 8 32 64)
+    concurrent writers over 8 gRPC connections: puts/s, p50/p99 ms;
+  * watch: 1,000 watches on one prefix over 1 stream and over 100 streams,
+    200 puts one every 10 ms: write-to-event latency p50/p99 over all
+    200,000 deliveries (every watch must get every event once, in order),
+    and the server's RSS growth from before the watches to when they are all
+    created, per watch.
+Prints a markdown table; the ratio column is the target's puts/s over
+etcd's in the same run.
+
+Usage: bench/etcd_side_by_side.py --bin build/sqlkube [--pg-url URL]
+       [--seconds 10] [--clients 1,8,32,64]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build_etcdload(out_dir):
+    binary = os.path.join(out_dir, "etcdload")
+    gopath = tempfile.mkdtemp(prefix="sk-gopath-")
+    try:
+        os.makedirs(os.path.join(gopath, "src"))
+        os.symlink(os.path.join(HERE, "etcdload"), os.path.join(gopath, "src", "etcdload"))
+        env = dict(os.environ, GO111MODULE="off", GOFLAGS="",
+                   GOPATH=gopath + ":/usr/share/gocode", GOCACHE=os.path.join(out_dir, "gocache"))
+        subprocess.run(["go", "build", "-o", binary, "."], check=True, env=env,
+                       cwd=os.path.join(gopath, "src", "etcdload"))
+    finally:
+        shutil.rmtree(gopath, ignore_errors=True)
+    return binary
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Target:
+    def __init__(self, name, cmd, port, workdir):
+        self.name, self.port, self.dir = name, port, workdir
+        self.log = open(os.path.join(workdir, "server.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def start_etcd():
+    d = tempfile.mkdtemp(prefix="sk-etcdb-")
+    port, peer = free_port(), free_port()
+    c, p = "http://127.0.0.1:%d" % port, "http://127.0.0.1:%d" % peer
+    return Target("etcd 3.4", ["etcd", "--name", "b", "--data-dir", os.path.join(d, "data"),
+                               "--listen-client-urls", c, "--advertise-client-urls", c,
+                               "--listen-peer-urls", p, "--initial-advertise-peer-urls", p,
+                               "--initial-cluster", "b=" + p], port, d)
+
+
+def start_sqlkube(binary, db_url):
+    d = tempfile.mkdtemp(prefix="sk-etcdb-")
+    port = free_port()
+    cmd = [binary, "serve", "--listen", "127.0.0.1:%d" % free_port(), "--data-dir", d,
+           "--etcd-listen", "127.0.0.1:%d" % port]
+    if db_url:
+        cmd += ["--db", db_url]
+    return Target("sqlkube (%s)" % ("PostgreSQL" if db_url else "SQLite"), cmd, port, d)
+
+
+def load(binary, target, *args):
+    out = subprocess.run([binary, "-endpoint", "127.0.0.1:%d" % target.port] + list(args),
+                         capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise SystemExit("etcdload failed: %s" % out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def watch_with_memory(binary, target, streams):
+    before = rss_kb(target.proc.pid)
+    p = subprocess.Popen([binary, "-endpoint", "127.0.0.1:%d" % target.port, "-mode", "watch",
+                          "-watchers", "1000", "-streams", str(streams), "-events", "200",
+                          "-interval", "10", "-settle", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in p.stderr:
+        if line.strip() == "ready":
+            break
+    time.sleep(1)
+    during = rss_kb(target.proc.pid)
+    out, _ = p.communicate(timeout=600)
+    r = json.loads(out.strip().splitlines()[-1])
+    r["kib_per_watch"] = (during - before) / 1000.0
+    return r
+
+
+def wait_up(binary, target):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        p = subprocess.run([binary, "-endpoint", "127.0.0.1:%d" % target.port, "-mode", "put",
+                            "-clients", "1", "-conns", "1", "-seconds", "1"],
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode == 0:
+            return
+        time.sleep(0.5)
+    raise SystemExit("%s did not come up" % target.name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/sqlkube")
+    ap.add_argument("--pg-url")
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--clients", default="1,8,32,64")
+    args = ap.parse_args()
+    out_dir = os.path.dirname(os.path.abspath(args.bin))
+    etcdload = build_etcdload(out_dir)
+    starters = [start_etcd, lambda: start_sqlkube(args.bin, None)]
+    if args.pg_url:
+        starters.append(lambda: start_sqlkube(args.bin, args.pg_url))
+    rows, watch_rows, etcd_rate = [], [], {}
+    for start in starters:
+        t = start()
+        try:
+            wait_up(etcdload, t)
+            for n in [int(c) for c in args.clients.split(",")]:
+                r = load(etcdload, t, "-mode", "put", "-clients", str(n), "-seconds",
+                         str(args.seconds))
+                if t.name.startswith("etcd"):
+                    etcd_rate[n] = r["puts_per_s"]
+                rows.append((t.name, n, r))
+            for streams in (1, 100):
+                watch_rows.append((t.name, streams, watch_with_memory(etcdload, t, streams)))
+        finally:
+            t.stop()
+        print("done: %s" % t.name, file=sys.stderr)
+    print("| target | clients | puts/s | vs etcd | p50 ms | p99 ms | failed |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, n, r in rows:
+        print("| %s | %d | %.0f | %.2fx | %.1f | %.1f | %d |" % (
+            name, n, r["puts_per_s"], r["puts_per_s"] / etcd_rate[n], r["p50_ms"], r["p99_ms"],
+            r["failed"]))
+    print()
+    print("| target | 1,000 watches over | deliveries | complete watches | out of order "
+          "| latency p50 ms | p99 ms | max ms | RSS per watch KiB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, streams, r in watch_rows:
+        print("| %s | %d stream%s | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |" % (
+            name, streams, "s" if streams > 1 else "", r["deliveries"], r["complete_watchers"],
+            r["out_of_order"], r["p50_ms"], r["p99_ms"], r["max_ms"], r["kib_per_watch"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+// etcdload drives an etcd v3 endpoint (etcd itself, or sqlkube's etcd face)
+// through the real Go clientv3 and prints one JSON line of results, so the
+// two can be measured side by side in one run (bench/run_etcd.sh).
+//
+//	put    -clients N -seconds S -size B: N goroutines put B-byte values to
+//	       their own keys back to back over -conns clientv3 clients (gRPC
+//	       connections) for S seconds; puts/s and latency percentiles.
+//	watch  -watchers W -streams K -events E -interval MS: W watches on one
+//	       prefix spread over K gRPC watch streams (clientv3 shares a stream
+//	       between watches of equal context metadata, so each stream gets
+//	       its own), then E puts, one every MS ms, each carrying its send
+//	       time; write-to-event latency percentiles over every delivery.
+//	       Fails unless every watch got every event once, in order. After
+//	       the watches are created it prints "ready" on stderr and waits
+//	       -settle seconds, so the caller can read the server's memory.
+//
+// Built in GOPATH mode (GO111MODULE=off) against Debian's
+// golang-etcd-server-dev (clientv3 3.4).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/clientv3"
+	"google.golang.org/grpc/metadata"
+)
+
+type result map[string]interface{}
+
+func percentiles(d []time.Duration) (p50, p99, max float64) {
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
+	return ms(d[len(d)*50/100]), ms(d[len(d)*99/100]), ms(d[len(d)-1])
+}
+
+func connect(endpoints string, n int) []*clientv3.Client {
+	var cs []*clientv3.Client
+	for i := 0; i < n; i++ {
+		c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(endpoints, ","),
+			DialTimeout: 10 * time.Second, MaxCallSendMsgSize: 4 << 20})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "connect:", err)
+			os.Exit(2)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+func put(endpoints string, clients, conns, seconds, size int) result {
+	cs := connect(endpoints, conns)
+	value := strings.Repeat("x", size)
+	var mu sync.Mutex
+	var lat []time.Duration
+	var failed int
+	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := 0; g < clients; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			c := cs[g%len(cs)]
+			var mine []time.Duration
+			bad := 0
+			for i := 0; time.Now().Before(deadline); i++ {
+				t0 := time.Now()
+				_, err := c.Put(context.Background(), fmt.Sprintf("/bench/put/%03d/%08d", g, i), value)
+				if err != nil {
+					bad++
+					continue
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			failed += bad
+			mu.Unlock()
+		}(g)
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	for _, c := range cs {
+		c.Close()
+	}
+	p50, p99, max := percentiles(lat)
+	return result{"mode": "put", "clients": clients, "ok": len(lat), "failed": failed,
+		"puts_per_s": float64(len(lat)) / elapsed, "p50_ms": p50, "p99_ms": p99, "max_ms": max}
+}
+
+func watch(endpoints string, watchers, streams, events, intervalMs, settle int) result {
+	cs := connect(endpoints, 2)
+	wc, writer := cs[0], cs[1]
+	prefix := fmt.Sprintf("/bench/watch/%d/", time.Now().UnixNano())
+	// The revision the watches start after: one put before them.
+	first, err := writer.Put(context.Background(), prefix+"start", "0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "put:", err)
+		os.Exit(2)
+	}
+	from := first.Header.Revision + 1
+	type got struct {
+		lat  []time.Duration
+		last int
+		bad  int
+	}
+	gots := make([]got, watchers)
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	created := make(chan struct{}, watchers)
+	for w := 0; w < watchers; w++ {
+		sctx := metadata.AppendToOutgoingContext(ctx, "sk-stream", strconv.Itoa(w%streams))
+		ch := wc.Watch(clientv3.WithRequireLeader(sctx), prefix, clientv3.WithPrefix(),
+			clientv3.WithRev(from), clientv3.WithCreatedNotify())
+		wg.Add(1)
+		go func(w int, ch clientv3.WatchChan) {
+			defer wg.Done()
+			g := &gots[w]
+			for wr := range ch {
+				if wr.Created {
+					created <- struct{}{}
+					continue
+				}
+				now := time.Now()
+				for _, ev := range wr.Events {
+					seq, sent := 0, int64(0)
+					fmt.Sscanf(string(ev.Kv.Value), "%d %d", &seq, &sent)
+					if seq != g.last+1 {
+						g.bad++
+					}
+					g.last = seq
+					g.lat = append(g.lat, now.Sub(time.Unix(0, sent)))
+				}
+				if g.last >= events {
+					return
+				}
+			}
+		}(w, ch)
+	}
+	for w := 0; w < watchers; w++ {
+		select {
+		case <-created:
+		case <-time.After(60 * time.Second):
+			fmt.Fprintln(os.Stderr, "watches not created in 60 s")
+			os.Exit(2)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "ready")
+	time.Sleep(time.Duration(settle) * time.Second)
+	var putLat []time.Duration
+	tick := time.NewTicker(time.Duration(intervalMs) * time.Millisecond)
+	for i := 1; i <= events; i++ {
+		<-tick.C
+		t0 := time.Now()
+		if _, err := writer.Put(context.Background(), fmt.Sprintf("%s%06d", prefix, i),
+			fmt.Sprintf("%d %d", i, t0.UnixNano())); err != nil {
+			fmt.Fprintln(os.Stderr, "put:", err)
+			os.Exit(2)
+		}
+		putLat = append(putLat, time.Since(t0))
+	}
+	tick.Stop()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+	}
+	cancel()
+	var all []time.Duration
+	complete, bad := 0, 0
+	for _, g := range gots {
+		all = append(all, g.lat...)
+		if g.last == events && len(g.lat) == events {
+			complete++
+		}
+		bad += g.bad
+	}
+	p50, p99, max := percentiles(all)
+	pp50, pp99, _ := percentiles(putLat)
+	for _, c := range cs {
+		c.Close()
+	}
+	return result{"mode": "watch", "watchers": watchers, "streams": streams, "events": events,
+		"deliveries": len(all), "complete_watchers": complete, "out_of_order": bad,
+		"p50_ms": p50, "p99_ms": p99, "max_ms": max, "put_p50_ms": pp50, "put_p99_ms": pp99}
+}
+
+func main() {
+	endpoints := flag.String("endpoint", "127.0.0.1:2379", "endpoints, comma-separated")
+	mode := flag.String("mode", "put", "put or watch")
+	clients := flag.Int("clients", 32, "put: concurrent writers")
+	conns := flag.Int("conns", 8, "put: gRPC connections the writers share")
+	seconds := flag.Int("seconds", 10, "put: duration")
+	size := flag.Int("size", 1024, "put: value bytes")
+	watchers := flag.Int("watchers", 1000, "watch: watches")
+	streams := flag.Int("streams", 1, "watch: gRPC watch streams they are spread over")
+	events := flag.Int("events", 200, "watch: puts to deliver")
+	interval := flag.Int("interval", 10, "watch: ms between puts")
+	settle := flag.Int("settle", 2, "watch: seconds between creating the watches and writing")
+	flag.Parse()
+	var r result
+	switch *mode {
+	case "put":
+		r = put(*endpoints, *clients, *conns, *seconds, *size)
+	case "watch":
+		r = watch(*endpoints, *watchers, *streams, *events, *interval, *settle)
+	default:
+		fmt.Fprintln(os.Stderr, "unknown mode", *mode)
+		os.Exit(2)
+	}
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+}
