@@ -347,6 +347,49 @@ static json_t *conflict_status(const json_t *conflicts)
     return st;
 }
 
+/* kube's lastAppliedManager: kubectl's server-side apply may take over
+ * what client-side apply set (the last-applied-configuration annotation)
+ * and nobody changed since, so that switching to --server-side does not
+ * conflict with "kubectl-client-side-apply". Non-zero if every conflict
+ * ([{entry, set}]) is such a field. */
+static int conflicts_allowed_by_last_applied(sk_fieldset_type t, const json_t *live,
+                                             const json_t *conflicts)
+{
+    const char *text = json_string_value(json_object_get(
+        json_object_get(json_object_get(live, "metadata"), "annotations"),
+        "kubectl.kubernetes.io/last-applied-configuration"));
+    json_t *last = text && *text ? json_loads(text, 0, NULL) : NULL;
+    json_t *set = NULL, *a = NULL, *m = NULL, *r = NULL, *allowed = NULL, *all = json_object();
+    char *why = NULL;
+    int ok = 0;
+    if (!json_is_object(last) || sk_fieldset_from_object(t, last, &set, &why) != SK_OK)
+        goto out;
+    json_t *clean = without_managed(live);
+    sk_fieldset_compare(t, last, clean, &a, &m, &r);
+    json_decref(clean);
+    allowed = sk_fieldset_difference(set, m);
+    size_t i;
+    json_t *c;
+    json_array_foreach(conflicts, i, c) {
+        json_t *u = sk_fieldset_union(all, json_object_get(c, "set"));
+        json_decref(all);
+        all = u;
+    }
+    json_t *left = sk_fieldset_difference(all, allowed);
+    ok = sk_fieldset_empty(left);
+    json_decref(left);
+out:
+    free(why);
+    json_decref(last);
+    json_decref(set);
+    json_decref(a);
+    json_decref(m);
+    json_decref(r);
+    json_decref(allowed);
+    json_decref(all);
+    return ok;
+}
+
 sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *config,
                         const sk_managed_write *w, int force, json_t **out, json_t **status)
 {
@@ -415,7 +458,9 @@ sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *co
     conflicts = json_array();
     take_from_others(managers, self, changed, removed, conflicts);
     json_decref(changed);
-    if (json_array_size(conflicts) && !force) {
+    if (json_array_size(conflicts) && !force &&
+        !(strcmp(w->manager, "kubectl") == 0 && live &&
+          conflicts_allowed_by_last_applied(t, live, conflicts))) {
         *status = conflict_status(conflicts);
         err = SK_ERR_CONFLICT;
         goto out;
