@@ -166,6 +166,13 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(obj["status"].get("observedGeneration"), 1)
         e = entries(obj)[("ctrl", "Apply", "status")]
         self.assertEqual(e["fieldsV1"], {"f:status": {"f:observedGeneration": {}}})
+        # a /scale write is an Update entry of the scale subresource
+        self.ok("scale", "deployment", "st", "--replicas=3")
+        obj = self.get(base)
+        scaled = [e for k, e in entries(obj).items() if k[2] == "scale"]
+        self.assertEqual(len(scaled), 1, obj["metadata"]["managedFields"])
+        self.assertEqual(scaled[0]["fieldsV1"], {"f:spec": {"f:replicas": {}}})
+        self.assertEqual(scaled[0]["operation"], "Update")
 
     def test_update_keeps_and_reset_clears(self):
         self.ok("create", "configmap", "keep", "--from-literal=a=1")
