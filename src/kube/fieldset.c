@@ -264,19 +264,29 @@ static int to_set(ty t, const json_t *v, json_t *node, build *b)
         json_object_foreach((json_t *)v, key, val) {
             int named;
             ty c = child(t, key, &named);
+            size_t at = b->where.len;
+            sk_buf_printf(&b->where, ".%s", key);
+            if (!named && t.s && sk_schema_kind_of(t.s) == SK_SCHEMA_STRUCT) {
+                /* a built-in kind's types are closed */
+                sk_buf msg = SK_BUF_INIT;
+                sk_buf_printf(&msg, "%s: field not declared in schema", b->where.data);
+                b->err = sk_buf_steal(&msg, NULL);
+                return -1;
+            }
             sk_buf pe = SK_BUF_INIT;
             sk_buf_printf(&pe, "f:%s", key);
             json_t *cn = node_child(node, pe.data);
-            sk_buf_free(&pe);
-            size_t at = b->where.len;
-            sk_buf_printf(&b->where, ".%s", key);
             int rc = to_set(c, val, cn, b);
             b->where.len = at;
             b->where.data[at] = 0;
+            if (rc == 0 && (!named || json_is_null(val) ||
+                            (json_is_object(val) && json_object_size(val) == 0)))
+                mark(cn);
+            else if (rc == 0 && !json_object_size(cn))
+                json_object_del(node, pe.data); /* an empty list sets nothing */
+            sk_buf_free(&pe);
             if (rc < 0)
                 return -1;
-            if (!named || json_is_null(val) || (json_is_object(val) && json_object_size(val) == 0))
-                mark(cn);
         }
         return 0;
     }
@@ -440,9 +450,7 @@ void sk_fieldset_compare(sk_fieldset_type t, const json_t *old, const json_t *ne
 
 json_t *sk_fieldset_union(const json_t *a, const json_t *b)
 {
-    json_t *out = json_deep_copy(a ? a : json_object());
-    if (!out)
-        out = json_object();
+    json_t *out = a ? json_deep_copy(a) : json_object();
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)b, k, v) {

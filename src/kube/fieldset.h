@@ -41,7 +41,9 @@ typedef struct sk_fieldset_type {
  * field of a struct is one only when its value is null or {}. A list-map
  * item without one of its keys is SK_ERR_INVALID with *errmsg (free()) as
  * kube words it (".spec.ports: element 0: associative list with keys has
- * an element that omits key field \"port\"").
+ * an element that omits key field \"port\""); so is a field a built-in
+ * kind's struct does not declare (".spec.foo: field not declared in
+ * schema").
  */
 sk_err sk_fieldset_from_object(sk_fieldset_type t, const json_t *obj, json_t **out,
                                char **errmsg);

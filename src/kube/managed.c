@@ -403,7 +403,16 @@ sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *co
         return SK_ERR_BAD_REQUEST;
     }
     if ((err = sk_fieldset_from_object(t, config, &new_set, &why)) != SK_OK) {
-        *status = sk_status_new(err, why, "", "", "", NULL);
+        /* kube's words, "ns/name; group/version, Kind=K"; kube answers 500
+         * for these, but the body is at fault */
+        const json_t *meta = json_object_get(config, "metadata");
+        const char *av = str(config, "apiVersion");
+        sk_buf msg = SK_BUF_INIT;
+        sk_buf_printf(&msg, "failed to create typed patch object (%s/%s; %s%s, Kind=%s): %s",
+                      str(meta, "namespace"), str(meta, "name"), strchr(av, '/') ? "" : "/", av,
+                      str(config, "kind"), why);
+        *status = sk_status_new(err, msg.data, "", "", "", NULL);
+        sk_buf_free(&msg);
         free(why);
         return err;
     }

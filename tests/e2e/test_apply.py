@@ -26,10 +26,20 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from server import ServerTestCase, wait_until  # noqa: E402
+import test_builtin_kinds as kinds  # noqa: E402  (a module: its tests do not run here)
 from test_kubectl import KubectlMixin  # noqa: E402
 
 CMS = "/api/v1/namespaces/default/configmaps"
 APPLY = {"Content-Type": "application/apply-patch+yaml"}
+
+
+def sets_something(v):
+    """Whether an apply of v owns any field: an empty list sets nothing."""
+    if isinstance(v, dict):
+        return not v or any(sets_something(x) for x in v.values())
+    if isinstance(v, list):
+        return bool(v)
+    return True
 
 
 def entries(obj):
@@ -38,6 +48,11 @@ def entries(obj):
 
 
 class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
+
+    # discovery and the sample objects of every kind, from test_builtin_kinds
+    served = kinds.BuiltinKinds.served
+    storable = kinds.BuiltinKinds.storable
+    sample = kinds.BuiltinKinds.sample
 
     def get(self, path):
         r = self.server.request("GET", path)
@@ -256,14 +271,56 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
                "spec": {"ports": [{"name": "http"}]}}
         r = self.apply("/api/v1/namespaces/default/services/nokey", json.dumps(svc))
         self.assertEqual(r.status, 422, r.body)
-        self.assertIn('.spec.ports: element 0: associative list with keys has an element that '
-                      'omits key field "port"', r.json()["message"])
+        self.assertEqual(r.json()["message"],
+                         'failed to create typed patch object (/nokey; /v1, Kind=Service): '
+                         '.spec.ports: element 0: associative list with keys has an element that '
+                         'omits key field "port" (and doesn\'t have default value)')
+        r = self.apply(CMS + "/bad", cm + "spec:\n  x: 1\n")
+        self.assertEqual(r.status, 422, r.body)
+        self.assertIn(".spec: field not declared in schema", r.json()["message"])
         r = self.server.request("PATCH", CMS + "/bad?force=true", body="{}",
                                 headers={"Content-Type": "application/merge-patch+json"})
         self.assertEqual(r.status, 422, r.body)
         self.assertIn("force: Forbidden: may not be specified for non-apply patch",
                       r.json()["message"])
         self.assertEqual(self.server.request("GET", CMS + "/bad").status, 404)
+
+    def test_every_builtin_kind(self):
+        r = self.server.request("POST", "/api/v1/namespaces",
+                                {"apiVersion": "v1", "kind": "Namespace",
+                                 "metadata": {"name": kinds.NS}})
+        self.assertIn(r.status, (201, 409), r.body)
+        failures = []
+        builtin = [(gv, r) for gv, r in self.storable()
+                   if kinds.key_of(gv, r["name"]) in kinds.SAMPLES]
+        self.assertGreaterEqual(len(builtin), 50)
+        for i, (gv, res) in enumerate(builtin):
+            # one name per resource: v1 and events.k8s.io/v1 events share storage
+            obj = self.sample(gv, res, "ssa-every-%d" % i)
+            prefix = "/api/" if gv == "v1" else "/apis/"
+            path = prefix + gv + ("/namespaces/" + kinds.NS if res["namespaced"] else "") + "/" + \
+                res["name"] + "/" + obj["metadata"]["name"]
+            first = self.apply(path, json.dumps(obj), "every")
+            again = self.apply(path, json.dumps(obj), "every")
+            if first.status != 201 or again.status != 200:
+                failures.append("%s: %s %s / %s %s" % (path, first.status, first.body[:300],
+                                                       again.status, again.body[:300]))
+                continue
+            # a sample of nothing but its name (or empty lists) leaves the
+            # applier owning nothing: kube drops such an entry. A repeated apply changes
+            # no field it owns and no entry (defaulting on update may still
+            # add what a create did not: a PVC's phase, a Job's labels).
+            owns = sets_something({k: v for k, v in obj.items()
+                                   if k not in ("apiVersion", "kind", "metadata")} or [])
+            e = entries(again.json()).get(("every", "Apply", ""))
+            strip = lambda o: {k: v for k, v in o.items() if k != "status"}  # noqa: E731
+            meta = lambda o: o["metadata"].get("managedFields")  # noqa: E731
+            if (owns and not e) or meta(again.json()) != meta(first.json()) or \
+                    strip(again.json())["spec" if "spec" in obj else "kind"] != \
+                    strip(first.json())["spec" if "spec" in obj else "kind"]:
+                failures.append("%s: no Apply entry, or a repeated apply changed it:\n%s\n%s" % (
+                    path, first.body.decode()[:1500], again.body.decode()[:1500]))
+        self.assertEqual(failures, [])
 
     def test_python_client_apply(self):
         from kubernetes import client, config

@@ -36,6 +36,14 @@ static void expect_json(const json_t *got, const char *want)
     json_decref(w);
 }
 
+/* The set a FieldsV1 text decodes to. */
+static json_t *decoded(const char *fields_v1)
+{
+    json_t *f = load(fields_v1), *set = sk_fieldset_decode(f);
+    json_decref(f);
+    return set;
+}
+
 static sk_fieldset_type kind(const char *def)
 {
     sk_fieldset_type t = {sk_schema_named(def), NULL};
@@ -67,6 +75,20 @@ static void test_from_object_pod(void **state)
     (void)msg;
 }
 
+/* An empty list sets nothing (kube owns no field for it), and a struct
+ * left with nothing set is not in the set either. */
+static void test_empty_list_sets_nothing(void **state)
+{
+    (void)state;
+    json_t *cn = load("{\"spec\":{\"drivers\":[]}}"), *set = NULL;
+    char *msg = NULL;
+    assert_int_equal(sk_fieldset_from_object(kind("io.k8s.api.storage.v1.CSINode"), cn, &set, &msg),
+                     SK_OK);
+    assert_true(sk_fieldset_empty(set));
+    json_decref(set);
+    json_decref(cn);
+}
+
 static void test_missing_key_is_invalid(void **state)
 {
     (void)state;
@@ -80,13 +102,20 @@ static void test_missing_key_is_invalid(void **state)
     assert_null(set);
     free(msg);
     json_decref(svc);
+    json_t *cm = load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                      "\"c\"},\"spec\":{\"x\":1}}");
+    assert_int_equal(sk_fieldset_from_object(kind("io.k8s.api.core.v1.ConfigMap"), cm, &set, &msg),
+                     SK_ERR_INVALID);
+    assert_string_equal(msg, ".spec: field not declared in schema");
+    free(msg);
+    json_decref(cm);
 }
 
 static void test_algebra_and_print(void **state)
 {
     (void)state;
-    json_t *a = sk_fieldset_decode(load("{\"f:data\":{\"f:a\":{},\"f:b\":{}}}"));
-    json_t *b = sk_fieldset_decode(load("{\"f:data\":{\"f:b\":{},\"f:c\":{}}}"));
+    json_t *a = decoded("{\"f:data\":{\"f:a\":{},\"f:b\":{}}}");
+    json_t *b = decoded("{\"f:data\":{\"f:b\":{},\"f:c\":{}}}");
     json_t *u = sk_fieldset_union(a, b), *d = sk_fieldset_difference(a, b),
            *i = sk_fieldset_intersection(a, b);
     json_t *ue = sk_fieldset_encode(u), *de = sk_fieldset_encode(d), *ie = sk_fieldset_encode(i);
@@ -94,13 +123,13 @@ static void test_algebra_and_print(void **state)
     expect_json(de, "{\"f:data\":{\"f:a\":{}}}");
     expect_json(ie, "{\"f:data\":{\"f:b\":{}}}");
     sk_buf out = SK_BUF_INIT;
-    json_t *k = sk_fieldset_decode(load("{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"c\\\"}"
+    json_t *k = decoded(("{\"f:spec\":{\"f:containers\":{\"k:{\\\"name\\\":\\\"c\\\"}"
                                         "\":{\".\":{},\"f:image\":{}}}},\"f:metadata\":{"
                                         "\"f:finalizers\":{\"v:\\\"x\\\"\":{}}}}"));
     assert_int_equal(sk_fieldset_print(k, &out, ";"), 3);
     assert_string_equal(out.data, ".metadata.finalizers[=\"x\"];.spec.containers[name=\"c\"];"
                                   ".spec.containers[name=\"c\"].image;");
-    assert_null(sk_fieldset_decode(load("{\"x:y\":{}}")));
+    assert_null(decoded("{\"x:y\":{}}"));
     sk_buf_free(&out);
     json_decref(k);
     json_decref(ue);
@@ -213,6 +242,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_from_object_pod),
+        cmocka_unit_test(test_empty_list_sets_nothing),
         cmocka_unit_test(test_missing_key_is_invalid),
         cmocka_unit_test(test_algebra_and_print),
         cmocka_unit_test(test_update_entries),
