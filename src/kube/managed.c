@@ -107,10 +107,69 @@ static int cmp_entries(const void *pa, const void *pb)
     return strcmp(str(a, "subresource"), str(b, "subresource"));
 }
 
-/* Working entries (stolen) to managedFields: empty sets dropped, sorted;
- * NULL when none is left. */
+#define MAX_UPDATE_MANAGERS 10
+#define OLD_UPDATES_MANAGER "ancient-changes"
+
+static int cmp_time(const void *pa, const void *pb)
+{
+    return strcmp(str(*(json_t *const *)pa, "time"), str(*(json_t *const *)pb, "time"));
+}
+
+/* kube's cap on Update entries: past MAX_UPDATE_MANAGERS, the oldest are
+ * merged, per apiVersion, into one "ancient-changes" entry (taking the
+ * time of the newest merged), so an object many writers touch does not
+ * grow without bound. managers is edited; merged-away entries are left
+ * with an empty set (encode drops them). */
+static void cap_updates(json_t *managers)
+{
+    size_t n = json_array_size(managers), k = 0;
+    json_t **up = malloc((n ? n : 1) * sizeof *up);
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(managers, i);
+        if (!is_apply(e) && !sk_fieldset_empty(json_object_get(e, "set")))
+            up[k++] = e;
+    }
+    if (k > MAX_UPDATE_MANAGERS) {
+        qsort(up, k, sizeof *up, cmp_time);
+        json_t *first = json_object(); /* apiVersion -> the oldest entry of it */
+        size_t left = k;
+        for (size_t i = 0; i < k && left > MAX_UPDATE_MANAGERS; i++) {
+            const char *av = str(up[i], "apiVersion");
+            json_t *f = json_object_get(first, av);
+            if (!f) {
+                json_object_set_new(first, av, json_integer((json_int_t)i));
+                continue;
+            }
+            json_t *bucket = NULL;
+            for (size_t j = 0; j < n && !bucket; j++) {
+                json_t *e = json_array_get(managers, j);
+                if (!strcmp(str(e, "manager"), OLD_UPDATES_MANAGER) && !is_apply(e) &&
+                    !strcmp(str(e, "apiVersion"), av) && !*str(e, "subresource"))
+                    bucket = e;
+            }
+            if (bucket == up[i])
+                continue; /* the bucket itself: the next oldest merges into it */
+            if (!bucket) {
+                bucket = up[json_integer_value(f)];
+                json_object_set_new(bucket, "manager", json_string(OLD_UPDATES_MANAGER));
+                json_object_del(bucket, "subresource");
+            }
+            json_object_set_new(bucket, "set", sk_fieldset_union(json_object_get(bucket, "set"),
+                                                                 json_object_get(up[i], "set")));
+            json_object_set(bucket, "time", json_object_get(up[i], "time"));
+            json_object_set_new(up[i], "set", json_object());
+            left--;
+        }
+        json_decref(first);
+    }
+    free(up);
+}
+
+/* Working entries (stolen) to managedFields: Update entries capped, empty
+ * sets dropped, sorted; NULL when none is left. */
 static json_t *encode(json_t *managers)
 {
+    cap_updates(managers);
     size_t n = json_array_size(managers), k = 0;
     json_t **v = malloc((n ? n : 1) * sizeof *v);
     for (size_t i = 0; i < n; i++) {

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,6 +178,34 @@ static void test_update_entries(void **state)
     json_decref(cm);
 }
 
+/* Past 10 Update entries the oldest merge into "ancient-changes". */
+static void test_update_entries_capped(void **state)
+{
+    (void)state;
+    sk_fieldset_type t = kind("io.k8s.api.core.v1.ConfigMap");
+    json_t *old = load("{\"metadata\":{\"name\":\"c\"},\"data\":{}}");
+    for (int i = 0; i < 12; i++) {
+        char mgr[16], key[16], now[32];
+        snprintf(mgr, sizeof mgr, "m%02d", i);
+        snprintf(key, sizeof key, "k%02d", i);
+        snprintf(now, sizeof now, "2026-01-01T00:00:%02dZ", i);
+        sk_managed_write w = {mgr, "v1", NULL, now, 0};
+        json_t *next = json_deep_copy(old);
+        json_object_set_new(json_object_get(next, "data"), key, json_string("v"));
+        sk_managed_update(t, old, next, &w);
+        json_decref(old);
+        old = next;
+    }
+    json_t *mf = json_object_get(json_object_get(old, "metadata"), "managedFields");
+    assert_int_equal(json_array_size(mf), 10);
+    json_t *first = json_array_get(mf, 0);
+    assert_string_equal(json_string_value(json_object_get(first, "manager")), "ancient-changes");
+    assert_string_equal(json_string_value(json_object_get(first, "time")), "2026-01-01T00:00:02Z");
+    expect_json(json_object_get(first, "fieldsV1"),
+                "{\"f:data\":{\"f:k00\":{},\"f:k01\":{},\"f:k02\":{}}}");
+    json_decref(old);
+}
+
 static void test_apply_conflict_force_and_removal(void **state)
 {
     (void)state;
@@ -246,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_missing_key_is_invalid),
         cmocka_unit_test(test_algebra_and_print),
         cmocka_unit_test(test_update_entries),
+        cmocka_unit_test(test_update_entries_capped),
         cmocka_unit_test(test_apply_conflict_force_and_removal),
         cmocka_unit_test(test_crd_schema_list_map),
     };
