@@ -2,10 +2,40 @@
  * manage.c - see manage.h.
  */
 #include "api/manage.h"
+#include "core/buf.h"
 #include "core/util.h"
 #include "kube/status_rules.h"
 
 #include <string.h>
+
+#define MAX_MANAGER_LEN 128 /* kube's FieldManagerMaxLength */
+
+/* kube's ValidateFieldManager: at most 128 bytes, printable. -1 after
+ * replying. (Only ASCII controls are caught as unprintable.) */
+static int refuse_manager(sk_api_call *call, const char *fm, const char *options_kind)
+{
+    size_t n = strlen(fm);
+    if (n > MAX_MANAGER_LEN) {
+        sk_call_reply_status_object(call, sk_options_invalid(options_kind, "FieldValueTooLong",
+                                                             "fieldManager", "Too long",
+                                                             "may not be more than 128 bytes"));
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)fm[i];
+        if (c >= 0x20 && c != 0x7f)
+            continue;
+        sk_buf detail = SK_BUF_INIT;
+        sk_buf_go_quoted(&detail, fm);
+        sk_buf_printf(&detail, ": invalid character U+%04X (at position %zu)", c, i);
+        sk_call_reply_status_object(call, sk_options_invalid(options_kind, "FieldValueInvalid",
+                                                             "fieldManager", "Invalid value",
+                                                             detail.data));
+        sk_buf_free(&detail);
+        return -1;
+    }
+    return 0;
+}
 
 int sk_manage_begin(sk_api_call *call, const sk_write_options *wo, const char *options_kind,
                     int apply, sk_manage *m)
@@ -25,13 +55,8 @@ int sk_manage_begin(sk_api_call *call, const sk_write_options *wo, const char *o
                                                              "patch"));
         return -1;
     }
-    if (fm && sk_managed_valid_manager(fm) < 0) {
-        sk_call_reply_status_object(call, sk_options_invalid(options_kind, "FieldValueInvalid",
-                                                             "fieldManager", "Invalid value",
-                                                             "must be at most 128 printable "
-                                                             "characters"));
+    if (fm && refuse_manager(call, fm, options_kind) < 0)
         return -1;
-    }
     if (fm)
         strcpy(m->manager, fm);
     else

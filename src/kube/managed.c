@@ -19,25 +19,16 @@
 
 #define MAX_MANAGER_LEN 128
 
-int sk_managed_valid_manager(const char *m)
-{
-    size_t n = strlen(m);
-    if (n > MAX_MANAGER_LEN)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)m[i] < 0x20 || m[i] == 0x7f)
-            return -1;
-    return 0;
-}
-
 const char *sk_managed_from_user_agent(const char *ua, char *buf, size_t n)
 {
-    size_t len = ua ? strcspn(ua, "/") : 0;
-    if (len > MAX_MANAGER_LEN)
-        len = MAX_MANAGER_LEN;
-    if (len >= n)
-        len = n - 1;
-    memcpy(buf, ua ? ua : "", len);
+    size_t len = 0;
+    for (const char *p = ua ? ua : ""; *p && *p != '/'; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            continue; /* unprintable: left out, as kube does */
+        if (len + 1 >= n || len >= MAX_MANAGER_LEN)
+            break;
+        buf[len++] = *p;
+    }
     buf[len] = 0;
     return buf;
 }

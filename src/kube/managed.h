@@ -31,12 +31,9 @@ typedef struct sk_managed_write {
                               * resource's managers do not own .status */
 } sk_managed_write;
 
-/* Validates a fieldManager query value as kube does: at most 128
- * characters, printable. Returns 0 or -1. */
-int sk_managed_valid_manager(const char *manager);
-
 /* The manager kube derives from a User-Agent when the request names none:
- * the part before the first '/', at most 128 bytes, into buf. */
+ * the part before the first '/', unprintable bytes left out, at most 128
+ * bytes, into buf (n bytes). */
 const char *sk_managed_from_user_agent(const char *user_agent, char *buf, size_t n);
 
 /*

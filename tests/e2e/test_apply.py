@@ -278,6 +278,11 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
         r = self.apply(CMS + "/bad", cm + "spec:\n  x: 1\n")
         self.assertEqual(r.status, 422, r.body)
         self.assertIn(".spec: field not declared in schema", r.json()["message"])
+        r = self.apply(CMS + "/bad", cm, manager="m" * 129)
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(r.json()["message"], 'PatchOptions.meta.k8s.io "" is invalid: '
+                                              'fieldManager: Too long: may not be more than 128 '
+                                              'bytes')
         r = self.server.request("PATCH", CMS + "/bad?force=true", body="{}",
                                 headers={"Content-Type": "application/merge-patch+json"})
         self.assertEqual(r.status, 422, r.body)

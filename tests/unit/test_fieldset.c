@@ -178,6 +178,21 @@ static void test_update_entries(void **state)
     json_decref(cm);
 }
 
+static void test_manager_from_user_agent(void **state)
+{
+    (void)state;
+    char buf[129];
+    assert_string_equal(sk_managed_from_user_agent("kubectl/v1.32.4 (linux/amd64)", buf,
+                                                    sizeof buf),
+                        "kubectl");
+    assert_string_equal(sk_managed_from_user_agent("a\001b/c", buf, sizeof buf), "ab");
+    assert_string_equal(sk_managed_from_user_agent(NULL, buf, sizeof buf), "");
+    char longua[300];
+    memset(longua, 'x', sizeof longua - 1);
+    longua[sizeof longua - 1] = 0;
+    assert_int_equal(strlen(sk_managed_from_user_agent(longua, buf, sizeof buf)), 128);
+}
+
 /* Past 10 Update entries the oldest merge into "ancient-changes". */
 static void test_update_entries_capped(void **state)
 {
@@ -275,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_missing_key_is_invalid),
         cmocka_unit_test(test_algebra_and_print),
         cmocka_unit_test(test_update_entries),
+        cmocka_unit_test(test_manager_from_user_agent),
         cmocka_unit_test(test_update_entries_capped),
         cmocka_unit_test(test_apply_conflict_force_and_removal),
         cmocka_unit_test(test_crd_schema_list_map),
