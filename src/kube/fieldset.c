@@ -137,6 +137,20 @@ static ty child(ty t, const char *key, int *named)
     return c;
 }
 
+/* A struct that declares every field it may hold: a built-in kind's, or a
+ * CRD schema's object with properties that keeps no unknown fields. An
+ * apply setting anything else is refused, as kube's typed conversion
+ * refuses it. */
+static int closed(ty t)
+{
+    if (t.s)
+        return sk_schema_kind_of(t.s) == SK_SCHEMA_STRUCT;
+    return t.js && !t.crd_root && json_is_object(json_object_get(t.js, "properties")) &&
+           !json_object_get(t.js, "additionalProperties") &&
+           json_object_get(t.js, "x-kubernetes-preserve-unknown-fields") != json_true() &&
+           json_object_get(t.js, "x-kubernetes-embedded-resource") != json_true();
+}
+
 static ty elem(ty t)
 {
     ty c = DEDUCED;
@@ -244,6 +258,8 @@ static void insert(json_t *set, const pstack *p)
     mark(node);
 }
 
+static void print_pe(sk_buf *b, const char *pe);
+
 /* ---- building ---- */
 
 typedef struct build {
@@ -266,8 +282,7 @@ static int to_set(ty t, const json_t *v, json_t *node, build *b)
             ty c = child(t, key, &named);
             size_t at = b->where.len;
             sk_buf_printf(&b->where, ".%s", key);
-            if (!named && t.s && sk_schema_kind_of(t.s) == SK_SCHEMA_STRUCT) {
-                /* a built-in kind's types are closed */
+            if (!named && closed(t)) {
                 sk_buf msg = SK_BUF_INIT;
                 sk_buf_printf(&msg, "%s: field not declared in schema", b->where.data);
                 b->err = sk_buf_steal(&msg, NULL);
@@ -307,9 +322,13 @@ static int to_set(ty t, const json_t *v, json_t *node, build *b)
             return -1;
         }
         json_t *cn = node_child(node, pe);
+        size_t at = b->where.len;
+        print_pe(&b->where, pe);
         free(pe);
         if (to_set(elem(t), item, cn, b) < 0)
             return -1;
+        b->where.len = at;
+        b->where.data[at] = 0;
         mark(cn);
     }
     return 0;

@@ -42,8 +42,8 @@ typedef struct sk_fieldset_type {
  * item without one of its keys is SK_ERR_INVALID with *errmsg (free()) as
  * kube words it (".spec.ports: element 0: associative list with keys has
  * an element that omits key field \"port\""); so is a field a built-in
- * kind's struct does not declare (".spec.foo: field not declared in
- * schema").
+ * kind's struct, or a CRD schema's object that keeps no unknown fields,
+ * does not declare (".spec.foo: field not declared in schema").
  */
 sk_err sk_fieldset_from_object(sk_fieldset_type t, const json_t *obj, json_t **out,
                                char **errmsg);

@@ -243,6 +243,11 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
         r = self.apply(path, json.dumps(g), "two")
         self.assertEqual(r.status, 200, r.body)
         self.assertEqual(r.json()["spec"]["parts"], [{"id": "a", "size": 1}, {"id": "b", "size": 2}])
+        g["spec"]["parts"] = [{"id": "c", "color": "red"}]
+        r = self.apply(path, json.dumps(g), "two")
+        self.assertEqual(r.status, 422, r.body)
+        self.assertIn('.spec.parts[id="c"].color: field not declared in schema',
+                      r.json()["message"])
         g["spec"]["parts"] = [{"size": 3}]
         r = self.apply(path, json.dumps(g), "two")
         self.assertEqual(r.status, 422, r.body)
