@@ -11,6 +11,7 @@
  * "." nor children does not exist (set operations prune them).
  */
 #include "kube/fieldset.h"
+#include "core/buf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -676,26 +677,6 @@ void sk_fieldset_each(const json_t *set, void (*fn)(void *ctx, const char *path)
     sk_buf_puts(&path, "");
     each(set, &path, fn, ctx);
     sk_buf_free(&path);
-}
-
-typedef struct print_ctx {
-    sk_buf *out;
-    const char *sep;
-    size_t n;
-} print_ctx;
-
-static void print_one(void *ctx, const char *path)
-{
-    print_ctx *p = ctx;
-    sk_buf_printf(p->out, "%s%s", path, p->sep);
-    p->n++;
-}
-
-size_t sk_fieldset_print(const json_t *set, sk_buf *out, const char *sep)
-{
-    print_ctx p = {out, sep, 0};
-    sk_fieldset_each(set, print_one, &p);
-    return p.n;
 }
 
 /* ---- merging and removing ---- */

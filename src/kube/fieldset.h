@@ -22,7 +22,6 @@
 #ifndef SK_KUBE_FIELDSET_H
 #define SK_KUBE_FIELDSET_H
 
-#include "core/buf.h"
 #include "core/err.h"
 #include "kube/schema.h"
 
@@ -73,11 +72,9 @@ json_t *sk_fieldset_strip(const json_t *set, int only_status, int drop_status);
 json_t *sk_fieldset_encode(const json_t *set);
 json_t *sk_fieldset_decode(const json_t *fields_v1);
 
-/* Appends every member path of set to out as kube prints a fieldpath.Path
- * (".spec.containers[name=\"c\"].image", ".metadata.finalizers[=\"x\"]"),
- * each followed by sep. Returns the number of paths. */
-size_t sk_fieldset_print(const json_t *set, sk_buf *out, const char *sep);
-/* Calls fn with each member path printed as above. */
+/* Calls fn with every member path of set, in kube's order, printed as
+ * kube prints a fieldpath.Path (".spec.containers[name=\"c\"].image",
+ * ".metadata.finalizers[=\"x\"]"). */
 void sk_fieldset_each(const json_t *set, void (*fn)(void *ctx, const char *path), void *ctx);
 
 /*
