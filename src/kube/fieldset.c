@@ -584,7 +584,9 @@ json_t *sk_fieldset_decode(const json_t *f)
             mark(out);
             continue;
         }
-        if (strlen(k) < 3 || k[1] != ':' || !strchr("fkvi", k[0]))
+        /* "f:" is a field named "" (a map may have that key); the other
+         * kinds carry a value */
+        if (strlen(k) < 2 || k[1] != ':' || !strchr("fkvi", k[0]) || (k[0] != 'f' && !k[2]))
             goto bad;
         json_t *c = sk_fieldset_decode(v);
         if (!c)
