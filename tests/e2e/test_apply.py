@@ -80,8 +80,16 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
     def test_server_side_apply_create_merge_remove(self):
         cm = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n  labels:\n    team: a\n"
               "data:\n  key: one\n  other: two\n")
-        out = self.ok("apply", "--server-side", "-f", self.write("ssa.yaml", cm))
+        path = self.write("ssa.yaml", cm)
+        out = self.ok("apply", "--server-side", "--dry-run=server", "-f", path)
+        self.assertIn("configmap/ssa serverside-applied (server dry run)", out)
+        self.assertEqual(self.server.request("GET", CMS + "/ssa").status, 404)
+        out = self.ok("apply", "--server-side", "-f", path)
         self.assertIn("configmap/ssa serverside-applied", out)
+        # kubectl diff --server-side: a dry-run apply, compared
+        p = self.k("diff", "--server-side", "-f", self.write("ssa2.yaml", cm.replace("one", "uno")))
+        self.assertEqual(p.returncode, 1, p.stderr)  # 1: differences found
+        self.assertIn("+  key: uno", p.stdout)
         obj = self.get(CMS + "/ssa")
         e = entries(obj)[("kubectl", "Apply", "")]
         self.assertEqual(e["fieldsV1"], {"f:data": {"f:key": {}, "f:other": {}},
