@@ -24,6 +24,7 @@ static const char *const param_names[] = {
     "labelSelector", "fieldSelector",     "watch",               "dryRun",
     "includeObject", "timeoutSeconds",    "verbose",             "allowWatchBookmarks",
     "sendInitialEvents", "propagationPolicy", "fieldValidation",   "gracePeriodSeconds",
+    "fieldManager",  "force",
 };
 #define N_PARAMS (sizeof param_names / sizeof *param_names)
 
@@ -213,6 +214,7 @@ static void copy_request(sk_api_call *call, const sk_http_req *req)
         sk_buf_printf(&path, "/%s", req->segs[i]);
     call->path = sk_arena_strdup(a, path.data ? path.data : "/");
     sk_buf_free(&path);
+    call->user_agent = sk_arena_strdup(a, req->header(req->ctx, "User-Agent"));
     const char *watch = sk_call_query(call, "watch");
     sk_route_resolve(req->method, req->segs, req->n_segs, watch && sk_parse_bool(watch) == 1,
                      &call->route);

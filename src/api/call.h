@@ -84,6 +84,7 @@ struct sk_api_call {
      * copied at start: verbs parse them when they begin, in any step. */
     const char **params;
     const char *accept, *content_type;
+    const char *user_agent; /* the default field manager (kube/managed.h) */
     int want_table;
     const char *body; /* borrowed from the HTTP layer */
     size_t body_len;

@@ -8,10 +8,15 @@
  * gives (kube/status_rules.h), and a generation if they keep one. A name
  * from generateName that is taken is generated again, up to 8 attempts as
  * kube-apiserver 1.32 does (KEP-4420), instead of answering 409.
+ *
+ * Every new object records its creator in metadata.managedFields (an
+ * Update entry: kube/managed.h); a server-side apply of a missing object
+ * (update.c) creates through here with its Apply entry already made.
  */
 #include "api/admit.h"
 #include "api/alloc.h"
 #include "api/body.h"
+#include "api/manage.h"
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
@@ -114,8 +119,6 @@ static int refuse_terminating(sk_api_call *call, const char *name)
 
 int sk_verb_create(sk_api_call *call)
 {
-    create_state *st = sk_arena_alloc(call->arena, sizeof *st);
-    call->verb_state = st;
     if (!sk_body_media_supported(call->content_type)) {
         sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
                             "the body of the request was in an unsupported content type");
@@ -127,9 +130,21 @@ int sk_verb_create(sk_api_call *call)
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
-    st->obj = sk_call_keep(call, sk_body_object(call));
-    if (!st->obj || sk_body_check_fields(call, wo.validation) < 0)
+    sk_manage *m = sk_arena_alloc(call->arena, sizeof *m);
+    if (sk_manage_begin(call, &wo, "CreateOptions", 0, m) < 0)
         return SK_STEP_DONE;
+    json_t *obj = sk_call_keep(call, sk_body_object(call));
+    if (!obj || sk_body_check_fields(call, wo.validation) < 0)
+        return SK_STEP_DONE;
+    return sk_create_object(call, obj, &wo, m, 0);
+}
+
+int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo,
+                     const sk_manage *m, int applied)
+{
+    create_state *st = sk_arena_alloc(call->arena, sizeof *st);
+    call->verb_state = st;
+    st->obj = obj;
     json_t *meta = json_object_get(st->obj, "metadata");
     const char *name = json_string_value(json_object_get(meta, "name"));
     const char *gen = json_string_value(json_object_get(meta, "generateName"));
@@ -143,11 +158,15 @@ int sk_verb_create(sk_api_call *call)
                              call->res->group, call->res->resource, "", NULL);
         return SK_STEP_DONE;
     }
-    if (sk_admit_object(call, st->obj, NULL, wo.validation) < 0 ||
+    if (sk_admit_object(call, st->obj, NULL, wo->validation) < 0 ||
         sk_alloc_plan_new(call, st->obj, NULL, NULL, &st->alloc) < 0)
         return SK_STEP_DONE;
+    /* kube's create handler records the creator as it decoded the object,
+     * defaults included; an apply recorded what the applier sent */
+    if (!applied)
+        sk_managed_update(m->type, NULL, st->obj, &m->w);
     sk_status_rules_on_create(call->res, st->obj);
-    if (wo.dry_run) {
+    if (wo->dry_run) {
         sk_call_reply_json(call, 201, st->obj);
         return SK_STEP_DONE;
     }

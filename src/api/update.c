@@ -25,6 +25,7 @@
 #include "api/admit.h"
 #include "api/alloc.h"
 #include "api/body.h"
+#include "api/manage.h"
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
@@ -34,6 +35,7 @@
 #include "kube/limits.h"
 #include "kube/patch.h"
 #include "kube/status_rules.h"
+#include "kube/yaml.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,8 @@
 
 typedef struct update_state {
     int is_patch;
+    int apply; /* server-side apply: application/apply-patch+yaml */
+    sk_manage m;
     sk_patch_type patch_type;
     const sk_update_view *view; /* NULL: the object itself */
     sk_write_options wo;
@@ -100,6 +104,72 @@ static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *
         }
     }
     return res;
+}
+
+/* The apply body as an object for the URL: YAML or JSON, of the URL's
+ * apiVersion, kind and name (kube's messages). New reference, or NULL
+ * after replying. */
+static json_t *apply_config(sk_api_call *call)
+{
+    json_t *cfg = NULL;
+    char *msg = NULL;
+    sk_err err = sk_yaml_to_json(call->body, call->body_len, SK_OBJECT_MAX_DEPTH, &cfg, &msg);
+    if (err != SK_OK) {
+        sk_call_reply_errorf(call, err, "error decoding YAML: %s", msg ? msg : "");
+        free(msg);
+        return NULL;
+    }
+    if (!json_is_object(cfg)) {
+        sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                             "error decoding YAML: error unmarshaling JSON: while decoding JSON: "
+                             "json: cannot unmarshal %s into Go value of type "
+                             "map[string]interface {}",
+                             json_is_array(cfg) ? "array" : json_is_string(cfg) ? "string"
+                                                          : json_is_number(cfg) ? "number"
+                                                                                : "bool");
+        json_decref(cfg);
+        return NULL;
+    }
+    const char *av = json_string_value(json_object_get(cfg, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(cfg, "kind"));
+    json_t *meta = json_object_get(cfg, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    if (!av || strcmp(av, call->res->api_version) != 0) {
+        sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                             "Incorrect version specified in apply patch. Specified patch "
+                             "version: %s, expected: %s",
+                             av ? av : "", call->res->api_version);
+    } else if (!kind || strcmp(kind, call->res->kind) != 0) {
+        sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                             "the kind in the data (%s) does not match the expected kind (%s)",
+                             kind ? kind : "", call->res->kind);
+    } else if (meta && !json_is_object(meta)) {
+        sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "metadata must be an object");
+    } else if (!name || strcmp(name, call->name) != 0) {
+        sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                             "the name of the object (%s) does not match the name on the URL (%s)",
+                             name ? name : "", call->name);
+    } else {
+        return cfg;
+    }
+    json_decref(cfg);
+    return NULL;
+}
+
+/* The apply of the body onto old (NULL: a create). New reference with
+ * managedFields set, or NULL after replying (409 on conflicts). */
+static json_t *compute_apply(sk_api_call *call, update_state *st, const json_t *old)
+{
+    json_t *cfg = apply_config(call), *out = NULL, *status = NULL;
+    if (!cfg)
+        return NULL;
+    sk_err err = sk_managed_apply(st->m.type, old, cfg, &st->m.w, st->wo.force, &out, &status);
+    json_decref(cfg);
+    if (err != SK_OK) {
+        sk_call_reply_status_object(call, status);
+        return NULL;
+    }
+    return out;
 }
 
 static int read_and_write(sk_api_call *call);
@@ -174,6 +244,11 @@ static int read_and_write(sk_api_call *call)
     sk_row_clear(&st->current);
     sk_err err = sk_store_get(call->api->store, call->res->storage, call->ns, call->name, 0,
                               &st->current);
+    if (err == SK_ERR_NOT_FOUND && st->apply && !st->view) {
+        /* apply to a missing object creates it (201) */
+        json_t *obj = sk_call_keep(call, compute_apply(call, st, NULL));
+        return obj ? sk_create_object(call, obj, &st->wo, &st->m, 1) : SK_STEP_DONE;
+    }
     if (err != SK_OK) {
         sk_call_reply_store_error(call, err, call->name);
         return SK_STEP_DONE;
@@ -202,11 +277,18 @@ static int read_and_write(sk_api_call *call)
     json_decref(seen);
     if (st->is_patch)
         json_object_del(json_object_get(base, "metadata"), "resourceVersion");
-    json_t *sent = (st->is_patch ? compute_patch : compute_put)(call, st, base);
+    json_t *sent = st->apply      ? compute_apply(call, st, base)
+                   : st->is_patch ? compute_patch(call, st, base)
+                                  : compute_put(call, st, base);
     if (!sent || check_client_rev(call, st, sent) < 0)
         goto out;
     if (st->view) {
         obj = st->view->merge(call, sent, old);
+        /* the view takes what the client may change; an apply's record of
+         * who applied it comes along */
+        if (obj && st->apply)
+            json_object_set(json_object_get(obj, "metadata"), "managedFields",
+                            json_object_get(json_object_get(sent, "metadata"), "managedFields"));
     } else {
         obj = json_incref(sent);
         sk_status_rules_keep_status(call->res, obj, old);
@@ -217,6 +299,8 @@ static int read_and_write(sk_api_call *call)
         sk_alloc_plan_new(call, obj, old, st->alloc, &st->alloc) < 0)
         goto out;
     sk_status_rules_bump_generation(call->res, obj, old);
+    if (!st->apply)
+        sk_managed_update(st->m.type, old, obj, &st->m.w);
     /* The update that leaves an object being deleted without finalizers
      * removes it instead (kube's ShouldDeleteDuringUpdate); the reply is its
      * last stored state. */
@@ -272,12 +356,16 @@ int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view)
     sk_arena_defer(call->arena, release_row, &st->current);
     st->is_patch = is_patch;
     st->view = view;
-    if (is_patch && sk_patch_type_parse(call->content_type, &st->patch_type) != SK_OK) {
+    st->apply = is_patch && sk_patch_is_apply(call->content_type) &&
+                (!view || !view->view); /* an object's own fields: not a Scale */
+    if (is_patch && !st->apply &&
+        sk_patch_type_parse(call->content_type, &st->patch_type) != SK_OK) {
         sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
                             "the body of the request was in an unknown format - accepted media "
                             "types include: application/json-patch+json, "
                             "application/merge-patch+json, "
-                            "application/strategic-merge-patch+json");
+                            "application/strategic-merge-patch+json, "
+                            "application/apply-patch+yaml");
         return SK_STEP_DONE;
     }
     if (!is_patch && !sk_body_media_supported(call->content_type)) {
@@ -290,6 +378,9 @@ int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view)
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
+    if (sk_manage_begin(call, &st->wo, is_patch ? "PatchOptions" : "UpdateOptions", st->apply,
+                        &st->m) < 0)
+        return SK_STEP_DONE;
     return read_and_write(call);
 }
 

@@ -16,6 +16,13 @@ int sk_verb_get(sk_api_call *call);
 int sk_verb_list(sk_api_call *call);
 int sk_verb_watch(sk_api_call *call); /* a collection, or one object (call->name) */
 int sk_verb_create(sk_api_call *call);
+/* Creates obj (borrowed; kept for the call's life), as POST does once the
+ * body is read: admission, managedFields (an Update entry for m's manager
+ * unless applied: the object carries its Apply entry), the write. */
+typedef struct sk_manage sk_manage;
+typedef struct sk_write_options sk_write_options;
+int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo,
+                     const sk_manage *m, int applied);
 int sk_verb_update(sk_api_call *call);
 int sk_verb_patch(sk_api_call *call);
 int sk_verb_delete(sk_api_call *call);

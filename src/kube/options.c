@@ -52,6 +52,20 @@ json_t *sk_list_options_forbidden(const char *field, const char *msg)
     return st;
 }
 
+json_t *sk_options_invalid(const char *options_kind, const char *reason, const char *field,
+                           const char *what, const char *detail)
+{
+    json_t *causes = json_array();
+    sk_buf cm = SK_BUF_INIT, full = SK_BUF_INIT;
+    sk_buf_printf(&cm, "%s: %s", what, detail);
+    sk_status_add_cause(causes, reason, cm.data, field);
+    sk_buf_printf(&full, "%s.meta.k8s.io \"\" is invalid: %s: %s", options_kind, field, cm.data);
+    json_t *st = sk_status_new(SK_ERR_INVALID, full.data, "meta.k8s.io", options_kind, "", causes);
+    sk_buf_free(&cm);
+    sk_buf_free(&full);
+    return st;
+}
+
 static sk_err forbid(json_t **status_out, const char *field, const char *msg)
 {
     *status_out = sk_list_options_forbidden(field, msg);
@@ -162,6 +176,14 @@ sk_err sk_write_options_parse(sk_query_fn query, void *ctx, int with_fields,
         return refuse(status_out, SK_ERR_BAD_REQUEST,
                       "Invalid dryRun value: only \"All\" is supported");
     o.dry_run = dry != NULL;
+    if (with_fields) {
+        const char *force = param(query, ctx, "force");
+        o.field_manager = param(query, ctx, "fieldManager");
+        if (o.field_manager && !*o.field_manager)
+            o.field_manager = NULL;
+        o.force_given = force != NULL;
+        o.force = force && sk_parse_bool(force) == 1;
+    }
     if (!fv || strcmp(fv, "Warn") == 0) {
         o.validation = SK_FV_WARN;
     } else if (strcmp(fv, "Strict") == 0) {

@@ -54,12 +54,24 @@ typedef enum { SK_FV_WARN, SK_FV_STRICT, SK_FV_IGNORE } sk_field_validation;
 typedef struct sk_write_options {
     int dry_run;                 /* dryRun=All */
     sk_field_validation validation; /* fieldValidation, Warn when absent */
+    const char *field_manager;   /* fieldManager (borrowed from the query), NULL when absent */
+    int force;                   /* force=true (server-side apply) */
+    int force_given;             /* force was sent at all (refused for other patches) */
 } sk_write_options;
 
 /* dryRun (only "All" is defined) and, for writes that carry an object
- * (with_fields: create, update, patch; not delete), fieldValidation. */
+ * (with_fields: create, update, patch; not delete), fieldValidation,
+ * fieldManager (refused as kube's ValidateFieldManager refuses it: 422 on
+ * meta.k8s.io options_kind "CreateOptions"/"UpdateOptions"/"PatchOptions")
+ * and force. */
 sk_err sk_write_options_parse(sk_query_fn query, void *ctx, int with_fields,
                               sk_write_options *out, json_t **status_out);
+
+/* kube's 422 for a write's options: "<kind>.meta.k8s.io \"\" is invalid:
+ * <field>: <what>: <detail>" with one cause (reason e.g. FieldValueRequired).
+ * New reference. */
+json_t *sk_options_invalid(const char *options_kind, const char *reason, const char *field,
+                           const char *what, const char *detail);
 
 /* DeleteOptions propagationPolicy (metav1.DeletionPropagation). */
 typedef enum {

@@ -1185,6 +1185,25 @@ out:
 
 /* ---- entry points ------------------------------------------------------ */
 
+/* Non-zero if content_type names media (case-insensitive, parameters and
+ * surrounding blanks ignored). */
+static int media_is(const char *content_type, const char *media)
+{
+    if (!content_type)
+        return 0;
+    while (*content_type == ' ' || *content_type == '\t')
+        content_type++;
+    size_t len = strcspn(content_type, ";");
+    while (len > 0 && (content_type[len - 1] == ' ' || content_type[len - 1] == '\t'))
+        len--;
+    return strlen(media) == len && strncasecmp(media, content_type, len) == 0;
+}
+
+int sk_patch_is_apply(const char *content_type)
+{
+    return media_is(content_type, "application/apply-patch+yaml");
+}
+
 sk_err sk_patch_type_parse(const char *content_type, sk_patch_type *out)
 {
     static const struct {
@@ -1195,15 +1214,8 @@ sk_err sk_patch_type_parse(const char *content_type, sk_patch_type *out)
         {"application/merge-patch+json", SK_PATCH_MERGE},
         {"application/strategic-merge-patch+json", SK_PATCH_STRATEGIC},
     };
-    if (!content_type)
-        return SK_ERR_UNSUPPORTED_MEDIA;
-    while (*content_type == ' ' || *content_type == '\t')
-        content_type++;
-    size_t len = strcspn(content_type, ";");
-    while (len > 0 && (content_type[len - 1] == ' ' || content_type[len - 1] == '\t'))
-        len--;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-        if (strlen(types[i].media) == len && strncasecmp(types[i].media, content_type, len) == 0) {
+        if (media_is(content_type, types[i].media)) {
             *out = types[i].type;
             return SK_OK;
         }

@@ -25,6 +25,10 @@ typedef enum { SK_PATCH_JSON, SK_PATCH_MERGE, SK_PATCH_STRATEGIC } sk_patch_type
  */
 sk_err sk_patch_type_parse(const char *content_type, sk_patch_type *out);
 
+/* Non-zero for "application/apply-patch+yaml" (server-side apply, which
+ * kube/managed.h does, not this module). */
+int sk_patch_is_apply(const char *content_type);
+
 /* The most a JSON patch's `copy` operations may add in total (bytes of
  * JSON text): kube-apiserver's JSONPatchMaxCopyBytes. Without it a 3 kB
  * patch that copies the document into itself doubles it per operation. */

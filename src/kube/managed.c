@@ -1,0 +1,549 @@
+/*
+ * managed.c - see managed.h.
+ *
+ * Managers are held as a JSON array of entries shaped like
+ * ManagedFieldsEntry, with "set" (kube/fieldset.h's form) in place of
+ * fieldsV1 while we work; encode() turns them back. Kept as the wire shape
+ * so that what a client sent round-trips (unknown-to-us members of an entry
+ * are not invented or lost).
+ *
+ * The object compared is always the one without metadata.managedFields:
+ * they are never part of any manager's set.
+ */
+#include "kube/managed.h"
+#include "core/buf.h"
+#include "kube/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_MANAGER_LEN 128
+
+const char *sk_managed_from_user_agent(const char *ua, char *buf, size_t n)
+{
+    size_t len = 0;
+    for (const char *p = ua ? ua : ""; *p && *p != '/'; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            continue; /* unprintable: left out, as kube does */
+        if (len + 1 >= n || len >= MAX_MANAGER_LEN)
+            break;
+        buf[len++] = *p;
+    }
+    buf[len] = 0;
+    return buf;
+}
+
+static const char *str(const json_t *e, const char *k)
+{
+    const char *s = json_string_value(json_object_get(e, k));
+    return s ? s : "";
+}
+
+static int is_apply(const json_t *e)
+{
+    return strcmp(str(e, "operation"), "Apply") == 0;
+}
+
+static int same_manager(const json_t *a, const json_t *b)
+{
+    return !strcmp(str(a, "manager"), str(b, "manager")) &&
+           !strcmp(str(a, "operation"), str(b, "operation")) &&
+           !strcmp(str(a, "subresource"), str(b, "subresource")) &&
+           (is_apply(a) || !strcmp(str(a, "apiVersion"), str(b, "apiVersion")));
+}
+
+/* managedFields (borrowed) as working entries; NULL if they do not decode
+ * as kube's DecodeManagedFields would. */
+static json_t *decode(const json_t *mf)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(mf, i, e) {
+        const char *op = str(e, "operation");
+        json_t *set = NULL;
+        if (!json_is_object(e) || (strcmp(op, "Apply") && strcmp(op, "Update")) ||
+            !*str(e, "apiVersion") || strcmp(str(e, "fieldsType"), "FieldsV1") ||
+            !(set = sk_fieldset_decode(json_object_get(e, "fieldsV1") ? json_object_get(e, "fieldsV1")
+                                                                       : json_object()))) {
+            json_decref(out);
+            return NULL;
+        }
+        json_t *w = json_deep_copy(e);
+        json_object_del(w, "fieldsV1");
+        json_object_set_new(w, "set", set);
+        json_array_append_new(out, w);
+    }
+    return out;
+}
+
+static int reset_requested(const json_t *mf)
+{
+    return json_array_size(mf) == 1 && json_is_object(json_array_get(mf, 0)) &&
+           json_object_size(json_array_get(mf, 0)) == 0;
+}
+
+static int cmp_entries(const void *pa, const void *pb)
+{
+    const json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+    int c;
+    if ((c = strcmp(str(a, "operation"), str(b, "operation"))))
+        return c;
+    if ((c = strcmp(str(a, "time"), str(b, "time")))) /* RFC 3339 UTC sorts as time */
+        return c;
+    if ((c = strcmp(str(a, "manager"), str(b, "manager"))))
+        return c;
+    if ((c = strcmp(str(a, "apiVersion"), str(b, "apiVersion"))))
+        return c;
+    return strcmp(str(a, "subresource"), str(b, "subresource"));
+}
+
+#define MAX_UPDATE_MANAGERS 10
+#define OLD_UPDATES_MANAGER "ancient-changes"
+
+static int cmp_time(const void *pa, const void *pb)
+{
+    return strcmp(str(*(json_t *const *)pa, "time"), str(*(json_t *const *)pb, "time"));
+}
+
+/* kube's cap on Update entries: past MAX_UPDATE_MANAGERS, the oldest are
+ * merged, per apiVersion, into one "ancient-changes" entry (taking the
+ * time of the newest merged), so an object many writers touch does not
+ * grow without bound. managers is edited; merged-away entries are left
+ * with an empty set (encode drops them). */
+static void cap_updates(json_t *managers)
+{
+    size_t n = json_array_size(managers), k = 0;
+    json_t **up = malloc((n ? n : 1) * sizeof *up);
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(managers, i);
+        if (!is_apply(e) && !sk_fieldset_empty(json_object_get(e, "set")))
+            up[k++] = e;
+    }
+    if (k > MAX_UPDATE_MANAGERS) {
+        qsort(up, k, sizeof *up, cmp_time);
+        json_t *first = json_object(); /* apiVersion -> the oldest entry of it */
+        size_t left = k;
+        for (size_t i = 0; i < k && left > MAX_UPDATE_MANAGERS; i++) {
+            const char *av = str(up[i], "apiVersion");
+            json_t *f = json_object_get(first, av);
+            if (!f) {
+                json_object_set_new(first, av, json_integer((json_int_t)i));
+                continue;
+            }
+            json_t *bucket = NULL;
+            for (size_t j = 0; j < n && !bucket; j++) {
+                json_t *e = json_array_get(managers, j);
+                if (!strcmp(str(e, "manager"), OLD_UPDATES_MANAGER) && !is_apply(e) &&
+                    !strcmp(str(e, "apiVersion"), av) && !*str(e, "subresource"))
+                    bucket = e;
+            }
+            if (bucket == up[i])
+                continue; /* the bucket itself: the next oldest merges into it */
+            if (!bucket) {
+                bucket = up[json_integer_value(f)];
+                json_object_set_new(bucket, "manager", json_string(OLD_UPDATES_MANAGER));
+                json_object_del(bucket, "subresource");
+            }
+            json_object_set_new(bucket, "set", sk_fieldset_union(json_object_get(bucket, "set"),
+                                                                 json_object_get(up[i], "set")));
+            json_object_set(bucket, "time", json_object_get(up[i], "time"));
+            json_object_set_new(up[i], "set", json_object());
+            left--;
+        }
+        json_decref(first);
+    }
+    free(up);
+}
+
+/* Working entries (stolen) to managedFields: Update entries capped, empty
+ * sets dropped, sorted; NULL when none is left. */
+static json_t *encode(json_t *managers)
+{
+    cap_updates(managers);
+    size_t n = json_array_size(managers), k = 0;
+    json_t **v = malloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(managers, i);
+        if (!sk_fieldset_empty(json_object_get(e, "set")))
+            v[k++] = e;
+    }
+    qsort(v, k, sizeof *v, cmp_entries);
+    json_t *out = k ? json_array() : NULL;
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_deep_copy(v[i]);
+        json_t *set = json_incref(json_object_get(e, "set"));
+        json_object_del(e, "set");
+        json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
+        json_object_set_new(e, "fieldsV1", sk_fieldset_encode(set));
+        json_decref(set);
+        json_array_append_new(out, e);
+    }
+    free(v);
+    json_decref(managers);
+    return out;
+}
+
+static void set_managed(json_t *obj, json_t *mf)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    if (mf)
+        json_object_set_new(meta, "managedFields", mf);
+    else
+        json_object_del(meta, "managedFields");
+}
+
+/* obj without metadata.managedFields (new reference). */
+static json_t *without_managed(const json_t *obj)
+{
+    if (!obj)
+        return NULL;
+    json_t *c = json_deep_copy(obj);
+    json_object_del(json_object_get(c, "metadata"), "managedFields");
+    return c;
+}
+
+/* The object a create compares with: Go's zero value of the kind, whose
+ * structs that are not pointers are present ({}), as kube's typed
+ * conversion of an empty object gives them. A field that is such a struct
+ * in the zero value is therefore never "added" by itself. */
+static json_t *zero_of(const sk_schema *s, int depth)
+{
+    json_t *o = json_object();
+    if (!s || sk_schema_kind_of(s) != SK_SCHEMA_STRUCT || depth > 16)
+        return o;
+    for (size_t i = 0; i < sk_schema_field_count(s); i++) {
+        const sk_schema_field *f = sk_schema_field_at(s, i);
+        const sk_schema *ft = sk_schema_field_type(f);
+        const char *name = sk_schema_field_name(f);
+        if (name && !(sk_schema_field_flags(f) & SK_FIELD_POINTER) &&
+            sk_schema_kind_of(ft) == SK_SCHEMA_STRUCT)
+            json_object_set_new(o, name, zero_of(ft, depth + 1));
+    }
+    return o;
+}
+
+static json_t *strip(json_t *set, const sk_managed_write *w)
+{
+    json_t *s = sk_fieldset_strip(set, w->subresource && !strcmp(w->subresource, "status"),
+                                  w->status_subresource && !w->subresource);
+    json_decref(set);
+    return s;
+}
+
+/* The entry of w's manager with operation op (created, empty set, if missing). */
+static json_t *entry_for(json_t *managers, const sk_managed_write *w, const char *op)
+{
+    json_t *probe = json_pack("{s:s, s:s, s:s}", "manager", w->manager, "operation", op,
+                              "apiVersion", w->api_version);
+    if (w->subresource)
+        json_object_set_new(probe, "subresource", json_string(w->subresource));
+    size_t i;
+    json_t *e;
+    json_array_foreach(managers, i, e) {
+        if (same_manager(e, probe)) {
+            json_decref(probe);
+            return e;
+        }
+    }
+    json_object_set_new(probe, "set", json_object());
+    json_array_append_new(managers, probe);
+    return probe;
+}
+
+/* Takes `take` and `drop` out of every manager but self's; conflicts, when
+ * wanted, collects {manager entry, set} of what was taken. */
+static void take_from_others(json_t *managers, const json_t *self, const json_t *take,
+                             const json_t *drop, json_t *conflicts)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(managers, i, e) {
+        if (e == self)
+            continue;
+        json_t *set = json_object_get(e, "set");
+        json_t *hit = sk_fieldset_intersection(set, take);
+        if (conflicts && !sk_fieldset_empty(hit))
+            json_array_append_new(conflicts, json_pack("{s:O, s:O}", "entry", e, "set", hit));
+        json_t *a = sk_fieldset_difference(set, hit);
+        json_t *b = sk_fieldset_difference(a, drop);
+        json_object_set_new(e, "set", b);
+        json_decref(a);
+        json_decref(hit);
+    }
+}
+
+void sk_managed_update(sk_fieldset_type t, const json_t *old, json_t *new_obj,
+                       const sk_managed_write *w)
+{
+    const json_t *old_mf = json_object_get(json_object_get(old, "metadata"), "managedFields");
+    const json_t *new_mf = json_object_get(json_object_get(new_obj, "metadata"), "managedFields");
+    json_t *managers = NULL;
+    int from_new = 0;
+    if (!w->subresource && reset_requested(new_mf)) {
+        managers = json_array();
+        from_new = 1;
+    } else if (!w->subresource && json_array_size(new_mf) && (managers = decode(new_mf))) {
+        from_new = !json_equal((json_t *)new_mf, (json_t *)old_mf);
+    } else {
+        managers = decode(old_mf);
+        if (!managers)
+            managers = json_array();
+    }
+    json_t *lhs = old ? without_managed(old) : zero_of(t.schema, 0);
+    json_t *rhs = without_managed(new_obj);
+    json_t *added, *modified, *removed;
+    sk_fieldset_compare(t, lhs, rhs, &added, &modified, &removed);
+    added = strip(added, w);
+    modified = strip(modified, w);
+    removed = strip(removed, w);
+    if (old && !from_new && sk_fieldset_empty(added) && sk_fieldset_empty(modified) &&
+        sk_fieldset_empty(removed)) {
+        /* nothing changed: the write is a no-op, and so is this */
+        set_managed(new_obj, json_deep_copy(old_mf));
+    } else {
+        json_t *changed = sk_fieldset_union(added, modified);
+        json_t *self = entry_for(managers, w, "Update");
+        take_from_others(managers, self, changed, removed, NULL);
+        json_t *a = sk_fieldset_difference(json_object_get(self, "set"), removed);
+        json_object_set_new(self, "set", sk_fieldset_union(a, changed));
+        json_object_set_new(self, "time", json_string(w->now));
+        json_decref(a);
+        json_decref(changed);
+        set_managed(new_obj, encode(managers));
+        managers = NULL;
+    }
+    json_decref(managers);
+    json_decref(lhs);
+    json_decref(rhs);
+    json_decref(added);
+    json_decref(modified);
+    json_decref(removed);
+}
+
+/* How kube names a manager in a conflict (printManager). */
+static void print_manager(sk_buf *b, const json_t *e)
+{
+    sk_buf_go_quoted(b, str(e, "manager"));
+    if (*str(e, "subresource")) {
+        sk_buf_puts(b, " with subresource ");
+        sk_buf_go_quoted(b, str(e, "subresource"));
+    }
+    if (!is_apply(e))
+        sk_buf_printf(b, " using %s", str(e, "apiVersion"));
+}
+
+typedef struct conflict_ctx {
+    json_t *list; /* [[manager printed, path]] */
+    const char *who;
+} conflict_ctx;
+
+static void add_conflict(void *ctx, const char *path)
+{
+    conflict_ctx *c = ctx;
+    json_array_append_new(c->list, json_pack("[s, s]", c->who, path));
+}
+
+static int cmp_conflicts(const void *pa, const void *pb)
+{
+    const json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
+    return strcmp(json_string_value(json_array_get(a, 0)), json_string_value(json_array_get(b, 0)));
+}
+
+/* kube's apply conflict Status for conflicts ([{entry, set}]). */
+static json_t *conflict_status(const json_t *conflicts)
+{
+    json_t *list = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(conflicts, i, c) {
+        sk_buf who = SK_BUF_INIT;
+        print_manager(&who, json_object_get(c, "entry"));
+        conflict_ctx ctx = {list, who.data};
+        sk_fieldset_each(json_object_get(c, "set"), add_conflict, &ctx);
+        sk_buf_free(&who);
+    }
+    size_t n = json_array_size(list);
+    json_t **v = malloc((n ? n : 1) * sizeof *v);
+    for (i = 0; i < n; i++)
+        v[i] = json_array_get(list, i);
+    /* stable enough: paths come sorted per manager, managers sorted here */
+    qsort(v, n, sizeof *v, cmp_conflicts);
+    sk_buf msg = SK_BUF_INIT;
+    json_t *causes = json_array();
+    if (n == 1)
+        sk_buf_printf(&msg, "Apply failed with 1 conflict: conflict with %s: %s",
+                      json_string_value(json_array_get(v[0], 0)),
+                      json_string_value(json_array_get(v[0], 1)));
+    else
+        sk_buf_printf(&msg, "Apply failed with %zu conflicts: ", n);
+    for (i = 0; i < n; i++) {
+        const char *who = json_string_value(json_array_get(v[i], 0));
+        const char *path = json_string_value(json_array_get(v[i], 1));
+        sk_buf cm = SK_BUF_INIT;
+        sk_buf_printf(&cm, "conflict with %s", who);
+        sk_status_add_cause(causes, "FieldManagerConflict", cm.data, path);
+        sk_buf_free(&cm);
+        if (n == 1)
+            continue;
+        if (i == 0 || strcmp(who, json_string_value(json_array_get(v[i - 1], 0))))
+            sk_buf_printf(&msg, "%sconflicts with %s:", i ? "\n" : "", who);
+        sk_buf_printf(&msg, "\n- %s", path);
+    }
+    json_t *st = sk_status_new(SK_ERR_CONFLICT, msg.data, "", "", "", causes);
+    sk_buf_free(&msg);
+    free(v);
+    json_decref(list);
+    return st;
+}
+
+/* kube's lastAppliedManager: kubectl's server-side apply may take over
+ * what client-side apply set (the last-applied-configuration annotation)
+ * and nobody changed since, so that switching to --server-side does not
+ * conflict with "kubectl-client-side-apply". Non-zero if every conflict
+ * ([{entry, set}]) is such a field. */
+static int conflicts_allowed_by_last_applied(sk_fieldset_type t, const json_t *live,
+                                             const json_t *conflicts)
+{
+    const char *text = json_string_value(json_object_get(
+        json_object_get(json_object_get(live, "metadata"), "annotations"),
+        "kubectl.kubernetes.io/last-applied-configuration"));
+    json_t *last = text && *text ? json_loads(text, 0, NULL) : NULL;
+    json_t *set = NULL, *a = NULL, *m = NULL, *r = NULL, *allowed = NULL, *all = json_object();
+    char *why = NULL;
+    int ok = 0;
+    if (!json_is_object(last) || sk_fieldset_from_object(t, last, &set, &why) != SK_OK)
+        goto out;
+    json_t *clean = without_managed(live);
+    sk_fieldset_compare(t, last, clean, &a, &m, &r);
+    json_decref(clean);
+    allowed = sk_fieldset_difference(set, m);
+    size_t i;
+    json_t *c;
+    json_array_foreach(conflicts, i, c) {
+        json_t *u = sk_fieldset_union(all, json_object_get(c, "set"));
+        json_decref(all);
+        all = u;
+    }
+    json_t *left = sk_fieldset_difference(all, allowed);
+    ok = sk_fieldset_empty(left);
+    json_decref(left);
+out:
+    free(why);
+    json_decref(last);
+    json_decref(set);
+    json_decref(a);
+    json_decref(m);
+    json_decref(r);
+    json_decref(allowed);
+    json_decref(all);
+    return ok;
+}
+
+sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *config,
+                        const sk_managed_write *w, int force, json_t **out, json_t **status)
+{
+    sk_err err = SK_OK;
+    char *why = NULL;
+    json_t *managers = NULL, *lhs = NULL, *new_set = NULL, *merged = NULL, *conflicts = NULL;
+    json_t *added = NULL, *modified = NULL, *removed = NULL;
+    if (json_object_get(json_object_get(config, "metadata"), "managedFields")) {
+        *status = sk_status_new(SK_ERR_BAD_REQUEST, "metadata.managedFields must be nil", "", "",
+                                "", NULL);
+        return SK_ERR_BAD_REQUEST;
+    }
+    if ((err = sk_fieldset_from_object(t, config, &new_set, &why)) != SK_OK) {
+        /* kube's words, "ns/name; group/version, Kind=K"; kube answers 500
+         * for these, but the body is at fault */
+        const json_t *meta = json_object_get(config, "metadata");
+        const char *av = str(config, "apiVersion");
+        sk_buf msg = SK_BUF_INIT;
+        sk_buf_printf(&msg, "failed to create typed patch object (%s/%s; %s%s, Kind=%s): %s",
+                      str(meta, "namespace"), str(meta, "name"), strchr(av, '/') ? "" : "/", av,
+                      str(config, "kind"), why);
+        *status = sk_status_new(err, msg.data, "", "", "", NULL);
+        sk_buf_free(&msg);
+        free(why);
+        return err;
+    }
+    new_set = strip(new_set, w);
+    managers = live ? decode(json_object_get(json_object_get(live, "metadata"), "managedFields"))
+                    : NULL;
+    if (!managers)
+        managers = json_array();
+    lhs = live ? without_managed(live) : zero_of(t.schema, 0);
+    if (live && json_array_size(managers) == 0) {
+        /* an object no manager tracks yet: what it has belongs to
+         * "before-first-apply", as kube records it on the first apply */
+        json_t *zero = zero_of(t.schema, 0), *a, *m, *r;
+        sk_fieldset_compare(t, zero, lhs, &a, &m, &r);
+        sk_managed_write bfa = *w;
+        bfa.manager = "before-first-apply";
+        json_t *e = entry_for(managers, &bfa, "Update");
+        json_object_set_new(e, "set", strip(sk_fieldset_union(a, m), w));
+        json_object_set_new(e, "time", json_string(w->now));
+        json_decref(zero);
+        json_decref(a);
+        json_decref(m);
+        json_decref(r);
+    }
+    json_t *self = entry_for(managers, w, "Apply");
+    json_t *last = json_incref(json_object_get(self, "set"));
+    merged = sk_fieldset_merge(t, lhs, config);
+    /* fields this manager applied before and applies no more, that no one
+     * else owns, go */
+    json_t *others = json_object();
+    size_t i;
+    json_t *e;
+    json_array_foreach(managers, i, e) {
+        if (e == self)
+            continue;
+        json_t *u = sk_fieldset_union(others, json_object_get(e, "set"));
+        json_decref(others);
+        others = u;
+    }
+    json_t *gone = sk_fieldset_difference(last, new_set);
+    json_t *gone_alone = sk_fieldset_difference(gone, others);
+    sk_fieldset_remove(t, merged, gone_alone, gone);
+    json_decref(gone_alone);
+    json_decref(gone);
+    json_decref(others);
+    json_decref(last);
+    sk_fieldset_compare(t, lhs, merged, &added, &modified, &removed);
+    added = strip(added, w);
+    modified = strip(modified, w);
+    removed = strip(removed, w);
+    json_t *changed = sk_fieldset_union(added, modified);
+    conflicts = json_array();
+    take_from_others(managers, self, changed, removed, conflicts);
+    json_decref(changed);
+    if (json_array_size(conflicts) && !force &&
+        !(strcmp(w->manager, "kubectl") == 0 && live &&
+          conflicts_allowed_by_last_applied(t, live, conflicts))) {
+        *status = conflict_status(conflicts);
+        err = SK_ERR_CONFLICT;
+        goto out;
+    }
+    int same_set = json_equal(json_object_get(self, "set"), new_set);
+    json_object_set(self, "set", new_set);
+    if (live && same_set && sk_fieldset_empty(added) && sk_fieldset_empty(modified) &&
+        sk_fieldset_empty(removed)) {
+        /* nothing to do: the object stays as it is */
+        *out = json_deep_copy(live);
+        goto out;
+    }
+    json_object_set_new(self, "time", json_string(w->now));
+    set_managed(merged, encode(managers));
+    managers = NULL;
+    *out = json_incref(merged);
+out:
+    json_decref(managers);
+    json_decref(lhs);
+    json_decref(new_set);
+    json_decref(merged);
+    json_decref(conflicts);
+    json_decref(added);
+    json_decref(modified);
+    json_decref(removed);
+    return err;
+}
