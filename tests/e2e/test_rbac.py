@@ -231,9 +231,14 @@ class AccessReviews(ServerTestCase, unittest.TestCase):
         self.assertTrue(allowed(s, user="system:kube-scheduler", verb="update",
                                 group="coordination.k8s.io", resource="leases",
                                 name="kube-scheduler", ns="kube-system"))
+        # The cluster role names only the kube-scheduler lease; any other lease is
+        # reachable only in kube-system, through the leader-locking role binding.
         self.assertFalse(allowed(s, user="system:kube-scheduler", verb="update",
                                  group="coordination.k8s.io", resource="leases",
-                                 name="other", ns="kube-system"))
+                                 name="other", ns="default"))
+        self.assertTrue(allowed(s, user="system:kube-scheduler", verb="update",
+                                group="coordination.k8s.io", resource="leases",
+                                name="other", ns="kube-system"))
 
     def test_service_accounts(self):
         s = self.server
