@@ -39,7 +39,10 @@ static int setup(void **state)
     snprintf(f->url, sizeof f->url, "sqlite:%s/store.db", f->dir);
     char *msg = NULL;
     assert_int_equal(sk_store_open(f->url, &f->store, &msg), SK_OK);
-    f->svc = (sk_etcd_service){f->store, 1, 2, SK_ETCD_MAX_REQUEST_BYTES};
+    f->svc = (sk_etcd_service){.store = f->store,
+                               .cluster_id = 1,
+                               .member_id = 2,
+                               .max_request_bytes = SK_ETCD_MAX_REQUEST_BYTES};
     *state = f;
     return 0;
 }
