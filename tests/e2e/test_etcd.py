@@ -9,12 +9,14 @@ del --prev-kv; txn with compares (success and failure, create-if-absent);
 compaction and then reads below it; errors (compacted, future revision,
 duplicate key and too many operations in a txn, key not found, request too
 large); leases: grant (minimum and maximum TTL), put --lease and --ignore-lease,
-a re-put detaching a key, timetolive --keys, list, revoke deleting the keys
+a re-put detaching a key, timetolive --keys, list, keep-alive --once (the
+LeaseKeepAlive stream), revoke deleting the keys
 at one revision, a lease of unknown id, and a 2 s lease expiring its keys at
 one revision. Lease ids are random on both, so they are compared by order
 of grant.
 
-Without a reference to compare with: a lease keeps its clock across a
+Without a reference to compare with: `etcdctl lease keep-alive` keeps a
+3 s lease alive for 6 s, then it expires; a lease keeps its clock across a
 sqlkube restart (its expiry is stored), and on PostgreSQL a lease expires
 exactly once with two instances.
 
@@ -454,6 +456,8 @@ class EtcdFace(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertTrue(95 <= o.pop("ttl") <= 100, o)
         run("lease", "timetolive", l2, "-w", "json")[1].pop("ttl")
+        run("lease", "keep-alive", "--once", l0)  # the LeaseKeepAlive stream, one exchange
+        run("lease", "keep-alive", "--once", "123456789abc")
         rc, o, err = run("lease", "list")  # L1 may have expired by now
         out[-1] = (out[-1][0], rc, sorted(set(o.splitlines()) & {"L0", "L2"}), err)
         before = current_rev(port)
@@ -476,6 +480,9 @@ class EtcdFace(unittest.TestCase):
         said = {" ".join(map(str, s[0])): s for s in mine if isinstance(s[0], list)}
         self.assertEqual(said["grant 1"][1], 2)
         self.assertEqual(said["lease list"][2], ["L0", "L2"])
+        self.assertEqual(said["lease keep-alive --once L0"][2], "lease L0 keepalived with TTL(100)\n")
+        self.assertIn("etcdserver: requested lease not found",
+                      said["lease keep-alive --once 123456789abc"][3])
         self.assertEqual(said["lease timetolive L0 --keys -w json"][2]["keys"], [b64("/l/b")])
         self.assertIn("etcdserver: requested lease not found",
                       said["put /l/x 1 --lease=123456789abc"][3])
@@ -514,6 +521,31 @@ class EtcdFace(unittest.TestCase):
         self.assertEqual(mine[2], "/e/z\n\n")
         self.assertEqual(mine[3], "lease L already expired\n")
         self.assertLess(mine[1], 4.5)
+
+    def test_lease_keepalive_stream(self):
+        """`etcdctl lease keep-alive` (one LeaseKeepAlive stream, a request
+        every TTL/3) keeps a 3 s lease and its key alive well past 3 s; once
+        it stops, the lease expires."""
+        port = self.etcd_port
+        rc, o, err = ctl(port, "lease", "grant", "3", "-w", "json")
+        self.assertEqual(rc, 0, err)
+        lid = "%x" % json.loads(o)["ID"]
+        self.assertEqual(ctl(port, "put", "/k/a", "v", "--lease=" + lid)[0], 0)
+        p = subprocess.Popen([ETCDCTL, "--endpoints=http://127.0.0.1:%d" % port, "lease",
+                              "keep-alive", lid], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True,
+                             env=dict(os.environ, ETCDCTL_API="3"))
+        try:
+            time.sleep(6)
+            self.assertEqual(ctl(port, "get", "/k/a", "--keys-only")[1], "/k/a\n\n")
+        finally:
+            p.terminate()
+            out = p.communicate(timeout=10)[0]
+        self.assertGreaterEqual(out.count("keepalived with TTL(3)"), 2, out)
+        deadline = time.monotonic() + 10
+        while ctl(port, "get", "/k/a", "--keys-only")[1].strip():
+            self.assertLess(time.monotonic(), deadline, "the lease did not expire")
+            time.sleep(0.2)
 
     def test_lease_survives_restart(self):
         """A lease's expiry is stored: a restart neither forgets it nor

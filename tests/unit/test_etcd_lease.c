@@ -1,9 +1,9 @@
 /*
  * test_etcd_lease.c - the etcd Lease service's calls (etcd/service.h) on a
  * real SQLite store: LeaseGrant's checks and codes, and one exchange of the
- * LeaseKeepAlive stream (sk_etcd_lease_keepalive), which the transport will
- * call per message once it serves streams: it renews the stored expiry and
- * answers the granted TTL, or TTL 0 for an unknown lease.
+ * LeaseKeepAlive stream (sk_etcd_lease_keepalive, which keepalive.c calls
+ * per message): it renews the stored expiry and answers the granted TTL, or
+ * TTL 0 for an unknown lease. (The stream itself: tests/e2e/test_etcd.py.)
  */
 #include "core/arena.h"
 #include "core/util.h"
