@@ -191,3 +191,21 @@ CREATE TABLE sk_kv (
     PRIMARY KEY (rev, sub)
 );
 CREATE UNIQUE INDEX sk_kv_key ON sk_kv (key, rev);
+CREATE INDEX sk_kv_lease ON sk_kv (lease) WHERE lease <> 0;
+
+-- etcd leases (the gRPC face's Lease service). A lease is its id, the TTL it
+-- was granted (seconds, raised to etcd's minimum) and the absolute time it
+-- expires (ms since the Unix epoch). Grants, keep-alives and revocations go
+-- through the store's writer, in the same transactions as the keys, so a
+-- restart neither forgets nor restarts a lease's clock. A key's lease is its
+-- live sk_kv row's `lease` (sk_kv_lease finds a lease's keys): re-putting a
+-- key without a lease detaches it. When expires_at_ms passes, an expiry
+-- collector deletes the lease's keys at ONE revision and the lease row in
+-- the same transaction, which checks the row is still expired first: with
+-- several processes on one database exactly one of them does it.
+CREATE TABLE sk_lease (
+    id            bigint PRIMARY KEY,
+    ttl           bigint NOT NULL,
+    expires_at_ms bigint NOT NULL
+);
+CREATE INDEX sk_lease_expiry ON sk_lease (expires_at_ms);

@@ -42,6 +42,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "etcd/grpc.h"
+#include "etcd/keepalive.h"
 #include "etcd/service.h"
 #include "etcd/stream.h"
 #include "etcd/watch.h"
@@ -83,6 +84,7 @@ static const struct {
     const sk_etcd_stream_ops *ops;
 } stream_routes[] = {
     {"/etcdserverpb.Watch/Watch", &sk_etcd_watch_ops},
+    {"/etcdserverpb.Lease/LeaseKeepAlive", &sk_etcd_lease_keepalive_ops},
 };
 
 struct sk_etcd_stream {

@@ -11,6 +11,13 @@
  * nothing is freed one by one, and a request's bytes (keys, values) are used
  * in place by the store structs that point at them.
  *
+ * Leases are the store's (sk_store_lease_write): grants, revocations and
+ * keep-alives go through the writer like transactions, a lease's expiry is
+ * an absolute time in the database, and the store's expiry collector
+ * (ctl/collector.c) revokes what is due; this module only applies etcd's
+ * request checks, clock reading and answers (an unknown lease's TimeToLive
+ * is TTL -1, its keep-alive TTL 0).
+ *
  * What etcd does after the store (sorting and min/max revision filters of
  * Range) is done here on the fetched key-values, as etcd's apply does it:
  * Count stays the count of the range, More says the limit cut the filtered,
@@ -18,6 +25,7 @@
  */
 #include "etcd/service.h"
 #include "core/check.h"
+#include "core/util.h"
 #include "etcd/kv.pb-c.h"
 #include "etcd/rpc.pb-c.h"
 #include "store/kvrange.h"
@@ -36,6 +44,8 @@
 #define MSG_LEASE_PROVIDED "etcdserver: lease is provided"
 #define MSG_LEASE_NOT_FOUND "etcdserver: requested lease not found"
 #define MSG_TOO_LARGE "etcdserver: request is too large"
+#define MSG_LEASE_EXISTS "etcdserver: lease already exists"
+#define MSG_LEASE_TTL_TOO_LARGE "etcdserver: too large lease TTL"
 
 typedef struct call {
     const sk_etcd_service *svc;
@@ -68,8 +78,14 @@ static void fail_store(call *c, sk_err err)
     case SK_ERR_INVALID:
         fail(c, SK_GRPC_OUT_OF_RANGE, MSG_FUTURE_REV);
         break;
-    case SK_ERR_NOT_FOUND:
+    case SK_ERR_BAD_REQUEST: /* a put keeping the value or lease of no key */
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_KEY_NOT_FOUND);
+        break;
+    case SK_ERR_NOT_FOUND: /* the only thing the etcd face looks up by id: a lease */
+        fail(c, SK_GRPC_NOT_FOUND, MSG_LEASE_NOT_FOUND);
+        break;
+    case SK_ERR_ALREADY_EXISTS:
+        fail(c, SK_GRPC_FAILED_PRECONDITION, MSG_LEASE_EXISTS);
         break;
     case SK_ERR_UNAVAILABLE:
     case SK_ERR_TIMEOUT:
@@ -262,8 +278,6 @@ static int check_put(call *c, const Etcdserverpb__PutRequest *p)
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_VALUE_PROVIDED);
     else if (p->ignore_lease && p->lease != 0)
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_LEASE_PROVIDED);
-    else if (p->lease != 0) /* no lease exists yet: the Lease service is not served */
-        fail(c, SK_GRPC_NOT_FOUND, MSG_LEASE_NOT_FOUND);
     else
         return 1;
     return 0;
@@ -692,6 +706,184 @@ static void maintenance_status(call *c, const uint8_t *msg, size_t len)
     reply(c, &m.base);
 }
 
+/* ---- leases --------------------------------------------------------------- */
+
+/* Runs a lease operation; *out on success, else the reply is the failure. */
+static int run_lease(call *c, sk_lease_op_kind kind, int64_t id, int64_t ttl, sk_lease_result *out)
+{
+    sk_lease_op op = {.kind = kind, .id = id, .ttl = ttl, .now_ms = sk_wall_ms()};
+    sk_err err = sk_store_lease_write(c->svc->store, &op, c->a, out);
+    if (err != SK_OK)
+        fail_store(c, err);
+    return err == SK_OK;
+}
+
+static void lease_grant(call *c, const uint8_t *msg, size_t len)
+{
+    Etcdserverpb__LeaseGrantRequest *r =
+        etcdserverpb__lease_grant_request__unpack(&c->pb, len, msg);
+    sk_lease_result res;
+    if (!r) {
+        fail(c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
+    } else if (r->ttl > SK_LEASE_MAX_TTL) {
+        fail(c, SK_GRPC_OUT_OF_RANGE, MSG_LEASE_TTL_TOO_LARGE);
+    } else if (run_lease(c, SK_LEASE_GRANT, r->id, r->ttl, &res)) {
+        Etcdserverpb__LeaseGrantResponse m = ETCDSERVERPB__LEASE_GRANT_RESPONSE__INIT;
+        m.header = header(c, res.rev);
+        m.id = res.lease.id;
+        m.ttl = res.lease.ttl;
+        reply(c, &m.base);
+    }
+}
+
+static void lease_revoke(call *c, const uint8_t *msg, size_t len)
+{
+    Etcdserverpb__LeaseRevokeRequest *r =
+        etcdserverpb__lease_revoke_request__unpack(&c->pb, len, msg);
+    sk_lease_result res;
+    if (!r) {
+        fail(c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
+    } else if (run_lease(c, SK_LEASE_REVOKE, r->id, 0, &res)) {
+        Etcdserverpb__LeaseRevokeResponse m = ETCDSERVERPB__LEASE_REVOKE_RESPONSE__INIT;
+        m.header = header(c, res.rev);
+        reply(c, &m.base);
+    }
+}
+
+void sk_etcd_lease_keepalive(const sk_etcd_service *svc, const uint8_t *msg, size_t len,
+                             sk_arena *a, sk_etcd_reply *out)
+{
+    *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
+    call c = {svc, a, {pb_alloc, pb_free, a}, out};
+    Etcdserverpb__LeaseKeepAliveRequest *r =
+        etcdserverpb__lease_keep_alive_request__unpack(&c.pb, len, msg ? msg : (const uint8_t *)"");
+    if (!r) {
+        fail(&c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
+        return;
+    }
+    /* The header is read before the renewal, as etcd's: a keep-alive never
+     * reports a revision later than one at which the lease was revoked. */
+    int64_t rev = 0, compact = 0;
+    sk_err err = sk_store_revisions(svc->store, &rev, &compact);
+    sk_lease_op op = {.kind = SK_LEASE_RENEW, .id = r->id, .now_ms = sk_wall_ms()};
+    sk_lease_result res = {0};
+    if (err == SK_OK)
+        err = sk_store_lease_write(svc->store, &op, a, &res);
+    if (err != SK_OK && err != SK_ERR_NOT_FOUND) {
+        fail_store(&c, err);
+        return;
+    }
+    Etcdserverpb__LeaseKeepAliveResponse m = ETCDSERVERPB__LEASE_KEEP_ALIVE_RESPONSE__INIT;
+    m.header = header(&c, rev);
+    m.id = r->id;
+    m.ttl = err == SK_OK ? res.lease.ttl : 0; /* an unknown lease: TTL 0, as etcd */
+    reply(&c, &m.base);
+}
+
+/* Collects a lease's keys as message bytes. */
+typedef struct key_list {
+    call *c;
+    ProtobufCBinaryData *keys;
+    size_t n, cap;
+} key_list;
+
+static int collect_key(void *arg, const sk_kv *kv)
+{
+    key_list *k = arg;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 8;
+        ProtobufCBinaryData *keys = sk_arena_alloc(k->c->a, cap * sizeof *keys);
+        if (k->n)
+            memcpy(keys, k->keys, k->n * sizeof *keys);
+        k->keys = keys;
+        k->cap = cap;
+    }
+    uint8_t *key = sk_arena_alloc(k->c->a, kv->key_len + 1);
+    if (kv->key_len)
+        memcpy(key, kv->key, kv->key_len);
+    k->keys[k->n++] = (ProtobufCBinaryData){kv->key_len, key};
+    return 0;
+}
+
+static void lease_time_to_live(call *c, const uint8_t *msg, size_t len)
+{
+    Etcdserverpb__LeaseTimeToLiveRequest *r =
+        etcdserverpb__lease_time_to_live_request__unpack(&c->pb, len, msg);
+    if (!r) {
+        fail(c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
+        return;
+    }
+    int64_t rev = 0, compact = 0;
+    sk_lease l;
+    key_list keys = {c, NULL, 0, 0};
+    sk_err err = sk_store_revisions(c->svc->store, &rev, &compact);
+    if (err == SK_OK)
+        err = sk_store_lease_get(c->svc->store, r->id, &l);
+    int found = err == SK_OK;
+    if (found && r->keys)
+        err = sk_store_lease_keys(c->svc->store, r->id, collect_key, &keys);
+    if (err != SK_OK && err != SK_ERR_NOT_FOUND) {
+        fail_store(c, err);
+        return;
+    }
+    Etcdserverpb__LeaseTimeToLiveResponse m = ETCDSERVERPB__LEASE_TIME_TO_LIVE_RESPONSE__INIT;
+    m.header = header(c, rev);
+    m.id = r->id;
+    m.ttl = -1; /* an unknown lease, as etcd answers */
+    if (found) {
+        /* Whole seconds left, truncated as etcd's; 0 once due, until the
+         * collector has expired it. */
+        int64_t left = l.expires_at_ms - sk_wall_ms();
+        m.ttl = left > 0 ? left / 1000 : 0;
+        m.grantedttl = l.ttl;
+        m.keys = keys.keys;
+        m.n_keys = keys.n;
+    }
+    reply(c, &m.base);
+}
+
+typedef struct id_list {
+    call *c;
+    Etcdserverpb__LeaseStatus **v;
+    size_t n, cap;
+} id_list;
+
+static int collect_lease(void *arg, const sk_lease *l)
+{
+    id_list *k = arg;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 8;
+        Etcdserverpb__LeaseStatus **v = sk_arena_alloc(k->c->a, cap * sizeof *v);
+        if (k->n)
+            memcpy(v, k->v, k->n * sizeof *v);
+        k->v = v;
+        k->cap = cap;
+    }
+    Etcdserverpb__LeaseStatus *st = sk_arena_alloc(k->c->a, sizeof *st);
+    etcdserverpb__lease_status__init(st);
+    st->id = l->id;
+    k->v[k->n++] = st;
+    return 0;
+}
+
+static void lease_leases(call *c, const uint8_t *msg, size_t len)
+{
+    int64_t rev = 0, compact = 0;
+    id_list ids = {c, NULL, 0, 0};
+    sk_err err = sk_store_revisions(c->svc->store, &rev, &compact);
+    if (err == SK_OK)
+        err = sk_store_leases(c->svc->store, INT64_MAX, 0, collect_lease, &ids);
+    if (err != SK_OK) {
+        fail_store(c, err);
+        return;
+    }
+    Etcdserverpb__LeaseLeasesResponse m = ETCDSERVERPB__LEASE_LEASES_RESPONSE__INIT;
+    m.header = header(c, rev);
+    m.leases = ids.v;
+    m.n_leases = ids.n;
+    reply(c, &m.base);
+}
+
 typedef void (*handler_fn)(call *c, const uint8_t *msg, size_t len);
 
 static const struct {
@@ -704,6 +896,10 @@ static const struct {
     {"/etcdserverpb.KV/DeleteRange", kv_delete, 1},
     {"/etcdserverpb.KV/Txn", kv_txn, 1},
     {"/etcdserverpb.KV/Compact", kv_compact, 1},
+    {"/etcdserverpb.Lease/LeaseGrant", lease_grant, 1},
+    {"/etcdserverpb.Lease/LeaseRevoke", lease_revoke, 1},
+    {"/etcdserverpb.Lease/LeaseTimeToLive", lease_time_to_live, 0},
+    {"/etcdserverpb.Lease/LeaseLeases", lease_leases, 0},
     {"/etcdserverpb.Maintenance/Status", maintenance_status, 0},
 };
 
@@ -713,6 +909,7 @@ static void unimplemented(call *c, const char *path)
     const char *p = *path == '/' ? path + 1 : path;
     const char *slash = strchr(p, '/');
     int known = slash && (strncmp(p, "etcdserverpb.KV/", 16) == 0 ||
+                          strncmp(p, "etcdserverpb.Lease/", 19) == 0 ||
                           strncmp(p, "etcdserverpb.Maintenance/", 25) == 0 ||
                           strncmp(p, "etcdserverpb.Watch/", 19) == 0);
     fail(c, SK_GRPC_UNIMPLEMENTED,

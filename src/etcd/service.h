@@ -1,9 +1,11 @@
 /*
  * service.h - the etcd v3 services the face serves, one unary call at a
- * time: KV (Range, Put, DeleteRange, Txn, Compact) and Maintenance Status.
- * Every other path answers Unimplemented, as a gRPC server without that
- * service does. The streaming methods (Watch) are stream.h's, served by
- * watch.c.
+ * time: KV (Range, Put, DeleteRange, Txn, Compact), Lease (LeaseGrant,
+ * LeaseRevoke, LeaseTimeToLive, LeaseLeases) and Maintenance Status. Every
+ * other path answers Unimplemented, as a gRPC server without that service
+ * does. The streaming methods (Watch, LeaseKeepAlive) are stream.h's,
+ * served by watch.c and keepalive.c; LeaseKeepAlive's exchanges are
+ * sk_etcd_lease_keepalive's.
  *
  * A call is: the gRPC path, the request message (protobuf, unframed), an
  * arena for everything the call makes; the reply is a status and, on OK,
@@ -55,5 +57,17 @@ void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeade
 /* Serves one call; *out is always set. */
 void sk_etcd_call(const sk_etcd_service *svc, const char *path, const uint8_t *msg, size_t len,
                   sk_arena *a, sk_etcd_reply *out);
+
+/*
+ * One exchange of the LeaseKeepAlive stream: a LeaseKeepAliveRequest (msg,
+ * unframed) renews the lease (its expiry becomes now + its granted TTL, in
+ * the store) and *out is the LeaseKeepAliveResponse (ID, TTL: the granted
+ * TTL; 0 for an unknown or expired lease, as etcd answers, not an error).
+ * A store failure is a failed status, which ends the stream. Blocks on the
+ * store like sk_etcd_call: keepalive.c runs it on the stream's worker, once
+ * per received message, and sends each reply on the response stream.
+ */
+void sk_etcd_lease_keepalive(const sk_etcd_service *svc, const uint8_t *msg, size_t len,
+                             sk_arena *a, sk_etcd_reply *out);
 
 #endif

@@ -36,8 +36,10 @@ typedef struct sk_backend_ops {
     /* Inserts the history row, then points the current index at it (or drops
      * the key from the current index when row->deleted). */
     sk_err (*append)(sk_conn *c, const sk_row *row);
-    /* Stores the counter (= last revision of the batch), notifies listeners
-     * (PostgreSQL: one NOTIFY sqlkube_commit, payload the revision), COMMIT. */
+    /* Stores the counter (= last revision of the batch; the one read by
+     * begin_write when the batch only wrote rows that take no revision, such
+     * as leases), notifies listeners (PostgreSQL: one NOTIFY sqlkube_commit,
+     * payload the revision), COMMIT. */
     sk_err (*commit_write)(sk_conn *c, int64_t rev);
     void (*rollback)(sk_conn *c);
 
@@ -142,6 +144,20 @@ typedef struct sk_backend_ops {
      * compact_rev (no row when compact_rev > after_rev + 1). */
     sk_err (*kv_changes)(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
                          void *arg);
+    /*
+     * Leases (sk_lease; on the writer's connection inside its transaction,
+     * or on a pooled one as reads). lease_get: SK_ERR_NOT_FOUND if absent.
+     * lease_put: inserts or replaces the row. lease_delete: removes it (no
+     * error if absent). leases visits those with expires_at_ms <= before_ms
+     * (INT64_MAX: all), soonest first, at most limit (0: all).
+     * kv_lease_keys visits the newest live version of every key attached to
+     * lease, in key order (values left empty).
+     */
+    sk_err (*lease_get)(sk_conn *c, int64_t id, sk_lease *out);
+    sk_err (*lease_put)(sk_conn *c, const sk_lease *l);
+    sk_err (*lease_delete)(sk_conn *c, int64_t id);
+    sk_err (*leases)(sk_conn *c, int64_t before_ms, int limit, sk_lease_fn fn, void *arg);
+    sk_err (*kv_lease_keys)(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg);
     /* The database's size on disk in bytes (read, autocommit). */
     sk_err (*db_size)(sk_conn *c, int64_t *bytes_out);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */

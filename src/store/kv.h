@@ -75,9 +75,10 @@ typedef struct sk_kv_op {
     /* PUT */
     const unsigned char *value;
     size_t value_len;
+    /* non-zero: the lease must exist, else SK_ERR_NOT_FOUND */
     int64_t lease;
     int ignore_value, ignore_lease; /* keep the current value / lease: the key
-                                       must exist, else SK_ERR_NOT_FOUND */
+                                       must exist, else SK_ERR_BAD_REQUEST */
     int prev_kv;                    /* PUT, DELETE: return what was replaced */
     const struct sk_kv_txn *txn;    /* TXN */
 } sk_kv_op;
@@ -113,6 +114,55 @@ typedef struct sk_kv_txn_result {
     int64_t rev; /* the store's revision after the transaction */
 } sk_kv_txn_result;
 
+/*
+ * Leases (etcd's lessor, stored: table sk_lease). A lease expires at an
+ * absolute time recorded in the store, so a restart keeps its clock; its
+ * keys are the live key-values whose lease field names it (a key re-put
+ * without the lease, or deleted, leaves it). TTLs are in seconds, times in
+ * ms since the Unix epoch.
+ */
+typedef struct sk_lease {
+    int64_t id;
+    int64_t ttl; /* granted (after the minimum was applied) */
+    int64_t expires_at_ms;
+} sk_lease;
+
+/* etcd's bounds with its default election settings: 3/2 of the 1 s election
+ * timeout, rounded up to seconds; lease.MaxLeaseTTL. */
+#define SK_LEASE_MIN_TTL 2
+#define SK_LEASE_MAX_TTL 9000000000LL
+
+typedef enum {
+    /* Grant: id 0 picks an unused positive id; SK_ERR_ALREADY_EXISTS if id
+     * is taken. ttl below the minimum is raised to it (the caller refuses
+     * one over the maximum). Takes no revision. */
+    SK_LEASE_GRANT,
+    /* Revoke: deletes the lease's keys at ONE revision (none if it has no
+     * keys) and the lease. SK_ERR_NOT_FOUND if there is no such lease. */
+    SK_LEASE_REVOKE,
+    /* Renew (a keep-alive): expiry = now + ttl. SK_ERR_NOT_FOUND if there is
+     * no such lease or it has expired (its collection is due). */
+    SK_LEASE_RENEW,
+    /* Expire: a revoke that happens only if the lease's expiry is at or
+     * before now_ms, judged in the writer's transaction: SK_ERR_NOT_FOUND if
+     * it is gone (revoked, or expired by another process), SK_ERR_CONFLICT
+     * if it was renewed. So of several processes exactly one expires it. */
+    SK_LEASE_EXPIRE,
+} sk_lease_op_kind;
+
+typedef struct sk_lease_op {
+    sk_lease_op_kind kind;
+    int64_t id;
+    int64_t ttl;    /* GRANT */
+    int64_t now_ms; /* the clock the expiry is computed or judged against */
+} sk_lease_op;
+
+typedef struct sk_lease_result {
+    sk_lease lease;  /* GRANT, RENEW: the lease as written */
+    int64_t rev;     /* the store's revision after the operation */
+    int64_t deleted; /* REVOKE, EXPIRE: keys deleted */
+} sk_lease_result;
+
 /* A version row as the backends store it. */
 typedef struct sk_kv_row {
     sk_kv kv; /* kv.mod_rev is the row's revision */
@@ -123,6 +173,8 @@ typedef struct sk_kv_row {
 /* Visitor over key-values; kv and its bytes are borrowed for the call.
  * Return non-zero to stop. */
 typedef int (*sk_kv_fn)(void *arg, const sk_kv *kv);
+/* Visitor over leases, likewise. */
+typedef int (*sk_lease_fn)(void *arg, const sk_lease *l);
 
 /* Visitor over the writes of the keyspace in revision order (what an etcd
  * watcher sees): row is the version written (a tombstone when

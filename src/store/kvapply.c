@@ -1,6 +1,6 @@
 /*
- * kvapply.c - see kvapply.h. etcd's range and transaction semantics over
- * the backend's four kv primitives.
+ * kvapply.c - see kvapply.h. etcd's range, transaction and lease semantics
+ * over the backend's kv and lease primitives.
  *
  * Ranges. etcd's conventions are turned into a half-open byte interval
  * once (store/kvrange.h), which the backends' SQL takes as bounds.
@@ -11,9 +11,16 @@
  * path that can fail without a database error), apply. So a failing request
  * never leaves half a transaction in the writer's open batch, and a nested
  * transaction's compares see what its parent's compares saw.
+ *
+ * Leases. A lease operation is applied in the writer's transaction too, so
+ * it is ordered with the puts that name the lease (checked in pass 2). A
+ * revoke or expiry is a transaction of single-key deletes built from the
+ * lease's keys, through the same three passes: its tombstones are ordinary
+ * ones, at one revision.
  */
 #include "store/kvapply.h"
 #include "core/check.h"
+#include "core/util.h"
 #include "store/kvrange.h"
 
 #include <stdint.h>
@@ -202,6 +209,28 @@ static sk_err decide(txn_ctx *x, const sk_kv_txn *t)
     return err;
 }
 
+/* etcd's checkRequestPut: a put that keeps the value or lease needs a live
+ * key; a lease must exist (in this transaction: an expiry cannot slip
+ * between the check and the write and leave the key behind). */
+static sk_err check_put(txn_ctx *x, const sk_kv_op *op)
+{
+    sk_err err = SK_OK;
+    if (op->ignore_value || op->ignore_lease) {
+        sk_kv_bounds b = sk_kv_bounds_of(x->a, op->range.key, op->range.key_len, NULL, 0);
+        int64_t n_live = 0;
+        err = db(x, x->ops->kv_count(x->c, b.lo, b.lo_len, b.hi, b.hi_len, INT64_MAX, &n_live));
+        if (err == SK_OK && n_live == 0)
+            err = SK_ERR_BAD_REQUEST;
+    }
+    if (err == SK_OK && op->lease != 0) {
+        sk_lease l;
+        err = x->ops->lease_get(x->c, op->lease, &l);
+        if (err != SK_ERR_NOT_FOUND)
+            db(x, err);
+    }
+    return err;
+}
+
 /* Pass 2: the requests on the decided path that fail without the database. */
 static sk_err check(txn_ctx *x, const sk_kv_txn *t)
 {
@@ -212,12 +241,8 @@ static sk_err check(txn_ctx *x, const sk_kv_txn *t)
         const sk_kv_op *op = &ops[i];
         if (op->kind == SK_KV_OP_TXN) {
             err = check(x, op->txn);
-        } else if (op->kind == SK_KV_OP_PUT && (op->ignore_value || op->ignore_lease)) {
-            sk_kv_bounds b = sk_kv_bounds_of(x->a, op->range.key, op->range.key_len, NULL, 0);
-            int64_t n_live = 0;
-            err = db(x, x->ops->kv_count(x->c, b.lo, b.lo_len, b.hi, b.hi_len, INT64_MAX, &n_live));
-            if (err == SK_OK && n_live == 0)
-                err = SK_ERR_NOT_FOUND;
+        } else if (op->kind == SK_KV_OP_PUT) {
+            err = check_put(x, op);
         } else if (op->kind == SK_KV_OP_RANGE && op->range.rev > 0) {
             int64_t cur = 0;
             if (x->compact_rev < 0)
@@ -347,6 +372,114 @@ sk_err sk_kv_apply(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, const sk
         stamp_rev(&res, x.sub > 0 ? rev0 + 1 : rev0);
         *out = res;
         *wrote_out = x.sub > 0;
+    }
+    return err;
+}
+
+/* ---- leases --------------------------------------------------------------- */
+
+/* Deletes the lease's keys at one revision (a transaction of single-key
+ * deletes, in key order as etcd's Revoke sorts them), then the lease. */
+static sk_err revoke(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, int64_t id, sk_arena *a,
+                     sk_lease_result *r, int *took_rev, int *db_failed)
+{
+    collect keys = {a, NULL, 0, 0};
+    sk_kv_txn_result res;
+    sk_err err = ops->kv_lease_keys(c, id, collect_kv, &keys);
+    if (err != SK_OK) {
+        *db_failed = 1;
+        return err;
+    }
+    sk_kv_op *dels = sk_arena_alloc(a, (size_t)(keys.n ? keys.n : 1) * sizeof *dels);
+    for (int64_t i = 0; i < keys.n; i++) {
+        dels[i].kind = SK_KV_OP_DELETE;
+        dels[i].range.key = keys.kvs[i].key;
+        dels[i].range.key_len = keys.kvs[i].key_len;
+    }
+    sk_kv_txn t = {.success = dels, .n_success = (int)keys.n};
+    err = sk_kv_apply(ops, c, rev0, &t, a, &res, took_rev, db_failed);
+    if (err == SK_OK && (err = ops->lease_delete(c, id)) != SK_OK)
+        *db_failed = 1;
+    if (err == SK_OK) {
+        r->rev = res.rev;
+        r->deleted = keys.n;
+    }
+    return err;
+}
+
+/* An unused positive id, random as etcd's are: ids are not handed out again
+ * in practice, so a stale client cannot renew a newer lease. */
+static sk_err fresh_id(const sk_backend_ops *ops, sk_conn *c, int64_t *id_out)
+{
+    sk_err err = SK_OK;
+    int64_t id = 0;
+    while (err == SK_OK) {
+        uint64_t u;
+        sk_random_bytes(&u, sizeof u);
+        id = (int64_t)(u & INT64_MAX);
+        sk_lease l;
+        err = id ? ops->lease_get(c, id, &l) : SK_OK;
+    }
+    if (err == SK_ERR_NOT_FOUND) {
+        *id_out = id;
+        err = SK_OK;
+    }
+    return err;
+}
+
+sk_err sk_kv_lease_apply(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, const sk_lease_op *op,
+                         sk_arena *a, sk_lease_result *out, int *took_rev_out, int *db_failed)
+{
+    sk_lease_result r = {.rev = rev0};
+    sk_lease cur = {0};
+    int took_rev = 0;
+    int64_t id = op->id;
+    *db_failed = 0;
+    sk_err err = id == 0 && op->kind == SK_LEASE_GRANT ? fresh_id(ops, c, &id) : SK_OK;
+    if (err == SK_OK)
+        err = ops->lease_get(c, id, &cur);
+    int exists = err == SK_OK;
+    if (err != SK_OK && err != SK_ERR_NOT_FOUND) {
+        *db_failed = 1;
+        goto out;
+    }
+    err = SK_OK;
+    switch (op->kind) {
+    case SK_LEASE_GRANT:
+        if (exists) {
+            err = SK_ERR_ALREADY_EXISTS;
+            break;
+        }
+        r.lease.id = id;
+        r.lease.ttl = op->ttl < SK_LEASE_MIN_TTL ? SK_LEASE_MIN_TTL : op->ttl;
+        r.lease.expires_at_ms = op->now_ms + r.lease.ttl * 1000;
+        err = ops->lease_put(c, &r.lease);
+        *db_failed = err != SK_OK;
+        break;
+    case SK_LEASE_RENEW:
+        if (!exists || cur.expires_at_ms <= op->now_ms) {
+            err = SK_ERR_NOT_FOUND;
+            break;
+        }
+        r.lease = cur;
+        r.lease.expires_at_ms = op->now_ms + cur.ttl * 1000;
+        err = ops->lease_put(c, &r.lease);
+        *db_failed = err != SK_OK;
+        break;
+    case SK_LEASE_EXPIRE:
+    case SK_LEASE_REVOKE:
+        if (!exists)
+            err = SK_ERR_NOT_FOUND;
+        else if (op->kind == SK_LEASE_EXPIRE && cur.expires_at_ms > op->now_ms)
+            err = SK_ERR_CONFLICT; /* renewed since it was seen expired */
+        else
+            err = revoke(ops, c, rev0, id, a, &r, &took_rev, db_failed);
+        break;
+    }
+out:
+    if (err == SK_OK) {
+        *out = r;
+        *took_rev_out = took_rev;
     }
     return err;
 }

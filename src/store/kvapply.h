@@ -1,7 +1,8 @@
 /*
  * kvapply.h - the etcd keyspace's semantics over a backend connection
  * (private to src/store): range reads with etcd's Count and More, and
- * transactions applied inside the writer's open transaction.
+ * transactions and lease operations applied inside the writer's open
+ * transaction.
  *
  * store.c owns the when (pooled reads, the group-commit writer, revision
  * gates); this module owns the what, as etcd's mvcc and apply code define
@@ -27,7 +28,7 @@ sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, i
  * rev0. As etcd: every compare along the chosen path (nested transactions
  * included) is judged against the state before the transaction, then the
  * requests are checked (a put with ignore_value/ignore_lease needs a live
- * key: SK_ERR_NOT_FOUND; a range revision above rev0: SK_ERR_INVALID, below
+ * key: SK_ERR_BAD_REQUEST; a put's lease must exist: SK_ERR_NOT_FOUND; a range revision above rev0: SK_ERR_INVALID, below
  * the compact revision: SK_ERR_EXPIRED), and only then do the operations
  * run, every write at revision rev0 + 1 with its own sub-revision. Such a
  * failure writes nothing. *wrote_out is set when rows were appended (the
@@ -36,5 +37,15 @@ sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, i
  */
 sk_err sk_kv_apply(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, const sk_kv_txn *t,
                    sk_arena *a, sk_kv_txn_result *out, int *wrote_out, int *db_failed);
+
+/*
+ * Applies a lease operation (store/kv.h, sk_lease_op_kind for each kind's
+ * outcome) in the writer's open transaction on c, whose revision counter is
+ * rev0. Every success writes (the lease row); *took_rev_out is set when it
+ * also took revision rev0 + 1 (a revoke or expiry that deleted keys).
+ * *db_failed as sk_kv_apply's. *out (arena a) on success.
+ */
+sk_err sk_kv_lease_apply(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, const sk_lease_op *op,
+                         sk_arena *a, sk_lease_result *out, int *took_rev_out, int *db_failed);
 
 #endif

@@ -132,6 +132,11 @@ typedef enum {
     ST_KV_COMPACT,
     ST_DB_SIZE,
     ST_KV_CHANGES,
+    ST_LEASE_GET,
+    ST_LEASE_PUT,
+    ST_LEASE_DELETE,
+    ST_LEASES,
+    ST_KV_LEASE_KEYS,
     ST__COUNT
 } stmt_id;
 
@@ -155,7 +160,7 @@ static const struct {
     /* Listeners learn of a commit from NOTIFY, delivered only at COMMIT. The
      * counter only moves forward: no row back means something else moved it. */
     [ST_SET_REV] = {"set_rev",
-                    "WITH u AS (UPDATE sk_revision SET rev = $1 WHERE id = 1 AND rev < $1"
+                    "WITH u AS (UPDATE sk_revision SET rev = $1 WHERE id = 1 AND rev <= $1"
                     " RETURNING rev)"
                     " SELECT pg_notify('sqlkube_commit', rev::text) FROM u"},
     [ST_REVISIONS] = {"revisions", "SELECT rev, compact_rev FROM sk_revision WHERE id = 1"},
@@ -269,6 +274,22 @@ static const struct {
                        " q.rev < k.rev ORDER BY q.rev DESC LIMIT 1) p ON NOT p.deleted"
                        " WHERE k.rev > $1::bigint AND k.rev <= $2::bigint AND "
                        NOT_COMPACTED("$1::bigint + 1") " ORDER BY k.rev, k.sub"},
+    [ST_LEASE_GET] = {"lease_get", "SELECT id, ttl, expires_at_ms FROM sk_lease WHERE id = $1"},
+    [ST_LEASE_PUT] = {"lease_put", "INSERT INTO sk_lease (id, ttl, expires_at_ms)"
+                                   " VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET"
+                                   " ttl = excluded.ttl, expires_at_ms = excluded.expires_at_ms"},
+    [ST_LEASE_DELETE] = {"lease_delete", "DELETE FROM sk_lease WHERE id = $1"},
+    [ST_LEASES] = {"leases", "SELECT id, ttl, expires_at_ms FROM sk_lease"
+                             " WHERE expires_at_ms <= $1::bigint ORDER BY expires_at_ms"
+                             " LIMIT $2::bigint"},
+    /* The rows naming the lease (its partial index: the planner needs the
+     * literal lease <> 0 to use it), kept if no newer row of the key exists:
+     * a key re-put without the lease has one. */
+    [ST_KV_LEASE_KEYS] = {"kv_lease_keys",
+                          "SELECT k.key, k.create_rev, k.rev, k.version, k.lease FROM sk_kv k"
+                          " WHERE k.lease = $1::bigint AND k.lease <> 0 AND NOT k.deleted"
+                          " AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key"
+                          " AND n.rev > k.rev OFFSET 0) ORDER BY k.key"},
     /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
      * $1 revisions further, whichever is lower: every older version of n's
      * key and n itself if it is a tombstone (older ones went in earlier
@@ -287,11 +308,11 @@ static const struct {
          " SELECT (SELECT count(*) FROM gone), (SELECT hi >= top FROM b)"},
 };
 
-_Static_assert(ST__COUNT <= 32, "sk_conn.prepared has a bit per statement");
+_Static_assert(ST__COUNT <= 64, "sk_conn.prepared has a bit per statement");
 
 struct sk_conn {
     PGconn *pg;
-    unsigned prepared; /* bit i set: stmts[i].sql is prepared in this session */
+    uint64_t prepared; /* bit i set: stmts[i].sql is prepared in this session */
     int listening;     /* LISTEN sqlkube_commit issued (a notification connection) */
 };
 
@@ -349,12 +370,12 @@ static sk_err run(sk_conn *c, stmt_id id, int nparams, const char *const *values
     sk_err err = SK_OK;
     PGresult *res = NULL;
     const char *name = stmts[id].name;
-    if (!(c->prepared & (1u << id))) {
+    if (!(c->prepared & ((uint64_t)1 << id))) {
         res = PQprepare(c->pg, name, stmts[id].sql, 0, NULL);
         if ((err = check(c, res, name)) != SK_OK)
             goto out;
         PQclear(res);
-        c->prepared |= 1u << id;
+        c->prepared |= (uint64_t)1 << id;
     }
     res = PQexecPrepared(c->pg, name, nparams, values, lengths, formats, 0);
     if ((err = check(c, res, name)) != SK_OK)
@@ -1054,6 +1075,94 @@ static sk_err pg_db_size(sk_conn *c, int64_t *bytes_out)
     return err;
 }
 
+static sk_lease lease_of(const PGresult *res, int i)
+{
+    return (sk_lease){sk_parse_i64(PQgetvalue(res, i, 0)), sk_parse_i64(PQgetvalue(res, i, 1)),
+                      sk_parse_i64(PQgetvalue(res, i, 2))};
+}
+
+static sk_err pg_lease_get(sk_conn *c, int64_t id, sk_lease *out)
+{
+    char id_text[24];
+    format_i64(id_text, id);
+    const char *const values[] = {id_text};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_LEASE_GET, 1, values, NULL, NULL, &res);
+    if (err == SK_OK && PQntuples(res) == 0)
+        err = SK_ERR_NOT_FOUND;
+    else if (err == SK_OK)
+        *out = lease_of(res, 0);
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_lease_put(sk_conn *c, const sk_lease *l)
+{
+    char id[24], ttl[24], at[24];
+    format_i64(id, l->id);
+    format_i64(ttl, l->ttl);
+    format_i64(at, l->expires_at_ms);
+    const char *const values[] = {id, ttl, at};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_LEASE_PUT, 3, values, NULL, NULL, &res);
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_lease_delete(sk_conn *c, int64_t id)
+{
+    char id_text[24];
+    format_i64(id_text, id);
+    const char *const values[] = {id_text};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_LEASE_DELETE, 1, values, NULL, NULL, &res);
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_leases(sk_conn *c, int64_t before_ms, int limit, sk_lease_fn fn, void *arg)
+{
+    char before_text[24], limit_text[24];
+    format_i64(before_text, before_ms);
+    format_i64(limit_text, limit);
+    const char *const values[] = {before_text, limit > 0 ? limit_text : NULL};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_LEASES, 2, values, NULL, NULL, &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        sk_lease l = lease_of(res, i);
+        if (fn(arg, &l))
+            break;
+    }
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_kv_lease_keys(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg)
+{
+    char lease_text[24];
+    format_i64(lease_text, lease);
+    const char *const values[] = {lease_text};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_LEASE_KEYS, 1, values, NULL, NULL, &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        size_t klen = 0;
+        unsigned char *key = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 0), &klen);
+        SK_CHECK_ALLOC(key);
+        sk_kv kv = {.key = key,
+                    .key_len = klen,
+                    .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
+                    .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
+                    .version = sk_parse_i64(PQgetvalue(res, i, 3)),
+                    .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
+        int stop = fn(arg, &kv);
+        PQfreemem(key);
+        if (stop)
+            break;
+    }
+    PQclear(res);
+    return err;
+}
+
 const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
     .connect = pg_connect,
@@ -1084,4 +1193,9 @@ const sk_backend_ops sk_backend_postgres = {
     .kv_append = pg_kv_append,
     .kv_compact = pg_kv_compact,
     .db_size = pg_db_size,
+    .lease_get = pg_lease_get,
+    .lease_put = pg_lease_put,
+    .lease_delete = pg_lease_delete,
+    .leases = pg_leases,
+    .kv_lease_keys = pg_kv_lease_keys,
 };

@@ -74,6 +74,11 @@ enum {
     ST_KV_COMPACT_MARK,
     ST_DB_SIZE,
     ST_KV_CHANGES,
+    ST_LEASE_GET,
+    ST_LEASE_PUT,
+    ST_LEASE_DELETE,
+    ST_LEASES,
+    ST_KV_LEASE_KEYS,
     ST__COUNT
 };
 
@@ -197,6 +202,17 @@ static const char *const sql_text[ST__COUNT] = {
                    "pragma_page_size() s",
     [ST_KV_COMPACT_MARK] =
         "UPDATE sk_revision SET kv_compact_rev = max(kv_compact_rev, ?1) WHERE id = 1",
+    [ST_LEASE_GET] = "SELECT id, ttl, expires_at_ms FROM sk_lease WHERE id = ?1",
+    [ST_LEASE_PUT] = "INSERT OR REPLACE INTO sk_lease (id, ttl, expires_at_ms) VALUES (?1, ?2, ?3)",
+    [ST_LEASE_DELETE] = "DELETE FROM sk_lease WHERE id = ?1",
+    [ST_LEASES] = "SELECT id, ttl, expires_at_ms FROM sk_lease WHERE expires_at_ms <= ?1 "
+                  "ORDER BY expires_at_ms LIMIT ?2",
+    /* The rows naming the lease (its partial index), kept if no newer row of
+     * the key exists: a key re-put without the lease has one. */
+    [ST_KV_LEASE_KEYS] =
+        "SELECT k.key, k.create_rev, k.rev, k.version, k.lease FROM sk_kv k WHERE k.lease = ?1 "
+        "AND k.lease <> 0 AND k.deleted = 0 AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = "
+        "k.key AND n.rev > k.rev) ORDER BY k.key",
 };
 
 struct sk_conn {
@@ -1032,6 +1048,88 @@ static sk_err sqlite_db_size(sk_conn *c, int64_t *bytes_out)
     return err;
 }
 
+static sk_err sqlite_lease_get(sk_conn *c, int64_t id, sk_lease *out)
+{
+    sqlite3_stmt *st = stmt(c, ST_LEASE_GET);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, id);
+    int rc = sqlite3_step(st);
+    sk_err err = SK_OK;
+    if (rc == SQLITE_ROW)
+        *out = (sk_lease){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                          sqlite3_column_int64(st, 2)};
+    else if (rc == SQLITE_DONE)
+        err = SK_ERR_NOT_FOUND;
+    else
+        err = map_rc(c, rc, "lease get");
+    sqlite3_reset(st);
+    return err;
+}
+
+static sk_err sqlite_lease_put(sk_conn *c, const sk_lease *l)
+{
+    sqlite3_stmt *st = stmt(c, ST_LEASE_PUT);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, l->id);
+    sqlite3_bind_int64(st, 2, l->ttl);
+    sqlite3_bind_int64(st, 3, l->expires_at_ms);
+    return run_done(c, st, "lease put");
+}
+
+static sk_err sqlite_lease_delete(sk_conn *c, int64_t id)
+{
+    sqlite3_stmt *st = stmt(c, ST_LEASE_DELETE);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, id);
+    return run_done(c, st, "lease delete");
+}
+
+static sk_err sqlite_leases(sk_conn *c, int64_t before_ms, int limit, sk_lease_fn fn, void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_LEASES);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, before_ms);
+    sqlite3_bind_int(st, 2, limit > 0 ? limit : -1);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sk_lease l = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                      sqlite3_column_int64(st, 2)};
+        if (fn(arg, &l))
+            break;
+    }
+    sk_err err = rc == SQLITE_ROW || rc == SQLITE_DONE ? SK_OK : map_rc(c, rc, "leases");
+    sqlite3_reset(st);
+    return err;
+}
+
+static sk_err sqlite_kv_lease_keys(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_KV_LEASE_KEYS);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, lease);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sk_kv kv = {
+            .key = sqlite3_column_blob(st, 0),
+            .key_len = (size_t)sqlite3_column_bytes(st, 0),
+            .create_rev = sqlite3_column_int64(st, 1),
+            .mod_rev = sqlite3_column_int64(st, 2),
+            .version = sqlite3_column_int64(st, 3),
+            .lease = sqlite3_column_int64(st, 4),
+        };
+        if (fn(arg, &kv))
+            break;
+    }
+    sk_err err = rc == SQLITE_ROW || rc == SQLITE_DONE ? SK_OK : map_rc(c, rc, "lease keys");
+    sqlite3_reset(st);
+    return err;
+}
+
 const sk_backend_ops sk_backend_sqlite = {
     .name = "sqlite",
     .connect = sqlite_connect,
@@ -1061,4 +1159,9 @@ const sk_backend_ops sk_backend_sqlite = {
     .kv_append = sqlite_kv_append,
     .kv_compact = sqlite_kv_compact,
     .db_size = sqlite_db_size,
+    .lease_get = sqlite_lease_get,
+    .lease_put = sqlite_lease_put,
+    .lease_delete = sqlite_lease_delete,
+    .leases = sqlite_leases,
+    .kv_lease_keys = sqlite_kv_lease_keys,
 };

@@ -10,6 +10,8 @@
  *     the write will happen, take rev = counter + 1 and append the row
  *   commit_write(counter)  -> one fsync / one NOTIFY for the whole batch
  *   then run every completion callback.
+ * etcd lease intents (grant, keep-alive) write a row without a revision; a
+ * batch with such a row commits with the counter unchanged.
  * A failed precondition fails its intent alone and takes no revision, so
  * revisions stay gap-free. A database error (not a precondition) aborts the
  * batch; it is then replayed one intent per transaction so the error stays
@@ -60,10 +62,12 @@
 #define KV_COMPACT_SPAN 1000
 
 typedef struct pending {
-    sk_write w; /* unused for an etcd transaction (kv set) */
+    sk_write w; /* unused for an etcd transaction or lease operation */
     const sk_kv_txn *kv;
-    sk_arena *kv_arena;
+    const sk_lease_op *lease;
+    sk_arena *kv_arena; /* either's results */
     sk_kv_txn_result *kv_out;
+    sk_lease_result *lease_out;
     sk_write_done_fn done;
     void *arg;
     sk_err err; /* result, valid after the batch */
@@ -251,15 +255,27 @@ static sk_err record_claims(sk_store *s, const sk_write *w)
  * namespace already seen live in this transaction (creates usually come in
  * runs into one namespace: one lookup serves the run). Returns the intent's
  * outcome; *db_failed is set when the error came from the database (the
- * transaction is then unusable).
+ * transaction is then unusable). *dirty is set when it wrote a row that
+ * takes no revision (an etcd lease's), so the batch must commit anyway.
  */
-static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_live, int *db_failed)
+static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_live, int *db_failed,
+                        int *dirty)
 {
     sk_write *w = &p->w;
     sk_row cur = {0};
     sk_err err;
     *db_failed = 0;
 
+    if (p->lease) {
+        int took_rev = 0;
+        err = sk_kv_lease_apply(s->ops, s->wconn, *rev, p->lease, p->kv_arena, p->lease_out,
+                                &took_rev, db_failed);
+        if (err == SK_OK)
+            *dirty = 1; /* a lease row, even without a revision */
+        if (err == SK_OK && took_rev)
+            (*rev)++;
+        goto out;
+    }
     if (p->kv) {
         int wrote = 0;
         err = sk_kv_apply(s->ops, s->wconn, *rev, p->kv, p->kv_arena, p->kv_out, &wrote, db_failed);
@@ -364,16 +380,17 @@ static int run_batch(sk_store *s, pending *first, int n)
     }
     int64_t rev = rev0;
     const char *ns_live = NULL;
+    int dirty = 0;
     pending *p = first;
     for (int i = 0; i < n; i++, p = p->next) {
         int db_failed = 0;
-        p->err = apply_one(s, p, &rev, &ns_live, &db_failed);
+        p->err = apply_one(s, p, &rev, &ns_live, &db_failed, &dirty);
         if (db_failed) {
             s->ops->rollback(s->wconn);
             return 0;
         }
     }
-    if (rev == rev0) {
+    if (rev == rev0 && !dirty) {
         s->ops->rollback(s->wconn); /* nothing written: no revision, no fsync */
         return 1;
     }
@@ -426,8 +443,8 @@ static void process(sk_store *s, pending *batch, int n)
             if (!run_batch(s, p, 1)) {
                 reset_results(p, 1);
                 p->err = SK_ERR_INTERNAL;
-                if (p->kv)
-                    sk_log_error("store: an etcd transaction failed");
+                if (p->kv || p->lease)
+                    sk_log_error("store: an etcd %s failed", p->kv ? "transaction" : "lease write");
                 else
                     sk_log_error("store: write of %s/%s/%s failed", p->w.resource, p->w.ns,
                                  p->w.name);
@@ -537,15 +554,10 @@ sk_err sk_store_write(sk_store *s, sk_write *w, sk_row *out)
     return sw.err;
 }
 
-sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out)
+/* Queues p (an etcd transaction or lease operation) and waits for it. */
+static sk_err run_pending(sk_store *s, pending *p)
 {
     sync_wait sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, SK_OK, NULL};
-    sk_kv_txn_result res = {0};
-    pending *p = calloc(1, sizeof *p);
-    SK_CHECK_ALLOC(p);
-    p->kv = txn;
-    p->kv_arena = a;
-    p->kv_out = &res;
     p->done = sync_done;
     p->arg = &sw;
     enqueue(s, p);
@@ -553,9 +565,35 @@ sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn
     while (!sw.finished)
         pthread_cond_wait(&sw.cv, &sw.mu);
     pthread_mutex_unlock(&sw.mu);
-    if (sw.err == SK_OK)
-        *out = res;
     return sw.err;
+}
+
+sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out)
+{
+    sk_kv_txn_result res = {0};
+    pending *p = calloc(1, sizeof *p);
+    SK_CHECK_ALLOC(p);
+    p->kv = txn;
+    p->kv_arena = a;
+    p->kv_out = &res;
+    sk_err err = run_pending(s, p);
+    if (err == SK_OK)
+        *out = res;
+    return err;
+}
+
+sk_err sk_store_lease_write(sk_store *s, const sk_lease_op *op, sk_arena *a, sk_lease_result *out)
+{
+    sk_lease_result res = {0};
+    pending *p = calloc(1, sizeof *p);
+    SK_CHECK_ALLOC(p);
+    p->lease = op;
+    p->kv_arena = a;
+    p->lease_out = &res;
+    sk_err err = run_pending(s, p);
+    if (err == SK_OK)
+        *out = res;
+    return err;
 }
 
 /* ---- open / close ------------------------------------------------------- */
@@ -933,6 +971,39 @@ sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, vo
     if (err != SK_OK)
         return err;
     err = s->ops->expired(c, now_ms, limit, fn, arg);
+    pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_lease_get(sk_store *s, int64_t id, sk_lease *out)
+{
+    sk_conn *c = NULL;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->lease_get(c, id, out);
+    pool_put(s, c, err == SK_ERR_NOT_FOUND ? SK_OK : err);
+    return err;
+}
+
+sk_err sk_store_leases(sk_store *s, int64_t before_ms, int limit, sk_lease_fn fn, void *arg)
+{
+    sk_conn *c = NULL;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->leases(c, before_ms, limit, fn, arg);
+    pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_lease_keys(sk_store *s, int64_t id, sk_kv_fn fn, void *arg)
+{
+    sk_conn *c = NULL;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->kv_lease_keys(c, id, fn, arg);
     pool_put(s, c, err);
     return err;
 }

@@ -165,10 +165,27 @@ sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_r
 /* Applies an etcd transaction through the writer (blocking; see kvapply.h
  * for the order of compares, checks and writes). txn is borrowed for the
  * call; *out (arena a) on SK_OK, its rev the revision the transaction took
- * (or the current one if it wrote nothing). SK_ERR_NOT_FOUND: a put with
- * ignore_value/ignore_lease names no live key; SK_ERR_EXPIRED/INVALID: a
+ * (or the current one if it wrote nothing). SK_ERR_BAD_REQUEST: a put with
+ * ignore_value/ignore_lease names no live key; SK_ERR_NOT_FOUND: a put names
+ * a lease that does not exist; SK_ERR_EXPIRED/INVALID: a
  * range revision compacted/in the future. Then nothing is written. */
 sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out);
+
+/*
+ * etcd leases (store/kv.h). sk_store_lease_write applies op through the
+ * writer (blocking), in the same transactions as the keyspace's: a revoke or
+ * expiry deletes the lease's keys at ONE revision, a put naming the lease is
+ * checked against it in its own transaction, so no key outlives its lease.
+ * Errors per sk_lease_op_kind; *out (arena a) on SK_OK. A lease's expiry is
+ * stored as an absolute time: sk_store_leases lists those due by before_ms
+ * (INT64_MAX: all, limit 0: no limit) for a collector to expire.
+ */
+sk_err sk_store_lease_write(sk_store *s, const sk_lease_op *op, sk_arena *a, sk_lease_result *out);
+/* SK_ERR_NOT_FOUND if there is no lease id. */
+sk_err sk_store_lease_get(sk_store *s, int64_t id, sk_lease *out);
+sk_err sk_store_leases(sk_store *s, int64_t before_ms, int limit, sk_lease_fn fn, void *arg);
+/* Visits the live keys attached to lease id, in key order, without values. */
+sk_err sk_store_lease_keys(sk_store *s, int64_t id, sk_kv_fn fn, void *arg);
 
 /* Visits history rows with rev > after_rev in revision order, at most limit
  * (the commit feed: what a watch cache replays). A revision of the etcd

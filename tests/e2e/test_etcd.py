@@ -8,7 +8,17 @@ prints: put/get with --prefix, --from-key, --limit, --rev, --keys-only, --sort-b
 del --prev-kv; txn with compares (success and failure, create-if-absent);
 compaction and then reads below it; errors (compacted, future revision,
 duplicate key and too many operations in a txn, key not found, request too
-large).
+large); leases: grant (minimum and maximum TTL), put --lease and --ignore-lease,
+a re-put detaching a key, timetolive --keys, list, keep-alive --once (the
+LeaseKeepAlive stream), revoke deleting the keys
+at one revision, a lease of unknown id, and a 2 s lease expiring its keys at
+one revision. Lease ids are random on both, so they are compared by order
+of grant.
+
+Without a reference to compare with: `etcdctl lease keep-alive` keeps a
+3 s lease alive for 6 s, then it expires; a lease keeps its clock across a
+sqlkube restart (its expiry is stored), and on PostgreSQL a lease expires
+exactly once with two instances.
 
 The two stores start at different revisions (sqlkube's REST face has
 written its default namespaces), so revisions are compared relative to the
@@ -389,10 +399,182 @@ class EtcdFace(unittest.TestCase):
         self.assertTrue(status["version"].startswith("3.5."), status)
         self.assertGreater(int(status["dbSize"]), 0, status)
         self.assertEqual(status["header"]["revision"], current_rev(self.etcd_port))
-        # Lease is not served yet: Unimplemented, as from a gRPC server without it.
-        rc, out, err = ctl(self.etcd_port, "lease", "grant", "10")
+        # Cluster is not served: Unimplemented, as from a gRPC server without it.
+        rc, out, err = ctl(self.etcd_port, "member", "list")
         self.assertNotEqual(rc, 0)
-        self.assertIn("unknown service etcdserverpb.Lease", err)
+        self.assertIn("unknown service etcdserverpb.Cluster", err)
+
+    def lease_scenario(self, port):
+        """grant/put --lease/timetolive --keys/list/revoke on one store, its
+        answers normalised: lease ids by their order of grant, revisions
+        relative to the start, remaining TTLs checked and dropped."""
+        base = current_rev(port)
+        ids = {}
+        out = []
+
+        def named(v):
+            if isinstance(v, dict):
+                return {k: named(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [named(x) for x in v]
+            return ids.get(v, v) if isinstance(v, int) else v
+
+        def run(*args, input=None):
+            rc, o, err = ctl(port, *args, input=input)
+            if "-w" in args and rc == 0:
+                o = named(shift(json.loads(o), base))
+            for lid, name in ids.items():  # etcdctl prints ids as %016x
+                args = [a.replace("%x" % lid, name) for a in args]
+                if isinstance(o, str):
+                    o = o.replace("%016x" % lid, name).replace("%x" % lid, name)
+            out.append((args, rc, o, err))
+            return rc, o, err
+
+        def grant(ttl):
+            rc, o, err = ctl(port, "lease", "grant", str(ttl), "-w", "json")
+            self.assertEqual(rc, 0, err)
+            g = json.loads(o)
+            ids[g["ID"]] = "L%d" % len(ids)
+            out.append((["grant", ttl], g["TTL"], shift({k: v for k, v in g.items() if k != "ID"},
+                                                         base)))
+            return "%x" % g["ID"]
+
+        l0 = grant(100)
+        grant(1)  # below the minimum TTL: raised to it (then left to expire, unused)
+        l2 = grant(100)
+        run("put", "/l/a", "1", "--lease=" + l0)
+        run("put", "/l/b", "2", "--lease=" + l0)
+        run("put", "/l/c", "3")
+        run("put", "/l/d", "4", "--lease=" + l2)
+        run("get", "/l/", "--prefix", "-w", "json")
+        run("put", "/l/b", "22", "--ignore-lease")  # keeps L0
+        run("put", "/l/a", "11")                    # detaches from L0
+        run("put", "/l/x", "1", "--lease=123456789abc")
+        run("put", "/l/x", "1", "--lease=" + l0, "--ignore-lease")
+        run("get", "/l/", "--prefix", "-w", "json")
+        rc, o, err = run("lease", "timetolive", l0, "--keys", "-w", "json")
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(95 <= o.pop("ttl") <= 100, o)
+        run("lease", "timetolive", l2, "-w", "json")[1].pop("ttl")
+        run("lease", "keep-alive", "--once", l0)  # the LeaseKeepAlive stream, one exchange
+        run("lease", "keep-alive", "--once", "123456789abc")
+        rc, o, err = run("lease", "list")  # L1 may have expired by now
+        out[-1] = (out[-1][0], rc, sorted(set(o.splitlines()) & {"L0", "L2"}), err)
+        before = current_rev(port)
+        run("lease", "revoke", l0)
+        out.append(("revoke took", current_rev(port) - before))
+        run("get", "/l/", "--prefix", "-w", "json")
+        run("lease", "revoke", l0)
+        run("lease", "timetolive", l0)
+        run("lease", "timetolive", l0, "-w", "json")
+        run("lease", "revoke", l2)
+        run("lease", "grant", "9000000001")
+        run("del", "/l/", "--prefix")
+        return out
+
+    def test_leases(self):
+        mine = self.lease_scenario(self.etcd_port)
+        ref = self.lease_scenario(self.ref.port)
+        self.assertEqual(mine, ref)
+        # What etcd says, spelled out for the key steps.
+        said = {" ".join(map(str, s[0])): s for s in mine if isinstance(s[0], list)}
+        self.assertEqual(said["grant 1"][1], 2)
+        self.assertEqual(said["lease list"][2], ["L0", "L2"])
+        self.assertEqual(said["lease keep-alive --once L0"][2], "lease L0 keepalived with TTL(100)\n")
+        self.assertIn("etcdserver: requested lease not found",
+                      said["lease keep-alive --once 123456789abc"][3])
+        self.assertEqual(said["lease timetolive L0 --keys -w json"][2]["keys"], [b64("/l/b")])
+        self.assertIn("etcdserver: requested lease not found",
+                      said["put /l/x 1 --lease=123456789abc"][3])
+        self.assertIn("revoke took", [s[0] for s in mine])
+        self.assertEqual([s[1] for s in mine if s[0] == "revoke took"], [1])
+        self.assertIn("etcdserver: too large lease TTL", said["lease grant 9000000001"][3])
+        self.assertEqual(said["lease timetolive L0"][2], "lease L0 already expired\n")
+
+    def expire_scenario(self, port):
+        """A lease of 2 s with three keys: (revisions the expiry took, seconds
+        it took, what is left)."""
+        rc, o, err = ctl(port, "lease", "grant", "2", "-w", "json")
+        self.assertEqual(rc, 0, err)
+        lid_num = json.loads(o)["ID"]
+        lid = "%x" % lid_num
+        for k in ("a", "b", "c"):
+            self.assertEqual(ctl(port, "put", "/e/" + k, k, "--lease=" + lid)[0], 0)
+        ctl(port, "put", "/e/z", "no lease")
+        before, start = current_rev(port), time.monotonic()
+        deadline = start + 15
+        while ctl(port, "get", "/e/a", "--keys-only")[1].strip():
+            self.assertLess(time.monotonic(), deadline, "the lease did not expire")
+            time.sleep(0.2)
+        took = time.monotonic() - start
+        time.sleep(1.5)  # no second delete comes
+        left = ctl(port, "get", "/e/", "--prefix", "--keys-only")[1]
+        gone = ctl(port, "lease", "timetolive", lid)[1].replace("%016x" % lid_num, "L")
+        ctl(port, "del", "/e/", "--prefix")
+        return current_rev(port) - before - 1, took, left, gone
+
+    def test_lease_expiry(self):
+        mine = self.expire_scenario(self.etcd_port)
+        ref = self.expire_scenario(self.ref.port)
+        self.assertEqual((mine[0], mine[2], mine[3]), (ref[0], ref[2], ref[3]))
+        self.assertEqual(mine[0], 1)  # the three keys went at one revision
+        self.assertEqual(mine[2], "/e/z\n\n")
+        self.assertEqual(mine[3], "lease L already expired\n")
+        self.assertLess(mine[1], 4.5)
+
+    def test_lease_keepalive_stream(self):
+        """`etcdctl lease keep-alive` (one LeaseKeepAlive stream, a request
+        every TTL/3) keeps a 3 s lease and its key alive well past 3 s; once
+        it stops, the lease expires."""
+        port = self.etcd_port
+        rc, o, err = ctl(port, "lease", "grant", "3", "-w", "json")
+        self.assertEqual(rc, 0, err)
+        lid = "%x" % json.loads(o)["ID"]
+        self.assertEqual(ctl(port, "put", "/k/a", "v", "--lease=" + lid)[0], 0)
+        p = subprocess.Popen([ETCDCTL, "--endpoints=http://127.0.0.1:%d" % port, "lease",
+                              "keep-alive", lid], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True,
+                             env=dict(os.environ, ETCDCTL_API="3"))
+        try:
+            time.sleep(6)
+            self.assertEqual(ctl(port, "get", "/k/a", "--keys-only")[1], "/k/a\n\n")
+        finally:
+            p.terminate()
+            out = p.communicate(timeout=10)[0]
+        self.assertGreaterEqual(out.count("keepalived with TTL(3)"), 2, out)
+        deadline = time.monotonic() + 10
+        while ctl(port, "get", "/k/a", "--keys-only")[1].strip():
+            self.assertLess(time.monotonic(), deadline, "the lease did not expire")
+            time.sleep(0.2)
+
+    def test_lease_survives_restart(self):
+        """A lease's expiry is stored: a restart neither forgets it nor
+        restarts its clock."""
+        port = free_port()
+        srv = Server("etcd-restart", extra_args=["--etcd-listen", "127.0.0.1:%d" % port] + QUIET)
+        try:
+            srv.start()
+            rc, o, err = ctl(port, "lease", "grant", "10", "-w", "json")
+            self.assertEqual(rc, 0, err)
+            granted = time.monotonic()
+            lid = "%x" % json.loads(o)["ID"]
+            self.assertEqual(ctl(port, "put", "/r/k", "v", "--lease=" + lid)[0], 0)
+            time.sleep(3)
+            srv.restart()
+            rc, o, err = ctl(port, "lease", "timetolive", lid, "--keys", "-w", "json")
+            self.assertEqual(rc, 0, err)
+            ttl = json.loads(o)
+            left = 10 - (time.monotonic() - granted)
+            self.assertEqual((ttl["granted-ttl"], ttl["keys"]), (10, [b64("/r/k")]))
+            self.assertLessEqual(ttl["ttl"], int(left) + 1, ttl)  # not reset to 10
+            self.assertLess(ttl["ttl"], 8, ttl)
+            deadline = time.monotonic() + 15
+            while ctl(port, "get", "/r/k", "--keys-only")[1].strip():
+                self.assertLess(time.monotonic(), deadline, "the lease did not expire")
+                time.sleep(0.2)
+            self.assertGreater(time.monotonic() - granted, 9)
+        finally:
+            srv.cleanup()
 
 
 @unittest.skipUnless(ETCDCTL, "etcdctl (Debian etcd-client) needed")
@@ -458,6 +640,42 @@ class EtcdAcrossInstances(unittest.TestCase):
             self.assertEqual(got, [(0, start + 1), (1, start + 2)], out)
             rc, out, err = watch(pb, ["--prefix", "/x/", "--rev=%d" % (start + 1)], [])
             self.assertEqual(out, "PUT\n/x/1\nb\nDELETE\n/x/1\n\n")
+        finally:
+            b.cleanup()
+            a.cleanup()
+
+
+    def test_lease_expires_once(self):
+        """A lease granted on one instance expires once: both instances'
+        collectors see it due, the store lets exactly one delete its keys."""
+        if CONFIG.backend != "postgres":
+            self.skipTest("needs a shared PostgreSQL")
+        pa, pb = free_port(), free_port()
+        a = Server("lease-a", extra_args=["--etcd-listen", "127.0.0.1:%d" % pa] + QUIET)
+        b = Server("lease-b", db_url=a.db_url,
+                   extra_args=["--etcd-listen", "127.0.0.1:%d" % pb] + QUIET)
+        try:
+            a.start()
+            b.start()
+            for rnd in range(3):
+                rc, o, err = ctl(pa, "lease", "grant", "2", "-w", "json")
+                self.assertEqual(rc, 0, err)
+                lid = "%x" % json.loads(o)["ID"]
+                for k in range(5):
+                    rc, o, err = ctl(pa if k % 2 else pb, "put", "/o/%d/%d" % (rnd, k), "v",
+                                     "--lease=" + lid)
+                    self.assertEqual(rc, 0, err)
+                self.assertIn("/o/%d/0" % rnd, ctl(pb, "lease", "timetolive", lid, "--keys")[1])
+                before = current_rev(pb)
+                deadline = time.monotonic() + 15
+                while ctl(pb, "get", "/o/%d/" % rnd, "--prefix", "--keys-only")[1].strip():
+                    self.assertLess(time.monotonic(), deadline, "the lease did not expire")
+                    time.sleep(0.2)
+                time.sleep(1.5)  # both collectors have passed since
+                self.assertEqual(current_rev(pa), before + 1)  # one revision, one delete
+                self.assertIn("already expired", ctl(pa, "lease", "timetolive", lid)[1])
+                self.assertEqual(ctl(pb, "lease", "list")[1], "found 0 leases\n")
+            self.assertNotRegex(a.log_tail() + b.log_tail(), "cannot expire")
         finally:
             b.cleanup()
             a.cleanup()

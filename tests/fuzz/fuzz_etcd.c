@@ -5,8 +5,9 @@
  * temp dir, opened once per process).
  *
  * Byte 0 picks the method (KV Range/Put/DeleteRange/Txn/Compact,
- * Maintenance Status, or a path no unary service serves); the rest is the
- * body, which must frame as one message, as the server demands. Byte 0 of
+ * Maintenance Status, or a path no unary service serves, Lease Grant/Revoke/
+ * TimeToLive/Leases); the rest is the body, which must frame as one
+ * message, as the server demands. Byte 0 of
  * 0xFF instead makes the rest a streaming call's DATA (Watch): reassembled
  * from chunks of byte 1's size as the transport does, each message decoded
  * as a WatchRequest and a create's range read as the Watch service reads it.
@@ -37,12 +38,18 @@ static const char *const paths[] = {
     "/etcdserverpb.KV/DeleteRange", "/etcdserverpb.KV/Txn",
     "/etcdserverpb.KV/Compact",     "/etcdserverpb.Maintenance/Status",
     "/etcdserverpb.Watch/Watch",
+    /* Appended, so the seeds' first bytes keep their methods. */
+    "/etcdserverpb.Lease/LeaseGrant", "/etcdserverpb.Lease/LeaseRevoke",
+    "/etcdserverpb.Lease/LeaseTimeToLive", "/etcdserverpb.Lease/LeaseLeases",
 };
 static const ProtobufCMessageDescriptor *const replies[] = {
     &etcdserverpb__range_response__descriptor,      &etcdserverpb__put_response__descriptor,
     &etcdserverpb__delete_range_response__descriptor, &etcdserverpb__txn_response__descriptor,
     &etcdserverpb__compaction_response__descriptor, &etcdserverpb__status_response__descriptor,
     NULL,
+    &etcdserverpb__lease_grant_response__descriptor, &etcdserverpb__lease_revoke_response__descriptor,
+    &etcdserverpb__lease_time_to_live_response__descriptor,
+    &etcdserverpb__lease_leases_response__descriptor,
 };
 #define N_PATHS (sizeof paths / sizeof paths[0])
 

@@ -2029,7 +2029,7 @@ static void test_kv_txn(void **state)
     sk_kv_op ops2[2] = {kv_put_op("p", "1"), kv_put_op("missing", "")};
     ops2[1].ignore_value = 1;
     t = (sk_kv_txn){NULL, 0, ops2, 2, NULL, 0};
-    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_ERR_NOT_FOUND);
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), SK_ERR_BAD_REQUEST);
     assert_int_equal(current_rev(f), r4);
     /* ignore_value on a live key keeps its value. */
     sk_kv_op keep = kv_put_op("m", "");
@@ -2235,6 +2235,197 @@ static void test_kv_compaction_spans(void **state)
     sk_arena_free(a);
 }
 
+/* ---- etcd leases ------------------------------------------------------------ */
+
+static sk_err lease_do(sk_store *s, sk_lease_op_kind kind, int64_t id, int64_t ttl, int64_t now,
+                       sk_lease_result *out)
+{
+    sk_arena *a = sk_arena_new();
+    sk_lease_op op = {.kind = kind, .id = id, .ttl = ttl, .now_ms = now};
+    sk_lease_result res;
+    sk_err err = sk_store_lease_write(s, &op, a, &res);
+    if (err == SK_OK && out)
+        *out = res;
+    sk_arena_free(a);
+    return err;
+}
+
+static int count_lease(void *arg, const sk_lease *l)
+{
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int count_kv(void *arg, const sk_kv *kv)
+{
+    (*(int *)arg)++;
+    return 0;
+}
+
+static int64_t kv_put_leased(fixture *f, const char *key, int64_t lease, sk_err want)
+{
+    sk_arena *a = sk_arena_new();
+    sk_kv_op op = kv_put_op(key, "v");
+    op.lease = lease;
+    sk_kv_txn t = {.success = &op, .n_success = 1};
+    sk_kv_txn_result res = {0};
+    assert_int_equal(sk_store_kv_txn(f->s, &t, a, &res), want);
+    sk_arena_free(a);
+    return res.rev;
+}
+
+static int64_t lease_of_key(fixture *f, const char *key)
+{
+    sk_arena *a = sk_arena_new();
+    sk_kv_range q = kv_q(key, NULL, 0);
+    sk_kv_range_result rr;
+    int64_t hdr, lease = -1;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    if (rr.n_kvs == 1)
+        lease = rr.kvs[0].lease;
+    sk_arena_free(a);
+    return lease;
+}
+
+/* Grant (ids, minimum TTL, duplicates), puts naming leases, renewal,
+ * expiry judged in the writer's transaction, revoke; all on a caller's
+ * clock, so nothing here waits. The expiry survives a reopen. */
+static void test_kv_leases(void **state)
+{
+    fixture *f = *state;
+    const int64_t now = 1700000000000;
+    sk_lease_result r;
+    int64_t rev0 = current_rev(f);
+    assert_int_equal(lease_do(f->s, SK_LEASE_GRANT, 0, 1, now, &r), SK_OK);
+    int64_t picked = r.lease.id;
+    assert_true(picked > 0);
+    assert_int_equal(r.lease.ttl, SK_LEASE_MIN_TTL);
+    assert_int_equal(r.lease.expires_at_ms, now + SK_LEASE_MIN_TTL * 1000);
+    assert_int_equal(r.rev, rev0);
+    assert_int_equal(current_rev(f), rev0); /* a grant takes no revision */
+    assert_int_equal(lease_do(f->s, SK_LEASE_GRANT, 42, 10, now, &r), SK_OK);
+    assert_int_equal(r.lease.id, 42);
+    assert_int_equal(lease_do(f->s, SK_LEASE_GRANT, 42, 10, now, NULL), SK_ERR_ALREADY_EXISTS);
+
+    kv_put_leased(f, "k1", 42, SK_OK);
+    kv_put_leased(f, "k2", 42, SK_OK);
+    kv_put_leased(f, "k3", 0, SK_OK);
+    int64_t before = current_rev(f);
+    kv_put_leased(f, "k4", 7, SK_ERR_NOT_FOUND); /* no such lease: nothing written */
+    assert_int_equal(current_rev(f), before);
+    kv_put_leased(f, "k4", 42, SK_OK);
+    kv_put_leased(f, "k1", 0, SK_OK); /* re-put without the lease: detached */
+    assert_int_equal(lease_of_key(f, "k1"), 0);
+    sk_arena *a = sk_arena_new();
+    sk_kv_op keep = kv_put_op("k2", "new");
+    keep.ignore_lease = 1;
+    kv_one(f, keep, a, NULL);
+    sk_arena_free(a);
+    assert_int_equal(lease_of_key(f, "k2"), 42);
+    int n = 0;
+    assert_int_equal(sk_store_lease_keys(f->s, 42, count_kv, &n), SK_OK);
+    assert_int_equal(n, 2); /* k2, k4 */
+
+    /* Renewal: from the caller's now; an expired or unknown lease is not found. */
+    assert_int_equal(lease_do(f->s, SK_LEASE_RENEW, 42, 0, now + 5000, &r), SK_OK);
+    assert_int_equal(r.lease.expires_at_ms, now + 15000);
+    assert_int_equal(r.lease.ttl, 10);
+    assert_int_equal(lease_do(f->s, SK_LEASE_RENEW, 42, 0, now + 15000, NULL), SK_ERR_NOT_FOUND);
+    assert_int_equal(lease_do(f->s, SK_LEASE_RENEW, 999, 0, now, NULL), SK_ERR_NOT_FOUND);
+
+    /* Due leases, soonest first. */
+    n = 0;
+    assert_int_equal(sk_store_leases(f->s, now + 1000, 0, count_lease, &n), SK_OK);
+    assert_int_equal(n, 0);
+    n = 0;
+    assert_int_equal(sk_store_leases(f->s, INT64_MAX, 0, count_lease, &n), SK_OK);
+    assert_int_equal(n, 2);
+
+    /* Expiry: refused while not due (renewed), then the keys at ONE revision. */
+    assert_int_equal(lease_do(f->s, SK_LEASE_EXPIRE, 42, 0, now + 14999, NULL), SK_ERR_CONFLICT);
+    before = current_rev(f);
+    assert_int_equal(lease_do(f->s, SK_LEASE_EXPIRE, 42, 0, now + 15000, &r), SK_OK);
+    assert_int_equal(r.deleted, 2);
+    assert_int_equal(r.rev, before + 1);
+    assert_int_equal(current_rev(f), before + 1);
+    assert_int_equal(lease_of_key(f, "k2"), -1);
+    assert_int_equal(lease_of_key(f, "k4"), -1);
+    assert_int_equal(lease_of_key(f, "k1"), 0);
+    assert_int_equal(lease_of_key(f, "k3"), 0);
+    sk_lease l;
+    assert_int_equal(sk_store_lease_get(f->s, 42, &l), SK_ERR_NOT_FOUND);
+    assert_int_equal(lease_do(f->s, SK_LEASE_EXPIRE, 42, 0, now + 20000, NULL), SK_ERR_NOT_FOUND);
+    assert_int_equal(lease_do(f->s, SK_LEASE_REVOKE, 42, 0, now, NULL), SK_ERR_NOT_FOUND);
+
+    /* A revoke without keys takes no revision. */
+    before = current_rev(f);
+    assert_int_equal(lease_do(f->s, SK_LEASE_REVOKE, picked, 0, now, &r), SK_OK);
+    assert_int_equal(r.deleted, 0);
+    assert_int_equal(current_rev(f), before);
+
+    /* The expiry is stored: a reopened store has the same clock. */
+    assert_int_equal(lease_do(f->s, SK_LEASE_GRANT, 43, 30, now, NULL), SK_OK);
+    store_reopen(f);
+    assert_int_equal(sk_store_lease_get(f->s, 43, &l), SK_OK);
+    assert_int_equal(l.expires_at_ms, now + 30000);
+    assert_int_equal(l.ttl, 30);
+}
+
+typedef struct expirer {
+    sk_store *s;
+    int64_t id, now;
+    sk_err err;
+} expirer;
+
+static void *expire_main(void *arg)
+{
+    expirer *e = arg;
+    e->err = lease_do(e->s, SK_LEASE_EXPIRE, e->id, 0, e->now, NULL);
+    return NULL;
+}
+
+/* Several stores (as several processes) expire one due lease at once:
+ * exactly one does, and its keys go at one revision. */
+static void test_kv_lease_expires_once(void **state)
+{
+    fixture *f = *state;
+    enum { STORES = 3, ROUNDS = 5 };
+    sk_store *stores[STORES] = {f->s};
+    for (int i = 1; i < STORES; i++) {
+        char *msg = NULL;
+        assert_int_equal(sk_store_open(f->url, &stores[i], &msg), SK_OK);
+    }
+    for (int round = 0; round < ROUNDS; round++) {
+        const int64_t now = 1700000000000;
+        int64_t id = 100 + round;
+        assert_int_equal(lease_do(f->s, SK_LEASE_GRANT, id, 5, now, NULL), SK_OK);
+        for (int k = 0; k < 3; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "r%d/%d", round, k);
+            kv_put_leased(f, key, id, SK_OK);
+        }
+        int64_t before = current_rev(f);
+        pthread_t t[STORES];
+        expirer e[STORES];
+        for (int i = 0; i < STORES; i++) {
+            e[i] = (expirer){stores[i], id, now + 5000, SK_ERR_INTERNAL};
+            assert_int_equal(pthread_create(&t[i], NULL, expire_main, &e[i]), 0);
+        }
+        int ok = 0;
+        for (int i = 0; i < STORES; i++) {
+            pthread_join(t[i], NULL);
+            if (e[i].err == SK_OK)
+                ok++;
+            else
+                assert_int_equal(e[i].err, SK_ERR_NOT_FOUND);
+        }
+        assert_int_equal(ok, 1);
+        assert_int_equal(current_rev(f), before + 1);
+    }
+    for (int i = 1; i < STORES; i++)
+        sk_store_close(stores[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2272,6 +2463,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kv_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_compaction_spans, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_leases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_lease_expires_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

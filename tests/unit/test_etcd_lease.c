@@ -1,0 +1,165 @@
+/*
+ * test_etcd_lease.c - the etcd Lease service's calls (etcd/service.h) on a
+ * real SQLite store: LeaseGrant's checks and codes, and one exchange of the
+ * LeaseKeepAlive stream (sk_etcd_lease_keepalive, which keepalive.c calls
+ * per message): it renews the stored expiry and answers the granted TTL, or
+ * TTL 0 for an unknown lease. (The stream itself: tests/e2e/test_etcd.py.)
+ */
+#include "core/arena.h"
+#include "core/util.h"
+#include "etcd/rpc.pb-c.h"
+#include "etcd/service.h"
+#include "store/store.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+typedef struct fixture {
+    char dir[64];
+    char url[128];
+    sk_store *store;
+    sk_etcd_service svc;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    strcpy(f->dir, "/tmp/sk-etcd-lease.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->url, sizeof f->url, "sqlite:%s/store.db", f->dir);
+    char *msg = NULL;
+    assert_int_equal(sk_store_open(f->url, &f->store, &msg), SK_OK);
+    f->svc = (sk_etcd_service){.store = f->store,
+                               .cluster_id = 1,
+                               .member_id = 2,
+                               .max_request_bytes = SK_ETCD_MAX_REQUEST_BYTES};
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    sk_store_close(f->store);
+    static const char *const files[] = {"store.db", "store.db-wal", "store.db-shm"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/%s", f->dir, files[i]);
+        unlink(path);
+    }
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* LeaseGrant(ttl, id): the reply, its response unpacked into *out when OK. */
+static sk_etcd_reply grant(fixture *f, sk_arena *a, int64_t ttl, int64_t id,
+                           Etcdserverpb__LeaseGrantResponse **out)
+{
+    Etcdserverpb__LeaseGrantRequest r = ETCDSERVERPB__LEASE_GRANT_REQUEST__INIT;
+    r.ttl = ttl;
+    r.id = id;
+    uint8_t buf[64];
+    size_t n = etcdserverpb__lease_grant_request__pack(&r, buf);
+    sk_etcd_reply rep;
+    sk_etcd_call(&f->svc, "/etcdserverpb.Lease/LeaseGrant", buf, n, a, &rep);
+    if (rep.code == SK_GRPC_OK && out)
+        *out = etcdserverpb__lease_grant_response__unpack(NULL, rep.body_len, rep.body);
+    return rep;
+}
+
+static Etcdserverpb__LeaseKeepAliveResponse *keepalive(fixture *f, sk_arena *a, int64_t id)
+{
+    Etcdserverpb__LeaseKeepAliveRequest r = ETCDSERVERPB__LEASE_KEEP_ALIVE_REQUEST__INIT;
+    r.id = id;
+    uint8_t buf[32];
+    size_t n = etcdserverpb__lease_keep_alive_request__pack(&r, buf);
+    sk_etcd_reply rep;
+    sk_etcd_lease_keepalive(&f->svc, buf, n, a, &rep);
+    assert_int_equal(rep.code, SK_GRPC_OK);
+    Etcdserverpb__LeaseKeepAliveResponse *m =
+        etcdserverpb__lease_keep_alive_response__unpack(NULL, rep.body_len, rep.body);
+    assert_non_null(m);
+    assert_non_null(m->header);
+    return m;
+}
+
+static void test_grant_checks(void **state)
+{
+    fixture *f = *state;
+    sk_arena *a = sk_arena_new();
+    Etcdserverpb__LeaseGrantResponse *g = NULL;
+    sk_etcd_reply rep = grant(f, a, 1, 0, &g);
+    assert_int_equal(rep.code, SK_GRPC_OK);
+    assert_non_null(g);
+    assert_true(g->id > 0);
+    assert_int_equal(g->ttl, SK_LEASE_MIN_TTL);
+    etcdserverpb__lease_grant_response__free_unpacked(g, NULL);
+
+    rep = grant(f, a, 60, 77, &g);
+    assert_int_equal(rep.code, SK_GRPC_OK);
+    assert_int_equal(g->id, 77);
+    etcdserverpb__lease_grant_response__free_unpacked(g, NULL);
+    rep = grant(f, a, 60, 77, NULL);
+    assert_int_equal(rep.code, SK_GRPC_FAILED_PRECONDITION);
+    assert_string_equal(rep.message, "etcdserver: lease already exists");
+    rep = grant(f, a, SK_LEASE_MAX_TTL + 1, 0, NULL);
+    assert_int_equal(rep.code, SK_GRPC_OUT_OF_RANGE);
+    assert_string_equal(rep.message, "etcdserver: too large lease TTL");
+
+    /* The stream is not routed as a unary call. */
+    sk_etcd_call(&f->svc, "/etcdserverpb.Lease/LeaseKeepAlive", NULL, 0, a, &rep);
+    assert_int_equal(rep.code, SK_GRPC_UNIMPLEMENTED);
+    assert_string_equal(rep.message,
+                        "unknown method LeaseKeepAlive for service etcdserverpb.Lease");
+    sk_arena_free(a);
+}
+
+static void test_keepalive(void **state)
+{
+    fixture *f = *state;
+    sk_arena *a = sk_arena_new();
+    Etcdserverpb__LeaseGrantResponse *g = NULL;
+    assert_int_equal(grant(f, a, 30, 0, &g).code, SK_GRPC_OK);
+    int64_t id = g->id;
+    etcdserverpb__lease_grant_response__free_unpacked(g, NULL);
+    sk_lease before, after;
+    assert_int_equal(sk_store_lease_get(f->store, id, &before), SK_OK);
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+
+    Etcdserverpb__LeaseKeepAliveResponse *m = keepalive(f, a, id);
+    assert_int_equal(m->id, id);
+    assert_int_equal(m->ttl, 30);
+    etcdserverpb__lease_keep_alive_response__free_unpacked(m, NULL);
+    /* The expiry in the store moved: now + the granted TTL. */
+    assert_int_equal(sk_store_lease_get(f->store, id, &after), SK_OK);
+    assert_true(after.expires_at_ms > before.expires_at_ms);
+    assert_true(after.expires_at_ms <= sk_wall_ms() + 30000);
+
+    /* An unknown lease: TTL 0, not an error (etcd's answer). */
+    m = keepalive(f, a, id + 1);
+    assert_int_equal(m->id, id + 1);
+    assert_int_equal(m->ttl, 0);
+    etcdserverpb__lease_keep_alive_response__free_unpacked(m, NULL);
+    sk_arena_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_grant_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
