@@ -7,8 +7,9 @@ shapes of kube-apiserver's etcd3 store: create as Txn(ModRevision==0 ->
 Put), update and delete as Txn(ModRevision==R -> write, else Get) with
 current and stale R, paged Range with key+"\\x00" continuation at the first
 page's revision, Count and count-only Range, reads at past and future
-revisions, a watch from RV+1 with prev_kv and a progress request, and the
-compactor's compact_rev_key Version CAS, Compact, then reads and watches
+revisions, a watch from RV+1 with prev_kv and a progress request, a lease
+whose keys are deleted in one revision when it expires (as Events' are),
+TimeToLive and revoke of an unknown lease, and the compactor's compact_rev_key Version CAS, Compact, then reads and watches
 below it. It prints one line per call with revisions
 relative to where it started; the same run against a real etcd 3.4 (Debian
 etcd-server) in the same test must print the same lines.
@@ -36,7 +37,7 @@ from test_etcd import ETCD, QUIET, Etcd, ctl  # noqa: E402
 GO = shutil.which("go")
 CLIENTV3 = "/usr/share/gocode/src/go.etcd.io/etcd/clientv3"
 SOURCE = os.path.join(HERE, "..", "etcd", "kubeshapes")
-SECTIONS = "kv,watch,compact"
+SECTIONS = "kv,watch,lease,compact"
 
 
 def build():
