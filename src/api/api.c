@@ -54,6 +54,7 @@ sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg)
     SK_CHECK(sk_svcrange_parse_ports(cfg->service_node_port_range ? cfg->service_node_port_range
                                                                   : SK_NODE_PORTS_DEFAULT,
                                      &api->node_ports) == SK_OK);
+    api->authn = cfg->authn;
     api->listen_addr = strdup(cfg->listen_addr ? cfg->listen_addr : "127.0.0.1:8080");
     SK_CHECK_ALLOC(api->listen_addr);
     return api;
@@ -185,6 +186,8 @@ static int dispatch(sk_api_call *call)
         return sk_endpoint_metrics(call);
     case SK_ROUTE_CONSISTENCY:
         return sk_endpoint_consistency(call);
+    case SK_ROUTE_SELF_SUBJECT_REVIEW:
+        return sk_endpoint_self_subject_review(call);
     case SK_ROUTE_VERSION:
     case SK_ROUTE_OPENAPI_V2:
     case SK_ROUTE_OPENAPI_V3_ROOT:
@@ -238,7 +241,14 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     call->api = api;
     call->method = sk_arena_strdup(call->arena, req->method);
     call->route.kind = SK_ROUTE_NOT_FOUND;
-    if (req->reject != SK_OK) {
+    /* Authentication comes first, as kube's filter chain runs it: an
+     * unauthenticated client learns nothing, not even that its path is bad. */
+    call->user = sk_authn_request(&api->authn, call->arena, req);
+    if (!call->user) {
+        call->reject = SK_ERR_UNAUTHORIZED;
+        call->reject_msg = "Unauthorized";
+        call->params = sk_arena_alloc(call->arena, N_PARAMS * sizeof *call->params);
+    } else if (req->reject != SK_OK) {
         call->reject = req->reject;
         call->reject_msg =
             sk_arena_strdup(call->arena, req->reject_msg ? req->reject_msg : "bad request");

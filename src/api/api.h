@@ -20,6 +20,7 @@
 #ifndef SK_API_API_H
 #define SK_API_API_H
 
+#include "api/authn.h"
 #include "api/request.h"
 #include "cache/cache.h"
 #include "ctl/ctl.h"
@@ -49,6 +50,8 @@ typedef struct sk_api_config {
      * RBAC (0: RBAC, the default). Only requests with an identity
      * (call->user) are checked at all. */
     int always_allow;
+    /* Who requests are (api/authn.h); the token file is borrowed. */
+    sk_authn_config authn;
 } sk_api_config;
 
 /* What the API serves from, all borrowed: each must outlive the api. */

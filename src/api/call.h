@@ -16,6 +16,7 @@
 #ifndef SK_API_CALL_H
 #define SK_API_CALL_H
 
+#include "api/authn.h"
 #include "api/metrics.h"
 #include "api/request.h"
 #include "api/route.h"
@@ -53,6 +54,7 @@ struct sk_api {
     int64_t event_ttl_s;
     sk_svcrange service_ips, node_ports; /* what Services draw from (api/alloc.h) */
     int watch_stall_timeout_s;
+    sk_authn_config authn;
     _Atomic int stopping; /* set once at shutdown: watches end */
     int64_t stop_at_ms;   /* when stopping was set */
     int stop_grace_ms;    /* watches end spread over this */
@@ -76,7 +78,7 @@ struct sk_api_call {
     const char *method;
     sk_route route; /* its strings in the arena */
     const sk_resource *res;
-    const sk_user *user; /* who asks (authentication), NULL while the server has none */
+    const sk_user *user; /* who asks (api/authn.h), in the arena; never NULL once started */
     const char *ns;   /* the request's namespace, "" when none */
     const char *name; /* the item's name, NULL for collections */
     const char *path; /* the request's path, "/api/v1/pods": non-resource authorization */

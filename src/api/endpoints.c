@@ -1,8 +1,9 @@
 /*
  * endpoints.c - the fixed endpoints: health checks, /metrics,
  * /debug/consistency, and the cached discovery, OpenAPI and version
- * documents. All GET (the router refuses other methods), all answered at
- * once.
+ * documents, all GET (the router refuses other methods); and the
+ * SelfSubjectReview (POST), which reads nothing but the request's user.
+ * All answered at once.
  */
 #include "api/api.h"
 #include "api/call.h"
@@ -93,6 +94,33 @@ int sk_endpoint_consistency(sk_api_call *call)
     sk_buf_reset(&call->out);
     sk_consistency_run(call->api->consistency, &call->out);
     return reply_text(call, 200, "text/plain; charset=utf-8");
+}
+
+/* kube's SelfSubjectReview: whatever the body holds, the status is who
+ * asked (the object is never stored, so its metadata is empty). */
+int sk_endpoint_self_subject_review(sk_api_call *call)
+{
+    const sk_user *u = call->user;
+    json_t *info = json_pack("{s:s}", "username", u->name);
+    if (u->uid && *u->uid)
+        json_object_set_new(info, "uid", json_string(u->uid));
+    if (u->n_groups) {
+        json_t *groups = json_array();
+        for (size_t i = 0; i < u->n_groups; i++)
+            json_array_append_new(groups, json_string(u->groups[i]));
+        json_object_set_new(info, "groups", groups);
+    }
+    if (u->n_extra) {
+        json_t *extra = json_object();
+        for (size_t i = 0; i < u->n_extra; i++)
+            json_object_set_new(extra, u->extra_keys[i], json_pack("[s]", u->extra_values[i]));
+        json_object_set_new(info, "extra", extra);
+    }
+    json_t *review = json_pack("{s:s, s:s, s:{s:n}, s:{s:o}}", "kind", "SelfSubjectReview",
+                               "apiVersion", "authentication.k8s.io/v1", "metadata",
+                               "creationTimestamp", "status", "userInfo", info);
+    sk_call_reply_json(call, 201, sk_call_keep(call, review));
+    return SK_STEP_DONE;
 }
 
 /* A cached, immutable document (discovery, OpenAPI, version), or 404. */

@@ -38,7 +38,18 @@ typedef struct sk_http_req {
      * reject_msg (borrowed during sk_api_call_start). */
     sk_err reject;
     const char *reject_msg;
+    /* The connection: TLS or not, and the client certificate it showed:
+     * SK_PEER_CERT_NONE, _VALID (peer_cn and peer_orgs, borrowed during
+     * sk_api_call_start, are its subject's CN and O values) or _INVALID
+     * (not issued by the trusted CA, expired, or not for client auth). */
+    int tls;
+    int peer_cert;
+    const char *peer_cn;
+    const char *const *peer_orgs;
+    size_t n_peer_orgs;
 } sk_http_req;
+
+enum { SK_PEER_CERT_NONE = 0, SK_PEER_CERT_VALID = 1, SK_PEER_CERT_INVALID = -1 };
 
 /* Called once, from another thread, when a waiting call can go on. */
 typedef void (*sk_api_wake_fn)(void *arg);

@@ -166,6 +166,9 @@ void sk_route_resolve(const char *method, const char *const *segs, size_t n, int
         fixed(out, method, SK_ROUTE_METRICS);
     } else if (n == 2 && is(first, "debug") && is(segs[1], "consistency")) {
         fixed(out, method, SK_ROUTE_CONSISTENCY);
+    } else if (n == 4 && is(first, "apis") && is(segs[1], "authentication.k8s.io") &&
+               is(segs[2], "v1") && is(segs[3], "selfsubjectreviews")) {
+        out->kind = is(method, "POST") ? SK_ROUTE_SELF_SUBJECT_REVIEW : SK_ROUTE_NOT_ALLOWED;
     } else if (n == 1 && is(first, "version")) {
         fixed(out, method, SK_ROUTE_VERSION);
     } else if (n == 2 && is(first, "openapi") && is(segs[1], "v2")) {

@@ -25,6 +25,9 @@ typedef enum {
     SK_ROUTE_HEALTH,      /* /healthz, /livez, /readyz: `doc` names which */
     SK_ROUTE_METRICS,
     SK_ROUTE_CONSISTENCY, /* /debug/consistency */
+    /* POST /apis/authentication.k8s.io/v1/selfsubjectreviews: answered from
+     * the request's user, never stored (kubectl auth whoami) */
+    SK_ROUTE_SELF_SUBJECT_REVIEW,
     SK_ROUTE_VERSION,
     SK_ROUTE_OPENAPI_V2,
     SK_ROUTE_OPENAPI_V3_ROOT,

@@ -70,6 +70,8 @@ int sk_verb_review(sk_api_call *call);
 int sk_endpoint_health(sk_api_call *call);
 int sk_endpoint_metrics(sk_api_call *call);
 int sk_endpoint_consistency(sk_api_call *call);
+/* SelfSubjectReview create: the call's user as kube's UserInfo, 201. */
+int sk_endpoint_self_subject_review(sk_api_call *call);
 /* Discovery, OpenAPI and /version: cached documents. */
 int sk_endpoint_document(sk_api_call *call);
 

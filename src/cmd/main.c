@@ -9,12 +9,16 @@
  */
 #include "cmd/server.h"
 #include "core/check.h"
+#include "http/pki.h"
+#include "kube/tokenfile.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "ctl/compactor.h"
+#include "kube/options.h"
 #include "kube/svcrange.h"
 #include "store/store.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -43,6 +47,8 @@
 #define DEFAULT_HEADER_TIMEOUT_S 10
 #define IDLE_CONNECTION_TIMEOUT_S 90 /* kube-apiserver's IdleTimeout for keep-alive connections */
 #define FD_RESERVE 256 /* descriptors kept for the database, logs and the listener */
+#define MAX_TLS_SANS 64
+#define MAX_TOKEN_FILE_BYTES (16 * 1024 * 1024)
 
 typedef struct options {
     const char *listen;
@@ -64,6 +70,13 @@ typedef struct options {
     int64_t header_timeout_s;
     const char *service_cidr, *node_ports;
     int always_allow; /* --authorization-mode=AlwaysAllow */
+    int plain_http;
+    const char *tls_cert_file, *tls_key_file, *client_ca_file, *client_ca_key_file;
+    const char *advertise_address;
+    const char *tls_sans[MAX_TLS_SANS];
+    size_t n_tls_sans;
+    const char *token_auth_file;
+    int anonymous_auth;
     int verbose;
 } options;
 
@@ -122,6 +135,23 @@ static void usage(FILE *f)
         "                           (default " SK_NODE_PORTS_DEFAULT ")\n"
         "  --authorization-mode MODE  serve: RBAC (default) or AlwaysAllow; applies to\n"
         "                           requests with an authenticated identity\n"
+        "  --plain-http             serve: plain HTTP instead of HTTPS, on a loopback\n"
+        "                           address only; requests without credentials are trusted\n"
+        "                           (user system:unsecured, group system:masters)\n"
+        "  --tls-cert-file FILE     serve: the serving certificate (PEM; default: one\n"
+        "                           signed by the client CA at every start, DIR/apiserver.crt)\n"
+        "  --tls-private-key-file FILE  its private key (PEM)\n"
+        "  --client-ca-file FILE    serve: the CA client certificates are verified against\n"
+        "                           (default DIR/ca.crt, generated on first start)\n"
+        "  --client-ca-key-file FILE  its key: signs the serving certificate and the\n"
+        "                           kubeconfig's admin certificate (default DIR/ca.key)\n"
+        "  --tls-san NAME           serve: another IP or DNS name in the generated serving\n"
+        "                           certificate (repeatable, or comma-separated)\n"
+        "  --advertise-address IP   serve: this server's address for clients (a SAN too)\n"
+        "  --token-auth-file FILE   serve: static bearer tokens, kube's CSV:\n"
+        "                           token,user,uid,\"group1,group2\"\n"
+        "  --anonymous-auth[=BOOL]  serve: requests without credentials are\n"
+        "                           system:anonymous instead of 401 (default false)\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",
@@ -192,7 +222,8 @@ static int mkdir_p(const char *dir)
 static int restrict_data_dir(const char *dir)
 {
     static const char *const files[] = {"sqlkube.db", "sqlkube.db-wal", "sqlkube.db-shm",
-                                        "sqlkube.db-journal", "kubeconfig"};
+                                        "sqlkube.db-journal", "kubeconfig", "ca.key",
+                                        "apiserver.key"};
     if (chmod(dir, 0700) < 0)
         return -1;
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
@@ -204,12 +235,55 @@ static int restrict_data_dir(const char *dir)
     return 0;
 }
 
-/* Writes DIR/kubeconfig pointing at the server, atomically (rename). */
-static int write_kubeconfig(const char *dir, const char *listen)
+/* Standard base64 of the NUL-terminated text, new. */
+static char *base64(const char *text)
 {
-    char path[4096], tmp[4200];
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *in = (const unsigned char *)text;
+    size_t n = strlen(text);
+    char *out = malloc(4 * ((n + 2) / 3) + 1), *o = out;
+    SK_CHECK_ALLOC(out);
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) |
+                     (i + 2 < n ? in[i + 2] : 0);
+        *o++ = alphabet[v >> 18 & 63];
+        *o++ = alphabet[v >> 12 & 63];
+        *o++ = i + 1 < n ? alphabet[v >> 6 & 63] : '=';
+        *o++ = i + 2 < n ? alphabet[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Writes "  KEY: base64(pem)" (nothing for NULL). */
+static void put_data(FILE *f, const char *indent, const char *key, const char *pem)
+{
+    if (!pem)
+        return;
+    char *b = base64(pem);
+    fprintf(f, "%s%s: %s\n", indent, key, b);
+    free(b);
+}
+
+/* The host clients reach a listen address at: a wildcard means this host. */
+static void client_host(const char *listen, char *host, size_t n)
+{
+    const char *colon = strrchr(listen, ':');
+    size_t len = colon ? (size_t)(colon - listen) : strlen(listen);
+    snprintf(host, n, "%.*s", (int)len, listen);
+    if (strcmp(host, "0.0.0.0") == 0)
+        snprintf(host, n, "127.0.0.1");
+}
+
+/* Writes DIR/kubeconfig pointing at the server, atomically (rename): with
+ * TLS (pki non-NULL) the CA to trust and the admin client certificate. */
+static int write_kubeconfig(const char *dir, const char *listen, const sk_pki *pki)
+{
+    char path[4096], tmp[4200], host[256];
     snprintf(path, sizeof path, "%s/kubeconfig", dir);
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    client_host(listen, host, sizeof host);
     FILE *f = fopen(tmp, "w");
     if (!f)
         return -1;
@@ -219,23 +293,99 @@ static int write_kubeconfig(const char *dir, const char *listen)
             "clusters:\n"
             "- name: sqlkube\n"
             "  cluster:\n"
-            "    server: http://%s\n"
-            "contexts:\n"
-            "- name: sqlkube\n"
-            "  context:\n"
-            "    cluster: sqlkube\n"
-            "    user: sqlkube\n"
-            "    namespace: default\n"
-            "current-context: sqlkube\n"
-            "users:\n"
-            "- name: sqlkube\n"
-            "  user: {}\n",
-            listen);
+            "    server: %s://%s%s\n",
+            pki ? "https" : "http", host, strrchr(listen, ':'));
+    put_data(f, "    ", "certificate-authority-data", pki ? pki->ca_pem : NULL);
+    fprintf(f, "contexts:\n"
+               "- name: sqlkube\n"
+               "  context:\n"
+               "    cluster: sqlkube\n"
+               "    user: sqlkube\n"
+               "    namespace: default\n"
+               "current-context: sqlkube\n"
+               "users:\n"
+               "- name: sqlkube\n");
+    if (pki && pki->admin_cert_pem) {
+        fprintf(f, "  user:\n");
+        put_data(f, "    ", "client-certificate-data", pki->admin_cert_pem);
+        put_data(f, "    ", "client-key-data", pki->admin_key_pem);
+    } else {
+        fprintf(f, "  user: {}\n");
+    }
     if (fclose(f) != 0 || rename(tmp, path) != 0) {
         unlink(tmp);
         return -1;
     }
     return 0;
+}
+
+/* The serving certificate's names: kube-apiserver's (localhost, the
+ * kubernetes Service's names and IP), this host's, the loopbacks, the
+ * listen and advertise addresses and every --tls-san. */
+static size_t serving_sans(const options *o, const char **sans, size_t cap, char *hostname,
+                           size_t hn, char *service_ip, char *listen_host, size_t ln)
+{
+    size_t n = 0;
+    static const char *const fixed[] = {"localhost", "kubernetes", "kubernetes.default",
+                                        "kubernetes.default.svc",
+                                        "kubernetes.default.svc.cluster.local", "127.0.0.1",
+                                        "::1"};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        sans[n++] = fixed[i];
+    if (gethostname(hostname, hn) == 0 && *hostname && strcmp(hostname, "localhost") != 0)
+        sans[n++] = hostname;
+    sk_svcrange range;
+    SK_CHECK(sk_svcrange_parse_cidr(o->service_cidr ? o->service_cidr : SK_SERVICE_CIDR_DEFAULT,
+                                    &range) == SK_OK);
+    sk_svcrange_format(&range, range.base, service_ip);
+    sans[n++] = service_ip;
+    client_host(o->listen, listen_host, ln);
+    if (strcmp(listen_host, "127.0.0.1") != 0)
+        sans[n++] = listen_host;
+    if (o->advertise_address)
+        sans[n++] = o->advertise_address;
+    for (size_t i = 0; i < o->n_tls_sans && n < cap; i++)
+        sans[n++] = o->tls_sans[i];
+    return n;
+}
+
+/* Reads and parses --token-auth-file. */
+static int load_tokens(const char *path, sk_tokenfile **out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail("cannot read --token-auth-file %s", path);
+    char *text = malloc(MAX_TOKEN_FILE_BYTES + 1);
+    SK_CHECK_ALLOC(text);
+    size_t n = fread(text, 1, MAX_TOKEN_FILE_BYTES + 1, f);
+    int bad = ferror(f) || n > MAX_TOKEN_FILE_BYTES;
+    fclose(f);
+    char *msg = NULL;
+    int rc = 0;
+    if (bad)
+        rc = fail("cannot read --token-auth-file %s (I/O error or over 16 MiB)", path);
+    else if (sk_tokenfile_parse(text, n, out, &msg) != SK_OK) {
+        fprintf(stderr, "sqlkube: invalid --token-auth-file %s: %s\n", path,
+                msg ? msg : "not CSV");
+        rc = 1;
+    }
+    explicit_bzero(text, n);
+    free(text);
+    free(msg);
+    return rc;
+}
+
+/* Non-zero if the listen address is on the loopback network (127/8). */
+static int listen_is_loopback(const char *listen)
+{
+    const char *colon = strrchr(listen, ':');
+    char host[64];
+    struct in_addr a;
+    if (!colon || (size_t)(colon - listen) >= sizeof host)
+        return 0;
+    memcpy(host, listen, (size_t)(colon - listen));
+    host[colon - listen] = '\0';
+    return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
 
 /* Every connection is a descriptor: raises the open-file limit to its hard
@@ -268,6 +418,35 @@ static int cmd_serve(const options *o, const char *db)
     mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     if (mkdir_p(o->data_dir) < 0 || restrict_data_dir(o->data_dir) < 0)
         return fail("cannot create a private data directory %s", o->data_dir);
+    if (o->plain_http && !listen_is_loopback(o->listen))
+        return fail("--plain-http serves without TLS or authentication: it is refused on %s, "
+                    "which is not a loopback address",
+                    o->listen);
+    sk_tokenfile *tokens = NULL;
+    if (o->token_auth_file && load_tokens(o->token_auth_file, &tokens) != 0)
+        return 1;
+    sk_pki pki = {0};
+    if (!o->plain_http) {
+        const char *sans[MAX_TLS_SANS + 16];
+        char hostname[256] = "", service_ip[64], listen_host[256];
+        sk_pki_config pc = {
+            .dir = o->data_dir,
+            .cert_file = o->tls_cert_file,
+            .key_file = o->tls_key_file,
+            .ca_file = o->client_ca_file,
+            .ca_key_file = o->client_ca_key_file,
+            .sans = sans,
+        };
+        pc.n_sans = serving_sans(o, sans, sizeof sans / sizeof *sans, hostname, sizeof hostname,
+                                 service_ip, listen_host, sizeof listen_host);
+        char *perr = NULL;
+        if (sk_pki_load(&pc, &pki, &perr) < 0) {
+            fail("%s", perr ? perr : "cannot set up TLS");
+            free(perr);
+            sk_tokenfile_free(tokens);
+            return 1;
+        }
+    }
     /* Test-only fault injection (sk_cache_config); never set in production. */
     const char *drop = getenv("SQLKUBE_TEST_DROP_REVISION");
     sk_server_config cfg = {
@@ -296,21 +475,34 @@ static int cmd_serve(const options *o, const char *db)
         .idle_timeout_s = IDLE_CONNECTION_TIMEOUT_S,
         .drop_rev_once = drop ? sk_parse_i64(drop) : 0,
         .corrupt_key_once = getenv("SQLKUBE_TEST_CORRUPT_OBJECT"),
+        .tls_cert_pem = pki.serving_cert_pem,
+        .tls_key_pem = pki.serving_key_pem,
+        .tls_trust_pem = pki.ca_pem,
+        .authn = {.tokens = tokens,
+                  .anonymous = o->anonymous_auth,
+                  .trust_unauthenticated = o->plain_http},
     };
     char *msg = NULL;
+    int rc = 1;
     sk_server *srv = sk_server_start(&cfg, &msg);
     if (!srv) {
         fail("%s", msg ? msg : "cannot start");
         free(msg);
-        return 1;
+        goto out;
     }
-    int rc = 1;
-    if (write_kubeconfig(o->data_dir, o->listen) < 0) {
+    if (write_kubeconfig(o->data_dir, o->listen, o->plain_http ? NULL : &pki) < 0) {
         fail("cannot write %s/kubeconfig", o->data_dir);
         goto out;
     }
-    sk_log_info("sqlkube %s serving on http://%s (%s store)", SK_VERSION, o->listen,
-                sk_server_backend(srv));
+    sk_log_info("sqlkube %s serving on %s://%s (%s store)", SK_VERSION,
+                o->plain_http ? "http" : "https", o->listen, sk_server_backend(srv));
+    if (o->plain_http)
+        sk_log_warn("plain HTTP (--plain-http): requests without credentials are trusted as "
+                    "system:unsecured in system:masters; bearer tokens sent are still checked");
+    else if (!pki.admin_cert_pem)
+        sk_log_warn("no client CA key (--client-ca-key-file): %s/kubeconfig has no client "
+                    "certificate",
+                    o->data_dir);
     if (o->etcd_listen)
         sk_log_info("serving the etcd v3 API on %s", o->etcd_listen);
     sigset_t set;
@@ -323,6 +515,8 @@ static int cmd_serve(const options *o, const char *db)
     rc = 0;
 out:
     sk_server_stop(srv);
+    sk_pki_clear(&pki);
+    sk_tokenfile_free(tokens);
     return rc;
 }
 
@@ -402,6 +596,15 @@ int main(int argc, char **argv)
         {"service-cluster-ip-range", required_argument, NULL, 'I'},
         {"service-node-port-range", required_argument, NULL, 'N'},
         {"authorization-mode", required_argument, NULL, 'Z'},
+        {"plain-http", no_argument, NULL, 'p'},
+        {"tls-cert-file", required_argument, NULL, 1001},
+        {"tls-private-key-file", required_argument, NULL, 1002},
+        {"client-ca-file", required_argument, NULL, 1003},
+        {"client-ca-key-file", required_argument, NULL, 1004},
+        {"tls-san", required_argument, NULL, 1005},
+        {"advertise-address", required_argument, NULL, 1006},
+        {"token-auth-file", required_argument, NULL, 1007},
+        {"anonymous-auth", optional_argument, NULL, 1008},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -518,6 +721,41 @@ int main(int argc, char **argv)
                 o.always_allow = 1;
             else
                 return fail("invalid --authorization-mode %s: want RBAC or AlwaysAllow", optarg);
+        case 'p':
+            o.plain_http = 1;
+            break;
+        case 1001:
+            o.tls_cert_file = optarg;
+            break;
+        case 1002:
+            o.tls_key_file = optarg;
+            break;
+        case 1003:
+            o.client_ca_file = optarg;
+            break;
+        case 1004:
+            o.client_ca_key_file = optarg;
+            break;
+        case 1005:
+            for (char *name = strtok(optarg, ","); name; name = strtok(NULL, ",")) {
+                if (o.n_tls_sans == MAX_TLS_SANS)
+                    return fail("too many --tls-san names: at most %s", "64");
+                o.tls_sans[o.n_tls_sans++] = name;
+            }
+            break;
+        case 1006: {
+            unsigned char ip[16];
+            if (inet_pton(AF_INET, optarg, ip) != 1 && inet_pton(AF_INET6, optarg, ip) != 1)
+                return fail("invalid --advertise-address %s: want an IP address", optarg);
+            o.advertise_address = optarg;
+            break;
+        }
+        case 1007:
+            o.token_auth_file = optarg;
+            break;
+        case 1008:
+            if ((o.anonymous_auth = optarg ? sk_parse_bool(optarg) : 1) < 0)
+                return fail("invalid --anonymous-auth %s: want true or false", optarg);
             break;
         case 'v':
             o.verbose = 1;
@@ -543,6 +781,10 @@ int main(int argc, char **argv)
     }
     if (o.verbose)
         sk_log_set_level(SK_LOG_DEBUG);
+    if (!o.tls_cert_file != !o.tls_key_file)
+        return fail("--tls-cert-file and --tls-private-key-file go together%s", "");
+    if (o.client_ca_key_file && !o.client_ca_file)
+        return fail("--client-ca-key-file needs --client-ca-file%s", "");
 
     char dbbuf[4200];
     const char *db = o.db;

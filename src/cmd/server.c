@@ -205,6 +205,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         .service_cluster_ip_range = cfg->service_cidr,
         .service_node_port_range = cfg->node_ports,
         .always_allow = cfg->authorization_always_allow,
+        .authn = cfg->authn,
     };
     srv->api = sk_api_new(&deps, &ac);
     sk_http_config hc = {
@@ -213,6 +214,9 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         .max_connections_per_ip = cfg->max_connections_per_ip,
         .header_timeout_s = cfg->header_timeout_s,
         .idle_timeout_s = cfg->idle_timeout_s,
+        .tls_cert_pem = cfg->tls_cert_pem,
+        .tls_key_pem = cfg->tls_key_pem,
+        .tls_trust_pem = cfg->tls_trust_pem,
     };
     if (sk_http_start(&hc, srv->api, &srv->http, &msg) < 0) {
         *errmsg = msg ? msg : message("cannot start the HTTP server on %s", cfg->listen);

@@ -9,6 +9,8 @@
 #ifndef SK_CMD_SERVER_H
 #define SK_CMD_SERVER_H
 
+#include "api/authn.h"
+
 #include <stdint.h>
 
 typedef struct sk_server_config {
@@ -27,6 +29,9 @@ typedef struct sk_server_config {
     /* Service ranges (NULL: kube's defaults), checked by kube/svcrange.h. */
     const char *service_cidr, *node_ports;
     int authorization_always_allow; /* --authorization-mode=AlwaysAllow */
+    /* TLS material as PEM (NULL cert: plain HTTP), see http/server.h. */
+    const char *tls_cert_pem, *tls_key_pem, *tls_trust_pem;
+    sk_authn_config authn; /* its token file borrowed */
     /* Test-only fault injection (sk_cache_config): NULL/0 in production. */
     int64_t drop_rev_once;
     const char *corrupt_key_once;

@@ -26,6 +26,10 @@
  * MHD closes its descriptor (MHD notifies CLOSED first), so the sweeper
  * never touches a descriptor that may have been reused.
  *
+ * TLS: the client certificate is checked when a connection's first request
+ * header is complete (the handshake is over by then) and the result is kept
+ * in its conn_sock for the connection's later requests.
+ *
  * Lifetime: a conn_ctx (and its API call) is freed only in MHD's
  * request-completed callback, never inside the content reader or a wake.
  */
@@ -40,6 +44,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -53,12 +59,20 @@
 #define POOL_THREADS 4
 #define STREAM_BLOCK (64 * 1024)
 #define SWEEP_INTERVAL_MS 1000
+#define MAX_PEER_ORGS 32
+#define MAX_DN_VALUE 1024
+/* TLS 1.2 and 1.3 only, GnuTLS's default suites otherwise. */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 typedef struct conn_sock {
     struct conn_sock *prev, *next;
     int fd;
     int64_t header_deadline_ms;
     int fresh; /* on the fresh list */
+    int peer_checked, peer_cert; /* peer_cert: SK_PEER_CERT_* */
+    char *peer_cn;
+    char *peer_orgs[MAX_PEER_ORGS];
+    size_t n_peer_orgs;
 } conn_sock;
 
 struct sk_http_server {
@@ -69,6 +83,7 @@ struct sk_http_server {
     pthread_mutex_t fresh_mu;
     conn_sock *fresh_head, *fresh_tail; /* no complete request header yet, oldest first */
     sk_ticker *sweeper;
+    char *tls_cert, *tls_key, *tls_trust; /* NULL: plain HTTP */
 };
 
 typedef struct conn_ctx {
@@ -82,6 +97,7 @@ typedef struct conn_ctx {
     char *reject_msg;
     sk_buf body;
     int too_large;
+    const conn_sock *sock; /* the connection's, for its client certificate */
     sk_api_call *call;
     pthread_mutex_t mu;
     int suspended;
@@ -137,14 +153,80 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     pthread_mutex_lock(&srv->fresh_mu);
     fresh_unlink(srv, cs);
     pthread_mutex_unlock(&srv->fresh_mu);
+    free(cs->peer_cn);
+    for (size_t i = 0; i < cs->n_peer_orgs; i++)
+        free(cs->peer_orgs[i]);
     free(cs);
     *socket_context = NULL;
 }
 
+/* One value of attribute oid (index idx) of crt's subject, new; NULL when
+ * there is none. *bad is set for a value too long to be a name. */
+static char *subject_value(gnutls_x509_crt_t crt, const char *oid, unsigned idx, int *bad)
+{
+    char value[MAX_DN_VALUE];
+    size_t size = sizeof value;
+    int r = gnutls_x509_crt_get_dn_by_oid(crt, oid, idx, 0, value, &size);
+    if (r == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
+        return NULL;
+    if (r < 0 || size >= sizeof value || strlen(value) != size) {
+        *bad = 1;
+        return NULL;
+    }
+    char *copy = strdup(value);
+    SK_CHECK_ALLOC(copy);
+    return copy;
+}
+
+/* Verifies the client certificate the TLS session carries, if any, against
+ * the trusted CA (MHD's credentials hold it) for client authentication,
+ * and keeps its subject in cs. */
+static void check_peer(sk_http_server *srv, struct MHD_Connection *conn, conn_sock *cs)
+{
+    cs->peer_checked = 1;
+    cs->peer_cert = SK_PEER_CERT_NONE;
+    const union MHD_ConnectionInfo *ci =
+        srv->tls_cert ? MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION) : NULL;
+    if (!ci || !ci->tls_session)
+        return;
+    gnutls_session_t session = (gnutls_session_t)ci->tls_session;
+    unsigned n = 0;
+    const gnutls_datum_t *peers = gnutls_certificate_get_peers(session, &n);
+    if (!peers || n == 0)
+        return;
+    cs->peer_cert = SK_PEER_CERT_INVALID;
+    gnutls_typed_vdata_st purpose = {.type = GNUTLS_DT_KEY_PURPOSE_OID,
+                                     .data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT};
+    unsigned status = 0;
+    if (gnutls_certificate_verify_peers(session, &purpose, 1, &status) < 0 || status != 0)
+        return;
+    gnutls_x509_crt_t crt;
+    if (gnutls_x509_crt_init(&crt) < 0)
+        return;
+    int bad = 0;
+    if (gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) == 0) {
+        cs->peer_cn = subject_value(crt, GNUTLS_OID_X520_COMMON_NAME, 0, &bad);
+        for (unsigned i = 0; !bad; i++) {
+            char *org = subject_value(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, &bad);
+            if (!org)
+                break;
+            if (cs->n_peer_orgs == MAX_PEER_ORGS) {
+                free(org);
+                bad = 1;
+                break;
+            }
+            cs->peer_orgs[cs->n_peer_orgs++] = org;
+        }
+        if (!bad)
+            cs->peer_cert = SK_PEER_CERT_VALID;
+    }
+    gnutls_x509_crt_deinit(crt);
+}
+
 /* A request header is complete: the connection is no longer fresh, and from
  * now on it may idle (between keep-alive requests, while a body trickles)
- * for the idle timeout. */
-static void connection_settled(sk_http_server *srv, struct MHD_Connection *conn)
+ * for the idle timeout. Returns its conn_sock (NULL if MHD has none). */
+static conn_sock *connection_settled(sk_http_server *srv, struct MHD_Connection *conn)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -153,9 +235,12 @@ static void connection_settled(sk_http_server *srv, struct MHD_Connection *conn)
         pthread_mutex_lock(&srv->fresh_mu);
         fresh_unlink(srv, cs);
         pthread_mutex_unlock(&srv->fresh_mu);
+        if (!cs->peer_checked)
+            check_peer(srv, conn, cs);
     }
     MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
                               (unsigned int)srv->idle_timeout_s);
+    return cs;
 }
 
 static int64_t sweep_fresh(void *arg)
@@ -360,6 +445,11 @@ static void start_call(conn_ctx *cc)
         .body_too_large = cc->too_large,
         .reject = cc->reject,
         .reject_msg = cc->reject_msg,
+        .tls = cc->srv->tls_cert != NULL,
+        .peer_cert = cc->sock ? cc->sock->peer_cert : SK_PEER_CERT_NONE,
+        .peer_cn = cc->sock ? cc->sock->peer_cn : NULL,
+        .peer_orgs = cc->sock ? (const char *const *)cc->sock->peer_orgs : NULL,
+        .n_peer_orgs = cc->sock ? cc->sock->n_peer_orgs : 0,
     };
     cc->call = sk_api_call_start(cc->srv->api, &req, conn_wake, cc);
 }
@@ -373,7 +463,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!cc->started) {
         cc->started = 1;
         cc->method = method;
-        connection_settled(cc->srv, conn);
+        cc->sock = connection_settled(cc->srv, conn);
         settle_request(cc);
         if (!cc->too_large && cc->reject == SK_OK)
             return MHD_YES; /* the body, if any, comes next */
@@ -457,6 +547,15 @@ static int bind_listen(const char *addr, int *fd_out, char **errmsg)
     return 0;
 }
 
+static void free_tls(sk_http_server *srv)
+{
+    if (srv->tls_key)
+        explicit_bzero(srv->tls_key, strlen(srv->tls_key));
+    free(srv->tls_cert);
+    free(srv->tls_key);
+    free(srv->tls_trust);
+}
+
 int sk_http_start(const sk_http_config *cfg, sk_api *api, sk_http_server **out, char **errmsg)
 {
     int fd;
@@ -468,22 +567,33 @@ int sk_http_start(const sk_http_config *cfg, sk_api *api, sk_http_server **out, 
     srv->header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10;
     srv->idle_timeout_s = cfg->idle_timeout_s > 0 ? cfg->idle_timeout_s : 90;
     pthread_mutex_init(&srv->fresh_mu, NULL);
+    if (cfg->tls_cert_pem) {
+        srv->tls_cert = strdup(cfg->tls_cert_pem);
+        srv->tls_key = strdup(cfg->tls_key_pem);
+        srv->tls_trust = strdup(cfg->tls_trust_pem);
+        SK_CHECK(srv->tls_cert && srv->tls_key && srv->tls_trust);
+    }
     /* A fresh connection may idle for the header timeout (MHD's default
      * timeout); connection_settled gives it the idle timeout afterwards. */
     srv->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
-            MHD_USE_ERROR_LOG,
+            MHD_USE_ERROR_LOG | (srv->tls_cert ? MHD_USE_TLS : 0),
         0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)POOL_THREADS, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
         on_connection, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->header_timeout_s,
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        cfg->max_connections_per_ip, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+        cfg->max_connections_per_ip, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        /* Options MHD reads only with MHD_USE_TLS; the list ends early without TLS. */
+        srv->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, srv->tls_cert,
+        MHD_OPTION_HTTPS_MEM_KEY, srv->tls_key, MHD_OPTION_HTTPS_MEM_TRUST, srv->tls_trust,
+        MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES, MHD_OPTION_END);
     if (!srv->daemon) {
         if (asprintf(errmsg, "cannot start the HTTP server on %s", cfg->listen) < 0)
             *errmsg = NULL;
         close(fd);
         pthread_mutex_destroy(&srv->fresh_mu);
+        free_tls(srv);
         free(srv);
         return -1;
     }
@@ -509,5 +619,6 @@ void sk_http_stop(sk_http_server *srv)
     sk_ticker_stop(srv->sweeper);
     MHD_stop_daemon(srv->daemon); /* also closes the listening socket, unless quiesced */
     pthread_mutex_destroy(&srv->fresh_mu);
+    free_tls(srv);
     free(srv);
 }

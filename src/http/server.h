@@ -13,6 +13,15 @@
  * a complete request header within header_timeout_s is closed, idle
  * keep-alive connections are closed after idle_timeout_s, and a body whose
  * declared length is over the limit is refused before it is read.
+ *
+ * TLS (GnuTLS through MHD): TLS 1.2 and 1.3 only; a client renegotiation
+ * ends the connection (MHD never renegotiates, GnuTLS reports it as an
+ * error); a handshake is a connection without a request header, so it gets
+ * header_timeout_s like any slow client. A client certificate is asked for,
+ * never required: it is verified (chain to the trusted CA, validity dates,
+ * client-auth purpose) once per connection, and the request carries its
+ * subject, or the fact that it failed, to the API's authenticator, which
+ * answers 401 as kube-apiserver does rather than failing the handshake.
  */
 #ifndef SK_HTTP_SERVER_H
 #define SK_HTTP_SERVER_H
@@ -27,6 +36,9 @@ typedef struct sk_http_config {
     unsigned max_connections_per_ip; /* from one client address at most; 0: no cap */
     int header_timeout_s;            /* a new connection's first request header within */
     int idle_timeout_s;              /* a connection with nothing in flight is closed after */
+    /* TLS material as PEM (copied): NULL tls_cert_pem serves plain HTTP.
+     * tls_trust_pem: the CA client certificates are verified against. */
+    const char *tls_cert_pem, *tls_key_pem, *tls_trust_pem;
 } sk_http_config;
 
 /* Binds cfg->listen and starts serving api (borrowed). On failure *errmsg

@@ -16,9 +16,16 @@ Configuration is process-global (CONFIG) and set by tests/e2e/run.py:
                   (tests/support/pg.sh).
   CONFIG.work_dir root for data dirs and logs of this run
 
+Servers start with --plain-http (trusted, unauthenticated HTTP on 127.0.0.1)
+unless a test asks for TLS: Server(tls=True), or `server_tls = True` on a
+ServerTestCase class. A TLS server's request() speaks HTTPS with the CA and
+the admin client certificate of the kubeconfig sqlkube wrote (client_cert=
+False: none), and kubectl uses that kubeconfig as is.
+
 Stdlib only; run with /usr/bin/python3.
 """
 
+import base64
 import http.client
 import itertools
 import json
@@ -27,6 +34,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -126,10 +134,12 @@ class Response:
 class Server:
     """One sqlkube process (restartable on the same data dir and database)."""
 
-    def __init__(self, name="server", db_url=None, extra_args=(), env=None):
+    def __init__(self, name="server", db_url=None, extra_args=(), env=None, tls=False):
         root = CONFIG.ensure_work_dir()
+        self.tls = tls
         # Watches end within a second of SIGTERM (well inside STOP_GRACE).
-        self.extra_args = ["--watch-grace", "1"] + list(extra_args)
+        self.extra_args = (["--watch-grace", "1"] + ([] if tls else ["--plain-http"])
+                           + list(extra_args))
         self.env = env
         n = next(_counter)
         self.name = "%s-%d" % (re.sub(r"[^A-Za-z0-9_]+", "_", name), n)
@@ -156,7 +166,32 @@ class Server:
 
     @property
     def base_url(self):
-        return "http://127.0.0.1:%d" % self.port
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http", self.port)
+
+    def kubeconfig_pem(self, key):
+        """A PEM the kubeconfig carries (certificate-authority-data,
+        client-certificate-data, client-key-data), written to a file in the
+        data dir; returns its path, or None if the kubeconfig has none."""
+        with open(self.kubeconfig) as f:
+            m = re.search(r"^\s*%s: (\S+)$" % re.escape(key), f.read(), re.M)
+        if not m:
+            return None
+        path = os.path.join(self.data_dir, "harness-%s.pem" % key)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(base64.b64decode(m.group(1)))
+        return path
+
+    def ssl_context(self, client_cert=True):
+        """An SSL context trusting the kubeconfig's CA, with its admin client
+        certificate unless client_cert is False (or a (cert, key) pair)."""
+        ctx = ssl.create_default_context(cafile=self.kubeconfig_pem("certificate-authority-data"))
+        if client_cert is True:
+            ctx.load_cert_chain(self.kubeconfig_pem("client-certificate-data"),
+                                self.kubeconfig_pem("client-key-data"))
+        elif client_cert:
+            ctx.load_cert_chain(*client_cert)
+        return ctx
 
     def command(self):
         if not os.access(CONFIG.binary, os.X_OK):
@@ -220,6 +255,8 @@ class Server:
                 raise HarnessError("sqlkube exited with status %s before becoming ready; log %s:\n%s"
                                    % (rc, self.log_path, self.log_tail()))
             try:
+                if self.tls and not os.path.exists(self.kubeconfig):
+                    raise OSError("no kubeconfig yet")
                 r = self.request("GET", "/readyz", timeout=2)
                 if r.status == 200:
                     if not os.path.exists(self.kubeconfig):
@@ -292,8 +329,10 @@ class Server:
 
     # --- clients -----------------------------------------------------------
 
-    def request(self, method, path, body=None, headers=None, timeout=HTTP_TIMEOUT):
-        """Raw HTTP request; body may be bytes, str or a JSON-able object.
+    def request(self, method, path, body=None, headers=None, timeout=HTTP_TIMEOUT,
+                client_cert=True):
+        """Raw HTTP(S) request; body may be bytes, str or a JSON-able object.
+        client_cert: as ssl_context's (TLS servers only).
 
         Returns a Response for any status (never raises for 4xx/5xx).
         """
@@ -304,7 +343,11 @@ class Server:
         if isinstance(body, str):
             body = body.encode("utf-8")
         hdrs.setdefault("Accept", "application/json")
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        if self.tls:
+            conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                               context=self.ssl_context(client_cert))
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             send_error = None
             try:
@@ -367,11 +410,14 @@ class ServerTestCase:
 
     server = None
     server_name = None
+    server_tls = False
+    server_args = ()
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.server = Server(cls.server_name or cls.__name__)
+        cls.server = Server(cls.server_name or cls.__name__, extra_args=cls.server_args,
+                            tls=cls.server_tls)
         try:
             cls.server.start()
         except BaseException:
