@@ -98,7 +98,7 @@ def wait_for(fn, timeout=600):
 def run(args, backend, db_url):
     work = tempfile.mkdtemp(prefix="sk-lbench-")
     port = free_port()
-    cmd = [args.bin, "serve", "--listen", "127.0.0.1:%d" % port, "--data-dir", work]
+    cmd = [args.bin, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % port, "--data-dir", work]
     if db_url:
         cmd += ["--db", db_url]
     log = open(os.path.join(work, "server.log"), "w")

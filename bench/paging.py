@@ -139,7 +139,7 @@ class Server:
         self.port = free_port()
         with open(log, "a") as err:
             self.proc = subprocess.Popen(
-                [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
+                [self.binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % self.port, "--data-dir",
                  self.data_dir, "--db", self.db, "--compact-interval", "0"] + self.extra,
                 stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.time() + 30

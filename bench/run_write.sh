@@ -65,7 +65,7 @@ start_server() {
     mkdir -p "$dir"
     for _ in 1 2 3 4 5; do
         PORT=$((20000 + RANDOM % 40000))
-        "$SQLKUBE_BIN" serve --listen "127.0.0.1:$PORT" --data-dir "$dir" ${db:+--db "$db"} \
+        "$SQLKUBE_BIN" serve --plain-http --listen "127.0.0.1:$PORT" --data-dir "$dir" ${db:+--db "$db"} \
             >>"$dir/server.log" 2>&1 </dev/null &
         SERVER_PID=$!
         for _ in $(seq 1 100); do

@@ -38,11 +38,10 @@ typedef struct sk_http_req {
      * reject_msg (borrowed during sk_api_call_start). */
     sk_err reject;
     const char *reject_msg;
-    /* The connection: TLS or not, and the client certificate it showed:
+    /* The client certificate the connection showed (TLS only):
      * SK_PEER_CERT_NONE, _VALID (peer_cn and peer_orgs, borrowed during
      * sk_api_call_start, are its subject's CN and O values) or _INVALID
      * (not issued by the trusted CA, expired, or not for client auth). */
-    int tls;
     int peer_cert;
     const char *peer_cn;
     const char *const *peer_orgs;

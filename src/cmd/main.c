@@ -739,7 +739,7 @@ int main(int argc, char **argv)
         case 1005:
             for (char *name = strtok(optarg, ","); name; name = strtok(NULL, ",")) {
                 if (o.n_tls_sans == MAX_TLS_SANS)
-                    return fail("too many --tls-san names: at most %s", "64");
+                    return fail("%s", "too many --tls-san names: at most 64");
                 o.tls_sans[o.n_tls_sans++] = name;
             }
             break;
@@ -782,9 +782,11 @@ int main(int argc, char **argv)
     if (o.verbose)
         sk_log_set_level(SK_LOG_DEBUG);
     if (!o.tls_cert_file != !o.tls_key_file)
-        return fail("--tls-cert-file and --tls-private-key-file go together%s", "");
+        return fail("%s", "--tls-cert-file and --tls-private-key-file go together");
     if (o.client_ca_key_file && !o.client_ca_file)
-        return fail("--client-ca-key-file needs --client-ca-file%s", "");
+        return fail("%s", "--client-ca-key-file needs --client-ca-file");
+    if (o.plain_http && (o.tls_cert_file || o.client_ca_file || o.n_tls_sans))
+        return fail("%s", "--plain-http serves no TLS: drop the TLS flags");
 
     char dbbuf[4200];
     const char *db = o.db;

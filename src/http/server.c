@@ -445,7 +445,6 @@ static void start_call(conn_ctx *cc)
         .body_too_large = cc->too_large,
         .reject = cc->reject,
         .reject_msg = cc->reject_msg,
-        .tls = cc->srv->tls_cert != NULL,
         .peer_cert = cc->sock ? cc->sock->peer_cert : SK_PEER_CERT_NONE,
         .peer_cn = cc->sock ? cc->sock->peer_cn : NULL,
         .peer_orgs = cc->sock ? (const char *const *)cc->sock->peer_orgs : NULL,

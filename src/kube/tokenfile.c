@@ -9,6 +9,8 @@
  * Lookups scan every entry with a constant-time comparison: token files are
  * small (kube's is meant for a handful of bootstrap users), and the time a
  * failed lookup takes then says nothing about how close a guess was.
+ * Duplicates are settled once after parsing (sorted by token, then by
+ * line), so a large file costs O(n log n) at start, not O(n^2).
  */
 #include "kube/tokenfile.h"
 #include "core/arena.h"
@@ -22,6 +24,7 @@
 typedef struct entry {
     const char *token;
     size_t token_len;
+    size_t order; /* its record's position: the last of equal tokens wins */
     sk_user user;
 } entry;
 
@@ -141,25 +144,44 @@ static entry *find(const sk_tokenfile *t, const char *token, size_t token_len)
     return hit;
 }
 
-/* Adds or replaces (a later duplicate wins, as in kube's map) the record's user. */
+static int by_token_then_order(const void *pa, const void *pb)
+{
+    const entry *a = pa, *b = pb;
+    int c = strcmp(a->token, b->token);
+    return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+/* Keeps the last record of each token. */
+static void drop_duplicates(sk_tokenfile *t)
+{
+    if (t->n == 0)
+        return;
+    qsort(t->entries, t->n, sizeof *t->entries, by_token_then_order);
+    size_t kept = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (i + 1 < t->n && strcmp(t->entries[i].token, t->entries[i + 1].token) == 0)
+            continue;
+        t->entries[kept++] = t->entries[i];
+    }
+    t->n = kept;
+}
+
+/* Adds the record's user (duplicates are settled by drop_duplicates). */
 static void add_user(sk_tokenfile *t, const record *r)
 {
-    size_t token_len = strlen(r->fields[0]);
-    entry *e = find(t, r->fields[0], token_len);
-    if (!e) {
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? t->cap * 2 : 16;
-            entry *grown = sk_arena_alloc(t->arena, cap * sizeof *grown);
-            if (t->n)
-                memcpy(grown, t->entries, t->n * sizeof *grown);
-            t->entries = grown;
-            t->cap = cap;
-        }
-        e = &t->entries[t->n++];
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        entry *grown = sk_arena_alloc(t->arena, cap * sizeof *grown);
+        if (t->n)
+            memcpy(grown, t->entries, t->n * sizeof *grown);
+        t->entries = grown;
+        t->cap = cap;
     }
+    entry *e = &t->entries[t->n];
     memset(e, 0, sizeof *e);
+    e->order = t->n++;
     e->token = r->fields[0];
-    e->token_len = token_len;
+    e->token_len = strlen(r->fields[0]);
     e->user.name = r->fields[1];
     e->user.uid = r->fields[2];
     if (r->n < 4)
@@ -214,6 +236,7 @@ sk_err sk_tokenfile_parse(const char *text, size_t len, sk_tokenfile **out, char
         if (*r.fields[0])
             add_user(t, &r);
     }
+    drop_duplicates(t);
     *out = t;
     return SK_OK;
 }

@@ -417,6 +417,33 @@ class TlsModes(unittest.TestCase):
             p = b.kubectl("get", "configmap", "shared", "-o", "jsonpath={.data.k}")
             self.assertEqual((p.returncode, p.stdout), (0, "a"), describe(p))
 
+    def test_per_ip_connection_cap_over_tls(self):
+        """--max-connections-per-ip counts TLS connections: past the cap a
+        client from that address gets no handshake; others are served."""
+        s = self.start("tls-capped", extra_args=["--max-connections-per-ip", "8"])
+        ctx = s.ssl_context()
+        held = []
+        try:
+            for _ in range(8):
+                raw = socket.socket()
+                raw.bind(("127.0.0.9", 0))
+                raw.settimeout(10)
+                raw.connect(("127.0.0.1", s.port))
+                held.append(ctx.wrap_socket(raw, server_hostname="localhost"))
+            raw = socket.socket()
+            raw.bind(("127.0.0.9", 0))
+            raw.settimeout(10)
+            raw.connect(("127.0.0.1", s.port))
+            with self.assertRaises((ssl.SSLError, ConnectionResetError, OSError)):
+                held.append(ctx.wrap_socket(raw, server_hostname="localhost"))
+            held[0].sendall(b"GET /readyz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            self.assertTrue(held[0].recv(100).startswith(b"HTTP/1.1 200"))
+            self.assertEqual(s.request("GET", "/readyz", timeout=5).status, 200)
+        finally:
+            for c in held:
+                c.close()
+            raw.close()
+
     def test_bad_tls_flags(self):
         d = os.path.join(CONFIG.ensure_work_dir(), "bad-flags-%d" % os.getpid())
         os.makedirs(d, exist_ok=True)
@@ -431,6 +458,8 @@ class TlsModes(unittest.TestCase):
             (["--client-ca-file", ca_only],
              "sqlkube: --tls-cert-file is needed when the client CA's key is not given "
              "(--client-ca-key-file)"),
+            (["--plain-http", "--tls-san", "example.org"],
+             "sqlkube: --plain-http serves no TLS: drop the TLS flags"),
             (["--token-auth-file", os.devnull + "x"],
              "sqlkube: cannot read --token-auth-file %sx" % os.devnull),
         ]

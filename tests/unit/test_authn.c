@@ -55,7 +55,6 @@ static const sk_user *run(const sk_authn_config *cfg, sk_arena *a, int cert, con
     auth_header = auth;
     sk_http_req req = {.method = "GET",
                        .header = header,
-                       .tls = 1,
                        .peer_cert = cert,
                        .peer_cn = cert == SK_PEER_CERT_VALID ? "carol" : NULL,
                        .peer_orgs = orgs,
