@@ -13,7 +13,7 @@
 typedef enum sk_err {
     SK_OK = 0,
     SK_ERR_BAD_REQUEST,        /* 400 BadRequest */
-    SK_ERR_UNAUTHORIZED,       /* 401 Unauthorized (unused: no authn yet) */
+    SK_ERR_UNAUTHORIZED,       /* 401 Unauthorized (no or bad credentials) */
     SK_ERR_FORBIDDEN,          /* 403 Forbidden */
     SK_ERR_NOT_FOUND,          /* 404 NotFound */
     SK_ERR_METHOD_NOT_ALLOWED, /* 405 MethodNotAllowed */
