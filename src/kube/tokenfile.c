@@ -2,8 +2,10 @@
  * tokenfile.c - see tokenfile.h.
  *
  * The CSV reader follows encoding/csv with the settings kube's tokenfile
- * uses (FieldsPerRecord -1, TrimLeadingSpace): a record is a line, or
- * several when a quoted field holds newlines; "\r\n" ends a line like "\n".
+ * uses (FieldsPerRecord -1, nothing else: spaces are part of a field, and a
+ * quote opens a quoted field only as its first byte): a record is a line,
+ * or several when a quoted field holds newlines; "\r\n" is read as "\n",
+ * inside quotes too.
  * Every string lives in the table's arena, so a table is freed at once.
  *
  * Lookups scan every entry with a constant-time comparison: token files are
@@ -76,8 +78,6 @@ static int read_record(sk_arena *a, const char *s, size_t len, size_t *pos, size
     int rc = -1;
     for (;;) {
         sk_buf_reset(&field);
-        while (i < len && (s[i] == ' ' || s[i] == '\t'))
-            i++;
         if (i < len && s[i] == '"') {
             i++;
             for (;;) {
@@ -94,6 +94,8 @@ static int read_record(sk_arena *a, const char *s, size_t len, size_t *pos, size
                     i++;
                     break;
                 }
+                if (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')
+                    i++;
                 if (s[i] == '\n')
                     (*line)++;
                 sk_buf_putc(&field, s[i++]);

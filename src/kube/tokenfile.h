@@ -1,8 +1,8 @@
 /*
  * tokenfile.h - kube-apiserver's static token file (--token-auth-file): a
  * CSV of `token,user,uid[,"group1,group2"]`, parsed as Go's encoding/csv
- * reads it for kube (variable field counts, leading spaces trimmed, quoted
- * fields with "" escapes and embedded newlines, empty lines skipped).
+ * reads it for kube (variable field counts, spaces kept, quoted fields with
+ * "" escapes and embedded newlines, "\r\n" as "\n", empty lines skipped).
  *
  * Rules kept from kube: a record needs at least three fields; a record with
  * an empty token is skipped; a later duplicate token wins; the fourth field

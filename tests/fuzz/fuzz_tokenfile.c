@@ -34,8 +34,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     copy[size] = '\0';
     if (!memchr(data, '"', size) && !memchr(data, '\0', size) && !memchr(data, '\r', size)) {
         for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
-            while (*line == ' ' || *line == '\t')
-                line++;
             char *comma = strchr(line, ',');
             if (!comma || comma == line)
                 continue;

@@ -1,6 +1,6 @@
 /*
  * test_tokenfile.c - the static token file (kube/tokenfile): kube's CSV
- * rules (quotes, "" escapes, embedded newlines, leading spaces, CRLF, empty
+ * rules (quotes, "" escapes, embedded newlines, spaces kept, CRLF, empty
  * lines, variable field counts), its record rules (three fields at least,
  * empty tokens skipped, a later duplicate wins, groups split at ','), and
  * refusal of what Go's csv reader refuses, with the line named and no token
@@ -44,7 +44,7 @@ static void test_records(void **state)
                                "tok2, bob , uid-b\r\n"
                                "\n"
                                "tok3,carol,uid-c,solo,ignored-fifth\n"
-                               "\"tok\"\"4\",\"dan\nlines\",uid-d,\"\"\n"
+                               "\"tok\"\"4\",\"dan\r\nlines\",uid-d,\"\"\n"
                                ",nobody,uid-x\n"
                                "tok5,eve,uid-e"); /* no final newline */
     assert_int_equal(sk_tokenfile_count(t), 5);
@@ -55,10 +55,10 @@ static void test_records(void **state)
     assert_int_equal(u->n_groups, 2);
     assert_string_equal(u->groups[0], "dev");
     assert_string_equal(u->groups[1], "ops");
-    /* leading spaces trimmed, trailing kept (encoding/csv TrimLeadingSpace) */
+    /* spaces are part of fields: kube's reader does not trim */
     u = sk_tokenfile_lookup(t, "tok2");
-    assert_string_equal(u->name, "bob ");
-    assert_string_equal(u->uid, "uid-b");
+    assert_string_equal(u->name, " bob ");
+    assert_string_equal(u->uid, " uid-b");
     assert_int_equal(u->n_groups, 0);
     u = sk_tokenfile_lookup(t, "tok3");
     assert_int_equal(u->n_groups, 1);
@@ -106,6 +106,8 @@ static void test_errors(void **state)
                          "found 1"},
         {"t,u\"x,1\n", "line 1: bare \" in non-quoted-field"},
         {"t,\"u\"x,1\n", "line 1: extraneous or missing \" in quoted-field"},
+        /* a quote after a space is not an opening quote */
+        {"t, \"u\",1\n", "line 1: bare \" in non-quoted-field"},
         {"t,u,\"1\n\n", "line 3: extraneous or missing \" in quoted-field"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
