@@ -243,7 +243,10 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     call->route.kind = SK_ROUTE_NOT_FOUND;
     /* Authentication comes first, as kube's filter chain runs it: an
      * unauthenticated client learns nothing, not even that its path is bad. */
-    call->user = sk_authn_request(&api->authn, call->arena, req);
+    const char *warning;
+    call->user = sk_authn_request(&api->authn, call->arena, req, &warning);
+    if (warning)
+        sk_call_add_warning(call, warning);
     if (!call->user) {
         call->reject = SK_ERR_UNAUTHORIZED;
         call->reject_msg = "Unauthorized";

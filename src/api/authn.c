@@ -41,8 +41,9 @@ const sk_user *sk_authn_cert_user(sk_arena *a, const char *cn, const char *const
 
 /* The bearer token of an Authorization header as kube reads it (trimmed,
  * split at single spaces, scheme without case), copied into a; NULL when
- * the header carries none. */
-static const char *bearer_token(sk_arena *a, const char *header)
+ * the header carries none (*extra_space: because a second space came
+ * where the token should start). */
+static const char *bearer_token(sk_arena *a, const char *header, int *extra_space)
 {
     if (!header)
         return NULL;
@@ -57,8 +58,10 @@ static const char *bearer_token(sk_arena *a, const char *header)
     const char *token = space + 1;
     const char *stop = memchr(token, ' ', (size_t)(header + end - token));
     size_t len = (size_t)((stop ? stop : header + end) - token);
-    if (len == 0)
+    if (len == 0) {
+        *extra_space = stop != NULL;
         return NULL;
+    }
     char *copy = sk_arena_alloc(a, len + 1);
     memcpy(copy, token, len);
     return copy;
@@ -77,14 +80,20 @@ static const sk_user *fixed_user(sk_arena *a, const char *name, const char *g1, 
     return u;
 }
 
-const sk_user *sk_authn_request(const sk_authn_config *cfg, sk_arena *a, const sk_http_req *req)
+const sk_user *sk_authn_request(const sk_authn_config *cfg, sk_arena *a, const sk_http_req *req,
+                                const char **warning)
 {
+    int extra_space = 0;
+    *warning = NULL;
     if (req->peer_cert == SK_PEER_CERT_VALID) {
         const sk_user *u = sk_authn_cert_user(a, req->peer_cn, req->peer_orgs, req->n_peer_orgs);
         if (u)
             return u;
     }
-    const char *token = bearer_token(a, req->header(req->ctx, "Authorization"));
+    const char *token = bearer_token(a, req->header(req->ctx, "Authorization"), &extra_space);
+    if (extra_space)
+        *warning = "the provided Authorization header contains extra space before the bearer "
+                   "token, and is ignored";
     if (token) {
         const sk_user *u = sk_tokenfile_lookup(cfg->tokens, token);
         return u ? with_authenticated(a, u) : NULL;

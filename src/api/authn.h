@@ -33,8 +33,11 @@ typedef struct sk_authn_config {
     int trust_unauthenticated;  /* plain HTTP: no credentials is system:unsecured */
 } sk_authn_config;
 
-/* Who req is, in arena a; NULL: 401 Unauthorized. */
-const sk_user *sk_authn_request(const sk_authn_config *cfg, sk_arena *a, const sk_http_req *req);
+/* Who req is, in arena a; NULL: 401 Unauthorized. *warning is set to a
+ * static text for the response's Warning header when kube warns (a space
+ * before the bearer token, which is then ignored), else NULL. */
+const sk_user *sk_authn_request(const sk_authn_config *cfg, sk_arena *a, const sk_http_req *req,
+                                const char **warning);
 
 /* The user of a verified certificate's subject (cn, the n O values), with
  * system:authenticated added; NULL for an empty or missing CN. In a. */

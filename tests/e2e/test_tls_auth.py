@@ -189,6 +189,13 @@ class TlsAuth(ServerTestCase, unittest.TestCase):
         for path in ("/api/v1/namespaces", "/version", "/readyz", "/no/such/path"):
             self.assertUnauthorized(self.server.request("GET", path, client_cert=False))
         self.assertUnauthorized(self.whoami(client_cert=False))
+        # A space before the token: ignored (no credentials), with kube's warning.
+        r = self.server.request("GET", "/version", client_cert=False,
+                                headers={"Authorization": "Bearer  s3cret-alice"})
+        self.assertUnauthorized(r)
+        self.assertEqual(r.headers.get("warning"),
+                         '299 - "the provided Authorization header contains extra space before '
+                         'the bearer token, and is ignored"')
         # Not a bearer scheme: no credentials either.
         self.assertUnauthorized(self.server.request(
             "GET", "/version", client_cert=False, headers={"Authorization": "Basic YTpi"}))

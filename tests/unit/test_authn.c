@@ -49,6 +49,8 @@ static void test_cert_user(void **state)
     sk_arena_free(a);
 }
 
+static const char *last_warning;
+
 static const sk_user *run(const sk_authn_config *cfg, sk_arena *a, int cert, const char *auth)
 {
     static const char *const orgs[] = {"dev"};
@@ -59,7 +61,7 @@ static const sk_user *run(const sk_authn_config *cfg, sk_arena *a, int cert, con
                        .peer_cn = cert == SK_PEER_CERT_VALID ? "carol" : NULL,
                        .peer_orgs = orgs,
                        .n_peer_orgs = cert == SK_PEER_CERT_VALID ? 1 : 0};
-    return sk_authn_request(cfg, a, &req);
+    return sk_authn_request(cfg, a, &req, &last_warning);
 }
 
 static void test_decisions(void **state)
@@ -98,6 +100,14 @@ static void test_decisions(void **state)
     /* not a bearer token: no credentials */
     assert_null(run(&strict, a, SK_PEER_CERT_NONE, "Basic YWxpY2U6eA=="));
     assert_null(run(&strict, a, SK_PEER_CERT_NONE, "Bearer"));
+    assert_null(last_warning);
+    /* a space before the token: ignored, with kube's warning */
+    assert_null(run(&strict, a, SK_PEER_CERT_NONE, "Bearer  s3cret"));
+    assert_string_equal(last_warning, "the provided Authorization header contains extra space "
+                                      "before the bearer token, and is ignored");
+    u = run(&plain, a, SK_PEER_CERT_NONE, "Bearer  s3cret");
+    assert_string_equal(u->name, "system:unsecured");
+    assert_non_null(last_warning);
 
     u = run(&anon, a, SK_PEER_CERT_NONE, NULL);
     assert_string_equal(u->name, "system:anonymous");
