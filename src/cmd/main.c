@@ -9,13 +9,13 @@
  */
 #include "cmd/server.h"
 #include "core/check.h"
-#include "http/pki.h"
-#include "kube/tokenfile.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "ctl/compactor.h"
+#include "http/pki.h"
 #include "kube/options.h"
 #include "kube/svcrange.h"
+#include "kube/tokenfile.h"
 #include "store/store.h"
 
 #include <arpa/inet.h>
@@ -352,19 +352,14 @@ static size_t serving_sans(const options *o, const char **sans, size_t cap, char
 /* Reads and parses --token-auth-file. */
 static int load_tokens(const char *path, sk_tokenfile **out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail("cannot read --token-auth-file %s", path);
-    char *text = malloc(MAX_TOKEN_FILE_BYTES + 1);
-    SK_CHECK_ALLOC(text);
-    size_t n = fread(text, 1, MAX_TOKEN_FILE_BYTES + 1, f);
-    int bad = ferror(f) || n > MAX_TOKEN_FILE_BYTES;
-    fclose(f);
+    size_t n;
+    char *text = sk_read_file(path, MAX_TOKEN_FILE_BYTES, &n);
+    if (!text)
+        return fail("cannot read --token-auth-file %s (missing, unreadable or over 16 MiB)",
+                    path);
     char *msg = NULL;
     int rc = 0;
-    if (bad)
-        rc = fail("cannot read --token-auth-file %s (I/O error or over 16 MiB)", path);
-    else if (sk_tokenfile_parse(text, n, out, &msg) != SK_OK) {
+    if (sk_tokenfile_parse(text, n, out, &msg) != SK_OK) {
         fprintf(stderr, "sqlkube: invalid --token-auth-file %s: %s\n", path,
                 msg ? msg : "not CSV");
         rc = 1;

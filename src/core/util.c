@@ -4,7 +4,9 @@
 #include "core/util.h"
 #include "core/check.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -120,4 +122,24 @@ int64_t sk_parse_i64(const char *s)
 int sk_cmp_strp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *sk_read_file(const char *path, size_t max, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = malloc(max + 1);
+    SK_CHECK_ALLOC(text);
+    size_t n = fread(text, 1, max + 1, f);
+    int err = ferror(f) ? EIO : n > max ? EFBIG : 0;
+    fclose(f);
+    if (err) {
+        free(text);
+        errno = err;
+        return NULL;
+    }
+    text[n] = '\0';
+    *len_out = n;
+    return text;
 }

@@ -1,6 +1,6 @@
 /*
  * util.h - small helpers with no better home: clocks, randomness, RFC 3339
- * timestamps and UUIDs as Kubernetes formats them.
+ * timestamps and UUIDs as Kubernetes formats them, reading a small file.
  */
 #ifndef SK_CORE_UTIL_H
 #define SK_CORE_UTIL_H
@@ -35,5 +35,8 @@ void sk_uuid4(char out[37]);
 int64_t sk_parse_i64(const char *s);
 /* qsort comparator for an array of const char * (strcmp order). */
 int sk_cmp_strp(const void *a, const void *b);
+/* The whole file at path as a new NUL-terminated buffer (*len_out bytes,
+ * which may include NULs), or NULL with errno set (EFBIG: over max bytes). */
+char *sk_read_file(const char *path, size_t max, size_t *len_out);
 
 #endif

@@ -38,23 +38,11 @@ static void __attribute__((format(printf, 2, 3))) set_error(char **errmsg, const
 
 static char *read_file(const char *path, char **errmsg)
 {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    if (!f) {
-        set_error(errmsg, "cannot read %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    text = malloc(MAX_PEM_BYTES + 1);
-    SK_CHECK_ALLOC(text);
-    size_t n = fread(text, 1, MAX_PEM_BYTES + 1, f);
-    int bad = ferror(f) || n > MAX_PEM_BYTES;
-    fclose(f);
-    if (bad) {
-        set_error(errmsg, "cannot read %s: %s", path, n > MAX_PEM_BYTES ? "over 1 MiB" : "I/O error");
-        free(text);
-        return NULL;
-    }
-    text[n] = '\0';
+    size_t len;
+    char *text = sk_read_file(path, MAX_PEM_BYTES, &len);
+    if (!text)
+        set_error(errmsg, "cannot read %s: %s", path,
+                  errno == EFBIG ? "over 1 MiB" : strerror(errno));
     return text;
 }
 

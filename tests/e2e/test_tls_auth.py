@@ -468,7 +468,8 @@ class TlsModes(unittest.TestCase):
             (["--plain-http", "--tls-san", "example.org"],
              "sqlkube: --plain-http serves no TLS: drop the TLS flags"),
             (["--token-auth-file", os.devnull + "x"],
-             "sqlkube: cannot read --token-auth-file %sx" % os.devnull),
+             "sqlkube: cannot read --token-auth-file %sx (missing, unreadable or over 16 MiB)"
+             % os.devnull),
         ]
         for args, want in cases:
             with self.subTest(args=args):
