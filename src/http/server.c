@@ -28,7 +28,9 @@
  *
  * TLS: the client certificate is checked when a connection's first request
  * header is complete (the handshake is over by then) and the result is kept
- * in its conn_sock for the connection's later requests.
+ * in its conn_sock for the connection's later requests; a keep-alive
+ * connection outliving its certificate's notAfter stops being authenticated
+ * by it, as kube checks validity at every request.
  *
  * Lifetime: a conn_ctx (and its API call) is freed only in MHD's
  * request-completed callback, never inside the content reader or a wake.
@@ -54,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define POOL_THREADS 4
@@ -73,6 +76,7 @@ typedef struct conn_sock {
     char *peer_cn;
     char *peer_orgs[MAX_PEER_ORGS];
     size_t n_peer_orgs;
+    time_t peer_not_after;
 } conn_sock;
 
 struct sk_http_server {
@@ -205,6 +209,7 @@ static void check_peer(sk_http_server *srv, struct MHD_Connection *conn, conn_so
         return;
     int bad = 0;
     if (gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) == 0) {
+        cs->peer_not_after = gnutls_x509_crt_get_expiration_time(crt);
         cs->peer_cn = subject_value(crt, GNUTLS_OID_X520_COMMON_NAME, 0, &bad);
         for (unsigned i = 0; !bad; i++) {
             char *org = subject_value(crt, GNUTLS_OID_X520_ORGANIZATION_NAME, i, &bad);
@@ -430,6 +435,16 @@ static void settle_request(conn_ctx *cc)
     }
 }
 
+/* The connection's certificate state for a request starting now. */
+static int peer_cert_now(const conn_sock *cs)
+{
+    if (!cs)
+        return SK_PEER_CERT_NONE;
+    if (cs->peer_cert == SK_PEER_CERT_VALID && time(NULL) > cs->peer_not_after)
+        return SK_PEER_CERT_INVALID;
+    return cs->peer_cert;
+}
+
 static void start_call(conn_ctx *cc)
 {
     sk_http_req req = {
@@ -445,7 +460,7 @@ static void start_call(conn_ctx *cc)
         .body_too_large = cc->too_large,
         .reject = cc->reject,
         .reject_msg = cc->reject_msg,
-        .peer_cert = cc->sock ? cc->sock->peer_cert : SK_PEER_CERT_NONE,
+        .peer_cert = peer_cert_now(cc->sock),
         .peer_cn = cc->sock ? cc->sock->peer_cn : NULL,
         .peer_orgs = cc->sock ? (const char *const *)cc->sock->peer_orgs : NULL,
         .n_peer_orgs = cc->sock ? cc->sock->n_peer_orgs : 0,

@@ -270,6 +270,29 @@ class TlsAuth(ServerTestCase, unittest.TestCase):
         r = self.whoami(client_cert=foreign[:2], headers={"Authorization": "Bearer token-bob"})
         self.assertEqual(r.json()["status"]["userInfo"]["username"], "bob")
 
+    def test_certificate_expiring_on_an_open_connection(self):
+        """Validity is checked at every request, not only at the handshake."""
+        import http.client
+        d = self.server.data_dir
+        cert, key, _, _ = make_cert(d, "short", "shortlived", ca=load_ca(d),
+                                    days=(-1, 4 / 86400))
+        conn = http.client.HTTPSConnection("127.0.0.1", self.server.port, timeout=30,
+                                           context=self.server.ssl_context((cert, key)))
+        try:
+            conn.request("GET", "/version")
+            first = conn.getresponse()
+            first.read()
+            self.assertEqual(first.status, 200)
+            sock = conn.sock
+            time.sleep(5)
+            conn.request("GET", "/version")
+            second = conn.getresponse()
+            second.read()
+            self.assertIs(conn.sock, sock, "the connection was not kept alive")
+            self.assertEqual(second.status, 401)
+        finally:
+            conn.close()
+
     # --- the TLS connection ------------------------------------------------------
 
     def tls_context(self, version):
