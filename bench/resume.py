@@ -65,7 +65,7 @@ class Server:
         self.starts = 0
 
     def start(self):
-        cmd = [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port,
+        cmd = [self.binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % self.port,
                "--data-dir", self.dir, "--watch-grace", "1"]
         if self.db_url:
             cmd += ["--db", self.db_url]
