@@ -205,6 +205,14 @@ static int call_attrs(sk_api_call *call, sk_rbac_attrs *a)
         a->group = "authorization.k8s.io";
         a->resource = rt->doc;
         a->ns = rt->ns ? rt->ns : "";
+        a->subresource = a->name = ""; /* the 403 text reads them */
+        return 1;
+    case SK_ROUTE_SELF_SUBJECT_REVIEW:
+        a->resource_request = 1;
+        a->verb = "create";
+        a->group = "authentication.k8s.io";
+        a->resource = "selfsubjectreviews";
+        a->subresource = a->ns = a->name = "";
         return 1;
     default: {
         char *verb = sk_arena_strdup(call->arena, call->method);

@@ -716,6 +716,7 @@ int main(int argc, char **argv)
                 o.always_allow = 1;
             else
                 return fail("invalid --authorization-mode %s: want RBAC or AlwaysAllow", optarg);
+            break;
         case 'p':
             o.plain_http = 1;
             break;

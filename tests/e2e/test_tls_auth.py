@@ -233,8 +233,28 @@ class TlsAuth(ServerTestCase, unittest.TestCase):
         p = run_kubectl(kc, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}",
                         home=self.server.data_dir)
         self.assertEqual((p.returncode, p.stdout), (0, "alice"), describe(p))
+        # Authorization (RBAC) reads this identity: alice has no binding.
         p = run_kubectl(kc, "get", "ns", "default", "-o", "name", home=self.server.data_dir)
-        self.assertEqual((p.returncode, p.stdout.strip()), (0, "namespace/default"), describe(p))
+        self.assertEqual(p.returncode, 1, describe(p))
+        self.assertIn('namespaces "default" is forbidden: User "alice" cannot get resource '
+                      '"namespaces" in API group "" in the namespace "default"', p.stderr)
+
+    def test_forbidden_review_is_answered(self):
+        """A user without rights asking for a SubjectAccessReview gets kube's
+        403 (it once crashed the server: the 403 text read a name the review
+        route did not set)."""
+        r = self.server.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                                body={"apiVersion": "authorization.k8s.io/v1",
+                                      "kind": "SubjectAccessReview",
+                                      "spec": {"user": "x", "resourceAttributes": {
+                                          "verb": "get", "resource": "pods"}}},
+                                client_cert=False, headers={"Authorization": "Bearer token-bob"})
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(r.json()["message"],
+                         'subjectaccessreviews.authorization.k8s.io is forbidden: User "bob" '
+                         'cannot create resource "subjectaccessreviews" in API group '
+                         '"authorization.k8s.io" at the cluster scope')
+        self.assertEqual(self.server.request("GET", "/readyz").status, 200)
 
     def test_certificate_users(self):
         """Any certificate the CA signs for client auth: CN user, O groups."""
@@ -391,6 +411,18 @@ class TlsModes(unittest.TestCase):
 
     def test_anonymous_auth(self):
         s = self.start("anon", extra_args=["--anonymous-auth=true"])
+        # kube's bootstrap policy lets anonymous read /version, nothing more:
+        # the 403 names the identity.
+        r = s.request("GET", "/version", client_cert=False)
+        self.assertEqual(r.status, 200, r)
+        r = s.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", body={},
+                      client_cert=False)
+        self.assertEqual(r.status, 403, r)
+        self.assertIn('User "system:anonymous" cannot create resource "selfsubjectreviews" in '
+                      'API group "authentication.k8s.io" at the cluster scope', r.json()["message"])
+        # AlwaysAllow: the review shows who anonymous is.
+        s = self.start("anon-allow", extra_args=["--anonymous-auth=true",
+                                                 "--authorization-mode", "AlwaysAllow"])
         r = s.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", body={},
                       client_cert=False)
         self.assertEqual(r.status, 201, r)
