@@ -56,7 +56,10 @@ static int setup(void **state)
     assert_int_equal(sk_cache_new(f->store, &cfg, notify, f->hub, &f->cache), SK_OK);
     f->reader = sk_reader_new(f->store, f->cache);
     sk_api_deps deps = {.store = f->store, .cache = f->cache, .reader = f->reader, .hub = f->hub};
-    sk_api_config rbac = {0}, always = {.always_allow = 1};
+    /* Requests start trusted (the plain-HTTP identity) so that none is
+     * refused by authentication; each test then sets the user it checks. */
+    sk_api_config rbac = {.authn.trust_unauthenticated = 1},
+                  always = {.always_allow = 1, .authn.trust_unauthenticated = 1};
     f->rbac = sk_api_new(&deps, &rbac);
     f->always = sk_api_new(&deps, &always);
     *state = f;
