@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, HERE)
 
-from server import CONFIG, Server, ServerTestCase, describe, wait_until  # noqa: E402
+from server import CONFIG, Server, ServerTestCase, describe, sql, wait_until  # noqa: E402
 from test_watch import WatchStream  # noqa: E402
 
 KUBE_SYSTEM = "kube-system"
@@ -130,19 +130,6 @@ def list_rv(server, path):
     r = server.request("GET", path + "?limit=1")
     assert r.status == 200, r
     return r.json()["metadata"]["resourceVersion"]
-
-
-def sql(server, query):
-    """Rows (lists of strings) of a query run with the plain database CLI."""
-    if server.backend == "postgres":
-        cmd = ["psql", server.db_url, "-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1",
-               "-c", query]
-    else:
-        cmd = ["sqlite3", "-cmd", ".timeout 5000", "-separator", "|",
-               os.path.join(server.data_dir, "sqlkube.db"), query]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, "%s failed (rc=%d): %s" % (cmd[0], p.returncode, p.stderr)
-    return [line.split("|") for line in p.stdout.splitlines() if line.strip()]
 
 
 def ttl_rows(server, kind, ns, name):

@@ -33,7 +33,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
-from server import CONFIG, Server, ServerTestCase, wait_until  # noqa: E402
+from server import CONFIG, Server, ServerTestCase, sql, wait_until  # noqa: E402
 
 RANGE = ipaddress.ip_network("10.96.0.0/12")
 FIRST = "10.96.0.1"
@@ -52,19 +52,6 @@ def svc(name, type_=None, cluster_ip=None, ports=None, **spec):
         s["clusterIP"] = cluster_ip
     s.update(spec)
     return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": s}
-
-
-def sql(server, query):
-    """Runs a statement with the plain database CLI; rows as lists of strings."""
-    if server.backend == "postgres":
-        cmd = ["psql", server.db_url, "-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1",
-               "-c", query]
-    else:
-        cmd = ["sqlite3", "-cmd", ".timeout 5000", "-separator", "|",
-               os.path.join(server.data_dir, "sqlkube.db"), query]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, "%s failed (rc=%d): %s" % (cmd[0], p.returncode, p.stderr)
-    return [line.split("|") for line in p.stdout.splitlines() if line.strip()]
 
 
 def make_namespace(server, ns):

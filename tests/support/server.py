@@ -387,6 +387,20 @@ def describe(p):
         getattr(p, "cmdline", p.args), p.returncode, p.stdout[-3000:], p.stderr[-3000:])
 
 
+def sql(server, query):
+    """Rows (lists of strings) of a query run on server's database with the
+    plain database CLI (sqlite3 or psql), as a person inspecting it would."""
+    if server.backend == "postgres":
+        cmd = ["psql", server.db_url, "-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1",
+               "-c", query]
+    else:
+        cmd = ["sqlite3", "-cmd", ".timeout 5000", "-separator", "|",
+               os.path.join(server.data_dir, "sqlkube.db"), query]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, "%s failed (rc=%d): %s" % (cmd[0], p.returncode, p.stderr)
+    return [line.split("|") for line in p.stdout.splitlines() if line.strip()]
+
+
 def wait_until(fn, timeout=20.0, interval=0.1, what="condition"):
     """Poll fn() until it returns a truthy value; returns it or raises AssertionError."""
     deadline = time.monotonic() + timeout
