@@ -302,7 +302,8 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         before = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
         self.server.stop()
         # as before 0005 (and so before the later ones)
-        sql(self.server, "DROP TABLE sk_allocation; DROP TABLE sk_kv; DROP TABLE sk_lease; "
+        sql(self.server, "DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history; "
+                         "DROP TABLE sk_allocation; DROP TABLE sk_kv; DROP TABLE sk_lease; "
                          "ALTER TABLE sk_revision DROP COLUMN kv_compact_rev; "
                          "DELETE FROM sk_migrations WHERE version >= 5")
         self.server.start()
