@@ -29,8 +29,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from server import CONFIG, Server, ServerTestCase, describe, wait_until  # noqa: E402
-from test_service_alloc import sql  # noqa: E402
+from server import CONFIG, Server, ServerTestCase, describe, sql, wait_until  # noqa: E402
 from test_kubectl import KubectlMixin  # noqa: E402
 
 from kubernetes import client, config  # noqa: E402
