@@ -241,6 +241,8 @@ CREATE INDEX sk_lease_expiry ON sk_lease (expires_at_ms);
 -- at one resource, filter on the decoded columns, or on key for speed.
 -- The UTF-8 check is a regular expression over the hex of the bytes, since
 -- convert_from raises an error (failing the whole query) on invalid input.
+-- (Text is converted to the database encoding: with one other than UTF8 or
+-- SQL_ASCII, a character it cannot hold still raises.)
 -- The LATERAL subqueries with OFFSET 0 are evaluated once per row; pulled up,
 -- every reference would repeat them. OFFSET 0 in the NOT EXISTS keeps it a
 -- per-row probe of sk_kv_key, as the store's own queries do.
