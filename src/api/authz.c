@@ -228,7 +228,8 @@ static int call_attrs(sk_api_call *call, sk_rbac_attrs *a)
 int sk_authz_admit(sk_api_call *call)
 {
     sk_rbac_attrs a;
-    if (!call->user || call->api->always_allow || !call_attrs(call, &a))
+    SK_CHECK(call->user); /* authentication refused the call before any step otherwise */
+    if (call->api->always_allow || !call_attrs(call, &a))
         return 1;
     sk_rbac_decision d;
     sk_authz_decide(call->api->authz, &a, &d);

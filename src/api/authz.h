@@ -37,8 +37,8 @@ json_t *sk_authz_policy(sk_authz *z);
  * allows nothing, with the reason saying so. */
 void sk_authz_decide(sk_authz *z, const sk_rbac_attrs *a, sk_rbac_decision *out);
 
-/* The first step's gate: 1 when the call may go on (no identity yet, the
- * AlwaysAllow mode, or the authorizer allows it); else it has replied 403
+/* The first step's gate, for an authenticated call (call->user set): 1 when
+ * it may go on (the AlwaysAllow mode, or the authorizer allows it); else it has replied 403
  * Forbidden with kube's message and details, and returns 0. */
 int sk_authz_admit(sk_api_call *call);
 

@@ -27,7 +27,6 @@
 #include <string.h>
 
 #define GROUP "authorization.k8s.io"
-#define NO_AUTHN "no authentication configured: every request is allowed"
 
 typedef struct review_kind {
     const char *resource, *kind;
@@ -137,10 +136,10 @@ static json_t *all_rules(void)
                      "verbs", "*", "nonResourceURLs", "*", "incomplete", 0);
 }
 
-static json_t *access_status(sk_api_call *call, const sk_rbac_attrs *a, int unchecked)
+static json_t *access_status(sk_api_call *call, const sk_rbac_attrs *a)
 {
-    if (unchecked || call->api->always_allow)
-        return json_pack("{s:b, s:s}", "allowed", 1, "reason", unchecked ? NO_AUTHN : "");
+    if (call->api->always_allow)
+        return json_pack("{s:b, s:s}", "allowed", 1, "reason", "");
     sk_rbac_decision d;
     sk_authz_decide(call->api->authz, a, &d);
     json_t *st = json_pack("{s:b}", "allowed", d.allowed);
@@ -150,9 +149,9 @@ static json_t *access_status(sk_api_call *call, const sk_rbac_attrs *a, int unch
     return st;
 }
 
-static json_t *rules_status(sk_api_call *call, const json_t *spec, int unchecked)
+static json_t *rules_status(sk_api_call *call, const json_t *spec)
 {
-    if (unchecked || call->api->always_allow)
+    if (call->api->always_allow)
         return all_rules();
     json_t *policy = sk_authz_policy(call->api->authz);
     if (!policy)
@@ -185,10 +184,9 @@ int sk_verb_review(sk_api_call *call)
         spec = json_object();
         json_object_set_new(obj, "spec", spec);
     }
-    int unchecked = k->self && !call->user;
     json_t *status;
     if (k->rules) {
-        status = rules_status(call, spec, unchecked);
+        status = rules_status(call, spec);
     } else {
         sk_rbac_attrs a;
         if (!spec_attrs(call, k, spec, &a))
@@ -200,7 +198,7 @@ int sk_verb_review(sk_api_call *call)
             spec_user(call, spec, &u);
             a.user = &u;
         }
-        status = access_status(call, &a, unchecked);
+        status = access_status(call, &a);
     }
     json_object_set_new(obj, "kind", json_string(k->kind));
     json_object_set_new(obj, "apiVersion", json_string(GROUP "/v1"));

@@ -14,8 +14,8 @@ edit into admin. SubjectAccessReview and LocalSubjectAccessReview (user and
 groups in the body) are decided by the same authorizer a request with an
 identity meets: system:masters, then RBAC over Roles and bindings indexed from
 the watch cache, so a binding change counts as soon as it is committed.
-SelfSubject* reviews (kubectl auth can-i) are about the caller: without
-authentication every request is allowed, and they say so.
+SelfSubject* reviews (kubectl auth can-i) are about the caller (in the
+harness's plain-HTTP mode, system:masters).
 
 Why: RBAC decides what every client may do; bootstrap roles missing or wrong,
 aggregation that does not follow labels, or a stale authorizer after a binding
