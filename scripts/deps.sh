@@ -5,7 +5,9 @@
 # the sqlite3 CLI, PostgreSQL server binaries, clang with libFuzzer, and
 # etcdctl plus a real etcd server: the etcd face's tests compare the two;
 # Go and Debian's clientv3 sources, for the program that replays
-# kube-apiserver's etcd calls, tests/etcd/kubeshapes).
+# kube-apiserver's etcd calls, tests/etcd/kubeshapes; Node.js, and the
+# JavaScript client from the npm registry into tests/node, pinned by its
+# package-lock.json).
 set -euo pipefail
 mode="${1:-build}"
 
@@ -18,6 +20,7 @@ if [[ "$mode" == test ]]; then
     pkgs+=(python3 python3-kubernetes sqlite3 postgresql-client clang libclang-rt-dev
            etcd-client etcd-server golang-go golang-etcd-server-dev)
     command -v kubectl >/dev/null 2>&1 || pkgs+=(kubernetes-client)
+    command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
     if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
         pkgs+=(postgresql)
     fi
@@ -27,7 +30,17 @@ missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+node_client() {
+    local dir
+    dir="$(dirname "$0")/../tests/node"
+    [[ "$mode" == test && ! -d "$dir/node_modules/@kubernetes/client-node" ]] || return 0
+    echo "installing: @kubernetes/client-node (npm, into tests/node)" >&2
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >/dev/null
+}
+if [[ ${#missing[@]} -eq 0 ]]; then
+    node_client
+    exit 0
+fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
     echo "sqlkube: missing packages (${missing[*]}) and no apt-get to install them" >&2
@@ -38,3 +51,4 @@ sudo=""
 echo "installing: ${missing[*]}" >&2
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+node_client
