@@ -54,6 +54,7 @@ typedef struct options {
     const char *listen;
     const char *etcd_listen;
     int64_t etcd_progress_s;
+    const char *etcd_cert_file, *etcd_key_file, *etcd_trusted_ca_file;
     const char *data_dir;
     const char *db;
     int64_t compact_interval_s;
@@ -99,6 +100,10 @@ static void usage(FILE *f)
         "                           HTTP/2) on this address, over the same store\n"
         "  --etcd-watch-progress-interval SECS  serve: how often an idle etcd watch that\n"
         "                           asked for progress_notify gets one (default 600, etcd's)\n"
+        "  --etcd-cert-file FILE, --etcd-key-file FILE  serve: the etcd API over TLS with\n"
+        "                           this PEM certificate (chain) and key (https:// endpoints)\n"
+        "  --etcd-trusted-ca-file FILE  serve: require etcd clients' certificates, signed by\n"
+        "                           this PEM CA (etcd's --client-cert-auth)\n"
         "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
         "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
         "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
@@ -448,6 +453,9 @@ static int cmd_serve(const options *o, const char *db)
         .listen = o->listen,
         .etcd_listen = o->etcd_listen,
         .etcd_progress_s = o->etcd_progress_s,
+        .etcd_cert_file = o->etcd_cert_file,
+        .etcd_key_file = o->etcd_key_file,
+        .etcd_trusted_ca_file = o->etcd_trusted_ca_file,
         .data_dir = o->data_dir,
         .db = db,
         .compact_interval_s = o->compact_interval_s,
@@ -499,7 +507,9 @@ static int cmd_serve(const options *o, const char *db)
                     "certificate",
                     o->data_dir);
     if (o->etcd_listen)
-        sk_log_info("serving the etcd v3 API on %s", o->etcd_listen);
+        sk_log_info("serving the etcd v3 API on %s://%s%s", o->etcd_cert_file ? "https" : "http",
+                    o->etcd_listen,
+                    o->etcd_trusted_ca_file ? " (client certificates required)" : "");
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
@@ -572,6 +582,9 @@ int main(int argc, char **argv)
         {"listen", required_argument, NULL, 'l'},
         {"etcd-listen", required_argument, NULL, 'e'},
         {"etcd-watch-progress-interval", required_argument, NULL, 'W'},
+        {"etcd-cert-file", required_argument, NULL, 0x101},
+        {"etcd-key-file", required_argument, NULL, 0x102},
+        {"etcd-trusted-ca-file", required_argument, NULL, 0x103},
         {"data-dir", required_argument, NULL, 'd'},
         {"db", required_argument, NULL, 'b'},
         {"compact-interval", required_argument, NULL, 'c'},
@@ -615,6 +628,15 @@ int main(int argc, char **argv)
             break;
         case 'e':
             o.etcd_listen = optarg;
+            break;
+        case 0x101:
+            o.etcd_cert_file = optarg;
+            break;
+        case 0x102:
+            o.etcd_key_file = optarg;
+            break;
+        case 0x103:
+            o.etcd_trusted_ca_file = optarg;
             break;
         case 'W':
             if ((o.etcd_progress_s = sk_parse_i64(optarg)) <= 0 || o.etcd_progress_s > 86400)
@@ -783,6 +805,12 @@ int main(int argc, char **argv)
         return fail("%s", "--client-ca-key-file needs --client-ca-file");
     if (o.plain_http && (o.tls_cert_file || o.client_ca_file || o.n_tls_sans))
         return fail("%s", "--plain-http serves no TLS: drop the TLS flags");
+    if (!o.etcd_cert_file != !o.etcd_key_file)
+        return fail("%s", "--etcd-cert-file and --etcd-key-file go together");
+    if (o.etcd_trusted_ca_file && !o.etcd_cert_file)
+        return fail("%s", "--etcd-trusted-ca-file needs --etcd-cert-file and --etcd-key-file");
+    if ((o.etcd_cert_file || o.etcd_trusted_ca_file) && !o.etcd_listen)
+        return fail("%s", "the --etcd-*-file flags need --etcd-listen");
 
     char dbbuf[4200];
     const char *db = o.db;

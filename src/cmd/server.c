@@ -226,7 +226,10 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         sk_etcd_server_config ec = {.listen = cfg->etcd_listen,
                                     .store = srv->store,
                                     .cache = srv->cache,
-                                    .watch_progress_ms = (int)(cfg->etcd_progress_s * 1000)};
+                                    .watch_progress_ms = (int)(cfg->etcd_progress_s * 1000),
+                                    .cert_file = cfg->etcd_cert_file,
+                                    .key_file = cfg->etcd_key_file,
+                                    .trusted_ca_file = cfg->etcd_trusted_ca_file};
         if (!(srv->etcd = sk_etcd_server_start(&ec, &msg))) {
             *errmsg = msg ? msg : message("cannot serve the etcd API on %s", cfg->etcd_listen);
             goto fail;

@@ -17,6 +17,8 @@ typedef struct sk_server_config {
     const char *listen, *data_dir, *db;
     const char *etcd_listen; /* NULL: no etcd face */
     int64_t etcd_progress_s; /* etcd watch progress_notify interval; 0: etcd's */
+    /* etcd face TLS (sk_etcd_server_config): PEM files, NULL: cleartext */
+    const char *etcd_cert_file, *etcd_key_file, *etcd_trusted_ca_file;
     int64_t compact_interval_s, retain;
     int64_t watch_grace_s, watch_stall_s;
     const char *identity_hostname;

@@ -35,6 +35,19 @@
  * Writes go straight to the non-blocking socket from nghttp2's send
  * callback; when the kernel buffer is full the session keeps the rest and
  * the loop polls for POLLOUT.
+ *
+ * TLS (server.h). A connection starts in its handshake, which the loop
+ * steps on every readiness in the direction GnuTLS last waited for; only
+ * then does the session's SETTINGS go out, since nghttp2 writes through the
+ * records. A handshake still unfinished at its deadline closes the
+ * connection, so a silent peer holds no slot. The send callback hands
+ * nghttp2's bytes to gnutls_record_send: on GNUTLS_E_AGAIN the record is
+ * already sealed and buffered, and nghttp2 retries with the same bytes,
+ * which is how GnuTLS wants the call repeated. Reads drain the records until
+ * GNUTLS_E_AGAIN, so nothing decrypted stays buffered where poll cannot see
+ * it; the poll timeout is also zero while gnutls_record_check_pending says
+ * otherwise. A renegotiation attempt (GNUTLS_E_REHANDSHAKE) closes the
+ * connection: HTTP/2 forbids it (RFC 7540 9.2.1).
  */
 #include "etcd/server.h"
 #include "core/arena.h"
@@ -48,6 +61,7 @@
 #include "etcd/watch.h"
 
 #include <errno.h>
+#include <gnutls/gnutls.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -60,6 +74,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A worker waits while the group-commit writer commits its write, so the
@@ -70,6 +85,9 @@
 #define MAX_STREAMS 128
 /* etcd's gRPC receive limit: the request limit plus 512 KiB of overhead. */
 #define MAX_RECV_BYTES (SK_ETCD_MAX_REQUEST_BYTES + 512 * 1024)
+#define HANDSHAKE_MS 10000
+/* TLS 1.2 and 1.3 only; the rest of GnuTLS's defaults. */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 /* A message queued on a streaming call (outbound ones framed). */
 typedef struct qmsg {
@@ -138,6 +156,8 @@ typedef struct stream {
 typedef struct conn {
     uint64_t id;
     int fd;
+    gnutls_session_t tls; /* NULL: cleartext */
+    int64_t handshake_deadline; /* monotonic ms while the handshake runs, else 0 */
     nghttp2_session *h2;
     /* nghttp2_session_del frees its streams without closing them: the
      * connection keeps its own list so their data goes too. */
@@ -160,6 +180,9 @@ struct sk_etcd_server {
     job *todo, *todo_tail; /* for workers, under mu */
     job *done;             /* for the I/O thread, under mu */
     conn *conns;           /* the I/O thread's */
+    gnutls_certificate_credentials_t cred; /* NULL: cleartext */
+    gnutls_priority_t prio;
+    int verify_clients;
     uint64_t next_conn_id;
 };
 
@@ -631,6 +654,13 @@ static ssize_t on_send(nghttp2_session *h2, const uint8_t *data, size_t length, 
                        void *user)
 {
     conn *c = user;
+    if (c->tls) {
+        ssize_t n = gnutls_record_send(c->tls, data, length);
+        if (n >= 0)
+            return n;
+        return n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED ? NGHTTP2_ERR_WOULDBLOCK
+                                                                 : NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
     ssize_t n = send(c->fd, data, length, MSG_NOSIGNAL);
     if (n < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? NGHTTP2_ERR_WOULDBLOCK
@@ -745,8 +775,55 @@ static void conn_close(sk_etcd_server *srv, conn *c)
         next = st->next;
         stream_free(st);
     }
+    if (c->tls)
+        gnutls_deinit(c->tls);
     close(c->fd);
     free(c);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A server session for the connection; the handshake is stepped later. */
+static void tls_open(sk_etcd_server *srv, conn *c)
+{
+    SK_CHECK(gnutls_init(&c->tls, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL) ==
+             GNUTLS_E_SUCCESS);
+    SK_CHECK(gnutls_priority_set(c->tls, srv->prio) == GNUTLS_E_SUCCESS);
+    SK_CHECK(gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE, srv->cred) ==
+             GNUTLS_E_SUCCESS);
+    if (srv->verify_clients) {
+        gnutls_certificate_server_set_request(c->tls, GNUTLS_CERT_REQUIRE);
+        /* the chain is checked against the trusted CA inside the handshake */
+        gnutls_session_set_verify_cert(c->tls, NULL, 0);
+    }
+    /* grpc-go refuses a TLS server that does not confirm h2 by ALPN */
+    gnutls_datum_t h2 = {(unsigned char *)"h2", 2};
+    SK_CHECK(gnutls_alpn_set_protocols(c->tls, &h2, 1, GNUTLS_ALPN_MANDATORY) ==
+             GNUTLS_E_SUCCESS);
+    gnutls_transport_set_int(c->tls, c->fd);
+    c->handshake_deadline = now_ms() + HANDSHAKE_MS;
+}
+
+/* Steps the handshake; once done, HTTP/2 starts. 0: close. */
+static int tls_handshake(conn *c)
+{
+    int rc;
+    do
+        rc = gnutls_handshake(c->tls);
+    while (rc == GNUTLS_E_INTERRUPTED);
+    if (rc == GNUTLS_E_AGAIN)
+        return 1;
+    if (rc != GNUTLS_E_SUCCESS) {
+        sk_log_debug("etcd: TLS handshake failed: %s", gnutls_strerror(rc));
+        return 0;
+    }
+    c->handshake_deadline = 0;
+    return nghttp2_session_send(c->h2) == 0;
 }
 
 static void conn_open(sk_etcd_server *srv, int fd)
@@ -779,13 +856,27 @@ static void conn_open(sk_etcd_server *srv, int fd)
     nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, iv, 1);
     c->next = srv->conns;
     srv->conns = c;
-    nghttp2_session_send(c->h2);
+    if (srv->cred)
+        tls_open(srv, c);
+    else
+        nghttp2_session_send(c->h2);
 }
 
 /* Reads what the socket has and lets the session act on it. 0: close. */
 static int conn_read(conn *c)
 {
     uint8_t buf[16384];
+    if (c->handshake_deadline)
+        return tls_handshake(c);
+    while (c->tls) {
+        ssize_t n = gnutls_record_recv(c->tls, buf, sizeof buf);
+        if (n == GNUTLS_E_AGAIN)
+            return 1;
+        if (n == GNUTLS_E_INTERRUPTED)
+            continue;
+        if (n <= 0 || nghttp2_session_mem_recv(c->h2, buf, (size_t)n) < 0)
+            return 0; /* closed, an error, or a renegotiation */
+    }
     for (;;) {
         ssize_t n = recv(c->fd, buf, sizeof buf, 0);
         if (n == 0)
@@ -868,21 +959,40 @@ static void *io_main(void *arg)
         pfd[0] = (struct pollfd){srv->listen_fd, POLLIN, 0};
         pfd[1] = (struct pollfd){srv->wake_fd, POLLIN, 0};
         size_t i = 2;
+        int64_t now = now_ms(), timeout = -1;
         for (conn *c = srv->conns; c; c = c->next, i++) {
             who[i] = c;
             pfd[i] = (struct pollfd){c->fd, POLLIN, 0};
+            if (c->handshake_deadline) {
+                int64_t left = c->handshake_deadline > now ? c->handshake_deadline - now : 0;
+                if (timeout < 0 || left < timeout)
+                    timeout = left;
+                if (gnutls_record_get_direction(c->tls) == 1)
+                    pfd[i].events |= POLLOUT;
+                continue;
+            }
             if (nghttp2_session_want_write(c->h2))
                 pfd[i].events |= POLLOUT;
+            if (c->tls && gnutls_record_check_pending(c->tls) > 0)
+                timeout = 0;
         }
-        if (poll(pfd, n, -1) < 0)
+        if (poll(pfd, n, (int)timeout) < 0)
             continue;
+        now = now_ms();
         if (pfd[1].revents & POLLIN)
             deliver(srv);
         for (i = 2; i < n; i++) {
             conn *c = who[i];
             int ok = 1;
-            if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
+            if ((pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) ||
+                (c->handshake_deadline && (pfd[i].revents & POLLOUT)) ||
+                (c->tls && gnutls_record_check_pending(c->tls) > 0))
                 ok = conn_read(c);
+            if (ok && c->handshake_deadline) {
+                if (c->handshake_deadline <= now)
+                    conn_close(srv, c);
+                continue;
+            }
             if (ok && nghttp2_session_send(c->h2) != 0)
                 ok = 0;
             if (!ok || (!nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2)))
@@ -891,7 +1001,8 @@ static void *io_main(void *arg)
         /* Replies delivered above were only submitted: send them too. */
         for (conn *c = srv->conns, *next; c; c = next) {
             next = c->next;
-            if (nghttp2_session_want_write(c->h2) && nghttp2_session_send(c->h2) != 0)
+            if (!c->handshake_deadline && nghttp2_session_want_write(c->h2) &&
+                nghttp2_session_send(c->h2) != 0)
                 conn_close(srv, c);
         }
         if (pfd[0].revents & POLLIN) {
@@ -954,13 +1065,51 @@ static uint64_t id_of(const char *s)
     return h;
 }
 
+/* Loads the certificate, key and trusted CA into srv. 0, or -1 and *errmsg. */
+static int tls_load(sk_etcd_server *srv, const sk_etcd_server_config *cfg, char **errmsg)
+{
+    SK_CHECK(gnutls_certificate_allocate_credentials(&srv->cred) == GNUTLS_E_SUCCESS);
+    SK_CHECK(gnutls_priority_init(&srv->prio, TLS_PRIORITIES, NULL) == GNUTLS_E_SUCCESS);
+    int rc = gnutls_certificate_set_x509_key_file(srv->cred, cfg->cert_file, cfg->key_file,
+                                                  GNUTLS_X509_FMT_PEM);
+    if (rc < 0) {
+        if (asprintf(errmsg, "cannot load --etcd-cert-file %s with --etcd-key-file %s: %s",
+                     cfg->cert_file, cfg->key_file, gnutls_strerror(rc)) < 0)
+            *errmsg = NULL;
+        return -1;
+    }
+    if (cfg->trusted_ca_file) {
+        rc = gnutls_certificate_set_x509_trust_file(srv->cred, cfg->trusted_ca_file,
+                                                    GNUTLS_X509_FMT_PEM);
+        if (rc <= 0) {
+            if (asprintf(errmsg, "cannot load --etcd-trusted-ca-file %s: %s",
+                         cfg->trusted_ca_file,
+                         rc < 0 ? gnutls_strerror(rc) : "no PEM certificate in it") < 0)
+                *errmsg = NULL;
+            return -1;
+        }
+        srv->verify_clients = 1;
+    }
+    return 0;
+}
+
+static void tls_free(sk_etcd_server *srv)
+{
+    if (!srv->cred)
+        return;
+    gnutls_certificate_free_credentials(srv->cred);
+    gnutls_priority_deinit(srv->prio);
+}
+
 sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **errmsg)
 {
-    int fd = listen_on(cfg->listen, errmsg);
-    if (fd < 0)
-        return NULL;
     sk_etcd_server *srv = calloc(1, sizeof *srv);
     SK_CHECK_ALLOC(srv);
+    int fd = -1;
+    if (cfg->cert_file && tls_load(srv, cfg, errmsg) < 0)
+        goto fail;
+    if ((fd = listen_on(cfg->listen, errmsg)) < 0)
+        goto fail;
     srv->svc = (sk_etcd_service){.store = cfg->store,
                                  .cluster_id = id_of("sqlkube"),
                                  .member_id = id_of(cfg->listen),
@@ -978,6 +1127,10 @@ sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **er
         SK_CHECK(pthread_create(&srv->workers[i], NULL, worker_main, srv) == 0);
     SK_CHECK(pthread_create(&srv->io, NULL, io_main, srv) == 0);
     return srv;
+fail:
+    tls_free(srv);
+    free(srv);
+    return NULL;
 }
 
 void sk_etcd_server_stop(sk_etcd_server *srv)
@@ -1018,5 +1171,6 @@ void sk_etcd_server_stop(sk_etcd_server *srv)
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->cv);
     free(srv->workers);
+    tls_free(srv);
     free(srv);
 }

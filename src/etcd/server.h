@@ -11,6 +11,12 @@
  * own call only: pings (HTTP/2 keepalive, answered by nghttp2) and the
  * connection's other streams keep flowing.
  *
+ * TLS. With a certificate and key, every connection is TLS (GnuTLS, 1.2 or
+ * later, ALPN "h2", no renegotiation) driven by the same non-blocking loop:
+ * the handshake first, bounded in time, then HTTP/2 over the records. With a
+ * trusted CA too, clients must present a certificate it signed (etcd's
+ * --client-cert-auth with --trusted-ca-file).
+ *
  * Streaming calls (Watch; see stream.h) are served on the same thread and
  * pool: their messages go to a worker as they arrive, and their responses
  * are queued (bounded per call) for the I/O thread to send as the client's
@@ -32,6 +38,9 @@ typedef struct sk_etcd_server_config {
     /* How often a watch with progress_notify gets a progress response when
      * idle; 0: etcd's default, 10 minutes. */
     int watch_progress_ms;
+    /* PEM files, borrowed; NULL cert_file: cleartext. trusted_ca_file:
+     * client certificates are required and verified against it. */
+    const char *cert_file, *key_file, *trusted_ca_file;
 } sk_etcd_server_config;
 
 typedef struct sk_etcd_server sk_etcd_server;

@@ -31,6 +31,10 @@ Also: both faces take revisions from one counter and the REST watch replays
 across etcd revisions; on PostgreSQL, two sqlkube processes serve one
 keyspace (a compare-and-swap decided across them, concurrent puts on both
 taking one revision each with no gap).
+
+TLS (EtcdTLS): with certificates made by openssl, etcdctl on https://
+endpoints with a client certificate puts, gets and watches; without a
+client certificate, or over cleartext, it fails; bad files refuse to start.
 """
 
 import base64
@@ -575,6 +579,114 @@ class EtcdFace(unittest.TestCase):
             self.assertGreater(time.monotonic() - granted, 9)
         finally:
             srv.cleanup()
+
+
+def make_pki(d):
+    """A CA, a server certificate for 127.0.0.1 and a client certificate,
+    made with openssl in d: {name: path}."""
+    p = {n: os.path.join(d, n) for n in ("ca.crt", "ca.key", "server.crt", "server.key",
+                                         "client.crt", "client.key", "ext.cnf")}
+
+    def ossl(*args):
+        subprocess.run(["openssl"] + list(args), check=True, capture_output=True, timeout=60)
+
+    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=sk-etcd-ca",
+         "-keyout", p["ca.key"], "-out", p["ca.crt"])
+    with open(p["ext.cnf"], "w") as f:
+        f.write("[srv]\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"
+                "[cli]\nextendedKeyUsage=clientAuth\n")
+    for name, cn, ext in (("server", "127.0.0.1", "srv"), ("client", "sk-etcd-client", "cli")):
+        csr = os.path.join(d, name + ".csr")
+        ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + cn,
+             "-keyout", p[name + ".key"], "-out", csr)
+        ossl("x509", "-req", "-in", csr, "-CA", p["ca.crt"], "-CAkey", p["ca.key"],
+             "-CAcreateserial", "-days", "1", "-extfile", p["ext.cnf"], "-extensions", ext,
+             "-out", p[name + ".crt"])
+    return p
+
+
+@unittest.skipUnless(ETCDCTL, "etcdctl (Debian etcd-client) needed")
+class EtcdTLS(unittest.TestCase):
+    """--etcd-cert-file/--etcd-key-file/--etcd-trusted-ca-file: etcdctl on
+    https:// endpoints with a client certificate works (unary and a watch);
+    without one, or over cleartext, it does not; bad files refuse to start."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="sk-etcd-tls.")
+        cls.pki = make_pki(cls.dir)
+        cls.port = free_port()
+        cls.server = Server(cls.__name__, extra_args=[
+            "--etcd-listen", "127.0.0.1:%d" % cls.port,
+            "--etcd-cert-file", cls.pki["server.crt"], "--etcd-key-file", cls.pki["server.key"],
+            "--etcd-trusted-ca-file", cls.pki["ca.crt"]] + QUIET)
+        try:
+            cls.server.start()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def etcdctl(self, *args, client_cert=True, scheme="https", popen=False):
+        cmd = [ETCDCTL, "--endpoints=%s://127.0.0.1:%d" % (scheme, self.port),
+               "--cacert", self.pki["ca.crt"]]
+        if client_cert:
+            cmd += ["--cert", self.pki["client.crt"], "--key", self.pki["client.key"]]
+        cmd += list(args)
+        env = dict(os.environ, ETCDCTL_API="3")
+        if popen:
+            return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, env=env)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+
+    def test_put_get_watch(self):
+        p = self.etcdctl("put", "/tls/a", "one")
+        self.assertEqual((p.returncode, p.stdout), (0, "OK\n"), p.stderr)
+        p = self.etcdctl("get", "/tls/a")
+        self.assertEqual((p.returncode, p.stdout), (0, "/tls/a\none\n"), p.stderr)
+        w = self.etcdctl("watch", "--prefix", "/tls/w", popen=True)
+        try:
+            time.sleep(1)
+            for i in range(3):
+                p = self.etcdctl("put", "/tls/w%d" % i, "v%d" % i)
+                self.assertEqual(p.returncode, 0, p.stderr)
+            time.sleep(1)
+        finally:
+            w.terminate()
+            out, err = w.communicate(timeout=10)
+        self.assertEqual(out, "".join("PUT\n/tls/w%d\nv%d\n" % (i, i) for i in range(3)), err)
+
+    def test_refused(self):
+        p = self.etcdctl("--dial-timeout=3s", "--command-timeout=5s", "get", "/tls/a",
+                         client_cert=False)
+        self.assertNotEqual(p.returncode, 0, "no client certificate: " + p.stdout)
+        p = self.etcdctl("--dial-timeout=3s", "--command-timeout=5s", "get", "/tls/a",
+                         client_cert=False, scheme="http")
+        self.assertNotEqual(p.returncode, 0, "cleartext on the TLS port: " + p.stdout)
+        self.assertEqual(self.etcdctl("get", "/tls/a").returncode, 0,
+                         "the server still serves after the refused connections")
+
+    def test_bad_files_refuse_to_start(self):
+        missing = os.path.join(self.dir, "missing.pem")
+        for flags, says in (
+                (["--etcd-cert-file", missing, "--etcd-key-file", self.pki["server.key"]],
+                 "--etcd-cert-file"),
+                (["--etcd-cert-file", self.pki["server.crt"], "--etcd-key-file",
+                  self.pki["server.key"], "--etcd-trusted-ca-file", missing],
+                 "--etcd-trusted-ca-file"),
+                (["--etcd-cert-file", self.pki["server.crt"]], "go together")):
+            data = tempfile.mkdtemp(dir=self.dir)
+            p = subprocess.run([CONFIG.binary, "serve", "--plain-http", "--data-dir", data,
+                                "--db", "sqlite:" + os.path.join(data, "db"),
+                                "--listen", "127.0.0.1:%d" % free_port(),
+                                "--etcd-listen", "127.0.0.1:%d" % free_port()] + flags,
+                               capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(p.returncode, 0, flags)
+            self.assertIn(says, p.stderr, flags)
 
 
 @unittest.skipUnless(ETCDCTL, "etcdctl (Debian etcd-client) needed")
