@@ -34,7 +34,8 @@ taking one revision each with no gap).
 
 TLS (EtcdTLS): with certificates made by openssl, etcdctl on https://
 endpoints with a client certificate puts, gets and watches; without a
-client certificate, or over cleartext, it fails; bad files refuse to start.
+client certificate (or one of another CA), or over cleartext, it fails; bad
+files refuse to start.
 """
 
 import base64
@@ -609,7 +610,8 @@ def make_pki(d):
 class EtcdTLS(unittest.TestCase):
     """--etcd-cert-file/--etcd-key-file/--etcd-trusted-ca-file: etcdctl on
     https:// endpoints with a client certificate works (unary and a watch);
-    without one, or over cleartext, it does not; bad files refuse to start."""
+    without one, with one the trusted CA did not sign, or over cleartext, it
+    does not; bad files refuse to start."""
 
     @classmethod
     def setUpClass(cls):
@@ -634,8 +636,10 @@ class EtcdTLS(unittest.TestCase):
     def etcdctl(self, *args, client_cert=True, scheme="https", popen=False):
         cmd = [ETCDCTL, "--endpoints=%s://127.0.0.1:%d" % (scheme, self.port),
                "--cacert", self.pki["ca.crt"]]
-        if client_cert:
+        if client_cert is True:
             cmd += ["--cert", self.pki["client.crt"], "--key", self.pki["client.key"]]
+        elif client_cert:
+            cmd += ["--cert", client_cert[0], "--key", client_cert[1]]
         cmd += list(args)
         env = dict(os.environ, ETCDCTL_API="3")
         if popen:
@@ -667,6 +671,13 @@ class EtcdTLS(unittest.TestCase):
         p = self.etcdctl("--dial-timeout=3s", "--command-timeout=5s", "get", "/tls/a",
                          client_cert=False, scheme="http")
         self.assertNotEqual(p.returncode, 0, "cleartext on the TLS port: " + p.stdout)
+        rogue = (os.path.join(self.dir, "rogue.crt"), os.path.join(self.dir, "rogue.key"))
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=sk-rogue", "-keyout", rogue[1], "-out", rogue[0]],
+                       check=True, capture_output=True, timeout=60)
+        p = self.etcdctl("--dial-timeout=3s", "--command-timeout=5s", "get", "/tls/a",
+                         client_cert=rogue)
+        self.assertNotEqual(p.returncode, 0, "a client certificate of another CA: " + p.stdout)
         self.assertEqual(self.etcdctl("get", "/tls/a").returncode, 0,
                          "the server still serves after the refused connections")
 
