@@ -167,6 +167,18 @@ static void set_condition(json_t *status, const char *type, const char *cstatus,
     json_decref(fresh);
 }
 
+/* The storage key of a CRD's custom resources ("plural.group"), a new
+ * string; NULL when the spec names neither. One spelling for the controller
+ * and for the cache's start. */
+static char *storage_key(const json_t *spec)
+{
+    const char *plural = str(json_object_get(spec, "names"), "plural"), *group = str(spec, "group");
+    char *key = NULL;
+    if (*plural && *group)
+        SK_CHECK(asprintf(&key, "%s.%s", plural, group) >= 0);
+    return key;
+}
+
 typedef struct storages {
     char **names;
     size_t n;
@@ -180,12 +192,11 @@ static int add_storage(void *arg, const sk_row *row)
     st->rows++;
     snprintf(st->last, sizeof st->last, "%s", row->name);
     json_t *crd = json_loadb(row->value, row->value_len, 0, NULL);
-    const json_t *spec = json_object_get(crd, "spec");
-    const char *plural = str(json_object_get(spec, "names"), "plural"), *group = str(spec, "group");
-    if (*plural && *group) {
+    char *key = storage_key(json_object_get(crd, "spec"));
+    if (key) {
         st->names = realloc(st->names, (st->n + 2) * sizeof *st->names);
         SK_CHECK_ALLOC(st->names);
-        SK_CHECK(asprintf(&st->names[st->n++], "%s.%s", plural, group) >= 0);
+        st->names[st->n++] = key;
         st->names[st->n] = NULL;
     }
     json_decref(crd);
@@ -269,14 +280,12 @@ static settled settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd
      * both before the status says Established: a client that waited for
      * that condition finds the resource. */
     int held = 0;
-    if (ok) {
-        sk_buf storage = SK_BUF_INIT;
-        sk_buf_printf(&storage, "%s.%s", str(json_object_get(spec, "names"), "plural"),
-                      str(spec, "group"));
-        held = sk_cache_resource(c->cache, storage.data) >= 0;
+    char *storage = ok ? storage_key(spec) : NULL;
+    if (storage) {
+        held = sk_cache_resource(c->cache, storage) >= 0;
         if (!held)
-            sk_cache_want_resource(c->cache, storage.data);
-        sk_buf_free(&storage);
+            sk_cache_want_resource(c->cache, storage);
+        free(storage);
     }
     size_t i;
     const json_t *cond;
