@@ -31,6 +31,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
+
+from gobuild import go_build  # noqa: E402
 
 
 def free_port():
@@ -40,18 +43,7 @@ def free_port():
 
 
 def build_etcdload(out_dir):
-    binary = os.path.join(out_dir, "etcdload")
-    gopath = tempfile.mkdtemp(prefix="sk-gopath-")
-    try:
-        os.makedirs(os.path.join(gopath, "src"))
-        os.symlink(os.path.join(HERE, "etcdload"), os.path.join(gopath, "src", "etcdload"))
-        env = dict(os.environ, GO111MODULE="off", GOFLAGS="",
-                   GOPATH=gopath + ":/usr/share/gocode", GOCACHE=os.path.join(out_dir, "gocache"))
-        subprocess.run(["go", "build", "-o", binary, "."], check=True, env=env,
-                       cwd=os.path.join(gopath, "src", "etcdload"))
-    finally:
-        shutil.rmtree(gopath, ignore_errors=True)
-    return binary
+    return go_build(os.path.join(HERE, "etcdload"), out_dir, "etcdload")
 
 
 def rss_kb(pid):

@@ -24,13 +24,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
+from gobuild import go_build  # noqa: E402
 from server import CONFIG, Server, free_port  # noqa: E402
 from test_etcd import ETCD, QUIET, Etcd, ctl  # noqa: E402
 
@@ -41,25 +41,8 @@ SECTIONS = "kv,watch,lease,compact"
 
 
 def build():
-    """Builds kubeshapes next to the sqlkube binary (its Go build cache
-    there too, so later runs take a second); returns its path."""
-    out_dir = os.path.dirname(os.path.abspath(CONFIG.binary))
-    binary = os.path.join(out_dir, "kubeshapes")
-    gopath = tempfile.mkdtemp(prefix="sk-gopath-")
-    try:
-        os.makedirs(os.path.join(gopath, "src"))
-        os.symlink(os.path.abspath(SOURCE), os.path.join(gopath, "src", "kubeshapes"))
-        env = dict(os.environ, GO111MODULE="off", GOFLAGS="",
-                   GOPATH=gopath + ":/usr/share/gocode",
-                   GOCACHE=os.path.join(out_dir, "gocache"))
-        p = subprocess.run([GO, "build", "-o", binary, "."],
-                           cwd=os.path.join(gopath, "src", "kubeshapes"), env=env,
-                           capture_output=True, text=True, timeout=900)
-        if p.returncode != 0:
-            raise AssertionError("building kubeshapes failed:\n" + p.stderr[-3000:])
-    finally:
-        shutil.rmtree(gopath, ignore_errors=True)
-    return binary
+    """Builds kubeshapes next to the sqlkube binary; returns its path."""
+    return go_build(SOURCE, os.path.dirname(os.path.abspath(CONFIG.binary)), "kubeshapes")
 
 
 def shapes(binary, endpoints, prefix, sections=SECTIONS):
