@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -41,15 +40,10 @@ import tempfile
 import time
 import urllib.parse
 import uuid
+from benchlib import free_port
 
 RESOURCE = "configmaps"
 NS = "bench"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def obj_json(name, rev, uid, extra=""):

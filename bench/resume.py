@@ -29,31 +29,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import tempfile
 import threading
 import time
+from benchlib import free_port, Client
 
 NS = "resume"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Client:
-    def __init__(self, port):
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-
-    def req(self, method, path, body=None):
-        data = json.dumps(body) if body is not None else None
-        self.conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
-        r = self.conn.getresponse()
-        return r.status, r.read()
 
 
 class Server:
