@@ -8,7 +8,7 @@
 #include "core/buf.h"
 #include "core/util.h"
 #include "kube/status.h"
-#include "kube/validate.h"
+#include "kube/typed.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -255,7 +255,7 @@ static sk_err check_delete_types(const json_t *body, json_t **status_out)
         if (bad) {
             sk_buf msg = SK_BUF_INIT;
             sk_buf_printf(&msg, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-                          sk_validate_go_kind(bad), delete_option_types[i].go_struct, path, go_type);
+                          sk_typed_go_kind(bad), delete_option_types[i].go_struct, path, go_type);
             sk_err e = refuse(status_out, SK_ERR_BAD_REQUEST, msg.data);
             sk_buf_free(&msg);
             return e;

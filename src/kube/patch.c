@@ -23,7 +23,7 @@
  * jansson's walks over the result can be driven past a fixed bound.
  */
 #include "kube/patch.h"
-#include "kube/validate.h"
+#include "kube/typed.h"
 #include "core/buf.h"
 #include "core/check.h"
 
@@ -412,7 +412,7 @@ static sk_err apply_json_patch(const json_t *target, const json_t *ops, json_t *
     if (!json_is_null(ops) && !json_is_array(ops)) {
         e = failf(errmsg, SK_ERR_BAD_REQUEST,
                   "json: cannot unmarshal %s into Go value of type jsonpatch.Patch",
-                  sk_validate_go_kind(ops));
+                  sk_typed_go_kind(ops));
         goto out;
     }
     json_array_foreach(ops, i, op)
@@ -420,7 +420,7 @@ static sk_err apply_json_patch(const json_t *target, const json_t *ops, json_t *
         if (!json_is_object(op) && !json_is_null(op)) {
             e = failf(errmsg, SK_ERR_BAD_REQUEST,
                       "json: cannot unmarshal %s into Go value of type jsonpatch.Operation",
-                      sk_validate_go_kind(op));
+                      sk_typed_go_kind(op));
             goto out;
         }
     }
@@ -781,7 +781,7 @@ static sk_err check_element_kinds(smp *s, const json_t *a, const json_t *b, int 
                 return failf(s->errmsg, SK_ERR_INVALID, "%s", generic_invalid);
             if (!first) {
                 first = x;
-            } else if (strcmp(sk_validate_go_kind(first), sk_validate_go_kind(x)) != 0) {
+            } else if (strcmp(sk_typed_go_kind(first), sk_typed_go_kind(x)) != 0) {
                 char *ta = dump(a), *tb = dump(b);
                 sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
                                  "list element types are not identical: [%s %s]", ta, tb);
@@ -1173,7 +1173,7 @@ static sk_err apply_strategic(const json_t *target, const json_t *patch, json_t 
     if (!json_is_object(patch)) {
         e = failf(errmsg, SK_ERR_BAD_REQUEST,
                   "json: cannot unmarshal %s into Go value of type map[string]interface {}",
-                  sk_validate_go_kind(patch));
+                  sk_typed_go_kind(patch));
         goto out;
     }
     e = smp_map(&s, json_deep_copy(target), patch, out);

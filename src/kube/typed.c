@@ -44,7 +44,7 @@ typedef struct walk {
 
 /* ---- errors ------------------------------------------------------------- */
 
-static const char *json_word(const json_t *v)
+const char *sk_typed_go_kind(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -111,7 +111,7 @@ static void stop(walk *w, char *msg)
 
 static void mismatch(walk *w, const json_t *v, const char *in_struct, const sk_schema *s)
 {
-    save(w, type_error(w, json_word(v), in_struct, sk_schema_go_type(s)));
+    save(w, type_error(w, sk_typed_go_kind(v), in_struct, sk_schema_go_type(s)));
 }
 
 /* ---- base64 (Go's base64.StdEncoding, CR and LF skipped) ----------------- */
@@ -796,7 +796,7 @@ static json_t *convert_int(walk *w, const sk_schema *s, const json_t *v, const c
         else
             put_real(&word, json_real_value(v));
     } else {
-        sk_buf_puts(&word, json_word(v));
+        sk_buf_puts(&word, sk_typed_go_kind(v));
     }
     char *msg = type_error(w, word.data, in_struct, go);
     sk_buf_free(&word);
@@ -915,7 +915,7 @@ static json_t *convert(walk *w, const sk_schema *s, const json_t *v, const char 
         char *canon = NULL, *err;
         if (!json_is_string(v)) {
             /* Time.UnmarshalJSON decodes a string first; the decoder names the field. */
-            stop(w, type_error(w, json_word(v), in_struct, "string"));
+            stop(w, type_error(w, sk_typed_go_kind(v), in_struct, "string"));
             return json_null();
         }
         err = parse_time(json_string_value(v), sk_schema_kind_of(s) == SK_SCHEMA_MICROTIME, &canon);
@@ -1004,7 +1004,7 @@ sk_err sk_typed_normalize_value(const sk_schema *s, const json_t *v, json_t **ou
     json_t *res = NULL;
     if (sk_schema_kind_of(s) == SK_SCHEMA_STRUCT && !json_is_object(v) && !json_is_null(v)) {
         sk_buf b = SK_BUF_INIT;
-        sk_buf_printf(&b, "json: cannot unmarshal %s into Go value of type %s", json_word(v),
+        sk_buf_printf(&b, "json: cannot unmarshal %s into Go value of type %s", sk_typed_go_kind(v),
                       sk_schema_go_type(s));
         *msg = sk_buf_steal(&b, NULL);
         return SK_ERR_BAD_REQUEST;

@@ -55,6 +55,10 @@ sk_err sk_typed_check(const sk_resource *r, const json_t *obj, char **msg);
  */
 sk_err sk_typed_quantity(const char *s, char **out, const char **err);
 
+/* The word Go's encoding/json uses for the JSON kind of v in its errors
+ * ("cannot unmarshal number into ..."). Static string. */
+const char *sk_typed_go_kind(const json_t *v);
+
 /* Decoded length of Go StdEncoding base64 (CR/LF skipped); -1 if invalid. */
 long sk_typed_base64_len(const char *s);
 

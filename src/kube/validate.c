@@ -609,26 +609,6 @@ static const char *str_at(const json_t *obj, const char *path)
     return json_string_value(at(obj, path));
 }
 
-const char *sk_validate_go_kind(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-    case JSON_REAL:
-        return "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "null";
-    }
-}
-
 /* ---- ObjectMeta -------------------------------------------------------- */
 
 static void invalid_each(sk_field_errors *fe, const char *field, const char *value,

@@ -36,10 +36,6 @@ sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t 
 sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *old,
                          json_t **causes_out, char **msg_out);
 
-/* The word Go's encoding/json uses for the JSON kind of v in its errors
- * ("cannot unmarshal number into ..."). Static string. */
-const char *sk_validate_go_kind(const json_t *v);
-
 /* NULL if s is a DNS-1123 subdomain (<= 253) / label (<= 63), else the first
  * of Kubernetes' messages for it (static string). */
 const char *sk_validate_dns1123_subdomain(const char *s);
