@@ -11,7 +11,8 @@
  * conflict the client did not ask for reads and plans again. So an object
  * with finalizers is marked, never removed, and the update that drops its
  * last finalizer removes it (update.c). A stored version that does not parse
- * is still removed: the write carries the kind's skeleton for its tombstone.
+ * is still removed: the write carries the kind's stub (sk_registry_stub) for
+ * its tombstone.
  *
  * deletecollection reads the matching keys at one revision, then runs one
  * deletion per key; an object gone or changed meanwhile is skipped, as kube
@@ -50,13 +51,6 @@ struct deletion {
     char *msg;          /* the plan's refusal (precondition, immortal namespace), in the arena */
     void *owner;        /* deletecollection's state */
 };
-
-/* What the tombstone of a stored version that does not parse carries. */
-static json_t *skeleton(const sk_api_call *call)
-{
-    return json_pack("{s:s, s:s}", "kind", call->res->kind, "apiVersion",
-                     call->res->api_version);
-}
 
 static void release_deletion(void *self)
 {
@@ -142,7 +136,7 @@ static int deletion_step(sk_api_call *call)
         .ns = call->ns,
         .name = del->name,
         .expected_rev = del->current.rev,
-        .object = plan == SK_DELETE_NOW ? skeleton(call) : updated,
+        .object = plan == SK_DELETE_NOW ? sk_registry_stub(call->res, NULL, NULL) : updated,
     };
     return sk_call_submit_write(call, &w, deletion_written);
 }

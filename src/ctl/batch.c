@@ -95,11 +95,6 @@ static const char *meta_str(const json_t *obj, const char *key)
     return s ? s : "";
 }
 
-static json_t *skeleton(const sk_resource *r)
-{
-    return json_pack("{s:s, s:s}", "kind", r->kind, "apiVersion", r->api_version);
-}
-
 void sk_batch_delete(sk_batch *b, const sk_resource *r, const json_t *obj, int64_t rev,
                      const sk_delete_options *d)
 {
@@ -114,7 +109,7 @@ void sk_batch_delete(sk_batch *b, const sk_resource *r, const json_t *obj, int64
         return;
     submit(b, plan == SK_DELETE_NOW ? SK_WRITE_DELETE : SK_WRITE_UPDATE, r,
            meta_str(obj, "namespace"), meta_str(obj, "name"), rev,
-           plan == SK_DELETE_NOW ? skeleton(r) : updated);
+           plan == SK_DELETE_NOW ? sk_registry_stub(r, NULL, NULL) : updated);
 }
 
 void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_t *edited,
@@ -127,7 +122,7 @@ void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_
     int removes = sk_lifecycle_update_deletes(r, old, edited);
     if (removes) {
         json_decref(edited);
-        edited = skeleton(r);
+        edited = sk_registry_stub(r, NULL, NULL);
     }
     submit(b, removes ? SK_WRITE_DELETE : SK_WRITE_UPDATE, r, meta_str(old, "namespace"),
            meta_str(old, "name"), rev, edited);

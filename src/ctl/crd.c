@@ -339,9 +339,7 @@ static int delete_instance(void *arg, sk_blob *item)
     cleanup_scan *cs = arg;
     json_t *obj = sk_reader_object(item);
     if (!obj) /* one that does not parse is still removed */
-        obj = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", cs->r->kind, "apiVersion",
-                        cs->r->api_version, "metadata", "name", sk_blob_name(item), "namespace",
-                        sk_blob_ns(item));
+        obj = sk_registry_stub(cs->r, sk_blob_ns(item), sk_blob_name(item));
     cs->seen++;
     sk_batch_delete(cs->batch, cs->r, obj, sk_blob_rev(item), &background);
     json_decref(obj);

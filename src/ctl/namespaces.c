@@ -57,11 +57,9 @@ static int delete_content(void *arg, sk_blob *item)
     json_t *obj = sk_reader_object(item);
     if (!obj) {
         /* An object that does not parse is still removed. */
-        json_t *skeleton = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", cs->r->kind, "apiVersion",
-                                     cs->r->api_version, "metadata", "name", sk_blob_name(item),
-                                     "namespace", sk_blob_ns(item));
-        sk_batch_delete(cs->batch, cs->r, skeleton, sk_blob_rev(item), &background);
-        json_decref(skeleton);
+        json_t *stub = sk_registry_stub(cs->r, sk_blob_ns(item), sk_blob_name(item));
+        sk_batch_delete(cs->batch, cs->r, stub, sk_blob_rev(item), &background);
+        json_decref(stub);
         return 0;
     }
     const json_t *fins = json_object_get(json_object_get(obj, "metadata"), "finalizers");

@@ -324,6 +324,15 @@ const sk_subresource *sk_registry_subresource(const sk_resource *r, const char *
     return NULL;
 }
 
+json_t *sk_registry_stub(const sk_resource *r, const char *ns, const char *name)
+{
+    json_t *stub = json_pack("{s:s, s:s}", "kind", r->kind, "apiVersion", r->api_version);
+    if (name)
+        json_object_set_new(stub, "metadata",
+                            json_pack("{s:s, s:s}", "name", name, "namespace", ns ? ns : ""));
+    return stub;
+}
+
 const sk_resource *const *sk_registry_all(size_t *n_out)
 {
     const view *v = current();

@@ -100,6 +100,11 @@ const sk_resource *sk_registry_find(const char *group, const char *version, cons
 const sk_resource *sk_registry_find_kind(const char *group, const char *version, const char *kind);
 /* The subresource of r named name, or NULL. */
 const sk_subresource *sk_registry_subresource(const sk_resource *r, const char *name);
+/* A new object of r that is only its kind and apiVersion, plus metadata
+ * name and namespace when name is not NULL: what the tombstone of a
+ * deletion carries, and what stands for a stored object that does not
+ * parse so that it can still be deleted. */
+json_t *sk_registry_stub(const sk_resource *r, const char *ns, const char *name);
 /* All resources served now: the built-in ones in discovery order (groups by
  * priority, preferred version first), then custom resources by group,
  * version (kube's version priority) and resource; *n_out receives the
