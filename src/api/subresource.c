@@ -21,6 +21,8 @@
 #include "api/body.h"
 #include "api/call.h"
 #include "api/verbs.h"
+#include "core/util.h"
+#include "kube/condition.h"
 #include "kube/options.h"
 #include "kube/scale.h"
 #include "kube/status_rules.h"
@@ -160,27 +162,12 @@ static json_t *binding_merge(sk_api_call *call, const json_t *sent, const json_t
         json_object_update(pa, ann);
     }
     /* The scheduler's condition: PodScheduled True. */
-    json_t *status = json_object_get(pod, "status");
-    if (!json_is_object(status)) {
-        status = json_object();
-        json_object_set_new(pod, "status", status);
-    }
-    json_t *conds = json_object_get(status, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
-    size_t i;
-    json_t *c;
-    json_array_foreach(conds, i, c)
-    {
-        if (is(json_string_value(json_object_get(c, "type")) ?: "", "PodScheduled")) {
-            json_array_remove(conds, i);
-            break;
-        }
-    }
-    json_array_append_new(conds, json_pack("{s:s, s:s, s:n}", "type", "PodScheduled", "status",
-                                           "True", "lastProbeTime"));
+    char now[21];
+    sk_format_rfc3339(sk_wall_s(), now);
+    sk_condition_set(pod,
+                     json_pack("{s:s, s:s, s:n}", "type", "PodScheduled", "status", "True",
+                               "lastProbeTime"),
+                     now);
     return pod;
 }
 

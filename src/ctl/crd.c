@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "ctl/batch.h"
+#include "kube/condition.h"
 #include "kube/lifecycle.h"
 #include "kube/registry.h"
 
@@ -139,32 +140,14 @@ static json_t *accept_names(json_t *const *all, size_t n, const json_t *crd, con
     return out;
 }
 
-/* Sets condition type in status's conditions to (cstatus, reason, message),
- * keeping lastTransitionTime unless the status changes. */
-static void set_condition(json_t *status, const char *type, const char *cstatus,
-                          const char *reason, const char *message, const char *now)
+/* Sets the CRD condition type of crd to (cstatus, reason, message). */
+static void set_condition(json_t *crd, const char *type, const char *cstatus, const char *reason,
+                          const char *message, const char *now)
 {
-    json_t *conds = json_object_get(status, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
-    size_t i;
-    json_t *c, *found = NULL;
-    json_array_foreach(conds, i, c) if (strcmp(str(c, "type"), type) == 0) found = c;
-    if (!found) {
-        found = json_object();
-        json_array_append_new(conds, found);
-    }
-    const char *ltt = strcmp(str(found, "status"), cstatus) == 0 && *str(found, "lastTransitionTime")
-                          ? str(found, "lastTransitionTime")
-                          : now;
-    json_t *fresh = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status", cstatus,
-                              "lastTransitionTime", ltt, "reason", reason, "message", message);
-    SK_CHECK_ALLOC(fresh);
-    json_object_clear(found);
-    json_object_update(found, fresh);
-    json_decref(fresh);
+    json_t *cond = json_pack("{s:s, s:s, s:s, s:s}", "type", type, "status", cstatus, "reason",
+                             reason, "message", message);
+    SK_CHECK_ALLOC(cond);
+    sk_condition_set(crd, cond, now);
 }
 
 /* The storage key of a CRD's custom resources ("plural.group"), a new
@@ -273,7 +256,7 @@ static settled settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd
     const char *reason;
     json_object_set_new(status, "acceptedNames", accept_names(all, n, crd, &reason, &msg));
     int ok = reason == NULL;
-    set_condition(status, "NamesAccepted", ok ? "True" : "False", ok ? "NoConflicts" : reason,
+    set_condition(next, "NamesAccepted", ok ? "True" : "False", ok ? "NoConflicts" : reason,
                   ok ? "no conflicts found" : msg, now);
     free(msg);
     /* The cache holds the storage key before the registry serves it, and
@@ -294,11 +277,11 @@ static settled settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd
         strcmp(str(cond, "type"), "Established") == 0 && strcmp(str(cond, "status"), "True") == 0;
     if (held) {
         sk_registry_install(next);
-        set_condition(status, "Established", "True", "InitialNamesAccepted",
+        set_condition(next, "Established", "True", "InitialNamesAccepted",
                       "the initial names have been accepted", now);
     } else if (!was) {
         /* An Established CRD stays so when a later names change conflicts. */
-        set_condition(status, "Established", "False", ok ? "Installing" : "NotAccepted",
+        set_condition(next, "Established", "False", ok ? "Installing" : "NotAccepted",
                       ok ? "the initial names have been accepted" : "not all names are accepted",
                       now);
     }
@@ -368,13 +351,12 @@ static void cleanup(crdctl *c, const json_t *crd, int64_t rev)
     SK_CHECK_ALLOC(next);
     char now[21];
     sk_format_rfc3339(sk_wall_s(), now);
-    json_t *status = json_object_get(next, "status");
     if (cs.seen == 0 && !failed) {
-        set_condition(status, "Terminating", "False", "InstanceDeletionCompleted",
+        set_condition(next, "Terminating", "False", "InstanceDeletionCompleted",
                       "removed all instances", now);
         sk_lifecycle_drop_finalizer(next, SK_FINALIZER_CRD_CLEANUP);
     } else {
-        set_condition(status, "Terminating", "True", "InstanceDeletionInProgress",
+        set_condition(next, "Terminating", "True", "InstanceDeletionInProgress",
                       "CustomResource deletion is in progress", now);
     }
     sk_batch *b = sk_batch_new(c->store);

@@ -14,6 +14,7 @@
  * and then removes it; watchers see DELETED without the MODIFIED before it.
  */
 #include "kube/lifecycle.h"
+#include "kube/condition.h"
 #include "core/buf.h"
 #include "core/util.h"
 
@@ -319,33 +320,14 @@ static sk_delete_plan plan_crd(const sk_resource *r, json_t *obj, const sk_delet
     }
     if (!list_has(fins, SK_FINALIZER_CRD_CLEANUP))
         json_array_append_new(fins, json_string(SK_FINALIZER_CRD_CLEANUP));
-    json_t *status = json_object_get(obj, "status");
-    if (!json_is_object(status)) {
-        status = json_object();
-        json_object_set_new(obj, "status", status);
-    }
-    json_t *conds = json_object_get(status, "conditions");
-    if (!json_is_array(conds)) {
-        conds = json_array();
-        json_object_set_new(status, "conditions", conds);
-    }
-    size_t i;
-    json_t *c;
-    json_array_foreach(conds, i, c)
-    {
-        if (json_is_string(json_object_get(c, "type")) &&
-            strcmp(json_string_value(json_object_get(c, "type")), "Terminating") == 0) {
-            json_array_remove(conds, i);
-            break;
-        }
-    }
     char ts[21];
     sk_format_rfc3339(now_s, ts);
-    json_array_append_new(
-        conds, json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", "Terminating", "status", "True",
-                         "lastTransitionTime", ts, "reason", "InstanceDeletionPending", "message",
-                         "CustomResourceDefinition marked for deletion; CustomResource deletion "
-                         "will begin soon"));
+    sk_condition_set(obj,
+                     json_pack("{s:s, s:s, s:s, s:s}", "type", "Terminating", "status", "True",
+                               "reason", "InstanceDeletionPending", "message",
+                               "CustomResourceDefinition marked for deletion; CustomResource "
+                               "deletion will begin soon"),
+                     ts);
     return SK_DELETE_MARK;
 }
 

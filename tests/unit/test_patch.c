@@ -403,9 +403,11 @@ static void test_strategic_merge_is_linear(void **state)
            "(merge patch of the same size: %.3f s)\n",
            took, took2, floor);
     /* Quadratic, this took 151 s (release build) against 0.15 s for the
-     * merge patch; linear, about 1.5 times it. A bound relative to it holds
-     * under sanitizers and load; the absolute one is a backstop. */
-    assert_true(took < 10 * floor + 0.5 && took2 < 10 * floor + 0.5);
+     * merge patch; linear, 1.5 to 6 times it (more with other work on the
+     * machine between the two timings). A bound relative to it holds under
+     * sanitizers and load and still catches the quadratic 1000x; the
+     * absolute one is a backstop. */
+    assert_true(took < 30 * floor + 1.0 && took2 < 30 * floor + 1.0);
     assert_true(took < 20.0 && took2 < 20.0);
     json_decref(target);
     free(target_text);
