@@ -9,6 +9,10 @@
  * is the source, no event can be lost and a resumed watch (resourceVersion
  * N) gets exactly the changes after N; a cursor older than the compact
  * revision gets an ERROR event with 410 Expired, as kube-apiserver sends.
+ * The events come from the cache's window, or, for a cursor older than the
+ * window (a resume from before a restart, a watcher that fell behind), from
+ * the store's history a page at a time (read/reader.h), the stream yielding
+ * its HTTP thread between pages, until the window holds the cursor again.
  *
  * With selectors, a change is judged against the object before and after
  * it: entering the selection is ADDED, leaving it is DELETED (the new
@@ -43,7 +47,6 @@ typedef struct watch_stream {
     int initial;     /* initial events still streaming */
     int end_bookmark;
     int bookmarks;
-    int res_idx;    /* the resource in the cache */
     uint64_t gen;   /* the cache generation the cursor belongs to */
     int64_t cursor; /* last revision examined */
     int64_t bookmark_rev;
@@ -153,31 +156,42 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
     json_decref(obj);
 }
 
-/* Reads the cache's events after the cursor into the output. Returns -1
- * if the stream must end (the ERROR event is already rendered). */
+static int take_event(void *arg, const sk_cache_event *ev)
+{
+    watch_stream *ws = arg;
+    render_cache_event(ws, ev);
+    return sk_outq_size(&ws->out) >= OUT_HIGH_WATER;
+}
+
+/* Reads the events after the cursor into the output. Returns -1 if the
+ * stream must end (the ERROR event is already rendered), 1 after a page of
+ * SQL history (a cursor older than the cache's window: the caller yields
+ * before the next page, so a long catch-up never holds the HTTP thread),
+ * else 0. */
 static int read_events(watch_stream *ws)
 {
     while (sk_outq_size(&ws->out) < OUT_HIGH_WATER) {
-        sk_cache_event ev = {0};
+        sk_read_events q = {.resource = ws->res->storage,
+                            .gen = ws->gen,
+                            .after_rev = ws->cursor,
+                            .with_prev = sk_list_stream_filters(ws->ls)};
         int64_t scanned = ws->cursor;
-        sk_err err =
-            sk_cache_next_event(ws->api->cache, ws->gen, ws->res_idx, ws->cursor, &ev, &scanned);
+        sk_read_source source;
+        sk_err err = sk_reader_events(ws->api->reader, &q, take_event, ws, &scanned, &source);
         if (err == SK_ERR_EXPIRED) {
             sk_cache_state st;
             sk_cache_get_state(ws->api->cache, &st);
-            render_expired(ws, st.oldest);
+            int64_t cur = 0, compact = 0;
+            sk_store_revisions(ws->api->store, &cur, &compact);
+            render_expired(ws, ws->cursor < compact ? compact : st.oldest);
             sk_watch_hub_count(ws->api->hub, 0, 0, 1);
             return -1;
         }
-        if (err != SK_OK) {
-            if (scanned == ws->cursor)
-                break; /* nothing new */
-            ws->cursor = scanned;
-            continue;
-        }
-        ws->cursor = ev.rev;
-        render_cache_event(ws, &ev);
-        sk_cache_event_clear(&ev);
+        if (err != SK_OK || scanned == ws->cursor)
+            break; /* nothing new (a store error: tried again at the next wake) */
+        ws->cursor = scanned;
+        if (source == SK_READ_SQL)
+            return 1;
     }
     return 0;
 }
@@ -210,12 +224,19 @@ static ssize_t watch_stream_read(void *self, char *buf, size_t max)
             continue;
         }
         uint64_t seen = sk_watch_hub_seq(ws->api->hub);
-        if (read_events(ws) < 0) {
+        int got = read_events(ws);
+        if (got < 0) {
             ws->ended = 1;
             continue;
         }
         if (sk_outq_size(&ws->out) > 0)
             continue;
+        if (got > 0) {
+            /* More history to page through: come back at once, after the
+             * HTTP thread has served its other connections. */
+            ws->wake(ws->wake_arg);
+            return -2;
+        }
         /* The revision moved without events for this watcher: tell it, at
          * most once per BOOKMARK_GAP_MS (commits elsewhere must not turn
          * into a bookmark each). */
@@ -287,7 +308,6 @@ static int watch_start(sk_api_call *call)
     ws->start_us = call->start_us;
     if (o->timeout_s > 0)
         ws->deadline_ms = sk_now_ms() + o->timeout_s * 1000;
-    ws->res_idx = sk_cache_resource(call->api->cache, call->res->storage);
     ws->gen = st.generation;
     sk_random_bytes(&ws->spread, sizeof ws->spread);
     ws->cursor = start;

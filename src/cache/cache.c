@@ -1063,6 +1063,15 @@ out:
     return err;
 }
 
+int64_t sk_cache_events_from(sk_cache *c, int res)
+{
+    SK_CHECK(res >= 0 && res < c->n_res);
+    pthread_rwlock_rdlock(&c->lock);
+    int64_t from = c->base > c->res[res].built_at ? c->base : c->res[res].built_at;
+    pthread_rwlock_unlock(&c->lock);
+    return from;
+}
+
 void sk_cache_event_clear(sk_cache_event *ev)
 {
     sk_blob_unref(ev->obj);

@@ -167,6 +167,10 @@ void sk_cache_event_clear(sk_cache_event *ev);
  */
 sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev,
                            sk_cache_event *ev, int64_t *scanned_out);
+/* The oldest cursor sk_cache_next_event serves for resource res: the
+ * window's start, or the resource's last (re)build if that is later. The
+ * history before it is the store's (read/reader.h reads it there). */
+int64_t sk_cache_events_from(sk_cache *c, int res);
 
 /*
  * Consistency check (KEP-4988): a 64-bit FNV-1a hash over every live

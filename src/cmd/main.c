@@ -65,6 +65,7 @@ typedef struct options {
     int64_t lease_duration_s, lease_renew_s, event_ttl_s;
     int64_t consistency_check_s;
     int64_t snapshot_bytes; /* as sk_cache_config.snapshot_bytes: 0 auto, < 0 none */
+    int64_t window_events;  /* as sk_cache_config.window_events: 0 the default */
     int64_t max_object_bytes;
     int64_t max_connections; /* 0: as many as the open-file limit allows */
     int64_t max_connections_per_ip;
@@ -126,6 +127,9 @@ static void usage(FILE *f)
         "                           (bytes, or with K, M or G); lists at older revisions go\n"
         "                           to SQL. 0 = keep none; default auto: 2%% of the cached\n"
         "                           objects' bytes, at least 256K\n"
+        "  --watch-cache-events N   serve: the watch cache's window of recent events; watches\n"
+        "                           from older revisions are served from SQL history\n"
+        "                           (default 100000)\n"
         "  --max-object-bytes SIZE  serve: largest object stored, after every patch and\n"
         "                           update (bytes, or with K or M; default 1536K)\n"
         "  --max-connections N      serve: open client connections at most (default: the\n"
@@ -468,6 +472,7 @@ static int cmd_serve(const options *o, const char *db)
         .event_ttl_s = o->event_ttl_s,
         .consistency_check_s = o->consistency_check_s,
         .snapshot_bytes = o->snapshot_bytes,
+        .window_events = o->window_events,
         .max_object_bytes = o->max_object_bytes,
         .max_connections = (unsigned)connection_cap(o->max_connections),
         .max_connections_per_ip = (unsigned)o->max_connections_per_ip,
@@ -613,6 +618,7 @@ int main(int argc, char **argv)
         {"advertise-address", required_argument, NULL, 1006},
         {"token-auth-file", required_argument, NULL, 1007},
         {"anonymous-auth", optional_argument, NULL, 1008},
+        {"watch-cache-events", required_argument, NULL, 1009},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -774,6 +780,10 @@ int main(int argc, char **argv)
         case 1008:
             if ((o.anonymous_auth = optarg ? sk_parse_bool(optarg) : 1) < 0)
                 return fail("invalid --anonymous-auth %s: want true or false", optarg);
+            break;
+        case 1009:
+            if ((o.window_events = sk_parse_i64(optarg)) < 1 || o.window_events > 100000000)
+                return fail("invalid --watch-cache-events %s: want 1 to 100000000", optarg);
             break;
         case 'v':
             o.verbose = 1;

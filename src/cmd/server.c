@@ -163,6 +163,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         .drop_rev_once = cfg->drop_rev_once,
         .corrupt_key_once = cfg->corrupt_key_once,
         .snapshot_bytes = cfg->snapshot_bytes,
+        .window_events = (int)cfg->window_events,
     };
     err = sk_cache_new(srv->store, &cc, notify_hub, srv->hub, &srv->cache);
     for (int i = 0; i < n_crd; i++)

@@ -25,6 +25,7 @@ typedef struct sk_server_config {
     int64_t lease_duration_s, lease_renew_s, event_ttl_s;
     int64_t consistency_check_s;
     int64_t snapshot_bytes; /* as sk_cache_config.snapshot_bytes */
+    int64_t window_events;  /* as sk_cache_config.window_events */
     int64_t max_object_bytes;
     unsigned max_connections, max_connections_per_ip;
     int header_timeout_s, idle_timeout_s;

@@ -4,12 +4,24 @@
  * it cannot give (a revision outside its snapshots, a distrusted resource,
  * a revision it has not applied yet) goes to SQL, whose rows become blobs
  * like the cache's, so nothing above tells the two apart.
+ *
+ * Events from SQL: the history rows of every resource are paged in
+ * revision order (sk_store_history, the cache feed's own read), this
+ * resource's kept. A row's type follows from it alone (a tombstone, or a
+ * previous version or none), as the cache's tree would judge it; the
+ * previous version, when asked for, is the key's version live one
+ * revision before the row (never below the cursor, so never compacted
+ * while the cursor is not). The page is collected first and visited
+ * after, so no visitor runs while a statement holds a connection.
  */
 #include "read/reader.h"
 #include "core/check.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define EVENTS_PAGE_ROWS 256
+#define EVENTS_PAGE_BYTES ((size_t)1 << 20)
 
 struct sk_reader {
     sk_store *store;
@@ -163,5 +175,131 @@ sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64
     }
     free(after_ns);
     free(after_name);
+    return err;
+}
+
+/* Visits the window's events after the cursor. A cursor the window drops
+ * meanwhile keeps what it was given: SK_OK at the revision it reached (the
+ * next call reads on from SQL), SK_ERR_EXPIRED only if nothing was given. */
+static sk_err events_from_cache(sk_reader *rd, int res, const sk_read_events *q,
+                                sk_reader_event_fn fn, void *arg, int64_t *scanned_out)
+{
+    int64_t cursor = q->after_rev;
+    sk_err err;
+    for (;;) {
+        sk_cache_event ev = {0};
+        int64_t scanned = cursor;
+        err = sk_cache_next_event(rd->cache, q->gen, res, cursor, &ev, &scanned);
+        if (err == SK_ERR_NOT_FOUND) {
+            cursor = scanned;
+            err = SK_OK;
+            break;
+        }
+        if (err == SK_ERR_EXPIRED && cursor != q->after_rev)
+            err = SK_OK;
+        if (err != SK_OK)
+            break;
+        cursor = ev.rev;
+        int stop = fn(arg, &ev);
+        sk_cache_event_clear(&ev);
+        if (stop)
+            break;
+    }
+    if (err == SK_OK)
+        *scanned_out = cursor;
+    return err;
+}
+
+typedef struct history_page {
+    const char *resource;
+    int64_t upto; /* the cache's revision: rows after it are left for later */
+    sk_cache_event *evs;
+    int n, rows;
+    int64_t last; /* the last revision taken */
+    size_t bytes;
+    int full, past_upto;
+} history_page;
+
+static int take_history_row(void *arg, const sk_row *row)
+{
+    history_page *p = arg;
+    if (row->rev > p->upto) {
+        p->past_upto = 1;
+        return 1;
+    }
+    p->last = row->rev;
+    p->full = ++p->rows == EVENTS_PAGE_ROWS;
+    if (strcmp(row->resource, p->resource) != 0)
+        return 0;
+    sk_cache_event *ev = &p->evs[p->n++];
+    ev->rev = row->rev;
+    ev->type = row->deleted       ? SK_EVENT_DELETED
+               : row->prev_rev > 0 ? SK_EVENT_MODIFIED
+                                   : SK_EVENT_ADDED;
+    ev->obj = blob_of(row);
+    p->bytes += row->value_len;
+    p->full |= p->bytes >= EVENTS_PAGE_BYTES;
+    return p->full;
+}
+
+/* Visits one page of the store's history after the cursor, up to upto. */
+static sk_err events_from_sql(sk_reader *rd, const sk_read_events *q, int64_t upto,
+                              sk_reader_event_fn fn, void *arg, int64_t *scanned_out)
+{
+    history_page p = {.resource = q->resource, .upto = upto};
+    p.evs = calloc(EVENTS_PAGE_ROWS, sizeof *p.evs);
+    SK_CHECK_ALLOC(p.evs);
+    sk_err err = SK_OK;
+    int64_t scanned = q->after_rev;
+    if (upto > q->after_rev) {
+        err = sk_store_history(rd->store, q->after_rev, EVENTS_PAGE_ROWS, take_history_row, &p);
+        /* A short page saw the whole history up to upto (read before it). */
+        scanned = p.full && !p.past_upto ? p.last : upto;
+    }
+    for (int i = 0; err == SK_OK && q->with_prev && i < p.n; i++) {
+        sk_cache_event *ev = &p.evs[i];
+        if (ev->type != SK_EVENT_MODIFIED)
+            continue;
+        sk_row row = {0};
+        err = sk_store_get(rd->store, q->resource, sk_blob_ns(ev->obj), sk_blob_name(ev->obj),
+                           ev->rev - 1, &row);
+        if (err == SK_OK)
+            ev->prev = blob_of(&row);
+        else if (err == SK_ERR_NOT_FOUND)
+            err = SK_OK;
+        sk_row_clear(&row);
+    }
+    for (int i = 0; err == SK_OK && i < p.n; i++) {
+        if (fn(arg, &p.evs[i])) {
+            scanned = p.evs[i].rev;
+            break;
+        }
+    }
+    for (int i = 0; i < p.n; i++)
+        sk_cache_event_clear(&p.evs[i]);
+    free(p.evs);
+    if (err == SK_OK)
+        *scanned_out = scanned;
+    return err;
+}
+
+sk_err sk_reader_events(sk_reader *rd, const sk_read_events *q, sk_reader_event_fn fn, void *arg,
+                        int64_t *scanned_out, sk_read_source *source_out)
+{
+    int res = sk_cache_resource(rd->cache, q->resource);
+    sk_err err = SK_ERR_EXPIRED;
+    sk_read_source source = SK_READ_CACHE;
+    if (res >= 0 && q->after_rev >= sk_cache_events_from(rd->cache, res))
+        err = events_from_cache(rd, res, q, fn, arg, scanned_out);
+    /* Older than the window (or dropped by it since): the store's history,
+     * up to what the cache has applied (read first: the page then ends
+     * where the window can take over). */
+    if (err == SK_ERR_EXPIRED &&
+        (res < 0 || q->after_rev < sk_cache_events_from(rd->cache, res))) {
+        source = SK_READ_SQL;
+        err = events_from_sql(rd, q, sk_reader_cache_rev(rd), fn, arg, scanned_out);
+    }
+    if (err == SK_OK)
+        *source_out = source;
     return err;
 }

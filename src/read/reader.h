@@ -69,4 +69,37 @@ typedef int (*sk_reader_item_fn)(void *arg, sk_blob *item);
 sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64_t rev,
                       sk_reader_item_fn fn, void *arg);
 
+/*
+ * Events: the changes of a resource after a cursor, in revision order,
+ * from wherever they can be had. The cache's window answers when it still
+ * holds the cursor; a cursor older than the window (a watch resumed from
+ * before a restart, a watcher that fell behind) is answered from the
+ * store's history, one page per call (a few hundred revisions and a MiB
+ * of objects at most: a caller's memory and time per call stay bounded,
+ * like a page of a list), up to the revision the cache has applied. Both sources are the same gap-free history, so a
+ * cursor moves from one to the other at any revision with no gap and no
+ * duplicate: it switches to the window once the window holds it again.
+ * Events read from SQL are shaped as the cache's (type and the previous
+ * version), so selector transitions are judged the same way.
+ */
+typedef struct sk_read_events {
+    const char *resource;
+    uint64_t gen;      /* the cache generation the cursor belongs to */
+    int64_t after_rev; /* the cursor: every change up to it was seen */
+    int with_prev;     /* events from SQL carry the previous version too */
+} sk_read_events;
+
+/* ev is borrowed (take references to keep its blobs). Non-zero: stop after
+ * this event. */
+typedef int (*sk_reader_event_fn)(void *arg, const sk_cache_event *ev);
+
+/* Visits events after q->after_rev until none is left in the window (or
+ * the page of SQL history is done) or fn stops. *scanned_out: the revision
+ * the cursor may move to (past events not of this resource too). SK_ERR_EXPIRED:
+ * the cursor is below the compact revision, or the cache was rebuilt after
+ * q->gen (what the stream was sent may be wrong); store errors as they
+ * come. *source_out says who answered. */
+sk_err sk_reader_events(sk_reader *rd, const sk_read_events *q, sk_reader_event_fn fn, void *arg,
+                        int64_t *scanned_out, sk_read_source *source_out);
+
 #endif
