@@ -84,7 +84,7 @@ class WatchHistory(ServerTestCase, unittest.TestCase):
         rows = sql(self.server, "SELECT rev, name, deleted, prev_rev FROM sk_history WHERE "
                    "resource = 'configmaps' AND namespace = '%s' AND rev > %d ORDER BY rev"
                    % (ns, after))
-        return [("DELETED" if d == "1" else "MODIFIED" if int(p) > 0 else "ADDED", n, int(r))
+        return [("DELETED" if d in ("1", "t") else "MODIFIED" if int(p) > 0 else "ADDED", n, int(r))
                 for r, n, d, p in rows]
 
     def metric(self, name):
