@@ -233,7 +233,7 @@ static int take_history_row(void *arg, const sk_row *row)
         return 0;
     sk_cache_event *ev = &p->evs[p->n++];
     ev->rev = row->rev;
-    ev->type = row->deleted       ? SK_EVENT_DELETED
+    ev->type = row->deleted        ? SK_EVENT_DELETED
                : row->prev_rev > 0 ? SK_EVENT_MODIFIED
                                    : SK_EVENT_ADDED;
     ev->obj = blob_of(row);
@@ -294,8 +294,7 @@ sk_err sk_reader_events(sk_reader *rd, const sk_read_events *q, sk_reader_event_
     /* Older than the window (or dropped by it since): the store's history,
      * up to what the cache has applied (read first: the page then ends
      * where the window can take over). */
-    if (err == SK_ERR_EXPIRED &&
-        (res < 0 || q->after_rev < sk_cache_events_from(rd->cache, res))) {
+    if (err == SK_ERR_EXPIRED && (res < 0 || q->after_rev < sk_cache_events_from(rd->cache, res))) {
         source = SK_READ_SQL;
         err = events_from_sql(rd, q, sk_reader_cache_rev(rd), fn, arg, scanned_out);
     }

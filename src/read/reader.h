@@ -74,13 +74,14 @@ sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64
  * from wherever they can be had. The cache's window answers when it still
  * holds the cursor; a cursor older than the window (a watch resumed from
  * before a restart, a watcher that fell behind) is answered from the
- * store's history, one page per call (a few hundred revisions and a MiB
- * of objects at most: a caller's memory and time per call stay bounded,
- * like a page of a list), up to the revision the cache has applied. Both sources are the same gap-free history, so a
- * cursor moves from one to the other at any revision with no gap and no
- * duplicate: it switches to the window once the window holds it again.
- * Events read from SQL are shaped as the cache's (type and the previous
- * version), so selector transitions are judged the same way.
+ * store's history, one page per call (a few hundred revisions and a MiB of
+ * objects at most: a caller's memory and time per call stay bounded, like
+ * a page of a list), up to the revision the cache has applied. Both
+ * sources are the same gap-free history, so a cursor moves from one to the
+ * other at any revision with no gap and no duplicate: it switches to the
+ * window once the window holds it again. Events read from SQL are shaped
+ * as the cache's (type and the previous version), so selector transitions
+ * are judged the same way.
  */
 typedef struct sk_read_events {
     const char *resource;

@@ -35,9 +35,7 @@ typedef struct fixture {
     sk_reader *reader;
 } fixture;
 
-static void on_notify(void *arg)
-{
-}
+static void on_notify(void *arg) {}
 
 static int64_t put(fixture *f, sk_write_op op, const char *res, const char *name)
 {
@@ -152,8 +150,7 @@ static void test_old_cursor_pages_sql_then_window(void **state)
                                 .with_prev = 1};
             int64_t scanned = 0;
             sk_read_source source;
-            assert_int_equal(sk_reader_events(f->reader, &q, take, &got, &scanned, &source),
-                             SK_OK);
+            assert_int_equal(sk_reader_events(f->reader, &q, take, &got, &scanned, &source), SK_OK);
             assert_true(scanned > cursor);
             from_sql += source == SK_READ_SQL;
             from_cache += source == SK_READ_CACHE;
