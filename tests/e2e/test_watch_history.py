@@ -6,14 +6,17 @@ The server runs with a window of 50 events (--watch-cache-events 50), so a
 few hundred writes put a resourceVersion out of the window. A watch from it
 gets exactly the stored history after it (compared with the sk_history
 rows), paged from SQL, then the live events, with no gap and no duplicate,
-also when writes land while it catches up; with a label selector, an object
+also when writes land while it catches up, and for a watcher whose client
+stopped reading until the window had moved past it; with a label selector, an object
 that leaves the selection is DELETED and one that enters it is ADDED, as
 from the cache. Only a revision below the compaction floor gets 410 (kube's
 "too old resource version", reason Expired).
 """
 
+import http.client
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -147,6 +150,39 @@ class WatchHistory(ServerTestCase, unittest.TestCase):
         self.assertEqual(got["events"], all_events)
         revs = [rv for *_, rv in got["events"]]
         self.assertEqual(revs, sorted(set(revs)), "in order, no duplicate")
+
+    def test_watcher_that_fell_behind_catches_up(self):
+        """A watcher whose client stops reading while 100 KiB objects are
+        written: its socket fills, its cursor stays behind, the window (50
+        events) moves past it. Once it reads again it gets every event, from
+        SQL and then the window, instead of 410."""
+        ns = "hist-slow"
+        base = self.make_ns(ns)
+        rv0 = self.list_rv(base)
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=60)
+        conn.sock = socket.socket()
+        conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn.sock.settimeout(60)
+        conn.sock.connect(("127.0.0.1", self.server.port))
+        conn.request("GET", "%s?watch=true&resourceVersion=%d&timeoutSeconds=30" % (base, rv0))
+        big = "x" * (100 * 1024)
+        for i in range(120):
+            r = self.server.request("POST", base, cm("big-%d" % i, data={"d": big}))
+            self.assertEqual(r.status, 201, r)
+        self.assert_out_of_window(rv0)
+        want = self.stored(ns, rv0)
+        resp = conn.getresponse()
+        self.assertEqual(resp.status, 200)
+        lines = []
+        while len(lines) < len(want):
+            line = resp.readline()
+            if not line:
+                break
+            lines.append(line)
+        conn.close()
+        events = parse_watch(b"".join(lines))
+        self.assertNotIn("ERROR", [e[0] for e in events])
+        self.assertEqual(events, want)
 
     def test_other_resources_history_is_paged(self):
         """A watch on a resource with few events, from before a long history
