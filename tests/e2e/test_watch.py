@@ -252,7 +252,15 @@ class Watch(ServerTestCase, unittest.TestCase):
                                           "--timeout=30s"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env=env)
-        time.sleep(1.0)
+        # The patch must come after the watcher's initial ADDED (kubectl can
+        # take seconds to start on a loaded machine), or it sees a=2 listed.
+        seen = []
+        reader = threading.Thread(target=lambda: seen.extend(watcher.stdout), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 30
+        while not any(l.split()[:2] == ["ADDED", "k"] for l in list(seen)):
+            self.assertLess(time.monotonic(), deadline, "kubectl get -w printed no ADDED")
+            time.sleep(0.05)
         r = self.server.request("PATCH", "/api/v1/namespaces/w-kc/configmaps/k",
                                 {"data": {"a": "2"}}, headers=MERGE)
         self.assertEqual(r.status, 200, r)
@@ -262,9 +270,15 @@ class Watch(ServerTestCase, unittest.TestCase):
         # kubectl synced through watch-list (sendInitialEvents), not LIST+WATCH.
         self.assertGreater(metric(self.server, "apiserver_watch_list_duration_seconds_count"),
                            lists_before)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30
+        while not any(l.split()[:2] == ["MODIFIED", "k"] for l in list(seen)):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         watcher.terminate()
-        out, err = watcher.communicate(timeout=10)
+        watcher.wait(timeout=10)
+        reader.join(timeout=10)
+        out = "".join(seen)
         lines = [l.split() for l in out.splitlines() if l.strip()]
         self.assertEqual(lines[0][:2], ["EVENT", "NAME"], out)
         self.assertIn(["ADDED", "k"], [l[:2] for l in lines[1:]], out)
