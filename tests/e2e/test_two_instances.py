@@ -1,0 +1,292 @@
+"""docker/compose.yaml's topology, checked and run as processes.
+
+ComposeFile parses docker/compose.yaml (python3-yaml; no container engine
+is needed) and asserts the topology: PostgreSQL, a one-shot `pki` service
+running docker/pki.sh into a shared volume, and two sqlkube instances on the
+one database with the same key files (read-only), each listening on the
+port it is published on (127.0.0.1 only), with a /readyz healthcheck over
+HTTPS, and the image carrying what the file runs (sqlkube-pki, curl).
+
+TwoInstances is the process twin (PostgreSQL only): docker/pki.sh makes the
+key material into a temp dir, and two `sqlkube serve` processes start on one
+database with the flags of the compose file's instances (/pki mapped to
+that dir). Checked: an object written through one is read through the
+other (kubectl, one kubeconfig per instance); a watch on instance 2 sees a
+write on instance 1; a list continue token of one is accepted by the other
+(its signing secret lives in the database); the admin certificate either
+kubeconfig carries is accepted by both; the compose healthcheck command
+passes against both; a user the shared CA certifies is denied by RBAC on
+both with kube's message; a ServiceAccount token issued by one is accepted
+by the other (once the --service-account-* flags exist in the binary).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+
+from server import CONFIG, KUBECTL, REPO_ROOT, Server, describe, wait_until  # noqa: E402
+
+import test_tls_auth as tls  # noqa: E402  (make_cert, load_ca)
+
+try:
+    import yaml
+except ImportError:  # python3-yaml
+    yaml = None
+
+DOCKER = os.path.join(REPO_ROOT, "docker")
+INSTANCES = ("sqlkube-1", "sqlkube-2")
+# The key files every instance must name alike, by flag.
+SHARED_FILES = {
+    "--tls-cert-file": "/pki/apiserver.crt",
+    "--tls-private-key-file": "/pki/apiserver.key",
+    "--client-ca-file": "/pki/ca.crt",
+    "--client-ca-key-file": "/pki/ca.key",
+    "--service-account-signing-key-file": "/pki/sa.key",
+    "--service-account-key-file": "/pki/sa.pub",
+}
+SA_FLAGS = ("--service-account-signing-key-file", "--service-account-key-file")
+
+
+def load_compose():
+    with open(os.path.join(DOCKER, "compose.yaml")) as f:
+        return yaml.safe_load(f)
+
+
+def flags(command):
+    """A compose command list of --flag=value items as {flag: value}."""
+    out = {}
+    for item in command:
+        name, eq, value = item.partition("=")
+        assert name.startswith("--") and eq, "not --flag=value: %r" % item
+        out[name] = value
+    return out
+
+
+def binary_knows(flag):
+    p = subprocess.run([CONFIG.binary, "--help"], capture_output=True, text=True, timeout=30)
+    return flag in p.stdout
+
+
+@unittest.skipUnless(yaml, "python3-yaml needed")
+class ComposeFile(unittest.TestCase):
+
+    def setUp(self):
+        self.doc = load_compose()
+        self.services = self.doc["services"]
+
+    def test_services_and_volumes(self):
+        self.assertEqual(set(self.services), {"postgres", "pki"} | set(INSTANCES))
+        self.assertEqual(set(self.doc["volumes"]),
+                         {"pgdata", "pki"} | {n + "-data" for n in INSTANCES})
+        pg = self.services["postgres"]
+        self.assertNotIn("ports", pg, "PostgreSQL stays unpublished")
+        self.assertIn("pg_isready", " ".join(pg["healthcheck"]["test"]))
+        pki = self.services["pki"]
+        self.assertEqual(pki["entrypoint"][:2], ["sqlkube-pki", "/pki"])
+        # The serving certificate names both instances.
+        self.assertEqual(set(pki["entrypoint"][2:]), set(INSTANCES))
+        self.assertEqual(pki["volumes"], ["pki:/pki"])
+        self.assertEqual(pki["restart"], "no")
+
+    def test_instances(self):
+        ports, commons = set(), []
+        for name in INSTANCES:
+            svc = self.services[name]
+            self.assertEqual(svc["image"], self.services["pki"]["image"])
+            self.assertEqual(svc["depends_on"], {
+                "postgres": {"condition": "service_healthy"},
+                "pki": {"condition": "service_completed_successfully"}})
+            f = flags(svc["command"])
+            port = f.pop("--listen").split(":")[-1]
+            # Published on loopback only, on the port it listens on (its
+            # kubeconfig names that port).
+            self.assertEqual(f"0.0.0.0:{port}", flags(svc["command"])["--listen"])
+            self.assertEqual(svc["ports"], ["127.0.0.1:%s:%s" % (port, port)])
+            ports.add(port)
+            self.assertTrue(f["--db"].startswith("postgres://") and "@postgres:5432/" in f["--db"])
+            for flag, path in SHARED_FILES.items():
+                self.assertEqual(f.get(flag), path, "%s %s" % (name, flag))
+            self.assertEqual(sorted(svc["volumes"]), sorted(["pki:/pki:ro", name + "-data:/data"]))
+            check = svc["healthcheck"]["test"]
+            self.assertEqual(check[:2], ["CMD", "curl"])
+            self.assertEqual(check[-1], "https://127.0.0.1:%s/readyz" % port)
+            for opt, path in (("--cacert", "/pki/ca.crt"), ("--cert", "/pki/healthcheck.crt"),
+                              ("--key", "/pki/healthcheck.key")):
+                self.assertEqual(check[check.index(opt) + 1], path)
+            self.assertIn("-fsS", check, "curl fails on an HTTP error status")
+            commons.append(f)
+        self.assertEqual(len(ports), len(INSTANCES), "one port per instance")
+        self.assertEqual(commons[0], commons[1], "the instances differ only in --listen")
+
+    def test_image_has_what_compose_runs(self):
+        with open(os.path.join(DOCKER, "Dockerfile")) as f:
+            text = f.read()
+        self.assertIn("docker/pki.sh /usr/local/bin/sqlkube-pki", text)
+        for pkg in ("curl", "openssl"):
+            self.assertRegex(text, r"\b%s\b" % pkg)
+        self.assertIn("/data /pki", text, "/pki owned by the server's user")
+
+
+@unittest.skipUnless(yaml and shutil.which("openssl") and shutil.which("curl"),
+                     "python3-yaml, openssl and curl needed")
+class TwoInstances(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        if CONFIG.backend != "postgres":
+            raise unittest.SkipTest("two instances share a PostgreSQL database")
+        cls.pki = tempfile.mkdtemp(prefix="sk-twin-pki.")
+        cls.servers = []
+        services = load_compose()["services"]
+        subprocess.run([os.path.join(DOCKER, "pki.sh"), cls.pki] + services["pki"]["entrypoint"][2:],
+                       check=True, capture_output=True, timeout=120)
+        cls.sa = all(binary_knows(flag) for flag in SA_FLAGS)
+        try:
+            db = None
+            for name in INSTANCES:
+                f = flags(services[name]["command"])
+                del f["--listen"], f["--db"]  # the harness's: a free port, the test database
+                if not cls.sa:
+                    for flag in SA_FLAGS:
+                        del f[flag]
+                args = ["%s=%s" % (k, v.replace("/pki/", cls.pki + "/")) for k, v in f.items()]
+                srv = Server("twin-" + name, db_url=db, tls=True, extra_args=args)
+                cls.servers.append(srv)
+                srv.start()
+                db = srv.db_url
+            cls.checks = [services[name]["healthcheck"]["test"] for name in INSTANCES]
+        except BaseException:
+            cls.tearDownClass()
+            raise
+        cls.one, cls.two = cls.servers
+
+    @classmethod
+    def tearDownClass(cls):
+        for srv in cls.servers:
+            srv.cleanup()
+        shutil.rmtree(cls.pki, ignore_errors=True)
+
+    def ok(self, p):
+        self.assertEqual(p.returncode, 0, describe(p))
+        return p.stdout
+
+    def test_object_written_on_one_read_on_two(self):
+        self.ok(self.one.kubectl("create", "configmap", "twin-a", "--from-literal=k=one"))
+        self.assertEqual(self.ok(self.two.kubectl("get", "configmap", "twin-a", "-o",
+                                                  "jsonpath={.data.k}")), "one")
+        self.ok(self.two.kubectl("patch", "configmap", "twin-a", "-p", '{"data":{"k":"two"}}'))
+        self.assertEqual(self.ok(self.one.kubectl("get", "configmap", "twin-a", "-o",
+                                                  "jsonpath={.data.k}")), "two")
+
+    def test_watch_on_two_sees_write_on_one(self):
+        self.ok(self.one.kubectl("create", "namespace", "twin-watch"))
+        env = dict(os.environ, HOME=self.two.data_dir)
+        env.pop("KUBECONFIG", None)
+        w = subprocess.Popen([KUBECTL, "--kubeconfig", self.two.kubeconfig, "-n", "twin-watch",
+                              "get", "configmaps", "--watch-only", "-o", "name"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(w.stdout), daemon=True)
+        reader.start()
+        try:
+            time.sleep(1.5)  # the watch is established
+            for i in range(3):
+                self.ok(self.one.kubectl("-n", "twin-watch", "create", "configmap", "w%d" % i))
+            wait_until(lambda: len(lines) >= 3, timeout=20, what="three watch events on 2")
+        finally:
+            w.terminate()
+            w.wait(timeout=10)
+            reader.join(timeout=10)
+        self.assertEqual([l.strip() for l in lines[:3]],
+                         ["configmap/w%d" % i for i in range(3)])
+
+    def list_page(self, srv, token=None):
+        q = {"limit": "2"}
+        if token:
+            q["continue"] = token
+        r = srv.request("GET", "/api/v1/namespaces/twin-pages/configmaps?"
+                        + urllib.parse.urlencode(q))
+        self.assertEqual(r.status, 200, r)
+        body = r.json()
+        return [i["metadata"]["name"] for i in body["items"]], body["metadata"].get("continue")
+
+    def test_continue_token_moves_between_instances(self):
+        self.ok(self.one.kubectl("create", "namespace", "twin-pages"))
+        for i in range(5):
+            self.ok(self.one.kubectl("-n", "twin-pages", "create", "configmap", "p%d" % i))
+        names, token = self.list_page(self.one)
+        self.assertEqual(names, ["p0", "p1"])
+        # Written after the first page: a continued list stays at its snapshot.
+        self.ok(self.two.kubectl("-n", "twin-pages", "create", "configmap", "p5"))
+        names, token = self.list_page(self.two, token)
+        self.assertEqual(names, ["p2", "p3"])
+        names, token = self.list_page(self.one, token)
+        self.assertEqual((names, token), (["p4"], None))
+        # A forged token is refused on both alike.
+        for srv in self.servers:
+            r = srv.request("GET", "/api/v1/namespaces/twin-pages/configmaps?limit=2&continue=AAAA")
+            self.assertEqual(r.status, 400, r)
+
+    def test_one_admin_certificate(self):
+        for owner in self.servers:
+            cert = (owner.kubeconfig_pem("client-certificate-data"),
+                    owner.kubeconfig_pem("client-key-data"))
+            for target in self.servers:
+                r = target.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                   {"apiVersion": "authentication.k8s.io/v1",
+                                    "kind": "SelfSubjectReview"}, client_cert=cert)
+                self.assertEqual(r.status, 201, r)
+                self.assertEqual(r.json()["status"]["userInfo"]["username"], "kubernetes-admin")
+            # Each kubeconfig trusts the one shared CA.
+            with open(owner.kubeconfig_pem("certificate-authority-data")) as a, \
+                    open(os.path.join(self.pki, "ca.crt")) as b:
+                self.assertEqual(a.read(), b.read())
+
+    def test_compose_healthcheck_passes(self):
+        for srv, check in zip(self.servers, self.checks):
+            argv = [a.replace("/pki/", self.pki + "/") for a in check[1:]]
+            argv[-1] = "https://127.0.0.1:%d/readyz" % srv.port
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            # Without the healthcheck certificate /readyz is 401: curl -f fails.
+            i = argv.index("--cert")
+            p = subprocess.run(argv[:i] + argv[i + 4:], capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(p.returncode, 22, p.stderr)
+
+    def test_rbac_denies_on_both(self):
+        cert, key, _, _ = tls.make_cert(self.pki, "jane", "jane", ca=tls.load_ca(self.pki))
+        for srv in self.servers:
+            r = srv.request("GET", "/api/v1/namespaces/default/configmaps", client_cert=(cert, key))
+            self.assertEqual(r.status, 403, r)
+            self.assertEqual(r.json()["message"],
+                             'configmaps is forbidden: User "jane" cannot list resource '
+                             '"configmaps" in API group "" in the namespace "default"')
+
+    def test_service_account_token_on_both(self):
+        if not self.sa:
+            self.skipTest("this sqlkube has no --service-account-signing-key-file yet")
+        self.ok(self.one.kubectl("create", "serviceaccount", "twin-bot"))
+        token = self.ok(self.one.kubectl("create", "token", "twin-bot")).strip()
+        for srv in self.servers:
+            r = srv.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                            {"apiVersion": "authentication.k8s.io/v1",
+                             "kind": "SelfSubjectReview"},
+                            headers={"Authorization": "Bearer " + token}, client_cert=False)
+            self.assertEqual(r.status, 201, r)
+            self.assertEqual(r.json()["status"]["userInfo"]["username"],
+                             "system:serviceaccount:default:twin-bot")
+
+
+if __name__ == "__main__":
+    unittest.main()
