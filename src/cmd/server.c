@@ -21,6 +21,7 @@
 #include "ctl/crd.h"
 #include "ctl/identity.h"
 #include "ctl/rbacpolicy.h"
+#include "etcd/members.h"
 #include "etcd/server.h"
 #include "http/server.h"
 #include "kube/defaults.h"
@@ -174,10 +175,15 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         goto fail;
     }
     srv->reader = sk_reader_new(srv->store, srv->cache);
+    char etcd_url[320];
+    if (cfg->etcd_listen)
+        sk_etcd_client_url(cfg->etcd_listen, cfg->etcd_cert_file != NULL, etcd_url,
+                           sizeof etcd_url);
     sk_identity_config ic = {
         .hostname = cfg->identity_hostname,
         .duration_s = cfg->lease_duration_s,
         .renew_s = cfg->lease_renew_s,
+        .etcd_client_url = cfg->etcd_listen ? etcd_url : NULL,
     };
     srv->identity = sk_identity_start(srv->store, &ic);
     srv->collector = sk_collector_start(srv->store);
@@ -230,7 +236,8 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
                                     .watch_progress_ms = (int)(cfg->etcd_progress_s * 1000),
                                     .cert_file = cfg->etcd_cert_file,
                                     .key_file = cfg->etcd_key_file,
-                                    .trusted_ca_file = cfg->etcd_trusted_ca_file};
+                                    .trusted_ca_file = cfg->etcd_trusted_ca_file,
+                                    .name = cfg->identity_hostname};
         if (!(srv->etcd = sk_etcd_server_start(&ec, &msg))) {
             *errmsg = msg ? msg : message("cannot serve the etcd API on %s", cfg->etcd_listen);
             goto fail;

@@ -28,6 +28,7 @@ typedef struct identity {
     char name[48];
     char holder[64];
     int64_t duration_s, renew_s;
+    char etcd_client_url[320]; /* "": none */
     const sk_resource *leases;
 } identity;
 
@@ -84,6 +85,19 @@ static json_t *lease_object(identity *id, const json_t *current)
     }
     json_object_set_new(labels, SK_IDENTITY_LEASE_LABEL, json_string(SK_IDENTITY_LEASE_COMPONENT));
     json_object_set_new(labels, "kubernetes.io/hostname", json_string(id->hostname));
+    /* Set or cleared at every write: a restart without the etcd face leaves
+     * the member list. */
+    json_t *notes = json_object_get(meta, "annotations");
+    if (*id->etcd_client_url && !json_is_object(notes)) {
+        notes = json_object();
+        json_object_set_new(meta, "annotations", notes);
+    }
+    if (*id->etcd_client_url)
+        json_object_set_new(notes, SK_IDENTITY_ETCD_URL_ANNOTATION,
+                            json_string(id->etcd_client_url));
+    else if (json_is_object(notes) && json_object_del(notes, SK_IDENTITY_ETCD_URL_ANNOTATION) == 0 &&
+             json_object_size(notes) == 0)
+        json_object_del(meta, "annotations");
     json_t *spec = json_object_get(obj, "spec");
     if (!json_is_object(spec)) {
         spec = json_object();
@@ -167,6 +181,8 @@ sk_ctl *sk_identity_start(sk_store *store, const sk_identity_config *cfg)
     sk_uuid4(uid);
     snprintf(id->holder, sizeof id->holder, "kube-apiserver-%s", uid);
     id->duration_s = cfg->duration_s;
+    if (cfg->etcd_client_url)
+        snprintf(id->etcd_client_url, sizeof id->etcd_client_url, "%s", cfg->etcd_client_url);
     id->renew_s = cfg->renew_s;
     id->leases = sk_registry_find("coordination.k8s.io", "v1", "leases");
     SK_CHECK(id->leases != NULL);

@@ -168,6 +168,7 @@ typedef struct conn {
 
 struct sk_etcd_server {
     sk_etcd_service svc;
+    char client_url[320], name[256]; /* svc.self's strings */
     int listen_fd, wake_fd;
     pthread_t io;
     pthread_t *workers;
@@ -1056,15 +1057,6 @@ static int listen_on(const char *addr, char **errmsg)
     return fd;
 }
 
-/* FNV-1a: a stable 64-bit id from a name. */
-static uint64_t id_of(const char *s)
-{
-    uint64_t h = 14695981039346656037ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* Loads the certificate, key and trusted CA into srv. 0, or -1 and *errmsg. */
 static int tls_load(sk_etcd_server *srv, const sk_etcd_server_config *cfg, char **errmsg)
 {
@@ -1111,9 +1103,15 @@ sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **er
     if ((fd = listen_on(cfg->listen, errmsg)) < 0)
         goto fail;
     srv->svc = (sk_etcd_service){.store = cfg->store,
-                                 .cluster_id = id_of("sqlkube"),
-                                 .member_id = id_of(cfg->listen),
+                                 .cluster_id = sk_etcd_id_of("sqlkube"),
                                  .max_request_bytes = SK_ETCD_MAX_REQUEST_BYTES};
+    sk_etcd_client_url(cfg->listen, cfg->cert_file != NULL, srv->client_url,
+                       sizeof srv->client_url);
+    if (cfg->name)
+        snprintf(srv->name, sizeof srv->name, "%s", cfg->name);
+    else if (gethostname(srv->name, sizeof srv->name - 1) != 0 || !*srv->name)
+        snprintf(srv->name, sizeof srv->name, "localhost");
+    srv->svc.self = (sk_etcd_member){sk_etcd_id_of(srv->client_url), srv->name, srv->client_url};
     srv->svc.watches = sk_etcd_watches_start(&srv->svc, cfg->cache, cfg->watch_progress_ms);
     srv->listen_fd = fd;
     srv->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);

@@ -41,6 +41,8 @@ typedef struct sk_etcd_server_config {
     /* PEM files, borrowed; NULL cert_file: cleartext. trusted_ca_file:
      * client certificates are required and verified against it. */
     const char *cert_file, *key_file, *trusted_ca_file;
+    /* This instance's name in MemberList (borrowed; NULL: the host name). */
+    const char *name;
 } sk_etcd_server_config;
 
 typedef struct sk_etcd_server sk_etcd_server;

@@ -112,7 +112,7 @@ void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeade
 {
     etcdserverpb__response_header__init(h);
     h->cluster_id = svc->cluster_id;
-    h->member_id = svc->member_id;
+    h->member_id = svc->self.id;
     h->revision = rev;
     h->raft_term = 1;
 }
@@ -699,10 +699,41 @@ static void maintenance_status(call *c, const uint8_t *msg, size_t len)
     m.version = (char *)SK_ETCD_VERSION;
     m.dbsize = size;
     m.dbsizeinuse = size;
-    m.leader = c->svc->member_id;
+    m.leader = c->svc->self.id;
     m.raftindex = (uint64_t)rev;
     m.raftterm = 1;
     m.raftappliedindex = (uint64_t)rev;
+    reply(c, &m.base);
+}
+
+/* Every instance serving the etcd API on this store: a member with its
+ * client URL, no peer URLs (there is no raft), none a learner. */
+static void cluster_member_list(call *c, const uint8_t *msg, size_t len)
+{
+    sk_etcd_member *v = NULL;
+    size_t n = 0;
+    int64_t rev = 0, compact = 0;
+    sk_err err = sk_etcd_members(c->svc->store, &c->svc->self, c->a, &v, &n);
+    if (err == SK_OK)
+        err = sk_store_revisions(c->svc->store, &rev, &compact);
+    if (err != SK_OK) {
+        fail_store(c, err);
+        return;
+    }
+    Etcdserverpb__MemberListResponse m = ETCDSERVERPB__MEMBER_LIST_RESPONSE__INIT;
+    m.header = header(c, rev);
+    m.members = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *m.members);
+    m.n_members = n;
+    for (size_t i = 0; i < n; i++) {
+        Etcdserverpb__Member *mb = sk_arena_alloc(c->a, sizeof *mb);
+        etcdserverpb__member__init(mb);
+        mb->id = v[i].id;
+        mb->name = (char *)v[i].name;
+        mb->clienturls = sk_arena_alloc(c->a, sizeof *mb->clienturls);
+        mb->clienturls[0] = (char *)v[i].client_url;
+        mb->n_clienturls = 1;
+        m.members[i] = mb;
+    }
     reply(c, &m.base);
 }
 
@@ -901,6 +932,7 @@ static const struct {
     {"/etcdserverpb.Lease/LeaseTimeToLive", lease_time_to_live, 0},
     {"/etcdserverpb.Lease/LeaseLeases", lease_leases, 0},
     {"/etcdserverpb.Maintenance/Status", maintenance_status, 0},
+    {"/etcdserverpb.Cluster/MemberList", cluster_member_list, 0},
 };
 
 /* grpc-go's answer for a service or method it does not serve. */
@@ -911,6 +943,7 @@ static void unimplemented(call *c, const char *path)
     int known = slash && (strncmp(p, "etcdserverpb.KV/", 16) == 0 ||
                           strncmp(p, "etcdserverpb.Lease/", 19) == 0 ||
                           strncmp(p, "etcdserverpb.Maintenance/", 25) == 0 ||
+                          strncmp(p, "etcdserverpb.Cluster/", 21) == 0 ||
                           strncmp(p, "etcdserverpb.Watch/", 19) == 0);
     fail(c, SK_GRPC_UNIMPLEMENTED,
          !slash  ? sk_arena_printf(c->a, "malformed method name: %s", path)

@@ -1,7 +1,8 @@
 /*
  * service.h - the etcd v3 services the face serves, one unary call at a
  * time: KV (Range, Put, DeleteRange, Txn, Compact), Lease (LeaseGrant,
- * LeaseRevoke, LeaseTimeToLive, LeaseLeases) and Maintenance Status. Every
+ * LeaseRevoke, LeaseTimeToLive, LeaseLeases), Maintenance Status and
+ * Cluster MemberList (the instances on the store: members.h). Every
  * other path answers Unimplemented, as a gRPC server without that service
  * does. The streaming methods (Watch, LeaseKeepAlive) are stream.h's,
  * served by watch.c and keepalive.c; LeaseKeepAlive's exchanges are
@@ -22,6 +23,7 @@
 
 #include "core/arena.h"
 #include "etcd/grpc.h"
+#include "etcd/members.h"
 #include "etcd/rpc.pb-c.h"
 #include "store/store.h"
 
@@ -39,7 +41,8 @@ struct sk_etcd_watches;
 
 typedef struct sk_etcd_service {
     sk_store *store; /* borrowed */
-    uint64_t cluster_id, member_id;
+    uint64_t cluster_id;
+    sk_etcd_member self; /* this instance; self.id is every header's member_id */
     size_t max_request_bytes;
     struct sk_etcd_watches *watches; /* the Watch service's registry (watch.h) */
 } sk_etcd_service;

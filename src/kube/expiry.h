@@ -19,6 +19,9 @@
 #define SK_IDENTITY_LEASE_NAMESPACE "kube-system"
 #define SK_IDENTITY_LEASE_LABEL "k8s.io/component"
 #define SK_IDENTITY_LEASE_COMPONENT "kube-apiserver"
+/* On the identity Lease of an instance serving the etcd API: its client URL
+ * (etcd/members.h lists these as Cluster members). */
+#define SK_IDENTITY_ETCD_URL_ANNOTATION "sqlkube.io/etcd-client-url"
 
 /* The sk_write.expires_at_ms for writing obj (borrowed) of resource r at
  * now_ms (wall clock, ms since the epoch): > 0 when it expires, -1 when a

@@ -8,7 +8,8 @@ prints: put/get with --prefix, --from-key, --limit, --rev, --keys-only, --sort-b
 del --prev-kv; txn with compares (success and failure, create-if-absent);
 compaction and then reads below it; errors (compacted, future revision,
 duplicate key and too many operations in a txn, key not found, request too
-large); leases: grant (minimum and maximum TTL), put --lease and --ignore-lease,
+large); `member list` of a one-member cluster (same fields, the member's
+ID the headers' member_id); leases: grant (minimum and maximum TTL), put --lease and --ignore-lease,
 a re-put detaching a key, timetolive --keys, list, keep-alive --once (the
 LeaseKeepAlive stream), revoke deleting the keys
 at one revision, a lease of unknown id, and a 2 s lease expiring its keys at
@@ -18,7 +19,7 @@ of grant.
 Without a reference to compare with: `etcdctl lease keep-alive` keeps a
 3 s lease alive for 6 s, then it expires; a lease keeps its clock across a
 sqlkube restart (its expiry is stored), and on PostgreSQL a lease expires
-exactly once with two instances.
+exactly once with two instances, and two instances are two members.
 
 The two stores start at different revisions (sqlkube's REST face has
 written its default namespaces), so revisions are compared relative to the
@@ -42,6 +43,7 @@ import base64
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -96,6 +98,12 @@ def ctl(port, *args, input=None):
                        env=dict(os.environ, ETCDCTL_API="3"))
     lines = [l for l in p.stderr.splitlines() if l.strip() and not l.startswith("{")]
     return p.returncode, p.stdout, lines[-1] if lines else ""
+
+
+def status_of(port):
+    rc, out, err = ctl(port, "endpoint", "status", "-w", "json")
+    assert rc == 0, "port %d: %s" % (port, err)
+    return json.loads(out)[0]["Status"]
 
 
 def current_rev(port):
@@ -404,10 +412,39 @@ class EtcdFace(unittest.TestCase):
         self.assertTrue(status["version"].startswith("3.5."), status)
         self.assertGreater(int(status["dbSize"]), 0, status)
         self.assertEqual(status["header"]["revision"], current_rev(self.etcd_port))
-        # Cluster is not served: Unimplemented, as from a gRPC server without it.
-        rc, out, err = ctl(self.etcd_port, "member", "list")
+        self.assertEqual(status["leader"], status["header"]["member_id"])
+        # Cluster serves MemberList only: the others are Unimplemented, as
+        # from a gRPC server without those methods.
+        rc, out, err = ctl(self.etcd_port, "member", "remove", "1")
         self.assertNotEqual(rc, 0)
-        self.assertIn("unknown service etcdserverpb.Cluster", err)
+        self.assertIn("unknown method MemberRemove for service etcdserverpb.Cluster", err)
+
+    def test_member_list_one_member(self):
+        """Alone on its store, sqlkube is a one-member cluster shaped as
+        etcd's: the member's ID is every header's member_id (and Status's
+        leader), its clientURLs the etcd URL; it has no peer URLs (no raft)."""
+        lists = {}
+        for name, port in (("sqlkube", self.etcd_port), ("etcd", self.ref.port)):
+            rc, out, err = ctl(port, "member", "list", "-w", "json")
+            self.assertEqual(rc, 0, err)
+            lists[name] = json.loads(out)
+            rc, out, err = ctl(port, "endpoint", "status", "-w", "json")
+            status = json.loads(out)[0]["Status"]
+            got = lists[name]
+            self.assertEqual(len(got["members"]), 1, got)
+            member = got["members"][0]
+            self.assertEqual(member["ID"], got["header"]["member_id"], name)
+            self.assertEqual(member["ID"], status["header"]["member_id"], name)
+            self.assertEqual(member["ID"], status["leader"], name)
+            self.assertEqual(member["clientURLs"], ["http://127.0.0.1:%d" % port], name)
+        mine, ref = lists["sqlkube"], lists["etcd"]
+        self.assertEqual(set(mine["header"]) - {"revision"}, set(ref["header"]) - {"revision"})
+        self.assertEqual(set(mine["members"][0]), set(ref["members"][0]) - {"peerURLs"})
+        self.assertEqual(mine["members"][0]["name"], socket.gethostname())
+        self.assertEqual(mine["header"]["cluster_id"], status_of(self.etcd_port)["header"]["cluster_id"])
+        rc, out, err = ctl(self.etcd_port, "member", "list")
+        self.assertEqual(out, "%x, started, %s, , http://127.0.0.1:%d, false\n"
+                         % (mine["members"][0]["ID"], socket.gethostname(), self.etcd_port))
 
     def lease_scenario(self, port):
         """grant/put --lease/timetolive --keys/list/revoke on one store, its
@@ -767,6 +804,45 @@ class EtcdAcrossInstances(unittest.TestCase):
             b.cleanup()
             a.cleanup()
 
+
+    def test_member_list(self):
+        """Both instances are members, listed alike by each (sorted by ID,
+        as etcd lists them), each member's ID the member_id of that
+        instance's headers. The roster is the instances' identity leases, so
+        two instances on one host are told apart by --identity-hostname."""
+        if CONFIG.backend != "postgres":
+            self.skipTest("needs a shared PostgreSQL")
+        pa, pb = free_port(), free_port()
+        a = Server("member-a", extra_args=["--etcd-listen", "127.0.0.1:%d" % pa,
+                                           "--identity-hostname", "sk-member-a"] + QUIET)
+        b = Server("member-b", db_url=a.db_url,
+                   extra_args=["--etcd-listen", "127.0.0.1:%d" % pb,
+                               "--identity-hostname", "sk-member-b"] + QUIET)
+        try:
+            a.start()
+            b.start()
+            ids = {port: status_of(port)["header"]["member_id"] for port in (pa, pb)}
+            self.assertNotEqual(ids[pa], ids[pb])
+            want = sorted([{"ID": ids[pa], "name": "sk-member-a",
+                            "clientURLs": ["http://127.0.0.1:%d" % pa]},
+                           {"ID": ids[pb], "name": "sk-member-b",
+                            "clientURLs": ["http://127.0.0.1:%d" % pb]}], key=lambda m: m["ID"])
+            for port in (pa, pb):
+                rc, out, err = ctl(port, "member", "list", "-w", "json")
+                self.assertEqual(rc, 0, err)
+                got = json.loads(out)
+                self.assertEqual(got["members"], want)
+                self.assertEqual(got["header"]["member_id"], ids[port])
+            # The roster follows restarts: b without the etcd face leaves it.
+            b.stop()
+            b.extra_args = [x for x in b.extra_args if x != "--etcd-listen" and
+                            x != "127.0.0.1:%d" % pb]
+            b.start()
+            rc, out, err = ctl(pa, "member", "list", "-w", "json")
+            self.assertEqual([m["name"] for m in json.loads(out)["members"]], ["sk-member-a"])
+        finally:
+            b.cleanup()
+            a.cleanup()
 
     def test_lease_expires_once(self):
         """A lease granted on one instance expires once: both instances'
