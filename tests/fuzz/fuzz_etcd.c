@@ -6,7 +6,7 @@
  *
  * Byte 0 picks the method (KV Range/Put/DeleteRange/Txn/Compact,
  * Maintenance Status, or a path no unary service serves, Lease Grant/Revoke/
- * TimeToLive/Leases); the rest is the body, which must frame as one
+ * TimeToLive/Leases, Cluster MemberList); the rest is the body, which must frame as one
  * message, as the server demands. Byte 0 of
  * 0xFF instead makes the rest a streaming call's DATA (Watch): reassembled
  * from chunks of byte 1's size as the transport does, each message decoded
@@ -41,6 +41,7 @@ static const char *const paths[] = {
     /* Appended, so the seeds' first bytes keep their methods. */
     "/etcdserverpb.Lease/LeaseGrant", "/etcdserverpb.Lease/LeaseRevoke",
     "/etcdserverpb.Lease/LeaseTimeToLive", "/etcdserverpb.Lease/LeaseLeases",
+    "/etcdserverpb.Cluster/MemberList",
 };
 static const ProtobufCMessageDescriptor *const replies[] = {
     &etcdserverpb__range_response__descriptor,      &etcdserverpb__put_response__descriptor,
@@ -50,6 +51,7 @@ static const ProtobufCMessageDescriptor *const replies[] = {
     &etcdserverpb__lease_grant_response__descriptor, &etcdserverpb__lease_revoke_response__descriptor,
     &etcdserverpb__lease_time_to_live_response__descriptor,
     &etcdserverpb__lease_leases_response__descriptor,
+    &etcdserverpb__member_list_response__descriptor,
 };
 #define N_PATHS (sizeof paths / sizeof paths[0])
 
@@ -161,7 +163,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (flen > size - 1 || msg + mlen != data + 1 + flen)
         abort();
-    sk_etcd_service svc = {store_once(), 1, 2, SK_ETCD_MAX_REQUEST_BYTES, NULL};
+    sk_etcd_service svc = {.store = store_once(),
+                           .cluster_id = 1,
+                           .self = {2, "fuzz", "http://127.0.0.1:2379"},
+                           .max_request_bytes = SK_ETCD_MAX_REQUEST_BYTES};
     sk_arena *a = sk_arena_new();
     sk_etcd_reply r;
     sk_etcd_call(&svc, paths[route], msg, mlen, a, &r);

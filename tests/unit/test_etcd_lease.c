@@ -41,7 +41,7 @@ static int setup(void **state)
     assert_int_equal(sk_store_open(f->url, &f->store, &msg), SK_OK);
     f->svc = (sk_etcd_service){.store = f->store,
                                .cluster_id = 1,
-                               .member_id = 2,
+                               .self = {2, "test", "http://127.0.0.1:2379"},
                                .max_request_bytes = SK_ETCD_MAX_REQUEST_BYTES};
     *state = f;
     return 0;
