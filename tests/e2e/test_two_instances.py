@@ -13,7 +13,8 @@ database with the flags of the compose file's instances (/pki mapped to
 that dir). Checked: an object written through one is read through the
 other (kubectl, one kubeconfig per instance); a watch on instance 2 sees a
 write on instance 1; a list continue token of one is accepted by the other
-(its signing secret lives in the database); the admin certificate either
+(its signing secret lives in the database); each instance holds its own
+identity Lease; the admin certificate either
 kubeconfig carries is accepted by both; the compose healthcheck command
 passes against both; a user the shared CA certifies is denied by RBAC on
 both with kube's message; a ServiceAccount token issued by one is accepted
@@ -103,6 +104,7 @@ class ComposeFile(unittest.TestCase):
         for name in INSTANCES:
             svc = self.services[name]
             self.assertEqual(svc["image"], self.services["pki"]["image"])
+            self.assertEqual(svc["hostname"], name)
             self.assertEqual(svc["depends_on"], {
                 "postgres": {"condition": "service_healthy"},
                 "pki": {"condition": "service_completed_successfully"}})
@@ -160,6 +162,8 @@ class TwoInstances(unittest.TestCase):
                     for flag in SA_FLAGS:
                         del f[flag]
                 args = ["%s=%s" % (k, v.replace("/pki/", cls.pki + "/")) for k, v in f.items()]
+                # Its container's host name: one identity Lease per instance.
+                args.append("--identity-hostname=" + services[name]["hostname"])
                 srv = Server("twin-" + name, db_url=db, tls=True, extra_args=args)
                 cls.servers.append(srv)
                 srv.start()
@@ -236,6 +240,12 @@ class TwoInstances(unittest.TestCase):
         for srv in self.servers:
             r = srv.request("GET", "/api/v1/namespaces/twin-pages/configmaps?limit=2&continue=AAAA")
             self.assertEqual(r.status, 400, r)
+
+    def test_each_instance_has_its_identity_lease(self):
+        out = self.ok(self.two.kubectl(
+            "-n", "kube-system", "get", "leases", "-l", "k8s.io/component=kube-apiserver",
+            "-o", "jsonpath={.items[*].metadata.labels.kubernetes\\.io/hostname}"))
+        self.assertEqual(sorted(out.split()), sorted(INSTANCES))
 
     def test_one_admin_certificate(self):
         for owner in self.servers:
