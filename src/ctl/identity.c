@@ -95,7 +95,8 @@ static json_t *lease_object(identity *id, const json_t *current)
     if (*id->etcd_client_url)
         json_object_set_new(notes, SK_IDENTITY_ETCD_URL_ANNOTATION,
                             json_string(id->etcd_client_url));
-    else if (json_is_object(notes) && json_object_del(notes, SK_IDENTITY_ETCD_URL_ANNOTATION) == 0 &&
+    else if (json_is_object(notes) &&
+             json_object_del(notes, SK_IDENTITY_ETCD_URL_ANNOTATION) == 0 &&
              json_object_size(notes) == 0)
         json_object_del(meta, "annotations");
     json_t *spec = json_object_get(obj, "spec");

@@ -79,8 +79,7 @@ static int visit(void *arg, const sk_row *row)
     const char *component = json_string_value(json_object_get(labels, SK_IDENTITY_LEASE_LABEL));
     const char *url = json_string_value(
         json_object_get(json_object_get(meta, "annotations"), SK_IDENTITY_ETCD_URL_ANNOTATION));
-    const char *host =
-        json_string_value(json_object_get(labels, "kubernetes.io/hostname"));
+    const char *host = json_string_value(json_object_get(labels, "kubernetes.io/hostname"));
     if (component && strcmp(component, SK_IDENTITY_LEASE_COMPONENT) == 0 && url && *url)
         add(r, sk_etcd_id_of(url), host ? host : row->name, url);
     json_decref(obj);
