@@ -269,6 +269,26 @@ static void note_missing(visit *v, const char *kind, const char *name)
     sk_buf_puts(&v->errors, " not found");
 }
 
+/* The role a roleRef of kind and name names from a binding in ns ("" for
+ * a cluster binding, which cannot name a Role); NULL when missing. */
+static const json_t *find_role(const json_t *policy, const char *kind, const char *ns,
+                               const char *name)
+{
+    if (strcmp(kind, "ClusterRole") == 0)
+        return json_object_get(json_object_get(policy, "clusterRoles"), name);
+    if (strcmp(kind, "Role") == 0 && *ns)
+        return json_object_get(json_object_get(json_object_get(policy, "roles"), ns), name);
+    return NULL;
+}
+
+const json_t *sk_rbac_role_rules(const json_t *policy, const char *kind, const char *ns,
+                                 const char *name)
+{
+    const json_t *role = find_role(policy, NZ(kind), NZ(ns), NZ(name));
+    const json_t *rules = role ? json_object_get(role, "rules") : NULL;
+    return rules ? rules : (role ? json_null() : NULL);
+}
+
 /* Visits binding (in namespace ns, "" for cluster bindings). */
 static int visit_binding(visit *v, const json_t *binding, const char *ns)
 {
@@ -281,11 +301,7 @@ static int visit_binding(visit *v, const json_t *binding, const char *ns)
         const json_t *ref = json_object_get(binding, "roleRef");
         const char *kind = NZ(json_string_value(json_object_get(ref, "kind")));
         const char *name = NZ(json_string_value(json_object_get(ref, "name")));
-        const json_t *role = NULL;
-        if (strcmp(kind, "ClusterRole") == 0)
-            role = json_object_get(json_object_get(v->policy, "clusterRoles"), name);
-        else if (strcmp(kind, "Role") == 0 && *ns)
-            role = json_object_get(json_object_get(json_object_get(v->policy, "roles"), ns), name);
+        const json_t *role = find_role(v->policy, kind, ns, name);
         if (!role)
             note_missing(v, strcmp(kind, "Role") == 0 ? "role" : "clusterrole", name);
         return v->fn(v, binding, s, ns, role ? json_object_get(role, "rules") : NULL);
@@ -491,6 +507,34 @@ json_t *sk_rbac_rules_review(const json_t *policy, const sk_user *user, const ch
     }
     sk_buf_free(&v.errors);
     return status;
+}
+
+/* ---- the rules a user holds ---- */
+
+static int append_rules(visit *v, const json_t *binding, const json_t *subject, const char *ns,
+                        const json_t *rules)
+{
+    (void)binding, (void)subject, (void)ns;
+    json_array_extend(v->arg, (json_t *)(json_is_array(rules) ? rules : NULL));
+    return 0;
+}
+
+json_t *sk_rbac_rules_for(const json_t *policy, const sk_user *user, const char *ns,
+                          char **errors)
+{
+    json_t *rules = json_array();
+    SK_CHECK_ALLOC(rules);
+    visit v = {.policy = policy, .user = user, .fn = append_rules, .errors = SK_BUF_INIT,
+               .arg = rules};
+    visit_rules(&v, ns);
+    *errors = NULL;
+    if (v.n_errors) {
+        sk_buf msg = SK_BUF_INIT;
+        sk_buf_printf(&msg, v.n_errors > 1 ? "[%s]" : "%s", v.errors.data);
+        *errors = sk_buf_steal(&msg, NULL);
+    }
+    sk_buf_free(&v.errors);
+    return rules;
 }
 
 /* ---- aggregation ---- */

@@ -57,6 +57,20 @@ void sk_rbac_forbidden_text(const sk_rbac_attrs *a, sk_buf *out);
  * incomplete, evaluationError?}. New reference. */
 json_t *sk_rbac_rules_review(const json_t *policy, const sk_user *user, const char *ns);
 
+/* Every rule policy gives user in namespace ns ("" for cluster-wide only),
+ * in kube's order: cluster role bindings', then the namespace's. New array.
+ * *errors is set to NULL, or to new text (free()) naming the roles the
+ * user's bindings refer to that are missing, kube's aggregate form. */
+json_t *sk_rbac_rules_for(const json_t *policy, const sk_user *user, const char *ns,
+                          char **errors);
+
+/* The rules of the role a roleRef of kind ("Role" or "ClusterRole") and
+ * name refers to from a binding in namespace ns ("" for a cluster role
+ * binding); borrowed from policy (JSON null for a role without rules),
+ * NULL when policy has no such role. */
+const json_t *sk_rbac_role_rules(const json_t *policy, const char *kind, const char *ns,
+                                 const char *name);
+
 /* The rules of ClusterRole role (borrowed, one with an aggregationRule)
  * aggregated from roles (borrowed array of ClusterRoles, in name order):
  * the rules of every other role its selectors match, each rule once.
