@@ -3,6 +3,7 @@
  */
 #include "api/admit.h"
 #include "api/body.h"
+#include "api/escalate.h"
 #include "core/buf.h"
 #include "core/util.h"
 #include "kube/crschema.h"
@@ -120,6 +121,8 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_
     if (call->res->custom && decode_custom(call, obj, fv) < 0)
         return -1;
     if (refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0)
+        return -1;
+    if (sk_escalate_admit(call, obj, old) < 0)
         return -1;
     if (old) {
         if (refused(call, sk_objmeta_on_update(obj, old, call->name, &msg), &msg) < 0)

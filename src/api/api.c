@@ -6,6 +6,7 @@
  */
 #include "api/api.h"
 #include "api/authz.h"
+#include "api/impersonate.h"
 #include "api/call.h"
 #include "api/verbs.h"
 #include "core/check.h"
@@ -171,7 +172,7 @@ static int dispatch(sk_api_call *call)
         sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid value for watch: want a boolean");
         return SK_STEP_DONE;
     }
-    if (!sk_authz_admit(call))
+    if (!sk_impersonate_admit(call) || !sk_authz_admit(call))
         return SK_STEP_DONE;
     switch (call->route.kind) {
     case SK_ROUTE_REVIEW:
@@ -218,6 +219,7 @@ static void copy_request(sk_api_call *call, const sk_http_req *req)
     call->path = sk_arena_strdup(a, path.data ? path.data : "/");
     sk_buf_free(&path);
     call->user_agent = sk_arena_strdup(a, req->header(req->ctx, "User-Agent"));
+    call->impersonation = sk_impersonate_read(a, req);
     const char *watch = sk_call_query(call, "watch");
     sk_route_resolve(req->method, req->segs, req->n_segs, watch && sk_parse_bool(watch) == 1,
                      &call->route);

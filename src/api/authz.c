@@ -225,38 +225,56 @@ static int call_attrs(sk_api_call *call, sk_rbac_attrs *a)
     }
 }
 
+void sk_authz_reply_forbidden(sk_api_call *call, const char *group, const char *resource,
+                              const char *name, const char *text)
+{
+    /* kube's NewForbidden: "<resource>[.<group>] [\"<name>\" ]is forbidden: <text>",
+     * or "forbidden: <text>" without a resource. */
+    sk_buf msg = SK_BUF_INIT;
+    if (!resource || !*resource) {
+        sk_buf_puts(&msg, "forbidden: ");
+    } else {
+        sk_buf_puts(&msg, resource);
+        if (group && *group)
+            sk_buf_printf(&msg, ".%s", group);
+        if (name && *name) {
+            sk_buf_putc(&msg, ' ');
+            sk_buf_go_quoted(&msg, name);
+        }
+        sk_buf_puts(&msg, " is forbidden: ");
+    }
+    sk_buf_puts(&msg, text);
+    sk_call_reply_status(call, SK_ERR_FORBIDDEN, msg.data, resource && *resource ? group : NULL,
+                         resource && *resource ? resource : NULL, name && *name ? name : NULL,
+                         NULL);
+    sk_buf_free(&msg);
+}
+
+int sk_authz_check(sk_api_call *call, const sk_rbac_attrs *a, int reply)
+{
+    if (call->api->always_allow)
+        return 1;
+    sk_rbac_decision d;
+    sk_authz_decide(call->api->authz, a, &d);
+    int allowed = d.allowed;
+    if (!allowed && reply) {
+        sk_buf text = SK_BUF_INIT;
+        sk_rbac_forbidden_text(a, &text);
+        if (*d.reason)
+            sk_buf_printf(&text, ": %s", d.reason);
+        sk_authz_reply_forbidden(call, a->resource_request ? a->group : NULL,
+                                 a->resource_request ? a->resource : NULL, a->name, text.data);
+        sk_buf_free(&text);
+    }
+    sk_rbac_decision_clear(&d);
+    return allowed;
+}
+
 int sk_authz_admit(sk_api_call *call)
 {
     sk_rbac_attrs a;
     SK_CHECK(call->user); /* authentication refused the call before any step otherwise */
     if (call->api->always_allow || !call_attrs(call, &a))
         return 1;
-    sk_rbac_decision d;
-    sk_authz_decide(call->api->authz, &a, &d);
-    int allowed = d.allowed;
-    if (!allowed) {
-        /* kube: "<resource> is forbidden: <text>[: <reason>]", the item's
-         * name quoted after the resource when there is one. */
-        sk_buf msg = SK_BUF_INIT;
-        if (!a.resource_request) {
-            sk_buf_puts(&msg, "forbidden: ");
-        } else {
-            sk_buf_puts(&msg, a.resource);
-            if (*a.group)
-                sk_buf_printf(&msg, ".%s", a.group);
-            if (*a.name)
-                sk_buf_printf(&msg, " \"%s\"", a.name);
-            sk_buf_puts(&msg, " is forbidden: ");
-        }
-        sk_rbac_forbidden_text(&a, &msg);
-        if (*d.reason)
-            sk_buf_printf(&msg, ": %s", d.reason);
-        sk_call_reply_status(call, SK_ERR_FORBIDDEN, msg.data,
-                             a.resource_request ? a.group : NULL,
-                             a.resource_request ? a.resource : NULL,
-                             a.name && *a.name ? a.name : NULL, NULL);
-        sk_buf_free(&msg);
-    }
-    sk_rbac_decision_clear(&d);
-    return allowed;
+    return sk_authz_check(call, &a, 1);
 }

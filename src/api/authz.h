@@ -37,6 +37,17 @@ json_t *sk_authz_policy(sk_authz *z);
  * allows nothing, with the reason saying so. */
 void sk_authz_decide(sk_authz *z, const sk_rbac_attrs *a, sk_rbac_decision *out);
 
+/* Whether call's authorizer allows a (borrowed; a->user is whoever is
+ * asked about): 1 in the AlwaysAllow mode. When it does not and reply is
+ * set, the call has replied 403 Forbidden with kube's message. */
+int sk_authz_check(sk_api_call *call, const sk_rbac_attrs *a, int reply);
+
+/* Replies 403 Forbidden as kube's NewForbidden words it: "<resource>.<group>
+ * \"<name>\" is forbidden: <text>" (the group, name or resource left out
+ * when NULL or ""), with the Status details naming them. */
+void sk_authz_reply_forbidden(sk_api_call *call, const char *group, const char *resource,
+                              const char *name, const char *text);
+
 /* The first step's gate, for an authenticated call (call->user set): 1 when
  * it may go on (the AlwaysAllow mode, or the authorizer allows it); else it has replied 403
  * Forbidden with kube's message and details, and returns 0. */

@@ -79,6 +79,9 @@ struct sk_api_call {
     sk_route route; /* its strings in the arena */
     const sk_resource *res;
     const sk_user *user; /* who asks (api/authn.h), in the arena; never NULL once started */
+    /* what the request's headers ask to impersonate (api/impersonate.h),
+     * NULL for nothing; applied to user in the first step */
+    const struct sk_impersonation *impersonation;
     const char *ns;   /* the request's namespace, "" when none */
     const char *name; /* the item's name, NULL for collections */
     const char *path; /* the request's path, "/api/v1/pods": non-resource authorization */

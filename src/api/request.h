@@ -27,6 +27,11 @@ typedef struct sk_http_req {
      * given without a value ("?verbose") is "". */
     const char *(*query)(void *ctx, const char *key);
     const char *(*header)(void *ctx, const char *key);
+    /* Calls fn with each header (name as sent, value), repeated ones each
+     * time, in the order sent; valid during sk_api_call_start only. NULL:
+     * the transport shows no more than header() does. */
+    void (*each_header)(void *ctx, void (*fn)(void *arg, const char *key, const char *value),
+                        void *arg);
     /* Non-zero once the client has closed its end: long work for it stops. */
     int (*client_gone)(void *ctx);
     void *ctx;

@@ -300,6 +300,28 @@ static const char *header_lookup(void *ctx, const char *key)
     return MHD_lookup_connection_value(cc->conn, MHD_HEADER_KIND, key);
 }
 
+typedef struct header_visit {
+    void (*fn)(void *arg, const char *key, const char *value);
+    void *arg;
+} header_visit;
+
+static enum MHD_Result visit_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    header_visit *v = cls;
+    v->fn(v->arg, key, value ? value : "");
+    return MHD_YES;
+}
+
+static void each_header(void *ctx, void (*fn)(void *arg, const char *key, const char *value),
+                        void *arg)
+{
+    conn_ctx *cc = ctx;
+    header_visit v = {fn, arg};
+    MHD_get_connection_values(cc->conn, MHD_HEADER_KIND, visit_header, &v);
+}
+
 static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                     const char *value)
 {
@@ -453,6 +475,7 @@ static void start_call(conn_ctx *cc)
         .n_segs = cc->target.n_segs,
         .query = query_lookup,
         .header = header_lookup,
+        .each_header = each_header,
         .client_gone = peer_gone,
         .ctx = cc,
         .body = cc->body.data ? cc->body.data : "",

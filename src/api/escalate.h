@@ -1,0 +1,33 @@
+/*
+ * escalate.h - private to src/api: RBAC's privilege-escalation prevention,
+ * the guard kube-apiserver's RBAC storage puts around writes of Roles,
+ * ClusterRoles and their bindings.
+ *
+ * A user may write a Role or ClusterRole only with rules they already hold
+ * (in the request's namespace; cluster-wide for a ClusterRole), unless they
+ * may `escalate` that resource; a ClusterRole with an aggregationRule (now
+ * or before the update) needs every permission. A user may write a binding
+ * only to a role whose rules they hold (in the binding's namespace), unless
+ * they may `bind` that role (its name is the check's resource name).
+ * Members of system:masters skip every check, and so does an update that
+ * changes only what the garbage collector changes (owner references,
+ * finalizers). The held rules are the authorizer's policy (api/authz.h),
+ * so what a user holds is what the cache last applied.
+ *
+ * Only the API's writes pass here: the server's own writers (the bootstrap
+ * policy, ctl/rbacpolicy.c) write to the store directly.
+ */
+#ifndef SK_API_ESCALATE_H
+#define SK_API_ESCALATE_H
+
+#include "api/call.h"
+
+#include <jansson.h>
+
+/* Checks obj (borrowed, typed, its namespace settled), written by call as
+ * a new object (old NULL) or over old (borrowed). 0 to go on; -1 when it
+ * replied (403, or 404 for a binding to a missing role). Objects of other
+ * resources always go on. */
+int sk_escalate_admit(sk_api_call *call, const json_t *obj, const json_t *old);
+
+#endif
