@@ -6,6 +6,7 @@
  */
 #include "api/api.h"
 #include "api/authz.h"
+#include "api/escalate.h"
 #include "api/impersonate.h"
 #include "api/call.h"
 #include "api/verbs.h"
@@ -155,6 +156,19 @@ static int dispatch_resource(sk_api_call *call)
     return path_not_found(call);
 }
 
+/* A resource request; a write the escalation guard checks first waits
+ * until the cache holds every RBAC change committed before it started. */
+static int dispatch_settled(sk_api_call *call)
+{
+    int64_t rev;
+    if (sk_escalate_guarded(call)) {
+        int rc = sk_call_plan_read(call, -1, dispatch_settled, &rev);
+        if (rc != SK_PLAN_NOW)
+            return rc;
+    }
+    return dispatch_resource(call);
+}
+
 /* The first step: refusals the request carries, then its route. */
 static int dispatch(sk_api_call *call)
 {
@@ -199,7 +213,7 @@ static int dispatch(sk_api_call *call)
     case SK_ROUTE_GROUP_RESOURCES:
         return sk_endpoint_document(call);
     case SK_ROUTE_RESOURCE:
-        return dispatch_resource(call);
+        return dispatch_settled(call);
     }
     return path_not_found(call);
 }

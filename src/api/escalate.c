@@ -158,6 +158,15 @@ static int check_binding(sk_api_call *call, const json_t *policy, const char *re
     return rc;
 }
 
+int sk_escalate_guarded(const sk_api_call *call)
+{
+    const sk_route *rt = &call->route;
+    return rt->kind == SK_ROUTE_RESOURCE && !rt->sub &&
+           (rt->verb == SK_REQ_CREATE || rt->verb == SK_REQ_UPDATE ||
+            rt->verb == SK_REQ_PATCH) &&
+           rbac_resource(call) && !call->api->always_allow && !is_master(call->user);
+}
+
 int sk_escalate_admit(sk_api_call *call, const json_t *obj, const json_t *old)
 {
     const char *resource = rbac_resource(call);

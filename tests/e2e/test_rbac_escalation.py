@@ -233,10 +233,19 @@ class RbacEscalation(ServerTestCase, unittest.TestCase):
         r = self.as_user(self.server, "t-limited", "POST", RBAC + "/namespaces/esc/roles",
                          role("cm-list", [rule([""], ["configmaps"], ["list"])]))
         self.assertEqual(r.status, 201, r)
-        wait_until(lambda: self.as_user(self.server, "t-limited", "POST",
-                                        RBAC + "/namespaces/esc/rolebindings",
-                                        binding("cm-list", "Role", "cm-list", user("x")))
-                   .status == 201, what="the new role to be bindable")
+        # At once: the guard reads roles no older than the store was when the call began
+        # (a role and its binding in one `kubectl apply` must not race the watch cache).
+        r = self.as_user(self.server, "t-limited", "POST", RBAC + "/namespaces/esc/rolebindings",
+                         binding("cm-list", "Role", "cm-list", user("x")))
+        self.assertEqual(r.status, 201, r)
+        for i in range(10):
+            r = self.as_user(self.server, "t-limited", "POST", RBAC + "/namespaces/esc/roles",
+                             role("quick-%d" % i, [rule([""], ["configmaps"], ["get"])]))
+            self.assertEqual(r.status, 201, r)
+            r = self.as_user(self.server, "t-limited", "POST",
+                             RBAC + "/namespaces/esc/rolebindings",
+                             binding("quick-%d" % i, "Role", "quick-%d" % i, user("x")))
+            self.assertEqual(r.status, 201, r)
         # A missing role: 404, as kube's role lookup answers.
         r = self.as_user(self.server, "t-limited", "POST", RBAC + "/namespaces/esc/rolebindings",
                          binding("nothing", "Role", "no-such-role", user("x")))
