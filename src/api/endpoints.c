@@ -112,8 +112,12 @@ int sk_endpoint_self_subject_review(sk_api_call *call)
     }
     if (u->n_extra) {
         json_t *extra = json_object();
-        for (size_t i = 0; i < u->n_extra; i++)
-            json_object_set_new(extra, u->extra_keys[i], json_pack("[s]", u->extra_values[i]));
+        for (size_t i = 0; i < u->n_extra; i++) {
+            json_t *values = json_object_get(extra, u->extra_keys[i]);
+            if (!values)
+                json_object_set_new(extra, u->extra_keys[i], values = json_array());
+            json_array_append_new(values, json_string(u->extra_values[i]));
+        }
         json_object_set_new(info, "extra", extra);
     }
     json_t *review = json_pack("{s:s, s:s, s:{s:n}, s:{s:o}}", "kind", "SelfSubjectReview",

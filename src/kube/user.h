@@ -18,8 +18,9 @@ typedef struct sk_user {
     const char *uid;           /* "" when the authenticator knows none */
     const char *const *groups; /* n_groups entries ("system:masters", "system:authenticated") */
     size_t n_groups;
-    /* user.Info's Extra: n_extra keys, each with one value (a service
-     * account token's pod name and uid, its credential id). */
+    /* user.Info's Extra: n_extra key/value pairs (a service account
+     * token's pod name and uid, its credential id); a key repeats for
+     * each of its values (impersonation may give several). */
     const char *const *extra_keys;
     const char *const *extra_values;
     size_t n_extra;

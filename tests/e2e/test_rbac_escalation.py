@@ -20,6 +20,8 @@ themselves cluster-admin; and kubectl --as is how administrators check and
 delegate rights.
 """
 
+import http.client
+import json
 import os
 import sys
 import unittest
@@ -343,6 +345,27 @@ class RbacEscalation(ServerTestCase, unittest.TestCase):
         self.assertEqual(r.json()["status"]["userInfo"], {
             "username": "system:serviceaccount:esc:robot", "uid": "u-1",
             "groups": ["grp", "system:authenticated"], "extra": {"scopes": ["s"]}})
+        # Repeated headers: every group and every value of an extra key.
+        conn = http.client.HTTPSConnection("127.0.0.1", self.server.port, timeout=30,
+                                           context=self.server.ssl_context(True))
+        try:
+            conn.putrequest("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews")
+            for k, v in (("Content-Type", "application/json"), ("Impersonate-User", "carol"),
+                         ("Impersonate-Group", "a"), ("Impersonate-Group", "b"),
+                         ("Impersonate-Extra-Scopes", "x"), ("Impersonate-Extra-Scopes", "y"),
+                         ("Impersonate-Extra-Dotted%2Fkey", "z")):
+                conn.putheader(k, v)
+            body = b'{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}'
+            conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body)
+            resp = conn.getresponse()
+            got = json.loads(resp.read())
+        finally:
+            conn.close()
+        self.assertEqual(resp.status, 201, got)
+        self.assertEqual(got["status"]["userInfo"], {
+            "username": "carol", "groups": ["a", "b", "system:authenticated"],
+            "extra": {"scopes": ["x", "y"], "dotted/key": ["z"]}})
         # Groups without a user: 400.
         r = self.whoami("t-imp", {"Impersonate-Group": "g1"})
         self.assertEqual(r.status, 400, r)
