@@ -8,7 +8,10 @@
  *    subresource owns (kube/status_rules.h). Patches apply to the whole
  *    object, as kube's do.
  *  - scale: the autoscaling/v1 Scale view (kube/scale.h); PUT/PATCH change
- *    the object's spec.replicas only.
+ *    the object's spec.replicas only. A server-side apply of a Scale is an
+ *    apply of the parent's replicas field by the manager with subresource
+ *    "scale", as kube's ScaleHandler maps it: conflicts are with whoever
+ *    owns the parent's replicas.
  *  - pods/binding (POST Binding): spec.nodeName of an unbound pod; 409 if
  *    it is bound or being deleted.
  *  - pods/eviction (POST Eviction): a delete with the eviction's
@@ -81,11 +84,41 @@ static void scale_reply(sk_api_call *call, const json_t *obj)
     json_decref(v);
 }
 
+/* The parent's apply config for a Scale's: its name and replicas field
+ * only, so the applier owns nothing else of the parent. A Scale that
+ * omits spec.replicas applies nothing. */
+static json_t *scale_apply_config(sk_api_call *call, const json_t *cfg)
+{
+    json_t *parent = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", call->res->api_version,
+                               "kind", call->res->kind, "metadata", "name", call->name);
+    if (!json_object_get(json_object_get(cfg, "spec"), "replicas"))
+        return parent;
+    char *msg = NULL;
+    sk_err err = sk_scale_apply(call->res, cfg, parent, &msg);
+    if (err != SK_OK) {
+        sk_call_reply_error(call, err, msg ? msg : "invalid Scale");
+        free(msg);
+        json_decref(parent);
+        parent = NULL;
+    }
+    return parent;
+}
+
+static const char *scale_parent_field(sk_api_call *call)
+{
+    return call->res->custom ? call->res->custom->spec_replicas : ".spec.replicas";
+}
+
 static const sk_update_view scale_update_view = {
     .view = scale_view,
     .decode = scale_decode,
     .merge = scale_merge,
     .reply = scale_reply,
+    .apply_config = scale_apply_config,
+    .apply_api_version = "autoscaling/v1",
+    .apply_kind = "Scale",
+    .apply_parent_field = scale_parent_field,
+    .apply_view_field = ".spec.replicas",
 };
 
 /* ---- pods/binding ---- */

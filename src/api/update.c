@@ -28,6 +28,7 @@
 #include "api/manage.h"
 #include "api/served.h"
 #include "api/verbs.h"
+#include "core/buf.h"
 #include "core/util.h"
 #include "kube/convert.h"
 #include "kube/fieldcheck.h"
@@ -107,10 +108,12 @@ static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *
 }
 
 /* The apply body as an object for the URL: YAML or JSON, of the URL's
- * apiVersion, kind and name (kube's messages). New reference, or NULL
- * after replying. */
-static json_t *apply_config(sk_api_call *call)
+ * apiVersion, kind and name (kube's messages); through a view, the
+ * parent's config it stands for. New reference, or NULL after replying. */
+static json_t *apply_config(sk_api_call *call, const sk_update_view *view)
 {
+    const char *want_av = view ? view->apply_api_version : call->res->api_version;
+    const char *want_kind = view ? view->apply_kind : call->res->kind;
     json_t *cfg = NULL;
     char *msg = NULL;
     sk_err err = sk_yaml_to_json(call->body, call->body_len, SK_OBJECT_MAX_DEPTH, &cfg, &msg);
@@ -134,21 +137,25 @@ static json_t *apply_config(sk_api_call *call)
     const char *kind = json_string_value(json_object_get(cfg, "kind"));
     json_t *meta = json_object_get(cfg, "metadata");
     const char *name = json_string_value(json_object_get(meta, "name"));
-    if (!av || strcmp(av, call->res->api_version) != 0) {
+    if (!av || strcmp(av, want_av) != 0) {
         sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
                              "Incorrect version specified in apply patch. Specified patch "
                              "version: %s, expected: %s",
-                             av ? av : "", call->res->api_version);
-    } else if (!kind || strcmp(kind, call->res->kind) != 0) {
+                             av ? av : "", want_av);
+    } else if (!kind || strcmp(kind, want_kind) != 0) {
         sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
                              "the kind in the data (%s) does not match the expected kind (%s)",
-                             kind ? kind : "", call->res->kind);
+                             kind ? kind : "", want_kind);
     } else if (meta && !json_is_object(meta)) {
         sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "metadata must be an object");
     } else if (!name || strcmp(name, call->name) != 0) {
         sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
                              "the name of the object (%s) does not match the name on the URL (%s)",
                              name ? name : "", call->name);
+    } else if (view) {
+        json_t *parent = view->apply_config(call, cfg);
+        json_decref(cfg);
+        return parent;
     } else {
         return cfg;
     }
@@ -156,16 +163,57 @@ static json_t *apply_config(sk_api_call *call)
     return NULL;
 }
 
+/* s with every from replaced by to. New string (free()). */
+static char *replaced(const char *s, const char *from, const char *to)
+{
+    sk_buf b = SK_BUF_INIT;
+    size_t n = strlen(from);
+    const char *hit;
+    sk_buf_puts(&b, "");
+    while ((hit = strstr(s, from))) {
+        sk_buf_append(&b, s, (size_t)(hit - s));
+        sk_buf_puts(&b, to);
+        s = hit + n;
+    }
+    sk_buf_puts(&b, s);
+    return sk_buf_steal(&b, NULL);
+}
+
+/* A conflict of an apply through a view (status, edited) names the view's
+ * field rather than the parent's: the config set only that one field, so
+ * every path in the message and causes is it. */
+static void name_view_field(json_t *status, const char *parent, const char *view)
+{
+    json_t *causes = json_object_get(json_object_get(status, "details"), "causes");
+    const char *msg = json_string_value(json_object_get(status, "message"));
+    size_t i;
+    json_t *c;
+    if (!strcmp(parent, view))
+        return;
+    if (msg) {
+        char *named = replaced(msg, parent, view);
+        json_object_set_new(status, "message", json_string(named));
+        free(named);
+    }
+    json_array_foreach(causes, i, c)
+        if (json_is_string(json_object_get(c, "field")))
+            json_object_set_new(c, "field", json_string(view));
+}
+
 /* The apply of the body onto old (NULL: a create). New reference with
  * managedFields set, or NULL after replying (409 on conflicts). */
 static json_t *compute_apply(sk_api_call *call, update_state *st, const json_t *old)
 {
-    json_t *cfg = apply_config(call), *out = NULL, *status = NULL;
+    json_t *cfg = apply_config(call, st->view && st->view->apply_config ? st->view : NULL);
+    json_t *out = NULL, *status = NULL;
     if (!cfg)
         return NULL;
     sk_err err = sk_managed_apply(st->m.type, old, cfg, &st->m.w, st->wo.force, &out, &status);
     json_decref(cfg);
     if (err != SK_OK) {
+        if (err == SK_ERR_CONFLICT && st->view && st->view->apply_parent_field)
+            name_view_field(status, st->view->apply_parent_field(call),
+                            st->view->apply_view_field);
         sk_call_reply_status_object(call, status);
         return NULL;
     }
@@ -272,7 +320,8 @@ static int read_and_write(sk_api_call *call)
     json_t *obj = NULL;
     /* What the client edits: the object or the view's, without the stored
      * resourceVersion when a patch applies to it (see the top). */
-    json_t *seen = st->view && st->view->view ? st->view->view(call, old) : json_incref(old);
+    json_t *seen = st->view && st->view->view && !st->apply ? st->view->view(call, old)
+                                                            : json_incref(old);
     json_t *base = st->is_patch ? json_deep_copy(seen) : json_incref(seen);
     json_decref(seen);
     if (st->is_patch)
@@ -282,7 +331,7 @@ static int read_and_write(sk_api_call *call)
                                   : compute_put(call, st, base);
     if (!sent || check_client_rev(call, st, sent) < 0)
         goto out;
-    if (st->view) {
+    if (st->view && !(st->apply && st->view->apply_config)) {
         obj = st->view->merge(call, sent, old);
         /* the view takes what the client may change; an apply's record of
          * who applied it comes along */
@@ -357,7 +406,7 @@ int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view)
     st->is_patch = is_patch;
     st->view = view;
     st->apply = is_patch && sk_patch_is_apply(call->content_type) &&
-                (!view || !view->view); /* an object's own fields: not a Scale */
+                (!view || !view->view || view->apply_config);
     if (is_patch && !st->apply &&
         sk_patch_type_parse(call->content_type, &st->patch_type) != SK_OK) {
         sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,

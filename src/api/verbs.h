@@ -46,6 +46,18 @@ typedef struct sk_update_view {
      * NULL: the object itself, 200. */
     void (*reply)(sk_api_call *call, const json_t *obj);
     int check_fields; /* the body is of the resource's kind: field validation applies */
+    /* Optional, with view: a server-side apply through the view. cfg
+     * (borrowed) is the apply body, already checked to be an
+     * apply_api_version apply_kind named as the URL; returns the parent's
+     * apply config it stands for (kube's ScaleHandler: the Scale's
+     * spec.replicas is the parent's replicas field, owned with the
+     * subresource). New reference, or NULL after replying. */
+    json_t *(*apply_config)(sk_api_call *call, const json_t *cfg);
+    const char *apply_api_version, *apply_kind;
+    /* The one parent field such a config sets, and its name in the view:
+     * a conflict names the view's, as kube computes it on the view. */
+    const char *(*apply_parent_field)(sk_api_call *call);
+    const char *apply_view_field;
     /* The merged object is written as it is, without admission: kube
      * writes a binding or a graceful deletion without the update strategy
      * (a pod's spec is otherwise immutable). */

@@ -197,6 +197,109 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(scaled[0]["fieldsV1"], {"f:spec": {"f:replicas": {}}})
         self.assertEqual(scaled[0]["operation"], "Update")
 
+    def test_scale_subresource_apply(self):
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sc"},
+               "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "sc"}},
+                        "template": {"metadata": {"labels": {"app": "sc"}},
+                                     "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+        base = "/apis/apps/v1/namespaces/default/deployments/sc"
+        self.assertEqual(self.apply(base, json.dumps(dep), "owner").status, 201)
+        scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "sc"},
+                 "spec": {"replicas": 5}}
+        # the Scale's replicas are the Deployment's, owned by "owner"
+        r = self.apply(base + "/scale", json.dumps(scale), "hpa")
+        self.assertEqual(r.status, 409, r.body)
+        self.assertEqual(r.json()["message"], 'Apply failed with 1 conflict: conflict with '
+                                              '"owner": .spec.replicas')
+        r = self.apply(base + "/scale", json.dumps(scale), "hpa", force=True)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(r.json()["kind"], "Scale")
+        self.assertEqual(r.json()["spec"]["replicas"], 5)
+        obj = self.get(base)
+        self.assertEqual(obj["spec"]["replicas"], 5)
+        e = entries(obj)[("hpa", "Apply", "scale")]
+        self.assertEqual((e["apiVersion"], e["fieldsV1"]), ("apps/v1", {"f:spec": {"f:replicas": {}}}))
+        self.assertNotIn("f:replicas", entries(obj)[("owner", "Apply", "")]["fieldsV1"]["f:spec"])
+        # the scale applier now owns replicas: the owner's re-apply conflicts with it
+        r = self.apply(base, json.dumps(dep), "owner")
+        self.assertEqual(r.status, 409, r.body)
+        self.assertIn('conflict with "hpa" with subresource "scale": .spec.replicas',
+                      r.json()["message"])
+        # a body of another kind, an invalid count
+        r = self.apply(base + "/scale", json.dumps(dep), "hpa")
+        self.assertEqual(r.status, 400, r.body)
+        self.assertEqual(r.json()["message"], "Incorrect version specified in apply patch. "
+                                              "Specified patch version: apps/v1, expected: "
+                                              "autoscaling/v1")
+        scale["spec"]["replicas"] = -1
+        r = self.apply(base + "/scale", json.dumps(scale), "hpa")
+        self.assertEqual(r.status, 422, r.body)
+        self.assertEqual(self.get(base)["spec"]["replicas"], 5)
+        r = self.apply(base.replace("/sc", "/none") + "/scale",
+                       json.dumps(dict(scale, metadata={"name": "none"})), "hpa")
+        self.assertEqual(r.status, 404, r.body)
+
+    def test_crd_status_and_scale_apply(self):
+        crd = {
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "pools.ssa.example.com"},
+            "spec": {"group": "ssa.example.com", "scope": "Namespaced",
+                     "names": {"plural": "pools", "singular": "pool", "kind": "Pool"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "subresources": {"status": {}, "scale": {
+                                       "specReplicasPath": ".spec.size",
+                                       "statusReplicasPath": ".status.size"}},
+                                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                       "spec": {"type": "object", "properties": {
+                                           "size": {"type": "integer"},
+                                           "color": {"type": "string"}}},
+                                       "status": {"type": "object", "properties": {
+                                           "size": {"type": "integer"},
+                                           "phase": {"type": "string"}}}}}}}]}}
+        self.ok("apply", "-f", self.write("pools.json", crd))
+        wait_until(lambda: self.server.request("GET", "/apis/ssa.example.com/v1").status == 200,
+                   what="the CRD served")
+        pool = {"apiVersion": "ssa.example.com/v1", "kind": "Pool", "metadata": {"name": "p"},
+                "spec": {"size": 1, "color": "blue"}}
+        self.ok("apply", "--server-side", "-f", self.write("pool.json", pool))
+        # kubectl apply --server-side --subresource=status: only the status is taken
+        st = dict(pool, spec={"size": 9}, status={"phase": "Ready"})
+        out = self.ok("apply", "--server-side", "--subresource=status", "--field-manager=ctrl",
+                      "-f", self.write("pool-st.json", st))
+        self.assertIn("pool.ssa.example.com/p serverside-applied", out)
+        base = "/apis/ssa.example.com/v1/namespaces/default/pools/p"
+        obj = self.get(base)
+        self.assertEqual((obj["spec"]["size"], obj["status"]["phase"]), (1, "Ready"))
+        self.assertEqual(entries(obj)[("ctrl", "Apply", "status")]["fieldsV1"],
+                         {"f:status": {"f:phase": {}}})
+        # the scale subresource maps the Scale's replicas to .spec.size
+        scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "p"},
+                 "spec": {"replicas": 4}}
+        r = self.apply(base + "/scale", json.dumps(scale), "hpa")
+        self.assertEqual(r.status, 409, r.body)
+        # named as kube names it on the Scale it computes the apply on
+        self.assertEqual(r.json()["message"],
+                         'Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas')
+        self.assertEqual(r.json()["details"]["causes"][0]["field"], ".spec.replicas")
+        r = self.apply(base + "/scale", json.dumps(scale), "hpa", force=True)
+        self.assertEqual(r.status, 200, r.body)
+        obj = self.get(base)
+        self.assertEqual(obj["spec"], {"size": 4, "color": "blue"})
+        self.assertEqual(entries(obj)[("hpa", "Apply", "scale")]["fieldsV1"],
+                         {"f:spec": {"f:size": {}}})
+        # the same on a built-in kind through kubectl
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "kst"},
+               "spec": {"selector": {"matchLabels": {"app": "kst"}},
+                        "template": {"metadata": {"labels": {"app": "kst"}},
+                                     "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+        self.ok("apply", "--server-side", "-f", self.write("kst.json", dep))
+        dep["status"] = {"observedGeneration": 7}
+        self.ok("apply", "--server-side", "--subresource=status", "--field-manager=ctrl",
+                "-f", self.write("kst-st.json", dep))
+        obj = self.get("/apis/apps/v1/namespaces/default/deployments/kst")
+        self.assertEqual(obj["status"]["observedGeneration"], 7)
+        self.assertIn(("ctrl", "Apply", "status"), entries(obj))
+
     def test_update_keeps_and_reset_clears(self):
         self.ok("create", "configmap", "keep", "--from-literal=a=1")
         obj = self.get(CMS + "/keep")
