@@ -110,13 +110,13 @@ static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *
 /* The apply body as an object for the URL: YAML or JSON, of the URL's
  * apiVersion, kind and name (kube's messages); through a view, the
  * parent's config it stands for. New reference, or NULL after replying. */
-static json_t *apply_config(sk_api_call *call, const sk_update_view *view)
+static json_t *apply_config(sk_api_call *call, const sk_update_view *view, json_t *dups)
 {
     const char *want_av = view ? view->apply_api_version : call->res->api_version;
     const char *want_kind = view ? view->apply_kind : call->res->kind;
     json_t *cfg = NULL;
     char *msg = NULL;
-    sk_err err = sk_yaml_to_json(call->body, call->body_len, SK_OBJECT_MAX_DEPTH, &cfg, &msg);
+    sk_err err = sk_yaml_to_json(call->body, call->body_len, SK_OBJECT_MAX_DEPTH, &cfg, &msg, dups);
     if (err != SK_OK) {
         sk_call_reply_errorf(call, err, "error decoding YAML: %s", msg ? msg : "");
         free(msg);
@@ -200,23 +200,53 @@ static void name_view_field(json_t *status, const char *parent, const char *view
             json_object_set_new(c, "field", json_string(view));
 }
 
+/* fieldValidation of an apply body, checked after the apply as kube does
+ * (a conflict is answered first): its keys repeated in a mapping (dups,
+ * borrowed), the only thing strict YAML decoding adds; unknown fields
+ * fail the apply's typing whatever the mode. Returns -1 after replying. */
+static int strict_yaml(sk_api_call *call, sk_field_validation mode, const json_t *dups)
+{
+    size_t i;
+    json_t *d;
+    if (mode == SK_FV_WARN) {
+        json_array_foreach(dups, i, d) sk_call_add_warning(call, json_string_value(d));
+        return 0;
+    }
+    sk_buf msg = SK_BUF_INIT;
+    sk_buf_puts(&msg, "error strict decoding YAML: error converting YAML to JSON: yaml: "
+                      "unmarshal errors:");
+    json_array_foreach(dups, i, d) sk_buf_printf(&msg, "\n  %s", json_string_value(d));
+    sk_call_reply_error(call, SK_ERR_BAD_REQUEST, msg.data);
+    sk_buf_free(&msg);
+    return -1;
+}
+
 /* The apply of the body onto old (NULL: a create). New reference with
  * managedFields set, or NULL after replying (409 on conflicts). */
 static json_t *compute_apply(sk_api_call *call, update_state *st, const json_t *old)
 {
-    json_t *cfg = apply_config(call, st->view && st->view->apply_config ? st->view : NULL);
+    json_t *dups = json_array();
+    json_t *cfg = apply_config(call, st->view && st->view->apply_config ? st->view : NULL, dups);
     json_t *out = NULL, *status = NULL;
+    sk_err err = SK_OK;
     if (!cfg)
-        return NULL;
-    sk_err err = sk_managed_apply(st->m.type, old, cfg, &st->m.w, st->wo.force, &out, &status);
+        goto out;
+    err = sk_managed_apply(st->m.type, old, cfg, &st->m.w, st->wo.force, &out, &status);
     json_decref(cfg);
     if (err != SK_OK) {
         if (err == SK_ERR_CONFLICT && st->view && st->view->apply_parent_field)
             name_view_field(status, st->view->apply_parent_field(call),
                             st->view->apply_view_field);
         sk_call_reply_status_object(call, status);
-        return NULL;
+        goto out;
     }
+    if (st->attempts == 0 && st->wo.validation != SK_FV_IGNORE && json_array_size(dups) &&
+        strict_yaml(call, st->wo.validation, dups) < 0) {
+        json_decref(out);
+        out = NULL;
+    }
+out:
+    json_decref(dups);
     return out;
 }
 

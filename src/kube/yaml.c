@@ -24,6 +24,7 @@ typedef struct conv {
     int max_depth;
     size_t values;
     const char *err;
+    json_t *dups; /* borrowed, or NULL */
 } conv;
 
 static int is_one_of(const char *s, const char *const *set)
@@ -115,7 +116,17 @@ static json_t *convert(conv *c, yaml_node_t *n, int depth)
                 json_decref(o);
                 return NULL;
             }
-            json_object_setn_new(o, (const char *)k->data.scalar.value, k->data.scalar.length, v);
+            const char *key = (const char *)k->data.scalar.value;
+            size_t klen = k->data.scalar.length;
+            if (c->dups && json_object_getn(o, key, klen)) {
+                sk_buf d = SK_BUF_INIT;
+                sk_buf_printf(&d, "line %zu: key ", k->start_mark.line + 1);
+                sk_buf_go_quoted(&d, key);
+                sk_buf_puts(&d, " already set in map");
+                json_array_append_new(c->dups, json_string(d.data));
+                sk_buf_free(&d);
+            }
+            json_object_setn_new(o, key, klen, v);
         }
         return o;
     }
@@ -124,7 +135,8 @@ static json_t *convert(conv *c, yaml_node_t *n, int depth)
     }
 }
 
-sk_err sk_yaml_to_json(const char *text, size_t len, int max_depth, json_t **out, char **errmsg)
+sk_err sk_yaml_to_json(const char *text, size_t len, int max_depth, json_t **out, char **errmsg,
+                       json_t *dups)
 {
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -144,7 +156,7 @@ sk_err sk_yaml_to_json(const char *text, size_t len, int max_depth, json_t **out
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     json_t *v = json_null();
     if (root) {
-        conv c = {&doc, max_depth, 0, NULL};
+        conv c = {&doc, max_depth, 0, NULL, dups};
         v = convert(&c, root, 0);
         if (!v) {
             sk_buf_printf(&msg, "error converting YAML to JSON: yaml: %s", c.err);

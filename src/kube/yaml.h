@@ -18,13 +18,16 @@
 
 /*
  * Parses the first document of the len bytes at text. On success *out is a
- * new reference (an empty document is JSON null). On failure,
+ * new reference (an empty document is JSON null); a key repeated in a
+ * mapping takes its last value, and when dups (borrowed array) is given
+ * each repetition is appended to it as go-yaml's strict decoding words it:
+ * "line 7: key \"a\" already set in map". On failure,
  * SK_ERR_BAD_REQUEST with *errmsg (free()) worded as kube's decoder:
  * "error converting YAML to JSON: yaml: line 3: mapping values are not
  * allowed in this context". Nesting deeper than max_depth is refused the
  * same way, before the tree is built.
  */
 sk_err sk_yaml_to_json(const char *text, size_t len, int max_depth, json_t **out,
-                       char **errmsg);
+                       char **errmsg, json_t *dups);
 
 #endif

@@ -300,6 +300,36 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(obj["status"]["observedGeneration"], 7)
         self.assertIn(("ctrl", "Apply", "status"), entries(obj))
 
+    def test_field_validation(self):
+        # a key twice: strict YAML decoding's finding, checked after the apply
+        cm = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\ndata:\n  a: one\n"
+              "  b: x\n  a: two\n")
+        path = CMS + "/dup?fieldManager=fv&fieldValidation="
+        r = self.server.request("PATCH", path + "Strict", body=cm, headers=APPLY)
+        self.assertEqual(r.status, 400, r.body)
+        self.assertEqual(r.json()["message"],
+                         'error strict decoding YAML: error converting YAML to JSON: yaml: '
+                         'unmarshal errors:\n  line 8: key "a" already set in map')
+        self.assertEqual(self.server.request("GET", CMS + "/dup").status, 404)
+        # Warn (also the default): written, the last value kept, a Warning header
+        for mode in ("Warn", ""):
+            r = self.server.request("PATCH", path + mode, body=cm, headers=APPLY)
+            self.assertIn(r.status, (200, 201), r.body)
+            self.assertEqual(r.json()["data"], {"a": "two", "b": "x"})
+            self.assertEqual(r.headers.get("warning"),
+                             '299 - "line 8: key \\"a\\" already set in map"')
+        r = self.server.request("PATCH", path + "Ignore", body=cm, headers=APPLY)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertIsNone(r.headers.get("warning"))
+        # a conflict is answered before the strict finding
+        self.ok("patch", "configmap", "dup", "-p", '{"data":{"a":"three"}}')
+        r = self.server.request("PATCH", path + "Strict", body=cm, headers=APPLY)
+        self.assertEqual(r.status, 409, r.body)
+        # an unknown field fails the apply's typing in every mode
+        r = self.server.request("PATCH", path + "Ignore", body=cm + "spec: {}\n", headers=APPLY)
+        self.assertEqual(r.status, 422, r.body)
+        self.assertIn(".spec: field not declared in schema", r.json()["message"])
+
     def test_update_keeps_and_reset_clears(self):
         self.ok("create", "configmap", "keep", "--from-literal=a=1")
         obj = self.get(CMS + "/keep")

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sk_fieldset_type t = {def ? sk_schema_named(def) : NULL, NULL};
     json_t *cfg = NULL;
     char *msg = NULL;
-    sk_err err = sk_yaml_to_json((const char *)data + 1, size - 1, 64, &cfg, &msg);
+    sk_err err = sk_yaml_to_json((const char *)data + 1, size - 1, 64, &cfg, &msg, NULL);
     if (err != SK_OK) {
         if (err != SK_ERR_BAD_REQUEST || !msg)
             abort();
