@@ -36,6 +36,8 @@ x-kubernetes-* extensions) and gain, per property:
                   JSON flattens them, protobuf nests them as messages
   x-sk-omitempty  its JSON tag has omitempty (a zero value is not written)
   x-sk-ptr        it is a pointer in Go (on the protobuf wire only when set)
+  x-sk-default    its `+default=` value in the Go types, when a literal (what
+                  server-side apply gives a list-map key an item omits)
 and per definition x-sk-go, the Go type name encoding/json errors use.
 
 usage: scripts/gen_kube_api.py --swagger F --go-types D@B [D@B...] --overlay F > api.json
@@ -172,11 +174,23 @@ def split_map(expr):
 
 def parse_go_types(text, pkg):
     """({TypeName: {json name: field}}, {TypeName: (GoFile, underlying expr)})
-    of one Go file; a field is {pb, omitempty, ptr, go, expr, file}."""
+    of one Go file; a field is {pb, omitempty, ptr, go, expr, file} and
+    default, the literal value of a `// +default=` marker above it (kube's
+    OpenAPI models carry it; the v2 document does not)."""
     types, named = {}, {}
     gofile = GoFile(text)
     cur = None
+    default = None
     for line in text.splitlines():
+        m = re.match(r"^\s*// \+default=(.*)$", line)
+        if m:
+            try:
+                default = json.loads(m.group(1))
+            except ValueError:  # ref(...): a Go constant, not a literal
+                default = None
+            continue
+        if not line.strip().startswith("//") and not FIELD_RE.match(line):
+            default = None
         m = re.match(r"^type (\w+) struct ?\{(\})?", line)
         if m:
             types.setdefault(m.group(1), {})
@@ -216,6 +230,9 @@ def parse_go_types(text, pkg):
         cur[jname] = {"pb": num, "omitempty": "omitempty" in jparts[1:],
                       "ptr": gotype.startswith("*"), "go": gofile.spell(gotype),
                       "expr": gotype.lstrip("*"), "file": gofile}
+        if default is not None:
+            cur[jname]["default"] = default
+        default = None
     return types, named
 
 
@@ -493,6 +510,8 @@ def main():
             if f["ptr"]:
                 p["x-sk-ptr"] = True
             p["x-sk-gotype"] = f["go"]
+            if "default" in f:
+                p["x-sk-default"] = f["default"]
             elem = elem_go(named, f["file"], f["expr"])
             if elem and p.get("type") in ("array", "object"):
                 p["x-sk-goelem"] = elem

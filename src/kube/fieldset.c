@@ -167,13 +167,18 @@ static char *dump_any(const json_t *v)
     return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
 }
 
-/* key_default: a list-map key the item omits takes its schema default, as
- * structured-merge-diff does. The only defaulted key among the built-in
- * kinds' list-map keys is "protocol" (ContainerPort, ServicePort,
- * EndpointPort: default TCP in kube's OpenAPI, which our generated schema
- * does not carry), so it is the one known here.
- *
- * The path element of list item v (index i) of a LIST_MAP/LIST_SET of type
+/* The default of list-map key `key` of the items of list type t, or NULL:
+ * a key an item omits takes it, as structured-merge-diff does (a built-in
+ * field's comes from its Go type's +default marker, e.g. a port's
+ * protocol TCP; a CRD's from its schema). */
+static const json_t *key_default(ty t, const char *key)
+{
+    int named;
+    ty k = child(elem(t), key, &named);
+    return k.f ? sk_schema_field_default(k.f) : json_object_get(k.js, "default");
+}
+
+/* The path element of list item v (index i) of a LIST_MAP/LIST_SET of type
  * t, malloc()ed; NULL if an item of a list-map lacks a key (*missing names
  * it). */
 static char *item_pe(ty t, shape_t sh, const json_t *v, const char **missing)
@@ -190,16 +195,14 @@ static char *item_pe(ty t, shape_t sh, const json_t *v, const char **missing)
     json_t *k = json_object();
     for (size_t i = 0; keys[i]; i++) {
         const json_t *kv = json_object_get(v, keys[i]);
-        json_t *dflt = NULL;
-        if (!kv && strcmp(keys[i], "protocol") == 0)
-            kv = dflt = json_string("TCP"); /* see key_default above */
+        if (!kv)
+            kv = key_default(t, keys[i]);
         if (!kv) {
             *missing = keys[i];
             json_decref(k);
             return NULL;
         }
         json_object_set(k, keys[i], (json_t *)kv);
-        json_decref(dflt);
     }
     char *s = dump_any(k);
     json_decref(k);

@@ -41,6 +41,7 @@ struct sk_schema_field {
     const char *merge_key;
     const char *list_type;
     const char **list_map_keys;
+    const json_t *dflt; /* x-sk-default, borrowed from the document */
 };
 
 struct sk_schema {
@@ -309,6 +310,7 @@ static void build_fields(sk_schema *s, const json_t *def)
         f->flags |= strategy_flags(str(p, "x-kubernetes-patch-strategy"));
         f->merge_key = str(p, "x-kubernetes-patch-merge-key");
         f->list_type = str(p, "x-kubernetes-list-type");
+        f->dflt = json_object_get(p, "x-sk-default");
         const json_t *keys = json_object_get(p, "x-kubernetes-list-map-keys");
         if (json_array_size(keys)) {
             f->list_map_keys = sk_arena_alloc(g.arena, (json_array_size(keys) + 1) * sizeof(char *));
@@ -517,4 +519,9 @@ const char *sk_schema_field_list_type(const sk_schema_field *f)
 const char *const *sk_schema_field_list_map_keys(const sk_schema_field *f)
 {
     return (const char *const *)f->list_map_keys;
+}
+
+const json_t *sk_schema_field_default(const sk_schema_field *f)
+{
+    return f->dflt;
 }

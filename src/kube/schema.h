@@ -103,6 +103,8 @@ const char *sk_schema_field_merge_key(const sk_schema_field *f);
 const char *sk_schema_field_list_type(const sk_schema_field *f);
 /* x-kubernetes-list-map-keys: NULL-terminated, or NULL. */
 const char *const *sk_schema_field_list_map_keys(const sk_schema_field *f);
+/* The field's default (its Go type's +default marker; borrowed), or NULL. */
+const json_t *sk_schema_field_default(const sk_schema_field *f);
 
 /*
  * The generated API description, parsed (borrowed; immutable: never
