@@ -474,24 +474,46 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(failures, [])
 
     def test_python_client_apply(self):
+        """The Python client's DynamicClient.server_side_apply: create,
+        update, a 409 naming the field and its manager, force. This client
+        release (22.x) sends only a serialized body as apply-patch+yaml (a
+        dict is refused client-side; later releases serialize it), and its
+        typed API cannot choose the apply content type at all."""
         from kubernetes import client, config
         from kubernetes.dynamic import DynamicClient
+        from kubernetes.dynamic.exceptions import ConflictError
         cfg = client.Configuration()
         config.load_kube_config(config_file=self.server.kubeconfig, client_configuration=cfg,
                                 persist_config=False)
         dyn = DynamicClient(client.ApiClient(cfg))
         cms = dyn.resources.get(api_version="v1", kind="ConfigMap")
-        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "py"},
-                "data": {"k": "v"}}
-        # this client's server_side_apply() cannot send a dict as
-        # apply-patch+yaml (fixed in later releases); the same request with
-        # the body serialized:
-        got = dyn.request("patch", cms.path(name="py", namespace="default"),
-                          body=json.dumps(body), content_type="application/apply-patch+yaml",
-                          field_manager="py-mgr")
+
+        def ssa(data, manager, **kw):
+            body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "py"},
+                    "data": data}
+            return cms.server_side_apply(body=json.dumps(body), name="py", namespace="default",
+                                         field_manager=manager, **kw)
+        got = ssa({"k": "v"}, "py-mgr")
         self.assertEqual(got.data.k, "v")
+        got = ssa({"k": "v", "k2": "w"}, "py-mgr")
+        self.assertEqual(dict(got.data), {"k": "v", "k2": "w"})
         obj = self.get(CMS + "/py")
-        self.assertIn(("py-mgr", "Apply", ""), entries(obj))
+        self.assertEqual(entries(obj)[("py-mgr", "Apply", "")]["fieldsV1"],
+                         {"f:data": {"f:k": {}, "f:k2": {}}})
+        with self.assertRaises(ConflictError) as cm:
+            ssa({"k": "other"}, "py-other")
+        self.assertEqual(cm.exception.status, 409)
+        st = json.loads(cm.exception.body)
+        self.assertEqual(st["message"],
+                         'Apply failed with 1 conflict: conflict with "py-mgr": .data.k')
+        self.assertEqual(st["details"]["causes"][0]["field"], ".data.k")
+        got = ssa({"k": "other"}, "py-other", force_conflicts=True)
+        self.assertEqual(got.data.k, "other")
+        obj = self.get(CMS + "/py")
+        self.assertEqual(entries(obj)[("py-mgr", "Apply", "")]["fieldsV1"],
+                         {"f:data": {"f:k2": {}}})
+        self.assertEqual(entries(obj)[("py-other", "Apply", "")]["fieldsV1"],
+                         {"f:data": {"f:k": {}}})
 
 
 if __name__ == "__main__":
