@@ -10,9 +10,14 @@ ownership of an equal value; list-maps merged by key (containers) for a
 built-in kind and a CRD's x-kubernetes-list-type: map; apply to /status
 recorded with its subresource; an update that omits managedFields keeps
 them, [{}] resets them; kubectl's client-side to server-side apply upgrade;
-bad input: apply without fieldManager (422), another apiVersion or name
-than the URL (400), malformed YAML (400 with the line), a list-map entry
-missing its key (422).
+bad input: apply without fieldManager (422, as kube answers it: an invalid
+PatchOptions), another apiVersion, kind or name than the URL (400), malformed YAML (400 with the line), a list-map entry
+missing its key (422); a key a list-map item omits takes its schema
+default (a port's protocol); apply through /scale (kube's ScaleHandler:
+the Scale's replicas are the parent's replicas field, owned with
+subresource "scale") and /status, on a built-in kind and a CRD;
+fieldValidation of an apply body (a repeated key: 400 Strict, Warning
+Warn); the Python client's server_side_apply.
 Why: before this, `kubectl apply --server-side` answered 404 for a new
 object and 415 on an existing one, and no object carried managedFields.
 """
@@ -405,6 +410,10 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(r.status, 400, r.body)
         self.assertEqual(r.json()["message"], "Incorrect version specified in apply patch. "
                                               "Specified patch version: v2, expected: v1")
+        r = self.apply(CMS + "/bad", cm.replace("kind: ConfigMap", "kind: Secret"))
+        self.assertEqual(r.status, 400, r.body)
+        self.assertEqual(r.json()["message"], "the kind in the data (Secret) does not match the "
+                                              "expected kind (ConfigMap)")
         r = self.apply(CMS + "/other", cm)
         self.assertEqual(r.status, 400, r.body)
         self.assertIn("does not match the name on the URL", r.json()["message"])
