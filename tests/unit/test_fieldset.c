@@ -288,6 +288,42 @@ static void test_crd_schema_list_map(void **state)
     json_decref(schema);
 }
 
+/* A list-map key an item omits takes the CRD schema's default (kube's
+ * schema conversion carries it into structured-merge-diff); without one
+ * the item is refused. */
+static void test_crd_key_default(void **state)
+{
+    (void)state;
+    static const char *const schemas[] = {
+        "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"
+        "\"ports\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+        "\"x-kubernetes-list-map-keys\":[\"port\",\"proto\"],\"items\":{\"type\":\"object\","
+        "\"properties\":{\"port\":{\"type\":\"integer\"},\"proto\":{\"type\":\"string\"%s}}}}}}}}",
+    };
+    char with[1024], without[1024];
+    snprintf(with, sizeof with, schemas[0], ",\"default\":\"UDP\"");
+    snprintf(without, sizeof without, schemas[0], "");
+    json_t *obj = load("{\"spec\":{\"ports\":[{\"port\":53}]}}"), *set = NULL;
+    char *msg = NULL;
+    json_t *schema = load(with);
+    sk_fieldset_type t = {NULL, schema};
+    assert_int_equal(sk_fieldset_from_object(t, obj, &set, &msg), SK_OK);
+    json_t *enc = sk_fieldset_encode(set);
+    expect_json(enc, "{\"f:spec\":{\"f:ports\":{\"k:{\\\"port\\\":53,\\\"proto\\\":\\\"UDP\\\"}\":{"
+                     "\".\":{},\"f:port\":{}}}}}");
+    json_decref(enc);
+    json_decref(set);
+    json_decref(schema);
+    schema = load(without);
+    t.openapi = schema;
+    set = NULL;
+    assert_int_not_equal(sk_fieldset_from_object(t, obj, &set, &msg), SK_OK);
+    assert_non_null(strstr(msg, "omits key field \"proto\""));
+    free(msg);
+    json_decref(schema);
+    json_decref(obj);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_update_entries_capped),
         cmocka_unit_test(test_apply_conflict_force_and_removal),
         cmocka_unit_test(test_crd_schema_list_map),
+        cmocka_unit_test(test_crd_key_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
