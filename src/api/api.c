@@ -203,6 +203,8 @@ static int dispatch(sk_api_call *call)
         return sk_endpoint_consistency(call);
     case SK_ROUTE_SELF_SUBJECT_REVIEW:
         return sk_endpoint_self_subject_review(call);
+    case SK_ROUTE_TOKEN_REVIEW:
+        return sk_endpoint_token_review(call);
     case SK_ROUTE_VERSION:
     case SK_ROUTE_OPENAPI_V2:
     case SK_ROUTE_OPENAPI_V3_ROOT:
@@ -260,7 +262,7 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     /* Authentication comes first, as kube's filter chain runs it: an
      * unauthenticated client learns nothing, not even that its path is bad. */
     const char *warning;
-    call->user = sk_authn_request(&api->authn, call->arena, req, &warning);
+    call->user = sk_authn_request(&api->authn, api->reader, call->arena, req, &warning);
     if (warning)
         sk_call_add_warning(call, warning);
     if (!call->user) {

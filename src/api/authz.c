@@ -208,10 +208,11 @@ static int call_attrs(sk_api_call *call, sk_rbac_attrs *a)
         a->subresource = a->name = ""; /* the 403 text reads them */
         return 1;
     case SK_ROUTE_SELF_SUBJECT_REVIEW:
+    case SK_ROUTE_TOKEN_REVIEW:
         a->resource_request = 1;
         a->verb = "create";
         a->group = "authentication.k8s.io";
-        a->resource = "selfsubjectreviews";
+        a->resource = rt->doc;
         a->subresource = a->ns = a->name = "";
         return 1;
     default: {

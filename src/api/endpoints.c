@@ -6,6 +6,7 @@
  * All answered at once.
  */
 #include "api/api.h"
+#include "api/body.h"
 #include "api/call.h"
 #include "api/verbs.h"
 #include "ctl/consistency.h"
@@ -96,11 +97,9 @@ int sk_endpoint_consistency(sk_api_call *call)
     return reply_text(call, 200, "text/plain; charset=utf-8");
 }
 
-/* kube's SelfSubjectReview: whatever the body holds, the status is who
- * asked (the object is never stored, so its metadata is empty). */
-int sk_endpoint_self_subject_review(sk_api_call *call)
+/* kube's UserInfo of u: username, uid, groups and extra as set. New reference. */
+static json_t *user_info(const sk_user *u)
 {
-    const sk_user *u = call->user;
     json_t *info = json_pack("{s:s}", "username", u->name);
     if (u->uid && *u->uid)
         json_object_set_new(info, "uid", json_string(u->uid));
@@ -120,10 +119,76 @@ int sk_endpoint_self_subject_review(sk_api_call *call)
         }
         json_object_set_new(info, "extra", extra);
     }
+    return info;
+}
+
+/* kube's SelfSubjectReview: whatever the body holds, the status is who
+ * asked (the object is never stored, so its metadata is empty). */
+int sk_endpoint_self_subject_review(sk_api_call *call)
+{
     json_t *review = json_pack("{s:s, s:s, s:{s:n}, s:{s:o}}", "kind", "SelfSubjectReview",
                                "apiVersion", "authentication.k8s.io/v1", "metadata",
-                               "creationTimestamp", "status", "userInfo", info);
+                               "creationTimestamp", "status", "userInfo", user_info(call->user));
     sk_call_reply_json(call, 201, sk_call_keep(call, review));
+    return SK_STEP_DONE;
+}
+
+/* kube's TokenReview: the body comes back with its status saying what
+ * spec.token proves for spec.audiences (none: the API's), as a request
+ * bearing it would be authenticated. A token that fails says why only in
+ * status.error (a request would get the bare 401); a token no
+ * authenticator knows has no error, as in kube. Nothing is stored. */
+int sk_endpoint_token_review(sk_api_call *call)
+{
+    json_t *obj = sk_call_keep(call, sk_body_decode(call, "expected a TokenReview"));
+    if (!obj)
+        return SK_STEP_DONE;
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    if ((kind && *kind && strcmp(kind, "TokenReview") != 0) ||
+        (av && *av && strcmp(av, "authentication.k8s.io/v1") != 0)) {
+        sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,
+                             "the body is a %s, not a TokenReview.authentication.k8s.io/v1",
+                             kind && *kind ? kind : "object");
+        return SK_STEP_DONE;
+    }
+    json_t *spec = json_object_get(obj, "spec");
+    const char *token = json_string_value(json_object_get(spec, "token"));
+    if (!token || !*token) {
+        sk_call_reply_error(call, SK_ERR_BAD_REQUEST,
+                            "token is required for TokenReview in authentication");
+        return SK_STEP_DONE;
+    }
+    const json_t *list = json_object_get(spec, "audiences");
+    size_t n = json_array_size(list);
+    const char **auds = sk_arena_alloc(call->arena, (n ? n : 1) * sizeof *auds);
+    for (size_t i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(list, i));
+        auds[i] = s ? s : "";
+    }
+    sk_authn_result r;
+    sk_authn_token(&call->api->authn, call->api->reader, call->arena, token, auds, n, &r);
+    json_t *status = json_pack("{s:b}", "authenticated", r.user != NULL);
+    json_object_set_new(status, "user", r.user ? user_info(r.user) : json_object());
+    if (r.user) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < r.n_audiences; i++)
+            json_array_append_new(a, json_string(r.audiences[i]));
+        json_object_set_new(status, "audiences", a);
+    } else if (r.error) {
+        json_object_set_new(status, "error", json_string(r.error));
+    }
+    json_object_set_new(obj, "kind", json_string("TokenReview"));
+    json_object_set_new(obj, "apiVersion", json_string("authentication.k8s.io/v1"));
+    json_t *meta = json_object_get(obj, "metadata");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(obj, "metadata", meta);
+    }
+    if (!json_object_get(meta, "creationTimestamp"))
+        json_object_set_new(meta, "creationTimestamp", json_null());
+    json_object_set_new(obj, "status", status);
+    sk_call_reply_json(call, 201, obj);
     return SK_STEP_DONE;
 }
 

@@ -167,8 +167,12 @@ void sk_route_resolve(const char *method, const char *const *segs, size_t n, int
     } else if (n == 2 && is(first, "debug") && is(segs[1], "consistency")) {
         fixed(out, method, SK_ROUTE_CONSISTENCY);
     } else if (n == 4 && is(first, "apis") && is(segs[1], "authentication.k8s.io") &&
-               is(segs[2], "v1") && is(segs[3], "selfsubjectreviews")) {
-        out->kind = is(method, "POST") ? SK_ROUTE_SELF_SUBJECT_REVIEW : SK_ROUTE_NOT_ALLOWED;
+               is(segs[2], "v1") &&
+               (is(segs[3], "selfsubjectreviews") || is(segs[3], "tokenreviews"))) {
+        snprintf(out->doc, sizeof out->doc, "%s", segs[3]);
+        out->kind = !is(method, "POST")          ? SK_ROUTE_NOT_ALLOWED
+                    : is(segs[3], "tokenreviews") ? SK_ROUTE_TOKEN_REVIEW
+                                                  : SK_ROUTE_SELF_SUBJECT_REVIEW;
     } else if (n == 1 && is(first, "version")) {
         fixed(out, method, SK_ROUTE_VERSION);
     } else if (n == 2 && is(first, "openapi") && is(segs[1], "v2")) {

@@ -28,6 +28,9 @@ typedef enum {
     /* POST /apis/authentication.k8s.io/v1/selfsubjectreviews: answered from
      * the request's user, never stored (kubectl auth whoami) */
     SK_ROUTE_SELF_SUBJECT_REVIEW,
+    /* POST /apis/authentication.k8s.io/v1/tokenreviews: what a token
+     * proves, never stored. For both, `doc` is the resource. */
+    SK_ROUTE_TOKEN_REVIEW,
     SK_ROUTE_VERSION,
     SK_ROUTE_OPENAPI_V2,
     SK_ROUTE_OPENAPI_V3_ROOT,

@@ -26,6 +26,7 @@
 #include "api/verbs.h"
 #include "core/util.h"
 #include "kube/condition.h"
+#include "kube/jwt.h"
 #include "kube/options.h"
 #include "kube/scale.h"
 #include "kube/status_rules.h"
@@ -280,7 +281,8 @@ static int unavailable(sk_api_call *call)
         sk_call_reply_store_error(call, err, call->name);
     else if (is(sub->name, "token"))
         sk_call_reply_errorf(call, SK_ERR_UNAVAILABLE,
-                             "%s/%s: this sqlkube server does not issue service account tokens",
+                             "%s/%s: this sqlkube server has no signing key "
+                             "(--service-account-signing-key-file)",
                              call->res->resource, sub->name);
     else
         sk_call_reply_errorf(call, SK_ERR_UNAVAILABLE,
@@ -308,6 +310,9 @@ int sk_verb_subresource(sk_api_call *call)
         return sk_update_start(call, 0, &binding_view);
     } else if (is(name, "eviction") && verb == SK_REQ_CREATE) {
         return evict(call);
+    } else if (is(name, "token") && verb == SK_REQ_CREATE &&
+               sk_jwt_keys_can_sign(call->api->authn.sa_keys)) {
+        return sk_verb_token_request(call);
     }
     return unavailable(call);
 }

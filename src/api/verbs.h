@@ -75,6 +75,8 @@ int sk_verb_get_view(sk_api_call *call, json_t *(*view)(sk_api_call *call, const
 typedef struct sk_delete_options sk_delete_options;
 int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int dry_run, int evict);
 
+/* POST .../serviceaccounts/{name}/token with a signing key (tokenrequest.c). */
+int sk_verb_token_request(sk_api_call *call);
 /* POST of an authorization.k8s.io/v1 review (review.c). */
 int sk_verb_review(sk_api_call *call);
 
@@ -84,6 +86,8 @@ int sk_endpoint_metrics(sk_api_call *call);
 int sk_endpoint_consistency(sk_api_call *call);
 /* SelfSubjectReview create: the call's user as kube's UserInfo, 201. */
 int sk_endpoint_self_subject_review(sk_api_call *call);
+/* TokenReview create: what spec.token proves (api/authn.h), 201. */
+int sk_endpoint_token_review(sk_api_call *call);
 /* Discovery, OpenAPI and /version: cached documents. */
 int sk_endpoint_document(sk_api_call *call);
 

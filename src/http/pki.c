@@ -324,3 +324,61 @@ void sk_pki_clear(sk_pki *p)
     free(p->admin_key_pem);
     memset(p, 0, sizeof *p);
 }
+
+/* DIR/sa.key, generated when absent. */
+static char *default_sa_key(const char *dir, char **errmsg)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sa.key", dir);
+    if (access(path, F_OK) == 0)
+        return read_file(path, errmsg);
+    gnutls_x509_privkey_t key = NULL;
+    char *pem = NULL;
+    if (gnutls_x509_privkey_init(&key) < 0 ||
+        gnutls_x509_privkey_generate(key, GNUTLS_PK_RSA, 2048, 0) < 0 ||
+        !(pem = export_key(key))) {
+        set_error(errmsg, "cannot generate the service account signing key");
+    } else if (write_private(path, pem, errmsg) < 0) {
+        explicit_bzero(pem, strlen(pem));
+        free(pem);
+        pem = NULL;
+    }
+    if (key)
+        gnutls_x509_privkey_deinit(key);
+    return pem;
+}
+
+int sk_pki_sa_load(const sk_pki_sa_config *cfg, sk_pki_sa *out, char **errmsg)
+{
+    sk_pki_sa s = {0};
+    int rc = -1;
+    if (cfg->signing_key_file)
+        s.signing_pem = read_file(cfg->signing_key_file, errmsg);
+    else if (cfg->n_key_files == 0)
+        s.signing_pem = default_sa_key(cfg->dir, errmsg);
+    if ((cfg->signing_key_file || cfg->n_key_files == 0) && !s.signing_pem)
+        goto out;
+    s.verify_pems = calloc(cfg->n_key_files ? cfg->n_key_files : 1, sizeof *s.verify_pems);
+    SK_CHECK_ALLOC(s.verify_pems);
+    for (; s.n_verify < cfg->n_key_files; s.n_verify++)
+        if (!(s.verify_pems[s.n_verify] = read_file(cfg->key_files[s.n_verify], errmsg)))
+            goto out;
+    *out = s;
+    memset(&s, 0, sizeof s);
+    rc = 0;
+out:
+    sk_pki_sa_clear(&s);
+    return rc;
+}
+
+void sk_pki_sa_clear(sk_pki_sa *s)
+{
+    if (s->signing_pem) {
+        explicit_bzero(s->signing_pem, strlen(s->signing_pem));
+        free(s->signing_pem);
+    }
+    for (size_t i = 0; i < s->n_verify; i++)
+        free(s->verify_pems[i]);
+    free(s->verify_pems);
+    memset(s, 0, sizeof *s);
+}

@@ -42,4 +42,30 @@ int sk_pki_load(const sk_pki_config *cfg, sk_pki *out, char **errmsg);
 /* Frees what sk_pki_load made. */
 void sk_pki_clear(sk_pki *p);
 
+/*
+ * The ServiceAccount token keys (kube/jwt.h takes them as PEM text). With
+ * neither file given, DIR/sa.key: an RSA 2048 key generated on first start
+ * (0600, as ca.key) and read at every later one, so tokens issued before a
+ * restart still verify. RSA, not ECDSA as above: RS256 is what every
+ * token consumer accepts. Several servers share keys by passing the same
+ * files.
+ */
+typedef struct sk_pki_sa_config {
+    const char *dir;
+    const char *signing_key_file;   /* --service-account-signing-key-file; NULL: none */
+    const char *const *key_files;   /* --service-account-key-file, n_key_files of them */
+    size_t n_key_files;
+} sk_pki_sa_config;
+
+typedef struct sk_pki_sa {
+    char *signing_pem;  /* NULL: only key files were given (tokens verify, none are issued) */
+    char **verify_pems; /* one text per key file */
+    size_t n_verify;
+} sk_pki_sa;
+
+/* Reads or generates what cfg asks for into *out (free with
+ * sk_pki_sa_clear). -1 with *errmsg a new one-line message on failure. */
+int sk_pki_sa_load(const sk_pki_sa_config *cfg, sk_pki_sa *out, char **errmsg);
+void sk_pki_sa_clear(sk_pki_sa *s);
+
 #endif

@@ -61,7 +61,7 @@ static const sk_user *run(const sk_authn_config *cfg, sk_arena *a, int cert, con
                        .peer_cn = cert == SK_PEER_CERT_VALID ? "carol" : NULL,
                        .peer_orgs = orgs,
                        .n_peer_orgs = cert == SK_PEER_CERT_VALID ? 1 : 0};
-    return sk_authn_request(cfg, a, &req, &last_warning);
+    return sk_authn_request(cfg, NULL, a, &req, &last_warning);
 }
 
 static void test_decisions(void **state)
