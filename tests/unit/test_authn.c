@@ -2,7 +2,10 @@
  * test_authn.c - who a request is (api/authn): certificate subjects to
  * users, kube's reading of the Authorization header, and the outcome of
  * every combination of certificate, token and mode (TLS without and with
- * anonymous auth, plain HTTP), against a real token table.
+ * anonymous auth, plain HTTP), against a real token table; TokenReview's
+ * audiences for the token file's tokens (kube's audience-agnostic wrapper:
+ * good for the API audiences asked for, unknown for others). The
+ * ServiceAccount path needs a cache: tests/e2e/test_sa_tokens.py.
  */
 #include "api/authn.h"
 #include "core/arena.h"
@@ -130,11 +133,44 @@ static void test_decisions(void **state)
     sk_tokenfile_free(tokens);
 }
 
+static void test_token_audiences(void **state)
+{
+    (void)state;
+    sk_tokenfile *tokens = NULL;
+    char *msg = NULL;
+    const char *csv = "s3cret,alice,uid-1\n";
+    assert_int_equal(sk_tokenfile_parse(csv, strlen(csv), &tokens, &msg), SK_OK);
+    sk_arena *a = sk_arena_new();
+    static const char *const api[] = {"api", "issuer"};
+    sk_authn_config cfg = {.tokens = tokens, .audiences = api, .n_audiences = 2};
+    sk_authn_result r;
+    sk_authn_token(&cfg, NULL, a, "s3cret", NULL, 0, &r);
+    assert_string_equal(r.user->name, "alice");
+    assert_int_equal(r.n_audiences, 2);
+    static const char *const asked[] = {"other", "issuer"};
+    sk_authn_token(&cfg, NULL, a, "s3cret", asked, 2, &r);
+    assert_non_null(r.user);
+    assert_int_equal(r.n_audiences, 1);
+    assert_string_equal(r.audiences[0], "issuer");
+    sk_authn_token(&cfg, NULL, a, "s3cret", asked, 1, &r);
+    assert_null(r.user);
+    assert_null(r.error);
+    sk_authn_token(&cfg, NULL, a, "wrong", NULL, 0, &r);
+    assert_null(r.user);
+    assert_null(r.error);
+    /* a JWT-shaped token with no keys configured is the token file's */
+    sk_authn_token(&cfg, NULL, a, "eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2ln", NULL, 0, &r);
+    assert_null(r.user);
+    sk_arena_free(a);
+    sk_tokenfile_free(tokens);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cert_user),
         cmocka_unit_test(test_decisions),
+        cmocka_unit_test(test_token_audiences),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
