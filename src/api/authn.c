@@ -170,8 +170,8 @@ static const sk_user *sa_user(sk_arena *a, const sk_satoken *t)
     groups[0] = "system:serviceaccounts";
     groups[1] = sk_arena_printf(a, "system:serviceaccounts:%s", t->ns);
     groups[2] = AUTHENTICATED;
-    const char **keys = sk_arena_alloc(a, 3 * sizeof *keys);
-    const char **values = sk_arena_alloc(a, 3 * sizeof *values);
+    const char **keys = sk_arena_alloc(a, 5 * sizeof *keys);
+    const char **values = sk_arena_alloc(a, 5 * sizeof *values);
     size_t n = 0;
     if (t->jti && *t->jti) {
         keys[n] = "authentication.kubernetes.io/credential-id";
@@ -185,6 +185,14 @@ static const sk_user *sa_user(sk_arena *a, const sk_satoken *t)
         keys[n] = pod ? "authentication.kubernetes.io/pod-uid"
                       : "authentication.kubernetes.io/node-uid";
         values[n++] = sk_arena_strdup(a, t->bound_uid);
+    }
+    if (t->node_name) {
+        keys[n] = "authentication.kubernetes.io/node-name";
+        values[n++] = sk_arena_strdup(a, t->node_name);
+        if (t->node_uid && *t->node_uid) {
+            keys[n] = "authentication.kubernetes.io/node-uid";
+            values[n++] = sk_arena_strdup(a, t->node_uid);
+        }
     }
     sk_user *u = sk_arena_alloc(a, sizeof *u);
     char *name = sk_satoken_username(t->ns, t->name);

@@ -82,6 +82,21 @@ static const char *uid_of(const json_t *obj)
     return str(json_object_get(obj, "metadata"), "uid");
 }
 
+/* A pod-bound token names the pod's node as kube 1.32 does: its name,
+ * and its uid when the node exists (a missing node is not an error). */
+static void pod_node(sk_api_call *call, const json_t *pod, sk_satoken *t)
+{
+    const char *node = str(json_object_get(pod, "spec"), "nodeName");
+    if (!*node)
+        return;
+    t->node_name = node;
+    const sk_resource *r = sk_registry_find("", "v1", "nodes");
+    sk_row row = {0};
+    if (sk_store_get(call->api->store, r->storage, "", node, 0, &row) == SK_OK && row.uid)
+        t->node_uid = sk_arena_strdup(call->arena, row.uid);
+    sk_row_clear(&row);
+}
+
 /* Fills t's bound object from spec.boundObjectRef (ref non-NULL); 0 when
  * it replied a refusal. *held keeps the object read alive. */
 static int bind(sk_api_call *call, const json_t *ref, sk_satoken *t, json_t **held)
@@ -123,6 +138,7 @@ static int bind(sk_api_call *call, const json_t *ref, sk_satoken *t, json_t **he
                                  call->name, sa);
             return 0;
         }
+        pod_node(call, obj, t);
     }
     const char *want = str(ref, "uid");
     if (*want && strcmp(want, uid_of(obj)) != 0) {

@@ -44,6 +44,12 @@ json_t *sk_satoken_claims(const sk_satoken *t, const char *issuer, const char *c
     if (claim)
         json_object_set_new(k8s, claim,
                             json_pack("{s:s, s:s}", "name", t->bound_name, "uid", t->bound_uid));
+    if (claim && strcmp(claim, "pod") == 0 && t->node_name && *t->node_name) {
+        json_t *node = json_pack("{s:s}", "name", t->node_name);
+        if (t->node_uid && *t->node_uid)
+            json_object_set_new(node, "uid", json_string(t->node_uid));
+        json_object_set_new(k8s, "node", node);
+    }
     char *sub = sk_satoken_username(t->ns, t->name);
     json_t *c = json_pack("{s:s, s:s, s:o, s:I, s:I, s:I, s:s, s:o}", "iss", issuer, "sub", sub,
                           "aud", aud, "exp", (json_int_t)t->exp, "iat", (json_int_t)t->iat,
@@ -161,6 +167,14 @@ sk_err sk_satoken_check(const json_t *claims, const char *issuer, int64_t now,
         const json_t *ref = json_object_get(k8s, bound_claim(kinds[i]));
         if (!ref)
             continue;
+        if (i == 2 && t.bound_kind && strcmp(t.bound_kind, "Pod") == 0) {
+            /* the pod's node: a name, the uid only when the node existed */
+            t.node_name = json_string_value(json_object_get(ref, "name"));
+            t.node_uid = json_string_value(json_object_get(ref, "uid"));
+            const json_t *uid = json_object_get(ref, "uid");
+            ok = t.node_name && *t.node_name && (!uid || json_is_string(uid));
+            continue;
+        }
         if (t.bound_kind || !read_ref(ref, &t.bound_name, &t.bound_uid))
             ok = 0;
         t.bound_kind = kinds[i];

@@ -3,7 +3,8 @@
  * TokenRequest writes them and its service-account authenticator reads
  * them (pkg/serviceaccount): iss, sub system:serviceaccount:NS:NAME, aud,
  * exp, iat, nbf, jti, and the private claim "kubernetes.io":
- * {namespace, serviceaccount {name, uid}, pod|secret|node {name, uid}}.
+ * {namespace, serviceaccount {name, uid}, pod|secret|node {name, uid}},
+ * a pod-bound token also naming the pod's node.
  *
  * Checking here is what needs no lookups: the issuer, the times (kube
  * allows go-jose's default leeway of 60 s on exp and nbf), the audiences,
@@ -27,6 +28,10 @@ typedef struct sk_satoken {
     /* the object the token is bound to: "Pod", "Secret", "Node", or NULL */
     const char *bound_kind;
     const char *bound_name, *bound_uid;
+    /* A pod-bound token's node (kube's pod node info, 1.32 default): the
+     * pod's node name and, when the node existed, its uid ("" or NULL:
+     * none); never checked, only carried into the user's extra. */
+    const char *node_name, *node_uid;
     const char *jti;
     int64_t iat, exp;
 } sk_satoken;

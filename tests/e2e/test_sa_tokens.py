@@ -375,6 +375,23 @@ stringData: {k: s}
             "kind": "Pod", "apiVersion": "v1", "name": "bound-pod"})).status == 201,
             what="the new pod in the cache")
         self.assertUnauthorized(self.whoami(token))
+        # a pod on a node: the token names the node too (kube 1.32's pod node info)
+        p = self.server.kubectl("apply", "-f", "-", input=json.dumps(
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}))
+        self.assertEqual(p.returncode, 0, describe(p))
+        node_uid = self.uid("node", "node-1", "default")
+        p = self.server.kubectl("run", "node-pod", "-n", "sa-a", "--image", "x", "--overrides",
+                                '{"spec":{"serviceAccountName":"reader","nodeName":"node-1"}}')
+        self.assertEqual(p.returncode, 0, describe(p))
+        token = self.new_token(boundObjectRef={"kind": "Pod", "apiVersion": "v1",
+                                               "name": "node-pod"})
+        self.assertEqual(claims_of(token)["kubernetes.io"]["node"],
+                         {"name": "node-1", "uid": node_uid})
+        r = self.whoami(token)
+        self.assertEqual(r.status, 201, r)
+        extra = r.json()["status"]["userInfo"]["extra"]
+        self.assertEqual(extra["authentication.kubernetes.io/node-name"], ["node-1"])
+        self.assertEqual(extra["authentication.kubernetes.io/node-uid"], [node_uid])
         # a Secret-bound token
         p = self.server.kubectl("create", "secret", "generic", "binder", "-n", "sa-a")
         self.assertEqual(p.returncode, 0, describe(p))

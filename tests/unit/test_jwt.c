@@ -338,6 +338,38 @@ static void test_claims(void **state)
     assert_string_equal(t.bound_kind, "Pod");
     assert_string_equal(t.bound_name, "p");
     assert_string_equal(t.bound_uid, "uid-p");
+    assert_null(t.node_name);
+    /* a pod-bound token's node: a name, a uid only when known */
+    json_object_set_new(k8s, "node", json_pack("{s:s}", "name", "n1"));
+    assert_int_equal(check(c, NOW, iss, 1, &t, &m, &why), SK_OK);
+    assert_string_equal(t.bound_kind, "Pod");
+    assert_string_equal(t.node_name, "n1");
+    assert_null(t.node_uid);
+    json_object_set_new(k8s, "node", json_pack("{s:s, s:i}", "name", "n1", "uid", 5));
+    expect_why(c, NOW, "service account token claims could not be validated due to unexpected "
+                       "private claim");
+    json_object_del(k8s, "node");
+    {
+        sk_satoken pt = {.ns = "ns1", .name = "sa1", .uid = "u", .jti = "j", .bound_kind = "Pod",
+                         .bound_name = "p", .bound_uid = "pu", .node_name = "n1",
+                         .node_uid = "nu", .iat = NOW, .exp = NOW + 600};
+        json_t *pc = sk_satoken_claims(&pt, ISS, iss, 1);
+        char *pt_text = json_dumps(json_object_get(pc, "kubernetes.io"), JSON_SORT_KEYS |
+                                                                              JSON_COMPACT);
+        assert_string_equal(pt_text, "{\"namespace\":\"ns1\",\"node\":{\"name\":\"n1\",\"uid\":"
+                                     "\"nu\"},\"pod\":{\"name\":\"p\",\"uid\":\"pu\"},"
+                                     "\"serviceaccount\":{\"name\":\"sa1\",\"uid\":\"u\"}}");
+        free(pt_text);
+        sk_satoken back;
+        assert_int_equal(check(pc, NOW, iss, 1, &back, &m, &why), SK_OK);
+        assert_string_equal(back.node_uid, "nu");
+        /* a node claim alone binds the token to the node */
+        json_object_del(json_object_get(pc, "kubernetes.io"), "pod");
+        assert_int_equal(check(pc, NOW, iss, 1, &back, &m, &why), SK_OK);
+        assert_string_equal(back.bound_kind, "Node");
+        assert_null(back.node_name);
+        json_decref(pc);
+    }
     json_object_set_new(k8s, "secret", json_pack("{s:s, s:s}", "name", "s", "uid", "uid-s"));
     expect_why(c, NOW, "service account token claims could not be validated due to unexpected "
                        "private claim");
