@@ -22,7 +22,6 @@
 #include "api/alloc.h"
 #include "core/buf.h"
 #include "core/util.h"
-#include "kube/status.h"
 #include "kube/svcrange.h"
 
 #include <inttypes.h>
@@ -234,18 +233,11 @@ static const char *render(sk_api_call *call, const json_t *arr, const char *one)
     return out;
 }
 
-/* kube's 422 for one field.Invalid: value is already rendered. */
+/* kube's 422 for one field.Invalid of a Service: value is already rendered. */
 static void reply_invalid(sk_api_call *call, const char *name, const char *field, const char *value,
                           const char *detail)
 {
-    sk_buf body = SK_BUF_INIT, msg = SK_BUF_INIT;
-    sk_buf_printf(&body, "Invalid value: %s: %s", value, detail);
-    sk_buf_printf(&msg, "Service \"%s\" is invalid: %s: %s", name, field, body.data);
-    json_t *causes = json_array();
-    sk_status_add_cause(causes, "FieldValueInvalid", body.data, field);
-    sk_call_reply_status(call, SK_ERR_INVALID, msg.data, "", "Service", name, causes);
-    sk_buf_free(&body);
-    sk_buf_free(&msg);
+    sk_call_reply_invalid(call, "", "Service", name, field, value, detail);
 }
 
 /* The refusal of an explicit value the store found taken, as kube words it. */

@@ -62,6 +62,21 @@ void sk_call_reply_status(sk_api_call *call, sk_err e, const char *message, cons
     sk_call_reply_status_object(call, sk_status_new(e, message, group, kind, name, causes));
 }
 
+void sk_call_reply_invalid(sk_api_call *call, const char *group, const char *kind,
+                           const char *name, const char *field, const char *value,
+                           const char *detail)
+{
+    sk_buf body = SK_BUF_INIT, msg = SK_BUF_INIT;
+    sk_buf_printf(&body, "Invalid value: %s: %s", value, detail);
+    sk_buf_printf(&msg, "%s%s%s \"%s\" is invalid: %s: %s", kind, *group ? "." : "", group, name,
+                  field, body.data);
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, "FieldValueInvalid", body.data, field);
+    sk_call_reply_status(call, SK_ERR_INVALID, msg.data, group, kind, name, causes);
+    sk_buf_free(&body);
+    sk_buf_free(&msg);
+}
+
 void sk_call_reply_error(sk_api_call *call, sk_err e, const char *message)
 {
     sk_call_reply_status(call, e, message, NULL, NULL, NULL, NULL);

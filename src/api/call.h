@@ -137,6 +137,12 @@ void sk_call_reply_error(sk_api_call *call, sk_err e, const char *message);
 /* The same with a printf-formatted message (any length). */
 void sk_call_reply_errorf(sk_api_call *call, sk_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* kube's 422 for one field.Invalid: "KIND[.GROUP] \"NAME\" is invalid: FIELD:
+ * Invalid value: VALUE: DETAIL" with its one cause; value already rendered
+ * as kube renders it (a JSON string, a number). */
+void sk_call_reply_invalid(sk_api_call *call, const char *group, const char *kind,
+                           const char *name, const char *field, const char *value,
+                           const char *detail);
 /* Sends a Status made elsewhere (stolen), e.g. by kube/options.h. */
 void sk_call_reply_status_object(sk_api_call *call, json_t *status);
 /* "configmaps" or "leases.coordination.k8s.io": r->resource, or the two

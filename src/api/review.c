@@ -22,7 +22,6 @@
 #include "api/call.h"
 #include "api/verbs.h"
 #include "core/check.h"
-#include "kube/status.h"
 
 #include <string.h>
 
@@ -44,14 +43,7 @@ static const review_kind kinds[] = {
 static int reply_invalid(sk_api_call *call, const review_kind *k, const char *field,
                          const char *value, const char *detail)
 {
-    sk_buf body = SK_BUF_INIT, msg = SK_BUF_INIT;
-    sk_buf_printf(&body, "Invalid value: %s: %s", value, detail);
-    sk_buf_printf(&msg, "%s." GROUP " \"\" is invalid: %s: %s", k->kind, field, body.data);
-    json_t *causes = json_array();
-    sk_status_add_cause(causes, "FieldValueInvalid", body.data, field);
-    sk_call_reply_status(call, SK_ERR_INVALID, msg.data, GROUP, k->kind, NULL, causes);
-    sk_buf_free(&body);
-    sk_buf_free(&msg);
+    sk_call_reply_invalid(call, GROUP, k->kind, "", field, value, detail);
     return SK_STEP_DONE;
 }
 

@@ -22,7 +22,6 @@
 #include "core/util.h"
 #include "kube/jwt.h"
 #include "kube/satoken.h"
-#include "kube/status.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,19 +38,10 @@ static const char *str(const json_t *obj, const char *key)
     return s ? s : "";
 }
 
-/* kube's 422 for one field.Invalid; value already rendered. */
 static int reply_invalid(sk_api_call *call, const char *field, const char *value,
                          const char *detail)
 {
-    sk_buf body = SK_BUF_INIT, msg = SK_BUF_INIT;
-    sk_buf_printf(&body, "Invalid value: %s: %s", value, detail);
-    sk_buf_printf(&msg, KIND "." GROUP " \"%s\" is invalid: %s: %s", call->name, field,
-                  body.data);
-    json_t *causes = json_array();
-    sk_status_add_cause(causes, "FieldValueInvalid", body.data, field);
-    sk_call_reply_status(call, SK_ERR_INVALID, msg.data, GROUP, KIND, call->name, causes);
-    sk_buf_free(&body);
-    sk_buf_free(&msg);
+    sk_call_reply_invalid(call, GROUP, KIND, call->name, field, value, detail);
     return SK_STEP_DONE;
 }
 
