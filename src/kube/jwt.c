@@ -321,12 +321,11 @@ static json_t *part_json(const parts *t, int i)
 json_t *sk_jwt_peek(const char *token)
 {
     parts t;
-    json_t *header = NULL;
-    json_t *claims = NULL;
-    if (!split(token, &t) || !(header = part_json(&t, 0)))
+    if (!split(token, &t))
         return NULL;
+    json_t *header = part_json(&t, 0);
+    json_t *claims = header ? part_json(&t, 1) : NULL;
     json_decref(header);
-    claims = part_json(&t, 1);
     return claims;
 }
 
