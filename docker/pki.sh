@@ -22,8 +22,10 @@
 #                                   needs an authenticated user
 #
 # Files that exist are kept, so re-running it (every `compose up`) changes
-# nothing; delete DIR's files to rotate. Keys are ECDSA P-256 (PKCS#8),
-# private files 0600, the directory readable by its owner only.
+# nothing; delete DIR's files to rotate. TLS keys are ECDSA P-256 (PKCS#8);
+# the ServiceAccount key is RSA 2048, since sqlkube signs tokens RS256 (the
+# algorithm every kube token verifier accepts). Private files 0600, the
+# directory readable by its owner only.
 set -eu
 
 dir=${1:?usage: pki.sh DIR [SAN ...]}
@@ -77,7 +79,7 @@ extendedKeyUsage=clientAuth"
 fi
 
 if [ ! -f sa.key ]; then
-    newkey sa.key.tmp
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key.tmp 2>/dev/null
     openssl pkey -in sa.key.tmp -pubout -out sa.pub
     mv sa.key.tmp sa.key
 fi

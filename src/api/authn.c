@@ -92,14 +92,14 @@ static const sk_user *fixed_user(sk_arena *a, const char *name, const char *g1, 
 
 /* ---- ServiceAccount tokens ---- */
 
-/* The core/v1 object the cache holds now, new reference, or NULL. */
-static json_t *cached_object(sk_reader *rd, const char *resource, const char *ns,
-                             const char *name)
+/* The core/v1 object live at rev (0: the store's latest), new reference,
+ * or NULL. */
+static json_t *object_at(sk_reader *rd, const char *resource, const char *ns, const char *name,
+                         int64_t rev)
 {
     const sk_resource *r = sk_registry_find("", "v1", resource);
-    int64_t rev = sk_reader_cache_rev(rd);
     sk_blob *b = NULL;
-    if (!r || rev <= 0 || sk_reader_get(rd, r->storage, ns, name, rev, &b) != SK_OK)
+    if (!r || rev < 0 || sk_reader_get(rd, r->storage, ns, name, rev, &b) != SK_OK)
         return NULL;
     json_t *obj = sk_reader_object(b);
     sk_blob_unref(b);
@@ -122,13 +122,14 @@ static const char *uid_of(const json_t *obj)
     return uid ? uid : "";
 }
 
-/* Checks that the objects t names still stand, as kube's validator does;
- * NULL when they do, else why not (in a, kube's words). */
-static const char *objects_stand(sk_reader *rd, sk_arena *a, const sk_satoken *t, int64_t now)
+/* Checks that the objects t names stood at rev (0: the latest), as kube's
+ * validator does; NULL when they did, else why not (in a, kube's words). */
+static const char *objects_stood(sk_reader *rd, sk_arena *a, const sk_satoken *t, int64_t now,
+                                 int64_t rev)
 {
     const char *why = NULL;
     char buf[512];
-    json_t *sa = cached_object(rd, "serviceaccounts", t->ns, t->name);
+    json_t *sa = object_at(rd, "serviceaccounts", t->ns, t->name, rev);
     json_t *bound = NULL;
     if (!sa) {
         snprintf(buf, sizeof buf, "serviceaccounts \"%s\" not found", t->name);
@@ -149,7 +150,7 @@ static const char *objects_stand(sk_reader *rd, sk_arena *a, const sk_satoken *t
         while (strcmp(kinds[k].kind, t->bound_kind) != 0)
             k++;
         int cluster = strcmp(t->bound_kind, "Node") == 0;
-        bound = cached_object(rd, kinds[k].resource, cluster ? "" : t->ns, t->bound_name);
+        bound = object_at(rd, kinds[k].resource, cluster ? "" : t->ns, t->bound_name, rev);
         if (!bound || deleted_long_ago(bound, now)) {
             why = "service account token has been invalidated";
         } else if (strcmp(uid_of(bound), t->bound_uid) != 0) {
@@ -161,6 +162,19 @@ static const char *objects_stand(sk_reader *rd, sk_arena *a, const sk_satoken *t
     json_decref(sa);
     json_decref(bound);
     return why ? sk_arena_strdup(a, why) : NULL;
+}
+
+/* Whether the objects t names still stand: asked of the cache (no SQL per
+ * request), and a refusal confirmed at the store's latest revision, as
+ * kube reads them from storage: the cache of an instance that has not yet
+ * seen a ServiceAccount made a moment ago, perhaps through another
+ * instance, must not refuse its token. Only a token that was validly
+ * signed gets here, so the store read costs nothing a stranger can cause. */
+static const char *objects_stand(sk_reader *rd, sk_arena *a, const sk_satoken *t, int64_t now)
+{
+    int64_t cached = sk_reader_cache_rev(rd);
+    const char *why = cached > 0 ? objects_stood(rd, a, t, now, cached) : "no cache";
+    return why ? objects_stood(rd, a, t, now, 0) : NULL;
 }
 
 /* The user of a checked token (strings copied into a). */

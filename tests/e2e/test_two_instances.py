@@ -55,7 +55,6 @@ SHARED_FILES = {
     "--service-account-signing-key-file": "/pki/sa.key",
     "--service-account-key-file": "/pki/sa.pub",
 }
-SA_FLAGS = ("--service-account-signing-key-file", "--service-account-key-file")
 
 
 def load_compose():
@@ -71,11 +70,6 @@ def flags(command):
         assert name.startswith("--") and eq, "not --flag=value: %r" % item
         out[name] = value
     return out
-
-
-def binary_knows(flag):
-    p = subprocess.run([CONFIG.binary, "--help"], capture_output=True, text=True, timeout=30)
-    return flag in p.stdout
 
 
 @unittest.skipUnless(yaml, "python3-yaml needed")
@@ -152,15 +146,11 @@ class TwoInstances(unittest.TestCase):
         services = load_compose()["services"]
         subprocess.run([os.path.join(DOCKER, "pki.sh"), cls.pki] + services["pki"]["entrypoint"][2:],
                        check=True, capture_output=True, timeout=120)
-        cls.sa = all(binary_knows(flag) for flag in SA_FLAGS)
         try:
             db = None
             for name in INSTANCES:
                 f = flags(services[name]["command"])
                 del f["--listen"], f["--db"]  # the harness's: a free port, the test database
-                if not cls.sa:
-                    for flag in SA_FLAGS:
-                        del f[flag]
                 args = ["%s=%s" % (k, v.replace("/pki/", cls.pki + "/")) for k, v in f.items()]
                 # Its container's host name: one identity Lease per instance.
                 args.append("--identity-hostname=" + services[name]["hostname"])
@@ -284,8 +274,6 @@ class TwoInstances(unittest.TestCase):
                              '"configmaps" in API group "" in the namespace "default"')
 
     def test_service_account_token_on_both(self):
-        if not self.sa:
-            self.skipTest("this sqlkube has no --service-account-signing-key-file yet")
         self.ok(self.one.kubectl("create", "serviceaccount", "twin-bot"))
         token = self.ok(self.one.kubectl("create", "token", "twin-bot")).strip()
         for srv in self.servers:
