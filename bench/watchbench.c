@@ -30,12 +30,15 @@
  * revision (GET ...?watch=true&resourceVersion=R, R read from a list just
  * before). A writer then creates one warm-up ConfigMap and waits until every
  * watcher has seen it (so every watch is live and its connection resumed
- * once), then creates M ConfigMaps, one every MS milliseconds (paced against
- * the schedule, not after each answer), each carrying in its data the
- * CLOCK_REALTIME time in ns taken just before its request was sent. Every
- * watcher records (time the event's last byte was received - that time) for
- * every event, and checks the events arrive exactly once, in order (names
- * 0..M-1 in sequence, resourceVersions increasing). Reports p50/p99/max over
+ * once), then creates M ConfigMaps, one every MS milliseconds or at R a
+ * second (--rate; paced against the schedule, not after each answer), each
+ * carrying in its data the CLOCK_REALTIME time in ns taken just before its
+ * request was sent. With --writers W the creates are spread over W
+ * connections (create i on writer i mod W), so a slow answer does not lower
+ * the rate. Every watcher records (time the event's last byte was received -
+ * that time) for every event, and checks the events arrive exactly once, in
+ * order (resourceVersions increasing; with one writer also names 0..M-1 in
+ * sequence). Reports p50/p99/max over
  * all N*M deliveries. Fails if any watcher misses, repeats or reorders an
  * event, or the server ends a watch.
  *
@@ -84,6 +87,8 @@ typedef struct options {
     long expect;
     int events;
     int interval_ms;
+    double rate; /* creates a second; overrides interval_ms */
+    int writers;
     int threads;
     int timeout_s;
 } options;
@@ -97,6 +102,7 @@ static options opt = {
     .expect = -1,
     .events = 200,
     .interval_ms = 10,
+    .writers = 1,
     .threads = 4,
     .timeout_s = 300,
 };
@@ -836,6 +842,7 @@ typedef struct watcher {
     char err[400];
 } watcher;
 
+#define LAT_NONE INT64_MIN /* not received (yet) */
 static char run_id[32];
 static watcher *watchers;
 static atomic_int warm_count;
@@ -885,11 +892,18 @@ static int lat_line(parser *p, const char *line, size_t kept, size_t total)
         atomic_fetch_add(&warm_count, 1);
         return 0;
     }
-    char want[64];
+    char want[64], prefix[64];
     snprintf(want, sizeof want, "lat-%s-%06d", run_id, w->next_seq);
-    if (!w->warm || w->next_seq >= opt.events || strcmp(name, want) != 0) {
+    snprintf(prefix, sizeof prefix, "lat-%s-", run_id);
+    /* Several writers commit in any order: then the name says which event it is. */
+    int seq = opt.writers > 1 && strncmp(name, prefix, strlen(prefix)) == 0
+                  ? atoi(name + strlen(prefix))
+                  : w->next_seq;
+    if (!w->warm || w->next_seq >= opt.events || seq >= opt.events || w->lat[seq] != LAT_NONE ||
+        (opt.writers == 1 && strcmp(name, want) != 0)) {
         if (!w->err[0])
-            snprintf(w->err, sizeof w->err, "got %s, expected %s%s", name, want,
+            snprintf(w->err, sizeof w->err, "got %s, expected %s%s", name,
+                     opt.writers > 1 ? "each event once" : want,
                      w->warm ? "" : " (before the warm-up)");
         w->bad = 1;
         return 0;
@@ -901,7 +915,7 @@ static int lat_line(parser *p, const char *line, size_t kept, size_t total)
         w->bad = 1;
         return 0;
     }
-    w->lat[w->next_seq] = p->recv_ns - atoll(ts);
+    w->lat[seq] = p->recv_ns - atoll(ts);
     w->next_seq++;
     atomic_fetch_add(&delivered, 1);
     return 0;
@@ -1018,6 +1032,45 @@ static void raise_nofile(int need)
     }
 }
 
+typedef struct writer {
+    pthread_t thread;
+    int index, fd, gaps;
+    int64_t t0;
+    long long prev_rv;
+    int64_t *create_ns, *ack_after_send; /* shared, indexed by event */
+} writer;
+
+static int64_t interval_ns(void)
+{
+    return opt.rate > 0 ? (int64_t)(1e9 / opt.rate) : (int64_t)opt.interval_ms * 1000000LL;
+}
+
+static void *writer_main(void *arg)
+{
+    writer *wr = arg;
+    char name[64];
+    for (int i = wr->index; i < opt.events; i += opt.writers) {
+        int64_t due = wr->t0 + (int64_t)i * interval_ns();
+        int64_t now = mono_ns();
+        if (due > now) {
+            struct timespec ts = {.tv_sec = (due - now) / 1000000000,
+                                  .tv_nsec = (due - now) % 1000000000};
+            nanosleep(&ts, NULL);
+        }
+        snprintf(name, sizeof name, "lat-%s-%06d", run_id, i);
+        int64_t s0 = mono_ns(), sent;
+        long long rv;
+        if (create_cm(wr->fd, name, &sent, &rv) < 0)
+            die("create %d failed", i);
+        wr->create_ns[i] = mono_ns() - s0;
+        wr->ack_after_send[i] = real_ns() - sent;
+        if (rv != wr->prev_rv + 1)
+            wr->gaps++; /* another writer interleaved: fine, but note it */
+        wr->prev_rv = rv;
+    }
+    return NULL;
+}
+
 static int run_latency(void)
 {
     if (opt.clients <= 0)
@@ -1049,7 +1102,9 @@ static int run_latency(void)
         for (int i = loops[li].first; i < loops[li].last; i++) {
             watcher *w = &watchers[i];
             w->id = i;
-            w->lat = calloc((size_t)opt.events, sizeof *w->lat);
+            w->lat = malloc((size_t)opt.events * sizeof *w->lat);
+            for (int j = 0; j < opt.events; j++)
+                w->lat[j] = LAT_NONE;
             w->last_rv = rv0;
             parser_init(&w->p, 65536, lat_line, w);
             w->fd = tcp_connect(30);
@@ -1089,30 +1144,28 @@ static int run_latency(void)
         die("only %d of %d watchers saw the warm-up event within 30 s", atomic_load(&warm_count),
             n);
 
-    /* Paced writes: create i is due at t0 + i*interval. */
-    int64_t t0 = mono_ns();
+    /* Paced writes: create i is due at t0 + i*interval, on writer i mod W. */
     int64_t *create_ns = calloc((size_t)opt.events, sizeof *create_ns);
     int64_t *ack_after_send = calloc((size_t)opt.events, sizeof *ack_after_send);
-    long long prev_rv = rv;
-    int gaps = 0;
-    for (int i = 0; i < opt.events; i++) {
-        int64_t due = t0 + (int64_t)i * opt.interval_ms * 1000000LL;
-        int64_t now = mono_ns();
-        if (due > now) {
-            struct timespec ts = {.tv_sec = (due - now) / 1000000000,
-                                  .tv_nsec = (due - now) % 1000000000};
-            nanosleep(&ts, NULL);
-        }
-        snprintf(name, sizeof name, "lat-%s-%06d", run_id, i);
-        int64_t s0 = mono_ns();
-        if (create_cm(wfd, name, &sent, &rv) < 0)
-            die("create %d failed", i);
-        create_ns[i] = mono_ns() - s0;
-        ack_after_send[i] = real_ns() - sent;
-        if (rv != prev_rv + 1)
-            gaps++; /* another writer interleaved: fine, but note it */
-        prev_rv = rv;
+    writer *wr = calloc((size_t)opt.writers, sizeof *wr);
+    int64_t t0 = mono_ns();
+    for (int i = 0; i < opt.writers; i++) {
+        wr[i] = (writer){.index = i, .t0 = t0, .prev_rv = rv, .create_ns = create_ns,
+                         .ack_after_send = ack_after_send};
+        wr[i].fd = i == 0 ? wfd : tcp_connect(30);
+        if (wr[i].fd < 0)
+            die("writer %d: cannot connect: %s", i, strerror(errno));
+        if (pthread_create(&wr[i].thread, NULL, writer_main, &wr[i]) != 0)
+            die("pthread_create");
     }
+    int gaps = 0;
+    for (int i = 0; i < opt.writers; i++) {
+        pthread_join(wr[i].thread, NULL);
+        gaps += wr[i].gaps;
+        if (i > 0)
+            close(wr[i].fd);
+    }
+    free(wr);
     double write_s = (double)(mono_ns() - t0) / 1e9;
     long want = (long)n * opt.events;
     until = mono_ns() + 30000000000LL;
@@ -1138,8 +1191,9 @@ static int run_latency(void)
                 fprintf(stderr, "watchbench: watcher %d: %d of %d events%s%s\n", i, w->next_seq,
                         opt.events, w->err[0] ? ": " : "", w->err);
         }
-        for (int j = 0; j < w->next_seq; j++)
-            all[k++] = w->lat[j];
+        for (int j = 0; j < opt.events; j++)
+            if (w->lat[j] != LAT_NONE)
+                all[k++] = w->lat[j];
     }
     /* Per delivery, receive - the writer's receipt of the 201 (negative: the
      * event came first); per event, last watcher - first watcher. */
@@ -1151,7 +1205,7 @@ static int run_latency(void)
         int64_t lo = INT64_MAX, hi = INT64_MIN;
         for (int i = 0; i < n; i++) {
             watcher *w = &watchers[i];
-            if (j >= w->next_seq)
+            if (w->lat[j] == LAT_NONE)
                 continue;
             after_ack[ka++] = w->lat[j] - ack_after_send[j];
             if (w->lat[j] < lo)
@@ -1170,7 +1224,8 @@ static int run_latency(void)
     long bookmarks = 0;
     for (int i = 0; i < n; i++)
         bookmarks += watchers[i].bookmarks;
-    printf("{\"mode\":\"latency\",\"watchers\":%d,\"events\":%d,\"interval_ms\":%d,"
+    printf("{\"mode\":\"latency\",\"watchers\":%d,\"events\":%d,\"interval_ms\":%.3f,"
+           "\"writers\":%d,"
            "\"start_rv\":%lld,\"connect_s\":%.2f,\"headers_before_first_event\":%d,"
            "\"warmup_s\":%.3f,\"write_s\":%.2f,\"drain_s\":%.3f,\"create_p50_ms\":%.2f,"
            "\"create_max_ms\":%.2f,\"rv_gaps\":%d,\"deliveries\":%zu,\"expected\":%ld,"
@@ -1178,7 +1233,7 @@ static int run_latency(void)
            "\"after_ack_p50_ms\":%.2f,\"after_ack_p99_ms\":%.2f,\"first_watcher_p50_ms\":%.2f,"
            "\"fanout_p50_ms\":%.2f,\"fanout_max_ms\":%.2f,"
            "\"bookmarks\":%ld,\"bad_watchers\":%d,\"all_in_order\":%s}\n",
-           n, opt.events, opt.interval_ms, rv0, connect_s, headers_before_warm, warm_s, write_s,
+           n, opt.events, (double)interval_ns() / 1e6, opt.writers, rv0, connect_s, headers_before_warm, warm_s, write_s,
            drain_s, (double)create_ns[opt.events / 2] / 1e6,
            (double)create_ns[opt.events - 1] / 1e6, gaps, k, want,
            k ? (double)all[k / 2] / 1e6 : -1, k ? (double)all[(size_t)(k * 0.90)] / 1e6 : -1,
@@ -1214,7 +1269,8 @@ static void usage(void)
             "usage: watchbench load|watchlist|latency --url http://HOST:PORT [--namespace NS]\n"
             "         load:      [--count N] [--size BYTES] [--clients C] [--prefix P]\n"
             "         watchlist: --clients N --expect OBJECTS\n"
-            "         latency:   [--clients N] [--events M] [--interval-ms MS] [--threads T]\n");
+            "         latency:   [--clients N] [--events M] [--interval-ms MS | --rate R]\n"
+            "                    [--writers W] [--threads T]\n");
     exit(2);
 }
 
@@ -1234,6 +1290,8 @@ int main(int argc, char **argv)
         {"events", required_argument, 0, 'm'},
         {"interval-ms", required_argument, 0, 'i'},
         {"threads", required_argument, 0, 't'},
+        {"rate", required_argument, 0, 'r'},
+        {"writers", required_argument, 0, 'w'},
         {0, 0, 0, 0},
     };
     const char *url = NULL;
@@ -1270,6 +1328,12 @@ int main(int argc, char **argv)
             break;
         case 't':
             opt.threads = atoi(optarg);
+            break;
+        case 'r':
+            opt.rate = atof(optarg);
+            break;
+        case 'w':
+            opt.writers = atoi(optarg) > 0 ? atoi(optarg) : 1;
             break;
         default:
             usage();
