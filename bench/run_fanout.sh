@@ -10,7 +10,10 @@
 # With --burst it first loads 1,000 x 1 KiB ConfigMaps into namespace `bulk`
 # and, for the whole latency run, sends waves of 200 concurrent LISTs of it
 # (curl), to see whether request bursts delay watch events. Prints watchbench's
-# JSON line with the server's CPU seconds (user + system) during the run added;
+# JSON line with two figures of the server's during the run added: CPU seconds
+# (user + system) and seconds its threads were runnable but waiting for a CPU
+# (run queue delay from /proc/PID/task/*/schedstat: on a shared machine, the
+# time other work took from it);
 # everything it started is stopped on exit.
 #
 # Environment: SQLKUBE_BIN (build/sqlkube), WATCHBENCH_BIN (build/watchbench),
@@ -58,9 +61,15 @@ if [ -n "$burst" ]; then
     ) &
     BURST_PID=$!
 fi
+# runq_ns: the server's threads' total run queue delay so far, in ns.
+runq_ns() {
+    cat /proc/"$SERVER_PID"/task/*/schedstat 2>/dev/null | awk '{ s += $2 } END { printf "%.0f", s }'
+}
 c0=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+q0=$(runq_ns)
 out=$("$WATCHBENCH_BIN" latency --url "$URL" --namespace lat --clients "${WATCHERS:-1000}" \
     --events "${EVENTS:-1000}" --rate "${RATE:-500}" --writers "${WRITERS:-16}")
 cpu=$(awk -v a="$c0" -v t="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15 - a) / t }' \
     "/proc/$SERVER_PID/stat")
-echo "${out%\}},\"server_cpu_s\":$cpu}"
+runq=$(awk -v a="$q0" -v b="$(runq_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+echo "${out%\}},\"server_cpu_s\":$cpu,\"server_runq_wait_s\":$runq}"
