@@ -293,6 +293,19 @@ stringData: {k: s}
             "extra": {"authentication.kubernetes.io/credential-id":
                       ["JTI=" + claims_of(token)["jti"]]}})
 
+    def test_reviews_in_discovery(self):
+        # kubectl api-resources lists the authentication group's two
+        # create-only kinds, as kube 1.32's discovery does.
+        p = self.server.kubectl("api-resources", "--api-group", "authentication.k8s.io",
+                                "-o", "wide")
+        self.assertEqual(p.returncode, 0, describe(p))
+        rows = {l.split()[0]: l.split() for l in p.stdout.splitlines()[1:] if l.strip()}
+        self.assertEqual(sorted(rows), ["selfsubjectreviews", "tokenreviews"], p.stdout)
+        for name, kind in (("selfsubjectreviews", "SelfSubjectReview"),
+                           ("tokenreviews", "TokenReview")):
+            self.assertIn(kind, rows[name])
+            self.assertEqual(rows[name][-1], "create", rows[name])  # the VERBS column
+
     # --- tokens that must not work --------------------------------------------
 
     def test_forged_and_tampered(self):
