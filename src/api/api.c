@@ -5,6 +5,7 @@
  * the helpers they share are in call.c.
  */
 #include "api/api.h"
+#include "api/audit.h"
 #include "api/authz.h"
 #include "api/escalate.h"
 #include "api/impersonate.h"
@@ -57,6 +58,7 @@ sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg)
                                                                   : SK_NODE_PORTS_DEFAULT,
                                      &api->node_ports) == SK_OK);
     api->authn = cfg->authn;
+    api->audit = deps->audit;
     api->listen_addr = strdup(cfg->listen_addr ? cfg->listen_addr : "127.0.0.1:8080");
     SK_CHECK_ALLOC(api->listen_addr);
     return api;
@@ -265,17 +267,19 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     call->user = sk_authn_request(&api->authn, api->reader, call->arena, req, &warning);
     if (warning)
         sk_call_add_warning(call, warning);
+    /* An unauthenticated request's route is resolved too, for its audit
+     * event only: dispatch answers it 401 before reading any of it. */
+    if (req->reject == SK_OK)
+        copy_request(call, req);
+    else
+        call->params = sk_arena_alloc(call->arena, N_PARAMS * sizeof *call->params);
     if (!call->user) {
         call->reject = SK_ERR_UNAUTHORIZED;
         call->reject_msg = "Unauthorized";
-        call->params = sk_arena_alloc(call->arena, N_PARAMS * sizeof *call->params);
     } else if (req->reject != SK_OK) {
         call->reject = req->reject;
         call->reject_msg =
             sk_arena_strdup(call->arena, req->reject_msg ? req->reject_msg : "bad request");
-        call->params = sk_arena_alloc(call->arena, N_PARAMS * sizeof *call->params);
-    } else {
-        copy_request(call, req);
     }
     call->body = req->body;
     call->body_len = req->body_len;
@@ -286,6 +290,7 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     call->wake_arg = wake_arg;
     call->start_us = sk_now_us();
     call->next = dispatch;
+    sk_audit_call_start(call, req);
     return call;
 }
 
@@ -300,6 +305,7 @@ int sk_api_call_step(sk_api_call *call)
             continue;
         if (rc == SK_STEP_DONE) {
             SK_CHECK(call->status != 0);
+            sk_audit_call_responded(call);
             sk_call_negotiate(call);
         }
         return rc == SK_STEP_DONE;
@@ -317,6 +323,7 @@ void sk_api_call_response(sk_api_call *call, sk_api_response *out)
     out->stall_timeout_s = call->stream.is_watch ? call->api->watch_stall_timeout_s : 0;
     out->warnings = call->warnings;
     out->n_warnings = call->n_warnings;
+    out->audit_id = call->audit_id;
 }
 
 ssize_t sk_api_call_read(sk_api_call *call, char *buf, size_t max)
@@ -334,6 +341,7 @@ void sk_api_call_free(sk_api_call *call)
 {
     if (!call)
         return;
+    sk_audit_call_end(call);
     if (call->route.kind == SK_ROUTE_RESOURCE && call->status)
         sk_metrics_request(call->api->metrics, call->route.verb, call->status,
                            sk_now_us() - call->start_us);

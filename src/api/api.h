@@ -20,6 +20,7 @@
 #ifndef SK_API_API_H
 #define SK_API_API_H
 
+#include "api/audit.h"
 #include "api/authn.h"
 #include "api/request.h"
 #include "cache/cache.h"
@@ -65,6 +66,7 @@ typedef struct sk_api_deps {
      * /debug/consistency and /metrics use. */
     sk_ctl *identity, *collector, *consistency, *crd;
     sk_ctl *rbac; /* healthy once the bootstrap RBAC policy is in place */
+    sk_audit_log *audit; /* the audit log (audit.h), NULL: none */
 } sk_api_deps;
 
 sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg);

@@ -175,8 +175,7 @@ static const char *selected_name(sk_api_call *call)
     return name;
 }
 
-/* The attributes of call; 0 for a call that is not checked. */
-static int call_attrs(sk_api_call *call, sk_rbac_attrs *a)
+int sk_authz_call_attrs(sk_api_call *call, sk_rbac_attrs *a)
 {
     const sk_route *rt = &call->route;
     memset(a, 0, sizeof *a);
@@ -251,22 +250,29 @@ void sk_authz_reply_forbidden(sk_api_call *call, const char *group, const char *
     sk_buf_free(&msg);
 }
 
+/* Decides a (AlwaysAllow aside): *d filled, the caller clears it; when it
+ * denies and reply is set, the call has replied 403. */
+static int decide(sk_api_call *call, const sk_rbac_attrs *a, int reply, sk_rbac_decision *d)
+{
+    sk_authz_decide(call->api->authz, a, d);
+    if (!d->allowed && reply) {
+        sk_buf text = SK_BUF_INIT;
+        sk_rbac_forbidden_text(a, &text);
+        if (*d->reason)
+            sk_buf_printf(&text, ": %s", d->reason);
+        sk_authz_reply_forbidden(call, a->resource_request ? a->group : NULL,
+                                 a->resource_request ? a->resource : NULL, a->name, text.data);
+        sk_buf_free(&text);
+    }
+    return d->allowed;
+}
+
 int sk_authz_check(sk_api_call *call, const sk_rbac_attrs *a, int reply)
 {
     if (call->api->always_allow)
         return 1;
     sk_rbac_decision d;
-    sk_authz_decide(call->api->authz, a, &d);
-    int allowed = d.allowed;
-    if (!allowed && reply) {
-        sk_buf text = SK_BUF_INIT;
-        sk_rbac_forbidden_text(a, &text);
-        if (*d.reason)
-            sk_buf_printf(&text, ": %s", d.reason);
-        sk_authz_reply_forbidden(call, a->resource_request ? a->group : NULL,
-                                 a->resource_request ? a->resource : NULL, a->name, text.data);
-        sk_buf_free(&text);
-    }
+    int allowed = decide(call, a, reply, &d);
     sk_rbac_decision_clear(&d);
     return allowed;
 }
@@ -275,7 +281,17 @@ int sk_authz_admit(sk_api_call *call)
 {
     sk_rbac_attrs a;
     SK_CHECK(call->user); /* authentication refused the call before any step otherwise */
-    if (call->api->always_allow || !call_attrs(call, &a))
+    if (!sk_authz_call_attrs(call, &a))
         return 1;
-    return sk_authz_check(call, &a, 1);
+    if (call->api->always_allow) {
+        call->authz_decision = "allow";
+        call->authz_reason = "";
+        return 1;
+    }
+    sk_rbac_decision d;
+    int allowed = decide(call, &a, 1, &d);
+    call->authz_decision = allowed ? "allow" : "forbid";
+    call->authz_reason = sk_arena_strdup(call->arena, d.reason);
+    sk_rbac_decision_clear(&d);
+    return allowed;
 }

@@ -48,9 +48,15 @@ int sk_authz_check(sk_api_call *call, const sk_rbac_attrs *a, int reply);
 void sk_authz_reply_forbidden(sk_api_call *call, const char *group, const char *resource,
                               const char *name, const char *text);
 
+/* The attributes kube's authorizer (and its audit log) sees for call: *a
+ * filled (its strings borrowed from the call) and 1, or 0 for a call that
+ * is not checked (an unknown path). */
+int sk_authz_call_attrs(sk_api_call *call, sk_rbac_attrs *a);
+
 /* The first step's gate, for an authenticated call (call->user set): 1 when
  * it may go on (the AlwaysAllow mode, or the authorizer allows it); else it has replied 403
- * Forbidden with kube's message and details, and returns 0. */
+ * Forbidden with kube's message and details, and returns 0. The decision
+ * and its reason are kept in the call for the audit log. */
 int sk_authz_admit(sk_api_call *call);
 
 #endif

@@ -39,6 +39,7 @@
 typedef struct sk_api sk_api;
 typedef struct sk_api_call sk_api_call;
 typedef struct sk_authz sk_authz; /* authz.h */
+typedef struct sk_audit_log sk_audit_log; /* audit.h */
 
 struct sk_api {
     sk_store *store;
@@ -55,6 +56,7 @@ struct sk_api {
     sk_svcrange service_ips, node_ports; /* what Services draw from (api/alloc.h) */
     int watch_stall_timeout_s;
     sk_authn_config authn;
+    sk_audit_log *audit; /* --audit-log-path (borrowed), NULL: none */
     _Atomic int stopping; /* set once at shutdown: watches end */
     int64_t stop_at_ms;   /* when stopping was set */
     int stop_grace_ms;    /* watches end spread over this */
@@ -103,6 +105,14 @@ struct sk_api_call {
     int64_t start_us;       /* for the latency metric */
     int64_t rv_deadline_ms; /* waiting for the cache or a future revision ends then */
     int64_t consistent_rev; /* a consistent read's revision, read at its first step */
+    /* Audit (audit.h): the ID every response carries; the rest only with
+     * a log. The authorizer's decision ("allow", "forbid") and reason, NULL
+     * when the call was not checked. All in the arena. */
+    const char *audit_id, *audit_uri;
+    json_t *audit_ips, *audit_status; /* released by the arena */
+    int64_t audit_received_us;        /* wall clock */
+    int audit_flags;
+    const char *authz_decision, *authz_reason;
 
     /* Response. */
     int status;

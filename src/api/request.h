@@ -35,6 +35,11 @@ typedef struct sk_http_req {
     /* Non-zero once the client has closed its end: long work for it stops. */
     int (*client_gone)(void *ctx);
     void *ctx;
+    /* The request target as sent ("/api/v1/pods?limit=5") and the peer's
+     * address ("127.0.0.1"; NULL if unknown), for the audit log; borrowed
+     * during sk_api_call_start. */
+    const char *target;
+    const char *peer_addr;
     const char *body; /* borrowed until sk_api_call_free */
     size_t body_len;
     int body_too_large; /* the body exceeded SK_API_MAX_BODY and was dropped */
@@ -70,6 +75,7 @@ typedef struct sk_api_response {
     /* Warning header values ("299 - \"unknown field ...\""), borrowed. */
     const char *const *warnings;
     size_t n_warnings;
+    const char *audit_id; /* the Audit-Id header's value, borrowed */
 } sk_api_response;
 
 #endif

@@ -89,6 +89,8 @@ typedef struct options {
     const char *sa_issuer;
     const char *api_audiences[MAX_API_AUDIENCES];
     size_t n_api_audiences;
+    const char *audit_log_path;
+    int64_t audit_log_maxsize, audit_log_maxbackup;
     int verbose;
 } options;
 
@@ -182,6 +184,10 @@ static void usage(FILE *f)
         "                           " SK_SATOKEN_DEFAULT_ISSUER ")\n"
         "  --api-audiences AUD,...  serve: audiences a token must have one of (default:\n"
         "                           the issuer)\n"
+        "  --audit-log-path PATH    serve: kube's audit log (audit.k8s.io/v1 Events at\n"
+        "                           the Metadata level, one JSON line each; - is stdout)\n"
+        "  --audit-log-maxsize MB   serve: rotate the audit log beyond this size (0: never)\n"
+        "  --audit-log-maxbackup N  serve: rotated audit logs kept (0: all)\n"
         "  -v, --verbose            debug logging\n"
         "  --version                print the version\n"
         "  -h, --help               print this help\n",
@@ -543,6 +549,9 @@ static int cmd_serve(const options *o, const char *db)
         .tls_cert_pem = pki.serving_cert_pem,
         .tls_key_pem = pki.serving_key_pem,
         .tls_trust_pem = pki.ca_pem,
+        .audit = {.path = o->audit_log_path,
+                  .max_size_mb = o->audit_log_maxsize,
+                  .max_backups = o->audit_log_maxbackup},
         .authn = {.tokens = tokens,
                   .anonymous = o->anonymous_auth,
                   .trust_unauthenticated = o->plain_http,
@@ -685,6 +694,9 @@ int main(int argc, char **argv)
         {"service-account-key-file", required_argument, NULL, 1101},
         {"service-account-issuer", required_argument, NULL, 1102},
         {"api-audiences", required_argument, NULL, 1103},
+        {"audit-log-path", required_argument, NULL, 1010},
+        {"audit-log-maxsize", required_argument, NULL, 1011},
+        {"audit-log-maxbackup", required_argument, NULL, 1012},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -870,6 +882,19 @@ int main(int argc, char **argv)
         case 1009:
             if ((o.window_events = sk_parse_i64(optarg)) < 1 || o.window_events > 100000000)
                 return fail("invalid --watch-cache-events %s: want 1 to 100000000", optarg);
+            break;
+        case 1010:
+            if (!*optarg)
+                return fail("%s", "invalid --audit-log-path: empty");
+            o.audit_log_path = optarg;
+            break;
+        case 1011:
+            if ((o.audit_log_maxsize = sk_parse_i64(optarg)) < 0 || o.audit_log_maxsize > 1 << 20)
+                return fail("invalid --audit-log-maxsize %s: want 0 to 1048576 MB", optarg);
+            break;
+        case 1012:
+            if ((o.audit_log_maxbackup = sk_parse_i64(optarg)) < 0 || o.audit_log_maxbackup > 4096)
+                return fail("invalid --audit-log-maxbackup %s: want 0 to 4096", optarg);
             break;
         case 'v':
             o.verbose = 1;

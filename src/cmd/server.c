@@ -41,6 +41,7 @@ struct sk_server {
     sk_reader *reader;
     sk_ctl *identity, *collector, *consistency, *compactor, *namespaces, *gc, *crd, *rbac;
     sk_api *api;
+    sk_audit_log *audit;
     sk_http_server *http;
     sk_etcd_server *etcd;
 };
@@ -193,6 +194,10 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     srv->rbac = sk_rbacpolicy_start(srv->store, srv->reader);
     srv->consistency =
         sk_consistency_start(srv->cache, storages, (int)n, cfg->consistency_check_s);
+    if (cfg->audit.path && sk_audit_open(&cfg->audit, &srv->audit, &msg) < 0) {
+        *errmsg = msg ? msg : message("cannot open the audit log %s", cfg->audit.path);
+        goto fail;
+    }
     sk_api_deps deps = {
         .store = srv->store,
         .cache = srv->cache,
@@ -203,6 +208,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
         .consistency = srv->consistency,
         .crd = srv->crd,
         .rbac = srv->rbac,
+        .audit = srv->audit,
     };
     sk_api_config ac = {
         .listen_addr = cfg->listen,
@@ -274,6 +280,7 @@ void sk_server_stop(sk_server *srv)
         sk_store_stop_writes(srv->store);
     sk_http_stop(srv->http);
     sk_api_free(srv->api);
+    sk_audit_close(srv->audit);
     sk_ctl_stop(srv->consistency);
     if (srv->hub)
         sk_watch_hub_stop(srv->hub);

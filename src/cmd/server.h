@@ -9,6 +9,7 @@
 #ifndef SK_CMD_SERVER_H
 #define SK_CMD_SERVER_H
 
+#include "api/audit.h"
 #include "api/authn.h"
 
 #include <stdint.h>
@@ -35,6 +36,7 @@ typedef struct sk_server_config {
     /* TLS material as PEM (NULL cert: plain HTTP), see http/server.h. */
     const char *tls_cert_pem, *tls_key_pem, *tls_trust_pem;
     sk_authn_config authn; /* its token file borrowed */
+    sk_audit_config audit; /* path NULL: no audit log */
     /* Test-only fault injection (sk_cache_config): NULL/0 in production. */
     int64_t drop_rev_once;
     const char *corrupt_key_once;

@@ -412,6 +412,8 @@ static enum MHD_Result send_response(conn_ctx *cc)
     MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
     for (size_t i = 0; i < r.n_warnings; i++)
         MHD_add_response_header(resp, "Warning", r.warnings[i]);
+    if (r.audit_id)
+        MHD_add_response_header(resp, "Audit-Id", r.audit_id);
     if (r.stall_timeout_s > 0) /* MHD enforces it only while not suspended */
         MHD_set_connection_option(cc->conn, MHD_CONNECTION_OPTION_TIMEOUT,
                                   (unsigned int)r.stall_timeout_s);
@@ -477,8 +479,23 @@ static int peer_cert_now(const conn_sock *cs)
     return cs->peer_cert;
 }
 
+/* The peer's address as text into buf, or NULL. */
+static const char *peer_address(struct MHD_Connection *conn, char *buf, size_t n)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET)
+        return inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)n);
+    if (sa && sa->sa_family == AF_INET6)
+        return inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
+                         (socklen_t)n);
+    return NULL;
+}
+
 static void start_call(conn_ctx *cc)
 {
+    char peer[INET6_ADDRSTRLEN];
     sk_http_req req = {
         .method = cc->method,
         .segs = (const char *const *)cc->target.segs,
@@ -488,6 +505,8 @@ static void start_call(conn_ctx *cc)
         .each_header = each_header,
         .client_gone = peer_gone,
         .ctx = cc,
+        .target = cc->raw_target,
+        .peer_addr = peer_address(cc->conn, peer, sizeof peer),
         .body = cc->body.data ? cc->body.data : "",
         .body_len = cc->body.len,
         .body_too_large = cc->too_large,
