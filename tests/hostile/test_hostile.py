@@ -553,6 +553,66 @@ class Exhaustion(HostileCase, unittest.TestCase):
             s.close()
 
 
+class HostileTls(HostileCase, unittest.TestCase):
+    """Over HTTPS with the default request header timeout (10 s): stalled
+    TLS handshakes are dropped and do not keep anyone else waiting; TLS 1.0
+    and 1.1 are refused. (Renegotiation ending the connection is tested in
+    tests/e2e/test_tls_auth.py with openssl s_client.)"""
+
+    server_tls = True
+
+    def test_stalled_handshakes_dropped_while_others_are_served(self):
+        # nothing at all, a record header only, and a ClientHello cut short
+        hello = (b"\x16\x03\x01\x00\xc8\x01\x00\x00\xc4\x03\x03" + os.urandom(32))
+        stalled = []
+        for i in range(60):
+            s = socket.socket()
+            s.bind(("127.3.%d.%d" % (i // 200, 1 + i % 200), 0))
+            s.connect(("127.0.0.1", self.server.port))
+            s.sendall((b"", b"\x16\x03\x01\x02", hello)[i % 3])
+            stalled.append(s)
+        start = time.monotonic()
+        try:
+            served = 0
+            while time.monotonic() - start < 8:
+                r = self.server.request("GET", CM + "?limit=1", timeout=3)
+                self.assertEqual(r.status, 200, r)
+                served += 1
+                time.sleep(0.2)
+            self.assertGreater(served, 10)
+            for s in stalled:
+                s.settimeout(max(0.1, start + 13 - time.monotonic()))
+                try:
+                    while True:
+                        data = s.recv(4096)
+                        if not data:
+                            break
+                        self.assertEqual(data[:1], b"\x15", data)  # a TLS alert at most
+                except ConnectionResetError:
+                    pass
+                except socket.timeout:
+                    self.fail("a stalled handshake was still open after %.1f s"
+                              % (time.monotonic() - start))
+            waited = time.monotonic() - start
+            self.assertGreater(waited, 9)
+            self.assertLess(waited, 13)
+        finally:
+            for s in stalled:
+                s.close()
+        self.assertEqual(self.server.request("GET", "/readyz").status, 200)
+
+    def test_old_tls_versions_refused(self):
+        import ssl
+        for v in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
+            ctx = self.server.ssl_context()
+            ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+            ctx.minimum_version = v
+            ctx.maximum_version = v
+            with self.subTest(v), self.assertRaises((ssl.SSLError, ConnectionResetError)), \
+                    socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as raw:
+                ctx.wrap_socket(raw, server_hostname="localhost").close()
+
+
 class DataAtRest(HostileCase, unittest.TestCase):
 
     def test_data_dir_and_files_are_private(self):
