@@ -1,5 +1,6 @@
 """What the Python benchmarks share: a free loopback port, and a JSON client
-on one keep-alive HTTP connection. Stdlib only."""
+on one keep-alive HTTP connection (HTTPS when given an ssl context). Stdlib
+only."""
 
 import http.client
 import json
@@ -13,8 +14,12 @@ def free_port():
 
 
 class Client:
-    def __init__(self, port):
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    def __init__(self, port, context=None):
+        if context is not None:
+            self.conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=60,
+                                                    context=context)
+        else:
+            self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
     def req(self, method, path, body=None):
         data = json.dumps(body) if body is not None else None

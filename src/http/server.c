@@ -26,7 +26,17 @@
  * MHD closes its descriptor (MHD notifies CLOSED first), so the sweeper
  * never touches a descriptor that may have been reused.
  *
- * TLS: the client certificate is checked when a connection's first request
+ * TLS: MHD polls TLS connections with poll(2), not epoll. MHD 0.9.75's
+ * edge-triggered epoll loop spins on a connection whose TLS handshake is
+ * waiting for the rest of a record (GnuTLS reads the socket itself, so MHD
+ * never sees the EAGAIN that would clear its "read ready" mark): a client
+ * that sends half a ClientHello held a pool thread at full CPU until the
+ * header timeout, and every normal handshake burned ~3 ms of server CPU in
+ * that loop instead of ~0.8 ms (bench/authz.py). poll(2) is level-triggered;
+ * its cost grows with the connections per pool thread, which the
+ * connection limits bound.
+ *
+ * The client certificate is checked when a connection's first request
  * header is complete (the handshake is over by then) and the result is kept
  * in its conn_sock for the connection's later requests; a keep-alive
  * connection outliving its certificate's notAfter stops being authenticated
@@ -640,10 +650,12 @@ int sk_http_start(const sk_http_config *cfg, sk_api *api, sk_http_server **out, 
         SK_CHECK(srv->tls_cert && srv->tls_key && srv->tls_trust);
     }
     /* A fresh connection may idle for the header timeout (MHD's default
-     * timeout); connection_settled gives it the idle timeout afterwards. */
+     * timeout); connection_settled gives it the idle timeout afterwards.
+     * TLS is polled with poll(2) (see the top of this file). */
     srv->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC |
-            MHD_USE_ERROR_LOG | (srv->tls_cert ? MHD_USE_TLS : 0),
+        MHD_USE_INTERNAL_POLLING_THREAD | (srv->tls_cert ? MHD_USE_POLL : MHD_USE_EPOLL) |
+            MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+            (srv->tls_cert ? MHD_USE_TLS : 0),
         0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)POOL_THREADS, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,

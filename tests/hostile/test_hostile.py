@@ -601,6 +601,29 @@ class HostileTls(HostileCase, unittest.TestCase):
                 s.close()
         self.assertEqual(self.server.request("GET", "/readyz").status, 200)
 
+    def test_stalled_handshake_burns_no_cpu(self):
+        """A handshake stopped in the middle of a record must not make the
+        server spin (MHD's epoll loop did, one pool thread per connection)."""
+        def cpu_ms():
+            with open("/proc/%d/stat" % self.server.proc.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+        hello = b"\x16\x03\x01\x00\xc8\x01\x00\x00\xc4\x03\x03" + os.urandom(32)
+        socks = []
+        try:
+            for i in range(4):
+                s = socket.create_connection(("127.0.0.1", self.server.port))
+                s.sendall(hello if i % 2 else b"\x16\x03\x01\x02")
+                socks.append(s)
+            time.sleep(0.5)
+            before = cpu_ms()
+            time.sleep(3)
+            used = cpu_ms() - before
+            self.assertLess(used, 300, "the server used %d ms of CPU in 3 s" % used)
+        finally:
+            for s in socks:
+                s.close()
+
     def test_old_tls_versions_refused(self):
         import ssl
         for v in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
