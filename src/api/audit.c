@@ -343,7 +343,9 @@ static void emit(sk_api_call *call, const char *stage)
             *p = (char)tolower((unsigned char)*p);
         json_object_set_new(ev, "verb", json_string(verb));
     }
-    json_object_set_new(ev, "user", user_json(call->user));
+    json_object_set_new(ev, "user", user_json(call->audit_user));
+    if (call->user != call->audit_user) /* kube: the authenticated user, and whom it acts as */
+        json_object_set_new(ev, "impersonatedUser", user_json(call->user));
     json_object_set(ev, "sourceIPs", call->audit_ips);
     set_str(ev, "userAgent", call->user_agent);
     if (checked && a.resource_request)
@@ -394,6 +396,7 @@ void sk_audit_call_start(sk_api_call *call, const sk_http_req *req)
         call->user_agent = sk_arena_printf(call->arena, "%.*s...TRUNCATED", MAX_USER_AGENT,
                                            call->user_agent);
     call->audit_flags = AUDIT_STARTED;
+    call->audit_user = call->user;
     if (call->user)
         emit(call, "RequestReceived");
 }

@@ -109,6 +109,7 @@ struct sk_api_call {
      * a log. The authorizer's decision ("allow", "forbid") and reason, NULL
      * when the call was not checked. All in the arena. */
     const char *audit_id, *audit_uri;
+    const sk_user *audit_user;        /* who authenticated (call->user may be impersonated) */
     json_t *audit_ips, *audit_status; /* released by the arena */
     int64_t audit_received_us;        /* wall clock */
     int audit_flags;

@@ -197,6 +197,14 @@ class Audit(ServerTestCase, unittest.TestCase):
         self.assertIn('RoleBinding "dave-view/default"',
                       ev["annotations"]["authorization.k8s.io/reason"])
 
+    def test_impersonation(self):
+        r = self.server.request("GET", CM, headers={"Impersonate-User": "dave"})
+        self.assertIn(r.status, (200, 403), r)
+        received, complete = self.events_of(r, ["RequestReceived", "ResponseComplete"])
+        for ev in (received, complete):
+            self.assertEqual(ev["user"]["username"], "kubernetes-admin")
+        self.assertEqual(complete["impersonatedUser"]["username"], "dave")
+
     def test_client_audit_id_kept(self):
         r = self.server.request("GET", "/version", headers={"Audit-ID": "my-own-id-42"})
         self.assertEqual(r.headers["audit-id"], "my-own-id-42")
