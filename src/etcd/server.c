@@ -6,8 +6,11 @@
  * A stream's life: HEADERS (its :path and content-type are kept), DATA
  * (appended to its body, refused past the message size limit as soon as the
  * gRPC prefix announces it), END_STREAM: the body must be exactly one gRPC
- * message, which goes to a worker as a job with its own copy of the path and
- * bytes. The job comes back with the reply; the I/O thread looks the stream
+ * message, which becomes a job with its own copy of the path and bytes: a
+ * write is checked on the I/O thread and queued on the store's writer
+ * (sk_etcd_call_async), whose commit hands it back, since a thread parked
+ * per write cost two hand-offs a put; any other call goes to a worker. The
+ * job comes back with the reply; the I/O thread looks the stream
  * up by (connection id, stream id), since the client may have reset it or
  * closed the connection meanwhile, and then answers: on OK, headers, one
  * DATA frame run ending without END_STREAM, then trailers with grpc-status
@@ -77,15 +80,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A worker waits while the group-commit writer commits its write, so the
- * pool bounds how many etcd writes one commit can batch: with 4, 32 clients'
- * puts went to disk 4 at a time. Waiting threads cost a stack each and no
- * CPU. */
+/* Workers serve the calls that block on the store (reads, leases, compact)
+ * and the streaming calls' turns; writes need none (sk_etcd_call_async).
+ * Waiting threads cost a stack each and no CPU. */
 #define DEFAULT_WORKERS 64
 #define MAX_STREAMS 128
 /* etcd's gRPC receive limit: the request limit plus 512 KiB of overhead. */
 #define MAX_RECV_BYTES (SK_ETCD_MAX_REQUEST_BYTES + 512 * 1024)
 #define HANDSHAKE_MS 10000
+/* Bytes a cleartext connection buffers before it must reach the socket. */
+#define OUT_CAP (64 * 1024)
 /* TLS 1.2 and 1.3 only; the rest of GnuTLS's defaults. */
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
@@ -130,6 +134,7 @@ struct sk_etcd_stream {
 };
 
 typedef struct job {
+    struct sk_etcd_server *srv;
     sk_etcd_stream *call; /* a streaming call's turn (holds a reference), else a unary call: */
     uint64_t conn_id;
     int32_t stream_id;
@@ -162,6 +167,10 @@ typedef struct conn {
     /* nghttp2_session_del frees its streams without closing them: the
      * connection keeps its own list so their data goes too. */
     stream *streams;
+    /* Cleartext: what nghttp2 sent, from out_off on, for one send() per
+     * turn of the loop rather than one per frame (a reply is three). */
+    sk_buf out;
+    size_t out_off;
     struct sk_etcd_server *srv;
     struct conn *next;
 } conn;
@@ -180,6 +189,7 @@ struct sk_etcd_server {
     pthread_cond_t cv;
     job *todo, *todo_tail; /* for workers, under mu */
     job *done;             /* for the I/O thread, under mu */
+    int writing;           /* writes the store's writer has (sk_etcd_call_async), under mu */
     conn *conns;           /* the I/O thread's */
     gnutls_certificate_credentials_t cred; /* NULL: cleartext */
     gnutls_priority_t prio;
@@ -370,6 +380,36 @@ void sk_etcd_stream_end(sk_etcd_stream *c, sk_grpc_code code, const char *messag
 
 /* ---- workers --------------------------------------------------------------- */
 
+/* Hands a finished unary job to the I/O thread. srv's mu held. The eventfd
+ * is written only when the list was empty: the I/O thread reads the eventfd
+ * before it takes the list, so a job added to a non-empty list is taken with
+ * the one that woke it. A commit batch of 32 puts thus costs one wake-up. */
+static void job_done_locked(sk_etcd_server *srv, job *j)
+{
+    if (j->reply.code == SK_GRPC_OK)
+        sk_grpc_frame_prefix(j->prefix, (uint32_t)j->reply.body_len);
+    int was_empty = !srv->done;
+    j->next = srv->done;
+    srv->done = j;
+    uint64_t one = 1;
+    if (was_empty && write(srv->wake_fd, &one, sizeof one) < 0) {
+        /* the counter cannot overflow in practice; the next wake reads all */
+    }
+}
+
+/* sk_etcd_done_fn of a write: on the store's writer thread (or the I/O
+ * thread, for a request that failed its checks). */
+static void write_done(void *arg)
+{
+    job *j = arg;
+    sk_etcd_server *srv = j->srv;
+    pthread_mutex_lock(&srv->mu);
+    job_done_locked(srv, j);
+    if (--srv->writing == 0 && srv->stopping)
+        pthread_cond_broadcast(&srv->cv); /* sk_etcd_server_stop waits for the last */
+    pthread_mutex_unlock(&srv->mu);
+}
+
 static void *worker_main(void *arg)
 {
     sk_etcd_server *srv = arg;
@@ -391,19 +431,11 @@ static void *worker_main(void *arg)
             continue;
         }
 
-        j->arena = sk_arena_new();
         sk_etcd_call(&srv->svc, j->path, (const uint8_t *)j->body.data + SK_GRPC_PREFIX,
                      j->body.len - SK_GRPC_PREFIX, j->arena, &j->reply);
-        if (j->reply.code == SK_GRPC_OK)
-            sk_grpc_frame_prefix(j->prefix, (uint32_t)j->reply.body_len);
 
         pthread_mutex_lock(&srv->mu);
-        j->next = srv->done;
-        srv->done = j;
-        uint64_t one = 1;
-        if (write(srv->wake_fd, &one, sizeof one) < 0) {
-            /* the counter cannot overflow in practice; the next wake reads all */
-        }
+        job_done_locked(srv, j);
     }
     pthread_mutex_unlock(&srv->mu);
     return NULL;
@@ -646,10 +678,36 @@ static void request_done(sk_etcd_server *srv, conn *c, stream *st)
     j->path = sk_buf_steal(&st->path, NULL);
     j->body = st->body;
     st->body = (sk_buf)SK_BUF_INIT;
+    j->srv = srv;
+    j->arena = sk_arena_new();
+    pthread_mutex_lock(&srv->mu);
+    srv->writing++;
+    pthread_mutex_unlock(&srv->mu);
+    if (sk_etcd_call_async(&srv->svc, j->path, m, mlen, j->arena, &j->reply, write_done, j))
+        return;
+    pthread_mutex_lock(&srv->mu);
+    srv->writing--;
+    pthread_mutex_unlock(&srv->mu);
     enqueue_job(srv, j);
 }
 
 /* ---- nghttp2 callbacks ---------------------------------------------------------- */
+
+/* Sends what c->out holds until the socket is full. 0: the connection failed. */
+static int out_flush(conn *c)
+{
+    while (c->out_off < c->out.len) {
+        ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK;
+        c->out_off += (size_t)n;
+    }
+    sk_buf_reset(&c->out);
+    c->out_off = 0;
+    return 1;
+}
 
 static ssize_t on_send(nghttp2_session *h2, const uint8_t *data, size_t length, int flags,
                        void *user)
@@ -662,11 +720,27 @@ static ssize_t on_send(nghttp2_session *h2, const uint8_t *data, size_t length, 
         return n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED ? NGHTTP2_ERR_WOULDBLOCK
                                                                  : NGHTTP2_ERR_CALLBACK_FAILURE;
     }
-    ssize_t n = send(c->fd, data, length, MSG_NOSIGNAL);
-    if (n < 0)
-        return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? NGHTTP2_ERR_WOULDBLOCK
-                                                                          : NGHTTP2_ERR_CALLBACK_FAILURE;
-    return n;
+    if (c->out.len - c->out_off >= OUT_CAP) {
+        if (!out_flush(c))
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        if (c->out.len - c->out_off >= OUT_CAP)
+            return NGHTTP2_ERR_WOULDBLOCK;
+    }
+    sk_buf_append(&c->out, data, length);
+    return (ssize_t)length;
+}
+
+/* Lets the session send what it has (cleartext: into c->out, then to the
+ * socket). 0: close. */
+static int conn_send(conn *c)
+{
+    return nghttp2_session_send(c->h2) == 0 && (c->tls || out_flush(c));
+}
+
+/* The session or its buffered bytes wait for the socket. */
+static int conn_want_write(conn *c)
+{
+    return nghttp2_session_want_write(c->h2) || c->out_off < c->out.len;
 }
 
 static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *frame, void *user)
@@ -778,6 +852,7 @@ static void conn_close(sk_etcd_server *srv, conn *c)
     }
     if (c->tls)
         gnutls_deinit(c->tls);
+    sk_buf_free(&c->out);
     close(c->fd);
     free(c);
 }
@@ -824,7 +899,7 @@ static int tls_handshake(conn *c)
         return 0;
     }
     c->handshake_deadline = 0;
-    return nghttp2_session_send(c->h2) == 0;
+    return conn_send(c);
 }
 
 static void conn_open(sk_etcd_server *srv, int fd)
@@ -860,7 +935,7 @@ static void conn_open(sk_etcd_server *srv, int fd)
     if (srv->cred)
         tls_open(srv, c);
     else
-        nghttp2_session_send(c->h2);
+        conn_send(c);
 }
 
 /* Reads what the socket has and lets the session act on it. 0: close. */
@@ -972,7 +1047,7 @@ static void *io_main(void *arg)
                     pfd[i].events |= POLLOUT;
                 continue;
             }
-            if (nghttp2_session_want_write(c->h2))
+            if (conn_want_write(c))
                 pfd[i].events |= POLLOUT;
             if (c->tls && gnutls_record_check_pending(c->tls) > 0)
                 timeout = 0;
@@ -994,16 +1069,15 @@ static void *io_main(void *arg)
                     conn_close(srv, c);
                 continue;
             }
-            if (ok && nghttp2_session_send(c->h2) != 0)
+            if (ok && !conn_send(c))
                 ok = 0;
-            if (!ok || (!nghttp2_session_want_read(c->h2) && !nghttp2_session_want_write(c->h2)))
+            if (!ok || (!nghttp2_session_want_read(c->h2) && !conn_want_write(c)))
                 conn_close(srv, c);
         }
         /* Replies delivered above were only submitted: send them too. */
         for (conn *c = srv->conns, *next; c; c = next) {
             next = c->next;
-            if (!c->handshake_deadline && nghttp2_session_want_write(c->h2) &&
-                nghttp2_session_send(c->h2) != 0)
+            if (!c->handshake_deadline && conn_want_write(c) && !conn_send(c))
                 conn_close(srv, c);
         }
         if (pfd[0].revents & POLLIN) {
@@ -1151,6 +1225,11 @@ void sk_etcd_server_stop(sk_etcd_server *srv)
     pthread_mutex_unlock(&srv->mu);
     for (int i = 0; i < srv->n_workers; i++)
         pthread_join(srv->workers[i], NULL);
+    /* Writes still at the store's writer come back to srv. */
+    pthread_mutex_lock(&srv->mu);
+    while (srv->writing)
+        pthread_cond_wait(&srv->cv, &srv->mu);
+    pthread_mutex_unlock(&srv->mu);
     sk_etcd_watches_stop(srv->svc.watches);
     for (sk_etcd_stream *w = srv->wakes, *next; w; w = next) {
         next = w->wake_next;

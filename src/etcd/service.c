@@ -490,15 +490,6 @@ static Etcdserverpb__TxnResponse *txn_msg(call *c, const sk_kv_txn_result *r)
     return m;
 }
 
-/* Runs one transaction; *out on success, else the reply is the failure. */
-static int run_txn(call *c, const sk_kv_txn *t, sk_kv_txn_result *out)
-{
-    sk_err err = sk_store_kv_txn(c->svc->store, t, c->a, out);
-    if (err != SK_OK)
-        fail_store(c, err);
-    return err == SK_OK;
-}
-
 /* ---- the calls ----------------------------------------------------------- */
 
 /* etcd's pruneKVs and sort, after the fetch (see the top). */
@@ -590,73 +581,87 @@ static void kv_range(call *c, const uint8_t *msg, size_t len)
 
 /* A lone Put or DeleteRange runs as a transaction of that one op, as etcd
  * applies them: its response op, or NULL after failing the call. */
-static Etcdserverpb__ResponseOp *run_one(call *c, Etcdserverpb__RequestOp *op)
+/* The transaction of a one-operation write (Put, DeleteRange), as etcd runs
+ * them. */
+static const sk_kv_txn *one_op_txn(call *c, Etcdserverpb__RequestOp *op)
 {
     Etcdserverpb__RequestOp *ops[] = {op};
     Etcdserverpb__TxnRequest t = ETCDSERVERPB__TXN_REQUEST__INIT;
     t.success = ops;
     t.n_success = 1;
-    sk_kv_txn_result res;
-    if (!run_txn(c, txn_of(c, &t), &res))
-        return NULL;
-    return op_msg(c, &res.results[0]);
+    return txn_of(c, &t);
 }
 
-static void kv_put(call *c, const uint8_t *msg, size_t len)
+/* The writes decode and check their request into a transaction (NULL after
+ * failing the call), which the store applies; their reply is then packed
+ * from its result by write_reply. */
+static const sk_kv_txn *put_txn(call *c, const uint8_t *msg, size_t len)
 {
     Etcdserverpb__PutRequest *p = etcdserverpb__put_request__unpack(&c->pb, len, msg);
     if (!p) {
         fail(c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
-        return;
+        return NULL;
     }
     if (!check_put(c, p))
-        return;
+        return NULL;
     Etcdserverpb__RequestOp op = ETCDSERVERPB__REQUEST_OP__INIT;
     op.request_case = ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_PUT;
     op.request_put = p;
-    Etcdserverpb__ResponseOp *m = run_one(c, &op);
-    if (m)
-        reply(c, &m->response_put->base);
+    return one_op_txn(c, &op);
 }
 
-static void kv_delete(call *c, const uint8_t *msg, size_t len)
+static const sk_kv_txn *delete_txn(call *c, const uint8_t *msg, size_t len)
 {
     Etcdserverpb__DeleteRangeRequest *d =
         etcdserverpb__delete_range_request__unpack(&c->pb, len, msg);
     if (!d) {
         fail(c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
-        return;
+        return NULL;
     }
     if (d->key.len == 0) {
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_EMPTY_KEY);
-        return;
+        return NULL;
     }
     Etcdserverpb__RequestOp op = ETCDSERVERPB__REQUEST_OP__INIT;
     op.request_case = ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_DELETE_RANGE;
     op.request_delete_range = d;
-    Etcdserverpb__ResponseOp *m = run_one(c, &op);
-    if (m)
-        reply(c, &m->response_delete_range->base);
+    return one_op_txn(c, &op);
 }
 
-static void kv_txn(call *c, const uint8_t *msg, size_t len)
+static const sk_kv_txn *txn_txn(call *c, const uint8_t *msg, size_t len)
 {
     Etcdserverpb__TxnRequest *t = etcdserverpb__txn_request__unpack(&c->pb, len, msg);
     if (!t) {
         fail(c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
-        return;
+        return NULL;
     }
     writes w;
     if (!check_txn(c, t, SK_ETCD_MAX_TXN_OPS))
-        return;
+        return NULL;
     if (!check_intervals(c, t->success, t->n_success, &w) ||
         !check_intervals(c, t->failure, t->n_failure, &w)) {
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_DUPLICATE_KEY);
+        return NULL;
+    }
+    return txn_of(c, t);
+}
+
+typedef const sk_kv_txn *(*write_fn)(call *c, const uint8_t *msg, size_t len);
+
+/* A Put's or DeleteRange's reply is its one operation's response, a Txn's
+ * the whole result. */
+static void write_reply(call *c, write_fn fn, sk_err err, const sk_kv_txn_result *r)
+{
+    if (err != SK_OK) {
+        fail_store(c, err);
         return;
     }
-    sk_kv_txn_result res;
-    if (run_txn(c, txn_of(c, t), &res))
-        reply(c, &txn_msg(c, &res)->base);
+    if (fn == put_txn)
+        reply(c, &op_msg(c, &r->results[0])->response_put->base);
+    else if (fn == delete_txn)
+        reply(c, &op_msg(c, &r->results[0])->response_delete_range->base);
+    else
+        reply(c, &txn_msg(c, r)->base);
 }
 
 static void kv_compact(call *c, const uint8_t *msg, size_t len)
@@ -919,20 +924,21 @@ typedef void (*handler_fn)(call *c, const uint8_t *msg, size_t len);
 
 static const struct {
     const char *path;
-    handler_fn fn;
-    int writes; /* subject to the request size limit, as etcd's raft requests */
+    handler_fn fn;  /* a call served here */
+    write_fn write; /* or one that is a transaction of the store's writer */
+    int writes;     /* subject to the request size limit, as etcd's raft requests */
 } routes[] = {
-    {"/etcdserverpb.KV/Range", kv_range, 0},
-    {"/etcdserverpb.KV/Put", kv_put, 1},
-    {"/etcdserverpb.KV/DeleteRange", kv_delete, 1},
-    {"/etcdserverpb.KV/Txn", kv_txn, 1},
-    {"/etcdserverpb.KV/Compact", kv_compact, 1},
-    {"/etcdserverpb.Lease/LeaseGrant", lease_grant, 1},
-    {"/etcdserverpb.Lease/LeaseRevoke", lease_revoke, 1},
-    {"/etcdserverpb.Lease/LeaseTimeToLive", lease_time_to_live, 0},
-    {"/etcdserverpb.Lease/LeaseLeases", lease_leases, 0},
-    {"/etcdserverpb.Maintenance/Status", maintenance_status, 0},
-    {"/etcdserverpb.Cluster/MemberList", cluster_member_list, 0},
+    {"/etcdserverpb.KV/Range", kv_range, NULL, 0},
+    {"/etcdserverpb.KV/Put", NULL, put_txn, 1},
+    {"/etcdserverpb.KV/DeleteRange", NULL, delete_txn, 1},
+    {"/etcdserverpb.KV/Txn", NULL, txn_txn, 1},
+    {"/etcdserverpb.KV/Compact", kv_compact, NULL, 1},
+    {"/etcdserverpb.Lease/LeaseGrant", lease_grant, NULL, 1},
+    {"/etcdserverpb.Lease/LeaseRevoke", lease_revoke, NULL, 1},
+    {"/etcdserverpb.Lease/LeaseTimeToLive", lease_time_to_live, NULL, 0},
+    {"/etcdserverpb.Lease/LeaseLeases", lease_leases, NULL, 0},
+    {"/etcdserverpb.Maintenance/Status", maintenance_status, NULL, 0},
+    {"/etcdserverpb.Cluster/MemberList", cluster_member_list, NULL, 0},
 };
 
 /* grpc-go's answer for a service or method it does not serve. */
@@ -952,19 +958,84 @@ static void unimplemented(call *c, const char *path)
                  : sk_arena_printf(c->a, "unknown service %.*s", (int)(slash - p), p));
 }
 
+/* The route of path, or -1. A write's request over the size limit fails c
+ * at once (*too_large = 1). */
+static int route_of(call *c, const char *path, size_t len, int *too_large)
+{
+    *too_large = 0;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (strcmp(path, routes[i].path) != 0)
+            continue;
+        if (routes[i].writes && len > c->svc->max_request_bytes) {
+            fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_TOO_LARGE);
+            *too_large = 1;
+        }
+        return (int)i;
+    }
+    return -1;
+}
+
 void sk_etcd_call(const sk_etcd_service *svc, const char *path, const uint8_t *msg, size_t len,
                   sk_arena *a, sk_etcd_reply *out)
 {
     *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
     call c = {svc, a, {pb_alloc, pb_free, a}, out};
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (strcmp(path, routes[i].path) != 0)
-            continue;
-        if (routes[i].writes && len > svc->max_request_bytes)
-            fail(&c, SK_GRPC_INVALID_ARGUMENT, MSG_TOO_LARGE);
-        else
-            routes[i].fn(&c, msg ? msg : (const uint8_t *)"", len);
+    int too_large;
+    int i = route_of(&c, path, len, &too_large);
+    if (i < 0) {
+        unimplemented(&c, path);
         return;
     }
-    unimplemented(&c, path);
+    if (too_large)
+        return;
+    msg = msg ? msg : (const uint8_t *)"";
+    if (routes[i].fn) {
+        routes[i].fn(&c, msg, len);
+        return;
+    }
+    const sk_kv_txn *t = routes[i].write(&c, msg, len);
+    sk_kv_txn_result res;
+    if (t)
+        write_reply(&c, routes[i].write, sk_store_kv_txn(svc->store, t, a, &res), &res);
+}
+
+/* A write call while the store's writer has it (in its arena). */
+typedef struct later {
+    call c;
+    write_fn write;
+    sk_kv_txn_result res;
+    sk_etcd_done_fn done;
+    void *arg;
+} later;
+
+static void later_done(void *arg, sk_err err)
+{
+    later *l = arg;
+    write_reply(&l->c, l->write, err, &l->res);
+    l->done(l->arg);
+}
+
+int sk_etcd_call_async(const sk_etcd_service *svc, const char *path, const uint8_t *msg,
+                       size_t len, sk_arena *a, sk_etcd_reply *out, sk_etcd_done_fn done,
+                       void *arg)
+{
+    *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
+    call c = {svc, a, {pb_alloc, pb_free, a}, out};
+    int too_large;
+    int i = route_of(&c, path, len, &too_large);
+    if (i < 0 || !routes[i].write)
+        return 0;
+    if (too_large) {
+        done(arg);
+        return 1;
+    }
+    later *l = sk_arena_alloc(a, sizeof *l);
+    *l = (later){c, routes[i].write, {0}, done, arg};
+    const sk_kv_txn *t = routes[i].write(&l->c, msg ? msg : (const uint8_t *)"", len);
+    if (!t) {
+        done(arg);
+        return 1;
+    }
+    sk_store_kv_txn_async(svc->store, t, a, &l->res, later_done, l);
+    return 1;
 }

@@ -61,6 +61,24 @@ void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeade
 void sk_etcd_call(const sk_etcd_service *svc, const char *path, const uint8_t *msg, size_t len,
                   sk_arena *a, sk_etcd_reply *out);
 
+/* Completion of sk_etcd_call_async: *out is set. */
+typedef void (*sk_etcd_done_fn)(void *arg);
+
+/*
+ * Serves a write call (Put, DeleteRange, Txn) without blocking: its request
+ * is checked at once and its transaction queued on the store's writer, and
+ * done(arg) runs exactly once when *out is set: at once (from this call)
+ * when the request fails its checks, else on the store's writer thread
+ * after the commit, so done must not block (hand the reply over). The
+ * writer uses arena a meanwhile: nothing else may touch it until done.
+ * Returns 0, doing nothing, for any other path: serve that with
+ * sk_etcd_call. The writes need no thread of their own while they wait for
+ * their commit, so the transport takes them on its I/O thread.
+ */
+int sk_etcd_call_async(const sk_etcd_service *svc, const char *path, const uint8_t *msg,
+                       size_t len, sk_arena *a, sk_etcd_reply *out, sk_etcd_done_fn done,
+                       void *arg);
+
 /*
  * One exchange of the LeaseKeepAlive stream: a LeaseKeepAliveRequest (msg,
  * unframed) renews the lease (its expiry becomes now + its granted TTL, in

@@ -66,9 +66,11 @@ typedef struct pending {
     const sk_kv_txn *kv;
     const sk_lease_op *lease;
     sk_arena *kv_arena; /* either's results */
-    sk_kv_txn_result *kv_out;
+    sk_kv_txn_result *kv_out; /* &kv_res: a replayed batch rewrites it, the caller's copy once */
+    sk_kv_txn_result kv_res, *kv_dest;
     sk_lease_result *lease_out;
-    sk_write_done_fn done;
+    sk_write_done_fn done; /* an sk_write's or lease's; an etcd transaction's is kv_done */
+    sk_kv_done_fn kv_done;
     void *arg;
     sk_err err; /* result, valid after the batch */
     sk_row result;
@@ -429,6 +431,21 @@ static void reconnect_writer(sk_store *s)
     free(msg);
 }
 
+/* Reports p's outcome to its caller and frees it. */
+static void finish(pending *p)
+{
+    if (p->kv_done) {
+        if (p->err == SK_OK)
+            *p->kv_dest = p->kv_res;
+        p->kv_done(p->arg, p->err);
+    } else {
+        p->done(p->arg, p->err, p->err == SK_OK ? &p->result : NULL);
+    }
+    sk_row_clear(&p->result);
+    json_decref(p->w.object);
+    free(p);
+}
+
 static void process(sk_store *s, pending *batch, int n)
 {
     if (!run_batch(s, batch, n)) {
@@ -454,10 +471,7 @@ static void process(sk_store *s, pending *batch, int n)
     pending *p = batch;
     for (int i = 0; i < n; i++) {
         pending *next = p->next;
-        p->done(p->arg, p->err, p->err == SK_OK ? &p->result : NULL);
-        sk_row_clear(&p->result);
-        json_decref(p->w.object);
-        free(p);
+        finish(p);
         p = next;
     }
 }
@@ -505,9 +519,8 @@ static void enqueue(sk_store *s, pending *p)
     }
     pthread_mutex_unlock(&s->mu);
     if (stopping) {
-        p->done(p->arg, SK_ERR_UNAVAILABLE, NULL);
-        json_decref(p->w.object);
-        free(p);
+        p->err = SK_ERR_UNAVAILABLE;
+        finish(p);
     }
 }
 
@@ -543,15 +556,21 @@ static void sync_done(void *arg, sk_err err, const sk_row *result)
     pthread_mutex_unlock(&sw->mu);
 }
 
+/* Waits until sw's intent has finished; its outcome. */
+static sk_err sync_wait_end(sync_wait *sw)
+{
+    pthread_mutex_lock(&sw->mu);
+    while (!sw->finished)
+        pthread_cond_wait(&sw->cv, &sw->mu);
+    pthread_mutex_unlock(&sw->mu);
+    return sw->err;
+}
+
 sk_err sk_store_write(sk_store *s, sk_write *w, sk_row *out)
 {
     sync_wait sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, SK_OK, out};
     sk_store_write_async(s, w, sync_done, &sw);
-    pthread_mutex_lock(&sw.mu);
-    while (!sw.finished)
-        pthread_cond_wait(&sw.cv, &sw.mu);
-    pthread_mutex_unlock(&sw.mu);
-    return sw.err;
+    return sync_wait_end(&sw);
 }
 
 /* Queues p (an etcd transaction or lease operation) and waits for it. */
@@ -561,25 +580,33 @@ static sk_err run_pending(sk_store *s, pending *p)
     p->done = sync_done;
     p->arg = &sw;
     enqueue(s, p);
-    pthread_mutex_lock(&sw.mu);
-    while (!sw.finished)
-        pthread_cond_wait(&sw.cv, &sw.mu);
-    pthread_mutex_unlock(&sw.mu);
-    return sw.err;
+    return sync_wait_end(&sw);
 }
 
-sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out)
+void sk_store_kv_txn_async(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out,
+                           sk_kv_done_fn done, void *arg)
 {
-    sk_kv_txn_result res = {0};
     pending *p = calloc(1, sizeof *p);
     SK_CHECK_ALLOC(p);
     p->kv = txn;
     p->kv_arena = a;
-    p->kv_out = &res;
-    sk_err err = run_pending(s, p);
-    if (err == SK_OK)
-        *out = res;
-    return err;
+    p->kv_out = &p->kv_res;
+    p->kv_dest = out;
+    p->kv_done = done;
+    p->arg = arg;
+    enqueue(s, p);
+}
+
+static void kv_sync_done(void *arg, sk_err err)
+{
+    sync_done(arg, err, NULL);
+}
+
+sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out)
+{
+    sync_wait sw = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, SK_OK, NULL};
+    sk_store_kv_txn_async(s, txn, a, out, kv_sync_done, &sw);
+    return sync_wait_end(&sw);
 }
 
 sk_err sk_store_lease_write(sk_store *s, const sk_lease_op *op, sk_arena *a, sk_lease_result *out)

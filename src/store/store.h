@@ -170,6 +170,16 @@ sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_r
  * a lease that does not exist; SK_ERR_EXPIRED/INVALID: a
  * range revision compacted/in the future. Then nothing is written. */
 sk_err sk_store_kv_txn(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out);
+/* Completion of an etcd transaction queued without waiting: runs once on
+ * the writer thread after the commit is durable (or the transaction
+ * failed), like sk_write_done_fn, so it must not block. */
+typedef void (*sk_kv_done_fn)(void *arg, sk_err err);
+/* Queues txn as sk_store_kv_txn applies it, without waiting: txn, a and out
+ * are borrowed until done runs, *out written (before done) only on SK_OK.
+ * The writer uses arena a while the transaction runs, so the caller must not
+ * touch a until done. */
+void sk_store_kv_txn_async(sk_store *s, const sk_kv_txn *txn, sk_arena *a, sk_kv_txn_result *out,
+                           sk_kv_done_fn done, void *arg);
 
 /*
  * etcd leases (store/kv.h). sk_store_lease_write applies op through the
