@@ -21,6 +21,18 @@
  * LIMIT, with no OR over optional parameters: optional filters are separate
  * statements.
  *
+ * Held rows. Each etcd write reads its key's current version, then appends
+ * the new one: two round trips a key, one after the other. kv_append
+ * therefore only copies its row into the connection, and the rows go to the
+ * server as one multi-row INSERT just before the next statement that could
+ * see them: any statement, except a kv_range or kv_count whose key interval
+ * holds none of their keys (the next put's read of its own key). A group
+ * commit of N puts thus costs N reads and one INSERT instead of 2N round
+ * trips, and its statements and their order in the transaction are
+ * otherwise unchanged. A failed INSERT fails the statement that sent it, so
+ * the batch is replayed one write per transaction (store.c), where the
+ * error is its own write's again. rollback drops them.
+ *
  * Text travels in libpq's text format with client_encoding UTF8. The object
  * JSON is the one parameter sent in binary format, with its length, so the
  * server stores exactly value_len bytes and an embedded NUL is rejected by
@@ -31,6 +43,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "store/backend.h"
+#include "store/kvrange.h"
 #include "store/migrations.h"
 
 #include <errno.h>
@@ -128,7 +141,6 @@ typedef enum {
     ST_KV_RANGE_FROM,
     ST_KV_COUNT,
     ST_KV_COUNT_FROM,
-    ST_KV_APPEND,
     ST_KV_COMPACT,
     ST_DB_SIZE,
     ST_KV_CHANGES,
@@ -260,9 +272,6 @@ static const struct {
     [ST_KV_RANGE_FROM] = {"kv_range_from", KV_SQL("") " ORDER BY k.key LIMIT $4"},
     [ST_KV_COUNT] = {"kv_count", "SELECT count(*) FROM (" KV_SQL(" AND k.key < $4") ") r"},
     [ST_KV_COUNT_FROM] = {"kv_count_from", "SELECT count(*) FROM (" KV_SQL("") ") r"},
-    [ST_KV_APPEND] = {"kv_append",
-                      "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
-                      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"},
     [ST_DB_SIZE] = {"db_size", "SELECT pg_database_size(current_database())"},
     /* The writes in ($1, $2] with the version each replaced (the newest
      * older version of its key unless a tombstone): one (key, rev) index
@@ -310,10 +319,20 @@ static const struct {
 
 _Static_assert(ST__COUNT <= 64, "sk_conn.prepared has a bit per statement");
 
+/* An etcd key-value version held back by kv_append (see "Held rows" above). */
+typedef struct held_row {
+    int64_t ints[5]; /* rev, sub, create_rev, version, lease */
+    int deleted;
+    size_t key_off, key_len, value_off, value_len; /* in sk_conn.held_bytes */
+} held_row;
+
 struct sk_conn {
     PGconn *pg;
     uint64_t prepared; /* bit i set: stmts[i].sql is prepared in this session */
     int listening;     /* LISTEN sqlkube_commit issued (a notification connection) */
+    held_row *held;    /* the writer's unsent kv_append rows */
+    size_t n_held, cap_held;
+    sk_buf held_bytes; /* their keys and values */
 };
 
 /* Length of s up to its first newline: libpq messages run on with hints. */
@@ -362,10 +381,11 @@ static sk_err check(const sk_conn *c, const PGresult *res, const char *what)
     return err;
 }
 
-/* Runs statement id (prepared on first use in this session); on success
- * *out is the result, which the caller PQclears. formats NULL: all text. */
-static sk_err run(sk_conn *c, stmt_id id, int nparams, const char *const *values,
-                  const int *lengths, const int *formats, PGresult **out)
+/* Runs statement id (prepared on first use in this session) without sending
+ * the held rows first; on success *out is the result, which the caller
+ * PQclears. formats NULL: all text. */
+static sk_err run_unheld(sk_conn *c, stmt_id id, int nparams, const char *const *values,
+                         const int *lengths, const int *formats, PGresult **out)
 {
     sk_err err = SK_OK;
     PGresult *res = NULL;
@@ -387,21 +407,103 @@ out:
     return err;
 }
 
+static void format_i64(char out[24], int64_t v)
+{
+    snprintf(out, 24, "%" PRId64, v);
+}
+
+#define HELD_COLS 8
+/* Rows per INSERT: PostgreSQL takes at most 65,535 parameters. */
+#define HELD_CHUNK 1000
+
+/* Sends the held rows (one INSERT per HELD_CHUNK) and forgets them. */
+static sk_err send_held(sk_conn *c)
+{
+    sk_err err = SK_OK;
+    size_t n_rows = c->n_held < HELD_CHUNK ? c->n_held : HELD_CHUNK;
+    const char **values = calloc(n_rows * HELD_COLS, sizeof *values);
+    int *lengths = calloc(n_rows * HELD_COLS, sizeof *lengths);
+    int *formats = calloc(n_rows * HELD_COLS, sizeof *formats);
+    char(*ints)[24] = calloc(n_rows * 5, sizeof *ints);
+    SK_CHECK(values && lengths && formats && ints);
+    sk_buf sql = SK_BUF_INIT;
+    for (size_t done = 0; err == SK_OK && done < c->n_held; done += n_rows) {
+        size_t n = c->n_held - done < n_rows ? c->n_held - done : n_rows;
+        sk_buf_reset(&sql);
+        sk_buf_puts(&sql, "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, "
+                          "value) VALUES ");
+        for (size_t i = 0; i < n; i++) {
+            const held_row *h = &c->held[done + i];
+            const char **v = &values[i * HELD_COLS];
+            int p = (int)(i * HELD_COLS);
+            for (int k = 0; k < 5; k++)
+                format_i64(ints[i * 5 + k], h->ints[k]);
+            v[0] = ints[i * 5];
+            v[1] = ints[i * 5 + 1];
+            v[2] = c->held_bytes.data + h->key_off;
+            v[3] = ints[i * 5 + 2];
+            v[4] = ints[i * 5 + 3];
+            v[5] = ints[i * 5 + 4];
+            v[6] = h->deleted ? "t" : "f";
+            v[7] = c->held_bytes.data + h->value_off;
+            lengths[p + 2] = (int)h->key_len;
+            lengths[p + 7] = (int)h->value_len;
+            formats[p + 2] = formats[p + 7] = 1;
+            sk_buf_printf(&sql, "%s($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", i ? ", " : "", p + 1,
+                          p + 2, p + 3, p + 4, p + 5, p + 6, p + 7, p + 8);
+        }
+        PGresult *res = PQexecParams(c->pg, sql.data, (int)n * HELD_COLS, NULL, values, lengths,
+                                     formats, 0);
+        err = check(c, res, "kv_append");
+        PQclear(res);
+    }
+    sk_buf_free(&sql);
+    free(values);
+    free(lengths);
+    free(formats);
+    free(ints);
+    c->n_held = 0;
+    sk_buf_reset(&c->held_bytes);
+    return err;
+}
+
+/* run_unheld after sending the held rows, which the statement may read. */
+static sk_err run(sk_conn *c, stmt_id id, int nparams, const char *const *values,
+                  const int *lengths, const int *formats, PGresult **out)
+{
+    sk_err err = c->n_held ? send_held(c) : SK_OK;
+    if (err == SK_OK)
+        err = run_unheld(c, id, nparams, values, lengths, formats, out);
+    return err;
+}
+
+/* Whether a held row's key lies in [lo, hi) (hi NULL: no upper bound). */
+static int held_in(const sk_conn *c, const unsigned char *lo, size_t lo_len,
+                   const unsigned char *hi, size_t hi_len)
+{
+    for (size_t i = 0; i < c->n_held; i++) {
+        const unsigned char *k = (const unsigned char *)c->held_bytes.data + c->held[i].key_off;
+        size_t klen = c->held[i].key_len;
+        if (sk_kv_bytes_cmp(k, klen, lo, lo_len) >= 0 &&
+            (!hi || sk_kv_bytes_cmp(k, klen, hi, hi_len) < 0))
+            return 1;
+    }
+    return 0;
+}
+
 /* Runs a parameterless command outside the prepared set (transaction control). */
 static sk_err command(sk_conn *c, const char *sql, PGresult **out)
 {
+    sk_err err = c->n_held ? send_held(c) : SK_OK;
+    if (err != SK_OK)
+        return err;
     PGresult *res = PQexec(c->pg, sql);
-    sk_err err = check(c, res, sql);
+    err = check(c, res, sql);
     if (err == SK_OK)
         *out = res;
     else
         PQclear(res);
     return err;
-}
-
-static void format_i64(char out[24], int64_t v)
-{
-    snprintf(out, 24, "%" PRId64, v);
 }
 
 /* Points *row at row i of res: fields are borrowed and live until PQclear. */
@@ -525,8 +627,11 @@ out:
 
 static void pg_disconnect(sk_conn *c)
 {
-    if (c)
+    if (c) {
         PQfinish(c->pg);
+        free(c->held);
+        sk_buf_free(&c->held_bytes);
+    }
     free(c);
 }
 
@@ -615,6 +720,7 @@ out:
 static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
 {
     PGresult *res = NULL;
+    SK_CHECK(c->n_held == 0); /* commit_write and rollback end with none */
     sk_err err = command(c, "BEGIN; SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE", &res);
     if (err != SK_OK)
         goto out;
@@ -681,6 +787,8 @@ out:
 
 static void pg_rollback(sk_conn *c)
 {
+    c->n_held = 0;
+    sk_buf_reset(&c->held_bytes);
     PQclear(PQexec(c->pg, "ROLLBACK"));
 }
 
@@ -919,8 +1027,8 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
     const int lengths[] = {(int)lo_len, 0, 0, 0, (int)hi_len};
     const int formats[] = {1, 0, 0, 0, 1};
     PGresult *res = NULL;
-    sk_err err = run(c, hi ? ST_KV_RANGE : ST_KV_RANGE_FROM, hi ? 5 : 4, values, lengths, formats,
-                     &res);
+    sk_err err = (held_in(c, lo, lo_len, hi, hi_len) ? run : run_unheld)(
+        c, hi ? ST_KV_RANGE : ST_KV_RANGE_FROM, hi ? 5 : 4, values, lengths, formats, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
         size_t klen = 0, vlen = 0;
         unsigned char *key = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 0), &klen);
@@ -1006,8 +1114,8 @@ static sk_err pg_kv_count(sk_conn *c, const unsigned char *lo, size_t lo_len,
     const int lengths[] = {(int)lo_len, 0, 0, (int)hi_len};
     const int formats[] = {1, 0, 0, 1};
     PGresult *res = NULL;
-    sk_err err = run(c, hi ? ST_KV_COUNT : ST_KV_COUNT_FROM, hi ? 4 : 3, values, lengths, formats,
-                     &res);
+    sk_err err = (held_in(c, lo, lo_len, hi, hi_len) ? run : run_unheld)(
+        c, hi ? ST_KV_COUNT : ST_KV_COUNT_FROM, hi ? 4 : 3, values, lengths, formats, &res);
     if (err == SK_OK) {
         int64_t n = PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : -1;
         if (n < 0)
@@ -1022,22 +1130,28 @@ static sk_err pg_kv_count(sk_conn *c, const unsigned char *lo, size_t lo_len,
 static sk_err pg_kv_append(sk_conn *c, const sk_kv_row *row)
 {
     SK_CHECK(row->kv.key_len <= INT32_MAX && row->kv.value_len <= INT32_MAX);
-    char rev[24], sub[24], create_rev[24], version[24], lease[24];
-    format_i64(rev, row->kv.mod_rev);
-    format_i64(sub, row->sub);
-    format_i64(create_rev, row->kv.create_rev);
-    format_i64(version, row->kv.version);
-    format_i64(lease, row->kv.lease);
-    /* A zero-length binary parameter still needs a non-NULL pointer (NULL is SQL NULL). */
-    const char *const values[] = {rev,     sub,   row->kv.key ? (const char *)row->kv.key : "",
-                                  create_rev, version, lease, row->deleted ? "t" : "f",
-                                  row->kv.value ? (const char *)row->kv.value : ""};
-    const int lengths[] = {0, 0, (int)row->kv.key_len, 0, 0, 0, 0, (int)row->kv.value_len};
-    const int formats[] = {0, 0, 1, 0, 0, 0, 0, 1};
-    PGresult *res = NULL;
-    sk_err err = run(c, ST_KV_APPEND, 8, values, lengths, formats, &res);
-    PQclear(res);
-    return err;
+    if (c->n_held == c->cap_held) {
+        c->cap_held = c->cap_held ? 2 * c->cap_held : 64;
+        c->held = realloc(c->held, c->cap_held * sizeof *c->held);
+        SK_CHECK_ALLOC(c->held);
+    }
+    held_row *h = &c->held[c->n_held++];
+    *h = (held_row){{row->kv.mod_rev, row->sub, row->kv.create_rev, row->kv.version, row->kv.lease},
+                    row->deleted,
+                    c->held_bytes.len,
+                    row->kv.key_len,
+                    0,
+                    row->kv.value_len};
+    /* Each followed by a NUL: a zero-length binary parameter still needs a
+     * non-NULL pointer (NULL is SQL NULL). */
+    sk_buf_append(&c->held_bytes, row->kv.key ? row->kv.key : (const unsigned char *)"",
+                  row->kv.key_len);
+    sk_buf_putc(&c->held_bytes, 0);
+    h->value_off = c->held_bytes.len;
+    sk_buf_append(&c->held_bytes, row->kv.value ? row->kv.value : (const unsigned char *)"",
+                  row->kv.value_len);
+    sk_buf_putc(&c->held_bytes, 0);
+    return SK_OK;
 }
 
 static sk_err pg_kv_compact(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out)
