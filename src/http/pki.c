@@ -124,6 +124,37 @@ typedef struct leaf_spec {
     int is_ca, is_server;
 } leaf_spec;
 
+/* A new P-256 key (*key, stays NULL on failure) that GnuTLS writes as RFC
+ * 5915 says: a 32-byte private scalar. GnuTLS 3.7 writes the scalar as a
+ * signed integer's bytes, 33 with a leading zero when its top bit is set
+ * and 31 when its top byte is zero, and strict readers of the key file
+ * (Python's cryptography, for one) refuse both: about half of all keys
+ * would be unreadable to them, so those keys are never kept. */
+static int generate_ec_key(gnutls_x509_privkey_t *key)
+{
+    for (;;) {
+        gnutls_x509_privkey_t k = NULL;
+        gnutls_datum_t x = {0}, y = {0}, scalar = {0};
+        gnutls_ecc_curve_t curve;
+        if (gnutls_x509_privkey_init(&k) < 0 ||
+            gnutls_x509_privkey_generate(k, GNUTLS_PK_ECDSA,
+                                         GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) < 0 ||
+            gnutls_x509_privkey_export_ecc_raw(k, &curve, &x, &y, &scalar) < 0) {
+            gnutls_x509_privkey_deinit(k);
+            return -1;
+        }
+        int conforming = scalar.size == 32;
+        gnutls_free(x.data);
+        gnutls_free(y.data);
+        gnutls_free(scalar.data);
+        if (conforming) {
+            *key = k;
+            return 0;
+        }
+        gnutls_x509_privkey_deinit(k);
+    }
+}
+
 /*
  * A new key and a certificate for it, signed by ca/ca_key (NULL: itself).
  * On success *cert_pem and *key_pem are new strings.
@@ -136,10 +167,7 @@ static int issue(const leaf_spec *spec, gnutls_x509_crt_t ca, gnutls_x509_privke
     int rc = -1;
     unsigned char serial[16], keyid[64];
     size_t keyid_len = sizeof keyid;
-    if (gnutls_x509_privkey_init(&key) < 0 ||
-        gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
-                                     GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) < 0 ||
-        gnutls_x509_crt_init(&crt) < 0)
+    if (generate_ec_key(&key) < 0 || gnutls_x509_crt_init(&crt) < 0)
         goto out;
     sk_random_bytes(serial, sizeof serial);
     serial[0] &= 0x7f; /* a positive serial */

@@ -13,7 +13,8 @@
  * evaluation reads is kept of each object (names, rules, role refs,
  * subjects): no managedFields or annotations. Jansson reads without
  * writing, so many threads may evaluate one policy at once as long as
- * nobody changes it: the index builds a new one for every change.
+ * nobody changes it: a change makes a new policy (sk_rbac_policy_with)
+ * that shares every map the change does not touch with the old one.
  *
  * Matching is kube's (rbac/v1 helpers): "*" matches any verb, group,
  * resource or URL; a rule resource "*\/scale" matches the scale
@@ -78,7 +79,8 @@ static int subject_key(const json_t *s, const char *ns, sk_buf *b)
     return 1;
 }
 
-static void add_binding(json_t *policy, const char *ns, const char *name, json_t *obj)
+/* What evaluation keeps of a binding. New reference. */
+static json_t *slim_binding(const char *name, json_t *obj)
 {
     json_t *subjects = json_object_get(obj, "subjects");
     json_t *slim = json_pack("{s:{s:s}, s:O, s:O}", "metadata", "name", name, "roleRef",
@@ -86,21 +88,97 @@ static void add_binding(json_t *policy, const char *ns, const char *name, json_t
                                                              : json_null(),
                              "subjects", json_is_array(subjects) ? subjects : json_null());
     SK_CHECK_ALLOC(slim);
-    json_t *scope = slot(json_object_get(policy, "bindings"), ns, 0);
+    return slim;
+}
+
+/* What evaluation keeps of a role. New reference. */
+static json_t *slim_role(json_t *obj)
+{
+    json_t *rules = json_object_get(obj, "rules");
+    json_t *slim = json_pack("{s:O}", "rules", json_is_array(rules) ? rules : json_null());
+    SK_CHECK_ALLOC(slim);
+    return slim;
+}
+
+/* Calls fn(key, arg) once for each distinct index key of obj's subjects
+ * (a binding in namespace ns, "" for a cluster binding). */
+static void each_subject_key(const json_t *obj, const char *ns,
+                             void (*fn)(const char *key, void *arg), void *arg)
+{
+    json_t *seen = json_object();
+    SK_CHECK_ALLOC(seen);
     size_t i;
     const json_t *s;
-    json_array_foreach(subjects, i, s)
+    json_array_foreach(json_object_get(obj, "subjects"), i, s)
     {
         sk_buf key = SK_BUF_INIT;
-        if (subject_key(s, ns, &key)) {
-            json_t *list = slot(scope, key.data, 1);
-            /* once per binding and key, though two subjects may share one */
-            if (json_array_get(list, json_array_size(list) - 1) != slim)
-                json_array_append(list, slim);
+        if (subject_key(s, ns, &key) && !json_object_get(seen, key.data)) {
+            json_object_set_new(seen, key.data, json_true());
+            fn(key.data, arg);
         }
         sk_buf_free(&key);
     }
-    json_decref(slim);
+    json_decref(seen);
+}
+
+typedef struct binding_edit {
+    json_t *scope; /* the scope's map, owned by the policy being made */
+    json_t *slim;  /* the binding to add; NULL when removing */
+    const char *name;
+} binding_edit;
+
+/* scope[key] as an array this edit may change: a copy of the (possibly
+ * shared) one, or a new one. */
+static json_t *own_list(json_t *scope, const char *key)
+{
+    json_t *old = json_object_get(scope, key);
+    json_t *list = old ? json_copy(old) : json_array();
+    SK_CHECK_ALLOC(list);
+    json_object_set_new(scope, key, list);
+    return list;
+}
+
+static const char *binding_name(const json_t *b)
+{
+    return NZ(json_string_value(json_object_get(json_object_get(b, "metadata"), "name")));
+}
+
+/* Puts e->slim into scope[key] in binding-name order: the order a build
+ * from a key-ordered scan gives, so a policy edited binding by binding is
+ * the policy built from scratch (the first binding that allows names the
+ * reason). */
+static void insert_binding(const char *key, void *arg)
+{
+    binding_edit *e = arg;
+    json_t *list = own_list(e->scope, key);
+    size_t at = 0;
+    while (at < json_array_size(list) &&
+           strcmp(binding_name(json_array_get(list, at)), e->name) < 0)
+        at++;
+    json_array_insert(list, at, e->slim);
+}
+
+static void remove_binding(const char *key, void *arg)
+{
+    binding_edit *e = arg;
+    if (!json_object_get(e->scope, key))
+        return;
+    json_t *list = own_list(e->scope, key);
+    for (size_t i = json_array_size(list); i-- > 0;)
+        if (strcmp(binding_name(json_array_get(list, i)), e->name) == 0)
+            json_array_remove(list, i);
+    if (json_array_size(list) == 0)
+        json_object_del(e->scope, key);
+}
+
+static void add_binding(json_t *policy, const char *ns, const char *name, json_t *obj)
+{
+    json_t *bindings = json_object_get(policy, "bindings");
+    binding_edit e = {slot(bindings, ns, 0), slim_binding(name, obj), name};
+    each_subject_key(obj, ns, insert_binding, &e);
+    json_decref(e.slim);
+    if (json_object_size(e.scope) == 0)
+        json_object_del(bindings, ns);
 }
 
 void sk_rbac_policy_add(json_t *policy, const char *resource, json_t *obj)
@@ -110,17 +188,68 @@ void sk_rbac_policy_add(json_t *policy, const char *resource, json_t *obj)
         return;
     int cluster = strcmp(resource, "clusterroles") == 0;
     if (cluster || strcmp(resource, "roles") == 0) {
-        json_t *rules = json_object_get(obj, "rules");
-        json_t *slim = json_pack("{s:O}", "rules", json_is_array(rules) ? rules : json_null());
-        SK_CHECK_ALLOC(slim);
         json_t *where = cluster ? json_object_get(policy, "clusterRoles")
                                 : slot(json_object_get(policy, "roles"), ns, 0);
-        json_object_set_new(where, name, slim);
+        json_object_set_new(where, name, slim_role(obj));
     } else if (strcmp(resource, "clusterrolebindings") == 0) {
         add_binding(policy, "", name, obj);
     } else if (strcmp(resource, "rolebindings") == 0 && *ns) {
         add_binding(policy, ns, name, obj);
     }
+}
+
+/* copy[key] (copy: a map the caller owns) replaced by a shallow copy of it,
+ * or a new map, that the caller may change; returned. */
+static json_t *own_map(json_t *copy, const char *key)
+{
+    json_t *old = json_object_get(copy, key);
+    json_t *map = old ? json_copy(old) : json_object();
+    SK_CHECK_ALLOC(map);
+    json_object_set_new(copy, key, map);
+    return map;
+}
+
+json_t *sk_rbac_policy_with(const json_t *policy, const char *resource, json_t *old_obj,
+                            json_t *new_obj)
+{
+    json_t *next = json_copy((json_t *)policy);
+    SK_CHECK_ALLOC(next);
+    const json_t *any = new_obj ? new_obj : old_obj;
+    const char *name = any ? meta_str(any, "name") : NULL;
+    const char *ns = any ? NZ(meta_str(any, "namespace")) : "";
+    int cluster_binding = strcmp(resource, "clusterrolebindings") == 0;
+    if (!name) {
+        /* nothing is indexed under no name */
+    } else if (strcmp(resource, "clusterroles") == 0) {
+        json_t *roles = own_map(next, "clusterRoles");
+        if (new_obj)
+            json_object_set_new(roles, name, slim_role(new_obj));
+        else
+            json_object_del(roles, name);
+    } else if (strcmp(resource, "roles") == 0) {
+        json_t *by_ns = own_map(next, "roles");
+        json_t *roles = own_map(by_ns, ns);
+        if (new_obj)
+            json_object_set_new(roles, name, slim_role(new_obj));
+        else
+            json_object_del(roles, name);
+        if (json_object_size(roles) == 0)
+            json_object_del(by_ns, ns);
+    } else if (cluster_binding || (strcmp(resource, "rolebindings") == 0 && *ns)) {
+        const char *scope_key = cluster_binding ? "" : ns;
+        json_t *bindings = own_map(next, "bindings");
+        binding_edit e = {own_map(bindings, scope_key), NULL, name};
+        if (old_obj)
+            each_subject_key(old_obj, scope_key, remove_binding, &e);
+        if (new_obj) {
+            e.slim = slim_binding(name, new_obj);
+            each_subject_key(new_obj, scope_key, insert_binding, &e);
+            json_decref(e.slim);
+        }
+        if (json_object_size(e.scope) == 0)
+            json_object_del(bindings, scope_key);
+    }
+    return next;
 }
 
 /* ---- rule matching ---- */

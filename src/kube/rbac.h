@@ -3,8 +3,9 @@
  * their bindings) allow a request, and which rules does it give a user.
  *
  * The policy is a JSON value built with sk_rbac_policy_add from the stored
- * objects (the authorizer's index, api/authz.c, builds one per change of
- * the RBAC resources and shares it read-only between request threads;
+ * objects (the authorizer's index, api/authz.c, builds one at start and
+ * derives a new one per change with sk_rbac_policy_with, sharing each
+ * read-only between request threads;
  * tests build them by hand). Evaluation follows kube's rbac authorizer:
  * cluster role bindings first, then the role bindings of the request's
  * namespace; the first rule that allows decides; a binding whose role is
@@ -35,6 +36,15 @@ json_t *sk_rbac_policy_new(void);
 /* Adds obj (borrowed; a reference is kept), an object of resource
  * "roles", "clusterroles", "rolebindings" or "clusterrolebindings". */
 void sk_rbac_policy_add(json_t *policy, const char *resource, json_t *obj);
+/* A new policy: policy (borrowed, left as it is: readers may hold it) with
+ * one object of resource changed from old_obj to new_obj (borrowed; NULL
+ * old: added, NULL new: deleted). It shares every map and list the change
+ * does not touch with policy, so a change costs the maps along its path
+ * (the namespaces, one namespace's roles or one scope's subjects), not a
+ * rebuild; and it equals the policy built from scratch from the objects
+ * after the change. */
+json_t *sk_rbac_policy_with(const json_t *policy, const char *resource, json_t *old_obj,
+                            json_t *new_obj);
 
 typedef struct sk_rbac_decision {
     int allowed;

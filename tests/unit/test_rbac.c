@@ -2,7 +2,8 @@
  * test_rbac.c - kube/rbac.c: rule matching (wildcards, subresources,
  * resourceNames, non-resource URLs), subjects (users, groups, service
  * accounts), cluster vs namespace bindings, system:masters, missing roles,
- * kube's reason and denial texts, rules review and aggregation.
+ * kube's reason and denial texts, rules review and aggregation; and that
+ * a policy edited change by change equals one built from scratch.
  */
 #include "kube/rbac.h"
 
@@ -10,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +232,91 @@ static void test_aggregate(void **state)
     json_decref(roles);
 }
 
+/* ---- sk_rbac_policy_with against a build from scratch ---- */
+
+static const char *const kinds[] = {"roles", "clusterroles", "rolebindings",
+                                    "clusterrolebindings"};
+
+/* A random object of kinds[k] named name in ns (clusterwide kinds: ns ""). */
+static json_t *random_object(unsigned *seed, int k, const char *ns, const char *name)
+{
+    static const char *const subjects[] = {"User:ann", "User:bob", "Group:devs", "Group:ops",
+                                           "ServiceAccount:ci", "Bogus:x"};
+    json_t *meta = json_pack("{s:s}", "name", name);
+    if (*ns)
+        json_object_set_new(meta, "namespace", json_string(ns));
+    json_t *obj = json_pack("{s:o}", "metadata", meta);
+    if (k < 2) {
+        json_object_set_new(obj, "rules",
+                            json_pack("[{s:[s], s:[s], s:[s]}]", "apiGroups", "",
+                                      "resources", rand_r(seed) % 2 ? "pods" : "configmaps",
+                                      "verbs", "get"));
+    } else {
+        json_t *subs = json_array();
+        int n = rand_r(seed) % 4; /* none, one, or some, perhaps the same twice */
+        for (int i = 0; i < n; i++) {
+            char kind[32];
+            const char *sub = subjects[rand_r(seed) % 6];
+            const char *colon = strchr(sub, ':');
+            snprintf(kind, sizeof kind, "%.*s", (int)(colon - sub), sub);
+            json_array_append_new(subs, json_pack("{s:s, s:s}", "kind", kind, "name", colon + 1));
+        }
+        json_object_set_new(obj, "subjects", subs);
+        json_object_set_new(obj, "roleRef", json_pack("{s:s, s:s}", "kind", "ClusterRole",
+                                                      "name", "view"));
+    }
+    return obj;
+}
+
+static void test_policy_with_equals_rebuild(void **state)
+{
+    (void)state;
+    enum { SLOTS = 6, STEPS = 3000 };
+    static const char *const nss[] = {"a", "b", "c"};
+    static const char *const names[] = {"n0", "n1", "n2", "n3", "n4", "n5"};
+    /* model[k][ns][name]: the live object or NULL */
+    json_t *model[4][3][SLOTS] = {{{0}}};
+    unsigned seed = 42;
+    json_t *policy = sk_rbac_policy_new();
+    for (int step = 0; step < STEPS; step++) {
+        int k = rand_r(&seed) % 4, cluster = k == 1 || k == 3;
+        int n = cluster ? 0 : rand_r(&seed) % 3, i = rand_r(&seed) % SLOTS;
+        json_t *old = model[k][n][i];
+        json_t *now = rand_r(&seed) % 3 == 0
+                          ? NULL
+                          : random_object(&seed, k, cluster ? "" : nss[n], names[i]);
+        if (!old && !now)
+            continue;
+        char *before = json_dumps(policy, JSON_SORT_KEYS);
+        json_t *next = sk_rbac_policy_with(policy, kinds[k], old, now);
+        char *after = json_dumps(policy, JSON_SORT_KEYS);
+        assert_string_equal(before, after); /* readers' policy untouched */
+        free(before);
+        free(after);
+        json_decref(policy);
+        policy = next;
+        json_decref(old);
+        model[k][n][i] = now;
+        /* What a key-ordered scan builds. */
+        json_t *built = sk_rbac_policy_new();
+        for (int kk = 0; kk < 4; kk++)
+            for (int nn = 0; nn < 3; nn++)
+                for (int ii = 0; ii < SLOTS; ii++)
+                    if (model[kk][nn][ii])
+                        sk_rbac_policy_add(built, kinds[kk], model[kk][nn][ii]);
+        if (!json_equal(built, policy)) {
+            char *want = json_dumps(built, JSON_SORT_KEYS), *got = json_dumps(policy, JSON_SORT_KEYS);
+            fail_msg("step %d: edited policy differs from a build:\n%s\n%s", step, got, want);
+        }
+        json_decref(built);
+    }
+    for (int kk = 0; kk < 4; kk++)
+        for (int nn = 0; nn < 3; nn++)
+            for (int ii = 0; ii < SLOTS; ii++)
+                json_decref(model[kk][nn][ii]);
+    json_decref(policy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_reasons_and_texts),
         cmocka_unit_test(test_rules_review),
         cmocka_unit_test(test_aggregate),
+        cmocka_unit_test(test_policy_with_equals_rebuild),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
