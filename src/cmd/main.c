@@ -58,6 +58,7 @@ typedef struct options {
     const char *listen;
     const char *etcd_listen;
     int64_t etcd_progress_s;
+    int64_t etcd_max_request_bytes;
     const char *etcd_cert_file, *etcd_key_file, *etcd_trusted_ca_file;
     const char *data_dir;
     const char *db;
@@ -117,6 +118,8 @@ static void usage(FILE *f)
         "                           this PEM certificate (chain) and key (https:// endpoints)\n"
         "  --etcd-trusted-ca-file FILE  serve: require etcd clients' certificates, signed by\n"
         "                           this PEM CA (etcd's --client-cert-auth)\n"
+        "  --etcd-max-request-bytes N  serve: the largest etcd write request taken (etcd's\n"
+        "                           flag; default 1572864, 1.5 MiB)\n"
         "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
         "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
         "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
@@ -520,6 +523,7 @@ static int cmd_serve(const options *o, const char *db)
         .listen = o->listen,
         .etcd_listen = o->etcd_listen,
         .etcd_progress_s = o->etcd_progress_s,
+        .etcd_max_request_bytes = o->etcd_max_request_bytes,
         .etcd_cert_file = o->etcd_cert_file,
         .etcd_key_file = o->etcd_key_file,
         .etcd_trusted_ca_file = o->etcd_trusted_ca_file,
@@ -661,6 +665,7 @@ int main(int argc, char **argv)
         {"etcd-cert-file", required_argument, NULL, 0x101},
         {"etcd-key-file", required_argument, NULL, 0x102},
         {"etcd-trusted-ca-file", required_argument, NULL, 0x103},
+        {"etcd-max-request-bytes", required_argument, NULL, 0x104},
         {"data-dir", required_argument, NULL, 'd'},
         {"db", required_argument, NULL, 'b'},
         {"compact-interval", required_argument, NULL, 'c'},
@@ -721,6 +726,11 @@ int main(int argc, char **argv)
             break;
         case 0x103:
             o.etcd_trusted_ca_file = optarg;
+            break;
+        case 0x104:
+            o.etcd_max_request_bytes = sk_parse_i64(optarg);
+            if (o.etcd_max_request_bytes < 1024 || o.etcd_max_request_bytes > 64 * 1024 * 1024)
+                return fail("invalid --etcd-max-request-bytes %s: want 1024 to 67108864", optarg);
             break;
         case 'W':
             if ((o.etcd_progress_s = sk_parse_i64(optarg)) <= 0 || o.etcd_progress_s > 86400)
@@ -930,8 +940,9 @@ int main(int argc, char **argv)
         return fail("%s", "--etcd-cert-file and --etcd-key-file go together");
     if (o.etcd_trusted_ca_file && !o.etcd_cert_file)
         return fail("%s", "--etcd-trusted-ca-file needs --etcd-cert-file and --etcd-key-file");
-    if ((o.etcd_cert_file || o.etcd_trusted_ca_file) && !o.etcd_listen)
-        return fail("%s", "the --etcd-*-file flags need --etcd-listen");
+    if ((o.etcd_cert_file || o.etcd_trusted_ca_file || o.etcd_max_request_bytes) &&
+        !o.etcd_listen)
+        return fail("%s", "the --etcd-* flags need --etcd-listen");
 
     char dbbuf[4200];
     const char *db = o.db;

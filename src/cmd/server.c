@@ -243,7 +243,8 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
                                     .cert_file = cfg->etcd_cert_file,
                                     .key_file = cfg->etcd_key_file,
                                     .trusted_ca_file = cfg->etcd_trusted_ca_file,
-                                    .name = cfg->identity_hostname};
+                                    .name = cfg->identity_hostname,
+                                    .max_request_bytes = (size_t)cfg->etcd_max_request_bytes};
         if (!(srv->etcd = sk_etcd_server_start(&ec, &msg))) {
             *errmsg = msg ? msg : message("cannot serve the etcd API on %s", cfg->etcd_listen);
             goto fail;

@@ -18,6 +18,7 @@ typedef struct sk_server_config {
     const char *listen, *data_dir, *db;
     const char *etcd_listen; /* NULL: no etcd face */
     int64_t etcd_progress_s; /* etcd watch progress_notify interval; 0: etcd's */
+    int64_t etcd_max_request_bytes; /* etcd's --max-request-bytes; 0: etcd's default */
     /* etcd face TLS (sk_etcd_server_config): PEM files, NULL: cleartext */
     const char *etcd_cert_file, *etcd_key_file, *etcd_trusted_ca_file;
     int64_t compact_interval_s, retain;

@@ -85,8 +85,8 @@
  * Waiting threads cost a stack each and no CPU. */
 #define DEFAULT_WORKERS 64
 #define MAX_STREAMS 128
-/* etcd's gRPC receive limit: the request limit plus 512 KiB of overhead. */
-#define MAX_RECV_BYTES (SK_ETCD_MAX_REQUEST_BYTES + 512 * 1024)
+/* etcd's gRPC receive limit is the request limit plus this overhead. */
+#define RECV_OVERHEAD_BYTES (512 * 1024)
 #define HANDSHAKE_MS 10000
 /* Bytes a cleartext connection buffers before it must reach the socket. */
 #define OUT_CAP (64 * 1024)
@@ -177,6 +177,7 @@ typedef struct conn {
 
 struct sk_etcd_server {
     sk_etcd_service svc;
+    size_t max_recv; /* the largest gRPC message taken: the request limit + overhead */
     char client_url[320], name[256]; /* svc.self's strings */
     int listen_fd, wake_fd;
     pthread_t io;
@@ -620,11 +621,11 @@ static void call_data(stream *st, const uint8_t *data, size_t len)
         return;
     sk_buf_append(&st->body, data, len);
     size_t big = 0;
-    sk_grpc_frame f = sk_grpc_take(&st->body, MAX_RECV_BYTES, call_inbound, c, &big);
+    sk_grpc_frame f = sk_grpc_take(&st->body, c->srv->max_recv, call_inbound, c, &big);
     pthread_mutex_lock(&c->mu);
     size_t pending = c->in_bytes;
     pthread_mutex_unlock(&c->mu);
-    if (f == SK_GRPC_FRAME_MORE && pending <= 2 * MAX_RECV_BYTES)
+    if (f == SK_GRPC_FRAME_MORE && pending <= 2 * c->srv->max_recv)
         return;
     st->too_large = 1;
     sk_buf_free(&st->body);
@@ -632,8 +633,8 @@ static void call_data(stream *st, const uint8_t *data, size_t len)
         sk_etcd_stream_end(c, SK_GRPC_UNIMPLEMENTED,
                            "grpc: compressed message received but no decompressor is installed");
     } else if (f == SK_GRPC_FRAME_TOO_LARGE) {
-        snprintf(msg, sizeof msg, "grpc: received message larger than max (%zu vs. %d)", big,
-                 MAX_RECV_BYTES);
+        snprintf(msg, sizeof msg, "grpc: received message larger than max (%zu vs. %zu)", big,
+                 c->srv->max_recv);
         sk_etcd_stream_end(c, SK_GRPC_RESOURCE_EXHAUSTED, msg);
     } else {
         sk_etcd_stream_end(c, SK_GRPC_RESOURCE_EXHAUSTED,
@@ -652,15 +653,15 @@ static void request_done(sk_etcd_server *srv, conn *c, stream *st)
         return;
     }
     if (st->too_large) {
-        snprintf(msg, sizeof msg, "grpc: received message larger than max (%zu vs. %d)",
-                 st->too_large, MAX_RECV_BYTES);
+        snprintf(msg, sizeof msg, "grpc: received message larger than max (%zu vs. %zu)",
+                 st->too_large, srv->max_recv);
         answer_error(c->h2, st->id, SK_GRPC_RESOURCE_EXHAUSTED, msg);
         return;
     }
     const uint8_t *m = NULL;
     size_t mlen = 0, flen = 0;
     sk_grpc_frame f = sk_grpc_frame_parse((const uint8_t *)st->body.data, st->body.len,
-                                          MAX_RECV_BYTES, &m, &mlen, &flen);
+                                          srv->max_recv, &m, &mlen, &flen);
     if (f == SK_GRPC_FRAME_COMPRESSED) {
         answer_error(c->h2, st->id, SK_GRPC_UNIMPLEMENTED,
                      "grpc: compressed message received but no decompressor is installed");
@@ -787,15 +788,16 @@ static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t stream_id,
     }
     if (!st || st->too_large)
         return 0;
+    size_t max_recv = ((conn *)user)->srv->max_recv;
     sk_buf_append(&st->body, data, len);
     const uint8_t *m;
     size_t mlen = 0, flen;
     /* A first message too large, or bytes past what one message may take
      * (a unary call has one): stop buffering, answer at the end. */
-    if (sk_grpc_frame_parse((const uint8_t *)st->body.data, st->body.len, MAX_RECV_BYTES, &m,
-                            &mlen, &flen) == SK_GRPC_FRAME_TOO_LARGE ||
-        st->body.len > SK_GRPC_PREFIX + MAX_RECV_BYTES) {
-        st->too_large = mlen > MAX_RECV_BYTES ? mlen : st->body.len;
+    if (sk_grpc_frame_parse((const uint8_t *)st->body.data, st->body.len, max_recv, &m, &mlen,
+                            &flen) == SK_GRPC_FRAME_TOO_LARGE ||
+        st->body.len > SK_GRPC_PREFIX + max_recv) {
+        st->too_large = mlen > max_recv ? mlen : st->body.len;
         sk_buf_free(&st->body);
     }
     return 0;
@@ -1178,7 +1180,10 @@ sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **er
         goto fail;
     srv->svc = (sk_etcd_service){.store = cfg->store,
                                  .cluster_id = sk_etcd_id_of("sqlkube"),
-                                 .max_request_bytes = SK_ETCD_MAX_REQUEST_BYTES};
+                                 .max_request_bytes = cfg->max_request_bytes
+                                                          ? cfg->max_request_bytes
+                                                          : SK_ETCD_MAX_REQUEST_BYTES};
+    srv->max_recv = srv->svc.max_request_bytes + RECV_OVERHEAD_BYTES;
     sk_etcd_client_url(cfg->listen, cfg->cert_file != NULL, srv->client_url,
                        sizeof srv->client_url);
     if (cfg->name)

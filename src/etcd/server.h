@@ -43,6 +43,9 @@ typedef struct sk_etcd_server_config {
     const char *cert_file, *key_file, *trusted_ca_file;
     /* This instance's name in MemberList (borrowed; NULL: the host name). */
     const char *name;
+    /* etcd's --max-request-bytes: the largest write request taken; a gRPC
+     * message may be 512 KiB more (reads). 0: etcd's default, 1.5 MiB. */
+    size_t max_request_bytes;
 } sk_etcd_server_config;
 
 typedef struct sk_etcd_server sk_etcd_server;
