@@ -579,8 +579,6 @@ static void kv_range(call *c, const uint8_t *msg, size_t len)
     reply(c, &range_msg(c, &res, rev)->base);
 }
 
-/* A lone Put or DeleteRange runs as a transaction of that one op, as etcd
- * applies them: its response op, or NULL after failing the call. */
 /* The transaction of a one-operation write (Put, DeleteRange), as etcd runs
  * them. */
 static const sk_kv_txn *one_op_txn(call *c, Etcdserverpb__RequestOp *op)
