@@ -49,6 +49,22 @@ void sk_call_reply_json(sk_api_call *call, int status, const json_t *obj)
     free(text);
 }
 
+void sk_call_reply_review(sk_api_call *call, json_t *obj, const char *kind,
+                          const char *api_version, json_t *status)
+{
+    json_object_set_new(obj, "kind", json_string(kind));
+    json_object_set_new(obj, "apiVersion", json_string(api_version));
+    json_t *meta = json_object_get(obj, "metadata");
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        json_object_set_new(obj, "metadata", meta);
+    }
+    if (!json_object_get(meta, "creationTimestamp"))
+        json_object_set_new(meta, "creationTimestamp", json_null());
+    json_object_set_new(obj, "status", status);
+    sk_call_reply_json(call, 201, obj);
+}
+
 void sk_call_reply_status_object(sk_api_call *call, json_t *status)
 {
     json_int_t code = json_integer_value(json_object_get(status, "code"));

@@ -141,6 +141,12 @@ void sk_call_reply_raw(sk_api_call *call, int status, const char *json, size_t l
 /* A JSON body from obj (borrowed); a reply that cannot be encoded becomes
  * a fixed 500 Status, never an abort. */
 void sk_call_reply_json(sk_api_call *call, int status, const json_t *obj);
+/* 201 with a review (SubjectAccessReview, TokenReview, ...) as kube answers
+ * one: the request's obj (borrowed, changed) as kind/api_version, its
+ * metadata.creationTimestamp null unless the client set one, and status
+ * (stolen) in place of what the client sent. */
+void sk_call_reply_review(sk_api_call *call, json_t *obj, const char *kind,
+                          const char *api_version, json_t *status);
 /* A Status error; causes stolen (may be NULL). */
 void sk_call_reply_status(sk_api_call *call, sk_err e, const char *message, const char *group,
                           const char *kind, const char *name, json_t *causes);

@@ -178,17 +178,7 @@ int sk_endpoint_token_review(sk_api_call *call)
     } else if (r.error) {
         json_object_set_new(status, "error", json_string(r.error));
     }
-    json_object_set_new(obj, "kind", json_string("TokenReview"));
-    json_object_set_new(obj, "apiVersion", json_string("authentication.k8s.io/v1"));
-    json_t *meta = json_object_get(obj, "metadata");
-    if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(obj, "metadata", meta);
-    }
-    if (!json_object_get(meta, "creationTimestamp"))
-        json_object_set_new(meta, "creationTimestamp", json_null());
-    json_object_set_new(obj, "status", status);
-    sk_call_reply_json(call, 201, obj);
+    sk_call_reply_review(call, obj, "TokenReview", "authentication.k8s.io/v1", status);
     return SK_STEP_DONE;
 }
 

@@ -192,16 +192,6 @@ int sk_verb_review(sk_api_call *call)
         }
         status = access_status(call, &a);
     }
-    json_object_set_new(obj, "kind", json_string(k->kind));
-    json_object_set_new(obj, "apiVersion", json_string(GROUP "/v1"));
-    json_t *meta = json_object_get(obj, "metadata");
-    if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(obj, "metadata", meta);
-    }
-    if (!json_object_get(meta, "creationTimestamp"))
-        json_object_set_new(meta, "creationTimestamp", json_null());
-    json_object_set_new(obj, "status", status);
-    sk_call_reply_json(call, 201, obj);
+    sk_call_reply_review(call, obj, k->kind, GROUP "/v1", status);
     return SK_STEP_DONE;
 }

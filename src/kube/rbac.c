@@ -254,7 +254,7 @@ json_t *sk_rbac_policy_with(const json_t *policy, const char *resource, json_t *
 
 /* ---- rule matching ---- */
 
-static int has(const json_t *list, const char *s)
+int sk_rbac_list_has(const json_t *list, const char *s)
 {
     size_t i;
     const json_t *v;
@@ -269,7 +269,7 @@ static int has(const json_t *list, const char *s)
 
 static int has_or_star(const json_t *list, const char *s)
 {
-    return has(list, "*") || has(list, s);
+    return sk_rbac_list_has(list, "*") || sk_rbac_list_has(list, s);
 }
 
 static int resource_matches(const json_t *rule, const char *resource, const char *sub)
@@ -325,7 +325,7 @@ static int rule_allows(const sk_rbac_attrs *a, const json_t *rule)
     const json_t *names = json_object_get(rule, "resourceNames");
     return has_or_star(json_object_get(rule, "apiGroups"), NZ(a->group)) &&
            resource_matches(rule, NZ(a->resource), NZ(a->subresource)) &&
-           (json_array_size(names) == 0 || has(names, NZ(a->name)));
+           (json_array_size(names) == 0 || sk_rbac_list_has(names, NZ(a->name)));
 }
 
 /* ---- subjects and bindings ---- */

@@ -31,6 +31,10 @@ typedef struct sk_rbac_attrs {
     const char *path;                                        /* non-resource requests */
 } sk_rbac_attrs;
 
+/* Whether the JSON array list holds the string s (rules' verbs, groups,
+ * resources, names). */
+int sk_rbac_list_has(const json_t *list, const char *s);
+
 /* An empty policy. New reference. */
 json_t *sk_rbac_policy_new(void);
 /* Adds obj (borrowed; a reference is kept), an object of resource

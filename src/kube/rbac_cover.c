@@ -8,22 +8,10 @@
  */
 #include "kube/rbac_cover.h"
 #include "core/check.h"
+#include "kube/rbac.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int has(const json_t *list, const char *s)
-{
-    size_t i;
-    const json_t *v;
-    json_array_foreach(list, i, v)
-    {
-        const char *e = json_string_value(v);
-        if (e && strcmp(e, s) == 0)
-            return 1;
-    }
-    return 0;
-}
 
 /* Every string of want is in set (vacuously for an empty want). */
 static int has_all(const json_t *set, const json_t *want)
@@ -33,7 +21,7 @@ static int has_all(const json_t *set, const json_t *want)
     json_array_foreach(want, i, v)
     {
         const char *s = json_string_value(v);
-        if (!s || !has(set, s))
+        if (!s || !sk_rbac_list_has(set, s))
             return 0;
     }
     return 1;
@@ -41,7 +29,7 @@ static int has_all(const json_t *set, const json_t *want)
 
 static int resources_cover(const json_t *set, const json_t *want)
 {
-    if (has(set, "*") || has_all(set, want))
+    if (sk_rbac_list_has(set, "*") || has_all(set, want))
         return 1;
     size_t i;
     const json_t *v;
@@ -50,14 +38,14 @@ static int resources_cover(const json_t *set, const json_t *want)
         const char *r = json_string_value(v);
         if (!r)
             return 0;
-        if (has(set, r))
+        if (sk_rbac_list_has(set, r))
             continue;
         const char *slash = strchr(r, '/');
         if (!slash)
             return 0;
         sk_buf any = SK_BUF_INIT;
         sk_buf_printf(&any, "*%s", slash);
-        int ok = has(set, any.data);
+        int ok = sk_rbac_list_has(set, any.data);
         sk_buf_free(&any);
         if (!ok)
             return 0;
@@ -109,8 +97,8 @@ static int rule_covers(const json_t *h, const json_t *a)
     const json_t *hn = list(h, "resourceNames"), *an = list(a, "resourceNames");
     int names = json_array_size(an) == 0 ? json_array_size(hn) == 0
                                           : json_array_size(hn) == 0 || has_all(hn, an);
-    return names && (has(list(h, "verbs"), "*") || has_all(list(h, "verbs"), list(a, "verbs"))) &&
-           (has(list(h, "apiGroups"), "*") ||
+    return names && (sk_rbac_list_has(list(h, "verbs"), "*") || has_all(list(h, "verbs"), list(a, "verbs"))) &&
+           (sk_rbac_list_has(list(h, "apiGroups"), "*") ||
             has_all(list(h, "apiGroups"), list(a, "apiGroups"))) &&
            resources_cover(list(h, "resources"), list(a, "resources")) &&
            urls_cover(list(h, "nonResourceURLs"), list(a, "nonResourceURLs"));
