@@ -52,6 +52,9 @@ typedef struct call {
     sk_arena *a;
     ProtobufCAllocator pb;
     sk_etcd_reply *out;
+    /* A Txn's request (in the arena), for what etcd does to its ranges'
+     * results after the fetch; NULL for other calls. */
+    const Etcdserverpb__TxnRequest *txn;
 } call;
 
 static void *pb_alloc(void *arena, size_t n)
@@ -157,6 +160,34 @@ static sk_kv_range range_of(const Etcdserverpb__RangeRequest *r)
                          .limit = r->limit > 0 ? r->limit : 0,
                          .count_only = r->count_only,
                          .keys_only = r->keys_only};
+}
+
+/* The order etcd sorts a Range in after the fetch: a sort target other
+ * than the key without an order means ascending. */
+static Etcdserverpb__RangeRequest__SortOrder range_order(const Etcdserverpb__RangeRequest *r)
+{
+    if (r->sort_target != ETCDSERVERPB__RANGE_REQUEST__SORT_TARGET__KEY &&
+        r->sort_order == ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE)
+        return ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__ASCEND;
+    return r->sort_order;
+}
+
+/* Whether etcd prunes or sorts r's results after the fetch (then the
+ * fetch has no limit and range_post cuts). */
+static int range_has_post(const Etcdserverpb__RangeRequest *r)
+{
+    return range_order(r) != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE ||
+           r->min_mod_revision || r->max_mod_revision || r->min_create_revision ||
+           r->max_create_revision;
+}
+
+/* The store's query for r, alone or inside a Txn. */
+static sk_kv_range range_query(const Etcdserverpb__RangeRequest *r)
+{
+    sk_kv_range q = range_of(r);
+    if (range_has_post(r))
+        q.limit = 0;
+    return q;
 }
 
 static Etcdserverpb__RangeResponse *range_msg(call *c, const sk_kv_range_result *r, int64_t rev)
@@ -349,7 +380,7 @@ static void ops_of(call *c, Etcdserverpb__RequestOp *const *in, size_t n, const 
         switch (op->request_case) {
         case ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_RANGE:
             o->kind = SK_KV_OP_RANGE;
-            o->range = range_of(op->request_range);
+            o->range = range_query(op->request_range);
             break;
         case ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_PUT: {
             const Etcdserverpb__PutRequest *p = op->request_put;
@@ -433,18 +464,27 @@ static const sk_kv_txn *txn_of(call *c, const Etcdserverpb__TxnRequest *t)
     return x;
 }
 
-static Etcdserverpb__TxnResponse *txn_msg(call *c, const sk_kv_txn_result *r);
+static Etcdserverpb__TxnResponse *txn_msg(call *c, const sk_kv_txn_result *r,
+                                         const Etcdserverpb__TxnRequest *t);
+static void range_post(call *c, const Etcdserverpb__RangeRequest *r, sk_kv_range_result *res);
 
-static Etcdserverpb__ResponseOp *op_msg(call *c, const sk_kv_op_result *r)
+/* The response of one operation; req is its request (NULL: a lone Put or
+ * DeleteRange, whose request needs nothing after the store). */
+static Etcdserverpb__ResponseOp *op_msg(call *c, const sk_kv_op_result *r,
+                                        const Etcdserverpb__RequestOp *req)
 {
     int64_t rev = r->rev;
     Etcdserverpb__ResponseOp *m = sk_arena_alloc(c->a, sizeof *m);
     etcdserverpb__response_op__init(m);
     switch (r->kind) {
-    case SK_KV_OP_RANGE:
+    case SK_KV_OP_RANGE: {
+        sk_kv_range_result range = r->range;
+        if (req && req->request_case == ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_RANGE)
+            range_post(c, req->request_range, &range);
         m->response_case = ETCDSERVERPB__RESPONSE_OP__RESPONSE_RESPONSE_RANGE;
-        m->response_range = range_msg(c, &r->range, rev);
+        m->response_range = range_msg(c, &range, rev);
         break;
+    }
     case SK_KV_OP_PUT: {
         Etcdserverpb__PutResponse *p = sk_arena_alloc(c->a, sizeof *p);
         etcdserverpb__put_response__init(p);
@@ -470,13 +510,21 @@ static Etcdserverpb__ResponseOp *op_msg(call *c, const sk_kv_op_result *r)
     }
     case SK_KV_OP_TXN:
         m->response_case = ETCDSERVERPB__RESPONSE_OP__RESPONSE_RESPONSE_TXN;
-        m->response_txn = txn_msg(c, r->txn);
+        m->response_txn = txn_msg(c, r->txn,
+                                  req && req->request_case ==
+                                                 ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_TXN
+                                      ? req->request_txn
+                                      : NULL);
         break;
     }
     return m;
 }
 
-static Etcdserverpb__TxnResponse *txn_msg(call *c, const sk_kv_txn_result *r)
+/* t: the request (NULL: none to consult). Its branch's empty RequestOps
+ * have no result (ops_of skips them), so requests and results are walked
+ * side by side past those. */
+static Etcdserverpb__TxnResponse *txn_msg(call *c, const sk_kv_txn_result *r,
+                                         const Etcdserverpb__TxnRequest *t)
 {
     Etcdserverpb__TxnResponse *m = sk_arena_alloc(c->a, sizeof *m);
     etcdserverpb__txn_response__init(m);
@@ -485,8 +533,14 @@ static Etcdserverpb__TxnResponse *txn_msg(call *c, const sk_kv_txn_result *r)
     m->responses = sk_arena_alloc(c->a, (size_t)(r->n_results ? r->n_results : 1) *
                                             sizeof *m->responses);
     m->n_responses = (size_t)r->n_results;
-    for (int i = 0; i < r->n_results; i++)
-        m->responses[i] = op_msg(c, &r->results[i]);
+    Etcdserverpb__RequestOp *const *reqs = t ? (r->succeeded ? t->success : t->failure) : NULL;
+    size_t n_reqs = t ? (r->succeeded ? t->n_success : t->n_failure) : 0, j = 0;
+    for (int i = 0; i < r->n_results; i++) {
+        while (j < n_reqs &&
+               reqs[j]->request_case == ETCDSERVERPB__REQUEST_OP__REQUEST__NOT_SET)
+            j++;
+        m->responses[i] = op_msg(c, &r->results[i], j < n_reqs ? reqs[j++] : NULL);
+    }
     return m;
 }
 
@@ -533,6 +587,33 @@ static int kv_kept(const Etcdserverpb__RangeRequest *r, const sk_kv *kv)
            !(r->min_create_revision && kv->create_rev < r->min_create_revision);
 }
 
+/* What etcd's apply does to r's fetched results, alone or inside a Txn
+ * (its Range is one function): prune by the revision bounds, sort, cut at
+ * the limit. res's key-values are copied into the arena before they move:
+ * a store result is not the call's to change. */
+static void range_post(call *c, const Etcdserverpb__RangeRequest *r, sk_kv_range_result *res)
+{
+    if (!range_has_post(r))
+        return;
+    sk_kv *kvs = sk_arena_alloc(c->a, (size_t)(res->n_kvs ? res->n_kvs : 1) * sizeof *kvs);
+    int64_t n = 0;
+    for (int64_t i = 0; i < res->n_kvs; i++)
+        if (kv_kept(r, &res->kvs[i]))
+            kvs[n++] = res->kvs[i];
+    Etcdserverpb__RangeRequest__SortOrder order = range_order(r);
+    if (order != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE && n > 1) {
+        sorter by = {r->sort_target, order == ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__DESCEND};
+        qsort_r(kvs, (size_t)n, sizeof *kvs, kv_order, &by);
+    }
+    res->kvs = kvs;
+    res->n_kvs = n;
+    res->more = 0;
+    if (r->limit > 0 && n > r->limit) {
+        res->n_kvs = r->limit;
+        res->more = 1;
+    }
+}
+
 static void kv_range(call *c, const uint8_t *msg, size_t len)
 {
     Etcdserverpb__RangeRequest *r = etcdserverpb__range_request__unpack(&c->pb, len, msg);
@@ -544,15 +625,7 @@ static void kv_range(call *c, const uint8_t *msg, size_t len)
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_EMPTY_KEY);
         return;
     }
-    sk_kv_range q = range_of(r);
-    Etcdserverpb__RangeRequest__SortOrder order = r->sort_order;
-    if (r->sort_target != ETCDSERVERPB__RANGE_REQUEST__SORT_TARGET__KEY &&
-        order == ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE)
-        order = ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__ASCEND;
-    int post = order != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE || r->min_mod_revision ||
-               r->max_mod_revision || r->min_create_revision || r->max_create_revision;
-    if (post)
-        q.limit = 0;
+    sk_kv_range q = range_query(r);
     sk_kv_range_result res;
     int64_t rev = 0;
     sk_err err = sk_store_kv_range(c->svc->store, &q, c->a, &res, &rev);
@@ -560,22 +633,7 @@ static void kv_range(call *c, const uint8_t *msg, size_t len)
         fail_store(c, err);
         return;
     }
-    if (post) {
-        int64_t n = 0;
-        for (int64_t i = 0; i < res.n_kvs; i++)
-            if (kv_kept(r, &res.kvs[i]))
-                res.kvs[n++] = res.kvs[i];
-        res.n_kvs = n;
-        if (order != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE && n > 1) {
-            sorter by = {r->sort_target, order == ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__DESCEND};
-            qsort_r(res.kvs, (size_t)n, sizeof *res.kvs, kv_order, &by);
-        }
-        res.more = 0;
-        if (r->limit > 0 && n > r->limit) {
-            res.n_kvs = r->limit;
-            res.more = 1;
-        }
-    }
+    range_post(c, r, &res);
     reply(c, &range_msg(c, &res, rev)->base);
 }
 
@@ -641,6 +699,7 @@ static const sk_kv_txn *txn_txn(call *c, const uint8_t *msg, size_t len)
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_DUPLICATE_KEY);
         return NULL;
     }
+    c->txn = t;
     return txn_of(c, t);
 }
 
@@ -655,11 +714,11 @@ static void write_reply(call *c, write_fn fn, sk_err err, const sk_kv_txn_result
         return;
     }
     if (fn == put_txn)
-        reply(c, &op_msg(c, &r->results[0])->response_put->base);
+        reply(c, &op_msg(c, &r->results[0], NULL)->response_put->base);
     else if (fn == delete_txn)
-        reply(c, &op_msg(c, &r->results[0])->response_delete_range->base);
+        reply(c, &op_msg(c, &r->results[0], NULL)->response_delete_range->base);
     else
-        reply(c, &txn_msg(c, r)->base);
+        reply(c, &txn_msg(c, r, c->txn)->base);
 }
 
 static void kv_compact(call *c, const uint8_t *msg, size_t len)
@@ -788,7 +847,7 @@ void sk_etcd_lease_keepalive(const sk_etcd_service *svc, const uint8_t *msg, siz
                              sk_arena *a, sk_etcd_reply *out)
 {
     *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
-    call c = {svc, a, {pb_alloc, pb_free, a}, out};
+    call c = {svc, a, {pb_alloc, pb_free, a}, out, NULL};
     Etcdserverpb__LeaseKeepAliveRequest *r =
         etcdserverpb__lease_keep_alive_request__unpack(&c.pb, len, msg ? msg : (const uint8_t *)"");
     if (!r) {
@@ -977,7 +1036,7 @@ void sk_etcd_call(const sk_etcd_service *svc, const char *path, const uint8_t *m
                   sk_arena *a, sk_etcd_reply *out)
 {
     *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
-    call c = {svc, a, {pb_alloc, pb_free, a}, out};
+    call c = {svc, a, {pb_alloc, pb_free, a}, out, NULL};
     int too_large;
     int i = route_of(&c, path, len, &too_large);
     if (i < 0) {
@@ -1018,7 +1077,7 @@ int sk_etcd_call_async(const sk_etcd_service *svc, const char *path, const uint8
                        void *arg)
 {
     *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
-    call c = {svc, a, {pb_alloc, pb_free, a}, out};
+    call c = {svc, a, {pb_alloc, pb_free, a}, out, NULL};
     int too_large;
     int i = route_of(&c, path, len, &too_large);
     if (i < 0 || !routes[i].write)

@@ -275,6 +275,10 @@ class EtcdFace(unittest.TestCase):
             (["txn"], '\n' + "".join("put /t/k%d v\n" % i for i in range(129)) + '\n\n'),
             (["txn"], '\n' + "".join("put /t/k%d v\n" % i for i in range(128)) + '\n\n'),
             (["get", "/t/k", "--prefix", "--limit", "1", "--keys-only", "-w", "json"], None),
+            # a Range in a Txn is sorted, filtered and cut as a lone one
+            (["put", "/t/k7", "newest"], None),
+            (["txn", "-w", "json"], '\nget /t/k --prefix --sort-by=MODIFY --order=DESCEND '
+                                    '--limit=2 --keys-only\n\n\n'),
             (["txn"], '\nput /t/a 5\ndel /t/ --prefix\n\n\n'),
         ])
         outs = [(rc, out, err) for a, rc, out, err in got]
@@ -285,6 +289,9 @@ class EtcdFace(unittest.TestCase):
         self.assertEqual(outs[10][1]["count"], 128)
         # The 128 puts took one revision, as in etcd.
         self.assertEqual(outs[10][1]["header"]["revision"], outs[5][1]["header"]["revision"] + 1)
+        ranged = outs[12][1]["responses"][0]["Response"]["ResponseRange"]
+        self.assertEqual((len(ranged["kvs"]), ranged.get("more"), ranged["count"]), (2, True, 128))
+        self.assertEqual(base64.b64decode(ranged["kvs"][0]["key"]), b"/t/k7")
 
     def test_compaction(self):
         got, base = self.both([
