@@ -176,9 +176,8 @@ static Etcdserverpb__RangeRequest__SortOrder range_order(const Etcdserverpb__Ran
  * fetch has no limit and range_post cuts). */
 static int range_has_post(const Etcdserverpb__RangeRequest *r)
 {
-    return range_order(r) != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE ||
-           r->min_mod_revision || r->max_mod_revision || r->min_create_revision ||
-           r->max_create_revision;
+    return range_order(r) != ETCDSERVERPB__RANGE_REQUEST__SORT_ORDER__NONE || r->min_mod_revision ||
+           r->max_mod_revision || r->min_create_revision || r->max_create_revision;
 }
 
 /* The store's query for r, alone or inside a Txn. */
@@ -465,7 +464,7 @@ static const sk_kv_txn *txn_of(call *c, const Etcdserverpb__TxnRequest *t)
 }
 
 static Etcdserverpb__TxnResponse *txn_msg(call *c, const sk_kv_txn_result *r,
-                                         const Etcdserverpb__TxnRequest *t);
+                                          const Etcdserverpb__TxnRequest *t);
 static void range_post(call *c, const Etcdserverpb__RangeRequest *r, sk_kv_range_result *res);
 
 /* The response of one operation; req is its request (NULL: a lone Put or
@@ -510,11 +509,11 @@ static Etcdserverpb__ResponseOp *op_msg(call *c, const sk_kv_op_result *r,
     }
     case SK_KV_OP_TXN:
         m->response_case = ETCDSERVERPB__RESPONSE_OP__RESPONSE_RESPONSE_TXN;
-        m->response_txn = txn_msg(c, r->txn,
-                                  req && req->request_case ==
-                                                 ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_TXN
-                                      ? req->request_txn
-                                      : NULL);
+        m->response_txn =
+            txn_msg(c, r->txn,
+                    req && req->request_case == ETCDSERVERPB__REQUEST_OP__REQUEST_REQUEST_TXN
+                        ? req->request_txn
+                        : NULL);
         break;
     }
     return m;
@@ -524,7 +523,7 @@ static Etcdserverpb__ResponseOp *op_msg(call *c, const sk_kv_op_result *r,
  * have no result (ops_of skips them), so requests and results are walked
  * side by side past those. */
 static Etcdserverpb__TxnResponse *txn_msg(call *c, const sk_kv_txn_result *r,
-                                         const Etcdserverpb__TxnRequest *t)
+                                          const Etcdserverpb__TxnRequest *t)
 {
     Etcdserverpb__TxnResponse *m = sk_arena_alloc(c->a, sizeof *m);
     etcdserverpb__txn_response__init(m);

@@ -83,10 +83,10 @@ static int subject_key(const json_t *s, const char *ns, sk_buf *b)
 static json_t *slim_binding(const char *name, json_t *obj)
 {
     json_t *subjects = json_object_get(obj, "subjects");
-    json_t *slim = json_pack("{s:{s:s}, s:O, s:O}", "metadata", "name", name, "roleRef",
-                             json_object_get(obj, "roleRef") ? json_object_get(obj, "roleRef")
-                                                             : json_null(),
-                             "subjects", json_is_array(subjects) ? subjects : json_null());
+    json_t *slim =
+        json_pack("{s:{s:s}, s:O, s:O}", "metadata", "name", name, "roleRef",
+                  json_object_get(obj, "roleRef") ? json_object_get(obj, "roleRef") : json_null(),
+                  "subjects", json_is_array(subjects) ? subjects : json_null());
     SK_CHECK_ALLOC(slim);
     return slim;
 }

@@ -21,7 +21,8 @@ static json_t *cond(const char *type, const char *status, const char *reason)
 
 static const char *field(const json_t *obj, size_t i, const char *key)
 {
-    const json_t *c = json_array_get(json_object_get(json_object_get(obj, "status"), "conditions"), i);
+    const json_t *c =
+        json_array_get(json_object_get(json_object_get(obj, "status"), "conditions"), i);
     return json_string_value(json_object_get(c, key));
 }
 
