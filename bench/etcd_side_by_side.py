@@ -13,11 +13,15 @@ it runs:
     200,000 deliveries (every watch must get every event once, in order),
     and the server's RSS growth from before the watches to when they are all
     created, per watch.
-Prints a markdown table; the ratio column is the target's puts/s over
-etcd's in the same run.
+With --writebench BIN (build/writebench), each sqlkube target also takes
+durable creates of 1 KiB ConfigMaps over its Kubernetes API (plain HTTP,
+keep-alive, one connection per client) at the same client counts: issue 16's
+comparison of the REST write path with etcd's puts, in the same run.
+Prints markdown tables; the ratio column is the target's rate over etcd's
+puts/s at the same client count in the same run.
 
 Usage: bench/etcd_side_by_side.py --bin build/sqlkube [--pg-url URL]
-       [--seconds 10] [--clients 1,8,32,64]
+       [--seconds 10] [--clients 1,8,32,64] [--writebench build/writebench]
 """
 
 import argparse
@@ -28,6 +32,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
@@ -49,8 +55,8 @@ def rss_kb(pid):
 
 
 class Target:
-    def __init__(self, name, cmd, port, workdir):
-        self.name, self.port, self.dir = name, port, workdir
+    def __init__(self, name, cmd, port, workdir, rest_port=None):
+        self.name, self.port, self.dir, self.rest_port = name, port, workdir, rest_port
         self.log = open(os.path.join(workdir, "server.log"), "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -77,12 +83,33 @@ def start_etcd():
 
 def start_sqlkube(binary, db_url):
     d = tempfile.mkdtemp(prefix="sk-etcdb-")
-    port = free_port()
-    cmd = [binary, "serve", "--listen", "127.0.0.1:%d" % free_port(), "--data-dir", d,
+    port, rest = free_port(), free_port()
+    cmd = [binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % rest, "--data-dir", d,
            "--etcd-listen", "127.0.0.1:%d" % port]
     if db_url:
         cmd += ["--db", db_url]
-    return Target("sqlkube (%s)" % ("PostgreSQL" if db_url else "SQLite"), cmd, port, d)
+    return Target("sqlkube (%s)" % ("PostgreSQL" if db_url else "SQLite"), cmd, port, d, rest)
+
+
+def http_creates(writebench, target, clients, seconds):
+    """writebench's JSON line for durable ConfigMap creates over the
+    target's REST API (namespace "bench", made first)."""
+    url = "http://127.0.0.1:%d" % target.rest_port
+    body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
+                       "metadata": {"name": "bench"}}).encode()
+    req = urllib.request.Request(url + "/api/v1/namespaces", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(req, timeout=30).close()
+    except urllib.error.HTTPError as e:
+        if e.code != 409:  # made by an earlier client count
+            raise
+    out = subprocess.run([writebench, "--url", url, "--namespace", "bench", "--clients",
+                          str(clients), "--seconds", str(seconds), "--size", "1024"],
+                         capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise SystemExit("writebench failed: %s" % out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def load(binary, target, *args):
@@ -128,13 +155,14 @@ def main():
     ap.add_argument("--pg-url")
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--clients", default="1,8,32,64")
+    ap.add_argument("--writebench", help="also HTTP creates through this build/writebench")
     args = ap.parse_args()
     out_dir = os.path.dirname(os.path.abspath(args.bin))
     etcdload = build_etcdload(out_dir)
     starters = [start_etcd, lambda: start_sqlkube(args.bin, None)]
     if args.pg_url:
         starters.append(lambda: start_sqlkube(args.bin, args.pg_url))
-    rows, watch_rows, etcd_rate = [], [], {}
+    rows, http_rows, watch_rows, etcd_rate = [], [], [], {}
     for start in starters:
         t = start()
         try:
@@ -145,6 +173,10 @@ def main():
                 if t.name.startswith("etcd"):
                     etcd_rate[n] = r["puts_per_s"]
                 rows.append((t.name, n, r))
+            if args.writebench and t.rest_port:
+                for n in [int(c) for c in args.clients.split(",")]:
+                    http_rows.append((t.name, n, http_creates(args.writebench, t, n,
+                                                              args.seconds)))
             for streams in (1, 100):
                 watch_rows.append((t.name, streams, watch_with_memory(etcdload, t, streams)))
         finally:
@@ -156,6 +188,15 @@ def main():
         print("| %s | %d | %.0f | %.2fx | %.1f | %.1f | %d |" % (
             name, n, r["puts_per_s"], r["puts_per_s"] / etcd_rate[n], r["p50_ms"], r["p99_ms"],
             r["failed"]))
+    if http_rows:
+        print()
+        print("| target: HTTP creates of 1 KiB ConfigMaps | clients | creates/s | vs etcd puts "
+              "| p50 ms | p99 ms | failed |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name, n, r in http_rows:
+            print("| %s | %d | %.0f | %.2fx | %.1f | %.1f | %d |" % (
+                name, n, r["creates_per_s"], r["creates_per_s"] / etcd_rate[n], r["p50_ms"],
+                r["p99_ms"], r["failed"]))
     print()
     print("| target | 1,000 watches over | deliveries | complete watches | out of order "
           "| latency p50 ms | p99 ms | max ms | RSS per watch KiB |")
