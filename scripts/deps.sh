@@ -7,7 +7,9 @@
 # Go and Debian's clientv3 sources, for the program that replays
 # kube-apiserver's etcd calls, tests/etcd/kubeshapes; Node.js, and the
 # JavaScript client from the npm registry into tests/node, pinned by its
-# package-lock.json).
+# package-lock.json; python3-yaml, openssl and curl for the compose file's
+# check and its two-instance process twin, python3-cryptography for the TLS
+# tests' certificates).
 set -euo pipefail
 mode="${1:-build}"
 
@@ -17,8 +19,9 @@ mode="${1:-build}"
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev
       libgnutls28-dev libcmocka-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev)
 if [[ "$mode" == test ]]; then
-    pkgs+=(python3 python3-kubernetes sqlite3 postgresql-client clang libclang-rt-dev
-           etcd-client etcd-server golang-go golang-etcd-server-dev)
+    pkgs+=(python3 python3-kubernetes python3-yaml python3-cryptography sqlite3 postgresql-client
+           clang libclang-rt-dev etcd-client etcd-server golang-go golang-etcd-server-dev
+           openssl curl)
     command -v kubectl >/dev/null 2>&1 || pkgs+=(kubernetes-client)
     command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
     if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
