@@ -64,16 +64,22 @@ const char *sk_satoken_issuer(const json_t *claims)
     return json_string_value(json_object_get(claims, "iss"));
 }
 
-/* A NumericDate claim: 1 with *out set when present and a number. */
+/* A NumericDate claim: 1 with *out set when present and a number of
+ * seconds an int64 holds; 0 when absent; -1 when present but not that
+ * (another type, or a real out of range: casting it would be undefined). */
 static int numeric_date(const json_t *claims, const char *key, int64_t *out)
 {
     const json_t *v = json_object_get(claims, key);
-    if (json_is_integer(v))
-        *out = json_integer_value(v);
-    else if (json_is_real(v))
-        *out = (int64_t)json_real_value(v);
-    else
+    if (!v)
         return 0;
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return 1;
+    }
+    double d = json_real_value(v); /* 0 for other types */
+    if (!json_is_real(v) || !(d > -9.2e18 && d < 9.2e18))
+        return -1;
+    *out = (int64_t)d;
     return 1;
 }
 
@@ -113,20 +119,22 @@ sk_err sk_satoken_check(const json_t *claims, const char *issuer, int64_t now,
         return SK_ERR_UNAUTHORIZED;
     }
     int64_t exp = 0, nbf = 0, iat = 0;
-    if (!numeric_date(claims, "exp", &exp)) {
+    int has_nbf = numeric_date(claims, "nbf", &nbf), has_iat = numeric_date(claims, "iat", &iat);
+    if (numeric_date(claims, "exp", &exp) != 1 || has_nbf < 0 || has_iat < 0) {
         set_why(why, "service account token claims could not be validated due to unexpected "
                      "validation error");
         return SK_ERR_UNAUTHORIZED;
     }
-    if (now > exp + SK_SATOKEN_LEEWAY_S) {
+    /* now - leeway, not exp + leeway: exp may be near INT64_MAX */
+    if (now - SK_SATOKEN_LEEWAY_S > exp) {
         set_why(why, "service account token has expired");
         return SK_ERR_UNAUTHORIZED;
     }
-    if (numeric_date(claims, "nbf", &nbf) && now + SK_SATOKEN_LEEWAY_S < nbf) {
+    if (has_nbf && now + SK_SATOKEN_LEEWAY_S < nbf) {
         set_why(why, "service account token is not valid yet");
         return SK_ERR_UNAUTHORIZED;
     }
-    if (numeric_date(claims, "iat", &iat) && now + SK_SATOKEN_LEEWAY_S < iat) {
+    if (has_iat && now + SK_SATOKEN_LEEWAY_S < iat) {
         set_why(why, "service account token is issued in the future");
         return SK_ERR_UNAUTHORIZED;
     }

@@ -380,6 +380,30 @@ static void test_claims(void **state)
     json_object_del(c, "exp");
     expect_why(c, NOW, "service account token claims could not be validated due to unexpected "
                        "validation error");
+    /* Dates no int64 holds, or of the wrong type, are refused, never cast
+     * (the fuzzer found the cast); an integer exp near INT64_MAX is only a
+     * late expiry, with no overflow in the leeway arithmetic. */
+    json_object_set_new(c, "exp", json_real(1e300));
+    expect_why(c, NOW, "service account token claims could not be validated due to unexpected "
+                       "validation error");
+    json_object_set_new(c, "exp", json_integer(NOW + 3600));
+    json_object_set_new(c, "nbf", json_string("soon"));
+    expect_why(c, NOW, "service account token claims could not be validated due to unexpected "
+                       "validation error");
+    json_object_set_new(c, "nbf", json_real(-1e300));
+    expect_why(c, NOW, "service account token claims could not be validated due to unexpected "
+                       "validation error");
+    json_decref(c);
+    c = sample_claims();
+    json_object_set_new(c, "exp", json_integer(INT64_MAX));
+    {
+        static const char *const one[] = {ISS};
+        sk_satoken late;
+        size_t n_late = 0;
+        char *why = NULL;
+        assert_int_equal(check(c, NOW, one, 1, &late, &n_late, &why), SK_OK);
+        free(why);
+    }
     json_decref(c);
     char *u = sk_satoken_username("a", "b");
     assert_string_equal(u, "system:serviceaccount:a:b");
