@@ -262,8 +262,13 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
                                            "size": {"type": "integer"},
                                            "phase": {"type": "string"}}}}}}}]}}
         self.ok("apply", "-f", self.write("pools.json", crd))
-        wait_until(lambda: self.server.request("GET", "/apis/ssa.example.com/v1").status == 200,
-                   what="the CRD served")
+        # As test_crd waits: the condition, then kubectl's own discovery listing
+        # the kind (its cached discovery from earlier tests must not hide it).
+        self.ok("wait", "--for", "condition=established", "crd/pools.ssa.example.com",
+                "--timeout=20s")
+        wait_until(lambda: "pools" in self.server.kubectl(
+            "api-resources", "--api-group", "ssa.example.com", "-o", "name").stdout,
+                   what="kubectl's discovery listing pools")
         pool = {"apiVersion": "ssa.example.com/v1", "kind": "Pool", "metadata": {"name": "p"},
                 "spec": {"size": 1, "color": "blue"}}
         self.ok("apply", "--server-side", "-f", self.write("pool.json", pool))
