@@ -49,6 +49,18 @@ void sk_call_reply_json(sk_api_call *call, int status, const json_t *obj)
     free(text);
 }
 
+const char **sk_call_strings(sk_api_call *call, const json_t *array, size_t *n_out)
+{
+    size_t n = json_array_size(array);
+    const char **out = sk_arena_alloc(call->arena, (n ? n : 1) * sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        const char *s = json_string_value(json_array_get(array, i));
+        out[i] = s ? s : "";
+    }
+    *n_out = n;
+    return out;
+}
+
 void sk_call_reply_review(sk_api_call *call, json_t *obj, const char *kind,
                           const char *api_version, json_t *status)
 {

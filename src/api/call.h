@@ -135,6 +135,10 @@ struct sk_api_call {
  * kube/options.h parsers take, on the call. */
 const char *sk_call_query(void *call, const char *key);
 
+/* The strings of a JSON array (borrowed from it; a non-string item reads
+ * as ""), as an array in the call's arena; *n_out their count. */
+const char **sk_call_strings(sk_api_call *call, const json_t *array, size_t *n_out);
+
 /* ---- replies ---- */
 /* A raw JSON body (bytes copied). */
 void sk_call_reply_raw(sk_api_call *call, int status, const char *json, size_t len);

@@ -159,13 +159,8 @@ int sk_endpoint_token_review(sk_api_call *call)
                             "token is required for TokenReview in authentication");
         return SK_STEP_DONE;
     }
-    const json_t *list = json_object_get(spec, "audiences");
-    size_t n = json_array_size(list);
-    const char **auds = sk_arena_alloc(call->arena, (n ? n : 1) * sizeof *auds);
-    for (size_t i = 0; i < n; i++) {
-        const char *s = json_string_value(json_array_get(list, i));
-        auds[i] = s ? s : "";
-    }
+    size_t n;
+    const char **auds = sk_call_strings(call, json_object_get(spec, "audiences"), &n);
     sk_authn_result r;
     sk_authn_token(&call->api->authn, call->api->reader, call->arena, token, auds, n, &r);
     json_t *status = json_pack("{s:b}", "authenticated", r.user != NULL);

@@ -57,13 +57,8 @@ static const char *str(const json_t *obj, const char *key)
  * the call's arena. */
 static void spec_user(sk_api_call *call, const json_t *spec, sk_user *u)
 {
-    const json_t *groups = json_object_get(spec, "groups");
-    size_t n = json_array_size(groups);
-    const char **g = sk_arena_alloc(call->arena, (n ? n : 1) * sizeof *g);
-    for (size_t i = 0; i < n; i++) {
-        const char *s = json_string_value(json_array_get(groups, i));
-        g[i] = s ? s : "";
-    }
+    size_t n;
+    const char **g = sk_call_strings(call, json_object_get(spec, "groups"), &n);
     memset(u, 0, sizeof *u);
     u->name = str(spec, "user");
     u->uid = str(spec, "uid");

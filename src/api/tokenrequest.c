@@ -163,13 +163,7 @@ static size_t audiences(sk_api_call *call, json_t *spec, const char *const **out
         *out = cfg->audiences;
         return cfg->n_audiences;
     }
-    const char **auds = sk_arena_alloc(call->arena, n * sizeof *auds);
-    for (size_t i = 0; i < n; i++)
-    {
-        const char *s = json_string_value(json_array_get(list, i));
-        auds[i] = s ? s : "";
-    }
-    *out = auds;
+    *out = sk_call_strings(call, list, &n);
     return n;
 }
 

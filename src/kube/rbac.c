@@ -127,15 +127,16 @@ typedef struct binding_edit {
     const char *name;
 } binding_edit;
 
-/* scope[key] as an array this edit may change: a copy of the (possibly
- * shared) one, or a new one. */
-static json_t *own_list(json_t *scope, const char *key)
+/* parent[key] (parent: a map this edit owns) replaced by a shallow copy of
+ * it, or a new array or map, that the edit may change; returned. The
+ * policy it came from still holds the original. */
+static json_t *own(json_t *parent, const char *key, int array)
 {
-    json_t *old = json_object_get(scope, key);
-    json_t *list = old ? json_copy(old) : json_array();
-    SK_CHECK_ALLOC(list);
-    json_object_set_new(scope, key, list);
-    return list;
+    json_t *old = json_object_get(parent, key);
+    json_t *copy = old ? json_copy(old) : array ? json_array() : json_object();
+    SK_CHECK_ALLOC(copy);
+    json_object_set_new(parent, key, copy);
+    return copy;
 }
 
 static const char *binding_name(const json_t *b)
@@ -150,7 +151,7 @@ static const char *binding_name(const json_t *b)
 static void insert_binding(const char *key, void *arg)
 {
     binding_edit *e = arg;
-    json_t *list = own_list(e->scope, key);
+    json_t *list = own(e->scope, key, 1);
     size_t at = 0;
     while (at < json_array_size(list) &&
            strcmp(binding_name(json_array_get(list, at)), e->name) < 0)
@@ -163,7 +164,7 @@ static void remove_binding(const char *key, void *arg)
     binding_edit *e = arg;
     if (!json_object_get(e->scope, key))
         return;
-    json_t *list = own_list(e->scope, key);
+    json_t *list = own(e->scope, key, 1);
     for (size_t i = json_array_size(list); i-- > 0;)
         if (strcmp(binding_name(json_array_get(list, i)), e->name) == 0)
             json_array_remove(list, i);
@@ -198,17 +199,6 @@ void sk_rbac_policy_add(json_t *policy, const char *resource, json_t *obj)
     }
 }
 
-/* copy[key] (copy: a map the caller owns) replaced by a shallow copy of it,
- * or a new map, that the caller may change; returned. */
-static json_t *own_map(json_t *copy, const char *key)
-{
-    json_t *old = json_object_get(copy, key);
-    json_t *map = old ? json_copy(old) : json_object();
-    SK_CHECK_ALLOC(map);
-    json_object_set_new(copy, key, map);
-    return map;
-}
-
 json_t *sk_rbac_policy_with(const json_t *policy, const char *resource, json_t *old_obj,
                             json_t *new_obj)
 {
@@ -221,14 +211,14 @@ json_t *sk_rbac_policy_with(const json_t *policy, const char *resource, json_t *
     if (!name) {
         /* nothing is indexed under no name */
     } else if (strcmp(resource, "clusterroles") == 0) {
-        json_t *roles = own_map(next, "clusterRoles");
+        json_t *roles = own(next, "clusterRoles", 0);
         if (new_obj)
             json_object_set_new(roles, name, slim_role(new_obj));
         else
             json_object_del(roles, name);
     } else if (strcmp(resource, "roles") == 0) {
-        json_t *by_ns = own_map(next, "roles");
-        json_t *roles = own_map(by_ns, ns);
+        json_t *by_ns = own(next, "roles", 0);
+        json_t *roles = own(by_ns, ns, 0);
         if (new_obj)
             json_object_set_new(roles, name, slim_role(new_obj));
         else
@@ -237,8 +227,8 @@ json_t *sk_rbac_policy_with(const json_t *policy, const char *resource, json_t *
             json_object_del(by_ns, ns);
     } else if (cluster_binding || (strcmp(resource, "rolebindings") == 0 && *ns)) {
         const char *scope_key = cluster_binding ? "" : ns;
-        json_t *bindings = own_map(next, "bindings");
-        binding_edit e = {own_map(bindings, scope_key), NULL, name};
+        json_t *bindings = own(next, "bindings", 0);
+        binding_edit e = {own(bindings, scope_key, 0), NULL, name};
         if (old_obj)
             each_subject_key(old_obj, scope_key, remove_binding, &e);
         if (new_obj) {
