@@ -17,8 +17,16 @@
    the live row's value length in sk_history (sqlite3 on the data dir's
    sqlkube.db), with and without its managedFields (the row's JSON text
    less the bytes of the "managedFields" member).
+3. Stored size on disk: --disk N objects of each kind written each way
+   (one kubectl call per List of N), then, in an online backup of the
+   database per kind and way holding only those N objects, the pages
+   SQLite uses for them (sk_history, its key index and sk_current, from
+   the dbstat table, after VACUUM) with their managedFields and again
+   after json_remove() took them out of every row. This is what a row
+   costs the store: its value plus its key columns, index entries and
+   page slack, which the value-only ratio above leaves out.
 
-Usage: bench/apply.py --bin build/sqlkube [--n 2000]
+Usage: bench/apply.py --bin build/sqlkube [--n 2000] [--disk 300]
 Needs kubectl and sqlite3 on PATH. Stdlib only.
 """
 
@@ -162,11 +170,61 @@ def stored_sizes(port, data_dir, workdir):
     return rows
 
 
+def sql(db, q):
+    return subprocess.run(["sqlite3", db, q], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def disk_sizes(port, data_dir, workdir, n):
+    ways = (("create", ["create"]), ("apply", ["apply"]),
+            ("apply --server-side", ["apply", "--server-side"]))
+    groups = []
+    for how, args in ways:
+        for kind, obj in SAMPLES.items():
+            ns = "disk-%s-%s" % (kind, how.split()[-1].strip("-"))
+            items = []
+            for i in range(n):
+                o = json.loads(json.dumps(obj))
+                o["metadata"]["name"] = "%s-%d" % (o["metadata"]["name"], i)
+                items.append(o)
+            path = os.path.join(workdir, "list.json")
+            with open(path, "w") as f:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+            kubectl = ["kubectl", "-s", "http://127.0.0.1:%d" % port]
+            subprocess.run(kubectl + ["create", "namespace", ns], check=True, capture_output=True)
+            subprocess.run(kubectl + ["-n", ns] + args + ["-f", path], check=True,
+                           capture_output=True)
+            res = {"deployment": "deployments.apps", "configmap": "configmaps",
+                   "service": "services"}[kind]
+            mine = "namespace = '%s' AND resource = '%s' AND name GLOB '%s-*'" % (
+                ns, res, obj["metadata"]["name"])
+            groups.append((kind, how, ns, mine))
+    snap = os.path.join(workdir, "snap.db")
+    sql(os.path.join(data_dir, "sqlkube.db"), ".backup '%s'" % snap)
+    pages = ("SELECT SUM(pgsize) FROM dbstat "
+             "WHERE name IN ('sk_history', 'sk_history_key', 'sk_current')")
+    rows = []
+    for kind, how, ns, mine in groups:
+        db = os.path.join(workdir, "group.db")
+        shutil.copyfile(snap, db)
+        sql(db, "DELETE FROM sk_history WHERE NOT (%s); "
+                "DELETE FROM sk_current WHERE NOT (%s); VACUUM;" % (mine, mine))
+        count = int(sql(db, "SELECT COUNT(*) FROM sk_current"))
+        if count != n:
+            raise SystemExit("%s: %d current rows, wanted %d" % (ns, count, n))
+        with_mf = int(sql(db, pages))
+        sql(db, "UPDATE sk_history SET value = json_remove(value, '$.metadata.managedFields'); "
+                "VACUUM;")
+        rows.append((kind, how, with_mf / n, int(sql(db, pages)) / n))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/sqlkube")
     ap.add_argument("--n", type=int, default=2000, help="requests of each kind")
     ap.add_argument("--blocks", type=int, default=10)
+    ap.add_argument("--disk", type=int, default=300, help="objects per kind for the on-disk size")
     a = ap.parse_args()
     data_dir = tempfile.mkdtemp(prefix="sk-abench-")
     port = free_port()
@@ -197,6 +255,14 @@ def main():
                                              "w/o managedF. B", "ratio"))
         for kind, how, with_mf, without in stored_sizes(port, data_dir, data_dir):
             print("%-12s %-22s %10d %16d %8.2f" % (kind, how, with_mf, without, with_mf / without))
+        print()
+        print("on disk, bytes per object (%d objects of each: value, key columns, "
+              "index entries, page slack)" % a.disk)
+        print("%-12s %-22s %10s %16s %8s" % ("kind", "written by kubectl", "on disk B",
+                                             "w/o managedF. B", "ratio"))
+        for kind, how, with_mf, without in disk_sizes(port, data_dir, data_dir, a.disk):
+            print("%-12s %-22s %10.0f %16.0f %8.2f" % (kind, how, with_mf, without,
+                                                       with_mf / without))
     finally:
         proc.terminate()
         proc.wait(30)
