@@ -22,7 +22,14 @@ Inputs (fetched snapshots; nothing from them is committed but this output):
                      behind disabled feature gates
                      ("notServed"), each group's preferred version when it serves
                      several, and resources kept in another's storage
-                     ("sharedStorage": served g/v/r -> the g/v/r whose form is stored).
+                     ("sharedStorage": served g/v/r -> the g/v/r whose form is stored),
+                     and "deleteReturnsObject" for a resource whose REST wrapper
+                     returns the deleted object although its DELETE is documented
+                     as returning a Status (namespaces).
+
+A resource's "deleteReturnsObject" is true when its DELETE answers the object
+rather than a Status Success (the OpenAPI 200 response of its DELETE, which kube
+derives from the store's ReturnDeletedObject), or when the overlay says so.
 
 Output: one JSON document, {"kubernetes", "resources": [...], "definitions": {...},
 "preferredVersions", "sharedStorage"}, with no prose: descriptions are dropped.
@@ -391,6 +398,9 @@ def collect_resources(swagger, served, not_served):
             else:
                 if action in ACTION_VERB:
                     e["verbs"].add(ACTION_VERB[action])
+                if action == "delete":
+                    ref = op["responses"]["200"]["schema"].get("$ref", "")
+                    e["deleteReturnsObject"] = not ref.endswith(".meta.v1.Status")
                 if gvk and "kind" not in e:
                     e["kind"] = gvk["kind"]
                 if namespaced:
@@ -448,6 +458,8 @@ def main():
             "categories": facts.get("categories", []),
             "fieldSelectors": facts.get("fieldSelectors", []),
         }
+        if e.get("deleteReturnsObject") or facts.get("deleteReturnsObject"):
+            r["deleteReturnsObject"] = True
         if schema:
             r["schema"] = schema
             roots.add(schema)

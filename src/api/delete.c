@@ -143,6 +143,25 @@ static int deletion_step(sk_api_call *call)
 
 /* ---- DELETE and eviction ------------------------------------------------- */
 
+/* A removal of a kind whose store does not return the deleted object: a
+ * Status Success naming it, its details' kind the resource (as kube's
+ * finalizeDelete fills it), so a client can tell removed from marked. */
+static void reply_deleted(sk_api_call *call, const deletion *del)
+{
+    json_t *meta = json_object_get(del->result, "metadata");
+    json_t *details = json_pack("{s:s}", "name", del->name);
+    if (call->res->group[0])
+        json_object_set_new(details, "group", json_string(call->res->group));
+    json_object_set_new(details, "kind", json_string(call->res->resource));
+    json_t *uid = json_object_get(meta, "uid");
+    if (json_is_string(uid))
+        json_object_set(details, "uid", uid);
+    json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:o}", "kind", "Status", "apiVersion", "v1",
+                           "metadata", "status", "Success", "details", details);
+    sk_call_reply_json(call, 200, st);
+    json_decref(st);
+}
+
 static int delete_done(sk_api_call *call)
 {
     deletion *del = call->verb_state;
@@ -157,6 +176,8 @@ static int delete_done(sk_api_call *call)
                                "metadata", "status", "Success", "code", 201);
         sk_call_reply_json(call, 201, st);
         json_decref(st);
+    } else if (del->result && del->removed && !call->res->delete_returns_object) {
+        reply_deleted(call, del);
     } else if (del->result) {
         /* 202 only when the client asked to cascade with orphanDependents=false
          * and the object stays, as kube's delete handler answers. */

@@ -198,6 +198,7 @@ static void fill(sk_resource *r, const json_t *e)
     r->categories = strings(json_object_get(e, "categories"));
     r->field_selectors = strings(json_object_get(e, "fieldSelectors"));
     r->namespaced = json_is_true(json_object_get(e, "namespaced"));
+    r->delete_returns_object = json_is_true(json_object_get(e, "deleteReturnsObject"));
     r->verbs = verbs_of(json_object_get(e, "verbs"), r->resource);
     r->schema = schema_of(e, "schema", r->resource);
     r->list_schema = schema_of(e, "listSchema", r->resource);

@@ -78,6 +78,11 @@ typedef struct sk_resource {
     const char *const *categories;      /* NULL-terminated */
     const char *const *field_selectors; /* beyond metadata.name/namespace; NULL-terminated */
     int namespaced;
+    /* DELETE answers the removed object, not a Status Success naming it
+     * (kube's ReturnDeletedObject: pods, services, namespaces...); 0 for
+     * custom resources. An object only marked for deletion is answered
+     * either way. */
+    int delete_returns_object;
     unsigned verbs; /* SK_VERB_* */
     const sk_subresource *subresources;
     size_t n_subresources;

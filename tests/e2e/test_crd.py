@@ -359,7 +359,9 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertTrue(r.headers.get("content-type", "").startswith("application/json"),
                         r.headers)
         self.assertIn("mv", [o["metadata"]["name"] for o in r.json()["items"]])
-        self.req("DELETE", base % "v1" + "/mv", want=200)
+        gone = self.req("DELETE", base % "v1" + "/mv", want=200).json()
+        self.assertEqual((gone["kind"], gone["details"]["name"], gone["details"]["group"]),
+                         ("Status", "mv", GROUP), "a custom resource's DELETE answers a Status")
         self.assertEqual(self.req("GET", base % "v1beta1" + "/mv").status, 404)
 
     def test_delete_crd_deletes_its_objects(self):

@@ -172,6 +172,31 @@ class Lifecycle(KubectlMixin, ServerTestCase, unittest.TestCase):
                  ctype="application/merge-patch+json")
         self.assertTrue(self.gone("/api/v1/namespaces/%s/pods/p" % ns))
 
+    def test_delete_answers_as_kube(self):
+        """A removal answers what the kind's store answers in kube 1.32: a
+        Status Success naming it (details.kind is the resource), or the
+        removed object for the kinds that return it (services here); a
+        marked object is answered as it now is."""
+        ns = self.ns("answers")
+        uid = self.cm(ns, "plain")["metadata"]["uid"]
+        got = self.req("DELETE", CMS % ns + "/plain", want=200).json()
+        self.assertEqual(got, {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                               "status": "Success",
+                               "details": {"name": "plain", "kind": "configmaps", "uid": uid}})
+        deploy = {"metadata": {"name": "d"}, "spec": {
+            "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}},
+                         "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+        path = "/apis/apps/v1/namespaces/%s/deployments" % ns
+        self.req("POST", path, deploy, want=201)
+        got = self.req("DELETE", path + "/d", want=200).json()
+        self.assertEqual((got["kind"], got["details"]["group"], got["details"]["kind"]),
+                         ("Status", "apps", "deployments"))
+        svc = {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}}
+        self.req("POST", "/api/v1/namespaces/%s/services" % ns, svc, want=201)
+        got = self.req("DELETE", "/api/v1/namespaces/%s/services/s" % ns, want=200).json()
+        self.assertEqual((got["kind"], got["metadata"]["name"]), ("Service", "s"))
+
     def test_python_client_finalizer_cycle(self):
         ns = self.ns("pyfin")
         body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py", finalizers=[HOLD]))

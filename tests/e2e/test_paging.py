@@ -20,6 +20,7 @@ import urllib.parse
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from server import ServerTestCase, describe  # noqa: E402
+from test_watch import WatchStream  # noqa: E402
 
 
 def cm(name, data):
@@ -69,6 +70,11 @@ class Paging(ServerTestCase, unittest.TestCase):
         for i in range(240):
             o = self.create("paging", "cm-%03d" % i, {"v": "0"})
             log.append((int(o["metadata"]["resourceVersion"]), o["metadata"]["name"], o["data"]))
+        # A ConfigMap's DELETE answers a Status, without the deletion's
+        # revision: the deletions' revisions come from a watch of the namespace.
+        deletions = WatchStream(self.server, "/api/v1/namespaces/paging/configmaps?watch=true"
+                                "&resourceVersion=%d" % log[-1][0])
+        deleted = [0]
         stop = threading.Event()
         errors = []
         lock = threading.Lock()
@@ -82,8 +88,11 @@ class Paging(ServerTestCase, unittest.TestCase):
                 if i % 5 == 0:
                     r = self.server.request("DELETE", path + name)
                     if r.status == 200:
+                        self.assertEqual(r.json()["details"]["name"], name)
                         with lock:
-                            log.append((int(r.json()["metadata"]["resourceVersion"]), name, None))
+                            deleted[0] += 1
+                    elif r.status != 404:
+                        errors.append(r)
                     continue
                 data = {"v": "%d-%d" % (seed, i)}
                 r = self.server.request(
@@ -110,6 +119,15 @@ class Paging(ServerTestCase, unittest.TestCase):
                 t.join()
         self.assertEqual(errors, [])
         self.assertGreater(pages, 5)
+        marker = self.create("paging", "zz-end", {"v": "end"})
+        events = deletions.wait_for(lambda ev: any(e["object"]["metadata"]["name"] == "zz-end"
+                                                   for e in ev), what="the marker")
+        deletions.close()
+        gone = [(int(e["object"]["metadata"]["resourceVersion"]), e["object"]["metadata"]["name"],
+                 None) for e in events if e["type"] == "DELETED"]
+        self.assertEqual(len(gone), deleted[0])
+        log.extend(gone)
+        self.assertLess(rv, int(marker["metadata"]["resourceVersion"]))
         # The state at rv, computed from the writes' own responses.
         expected = {}
         for wrv, name, data in sorted(log):

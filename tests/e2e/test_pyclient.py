@@ -102,7 +102,8 @@ class PythonClient(ServerTestCase, unittest.TestCase):
         self.assertEqual(self.core.read_namespaced_config_map("x", ns).data, {"b": "2", "c": "3"})
 
         st = self.core.delete_namespaced_config_map("x", ns)
-        self.assertIsNotNone(st)
+        self.assertEqual((st.status, st.details.name, st.details.kind),
+                         ("Success", "x", "configmaps"))
         with self.assertRaises(ApiException) as ctx:
             self.core.read_namespaced_config_map("x", ns)
         self.assertApiStatus(ctx, 404)

@@ -204,9 +204,12 @@ class SharedStorageTest(KubectlMixin, ServerTestCase, unittest.TestCase):
         out = self.ok("get", "events.events.k8s.io")
         self.assertEqual(re.split(r"\s{2,}", out.splitlines()[0].strip()),
                          ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"])
-        # DELETE answers the deleted object in the URL's version, one or a collection
+        # DELETE of one Event answers a Status naming it in the URL's group; of
+        # a collection, the deleted objects in the URL's version
         gone = self.req("DELETE", EVENTS + "/n1")
-        self.assertEqual((gone["apiVersion"], gone["note"]), ("events.k8s.io/v1", "replaced"))
+        self.assertEqual((gone["kind"], gone["status"]), ("Status", "Success"))
+        self.assertEqual({k: gone["details"][k] for k in ("name", "group", "kind")},
+                         {"name": "n1", "group": "events.k8s.io", "kind": "events"})
         self.req("POST", CORE, core_event("c9"), 201)
         listed = self.req("DELETE", EVENTS + "?fieldSelector=metadata.name%3Dc9")
         self.assertEqual([(i["apiVersion"], i["note"]) for i in listed["items"]],

@@ -128,12 +128,15 @@ class Watch(ServerTestCase, unittest.TestCase):
                     r = self.server.request("PATCH", base + "/" + name, {"data": {"i": str(i)}},
                                            headers=MERGE)
                     kind = "MODIFIED"
-                if i % 5 == 4 and r.status in (200, 201):
-                    r = self.server.request("DELETE", base + "/" + name)
-                    kind = "DELETED"
                 if r.status in (200, 201):
                     with lock:
                         log.append((int(r.json()["metadata"]["resourceVersion"]), kind, name))
+                if i % 5 == 4 and r.status in (200, 201):
+                    r = self.server.request("DELETE", base + "/" + name)
+                    if r.status == 200:
+                        # A ConfigMap's DELETE answers a Status, without a revision.
+                        with lock:
+                            log.append((None, "DELETED", name))
 
         threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
         for t in threads:
@@ -143,17 +146,24 @@ class Watch(ServerTestCase, unittest.TestCase):
         # An unrelated resource changing must not appear.
         self.server.request("POST", "/api/v1/namespaces/w-order/secrets",
                             {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
-        last = max(rv for rv, _, _ in log)
-        events = ws.wait_for(lambda ev: any(int(e["object"]["metadata"]["resourceVersion"]) >= last
+        self.server.request("POST", "/api/v1/namespaces/w-order/configmaps", cm("zz-end", {}))
+        events = ws.wait_for(lambda ev: any(e["object"]["metadata"]["name"] == "zz-end"
                                             for e in ev), what="the last write")
         ws.close()
         got = [(int(e["object"]["metadata"]["resourceVersion"]), e["type"],
-                e["object"]["metadata"]["name"]) for e in events]
-        # Writes whose responses we saw are a subset of history; history between is complete:
-        # compare against the store's own history read back by a fresh watch from `start`.
+                e["object"]["metadata"]["name"]) for e in events
+               if e["object"]["metadata"]["name"] != "zz-end"]
         self.assertEqual([g[0] for g in got], sorted(g[0] for g in got), "events out of order")
         self.assertEqual(len(set(g[0] for g in got)), len(got), "duplicate events")
-        self.assertTrue(set(log) <= set(got), "missing events: %r" % (set(log) - set(got)))
+        # Each name has one writer thread, so its writes' order is known: the
+        # watch must show each name's writes, and only those, in that order,
+        # with the revisions their responses gave.
+        for name in set(n for _, _, n in log) | set(n for _, _, n in got):
+            wrote = [(rv, kind) for rv, kind, n in log if n == name]
+            seen = [(rv, kind) for rv, kind, n in got if n == name]
+            self.assertEqual([k for _, k in seen], [k for _, k in wrote], name)
+            self.assertTrue(all(w is None or w == s for (w, _), (s, _) in zip(wrote, seen)), name)
+        # The stream is the store's history: a fresh watch from `start` reads it back.
         self.assertTrue(all(e["object"]["kind"] == "ConfigMap" for e in events))
         ws2 = WatchStream(self.server, "/api/v1/namespaces/w-order/configmaps?watch=true"
                           "&resourceVersion=%d" % start)

@@ -235,7 +235,7 @@ class Poison(HostileCase, unittest.TestCase):
         self.assertStatus(r, 500)
         r = self.server.request("DELETE", CM + "/poisoned")
         self.assertEqual(r.status, 200, r)
-        self.assertEqual(r.json()["metadata"]["name"], "poisoned")
+        self.assertEqual(r.json()["details"]["name"], "poisoned")
         self.assertEqual(self.server.request("GET", CM + "/poisoned").status, 404)
         r = self.server.request("GET", CM)
         self.assertEqual([i["metadata"]["name"] for i in r.json()["items"]], ["healthy"])
