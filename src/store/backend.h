@@ -138,6 +138,17 @@ typedef struct sk_backend_ops {
     sk_err (*kv_count)(sk_conn *c, const unsigned char *lo, size_t lo_len, const unsigned char *hi,
                        size_t hi_len, int64_t rev, int64_t *count_out);
     sk_err (*kv_append)(sk_conn *c, const sk_kv_row *row);
+    /*
+     * Optional (NULL where a read costs no round trip, as SQLite's). In the
+     * writer's transaction, before its etcd writes: reads the live version
+     * of each of keys[0..n) (lens[i] bytes; duplicates allowed) in one
+     * statement and keeps it, so that until commit_write or rollback a
+     * kv_range or kv_count at INT64_MAX over exactly one key so read, or
+     * written since by kv_append, answers from memory what the database
+     * would (later writes of the batch included).
+     */
+    sk_err (*kv_prefetch)(sk_conn *c, const unsigned char *const *keys, const size_t *lens,
+                          size_t n);
     sk_err (*kv_compact)(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out);
     /* Read: the rows with rev in (after_rev, upto_rev] in (rev, sub) order,
      * each with the live version it replaced, in one statement gated on

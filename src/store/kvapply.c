@@ -376,6 +376,29 @@ sk_err sk_kv_apply(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, const sk
     return err;
 }
 
+static void ops_keys(const sk_kv_op *ops, int n,
+                     void (*fn)(void *arg, const unsigned char *key, size_t key_len), void *arg)
+{
+    for (int i = 0; i < n; i++) {
+        const sk_kv_op *op = &ops[i];
+        if (op->kind == SK_KV_OP_TXN)
+            sk_kv_txn_keys(op->txn, fn, arg);
+        else if (op->kind == SK_KV_OP_PUT ||
+                 (op->range.end_len == 0 && (op->kind == SK_KV_OP_DELETE || op->range.rev == 0)))
+            fn(arg, op->range.key, op->range.key_len);
+    }
+}
+
+void sk_kv_txn_keys(const sk_kv_txn *t,
+                    void (*fn)(void *arg, const unsigned char *key, size_t key_len), void *arg)
+{
+    for (int i = 0; i < t->n_compares; i++)
+        if (t->compares[i].end_len == 0)
+            fn(arg, t->compares[i].key, t->compares[i].key_len);
+    ops_keys(t->success, t->n_success, fn, arg);
+    ops_keys(t->failure, t->n_failure, fn, arg);
+}
+
 /* ---- leases --------------------------------------------------------------- */
 
 /* Deletes the lease's keys at one revision (a transaction of single-key

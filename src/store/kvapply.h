@@ -38,6 +38,13 @@ sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, i
 sk_err sk_kv_apply(const sk_backend_ops *ops, sk_conn *c, int64_t rev0, const sk_kv_txn *t,
                    sk_arena *a, sk_kv_txn_result *out, int *wrote_out, int *db_failed);
 
+/* Visits the single keys t may read at the newest revision (compares',
+ * puts', single-key deletes' and ranges' at revision 0, in every branch,
+ * nested transactions included; duplicates possible): what a backend can
+ * fetch in one statement before a batch (backend.h, kv_prefetch). */
+void sk_kv_txn_keys(const sk_kv_txn *t,
+                    void (*fn)(void *arg, const unsigned char *key, size_t key_len), void *arg);
+
 /*
  * Applies a lease operation (store/kv.h, sk_lease_op_kind for each kind's
  * outcome) in the writer's open transaction on c, whose revision counter is

@@ -26,12 +26,31 @@
  * therefore only copies its row into the connection, and the rows go to the
  * server as one multi-row INSERT just before the next statement that could
  * see them: any statement, except a kv_range or kv_count whose key interval
- * holds none of their keys (the next put's read of its own key). A group
- * commit of N puts thus costs N reads and one INSERT instead of 2N round
- * trips, and its statements and their order in the transaction are
- * otherwise unchanged. A failed INSERT fails the statement that sent it, so
- * the batch is replayed one write per transaction (store.c), where the
- * error is its own write's again. rollback drops them.
+ * holds none of their keys (the next put's read of its own key), or one
+ * that the known keys answer (below). A failed INSERT fails the statement
+ * that sent it, so the batch is replayed one write per transaction
+ * (store.c), where the error is its own write's again. rollback drops them.
+ *
+ * Known keys. That still left one read per write, and a round trip costs
+ * more than the read: measured on the etcd face at 32 clients, the server
+ * and PostgreSQL's backend spent most of their CPU per put in the
+ * send/receive/wake-up of each read (bench/README.md, "PostgreSQL group
+ * commit in constant round trips"). So kv_prefetch reads the live version of
+ * every single key the batch's transactions will read in ONE statement
+ * (unnest of a bytea[] joined laterally to a backward probe of the (key,
+ * rev) index: one row per key however long its history), after the
+ * revision lock, and keeps them in a hash table on the connection. Every
+ * kv_append then records its row as its key's version (a tombstone as
+ * absent), so a kv_range or kv_count at the newest revision over exactly
+ * one known key is answered from memory as the database would answer it,
+ * later writes of the batch included: this writer holds the revision lock,
+ * every writer of sk_kv takes it, and compaction only removes versions that
+ * are not any key's newest live one. Other reads (ranges, past revisions,
+ * unknown keys) go to the database as before, after the held rows. A batch
+ * of N puts thus costs five round trips whatever N: begin and lock,
+ * prefetch, INSERT, counter and NOTIFY, COMMIT. Pipeline mode (libpq 14+)
+ * could merge the last three, but saves 2 round trips a batch where the
+ * prefetch saves N - 1; known keys are cleared at commit and rollback.
  *
  * Text travels in libpq's text format with client_encoding UTF8. The object
  * JSON is the one parameter sent in binary format, with its length, so the
@@ -149,6 +168,7 @@ typedef enum {
     ST_LEASE_DELETE,
     ST_LEASES,
     ST_KV_LEASE_KEYS,
+    ST_KV_PREFETCH,
     ST__COUNT
 } stmt_id;
 
@@ -299,6 +319,12 @@ static const struct {
                           " WHERE k.lease = $1::bigint AND k.lease <> 0 AND NOT k.deleted"
                           " AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key"
                           " AND n.rev > k.rev OFFSET 0) ORDER BY k.key"},
+    /* The newest row of each key of $1 (bytea[]) if live: one backward
+     * probe of the (key, rev) index per key, however many versions it has. */
+    [ST_KV_PREFETCH] = {"kv_prefetch",
+                        "SELECT k.key, k.create_rev, k.rev, k.version, k.lease, k.value"
+                        " FROM unnest($1::bytea[]) u(key) CROSS JOIN LATERAL (SELECT * FROM sk_kv n"
+                        " WHERE n.key = u.key ORDER BY n.rev DESC LIMIT 1) k WHERE NOT k.deleted"},
     /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
      * $1 revisions further, whichever is lower: every older version of n's
      * key and n itself if it is a tombstone (older ones went in earlier
@@ -326,6 +352,14 @@ typedef struct held_row {
     size_t key_off, key_len, value_off, value_len; /* in sk_conn.held_bytes */
 } held_row;
 
+/* A key's live version as the writer's transaction sees it (see "Known
+ * keys" above); live 0: the key has none. */
+typedef struct known_kv {
+    int64_t create_rev, mod_rev, version, lease;
+    int live;
+    size_t key_off, key_len, value_off, value_len; /* in sk_conn.known_bytes */
+} known_kv;
+
 struct sk_conn {
     PGconn *pg;
     uint64_t prepared; /* bit i set: stmts[i].sql is prepared in this session */
@@ -333,6 +367,11 @@ struct sk_conn {
     held_row *held;    /* the writer's unsent kv_append rows */
     size_t n_held, cap_held;
     sk_buf held_bytes; /* their keys and values */
+    known_kv *known;   /* the writer's known keys, until commit or rollback */
+    size_t n_known, cap_known;
+    uint32_t *slots; /* hash of known: index + 1, 0 free; n_slots a power of 2 */
+    size_t n_slots;
+    sk_buf known_bytes;
 };
 
 /* Length of s up to its first newline: libpq messages run on with hints. */
@@ -491,6 +530,93 @@ static int held_in(const sk_conn *c, const unsigned char *lo, size_t lo_len,
     return 0;
 }
 
+/* ---- known keys ---------------------------------------------------------- */
+
+static uint64_t key_hash(const unsigned char *key, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ key[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* The slot holding key, or the free slot where it would go. */
+static uint32_t *known_slot(sk_conn *c, const unsigned char *key, size_t len)
+{
+    size_t mask = c->n_slots - 1;
+    for (size_t i = key_hash(key, len) & mask;; i = (i + 1) & mask) {
+        uint32_t *slot = &c->slots[i];
+        const known_kv *k = *slot ? &c->known[*slot - 1] : NULL;
+        if (!k || (k->key_len == len &&
+                   (len == 0 || memcmp(c->known_bytes.data + k->key_off, key, len) == 0)))
+            return slot;
+    }
+}
+
+static known_kv *known_find(sk_conn *c, const unsigned char *key, size_t len)
+{
+    uint32_t *slot = c->n_slots ? known_slot(c, key, len) : NULL;
+    return slot && *slot ? &c->known[*slot - 1] : NULL;
+}
+
+/* Records kv (NULL value: the key has no live version) as key's version. */
+static void known_set(sk_conn *c, const unsigned char *key, size_t len, const sk_kv *kv)
+{
+    known_kv *k = known_find(c, key, len);
+    if (!k) {
+        if (2 * (c->n_known + 1) > c->n_slots) { /* grow and rehash: load at most 1/2 */
+            c->n_slots = c->n_slots ? 2 * c->n_slots : 256;
+            free(c->slots);
+            c->slots = calloc(c->n_slots, sizeof *c->slots);
+            SK_CHECK_ALLOC(c->slots);
+            for (size_t i = 0; i < c->n_known; i++)
+                *known_slot(c, (const unsigned char *)c->known_bytes.data + c->known[i].key_off,
+                            c->known[i].key_len) = (uint32_t)(i + 1);
+        }
+        if (c->n_known == c->cap_known) {
+            c->cap_known = c->cap_known ? 2 * c->cap_known : 64;
+            c->known = realloc(c->known, c->cap_known * sizeof *c->known);
+            SK_CHECK_ALLOC(c->known);
+        }
+        k = &c->known[c->n_known++];
+        k->key_off = c->known_bytes.len;
+        k->key_len = len;
+        sk_buf_append(&c->known_bytes, len ? key : (const unsigned char *)"", len);
+        sk_buf_putc(&c->known_bytes, 0); /* so the bytes are never NULL */
+        *known_slot(c, key, len) = (uint32_t)c->n_known;
+    }
+    k->live = kv != NULL;
+    if (kv) {
+        k->create_rev = kv->create_rev;
+        k->mod_rev = kv->mod_rev;
+        k->version = kv->version;
+        k->lease = kv->lease;
+        k->value_off = c->known_bytes.len;
+        k->value_len = kv->value_len;
+        sk_buf_append(&c->known_bytes, kv->value_len ? kv->value : (const unsigned char *)"",
+                      kv->value_len);
+        sk_buf_putc(&c->known_bytes, 0);
+    }
+}
+
+static void known_clear(sk_conn *c)
+{
+    c->n_known = 0;
+    if (c->n_slots)
+        memset(c->slots, 0, c->n_slots * sizeof *c->slots);
+    sk_buf_reset(&c->known_bytes);
+}
+
+/* The known key that [lo, hi) at rev names exactly, if any: a read that
+ * memory can answer (see "Known keys" above). */
+static const known_kv *known_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
+                                   const unsigned char *hi, size_t hi_len, int64_t rev)
+{
+    int single = rev == INT64_MAX && hi && hi_len == lo_len + 1 && hi[lo_len] == 0 &&
+                 (lo_len == 0 || memcmp(lo, hi, lo_len) == 0);
+    return single && c->n_known ? known_find(c, lo, lo_len) : NULL;
+}
+
 /* Runs a parameterless command outside the prepared set (transaction control). */
 static sk_err command(sk_conn *c, const char *sql, PGresult **out)
 {
@@ -631,6 +757,9 @@ static void pg_disconnect(sk_conn *c)
         PQfinish(c->pg);
         free(c->held);
         sk_buf_free(&c->held_bytes);
+        free(c->known);
+        free(c->slots);
+        sk_buf_free(&c->known_bytes);
     }
     free(c);
 }
@@ -720,7 +849,7 @@ out:
 static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
 {
     PGresult *res = NULL;
-    SK_CHECK(c->n_held == 0); /* commit_write and rollback end with none */
+    SK_CHECK(c->n_held == 0 && c->n_known == 0); /* commit_write and rollback end with none */
     sk_err err = command(c, "BEGIN; SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE", &res);
     if (err != SK_OK)
         goto out;
@@ -775,6 +904,7 @@ static sk_err pg_commit_write(sk_conn *c, int64_t rev)
     }
     PQclear(res);
     res = NULL;
+    known_clear(c);
     if ((err = command(c, "COMMIT", &res)) != SK_OK)
         goto out;
     /* COMMIT of a transaction that had failed "succeeds" as a rollback. */
@@ -789,6 +919,7 @@ static void pg_rollback(sk_conn *c)
 {
     c->n_held = 0;
     sk_buf_reset(&c->held_bytes);
+    known_clear(c);
     PQclear(PQexec(c->pg, "ROLLBACK"));
 }
 
@@ -1026,6 +1157,21 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
                                   limit > 0 ? limit_text : NULL, (const char *)hi};
     const int lengths[] = {(int)lo_len, 0, 0, 0, (int)hi_len};
     const int formats[] = {1, 0, 0, 0, 1};
+    const known_kv *k = known_range(c, lo, lo_len, hi, hi_len, rev);
+    if (k) {
+        const char *bytes = c->known_bytes.data;
+        sk_kv kv = {.key = (const unsigned char *)bytes + k->key_off,
+                    .key_len = k->key_len,
+                    .value = (const unsigned char *)bytes + (keys_only ? 0 : k->value_off),
+                    .value_len = keys_only ? 0 : k->value_len,
+                    .create_rev = k->create_rev,
+                    .mod_rev = k->mod_rev,
+                    .version = k->version,
+                    .lease = k->lease};
+        if (k->live)
+            fn(arg, &kv);
+        return SK_OK;
+    }
     PGresult *res = NULL;
     sk_err err = (held_in(c, lo, lo_len, hi, hi_len) ? run : run_unheld)(
         c, hi ? ST_KV_RANGE : ST_KV_RANGE_FROM, hi ? 5 : 4, values, lengths, formats, &res);
@@ -1113,6 +1259,11 @@ static sk_err pg_kv_count(sk_conn *c, const unsigned char *lo, size_t lo_len,
     const char *const values[] = {(const char *)lo, rev_text, "t", (const char *)hi};
     const int lengths[] = {(int)lo_len, 0, 0, (int)hi_len};
     const int formats[] = {1, 0, 0, 1};
+    const known_kv *k = known_range(c, lo, lo_len, hi, hi_len, rev);
+    if (k) {
+        *count_out = k->live;
+        return SK_OK;
+    }
     PGresult *res = NULL;
     sk_err err = (held_in(c, lo, lo_len, hi, hi_len) ? run : run_unheld)(
         c, hi ? ST_KV_COUNT : ST_KV_COUNT_FROM, hi ? 4 : 3, values, lengths, formats, &res);
@@ -1151,7 +1302,50 @@ static sk_err pg_kv_append(sk_conn *c, const sk_kv_row *row)
     sk_buf_append(&c->held_bytes, row->kv.value ? row->kv.value : (const unsigned char *)"",
                   row->kv.value_len);
     sk_buf_putc(&c->held_bytes, 0);
+    known_set(c, row->kv.key, row->kv.key_len, row->deleted ? NULL : &row->kv);
     return SK_OK;
+}
+
+static sk_err pg_kv_prefetch(sk_conn *c, const unsigned char *const *keys, const size_t *lens,
+                             size_t n)
+{
+    sk_buf array = SK_BUF_INIT; /* a bytea[] literal: {"\\x6b6579",...} */
+    static const char hex[] = "0123456789abcdef";
+    size_t asked = 0;
+    sk_buf_putc(&array, '{');
+    for (size_t i = 0; i < n; i++) {
+        if (known_find(c, keys[i], lens[i]))
+            continue;
+        known_set(c, keys[i], lens[i], NULL); /* absent unless the answer has it */
+        sk_buf_puts(&array, asked++ ? ",\"\\\\x" : "\"\\\\x");
+        for (size_t j = 0; j < lens[i]; j++) {
+            sk_buf_putc(&array, hex[keys[i][j] >> 4]);
+            sk_buf_putc(&array, hex[keys[i][j] & 15]);
+        }
+        sk_buf_putc(&array, '"');
+    }
+    sk_buf_putc(&array, '}');
+    const char *const values[] = {array.data};
+    PGresult *res = NULL;
+    sk_err err = asked ? run(c, ST_KV_PREFETCH, 1, values, NULL, NULL, &res) : SK_OK;
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        size_t klen = 0, vlen = 0;
+        unsigned char *key = bytea_at(res, i, 0, &klen), *value = bytea_at(res, i, 5, &vlen);
+        sk_kv kv = {.key = key,
+                    .key_len = klen,
+                    .value = value,
+                    .value_len = vlen,
+                    .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
+                    .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
+                    .version = sk_parse_i64(PQgetvalue(res, i, 3)),
+                    .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
+        known_set(c, key, klen, &kv);
+        PQfreemem(key);
+        PQfreemem(value);
+    }
+    PQclear(res);
+    sk_buf_free(&array);
+    return err;
 }
 
 static sk_err pg_kv_compact(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out)
@@ -1305,6 +1499,7 @@ const sk_backend_ops sk_backend_postgres = {
     .kv_changes = pg_kv_changes,
     .kv_count = pg_kv_count,
     .kv_append = pg_kv_append,
+    .kv_prefetch = pg_kv_prefetch,
     .kv_compact = pg_kv_compact,
     .db_size = pg_db_size,
     .lease_get = pg_lease_get,

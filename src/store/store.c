@@ -6,6 +6,9 @@
  * a queue; when woken it takes every waiting intent (up to MAX_BATCH) and
  * applies them in ONE transaction:
  *   begin_write (revision lock, read counter)
+ *   kv_prefetch (PostgreSQL): the current version of every single key the
+ *     batch's etcd transactions will read, in one statement, so the batch
+ *     costs the same few round trips whatever its size (postgres.c)
  *   for each intent: read the current row, check the precondition; only if
  *     the write will happen, take rev = counter + 1 and append the row
  *   commit_write(counter)  -> one fsync / one NOTIFY for the whole batch
@@ -370,6 +373,41 @@ out:
     return err;
 }
 
+/* The single keys a batch's etcd transactions will read. */
+typedef struct batch_keys {
+    const unsigned char **keys;
+    size_t *lens;
+    size_t n, cap;
+} batch_keys;
+
+static void add_key(void *arg, const unsigned char *key, size_t key_len)
+{
+    batch_keys *k = arg;
+    if (k->n == k->cap) {
+        k->cap = k->cap ? 2 * k->cap : 64;
+        k->keys = realloc(k->keys, k->cap * sizeof *k->keys);
+        k->lens = realloc(k->lens, k->cap * sizeof *k->lens);
+        SK_CHECK_ALLOC(k->keys);
+        SK_CHECK_ALLOC(k->lens);
+    }
+    k->keys[k->n] = key ? key : (const unsigned char *)"";
+    k->lens[k->n++] = key_len;
+}
+
+/* kv_prefetch of the keys of the etcd transactions among [first, first+n). */
+static sk_err prefetch_kv(sk_store *s, pending *first, int n)
+{
+    batch_keys k = {0};
+    pending *p = first;
+    for (int i = 0; i < n; i++, p = p->next)
+        if (p->kv)
+            sk_kv_txn_keys(p->kv, add_key, &k);
+    sk_err err = k.n ? s->ops->kv_prefetch(s->wconn, k.keys, k.lens, k.n) : SK_OK;
+    free(k.keys);
+    free(k.lens);
+    return err;
+}
+
 /* Runs intents [first, first+n) (a linked run) in one transaction. Returns 0
  * if a database error aborted the transaction (nothing was committed). */
 static int run_batch(sk_store *s, pending *first, int n)
@@ -377,6 +415,10 @@ static int run_batch(sk_store *s, pending *first, int n)
     int64_t rev0 = 0;
     sk_err err = s->ops->begin_write(s->wconn, &rev0);
     if (err != SK_OK) {
+        s->ops->rollback(s->wconn);
+        return 0;
+    }
+    if (s->ops->kv_prefetch && prefetch_kv(s, first, n) != SK_OK) {
         s->ops->rollback(s->wconn);
         return 0;
     }

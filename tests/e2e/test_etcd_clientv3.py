@@ -9,7 +9,10 @@ current and stale R, paged Range with key+"\\x00" continuation at the first
 page's revision, Count and count-only Range, reads at past and future
 revisions, a watch from RV+1 with prev_kv and a progress request, a lease
 whose keys are deleted in one revision when it expires (as Events' are),
-TimeToLive and revoke of an unknown lease, and the compactor's compact_rev_key Version CAS, Compact, then reads and watches
+TimeToLive and revoke of an unknown lease, 32 concurrent writers on one key
+(puts with prev_kv, puts mixed with deletes, GuaranteedUpdate's CAS-else-Get
+increments: several land in one group commit, and etcd's invariants must
+hold), and the compactor's compact_rev_key Version CAS, Compact, then reads and watches
 below it. It prints one line per call with revisions
 relative to where it started; the same run against a real etcd 3.4 (Debian
 etcd-server) in the same test must print the same lines.
@@ -37,7 +40,7 @@ from test_etcd import ETCD, QUIET, Etcd, ctl  # noqa: E402
 GO = shutil.which("go")
 CLIENTV3 = "/usr/share/gocode/src/go.etcd.io/etcd/clientv3"
 SOURCE = os.path.join(HERE, "..", "etcd", "kubeshapes")
-SECTIONS = "kv,watch,lease,compact"
+SECTIONS = "kv,watch,lease,compact,batch"
 
 
 def build():
@@ -76,6 +79,9 @@ class KubeShapes(unittest.TestCase):
         steps = [line.split(" {")[0] for line in self.want]
         self.assertIn("update pods/ns1/b", steps)
         self.assertIn("get below the compaction", steps)
+        self.assertIn('batch puts one key {"final_as_serial":true,"violation":""}', self.want)
+        self.assertIn('batch cas increments {"final":{"mod_is_last":true,"value":"32",'
+                      '"version":33},"violation":""}', self.want)
         self.assertIn('get below the compaction {"err":"etcdserver: mvcc: required revision '
                       'has been compacted"}', self.want)
 

@@ -22,7 +22,15 @@
 //	lease  a lease (as kube-apiserver's Events use) whose keys go when it
 //	       expires, seen by a watch; TimeToLive; revoke of an unknown lease
 //	compact  the compact_rev_key Version CAS, Compact, then reads below it
-//	       (last: it removes history the other sections read)
+//	       (after the sections whose history it removes)
+//	batch  concurrent writers on one key, so a store that group-commits
+//	       puts several in one batch: puts with prev_kv, puts and deletes
+//	       mixed, and GuaranteedUpdate-style increments (CAS, else Get,
+//	       retried). The order is the scheduler's, so each prints whether
+//	       etcd's invariants held (revisions consecutive, each prev_kv the
+//	       version the one before wrote, versions and create revisions as a
+//	       serial run gives), never the order itself; last, as how many
+//	       revisions the mixed puts and deletes take depends on that order
 //
 // Built in GOPATH mode (GO111MODULE=off) against Debian's
 // golang-etcd-server-dev (clientv3 3.4).
@@ -37,6 +45,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/clientv3"
@@ -390,9 +399,198 @@ func sectionCompact() {
 	}
 }
 
+// batchOp is one concurrent write's answer.
+type batchOp struct {
+	del     bool
+	rev     int64 // header revision
+	deleted int64
+	prev    *mvccpb.KeyValue
+	value   string
+}
+
+// inParallel runs f(0..n-1) at once and returns their answers.
+func inParallel(n int, f func(i int) (batchOp, error)) ([]batchOp, error) {
+	ops := make([]batchOp, n)
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			var err error
+			ops[i], err = f(i)
+			errs <- err
+		}(i)
+	}
+	var first error
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return ops, first
+}
+
+// serial checks ops against a serial run from an absent key: the writes
+// that took a revision took consecutive ones, each put's and delete's
+// prev_kv is exactly the version the write before it left, and a delete
+// that deleted nothing saw the key absent at its revision. It returns the
+// final version (nil: absent) and the first violation ("" if none).
+func serial(ops []batchOp) (*mvccpb.KeyValue, string) {
+	sort.SliceStable(ops, func(a, b int) bool { return ops[a].rev < ops[b].rev })
+	var cur *mvccpb.KeyValue
+	var last int64
+	absent := map[int64]bool{} // the key's state after each revision taken
+	for _, op := range ops {
+		if op.del && op.deleted == 0 {
+			continue
+		}
+		if last != 0 && op.rev != last+1 {
+			return cur, fmt.Sprintf("revision %d after %d", rel(op.rev), rel(last))
+		}
+		last = op.rev
+		same := (cur == nil && op.prev == nil) || (cur != nil && op.prev != nil &&
+			cur.ModRevision == op.prev.ModRevision && cur.CreateRevision == op.prev.CreateRevision &&
+			cur.Version == op.prev.Version && string(cur.Value) == string(op.prev.Value))
+		if !same {
+			return cur, fmt.Sprintf("prev_kv at revision %d is not the version before it", rel(op.rev))
+		}
+		absent[op.rev] = op.del
+		if op.del {
+			cur = nil
+			continue
+		}
+		next := &mvccpb.KeyValue{ModRevision: op.rev, CreateRevision: op.rev, Version: 1,
+			Value: []byte(op.value)}
+		if cur != nil {
+			next.CreateRevision, next.Version = cur.CreateRevision, cur.Version+1
+		}
+		cur = next
+	}
+	for _, op := range ops {
+		if !op.del || op.deleted != 0 {
+			continue
+		}
+		gone := true // before the first write the key is absent
+		for _, w := range ops {
+			if (!w.del || w.deleted != 0) && w.rev <= op.rev {
+				gone = absent[w.rev]
+			}
+		}
+		if !gone {
+			return cur, fmt.Sprintf("a delete at revision %d found nothing to delete", rel(op.rev))
+		}
+	}
+	return cur, ""
+}
+
+func sectionBatch() {
+	const n = 32
+	ops, err := inParallel(n, func(i int) (batchOp, error) {
+		v := fmt.Sprintf("v%d", i)
+		r, err := client.Put(ctx, key("batch/puts"), v, clientv3.WithPrevKV())
+		if err != nil {
+			return batchOp{}, err
+		}
+		return batchOp{rev: r.Header.Revision, prev: r.PrevKv, value: v}, nil
+	})
+	if err != nil {
+		emit("batch puts one key", map[string]interface{}{"err": errText(err)})
+	} else {
+		cur, bad := serial(ops)
+		got, err := client.Get(ctx, key("batch/puts"))
+		same := err == nil && cur != nil && len(got.Kvs) == 1 && got.Kvs[0].ModRevision == cur.ModRevision &&
+			got.Kvs[0].CreateRevision == cur.CreateRevision && got.Kvs[0].Version == n &&
+			string(got.Kvs[0].Value) == string(cur.Value)
+		emit("batch puts one key", map[string]interface{}{"violation": bad, "final_as_serial": same})
+	}
+
+	ops, err = inParallel(n, func(i int) (batchOp, error) {
+		if i%2 == 1 {
+			r, err := client.Delete(ctx, key("batch/mixed"), clientv3.WithPrevKV())
+			if err != nil {
+				return batchOp{}, err
+			}
+			op := batchOp{del: true, rev: r.Header.Revision, deleted: r.Deleted}
+			if len(r.PrevKvs) > 0 {
+				op.prev = r.PrevKvs[0]
+			}
+			return op, nil
+		}
+		v := fmt.Sprintf("v%d", i)
+		r, err := client.Put(ctx, key("batch/mixed"), v, clientv3.WithPrevKV())
+		if err != nil {
+			return batchOp{}, err
+		}
+		return batchOp{rev: r.Header.Revision, prev: r.PrevKv, value: v}, nil
+	})
+	if err != nil {
+		emit("batch puts and deletes one key", map[string]interface{}{"err": errText(err)})
+	} else {
+		cur, bad := serial(ops)
+		got, err := client.Get(ctx, key("batch/mixed"))
+		same := err == nil && ((cur == nil && len(got.Kvs) == 0) || (cur != nil &&
+			len(got.Kvs) == 1 && got.Kvs[0].ModRevision == cur.ModRevision &&
+			got.Kvs[0].Version == cur.Version && got.Kvs[0].CreateRevision == cur.CreateRevision))
+		emit("batch puts and deletes one key", map[string]interface{}{"violation": bad,
+			"final_as_serial": same})
+	}
+
+	// GuaranteedUpdate: read, CAS on the mod revision, on failure take the
+	// current version from the Else Get and try again.
+	ck := key("batch/counter")
+	if _, err := client.Put(ctx, ck, "0"); err != nil {
+		emit("batch cas increments", map[string]interface{}{"err": errText(err)})
+		return
+	}
+	var mu sync.Mutex
+	bad := ""
+	ops, err = inParallel(n, func(i int) (batchOp, error) {
+		r, err := client.Get(ctx, ck)
+		if err != nil {
+			return batchOp{}, err
+		}
+		kv := r.Kvs[0]
+		for {
+			v, _ := strconv.Atoi(string(kv.Value))
+			t, err := client.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(ck), "=", kv.ModRevision)).
+				Then(clientv3.OpPut(ck, strconv.Itoa(v+1))).Else(clientv3.OpGet(ck)).Commit()
+			if err != nil {
+				return batchOp{}, err
+			}
+			if t.Succeeded {
+				return batchOp{rev: t.Header.Revision}, nil
+			}
+			now := t.Responses[0].GetResponseRange().Kvs[0]
+			if now.ModRevision <= kv.ModRevision || now.ModRevision > t.Header.Revision {
+				mu.Lock()
+				bad = fmt.Sprintf("the Else Get saw revision %d after a CAS on %d (header %d)",
+					rel(now.ModRevision), rel(kv.ModRevision), rel(t.Header.Revision))
+				mu.Unlock()
+			}
+			kv = now
+		}
+	})
+	if err != nil {
+		emit("batch cas increments", map[string]interface{}{"err": errText(err)})
+		return
+	}
+	sort.Slice(ops, func(a, b int) bool { return ops[a].rev < ops[b].rev })
+	for i := 1; i < n && bad == ""; i++ {
+		if ops[i].rev != ops[i-1].rev+1 {
+			bad = fmt.Sprintf("revision %d after %d", rel(ops[i].rev), rel(ops[i-1].rev))
+		}
+	}
+	got, err := client.Get(ctx, ck)
+	final := map[string]interface{}{}
+	if err == nil && len(got.Kvs) == 1 {
+		final["value"] = string(got.Kvs[0].Value)
+		final["version"] = got.Kvs[0].Version
+		final["mod_is_last"] = got.Kvs[0].ModRevision == ops[n-1].rev
+	}
+	emit("batch cas increments", map[string]interface{}{"violation": bad, "final": final})
+}
+
 func main() {
 	endpoint := flag.String("endpoint", "127.0.0.1:2379", "etcd endpoints, comma-separated")
-	sections := flag.String("sections", "kv,watch,lease,compact", "sections to run, in order")
+	sections := flag.String("sections", "kv,watch,lease,compact,batch", "sections to run, in order")
 	flag.StringVar(&prefix, "prefix", "/registry/", "key prefix of this run")
 	flag.Parse()
 	var err error
@@ -417,6 +615,8 @@ func main() {
 			sectionWatch()
 		case "lease":
 			sectionLease()
+		case "batch":
+			sectionBatch()
 		case "compact":
 			sectionCompact()
 		default:
