@@ -33,6 +33,12 @@ typedef struct sk_backend_ops {
     /* The live current version of a key (SK_ERR_NOT_FOUND if none). */
     sk_err (*get_current)(sk_conn *c, const char *resource, const char *ns, const char *name,
                           sk_row *out);
+    /* Optional, as kv_prefetch: reads the current rows of the n keys
+     * (resources[i], nss[i], names[i]) in one statement, so that until
+     * commit_write or rollback get_current of such a key, or of one written
+     * since by append, answers from memory. */
+    sk_err (*prefetch_current)(sk_conn *c, const char *const *resources, const char *const *nss,
+                               const char *const *names, size_t n);
     /* Inserts the history row, then points the current index at it (or drops
      * the key from the current index when row->deleted). */
     sk_err (*append)(sk_conn *c, const sk_row *row);

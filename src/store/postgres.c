@@ -51,6 +51,12 @@
  * prefetch, INSERT, counter and NOTIFY, COMMIT. Pipeline mode (libpq 14+)
  * could merge the last three, but saves 2 round trips a batch where the
  * prefetch saves N - 1; known keys are cleared at commit and rollback.
+ * Objects (the REST face) are known keys too: prefetch_current reads the
+ * current rows of a batch's objects and of the namespaces they need in one
+ * statement, append records what it wrote, and get_current answers from
+ * them, so a create or update costs its append's round trip alone (the
+ * append is not held: its statement also moves sk_current, and expiry and
+ * claims statements follow it).
  *
  * Text travels in libpq's text format with client_encoding UTF8. The object
  * JSON is the one parameter sent in binary format, with its length, so the
@@ -169,6 +175,7 @@ typedef enum {
     ST_LEASES,
     ST_KV_LEASE_KEYS,
     ST_KV_PREFETCH,
+    ST_PREFETCH_CURRENT,
     ST__COUNT
 } stmt_id;
 
@@ -325,6 +332,13 @@ static const struct {
                         "SELECT k.key, k.create_rev, k.rev, k.version, k.lease, k.value"
                         " FROM unnest($1::bytea[]) u(key) CROSS JOIN LATERAL (SELECT * FROM sk_kv n"
                         " WHERE n.key = u.key ORDER BY n.rev DESC LIMIT 1) k WHERE NOT k.deleted"},
+    /* The current row of each key of ($1, $2, $3) (text[] each, in step):
+     * one probe of sk_current's primary key per key. */
+    [ST_PREFETCH_CURRENT] = {"prefetch_current",
+                             "SELECT " ROW_COLS " FROM unnest($1::text[], $2::text[], $3::text[])"
+                             " u(r, n, m) JOIN sk_current c ON c.resource = u.r"
+                             " AND c.namespace = u.n AND c.name = u.m"
+                             " JOIN sk_history h ON h.rev = c.rev"},
     /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
      * $1 revisions further, whichever is lower: every older version of n's
      * key and n itself if it is a tombstone (older ones went in earlier
@@ -353,11 +367,14 @@ typedef struct held_row {
 } held_row;
 
 /* A key's live version as the writer's transaction sees it (see "Known
- * keys" above); live 0: the key has none. */
+ * keys" above): an etcd key's (kind 'k': n = create_rev, mod_rev, version,
+ * lease) or an object's (kind 'r', key resource NUL namespace NUL name: n =
+ * rev, create_rev, prev_rev; uid); live 0: none. */
 typedef struct known_kv {
-    int64_t create_rev, mod_rev, version, lease;
+    char kind;
     int live;
-    size_t key_off, key_len, value_off, value_len; /* in sk_conn.known_bytes */
+    int64_t n[4];
+    size_t key_off, key_len, value_off, value_len, uid_off; /* in sk_conn.known_bytes */
 } known_kv;
 
 struct sk_conn {
@@ -372,6 +389,7 @@ struct sk_conn {
     uint32_t *slots; /* hash of known: index + 1, 0 free; n_slots a power of 2 */
     size_t n_slots;
     sk_buf known_bytes;
+    sk_buf probe; /* an object's key being looked up */
 };
 
 /* Length of s up to its first newline: libpq messages run on with hints. */
@@ -540,62 +558,100 @@ static uint64_t key_hash(const unsigned char *key, size_t len)
     return h;
 }
 
-/* The slot holding key, or the free slot where it would go. */
-static uint32_t *known_slot(sk_conn *c, const unsigned char *key, size_t len)
+/* The slot holding (kind, key), or the free slot where it would go. */
+static uint32_t *known_slot(sk_conn *c, char kind, const unsigned char *key, size_t len)
 {
     size_t mask = c->n_slots - 1;
-    for (size_t i = key_hash(key, len) & mask;; i = (i + 1) & mask) {
+    for (size_t i = (key_hash(key, len) ^ (unsigned char)kind) & mask;; i = (i + 1) & mask) {
         uint32_t *slot = &c->slots[i];
         const known_kv *k = *slot ? &c->known[*slot - 1] : NULL;
-        if (!k || (k->key_len == len &&
+        if (!k || (k->kind == kind && k->key_len == len &&
                    (len == 0 || memcmp(c->known_bytes.data + k->key_off, key, len) == 0)))
             return slot;
     }
 }
 
-static known_kv *known_find(sk_conn *c, const unsigned char *key, size_t len)
+static known_kv *known_find(sk_conn *c, char kind, const unsigned char *key, size_t len)
 {
-    uint32_t *slot = c->n_slots ? known_slot(c, key, len) : NULL;
+    uint32_t *slot = c->n_slots ? known_slot(c, kind, key, len) : NULL;
     return slot && *slot ? &c->known[*slot - 1] : NULL;
 }
 
-/* Records kv (NULL value: the key has no live version) as key's version. */
+/* Appends bytes and a NUL (so offsets never point into a NULL buffer). */
+static size_t known_put(sk_conn *c, const void *bytes, size_t len)
+{
+    size_t off = c->known_bytes.len;
+    sk_buf_append(&c->known_bytes, len ? bytes : "", len);
+    sk_buf_putc(&c->known_bytes, 0);
+    return off;
+}
+
+/* The entry of (kind, key), made (not live) if new. */
+static known_kv *known_entry(sk_conn *c, char kind, const unsigned char *key, size_t len)
+{
+    known_kv *k = known_find(c, kind, key, len);
+    if (k)
+        return k;
+    if (2 * (c->n_known + 1) > c->n_slots) { /* grow and rehash: load at most 1/2 */
+        c->n_slots = c->n_slots ? 2 * c->n_slots : 256;
+        free(c->slots);
+        c->slots = calloc(c->n_slots, sizeof *c->slots);
+        SK_CHECK_ALLOC(c->slots);
+        for (size_t i = 0; i < c->n_known; i++)
+            *known_slot(c, c->known[i].kind,
+                        (const unsigned char *)c->known_bytes.data + c->known[i].key_off,
+                        c->known[i].key_len) = (uint32_t)(i + 1);
+    }
+    if (c->n_known == c->cap_known) {
+        c->cap_known = c->cap_known ? 2 * c->cap_known : 64;
+        c->known = realloc(c->known, c->cap_known * sizeof *c->known);
+        SK_CHECK_ALLOC(c->known);
+    }
+    k = &c->known[c->n_known++];
+    *k = (known_kv){.kind = kind, .key_len = len};
+    k->key_off = known_put(c, key, len);
+    *known_slot(c, kind, key, len) = (uint32_t)c->n_known;
+    return k;
+}
+
+/* Records kv (NULL: none live) as etcd key's version. */
 static void known_set(sk_conn *c, const unsigned char *key, size_t len, const sk_kv *kv)
 {
-    known_kv *k = known_find(c, key, len);
-    if (!k) {
-        if (2 * (c->n_known + 1) > c->n_slots) { /* grow and rehash: load at most 1/2 */
-            c->n_slots = c->n_slots ? 2 * c->n_slots : 256;
-            free(c->slots);
-            c->slots = calloc(c->n_slots, sizeof *c->slots);
-            SK_CHECK_ALLOC(c->slots);
-            for (size_t i = 0; i < c->n_known; i++)
-                *known_slot(c, (const unsigned char *)c->known_bytes.data + c->known[i].key_off,
-                            c->known[i].key_len) = (uint32_t)(i + 1);
-        }
-        if (c->n_known == c->cap_known) {
-            c->cap_known = c->cap_known ? 2 * c->cap_known : 64;
-            c->known = realloc(c->known, c->cap_known * sizeof *c->known);
-            SK_CHECK_ALLOC(c->known);
-        }
-        k = &c->known[c->n_known++];
-        k->key_off = c->known_bytes.len;
-        k->key_len = len;
-        sk_buf_append(&c->known_bytes, len ? key : (const unsigned char *)"", len);
-        sk_buf_putc(&c->known_bytes, 0); /* so the bytes are never NULL */
-        *known_slot(c, key, len) = (uint32_t)c->n_known;
-    }
+    known_kv *k = known_entry(c, 'k', key, len);
     k->live = kv != NULL;
     if (kv) {
-        k->create_rev = kv->create_rev;
-        k->mod_rev = kv->mod_rev;
-        k->version = kv->version;
-        k->lease = kv->lease;
-        k->value_off = c->known_bytes.len;
+        k->n[0] = kv->create_rev;
+        k->n[1] = kv->mod_rev;
+        k->n[2] = kv->version;
+        k->n[3] = kv->lease;
+        k->value_off = known_put(c, kv->value, kv->value_len);
         k->value_len = kv->value_len;
-        sk_buf_append(&c->known_bytes, kv->value_len ? kv->value : (const unsigned char *)"",
-                      kv->value_len);
-        sk_buf_putc(&c->known_bytes, 0);
+    }
+}
+
+/* An object's key as a known key: resource NUL namespace NUL name (in b). */
+static void row_key(sk_buf *b, const char *resource, const char *ns, const char *name)
+{
+    sk_buf_reset(b);
+    sk_buf_append(b, resource, strlen(resource) + 1);
+    sk_buf_append(b, ns, strlen(ns) + 1);
+    sk_buf_puts(b, name);
+}
+
+/* Records row (NULL or a tombstone: none live) as its key's current version. */
+static void known_set_row(sk_conn *c, const char *resource, const char *ns, const char *name,
+                          const sk_row *row)
+{
+    row_key(&c->probe, resource, ns, name);
+    known_kv *k = known_entry(c, 'r', (const unsigned char *)c->probe.data, c->probe.len);
+    k->live = row && !row->deleted;
+    if (k->live) {
+        k->n[0] = row->rev;
+        k->n[1] = row->create_rev;
+        k->n[2] = row->prev_rev;
+        k->value_off = known_put(c, row->value, row->value_len);
+        k->value_len = row->value_len;
+        k->uid_off = known_put(c, row->uid, strlen(row->uid));
     }
 }
 
@@ -614,7 +670,7 @@ static const known_kv *known_range(sk_conn *c, const unsigned char *lo, size_t l
 {
     int single = rev == INT64_MAX && hi && hi_len == lo_len + 1 && hi[lo_len] == 0 &&
                  (lo_len == 0 || memcmp(lo, hi, lo_len) == 0);
-    return single && c->n_known ? known_find(c, lo, lo_len) : NULL;
+    return single && c->n_known ? known_find(c, 'k', lo, lo_len) : NULL;
 }
 
 /* Runs a parameterless command outside the prepared set (transaction control). */
@@ -760,6 +816,7 @@ static void pg_disconnect(sk_conn *c)
         free(c->known);
         free(c->slots);
         sk_buf_free(&c->known_bytes);
+        sk_buf_free(&c->probe);
     }
     free(c);
 }
@@ -868,7 +925,71 @@ static sk_err pg_get_current(sk_conn *c, const char *resource, const char *ns, c
                              sk_row *out)
 {
     const char *const values[] = {resource, ns, name};
-    return get_row(c, ST_GET_CURRENT, 3, values, out);
+    const known_kv *k = NULL;
+    if (c->n_known) {
+        row_key(&c->probe, resource, ns, name);
+        k = known_find(c, 'r', (const unsigned char *)c->probe.data, c->probe.len);
+    }
+    if (!k)
+        return get_row(c, ST_GET_CURRENT, 3, values, out);
+    if (!k->live)
+        return SK_ERR_NOT_FOUND;
+    sk_row row = {.rev = k->n[0],
+                  .create_rev = k->n[1],
+                  .prev_rev = k->n[2],
+                  .resource = (char *)resource,
+                  .ns = (char *)ns,
+                  .name = (char *)name,
+                  .uid = c->known_bytes.data + k->uid_off,
+                  .value = c->known_bytes.data + k->value_off,
+                  .value_len = k->value_len};
+    sk_row_copy(out, &row);
+    return SK_OK;
+}
+
+/* Appends s to a PostgreSQL array literal as one quoted element. */
+static void array_text(sk_buf *b, const char *s)
+{
+    sk_buf_putc(b, b->len ? ',' : '{');
+    sk_buf_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sk_buf_putc(b, '\\');
+        sk_buf_putc(b, *s);
+    }
+    sk_buf_putc(b, '"');
+}
+
+static sk_err pg_prefetch_current(sk_conn *c, const char *const *resources, const char *const *nss,
+                                  const char *const *names, size_t n)
+{
+    sk_buf arrays[3] = {SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT};
+    for (size_t i = 0; i < n; i++) {
+        row_key(&c->probe, resources[i], nss[i], names[i]);
+        if (known_find(c, 'r', (const unsigned char *)c->probe.data, c->probe.len))
+            continue;
+        known_set_row(c, resources[i], nss[i], names[i], NULL); /* absent unless answered */
+        array_text(&arrays[0], resources[i]);
+        array_text(&arrays[1], nss[i]);
+        array_text(&arrays[2], names[i]);
+    }
+    sk_err err = SK_OK;
+    PGresult *res = NULL;
+    if (arrays[0].len) {
+        for (int a = 0; a < 3; a++)
+            sk_buf_putc(&arrays[a], '}');
+        const char *const values[] = {arrays[0].data, arrays[1].data, arrays[2].data};
+        err = run(c, ST_PREFETCH_CURRENT, 3, values, NULL, NULL, &res);
+    }
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        sk_row row;
+        if ((err = row_view(res, i, &row)) == SK_OK)
+            known_set_row(c, row.resource, row.ns, row.name, &row);
+    }
+    PQclear(res);
+    for (int a = 0; a < 3; a++)
+        sk_buf_free(&arrays[a]);
+    return err;
 }
 
 static sk_err pg_append(sk_conn *c, const sk_row *row)
@@ -885,6 +1006,8 @@ static sk_err pg_append(sk_conn *c, const sk_row *row)
     PGresult *res = NULL;
     sk_err err = run(c, row->deleted ? ST_APPEND_TOMBSTONE : ST_APPEND_LIVE, 8, values, lengths,
                      formats, &res);
+    if (err == SK_OK)
+        known_set_row(c, row->resource, row->ns, row->name, row);
     PQclear(res);
     return err;
 }
@@ -1164,10 +1287,10 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
                     .key_len = k->key_len,
                     .value = (const unsigned char *)bytes + (keys_only ? 0 : k->value_off),
                     .value_len = keys_only ? 0 : k->value_len,
-                    .create_rev = k->create_rev,
-                    .mod_rev = k->mod_rev,
-                    .version = k->version,
-                    .lease = k->lease};
+                    .create_rev = k->n[0],
+                    .mod_rev = k->n[1],
+                    .version = k->n[2],
+                    .lease = k->n[3]};
         if (k->live)
             fn(arg, &kv);
         return SK_OK;
@@ -1314,7 +1437,7 @@ static sk_err pg_kv_prefetch(sk_conn *c, const unsigned char *const *keys, const
     size_t asked = 0;
     sk_buf_putc(&array, '{');
     for (size_t i = 0; i < n; i++) {
-        if (known_find(c, keys[i], lens[i]))
+        if (known_find(c, 'k', keys[i], lens[i]))
             continue;
         known_set(c, keys[i], lens[i], NULL); /* absent unless the answer has it */
         sk_buf_puts(&array, asked++ ? ",\"\\\\x" : "\"\\\\x");
@@ -1500,6 +1623,7 @@ const sk_backend_ops sk_backend_postgres = {
     .kv_count = pg_kv_count,
     .kv_append = pg_kv_append,
     .kv_prefetch = pg_kv_prefetch,
+    .prefetch_current = pg_prefetch_current,
     .kv_compact = pg_kv_compact,
     .db_size = pg_db_size,
     .lease_get = pg_lease_get,

@@ -6,9 +6,9 @@
  * a queue; when woken it takes every waiting intent (up to MAX_BATCH) and
  * applies them in ONE transaction:
  *   begin_write (revision lock, read counter)
- *   kv_prefetch (PostgreSQL): the current version of every single key the
- *     batch's etcd transactions will read, in one statement, so the batch
- *     costs the same few round trips whatever its size (postgres.c)
+ *   kv_prefetch, prefetch_current (PostgreSQL): the current version of
+ *     every single etcd key and every object the batch will read, one
+ *     statement each, so its reads cost no round trip each (postgres.c)
  *   for each intent: read the current row, check the precondition; only if
  *     the write will happen, take rev = counter + 1 and append the row
  *   commit_write(counter)  -> one fsync / one NOTIFY for the whole batch
@@ -373,11 +373,13 @@ out:
     return err;
 }
 
-/* The single keys a batch's etcd transactions will read. */
+/* The keys a batch will read: etcd keys, and objects' (resource, ns, name). */
 typedef struct batch_keys {
     const unsigned char **keys;
     size_t *lens;
     size_t n, cap;
+    const char **rows; /* 3 per object key */
+    size_t n_rows, cap_rows;
 } batch_keys;
 
 static void add_key(void *arg, const unsigned char *key, size_t key_len)
@@ -394,17 +396,48 @@ static void add_key(void *arg, const unsigned char *key, size_t key_len)
     k->lens[k->n++] = key_len;
 }
 
-/* kv_prefetch of the keys of the etcd transactions among [first, first+n). */
-static sk_err prefetch_kv(sk_store *s, pending *first, int n)
+static void add_row(batch_keys *k, const char *resource, const char *ns, const char *name)
+{
+    if (k->n_rows == k->cap_rows) {
+        k->cap_rows = k->cap_rows ? 2 * k->cap_rows : 64;
+        k->rows = realloc(k->rows, 3 * k->cap_rows * sizeof *k->rows);
+        SK_CHECK_ALLOC(k->rows);
+    }
+    const char **r = &k->rows[3 * k->n_rows++];
+    r[0] = resource;
+    r[1] = ns;
+    r[2] = name;
+}
+
+/* Reads what the intents [first, first+n) will read, in one statement per
+ * kind of key, where the backend can (kv_prefetch, prefetch_current). */
+static sk_err prefetch(sk_store *s, pending *first, int n)
 {
     batch_keys k = {0};
     pending *p = first;
-    for (int i = 0; i < n; i++, p = p->next)
-        if (p->kv)
+    for (int i = 0; i < n; i++, p = p->next) {
+        if (p->kv) {
             sk_kv_txn_keys(p->kv, add_key, &k);
+        } else if (!p->lease) {
+            if (p->w.require_namespace)
+                add_row(&k, "namespaces", "", p->w.require_namespace);
+            add_row(&k, p->w.resource, p->w.ns, p->w.name);
+        }
+    }
     sk_err err = k.n ? s->ops->kv_prefetch(s->wconn, k.keys, k.lens, k.n) : SK_OK;
+    if (err == SK_OK && k.n_rows) {
+        const char **names = malloc(3 * k.n_rows * sizeof *names);
+        SK_CHECK_ALLOC(names);
+        for (int f = 0; f < 3; f++)
+            for (size_t i = 0; i < k.n_rows; i++)
+                names[f * k.n_rows + i] = k.rows[3 * i + f];
+        err = s->ops->prefetch_current(s->wconn, names, names + k.n_rows, names + 2 * k.n_rows,
+                                       k.n_rows);
+        free(names);
+    }
     free(k.keys);
     free(k.lens);
+    free(k.rows);
     return err;
 }
 
@@ -418,7 +451,7 @@ static int run_batch(sk_store *s, pending *first, int n)
         s->ops->rollback(s->wconn);
         return 0;
     }
-    if (s->ops->kv_prefetch && prefetch_kv(s, first, n) != SK_OK) {
+    if (s->ops->kv_prefetch && prefetch(s, first, n) != SK_OK) {
         s->ops->rollback(s->wconn);
         return 0;
     }
