@@ -424,8 +424,9 @@ static sk_err prefetch(sk_store *s, pending *first, int n)
             add_row(&k, p->w.resource, p->w.ns, p->w.name);
         }
     }
-    sk_err err = k.n ? s->ops->kv_prefetch(s->wconn, k.keys, k.lens, k.n) : SK_OK;
-    if (err == SK_OK && k.n_rows) {
+    sk_err err =
+        k.n && s->ops->kv_prefetch ? s->ops->kv_prefetch(s->wconn, k.keys, k.lens, k.n) : SK_OK;
+    if (err == SK_OK && k.n_rows && s->ops->prefetch_current) {
         const char **names = malloc(3 * k.n_rows * sizeof *names);
         SK_CHECK_ALLOC(names);
         for (int f = 0; f < 3; f++)
@@ -451,7 +452,7 @@ static int run_batch(sk_store *s, pending *first, int n)
         s->ops->rollback(s->wconn);
         return 0;
     }
-    if (s->ops->kv_prefetch && prefetch(s, first, n) != SK_OK) {
+    if ((s->ops->kv_prefetch || s->ops->prefetch_current) && prefetch(s, first, n) != SK_OK) {
         s->ops->rollback(s->wconn);
         return 0;
     }
