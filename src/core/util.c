@@ -82,14 +82,40 @@ int64_t sk_parse_rfc3339(const char *s)
     return (int64_t)timegm(&tm);
 }
 
-void sk_random_bytes(void *out, size_t n)
+/* Each thread draws from its own pool, refilled by one getrandom per
+ * RANDOM_POOL bytes: a create took two draws (its uid, its audit ID), each a
+ * syscall, which costs microseconds in a VM. Bytes handed out are wiped from
+ * the pool, so memory never holds a value already given (the process never
+ * forks, so no two processes share a pool). */
+#define RANDOM_POOL 256
+static _Thread_local unsigned char random_pool[RANDOM_POOL];
+static _Thread_local size_t random_left;
+
+static void random_fill(unsigned char *p, size_t n)
 {
-    unsigned char *p = out;
     while (n > 0) {
         ssize_t got = getrandom(p, n, 0);
         SK_CHECK(got > 0);
         p += got;
         n -= (size_t)got;
+    }
+}
+
+void sk_random_bytes(void *out, size_t n)
+{
+    unsigned char *p = out;
+    while (n > 0) {
+        if (random_left == 0) {
+            random_fill(random_pool, RANDOM_POOL);
+            random_left = RANDOM_POOL;
+        }
+        size_t take = n < random_left ? n : random_left;
+        unsigned char *from = random_pool + RANDOM_POOL - random_left;
+        memcpy(p, from, take);
+        memset(from, 0, take);
+        random_left -= take;
+        p += take;
+        n -= take;
     }
 }
 

@@ -27,7 +27,8 @@ int64_t sk_wall_ms(void);
 void sk_format_rfc3339(int64_t t, char out[21]);
 /* Parses "2006-01-02T15:04:05Z" (fractional seconds allowed); -1 if malformed. */
 int64_t sk_parse_rfc3339(const char *s);
-/* Fills out with cryptographically random bytes (getrandom); aborts on failure. */
+/* Fills out with cryptographically random bytes (getrandom, drawn through a
+ * per-thread pool); aborts on failure. */
 void sk_random_bytes(void *out, size_t n);
 /* Writes a random (v4) UUID "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx" into out (37 bytes). */
 void sk_uuid4(char out[37]);
