@@ -522,11 +522,15 @@ json_t *sk_fieldset_strip(const json_t *set, int only_status, int drop_status)
         "f:name", "f:namespace", "f:creationTimestamp", "f:selfLink",      "f:uid",
         "f:clusterName", "f:generation", "f:managedFields", "f:resourceVersion",
     };
-    json_t *out = json_deep_copy(set);
+    /* copies only the two levels it changes (sets are never modified once
+     * made, so sharing the rest is safe) */
+    json_t *out = json_copy((json_t *)set);
     json_object_del(out, "f:apiVersion");
     json_object_del(out, "f:kind");
     json_t *meta = json_object_get(out, "f:metadata");
     if (meta) {
+        meta = json_copy(meta);
+        json_object_set_new(out, "f:metadata", meta);
         json_object_del(meta, ".");
         for (size_t i = 0; i < sizeof meta_fields / sizeof meta_fields[0]; i++)
             json_object_del(meta, meta_fields[i]);

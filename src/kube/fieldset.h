@@ -17,7 +17,9 @@
  * granular, lists atomic), as structured-merge-diff deduces them.
  *
  * Pure functions over jansson values; every json_t * returned is a new
- * reference, arguments are borrowed and never modified unless said.
+ * reference, arguments are borrowed and never modified unless said. A set
+ * is a value: once made it is never modified in place (callers replace it),
+ * so a result may share members with an argument.
  */
 #ifndef SK_KUBE_FIELDSET_H
 #define SK_KUBE_FIELDSET_H

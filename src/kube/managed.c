@@ -171,7 +171,8 @@ static json_t *encode(json_t *managers)
     qsort(v, k, sizeof *v, cmp_entries);
     json_t *out = k ? json_array() : NULL;
     for (size_t i = 0; i < k; i++) {
-        json_t *e = json_deep_copy(v[i]);
+        /* shallow: managers is dropped below, so e's members are its own */
+        json_t *e = json_copy(v[i]);
         json_t *set = json_incref(json_object_get(e, "set"));
         json_object_del(e, "set");
         json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
@@ -201,6 +202,21 @@ static json_t *without_managed(const json_t *obj)
     json_t *c = json_deep_copy(obj);
     json_object_del(json_object_get(c, "metadata"), "managedFields");
     return c;
+}
+
+/* The same for reading only (new reference): it shares every other member
+ * with obj, so nothing may modify it. What a comparison needs: copying the
+ * whole object for every write cost more than the comparison. */
+static json_t *view_without_managed(const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    if (!json_object_get(meta, "managedFields"))
+        return json_incref((json_t *)obj);
+    json_t *view = json_copy((json_t *)obj);
+    json_t *view_meta = json_copy((json_t *)meta);
+    json_object_del(view_meta, "managedFields");
+    json_object_set_new(view, "metadata", view_meta);
+    return view;
 }
 
 /* The object a create compares with: Go's zero value of the kind, whose
@@ -290,8 +306,8 @@ void sk_managed_update(sk_fieldset_type t, const json_t *old, json_t *new_obj,
         if (!managers)
             managers = json_array();
     }
-    json_t *lhs = old ? without_managed(old) : zero_of(t.schema, 0);
-    json_t *rhs = without_managed(new_obj);
+    json_t *lhs = old ? view_without_managed(old) : zero_of(t.schema, 0);
+    json_t *rhs = view_without_managed(new_obj);
     json_t *added, *modified, *removed;
     sk_fieldset_compare(t, lhs, rhs, &added, &modified, &removed);
     added = strip(added, w);
@@ -414,7 +430,7 @@ static int conflicts_allowed_by_last_applied(sk_fieldset_type t, const json_t *l
     int ok = 0;
     if (!json_is_object(last) || sk_fieldset_from_object(t, last, &set, &why) != SK_OK)
         goto out;
-    json_t *clean = without_managed(live);
+    json_t *clean = view_without_managed(live);
     sk_fieldset_compare(t, last, clean, &a, &m, &r);
     json_decref(clean);
     allowed = sk_fieldset_difference(set, m);
