@@ -16,6 +16,7 @@
  */
 #include "read/reader.h"
 #include "core/check.h"
+#include "kube/jsonload.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +131,7 @@ json_t *sk_reader_object(const sk_blob *item)
 {
     size_t len;
     const char *data = sk_blob_data(item, &len);
-    json_t *obj = json_loadb(data, len, 0, NULL);
+    json_t *obj = sk_jsonload(data, len, NULL);
     if (!json_is_object(obj)) {
         json_decref(obj);
         return NULL;

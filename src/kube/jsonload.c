@@ -1,0 +1,255 @@
+/*
+ * jsonload.c - see jsonload.h.
+ *
+ * Values are built with the calls jansson's own parser makes (an object's
+ * members by json_object_setn_new_nocheck, so a repeated key keeps its
+ * first place and its last value), hence the same values in the same key
+ * order. The parser never reports an error itself: a NULL from parse_*
+ * means "not the common shape", and the caller reparses with jansson.
+ */
+#include "kube/jsonload.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Deeper than this is left to jansson (bodies of real kinds stay far above it). */
+#define FAST_MAX_DEPTH 64
+/* 18 digits always fit an int64; longer ones are left to jansson's range check. */
+#define FAST_MAX_DIGITS 18
+
+typedef struct parser {
+    const char *p, *end;
+    char *scratch; /* an escaped string's bytes */
+    size_t scratch_cap;
+} parser;
+
+static json_t *parse_value(parser *ps, int depth);
+
+static void skip_ws(parser *ps)
+{
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+        ps->p++;
+}
+
+static int scratch_put(parser *ps, size_t at, char c)
+{
+    if (at == ps->scratch_cap) {
+        size_t cap = ps->scratch_cap ? 2 * ps->scratch_cap : 256;
+        char *n = realloc(ps->scratch, cap);
+        if (!n)
+            return -1;
+        ps->scratch = n;
+        ps->scratch_cap = cap;
+    }
+    ps->scratch[at] = c;
+    return 0;
+}
+
+/* A string after its opening quote: *out and *len_out point into the text
+ * when it has no escape, else into ps->scratch (valid until the next
+ * string). -1 when it is not the common shape. */
+static int parse_string(parser *ps, const char **out, size_t *len_out)
+{
+    const char *start = ps->p;
+    while (ps->p < ps->end) {
+        unsigned char c = (unsigned char)*ps->p;
+        if (c == '"') {
+            *out = start;
+            *len_out = (size_t)(ps->p - start);
+            ps->p++;
+            return 0;
+        }
+        if (c == '\\' || c < 0x20 || c >= 0x80)
+            break;
+        ps->p++;
+    }
+    size_t n = (size_t)(ps->p - start);
+    for (size_t i = 0; i < n; i++)
+        if (scratch_put(ps, i, start[i]) < 0)
+            return -1;
+    while (ps->p < ps->end) {
+        unsigned char c = (unsigned char)*ps->p++;
+        if (c == '"') {
+            *out = ps->scratch ? ps->scratch : "";
+            *len_out = n;
+            return 0;
+        }
+        if (c < 0x20 || c >= 0x80)
+            return -1;
+        if (c == '\\') {
+            if (ps->p == ps->end)
+                return -1;
+            switch (*ps->p++) {
+            case '"': c = '"'; break;
+            case '\\': c = '\\'; break;
+            case '/': c = '/'; break;
+            case 'b': c = '\b'; break;
+            case 'f': c = '\f'; break;
+            case 'n': c = '\n'; break;
+            case 'r': c = '\r'; break;
+            case 't': c = '\t'; break;
+            default: return -1; /* \u and anything wrong: jansson's */
+            }
+        }
+        if (scratch_put(ps, n++, (char)c) < 0)
+            return -1;
+    }
+    return -1;
+}
+
+static json_t *parse_number(parser *ps)
+{
+    int neg = *ps->p == '-';
+    if (neg)
+        ps->p++;
+    const char *digits = ps->p;
+    int64_t v = 0;
+    while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+        v = v * 10 + (*ps->p++ - '0');
+    size_t n = (size_t)(ps->p - digits);
+    if (n == 0 || n > FAST_MAX_DIGITS || (digits[0] == '0' && n > 1))
+        return NULL;
+    if (ps->p < ps->end && (*ps->p == '.' || *ps->p == 'e' || *ps->p == 'E'))
+        return NULL; /* a real: jansson's strtod and its range checks */
+    return json_integer(neg ? -v : v);
+}
+
+static json_t *parse_literal(parser *ps, const char *word, json_t *value)
+{
+    size_t n = strlen(word);
+    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
+        return NULL;
+    ps->p += n;
+    return value;
+}
+
+static json_t *parse_object(parser *ps, int depth)
+{
+    json_t *obj = json_object();
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == '}') {
+        ps->p++;
+        return obj;
+    }
+    while (obj) {
+        const char *key;
+        size_t key_len;
+        json_t *v = NULL;
+        if (ps->p == ps->end || *ps->p != '"')
+            goto fail;
+        ps->p++;
+        if (parse_string(ps, &key, &key_len) < 0)
+            goto fail;
+        /* an escaped key sits in scratch, which the value's strings reuse */
+        char small[64];
+        char *owned = NULL;
+        if (key == ps->scratch) {
+            owned = key_len < sizeof small ? small : malloc(key_len);
+            if (!owned)
+                goto fail;
+            memcpy(owned, key, key_len);
+            key = owned;
+        }
+        skip_ws(ps);
+        if (ps->p < ps->end && *ps->p == ':') {
+            ps->p++;
+            skip_ws(ps);
+            v = parse_value(ps, depth);
+        }
+        int set = v && json_object_setn_new_nocheck(obj, key, key_len, v) == 0;
+        if (owned != small)
+            free(owned);
+        if (!set)
+            goto fail;
+        skip_ws(ps);
+        if (ps->p == ps->end)
+            goto fail;
+        if (*ps->p == '}') {
+            ps->p++;
+            return obj;
+        }
+        if (*ps->p != ',')
+            goto fail;
+        ps->p++;
+        skip_ws(ps);
+    }
+fail:
+    json_decref(obj);
+    return NULL;
+}
+
+static json_t *parse_array(parser *ps, int depth)
+{
+    json_t *arr = json_array();
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ']') {
+        ps->p++;
+        return arr;
+    }
+    while (arr) {
+        json_t *v = parse_value(ps, depth);
+        if (!v || json_array_append_new(arr, v) != 0)
+            goto fail;
+        skip_ws(ps);
+        if (ps->p == ps->end)
+            goto fail;
+        if (*ps->p == ']') {
+            ps->p++;
+            return arr;
+        }
+        if (*ps->p != ',')
+            goto fail;
+        ps->p++;
+        skip_ws(ps);
+    }
+fail:
+    json_decref(arr);
+    return NULL;
+}
+
+static json_t *parse_value(parser *ps, int depth)
+{
+    if (ps->p == ps->end || depth >= FAST_MAX_DEPTH)
+        return NULL;
+    switch (*ps->p) {
+    case '{':
+        ps->p++;
+        return parse_object(ps, depth + 1);
+    case '[':
+        ps->p++;
+        return parse_array(ps, depth + 1);
+    case '"': {
+        const char *s;
+        size_t n;
+        ps->p++;
+        return parse_string(ps, &s, &n) < 0 ? NULL : json_stringn_nocheck(s, n);
+    }
+    case 't':
+        return parse_literal(ps, "true", json_true());
+    case 'f':
+        return parse_literal(ps, "false", json_false());
+    case 'n':
+        return parse_literal(ps, "null", json_null());
+    default:
+        return *ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9') ? parse_number(ps) : NULL;
+    }
+}
+
+json_t *sk_jsonload(const char *buf, size_t len, json_error_t *err)
+{
+    parser ps = {buf, buf + len, NULL, 0};
+    json_t *v = NULL;
+    skip_ws(&ps);
+    /* jansson's default: the text is an object or an array */
+    if (ps.p < ps.end && (*ps.p == '{' || *ps.p == '[')) {
+        v = parse_value(&ps, 0);
+        skip_ws(&ps);
+        if (v && ps.p != ps.end) {
+            json_decref(v);
+            v = NULL;
+        }
+    }
+    free(ps.scratch);
+    return v ? v : json_loadb(buf, len, 0, err);
+}

@@ -1,0 +1,145 @@
+/*
+ * test_jsonload.c - kube/jsonload against jansson's json_loadb, the
+ * reference: for every text, valid or not, the same value (same types,
+ * same key order, the last value of a repeated key) or the same error
+ * (text, line, column, position). A fixed corpus of the shapes the fast
+ * path takes and the ones it must leave to jansson, then random byte
+ * mutations of the corpus.
+ */
+#include "kube/jsonload.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static const char *const corpus[] = {
+    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x-1-2\"},"
+    "\"data\":{\"payload\":\"abcdefghijklmnopqrstuvwxyz0123456789\"}}",
+    " {\n\t\"a\" : [ 1 , -2, 0, -0, 123456789012345678, true, false, null, {}, [] ] }\r\n",
+    "{\"a\":1,\"b\":2,\"a\":3}",
+    "{\"k\\\"e\\\\y\\/\":\"v\\b\\f\\n\\r\\t\",\"\":\"\"}",
+    "{\"escaped key long enough to need its own copy \\n abcdefghijklmnopqrstuvwxyz\":"
+    "\"and a value \\t that reuses the scratch buffer\"}",
+    "[{\"a\":[[[[\"deep\"]]]]}]",
+    "{\"r\":1.5}",
+    "{\"r\":1e3}",
+    "{\"r\":-0.0}",
+    "{\"big\":1234567890123456789}",
+    "{\"big\":9223372036854775808}",
+    "{\"neg\":-9223372036854775809}",
+    "{\"u\":\"\\u00e9\\ud83d\\ude00\"}",
+    "{\"nul\":\"\\u0000\"}",
+    "{\"lone\":\"\\ud800\"}",
+    "{\"utf8\":\"caf\xc3\xa9\"}",
+    "{\"bad\":\"\xc3\"}",
+    "{\"ctl\":\"a\tb\"}",
+    "{\"a\":01}",
+    "{\"a\":-}",
+    "{\"a\":1,}",
+    "[1,]",
+    "{\"a\" 1}",
+    "{\"a\":tru}",
+    "{\"a\":truex}",
+    "{\"a\":nul}",
+    "{\"a\":1}x",
+    "{\"a\":1} {}",
+    "\"just a string\"",
+    "42",
+    "",
+    "   ",
+    "{",
+    "{\"a\":\"unterminated",
+    "{\"a\":\"bad escape \\x\"}",
+    "\xef\xbb\xbf{}",
+    "{\"k\":\"\x7f\"}",
+};
+
+static void check_same(const char *text, size_t len)
+{
+    json_error_t want_err, got_err;
+    memset(&want_err, 0, sizeof want_err);
+    memset(&got_err, 0, sizeof got_err);
+    json_t *want = json_loadb(text, len, 0, &want_err);
+    json_t *got = sk_jsonload(text, len, &got_err);
+    if (!want) {
+        assert_null(got);
+        assert_string_equal(got_err.text, want_err.text);
+        assert_int_equal(got_err.line, want_err.line);
+        assert_int_equal(got_err.column, want_err.column);
+        assert_int_equal(got_err.position, want_err.position);
+        return;
+    }
+    assert_non_null(got);
+    assert_true(json_equal(got, want));
+    /* the dump tells integers from reals and shows key order */
+    char *a = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
+    char *b = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
+    assert_string_equal(b, a);
+    free(a);
+    free(b);
+    json_decref(want);
+    json_decref(got);
+}
+
+static void test_corpus_matches_jansson(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++)
+        check_same(corpus[i], strlen(corpus[i]));
+    /* a NUL byte inside the text */
+    static const char nul_in_text[] = "{\"a\":\"x\0y\"}";
+    check_same(nul_in_text, sizeof nul_in_text - 1);
+    check_same(NULL, 0);
+}
+
+static void test_nesting_beyond_the_fast_path(void **state)
+{
+    (void)state;
+    char deep[1024];
+    size_t n = 0;
+    for (int i = 0; i < 300; i++)
+        deep[n++] = '[';
+    for (int i = 0; i < 300; i++)
+        deep[n++] = ']';
+    check_same(deep, n);
+    check_same(deep, n - 1); /* unterminated */
+}
+
+static void test_mutations_match_jansson(void **state)
+{
+    (void)state;
+    static const char bytes[] = "{}[]\":,\\ -019eE.tfnu\x80\xc3";
+    unsigned seed = 12345;
+    char buf[512];
+    for (int round = 0; round < 20000; round++) {
+        const char *base = corpus[round % (sizeof corpus / sizeof corpus[0])];
+        size_t len = strlen(base);
+        if (len == 0 || len >= sizeof buf)
+            continue;
+        memcpy(buf, base, len);
+        int edits = 1 + round % 3;
+        for (int e = 0; e < edits; e++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % len;
+            seed = seed * 1103515245u + 12345u;
+            buf[at] = bytes[(seed >> 8) % (sizeof bytes - 1)];
+        }
+        check_same(buf, len);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_corpus_matches_jansson),
+        cmocka_unit_test(test_nesting_beyond_the_fast_path),
+        cmocka_unit_test(test_mutations_match_jansson),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
