@@ -3,7 +3,7 @@
  */
 #include "api/body.h"
 #include "kube/fieldcheck.h"
-#include "kube/jsonload.h"
+#include "core/jsontext.h"
 #include "kube/limits.h"
 #include "kube/protobuf.h"
 #include "kube/status.h"
@@ -42,7 +42,7 @@ json_t *sk_body_decode(sk_api_call *call, const char *expected)
             return NULL;
         }
     } else {
-        obj = sk_jsonload(call->body, call->body_len, &jerr);
+        obj = sk_jsontext_load(call->body, call->body_len, &jerr);
     }
     if (!obj || !json_is_object(obj)) {
         sk_call_reply_errorf(call, SK_ERR_BAD_REQUEST,

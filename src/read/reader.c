@@ -16,7 +16,7 @@
  */
 #include "read/reader.h"
 #include "core/check.h"
-#include "kube/jsonload.h"
+#include "core/jsontext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +131,7 @@ json_t *sk_reader_object(const sk_blob *item)
 {
     size_t len;
     const char *data = sk_blob_data(item, &len);
-    json_t *obj = sk_jsonload(data, len, NULL);
+    json_t *obj = sk_jsontext_load(data, len, NULL);
     if (!json_is_object(obj)) {
         json_decref(obj);
         return NULL;

@@ -46,6 +46,7 @@
  */
 #include "store/store.h"
 #include "core/check.h"
+#include "core/jsontext.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "store/backend.h"
@@ -166,9 +167,8 @@ static char *stamp(json_t *obj, int64_t rev, size_t *len_out)
     json_t *meta = json_object_get(obj, "metadata");
     SK_CHECK(json_is_object(meta));
     json_object_set_new(meta, "resourceVersion", json_string(rv));
-    char *text = json_dumps(obj, JSON_COMPACT);
+    char *text = sk_jsontext_dump(obj, len_out);
     SK_CHECK_ALLOC(text);
-    *len_out = strlen(text);
     return text;
 }
 

@@ -1,12 +1,13 @@
 /*
- * test_jsonload.c - kube/jsonload against jansson's json_loadb, the
- * reference: for every text, valid or not, the same value (same types,
- * same key order, the last value of a repeated key) or the same error
- * (text, line, column, position). A fixed corpus of the shapes the fast
- * path takes and the ones it must leave to jansson, then random byte
- * mutations of the corpus.
+ * test_jsontext.c - core/jsontext against jansson, the reference. Loading:
+ * for every text, valid or not, the same value (same types, same key
+ * order, the last value of a repeated key) or the same error (text, line,
+ * column, position) as json_loadb. Dumping: the same bytes as
+ * json_dumps(JSON_COMPACT) for every value that loads. A fixed corpus of
+ * the shapes the fast paths take and the ones they must leave to jansson,
+ * then random byte mutations of the corpus.
  */
-#include "kube/jsonload.h"
+#include "core/jsontext.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,13 +61,29 @@ static const char *const corpus[] = {
     "{\"k\":\"\x7f\"}",
 };
 
+static void check_dump(const json_t *v)
+{
+    size_t len = 0;
+    char *want = json_dumps(v, JSON_COMPACT);
+    char *got = sk_jsontext_dump(v, &len);
+    if (!want) {
+        assert_null(got);
+        return;
+    }
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    assert_int_equal(len, strlen(want));
+    free(want);
+    free(got);
+}
+
 static void check_same(const char *text, size_t len)
 {
     json_error_t want_err, got_err;
     memset(&want_err, 0, sizeof want_err);
     memset(&got_err, 0, sizeof got_err);
     json_t *want = json_loadb(text, len, 0, &want_err);
-    json_t *got = sk_jsonload(text, len, &got_err);
+    json_t *got = sk_jsontext_load(text, len, &got_err);
     if (!want) {
         assert_null(got);
         assert_string_equal(got_err.text, want_err.text);
@@ -77,6 +94,7 @@ static void check_same(const char *text, size_t len)
     }
     assert_non_null(got);
     assert_true(json_equal(got, want));
+    check_dump(want);
     /* the dump tells integers from reals and shows key order */
     char *a = json_dumps(want, JSON_COMPACT | JSON_ENCODE_ANY);
     char *b = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -111,6 +129,43 @@ static void test_nesting_beyond_the_fast_path(void **state)
     check_same(deep, n - 1); /* unterminated */
 }
 
+static void test_dump_of_built_values(void **state)
+{
+    (void)state;
+    /* what no parse gives: NUL and every control byte in strings and keys,
+     * strings that are not UTF-8, reals, scalars at the top */
+    char all[32];
+    for (int i = 0; i < 32; i++)
+        all[i] = (char)i;
+    json_t *o = json_object();
+    json_object_set_new(o, "ctl", json_stringn_nocheck(all, sizeof all));
+    json_object_setn_new_nocheck(o, "k\0\x01\x7f", 4, json_string("v\x7f/"));
+    json_object_set_new(o, "real", json_real(0.1));
+    check_dump(o);
+    json_object_del(o, "real");
+    check_dump(o);
+    json_object_set_new(o, "bad", json_stringn_nocheck("\xff\xfe", 2));
+    check_dump(o);
+    json_decref(o);
+    json_t *arr = json_pack("[i,i,i,b,b,n,{},[]]", (json_int_t)INT64_MIN, (json_int_t)INT64_MAX,
+                            (json_int_t)0, 1, 0);
+    check_dump(arr);
+    json_decref(arr);
+    json_t *s = json_string("top");
+    size_t len = 7;
+    assert_null(sk_jsontext_dump(s, &len)); /* json_dumps refuses a scalar */
+    assert_int_equal(len, 7);
+    json_decref(s);
+    json_t *deep = json_array();
+    for (int i = 0; i < 100; i++) {
+        json_t *outer = json_array();
+        json_array_append_new(outer, deep);
+        deep = outer;
+    }
+    check_dump(deep);
+    json_decref(deep);
+}
+
 static void test_mutations_match_jansson(void **state)
 {
     (void)state;
@@ -139,6 +194,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus_matches_jansson),
         cmocka_unit_test(test_nesting_beyond_the_fast_path),
+        cmocka_unit_test(test_dump_of_built_values),
         cmocka_unit_test(test_mutations_match_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,15 +1,18 @@
 /*
- * jsonload.c - see jsonload.h.
+ * jsontext.c - see jsontext.h.
  *
  * Values are built with the calls jansson's own parser makes (an object's
  * members by json_object_setn_new_nocheck, so a repeated key keeps its
  * first place and its last value), hence the same values in the same key
  * order. The parser never reports an error itself: a NULL from parse_*
  * means "not the common shape", and the caller reparses with jansson.
+ * Likewise the encoder: -1 from dump_* means "jansson's to spell".
  */
-#include "kube/jsonload.h"
+#include "core/jsontext.h"
+#include "core/buf.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,7 +239,7 @@ static json_t *parse_value(parser *ps, int depth)
     }
 }
 
-json_t *sk_jsonload(const char *buf, size_t len, json_error_t *err)
+json_t *sk_jsontext_load(const char *buf, size_t len, json_error_t *err)
 {
     parser ps = {buf, buf + len, NULL, 0};
     json_t *v = NULL;
@@ -252,4 +255,119 @@ json_t *sk_jsonload(const char *buf, size_t len, json_error_t *err)
     }
     free(ps.scratch);
     return v ? v : json_loadb(buf, len, 0, err);
+}
+
+/* ---- encoding ---- */
+
+static int dump_string(sk_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    sk_buf_reserve(b, n + 2);
+    sk_buf_putc(b, '"');
+    size_t run = 0; /* bytes copied as they are, not yet appended */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80)
+            return -1;
+        if (c >= 0x20 && c != '"' && c != '\\') {
+            run++;
+            continue;
+        }
+        sk_buf_append(b, s + i - run, run);
+        run = 0;
+        char esc[6] = {'\\', 0};
+        size_t len = 2;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            len = 6;
+        }
+        sk_buf_append(b, esc, len);
+    }
+    sk_buf_append(b, s + n - run, run);
+    sk_buf_putc(b, '"');
+    return 0;
+}
+
+static int dump_value(sk_buf *b, const json_t *v, int depth)
+{
+    if (depth >= FAST_MAX_DEPTH)
+        return -1;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        sk_buf_putc(b, '{');
+        int first = 1;
+        for (void *it = json_object_iter((json_t *)v); it;
+             it = json_object_iter_next((json_t *)v, it)) {
+            if (!first)
+                sk_buf_putc(b, ',');
+            first = 0;
+            if (dump_string(b, json_object_iter_key(it), json_object_iter_key_len(it)) < 0)
+                return -1;
+            sk_buf_putc(b, ':');
+            if (dump_value(b, json_object_iter_value(it), depth + 1) < 0)
+                return -1;
+        }
+        sk_buf_putc(b, '}');
+        return 0;
+    }
+    case JSON_ARRAY: {
+        sk_buf_putc(b, '[');
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i)
+                sk_buf_putc(b, ',');
+            if (dump_value(b, json_array_get(v, i), depth + 1) < 0)
+                return -1;
+        }
+        sk_buf_putc(b, ']');
+        return 0;
+    }
+    case JSON_STRING:
+        return dump_string(b, json_string_value(v), json_string_length(v));
+    case JSON_INTEGER: {
+        char num[24];
+        int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        sk_buf_append(b, num, (size_t)n);
+        return 0;
+    }
+    case JSON_TRUE:
+        sk_buf_append(b, "true", 4);
+        return 0;
+    case JSON_FALSE:
+        sk_buf_append(b, "false", 5);
+        return 0;
+    case JSON_NULL:
+        sk_buf_append(b, "null", 4);
+        return 0;
+    default:
+        return -1; /* a real */
+    }
+}
+
+char *sk_jsontext_dump(const json_t *v, size_t *len_out)
+{
+    sk_buf b = SK_BUF_INIT;
+    char *out = NULL;
+    size_t len = 0;
+    /* json_dumps' default: only an object or an array */
+    sk_buf_reserve(&b, 1024); /* one allocation for a typical object */
+    if ((json_is_object(v) || json_is_array(v)) && dump_value(&b, v, 0) == 0) {
+        out = sk_buf_steal(&b, &len);
+    } else {
+        out = json_dumps(v, JSON_COMPACT);
+        len = out ? strlen(out) : 0;
+    }
+    sk_buf_free(&b);
+    if (out)
+        *len_out = len;
+    return out;
 }
