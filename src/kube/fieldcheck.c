@@ -111,11 +111,18 @@ static sk_err string_token(walker *w, const char **tok, size_t *len)
     const char *q = w->p;
     if (q >= w->end || *q != '"')
         goto out;
-    for (q++; q < w->end && *q != '"'; q++)
-        if (*q == '\\')
-            q++;
-    if (q >= w->end)
-        goto out;
+    /* to each quote by memchr: it ends the string unless an odd run of
+     * backslashes escapes it (the opening quote stops the run) */
+    for (q++;; q++) {
+        q = memchr(q, '"', (size_t)(w->end - q));
+        if (!q)
+            goto out;
+        size_t run = 0;
+        while (q[-1 - (ptrdiff_t)run] == '\\')
+            run++;
+        if (run % 2 == 0)
+            break;
+    }
     *tok = w->p;
     *len = (size_t)(q + 1 - w->p);
     w->p = q + 1;

@@ -213,6 +213,13 @@ static void test_duplicates_interleave_in_document_order(void **state)
                "unknown field \"spec.a\"; duplicate field \"spec\"; unknown field \"spec.b\"");
     /* Escaped keys are compared decoded. */
     body_finds(lease, "{\"spec\":{},\"sp\\u0065c\":{}}", "duplicate field \"spec\"");
+    /* A string ends at the first quote no odd run of backslashes escapes:
+     * the values here end in \\ and hold \", and the fields after them
+     * are still seen. */
+    body_finds(kind("", "ConfigMap"),
+               "{\"data\":{\"k\\\\\":\"v\\\"q\\\\\",\"k\\\\\":\"\\\\\\\"\"},"
+               "\"u\\\\\":1}",
+               "duplicate field \"data.k\\\\\"; unknown field \"u\\\\\"");
 }
 
 static void test_quoting_of_paths(void **state)
