@@ -108,9 +108,10 @@ static json_t *parse_number(parser *ps)
         ps->p++;
     const char *digits = ps->p;
     int64_t v = 0;
-    while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-        v = v * 10 + (*ps->p++ - '0');
-    size_t n = (size_t)(ps->p - digits);
+    size_t n = 0;
+    for (; ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9'; ps->p++, n++)
+        if (n < FAST_MAX_DIGITS) /* beyond, the number is jansson's anyway */
+            v = v * 10 + (*ps->p - '0');
     if (n == 0 || n > FAST_MAX_DIGITS || (digits[0] == '0' && n > 1))
         return NULL;
     if (ps->p < ps->end && (*ps->p == '.' || *ps->p == 'e' || *ps->p == 'E'))
