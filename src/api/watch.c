@@ -55,6 +55,7 @@ typedef struct watch_stream {
     uint32_t spread; /* at shutdown, ends this fraction (of 2^32) into the grace period */
     int64_t last_bookmark_ms;
     sk_outq out;
+    int64_t rendered; /* events rendered by the read in progress, for the hub's counter */
     int ended;
     uint64_t ticket;
     sk_api_wake_fn wake;
@@ -82,7 +83,10 @@ static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
 static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json_t *obj,
                          json_t *served, int64_t rev)
 {
-    sk_buf_printf(&ws->out.text, "{\"type\":\"%s\",\"object\":", type);
+    /* Plain appends, no printf: this runs per event per watcher. */
+    sk_buf_puts(&ws->out.text, "{\"type\":\"");
+    sk_buf_puts(&ws->out.text, type);
+    sk_buf_puts(&ws->out.text, "\",\"object\":");
     if (ws->table)
         sk_table_single(&ws->out.text, ws->res, obj, ws->include, rev, sk_wall_s());
     else if (served)
@@ -150,7 +154,7 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
     }
     if (type) {
         render_event(ws, type, ev->obj, obj, served, ev->rev);
-        sk_watch_hub_count(ws->api->hub, 0, 1, 0);
+        ws->rendered++;
     }
     json_decref(served);
     json_decref(obj);
@@ -178,6 +182,10 @@ static int read_events(watch_stream *ws)
         int64_t scanned = ws->cursor;
         sk_read_source source;
         sk_err err = sk_reader_events(ws->api->reader, &q, take_event, ws, &scanned, &source);
+        /* Counted per read, not per event: the counter is shared by every
+         * HTTP thread, and 1,000 watchers each add every event. */
+        sk_watch_hub_count(ws->api->hub, 0, ws->rendered, 0);
+        ws->rendered = 0;
         if (err == SK_ERR_EXPIRED) {
             sk_cache_state st;
             sk_cache_get_state(ws->api->cache, &st);

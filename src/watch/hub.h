@@ -4,9 +4,12 @@
  * A watcher with nothing to send parks itself here (its HTTP connection is
  * suspended: no thread waits for it). The watch cache's feed calls
  * sk_watch_hub_notify after every applied batch and on every tick (about
- * once a second), which wakes every parked watcher; each then reads what is
- * new for it from the cache, ends on timeoutSeconds, sends a bookmark or
- * notices that its client went away.
+ * once a second); the hub's thread then wakes every parked watcher that has
+ * not seen that notification, at most one such pass per few milliseconds
+ * (notifies in between make one pass: each woken watcher sends all that is
+ * new for it in one write); each then reads what is new for it from the
+ * cache, ends on timeoutSeconds, sends a bookmark or notices that its
+ * client went away.
  *
  * Watchers are cursors over the cache's shared, already-serialized events:
  * nothing is queued per watcher, so a slow watcher never holds up the feed,
@@ -21,9 +24,11 @@ typedef struct sk_watch_hub sk_watch_hub;
 typedef void (*sk_watch_wake_fn)(void *arg);
 
 sk_watch_hub *sk_watch_hub_new(void);
-/* Wakes every parked watcher (the feed calls this; must not block). */
+/* Counts a notification and has the hub's thread wake the parked watchers
+ * soon (within a few milliseconds; the feed calls this: it does not wait). */
 void sk_watch_hub_notify(sk_watch_hub *hub);
-/* Refuses later parks and wakes every parked watcher. */
+/* Refuses later parks, stops the hub's thread and wakes every parked
+ * watcher before it returns. */
 void sk_watch_hub_stop(sk_watch_hub *hub);
 /* NULL-safe. No watcher may be parked any more. */
 void sk_watch_hub_free(sk_watch_hub *hub);
@@ -33,8 +38,8 @@ uint64_t sk_watch_hub_seq(sk_watch_hub *hub);
 
 #define SK_HUB_STOPPED 0 /* the hub is stopping: end instead of waiting */
 #define SK_HUB_MOVED 1   /* a notify came after `seen`: look again now */
-/* Parks a waiter: wake(arg) runs once, on the feed thread, at the next
- * notify. Returns a ticket for sk_watch_hub_cancel, or SK_HUB_STOPPED, or
+/* Parks a waiter: wake(arg) runs once, on the hub's thread, after the
+ * next notify (or in sk_watch_hub_stop). Returns a ticket for sk_watch_hub_cancel, or SK_HUB_STOPPED, or
  * SK_HUB_MOVED if a notify came since sk_watch_hub_seq returned seen. */
 uint64_t sk_watch_hub_park(sk_watch_hub *hub, uint64_t seen, sk_watch_wake_fn wake, void *arg);
 /* Forgets a parked watcher; after it returns, its wake will not run. */

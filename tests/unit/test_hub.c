@@ -3,8 +3,10 @@
  * exactly once per notify; a park with a stale count or after stop is
  * refused; a cancelled watcher is never woken; while a notify's wakes run,
  * other threads can still read the count and park (the wakes run outside the
- * hub's list lock); and a cancel of a watcher whose wake is running returns
- * only after that wake has finished (its connection may be freed next).
+ * hub's list lock); a cancel of a watcher whose wake is running returns
+ * only after that wake has finished (its connection may be freed next); and
+ * a stream of notifies is coalesced into few passes without losing the
+ * last one (the wakes run on the hub's thread, at most a pass per gap).
  */
 #include "watch/hub.h"
 
@@ -24,6 +26,20 @@ static void count_wake(void *arg)
     atomic_fetch_add((atomic_int *)arg, 1);
 }
 
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits (up to 5 s: the wakes run on the hub's thread) for *a to reach want. */
+static int wait_for(atomic_int *a, int want)
+{
+    for (int i = 0; i < 5000 && atomic_load(a) < want; i++)
+        sleep_ms(1);
+    return atomic_load(a);
+}
+
 static void test_notify_wakes_once(void **state)
 {
     (void)state;
@@ -34,11 +50,12 @@ static void test_notify_wakes_once(void **state)
     uint64_t tb = sk_watch_hub_park(hub, seen, count_wake, &b);
     assert_true(ta > SK_HUB_MOVED && tb > SK_HUB_MOVED && ta != tb);
     sk_watch_hub_notify(hub);
-    assert_int_equal(atomic_load(&a), 1);
-    assert_int_equal(atomic_load(&b), 1);
     assert_int_equal(sk_watch_hub_seq(hub), seen + 1);
+    assert_int_equal(wait_for(&a, 1), 1);
+    assert_int_equal(wait_for(&b, 1), 1);
     /* Woken means forgotten: the next notify does not wake them again. */
     sk_watch_hub_notify(hub);
+    sleep_ms(50);
     assert_int_equal(atomic_load(&a), 1);
     /* A park with the count read before a notify must look again. */
     assert_int_equal(sk_watch_hub_park(hub, seen, count_wake, &a), SK_HUB_MOVED);
@@ -70,12 +87,6 @@ typedef struct slow_wake {
     atomic_int saw_park; /* the park returned while this wake ran */
     int wait_for_park;
 } slow_wake;
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {0, (long)ms * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static void slow(void *arg)
 {
@@ -112,10 +123,11 @@ static void test_park_during_wake_pass(void **state)
     atomic_store(&sw.parked_meanwhile, 1);
     assert_true(ticket > SK_HUB_MOVED);
     pthread_join(t, NULL);
+    assert_int_equal(wait_for(&sw.done, 1), 1);
     assert_int_equal(atomic_load(&sw.saw_park), 1);
     assert_int_equal(atomic_load(&other), 0); /* parked after that notify: waits for the next */
     sk_watch_hub_notify(hub);
-    assert_int_equal(atomic_load(&other), 1);
+    assert_int_equal(wait_for(&other, 1), 1);
     sk_watch_hub_free(hub);
 }
 
@@ -136,6 +148,67 @@ static void test_cancel_waits_for_running_wake(void **state)
     sk_watch_hub_free(hub);
 }
 
+/* A watcher that parks again from its wake, with the count it has seen, as
+ * a stream does after sending everything new. */
+typedef struct reparker {
+    sk_watch_hub *hub;
+    atomic_int wakes;
+    _Atomic uint64_t seen; /* the count at its last wake */
+} reparker;
+
+static void repark(void *arg)
+{
+    reparker *r = arg;
+    atomic_fetch_add(&r->wakes, 1);
+    for (;;) {
+        uint64_t seen = sk_watch_hub_seq(r->hub);
+        atomic_store(&r->seen, seen);
+        if (sk_watch_hub_park(r->hub, seen, repark, r) != SK_HUB_MOVED)
+            break; /* parked, or the hub is stopping */
+    }
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void test_notifies_coalesce(void **state)
+{
+    (void)state;
+    sk_watch_hub *hub = sk_watch_hub_new();
+    reparker r = {.hub = hub};
+    uint64_t seen = sk_watch_hub_seq(hub);
+    assert_true(sk_watch_hub_park(hub, seen, repark, &r) > SK_HUB_MOVED);
+    /* 2,000 notifies over about 100 ms: a pass per notify would wake it
+     * 2,000 times; at most a pass per 5 ms (the hub's gap; 4 here for the
+     * clocks' granularity), one per 4 ms of the time taken. */
+    int64_t t0 = now_ms();
+    for (int i = 0; i < 2000; i++) {
+        sk_watch_hub_notify(hub);
+        if (i % 20 == 0)
+            sleep_ms(1);
+    }
+    uint64_t last = sk_watch_hub_seq(hub);
+    /* The last notify is never lost: a wake comes after it. */
+    for (int i = 0; i < 5000 && atomic_load(&r.seen) != last; i++)
+        sleep_ms(1);
+    assert_int_equal(atomic_load(&r.seen), last);
+    int64_t took = now_ms() - t0;
+    int wakes = atomic_load(&r.wakes);
+    assert_true(wakes >= 1 && wakes <= took / 4 + 2);
+    /* Parked having seen the latest count, it sleeps through later passes
+     * until a notify comes. */
+    sleep_ms(50);
+    assert_int_equal(atomic_load(&r.wakes), wakes);
+    sk_watch_hub_notify(hub);
+    assert_int_equal(wait_for(&r.wakes, wakes + 1), wakes + 1);
+    sk_watch_hub_free(hub); /* stop wakes it once more; that park is refused */
+    assert_int_equal(atomic_load(&r.wakes), wakes + 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_cancel_and_stop),
         cmocka_unit_test(test_park_during_wake_pass),
         cmocka_unit_test(test_cancel_waits_for_running_wake),
+        cmocka_unit_test(test_notifies_coalesce),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
