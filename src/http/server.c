@@ -71,9 +71,10 @@
 
 /* Event-loop threads: one per online CPU, 2 to 4. They rarely block (a
  * request waiting for the writer is suspended), so threads beyond the
- * cores only queue for them: with 1,000 watchers on 2 cores, 4 threads
- * cost a fifth more server CPU per delivered event than 2 (bench/README.md,
- * fan-out). */
+ * cores only queue for them: with 1,000 watchers on 2 cores, 2 threads
+ * halved the server's run queue wait and the watchers' lag against 4; on a
+ * loaded machine they also used a fifth less CPU per delivered event
+ * (bench/README.md, fan-out). */
 #define POOL_THREADS_MIN 2
 #define POOL_THREADS_MAX 4
 #define STREAM_BLOCK (64 * 1024)
