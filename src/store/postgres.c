@@ -1268,6 +1268,36 @@ static sk_err pg_claims_list(sk_conn *c, const char *kind, int (*fn)(void *arg, 
     return err;
 }
 
+static unsigned char *bytea_at(PGresult *res, int i, int col, size_t *len)
+{
+    unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, col), len);
+    SK_CHECK_ALLOC(b);
+    return b;
+}
+
+/* Row i of a key-value query whose columns are key, create_rev, mod_rev,
+ * version, lease[, value]: key and value are new (free with kv_row_free). */
+static sk_kv kv_row(PGresult *res, int i, int with_value)
+{
+    size_t klen = 0, vlen = 0;
+    unsigned char *key = bytea_at(res, i, 0, &klen);
+    unsigned char *value = with_value ? bytea_at(res, i, 5, &vlen) : NULL;
+    return (sk_kv){.key = key,
+                   .key_len = klen,
+                   .value = value,
+                   .value_len = vlen,
+                   .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
+                   .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
+                   .version = sk_parse_i64(PQgetvalue(res, i, 3)),
+                   .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
+}
+
+static void kv_row_free(sk_kv *kv)
+{
+    PQfreemem((void *)kv->key);
+    PQfreemem((void *)kv->value);
+}
+
 static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
                           const unsigned char *hi, size_t hi_len, int64_t rev, int64_t limit,
                           int keys_only, sk_kv_fn fn, void *arg)
@@ -1299,23 +1329,9 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
     sk_err err = (held_in(c, lo, lo_len, hi, hi_len) ? run : run_unheld)(
         c, hi ? ST_KV_RANGE : ST_KV_RANGE_FROM, hi ? 5 : 4, values, lengths, formats, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
-        size_t klen = 0, vlen = 0;
-        unsigned char *key = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 0), &klen);
-        unsigned char *value =
-            PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 5), &vlen);
-        SK_CHECK_ALLOC(key);
-        SK_CHECK_ALLOC(value);
-        sk_kv kv = {.key = key,
-                    .key_len = klen,
-                    .value = value,
-                    .value_len = vlen,
-                    .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
-                    .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
-                    .version = sk_parse_i64(PQgetvalue(res, i, 3)),
-                    .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
+        sk_kv kv = kv_row(res, i, 1);
         int stop = fn(arg, &kv);
-        PQfreemem(key);
-        PQfreemem(value);
+        kv_row_free(&kv);
         if (stop)
             break;
     }
@@ -1324,13 +1340,6 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
 }
 
 /* A bytea column of row i (text form), unescaped (PQfreemem it). */
-static unsigned char *bytea_at(PGresult *res, int i, int col, size_t *len)
-{
-    unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, col), len);
-    SK_CHECK_ALLOC(b);
-    return b;
-}
-
 static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
                             void *arg)
 {
@@ -1452,19 +1461,9 @@ static sk_err pg_kv_prefetch(sk_conn *c, const unsigned char *const *keys, const
     PGresult *res = NULL;
     sk_err err = asked ? run(c, ST_KV_PREFETCH, 1, values, NULL, NULL, &res) : SK_OK;
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
-        size_t klen = 0, vlen = 0;
-        unsigned char *key = bytea_at(res, i, 0, &klen), *value = bytea_at(res, i, 5, &vlen);
-        sk_kv kv = {.key = key,
-                    .key_len = klen,
-                    .value = value,
-                    .value_len = vlen,
-                    .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
-                    .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
-                    .version = sk_parse_i64(PQgetvalue(res, i, 3)),
-                    .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
-        known_set(c, key, klen, &kv);
-        PQfreemem(key);
-        PQfreemem(value);
+        sk_kv kv = kv_row(res, i, 1);
+        known_set(c, kv.key, kv.key_len, &kv);
+        kv_row_free(&kv);
     }
     PQclear(res);
     sk_buf_free(&array);
@@ -1576,17 +1575,9 @@ static sk_err pg_kv_lease_keys(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg
     PGresult *res = NULL;
     sk_err err = run(c, ST_KV_LEASE_KEYS, 1, values, NULL, NULL, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
-        size_t klen = 0;
-        unsigned char *key = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, 0), &klen);
-        SK_CHECK_ALLOC(key);
-        sk_kv kv = {.key = key,
-                    .key_len = klen,
-                    .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
-                    .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
-                    .version = sk_parse_i64(PQgetvalue(res, i, 3)),
-                    .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
+        sk_kv kv = kv_row(res, i, 0);
         int stop = fn(arg, &kv);
-        PQfreemem(key);
+        kv_row_free(&kv);
         if (stop)
             break;
     }
