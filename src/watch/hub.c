@@ -10,14 +10,14 @@
  * serving the first ones must be able to read the count and park again
  * meanwhile instead of queueing on `mu` until the last one is resumed.
  *
- * Coalescing: a pass starts at most once per PASS_GAP_US. Each wake costs a
+ * Coalescing: a pass starts at most once per PASS_GAP_MS. Each wake costs a
  * connection resume (an eventfd write and an event-loop wake-up in
  * libmicrohttpd), a send and, on the client, a receive; at 1,000 watchers
  * and hundreds of commits a second, one pass per commit saturated the
  * machine, and the passes then ran back to back anyway, each one as late
  * as the one before took. Notifies during a pass or the gap after it make
  * one pass, whose wakes each carry every event since the watcher's last
- * send: an event waits at most PASS_GAP_US for its pass. A pass that
+ * send: an event waits at most PASS_GAP_MS for its pass. A pass that
  * follows an idle gap starts at once. A watcher that parked having seen
  * the latest notification stays parked through the pass (nothing new can
  * be for it), so a burst of notifies does not wake it twice for one event.
@@ -30,13 +30,13 @@
  */
 #include "watch/hub.h"
 #include "core/check.h"
+#include "core/util.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
 
-#define PASS_GAP_US 5000
+#define PASS_GAP_MS 5
 
 typedef struct parked {
     uint64_t ticket;
@@ -102,17 +102,7 @@ static void wake_pass(sk_watch_hub *hub)
     pthread_mutex_unlock(&hub->wake_mu);
 }
 
-static void deadline_after(struct timespec *ts, const struct timespec *from, long us)
-{
-    ts->tv_sec = from->tv_sec + us / 1000000;
-    ts->tv_nsec = from->tv_nsec + (us % 1000000) * 1000;
-    if (ts->tv_nsec >= 1000000000) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000;
-    }
-}
-
-/* The hub's thread: a pass per notification, at most one per PASS_GAP_US. */
+/* The hub's thread: a pass per notification, at most one per PASS_GAP_MS. */
 static void *hub_main(void *arg)
 {
     sk_watch_hub *hub = arg;
@@ -123,10 +113,9 @@ static void *hub_main(void *arg)
             continue;
         }
         pthread_mutex_unlock(&hub->mu);
-        struct timespec start, next;
-        clock_gettime(CLOCK_MONOTONIC, &start);
+        struct timespec next; /* the gap runs from the pass's start */
+        sk_deadline_after_ms(&next, PASS_GAP_MS);
         wake_pass(hub);
-        deadline_after(&next, &start, PASS_GAP_US);
         pthread_mutex_lock(&hub->mu);
         /* The gap: later notifies wait for its end and make one pass. */
         while (!hub->stopping && pthread_cond_timedwait(&hub->cv, &hub->mu, &next) == 0)
@@ -143,11 +132,7 @@ sk_watch_hub *sk_watch_hub_new(void)
     hub->next_ticket = SK_HUB_MOVED + 1;
     pthread_mutex_init(&hub->mu, NULL);
     pthread_mutex_init(&hub->wake_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&hub->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    sk_cond_init_monotonic(&hub->cv);
     SK_CHECK(pthread_create(&hub->thread, NULL, hub_main, hub) == 0);
     return hub;
 }
@@ -204,6 +189,7 @@ uint64_t sk_watch_hub_park(sk_watch_hub *hub, uint64_t seen, sk_watch_wake_fn wa
     pthread_mutex_unlock(&hub->mu);
     return ticket;
 }
+
 void sk_watch_hub_cancel(sk_watch_hub *hub, uint64_t ticket)
 {
     int found = 0;
