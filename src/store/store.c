@@ -373,13 +373,11 @@ out:
     return err;
 }
 
-/* The keys a batch will read: etcd keys, and objects' (resource, ns, name). */
+/* The etcd keys a batch will read. */
 typedef struct batch_keys {
     const unsigned char **keys;
     size_t *lens;
     size_t n, cap;
-    const char **rows; /* 3 per object key */
-    size_t n_rows, cap_rows;
 } batch_keys;
 
 static void add_key(void *arg, const unsigned char *key, size_t key_len)
@@ -396,49 +394,39 @@ static void add_key(void *arg, const unsigned char *key, size_t key_len)
     k->lens[k->n++] = key_len;
 }
 
-static void add_row(batch_keys *k, const char *resource, const char *ns, const char *name)
-{
-    if (k->n_rows == k->cap_rows) {
-        k->cap_rows = k->cap_rows ? 2 * k->cap_rows : 64;
-        k->rows = realloc(k->rows, 3 * k->cap_rows * sizeof *k->rows);
-        SK_CHECK_ALLOC(k->rows);
-    }
-    const char **r = &k->rows[3 * k->n_rows++];
-    r[0] = resource;
-    r[1] = ns;
-    r[2] = name;
-}
-
 /* Reads what the intents [first, first+n) will read, in one statement per
- * kind of key, where the backend can (kv_prefetch, prefetch_current). */
+ * kind of key, where the backend can (kv_prefetch, prefetch_current). An
+ * object write reads its own key and at most its namespace: the columns of
+ * the objects' keys (resources, namespaces, names) hold 2n at most. */
 static sk_err prefetch(sk_store *s, pending *first, int n)
 {
     batch_keys k = {0};
+    const char **cols = malloc(3 * 2 * (size_t)n * sizeof *cols);
+    SK_CHECK_ALLOC(cols);
+    const char **resources = cols, **nss = cols + 2 * n, **names = cols + 4 * n;
+    size_t n_rows = 0;
     pending *p = first;
     for (int i = 0; i < n; i++, p = p->next) {
         if (p->kv) {
             sk_kv_txn_keys(p->kv, add_key, &k);
         } else if (!p->lease) {
-            if (p->w.require_namespace)
-                add_row(&k, "namespaces", "", p->w.require_namespace);
-            add_row(&k, p->w.resource, p->w.ns, p->w.name);
+            if (p->w.require_namespace) {
+                resources[n_rows] = "namespaces";
+                nss[n_rows] = "";
+                names[n_rows++] = p->w.require_namespace;
+            }
+            resources[n_rows] = p->w.resource;
+            nss[n_rows] = p->w.ns;
+            names[n_rows++] = p->w.name;
         }
     }
     sk_err err =
         k.n && s->ops->kv_prefetch ? s->ops->kv_prefetch(s->wconn, k.keys, k.lens, k.n) : SK_OK;
-    if (err == SK_OK && k.n_rows && s->ops->prefetch_current) {
-        const char **names = malloc(3 * k.n_rows * sizeof *names);
-        SK_CHECK_ALLOC(names);
-        for (int f = 0; f < 3; f++)
-            for (size_t i = 0; i < k.n_rows; i++)
-                names[f * k.n_rows + i] = k.rows[3 * i + f];
-        err = s->ops->prefetch_current(s->wconn, names, names + k.n_rows, names + 2 * k.n_rows,
-                                       k.n_rows);
-        free(names);
-    }
+    if (err == SK_OK && n_rows && s->ops->prefetch_current)
+        err = s->ops->prefetch_current(s->wconn, resources, nss, names, n_rows);
+    free(cols);
     free(k.keys);
     free(k.lens);
-    free(k.rows);
     return err;
 }
 
