@@ -35,6 +35,24 @@ static void skip_ws(parser *ps)
         ps->p++;
 }
 
+/* After a member or an element: 1 at the closing character, 0 after a comma
+ * (each consumed, with the spaces after a comma), -1 at anything else. */
+static int next_or_close(parser *ps, char close)
+{
+    skip_ws(ps);
+    if (ps->p == ps->end)
+        return -1;
+    if (*ps->p == close) {
+        ps->p++;
+        return 1;
+    }
+    if (*ps->p != ',')
+        return -1;
+    ps->p++;
+    skip_ws(ps);
+    return 0;
+}
+
 static int scratch_put(parser *ps, size_t at, char c)
 {
     if (at == ps->scratch_cap) {
@@ -166,17 +184,11 @@ static json_t *parse_object(parser *ps, int depth)
             free(owned);
         if (!set)
             goto fail;
-        skip_ws(ps);
-        if (ps->p == ps->end)
+        int closed = next_or_close(ps, '}');
+        if (closed < 0)
             goto fail;
-        if (*ps->p == '}') {
-            ps->p++;
+        if (closed)
             return obj;
-        }
-        if (*ps->p != ',')
-            goto fail;
-        ps->p++;
-        skip_ws(ps);
     }
 fail:
     json_decref(obj);
@@ -195,17 +207,11 @@ static json_t *parse_array(parser *ps, int depth)
         json_t *v = parse_value(ps, depth);
         if (!v || json_array_append_new(arr, v) != 0)
             goto fail;
-        skip_ws(ps);
-        if (ps->p == ps->end)
+        int closed = next_or_close(ps, ']');
+        if (closed < 0)
             goto fail;
-        if (*ps->p == ']') {
-            ps->p++;
+        if (closed)
             return arr;
-        }
-        if (*ps->p != ',')
-            goto fail;
-        ps->p++;
-        skip_ws(ps);
     }
 fail:
     json_decref(arr);
