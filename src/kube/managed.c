@@ -194,20 +194,11 @@ static void set_managed(json_t *obj, json_t *mf)
         json_object_del(meta, "managedFields");
 }
 
-/* obj without metadata.managedFields (new reference). */
-static json_t *without_managed(const json_t *obj)
-{
-    if (!obj)
-        return NULL;
-    json_t *c = json_deep_copy(obj);
-    json_object_del(json_object_get(c, "metadata"), "managedFields");
-    return c;
-}
-
-/* The same for reading only (new reference): it shares every other member
- * with obj, so nothing may modify it. What a comparison needs: copying the
+/* obj without metadata.managedFields, for reading only (new reference): it
+ * shares every other member with obj, so nothing may modify it. Comparisons
+ * and merges read it (sk_fieldset_merge copies what it keeps): copying the
  * whole object for every write cost more than the comparison. */
-static json_t *view_without_managed(const json_t *obj)
+static json_t *without_managed(const json_t *obj)
 {
     const json_t *meta = json_object_get(obj, "metadata");
     if (!json_object_get(meta, "managedFields"))
@@ -306,8 +297,8 @@ void sk_managed_update(sk_fieldset_type t, const json_t *old, json_t *new_obj,
         if (!managers)
             managers = json_array();
     }
-    json_t *lhs = old ? view_without_managed(old) : zero_of(t.schema, 0);
-    json_t *rhs = view_without_managed(new_obj);
+    json_t *lhs = old ? without_managed(old) : zero_of(t.schema, 0);
+    json_t *rhs = without_managed(new_obj);
     json_t *added, *modified, *removed;
     sk_fieldset_compare(t, lhs, rhs, &added, &modified, &removed);
     added = strip(added, w);
@@ -430,7 +421,7 @@ static int conflicts_allowed_by_last_applied(sk_fieldset_type t, const json_t *l
     int ok = 0;
     if (!json_is_object(last) || sk_fieldset_from_object(t, last, &set, &why) != SK_OK)
         goto out;
-    json_t *clean = view_without_managed(live);
+    json_t *clean = without_managed(live);
     sk_fieldset_compare(t, last, clean, &a, &m, &r);
     json_decref(clean);
     allowed = sk_fieldset_difference(set, m);
