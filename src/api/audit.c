@@ -14,6 +14,7 @@
  * the server's messages never carry object data or credentials.
  */
 #include "api/audit.h"
+#include "api/authn.h"
 #include "api/authz.h"
 #include "api/call.h"
 #include "core/check.h"
@@ -228,30 +229,10 @@ static void set_str(json_t *obj, const char *key, const char *v)
         json_object_set_new(obj, key, json_string(v));
 }
 
+/* kube: the event's user is empty when authentication failed. */
 static json_t *user_json(const sk_user *u)
 {
-    json_t *j = json_object();
-    if (!u)
-        return j; /* kube: the event's user is empty when authentication failed */
-    set_str(j, "username", u->name);
-    set_str(j, "uid", u->uid);
-    if (u->n_groups) {
-        json_t *g = json_array();
-        for (size_t i = 0; i < u->n_groups; i++)
-            json_array_append_new(g, json_string(u->groups[i]));
-        json_object_set_new(j, "groups", g);
-    }
-    if (u->n_extra) {
-        json_t *x = json_object();
-        for (size_t i = 0; i < u->n_extra; i++) {
-            json_t *vals = json_object_get(x, u->extra_keys[i]);
-            if (!vals)
-                json_object_set_new(x, u->extra_keys[i], vals = json_array());
-            json_array_append_new(vals, json_string(u->extra_values[i]));
-        }
-        json_object_set_new(j, "extra", x);
-    }
-    return j;
+    return u ? sk_authn_user_info(u) : json_object();
 }
 
 /* The request's source IPs as kube lists them: X-Forwarded-For's, then

@@ -312,3 +312,29 @@ const sk_user *sk_authn_request(const sk_authn_config *cfg, sk_reader *rd, sk_ar
         return fixed_user(a, "system:anonymous", "system:unauthenticated", NULL);
     return NULL;
 }
+
+json_t *sk_authn_user_info(const sk_user *u)
+{
+    json_t *info = json_object();
+    if (u->name && *u->name)
+        json_object_set_new(info, "username", json_string(u->name));
+    if (u->uid && *u->uid)
+        json_object_set_new(info, "uid", json_string(u->uid));
+    if (u->n_groups) {
+        json_t *groups = json_array();
+        for (size_t i = 0; i < u->n_groups; i++)
+            json_array_append_new(groups, json_string(u->groups[i]));
+        json_object_set_new(info, "groups", groups);
+    }
+    if (u->n_extra) {
+        json_t *extra = json_object();
+        for (size_t i = 0; i < u->n_extra; i++) {
+            json_t *values = json_object_get(extra, u->extra_keys[i]);
+            if (!values)
+                json_object_set_new(extra, u->extra_keys[i], values = json_array());
+            json_array_append_new(values, json_string(u->extra_values[i]));
+        }
+        json_object_set_new(info, "extra", extra);
+    }
+    return info;
+}

@@ -81,4 +81,9 @@ void sk_authn_token(const sk_authn_config *cfg, sk_reader *rd, sk_arena *a, cons
  * system:authenticated added; NULL for an empty or missing CN. In a. */
 const sk_user *sk_authn_cert_user(sk_arena *a, const char *cn, const char *const *orgs, size_t n);
 
+/* kube's UserInfo of u as JSON (username, uid, groups, extra; empty ones
+ * left out, as Go's omitempty does), for the reviews and audit events.
+ * New reference. */
+json_t *sk_authn_user_info(const sk_user *u);
+
 #endif

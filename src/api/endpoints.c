@@ -6,6 +6,7 @@
  * All answered at once.
  */
 #include "api/api.h"
+#include "api/authn.h"
 #include "api/body.h"
 #include "api/call.h"
 #include "api/verbs.h"
@@ -97,38 +98,13 @@ int sk_endpoint_consistency(sk_api_call *call)
     return reply_text(call, 200, "text/plain; charset=utf-8");
 }
 
-/* kube's UserInfo of u: username, uid, groups and extra as set. New reference. */
-static json_t *user_info(const sk_user *u)
-{
-    json_t *info = json_pack("{s:s}", "username", u->name);
-    if (u->uid && *u->uid)
-        json_object_set_new(info, "uid", json_string(u->uid));
-    if (u->n_groups) {
-        json_t *groups = json_array();
-        for (size_t i = 0; i < u->n_groups; i++)
-            json_array_append_new(groups, json_string(u->groups[i]));
-        json_object_set_new(info, "groups", groups);
-    }
-    if (u->n_extra) {
-        json_t *extra = json_object();
-        for (size_t i = 0; i < u->n_extra; i++) {
-            json_t *values = json_object_get(extra, u->extra_keys[i]);
-            if (!values)
-                json_object_set_new(extra, u->extra_keys[i], values = json_array());
-            json_array_append_new(values, json_string(u->extra_values[i]));
-        }
-        json_object_set_new(info, "extra", extra);
-    }
-    return info;
-}
-
 /* kube's SelfSubjectReview: whatever the body holds, the status is who
  * asked (the object is never stored, so its metadata is empty). */
 int sk_endpoint_self_subject_review(sk_api_call *call)
 {
     json_t *review = json_pack("{s:s, s:s, s:{s:n}, s:{s:o}}", "kind", "SelfSubjectReview",
                                "apiVersion", "authentication.k8s.io/v1", "metadata",
-                               "creationTimestamp", "status", "userInfo", user_info(call->user));
+                               "creationTimestamp", "status", "userInfo", sk_authn_user_info(call->user));
     sk_call_reply_json(call, 201, sk_call_keep(call, review));
     return SK_STEP_DONE;
 }
@@ -164,7 +140,7 @@ int sk_endpoint_token_review(sk_api_call *call)
     sk_authn_result r;
     sk_authn_token(&call->api->authn, call->api->reader, call->arena, token, auds, n, &r);
     json_t *status = json_pack("{s:b}", "authenticated", r.user != NULL);
-    json_object_set_new(status, "user", r.user ? user_info(r.user) : json_object());
+    json_object_set_new(status, "user", r.user ? sk_authn_user_info(r.user) : json_object());
     if (r.user) {
         json_t *a = json_array();
         for (size_t i = 0; i < r.n_audiences; i++)
