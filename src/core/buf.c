@@ -47,12 +47,23 @@ void sk_buf_putc(sk_buf *b, char c)
 void sk_buf_vprintf(sk_buf *b, const char *fmt, va_list ap)
 {
     SK_CHECK(fmt != NULL); /* also tells GCC, which warns under UBSan otherwise */
+    /* One formatting pass when the text fits: into the spare capacity if
+     * there is a fair amount, else onto the stack (an empty buffer's first
+     * printf); a second pass only for longer text. */
+    char tmp[256];
+    size_t room = b->cap > b->len ? b->cap - b->len : 0;
+    int direct = room >= sizeof tmp;
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(direct ? b->data + b->len : tmp, direct ? room : sizeof tmp, fmt, ap);
     SK_CHECK(n >= 0);
-    sk_buf_reserve(b, (size_t)n);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+    if ((size_t)n >= (direct ? room : sizeof tmp)) {
+        sk_buf_reserve(b, (size_t)n);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+    } else if (!direct) {
+        sk_buf_reserve(b, (size_t)n);
+        memcpy(b->data + b->len, tmp, (size_t)n + 1);
+    }
     va_end(ap2);
     b->len += (size_t)n;
 }
