@@ -421,7 +421,9 @@ static enum MHD_Result send_response(conn_ctx *cc)
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, cc,
                                                  NULL);
     else
-        resp = MHD_create_response_from_buffer(r.body_len, (void *)r.body, MHD_RESPMEM_MUST_COPY);
+        /* Not copied: the body lives in the call, which on_completed frees
+         * only after MHD is done sending it (or closed the connection). */
+        resp = MHD_create_response_from_buffer(r.body_len, (void *)r.body, MHD_RESPMEM_PERSISTENT);
     if (!resp)
         return MHD_NO;
     if (r.content_type)

@@ -264,6 +264,14 @@ static void insert(json_t *set, const pstack *p)
 
 static void print_pe(sk_buf *b, const char *pe);
 
+/* A field's path element, "f:<name>": every member of every object walked
+ * makes one, so without printf. */
+static void field_pe(sk_buf *pe, const char *key)
+{
+    sk_buf_append(pe, "f:", 2);
+    sk_buf_puts(pe, key);
+}
+
 /* ---- building ---- */
 
 typedef struct build {
@@ -285,7 +293,8 @@ static int to_set(ty t, const json_t *v, json_t *node, build *b)
             int named;
             ty c = child(t, key, &named);
             size_t at = b->where.len;
-            sk_buf_printf(&b->where, ".%s", key);
+            sk_buf_putc(&b->where, '.');
+            sk_buf_puts(&b->where, key);
             if (!named && closed(t)) {
                 sk_buf msg = SK_BUF_INIT;
                 sk_buf_printf(&msg, "%s: field not declared in schema", b->where.data);
@@ -293,7 +302,7 @@ static int to_set(ty t, const json_t *v, json_t *node, build *b)
                 return -1;
             }
             sk_buf pe = SK_BUF_INIT;
-            sk_buf_printf(&pe, "f:%s", key);
+            field_pe(&pe, key);
             json_t *cn = node_child(node, pe.data);
             int rc = to_set(c, val, cn, b);
             b->where.len = at;
@@ -420,7 +429,7 @@ static void compare(ty t, const json_t *l, const json_t *r, cmp *c)
                 int named;
                 ty ct = child(t, key, &named);
                 sk_buf pe = SK_BUF_INIT;
-                sk_buf_printf(&pe, "f:%s", key);
+                field_pe(&pe, key);
                 push(&c->path, pe.data);
                 compare(ct, json_object_get(l, key), json_object_get(r, key), c);
                 c->path.n--;
