@@ -232,8 +232,10 @@ static void copy_request(sk_api_call *call, const sk_http_req *req)
     call->accept = sk_arena_strdup(a, req->header(req->ctx, "Accept"));
     call->content_type = sk_arena_strdup(a, req->header(req->ctx, "Content-Type"));
     sk_buf path = SK_BUF_INIT;
-    for (size_t i = 0; i < req->n_segs; i++)
-        sk_buf_printf(&path, "/%s", req->segs[i]);
+    for (size_t i = 0; i < req->n_segs; i++) {
+        sk_buf_putc(&path, '/');
+        sk_buf_puts(&path, req->segs[i]);
+    }
     call->path = sk_arena_strdup(a, path.data ? path.data : "/");
     sk_buf_free(&path);
     call->user_agent = sk_arena_strdup(a, req->header(req->ctx, "User-Agent"));

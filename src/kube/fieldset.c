@@ -12,7 +12,9 @@
  */
 #include "kube/fieldset.h"
 #include "core/buf.h"
+#include "core/check.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,9 +225,23 @@ static json_t *node_child(json_t *node, const char *pe)
     return c;
 }
 
+/* The value of every "." member: one shared empty object. Sets are never
+ * modified once made and "." is only ever added or deleted, never walked
+ * into, so sharing it is safe; a fresh {} per member was two allocations
+ * for every field of every object written. */
+static json_t *member_mark;
+static pthread_once_t member_mark_once = PTHREAD_ONCE_INIT;
+
+static void make_member_mark(void)
+{
+    member_mark = json_object();
+    SK_CHECK_ALLOC(member_mark);
+}
+
 static void mark(json_t *node)
 {
-    json_object_set_new(node, ".", json_object());
+    pthread_once(&member_mark_once, make_member_mark);
+    json_object_set(node, ".", member_mark);
 }
 
 static int is_member(const json_t *node)
