@@ -496,14 +496,21 @@ void sk_fieldset_compare(sk_fieldset_type t, const json_t *old, const json_t *ne
 
 /* ---- set algebra ---- */
 
+/* Set operations share the subtrees they do not change with their inputs
+ * (sets are never modified once made): a union copies only the nodes on
+ * the paths where both sides have members. */
 json_t *sk_fieldset_union(const json_t *a, const json_t *b)
 {
-    json_t *out = a ? json_deep_copy(a) : json_object();
+    json_t *out = a ? json_copy((json_t *)a) : json_object();
+    SK_CHECK_ALLOC(out);
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)b, k, v) {
         json_t *mine = json_object_get(out, k);
-        json_object_set_new(out, k, sk_fieldset_union(mine, v));
+        if (!mine)
+            json_object_set(out, k, v);
+        else if (mine != v)
+            json_object_set_new(out, k, sk_fieldset_union(mine, v));
     }
     return out;
 }
@@ -522,7 +529,7 @@ static json_t *filter(const json_t *a, const json_t *b, int intersect)
             mark(out);
             continue;
         }
-        json_t *sub = other ? filter(v, other, intersect) : intersect ? NULL : json_deep_copy(v);
+        json_t *sub = other ? filter(v, other, intersect) : intersect ? NULL : json_incref(v);
         if (sub && json_object_size(sub))
             json_object_set_new(out, k, sub);
         else
