@@ -601,7 +601,7 @@ static sk_err feed_catch_up(sk_cache *c, int64_t upto)
     while (c->read_after < upto && err == SK_OK) {
         b.n = 0;
         b.bytes = 0;
-        err = sk_store_history(c->store, c->read_after, FEED_BATCH, feed_collect, &b);
+        err = sk_store_history(c->store, c->read_after, upto, FEED_BATCH, feed_collect, &b);
         if (err != SK_OK) { /* rows read before the error are read again next time */
             for (int i = 0; i < b.n; i++)
                 sk_blob_unref(b.rows[i].blob);

@@ -253,7 +253,8 @@ static sk_err events_from_sql(sk_reader *rd, const sk_read_events *q, int64_t up
     sk_err err = SK_OK;
     int64_t scanned = q->after_rev;
     if (upto > q->after_rev) {
-        err = sk_store_history(rd->store, q->after_rev, EVENTS_PAGE_ROWS, take_history_row, &p);
+        err = sk_store_history(rd->store, q->after_rev, upto, EVENTS_PAGE_ROWS, take_history_row,
+                               &p);
         /* A short page saw the whole history up to upto (read before it). */
         scanned = p.full && !p.past_upto ? p.last : upto;
     }

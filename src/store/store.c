@@ -36,6 +36,22 @@
  * Reads borrow a pooled connection per call, so any number of threads can
  * read while the writer writes (SQLite WAL snapshots, PostgreSQL MVCC).
  *
+ * The commit hand-off (handoff.h). Once a batch's COMMIT has succeeded the
+ * writer publishes its rows (copies of the results it hands its callers;
+ * a row without object for each etcd revision) to a bounded in-memory
+ * queue, and sk_store_history answers from it when a held batch continues
+ * after_rev, before going to SQL: the watch cache's feed, which follows
+ * every commit of this process, then reads its own writes back from memory
+ * instead of SQL. The store keeps the queue, not the cache, so the layers
+ * stay as they were (store knows no cache; cache.c is unchanged) and every
+ * reader of history gets the same rows whichever source answers. Revisions
+ * other processes committed in between are not held, so those reads go to
+ * SQL as before; a rolled-back batch is never published. The compact gate:
+ * memory answers only from the compact revision this process last read or
+ * set on (every feed round reads it); a compaction by another process not
+ * yet read may thus let it serve rows SQL has just removed, which are still
+ * exactly what was committed.
+ *
  * Compaction and reads. Another process may compact at any moment, so a
  * check of compact_rev before a read proves nothing about the read. Instead
  * each backend read is one statement gated on compact_rev in its own
@@ -50,9 +66,11 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "store/backend.h"
+#include "store/handoff.h"
 #include "store/kvapply.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +82,10 @@
 #define COMPACT_BATCH 1000
 /* Revisions of the etcd keyspace compacted per transaction. */
 #define KV_COMPACT_SPAN 1000
+/* What the commit hand-off holds at most (see the top): a few batches
+ * ahead of a feed that keeps up, far less than it reads from SQL at once. */
+#define HANDOFF_ROWS (8 * MAX_BATCH)
+#define HANDOFF_BYTES ((size_t)16 * 1024 * 1024)
 
 typedef struct pending {
     sk_write w; /* unused for an etcd transaction or lease operation */
@@ -110,6 +132,12 @@ struct sk_store {
     pthread_mutex_t commit_mu;
     pthread_cond_t commit_cv;
     int64_t committed_rev;
+
+    /* This process's committed batches, for sk_store_history (see the top),
+     * and the highest compact revision this process has read or set: below
+     * it history answers from SQL, which expires. */
+    sk_handoff *handoff;
+    atomic_llong compact_seen;
 };
 
 static const sk_backend_ops *backend_for(const char *url)
@@ -430,6 +458,20 @@ static sk_err prefetch(sk_store *s, pending *first, int n)
     return err;
 }
 
+/* Publishes the committed revisions (rev0, rev] of intents [first, first+n)
+ * to the commit hand-off: an object write's row is its result, any other
+ * revision (an etcd transaction's or lease's) a row without object. Called
+ * only once COMMIT succeeded. */
+static void hand_off(sk_store *s, int64_t rev0, int64_t rev, pending *first, int n)
+{
+    sk_handoff_batch *b = sk_handoff_batch_new(rev0 + 1, (int)(rev - rev0));
+    pending *p = first;
+    for (int i = 0; i < n; i++, p = p->next)
+        if (p->err == SK_OK && p->result.rev > 0)
+            sk_handoff_batch_set(b, &p->result);
+    sk_handoff_publish(s->handoff, b);
+}
+
 /* Runs intents [first, first+n) (a linked run) in one transaction. Returns 0
  * if a database error aborted the transaction (nothing was committed). */
 static int run_batch(sk_store *s, pending *first, int n)
@@ -465,6 +507,8 @@ static int run_batch(sk_store *s, pending *first, int n)
         s->ops->rollback(s->wconn);
         return 0;
     }
+    if (rev > rev0)
+        hand_off(s, rev0, rev, first, n);
     pthread_mutex_lock(&s->commit_mu);
     if (rev > s->committed_rev)
         s->committed_rev = rev;
@@ -743,6 +787,7 @@ sk_err sk_store_open(const char *url, sk_store **out, char **errmsg)
     pthread_mutex_init(&s->commit_mu, NULL);
     pthread_mutex_init(&s->notify_mu, NULL);
     sk_cond_init_monotonic(&s->commit_cv);
+    s->handoff = sk_handoff_new(HANDOFF_ROWS, HANDOFF_BYTES);
     SK_CHECK(pthread_create(&s->writer, NULL, writer_main, s) == 0);
     *out = s;
     return SK_OK;
@@ -776,6 +821,7 @@ void sk_store_close(sk_store *s)
     if (s->notify_conn)
         s->ops->disconnect(s->notify_conn);
     pthread_cond_destroy(&s->commit_cv);
+    sk_handoff_free(s->handoff);
     free(s->url);
     free(s->claimant);
     free(s);
@@ -788,6 +834,14 @@ const char *sk_store_backend_name(const sk_store *s)
 
 /* ---- reads -------------------------------------------------------------- */
 
+/* Records a compact revision read from the database (it only grows). */
+static void saw_compact(sk_store *s, int64_t compact)
+{
+    long long seen = atomic_load(&s->compact_seen);
+    while (compact > seen && !atomic_compare_exchange_weak(&s->compact_seen, &seen, compact))
+        ;
+}
+
 sk_err sk_store_revisions(sk_store *s, int64_t *rev_out, int64_t *compact_rev_out)
 {
     sk_conn *c;
@@ -798,6 +852,7 @@ sk_err sk_store_revisions(sk_store *s, int64_t *rev_out, int64_t *compact_rev_ou
     err = s->ops->revisions(c, &rev, &compact);
     pool_put(s, c, err);
     if (err == SK_OK) {
+        saw_compact(s, compact);
         *rev_out = rev;
         if (compact_rev_out)
             *compact_rev_out = compact;
@@ -811,6 +866,8 @@ static sk_err expired_if_compacted(sk_store *s, sk_conn *c, int64_t rev)
 {
     int64_t cur, compact;
     sk_err err = s->ops->revisions(c, &cur, &compact);
+    if (err == SK_OK)
+        saw_compact(s, compact);
     if (err == SK_OK && rev < compact)
         err = SK_ERR_EXPIRED;
     return err;
@@ -912,8 +969,14 @@ out:
     return err;
 }
 
-sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn, void *arg)
+sk_err sk_store_history(sk_store *s, int64_t after_rev, int64_t upto_rev, int limit, sk_row_fn fn,
+                        void *arg)
 {
+    /* This process's own commits, from memory when they continue after_rev
+     * (see the top); the compact gate as SQL's, by the last one seen. */
+    if (after_rev >= atomic_load(&s->compact_seen) &&
+        sk_handoff_visit(s->handoff, after_rev, upto_rev, limit, fn, arg) > 0)
+        return SK_OK;
     sk_conn *c;
     sk_err err = pool_get(s, &c);
     if (err != SK_OK)
@@ -1034,6 +1097,9 @@ sk_err sk_store_compact(sk_store *s, int64_t upto_rev, int64_t *removed_out)
         err = s->ops->kv_compact(c, KV_COMPACT_SPAN, &removed, &done);
         total += removed;
     }
+    int64_t cur, compact;
+    if (err == SK_OK && (err = s->ops->revisions(c, &cur, &compact)) == SK_OK)
+        saw_compact(s, compact); /* this process's history reads expire at once */
     pool_put(s, c, err);
     if (err == SK_OK && removed_out)
         *removed_out = total;

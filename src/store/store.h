@@ -198,11 +198,17 @@ sk_err sk_store_leases(sk_store *s, int64_t before_ms, int limit, sk_lease_fn fn
 sk_err sk_store_lease_keys(sk_store *s, int64_t id, sk_kv_fn fn, void *arg);
 
 /* Visits history rows with rev > after_rev in revision order, at most limit
- * (the commit feed: what a watch cache replays). A revision of the etcd
+ * (the commit feed: what a watch cache replays); fewer than limit only when
+ * no committed row at or below upto_rev (a revision the caller knows to be
+ * committed; INT64_MAX: none) follows the last one. A revision of the etcd
  * keyspace is one row with resource "" and an empty value. SK_ERR_EXPIRED (no row
  * visited) if after_rev is older than the compact revision: the feed after it
- * may have lost rows. From the compact revision on it is complete. */
-sk_err sk_store_history(sk_store *s, int64_t after_rev, int limit, sk_row_fn fn, void *arg);
+ * may have lost rows. From the compact revision on it is complete. Revisions
+ * this process committed are answered from memory when they continue
+ * after_rev up to upto_rev (store.c, "the commit hand-off"): the same rows,
+ * no SQL read. */
+sk_err sk_store_history(sk_store *s, int64_t after_rev, int64_t upto_rev, int limit, sk_row_fn fn,
+                        void *arg);
 
 /* Visits the writes of the etcd keyspace with rev in (after_rev, upto_rev]
  * in revision order, each with the version it replaced (etcd's prev_kv),

@@ -321,7 +321,7 @@ static void read_history(fixture *f, rows *out)
     int64_t after = compact_rev(f);
     for (;;) {
         size_t before = out->n;
-        assert_int_equal(sk_store_history(f->s, after, 100, collect, out), SK_OK);
+        assert_int_equal(sk_store_history(f->s, after, INT64_MAX, 100, collect, out), SK_OK);
         if (out->n == before)
             break;
         after = out->v[out->n - 1].rev;
@@ -641,12 +641,12 @@ static void test_history_and_revisions(void **state)
     rows_free(&h);
 
     /* after_rev and limit. */
-    assert_int_equal(sk_store_history(f->s, 2, 3, collect, &h), SK_OK);
+    assert_int_equal(sk_store_history(f->s, 2, INT64_MAX, 3, collect, &h), SK_OK);
     assert_int_equal(h.n, 3);
     assert_int_equal(h.v[0].rev, 3);
     assert_int_equal(h.v[2].rev, 5);
     rows_free(&h);
-    assert_int_equal(sk_store_history(f->s, 6, 10, collect, &h), SK_OK);
+    assert_int_equal(sk_store_history(f->s, 6, INT64_MAX, 10, collect, &h), SK_OK);
     assert_int_equal(h.n, 0);
 }
 
@@ -1384,7 +1384,7 @@ static void test_compaction_basics(void **state)
     sk_list_query q = {CM, NULL, NULL, NULL, 3, 10};
     assert_int_equal(sk_store_list(f->s, &q, collect, &h), SK_ERR_EXPIRED);
     assert_int_equal(h.n, 0);
-    assert_int_equal(sk_store_history(f->s, 5, 10, collect, &h), SK_ERR_EXPIRED);
+    assert_int_equal(sk_store_history(f->s, 5, INT64_MAX, 10, collect, &h), SK_ERR_EXPIRED);
     assert_int_equal(h.n, 0);
 
     /* From the compaction revision on, everything answers as before. */
@@ -1603,7 +1603,7 @@ static void test_compaction_seen_by_other_store(void **state)
     q.ns = "default";
     assert_int_equal(sk_store_list(f->s, &q, collect, &h), SK_ERR_EXPIRED);
     assert_int_equal(h.n, 0);
-    assert_int_equal(sk_store_history(f->s, 3, 10, collect, &h), SK_ERR_EXPIRED);
+    assert_int_equal(sk_store_history(f->s, 3, INT64_MAX, 10, collect, &h), SK_ERR_EXPIRED);
     assert_int_equal(h.n, 0);
 
     p = get_payload(f, "default", "a", 4, SK_OK);
@@ -1616,7 +1616,7 @@ static void test_compaction_seen_by_other_store(void **state)
     assert_int_equal(h.v[0].rev, 3);
     assert_int_equal(h.v[1].rev, 4);
     rows_free(&h);
-    assert_int_equal(sk_store_history(f->s, 4, 10, collect, &h), SK_OK);
+    assert_int_equal(sk_store_history(f->s, 4, INT64_MAX, 10, collect, &h), SK_OK);
     assert_int_equal(h.n, 2);
     assert_int_equal(h.v[0].rev, 5);
     assert_int_equal(h.v[1].rev, 6);
@@ -1685,7 +1685,7 @@ static void test_reads_race_compaction(void **state)
             assert_true(err == SK_ERR_EXPIRED && got.n == 0);
         rows_free(&got);
 
-        err = sk_store_history(f->s, at, 1000, collect, &got);
+        err = sk_store_history(f->s, at, INT64_MAX, 1000, collect, &got);
         if (err == SK_OK) {
             assert_int_equal(got.n, before.n - feed_from);
             for (size_t i = 0; i < got.n; i++)
@@ -2060,7 +2060,7 @@ static void test_kv_txn(void **state)
 
     /* The feed: gap-free, the etcd revisions without an object. */
     rows h = {0};
-    assert_int_equal(sk_store_history(f->s, 0, 100, collect, &h), SK_OK);
+    assert_int_equal(sk_store_history(f->s, 0, INT64_MAX, 100, collect, &h), SK_OK);
     assert_int_equal(h.n, (size_t)r7);
     for (size_t i = 0; i < h.n; i++) {
         assert_int_equal(h.v[i].rev, (int64_t)i + 1);
@@ -2068,6 +2068,104 @@ static void test_kv_txn(void **state)
     }
     rows_free(&h);
     sk_arena_free(a);
+}
+
+static void assert_row_equal(const sk_row *got, const sk_row *want)
+{
+    assert_int_equal(got->rev, want->rev);
+    assert_int_equal(got->create_rev, want->create_rev);
+    assert_int_equal(got->prev_rev, want->prev_rev);
+    assert_int_equal(got->deleted, want->deleted);
+    assert_string_equal(got->resource, want->resource);
+    assert_string_equal(got->ns, want->ns);
+    assert_string_equal(got->name, want->name);
+    assert_string_equal(got->uid, want->uid);
+    assert_int_equal(got->value_len, want->value_len);
+    assert_memory_equal(got->value, want->value, want->value_len);
+}
+
+/* History through s from every position after, `limit` rows a page, as the
+ * feed reads it, against `want` (all of history, read from SQL). */
+static void assert_history_pages(sk_store *s, const rows *want, int limit)
+{
+    for (size_t after = 0; after < want->n; after++) {
+        rows got = {0};
+        assert_int_equal(sk_store_history(s, (int64_t)after, (int64_t)want->n, limit, collect, &got), SK_OK);
+        size_t n = want->n - after < (size_t)limit ? want->n - after : (size_t)limit;
+        assert_int_equal(got.n, n);
+        for (size_t i = 0; i < n; i++)
+            assert_row_equal(&got.v[i], &want->v[after + i]);
+        rows_free(&got);
+    }
+}
+
+/*
+ * The commit hand-off (store.c): a store answers history of its own commits
+ * from memory, and that answer must be exactly what SQL holds, at every
+ * position, field by field: with another store's revisions in between (read
+ * from SQL: no gap, no duplicate), etcd revisions, deletes, and a group
+ * commit a database error rolled back after some of its rows were written,
+ * then replayed (PostgreSQL refuses the bad claim): nothing of a rolled-back
+ * transaction may show.
+ */
+static void test_history_hand_off(void **state)
+{
+    fixture *f = *state;
+    sk_store *other = open_other(f);
+    create(f, CM, "default", "a", "a1");
+    kv_put(f, "k", "v1");
+    update(f, CM, "default", "a", "a2");
+    wreq r = {.op = SK_WRITE_CREATE, .resource = CM, .ns = "default", .name = "o", .payload = "o"};
+    sk_write w = to_write(&r);
+    assert_int_equal(sk_store_write(other, &w, NULL), SK_OK);
+    delete (f, CM, "default", "a");
+
+    enum { N = 60, BAD = 17 };
+    concurrent c = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    op_slot ops[N];
+    memset(ops, 0, sizeof ops);
+    /* PostgreSQL refuses the claim's bytes when the writer checks it, after
+     * the intents before it in the same transaction have appended rows. */
+    sk_claim bad = {.kind = "test", .value = "bad-\xff"};
+    for (int i = 0; i < N; i++) {
+        op_slot *op = &ops[i];
+        snprintf(op->ns, sizeof op->ns, "default");
+        snprintf(op->name, sizeof op->name, "ok-%d", i);
+        op->req = (wreq){.op = SK_WRITE_CREATE,
+                         .resource = CM,
+                         .ns = op->ns,
+                         .name = op->name,
+                         .payload = "x"};
+        if (i != BAD) {
+            submit(&c, i % 3 ? f->s : other, op); /* two writers interleave */
+            continue;
+        }
+        sk_write w = to_write(&op->req);
+        w.set_claims = 1;
+        w.claims = &bad;
+        w.n_claims = 1;
+        done_arg *d = malloc(sizeof *d);
+        assert_non_null(d);
+        *d = (done_arg){&c, op};
+        sk_store_write_async(f->s, &w, on_done, d);
+    }
+    wait_finished(&c, N);
+    for (int i = 0; i < N; i++)
+        assert_true(i == BAD || ops[i].got == SK_OK);
+    kv_put(f, "k", "v2");
+    update(f, CM, "default", "o", "o2");
+
+    sk_store *fresh = open_other(f); /* wrote nothing: reads SQL only */
+    rows want = {0};
+    assert_int_equal(sk_store_history(fresh, 0, INT64_MAX, 1000, collect, &want), SK_OK);
+    assert_int_equal(want.n, (size_t)current_rev(f));
+    for (size_t i = 0; i < want.n; i++)
+        assert_int_equal(want.v[i].rev, (int64_t)i + 1);
+    assert_history_pages(f->s, &want, 5);
+    assert_history_pages(other, &want, 1000);
+    rows_free(&want);
+    sk_store_close(fresh);
+    sk_store_close(other);
 }
 
 /* Compaction covers the keyspace: reads below the compact revision expire,
@@ -2460,6 +2558,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_url, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_txn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_hand_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_compaction_spans, setup, teardown),
