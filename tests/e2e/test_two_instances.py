@@ -13,7 +13,10 @@ database with the flags of the compose file's instances (/pki mapped to
 that dir). Checked: an object written through one is read through the
 other (kubectl, one kubeconfig per instance); a watch on instance 2 sees a
 write on instance 1; a list continue token of one is accepted by the other
-(its signing secret lives in the database); each instance holds its own
+(its signing secret lives in the database); creates through both at once
+(their group commits interleave in one revision sequence, each instance's
+feed taking its own batches from memory and the other's from SQL) reach a
+watch on each instance all, in revision order, once; each instance holds its own
 identity Lease; the admin certificate either
 kubeconfig carries is accepted by both; the compose healthcheck command
 passes against both; a user the shared CA certifies is denied by RBAC on
@@ -21,6 +24,7 @@ both with kube's message; a ServiceAccount token issued by one is accepted
 by the other (once the --service-account-* flags exist in the binary).
 """
 
+import http.client
 import json
 import os
 import shutil
@@ -38,6 +42,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from server import CONFIG, KUBECTL, REPO_ROOT, Server, describe, wait_until  # noqa: E402
 
 import test_tls_auth as tls  # noqa: E402  (make_cert, load_ca)
+from test_watch import WatchStream  # noqa: E402
 
 try:
     import yaml
@@ -203,6 +208,62 @@ class TwoInstances(unittest.TestCase):
             reader.join(timeout=10)
         self.assertEqual([l.strip() for l in lines[:3]],
                          ["configmap/w%d" % i for i in range(3)])
+
+    def test_interleaved_writes_reach_both_watches(self):
+        ns, writers, per = "twin-mix", 3, 25
+        self.ok(self.one.kubectl("create", "namespace", ns))
+        path = "/api/v1/namespaces/%s/configmaps" % ns
+        r = self.two.request("GET", path)
+        self.assertEqual(r.status, 200, r)
+        rv = r.json()["metadata"]["resourceVersion"]
+        streams = [WatchStream(srv, path + "?watch=1&resourceVersion=" + rv)
+                   for srv in self.servers]
+        errors = []
+
+        def write(conn, prefix):
+            # One keep-alive connection per writer (Server.request's SSL
+            # set-up rewrites PEM files: not for concurrent threads).
+            try:
+                for i in range(per):
+                    body = {"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "%s-%d" % (prefix, i)}, "data": {"k": "v"}}
+                    conn.request("POST", path, body=json.dumps(body),
+                                 headers={"Content-Type": "application/json"})
+                    resp = conn.getresponse()
+                    resp.read()
+                    if resp.status != 201:
+                        errors.append((prefix, i, resp.status))
+            except Exception as e:  # reported below, not lost with the thread
+                errors.append((prefix, repr(e)))
+            finally:
+                conn.close()
+
+        threads = [threading.Thread(target=write, args=(
+            http.client.HTTPSConnection("127.0.0.1", srv.port, timeout=60,
+                                        context=srv.ssl_context()), "i%d-w%d" % (k, t)))
+                   for k, srv in enumerate(self.servers) for t in range(writers)]
+        want = sorted("i%d-w%d-%d" % (k, t, i) for k in range(2) for t in range(writers)
+                      for i in range(per))
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=120)
+            self.assertEqual(errors, [])
+            for srv, st in zip(self.servers, streams):
+                self.assertEqual(st.status, 200)
+                events = st.wait_for(lambda evs: len(evs) >= len(want), timeout=30,
+                                     what="%d events on %s" % (len(want), srv.name))
+                time.sleep(0.5)  # anything more would be a duplicate
+                with st.lock:
+                    events = list(st.events)
+                self.assertEqual([e["type"] for e in events], ["ADDED"] * len(want), srv.name)
+                self.assertEqual(sorted(e["object"]["metadata"]["name"] for e in events), want)
+                rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in events]
+                self.assertEqual(rvs, sorted(set(rvs)), srv.name)
+        finally:
+            for st in streams:
+                st.close()
 
     def list_page(self, srv, token=None):
         q = {"limit": "2"}

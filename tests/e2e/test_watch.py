@@ -47,7 +47,11 @@ class WatchStream:
     """Reads a watch response line by line on a background thread."""
 
     def __init__(self, server, path):
-        self.conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        if server.tls:
+            self.conn = http.client.HTTPSConnection("127.0.0.1", server.port, timeout=60,
+                                                    context=server.ssl_context())
+        else:
+            self.conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
         self.conn.request("GET", path, headers={"Accept": "application/json"})
         self.sock = self.conn.sock
         self.resp = self.conn.getresponse()
