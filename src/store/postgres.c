@@ -176,6 +176,8 @@ typedef enum {
     ST_KV_LEASE_KEYS,
     ST_KV_PREFETCH,
     ST_PREFETCH_CURRENT,
+    ST_KV_INSERT,
+    ST_COMMIT,
     ST__COUNT
 } stmt_id;
 
@@ -197,11 +199,15 @@ static const struct {
                                  "true") "DELETE FROM sk_current"
                                          " WHERE resource = $2 AND namespace = $3 AND name = $4"},
     /* Listeners learn of a commit from NOTIFY, delivered only at COMMIT. The
-     * counter only moves forward: no row back means something else moved it. */
+     * counter only moves forward: no row updated means something else moved
+     * it, and the statement then fails (a zero divisor, as plain SQL cannot
+     * raise), because COMMIT follows it in the same flight without waiting
+     * for its answer. */
     [ST_SET_REV] = {"set_rev",
                     "WITH u AS (UPDATE sk_revision SET rev = $1 WHERE id = 1 AND rev <= $1"
                     " RETURNING rev)"
-                    " SELECT pg_notify('sqlkube_commit', rev::text) FROM u"},
+                    " SELECT pg_notify('sqlkube_commit', $1::text)"
+                    " WHERE 1 / (SELECT count(*) FROM u) = 1"},
     [ST_REVISIONS] = {"revisions", "SELECT rev, compact_rev FROM sk_revision WHERE id = 1"},
     [ST_GET_AT] = {"get_at", "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = $1"
                              " AND h.namespace = $2 AND h.name = $3 AND h.rev <= $4"
@@ -339,6 +345,13 @@ static const struct {
                              " u(r, n, m) JOIN sk_current c ON c.resource = u.r"
                              " AND c.namespace = u.n AND c.name = u.m"
                              " JOIN sk_history h ON h.rev = c.rev"},
+    /* The held rows (see "Held rows" above): one array per column, in step,
+     * so one statement (parsed and planned once) serves every batch size. */
+    [ST_KV_INSERT] = {"kv_insert",
+                      "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
+                      " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
+                      " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
+    [ST_COMMIT] = {"commit", "COMMIT"},
     /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
      * $1 revisions further, whichever is lower: every older version of n's
      * key and n itself if it is a tombstone (older ones went in earlier
@@ -438,24 +451,31 @@ static sk_err check(const sk_conn *c, const PGresult *res, const char *what)
     return err;
 }
 
+/* Prepares statement id in this session unless it already is. */
+static sk_err prepare(sk_conn *c, stmt_id id)
+{
+    sk_err err = SK_OK;
+    if (!(c->prepared & ((uint64_t)1 << id))) {
+        PGresult *res = PQprepare(c->pg, stmts[id].name, stmts[id].sql, 0, NULL);
+        if ((err = check(c, res, stmts[id].name)) == SK_OK)
+            c->prepared |= (uint64_t)1 << id;
+        PQclear(res);
+    }
+    return err;
+}
+
 /* Runs statement id (prepared on first use in this session) without sending
  * the held rows first; on success *out is the result, which the caller
  * PQclears. formats NULL: all text. */
 static sk_err run_unheld(sk_conn *c, stmt_id id, int nparams, const char *const *values,
                          const int *lengths, const int *formats, PGresult **out)
 {
-    sk_err err = SK_OK;
     PGresult *res = NULL;
-    const char *name = stmts[id].name;
-    if (!(c->prepared & ((uint64_t)1 << id))) {
-        res = PQprepare(c->pg, name, stmts[id].sql, 0, NULL);
-        if ((err = check(c, res, name)) != SK_OK)
-            goto out;
-        PQclear(res);
-        c->prepared |= (uint64_t)1 << id;
-    }
-    res = PQexecPrepared(c->pg, name, nparams, values, lengths, formats, 0);
-    if ((err = check(c, res, name)) != SK_OK)
+    sk_err err = prepare(c, id);
+    if (err != SK_OK)
+        goto out;
+    res = PQexecPrepared(c->pg, stmts[id].name, nparams, values, lengths, formats, 0);
+    if ((err = check(c, res, stmts[id].name)) != SK_OK)
         goto out;
     *out = res;
     res = NULL;
@@ -469,69 +489,170 @@ static void format_i64(char out[24], int64_t v)
     snprintf(out, 24, "%" PRId64, v);
 }
 
-#define HELD_COLS 8
-/* Rows per INSERT: PostgreSQL takes at most 65,535 parameters. */
-#define HELD_CHUNK 1000
+/*
+ * Arrays travel in PostgreSQL's binary array format (what array_recv
+ * reads): dimensions 1, no NULLs, the element type's OID, the length and
+ * lower bound 1, then each element as a 4-byte length and its bytes, all
+ * integers big-endian. Binary, the values need no escaping and no parsing.
+ */
+enum { OID_BOOL = 16, OID_BYTEA = 17, OID_INT8 = 20 };
 
-/* Sends the held rows (one INSERT per HELD_CHUNK) and forgets them. */
-static sk_err send_held(sk_conn *c)
+static void put_u32(sk_buf *b, uint32_t v)
 {
-    sk_err err = SK_OK;
-    size_t n_rows = c->n_held < HELD_CHUNK ? c->n_held : HELD_CHUNK;
-    const char **values = calloc(n_rows * HELD_COLS, sizeof *values);
-    int *lengths = calloc(n_rows * HELD_COLS, sizeof *lengths);
-    int *formats = calloc(n_rows * HELD_COLS, sizeof *formats);
-    char(*ints)[24] = calloc(n_rows * 5, sizeof *ints);
-    SK_CHECK(values && lengths && formats && ints);
-    sk_buf sql = SK_BUF_INIT;
-    for (size_t done = 0; err == SK_OK && done < c->n_held; done += n_rows) {
-        size_t n = c->n_held - done < n_rows ? c->n_held - done : n_rows;
-        sk_buf_reset(&sql);
-        sk_buf_puts(&sql, "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, "
-                          "value) VALUES ");
-        for (size_t i = 0; i < n; i++) {
-            const held_row *h = &c->held[done + i];
-            const char **v = &values[i * HELD_COLS];
-            int p = (int)(i * HELD_COLS);
-            for (int k = 0; k < 5; k++)
-                format_i64(ints[i * 5 + k], h->ints[k]);
-            v[0] = ints[i * 5];
-            v[1] = ints[i * 5 + 1];
-            v[2] = c->held_bytes.data + h->key_off;
-            v[3] = ints[i * 5 + 2];
-            v[4] = ints[i * 5 + 3];
-            v[5] = ints[i * 5 + 4];
-            v[6] = h->deleted ? "t" : "f";
-            v[7] = c->held_bytes.data + h->value_off;
-            lengths[p + 2] = (int)h->key_len;
-            lengths[p + 7] = (int)h->value_len;
-            formats[p + 2] = formats[p + 7] = 1;
-            sk_buf_printf(&sql, "%s($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", i ? ", " : "", p + 1,
-                          p + 2, p + 3, p + 4, p + 5, p + 6, p + 7, p + 8);
-        }
-        PGresult *res = PQexecParams(c->pg, sql.data, (int)n * HELD_COLS, NULL, values, lengths,
-                                     formats, 0);
-        err = check(c, res, "kv_append");
-        PQclear(res);
+    const unsigned char x[4] = {v >> 24, v >> 16, v >> 8, v};
+    sk_buf_append(b, x, sizeof x);
+}
+
+/* Starts b as an array of n elements of type oid. */
+static void array_start(sk_buf *b, uint32_t oid, size_t n)
+{
+    sk_buf_reset(b);
+    put_u32(b, 1);
+    put_u32(b, 0);
+    put_u32(b, oid);
+    put_u32(b, (uint32_t)n);
+    put_u32(b, 1);
+}
+
+static void array_bytes(sk_buf *b, const void *bytes, size_t len)
+{
+    put_u32(b, (uint32_t)len);
+    sk_buf_append(b, bytes, len);
+}
+
+static void array_i64(sk_buf *b, int64_t v)
+{
+    put_u32(b, 8);
+    put_u32(b, (uint32_t)((uint64_t)v >> 32));
+    put_u32(b, (uint32_t)v);
+}
+
+#define HELD_COLS 8
+/* Bytes of keys and values per INSERT: each array stays far below the
+ * 1 GB PostgreSQL allows a value and a message. */
+#define HELD_CHUNK_BYTES ((size_t)64 << 20)
+
+/* Queues (PQsendQueryPrepared, in pipeline mode) the INSERT of the held rows
+ * from *next on, as many as one chunk takes (at least one); moves *next
+ * past them. cols are the caller's scratch buffers. Returns libpq's 1 or 0. */
+static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
+{
+    size_t from = *next, to = from, bytes = 0;
+    while (to < c->n_held && (to == from || bytes < HELD_CHUNK_BYTES)) {
+        bytes += c->held[to].key_len + c->held[to].value_len;
+        to++;
     }
-    sk_buf_free(&sql);
-    free(values);
-    free(lengths);
-    free(formats);
-    free(ints);
+    static const uint32_t oids[HELD_COLS] = {OID_INT8, OID_INT8,  OID_BYTEA, OID_INT8,
+                                             OID_INT8, OID_INT8, OID_BOOL,  OID_BYTEA};
+    for (int k = 0; k < HELD_COLS; k++)
+        array_start(&cols[k], oids[k], to - from);
+    for (size_t i = from; i < to; i++) {
+        const held_row *h = &c->held[i];
+        unsigned char deleted = h->deleted != 0;
+        array_i64(&cols[0], h->ints[0]);
+        array_i64(&cols[1], h->ints[1]);
+        array_bytes(&cols[2], c->held_bytes.data + h->key_off, h->key_len);
+        array_i64(&cols[3], h->ints[2]);
+        array_i64(&cols[4], h->ints[3]);
+        array_i64(&cols[5], h->ints[4]);
+        array_bytes(&cols[6], &deleted, 1);
+        array_bytes(&cols[7], c->held_bytes.data + h->value_off, h->value_len);
+    }
+    const char *values[HELD_COLS];
+    int lengths[HELD_COLS], formats[HELD_COLS];
+    for (int k = 0; k < HELD_COLS; k++) {
+        values[k] = cols[k].data;
+        lengths[k] = (int)cols[k].len;
+        formats[k] = 1;
+    }
+    *next = to;
+    return PQsendQueryPrepared(c->pg, stmts[ST_KV_INSERT].name, HELD_COLS, values, lengths,
+                               formats, 0);
+}
+
+/* A prepared statement and its parameters, for flight. */
+typedef struct stmt_call {
+    stmt_id id;
+    int nparams;
+    const char *const *values;
+    const int *lengths, *formats; /* NULL: all text */
+} stmt_call;
+
+/*
+ * Sends the held rows' INSERTs and then calls[0..n) as one flight: libpq's
+ * pipeline mode queues them all, one Sync ends them, and only then are the
+ * answers read, so the batch pays one round trip (and one wake-up of each
+ * side) for all of them. After a failed statement PostgreSQL skips the rest
+ * up to the Sync (PGRES_PIPELINE_ABORTED; inside BEGIN the transaction is
+ * then failed, as after any error), so the first failure is the flight's
+ * error. On success outs[i] is calls[i]'s result (the caller PQclears).
+ * The held rows are forgotten either way.
+ */
+static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
+{
+    sk_err err = c->n_held ? prepare(c, ST_KV_INSERT) : SK_OK;
+    for (int i = 0; i < n && err == SK_OK; i++)
+        err = prepare(c, calls[i].id);
+    if (err != SK_OK)
+        goto forget;
+    if (!PQenterPipelineMode(c->pg)) {
+        err = check(c, NULL, "pipeline");
+        goto forget;
+    }
+    sk_buf cols[HELD_COLS] = {SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT,
+                              SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT};
+    int sent = 0, n_inserts = 0, ok = 1;
+    for (size_t next = 0; ok && next < c->n_held; n_inserts++, sent++)
+        ok = queue_held(c, &next, cols);
+    for (int i = 0; ok && i < n; i++, sent++)
+        ok = PQsendQueryPrepared(c->pg, stmts[calls[i].id].name, calls[i].nparams,
+                                 calls[i].values, calls[i].lengths, calls[i].formats, 0);
+    for (int k = 0; k < HELD_COLS; k++)
+        sk_buf_free(&cols[k]);
+    if (!ok || !PQpipelineSync(c->pg)) {
+        /* Only a lost connection fails a send: no answers will come, and
+         * the writer replaces the connection when the replay fails too. */
+        err = check(c, NULL, "pipeline");
+        goto forget;
+    }
+    int got = 0;
+    for (; got < sent; got++) {
+        PGresult *res = PQgetResult(c->pg);
+        if (!res)
+            break; /* the connection broke */
+        int call = got - n_inserts; /* < 0: an INSERT of held rows */
+        if (err == SK_OK && PQresultStatus(res) != PGRES_PIPELINE_ABORTED)
+            err = check(c, res, call < 0 ? "kv_append" : stmts[calls[call].id].name);
+        if (call >= 0)
+            outs[call] = res;
+        else
+            PQclear(res);
+        PQclear(PQgetResult(c->pg)); /* the NULL that ends each statement's answers */
+    }
+    PGresult *sync = got == sent ? PQgetResult(c->pg) : NULL;
+    int synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC && PQexitPipelineMode(c->pg);
+    PQclear(sync);
+    if (!synced && err == SK_OK)
+        err = check(c, NULL, "pipeline");
+    if (err != SK_OK)
+        for (int i = 0; i < got - n_inserts; i++) {
+            PQclear(outs[i]);
+            outs[i] = NULL;
+        }
+forget:
     c->n_held = 0;
     sk_buf_reset(&c->held_bytes);
     return err;
 }
 
-/* run_unheld after sending the held rows, which the statement may read. */
+/* run_unheld after the held rows, which the statement may read: in one
+ * flight with them. */
 static sk_err run(sk_conn *c, stmt_id id, int nparams, const char *const *values,
                   const int *lengths, const int *formats, PGresult **out)
 {
-    sk_err err = c->n_held ? send_held(c) : SK_OK;
-    if (err == SK_OK)
-        err = run_unheld(c, id, nparams, values, lengths, formats, out);
-    return err;
+    const stmt_call call = {id, nparams, values, lengths, formats};
+    return c->n_held ? flight(c, &call, 1, out)
+                     : run_unheld(c, id, nparams, values, lengths, formats, out);
 }
 
 /* Whether a held row's key lies in [lo, hi) (hi NULL: no upper bound). */
@@ -671,21 +792,6 @@ static const known_kv *known_range(sk_conn *c, const unsigned char *lo, size_t l
     int single = rev == INT64_MAX && hi && hi_len == lo_len + 1 && hi[lo_len] == 0 &&
                  (lo_len == 0 || memcmp(lo, hi, lo_len) == 0);
     return single && c->n_known ? known_find(c, 'k', lo, lo_len) : NULL;
-}
-
-/* Runs a parameterless command outside the prepared set (transaction control). */
-static sk_err command(sk_conn *c, const char *sql, PGresult **out)
-{
-    sk_err err = c->n_held ? send_held(c) : SK_OK;
-    if (err != SK_OK)
-        return err;
-    PGresult *res = PQexec(c->pg, sql);
-    err = check(c, res, sql);
-    if (err == SK_OK)
-        *out = res;
-    else
-        PQclear(res);
-    return err;
 }
 
 /* Points *row at row i of res: fields are borrowed and live until PQclear. */
@@ -907,7 +1013,8 @@ static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
 {
     PGresult *res = NULL;
     SK_CHECK(c->n_held == 0 && c->n_known == 0); /* commit_write and rollback end with none */
-    sk_err err = command(c, "BEGIN; SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE", &res);
+    res = PQexec(c->pg, "BEGIN; SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE");
+    sk_err err = check(c, res, "begin");
     if (err != SK_OK)
         goto out;
     int64_t rev = PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : -1;
@@ -1012,29 +1119,22 @@ static sk_err pg_append(sk_conn *c, const sk_row *row)
     return err;
 }
 
+/* The held rows, the counter and NOTIFY, and COMMIT: one flight. */
 static sk_err pg_commit_write(sk_conn *c, int64_t rev)
 {
     char text[24];
     format_i64(text, rev);
     const char *const values[] = {text};
-    PGresult *res = NULL;
-    sk_err err = run(c, ST_SET_REV, 1, values, NULL, NULL, &res);
-    if (err != SK_OK)
-        goto out;
-    if (PQntuples(res) != 1) {
-        err = SK_ERR_INTERNAL; /* the counter is gone or not behind rev */
-        goto out;
-    }
-    PQclear(res);
-    res = NULL;
+    const stmt_call calls[] = {{ST_SET_REV, 1, values, NULL, NULL}, {ST_COMMIT, 0, NULL, NULL, NULL}};
+    PGresult *res[2] = {NULL, NULL};
     known_clear(c);
-    if ((err = command(c, "COMMIT", &res)) != SK_OK)
-        goto out;
-    /* COMMIT of a transaction that had failed "succeeds" as a rollback. */
-    if (strcmp(PQcmdStatus(res), "COMMIT") != 0)
+    sk_err err = flight(c, calls, 2, res);
+    /* set_rev fails unless it moved the counter; COMMIT of a transaction
+     * that had failed "succeeds" as a rollback. */
+    if (err == SK_OK && (PQntuples(res[0]) != 1 || strcmp(PQcmdStatus(res[1]), "COMMIT") != 0))
         err = SK_ERR_INTERNAL;
-out:
-    PQclear(res);
+    PQclear(res[0]);
+    PQclear(res[1]);
     return err;
 }
 
