@@ -177,6 +177,7 @@ typedef enum {
     ST_KV_PREFETCH,
     ST_PREFETCH_CURRENT,
     ST_KV_INSERT,
+    ST_APPEND_HELD,
     ST_COMMIT,
     ST__COUNT
 } stmt_id;
@@ -351,6 +352,23 @@ static const struct {
                       "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
                       " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
                       " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
+    /* The held object versions ($1-$9, in step) and, per key they touch,
+     * its newest: a live one's revision becomes its current row ($10-$13),
+     * a tombstone's removes it ($14-$16). One statement per batch: one
+     * parse and plan per session, one round trip per batch. The keys of
+     * the upsert and the delete are distinct, and each appears once, as
+     * ON CONFLICT DO UPDATE requires. */
+    [ST_APPEND_HELD] = {"append_held",
+                        "WITH h AS (INSERT INTO sk_history (rev, resource, namespace, name, uid,"
+                        " create_rev, prev_rev, deleted, value) SELECT * FROM unnest($1::bigint[],"
+                        " $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],"
+                        " $7::bigint[], $8::boolean[], $9::text[])),"
+                        " u AS (INSERT INTO sk_current (resource, namespace, name, rev)"
+                        " SELECT * FROM unnest($10::text[], $11::text[], $12::text[], $13::bigint[])"
+                        " ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = excluded.rev)"
+                        " DELETE FROM sk_current c USING unnest($14::text[], $15::text[],"
+                        " $16::text[]) d(r, n, m) WHERE c.resource = d.r AND c.namespace = d.n"
+                        " AND c.name = d.m"},
     [ST_COMMIT] = {"commit", "COMMIT"},
     /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
      * $1 revisions further, whichever is lower: every older version of n's
@@ -379,6 +397,14 @@ typedef struct held_row {
     size_t key_off, key_len, value_off, value_len; /* in sk_conn.held_bytes */
 } held_row;
 
+/* An object version held back by append (see "Held rows" above). */
+typedef struct held_obj {
+    int64_t rev, create_rev, prev_rev;
+    int deleted;
+    size_t known; /* its key's entry in sk_conn.known */
+    size_t resource_off, ns_off, name_off, uid_off, value_off, value_len; /* in held_bytes */
+} held_obj;
+
 /* A key's live version as the writer's transaction sees it (see "Known
  * keys" above): an etcd key's (kind 'k': n = create_rev, mod_rev, version,
  * lease) or an object's (kind 'r', key resource NUL namespace NUL name: n =
@@ -388,6 +414,7 @@ typedef struct known_kv {
     int live;
     int64_t n[4];
     size_t key_off, key_len, value_off, value_len, uid_off; /* in sk_conn.known_bytes */
+    size_t newest_held; /* kind 'r': index + 1 of its newest held_obj, 0: none */
 } known_kv;
 
 struct sk_conn {
@@ -396,7 +423,9 @@ struct sk_conn {
     int listening;     /* LISTEN sqlkube_commit issued (a notification connection) */
     held_row *held;    /* the writer's unsent kv_append rows */
     size_t n_held, cap_held;
-    sk_buf held_bytes; /* their keys and values */
+    held_obj *objs; /* and its unsent append rows */
+    size_t n_objs, cap_objs;
+    sk_buf held_bytes; /* their keys, values and names */
     known_kv *known;   /* the writer's known keys, until commit or rollback */
     size_t n_known, cap_known;
     uint32_t *slots; /* hash of known: index + 1, 0 free; n_slots a power of 2 */
@@ -495,7 +524,7 @@ static void format_i64(char out[24], int64_t v)
  * lower bound 1, then each element as a 4-byte length and its bytes, all
  * integers big-endian. Binary, the values need no escaping and no parsing.
  */
-enum { OID_BOOL = 16, OID_BYTEA = 17, OID_INT8 = 20 };
+enum { OID_BOOL = 16, OID_BYTEA = 17, OID_INT8 = 20, OID_TEXT = 25 };
 
 static void put_u32(sk_buf *b, uint32_t v)
 {
@@ -520,11 +549,25 @@ static void array_bytes(sk_buf *b, const void *bytes, size_t len)
     sk_buf_append(b, bytes, len);
 }
 
+static void array_str(sk_buf *b, const char *s)
+{
+    array_bytes(b, s, strlen(s));
+}
+
 static void array_i64(sk_buf *b, int64_t v)
 {
     put_u32(b, 8);
     put_u32(b, (uint32_t)((uint64_t)v >> 32));
     put_u32(b, (uint32_t)v);
+}
+
+/* Appends bytes (NULL if len is 0) and a NUL to held_bytes; returns their offset. */
+static size_t held_put(sk_conn *c, const void *bytes, size_t len)
+{
+    size_t off = c->held_bytes.len;
+    sk_buf_append(&c->held_bytes, len ? bytes : "", len);
+    sk_buf_putc(&c->held_bytes, 0);
+    return off;
 }
 
 #define HELD_COLS 8
@@ -570,6 +613,67 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
                                formats, 0);
 }
 
+#define OBJ_COLS 16
+
+/* As queue_held, for the held object versions (append_held). */
+static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
+{
+    size_t from = *next, to = from, bytes = 0, n_live = 0, n_gone = 0;
+    while (to < c->n_objs && (to == from || bytes < HELD_CHUNK_BYTES)) {
+        const held_obj *o = &c->objs[to++];
+        bytes += o->value_len;
+        if (c->known[o->known].newest_held == to)
+            *(o->deleted ? &n_gone : &n_live) += 1;
+    }
+    static const uint32_t oids[OBJ_COLS] = {OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT,
+                                            OID_TEXT, OID_INT8, OID_INT8, OID_BOOL,
+                                            OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT,
+                                            OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT};
+    for (int k = 0; k < OBJ_COLS; k++)
+        array_start(&cols[k], oids[k], k < 9 ? to - from : k < 13 ? n_live : n_gone);
+    const char *b = c->held_bytes.data;
+    for (size_t i = from; i < to; i++) {
+        const held_obj *o = &c->objs[i];
+        unsigned char deleted = o->deleted != 0;
+        array_i64(&cols[0], o->rev);
+        array_str(&cols[1], b + o->resource_off);
+        array_str(&cols[2], b + o->ns_off);
+        array_str(&cols[3], b + o->name_off);
+        array_str(&cols[4], b + o->uid_off);
+        array_i64(&cols[5], o->create_rev);
+        array_i64(&cols[6], o->prev_rev);
+        array_bytes(&cols[7], &deleted, 1);
+        array_bytes(&cols[8], b + o->value_off, o->value_len);
+        if (c->known[o->known].newest_held == i + 1) {
+            sk_buf *key = &cols[deleted ? 13 : 9];
+            array_str(&key[0], b + o->resource_off);
+            array_str(&key[1], b + o->ns_off);
+            array_str(&key[2], b + o->name_off);
+            if (!deleted)
+                array_i64(&cols[12], o->rev);
+        }
+    }
+    const char *values[OBJ_COLS];
+    int lengths[OBJ_COLS], formats[OBJ_COLS];
+    for (int k = 0; k < OBJ_COLS; k++) {
+        values[k] = cols[k].data;
+        lengths[k] = (int)cols[k].len;
+        formats[k] = 1;
+    }
+    *next = to;
+    return PQsendQueryPrepared(c->pg, stmts[ST_APPEND_HELD].name, OBJ_COLS, values, lengths,
+                               formats, 0);
+}
+
+/* Drops the held rows (sent or abandoned). */
+static void forget_held(sk_conn *c)
+{
+    for (size_t i = 0; i < c->n_objs; i++)
+        c->known[c->objs[i].known].newest_held = 0;
+    c->n_held = c->n_objs = 0;
+    sk_buf_reset(&c->held_bytes);
+}
+
 /* A prepared statement and its parameters, for flight. */
 typedef struct stmt_call {
     stmt_id id;
@@ -591,6 +695,8 @@ typedef struct stmt_call {
 static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
 {
     sk_err err = c->n_held ? prepare(c, ST_KV_INSERT) : SK_OK;
+    if (err == SK_OK && c->n_objs)
+        err = prepare(c, ST_APPEND_HELD);
     for (int i = 0; i < n && err == SK_OK; i++)
         err = prepare(c, calls[i].id);
     if (err != SK_OK)
@@ -599,15 +705,18 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
         err = check(c, NULL, "pipeline");
         goto forget;
     }
-    sk_buf cols[HELD_COLS] = {SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT,
-                              SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT};
-    int sent = 0, n_inserts = 0, ok = 1;
-    for (size_t next = 0; ok && next < c->n_held; n_inserts++, sent++)
+    sk_buf cols[OBJ_COLS];
+    for (int k = 0; k < OBJ_COLS; k++)
+        cols[k] = (sk_buf)SK_BUF_INIT;
+    int sent = 0, n_kv = 0, n_inserts = 0, ok = 1;
+    for (size_t next = 0; ok && next < c->n_held; n_kv++, n_inserts++, sent++)
         ok = queue_held(c, &next, cols);
+    for (size_t next = 0; ok && next < c->n_objs; n_inserts++, sent++)
+        ok = queue_objs(c, &next, cols);
     for (int i = 0; ok && i < n; i++, sent++)
         ok = PQsendQueryPrepared(c->pg, stmts[calls[i].id].name, calls[i].nparams,
                                  calls[i].values, calls[i].lengths, calls[i].formats, 0);
-    for (int k = 0; k < HELD_COLS; k++)
+    for (int k = 0; k < OBJ_COLS; k++)
         sk_buf_free(&cols[k]);
     if (!ok || !PQpipelineSync(c->pg)) {
         /* Only a lost connection fails a send: no answers will come, and
@@ -622,7 +731,8 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
             break; /* the connection broke */
         int call = got - n_inserts; /* < 0: an INSERT of held rows */
         if (err == SK_OK && PQresultStatus(res) != PGRES_PIPELINE_ABORTED)
-            err = check(c, res, call < 0 ? "kv_append" : stmts[calls[call].id].name);
+            err = check(c, res,
+                        call >= 0 ? stmts[calls[call].id].name : got < n_kv ? "kv_append" : "append");
         if (call >= 0)
             outs[call] = res;
         else
@@ -640,8 +750,7 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
             outs[i] = NULL;
         }
 forget:
-    c->n_held = 0;
-    sk_buf_reset(&c->held_bytes);
+    forget_held(c);
     return err;
 }
 
@@ -651,7 +760,7 @@ static sk_err run(sk_conn *c, stmt_id id, int nparams, const char *const *values
                   const int *lengths, const int *formats, PGresult **out)
 {
     const stmt_call call = {id, nparams, values, lengths, formats};
-    return c->n_held ? flight(c, &call, 1, out)
+    return c->n_held || c->n_objs ? flight(c, &call, 1, out)
                      : run_unheld(c, id, nparams, values, lengths, formats, out);
 }
 
@@ -759,8 +868,9 @@ static void row_key(sk_buf *b, const char *resource, const char *ns, const char 
     sk_buf_puts(b, name);
 }
 
-/* Records row (NULL or a tombstone: none live) as its key's current version. */
-static void known_set_row(sk_conn *c, const char *resource, const char *ns, const char *name,
+/* Records row (NULL or a tombstone: none live) as its key's current
+ * version; returns its entry. */
+static known_kv *known_set_row(sk_conn *c, const char *resource, const char *ns, const char *name,
                           const sk_row *row)
 {
     row_key(&c->probe, resource, ns, name);
@@ -774,6 +884,7 @@ static void known_set_row(sk_conn *c, const char *resource, const char *ns, cons
         k->value_len = row->value_len;
         k->uid_off = known_put(c, row->uid, strlen(row->uid));
     }
+    return k;
 }
 
 static void known_clear(sk_conn *c)
@@ -918,6 +1029,7 @@ static void pg_disconnect(sk_conn *c)
     if (c) {
         PQfinish(c->pg);
         free(c->held);
+        free(c->objs);
         sk_buf_free(&c->held_bytes);
         free(c->known);
         free(c->slots);
@@ -1012,7 +1124,7 @@ out:
 static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
 {
     PGresult *res = NULL;
-    SK_CHECK(c->n_held == 0 && c->n_known == 0); /* commit_write and rollback end with none */
+    SK_CHECK(c->n_held == 0 && c->n_objs == 0 && c->n_known == 0); /* as commit and rollback leave it */
     res = PQexec(c->pg, "BEGIN; SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE");
     sk_err err = check(c, res, "begin");
     if (err != SK_OK)
@@ -1102,21 +1214,26 @@ static sk_err pg_prefetch_current(sk_conn *c, const char *const *resources, cons
 static sk_err pg_append(sk_conn *c, const sk_row *row)
 {
     SK_CHECK(row->value_len <= INT32_MAX); /* libpq lengths are int */
-    char rev[24], create_rev[24], prev_rev[24];
-    format_i64(rev, row->rev);
-    format_i64(create_rev, row->create_rev);
-    format_i64(prev_rev, row->prev_rev);
-    const char *const values[] = {rev,      row->resource, row->ns,  row->name,
-                                  row->uid, create_rev,    prev_rev, row->value};
-    const int lengths[] = {0, 0, 0, 0, 0, 0, 0, (int)row->value_len};
-    const int formats[] = {0, 0, 0, 0, 0, 0, 0, 1};
-    PGresult *res = NULL;
-    sk_err err = run(c, row->deleted ? ST_APPEND_TOMBSTONE : ST_APPEND_LIVE, 8, values, lengths,
-                     formats, &res);
-    if (err == SK_OK)
-        known_set_row(c, row->resource, row->ns, row->name, row);
-    PQclear(res);
-    return err;
+    if (c->n_objs == c->cap_objs) {
+        c->cap_objs = c->cap_objs ? 2 * c->cap_objs : 64;
+        c->objs = realloc(c->objs, c->cap_objs * sizeof *c->objs);
+        SK_CHECK_ALLOC(c->objs);
+    }
+    known_kv *k = known_set_row(c, row->resource, row->ns, row->name, row);
+    held_obj *o = &c->objs[c->n_objs++];
+    *o = (held_obj){.rev = row->rev,
+                    .create_rev = row->create_rev,
+                    .prev_rev = row->prev_rev,
+                    .deleted = row->deleted,
+                    .known = (size_t)(k - c->known),
+                    .value_len = row->value_len};
+    o->resource_off = held_put(c, row->resource, strlen(row->resource));
+    o->ns_off = held_put(c, row->ns, strlen(row->ns));
+    o->name_off = held_put(c, row->name, strlen(row->name));
+    o->uid_off = held_put(c, row->uid, strlen(row->uid));
+    o->value_off = held_put(c, row->value, row->value_len);
+    k->newest_held = c->n_objs;
+    return SK_OK;
 }
 
 /* The held rows, the counter and NOTIFY, and COMMIT: one flight. */
@@ -1127,8 +1244,8 @@ static sk_err pg_commit_write(sk_conn *c, int64_t rev)
     const char *const values[] = {text};
     const stmt_call calls[] = {{ST_SET_REV, 1, values, NULL, NULL}, {ST_COMMIT, 0, NULL, NULL, NULL}};
     PGresult *res[2] = {NULL, NULL};
-    known_clear(c);
     sk_err err = flight(c, calls, 2, res);
+    known_clear(c);
     /* set_rev fails unless it moved the counter; COMMIT of a transaction
      * that had failed "succeeds" as a rollback. */
     if (err == SK_OK && (PQntuples(res[0]) != 1 || strcmp(PQcmdStatus(res[1]), "COMMIT") != 0))
@@ -1140,8 +1257,7 @@ static sk_err pg_commit_write(sk_conn *c, int64_t rev)
 
 static void pg_rollback(sk_conn *c)
 {
-    c->n_held = 0;
-    sk_buf_reset(&c->held_bytes);
+    forget_held(c);
     known_clear(c);
     PQclear(PQexec(c->pg, "ROLLBACK"));
 }
@@ -1262,7 +1378,7 @@ static sk_err pg_set_expiry(sk_conn *c, const char *resource, const char *ns, co
     format_i64(at_text, expires_at_ms);
     const char *const values[] = {resource, ns, name, rev_text, at_text};
     PGresult *res = NULL;
-    sk_err err = run(c, expires_at_ms > 0 ? ST_SET_EXPIRY : ST_CLEAR_EXPIRY,
+    sk_err err = run_unheld(c, expires_at_ms > 0 ? ST_SET_EXPIRY : ST_CLEAR_EXPIRY,
                      expires_at_ms > 0 ? 5 : 3, values, NULL, NULL, &res);
     PQclear(res);
     return err;
@@ -1329,7 +1445,7 @@ static sk_err pg_claim_taken(sk_conn *c, const char *kind, const char *value, co
 {
     const char *const values[] = {kind, value, resource, ns, name};
     PGresult *res = NULL;
-    sk_err err = run(c, ST_CLAIM_TAKEN, 5, values, NULL, NULL, &res);
+    sk_err err = run_unheld(c, ST_CLAIM_TAKEN, 5, values, NULL, NULL, &res);
     if (err == SK_OK)
         *taken_out = PQntuples(res) > 0;
     PQclear(res);
@@ -1340,7 +1456,7 @@ static sk_err pg_claims_release(sk_conn *c, const char *resource, const char *ns
 {
     const char *const values[] = {resource, ns, name};
     PGresult *res = NULL;
-    sk_err err = run(c, ST_CLAIMS_RELEASE, 3, values, NULL, NULL, &res);
+    sk_err err = run_unheld(c, ST_CLAIMS_RELEASE, 3, values, NULL, NULL, &res);
     PQclear(res);
     return err;
 }
@@ -1350,7 +1466,7 @@ static sk_err pg_claim_insert(sk_conn *c, const char *kind, const char *value, c
 {
     const char *const values[] = {kind, value, resource, ns, name};
     PGresult *res = NULL;
-    sk_err err = run(c, ST_CLAIM_INSERT, 5, values, NULL, NULL, &res);
+    sk_err err = run_unheld(c, ST_CLAIM_INSERT, 5, values, NULL, NULL, &res);
     PQclear(res);
     return err;
 }
@@ -1521,19 +1637,10 @@ static sk_err pg_kv_append(sk_conn *c, const sk_kv_row *row)
     held_row *h = &c->held[c->n_held++];
     *h = (held_row){{row->kv.mod_rev, row->sub, row->kv.create_rev, row->kv.version, row->kv.lease},
                     row->deleted,
-                    c->held_bytes.len,
+                    held_put(c, row->kv.key, row->kv.key_len),
                     row->kv.key_len,
-                    0,
+                    held_put(c, row->kv.value, row->kv.value_len),
                     row->kv.value_len};
-    /* Each followed by a NUL: a zero-length binary parameter still needs a
-     * non-NULL pointer (NULL is SQL NULL). */
-    sk_buf_append(&c->held_bytes, row->kv.key ? row->kv.key : (const unsigned char *)"",
-                  row->kv.key_len);
-    sk_buf_putc(&c->held_bytes, 0);
-    h->value_off = c->held_bytes.len;
-    sk_buf_append(&c->held_bytes, row->kv.value ? row->kv.value : (const unsigned char *)"",
-                  row->kv.value_len);
-    sk_buf_putc(&c->held_bytes, 0);
     known_set(c, row->kv.key, row->kv.key_len, row->deleted ? NULL : &row->kv);
     return SK_OK;
 }
