@@ -24,12 +24,33 @@
  * Held rows. Each etcd write reads its key's current version, then appends
  * the new one: two round trips a key, one after the other. kv_append
  * therefore only copies its row into the connection, and the rows go to the
- * server as one multi-row INSERT just before the next statement that could
- * see them: any statement, except a kv_range or kv_count whose key interval
- * holds none of their keys (the next put's read of its own key), or one
- * that the known keys answer (below). A failed INSERT fails the statement
- * that sent it, so the batch is replayed one write per transaction
- * (store.c), where the error is its own write's again. rollback drops them.
+ * server just before the next statement that could see them: any
+ * statement, except a kv_range or kv_count whose key interval holds none of
+ * their keys (the next put's read of its own key), one that the known keys
+ * answer (below), or one that reads neither sk_kv nor the object tables
+ * (TTL and claims). A live object version (append) is held the same way;
+ * a deletion goes at once (after the held rows), as its TTL and claims
+ * statements follow it anyway. Held rows go as ONE prepared statement per
+ * kind (kv_insert, append_held), whatever their number: INSERT ... SELECT
+ * FROM unnest() of one array parameter per column, in PostgreSQL's binary
+ * array format, so they are parsed and planned once per session, not once
+ * per batch size as a multi-row VALUES list was, and values need no
+ * escaping. append_held also upserts sk_current with each key's newest held
+ * version only (ON CONFLICT DO UPDATE may not touch a row twice).
+ *
+ * Flights. Every round trip costs both sides a send, a receive and a
+ * wake-up, which on the benchmark VM cost more CPU than the statements
+ * (bench/README.md). So the held rows travel with the statement that
+ * needed them, in libpq's pipeline mode (flight): all sent, one Sync, then
+ * the answers read. commit_write sends the held rows, the counter update
+ * with its NOTIFY, and COMMIT as one flight: a batch of N etcd puts or N
+ * REST creates costs three round trips whatever N (begin and lock,
+ * prefetch, the commit flight). After a failed statement PostgreSQL skips
+ * the rest of the flight, COMMIT included, and the transaction stays
+ * failed, so the flight fails, the batch is rolled back and replayed one
+ * write per transaction (store.c), where the error is its own write's
+ * again. Because COMMIT does not wait for set_rev's answer, set_rev fails
+ * (rather than returning no row) when the counter is not behind the batch.
  *
  * Known keys. That still left one read per write, and a round trip costs
  * more than the read: measured on the etcd face at 32 clients, the server
@@ -46,17 +67,11 @@
  * later writes of the batch included: this writer holds the revision lock,
  * every writer of sk_kv takes it, and compaction only removes versions that
  * are not any key's newest live one. Other reads (ranges, past revisions,
- * unknown keys) go to the database as before, after the held rows. A batch
- * of N puts thus costs five round trips whatever N: begin and lock,
- * prefetch, INSERT, counter and NOTIFY, COMMIT. Pipeline mode (libpq 14+)
- * could merge the last three, but saves 2 round trips a batch where the
- * prefetch saves N - 1; known keys are cleared at commit and rollback.
- * Objects (the REST face) are known keys too: prefetch_current reads the
- * current rows of a batch's objects and of the namespaces they need in one
- * statement, append records what it wrote, and get_current answers from
- * them, so a create or update costs its append's round trip alone (the
- * append is not held: its statement also moves sk_current, and expiry and
- * claims statements follow it).
+ * unknown keys) go to the database as before, after the held rows. Known
+ * keys are cleared at commit and rollback. Objects (the REST face) are
+ * known keys too: prefetch_current reads the current rows of a batch's
+ * objects and of the namespaces they need in one statement, append records
+ * what it wrote, and get_current answers from them.
  *
  * Text travels in libpq's text format with client_encoding UTF8. The object
  * JSON is the one parameter sent in binary format, with its length, so the
@@ -134,7 +149,7 @@ enum {
     " AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key AND n.rev > k.rev"                  \
     " AND n.rev <= $2 OFFSET 0) AND " NOT_COMPACTED("$2")
 
-/* The history half of append; the statement goes on to fix sk_current. */
+/* The history half of a deletion; the statement goes on to fix sk_current. */
 #define INSERT_HISTORY(DELETED)                                                                    \
     "WITH h AS (INSERT INTO sk_history"                                                            \
     " (rev, resource, namespace, name, uid, create_rev, prev_rev, deleted, value)"                 \
@@ -142,7 +157,6 @@ enum {
 
 typedef enum {
     ST_GET_CURRENT,
-    ST_APPEND_LIVE,
     ST_APPEND_TOMBSTONE,
     ST_SET_REV,
     ST_REVISIONS,
@@ -190,11 +204,6 @@ static const struct {
     [ST_GET_CURRENT] = {"get_current",
                         "SELECT " ROW_COLS " FROM sk_current c JOIN sk_history h ON h.rev = c.rev"
                         " WHERE c.resource = $1 AND c.namespace = $2 AND c.name = $3"},
-    [ST_APPEND_LIVE] =
-        {"append_live",
-         INSERT_HISTORY("false") "INSERT INTO sk_current (resource, namespace, name, rev)"
-                                 " VALUES ($2, $3, $4, $1) ON CONFLICT (resource, namespace, name)"
-                                 " DO UPDATE SET rev = excluded.rev"},
     [ST_APPEND_TOMBSTONE] = {"append_tombstone",
                              INSERT_HISTORY(
                                  "true") "DELETE FROM sk_current"
@@ -340,35 +349,36 @@ static const struct {
                         " FROM unnest($1::bytea[]) u(key) CROSS JOIN LATERAL (SELECT * FROM sk_kv n"
                         " WHERE n.key = u.key ORDER BY n.rev DESC LIMIT 1) k WHERE NOT k.deleted"},
     /* The current row of each key of ($1, $2, $3) (text[] each, in step):
-     * one probe of sk_current's primary key per key. */
+     * one probe of sk_current's primary key per key, then of sk_history's.
+     * LATERAL with OFFSET 0 leaves the planner only those probes: as plain
+     * joins, the generic plan made while the tables were small hashed a
+     * sequential scan of sk_current, and kept doing so in every batch as
+     * the table grew (seen on the REST create benchmark: sk_current read
+     * whole in nearly every batch). */
     [ST_PREFETCH_CURRENT] = {"prefetch_current",
                              "SELECT " ROW_COLS " FROM unnest($1::text[], $2::text[], $3::text[])"
-                             " u(r, n, m) JOIN sk_current c ON c.resource = u.r"
-                             " AND c.namespace = u.n AND c.name = u.m"
-                             " JOIN sk_history h ON h.rev = c.rev"},
+                             " u(r, n, m) CROSS JOIN LATERAL (SELECT c.rev FROM sk_current c"
+                             " WHERE c.resource = u.r AND c.namespace = u.n AND c.name = u.m"
+                             " OFFSET 0) c CROSS JOIN LATERAL (SELECT * FROM sk_history h"
+                             " WHERE h.rev = c.rev OFFSET 0) h"},
     /* The held rows (see "Held rows" above): one array per column, in step,
      * so one statement (parsed and planned once) serves every batch size. */
     [ST_KV_INSERT] = {"kv_insert",
                       "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
                       " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
                       " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
-    /* The held object versions ($1-$9, in step) and, per key they touch,
-     * its newest: a live one's revision becomes its current row ($10-$13),
-     * a tombstone's removes it ($14-$16). One statement per batch: one
-     * parse and plan per session, one round trip per batch. The keys of
-     * the upsert and the delete are distinct, and each appears once, as
-     * ON CONFLICT DO UPDATE requires. */
+    /* The held object versions ($1-$8, in step) and, per key, the newest
+     * one's revision as its current row ($9-$12). One statement per batch:
+     * one parse and plan per session, one round trip. Each key appears once
+     * in the upsert, as ON CONFLICT DO UPDATE requires. */
     [ST_APPEND_HELD] = {"append_held",
                         "WITH h AS (INSERT INTO sk_history (rev, resource, namespace, name, uid,"
-                        " create_rev, prev_rev, deleted, value) SELECT * FROM unnest($1::bigint[],"
-                        " $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],"
-                        " $7::bigint[], $8::boolean[], $9::text[])),"
-                        " u AS (INSERT INTO sk_current (resource, namespace, name, rev)"
-                        " SELECT * FROM unnest($10::text[], $11::text[], $12::text[], $13::bigint[])"
-                        " ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = excluded.rev)"
-                        " DELETE FROM sk_current c USING unnest($14::text[], $15::text[],"
-                        " $16::text[]) d(r, n, m) WHERE c.resource = d.r AND c.namespace = d.n"
-                        " AND c.name = d.m"},
+                        " create_rev, prev_rev, deleted, value) SELECT r, s, n, m, u, c, p, false, v"
+                        " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],"
+                        " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v))"
+                        " INSERT INTO sk_current (resource, namespace, name, rev)"
+                        " SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[])"
+                        " ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = excluded.rev"},
     [ST_COMMIT] = {"commit", "COMMIT"},
     /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
      * $1 revisions further, whichever is lower: every older version of n's
@@ -397,10 +407,9 @@ typedef struct held_row {
     size_t key_off, key_len, value_off, value_len; /* in sk_conn.held_bytes */
 } held_row;
 
-/* An object version held back by append (see "Held rows" above). */
+/* A live object version held back by append (see "Held rows" above). */
 typedef struct held_obj {
     int64_t rev, create_rev, prev_rev;
-    int deleted;
     size_t known; /* its key's entry in sk_conn.known */
     size_t resource_off, ns_off, name_off, uid_off, value_off, value_len; /* in held_bytes */
 } held_obj;
@@ -613,28 +622,25 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
                                formats, 0);
 }
 
-#define OBJ_COLS 16
+#define OBJ_COLS 12
 
 /* As queue_held, for the held object versions (append_held). */
 static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
 {
-    size_t from = *next, to = from, bytes = 0, n_live = 0, n_gone = 0;
+    size_t from = *next, to = from, bytes = 0, n_newest = 0;
     while (to < c->n_objs && (to == from || bytes < HELD_CHUNK_BYTES)) {
         const held_obj *o = &c->objs[to++];
         bytes += o->value_len;
-        if (c->known[o->known].newest_held == to)
-            *(o->deleted ? &n_gone : &n_live) += 1;
+        n_newest += c->known[o->known].newest_held == to;
     }
     static const uint32_t oids[OBJ_COLS] = {OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT,
-                                            OID_TEXT, OID_INT8, OID_INT8, OID_BOOL,
-                                            OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT,
-                                            OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT};
+                                            OID_TEXT, OID_INT8, OID_INT8, OID_TEXT,
+                                            OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8};
     for (int k = 0; k < OBJ_COLS; k++)
-        array_start(&cols[k], oids[k], k < 9 ? to - from : k < 13 ? n_live : n_gone);
+        array_start(&cols[k], oids[k], k < 8 ? to - from : n_newest);
     const char *b = c->held_bytes.data;
     for (size_t i = from; i < to; i++) {
         const held_obj *o = &c->objs[i];
-        unsigned char deleted = o->deleted != 0;
         array_i64(&cols[0], o->rev);
         array_str(&cols[1], b + o->resource_off);
         array_str(&cols[2], b + o->ns_off);
@@ -642,15 +648,12 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
         array_str(&cols[4], b + o->uid_off);
         array_i64(&cols[5], o->create_rev);
         array_i64(&cols[6], o->prev_rev);
-        array_bytes(&cols[7], &deleted, 1);
-        array_bytes(&cols[8], b + o->value_off, o->value_len);
+        array_bytes(&cols[7], b + o->value_off, o->value_len);
         if (c->known[o->known].newest_held == i + 1) {
-            sk_buf *key = &cols[deleted ? 13 : 9];
-            array_str(&key[0], b + o->resource_off);
-            array_str(&key[1], b + o->ns_off);
-            array_str(&key[2], b + o->name_off);
-            if (!deleted)
-                array_i64(&cols[12], o->rev);
+            array_str(&cols[8], b + o->resource_off);
+            array_str(&cols[9], b + o->ns_off);
+            array_str(&cols[10], b + o->name_off);
+            array_i64(&cols[11], o->rev);
         }
     }
     const char *values[OBJ_COLS];
@@ -1211,9 +1214,31 @@ static sk_err pg_prefetch_current(sk_conn *c, const char *const *resources, cons
     return err;
 }
 
+/* A deletion goes at once, after the held rows (a delete is followed by
+ * its TTL and claims statements anyway). */
+static sk_err append_tombstone(sk_conn *c, const sk_row *row)
+{
+    char rev[24], create_rev[24], prev_rev[24];
+    format_i64(rev, row->rev);
+    format_i64(create_rev, row->create_rev);
+    format_i64(prev_rev, row->prev_rev);
+    const char *const values[] = {rev,      row->resource, row->ns,  row->name,
+                                  row->uid, create_rev,    prev_rev, row->value};
+    const int lengths[] = {0, 0, 0, 0, 0, 0, 0, (int)row->value_len};
+    const int formats[] = {0, 0, 0, 0, 0, 0, 0, 1};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_APPEND_TOMBSTONE, 8, values, lengths, formats, &res);
+    if (err == SK_OK)
+        known_set_row(c, row->resource, row->ns, row->name, row);
+    PQclear(res);
+    return err;
+}
+
 static sk_err pg_append(sk_conn *c, const sk_row *row)
 {
     SK_CHECK(row->value_len <= INT32_MAX); /* libpq lengths are int */
+    if (row->deleted)
+        return append_tombstone(c, row);
     if (c->n_objs == c->cap_objs) {
         c->cap_objs = c->cap_objs ? 2 * c->cap_objs : 64;
         c->objs = realloc(c->objs, c->cap_objs * sizeof *c->objs);
@@ -1224,7 +1249,6 @@ static sk_err pg_append(sk_conn *c, const sk_row *row)
     *o = (held_obj){.rev = row->rev,
                     .create_rev = row->create_rev,
                     .prev_rev = row->prev_rev,
-                    .deleted = row->deleted,
                     .known = (size_t)(k - c->known),
                     .value_len = row->value_len};
     o->resource_off = held_put(c, row->resource, strlen(row->resource));
