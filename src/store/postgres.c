@@ -192,6 +192,8 @@ typedef enum {
     ST_PREFETCH_CURRENT,
     ST_KV_INSERT,
     ST_APPEND_HELD,
+    ST_BEGIN,
+    ST_LOCK,
     ST_COMMIT,
     ST__COUNT
 } stmt_id;
@@ -363,22 +365,27 @@ static const struct {
                              " WHERE h.rev = c.rev OFFSET 0) h"},
     /* The held rows (see "Held rows" above): one array per column, in step,
      * so one statement (parsed and planned once) serves every batch size. */
-    [ST_KV_INSERT] = {"kv_insert",
-                      "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
-                      " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
-                      " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
+    [ST_KV_INSERT] =
+        {"kv_insert",
+         "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
+         " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
+         " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
     /* The held object versions ($1-$8, in step) and, per key, the newest
      * one's revision as its current row ($9-$12). One statement per batch:
      * one parse and plan per session, one round trip. Each key appears once
      * in the upsert, as ON CONFLICT DO UPDATE requires. */
-    [ST_APPEND_HELD] = {"append_held",
-                        "WITH h AS (INSERT INTO sk_history (rev, resource, namespace, name, uid,"
-                        " create_rev, prev_rev, deleted, value) SELECT r, s, n, m, u, c, p, false, v"
-                        " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],"
-                        " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v))"
-                        " INSERT INTO sk_current (resource, namespace, name, rev)"
-                        " SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[])"
-                        " ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = excluded.rev"},
+    [ST_APPEND_HELD] =
+        {"append_held",
+         "WITH h AS (INSERT INTO sk_history (rev, resource, namespace, name, uid,"
+         " create_rev, prev_rev, deleted, value) SELECT r, s, n, m, u, c, p, false, v"
+         " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],"
+         " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v))"
+         " INSERT INTO sk_current (resource, namespace, name, rev)"
+         " SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[])"
+         " ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = excluded.rev"},
+    /* Prepared too, and sent as one flight: begin_write parses nothing. */
+    [ST_BEGIN] = {"begin", "BEGIN"},
+    [ST_LOCK] = {"lock", "SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE"},
     [ST_COMMIT] = {"commit", "COMMIT"},
     /* What the rows n in (kv_compact_rev, hi] retire, hi being compact_rev or
      * $1 revisions further, whichever is lower: every older version of n's
@@ -594,7 +601,7 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
         bytes += c->held[to].key_len + c->held[to].value_len;
         to++;
     }
-    static const uint32_t oids[HELD_COLS] = {OID_INT8, OID_INT8,  OID_BYTEA, OID_INT8,
+    static const uint32_t oids[HELD_COLS] = {OID_INT8, OID_INT8, OID_BYTEA, OID_INT8,
                                              OID_INT8, OID_INT8, OID_BOOL,  OID_BYTEA};
     for (int k = 0; k < HELD_COLS; k++)
         array_start(&cols[k], oids[k], to - from);
@@ -618,8 +625,8 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
         formats[k] = 1;
     }
     *next = to;
-    return PQsendQueryPrepared(c->pg, stmts[ST_KV_INSERT].name, HELD_COLS, values, lengths,
-                               formats, 0);
+    return PQsendQueryPrepared(c->pg, stmts[ST_KV_INSERT].name, HELD_COLS, values, lengths, formats,
+                               0);
 }
 
 #define OBJ_COLS 12
@@ -717,8 +724,8 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
     for (size_t next = 0; ok && next < c->n_objs; n_inserts++, sent++)
         ok = queue_objs(c, &next, cols);
     for (int i = 0; ok && i < n; i++, sent++)
-        ok = PQsendQueryPrepared(c->pg, stmts[calls[i].id].name, calls[i].nparams,
-                                 calls[i].values, calls[i].lengths, calls[i].formats, 0);
+        ok = PQsendQueryPrepared(c->pg, stmts[calls[i].id].name, calls[i].nparams, calls[i].values,
+                                 calls[i].lengths, calls[i].formats, 0);
     for (int k = 0; k < OBJ_COLS; k++)
         sk_buf_free(&cols[k]);
     if (!ok || !PQpipelineSync(c->pg)) {
@@ -730,12 +737,14 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
     int got = 0;
     for (; got < sent; got++) {
         PGresult *res = PQgetResult(c->pg);
-        if (!res)
-            break; /* the connection broke */
+        if (!res) /* the connection broke */
+            break;
         int call = got - n_inserts; /* < 0: an INSERT of held rows */
         if (err == SK_OK && PQresultStatus(res) != PGRES_PIPELINE_ABORTED)
             err = check(c, res,
-                        call >= 0 ? stmts[calls[call].id].name : got < n_kv ? "kv_append" : "append");
+                        call >= 0    ? stmts[calls[call].id].name
+                        : got < n_kv ? "kv_append"
+                                     : "append");
         if (call >= 0)
             outs[call] = res;
         else
@@ -764,7 +773,7 @@ static sk_err run(sk_conn *c, stmt_id id, int nparams, const char *const *values
 {
     const stmt_call call = {id, nparams, values, lengths, formats};
     return c->n_held || c->n_objs ? flight(c, &call, 1, out)
-                     : run_unheld(c, id, nparams, values, lengths, formats, out);
+                                  : run_unheld(c, id, nparams, values, lengths, formats, out);
 }
 
 /* Whether a held row's key lies in [lo, hi) (hi NULL: no upper bound). */
@@ -874,7 +883,7 @@ static void row_key(sk_buf *b, const char *resource, const char *ns, const char 
 /* Records row (NULL or a tombstone: none live) as its key's current
  * version; returns its entry. */
 static known_kv *known_set_row(sk_conn *c, const char *resource, const char *ns, const char *name,
-                          const sk_row *row)
+                               const sk_row *row)
 {
     row_key(&c->probe, resource, ns, name);
     known_kv *k = known_entry(c, 'r', (const unsigned char *)c->probe.data, c->probe.len);
@@ -1126,20 +1135,19 @@ out:
 
 static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
 {
-    PGresult *res = NULL;
-    SK_CHECK(c->n_held == 0 && c->n_objs == 0 && c->n_known == 0); /* as commit and rollback leave it */
-    res = PQexec(c->pg, "BEGIN; SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE");
-    sk_err err = check(c, res, "begin");
-    if (err != SK_OK)
-        goto out;
-    int64_t rev = PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : -1;
-    if (rev < 0) {
+    /* commit_write and rollback leave nothing held or known */
+    SK_CHECK(c->n_held == 0 && c->n_objs == 0 && c->n_known == 0);
+    const stmt_call calls[] = {{ST_BEGIN, 0, NULL, NULL, NULL}, {ST_LOCK, 0, NULL, NULL, NULL}};
+    PGresult *res[2] = {NULL, NULL};
+    sk_err err = flight(c, calls, 2, res);
+    int64_t rev =
+        err == SK_OK && PQntuples(res[1]) == 1 ? sk_parse_i64(PQgetvalue(res[1], 0, 0)) : -1;
+    if (err == SK_OK && rev < 0)
         err = SK_ERR_INTERNAL;
-        goto out;
-    }
-    *rev_out = rev;
-out:
-    PQclear(res);
+    if (err == SK_OK)
+        *rev_out = rev;
+    PQclear(res[0]);
+    PQclear(res[1]);
     return err;
 }
 
@@ -1266,7 +1274,8 @@ static sk_err pg_commit_write(sk_conn *c, int64_t rev)
     char text[24];
     format_i64(text, rev);
     const char *const values[] = {text};
-    const stmt_call calls[] = {{ST_SET_REV, 1, values, NULL, NULL}, {ST_COMMIT, 0, NULL, NULL, NULL}};
+    const stmt_call calls[] = {{ST_SET_REV, 1, values, NULL, NULL},
+                               {ST_COMMIT, 0, NULL, NULL, NULL}};
     PGresult *res[2] = {NULL, NULL};
     sk_err err = flight(c, calls, 2, res);
     known_clear(c);
@@ -1403,7 +1412,7 @@ static sk_err pg_set_expiry(sk_conn *c, const char *resource, const char *ns, co
     const char *const values[] = {resource, ns, name, rev_text, at_text};
     PGresult *res = NULL;
     sk_err err = run_unheld(c, expires_at_ms > 0 ? ST_SET_EXPIRY : ST_CLEAR_EXPIRY,
-                     expires_at_ms > 0 ? 5 : 3, values, NULL, NULL, &res);
+                            expires_at_ms > 0 ? 5 : 3, values, NULL, NULL, &res);
     PQclear(res);
     return err;
 }
