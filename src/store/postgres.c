@@ -73,10 +73,12 @@
  * objects and of the namespaces they need in one statement, append records
  * what it wrote, and get_current answers from them.
  *
- * Text travels in libpq's text format with client_encoding UTF8. The object
- * JSON is the one parameter sent in binary format, with its length, so the
- * server stores exactly value_len bytes and an embedded NUL is rejected by
- * the server instead of silently truncating the value.
+ * Text travels in libpq's text format with client_encoding UTF8, except
+ * the object JSON and the held rows' arrays, sent in binary format with
+ * their lengths: the server stores exactly value_len bytes, and an embedded
+ * NUL is rejected by the server (text's binary input validates the
+ * encoding, element by element in an array) instead of silently
+ * truncating the value.
  */
 #include "core/buf.h"
 #include "core/check.h"
