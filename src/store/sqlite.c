@@ -40,6 +40,7 @@
  * autocheckpoint), and the multiple of it past which the writer checkpoints
  * itself because the checkpointer has fallen behind. */
 #define CKPT_FRAMES 1000
+#define CKPT_STEP 250
 #define CKPT_BEHIND 4
 
 enum {
@@ -376,6 +377,7 @@ static void yield_write_lock(int64_t took_ms)
 static void *checkpointer_main(void *arg)
 {
     checkpointer *k = arg;
+    pthread_setname_np(pthread_self(), "sk-checkpoint"); /* for profiles and tests */
     pthread_mutex_lock(&k->mu);
     for (;;) {
         while (!k->wanted && !k->stop)
@@ -411,7 +413,7 @@ static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int frames)
     checkpointer *k = arg;
     if (frames < k->mark)
         k->mark = 0; /* the WAL restarted */
-    if (frames - k->mark < CKPT_FRAMES)
+    if (frames < CKPT_FRAMES || frames - k->mark < CKPT_STEP)
         return SQLITE_OK;
     k->mark = frames;
     if (frames >= CKPT_FRAMES * CKPT_BEHIND) {
