@@ -22,12 +22,10 @@
  * one batch, however long the whole pass.
  */
 #include "core/check.h"
-#include "core/log.h"
 #include "core/util.h"
 #include "store/backend.h"
 #include "store/migrations.h"
 
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +34,6 @@
 
 #define BUSY_POLL_MS 1
 #define BUSY_WAIT_MS 10000
-/* WAL frames after which the checkpointer is woken (SQLite's own default
- * autocheckpoint), and the multiple of it past which the writer checkpoints
- * itself because the checkpointer has fallen behind. */
-#define CKPT_FRAMES 1000
-#define CKPT_STEP 250
-#define CKPT_BEHIND 4
 
 enum {
     ST_BEGIN,
@@ -223,22 +215,9 @@ static const char *const sql_text[ST__COUNT] = {
         "k.key AND n.rev > k.rev) ORDER BY k.key",
 };
 
-/* The writer connection's background checkpointer (see the top comment). */
-typedef struct checkpointer {
-    sqlite3 *db; /* its own connection, used only by its thread */
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int wanted; /* a pass is due */
-    int stop;
-    int mark; /* the WAL's size when a pass was last asked for (the writer's) */
-} checkpointer;
-
 struct sk_conn {
     sqlite3 *db;
     sqlite3_stmt *stmts[ST__COUNT];
-    int writer;         /* begin_write ran here: the checkpointer was set up (or failed) */
-    checkpointer *ckpt; /* NULL: SQLite's autocheckpoint, on this connection */
 };
 
 static sk_err map_rc(sk_conn *c, int rc, const char *what)
@@ -372,112 +351,6 @@ static void yield_write_lock(int64_t took_ms)
     sleep_ms(took_ms > 2 * BUSY_POLL_MS ? took_ms : 2 * BUSY_POLL_MS);
 }
 
-/* ---- the checkpointer ---------------------------------------------------- */
-
-static void *checkpointer_main(void *arg)
-{
-    checkpointer *k = arg;
-    pthread_setname_np(pthread_self(), "sk-checkpoint"); /* for profiles and tests */
-    pthread_mutex_lock(&k->mu);
-    for (;;) {
-        while (!k->wanted && !k->stop)
-            pthread_cond_wait(&k->cv, &k->mu);
-        if (k->stop)
-            break;
-        k->wanted = 0;
-        pthread_mutex_unlock(&k->mu);
-        /* PASSIVE: copies what no reader still needs, never waits for a lock,
-         * so neither the writer nor a reader ever waits for it. */
-        sqlite3_wal_checkpoint_v2(k->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-        pthread_mutex_lock(&k->mu);
-    }
-    pthread_mutex_unlock(&k->mu);
-    return NULL;
-}
-
-/*
- * The writer connection's WAL hook, called after each commit with the WAL's
- * size in frames. It asks the checkpointer for a pass each CKPT_FRAMES new
- * frames, not at every commit past the mark as SQLite's autocheckpoint
- * would: a pass copies all there is, and each costs two fsyncs.
- *
- * The WAL restarts from its start only when a write begins with every frame
- * copied, which a pass racing the writer's next commit rarely leaves. So
- * at CKPT_BEHIND times the mark the writer checkpoints here, as SQLite's own
- * hook does (a hook may checkpoint its own connection): that copies only
- * what came since the last pass, lets the next write restart the WAL, and
- * bounds it however far the checkpointer falls behind.
- */
-static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int frames)
-{
-    checkpointer *k = arg;
-    if (frames < k->mark)
-        k->mark = 0; /* the WAL restarted */
-    if (frames < CKPT_FRAMES || frames - k->mark < CKPT_STEP)
-        return SQLITE_OK;
-    k->mark = frames;
-    if (frames >= CKPT_FRAMES * CKPT_BEHIND) {
-        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-        return SQLITE_OK;
-    }
-    pthread_mutex_lock(&k->mu);
-    k->wanted = 1;
-    pthread_cond_signal(&k->cv);
-    pthread_mutex_unlock(&k->mu);
-    return SQLITE_OK;
-}
-
-/*
- * Moves c's checkpoints to a thread of their own with its own connection.
- * On any failure c keeps SQLite's autocheckpoint, which is correct, only
- * slower for the writer.
- */
-static void checkpointer_start(sk_conn *c)
-{
-    const char *path = sqlite3_db_filename(c->db, "main");
-    if (!path || !*path) /* a temporary or in-memory database: nothing to share */
-        return;
-    checkpointer *k = calloc(1, sizeof *k);
-    SK_CHECK_ALLOC(k);
-    int rc = sqlite3_open_v2(path, &k->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc == SQLITE_OK) /* a checkpoint's fsyncs follow its own connection's setting */
-        rc = sqlite3_exec(k->db, "PRAGMA synchronous = FULL", NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        sk_log_warn("sqlite: no background checkpointer (%s); the writer checkpoints",
-                    k->db ? sqlite3_errmsg(k->db) : sqlite3_errstr(rc));
-        goto fail;
-    }
-    pthread_mutex_init(&k->mu, NULL);
-    pthread_cond_init(&k->cv, NULL);
-    if (pthread_create(&k->thread, NULL, checkpointer_main, k) != 0) {
-        sk_log_warn("sqlite: no background checkpointer (thread); the writer checkpoints");
-        pthread_cond_destroy(&k->cv);
-        pthread_mutex_destroy(&k->mu);
-        goto fail;
-    }
-    /* Replaces SQLite's autocheckpoint hook, which is what turns it off. */
-    sqlite3_wal_hook(c->db, on_wal_commit, k);
-    c->ckpt = k;
-    return;
-fail:
-    sqlite3_close(k->db);
-    free(k);
-}
-
-/* Stops and joins the thread; its last pass, if any, completes first. */
-static void checkpointer_stop(checkpointer *k)
-{
-    pthread_mutex_lock(&k->mu);
-    k->stop = 1;
-    pthread_cond_signal(&k->cv);
-    pthread_mutex_unlock(&k->mu);
-    pthread_join(k->thread, NULL);
-    pthread_cond_destroy(&k->cv);
-    pthread_mutex_destroy(&k->mu);
-    sqlite3_close(k->db);
-    free(k);
-}
-
 static sk_err sqlite_connect(const char *url, sk_conn **out, char **errmsg)
 {
     sk_err err = SK_OK;
@@ -522,12 +395,6 @@ static void sqlite_disconnect(sk_conn *c)
 {
     if (!c)
         return;
-    /* First, so the writer's own close is the last and truncates the WAL as
-     * before (when no other connection is open). */
-    if (c->ckpt) {
-        sqlite3_wal_hook(c->db, NULL, NULL);
-        checkpointer_stop(c->ckpt);
-    }
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(c->stmts[i]);
     sqlite3_close(c->db);
@@ -604,10 +471,6 @@ out:
 
 static sk_err sqlite_begin_write(sk_conn *c, int64_t *rev_out)
 {
-    if (!c->writer) { /* only the writer's connection begins writes (backend.h) */
-        c->writer = 1;
-        checkpointer_start(c);
-    }
     sqlite3_stmt *st = stmt(c, ST_BEGIN);
     if (!st)
         return SK_ERR_INTERNAL;

@@ -14,7 +14,6 @@
  */
 #include "store/store.h"
 
-#include <dirent.h>
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -1771,91 +1770,6 @@ static void test_sqlite_file_stops_growing(void **state)
     assert_true(last <= first + SLACK);
 }
 
-/* The checkpointer thread's bytes written (/proc/self/task/TID/io wchar),
- * -1 if there is no thread named sk-checkpoint. */
-static long long checkpointer_wchar(void)
-{
-    long long wchar = -1;
-    char path[300], line[128];
-    DIR *dir = opendir("/proc/self/task");
-    assert_non_null(dir);
-    struct dirent *e;
-    while (wchar < 0 && (e = readdir(dir)) != NULL) {
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *fp = fopen(path, "r");
-        if (!fp)
-            continue;
-        int ours = fgets(line, sizeof line, fp) && strcmp(line, "sk-checkpoint\n") == 0;
-        fclose(fp);
-        if (!ours)
-            continue;
-        snprintf(path, sizeof path, "/proc/self/task/%s/io", e->d_name);
-        fp = fopen(path, "r");
-        assert_non_null(fp);
-        while (fgets(line, sizeof line, fp))
-            if (sscanf(line, "wchar: %lld", &wchar) == 1)
-                break;
-        fclose(fp);
-    }
-    closedir(dir);
-    return wchar;
-}
-
-/*
- * SQLite: WAL checkpoints run on their own thread while the writer keeps
- * committing, and the WAL stays bounded. 12,000 creates of 1 KiB go in
- * waves with one wave always queued, so the writer never idles; after each
- * wave the WAL may not exceed the checkpoint mark's 4x fallback (4,000
- * frames) plus a batch's pages. Afterwards the thread named sk-checkpoint
- * must have written pages to the database file (wchar).
- */
-static void test_sqlite_checkpoints_off_the_writer(void **state)
-{
-    fixture *f = *state;
-    if (!is_sqlite(f->url))
-        skip();
-    enum { WAVE = 600, WAVES = 20, FRAME = 4096 + 24 };
-    const long long bound = (4000LL + 4 * 256) * FRAME;
-    char wal[4100], payload[1025];
-    snprintf(wal, sizeof wal, "%s-wal", f->url + 7);
-    memset(payload, 'x', sizeof payload - 1);
-    payload[sizeof payload - 1] = '\0';
-    op_slot *ops = calloc((size_t)WAVE * WAVES, sizeof *ops);
-    assert_non_null(ops);
-    concurrent c = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    long long most = 0;
-    for (int w = 0; w < WAVES; w++) {
-        for (int i = w * WAVE; i < (w + 1) * WAVE; i++) {
-            snprintf(ops[i].ns, sizeof ops[i].ns, "default");
-            snprintf(ops[i].name, sizeof ops[i].name, "burst-%05d", i);
-            ops[i].req = (wreq){.op = SK_WRITE_CREATE,
-                                .resource = CM,
-                                .ns = ops[i].ns,
-                                .name = ops[i].name,
-                                .payload = payload};
-            submit(&c, f->s, &ops[i]);
-        }
-        if (w == 0)
-            continue;
-        pthread_mutex_lock(&c.mu); /* the wave before; this one stays queued */
-        while (c.finished < w * WAVE)
-            pthread_cond_wait(&c.cv, &c.mu);
-        pthread_mutex_unlock(&c.mu);
-        struct stat log;
-        if (stat(wal, &log) == 0 && log.st_size > most)
-            most = log.st_size;
-    }
-    wait_finished(&c, WAVE * WAVES);
-    for (int i = 0; i < WAVE * WAVES; i++)
-        assert_int_equal(ops[i].got, SK_OK);
-    free(ops);
-    if (most > bound)
-        fail_msg("the WAL reached %lld bytes (bound %lld)", most, bound);
-    long long wrote = checkpointer_wchar();
-    if (wrote <= 0)
-        fail_msg("no checkpoint ran off the writer (sk-checkpoint wrote %lld bytes)", wrote);
-}
-
 /* ---- persistence ---- */
 
 static void test_token_secret_stable(void **state)
@@ -2639,7 +2553,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compaction_seen_by_other_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reads_race_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_file_stops_growing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_sqlite_checkpoints_off_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_secret_stable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_survives_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_url, setup, teardown),
