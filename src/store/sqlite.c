@@ -9,6 +9,9 @@
  * not only kill -9 (NORMAL would already do that: the WAL is in the OS page
  * cache) but also power loss, which needs the WAL fsynced at every commit.
  * Group commit in store.c makes that one fsync per batch, not per write.
+ * Checkpoints stay SQLite's autocheckpoint, on the writer's connection: a
+ * background checkpointer was measured and cost more CPU per write than it
+ * took off the writer (bench/README.md, "Checkpoints off the writer").
  *
  * The writer takes the revision lock with BEGIN IMMEDIATE: SQLite has one
  * writer at a time, so revisions commit in order. Readers use WAL snapshots
