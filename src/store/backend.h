@@ -33,10 +33,10 @@ typedef struct sk_backend_ops {
     /* The live current version of a key (SK_ERR_NOT_FOUND if none). */
     sk_err (*get_current)(sk_conn *c, const char *resource, const char *ns, const char *name,
                           sk_row *out);
-    /* Optional, as kv_prefetch: reads the current rows of the n keys
-     * (resources[i], nss[i], names[i]) in one statement, so that until
-     * commit_write or rollback get_current of such a key, or of one written
-     * since by append, answers from memory. */
+    /* Optional, as kv_prefetch: names the current rows of the n keys
+     * (resources[i], nss[i], names[i]) for begin_write to read, so that
+     * until commit_write or rollback get_current of such a key, or of one
+     * written since by append, answers from memory. */
     sk_err (*prefetch_current)(sk_conn *c, const char *const *resources, const char *const *nss,
                                const char *const *names, size_t n);
     /* Inserts the history row, then points the current index at it (or drops
@@ -145,13 +145,14 @@ typedef struct sk_backend_ops {
                        size_t hi_len, int64_t rev, int64_t *count_out);
     sk_err (*kv_append)(sk_conn *c, const sk_kv_row *row);
     /*
-     * Optional (NULL where a read costs no round trip, as SQLite's). In the
-     * writer's transaction, before its etcd writes: reads the live version
-     * of each of keys[0..n) (lens[i] bytes; duplicates allowed) in one
-     * statement and keeps it, so that until commit_write or rollback a
-     * kv_range or kv_count at INT64_MAX over exactly one key so read, or
-     * written since by kv_append, answers from memory what the database
-     * would (later writes of the batch included).
+     * Optional (NULL where a read costs no round trip, as SQLite's). Called
+     * just before begin_write (and rollback if that is not reached): names
+     * keys[0..n) (lens[i] bytes; duplicates allowed), whose live versions
+     * begin_write reads after taking the revision lock, in the same round
+     * trip, and keeps, so that until commit_write or rollback a kv_range or
+     * kv_count at INT64_MAX over exactly one key so read, or written since
+     * by kv_append, answers from memory what the database would (later
+     * writes of the batch included).
      */
     sk_err (*kv_prefetch)(sk_conn *c, const unsigned char *const *keys, const size_t *lens,
                           size_t n);

@@ -44,8 +44,10 @@
  * needed them, in libpq's pipeline mode (flight): all sent, one Sync, then
  * the answers read. commit_write sends the held rows, the counter update
  * with its NOTIFY, and COMMIT as one flight: a batch of N etcd puts or N
- * REST creates costs three round trips whatever N (begin and lock,
- * prefetch, the commit flight). After a failed statement PostgreSQL skips
+ * REST creates costs two round trips whatever N: the begin flight (BEGIN,
+ * the revision lock and the prefetch statements below, which kv_prefetch
+ * and prefetch_current only queue: the lock is taken before they run, in
+ * the same flight) and the commit flight. After a failed statement PostgreSQL skips
  * the rest of the flight, COMMIT included, and the transaction stays
  * failed, so the flight fails, the batch is rolled back and replayed one
  * write per transaction (store.c), where the error is its own write's
@@ -449,7 +451,9 @@ struct sk_conn {
     uint32_t *slots; /* hash of known: index + 1, 0 free; n_slots a power of 2 */
     size_t n_slots;
     sk_buf known_bytes;
-    sk_buf probe; /* an object's key being looked up */
+    sk_buf probe;        /* an object's key being looked up */
+    sk_buf asked_kv;     /* kv_prefetch's keys for begin_write: a bytea[] literal */
+    sk_buf asked_row[3]; /* prefetch_current's resources, namespaces, names: text[] */
 };
 
 /* Length of s up to its first newline: libpq messages run on with hints. */
@@ -675,6 +679,14 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
     *next = to;
     return PQsendQueryPrepared(c->pg, stmts[ST_APPEND_HELD].name, OBJ_COLS, values, lengths,
                                formats, 0);
+}
+
+/* Drops the prefetch statements' queued keys (sent or abandoned). */
+static void forget_asked(sk_conn *c)
+{
+    sk_buf_reset(&c->asked_kv);
+    for (int a = 0; a < 3; a++)
+        sk_buf_reset(&c->asked_row[a]);
 }
 
 /* Drops the held rows (sent or abandoned). */
@@ -1049,6 +1061,7 @@ static void pg_disconnect(sk_conn *c)
         free(c->slots);
         sk_buf_free(&c->known_bytes);
         sk_buf_free(&c->probe);
+        forget_asked(c);
     }
     free(c);
 }
@@ -1135,21 +1148,87 @@ out:
     return err;
 }
 
+static unsigned char *bytea_at(PGresult *res, int i, int col, size_t *len)
+{
+    unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, col), len);
+    SK_CHECK_ALLOC(b);
+    return b;
+}
+
+/* Row i of a key-value query whose columns are key, create_rev, mod_rev,
+ * version, lease[, value]: key and value are new (free with kv_row_free). */
+static sk_kv kv_row(PGresult *res, int i, int with_value)
+{
+    size_t klen = 0, vlen = 0;
+    unsigned char *key = bytea_at(res, i, 0, &klen);
+    unsigned char *value = with_value ? bytea_at(res, i, 5, &vlen) : NULL;
+    return (sk_kv){.key = key,
+                   .key_len = klen,
+                   .value = value,
+                   .value_len = vlen,
+                   .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
+                   .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
+                   .version = sk_parse_i64(PQgetvalue(res, i, 3)),
+                   .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
+}
+
+static void kv_row_free(sk_kv *kv)
+{
+    PQfreemem((void *)kv->key);
+    PQfreemem((void *)kv->value);
+}
+
+/* Closes a queued array literal (NULL if nothing was queued). */
+static const char *asked_array(sk_buf *b)
+{
+    if (!b->len)
+        return NULL;
+    sk_buf_putc(b, '}');
+    return b->data;
+}
+
+/* BEGIN, the revision lock and the queued prefetch statements, as one
+ * flight; the answers of the prefetch become known keys. */
 static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
 {
-    /* commit_write and rollback leave nothing held or known */
-    SK_CHECK(c->n_held == 0 && c->n_objs == 0 && c->n_known == 0);
-    const stmt_call calls[] = {{ST_BEGIN, 0, NULL, NULL, NULL}, {ST_LOCK, 0, NULL, NULL, NULL}};
-    PGresult *res[2] = {NULL, NULL};
-    sk_err err = flight(c, calls, 2, res);
+    /* commit_write and rollback leave nothing held; known keys so far are
+     * the prefetches' absent entries, which the answers fill in */
+    SK_CHECK(c->n_held == 0 && c->n_objs == 0);
+    const char *kv_keys[] = {asked_array(&c->asked_kv)};
+    const char *rows[3];
+    for (int a = 0; a < 3; a++)
+        rows[a] = asked_array(&c->asked_row[a]);
+    stmt_call calls[4] = {{ST_BEGIN, 0, NULL, NULL, NULL}, {ST_LOCK, 0, NULL, NULL, NULL}};
+    int n = 2, kv_at = -1, rows_at = -1;
+    if (kv_keys[0]) {
+        kv_at = n;
+        calls[n++] = (stmt_call){ST_KV_PREFETCH, 1, kv_keys, NULL, NULL};
+    }
+    if (rows[0]) {
+        rows_at = n;
+        calls[n++] = (stmt_call){ST_PREFETCH_CURRENT, 3, rows, NULL, NULL};
+    }
+    PGresult *res[4] = {NULL, NULL, NULL, NULL};
+    sk_err err = flight(c, calls, n, res);
+    forget_asked(c);
     int64_t rev =
         err == SK_OK && PQntuples(res[1]) == 1 ? sk_parse_i64(PQgetvalue(res[1], 0, 0)) : -1;
     if (err == SK_OK && rev < 0)
         err = SK_ERR_INTERNAL;
+    for (int i = 0; err == SK_OK && kv_at >= 0 && i < PQntuples(res[kv_at]); i++) {
+        sk_kv kv = kv_row(res[kv_at], i, 1);
+        known_set(c, kv.key, kv.key_len, &kv);
+        kv_row_free(&kv);
+    }
+    for (int i = 0; err == SK_OK && rows_at >= 0 && i < PQntuples(res[rows_at]); i++) {
+        sk_row row;
+        if ((err = row_view(res[rows_at], i, &row)) == SK_OK)
+            known_set_row(c, row.resource, row.ns, row.name, &row);
+    }
     if (err == SK_OK)
         *rev_out = rev;
-    PQclear(res[0]);
-    PQclear(res[1]);
+    for (int i = 0; i < n; i++)
+        PQclear(res[i]);
     return err;
 }
 
@@ -1192,36 +1271,20 @@ static void array_text(sk_buf *b, const char *s)
     sk_buf_putc(b, '"');
 }
 
+/* Queues the keys for begin_write's flight (see backend.h). */
 static sk_err pg_prefetch_current(sk_conn *c, const char *const *resources, const char *const *nss,
                                   const char *const *names, size_t n)
 {
-    sk_buf arrays[3] = {SK_BUF_INIT, SK_BUF_INIT, SK_BUF_INIT};
     for (size_t i = 0; i < n; i++) {
         row_key(&c->probe, resources[i], nss[i], names[i]);
         if (known_find(c, 'r', (const unsigned char *)c->probe.data, c->probe.len))
             continue;
         known_set_row(c, resources[i], nss[i], names[i], NULL); /* absent unless answered */
-        array_text(&arrays[0], resources[i]);
-        array_text(&arrays[1], nss[i]);
-        array_text(&arrays[2], names[i]);
+        array_text(&c->asked_row[0], resources[i]);
+        array_text(&c->asked_row[1], nss[i]);
+        array_text(&c->asked_row[2], names[i]);
     }
-    sk_err err = SK_OK;
-    PGresult *res = NULL;
-    if (arrays[0].len) {
-        for (int a = 0; a < 3; a++)
-            sk_buf_putc(&arrays[a], '}');
-        const char *const values[] = {arrays[0].data, arrays[1].data, arrays[2].data};
-        err = run(c, ST_PREFETCH_CURRENT, 3, values, NULL, NULL, &res);
-    }
-    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
-        sk_row row;
-        if ((err = row_view(res, i, &row)) == SK_OK)
-            known_set_row(c, row.resource, row.ns, row.name, &row);
-    }
-    PQclear(res);
-    for (int a = 0; a < 3; a++)
-        sk_buf_free(&arrays[a]);
-    return err;
+    return SK_OK;
 }
 
 /* A deletion goes at once, after the held rows (a delete is followed by
@@ -1293,6 +1356,7 @@ static sk_err pg_commit_write(sk_conn *c, int64_t rev)
 static void pg_rollback(sk_conn *c)
 {
     forget_held(c);
+    forget_asked(c);
     known_clear(c);
     PQclear(PQexec(c->pg, "ROLLBACK"));
 }
@@ -1519,36 +1583,6 @@ static sk_err pg_claims_list(sk_conn *c, const char *kind, int (*fn)(void *arg, 
     return err;
 }
 
-static unsigned char *bytea_at(PGresult *res, int i, int col, size_t *len)
-{
-    unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, col), len);
-    SK_CHECK_ALLOC(b);
-    return b;
-}
-
-/* Row i of a key-value query whose columns are key, create_rev, mod_rev,
- * version, lease[, value]: key and value are new (free with kv_row_free). */
-static sk_kv kv_row(PGresult *res, int i, int with_value)
-{
-    size_t klen = 0, vlen = 0;
-    unsigned char *key = bytea_at(res, i, 0, &klen);
-    unsigned char *value = with_value ? bytea_at(res, i, 5, &vlen) : NULL;
-    return (sk_kv){.key = key,
-                   .key_len = klen,
-                   .value = value,
-                   .value_len = vlen,
-                   .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
-                   .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
-                   .version = sk_parse_i64(PQgetvalue(res, i, 3)),
-                   .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
-}
-
-static void kv_row_free(sk_kv *kv)
-{
-    PQfreemem((void *)kv->key);
-    PQfreemem((void *)kv->value);
-}
-
 static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
                           const unsigned char *hi, size_t hi_len, int64_t rev, int64_t limit,
                           int keys_only, sk_kv_fn fn, void *arg)
@@ -1680,36 +1714,25 @@ static sk_err pg_kv_append(sk_conn *c, const sk_kv_row *row)
     return SK_OK;
 }
 
+/* Queues the keys for begin_write's flight (see backend.h), as a bytea[]
+ * literal: {"\\x6b6579",...}. */
 static sk_err pg_kv_prefetch(sk_conn *c, const unsigned char *const *keys, const size_t *lens,
                              size_t n)
 {
-    sk_buf array = SK_BUF_INIT; /* a bytea[] literal: {"\\x6b6579",...} */
     static const char hex[] = "0123456789abcdef";
-    size_t asked = 0;
-    sk_buf_putc(&array, '{');
+    sk_buf *array = &c->asked_kv;
     for (size_t i = 0; i < n; i++) {
         if (known_find(c, 'k', keys[i], lens[i]))
             continue;
         known_set(c, keys[i], lens[i], NULL); /* absent unless the answer has it */
-        sk_buf_puts(&array, asked++ ? ",\"\\\\x" : "\"\\\\x");
+        sk_buf_puts(array, array->len ? ",\"\\\\x" : "{\"\\\\x");
         for (size_t j = 0; j < lens[i]; j++) {
-            sk_buf_putc(&array, hex[keys[i][j] >> 4]);
-            sk_buf_putc(&array, hex[keys[i][j] & 15]);
+            sk_buf_putc(array, hex[keys[i][j] >> 4]);
+            sk_buf_putc(array, hex[keys[i][j] & 15]);
         }
-        sk_buf_putc(&array, '"');
+        sk_buf_putc(array, '"');
     }
-    sk_buf_putc(&array, '}');
-    const char *const values[] = {array.data};
-    PGresult *res = NULL;
-    sk_err err = asked ? run(c, ST_KV_PREFETCH, 1, values, NULL, NULL, &res) : SK_OK;
-    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
-        sk_kv kv = kv_row(res, i, 1);
-        known_set(c, kv.key, kv.key_len, &kv);
-        kv_row_free(&kv);
-    }
-    PQclear(res);
-    sk_buf_free(&array);
-    return err;
+    return SK_OK;
 }
 
 static sk_err pg_kv_compact(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out)

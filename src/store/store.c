@@ -5,10 +5,11 @@
  * The writer. One thread per store owns the write connection. It sleeps on
  * a queue; when woken it takes every waiting intent (up to MAX_BATCH) and
  * applies them in ONE transaction:
- *   begin_write (revision lock, read counter)
- *   kv_prefetch, prefetch_current (PostgreSQL): the current version of
- *     every single etcd key and every object the batch will read, one
- *     statement each, so its reads cost no round trip each (postgres.c)
+ *   kv_prefetch, prefetch_current (PostgreSQL): name every single etcd
+ *     key and every object the batch will read
+ *   begin_write (revision lock, read counter; PostgreSQL: then the named
+ *     keys' current versions, one statement per kind, in the same round
+ *     trip, so the batch's reads cost no round trip each: postgres.c)
  *   for each intent: read the current row, check the precondition; only if
  *     the write will happen, take rev = counter + 1 and append the row
  *   commit_write(counter)  -> one fsync / one NOTIFY for the whole batch
@@ -422,8 +423,9 @@ static void add_key(void *arg, const unsigned char *key, size_t key_len)
     k->lens[k->n++] = key_len;
 }
 
-/* Reads what the intents [first, first+n) will read, in one statement per
- * kind of key, where the backend can (kv_prefetch, prefetch_current). An
+/* Names what the intents [first, first+n) will read, for begin_write to
+ * read in one statement per kind of key, where the backend can
+ * (kv_prefetch, prefetch_current). An
  * object write reads its own key and at most its namespace: the columns of
  * the objects' keys (resources, namespaces, names) hold 2n at most. */
 static sk_err prefetch(sk_store *s, pending *first, int n)
@@ -477,12 +479,11 @@ static void hand_off(sk_store *s, int64_t rev0, int64_t rev, pending *first, int
 static int run_batch(sk_store *s, pending *first, int n)
 {
     int64_t rev0 = 0;
-    sk_err err = s->ops->begin_write(s->wconn, &rev0);
+    /* the prefetch names its keys first: begin_write reads them after the lock */
+    sk_err err = s->ops->kv_prefetch || s->ops->prefetch_current ? prefetch(s, first, n) : SK_OK;
+    if (err == SK_OK)
+        err = s->ops->begin_write(s->wconn, &rev0);
     if (err != SK_OK) {
-        s->ops->rollback(s->wconn);
-        return 0;
-    }
-    if ((s->ops->kv_prefetch || s->ops->prefetch_current) && prefetch(s, first, n) != SK_OK) {
         s->ops->rollback(s->wconn);
         return 0;
     }
