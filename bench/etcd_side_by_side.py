@@ -93,7 +93,9 @@ def start_sqlkube(binary, db_url):
 
 def http_creates(writebench, target, clients, seconds):
     """writebench's JSON line for durable ConfigMap creates over the
-    target's REST API (namespace "bench", made first)."""
+    target's REST API (namespace "bench", made first). Each client count
+    names its ConfigMaps with its own prefix: an earlier count's names are
+    taken, and re-creating them would measure 409s."""
     url = "http://127.0.0.1:%d" % target.rest_port
     body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
                        "metadata": {"name": "bench"}}).encode()
@@ -105,7 +107,8 @@ def http_creates(writebench, target, clients, seconds):
         if e.code != 409:  # made by an earlier client count
             raise
     out = subprocess.run([writebench, "--url", url, "--namespace", "bench", "--clients",
-                          str(clients), "--seconds", str(seconds), "--size", "1024"],
+                          str(clients), "--seconds", str(seconds), "--size", "1024",
+                          "--prefix", "c%d" % clients],
                          capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise SystemExit("writebench failed: %s" % out.stderr[-2000:])

@@ -58,11 +58,13 @@
  * more than the read: measured on the etcd face at 32 clients, the server
  * and PostgreSQL's backend spent most of their CPU per put in the
  * send/receive/wake-up of each read (bench/README.md, "PostgreSQL group
- * commit in constant round trips"). So kv_prefetch reads the live version of
- * every single key the batch's transactions will read in ONE statement
- * (unnest of a bytea[] joined laterally to a backward probe of the (key,
- * rev) index: one row per key however long its history), after the
- * revision lock, and keeps them in a hash table on the connection. Every
+ * commit in constant round trips"). So the live version of every single
+ * key the batch's transactions will read is read in ONE statement (unnest
+ * of a bytea[] joined laterally to a backward probe of the (key, rev)
+ * index: one row per key however long its history): kv_prefetch names the
+ * keys before the batch begins, begin_write reads them right after the
+ * revision lock, in its flight, and keeps them in a hash table on the
+ * connection. Every
  * kv_append then records its row as its key's version (a tombstone as
  * absent), so a kv_range or kv_count at the newest revision over exactly
  * one known key is answered from memory as the database would answer it,
@@ -71,8 +73,9 @@
  * are not any key's newest live one. Other reads (ranges, past revisions,
  * unknown keys) go to the database as before, after the held rows. Known
  * keys are cleared at commit and rollback. Objects (the REST face) are
- * known keys too: prefetch_current reads the current rows of a batch's
- * objects and of the namespaces they need in one statement, append records
+ * known keys too: prefetch_current names a batch's objects and the
+ * namespaces they need, whose current rows begin_write reads in one
+ * statement of the same flight, append records
  * what it wrote, and get_current answers from them.
  *
  * Text travels in libpq's text format with client_encoding UTF8, except
