@@ -1064,7 +1064,9 @@ static void pg_disconnect(sk_conn *c)
         free(c->slots);
         sk_buf_free(&c->known_bytes);
         sk_buf_free(&c->probe);
-        forget_asked(c);
+        sk_buf_free(&c->asked_kv);
+        for (int a = 0; a < 3; a++)
+            sk_buf_free(&c->asked_row[a]);
     }
     free(c);
 }
