@@ -600,6 +600,23 @@ static size_t held_put(sk_conn *c, const void *bytes, size_t len)
  * 1 GB PostgreSQL allows a value and a message. */
 #define HELD_CHUNK_BYTES ((size_t)64 << 20)
 
+#define MAX_ARRAY_COLS 12
+
+/* Queues statement id with the n binary arrays cols as its parameters, in
+ * pipeline mode. Returns libpq's 1 or 0. */
+static int send_arrays(sk_conn *c, stmt_id id, const sk_buf *cols, int n)
+{
+    SK_CHECK(n <= MAX_ARRAY_COLS);
+    const char *values[MAX_ARRAY_COLS];
+    int lengths[MAX_ARRAY_COLS], formats[MAX_ARRAY_COLS];
+    for (int k = 0; k < n; k++) {
+        values[k] = cols[k].data;
+        lengths[k] = (int)cols[k].len;
+        formats[k] = 1;
+    }
+    return PQsendQueryPrepared(c->pg, stmts[id].name, n, values, lengths, formats, 0);
+}
+
 /* Queues (PQsendQueryPrepared, in pipeline mode) the INSERT of the held rows
  * from *next on, as many as one chunk takes (at least one); moves *next
  * past them. cols are the caller's scratch buffers. Returns libpq's 1 or 0. */
@@ -626,19 +643,12 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
         array_bytes(&cols[6], &deleted, 1);
         array_bytes(&cols[7], c->held_bytes.data + h->value_off, h->value_len);
     }
-    const char *values[HELD_COLS];
-    int lengths[HELD_COLS], formats[HELD_COLS];
-    for (int k = 0; k < HELD_COLS; k++) {
-        values[k] = cols[k].data;
-        lengths[k] = (int)cols[k].len;
-        formats[k] = 1;
-    }
     *next = to;
-    return PQsendQueryPrepared(c->pg, stmts[ST_KV_INSERT].name, HELD_COLS, values, lengths, formats,
-                               0);
+    return send_arrays(c, ST_KV_INSERT, cols, HELD_COLS);
 }
 
 #define OBJ_COLS 12
+_Static_assert(OBJ_COLS <= MAX_ARRAY_COLS && HELD_COLS <= MAX_ARRAY_COLS, "send_arrays' room");
 
 /* As queue_held, for the held object versions (append_held). */
 static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
@@ -672,16 +682,8 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
             array_i64(&cols[11], o->rev);
         }
     }
-    const char *values[OBJ_COLS];
-    int lengths[OBJ_COLS], formats[OBJ_COLS];
-    for (int k = 0; k < OBJ_COLS; k++) {
-        values[k] = cols[k].data;
-        lengths[k] = (int)cols[k].len;
-        formats[k] = 1;
-    }
     *next = to;
-    return PQsendQueryPrepared(c->pg, stmts[ST_APPEND_HELD].name, OBJ_COLS, values, lengths,
-                               formats, 0);
+    return send_arrays(c, ST_APPEND_HELD, cols, OBJ_COLS);
 }
 
 /* Drops the prefetch statements' queued keys (sent or abandoned). */
