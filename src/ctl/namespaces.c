@@ -166,6 +166,10 @@ static void terminate(controller *c, const sk_resource *ns_res, const json_t *ns
 {
     const char *name = json_string_value(json_object_get(json_object_get(ns, "metadata"), "name"));
     tally t = {.resources = json_object(), .finalizers = json_object()};
+    /* Health is read before the registry: a CRD served between the two
+     * reads would otherwise be missing from the scan while the pass took the
+     * namespace for known-empty, and finalized it over that CRD's objects. */
+    int every_crd_served = sk_ctl_healthy(c->served_all);
     size_t n;
     const sk_resource *const *all = sk_registry_all(&n);
     int failed = 0;
@@ -187,7 +191,7 @@ static void terminate(controller *c, const sk_resource *ns_res, const json_t *ns
     }
     /* Before every CRD is served again, what remains is not known: neither
      * report it nor finalize. */
-    if (!sk_ctl_healthy(c->served_all))
+    if (!every_crd_served)
         goto out;
     json_t *edited = json_deep_copy(ns);
     if (t.seen == 0 && !failed) {
