@@ -1071,6 +1071,17 @@ static void run_concurrent_writers(fixture *f, sk_store **stores, int nstores, i
         assert_rv_is_rev(&h.v[i]);
     }
     assert_int_equal(h.v[h.n - 1].rev, n);
+    /* Each version read the one before it, whichever batches the two went
+     * in (on PostgreSQL through the batch's prefetch, read after the lock):
+     * prev_rev and create_rev link up. */
+    for (size_t i = 0; !compacting && i < h.n; i++) {
+        const sk_row *r = &h.v[i], *before = NULL;
+        for (size_t j = i; j-- > 0 && !before;)
+            if (strcmp(h.v[j].ns, r->ns) == 0 && strcmp(h.v[j].name, r->name) == 0)
+                before = &h.v[j];
+        assert_int_equal(r->prev_rev, before ? before->rev : 0);
+        assert_int_equal(r->create_rev, before ? before->create_rev : r->rev);
+    }
     rows_free(&h);
     assert_int_equal(count_rows(f, NULL, n), (size_t)(2 + THREADS + created));
     free(c.ops);
