@@ -190,7 +190,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     srv->collector = sk_collector_start(srv->store);
     srv->crd = sk_crd_start(srv->store, srv->cache, srv->reader);
     srv->namespaces = sk_namespaces_start(srv->store, srv->reader, srv->crd);
-    srv->gc = sk_gc_start(srv->store, srv->reader);
+    srv->gc = sk_gc_start(srv->store, srv->reader, srv->crd);
     srv->rbac = sk_rbacpolicy_start(srv->store, srv->reader);
     srv->consistency =
         sk_consistency_start(srv->cache, storages, (int)n, cfg->consistency_check_s);

@@ -26,7 +26,11 @@
 typedef struct gc {
     sk_store *store;
     sk_reader *reader;
-    int64_t settled_rev; /* the last revision a pass handled without writing */
+    const sk_ctl *served_all;
+    /* the last revision a pass handled without writing, and the registry
+     * it scanned (a CRD served since adds objects at the same revision) */
+    int64_t settled_rev;
+    unsigned long settled_generation;
 } gc;
 
 /* What a pass keeps of an object with owner references or a deletion
@@ -373,9 +377,11 @@ static int64_t gc_pass(void *self, int *done)
     gc *g = self;
     pass p = {.g = g, .read_rev = sk_reader_cache_rev(g->reader)};
     *done = 0;
-    if (p.read_rev <= 0)
+    /* Health is read before the scan takes the registry (see gc.h). */
+    if (p.read_rev <= 0 || !sk_ctl_healthy(g->served_all))
         return IDLE_INTERVAL_MS;
-    if (p.read_rev == g->settled_rev) {
+    unsigned long generation = sk_registry_generation();
+    if (p.read_rev == g->settled_rev && generation == g->settled_generation) {
         *done = 1;
         return IDLE_INTERVAL_MS;
     }
@@ -395,8 +401,10 @@ static int64_t gc_pass(void *self, int *done)
         }
         sk_batch_finish(p.batch);
         *done = 1;
-        if (p.writes == 0)
+        if (p.writes == 0) {
             g->settled_rev = p.read_rev;
+            g->settled_generation = generation;
+        }
     } else if (err != SK_ERR_UNAVAILABLE) {
         sk_log_warn("garbage collector: cannot scan: %s", sk_err_name(err));
     }
@@ -411,11 +419,12 @@ static const sk_ctl_def gc_def = {
     .free = free,
 };
 
-sk_ctl *sk_gc_start(sk_store *store, sk_reader *reader)
+sk_ctl *sk_gc_start(sk_store *store, sk_reader *reader, const sk_ctl *served_all)
 {
     gc *g = calloc(1, sizeof *g);
     SK_CHECK_ALLOC(g);
     g->store = store;
     g->reader = reader;
+    g->served_all = served_all;
     return sk_ctl_start(&gc_def, g, 0);
 }

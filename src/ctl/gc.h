@@ -31,7 +31,13 @@
 #include "read/reader.h"
 #include "store/store.h"
 
-/* Starts the collector over store and reader (borrowed; must outlive it). */
-sk_ctl *sk_gc_start(sk_store *store, sk_reader *reader);
+/* Starts the collector over store and reader (borrowed; must outlive it).
+ * It acts on nothing until served_all (the CRD controller, borrowed) is
+ * healthy: before every stored CRD is served again after a start, custom
+ * resources would go unseen as dependents, so an owner deleted with
+ * `orphan` would go before its references were taken off them (which then
+ * dangle, and the dependents are collected), and one with
+ * `foregroundDeletion` before its blocking dependents. */
+sk_ctl *sk_gc_start(sk_store *store, sk_reader *reader, const sk_ctl *served_all);
 
 #endif
