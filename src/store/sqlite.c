@@ -370,12 +370,24 @@ static sk_err sqlite_connect(const char *url, sk_conn **out, char **errmsg)
         goto out;
     }
     sqlite3_busy_handler(c->db, busy_poll, NULL);
-    /* auto_vacuum must precede the first table; it is a no-op on an existing file. */
+    /* auto_vacuum must precede the first table; it is a no-op on an existing file.
+     * Switching a new file to WAL takes its lock from a shared one, and
+     * SQLite answers SQLITE_BUSY at once, without the busy handler, when
+     * another connection does the same (waiting could deadlock): so several
+     * processes opening one new file at once retry here, for as long as the
+     * busy handler would wait. */
     char *msg = NULL;
-    rc = sqlite3_exec(c->db,
-                      "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; "
-                      "PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;",
-                      NULL, NULL, &msg);
+    for (int64_t waited = 0;; waited += BUSY_POLL_MS) {
+        rc = sqlite3_exec(c->db,
+                          "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; "
+                          "PRAGMA synchronous = FULL; PRAGMA foreign_keys = OFF;",
+                          NULL, NULL, &msg);
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited >= BUSY_WAIT_MS)
+            break;
+        sqlite3_free(msg);
+        msg = NULL;
+        sleep_ms(BUSY_POLL_MS);
+    }
     if (rc != SQLITE_OK) {
         if (asprintf(errmsg, "cannot open SQLite database %s: %s", path,
                      msg ? msg : sqlite3_errstr(rc)) < 0)
