@@ -9,6 +9,7 @@
 #include "kube/crschema.h"
 #include "kube/defaults.h"
 #include "kube/expiry.h"
+#include "kube/lifecycle.h"
 #include "kube/objmeta.h"
 #include "kube/typed.h"
 #include "kube/validate.h"
@@ -162,6 +163,7 @@ sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)
         .expected_rev = expected_rev,
         .object = json_incref(obj),
         .require_namespace = expected_rev == 0 && call->res->namespaced ? call->ns : NULL,
+        .namespace_open = sk_lifecycle_namespace_open,
         .expires_at_ms =
             sk_expiry_for(call->res, obj, call->api->event_ttl_s, sk_wall_ms()),
         .max_bytes = call->api->max_object_bytes,

@@ -138,11 +138,34 @@ static void reply_not_found(sk_api_call *call, const sk_resource *r, const char 
     sk_buf_free(&msg);
 }
 
+/* NamespaceLifecycle's 403, with kube's message and cause. */
+static void reply_namespace_terminating(sk_api_call *call, const char *name)
+{
+    char q[SK_QUALIFIED_RESOURCE_MAX];
+    sk_buf msg = SK_BUF_INIT, cause = SK_BUF_INIT;
+    sk_buf_printf(&msg, "%s ", sk_call_qualified_resource(call->res, q, sizeof q));
+    sk_buf_go_quoted(&msg, name);
+    sk_buf_printf(&msg,
+                  " is forbidden: unable to create new content in namespace %s because it is "
+                  "being terminated",
+                  call->ns);
+    sk_buf_printf(&cause, "namespace %s is being terminated", call->ns);
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, "NamespaceTerminating", cause.data, "metadata.namespace");
+    sk_call_reply_status(call, SK_ERR_FORBIDDEN, msg.data, call->res->group, call->res->resource,
+                         name, causes);
+    sk_buf_free(&msg);
+    sk_buf_free(&cause);
+}
+
 void sk_call_reply_store_error(sk_api_call *call, sk_err e, const char *name)
 {
     char q[SK_QUALIFIED_RESOURCE_MAX];
     sk_buf msg = SK_BUF_INIT;
     switch (e) {
+    case SK_ERR_FORBIDDEN:
+        reply_namespace_terminating(call, name);
+        break;
     case SK_ERR_NOT_FOUND:
         reply_not_found(call, call->res, name);
         break;

@@ -170,7 +170,9 @@ void sk_call_reply_status_object(sk_api_call *call, json_t *status);
  * joined in buf (registry names fit SK_QUALIFIED_RESOURCE_MAX bytes). */
 #define SK_QUALIFIED_RESOURCE_MAX 256
 const char *sk_call_qualified_resource(const sk_resource *r, char *buf, size_t n);
-/* The Status for a store or read error on an object of the call's resource. */
+/* The Status for a store or read error on an object of the call's resource
+ * (SK_ERR_FORBIDDEN: the store refused a create into the call's namespace
+ * because it is being deleted, sk_write.namespace_open). */
 void sk_call_reply_store_error(sk_api_call *call, sk_err e, const char *name);
 /*
  * The one content negotiation point for replies, run when a call's step is

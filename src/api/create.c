@@ -95,35 +95,13 @@ static int refuse_terminating(sk_api_call *call, const char *name)
     sk_blob *ns = NULL;
     if (sk_reader_get(call->api->reader, "namespaces", "", call->ns, 0, &ns) != SK_OK)
         return 0; /* a missing namespace is the write's 404 */
-    /* Stored JSON spells keys plainly: without the key's bytes the namespace
-     * cannot be deleting, and the common create skips decoding it (as
-     * ctl/gc.c's scan does). */
     size_t len;
     const char *data = sk_blob_data(ns, &len);
-    int terminating = 0;
-    if (memmem(data, len, "\"deletionTimestamp\"", 19)) {
-        json_t *obj = sk_reader_object(ns);
-        terminating = obj && sk_lifecycle_deleting(obj);
-        json_decref(obj);
-    }
+    int open = sk_lifecycle_namespace_open(data, len);
     sk_blob_unref(ns);
-    if (!terminating)
+    if (open)
         return 0;
-    char q[SK_QUALIFIED_RESOURCE_MAX];
-    sk_buf msg = SK_BUF_INIT, cause = SK_BUF_INIT;
-    sk_buf_printf(&msg, "%s ", sk_call_qualified_resource(call->res, q, sizeof q));
-    sk_buf_go_quoted(&msg, name ? name : "");
-    sk_buf_printf(&msg,
-                  " is forbidden: unable to create new content in namespace %s because it is "
-                  "being terminated",
-                  call->ns);
-    sk_buf_printf(&cause, "namespace %s is being terminated", call->ns);
-    json_t *causes = json_array();
-    sk_status_add_cause(causes, "NamespaceTerminating", cause.data, "metadata.namespace");
-    sk_call_reply_status(call, SK_ERR_FORBIDDEN, msg.data, call->res->group, call->res->resource,
-                         name ? name : "", causes);
-    sk_buf_free(&msg);
-    sk_buf_free(&cause);
+    sk_call_reply_store_error(call, SK_ERR_FORBIDDEN, name ? name : "");
     return 1;
 }
 

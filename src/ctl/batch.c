@@ -50,13 +50,15 @@ static void written(void *arg, sk_err err, const sk_row *row)
     (void)row;
     queued *q = arg;
     sk_batch *b = q->batch;
-    if (err != SK_OK && err != SK_ERR_CONFLICT && err != SK_ERR_NOT_FOUND &&
-        err != SK_ERR_ALREADY_EXISTS)
+    /* Another writer got there first, or (FORBIDDEN) the namespace of a
+     * create began its deletion: the next pass plans from what is stored. */
+    int failed = err != SK_OK && err != SK_ERR_CONFLICT && err != SK_ERR_NOT_FOUND &&
+                 err != SK_ERR_ALREADY_EXISTS && err != SK_ERR_FORBIDDEN;
+    if (failed)
         sk_log_warn("controller write of %s %s/%s failed: %s", q->resource, q->ns, q->name,
                     sk_err_name(err));
     pthread_mutex_lock(&b->mu);
-    if (err != SK_OK && err != SK_ERR_CONFLICT && err != SK_ERR_NOT_FOUND &&
-        err != SK_ERR_ALREADY_EXISTS)
+    if (failed)
         b->failed++;
     if (--b->pending == 0)
         pthread_cond_signal(&b->cv);
@@ -82,6 +84,7 @@ static void submit(sk_batch *b, sk_write_op op, const sk_resource *r, const char
         .expected_rev = rev,
         .object = obj,
         .require_namespace = op == SK_WRITE_CREATE && r->namespaced ? q->ns : NULL,
+        .namespace_open = sk_lifecycle_namespace_open,
     };
     pthread_mutex_lock(&b->mu);
     b->pending++;

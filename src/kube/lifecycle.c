@@ -37,6 +37,18 @@ int sk_lifecycle_deleting(const json_t *obj)
     return *meta_str(obj, "deletionTimestamp") != '\0';
 }
 
+int sk_lifecycle_namespace_open(const char *ns, size_t len)
+{
+    /* Stored JSON spells keys plainly: without the key's bytes the namespace
+     * cannot be deleting, and the common case skips decoding it. */
+    if (!memmem(ns, len, "\"deletionTimestamp\"", 19))
+        return 1;
+    json_t *obj = json_loadb(ns, len, 0, NULL);
+    int open = !obj || !sk_lifecycle_deleting(obj);
+    json_decref(obj);
+    return open;
+}
+
 static int list_has(const json_t *list, const char *name)
 {
     size_t i;

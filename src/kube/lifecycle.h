@@ -61,6 +61,10 @@ int sk_lifecycle_update_deletes(const sk_resource *r, const json_t *old, const j
 
 /* Non-zero if obj has metadata.deletionTimestamp. */
 int sk_lifecycle_deleting(const json_t *obj);
+/* Non-zero if the namespace stored as the JSON text ns (len bytes) takes
+ * new content: it is not being deleted (kube's NamespaceLifecycle). Text
+ * that does not parse takes it (the key's existence is what was asked). */
+int sk_lifecycle_namespace_open(const char *ns, size_t len);
 /* Non-zero if metadata.finalizers of obj holds name. */
 int sk_lifecycle_has_finalizer(const json_t *obj, const char *name);
 /* Removes name from metadata.finalizers of obj (edited); non-zero if it was

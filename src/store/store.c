@@ -286,8 +286,8 @@ static sk_err record_claims(sk_store *s, const sk_write *w)
 /*
  * Applies one intent inside the open transaction. *rev is the last assigned
  * revision; it advances only for writes that happen. *ns_live names a
- * namespace already seen live in this transaction (creates usually come in
- * runs into one namespace: one lookup serves the run). Returns the intent's
+ * namespace already seen live and open in this transaction (creates usually
+ * come in runs into one namespace: one lookup serves the run). Returns the intent's
  * outcome; *db_failed is set when the error came from the database (the
  * transaction is then unusable). *dirty is set when it wrote a row that
  * takes no revision (an etcd lease's), so the batch must commit anyway.
@@ -318,17 +318,26 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
         goto out;
     }
 
-    if (w->op == SK_WRITE_DELETE && strcmp(w->resource, "namespaces") == 0)
-        *ns_live = NULL; /* a namespace may go: verify again */
+    if (strcmp(w->resource, "namespaces") == 0)
+        *ns_live = NULL; /* a namespace may go or close: verify again */
+    /* *ns_live: a namespace this batch found there and open, for writes
+     * that ask either */
     if (w->require_namespace && !(*ns_live && strcmp(*ns_live, w->require_namespace) == 0)) {
         sk_row nsrow = {0};
         err = s->ops->get_current(s->wconn, "namespaces", "", w->require_namespace, &nsrow);
+        int open = err == SK_OK && w->namespace_open &&
+                   w->namespace_open(nsrow.value, nsrow.value_len);
         sk_row_clear(&nsrow);
         if (err != SK_OK) {
             *db_failed = err != SK_ERR_NOT_FOUND;
             goto out;
         }
-        *ns_live = w->require_namespace;
+        if (w->namespace_open && !open) {
+            err = SK_ERR_FORBIDDEN;
+            goto out;
+        }
+        if (open)
+            *ns_live = w->require_namespace;
     }
     err = s->ops->get_current(s->wconn, w->resource, w->ns, w->name, &cur);
     if (err != SK_OK && err != SK_ERR_NOT_FOUND) {

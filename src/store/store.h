@@ -94,6 +94,12 @@ typedef struct sk_write {
     /* If non-NULL, the namespace object of this name must be live at commit
      * time, else SK_ERR_NOT_FOUND (no orphans, checked atomically). */
     const char *require_namespace;
+    /* With require_namespace, optional: called on the writer's thread with
+     * that namespace's stored object (borrowed) in the same transaction;
+     * 0 fails the write with SK_ERR_FORBIDDEN (kube/lifecycle.h's
+     * sk_lifecycle_namespace_open: no create lands in a namespace whose
+     * deletion was committed first, whatever the request saw). */
+    int (*namespace_open)(const char *ns, size_t len);
     /* Expiry, recorded in sk_ttl in the same transaction: > 0, the object
      * expires at this time (ms since the Unix epoch); < 0, it no longer
      * expires; 0, nothing to record. A delete always clears it. */

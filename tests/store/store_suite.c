@@ -151,6 +151,7 @@ typedef struct wreq {
     int64_t expected_rev;
     const char *expected_uid;
     const char *require_namespace;
+    int (*namespace_open)(const char *ns, size_t len);
 } wreq;
 
 static sk_write to_write(const wreq *r)
@@ -163,6 +164,7 @@ static sk_write to_write(const wreq *r)
     w.expected_rev = r->expected_rev;
     w.expected_uid = r->expected_uid;
     w.require_namespace = r->require_namespace;
+    w.namespace_open = r->namespace_open;
     if (r->op != SK_WRITE_DELETE)
         w.object = make_object(r->ns, r->meta_name ? r->meta_name : r->name,
                                r->uid ? r->uid : "uid-0", r->payload ? r->payload : "");
@@ -612,6 +614,38 @@ static void test_require_namespace(void **state)
     r.name = "b";
     assert_int_equal(do_write(f, &r, NULL), SK_ERR_NOT_FOUND);
     assert_int_equal(current_rev(f), 3);
+}
+
+/* A stand-in for kube's check (sk_lifecycle_namespace_open): the store
+ * knows nothing of what makes a namespace closed. */
+static int open_unless_closing(const char *ns, size_t len)
+{
+    return !memmem(ns, len, "closing", 7);
+}
+
+/* A write whose namespace_open refuses the stored namespace fails alone
+ * with SK_ERR_FORBIDDEN and takes no revision; the same write without the
+ * check, or into an open namespace, goes in. */
+static void test_namespace_open(void **state)
+{
+    fixture *f = *state;
+    create(f, "namespaces", "", "open", "");
+    create(f, "namespaces", "", "shut", "closing");
+    wreq r = {.op = SK_WRITE_CREATE,
+              .resource = CM,
+              .ns = "shut",
+              .name = "a",
+              .payload = "x",
+              .require_namespace = "shut",
+              .namespace_open = open_unless_closing};
+    assert_int_equal(do_write(f, &r, NULL), SK_ERR_FORBIDDEN);
+    assert_int_equal(current_rev(f), 2);
+    r.ns = r.require_namespace = "open";
+    assert_int_equal(do_write(f, &r, NULL), SK_OK);
+    r.ns = r.require_namespace = "shut";
+    r.namespace_open = NULL;
+    assert_int_equal(do_write(f, &r, NULL), SK_OK);
+    assert_int_equal(current_rev(f), 4);
 }
 
 static void test_history_and_revisions(void **state)
@@ -2543,6 +2577,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_namespace_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_require_namespace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_and_revisions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_at_revision, setup, teardown),

@@ -203,6 +203,25 @@ static void test_namespace(void **state)
     json_decref(def);
 }
 
+/* Whether a stored namespace takes new content: not once its deletion is
+ * committed; a label that merely spells the key does not close it. */
+static void test_namespace_open(void **state)
+{
+    (void)state;
+    static const char *const open[] = {
+        "{\"metadata\":{\"name\":\"a\"}}",
+        "{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"deletionTimestamp\"}}}",
+        "{\"metadata\":{\"name\":\"a\",\"deletionTimestamp\":null}}",
+        "{\"metadata\":{\"name\":\"a\",\"annotations\":{\"deletionTimestamp\":\"x\"}}}",
+        "not JSON but \"deletionTimestamp\"",
+    };
+    for (size_t i = 0; i < sizeof open / sizeof *open; i++)
+        assert_true(sk_lifecycle_namespace_open(open[i], strlen(open[i])));
+    const char *closed =
+        "{\"metadata\":{\"name\":\"a\",\"deletionTimestamp\":\"2026-11-26T11:00:00Z\"}}";
+    assert_false(sk_lifecycle_namespace_open(closed, strlen(closed)));
+}
+
 static void test_preconditions(void **state)
 {
     json_t *obj = load("{\"metadata\":{\"name\":\"a\",\"uid\":\"u1\",\"resourceVersion\":\"7\"}}");
@@ -309,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_propagation_finalizers),
         cmocka_unit_test(test_pod_grace),
         cmocka_unit_test(test_namespace),
+        cmocka_unit_test(test_namespace_open),
         cmocka_unit_test(test_preconditions),
         cmocka_unit_test(test_update_deletes),
         cmocka_unit_test(test_delete_options),
