@@ -320,23 +320,23 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
 
     if (strcmp(w->resource, "namespaces") == 0)
         *ns_live = NULL; /* a namespace may go or close: verify again */
-    /* *ns_live: a namespace this batch found there and open, for writes
-     * that ask either */
     if (w->require_namespace && !(*ns_live && strcmp(*ns_live, w->require_namespace) == 0)) {
         sk_row nsrow = {0};
         err = s->ops->get_current(s->wconn, "namespaces", "", w->require_namespace, &nsrow);
-        int open = err == SK_OK && w->namespace_open &&
-                   w->namespace_open(nsrow.value, nsrow.value_len);
+        int closed = err == SK_OK && w->namespace_open &&
+                     !w->namespace_open(nsrow.value, nsrow.value_len);
         sk_row_clear(&nsrow);
         if (err != SK_OK) {
             *db_failed = err != SK_ERR_NOT_FOUND;
             goto out;
         }
-        if (w->namespace_open && !open) {
+        if (closed) {
             err = SK_ERR_FORBIDDEN;
             goto out;
         }
-        if (open)
+        /* Remembered only once checked open: a write that asked only for
+         * existence must not spare a later one the check. */
+        if (w->namespace_open)
             *ns_live = w->require_namespace;
     }
     err = s->ops->get_current(s->wconn, w->resource, w->ns, w->name, &cur);
