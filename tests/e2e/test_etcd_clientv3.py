@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
 from gobuild import go_build  # noqa: E402
 from server import CONFIG, Server, free_port  # noqa: E402
-from test_etcd import ETCD, QUIET, Etcd, ctl  # noqa: E402
+from test_etcd import ETCD, QUIET, Etcd, ctl, two_instances  # noqa: E402
 
 GO = shutil.which("go")
 CLIENTV3 = "/usr/share/gocode/src/go.etcd.io/etcd/clientv3"
@@ -96,19 +96,8 @@ class KubeShapes(unittest.TestCase):
         self.assertEqual(got, self.want)
 
     def test_two_instances_one_keyspace(self):
-        if CONFIG.backend != "postgres":
-            self.skipTest("needs a shared PostgreSQL")
-        pa, pb = free_port(), free_port()
-        a = Server("kubeshapes-a", extra_args=["--etcd-listen", "127.0.0.1:%d" % pa] + QUIET)
-        b = Server("kubeshapes-b", db_url=a.db_url,
-                   extra_args=["--etcd-listen", "127.0.0.1:%d" % pb] + QUIET)
-        try:
-            a.start()
-            b.start()
+        with two_instances(self, "kubeshapes") as (a, pa, b, pb):
             got = shapes(self.binary, "127.0.0.1:%d,127.0.0.1:%d" % (pa, pb), "/registry/")
-        finally:
-            b.cleanup()
-            a.cleanup()
         self.assertEqual(got, self.want)
 
 
