@@ -15,7 +15,13 @@ For each it reports the server's RSS before the delete and its peak
 controllers work. Objects are created over HTTP by 16 threads on keep-alive
 connections (not timed).
 
-Usage: bench/lifecycle.py --bin build/sqlkube [--n 10000]
+Before each delete it also measures what holding the N objects costs while
+the store is written: the server's CPU (utime+stime from /proc/PID/stat)
+over --steady seconds of 10 small creates a second in another namespace,
+as a share of one core. Every write starts a controller pass, so this is
+where a controller that re-reads every object per pass shows.
+
+Usage: bench/lifecycle.py --bin build/sqlkube [--n 10000] [--steady 10]
                           [--backend sqlite|postgres] [--pg-url URL]
 Prints a markdown table. Stdlib only.
 """
@@ -68,6 +74,23 @@ def create_many(port, ns, n, owner_ref):
         raise SystemExit("creates failed: %r" % errors[:3])
 
 
+def steady_cpu(pid, c, seconds):
+    """Share of a core the server used while 10 creates a second went on."""
+    def cpu():
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    c0, t0, i = cpu(), time.monotonic(), 0
+    while time.monotonic() - t0 < seconds:
+        st, body = c.req("POST", "/api/v1/namespaces/steady/configmaps",
+                         {"metadata": {"generateName": "w-"}, "data": {"a": "b"}})
+        if st != 201:
+            raise SystemExit("steady create failed: %d %r" % (st, body[:200]))
+        i += 1
+        time.sleep(max(0.0, t0 + i / 10.0 - time.monotonic()))
+    return (cpu() - c0) / (time.monotonic() - t0)
+
+
 def wait_for(fn, timeout=600):
     start = time.monotonic()
     while not fn():
@@ -96,7 +119,7 @@ def run(args, backend, db_url):
             except OSError:
                 pass
             time.sleep(0.1)
-        for ns in ("gc", "nsdel"):
+        for ns in ("gc", "nsdel", "steady"):
             c.req("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
         # owner with N dependents
         st, body = c.req("POST", "/api/v1/namespaces/gc/configmaps",
@@ -105,6 +128,7 @@ def run(args, backend, db_url):
         ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": uid}
         create_many(port, "gc", args.n, ref)
         time.sleep(2)  # let the collector settle on the loaded store
+        held = steady_cpu(srv.pid, c, args.steady)
         rss = status_kb(srv.pid, "VmRSS")
         reset_peak(srv.pid)
         c.req("DELETE", "/api/v1/namespaces/gc/configmaps/owner",
@@ -115,16 +139,17 @@ def run(args, backend, db_url):
             return st == 200 and json.loads(body)["items"] == []
         secs = wait_for(gc_done)
         rows.append((backend, "owner + %d dependents (Background)" % args.n, secs, rss,
-                     status_kb(srv.pid, "VmHWM")))
+                     status_kb(srv.pid, "VmHWM"), held))
         # namespace with N objects
         create_many(port, "nsdel", args.n, None)
         time.sleep(2)
+        held = steady_cpu(srv.pid, c, args.steady)
         rss = status_kb(srv.pid, "VmRSS")
         reset_peak(srv.pid)
         c.req("DELETE", "/api/v1/namespaces/nsdel")
         secs = wait_for(lambda: c.req("GET", "/api/v1/namespaces/nsdel")[0] == 404)
         rows.append((backend, "namespace with %d objects" % args.n, secs, rss,
-                     status_kb(srv.pid, "VmHWM")))
+                     status_kb(srv.pid, "VmHWM"), held))
     finally:
         srv.terminate()
         srv.wait(30)
@@ -139,15 +164,18 @@ def main():
     ap.add_argument("--n", type=int, default=10000)
     ap.add_argument("--backend", default="sqlite", choices=["sqlite", "postgres"])
     ap.add_argument("--pg-url")
+    ap.add_argument("--steady", type=float, default=10.0,
+                    help="seconds of 10 creates/s measured with the objects held")
     args = ap.parse_args()
     if args.backend == "postgres" and not args.pg_url:
         raise SystemExit("--pg-url is needed for postgres")
     rows = run(args, args.backend, args.pg_url if args.backend == "postgres" else None)
     print("| backend | deletion | seconds until the last object is gone | RSS before (MiB) "
-          "| peak RSS meanwhile (MiB) |")
-    print("|---|---|---:|---:|---:|")
-    for b, what, secs, rss, peak in rows:
-        print("| %s | %s | %.2f | %.1f | %.1f |" % (b, what, secs, rss / 1024, peak / 1024))
+          "| peak RSS meanwhile (MiB) | server CPU before, at 10 creates/s (% of a core) |")
+    print("|---|---|---:|---:|---:|---:|")
+    for b, what, secs, rss, peak, held in rows:
+        print("| %s | %s | %.2f | %.1f | %.1f | %.1f |" % (b, what, secs, rss / 1024, peak / 1024,
+                                                          100 * held))
 
 
 if __name__ == "__main__":

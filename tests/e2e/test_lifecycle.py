@@ -310,6 +310,32 @@ class Lifecycle(KubectlMixin, ServerTestCase, unittest.TestCase):
         refs = self.get(CMS % ns + "/shared").json()["metadata"]["ownerReferences"]
         self.assertEqual([r["name"] for r in refs], ["other"])
 
+    def test_gc_follows_updated_references(self):
+        """The collector keeps what it read of each object version between
+        passes; a new version is read again. A reference added by an update
+        to an owner that is gone is collected; a reference taken off by an
+        update no longer holds the object to its owner."""
+        ns = self.ns("gcup")
+        gone = self.cm(ns, "gone")
+        owner = self.cm(ns, "owner")
+        late = self.cm(ns, "late")
+        freed = self.owned(ns, "freed", owner)
+        self.req("DELETE", CMS % ns + "/gone", want=200)
+        time.sleep(2.5)  # passes have read "late" and "freed" as they were
+        self.assertEqual(self.names(ns), ["freed", "late", "owner"])
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "gone",
+               "uid": gone["metadata"]["uid"]}
+        self.req("PATCH", CMS % ns + "/late", {"metadata": {"ownerReferences": [ref]}},
+                 want=200, ctype="application/merge-patch+json")
+        self.req("PATCH", CMS % ns + "/freed", {"metadata": {"ownerReferences": None}},
+                 want=200, ctype="application/merge-patch+json")
+        wait_until(lambda: "late" not in self.names(ns), timeout=20, what="late collected")
+        self.req("DELETE", CMS % ns + "/owner", want=200)
+        time.sleep(2.5)
+        self.assertEqual(self.names(ns), ["freed"])
+        self.assertEqual(self.get(CMS % ns + "/freed").json()["metadata"]["uid"],
+                         freed["metadata"]["uid"])
+
     def test_gc_foreground_waits_for_blocking_dependents(self):
         ns = self.ns("gcfg")
         owner = self.cm(ns, "owner")

@@ -1,0 +1,95 @@
+/*
+ * test_revmap.c - core/revmap: values stored under revisions are found
+ * again however the table grew, absent revisions answer NULL, taken
+ * entries leave the probe chains of the others intact, and the drain
+ * visits exactly what was not taken.
+ */
+#include "core/revmap.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#define N 5000
+
+static int64_t vals[3 * N + 1];
+
+static void test_put_get_across_growth(void **state)
+{
+    sk_revmap *m = sk_revmap_new();
+    /* Sparse and dense revisions alike (a scan's revisions are both). */
+    for (int64_t i = 1; i <= N; i++) {
+        int64_t rev = i % 2 ? i : i * 1000003;
+        vals[i] = rev;
+        sk_revmap_put(m, rev, &vals[i]);
+    }
+    assert_int_equal(sk_revmap_count(m), N);
+    for (int64_t i = 1; i <= N; i++) {
+        int64_t rev = i % 2 ? i : i * 1000003;
+        int64_t *v = sk_revmap_get(m, rev);
+        assert_non_null(v);
+        assert_true(*v == rev);
+    }
+    assert_null(sk_revmap_get(m, N + 2));
+    assert_null(sk_revmap_get(m, 2));
+    sk_revmap_free(m);
+    sk_revmap_free(NULL);
+}
+
+static int64_t drained_sum;
+static int drained;
+
+static void drain(void *v)
+{
+    drained_sum += *(int64_t *)v;
+    drained++;
+}
+
+static void test_take_then_drain(void **state)
+{
+    sk_revmap *m = sk_revmap_new();
+    for (int64_t i = 1; i <= N; i++) {
+        vals[i] = i;
+        sk_revmap_put(m, i, &vals[i]);
+    }
+    /* Take every third: the rest stay reachable behind the taken slots. */
+    int64_t left = 0;
+    for (int64_t i = 1; i <= N; i++) {
+        if (i % 3 == 0)
+            assert_ptr_equal(sk_revmap_take(m, i), &vals[i]);
+        else
+            left += i;
+    }
+    assert_null(sk_revmap_take(m, 3));
+    assert_null(sk_revmap_take(m, N + 1));
+    for (int64_t i = 1; i <= N; i++) {
+        if (i % 3 == 0)
+            assert_null(sk_revmap_get(m, i));
+        else
+            assert_ptr_equal(sk_revmap_get(m, i), &vals[i]);
+    }
+    assert_int_equal(sk_revmap_count(m), N - N / 3);
+    /* A taken revision can be stored again. */
+    sk_revmap_put(m, 3, &vals[3]);
+    assert_ptr_equal(sk_revmap_get(m, 3), &vals[3]);
+    left += 3;
+    drained_sum = 0;
+    drained = 0;
+    sk_revmap_each(m, drain);
+    assert_int_equal(drained, N - N / 3 + 1);
+    assert_true(drained_sum == left);
+    sk_revmap_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_put_get_across_growth),
+        cmocka_unit_test(test_take_then_drain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
