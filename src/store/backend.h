@@ -93,12 +93,17 @@ typedef struct sk_backend_ops {
     /*
      * Commit notifications from every process (PostgreSQL LISTEN
      * sqlkube_commit; NULL for SQLite, whose only writer is in-process).
-     * The first call on a connection starts listening; each call waits up
-     * to timeout_ms for a notification and drains all that are queued.
+     * The first call on a connection starts listening and sets
+     * *notified_rev_out to -1: what committed before was not notified, so
+     * the caller reads the counter. Each later call waits up to timeout_ms
+     * for a notification, drains all that are queued and sets
+     * *notified_rev_out to the highest revision they carry (0 if none
+     * came): a notification is sent at COMMIT and writers take turns on the
+     * revision row, so that revision and every one below it are committed.
      * SK_OK whether notified or timed out. The connection is then used for
      * nothing else.
      */
-    sk_err (*wait_notify)(sk_conn *c, int timeout_ms);
+    sk_err (*wait_notify)(sk_conn *c, int timeout_ms, int64_t *notified_rev_out);
     /*
      * Object expiry (the sk_ttl table), in the writer's transaction with the
      * write: expires_at_ms > 0 records that the key's version rev expires

@@ -1499,7 +1499,7 @@ static sk_err pg_expired(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, vo
     return visit_rows(c, ST_EXPIRED, 2, values, fn, arg);
 }
 
-static sk_err pg_wait_notify(sk_conn *c, int timeout_ms)
+static sk_err pg_wait_notify(sk_conn *c, int timeout_ms, int64_t *notified_rev_out)
 {
     sk_err err = SK_OK;
     PGnotify *n;
@@ -1510,7 +1510,8 @@ static sk_err pg_wait_notify(sk_conn *c, int timeout_ms)
         if (err != SK_OK)
             return err;
         c->listening = 1;
-        return SK_OK; /* the caller re-reads the revision: nothing is missed */
+        *notified_rev_out = -1;
+        return SK_OK;
     }
     struct pollfd p = {.fd = PQsocket(c->pg), .events = POLLIN};
     if (p.fd < 0)
@@ -1522,8 +1523,18 @@ static sk_err pg_wait_notify(sk_conn *c, int timeout_ms)
                     first_line_len(PQerrorMessage(c->pg)), PQerrorMessage(c->pg));
         return SK_ERR_UNAVAILABLE;
     }
-    while ((n = PQnotifies(c->pg)) != NULL)
+    int64_t top = 0;
+    while ((n = PQnotifies(c->pg)) != NULL) {
+        /* set_rev's payload; anything else (a NOTIFY sent by hand) makes
+         * the caller read the counter */
+        int64_t rev = sk_parse_i64(n->extra);
+        if (rev <= 0)
+            top = -1;
+        else if (top >= 0 && rev > top)
+            top = rev;
         PQfreemem(n);
+    }
+    *notified_rev_out = top;
     return SK_OK;
 }
 

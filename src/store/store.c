@@ -125,9 +125,15 @@ struct sk_store {
     int have_secret;
 
     /* sk_store_wait_commit: one waiter at a time on the notification
-     * connection (PostgreSQL LISTEN; NULL until first used). */
+     * connection (PostgreSQL LISTEN; NULL until first used), and what it
+     * knows of the database: the highest revision known committed (from
+     * the counter or a notification), the compact revision and when the
+     * counter was last read, and whether it must be read before trusting
+     * the rest (listening just began). */
     pthread_mutex_t notify_mu;
     sk_conn *notify_conn;
+    int64_t known_rev, known_compact, counter_read_ms;
+    int must_read_counter;
 
     /* Commit notification: the last revision this process committed. */
     pthread_mutex_t commit_mu;
@@ -1030,7 +1036,7 @@ sk_err sk_store_kv_changes(sk_store *s, int64_t after_rev, int64_t upto_rev, sk_
 
 /* One wait for a commit notification from any process, up to wait_ms, on
  * the store's notification connection (opened on first use, reopened after
- * an error). */
+ * an error); what it tells is folded into the store's notify_mu fields. */
 static sk_err wait_notify(sk_store *s, int wait_ms)
 {
     sk_err err = SK_OK;
@@ -1042,9 +1048,15 @@ static sk_err wait_notify(sk_store *s, int wait_ms)
             return err;
         }
     }
-    if ((err = s->ops->wait_notify(s->notify_conn, wait_ms)) != SK_OK) {
+    int64_t notified = 0;
+    if ((err = s->ops->wait_notify(s->notify_conn, wait_ms, &notified)) != SK_OK) {
         s->ops->disconnect(s->notify_conn);
         s->notify_conn = NULL;
+        s->must_read_counter = 1; /* notifications may have been missed */
+    } else if (notified < 0) {
+        s->must_read_counter = 1;
+    } else if (notified > s->known_rev) {
+        s->known_rev = notified;
     }
     return err;
 }
@@ -1052,31 +1064,49 @@ static sk_err wait_notify(sk_store *s, int wait_ms)
 sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out,
                             int64_t *compact_rev_out)
 {
-    /* SQLite: this process's writer signals commit_cv. PostgreSQL: every
-     * process's commit NOTIFYs; the revision is read again after each wake
-     * (and at least this often, should a notification be lost). */
+    /* SQLite: this process's writer signals commit_cv, and the counter is
+     * read after each wake. PostgreSQL: every process's commit NOTIFYs with
+     * its revision, which is trusted as read (see backend.h), so a stream
+     * of commits costs no query each; the counter is still read at least
+     * this often, should a notification be lost, and for the compact
+     * revision, which other processes move without notifying. This
+     * process's own commits count as soon as they are made. */
     const int poll_ms = s->ops->wait_notify ? 1000 : 100;
     pthread_mutex_lock(&s->notify_mu);
     int64_t deadline = sk_now_ms() + timeout_ms;
-    sk_err err;
+    sk_err err = SK_OK;
     for (;;) {
-        int64_t rev = 0, compact = 0;
-        if ((err = sk_store_revisions(s, &rev, &compact)) != SK_OK)
-            break;
         int64_t now = sk_now_ms();
+        if (!s->ops->wait_notify || s->must_read_counter ||
+            now - s->counter_read_ms >= poll_ms) {
+            int64_t rev = 0, compact = 0;
+            if ((err = sk_store_revisions(s, &rev, &compact)) != SK_OK)
+                break;
+            if (rev > s->known_rev || !s->ops->wait_notify)
+                s->known_rev = rev;
+            s->known_compact = compact;
+            s->counter_read_ms = now;
+            s->must_read_counter = 0;
+        }
+        pthread_mutex_lock(&s->commit_mu);
+        int64_t rev = s->committed_rev > s->known_rev ? s->committed_rev : s->known_rev;
+        pthread_mutex_unlock(&s->commit_mu);
         if (rev > after_rev || now >= deadline) {
             *rev_out = rev;
-            *compact_rev_out = compact;
+            *compact_rev_out = s->known_compact;
             break;
         }
-        int wait_ms = (int)(deadline - now < poll_ms ? deadline - now : poll_ms);
+        int64_t until_read = s->counter_read_ms + poll_ms - now;
+        int64_t wait_ms = deadline - now < until_read ? deadline - now : until_read;
+        if (wait_ms < 0)
+            wait_ms = 0;
         if (s->ops->wait_notify) {
-            if ((err = wait_notify(s, wait_ms)) != SK_OK)
+            if ((err = wait_notify(s, (int)wait_ms)) != SK_OK)
                 break;
             continue;
         }
         struct timespec until;
-        sk_deadline_after_ms(&until, wait_ms);
+        sk_deadline_after_ms(&until, (int)wait_ms);
         pthread_mutex_lock(&s->commit_mu);
         while (s->committed_rev <= after_rev &&
                pthread_cond_timedwait(&s->commit_cv, &s->commit_mu, &until) == 0)

@@ -12,6 +12,7 @@
  * at some revision it derives it independently, by replaying
  * sk_store_history, rather than trusting the list query under test.
  */
+#include "core/util.h"
 #include "store/store.h"
 
 #include <jansson.h>
@@ -1395,6 +1396,61 @@ static void test_postgres_notify(void **state)
     PQfinish(pg);
 }
 
+typedef struct delayed_create {
+    fixture *f;
+    int delay_ms;
+    int64_t rev;
+} delayed_create;
+
+static void *create_after_delay(void *arg)
+{
+    delayed_create *d = arg;
+    usleep((useconds_t)d->delay_ms * 1000);
+    d->rev = create(d->f, CM, "", "late", "x");
+    return NULL;
+}
+
+/* A waiter learns of another store's commit (another process's, on
+ * PostgreSQL: through its notification, whose revision is trusted as read)
+ * well before the counter's once-a-second read, and of its own store's at
+ * once; with nothing committed it waits out its timeout. */
+static void test_wait_commit(void **state)
+{
+    fixture *f = *state;
+    sk_store *other = NULL;
+    char *msg = NULL;
+    assert_int_equal(sk_store_open(f->url, &other, &msg), SK_OK);
+    fixture of = *f;
+    of.s = other;
+    int64_t cur = create(f, "namespaces", "", "w", "");
+    int64_t rev = 0, compact = 0;
+    /* the first wait starts listening and reads the counter */
+    assert_int_equal(sk_store_wait_commit(f->s, cur, 50, &rev, &compact), SK_OK);
+    assert_true(rev == cur);
+    int64_t t0 = sk_now_ms();
+    assert_int_equal(sk_store_wait_commit(f->s, cur, 200, &rev, &compact), SK_OK);
+    assert_true(rev == cur);
+    assert_true(sk_now_ms() - t0 >= 190);
+
+    fixture *writer = is_sqlite(f->url) ? f : &of; /* one SQLite file, one writer */
+    delayed_create d = {.f = writer, .delay_ms = 100};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, create_after_delay, &d), 0);
+    t0 = sk_now_ms();
+    assert_int_equal(sk_store_wait_commit(f->s, cur, 5000, &rev, &compact), SK_OK);
+    int64_t waited = sk_now_ms() - t0;
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_true(rev == d.rev && rev == cur + 1);
+    assert_true(waited < 700);
+
+    int64_t own = create(f, CM, "", "own", "x");
+    t0 = sk_now_ms();
+    assert_int_equal(sk_store_wait_commit(f->s, own - 1, 5000, &rev, &compact), SK_OK);
+    assert_true(rev >= own);
+    assert_true(sk_now_ms() - t0 < 700);
+    sk_store_close(other);
+}
+
 /* ---- compaction ---- */
 
 static void test_compaction_basics(void **state)
@@ -2593,6 +2649,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claims_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_migrate, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_postgres_notify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_basics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_large, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_during_writes, setup, teardown),
