@@ -48,7 +48,7 @@ typedef struct gc {
 
 /* A reference as the collector looks its owner up. */
 typedef struct owner_ref {
-    const sk_resource *r; /* NULL: unresolvable, never a reason to delete */
+    const sk_resource *r;        /* NULL: unresolvable, never a reason to delete */
     const char *ns, *name, *uid; /* borrowed from the extract */
     char *key;                   /* what the owner's verdict is remembered by */
 } owner_ref;
@@ -64,7 +64,7 @@ typedef struct extract {
     const sk_resource *r;
     char *ns, *name, *uid;
     int64_t rev;
-    json_t *refs; /* ownerReferences (new reference), NULL if none */
+    json_t *refs;      /* ownerReferences (new reference), NULL if none */
     owner_ref *owners; /* one per element of refs */
     int deleting, orphan, foreground;
 } extract;
@@ -270,8 +270,8 @@ static const json_t *dependents_of(pass *p, const char *uid)
         for (size_t i = 0; i < p->n; i++) {
             const extract *x = p->nodes[i].x;
             for (size_t k = 0; k < json_array_size(x->refs); k++) {
-                const char *owner = json_string_value(
-                    json_object_get(json_array_get(x->refs, k), "uid"));
+                const char *owner =
+                    json_string_value(json_object_get(json_array_get(x->refs, k), "uid"));
                 if (!owner || !*owner)
                     continue;
                 json_t *list = json_object_get(p->by_owner, owner);

@@ -8,7 +8,7 @@ prints: put/get with --prefix, --from-key, --limit, --rev, --keys-only, --sort-b
 del --prev-kv; txn with compares (success and failure, create-if-absent);
 compaction and then reads below it; errors (compacted, future revision,
 duplicate key and too many operations in a txn, key not found, request too
-large); `member list` of a one-member cluster (same fields, the member's
+large); `alarm list` and `alarm disarm` (none active); `member list` of a one-member cluster (same fields, the member's
 ID the headers' member_id); leases: grant (minimum and maximum TTL), put --lease and --ignore-lease,
 a re-put detaching a key, timetolive --keys, list, keep-alive --once (the
 LeaseKeepAlive stream), revoke deleting the keys
@@ -449,6 +449,19 @@ class EtcdFace(unittest.TestCase):
         rc, out, err = ctl(self.etcd_port, "member", "remove", "1")
         self.assertNotEqual(rc, 0)
         self.assertIn("unknown method MemberRemove for service etcdserverpb.Cluster", err)
+
+    def test_alarms(self):
+        """No alarm is active on either, and disarming finds none; health
+        checks list the alarms after their read. The answer carries a header,
+        as etcd 3.5 fills it (3.4 sends none)."""
+        self.both([(["alarm", "list"], None), (["alarm", "disarm"], None)])
+        rc, out, err = ctl(self.etcd_port, "alarm", "list", "-w", "json")
+        self.assertEqual(rc, 0, err)
+        got = json.loads(out)
+        self.assertNotIn("alarms", got)
+        self.assertEqual(got["header"]["revision"], current_rev(self.etcd_port))
+        self.assertEqual(got["header"]["member_id"],
+                         status_of(self.etcd_port)["header"]["member_id"])
 
     def test_member_list_one_member(self):
         """Alone on its store, sqlkube is a one-member cluster shaped as

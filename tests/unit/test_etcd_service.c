@@ -1,9 +1,11 @@
 /*
- * test_etcd_lease.c - the etcd Lease service's calls (etcd/service.h) on a
- * real SQLite store: LeaseGrant's checks and codes, and one exchange of the
- * LeaseKeepAlive stream (sk_etcd_lease_keepalive, which keepalive.c calls
- * per message): it renews the stored expiry and answers the granted TTL, or
- * TTL 0 for an unknown lease. (The stream itself: tests/e2e/test_etcd.py.)
+ * test_etcd_service.c - unary calls of the etcd face (etcd/service.h) on a
+ * real SQLite store, where etcdctl cannot reach: LeaseGrant's checks and
+ * codes; one exchange of the LeaseKeepAlive stream (sk_etcd_lease_keepalive,
+ * which keepalive.c calls per message): it renews the stored expiry and
+ * answers the granted TTL, or TTL 0 for an unknown lease (the stream
+ * itself: tests/e2e/test_etcd.py); Maintenance Alarm: listed and disarmed,
+ * there is none, and raising one is refused.
  */
 #include "core/arena.h"
 #include "core/util.h"
@@ -34,7 +36,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    strcpy(f->dir, "/tmp/sk-etcd-lease.XXXXXX");
+    strcpy(f->dir, "/tmp/sk-etcd-service.XXXXXX");
     assert_non_null(mkdtemp(f->dir));
     snprintf(f->url, sizeof f->url, "sqlite:%s/store.db", f->dir);
     char *msg = NULL;
@@ -155,11 +157,63 @@ static void test_keepalive(void **state)
     sk_arena_free(a);
 }
 
+/* Maintenance Alarm with action and alarm type: the reply, its response
+ * unpacked into *out when OK. */
+static sk_etcd_reply call_alarm(fixture *f, sk_arena *a,
+                                Etcdserverpb__AlarmRequest__AlarmAction action,
+                                Etcdserverpb__AlarmType type, Etcdserverpb__AlarmResponse **out)
+{
+    Etcdserverpb__AlarmRequest r = ETCDSERVERPB__ALARM_REQUEST__INIT;
+    r.action = action;
+    r.alarm = type;
+    r.memberid = 2;
+    uint8_t buf[64];
+    size_t n = etcdserverpb__alarm_request__pack(&r, buf);
+    sk_etcd_reply rep;
+    sk_etcd_call(&f->svc, "/etcdserverpb.Maintenance/Alarm", buf, n, a, &rep);
+    if (rep.code == SK_GRPC_OK && out)
+        *out = etcdserverpb__alarm_response__unpack(NULL, rep.body_len, rep.body);
+    return rep;
+}
+
+static void test_alarm(void **state)
+{
+    fixture *f = *state;
+    sk_arena *a = sk_arena_new();
+    Etcdserverpb__AlarmResponse *got = NULL;
+    static const Etcdserverpb__AlarmRequest__AlarmAction answered[] = {
+        ETCDSERVERPB__ALARM_REQUEST__ALARM_ACTION__GET,
+        ETCDSERVERPB__ALARM_REQUEST__ALARM_ACTION__DEACTIVATE};
+    for (size_t i = 0; i < 2; i++) {
+        for (int type = 0; type <= 2; type++) {
+            sk_etcd_reply rep = call_alarm(f, a, answered[i], (Etcdserverpb__AlarmType)type, &got);
+            assert_int_equal(rep.code, SK_GRPC_OK);
+            assert_non_null(got);
+            assert_int_equal(got->n_alarms, 0);
+            assert_non_null(got->header);
+            assert_true(got->header->member_id == 2 && got->header->cluster_id == 1);
+            etcdserverpb__alarm_response__free_unpacked(got, NULL);
+        }
+    }
+    sk_etcd_reply rep = call_alarm(f, a, ETCDSERVERPB__ALARM_REQUEST__ALARM_ACTION__ACTIVATE,
+                                   ETCDSERVERPB__ALARM_TYPE__NOSPACE, NULL);
+    assert_int_equal(rep.code, SK_GRPC_UNIMPLEMENTED);
+    assert_string_equal(rep.message, "sqlkube: alarms are not raised on this store");
+    /* and none was raised */
+    rep = call_alarm(f, a, ETCDSERVERPB__ALARM_REQUEST__ALARM_ACTION__GET,
+                     ETCDSERVERPB__ALARM_TYPE__NONE, &got);
+    assert_int_equal(rep.code, SK_GRPC_OK);
+    assert_int_equal(got->n_alarms, 0);
+    etcdserverpb__alarm_response__free_unpacked(got, NULL);
+    sk_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_grant_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alarm, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
