@@ -64,6 +64,21 @@ static int teardown(void **state)
     return 0;
 }
 
+/* The unary call path with request req: the reply, its response (of type
+ * resp) unpacked into *out when OK and out is given. */
+static sk_etcd_reply call(fixture *f, sk_arena *a, const char *path, const ProtobufCMessage *req,
+                          const ProtobufCMessageDescriptor *resp, void *out)
+{
+    uint8_t buf[64];
+    assert_true(protobuf_c_message_get_packed_size(req) <= sizeof buf);
+    size_t n = protobuf_c_message_pack(req, buf);
+    sk_etcd_reply rep;
+    sk_etcd_call(&f->svc, path, buf, n, a, &rep);
+    if (rep.code == SK_GRPC_OK && out)
+        *(ProtobufCMessage **)out = protobuf_c_message_unpack(resp, NULL, rep.body_len, rep.body);
+    return rep;
+}
+
 /* LeaseGrant(ttl, id): the reply, its response unpacked into *out when OK. */
 static sk_etcd_reply grant(fixture *f, sk_arena *a, int64_t ttl, int64_t id,
                            Etcdserverpb__LeaseGrantResponse **out)
@@ -71,13 +86,8 @@ static sk_etcd_reply grant(fixture *f, sk_arena *a, int64_t ttl, int64_t id,
     Etcdserverpb__LeaseGrantRequest r = ETCDSERVERPB__LEASE_GRANT_REQUEST__INIT;
     r.ttl = ttl;
     r.id = id;
-    uint8_t buf[64];
-    size_t n = etcdserverpb__lease_grant_request__pack(&r, buf);
-    sk_etcd_reply rep;
-    sk_etcd_call(&f->svc, "/etcdserverpb.Lease/LeaseGrant", buf, n, a, &rep);
-    if (rep.code == SK_GRPC_OK && out)
-        *out = etcdserverpb__lease_grant_response__unpack(NULL, rep.body_len, rep.body);
-    return rep;
+    return call(f, a, "/etcdserverpb.Lease/LeaseGrant", &r.base,
+                &etcdserverpb__lease_grant_response__descriptor, out);
 }
 
 static Etcdserverpb__LeaseKeepAliveResponse *keepalive(fixture *f, sk_arena *a, int64_t id)
@@ -167,13 +177,8 @@ static sk_etcd_reply call_alarm(fixture *f, sk_arena *a,
     r.action = action;
     r.alarm = type;
     r.memberid = 2;
-    uint8_t buf[64];
-    size_t n = etcdserverpb__alarm_request__pack(&r, buf);
-    sk_etcd_reply rep;
-    sk_etcd_call(&f->svc, "/etcdserverpb.Maintenance/Alarm", buf, n, a, &rep);
-    if (rep.code == SK_GRPC_OK && out)
-        *out = etcdserverpb__alarm_response__unpack(NULL, rep.body_len, rep.body);
-    return rep;
+    return call(f, a, "/etcdserverpb.Maintenance/Alarm", &r.base,
+                &etcdserverpb__alarm_response__descriptor, out);
 }
 
 static void test_alarm(void **state)
