@@ -16,7 +16,7 @@ typedef struct slot {
 
 struct sk_revmap {
     slot *slots;
-    size_t cap, used, live;
+    size_t cap, used;
 };
 
 static size_t home(int64_t rev, size_t cap)
@@ -43,23 +43,12 @@ void sk_revmap_free(sk_revmap *m)
     free(m);
 }
 
-size_t sk_revmap_count(const sk_revmap *m)
-{
-    return m->live;
-}
-
 static slot *find(const sk_revmap *m, int64_t rev)
 {
     for (size_t i = home(rev, m->cap);; i = (i + 1) & (m->cap - 1)) {
         if (m->slots[i].rev == rev || m->slots[i].rev == 0)
             return &m->slots[i];
     }
-}
-
-void *sk_revmap_get(const sk_revmap *m, int64_t rev)
-{
-    SK_CHECK(rev > 0);
-    return find(m, rev)->value;
 }
 
 static void grow(sk_revmap *m)
@@ -89,7 +78,6 @@ void sk_revmap_put(sk_revmap *m, int64_t rev, void *value)
     if (s->rev == 0)
         m->used++;
     *s = (slot){rev, value};
-    m->live++;
 }
 
 void *sk_revmap_take(sk_revmap *m, int64_t rev)
@@ -97,10 +85,7 @@ void *sk_revmap_take(sk_revmap *m, int64_t rev)
     SK_CHECK(rev > 0);
     slot *s = find(m, rev);
     void *value = s->value;
-    if (value) {
-        s->value = NULL;
-        m->live--;
-    }
+    s->value = NULL;
     return value;
 }
 

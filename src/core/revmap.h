@@ -21,9 +21,6 @@ typedef struct sk_revmap sk_revmap;
 sk_revmap *sk_revmap_new(void);
 /* Frees the map, not its values (NULL is a no-op). */
 void sk_revmap_free(sk_revmap *m);
-size_t sk_revmap_count(const sk_revmap *m);
-/* The value stored for rev (> 0), or NULL. */
-void *sk_revmap_get(const sk_revmap *m, int64_t rev);
 /* Stores value (not NULL) for rev (> 0), which must not be in the map
  * (it may have been taken). */
 void sk_revmap_put(sk_revmap *m, int64_t rev, void *value);

@@ -2,9 +2,9 @@
  * service.h - the etcd v3 services the face serves, one unary call at a
  * time: KV (Range, Put, DeleteRange, Txn, Compact), Lease (LeaseGrant,
  * LeaseRevoke, LeaseTimeToLive, LeaseLeases), Maintenance Status and Alarm
- * (never an alarm: service.c says why), Cluster MemberList (the instances on the store: members.h). Every
- * other path answers Unimplemented, as a gRPC server without that service
- * does. The streaming methods (Watch, LeaseKeepAlive) are stream.h's,
+ * (never an alarm: service.c says why), Cluster MemberList (the instances
+ * on the store: members.h). Every other path answers Unimplemented, as a
+ * gRPC server without that service does. The streaming methods (Watch, LeaseKeepAlive) are stream.h's,
  * served by watch.c and keepalive.c; LeaseKeepAlive's exchanges are
  * sk_etcd_lease_keepalive's.
  *

@@ -1082,7 +1082,7 @@ sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int6
             int64_t rev = 0, compact = 0;
             if ((err = sk_store_revisions(s, &rev, &compact)) != SK_OK)
                 break;
-            if (rev > s->known_rev || !s->ops->wait_notify)
+            if (rev > s->known_rev)
                 s->known_rev = rev;
             s->known_compact = compact;
             s->counter_read_ms = now;

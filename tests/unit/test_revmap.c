@@ -1,8 +1,9 @@
 /*
- * test_revmap.c - core/revmap: values stored under revisions are found
- * again however the table grew, absent revisions answer NULL, taken
- * entries leave the probe chains of the others intact, and the drain
- * visits exactly what was not taken.
+ * test_revmap.c - core/revmap: values stored under revisions are taken out
+ * again however the table grew, absent or already taken revisions answer
+ * NULL, taken entries leave the probe chains of the others intact, a taken
+ * revision can be stored again, and the drain visits exactly what was not
+ * taken.
  */
 #include "core/revmap.h"
 
@@ -16,30 +17,7 @@
 
 #define N 5000
 
-static int64_t vals[3 * N + 1];
-
-static void test_put_get_across_growth(void **state)
-{
-    sk_revmap *m = sk_revmap_new();
-    /* Sparse and dense revisions alike (a scan's revisions are both). */
-    for (int64_t i = 1; i <= N; i++) {
-        int64_t rev = i % 2 ? i : i * 1000003;
-        vals[i] = rev;
-        sk_revmap_put(m, rev, &vals[i]);
-    }
-    assert_int_equal(sk_revmap_count(m), N);
-    for (int64_t i = 1; i <= N; i++) {
-        int64_t rev = i % 2 ? i : i * 1000003;
-        int64_t *v = sk_revmap_get(m, rev);
-        assert_non_null(v);
-        assert_true(*v == rev);
-    }
-    assert_null(sk_revmap_get(m, N + 2));
-    assert_null(sk_revmap_get(m, 2));
-    sk_revmap_free(m);
-    sk_revmap_free(NULL);
-}
-
+static int64_t vals[N + 1];
 static int64_t drained_sum;
 static int drained;
 
@@ -47,6 +25,33 @@ static void drain(void *v)
 {
     drained_sum += *(int64_t *)v;
     drained++;
+}
+
+static void drain_all(const sk_revmap *m)
+{
+    drained_sum = 0;
+    drained = 0;
+    sk_revmap_each(m, drain);
+}
+
+static void test_put_take_across_growth(void **state)
+{
+    sk_revmap *m = sk_revmap_new();
+    /* Sparse and dense revisions alike (a scan's revisions are both). */
+    for (int64_t i = 1; i <= N; i++) {
+        vals[i] = i % 2 ? i : i * 1000003;
+        sk_revmap_put(m, vals[i], &vals[i]);
+    }
+    assert_null(sk_revmap_take(m, N + 2));
+    assert_null(sk_revmap_take(m, 2));
+    for (int64_t i = 1; i <= N; i++)
+        assert_ptr_equal(sk_revmap_take(m, vals[i]), &vals[i]);
+    for (int64_t i = 1; i <= N; i++)
+        assert_null(sk_revmap_take(m, vals[i]));
+    drain_all(m);
+    assert_int_equal(drained, 0);
+    sk_revmap_free(m);
+    sk_revmap_free(NULL);
 }
 
 static void test_take_then_drain(void **state)
@@ -66,29 +71,26 @@ static void test_take_then_drain(void **state)
     }
     assert_null(sk_revmap_take(m, 3));
     assert_null(sk_revmap_take(m, N + 1));
-    for (int64_t i = 1; i <= N; i++) {
-        if (i % 3 == 0)
-            assert_null(sk_revmap_get(m, i));
-        else
-            assert_ptr_equal(sk_revmap_get(m, i), &vals[i]);
-    }
-    assert_int_equal(sk_revmap_count(m), N - N / 3);
     /* A taken revision can be stored again. */
     sk_revmap_put(m, 3, &vals[3]);
-    assert_ptr_equal(sk_revmap_get(m, 3), &vals[3]);
     left += 3;
-    drained_sum = 0;
-    drained = 0;
-    sk_revmap_each(m, drain);
+    drain_all(m);
     assert_int_equal(drained, N - N / 3 + 1);
     assert_true(drained_sum == left);
+    /* and every one not taken is still found past the taken slots */
+    for (int64_t i = 1; i <= N; i++) {
+        if (i % 3 != 0 || i == 3)
+            assert_ptr_equal(sk_revmap_take(m, i), &vals[i]);
+    }
+    drain_all(m);
+    assert_int_equal(drained, 0);
     sk_revmap_free(m);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_put_get_across_growth),
+        cmocka_unit_test(test_put_take_across_growth),
         cmocka_unit_test(test_take_then_drain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
