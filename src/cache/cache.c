@@ -1076,6 +1076,47 @@ int64_t sk_cache_events_from(sk_cache *c, int res)
     return from;
 }
 
+/* Events copied out per hold of the read lock. */
+#define VISIT_CHUNK 256
+
+sk_err sk_cache_visit_events(sk_cache *c, int64_t after_rev, int64_t upto_rev, sk_cache_visit_fn fn,
+                             void *arg)
+{
+    sk_err err = SK_OK;
+    sk_cache_event evs[VISIT_CHUNK];
+    const char *names[VISIT_CHUNK];
+    int64_t r = after_rev; /* every event up to r was copied out */
+    int more = 1, stop = 0;
+    while (more && !stop) {
+        int n = 0;
+        pthread_rwlock_rdlock(&c->lock);
+        if (r < c->base) {
+            err = SK_ERR_EXPIRED;
+            more = 0;
+        } else {
+            int64_t end = upto_rev < c->rev ? upto_rev : c->rev;
+            for (; r < end && n < VISIT_CHUNK; r++) {
+                const event *e = ring_slot(c, r + 1);
+                if (e->res < 0 || !e->obj)
+                    continue;
+                names[n] = c->resources[e->res];
+                evs[n++] = (sk_cache_event){.rev = e->rev,
+                                            .type = e->type,
+                                            .obj = sk_blob_ref(e->obj),
+                                            .prev = e->prev ? sk_blob_ref(e->prev) : NULL};
+            }
+            more = r < end;
+        }
+        pthread_rwlock_unlock(&c->lock);
+        for (int i = 0; i < n; i++) {
+            if (!stop)
+                stop = fn(arg, names[i], &evs[i]);
+            sk_cache_event_clear(&evs[i]);
+        }
+    }
+    return err;
+}
+
 void sk_cache_event_clear(sk_cache_event *ev)
 {
     sk_blob_unref(ev->obj);

@@ -173,6 +173,23 @@ sk_err sk_cache_next_event(sk_cache *c, uint64_t gen, int res, int64_t after_rev
 int64_t sk_cache_events_from(sk_cache *c, int res);
 
 /*
+ * Every event with revision in (after_rev, upto_rev] (upto_rev capped at
+ * the cache's revision), of every resource the cache holds, in revision
+ * order: fn(arg, resource, ev) borrows both (the resource's name lives as
+ * long as the cache); non-zero stops. For a follower of the whole store
+ * (the garbage collector) that keeps what it derived from objects and
+ * applies the changes since, instead of reading every object again. Events
+ * are copied out in chunks under the read lock and visited outside it, so
+ * fn may take its time. SK_ERR_EXPIRED if the window does not hold
+ * after_rev (at the start or at any chunk). A resource rebuilt or added
+ * after after_rev is not told apart: its events are complete only from
+ * sk_cache_events_from on, which the caller compares.
+ */
+typedef int (*sk_cache_visit_fn)(void *arg, const char *resource, const sk_cache_event *ev);
+sk_err sk_cache_visit_events(sk_cache *c, int64_t after_rev, int64_t upto_rev, sk_cache_visit_fn fn,
+                             void *arg);
+
+/*
  * Consistency check (KEP-4988): a 64-bit FNV-1a hash over every live
  * object's "namespace/name/resourceVersion\n" in key order, computed from
  * the cache and from the store at the same revision (the cache's, when the

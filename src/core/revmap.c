@@ -1,8 +1,9 @@
 /*
  * revmap.c - see revmap.h. Slots hold (rev, value); rev 0 marks a free
- * slot, and a taken entry keeps its rev with a NULL value so a probe for a
- * later key does not stop early. The table doubles at half full (taken
- * entries count: they are only ever in a map about to be freed).
+ * slot. Every entry sits at or after its home slot with no free slot in
+ * between (the probe chain); removal keeps that true by moving later
+ * entries of the chain back into the hole (Knuth's algorithm R). The
+ * table doubles at half full.
  */
 #include "core/revmap.h"
 #include "core/check.h"
@@ -60,7 +61,7 @@ static void grow(sk_revmap *m)
     SK_CHECK_ALLOC(m->slots);
     m->used = 0;
     for (size_t i = 0; i < old_cap; i++) {
-        if (old[i].value) {
+        if (old[i].rev) {
             *find(m, old[i].rev) = old[i];
             m->used++;
         }
@@ -74,25 +75,42 @@ void sk_revmap_put(sk_revmap *m, int64_t rev, void *value)
     if (2 * (m->used + 1) > m->cap)
         grow(m);
     slot *s = find(m, rev);
-    SK_CHECK(!s->value);
-    if (s->rev == 0)
-        m->used++;
+    SK_CHECK(s->rev == 0);
+    m->used++;
     *s = (slot){rev, value};
+}
+
+/* Whether home slot k lies in the cyclic range (i, j]. */
+static int cyclic_between(size_t i, size_t k, size_t j)
+{
+    return i <= j ? (i < k && k <= j) : (i < k || k <= j);
 }
 
 void *sk_revmap_take(sk_revmap *m, int64_t rev)
 {
     SK_CHECK(rev > 0);
     slot *s = find(m, rev);
+    if (s->rev == 0)
+        return NULL;
     void *value = s->value;
-    s->value = NULL;
+    size_t mask = m->cap - 1, hole = (size_t)(s - m->slots);
+    for (size_t j = (hole + 1) & mask; m->slots[j].rev != 0; j = (j + 1) & mask) {
+        /* An entry whose home is past the hole (up to j) must stay where
+         * a probe from its home still meets it; any other moves back. */
+        if (!cyclic_between(hole, home(m->slots[j].rev, m->cap), j)) {
+            m->slots[hole] = m->slots[j];
+            hole = j;
+        }
+    }
+    m->slots[hole] = (slot){0};
+    m->used--;
     return value;
 }
 
-void sk_revmap_each(const sk_revmap *m, void (*fn)(void *value))
+void sk_revmap_each(const sk_revmap *m, void (*fn)(void *arg, int64_t rev, void *value), void *arg)
 {
     for (size_t i = 0; i < m->cap; i++) {
-        if (m->slots[i].value)
-            fn(m->slots[i].value);
+        if (m->slots[i].rev)
+            fn(arg, m->slots[i].rev, m->slots[i].value);
     }
 }

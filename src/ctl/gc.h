@@ -16,9 +16,12 @@
  * - A reference the collector cannot resolve (a kind not served, a
  *   namespaced owner of a cluster-scoped dependent) never deletes anything.
  *
- * Each pass scans every resource from the watch cache, keeping only the
- * references of objects that have some, and confirms an absent owner with
- * a read of the store before deleting for it (the cache may lag a create).
+ * The collector keeps the references of the objects that have some, from
+ * pass to pass, and each pass applies the changes since the last from the
+ * watch cache's window (a resource whose changes the window lost is read
+ * whole again), so a pass costs what changed, not the size of the store. It
+ * confirms an absent owner with a read of the store before deleting for it
+ * (the cache may lag a create).
  * All it knows comes from stored objects, so a restart loses nothing, and
  * every write carries the revision it was planned on (ctl/batch.h), so with
  * several instances each deletion happens once. Healthy once a pass has

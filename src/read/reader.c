@@ -304,3 +304,15 @@ sk_err sk_reader_events(sk_reader *rd, const sk_read_events *q, sk_reader_event_
         *source_out = source;
     return err;
 }
+
+int sk_reader_changes_held(sk_reader *rd, const char *resource, int64_t after_rev)
+{
+    int res = sk_cache_resource(rd->cache, resource);
+    return res >= 0 && after_rev >= sk_cache_events_from(rd->cache, res);
+}
+
+sk_err sk_reader_changes(sk_reader *rd, int64_t after_rev, int64_t upto_rev, sk_reader_change_fn fn,
+                         void *arg)
+{
+    return sk_cache_visit_events(rd->cache, after_rev, upto_rev, fn, arg);
+}

@@ -103,4 +103,23 @@ typedef int (*sk_reader_event_fn)(void *arg, const sk_cache_event *ev);
 sk_err sk_reader_events(sk_reader *rd, const sk_read_events *q, sk_reader_event_fn fn, void *arg,
                         int64_t *scanned_out, sk_read_source *source_out);
 
+/*
+ * Changes of the whole store, from the cache's window only, for a caller
+ * that keeps what it derived from objects and applies what changed since
+ * (the garbage collector), rather than reading every object again. There is
+ * no SQL fallback: a follower that finds the window moved on (or a
+ * resource's events incomplete) reads that resource again with
+ * sk_reader_scan.
+ */
+/* Whether the window holds every change of resource after after_rev. */
+int sk_reader_changes_held(sk_reader *rd, const char *resource, int64_t after_rev);
+/* Visits every change with revision in (after_rev, upto_rev] of every
+ * resource the cache holds, in revision order: fn borrows resource and ev,
+ * non-zero stops. SK_ERR_EXPIRED if the window no longer holds after_rev.
+ * A resource rebuilt meanwhile is not told apart: its changes are complete
+ * only where sk_reader_changes_held says so, before and after the visit. */
+typedef int (*sk_reader_change_fn)(void *arg, const char *resource, const sk_cache_event *ev);
+sk_err sk_reader_changes(sk_reader *rd, int64_t after_rev, int64_t upto_rev, sk_reader_change_fn fn,
+                         void *arg);
+
 #endif

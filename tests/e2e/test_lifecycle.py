@@ -14,7 +14,9 @@ the default ServiceAccount; the garbage collector: Background, Foreground
 (blockOwnerDeletion), Orphan, dangling owners, cluster-scoped owners of
 namespaced dependents, invalid cross-scope references ignored,
 deletecollection with a policy, a deletion that carries on across a
-restart, and two instances on one PostgreSQL deleting each object once.
+restart, a collector that lost track of the changes (a tiny watch cache
+window) reading everything again, and two instances on one PostgreSQL
+deleting each object once.
 Why: every controller and operator relies on these; before them a
 finalizer was ignored and deleting an owner left its dependents forever.
 """
@@ -422,6 +424,58 @@ class Lifecycle(KubectlMixin, ServerTestCase, unittest.TestCase):
             {"apiVersion": "v1", "kind": "ConfigMap", "name": "o"}]}}, want=422)
         self.assertIn("metadata.ownerReferences.uid: Invalid value: \"\": uid must not be empty",
                       r.json()["message"])
+
+
+class LifecycleSmallWindow(unittest.TestCase):
+    """The collector follows the store through the watch cache's window of
+    changes and reads every resource again when the window no longer holds
+    the changes since its last pass. With a window of 20 events and
+    hundreds of writes between two passes (one a second), a dependent whose
+    owner never existed, created among them, is still collected, and the
+    log says the collector read everything again."""
+
+    def setUp(self):
+        self.srv = Server("gc-window", extra_args=["--watch-cache-events", "20"])
+        self.srv.start()
+
+    def tearDown(self):
+        self.srv.cleanup()
+
+    def create(self, ns, name, **meta):
+        meta["name"] = name
+        r = self.srv.request("POST", CMS % ns, {"metadata": meta})
+        self.assertEqual(r.status, 201, r)
+
+    def test_collects_after_the_window_moved_on(self):
+        r = self.srv.request("POST", "/api/v1/namespaces", {"metadata": {"name": "gcw"}})
+        self.assertEqual(r.status, 201, r)
+        ghost = {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "no-such-uid"}
+        errors = []
+
+        def fill(first):
+            try:
+                for i in range(first, 300, 6):
+                    self.create("gcw", "fill%d" % i)
+            except AssertionError as e:
+                errors.append(e)
+
+        def collected(name):
+            return self.srv.request("GET", CMS % "gcw" + "/" + name).status == 404
+        # the collector is running and in step with the store
+        self.create("gcw", "canary", ownerReferences=[ghost])
+        wait_until(lambda: collected("canary"), timeout=20, what="canary collected")
+        self.create("gcw", "dangling", ownerReferences=[ghost])
+        threads = [threading.Thread(target=fill, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        wait_until(lambda: collected("dangling"), timeout=20, what="dangling collected")
+        items = self.srv.request("GET", CMS % "gcw").json()["items"]
+        self.assertEqual(len(items), 300)
+        wait_until(lambda: "reading every resource again" in self.srv.log_tail(200000),
+                   timeout=10, what="the collector's full read in the log")
 
 
 class LifecycleTwoInstances(unittest.TestCase):

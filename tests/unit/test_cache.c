@@ -1,8 +1,9 @@
 /*
  * test_cache.c - the watch cache over a real SQLite store: reads at past
  * revisions inside the window, key order, the event window and its
- * eviction, compaction following, and a lost feed event forcing a rebuild
- * (new generation, old cursors expired).
+ * eviction, compaction following, a lost feed event forcing a rebuild
+ * (new generation, old cursors expired), and the whole store's changes
+ * visited across resources.
  */
 #include "cache/cache.h"
 #include "store/store.h"
@@ -221,6 +222,75 @@ static void test_events_in_order_with_previous_versions(void **state)
     pthread_mutex_unlock(&f->mu);
 }
 
+
+typedef struct visited {
+    int64_t revs[1200];
+    const char *resources[1200];
+    int n, stop_at;
+} visited;
+
+static int visit_one(void *arg, const char *resource, const sk_cache_event *ev)
+{
+    visited *v = arg;
+    assert_true(v->n < 1200);
+    assert_int_equal(sk_blob_rev(ev->obj), ev->rev);
+    v->revs[v->n] = ev->rev;
+    v->resources[v->n++] = resource;
+    return v->n == v->stop_at;
+}
+
+/* The whole store's changes, as the garbage collector follows them: every
+ * resource's events in revision order across more than one chunk, bounded
+ * by upto_rev, stopped by the visitor, and SK_ERR_EXPIRED once the window
+ * has moved past the cursor. */
+static void test_visit_events_of_every_resource(void **state)
+{
+    fixture *f = *state;
+    open_cache(f, 1000, 0);
+    sk_cache_state st;
+    sk_cache_get_state(f->cache, &st);
+    int64_t first = 0, last = 0;
+    char name[32];
+    for (int i = 0; i < 600; i++) {
+        snprintf(name, sizeof name, "o%d", i);
+        last = put(f, SK_WRITE_CREATE, i % 3 ? "configmaps" : "secrets", "n", name, "1");
+        first = first ? first : last;
+    }
+    wait_rev(f, last);
+    visited *v = calloc(1, sizeof *v);
+    assert_int_equal(sk_cache_visit_events(f->cache, st.rev, last, visit_one, v), SK_OK);
+    assert_int_equal(v->n, 600);
+    for (int i = 0; i < 600; i++) {
+        assert_int_equal(v->revs[i], first + i);
+        assert_string_equal(v->resources[i], i % 3 ? "configmaps" : "secrets");
+    }
+    /* bounded above, and past the cache's revision nothing more */
+    memset(v, 0, sizeof *v);
+    assert_int_equal(sk_cache_visit_events(f->cache, first + 9, first + 20, visit_one, v), SK_OK);
+    assert_int_equal(v->n, 11);
+    assert_int_equal(v->revs[0], first + 10);
+    memset(v, 0, sizeof *v);
+    assert_int_equal(sk_cache_visit_events(f->cache, last, last + 100, visit_one, v), SK_OK);
+    assert_int_equal(v->n, 0);
+    /* the visitor stops it, also inside a chunk */
+    memset(v, 0, sizeof *v);
+    v->stop_at = 300;
+    assert_int_equal(sk_cache_visit_events(f->cache, st.rev, last, visit_one, v), SK_OK);
+    assert_int_equal(v->n, 300);
+    /* 600 more: the window (1,000) no longer holds the first cursor */
+    for (int i = 0; i < 600; i++) {
+        snprintf(name, sizeof name, "p%d", i);
+        last = put(f, SK_WRITE_CREATE, "configmaps", "n", name, "1");
+    }
+    wait_rev(f, last);
+    memset(v, 0, sizeof *v);
+    assert_int_equal(sk_cache_visit_events(f->cache, st.rev, last, visit_one, v), SK_ERR_EXPIRED);
+    assert_int_equal(v->n, 0);
+    memset(v, 0, sizeof *v);
+    assert_int_equal(sk_cache_visit_events(f->cache, last - 900, last, visit_one, v), SK_OK);
+    assert_int_equal(v->n, 900);
+    free(v);
+}
 
 /* A resource added at run time (a CRD's storage key): listed at the cache's
  * revision with what was written before, its later events applied, cursors
@@ -785,6 +855,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check_finds_corruption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_readers_match_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resource_added_at_run_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_visit_events_of_every_resource, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

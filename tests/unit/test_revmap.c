@@ -1,9 +1,10 @@
 /*
  * test_revmap.c - core/revmap: values stored under revisions are taken out
  * again however the table grew, absent or already taken revisions answer
- * NULL, taken entries leave the probe chains of the others intact, a taken
- * revision can be stored again, and the drain visits exactly what was not
- * taken.
+ * NULL, removals leave the probe chains of the others intact (also when
+ * chains wrap around the table's end), a taken revision can be stored
+ * again, and the walk visits exactly what was not taken, with its
+ * revision.
  */
 #include "core/revmap.h"
 
@@ -21,9 +22,11 @@ static int64_t vals[N + 1];
 static int64_t drained_sum;
 static int drained;
 
-static void drain(void *v)
+static void drain(void *arg, int64_t rev, void *v)
 {
-    drained_sum += *(int64_t *)v;
+    assert_ptr_equal(arg, &drained);
+    assert_true(*(int64_t *)v == rev);
+    drained_sum += rev;
     drained++;
 }
 
@@ -31,7 +34,7 @@ static void drain_all(const sk_revmap *m)
 {
     drained_sum = 0;
     drained = 0;
-    sk_revmap_each(m, drain);
+    sk_revmap_each(m, drain, &drained);
 }
 
 static void test_put_take_across_growth(void **state)
@@ -42,6 +45,8 @@ static void test_put_take_across_growth(void **state)
         vals[i] = i % 2 ? i : i * 1000003;
         sk_revmap_put(m, vals[i], &vals[i]);
     }
+    drain_all(m);
+    assert_int_equal(drained, N);
     assert_null(sk_revmap_take(m, N + 2));
     assert_null(sk_revmap_take(m, 2));
     for (int64_t i = 1; i <= N; i++)
@@ -87,11 +92,54 @@ static void test_take_then_drain(void **state)
     sk_revmap_free(m);
 }
 
+/* A long-lived map as the garbage collector keeps it: every step takes one
+ * revision out and puts a newer one in, checked against a plain array. A
+ * pseudo-random order makes chains that cross each other and the end of
+ * the table; the removals must keep every other entry reachable. */
+static void test_churn(void **state)
+{
+    enum { LIVE = 700, STEPS = 200000 };
+    static int64_t held[LIVE];
+    sk_revmap *m = sk_revmap_new();
+    int64_t next = 1;
+    for (int i = 0; i < LIVE; i++) {
+        held[i] = next++;
+        sk_revmap_put(m, held[i], &held[i]);
+    }
+    uint64_t x = 88172645463325252ull;
+    for (int step = 0; step < STEPS; step++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        int i = (int)(x % LIVE);
+        assert_ptr_equal(sk_revmap_take(m, held[i]), &held[i]);
+        assert_null(sk_revmap_take(m, held[i]));
+        /* jumps in the revisions, as between passes */
+        next += (int64_t)(x >> 60);
+        held[i] = next++;
+        sk_revmap_put(m, held[i], &held[i]);
+        if (step % 20000 == 0) {
+            for (int k = 0; k < LIVE; k++)
+                assert_ptr_equal(sk_revmap_take(m, held[k]), &held[k]);
+            for (int k = 0; k < LIVE; k++)
+                sk_revmap_put(m, held[k], &held[k]);
+        }
+    }
+    int64_t sum = 0;
+    for (int i = 0; i < LIVE; i++)
+        sum += held[i];
+    drain_all(m);
+    assert_int_equal(drained, LIVE);
+    assert_true(drained_sum == sum);
+    sk_revmap_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_put_take_across_growth),
         cmocka_unit_test(test_take_then_drain),
+        cmocka_unit_test(test_churn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
