@@ -1,0 +1,28 @@
+/*
+ * walbatch.h - a SQLite VFS shim that writes a commit's WAL frames with one
+ * write call instead of two per frame.
+ *
+ * SQLite appends each frame of a commit to the -wal file as two pwrite
+ * calls (its 24-byte header, then the page), so a group commit of 30
+ * creates made about 200 calls, and those calls were the largest single
+ * share of the writer thread's time (bench/README.md, "WAL frames in one
+ * write"). This shim keeps the appends to a WAL file in a buffer and
+ * writes them with one call before anything can depend on them: the sync
+ * of the commit, a read, a truncate, a size query, a close, or a write that
+ * does not append. Every other file, and every other call, goes straight
+ * to SQLite's default VFS.
+ *
+ * It relies on the store's synchronous=FULL: SQLite syncs the WAL at every
+ * commit before it publishes the commit's frames to other connections (the
+ * wal-index header), so a frame is in the file before any reader can look
+ * for it. With synchronous=NORMAL that sync, and with it the write, would
+ * come only at checkpoints.
+ */
+#ifndef SK_STORE_WALBATCH_H
+#define SK_STORE_WALBATCH_H
+
+/* Registers the shim over the default VFS (once; any thread) and returns
+ * its name for sqlite3_open_v2. */
+const char *sk_walbatch_vfs(void);
+
+#endif
