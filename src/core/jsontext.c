@@ -305,10 +305,20 @@ static int dump_string(sk_buf *b, const char *s, size_t n)
     return 0;
 }
 
-static int dump_value(sk_buf *b, const json_t *v, int depth)
+/* What a dump writes into, and the value whose offset it reports. */
+typedef struct dumper {
+    sk_buf b;
+    const json_t *mark;
+    size_t mark_at; /* SIZE_MAX until mark is written */
+} dumper;
+
+static int dump_value(dumper *d, const json_t *v, int depth)
 {
+    sk_buf *b = &d->b;
     if (depth >= FAST_MAX_DEPTH)
         return -1;
+    if (v == d->mark)
+        d->mark_at = b->len;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         sk_buf_putc(b, '{');
@@ -321,7 +331,7 @@ static int dump_value(sk_buf *b, const json_t *v, int depth)
             if (dump_string(b, json_object_iter_key(it), json_object_iter_key_len(it)) < 0)
                 return -1;
             sk_buf_putc(b, ':');
-            if (dump_value(b, json_object_iter_value(it), depth + 1) < 0)
+            if (dump_value(d, json_object_iter_value(it), depth + 1) < 0)
                 return -1;
         }
         sk_buf_putc(b, '}');
@@ -332,7 +342,7 @@ static int dump_value(sk_buf *b, const json_t *v, int depth)
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
                 sk_buf_putc(b, ',');
-            if (dump_value(b, json_array_get(v, i), depth + 1) < 0)
+            if (dump_value(d, json_array_get(v, i), depth + 1) < 0)
                 return -1;
         }
         sk_buf_putc(b, ']');
@@ -360,21 +370,31 @@ static int dump_value(sk_buf *b, const json_t *v, int depth)
     }
 }
 
-char *sk_jsontext_dump(const json_t *v, size_t *len_out)
+char *sk_jsontext_dump_marked(const json_t *v, const json_t *mark, size_t *len_out,
+                              size_t *mark_at_out)
 {
-    sk_buf b = SK_BUF_INIT;
+    dumper d = {SK_BUF_INIT, mark, SIZE_MAX};
     char *out = NULL;
     size_t len = 0;
     /* json_dumps' default: only an object or an array */
-    sk_buf_reserve(&b, 1024); /* one allocation for a typical object */
-    if ((json_is_object(v) || json_is_array(v)) && dump_value(&b, v, 0) == 0) {
-        out = sk_buf_steal(&b, &len);
+    sk_buf_reserve(&d.b, 1024); /* one allocation for a typical object */
+    if ((json_is_object(v) || json_is_array(v)) && dump_value(&d, v, 0) == 0) {
+        out = sk_buf_steal(&d.b, &len);
     } else {
         out = json_dumps(v, JSON_COMPACT);
         len = out ? strlen(out) : 0;
+        d.mark_at = SIZE_MAX;
     }
-    sk_buf_free(&b);
-    if (out)
+    sk_buf_free(&d.b);
+    if (out) {
         *len_out = len;
+        *mark_at_out = d.mark_at;
+    }
     return out;
+}
+
+char *sk_jsontext_dump(const json_t *v, size_t *len_out)
+{
+    size_t unused;
+    return sk_jsontext_dump_marked(v, NULL, len_out, &unused);
 }

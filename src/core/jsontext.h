@@ -30,4 +30,13 @@ json_t *sk_jsontext_load(const char *buf, size_t len, json_error_t *err);
  * and its length in *len_out. */
 char *sk_jsontext_dump(const json_t *v, size_t *len_out);
 
+/* As sk_jsontext_dump, and *mark_at_out is the offset in the text where
+ * mark (a value inside v, compared by identity) begins, or SIZE_MAX if mark
+ * is not in v or jansson wrote the text (see above). So a writer can dump
+ * an object once and splice one value in later (the store stamps each
+ * version's resourceVersion, known only at commit, into text dumped on the
+ * request's thread). */
+char *sk_jsontext_dump_marked(const json_t *v, const json_t *mark, size_t *len_out,
+                              size_t *mark_at_out);
+
 #endif

@@ -72,6 +72,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,11 @@ typedef struct pending {
     void *arg;
     sk_err err; /* result, valid after the batch */
     sk_row result;
+    /* The object as dumped on the caller's thread with an empty
+     * resourceVersion, whose opening quote is at pre_at; NULL: the writer
+     * dumps it (see predump). */
+    char *pre_text;
+    size_t pre_len, pre_at;
     struct pending *next;
 } pending;
 
@@ -204,6 +210,23 @@ static char *stamp(json_t *obj, int64_t rev, size_t *len_out)
     json_object_set_new(meta, "resourceVersion", json_string(rv));
     char *text = sk_jsontext_dump(obj, len_out);
     SK_CHECK_ALLOC(text);
+    return text;
+}
+
+/* p's object text with metadata.resourceVersion = rev, spliced into the
+ * caller's dump. */
+static char *splice_rev(const pending *p, int64_t rev, size_t *len_out)
+{
+    char rv[24];
+    size_t n = (size_t)snprintf(rv, sizeof rv, "%lld", (long long)rev);
+    size_t len = p->pre_len + n;
+    char *text = malloc(len + 1);
+    SK_CHECK_ALLOC(text);
+    memcpy(text, p->pre_text, p->pre_at + 1);
+    memcpy(text + p->pre_at + 1, rv, n);
+    memcpy(text + p->pre_at + 1 + n, p->pre_text + p->pre_at + 1, p->pre_len - p->pre_at - 1);
+    text[len] = '\0';
+    *len_out = len;
     return text;
 }
 
@@ -393,7 +416,8 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
     row.ns = (char *)w->ns;
     row.name = (char *)w->name;
     row.uid = (char *)json_string_value(uid);
-    row.value = stamp(w->object, row.rev, &row.value_len);
+    row.value = p->pre_text ? splice_rev(p, row.rev, &row.value_len)
+                            : stamp(w->object, row.rev, &row.value_len);
     if (w->max_bytes > 0 && row.value_len > w->max_bytes) {
         free(row.value);
         err = SK_ERR_TOO_LARGE;
@@ -567,6 +591,7 @@ static void finish(pending *p)
     }
     sk_row_clear(&p->result);
     json_decref(p->w.object);
+    free(p->pre_text);
     free(p);
 }
 
@@ -648,6 +673,32 @@ static void enqueue(sk_store *s, pending *p)
     }
 }
 
+/*
+ * Dumps p's object on the caller's thread, with an empty resourceVersion
+ * whose place is kept, so that the writer, the one serial stage of every
+ * write, only splices the revision in: the dump was 5-8% of the writer's
+ * time. Text that jansson writes (strings with bytes above 0x7f, reals)
+ * has no mark, and the writer dumps it as before.
+ */
+static void predump(pending *p)
+{
+    json_t *meta = json_object_get(p->w.object, "metadata");
+    if (!json_is_object(meta))
+        return;
+    json_t *mark = json_string("");
+    json_object_set_new(meta, "resourceVersion", mark);
+    size_t len, at;
+    char *text = sk_jsontext_dump_marked(p->w.object, mark, &len, &at);
+    if (text && at != SIZE_MAX) {
+        SK_CHECK(at + 2 <= len && text[at] == '"' && text[at + 1] == '"');
+        p->pre_text = text;
+        p->pre_len = len;
+        p->pre_at = at;
+    } else {
+        free(text);
+    }
+}
+
 void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void *arg)
 {
     SK_CHECK(w->op == SK_WRITE_DELETE || json_is_object(w->object));
@@ -657,6 +708,8 @@ void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void 
     p->done = done;
     p->arg = arg;
     w->object = NULL;
+    if (p->w.op != SK_WRITE_DELETE)
+        predump(p);
     enqueue(s, p);
 }
 

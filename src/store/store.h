@@ -83,8 +83,9 @@ typedef struct sk_write {
     int64_t expected_rev;
     const char *expected_uid;
     /*
-     * CREATE/UPDATE: the new object (stolen by sk_store_write*). The writer
-     * sets metadata.resourceVersion to the new revision and serializes it;
+     * CREATE/UPDATE: the new object (stolen by sk_store_write*), stored
+     * with metadata.resourceVersion = the new revision (serialized on the
+     * caller's thread, the revision spliced in by the writer);
      * metadata.uid is recorded in the uid column. DELETE: the tombstone
      * holds the last version re-stamped with the delete's revision; object
      * (stolen, may be NULL) is only its skeleton (kind, apiVersion) for a

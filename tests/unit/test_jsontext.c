@@ -166,6 +166,40 @@ static void test_dump_of_built_values(void **state)
     json_decref(deep);
 }
 
+/* A marked value's offset: where its text begins in the dump, found by
+ * identity (an equal value elsewhere, earlier in the text, is not it), and
+ * SIZE_MAX where jansson writes the text or the mark is absent. */
+static void test_dump_marked(void **state)
+{
+    (void)state;
+    json_t *mark = json_string("");
+    json_t *v = json_pack("{s:{s:s, s:s}, s:{s:s, s:o}}", "spec", "resourceVersion", "", "x", "y",
+                          "metadata", "name", "a", "resourceVersion", mark);
+    size_t len = 0, at = 0;
+    char *text = sk_jsontext_dump_marked(v, mark, &len, &at);
+    const char *want = "{\"spec\":{\"resourceVersion\":\"\",\"x\":\"y\"},"
+                       "\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"\"}}";
+    assert_string_equal(text, want);
+    assert_int_equal(len, strlen(want));
+    assert_int_equal(at, strrchr(want, ':') + 1 - want);
+    free(text);
+    /* not in v */
+    json_t *other = json_string("");
+    text = sk_jsontext_dump_marked(v, other, &len, &at);
+    assert_true(at == SIZE_MAX);
+    free(text);
+    json_decref(other);
+    /* jansson's text (a real, a byte above 0x7f): no offset, same text */
+    json_object_set_new(json_object_get(v, "spec"), "r", json_real(1.5));
+    text = sk_jsontext_dump_marked(v, mark, &len, &at);
+    char *jansson = json_dumps(v, JSON_COMPACT);
+    assert_string_equal(text, jansson);
+    assert_true(at == SIZE_MAX);
+    free(jansson);
+    free(text);
+    json_decref(v);
+}
+
 static void test_mutations_match_jansson(void **state)
 {
     (void)state;
@@ -196,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_nesting_beyond_the_fast_path),
         cmocka_unit_test(test_dump_of_built_values),
         cmocka_unit_test(test_mutations_match_jansson),
+        cmocka_unit_test(test_dump_marked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
