@@ -1076,8 +1076,11 @@ int64_t sk_cache_events_from(sk_cache *c, int res)
     return from;
 }
 
-/* Events copied out per hold of the read lock. */
+/* Per hold of the read lock: events copied out, and ring slots looked at
+ * (slots of revisions the cache holds no object for, such as etcd keys',
+ * are skipped but still bound the hold). */
 #define VISIT_CHUNK 256
+#define VISIT_SLOTS 4096
 
 sk_err sk_cache_visit_events(sk_cache *c, int64_t after_rev, int64_t upto_rev, sk_cache_visit_fn fn,
                              void *arg)
@@ -1095,7 +1098,8 @@ sk_err sk_cache_visit_events(sk_cache *c, int64_t after_rev, int64_t upto_rev, s
             more = 0;
         } else {
             int64_t end = upto_rev < c->rev ? upto_rev : c->rev;
-            for (; r < end && n < VISIT_CHUNK; r++) {
+            int64_t slots_end = r + VISIT_SLOTS < end ? r + VISIT_SLOTS : end;
+            for (; r < slots_end && n < VISIT_CHUNK; r++) {
                 const event *e = ring_slot(c, r + 1);
                 if (e->res < 0 || !e->obj)
                     continue;

@@ -3,8 +3,8 @@
  * write call instead of two per frame.
  *
  * SQLite appends each frame of a commit to the -wal file as two pwrite
- * calls (its 24-byte header, then the page), so a group commit of 30
- * creates made about 200 calls, and those calls were the largest single
+ * calls (its 24-byte header, then the page), so a group commit of about 15
+ * creates made about 100 calls, and those calls were the largest single
  * share of the writer thread's time (bench/README.md, "WAL frames in one
  * write"). This shim keeps the appends to a WAL file in a buffer and
  * writes them with one call before anything can depend on them: the sync
