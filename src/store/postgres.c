@@ -19,7 +19,9 @@
  * to flip to a sequential scan plus sort, 0.5 s per page. So each query here
  * has a shape whose only reasonable plan is an index range scan bounded by its
  * LIMIT, with no OR over optional parameters: optional filters are separate
- * statements.
+ * statements. The sessions also price sequential scans off (pg_connect),
+ * so that a plan made while a table was nearly empty still probes the
+ * index once the table has grown.
  *
  * Held rows. Each etcd write reads its key's current version, then appends
  * the new one: two round trips a key, one after the other. kv_append
@@ -1036,8 +1038,16 @@ static sk_err pg_connect(const char *url, sk_conn **out, char **errmsg)
     }
     PQsetNoticeProcessor(pg, log_notice, NULL);
     /* JIT compilation is priced for analytics: a namespace lookup whose row
-     * estimate crossed jit_above_cost spent 140 ms compiling a 1 ms query. */
-    PGresult *res = PQexec(pg, "SET jit = off");
+     * estimate crossed jit_above_cost spent 140 ms compiling a 1 ms query.
+     * Sequential scans are priced off (see "Plans" above): every statement
+     * here has an index path, and a scan is cheaper only while a table is
+     * tiny, which is exactly when a generic plan gets cached for the
+     * session. Autovacuum's ANALYZE of a nearly empty sk_current, seconds
+     * before a burst of creates, left prefetch_current scanning sk_current
+     * once per key of every batch for the rest of the session: 1,600
+     * creates a second instead of 9,500 (bench/README.md, "A plan made
+     * while the tables were empty"). */
+    PGresult *res = PQexec(pg, "SET jit = off; SET enable_seqscan = off");
     ExecStatusType st = PQresultStatus(res);
     PQclear(res);
     if (st != PGRES_COMMAND_OK) {
