@@ -16,8 +16,10 @@ mode="${1:-build}"
 # libyaml reads server-side apply bodies (YAML) as kube's decoder does.
 # libnghttp2 carries the etcd face's HTTP/2; protoc-c generates its gRPC
 # messages from src/etcd/*.proto at build time, libprotobuf-c runs them.
+# jemalloc is the server's allocator (src/cmd/main.c says why).
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev
-      libgnutls28-dev libcmocka-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev)
+      libgnutls28-dev libcmocka-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev
+      libjemalloc-dev)
 if [[ "$mode" == test ]]; then
     pkgs+=(python3 python3-kubernetes python3-yaml python3-cryptography sqlite3 postgresql-client
            clang libclang-rt-dev etcd-client etcd-server golang-go golang-etcd-server-dev

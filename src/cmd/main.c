@@ -6,6 +6,18 @@
  *
  * Signals are blocked in every thread and taken synchronously by the main
  * thread with sigwait, so no handler runs inside library code.
+ *
+ * Allocator. The server links jemalloc (the sanitizer builds keep their
+ * own allocator). A create allocates and frees a few hundred small blocks
+ * on a request thread (the parsed body, the typed copy, managedFields, the
+ * reply) while other threads free what the writer and the cache hand over;
+ * glibc's arenas spent a fifth of the request threads' CPU there, in
+ * consolidation and heap trimming (bench/README.md, "The allocator").
+ * Objects of 128 KiB and more are returned to the system as soon as they
+ * are freed, under either allocator: jemalloc's oversize threshold puts
+ * them in an arena that purges at once, glibc's mmap threshold gives them
+ * their own mappings. Without that, a bulk load of 1 MiB objects left the
+ * heap about 30% above what the cache held (bench/README.md, Watch).
  */
 #include "cmd/server.h"
 #include "core/check.h"
@@ -470,13 +482,17 @@ static int64_t connection_cap(int64_t want)
     return want > 0 && want < cap ? want : cap;
 }
 
+#define LARGE_OBJECT_BYTES "131072"
+#ifdef SK_JEMALLOC
+/* Read by jemalloc at its first allocation. */
+const char *malloc_conf = "oversize_threshold:" LARGE_OBJECT_BYTES;
+#endif
+
 static int cmd_serve(const options *o, const char *db)
 {
-    /* Objects of 128 KiB and more get their own mappings, returned to the
-     * system when the last reference goes: with glibc's adaptive threshold
-     * the heap kept ~30% more than the cache held after a bulk load of 1 MiB
-     * objects (bench/README.md, Watch). */
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#ifndef SK_JEMALLOC
+    mallopt(M_MMAP_THRESHOLD, atoi(LARGE_OBJECT_BYTES));
+#endif
     if (mkdir_p(o->data_dir) < 0 || restrict_data_dir(o->data_dir) < 0)
         return fail("cannot create a private data directory %s", o->data_dir);
     if (o->plain_http && !listen_is_loopback(o->listen))
