@@ -29,6 +29,37 @@ typedef struct parser {
 
 static json_t *parse_value(parser *ps, int depth);
 
+#define BYTES_OF(c) (0x0101010101010101ull * (uint64_t)(c))
+#define HIGH_BITS BYTES_OF(0x80)
+
+/* Whether any byte of x is 0 (exact as a yes/no, not as to which byte). */
+static uint64_t has_zero_byte(uint64_t x)
+{
+    return (x - BYTES_OF(1)) & ~x & HIGH_BITS;
+}
+
+/* The length of s's leading run of bytes a JSON string holds as they are
+ * (0x20-0x7f but '"' and '\\'), eight at a time: string values are most of
+ * an object's bytes, and both the parser and the encoder stop only at the
+ * end of such a run. */
+static size_t plain_run(const char *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if ((x & HIGH_BITS) || has_zero_byte(x & ~BYTES_OF(0x1f)) ||
+            has_zero_byte(x ^ BYTES_OF('"')) || has_zero_byte(x ^ BYTES_OF('\\')))
+            break;
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+            break;
+    }
+    return i;
+}
+
 static void skip_ws(parser *ps)
 {
     while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
@@ -73,17 +104,12 @@ static int scratch_put(parser *ps, size_t at, char c)
 static int parse_string(parser *ps, const char **out, size_t *len_out)
 {
     const char *start = ps->p;
-    while (ps->p < ps->end) {
-        unsigned char c = (unsigned char)*ps->p;
-        if (c == '"') {
-            *out = start;
-            *len_out = (size_t)(ps->p - start);
-            ps->p++;
-            return 0;
-        }
-        if (c == '\\' || c < 0x20 || c >= 0x80)
-            break;
+    ps->p += plain_run(ps->p, (size_t)(ps->end - ps->p));
+    if (ps->p < ps->end && *ps->p == '"') {
+        *out = start;
+        *len_out = (size_t)(ps->p - start);
         ps->p++;
+        return 0;
     }
     size_t n = (size_t)(ps->p - start);
     for (size_t i = 0; i < n; i++)
@@ -271,17 +297,15 @@ static int dump_string(sk_buf *b, const char *s, size_t n)
     static const char hex[] = "0123456789ABCDEF";
     sk_buf_reserve(b, n + 2);
     sk_buf_putc(b, '"');
-    size_t run = 0; /* bytes copied as they are, not yet appended */
     for (size_t i = 0; i < n; i++) {
+        size_t run = plain_run(s + i, n - i);
+        sk_buf_append(b, s + i, run);
+        i += run;
+        if (i == n)
+            break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x80)
             return -1;
-        if (c >= 0x20 && c != '"' && c != '\\') {
-            run++;
-            continue;
-        }
-        sk_buf_append(b, s + i - run, run);
-        run = 0;
         char esc[6] = {'\\', 0};
         size_t len = 2;
         switch (c) {
@@ -300,7 +324,6 @@ static int dump_string(sk_buf *b, const char *s, size_t n)
         }
         sk_buf_append(b, esc, len);
     }
-    sk_buf_append(b, s + n - run, run);
     sk_buf_putc(b, '"');
     return 0;
 }

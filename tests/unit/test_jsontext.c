@@ -200,6 +200,29 @@ static void test_dump_marked(void **state)
     json_decref(v);
 }
 
+/* The scan for bytes a string cannot hold as they are goes eight bytes at
+ * a time: each byte value at each place of a word, before, inside and
+ * after the first whole word, loaded as raw text and dumped from a value. */
+static void test_every_byte_at_every_place(void **state)
+{
+    (void)state;
+    char text[64], str[32];
+    for (size_t n = 1; n <= 24; n++) {
+        for (size_t at = 0; at < n; at++) {
+            for (int c = 1; c < 256; c++) {
+                memset(str, 'a', n);
+                str[at] = (char)c;
+                int len = snprintf(text, sizeof text, "{\"k\":\"%.*s\"}", (int)n, str);
+                check_same(text, (size_t)len);
+                json_t *v = json_object();
+                json_object_set_new(v, "k", json_stringn_nocheck(str, n));
+                check_dump(v);
+                json_decref(v);
+            }
+        }
+    }
+}
+
 static void test_mutations_match_jansson(void **state)
 {
     (void)state;
@@ -230,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_nesting_beyond_the_fast_path),
         cmocka_unit_test(test_dump_of_built_values),
         cmocka_unit_test(test_mutations_match_jansson),
+        cmocka_unit_test(test_every_byte_at_every_place),
         cmocka_unit_test(test_dump_marked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
