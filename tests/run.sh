@@ -5,7 +5,8 @@
 # the shared store suite and the schema check on SQLite and on a real
 # PostgreSQL started in a temp dir, the end-to-end tests that drive the
 # ASan+UBSan server with the real kubectl and the Python client on both
-# backends, and the hostile-input suite against the same server. Ends with
+# backends (and some of them against the release build), and the
+# hostile-input suite against the sanitizer build. Ends with
 # "N passed, N failed" (suites) and a non-zero exit if any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,12 @@ suite "schema check postgres" tests/support/schema_check.sh "$BUILD/sqlkube" "$S
 suite "e2e sqlite+postgres (kubectl, python client, http)" \
     env SQLKUBE_BIN="$ROOT/$ASAN_BUILD/sqlkube" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
     SK_PG_URL="$SK_PG_URL" tests/e2e/run.sh both
+# The release build is what users run, with its own allocator (jemalloc,
+# which the sanitizer build cannot link): the write, watch, crash-recovery,
+# kubectl and lifecycle modules run against it too.
+suite "e2e sqlite+postgres, release build (jemalloc): writes, watch, durability, kubectl, lifecycle" \
+    env SQLKUBE_BIN="$ROOT/$BUILD/sqlkube" SK_PG_URL="$SK_PG_URL" tests/e2e/run.sh both \
+    test_group_commit test_watch test_durability test_kubectl test_lifecycle
 # Hostile input (tests/hostile): crashes, poison, amplification, exhaustion,
 # against the same sanitizer build on both backends.
 suite "hostile sqlite+postgres (asan+ubsan)" \
