@@ -8,7 +8,7 @@
  * thread with sigwait, so no handler runs inside library code.
  *
  * Allocator. The server links jemalloc (the sanitizer builds keep their
- * own allocator). A create allocates and frees a few hundred small blocks
+ * own allocator). A create allocates and frees many small blocks
  * on a request thread (the parsed body, the typed copy, managedFields, the
  * reply) while other threads free what the writer and the cache hand over;
  * glibc's arenas spent a fifth of the request threads' CPU there, in
