@@ -697,6 +697,26 @@ static json_t *zero_of(walk *w, const sk_schema *s, const char *in_struct)
     }
 }
 
+/* Whether s's Go zero value is empty to omitempty, so that an omitempty
+ * field left out of the body is left out of the result without building
+ * its zero value first (most of ObjectMeta's fields in most bodies). */
+static int zero_is_empty(const sk_schema *s)
+{
+    switch (sk_schema_kind_of(s)) {
+    case SK_SCHEMA_STRING:
+    case SK_SCHEMA_BYTES:
+    case SK_SCHEMA_BOOL:
+    case SK_SCHEMA_INT32:
+    case SK_SCHEMA_INT64:
+    case SK_SCHEMA_DOUBLE:
+    case SK_SCHEMA_ARRAY:
+    case SK_SCHEMA_MAP:
+        return 1;
+    default: /* structs, times, quantities, IntOrString, raw values */
+        return 0;
+    }
+}
+
 /* Go's isEmptyValue for what was encoded. */
 static int is_empty(const sk_schema *s, const json_t *v)
 {
@@ -752,6 +772,8 @@ static json_t *convert_struct(walk *w, const sk_schema *s, const json_t *v)
         const json_t *in = v ? json_object_get(v, name) : NULL;
         json_t *val;
         size_t mark;
+        if ((!in || json_is_null(in)) && omit && !(flags & SK_FIELD_POINTER) && zero_is_empty(t))
+            continue;
         push(w, name, &mark);
         if (flags & SK_FIELD_POINTER) {
             if (!in || json_is_null(in)) {
