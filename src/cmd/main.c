@@ -482,16 +482,18 @@ static int64_t connection_cap(int64_t want)
     return want > 0 && want < cap ? want : cap;
 }
 
-#define LARGE_OBJECT_BYTES "131072"
+#define LARGE_OBJECT_BYTES 131072
 #ifdef SK_JEMALLOC
+#define DIGITS_OF(n) #n
+#define TEXT_OF(n) DIGITS_OF(n)
 /* Read by jemalloc at its first allocation. */
-const char *malloc_conf = "oversize_threshold:" LARGE_OBJECT_BYTES;
+const char *malloc_conf = "oversize_threshold:" TEXT_OF(LARGE_OBJECT_BYTES);
 #endif
 
 static int cmd_serve(const options *o, const char *db)
 {
 #ifndef SK_JEMALLOC
-    mallopt(M_MMAP_THRESHOLD, atoi(LARGE_OBJECT_BYTES));
+    mallopt(M_MMAP_THRESHOLD, LARGE_OBJECT_BYTES);
 #endif
     if (mkdir_p(o->data_dir) < 0 || restrict_data_dir(o->data_dir) < 0)
         return fail("cannot create a private data directory %s", o->data_dir);

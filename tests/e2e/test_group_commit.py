@@ -202,7 +202,6 @@ class EtcdBatch(unittest.TestCase):
                          (0, rev0 + N + (0 if on_pg else 1)))
 
 
-
 class Plans(ServerTestCase, unittest.TestCase):
 
     @classmethod
