@@ -17,16 +17,27 @@ With --writebench BIN (build/writebench), each sqlkube target also takes
 durable creates of 1 KiB ConfigMaps over its Kubernetes API (plain HTTP,
 keep-alive, one connection per client) at the same client counts: issue 16's
 comparison of the REST write path with etcd's puts, in the same run.
+  * fanout (only when --sections names it): issue 16's fan-out load, 1,000
+    watches and 1,000 writes offered at 500 a second by 16 writers, on each
+    target: through clientv3 with the watches on 1,000 connections (one
+    watch each, as 1,000 separate clients would), on one connection in one
+    stream, and on 100 connections with one stream each; on each sqlkube
+    target also over its Kubernetes API (`watchbench latency`: 1,000 watch
+    connections, ConfigMap creates). Write-to-event latency over every
+    delivery, the writes' own latency, the rate reached, and the CPU seconds
+    of the server and of the load generator.
 Prints markdown tables; the ratio column is the target's rate over etcd's
 puts/s at the same client count in the same run.
 
 Usage: bench/etcd_side_by_side.py --bin build/sqlkube [--pg-url URL]
        [--seconds 10] [--clients 1,8,32,64] [--writebench build/writebench]
+       [--sections put,watch,fanout] [--watchbench build/watchbench]
 """
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -140,6 +151,62 @@ def watch_with_memory(binary, target, streams):
     return r
 
 
+def cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def measured(target, cmd):
+    """Runs cmd (a load generator printing one JSON line) and adds the CPU
+    seconds the target's server and the generator used meanwhile."""
+    s0, c0 = cpu_s(target.proc.pid), children_cpu_s()
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise SystemExit("%s failed: %s" % (cmd[0], out.stderr[-2000:]))
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r["server_cpu_s"] = cpu_s(target.proc.pid) - s0
+    r["client_cpu_s"] = children_cpu_s() - c0
+    return r
+
+
+FANOUT_WATCHERS, FANOUT_EVENTS, FANOUT_RATE, FANOUT_WRITERS = 1000, 1000, 500, 16
+# (label, gRPC connections, watch streams) of the etcd API runs
+FANOUT_SHAPES = [("1,000 connections", 1000, 1000), ("1 connection, 1 stream", 1, 1),
+                 ("100 connections", 100, 100)]
+
+
+def fanout(etcdload, watchbench, target):
+    """Issue 16's fan-out load on target: [(api, shape, result)], results
+    in one form (p50_ms, p99_ms, max_ms, write_p50_ms, rate, complete,
+    server_cpu_s, client_cpu_s)."""
+    rows = []
+    for label, conns, streams in FANOUT_SHAPES:
+        r = measured(target, [etcdload, "-endpoint", "127.0.0.1:%d" % target.port, "-mode",
+                              "watch", "-watchers", str(FANOUT_WATCHERS), "-streams",
+                              str(streams), "-watch-conns", str(conns), "-events",
+                              str(FANOUT_EVENTS), "-interval", str(1000 // FANOUT_RATE),
+                              "-writers", str(FANOUT_WRITERS), "-settle", "1"])
+        r.update(write_p50_ms=r["put_p50_ms"], rate=r["puts_per_s"],
+                 complete=r["complete_watchers"] == FANOUT_WATCHERS)
+        rows.append(("etcd", label, r))
+    if target.rest_port:
+        r = measured(target, [watchbench, "latency", "--url",
+                              "http://127.0.0.1:%d" % target.rest_port, "--namespace", "lat",
+                              "--clients", str(FANOUT_WATCHERS), "--events", str(FANOUT_EVENTS),
+                              "--rate", str(FANOUT_RATE), "--writers", str(FANOUT_WRITERS)])
+        r.update(write_p50_ms=r["create_p50_ms"], rate=FANOUT_EVENTS / r["write_s"],
+                 complete=r["all_in_order"] and r["bad_watchers"] == 0
+                 and r["deliveries"] == r["expected"])
+        rows.append(("Kubernetes", "1,000 connections", r))
+    return rows
+
+
 def wait_up(binary, target):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -159,34 +226,43 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--clients", default="1,8,32,64")
     ap.add_argument("--writebench", help="also HTTP creates through this build/writebench")
+    ap.add_argument("--sections", default="put,watch", help="of put, watch, fanout")
+    ap.add_argument("--watchbench", default="build/watchbench", help="for the fanout section")
     args = ap.parse_args()
+    sections = set(args.sections.split(","))
+    # 1,000 watch connections and the server's side of them
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     out_dir = os.path.dirname(os.path.abspath(args.bin))
     etcdload = build_etcdload(out_dir)
     starters = [start_etcd, lambda: start_sqlkube(args.bin, None)]
     if args.pg_url:
         starters.append(lambda: start_sqlkube(args.bin, args.pg_url))
-    rows, http_rows, watch_rows, etcd_rate = [], [], [], {}
+    rows, http_rows, watch_rows, fanout_rows, etcd_rate = [], [], [], [], {}
     for start in starters:
         t = start()
         try:
             wait_up(etcdload, t)
-            for n in [int(c) for c in args.clients.split(",")]:
+            for n in [int(c) for c in args.clients.split(",")] if "put" in sections else []:
                 r = load(etcdload, t, "-mode", "put", "-clients", str(n), "-seconds",
                          str(args.seconds))
                 if t.name.startswith("etcd"):
                     etcd_rate[n] = r["puts_per_s"]
                 rows.append((t.name, n, r))
-            if args.writebench and t.rest_port:
+            if args.writebench and t.rest_port and "put" in sections:
                 for n in [int(c) for c in args.clients.split(",")]:
                     http_rows.append((t.name, n, http_creates(args.writebench, t, n,
                                                               args.seconds)))
-            for streams in (1, 100):
+            for streams in (1, 100) if "watch" in sections else ():
                 watch_rows.append((t.name, streams, watch_with_memory(etcdload, t, streams)))
+            if "fanout" in sections:
+                fanout_rows += [(t.name,) + row for row in fanout(etcdload, args.watchbench, t)]
         finally:
             t.stop()
         print("done: %s" % t.name, file=sys.stderr)
-    print("| target | clients | puts/s | vs etcd | p50 ms | p99 ms | failed |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    if rows:
+        print("| target | clients | puts/s | vs etcd | p50 ms | p99 ms | failed |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
     for name, n, r in rows:
         print("| %s | %d | %.0f | %.2fx | %.1f | %.1f | %d |" % (
             name, n, r["puts_per_s"], r["puts_per_s"] / etcd_rate[n], r["p50_ms"], r["p99_ms"],
@@ -200,14 +276,25 @@ def main():
             print("| %s | %d | %.0f | %.2fx | %.1f | %.1f | %d |" % (
                 name, n, r["creates_per_s"], r["creates_per_s"] / etcd_rate[n], r["p50_ms"],
                 r["p99_ms"], r["failed"]))
-    print()
-    print("| target | 1,000 watches over | deliveries | complete watches | out of order "
-          "| latency p50 ms | p99 ms | max ms | RSS per watch KiB |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    if watch_rows:
+        print()
+        print("| target | 1,000 watches over | deliveries | complete watches | out of order "
+              "| latency p50 ms | p99 ms | max ms | RSS per watch KiB |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, streams, r in watch_rows:
         print("| %s | %d stream%s | %d | %d | %d | %.1f | %.1f | %.1f | %.1f |" % (
             name, streams, "s" if streams > 1 else "", r["deliveries"], r["complete_watchers"],
             r["out_of_order"], r["p50_ms"], r["p99_ms"], r["max_ms"], r["kib_per_watch"]))
+    if fanout_rows:
+        print()
+        print("| target | API | 1,000 watches over | writes/s reached | every event once, in order "
+              "| latency p50 ms | p99 ms | max ms | write p50 ms | server CPU s "
+              "| load generator CPU s |")
+        print("|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for name, api, shape, r in fanout_rows:
+        print("| %s | %s | %s | %.0f | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f |" % (
+            name, api, shape, r["rate"], "yes" if r["complete"] else "NO", r["p50_ms"],
+            r["p99_ms"], r["max_ms"], r["write_p50_ms"], r["server_cpu_s"], r["client_cpu_s"]))
 
 
 if __name__ == "__main__":

@@ -5,12 +5,15 @@
 //	put    -clients N -seconds S -size B: N goroutines put B-byte values to
 //	       their own keys back to back over -conns clientv3 clients (gRPC
 //	       connections) for S seconds; puts/s and latency percentiles.
-//	watch  -watchers W -streams K -events E -interval MS: W watches on one
-//	       prefix spread over K gRPC watch streams (clientv3 shares a stream
-//	       between watches of equal context metadata, so each stream gets
-//	       its own), then E puts, one every MS ms, each carrying its send
-//	       time; write-to-event latency percentiles over every delivery.
-//	       Fails unless every watch got every event once, in order. After
+//	watch  -watchers W -streams K -watch-conns C -events E -interval MS -writers N:
+//	       W watches on one prefix spread over C clientv3 clients (gRPC
+//	       connections) and over K gRPC watch streams (clientv3 shares a
+//	       stream between watches of equal context metadata, so each stream
+//	       gets its own), then E puts, one every MS ms, issued by N writer
+//	       goroutines (one: each put waits for the one before), each
+//	       carrying its send time; write-to-event latency percentiles over
+//	       every delivery, and the puts' own latency. A watch is complete
+//	       when it got all E events, each once, in revision order. After
 //	       the watches are created it prints "ready" on stderr and waits
 //	       -settle seconds, so the caller can read the server's memory.
 //
@@ -100,9 +103,9 @@ func put(endpoints string, clients, conns, seconds, size int) result {
 		"puts_per_s": float64(len(lat)) / elapsed, "p50_ms": p50, "p99_ms": p99, "max_ms": max}
 }
 
-func watch(endpoints string, watchers, streams, events, intervalMs, settle int) result {
-	cs := connect(endpoints, 2)
-	wc, writer := cs[0], cs[1]
+func watch(endpoints string, watchers, streams, conns, events, intervalMs, writers, settle int) result {
+	cs := connect(endpoints, conns+1)
+	watchClients, writer := cs[:conns], cs[conns]
 	prefix := fmt.Sprintf("/bench/watch/%d/", time.Now().UnixNano())
 	// The revision the watches start after: one put before them.
 	first, err := writer.Put(context.Background(), prefix+"start", "0")
@@ -112,9 +115,9 @@ func watch(endpoints string, watchers, streams, events, intervalMs, settle int) 
 	}
 	from := first.Header.Revision + 1
 	type got struct {
-		lat  []time.Duration
-		last int
-		bad  int
+		lat     []time.Duration
+		lastRev int64
+		bad     int
 	}
 	gots := make([]got, watchers)
 	var wg sync.WaitGroup
@@ -123,7 +126,7 @@ func watch(endpoints string, watchers, streams, events, intervalMs, settle int) 
 	created := make(chan struct{}, watchers)
 	for w := 0; w < watchers; w++ {
 		sctx := metadata.AppendToOutgoingContext(ctx, "sk-stream", strconv.Itoa(w%streams))
-		ch := wc.Watch(clientv3.WithRequireLeader(sctx), prefix, clientv3.WithPrefix(),
+		ch := watchClients[w%conns].Watch(clientv3.WithRequireLeader(sctx), prefix, clientv3.WithPrefix(),
 			clientv3.WithRev(from), clientv3.WithCreatedNotify())
 		wg.Add(1)
 		go func(w int, ch clientv3.WatchChan) {
@@ -138,13 +141,13 @@ func watch(endpoints string, watchers, streams, events, intervalMs, settle int) 
 				for _, ev := range wr.Events {
 					seq, sent := 0, int64(0)
 					fmt.Sscanf(string(ev.Kv.Value), "%d %d", &seq, &sent)
-					if seq != g.last+1 {
+					if ev.Kv.ModRevision <= g.lastRev {
 						g.bad++
 					}
-					g.last = seq
+					g.lastRev = ev.Kv.ModRevision
 					g.lat = append(g.lat, now.Sub(time.Unix(0, sent)))
 				}
-				if g.last >= events {
+				if len(g.lat) >= events {
 					return
 				}
 			}
@@ -160,18 +163,35 @@ func watch(endpoints string, watchers, streams, events, intervalMs, settle int) 
 	}
 	fmt.Fprintln(os.Stderr, "ready")
 	time.Sleep(time.Duration(settle) * time.Second)
-	var putLat []time.Duration
+	// The ticker hands each put to a free writer; with every writer busy
+	// the tick waits, so the rate falls short rather than the puts pile up.
+	putLat := make([]time.Duration, events)
+	seqs := make(chan int)
+	var wwg sync.WaitGroup
+	for i := 0; i < writers; i++ {
+		wwg.Add(1)
+		go func() {
+			defer wwg.Done()
+			for i := range seqs {
+				t0 := time.Now()
+				if _, err := writer.Put(context.Background(), fmt.Sprintf("%s%06d", prefix, i),
+					fmt.Sprintf("%d %d", i, t0.UnixNano())); err != nil {
+					fmt.Fprintln(os.Stderr, "put:", err)
+					os.Exit(2)
+				}
+				putLat[i-1] = time.Since(t0)
+			}
+		}()
+	}
+	writeStart := time.Now()
 	tick := time.NewTicker(time.Duration(intervalMs) * time.Millisecond)
 	for i := 1; i <= events; i++ {
 		<-tick.C
-		t0 := time.Now()
-		if _, err := writer.Put(context.Background(), fmt.Sprintf("%s%06d", prefix, i),
-			fmt.Sprintf("%d %d", i, t0.UnixNano())); err != nil {
-			fmt.Fprintln(os.Stderr, "put:", err)
-			os.Exit(2)
-		}
-		putLat = append(putLat, time.Since(t0))
+		seqs <- i
 	}
+	close(seqs)
+	wwg.Wait()
+	writeSeconds := time.Since(writeStart).Seconds()
 	tick.Stop()
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -184,7 +204,7 @@ func watch(endpoints string, watchers, streams, events, intervalMs, settle int) 
 	complete, bad := 0, 0
 	for _, g := range gots {
 		all = append(all, g.lat...)
-		if g.last == events && len(g.lat) == events {
+		if len(g.lat) == events && g.bad == 0 {
 			complete++
 		}
 		bad += g.bad
@@ -194,7 +214,8 @@ func watch(endpoints string, watchers, streams, events, intervalMs, settle int) 
 	for _, c := range cs {
 		c.Close()
 	}
-	return result{"mode": "watch", "watchers": watchers, "streams": streams, "events": events,
+	return result{"mode": "watch", "watchers": watchers, "streams": streams, "conns": conns,
+		"events": events, "writers": writers, "puts_per_s": float64(events) / writeSeconds,
 		"deliveries": len(all), "complete_watchers": complete, "out_of_order": bad,
 		"p50_ms": p50, "p99_ms": p99, "max_ms": max, "put_p50_ms": pp50, "put_p99_ms": pp99}
 }
@@ -211,13 +232,15 @@ func main() {
 	events := flag.Int("events", 200, "watch: puts to deliver")
 	interval := flag.Int("interval", 10, "watch: ms between puts")
 	settle := flag.Int("settle", 2, "watch: seconds between creating the watches and writing")
+	watchConns := flag.Int("watch-conns", 1, "watch: gRPC connections the watches are spread over")
+	writers := flag.Int("writers", 1, "watch: goroutines issuing the puts")
 	flag.Parse()
 	var r result
 	switch *mode {
 	case "put":
 		r = put(*endpoints, *clients, *conns, *seconds, *size)
 	case "watch":
-		r = watch(*endpoints, *watchers, *streams, *events, *interval, *settle)
+		r = watch(*endpoints, *watchers, *streams, *watchConns, *events, *interval, *writers, *settle)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", *mode)
 		os.Exit(2)

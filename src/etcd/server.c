@@ -367,6 +367,14 @@ int sk_etcd_stream_writable(sk_etcd_stream *c)
     return ok;
 }
 
+size_t sk_etcd_stream_queued(sk_etcd_stream *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->out_bytes;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
 void sk_etcd_stream_end(sk_etcd_stream *c, sk_grpc_code code, const char *message)
 {
     pthread_mutex_lock(&c->mu);

@@ -419,6 +419,21 @@ class EtcdFace(unittest.TestCase):
         for port in (self.etcd_port, self.ref.port):
             self.assertEqual(ctl(port, "del", "--prefix", "/r/")[0], 0)
 
+    def test_watch_history_in_one_response(self):
+        """A watch started in the past gets the history it missed in one
+        response (etcd batches an "unsynced" watch's events), then each live
+        revision in its own."""
+        for port in (self.etcd_port, self.ref.port):
+            for step in [["put", "/rh/a", "1"], ["put", "/rh/b", "2"], ["put", "/rh/a", "3"]]:
+                self.assertEqual(ctl(port, *step)[0], 0)
+        rc, out, err = self.watch_both(
+            lambda base: ["--prefix", "/rh/", "--rev=%d" % (base - 2), "-w", "json"],
+            [["put", "/rh/c", "4"], ["del", "/rh/b"]])
+        self.assertEqual([(r["Header"]["revision"], [e["kv"]["mod_revision"] for e in r["Events"]])
+                          for r in out], [(0, [-2, -1, 0]), (1, [1]), (2, [2])])
+        for port in (self.etcd_port, self.ref.port):
+            self.assertEqual(ctl(port, "del", "--prefix", "/rh/")[0], 0)
+
     def test_watch_compacted(self):
         """A start revision below the compacted one: the watch is canceled
         with the compact revision, and etcdctl exits saying so."""

@@ -344,6 +344,40 @@ class WatchStream(unittest.TestCase):
             self.assertEqual({(m, len(v)) for _, _, m, v in r.events}, {(r.rev, 10000)})
         self.assertNotIn(slow, h.ended)
 
+    def test_watch_behind_gets_revisions_coalesced(self):
+        """A watch that fell behind (its send refused) gets what it missed in
+        few responses, each of whole revisions with the last one's header,
+        a response's keys and values within about 1 MiB unless one revision
+        is more, every event once and in order."""
+        h = self.h2
+        slow = h.open(auto=False)
+        h.send(slow, create(b"/co/", b"/co0"))
+        h.wait(slow, 1)
+        rev = self.rev()
+        value = "x" * 10000
+        for t in range(5):  # 5 x 100 x 10 kB: more than the 4 MiB send queue
+            ops = "".join("put /co/big/%d-%03d %s\n" % (t, i, value) for i in range(100))
+            self.ctl("txn", input="\n" + ops + "\n\n")
+        for i in range(10):
+            self.ctl("put", "/co/small/%d" % i, str(i))
+        h.grant(slow)
+        deadline = time.monotonic() + 30
+        while sum(len(r.events) for r in h.msgs[slow]) < 510 and time.monotonic() < deadline:
+            h.pump(0.2)
+        got = h.msgs[slow][1:]
+        events = [e for r in got for e in r.events]
+        self.assertEqual([m for _, _, m, _ in events],
+                         [rev + 1 + t for t in range(5) for _ in range(100)] +
+                         [rev + 6 + i for i in range(10)])
+        for r in got:
+            self.assertEqual(r.rev, r.events[-1][2])
+            revs = {m for _, _, m, _ in r.events}
+            self.assertTrue(len(revs) == 1 or
+                            sum(len(k) + len(v) for _, k, _, v in r.events) <= 1 << 20)
+        small = [r for r in got if any(k.startswith(b"/co/small/") for _, k, _, _ in r.events)]
+        self.assertLess(len(small), 10)
+        self.ctl("del", "--prefix", "/co/")
+
 
 if __name__ == "__main__":
     unittest.main()
