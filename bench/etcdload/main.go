@@ -200,6 +200,7 @@ func watch(endpoints string, watchers, streams, conns, events, intervalMs, write
 	case <-time.After(60 * time.Second):
 	}
 	cancel()
+	<-done // the watch goroutines end with their channels; gots is theirs until then
 	var all []time.Duration
 	complete, bad := 0, 0
 	for _, g := range gots {
@@ -240,6 +241,10 @@ func main() {
 	case "put":
 		r = put(*endpoints, *clients, *conns, *seconds, *size)
 	case "watch":
+		if *watchConns < 1 || *writers < 1 {
+			fmt.Fprintln(os.Stderr, "-watch-conns and -writers must be at least 1")
+			os.Exit(2)
+		}
 		r = watch(*endpoints, *watchers, *streams, *watchConns, *events, *interval, *writers, *settle)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", *mode)

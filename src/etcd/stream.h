@@ -63,8 +63,9 @@ sk_err sk_etcd_stream_send(sk_etcd_stream *st, sk_etcd_send_kind kind, const uin
 /* Whether a data send would be taken now (the queue is under half its
  * bound, so a caller resuming after a refusal does not thrash at the edge). */
 int sk_etcd_stream_writable(sk_etcd_stream *st);
-/* Bytes queued and not yet handed to the connection: how far the client is
- * behind what was sent to it. */
+/* Bytes of the call's outbound queue (responses and control messages not
+ * yet wholly handed to the connection): how far the client, or the
+ * connection's flow control, is behind what was sent to it. */
 size_t sk_etcd_stream_queued(sk_etcd_stream *st);
 /* Ends the call after the queued messages, with this status (message
  * copied; NULL: none). Later sends fail; on_close follows. */

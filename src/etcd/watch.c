@@ -3,7 +3,7 @@
  * revision) under one lock; the feed thread's rounds; the Watch method's
  * callbacks.
  *
- * A round: under the lock, find the lowest cursor that is behind the feed's
+ * A round: under the lock, find the lowest cursor short of the feed's
  * revision `top` among watches whose stream can take data; read the span
  * (lo, min(top, lo + SPAN)] without the lock; build each change's Event
  * once (with and without prev_kv); then, under the lock, give every watch
@@ -12,13 +12,15 @@
  * a commit's events), and move its cursor past the span.
  *
  * A watch that is behind gets its span's events in as few responses as a
- * response's budget allows (whole revisions; header: the last one), as etcd
+ * response's budget allows (whole revisions; header: the last event's
+ * revision, or the span's end for the response that ends the span), as etcd
  * batches the events of its "unsynced" watches (started at a past revision)
  * and "victims" (a full send queue). A watch is behind from such a start,
- * or once a send is refused or a round passes it over for its stream's
- * full queue, until a round brings it to the feed's revision; every watch
- * of a stream with COALESCE_QUEUED bytes queued for its client counts as
- * behind too. A client that fell behind then decodes a message per watch
+ * or once a send is refused or a round passes it over because its stream
+ * cannot take data (half its queue bound queued), until a round brings it
+ * to the feed's revision; every watch of a stream with COALESCE_QUEUED
+ * bytes queued for its client counts as behind too. A span is at most SPAN
+ * revisions (etcd batches up to 1,000). A client that fell behind then decodes a message per watch
  * per round, not one per revision: with 1,000 watches on one stream that
  * cut the client's lag to about a third (bench/README.md, "Fan-out against
  * etcd").
@@ -58,10 +60,13 @@
 #define WAIT_MS 50    /* the feed's longest wait for the cache */
 #define MAX_ROUNDS 64 /* rounds between looks at stopping and progress */
 /* A stream with this much queued for its client is behind (see the top);
- * a coalesced response carries up to about COALESCE_BYTES of keys and
- * values, unless one revision alone is more. */
+ * a coalesced response carries up to about COALESCE_BYTES of events
+ * (previous versions included), unless one revision alone is more. */
 #define COALESCE_QUEUED ((size_t)16 * 1024)
 #define COALESCE_BYTES ((size_t)1024 * 1024)
+/* What an Event or KeyValue adds beyond its key and value: tags, lengths,
+ * revisions (an upper bound, for the budget). */
+#define EVENT_OVERHEAD 48
 
 #define MSG_COMPACTED "etcdserver: mvcc: required revision has been compacted"
 #define MSG_EMPTY_RANGE "mvcc: watcher range is empty"
@@ -74,8 +79,8 @@ typedef struct watcher {
     int64_t next; /* every event before this revision was sent */
     int prev_kv, progress_notify;
     int quiet;  /* no event sent since the last progress tick */
-    int behind; /* started in the past, refused a send or passed over for a full
-                   queue, and not caught up since */
+    int behind; /* started in the past, refused a send or passed over for a stream
+                   that could not take data, and not caught up since */
     struct watcher *link;
 } watcher;
 
@@ -164,6 +169,7 @@ typedef struct change {
     sk_kv kv;
     int deleted;
     Mvccpb__Event *plain, *with_prev; /* the Event without and with prev_kv */
+    size_t size, size_with_prev;      /* roughly, their bytes in a response */
 } change;
 
 typedef struct batch {
@@ -220,6 +226,7 @@ static int collect(void *arg, const sk_kv_row *row, const sk_kv *prev)
         e->kv = kv_msg(b->a, &c->kv);
     }
     c->plain = c->with_prev = e;
+    c->size = c->size_with_prev = EVENT_OVERHEAD + c->kv.key_len + c->kv.value_len;
     /* etcd looks up no previous version for a creation */
     int creation = !row->deleted && row->kv.create_rev == row->kv.mod_rev;
     if (prev && !creation) {
@@ -229,6 +236,7 @@ static int collect(void *arg, const sk_kv_row *row, const sk_kv *prev)
         c->with_prev = sk_arena_alloc(b->a, sizeof *e);
         *c->with_prev = *e;
         c->with_prev->prev_kv = kv_msg(b->a, &p);
+        c->size_with_prev += EVENT_OVERHEAD + p.key_len + p.value_len;
     }
     return 0;
 }
@@ -256,12 +264,14 @@ static void cancel_compacted(sk_etcd_watches *hub)
     pthread_mutex_unlock(&hub->mu);
 }
 
-/* Sends w the events gathered in scratch[0..k), all of revision rev or
- * older: one response whose header has revision rev. Registry lock held. */
-static int send_events(wstream *ws, watcher *w, int64_t rev, Mvccpb__Event **scratch, size_t k)
+/* Sends w the events gathered in scratch[0..k), the last of revision rev,
+ * in one response whose header has revision header_rev (>= rev), and moves
+ * its cursor past rev. Registry lock held. */
+static int send_events(wstream *ws, watcher *w, int64_t header_rev, int64_t rev,
+                       Mvccpb__Event **scratch, size_t k)
 {
     Etcdserverpb__ResponseHeader h;
-    sk_etcd_header_init(ws->hub->svc, &h, rev);
+    sk_etcd_header_init(ws->hub->svc, &h, header_rev);
     Etcdserverpb__WatchResponse m = ETCDSERVERPB__WATCH_RESPONSE__INIT;
     m.header = &h;
     m.watch_id = w->id;
@@ -276,14 +286,14 @@ static int send_events(wstream *ws, watcher *w, int64_t rev, Mvccpb__Event **scr
     return 1;
 }
 
-/* Bytes of keys and values of the changes of b from i on that share change
- * i's revision: the size that revision adds to a response, or more (those
- * the watch does not select are counted too). */
-static size_t revision_bytes(const batch *b, size_t i)
+/* Roughly the bytes the changes of b from i on that share change i's
+ * revision add to a response, or more (those the watch does not select are
+ * counted too). */
+static size_t revision_bytes(const batch *b, size_t i, int prev_kv)
 {
     size_t n = 0;
     for (size_t j = i; j < b->n && b->v[j].kv.mod_rev == b->v[i].kv.mod_rev; j++)
-        n += b->v[j].kv.key_len + b->v[j].kv.value_len;
+        n += prev_kv ? b->v[j].size_with_prev : b->v[j].size;
     return n;
 }
 
@@ -306,9 +316,9 @@ static void serve(wstream *ws, watcher *w, const batch *b, int64_t hi, int64_t t
             !sk_watch_sel_wants(&w->sel, c->kv.key, c->kv.key_len, c->deleted))
             continue;
         if (c->kv.mod_rev != rev) {
-            size_t size = budget ? revision_bytes(b, i) : 0;
+            size_t size = budget ? revision_bytes(b, i, w->prev_kv) : 0;
             if (k && (!budget || bytes + size > budget)) {
-                if (!send_events(ws, w, rev, scratch, k))
+                if (!send_events(ws, w, rev, rev, scratch, k))
                     return;
                 k = 0;
                 bytes = 0;
@@ -318,7 +328,9 @@ static void serve(wstream *ws, watcher *w, const batch *b, int64_t hi, int64_t t
         rev = c->kv.mod_rev;
         scratch[k++] = w->prev_kv ? c->with_prev : c->plain;
     }
-    if (k && !send_events(ws, w, rev, scratch, k))
+    /* A coalesced response that ends the span says so in its header, as
+     * etcd's batches carry its current revision. */
+    if (k && !send_events(ws, w, budget ? hi : rev, rev, scratch, k))
         return;
     w->next = hi + 1;
     if (hi >= top)
@@ -336,7 +348,7 @@ static int round_once(sk_etcd_watches *hub, int64_t floor)
         if (!ws->watchers)
             continue;
         if (!sk_etcd_stream_writable(ws->st)) {
-            /* passed over for its full queue: as behind as a refused send */
+            /* passed over: as behind as a refused send */
             for (watcher *w = ws->watchers; w; w = w->link)
                 w->behind |= w->next - 1 < top;
             continue;

@@ -12,8 +12,9 @@
  * etcd writes of a span of revisions ONCE (sk_store_kv_changes: rows and
  * their previous versions, one statement) from the lowest cursor that is
  * behind, and hands every watch whose cursor lies in that span its events,
- * a response per revision (a revision's events are never split), then
- * moves its cursor past the span. A watch created with an old start revision, and a
+ * a response per revision, or several revisions per response for a watch
+ * that fell behind (a revision's events are never split), then moves its
+ * cursor past the span. A watch created with an old start revision, and a
  * watch whose stream's send queue is full, simply stay behind; the next
  * round reads from their cursor again: the "unsynced" watchers of etcd,
  * served from SQL history rather than buffered. A cursor below the
