@@ -38,19 +38,10 @@ import statistics
 import subprocess
 import tempfile
 import time
-from benchlib import free_port, Client
+from benchlib import cpu_seconds, free_port, Client
 
 NS_PATH = "/api/v1/namespaces/default/configmaps"
 MANAGERS = 10
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
-
-
 class Raw(Client):
     def send(self, method, path, body, ctype):
         self.conn.request(method, path, body=body,

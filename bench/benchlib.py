@@ -1,9 +1,10 @@
-"""What the Python benchmarks share: a free loopback port, and a JSON client
-on one keep-alive HTTP connection (HTTPS when given an ssl context). Stdlib
-only."""
+"""What the Python benchmarks share: a free loopback port, a process's CPU
+time so far, and a JSON client on one keep-alive HTTP connection (HTTPS when
+given an ssl context). Stdlib only."""
 
 import http.client
 import json
+import os
 import socket
 
 
@@ -11,6 +12,13 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def cpu_seconds(pid):
+    """The process's user + system CPU time so far, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Client:

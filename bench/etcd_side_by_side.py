@@ -50,7 +50,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 
 from gobuild import go_build  # noqa: E402
-from benchlib import free_port  # noqa: E402
+from benchlib import cpu_seconds, free_port  # noqa: E402
 
 
 def build_etcdload(out_dir):
@@ -151,12 +151,6 @@ def watch_with_memory(binary, target, streams):
     return r
 
 
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def children_cpu_s():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -165,12 +159,12 @@ def children_cpu_s():
 def measured(target, cmd):
     """Runs cmd (a load generator printing one JSON line) and adds the CPU
     seconds the target's server and the generator used meanwhile."""
-    s0, c0 = cpu_s(target.proc.pid), children_cpu_s()
+    s0, c0 = cpu_seconds(target.proc.pid), children_cpu_s()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise SystemExit("%s failed: %s" % (cmd[0], out.stderr[-2000:]))
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    r["server_cpu_s"] = cpu_s(target.proc.pid) - s0
+    r["server_cpu_s"] = cpu_seconds(target.proc.pid) - s0
     r["client_cpu_s"] = children_cpu_s() - c0
     return r
 

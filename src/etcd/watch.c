@@ -169,7 +169,10 @@ typedef struct change {
     sk_kv kv;
     int deleted;
     Mvccpb__Event *plain, *with_prev; /* the Event without and with prev_kv */
-    size_t size, size_with_prev;      /* roughly, their bytes in a response */
+    /* Roughly the bytes this change and the later ones of its revision add
+     * to a response, without and with prev_kv (size_rest), once the batch is
+     * read (revision_sizes); this change's own until then. */
+    size_t size_rest, size_rest_with_prev;
 } change;
 
 typedef struct batch {
@@ -226,7 +229,7 @@ static int collect(void *arg, const sk_kv_row *row, const sk_kv *prev)
         e->kv = kv_msg(b->a, &c->kv);
     }
     c->plain = c->with_prev = e;
-    c->size = c->size_with_prev = EVENT_OVERHEAD + c->kv.key_len + c->kv.value_len;
+    c->size_rest = c->size_rest_with_prev = EVENT_OVERHEAD + c->kv.key_len + c->kv.value_len;
     /* etcd looks up no previous version for a creation */
     int creation = !row->deleted && row->kv.create_rev == row->kv.mod_rev;
     if (prev && !creation) {
@@ -236,7 +239,7 @@ static int collect(void *arg, const sk_kv_row *row, const sk_kv *prev)
         c->with_prev = sk_arena_alloc(b->a, sizeof *e);
         *c->with_prev = *e;
         c->with_prev->prev_kv = kv_msg(b->a, &p);
-        c->size_with_prev += EVENT_OVERHEAD + p.key_len + p.value_len;
+        c->size_rest_with_prev += EVENT_OVERHEAD + p.key_len + p.value_len;
     }
     return 0;
 }
@@ -286,15 +289,18 @@ static int send_events(wstream *ws, watcher *w, int64_t header_rev, int64_t rev,
     return 1;
 }
 
-/* Roughly the bytes the changes of b from i on that share change i's
- * revision add to a response, or more (those the watch does not select are
- * counted too). */
-static size_t revision_bytes(const batch *b, size_t i, int prev_kv)
+/* Makes each change's size_rest cover the later changes of its revision
+ * too: once per batch, so that a watch's budget check costs no scan of its
+ * own (those the watch does not select are counted too: an upper bound). */
+static void revision_sizes(batch *b)
 {
-    size_t n = 0;
-    for (size_t j = i; j < b->n && b->v[j].kv.mod_rev == b->v[i].kv.mod_rev; j++)
-        n += prev_kv ? b->v[j].size_with_prev : b->v[j].size;
-    return n;
+    for (size_t i = b->n; i-- > 1;) {
+        change *c = &b->v[i - 1];
+        if (c->kv.mod_rev == b->v[i].kv.mod_rev) {
+            c->size_rest += b->v[i].size_rest;
+            c->size_rest_with_prev += b->v[i].size_rest_with_prev;
+        }
+    }
 }
 
 /* Sends w the events of b it selects at or after its cursor, a response
@@ -316,7 +322,7 @@ static void serve(wstream *ws, watcher *w, const batch *b, int64_t hi, int64_t t
             !sk_watch_sel_wants(&w->sel, c->kv.key, c->kv.key_len, c->deleted))
             continue;
         if (c->kv.mod_rev != rev) {
-            size_t size = budget ? revision_bytes(b, i, w->prev_kv) : 0;
+            size_t size = !budget ? 0 : w->prev_kv ? c->size_rest_with_prev : c->size_rest;
             if (k && (!budget || bytes + size > budget)) {
                 if (!send_events(ws, w, rev, rev, scratch, k))
                     return;
@@ -371,6 +377,7 @@ static int round_once(sk_etcd_watches *hub, int64_t floor)
         sk_log_warn("etcd watch: cannot read revisions %lld..%lld: %s", (long long)lo + 1,
                     (long long)hi, sk_err_name(err));
     } else {
+        revision_sizes(&b);
         Mvccpb__Event **scratch = malloc((b.n ? b.n : 1) * sizeof *scratch);
         SK_CHECK_ALLOC(scratch);
         pthread_mutex_lock(&hub->mu);
