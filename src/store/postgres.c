@@ -37,8 +37,16 @@
  * FROM unnest() of one array parameter per column, in PostgreSQL's binary
  * array format, so they are parsed and planned once per session, not once
  * per batch size as a multi-row VALUES list was, and values need no
- * escaping. append_held also upserts sk_current with each key's newest held
- * version only (ON CONFLICT DO UPDATE may not touch a row twice).
+ * escaping. append_held also writes sk_current with each key's newest held
+ * version only (ON CONFLICT DO UPDATE may not touch a row twice): a plain
+ * INSERT for keys this transaction knows are not there (prefetched absent,
+ * or deleted by it), an upsert for the rest. The upsert's conflict check is
+ * an index descent of its own before the insert's; skipping it for creates
+ * took a third off sk_current's insert cost (bench/README.md). Were a key
+ * wrongly thought absent, the INSERT would fail on the primary key and the
+ * batch replay: the error is loud, never a lost row. Only writers holding
+ * the revision lock write sk_current, so what the transaction saw stays
+ * true until it commits.
  *
  * Flights. Every round trip costs both sides a send, a receive and a
  * wake-up, which on the benchmark VM cost more CPU than the statements
@@ -388,7 +396,9 @@ static const struct {
          "WITH h AS (INSERT INTO sk_history (rev, resource, namespace, name, uid,"
          " create_rev, prev_rev, deleted, value) SELECT r, s, n, m, u, c, p, false, v"
          " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],"
-         " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v))"
+         " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v)),"
+         " a AS (INSERT INTO sk_current (resource, namespace, name, rev)"
+         " SELECT * FROM unnest($13::text[], $14::text[], $15::text[], $16::bigint[]))"
          " INSERT INTO sk_current (resource, namespace, name, rev)"
          " SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[])"
          " ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = excluded.rev"},
@@ -440,6 +450,8 @@ typedef struct known_kv {
     int64_t n[4];
     size_t key_off, key_len, value_off, value_len, uid_off; /* in sk_conn.known_bytes */
     size_t newest_held; /* kind 'r': index + 1 of its newest held_obj, 0: none */
+    int in_current; /* kind 'r': sk_current holds the key now, in this transaction: 1 yes,
+                       0 no, -1 not known (never read or written here) */
 } known_kv;
 
 struct sk_conn {
@@ -602,7 +614,7 @@ static size_t held_put(sk_conn *c, const void *bytes, size_t len)
  * 1 GB PostgreSQL allows a value and a message. */
 #define HELD_CHUNK_BYTES ((size_t)64 << 20)
 
-#define MAX_ARRAY_COLS 12
+#define MAX_ARRAY_COLS 16
 
 /* Queues statement id with the n binary arrays cols as its parameters, in
  * pipeline mode. Returns libpq's 1 or 0. */
@@ -649,23 +661,25 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
     return send_arrays(c, ST_KV_INSERT, cols, HELD_COLS);
 }
 
-#define OBJ_COLS 12
+#define OBJ_COLS 16
 _Static_assert(OBJ_COLS <= MAX_ARRAY_COLS && HELD_COLS <= MAX_ARRAY_COLS, "send_arrays' room");
 
 /* As queue_held, for the held object versions (append_held). */
 static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
 {
-    size_t from = *next, to = from, bytes = 0, n_newest = 0;
+    size_t from = *next, to = from, bytes = 0, n_upsert = 0, n_insert = 0;
     while (to < c->n_objs && (to == from || bytes < HELD_CHUNK_BYTES)) {
         const held_obj *o = &c->objs[to++];
+        const known_kv *k = &c->known[o->known];
         bytes += o->value_len;
-        n_newest += c->known[o->known].newest_held == to;
+        if (k->newest_held == to)
+            *(k->in_current == 0 ? &n_insert : &n_upsert) += 1;
     }
-    static const uint32_t oids[OBJ_COLS] = {OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT,
-                                            OID_TEXT, OID_INT8, OID_INT8, OID_TEXT,
-                                            OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8};
+    static const uint32_t oids[OBJ_COLS] = {
+        OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_INT8, OID_TEXT,
+        OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8};
     for (int k = 0; k < OBJ_COLS; k++)
-        array_start(&cols[k], oids[k], k < 8 ? to - from : n_newest);
+        array_start(&cols[k], oids[k], k < 8 ? to - from : k < 12 ? n_upsert : n_insert);
     const char *b = c->held_bytes.data;
     for (size_t i = from; i < to; i++) {
         const held_obj *o = &c->objs[i];
@@ -677,11 +691,14 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
         array_i64(&cols[5], o->create_rev);
         array_i64(&cols[6], o->prev_rev);
         array_bytes(&cols[7], b + o->value_off, o->value_len);
-        if (c->known[o->known].newest_held == i + 1) {
-            array_str(&cols[8], b + o->resource_off);
-            array_str(&cols[9], b + o->ns_off);
-            array_str(&cols[10], b + o->name_off);
-            array_i64(&cols[11], o->rev);
+        known_kv *k = &c->known[o->known];
+        if (k->newest_held == i + 1) {
+            sk_buf *cur = &cols[k->in_current == 0 ? 12 : 8];
+            array_str(&cur[0], b + o->resource_off);
+            array_str(&cur[1], b + o->ns_off);
+            array_str(&cur[2], b + o->name_off);
+            array_i64(&cur[3], o->rev);
+            k->in_current = 1; /* if this flight fails, the transaction is rolled back */
         }
     }
     *next = to;
@@ -871,7 +888,7 @@ static known_kv *known_entry(sk_conn *c, char kind, const unsigned char *key, si
         SK_CHECK_ALLOC(c->known);
     }
     k = &c->known[c->n_known++];
-    *k = (known_kv){.kind = kind, .key_len = len};
+    *k = (known_kv){.kind = kind, .key_len = len, .in_current = -1};
     k->key_off = known_put(c, key, len);
     *known_slot(c, kind, key, len) = (uint32_t)c->n_known;
     return k;
@@ -1240,7 +1257,7 @@ static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
     for (int i = 0; err == SK_OK && rows_at >= 0 && i < PQntuples(res[rows_at]); i++) {
         sk_row row;
         if ((err = row_view(res[rows_at], i, &row)) == SK_OK)
-            known_set_row(c, row.resource, row.ns, row.name, &row);
+            known_set_row(c, row.resource, row.ns, row.name, &row)->in_current = 1;
     }
     if (err == SK_OK)
         *rev_out = rev;
@@ -1296,7 +1313,8 @@ static sk_err pg_prefetch_current(sk_conn *c, const char *const *resources, cons
         row_key(&c->probe, resources[i], nss[i], names[i]);
         if (known_find(c, 'r', (const unsigned char *)c->probe.data, c->probe.len))
             continue;
-        known_set_row(c, resources[i], nss[i], names[i], NULL); /* absent unless answered */
+        /* absent unless answered */
+        known_set_row(c, resources[i], nss[i], names[i], NULL)->in_current = 0;
         array_text(&c->asked_row[0], resources[i]);
         array_text(&c->asked_row[1], nss[i]);
         array_text(&c->asked_row[2], names[i]);
@@ -1319,7 +1337,7 @@ static sk_err append_tombstone(sk_conn *c, const sk_row *row)
     PGresult *res = NULL;
     sk_err err = run(c, ST_APPEND_TOMBSTONE, 8, values, lengths, formats, &res);
     if (err == SK_OK)
-        known_set_row(c, row->resource, row->ns, row->name, row);
+        known_set_row(c, row->resource, row->ns, row->name, row)->in_current = 0;
     PQclear(res);
     return err;
 }

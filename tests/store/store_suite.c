@@ -2270,6 +2270,71 @@ static void test_history_hand_off(void **state)
     sk_store_close(other);
 }
 
+/* One key created, deleted, created again, updated and refused within what
+ * are mostly one batch (the writer is busy with the fillers when they
+ * arrive), beside a create of a key that exists and an update of another:
+ * every outcome as if the writes ran one by one, and the current row read
+ * back from SQL by a store that wrote nothing. On PostgreSQL this drives the
+ * writer's choice between a plain insert into sk_current (a key the
+ * transaction knows is absent) and an upsert. */
+static void test_batch_recreates_key(void **state)
+{
+    fixture *f = *state;
+    create(f, CM, "default", "there", "t1");
+    create(f, CM, "default", "moved", "m1");
+    enum { FILLERS = 40, SEQ = 9, N = FILLERS + SEQ };
+    static const struct {
+        sk_write_op op;
+        const char *name, *payload;
+        sk_err want;
+    } seq[SEQ] = {
+        {SK_WRITE_CREATE, "k", "k1", SK_OK},
+        {SK_WRITE_DELETE, "k", NULL, SK_OK},
+        {SK_WRITE_CREATE, "k", "k2", SK_OK},
+        {SK_WRITE_UPDATE, "k", "k3", SK_OK},
+        {SK_WRITE_CREATE, "k", "k4", SK_ERR_ALREADY_EXISTS},
+        {SK_WRITE_CREATE, "there", "t2", SK_ERR_ALREADY_EXISTS},
+        {SK_WRITE_UPDATE, "moved", "m2", SK_OK},
+        {SK_WRITE_DELETE, "k", NULL, SK_OK},
+        {SK_WRITE_CREATE, "k", "k5", SK_OK},
+    };
+    concurrent c = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    op_slot ops[N];
+    memset(ops, 0, sizeof ops);
+    for (int i = 0; i < N; i++) {
+        op_slot *op = &ops[i];
+        snprintf(op->ns, sizeof op->ns, "default");
+        if (i < FILLERS) {
+            snprintf(op->name, sizeof op->name, "filler-%d", i);
+            op->req = (wreq){.op = SK_WRITE_CREATE, .payload = "f"};
+            op->want = SK_OK;
+        } else {
+            snprintf(op->name, sizeof op->name, "%s", seq[i - FILLERS].name);
+            op->req = (wreq){.op = seq[i - FILLERS].op, .payload = seq[i - FILLERS].payload};
+            op->want = seq[i - FILLERS].want;
+        }
+        op->req.resource = CM;
+        op->req.ns = op->ns;
+        op->req.name = op->name;
+        submit(&c, f->s, op);
+    }
+    wait_finished(&c, N);
+    for (int i = 0; i < N; i++)
+        if (ops[i].got != ops[i].want)
+            fail_msg("write %d (%s): %s, want %s", i, ops[i].name, sk_err_name(ops[i].got),
+                     sk_err_name(ops[i].want));
+    sk_store *fresh = open_other(f); /* wrote nothing: reads SQL only */
+    fixture g = *f;
+    g.s = fresh;
+    static const char *const want[][2] = {{"k", "k5"}, {"there", "t1"}, {"moved", "m2"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char *p = get_payload(&g, "default", want[i][0], 0, SK_OK);
+        assert_string_equal(p, want[i][1]);
+        free(p);
+    }
+    sk_store_close(fresh);
+}
+
 /* Compaction covers the keyspace: reads below the compact revision expire,
  * at it they still see the version then live; superseded versions and
  * tombstones at or below it are gone; it survives a reopen. */
@@ -2663,6 +2728,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kv_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_txn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_history_hand_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_recreates_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_compaction_spans, setup, teardown),
