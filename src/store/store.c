@@ -141,10 +141,12 @@ struct sk_store {
     int64_t known_rev, known_compact, counter_read_ms;
     int must_read_counter;
 
-    /* Commit notification: the last revision this process committed. */
+    /* Commit notification: the last revision this process committed, and
+     * the revisions (lo, hi] of the commit whose answer the writer awaits
+     * (0, 0: none), which the database may already announce. */
     pthread_mutex_t commit_mu;
     pthread_cond_t commit_cv;
-    int64_t committed_rev;
+    int64_t committed_rev, awaited_lo, awaited_hi;
 
     /* This process's committed batches, for sk_store_history (see the top),
      * and the highest compact revision this process has read or set: below
@@ -513,6 +515,18 @@ static void hand_off(sk_store *s, int64_t rev0, int64_t rev, pending *first, int
     sk_handoff_publish(s->handoff, b);
 }
 
+/* Marks (lo, hi] as the commit in flight (0, 0: none left) for
+ * sk_store_wait_commit, waking its waiter when it clears. */
+static void set_awaited(sk_store *s, int64_t lo, int64_t hi)
+{
+    pthread_mutex_lock(&s->commit_mu);
+    s->awaited_lo = lo;
+    s->awaited_hi = hi;
+    if (!hi)
+        pthread_cond_broadcast(&s->commit_cv);
+    pthread_mutex_unlock(&s->commit_mu);
+}
+
 /* Runs intents [first, first+n) (a linked run) in one transaction. Returns 0
  * if a database error aborted the transaction (nothing was committed). */
 static int run_batch(sk_store *s, pending *first, int n)
@@ -542,9 +556,11 @@ static int run_batch(sk_store *s, pending *first, int n)
         s->ops->rollback(s->wconn); /* nothing written: no revision, no fsync */
         return 1;
     }
+    set_awaited(s, rev0, rev);
     err = s->ops->commit_write(s->wconn, rev);
     if (err != SK_OK) {
         s->ops->rollback(s->wconn);
+        set_awaited(s, 0, 0);
         return 0;
     }
     if (rev > rev0)
@@ -552,6 +568,7 @@ static int run_batch(sk_store *s, pending *first, int n)
     pthread_mutex_lock(&s->commit_mu);
     if (rev > s->committed_rev)
         s->committed_rev = rev;
+    s->awaited_lo = s->awaited_hi = 0;
     pthread_cond_broadcast(&s->commit_cv);
     pthread_mutex_unlock(&s->commit_mu);
     return 1;
@@ -1142,6 +1159,18 @@ sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int6
             s->must_read_counter = 0;
         }
         pthread_mutex_lock(&s->commit_mu);
+        /* PostgreSQL delivers a commit's NOTIFY as it commits, and the
+         * writer hears its COMMIT answer a moment later: revisions this
+         * process is committing are known before they are handed off, and
+         * reading them now would read them from SQL. Wait for the hand-off
+         * instead (only revisions above the awaited commit's first are its
+         * own; the writer ends the wait whether the commit succeeds or not). */
+        struct timespec answer_by;
+        sk_deadline_after_ms(&answer_by, (int)(deadline > now ? deadline - now : 0));
+        while (s->known_rev > s->awaited_lo && s->known_rev <= s->awaited_hi &&
+               s->known_rev > s->committed_rev &&
+               pthread_cond_timedwait(&s->commit_cv, &s->commit_mu, &answer_by) == 0)
+            ;
         int64_t rev = s->committed_rev > s->known_rev ? s->committed_rev : s->known_rev;
         pthread_mutex_unlock(&s->commit_mu);
         if (rev > after_rev || now >= deadline) {
