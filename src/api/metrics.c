@@ -162,6 +162,10 @@ void sk_metrics_render(sk_metrics *m, const sk_metrics_gauges *g, sk_buf *out)
     render_gauge(out, "sqlkube_watch_cache_snapshot_budget_bytes", "gauge",
                  "What the older snapshots may take (--snapshot-memory).",
                  g->cache_snapshot_budget);
+    render_gauge(out, "sqlkube_store_batch_replays_total", "counter",
+                 "Write batches the database refused as a whole, replayed one write per "
+                 "transaction.",
+                 g->store_batch_replays);
     sk_buf_puts(out, "# HELP sqlkube_list_chunks_total List chunks by source.\n"
                      "# TYPE sqlkube_list_chunks_total counter\n");
     sk_buf_printf(out, "sqlkube_list_chunks_total{source=\"cache\"} %lld\n",

@@ -42,7 +42,8 @@
  * INSERT for keys this transaction knows are not there (prefetched absent,
  * or deleted by it), an upsert for the rest. The upsert's conflict check is
  * an index descent of its own before the insert's; skipping it for creates
- * took a third off sk_current's insert cost (bench/README.md). Were a key
+ * took a third off sk_current's insert cost (bench/README.md, "PostgreSQL's
+ * serial backend"). Were a key
  * wrongly thought absent, the INSERT would fail on the primary key and the
  * batch replay: the error is loud, never a lost row. Only writers holding
  * the revision lock write sk_current, so what the transaction saw stays
@@ -388,16 +389,18 @@ static const struct {
          " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
          " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
     /* The held object versions ($1-$8, in step) and, per key, the newest
-     * one's revision as its current row ($9-$12). One statement per batch:
-     * one parse and plan per session, one round trip. Each key appears once
-     * in the upsert, as ON CONFLICT DO UPDATE requires. */
+     * one's revision as its current row: upserted for keys that may be in
+     * sk_current ($9-$12), inserted for keys known not to be ($13-$16,
+     * CTE "absent"). One statement per batch: one parse and plan per
+     * session, one round trip. Each key appears once, as ON CONFLICT DO
+     * UPDATE requires. */
     [ST_APPEND_HELD] =
         {"append_held",
          "WITH h AS (INSERT INTO sk_history (rev, resource, namespace, name, uid,"
          " create_rev, prev_rev, deleted, value) SELECT r, s, n, m, u, c, p, false, v"
          " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],"
          " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v)),"
-         " a AS (INSERT INTO sk_current (resource, namespace, name, rev)"
+         " absent AS (INSERT INTO sk_current (resource, namespace, name, rev)"
          " SELECT * FROM unnest($13::text[], $14::text[], $15::text[], $16::bigint[]))"
          " INSERT INTO sk_current (resource, namespace, name, rev)"
          " SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[])"
@@ -661,7 +664,13 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
     return send_arrays(c, ST_KV_INSERT, cols, HELD_COLS);
 }
 
-#define OBJ_COLS 16
+/* append_held's parameters: the history columns, then the current rows to
+ * upsert, then those to insert, CURRENT_COLS each. */
+#define HISTORY_COLS 8
+#define CURRENT_COLS 4
+#define UPSERT_AT HISTORY_COLS
+#define INSERT_AT (UPSERT_AT + CURRENT_COLS)
+#define OBJ_COLS (INSERT_AT + CURRENT_COLS)
 _Static_assert(OBJ_COLS <= MAX_ARRAY_COLS && HELD_COLS <= MAX_ARRAY_COLS, "send_arrays' room");
 
 /* As queue_held, for the held object versions (append_held). */
@@ -670,16 +679,17 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
     size_t from = *next, to = from, bytes = 0, n_upsert = 0, n_insert = 0;
     while (to < c->n_objs && (to == from || bytes < HELD_CHUNK_BYTES)) {
         const held_obj *o = &c->objs[to++];
-        const known_kv *k = &c->known[o->known];
+        const known_kv *key = &c->known[o->known];
         bytes += o->value_len;
-        if (k->newest_held == to)
-            *(k->in_current == 0 ? &n_insert : &n_upsert) += 1;
+        if (key->newest_held == to)
+            *(key->in_current == 0 ? &n_insert : &n_upsert) += 1;
     }
     static const uint32_t oids[OBJ_COLS] = {
         OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_INT8, OID_TEXT,
         OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8};
     for (int k = 0; k < OBJ_COLS; k++)
-        array_start(&cols[k], oids[k], k < 8 ? to - from : k < 12 ? n_upsert : n_insert);
+        array_start(&cols[k], oids[k],
+                    k < UPSERT_AT ? to - from : k < INSERT_AT ? n_upsert : n_insert);
     const char *b = c->held_bytes.data;
     for (size_t i = from; i < to; i++) {
         const held_obj *o = &c->objs[i];
@@ -691,14 +701,14 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
         array_i64(&cols[5], o->create_rev);
         array_i64(&cols[6], o->prev_rev);
         array_bytes(&cols[7], b + o->value_off, o->value_len);
-        known_kv *k = &c->known[o->known];
-        if (k->newest_held == i + 1) {
-            sk_buf *cur = &cols[k->in_current == 0 ? 12 : 8];
+        known_kv *key = &c->known[o->known];
+        if (key->newest_held == i + 1) {
+            sk_buf *cur = &cols[key->in_current == 0 ? INSERT_AT : UPSERT_AT];
             array_str(&cur[0], b + o->resource_off);
             array_str(&cur[1], b + o->ns_off);
             array_str(&cur[2], b + o->name_off);
             array_i64(&cur[3], o->rev);
-            k->in_current = 1; /* if this flight fails, the transaction is rolled back */
+            key->in_current = 1; /* if this flight fails, the transaction is rolled back */
         }
     }
     *next = to;

@@ -153,6 +153,9 @@ struct sk_store {
      * it history answers from SQL, which expires. */
     sk_handoff *handoff;
     atomic_llong compact_seen;
+
+    /* Batches rolled back and replayed one write per transaction. */
+    atomic_llong batch_replays;
 };
 
 static const sk_backend_ops *backend_for(const char *url)
@@ -515,15 +518,26 @@ static void hand_off(sk_store *s, int64_t rev0, int64_t rev, pending *first, int
     sk_handoff_publish(s->handoff, b);
 }
 
-/* Marks (lo, hi] as the commit in flight (0, 0: none left) for
- * sk_store_wait_commit, waking its waiter when it clears. */
-static void set_awaited(sk_store *s, int64_t lo, int64_t hi)
+/* The commit whose answer the writer awaits has revisions (lo, hi], which
+ * the database may announce before the writer hears its COMMIT answer (see
+ * sk_store_wait_commit). */
+static void begin_awaited(sk_store *s, int64_t lo, int64_t hi)
 {
     pthread_mutex_lock(&s->commit_mu);
     s->awaited_lo = lo;
     s->awaited_hi = hi;
-    if (!hi)
-        pthread_cond_broadcast(&s->commit_cv);
+    pthread_mutex_unlock(&s->commit_mu);
+}
+
+/* Ends the awaited commit, committed up to rev (0: failed), and wakes whoever
+ * waits for commits. */
+static void end_awaited(sk_store *s, int64_t rev)
+{
+    pthread_mutex_lock(&s->commit_mu);
+    if (rev > s->committed_rev)
+        s->committed_rev = rev;
+    s->awaited_lo = s->awaited_hi = 0;
+    pthread_cond_broadcast(&s->commit_cv);
     pthread_mutex_unlock(&s->commit_mu);
 }
 
@@ -531,15 +545,14 @@ static void set_awaited(sk_store *s, int64_t lo, int64_t hi)
  * if a database error aborted the transaction (nothing was committed). */
 static int run_batch(sk_store *s, pending *first, int n)
 {
+    int ok = 0, roll_back = 1;
     int64_t rev0 = 0;
     /* the prefetch names its keys first: begin_write reads them after the lock */
     sk_err err = s->ops->kv_prefetch || s->ops->prefetch_current ? prefetch(s, first, n) : SK_OK;
     if (err == SK_OK)
         err = s->ops->begin_write(s->wconn, &rev0);
-    if (err != SK_OK) {
-        s->ops->rollback(s->wconn);
-        return 0;
-    }
+    if (err != SK_OK)
+        goto out;
     int64_t rev = rev0;
     const char *ns_live = NULL;
     int dirty = 0;
@@ -547,31 +560,28 @@ static int run_batch(sk_store *s, pending *first, int n)
     for (int i = 0; i < n; i++, p = p->next) {
         int db_failed = 0;
         p->err = apply_one(s, p, &rev, &ns_live, &db_failed, &dirty);
-        if (db_failed) {
-            s->ops->rollback(s->wconn);
-            return 0;
-        }
+        if (db_failed)
+            goto out;
     }
     if (rev == rev0 && !dirty) {
-        s->ops->rollback(s->wconn); /* nothing written: no revision, no fsync */
-        return 1;
+        ok = 1; /* nothing written: no revision, no fsync */
+        goto out;
     }
-    set_awaited(s, rev0, rev);
+    begin_awaited(s, rev0, rev);
     err = s->ops->commit_write(s->wconn, rev);
     if (err != SK_OK) {
-        s->ops->rollback(s->wconn);
-        set_awaited(s, 0, 0);
-        return 0;
+        end_awaited(s, 0);
+        goto out;
     }
+    ok = 1;
+    roll_back = 0;
     if (rev > rev0)
         hand_off(s, rev0, rev, first, n);
-    pthread_mutex_lock(&s->commit_mu);
-    if (rev > s->committed_rev)
-        s->committed_rev = rev;
-    s->awaited_lo = s->awaited_hi = 0;
-    pthread_cond_broadcast(&s->commit_cv);
-    pthread_mutex_unlock(&s->commit_mu);
-    return 1;
+    end_awaited(s, rev);
+out:
+    if (roll_back)
+        s->ops->rollback(s->wconn);
+    return ok;
 }
 
 static void reset_results(pending *first, int n)
@@ -615,6 +625,7 @@ static void finish(pending *p)
 static void process(sk_store *s, pending *batch, int n)
 {
     if (!run_batch(s, batch, n)) {
+        atomic_fetch_add(&s->batch_replays, 1);
         reset_results(batch, n);
         /* Replay one per transaction so a bad intent fails alone. */
         pending *p = batch;
@@ -918,6 +929,11 @@ const char *sk_store_backend_name(const sk_store *s)
     return s->ops->name;
 }
 
+int64_t sk_store_batch_replays(sk_store *s)
+{
+    return atomic_load(&s->batch_replays);
+}
+
 /* ---- reads -------------------------------------------------------------- */
 
 /* Records a compact revision read from the database (it only grows). */
@@ -1159,18 +1175,23 @@ sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int6
             s->must_read_counter = 0;
         }
         pthread_mutex_lock(&s->commit_mu);
-        /* PostgreSQL delivers a commit's NOTIFY as it commits, and the
-         * writer hears its COMMIT answer a moment later: revisions this
-         * process is committing are known before they are handed off, and
-         * reading them now would read them from SQL. Wait for the hand-off
-         * instead (only revisions above the awaited commit's first are its
-         * own; the writer ends the wait whether the commit succeeds or not). */
-        struct timespec answer_by;
-        sk_deadline_after_ms(&answer_by, (int)(deadline > now ? deadline - now : 0));
-        while (s->known_rev > s->awaited_lo && s->known_rev <= s->awaited_hi &&
-               s->known_rev > s->committed_rev &&
-               pthread_cond_timedwait(&s->commit_cv, &s->commit_mu, &answer_by) == 0)
-            ;
+        /* A commit is in the database, for PostgreSQL's NOTIFY as for
+         * SQLite's counter, a moment before its writer hears the COMMIT
+         * answer: revisions this process is committing are known before
+         * they are handed off, and reading them now would read them from
+         * SQL. Wait for the hand-off instead (only revisions above the
+         * awaited commit's first are its own; the writer ends the wait
+         * whether the commit succeeds or not). */
+        if (s->known_rev > s->awaited_lo && s->known_rev <= s->awaited_hi) {
+            struct timespec answer_by;
+            int64_t left = deadline - sk_now_ms();
+            sk_deadline_after_ms(&answer_by, left > 0 ? left : 0);
+            while (s->known_rev > s->awaited_lo && s->known_rev <= s->awaited_hi &&
+                   s->known_rev > s->committed_rev &&
+                   pthread_cond_timedwait(&s->commit_cv, &s->commit_mu, &answer_by) == 0)
+                ;
+            now = sk_now_ms();
+        }
         int64_t rev = s->committed_rev > s->known_rev ? s->committed_rev : s->known_rev;
         pthread_mutex_unlock(&s->commit_mu);
         if (rev > after_rev || now >= deadline) {

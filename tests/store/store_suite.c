@@ -2270,25 +2270,31 @@ static void test_history_hand_off(void **state)
     sk_store_close(other);
 }
 
-/* One key created, deleted, created again, updated and refused within what
- * are mostly one batch (the writer is busy with the fillers when they
- * arrive), beside a create of a key that exists and an update of another:
- * every outcome as if the writes ran one by one, and the current row read
- * back from SQL by a store that wrote nothing. On PostgreSQL this drives the
- * writer's choice between a plain insert into sk_current (a key the
- * transaction knows is absent) and an upsert. */
+/* One key created, updated across a flush of the held rows (another key's
+ * delete), deleted, created again, updated and refused within what are
+ * mostly one batch (the writer is busy with the fillers when they arrive),
+ * beside a create of a key that exists and an update of another: every
+ * outcome as if the writes ran one by one, no batch refused and replayed,
+ * and the current rows read back from SQL by a store that wrote nothing.
+ * On PostgreSQL this drives the writer's choice between a plain insert
+ * into sk_current (a key the transaction knows is absent) and an upsert,
+ * whose mistakes only a replay would show. */
 static void test_batch_recreates_key(void **state)
 {
     fixture *f = *state;
     create(f, CM, "default", "there", "t1");
     create(f, CM, "default", "moved", "m1");
-    enum { FILLERS = 40, SEQ = 9, N = FILLERS + SEQ };
+    create(f, CM, "default", "gone", "g1");
+    int64_t replays = sk_store_batch_replays(f->s);
+    enum { FILLERS = 40, SEQ = 11, N = FILLERS + SEQ };
     static const struct {
         sk_write_op op;
         const char *name, *payload;
         sk_err want;
     } seq[SEQ] = {
         {SK_WRITE_CREATE, "k", "k1", SK_OK},
+        {SK_WRITE_DELETE, "gone", NULL, SK_OK},
+        {SK_WRITE_UPDATE, "k", "k1b", SK_OK},
         {SK_WRITE_DELETE, "k", NULL, SK_OK},
         {SK_WRITE_CREATE, "k", "k2", SK_OK},
         {SK_WRITE_UPDATE, "k", "k3", SK_OK},
@@ -2323,6 +2329,7 @@ static void test_batch_recreates_key(void **state)
         if (ops[i].got != ops[i].want)
             fail_msg("write %d (%s): %s, want %s", i, ops[i].name, sk_err_name(ops[i].got),
                      sk_err_name(ops[i].want));
+    assert_int_equal(sk_store_batch_replays(f->s), replays);
     sk_store *fresh = open_other(f); /* wrote nothing: reads SQL only */
     fixture g = *f;
     g.s = fresh;
@@ -2332,6 +2339,7 @@ static void test_batch_recreates_key(void **state)
         assert_string_equal(p, want[i][1]);
         free(p);
     }
+    assert_null(get_payload(&g, "default", "gone", 0, SK_ERR_NOT_FOUND));
     sk_store_close(fresh);
 }
 
