@@ -3,12 +3,18 @@
 real Go clientv3 (bench/etcdload, built here in GOPATH mode against Debian's
 golang-etcd-server-dev).
 
-For each target (a fresh etcd from Debian's etcd-server, then a fresh
-`sqlkube serve --etcd-listen` on SQLite, then, with --pg-url, on PostgreSQL)
-it runs:
-  * put: 1 KiB puts for --seconds at each of --clients (default 1 8 32 64)
-    concurrent writers over 8 gRPC connections: puts/s, p50/p99 ms;
-  * watch: 1,000 watches on one prefix over 1 stream and over 100 streams,
+The targets are a fresh etcd from Debian's etcd-server, a fresh `sqlkube
+serve --etcd-listen` on SQLite and, with --pg-url, one on PostgreSQL.
+  * put: all targets up at once; at each of --clients (default 1 8 32 64)
+    concurrent writers, --rounds rounds (default 3), each running every
+    target's 1 KiB puts for --seconds over 8 gRPC connections (and, with
+    --writebench, each sqlkube target's REST creates) once, in an order
+    rotated by the round. This shared machine's speed drifts by half within
+    minutes, so a ratio is only fair between runs close in time: each
+    round's ratio is a rate over etcd's puts/s in that round, and the table
+    gives every round's ratio and their median, with the median rate and
+    p50/p99 ms;
+  * watch (one target at a time, fresh): 1,000 watches on one prefix over 1 stream and over 100 streams,
     200 puts one every 10 ms: write-to-event latency p50/p99 over all
     200,000 deliveries (every watch must get every event once, in order),
     and the server's RSS growth from before the watches to when they are all
@@ -16,7 +22,7 @@ it runs:
 With --writebench BIN (build/writebench), each sqlkube target also takes
 durable creates of 1 KiB ConfigMaps over its Kubernetes API (plain HTTP,
 keep-alive, one connection per client) at the same client counts: issue 16's
-comparison of the REST write path with etcd's puts, in the same run.
+comparison of the REST write path with etcd's puts, in the same rounds.
   * fanout (only when --sections names it): issue 16's fan-out load, 1,000
     watches and 1,000 writes offered at 500 a second by 16 writers, on each
     target: through clientv3 with the watches on 1,000 connections (one
@@ -26,11 +32,10 @@ comparison of the REST write path with etcd's puts, in the same run.
     connections, ConfigMap creates). Write-to-event latency over every
     delivery, the writes' own latency, the rate reached, and the CPU seconds
     of the server and of the load generator.
-Prints markdown tables; the ratio column is the target's rate over etcd's
-puts/s at the same client count in the same run.
+Prints markdown tables.
 
 Usage: bench/etcd_side_by_side.py --bin build/sqlkube [--pg-url URL]
-       [--seconds 10] [--clients 1,8,32,64] [--writebench build/writebench]
+       [--seconds 10] [--clients 1,8,32,64] [--rounds 3] [--writebench build/writebench]
        [--sections put,watch,fanout] [--watchbench build/watchbench]
 """
 
@@ -38,6 +43,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import shutil
 import subprocess
 import sys
@@ -102,11 +108,11 @@ def start_sqlkube(binary, db_url):
     return Target("sqlkube (%s)" % ("PostgreSQL" if db_url else "SQLite"), cmd, port, d, rest)
 
 
-def http_creates(writebench, target, clients, seconds):
+def http_creates(writebench, target, clients, seconds, prefix):
     """writebench's JSON line for durable ConfigMap creates over the
-    target's REST API (namespace "bench", made first). Each client count
-    names its ConfigMaps with its own prefix: an earlier count's names are
-    taken, and re-creating them would measure 409s."""
+    target's REST API (namespace "bench", made first). Each run names its
+    ConfigMaps with its own prefix: an earlier run's names are taken, and
+    re-creating them would measure 409s."""
     url = "http://127.0.0.1:%d" % target.rest_port
     body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
                        "metadata": {"name": "bench"}}).encode()
@@ -119,7 +125,7 @@ def http_creates(writebench, target, clients, seconds):
             raise
     out = subprocess.run([writebench, "--url", url, "--namespace", "bench", "--clients",
                           str(clients), "--seconds", str(seconds), "--size", "1024",
-                          "--prefix", "c%d" % clients],
+                          "--prefix", prefix],
                          capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise SystemExit("writebench failed: %s" % out.stderr[-2000:])
@@ -201,6 +207,45 @@ def fanout(etcdload, watchbench, target):
     return rows
 
 
+def paired_puts(etcdload, writebench, starters, clients, seconds, rounds):
+    """The put section: every target up at once, then for each client count
+    `rounds` rounds, each measuring every (target, API) pair once in an
+    order rotated by the round, so that a change in the shared machine's
+    speed during the run falls on etcd and sqlkube alike. Each round's
+    ratio is a pair's rate over etcd's in that same round. Returns
+    {(target, api, clients): [(result, ratio) per round]}."""
+    targets = []
+    try:
+        for start in starters:
+            targets.append(start())
+        for t in targets:
+            wait_up(etcdload, t)
+        pairs = [(t, "etcd put") for t in targets]
+        if writebench:
+            pairs += [(t, "REST create") for t in targets if t.rest_port]
+        out = {}
+        for n in clients:
+            for r in range(rounds):
+                k = r % len(pairs)
+                got = {}
+                for t, api in pairs[k:] + pairs[:k]:
+                    if api == "etcd put":
+                        res = load(etcdload, t, "-mode", "put", "-clients", str(n), "-seconds",
+                                   str(seconds))
+                        got[(t.name, api)] = (res, res["puts_per_s"])
+                    else:
+                        res = http_creates(writebench, t, n, seconds, "c%d-r%d" % (n, r))
+                        got[(t.name, api)] = (res, res["creates_per_s"])
+                etcd = got[(targets[0].name, "etcd put")][1]
+                for (name, api), (res, rate) in got.items():
+                    out.setdefault((name, api, n), []).append((res, rate / etcd))
+                print("done: %d clients, round %d" % (n, r + 1), file=sys.stderr)
+        return out
+    finally:
+        for t in targets:
+            t.stop()
+
+
 def wait_up(binary, target):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -221,6 +266,7 @@ def main():
     ap.add_argument("--clients", default="1,8,32,64")
     ap.add_argument("--writebench", help="also HTTP creates through this build/writebench")
     ap.add_argument("--sections", default="put,watch", help="of put, watch, fanout")
+    ap.add_argument("--rounds", type=int, default=3, help="of the put section, each pairing")
     ap.add_argument("--watchbench", default="build/watchbench", help="for the fanout section")
     args = ap.parse_args()
     sections = set(args.sections.split(","))
@@ -232,21 +278,15 @@ def main():
     starters = [start_etcd, lambda: start_sqlkube(args.bin, None)]
     if args.pg_url:
         starters.append(lambda: start_sqlkube(args.bin, args.pg_url))
-    rows, http_rows, watch_rows, fanout_rows, etcd_rate = [], [], [], [], {}
-    for start in starters:
+    puts = {}
+    if "put" in sections:
+        puts = paired_puts(etcdload, args.writebench, starters,
+                           [int(c) for c in args.clients.split(",")], args.seconds, args.rounds)
+    watch_rows, fanout_rows = [], []
+    for start in starters if sections & {"watch", "fanout"} else ():
         t = start()
         try:
             wait_up(etcdload, t)
-            for n in [int(c) for c in args.clients.split(",")] if "put" in sections else []:
-                r = load(etcdload, t, "-mode", "put", "-clients", str(n), "-seconds",
-                         str(args.seconds))
-                if t.name.startswith("etcd"):
-                    etcd_rate[n] = r["puts_per_s"]
-                rows.append((t.name, n, r))
-            if args.writebench and t.rest_port and "put" in sections:
-                for n in [int(c) for c in args.clients.split(",")]:
-                    http_rows.append((t.name, n, http_creates(args.writebench, t, n,
-                                                              args.seconds)))
             for streams in (1, 100) if "watch" in sections else ():
                 watch_rows.append((t.name, streams, watch_with_memory(etcdload, t, streams)))
             if "fanout" in sections:
@@ -254,22 +294,18 @@ def main():
         finally:
             t.stop()
         print("done: %s" % t.name, file=sys.stderr)
-    if rows:
-        print("| target | clients | puts/s | vs etcd | p50 ms | p99 ms | failed |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, n, r in rows:
-        print("| %s | %d | %.0f | %.2fx | %.1f | %.1f | %d |" % (
-            name, n, r["puts_per_s"], r["puts_per_s"] / etcd_rate[n], r["p50_ms"], r["p99_ms"],
-            r["failed"]))
-    if http_rows:
-        print()
-        print("| target: HTTP creates of 1 KiB ConfigMaps | clients | creates/s | vs etcd puts "
-              "| p50 ms | p99 ms | failed |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
-        for name, n, r in http_rows:
-            print("| %s | %d | %.0f | %.2fx | %.1f | %.1f | %d |" % (
-                name, n, r["creates_per_s"], r["creates_per_s"] / etcd_rate[n], r["p50_ms"],
-                r["p99_ms"], r["failed"]))
+    if puts:
+        print("| target | API (1 KiB writes) | clients | writes/s, median | vs etcd puts, median "
+              "| each round | p50 ms | p99 ms | failed |")
+        print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+    for (name, api, n), runs in puts.items():
+        def med(key):
+            return statistics.median(res[key] for res, _ in runs)
+        rate = "puts_per_s" if api == "etcd put" else "creates_per_s"
+        print("| %s | %s | %d | %.0f | %.2fx | %s | %.1f | %.1f | %d |" % (
+            name, api, n, med(rate), statistics.median(ratio for _, ratio in runs),
+            " ".join("%.2f" % ratio for _, ratio in runs), med("p50_ms"), med("p99_ms"),
+            sum(res["failed"] for res, _ in runs)))
     if watch_rows:
         print()
         print("| target | 1,000 watches over | deliveries | complete watches | out of order "
