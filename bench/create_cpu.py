@@ -19,7 +19,6 @@ figure is the steadiest measure of the request path itself.
 import argparse
 import json
 import os
-import random
 import resource
 import shutil
 import statistics
@@ -27,6 +26,8 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+
+from benchlib import free_port
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -60,7 +61,7 @@ def ready(port):
 
 def one_run(binary, writebench, seconds, clients):
     d = tempfile.mkdtemp(prefix="sk-createcpu.")
-    port = random.randint(20000, 60000)
+    port = free_port()
     log = open(os.path.join(d, "server.log"), "w")
     srv = subprocess.Popen([binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % port,
                             "--data-dir", d], stdout=log, stderr=subprocess.STDOUT,
