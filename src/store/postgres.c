@@ -453,8 +453,8 @@ typedef struct known_kv {
     int64_t n[4];
     size_t key_off, key_len, value_off, value_len, uid_off; /* in sk_conn.known_bytes */
     size_t newest_held; /* kind 'r': index + 1 of its newest held_obj, 0: none */
-    int in_current; /* kind 'r': sk_current holds the key now, in this transaction: 1 yes,
-                       0 no, -1 not known (never read or written here) */
+    int in_current;     /* kind 'r': sk_current holds the key now, in this transaction: 1 yes,
+                           0 no, -1 not known (never read or written here) */
 } known_kv;
 
 struct sk_conn {
@@ -689,7 +689,9 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
         OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8};
     for (int k = 0; k < OBJ_COLS; k++)
         array_start(&cols[k], oids[k],
-                    k < UPSERT_AT ? to - from : k < INSERT_AT ? n_upsert : n_insert);
+                    k < UPSERT_AT   ? to - from
+                    : k < INSERT_AT ? n_upsert
+                                    : n_insert);
     const char *b = c->held_bytes.data;
     for (size_t i = from; i < to; i++) {
         const held_obj *o = &c->objs[i];

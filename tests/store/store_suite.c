@@ -940,6 +940,14 @@ static void wait_finished(concurrent *c, int n)
     assert_int_equal(finished, n);
 }
 
+/* Empties n slots and puts each in namespace "default". */
+static void slots_in_default(op_slot *ops, int n)
+{
+    memset(ops, 0, (size_t)n * sizeof *ops);
+    for (int i = 0; i < n; i++)
+        snprintf(ops[i].ns, sizeof ops[i].ns, "default");
+}
+
 static void submit(concurrent *c, sk_store *s, op_slot *op)
 {
     sk_write w = to_write(&op->req);
@@ -1158,10 +1166,9 @@ static void test_database_error_isolated(void **state)
     enum { N = 40, BAD = 17 };
     concurrent c = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     op_slot ops[N];
-    memset(ops, 0, sizeof ops);
+    slots_in_default(ops, N);
     for (int i = 0; i < N; i++) {
         op_slot *op = &ops[i];
-        snprintf(op->ns, sizeof op->ns, "default");
         snprintf(op->name, sizeof op->name, i == BAD ? "bad-\xff" : "ok-%d", i);
         op->req = (wreq){.op = SK_WRITE_CREATE,
                          .resource = CM,
@@ -2225,13 +2232,12 @@ static void test_history_hand_off(void **state)
     enum { N = 60, BAD = 17 };
     concurrent c = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     op_slot ops[N];
-    memset(ops, 0, sizeof ops);
+    slots_in_default(ops, N);
     /* PostgreSQL refuses the claim's bytes when the writer checks it, after
      * the intents before it in the same transaction have appended rows. */
     sk_claim bad = {.kind = "test", .value = "bad-\xff"};
     for (int i = 0; i < N; i++) {
         op_slot *op = &ops[i];
-        snprintf(op->ns, sizeof op->ns, "default");
         snprintf(op->name, sizeof op->name, "ok-%d", i);
         op->req = (wreq){.op = SK_WRITE_CREATE,
                          .resource = CM,
@@ -2306,10 +2312,9 @@ static void test_batch_recreates_key(void **state)
     };
     concurrent c = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     op_slot ops[N];
-    memset(ops, 0, sizeof ops);
+    slots_in_default(ops, N);
     for (int i = 0; i < N; i++) {
         op_slot *op = &ops[i];
-        snprintf(op->ns, sizeof op->ns, "default");
         if (i < FILLERS) {
             snprintf(op->name, sizeof op->name, "filler-%d", i);
             op->req = (wreq){.op = SK_WRITE_CREATE, .payload = "f"};
