@@ -14,8 +14,8 @@ serve --etcd-listen` on SQLite and, with --pg-url, one on PostgreSQL.
     round's ratio is a rate over etcd's puts/s in that round, and the table
     gives every round's ratio and their median, with the median rate and
     p50/p99 ms;
-  * watch (one target at a time, fresh): 1,000 watches on one prefix over 1 stream and over 100 streams,
-    200 puts one every 10 ms: write-to-event latency p50/p99 over all
+  * watch (one target at a time, fresh): 1,000 watches on one prefix over 1
+    stream and over 100 streams, 200 puts one every 10 ms: write-to-event latency p50/p99 over all
     200,000 deliveries (every watch must get every event once, in order),
     and the server's RSS growth from before the watches to when they are all
     created, per watch.
@@ -43,8 +43,8 @@ import argparse
 import json
 import os
 import resource
-import statistics
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,7 +95,9 @@ def start_etcd():
     return Target("etcd 3.4", ["etcd", "--name", "b", "--data-dir", os.path.join(d, "data"),
                                "--listen-client-urls", c, "--advertise-client-urls", c,
                                "--listen-peer-urls", p, "--initial-advertise-peer-urls", p,
-                               "--initial-cluster", "b=" + p], port, d)
+                               "--initial-cluster", "b=" + p,
+                               # rounds of puts outgrow the 2 GiB default quota
+                               "--quota-backend-bytes", str(8 << 30)], port, d)
 
 
 def start_sqlkube(binary, db_url):
@@ -224,7 +226,7 @@ def paired_puts(etcdload, writebench, starters, clients, seconds, rounds):
         if writebench:
             pairs += [(t, "REST create") for t in targets if t.rest_port]
         out = {}
-        for n in clients:
+        for at, n in enumerate(clients):
             for r in range(rounds):
                 k = r % len(pairs)
                 got = {}
@@ -234,11 +236,12 @@ def paired_puts(etcdload, writebench, starters, clients, seconds, rounds):
                                    str(seconds))
                         got[(t.name, api)] = (res, res["puts_per_s"])
                     else:
-                        res = http_creates(writebench, t, n, seconds, "c%d-r%d" % (n, r))
+                        res = http_creates(writebench, t, n, seconds, "c%d-%d-r%d" % (at, n, r))
                         got[(t.name, api)] = (res, res["creates_per_s"])
                 etcd = got[(targets[0].name, "etcd put")][1]
                 for (name, api), (res, rate) in got.items():
-                    out.setdefault((name, api, n), []).append((res, rate / etcd))
+                    out.setdefault((name, api, n), []).append(
+                        (res, rate / etcd if etcd else float("nan")))
                 print("done: %d clients, round %d" % (n, r + 1), file=sys.stderr)
         return out
     finally:

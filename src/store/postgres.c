@@ -454,7 +454,7 @@ typedef struct known_kv {
     size_t key_off, key_len, value_off, value_len, uid_off; /* in sk_conn.known_bytes */
     size_t newest_held; /* kind 'r': index + 1 of its newest held_obj, 0: none */
     int in_current;     /* kind 'r': sk_current holds the key now, in this transaction: 1 yes,
-                           0 no, -1 not known (never read or written here) */
+                           0 no, -1 not known (not prefetched: upsert, the safe default) */
 } known_kv;
 
 struct sk_conn {
@@ -613,11 +613,18 @@ static size_t held_put(sk_conn *c, const void *bytes, size_t len)
 }
 
 #define HELD_COLS 8
+/* append_held's parameters: the history columns, then the current rows to
+ * upsert, then those to insert, CURRENT_COLS each. */
+#define HISTORY_COLS 8
+#define CURRENT_COLS 4
+#define CURRENT_OIDS OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8
+#define UPSERT_AT HISTORY_COLS
+#define INSERT_AT (UPSERT_AT + CURRENT_COLS)
+#define OBJ_COLS (INSERT_AT + CURRENT_COLS)
+#define MAX_ARRAY_COLS OBJ_COLS
 /* Bytes of keys and values per INSERT: each array stays far below the
  * 1 GB PostgreSQL allows a value and a message. */
 #define HELD_CHUNK_BYTES ((size_t)64 << 20)
-
-#define MAX_ARRAY_COLS 16
 
 /* Queues statement id with the n binary arrays cols as its parameters, in
  * pipeline mode. Returns libpq's 1 or 0. */
@@ -664,14 +671,7 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
     return send_arrays(c, ST_KV_INSERT, cols, HELD_COLS);
 }
 
-/* append_held's parameters: the history columns, then the current rows to
- * upsert, then those to insert, CURRENT_COLS each. */
-#define HISTORY_COLS 8
-#define CURRENT_COLS 4
-#define UPSERT_AT HISTORY_COLS
-#define INSERT_AT (UPSERT_AT + CURRENT_COLS)
-#define OBJ_COLS (INSERT_AT + CURRENT_COLS)
-_Static_assert(OBJ_COLS <= MAX_ARRAY_COLS && HELD_COLS <= MAX_ARRAY_COLS, "send_arrays' room");
+_Static_assert(HELD_COLS <= MAX_ARRAY_COLS, "send_arrays' room");
 
 /* As queue_held, for the held object versions (append_held). */
 static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
@@ -684,9 +684,10 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
         if (key->newest_held == to)
             *(key->in_current == 0 ? &n_insert : &n_upsert) += 1;
     }
-    static const uint32_t oids[OBJ_COLS] = {
-        OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_INT8, OID_TEXT,
-        OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8};
+    /* the history columns, then the upserted and the inserted current rows */
+    static const uint32_t oids[OBJ_COLS] = {OID_INT8,     OID_TEXT,    OID_TEXT, OID_TEXT,
+                                            OID_TEXT,     OID_INT8,    OID_INT8, OID_TEXT,
+                                            CURRENT_OIDS, CURRENT_OIDS};
     for (int k = 0; k < OBJ_COLS; k++)
         array_start(&cols[k], oids[k],
                     k < UPSERT_AT   ? to - from

@@ -929,7 +929,7 @@ const char *sk_store_backend_name(const sk_store *s)
     return s->ops->name;
 }
 
-int64_t sk_store_batch_replays(sk_store *s)
+int64_t sk_store_batch_replays(const sk_store *s)
 {
     return atomic_load(&s->batch_replays);
 }
@@ -1147,6 +1147,14 @@ static sk_err wait_notify(sk_store *s, int wait_ms)
     return err;
 }
 
+/* Under notify_mu and commit_mu: the known revision is one of the commit
+ * the writer awaits (only revisions above the one before it, lo, are its
+ * own), not yet handed off. */
+static int own_commit_pending(const sk_store *s)
+{
+    return s->known_rev > s->awaited_lo && s->known_rev <= s->awaited_hi;
+}
+
 sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out,
                             int64_t *compact_rev_out)
 {
@@ -1173,21 +1181,19 @@ sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int6
             s->known_compact = compact;
             s->counter_read_ms = now;
             s->must_read_counter = 0;
+            now = sk_now_ms();
         }
         pthread_mutex_lock(&s->commit_mu);
         /* A commit is in the database, for PostgreSQL's NOTIFY as for
          * SQLite's counter, a moment before its writer hears the COMMIT
          * answer: revisions this process is committing are known before
          * they are handed off, and reading them now would read them from
-         * SQL. Wait for the hand-off instead (only revisions above the
-         * awaited commit's first are its own; the writer ends the wait
+         * SQL. Wait for the hand-off instead (the writer ends the wait
          * whether the commit succeeds or not). */
-        if (s->known_rev > s->awaited_lo && s->known_rev <= s->awaited_hi) {
+        if (own_commit_pending(s)) {
             struct timespec answer_by;
-            int64_t left = deadline - sk_now_ms();
-            sk_deadline_after_ms(&answer_by, left > 0 ? left : 0);
-            while (s->known_rev > s->awaited_lo && s->known_rev <= s->awaited_hi &&
-                   s->known_rev > s->committed_rev &&
+            sk_deadline_after_ms(&answer_by, deadline > now ? deadline - now : 0);
+            while (own_commit_pending(s) &&
                    pthread_cond_timedwait(&s->commit_cv, &s->commit_mu, &answer_by) == 0)
                 ;
             now = sk_now_ms();

@@ -523,6 +523,8 @@ class WatchCache(ServerTestCase, unittest.TestCase):
                      "apiserver_request_duration_seconds_bucket"):
             self.assertIn(name, text)
         self.assertIn('apiserver_request_total{verb="LIST",code="200"}', text)
+        # no write here makes the database refuse a batch
+        self.assertEqual(metric(s, "sqlkube_store_batch_replays_total"), 0)
         ws = WatchStream(s, "/api/v1/namespaces?watch=true")
         wait_until(lambda: metric(s, "apiserver_registered_watchers") >= 1, what="registered")
         ws.close()
