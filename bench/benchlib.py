@@ -14,9 +14,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def cpu_seconds(pid):
-    """The process's user + system CPU time so far, in seconds."""
-    with open("/proc/%d/stat" % pid) as f:
+def cpu_seconds(pid, tid=None):
+    """The process's (or, given tid, that thread's) user + system CPU time
+    so far, in seconds."""
+    path = "/proc/%d/stat" % pid if tid is None else "/proc/%d/task/%s/stat" % (pid, tid)
+    with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 

@@ -14,16 +14,11 @@ syscalls:sys_enter_sendto` (the server's include its replies; PostgreSQL
 backends send once per statement round trip, plus the change feed's reads).
 """
 import json, os, signal, socket, subprocess, sys, tempfile, time, shutil
+from benchlib import cpu_seconds, free_port
 url, pm, rounds, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 bins = [a.split("=", 1) for a in sys.argv[5:]]
 ETCDLOAD = os.environ.get("ETCDLOAD", "etcdload")
 WRITEBENCH = os.environ.get("WRITEBENCH", "build/writebench")
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
-def ticks(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return int(parts[11]) + int(parts[12])
 def pg_children():
     out = []
     for d in os.listdir("/proc"):
@@ -36,15 +31,14 @@ def pg_children():
             except OSError:
                 pass
     return out
-def pg_ticks(pids):
-    t = 0
+def pg_cpu_seconds(pids):
+    t = 0.0
     for p in pids:
-        try: t += ticks(p)
+        try: t += cpu_seconds(p)
         except OSError: pass
     return t
 def psql(db_url, sql):
     return subprocess.run(["psql", db_url, "-Atc", sql], capture_output=True, text=True, check=True).stdout.strip()
-hz = os.sysconf("SC_CLK_TCK")
 rows = []
 for r in range(rounds):
     for label, binary in bins:
@@ -73,7 +67,7 @@ for r in range(rounds):
             perf_p = subprocess.Popen(["perf", "stat", "-x,", "-e", "syscalls:sys_enter_sendto", "-p",
                                        ",".join(map(str, kids))], stderr=subprocess.PIPE, text=True)
             time.sleep(0.3)
-            s0, p0 = ticks(srv.pid), pg_ticks(kids)
+            s0, p0 = cpu_seconds(srv.pid), pg_cpu_seconds(kids)
             if mode == "etcd":
                 cmd = [ETCDLOAD, "-endpoint", "127.0.0.1:%d" % port, "-mode", "put",
                        "-clients", "32", "-seconds", "5"]
@@ -81,7 +75,7 @@ for r in range(rounds):
                 cmd = [WRITEBENCH, "--url", "http://127.0.0.1:%d" % rest,
                        "--namespace", "bench", "--clients", "32", "--seconds", "5", "--size", "1024"]
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-            s1, p1 = ticks(srv.pid), pg_ticks(kids)
+            s1, p1 = cpu_seconds(srv.pid), pg_cpu_seconds(kids)
             for p in (perf_s, perf_p):
                 p.send_signal(signal.SIGINT)
             sends = []
@@ -91,7 +85,7 @@ for r in range(rounds):
             res = json.loads(out.stdout.strip().splitlines()[-1])
             n = res["ok"]
             row = dict(label=label, round=r, writes=n, rate=round(res.get("puts_per_s", res.get("creates_per_s"))),
-                       server_us=round((s1 - s0) / hz * 1e6 / n), pg_us=round((p1 - p0) / hz * 1e6 / n),
+                       server_us=round((s1 - s0) * 1e6 / n), pg_us=round((p1 - p0) * 1e6 / n),
                        server_sendto=round(sends[0] / n, 3), pg_sendto=round(sends[1] / n, 3), p50=res.get("p50_ms"), p99=res.get("p99_ms"), failed=res.get("failed"))
             print(json.dumps(row), flush=True)
         finally:

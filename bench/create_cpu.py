@@ -27,25 +27,18 @@ import tempfile
 import time
 import urllib.request
 
-from benchlib import free_port
-
-TICK = os.sysconf("SC_CLK_TCK")
+from benchlib import cpu_seconds, free_port
 
 
-def cpu_ticks(pid, only_mhd=False):
-    if not only_mhd:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    total = 0
+def request_threads_cpu_seconds(pid):
+    """CPU seconds of the server's request threads (libmicrohttpd's)."""
+    total = 0.0
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
             with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
                 if not f.read().startswith("MHD"):
                     continue
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
+            total += cpu_seconds(pid, tid)
         except FileNotFoundError:
             pass
     return total
@@ -80,16 +73,16 @@ def one_run(binary, writebench, seconds, clients):
         base = [writebench, "--url", url, "--namespace", "bench", "--clients", str(clients)]
         subprocess.run(base + ["--seconds", "1", "--prefix", "warm"], check=True,
                        stdout=subprocess.DEVNULL)
-        s0, m0 = cpu_ticks(srv.pid), cpu_ticks(srv.pid, True)
+        s0, m0 = cpu_seconds(srv.pid), request_threads_cpu_seconds(srv.pid)
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(base + ["--seconds", str(seconds)], check=True,
                              capture_output=True, text=True).stdout
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        s1, m1 = cpu_ticks(srv.pid), cpu_ticks(srv.pid, True)
+        s1, m1 = cpu_seconds(srv.pid), request_threads_cpu_seconds(srv.pid)
         res = json.loads(out)
         ok = res["ok"]
         client_s = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-        return {"server_us": (s1 - s0) / TICK * 1e6 / ok, "request_us": (m1 - m0) / TICK * 1e6 / ok,
+        return {"server_us": (s1 - s0) * 1e6 / ok, "request_us": (m1 - m0) * 1e6 / ok,
                 "client_us": client_s * 1e6 / ok, "creates_per_s": res["creates_per_s"]}
     finally:
         srv.terminate()

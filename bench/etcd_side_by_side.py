@@ -15,8 +15,9 @@ serve --etcd-listen` on SQLite and, with --pg-url, one on PostgreSQL.
     gives every round's ratio and their median, with the median rate and
     p50/p99 ms;
   * watch (one target at a time, fresh): 1,000 watches on one prefix over 1
-    stream and over 100 streams, 200 puts one every 10 ms: write-to-event latency p50/p99 over all
-    200,000 deliveries (every watch must get every event once, in order),
+    stream and over 100 streams, 200 puts one every 10 ms: write-to-event
+    latency p50/p99 over all 200,000 deliveries (every watch must get every
+    event once, in order),
     and the server's RSS growth from before the watches to when they are all
     created, per watch.
 With --writebench BIN (build/writebench), each sqlkube target also takes

@@ -34,7 +34,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from benchlib import free_port, Client
+from benchlib import cpu_seconds, free_port, Client
 
 
 def status_kb(pid, field):
@@ -76,11 +76,7 @@ def create_many(port, ns, n, owner_ref):
 
 def steady_cpu(pid, c, seconds):
     """Share of a core the server used while 10 creates a second went on."""
-    def cpu():
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    c0, t0, i = cpu(), time.monotonic(), 0
+    c0, t0, i = cpu_seconds(pid), time.monotonic(), 0
     while time.monotonic() - t0 < seconds:
         st, body = c.req("POST", "/api/v1/namespaces/steady/configmaps",
                          {"metadata": {"generateName": "w-"}, "data": {"a": "b"}})
@@ -88,7 +84,7 @@ def steady_cpu(pid, c, seconds):
             raise SystemExit("steady create failed: %d %r" % (st, body[:200]))
         i += 1
         time.sleep(max(0.0, t0 + i / 10.0 - time.monotonic()))
-    return (cpu() - c0) / (time.monotonic() - t0)
+    return (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
 
 
 def wait_for(fn, timeout=600):

@@ -43,11 +43,10 @@
  * or deleted by it), an upsert for the rest. The upsert's conflict check is
  * an index descent of its own before the insert's; skipping it for creates
  * took a third off sk_current's insert cost (bench/README.md, "PostgreSQL's
- * serial backend"). Were a key
- * wrongly thought absent, the INSERT would fail on the primary key and the
- * batch replay: the error is loud, never a lost row. Only writers holding
- * the revision lock write sk_current, so what the transaction saw stays
- * true until it commits.
+ * serial backend"). Were a key wrongly thought absent, the INSERT would
+ * fail on the primary key and the batch replay: the error is loud, never a
+ * lost row. Only writers holding the revision lock write sk_current, so
+ * what the transaction saw stays true until it commits.
  *
  * Flights. Every round trip costs both sides a send, a receive and a
  * wake-up, which on the benchmark VM cost more CPU than the statements
