@@ -20,8 +20,8 @@
 3. Stored size on disk: --disk N objects of each kind written each way
    (one kubectl call per List of N), then, in an online backup of the
    database per kind and way holding only those N objects, the pages
-   SQLite uses for them (sk_history, its key index and sk_current, from
-   the dbstat table, after VACUUM) with their managedFields and again
+   SQLite uses for them (sk_history and its key index, from the dbstat
+   table, after VACUUM) with their managedFields and again
    after json_remove() took them out of every row. This is what a row
    costs the store: its value plus its key columns, index entries and
    page slack, which the value-only ratio above leaves out.
@@ -147,8 +147,8 @@ def stored_sizes(port, data_dir, workdir):
                            + args + ["-f", path], check=True, capture_output=True)
             res = {"deployment": "deployments", "configmap": "configmaps",
                    "service": "services"}[kind]
-            q = ("SELECT h.value FROM sk_current c JOIN sk_history h ON h.rev = c.rev "
-                 "WHERE c.name = '%s' AND c.resource IN ('%s', '%s.apps')" % (o["metadata"]["name"], res, res))
+            q = ("SELECT object FROM sk_objects WHERE name = '%s' AND resource IN ('%s', '%s.apps')"
+                 % (o["metadata"]["name"], res, res))
             val = subprocess.run(["sqlite3", os.path.join(data_dir, "sqlkube.db"), q],
                                  check=True, capture_output=True).stdout.rstrip(b"\n")
             if not val:
@@ -193,14 +193,13 @@ def disk_sizes(port, data_dir, workdir, n):
     snap = os.path.join(workdir, "snap.db")
     sql(os.path.join(data_dir, "sqlkube.db"), ".backup '%s'" % snap)
     pages = ("SELECT SUM(pgsize) FROM dbstat "
-             "WHERE name IN ('sk_history', 'sk_history_key', 'sk_current')")
+             "WHERE name IN ('sk_history', 'sk_history_key')")
     rows = []
     for kind, how, ns, mine in groups:
         db = os.path.join(workdir, "group.db")
         shutil.copyfile(snap, db)
-        sql(db, "DELETE FROM sk_history WHERE NOT (%s); "
-                "DELETE FROM sk_current WHERE NOT (%s); VACUUM;" % (mine, mine))
-        count = int(sql(db, "SELECT COUNT(*) FROM sk_current"))
+        sql(db, "DELETE FROM sk_history WHERE NOT (%s); VACUUM;" % mine)
+        count = int(sql(db, "SELECT COUNT(*) FROM sk_objects"))
         if count != n:
             raise SystemExit("%s: %d current rows, wanted %d" % (ns, count, n))
         with_mf = int(sql(db, pages))

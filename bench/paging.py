@@ -4,8 +4,8 @@ memory for unpaged lists.
 
 For each size N it builds a fresh database holding N ConfigMaps (~300 bytes
 each) in namespace "bench" -- written straight into the schema (sk_history,
-sk_current, sk_revision) because loading a million objects over HTTP would
-measure the write path instead. The history is not trivially one row per
+sk_revision) because loading a million objects over HTTP would measure the
+write path instead. The history is not trivially one row per
 key: every 10th object has a superseded version, and N/20 more objects
 (named gone-*, so they sort after every live cm-* key) were created and
 deleted, leaving 2 rows each. --compact then runs `sqlkube compact
@@ -81,23 +81,10 @@ def rows(n):
         yield (rev, RESOURCE, NS, name, uid, created, prev, 0, obj_json(name, rev, uid, "u"))
 
 
-def history(n, current):
-    """rows(n), recording in current the revision of each key still live after them."""
-    for r in rows(n):
-        if r[7]:
-            current.pop(r[3], None)
-        else:
-            current[r[3]] = r[0]
-        yield r
-
-
 def load_sqlite(path, n):
     db = sqlite3.connect(path)
     db.execute("PRAGMA synchronous=OFF")
-    cur = {}
-    db.executemany("INSERT INTO sk_history VALUES (?,?,?,?,?,?,?,?,?)", history(n, cur))
-    db.executemany("INSERT INTO sk_current VALUES (?,?,?,?)",
-                   ((RESOURCE, NS, k, v) for k, v in cur.items()))
+    db.executemany("INSERT INTO sk_history VALUES (?,?,?,?,?,?,?,?,?)", rows(n))
     maxrev = db.execute("SELECT max(rev) FROM sk_history").fetchone()[0]
     db.execute("UPDATE sk_revision SET rev = ?", (maxrev,))
     db.commit()
@@ -105,22 +92,15 @@ def load_sqlite(path, n):
 
 
 def load_postgres(url, n):
-    cur = {}
     tmp = tempfile.NamedTemporaryFile("w", delete=False, suffix=".tsv")
-    for r in history(n, cur):
+    for r in rows(n):
         tmp.write("\t".join([str(r[0]), r[1], r[2], r[3], r[4], str(r[5]), str(r[6]),
                              "t" if r[7] else "f", r[8].replace("\\", "\\\\")]) + "\n")
     tmp.close()
-    tmp2 = tempfile.NamedTemporaryFile("w", delete=False, suffix=".tsv")
-    for k, v in cur.items():
-        tmp2.write("%s\t%s\t%s\t%d\n" % (RESOURCE, NS, k, v))
-    tmp2.close()
-    sql = ("\\copy sk_history FROM '%s'\n\\copy sk_current FROM '%s'\n"
-           "UPDATE sk_revision SET rev = (SELECT max(rev) FROM sk_history);\n"
-           % (tmp.name, tmp2.name))
+    sql = ("\\copy sk_history FROM '%s'\n"
+           "UPDATE sk_revision SET rev = (SELECT max(rev) FROM sk_history);\n" % tmp.name)
     subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url], input=sql, text=True, check=True)
     os.unlink(tmp.name)
-    os.unlink(tmp2.name)
 
 
 class Server:

@@ -8,11 +8,10 @@ the way a restored backup would arrive: straight into the schema the server
 created (schema/sqlite.sql), by SQL inserts in one transaction. Each row is
 a real ConfigMap the server wrote (one created through the API is the
 template), with its name, uid and resourceVersion replaced: sk_history
-(one create per revision), sk_current (the live version) and sk_revision
-(the counter) stay as the server's writer would leave them. On SQLite the
-rows go in through Python's sqlite3 module; on PostgreSQL one INSERT ...
-SELECT over generate_series, run by psql, makes them in the server. The server is
-then started K times on that store (SIGTERM between starts), and each start
+(one create per revision) and sk_revision (the counter) stay as the
+server's writer would leave them. On SQLite the rows go in through Python's
+sqlite3 module; on PostgreSQL one INSERT ... SELECT over generate_series, run
+by psql, makes them in the server. The server is then started K times on that store (SIGTERM between starts), and each start
 is timed from the process start to /readyz answering 200; its RSS (VmRSS,
 and the peak VmHWM) is read from /proc once it is ready, and the watch
 cache's replay line is taken from the log.
@@ -77,8 +76,6 @@ def bulk_load(db, tmpl, n):
 
     con.executemany("INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, "
                     "prev_rev, deleted, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows())
-    con.execute("INSERT INTO sk_current (resource, namespace, name, rev) SELECT resource, "
-                "namespace, name, rev FROM sk_history WHERE rev > ?", (rev,))
     con.execute("UPDATE sk_revision SET rev = ? WHERE id = 1", (rev + n,))
     con.execute("COMMIT")
     con.close()
@@ -101,8 +98,6 @@ SELECT b.rev + i, 'configmaps', '%(ns)s', 'cm-' || lpad((i - 1)::text, 7, '0'),
                '@UID@', '00000000-0000-4000-8000-' || lpad((i - 1)::text, 12, '0')),
                '@RV@', (b.rev + i)::text)
 FROM base b, generate_series(1, %(n)d) AS i;
-INSERT INTO sk_current (resource, namespace, name, rev)
-SELECT resource, namespace, name, rev FROM sk_history WHERE rev > (SELECT rev FROM base);
 UPDATE sk_revision SET rev = (SELECT rev FROM base) + %(n)d WHERE id = 1;
 SELECT rev FROM sk_revision WHERE id = 1;
 COMMIT;

@@ -13,9 +13,11 @@
 -- Model. Every create, update and delete appends one row to sk_history under
 -- the next global revision (1, 2, 3, ... without gaps); a delete appends a
 -- tombstone. An object's resourceVersion is the revision of the row that
--- wrote it. sk_current indexes the live version of each key so that writes
--- and reads of the latest state need not search history. A key is
--- (resource, namespace, name); cluster-scoped objects use namespace ''.
+-- wrote it. A key's live version is its newest sk_history row, unless that
+-- row is a tombstone (one backward probe of sk_history_key; migration 0009
+-- dropped the separate index of live keys, sk_current, that each write used
+-- to update as well). A key is (resource, namespace, name); cluster-scoped
+-- objects use namespace ''.
 -- resource is the plural for the core group ("pods") and "<plural>.<group>"
 -- for other groups ("deployments.apps"), as kube-apiserver keys its storage.
 --
@@ -108,23 +110,15 @@ CREATE TABLE sk_history (
 -- any depth and table size) and the predecessor lookups of compaction.
 CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
 
--- The live version of each existing key: rev points at its sk_history row.
--- A delete removes the key. Read by the writer (preconditions) and by reads
--- of the latest version.
-CREATE TABLE sk_current (
-    resource  text COLLATE "C" NOT NULL,
-    namespace text COLLATE "C" NOT NULL,
-    name      text COLLATE "C" NOT NULL,
-    rev       bigint NOT NULL,
-    PRIMARY KEY (resource, namespace, name)
-);
-
--- The live objects with their JSON as jsonb, for people inspecting a
--- database by hand (e.g. SELECT object->'data' FROM sk_objects WHERE ...);
--- sqlkube itself does not read it.
+-- The live objects (migration 0009: each key's newest row, if not a
+-- tombstone) with their JSON as jsonb, for people inspecting a database by
+-- hand (e.g. SELECT object->'data' FROM sk_objects WHERE ...); sqlkube
+-- itself does not read it.
 CREATE VIEW sk_objects AS
-    SELECT c.resource, c.namespace, c.name, c.rev AS resource_version, h.value::jsonb AS object
-    FROM sk_current c JOIN sk_history h ON h.rev = c.rev;
+    SELECT h.resource, h.namespace, h.name, h.rev AS resource_version, h.value::jsonb AS object
+    FROM sk_history h
+    WHERE NOT h.deleted AND NOT EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource
+        AND n.namespace = h.namespace AND n.name = h.name AND n.rev > h.rev);
 
 -- Object expiry (TTL): the key's object, at revision rev, expires at
 -- expires_at_ms (ms since the Unix epoch). Written in the same transaction as

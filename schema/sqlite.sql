@@ -10,9 +10,11 @@
 -- Model. Every create, update and delete appends one row to sk_history under
 -- the next global revision (1, 2, 3, ... without gaps); a delete appends a
 -- tombstone. An object's resourceVersion is the revision of the row that
--- wrote it. sk_current indexes the live version of each key so that writes
--- and reads of the latest state need not search history. A key is
--- (resource, namespace, name); cluster-scoped objects use namespace ''.
+-- wrote it. A key's live version is its newest sk_history row, unless that
+-- row is a tombstone (one backward probe of sk_history_key; migration 0009
+-- dropped the separate index of live keys, sk_current, that each write used
+-- to update as well). A key is (resource, namespace, name); cluster-scoped
+-- objects use namespace ''.
 -- resource is the plural for the core group ("pods") and "<plural>.<group>"
 -- for other groups ("deployments.apps"), as kube-apiserver keys its storage.
 --
@@ -99,22 +101,14 @@ CREATE TABLE sk_history (
 -- scan in (namespace, name) order, so a page costs the same at any depth).
 CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
 
--- The live version of each existing key: rev points at its sk_history row.
--- A delete removes the key. Without a rowid, the table is its own primary key
--- index, so a lookup is a single b-tree search.
-CREATE TABLE sk_current (
-    resource  TEXT    NOT NULL,
-    namespace TEXT    NOT NULL,
-    name      TEXT    NOT NULL,
-    rev       INTEGER NOT NULL,
-    PRIMARY KEY (resource, namespace, name)
-) WITHOUT ROWID;
-
--- The live objects, for people inspecting a database by hand; sqlkube
--- itself does not read it.
+-- The live objects (migration 0009: each key's newest row, if not a
+-- tombstone), for people inspecting a database by hand; sqlkube itself does
+-- not read it.
 CREATE VIEW sk_objects AS
-    SELECT c.resource, c.namespace, c.name, c.rev AS resource_version, h.value AS object
-    FROM sk_current c JOIN sk_history h ON h.rev = c.rev;
+    SELECT h.resource, h.namespace, h.name, h.rev AS resource_version, h.value AS object
+    FROM sk_history h
+    WHERE h.deleted = 0 AND NOT EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource
+        AND n.namespace = h.namespace AND n.name = h.name AND n.rev > h.rev);
 
 -- Object expiry (TTL): the key's object, at revision rev, expires at
 -- expires_at_ms (ms since the Unix epoch). Written in the same transaction as

@@ -39,8 +39,8 @@ typedef struct sk_backend_ops {
      * written since by append, answers from memory. */
     sk_err (*prefetch_current)(sk_conn *c, const char *const *resources, const char *const *nss,
                                const char *const *names, size_t n);
-    /* Inserts the history row, then points the current index at it (or drops
-     * the key from the current index when row->deleted). */
+    /* Inserts the history row: the key's newest row is its live version,
+     * unless it is a tombstone (row->deleted). */
     sk_err (*append)(sk_conn *c, const sk_row *row);
     /* Stores the counter (= last revision of the batch; the one read by
      * begin_write when the batch only wrote rows that take no revision, such

@@ -37,16 +37,10 @@
  * FROM unnest() of one array parameter per column, in PostgreSQL's binary
  * array format, so they are parsed and planned once per session, not once
  * per batch size as a multi-row VALUES list was, and values need no
- * escaping. append_held also writes sk_current with each key's newest held
- * version only (ON CONFLICT DO UPDATE may not touch a row twice): a plain
- * INSERT for keys this transaction knows are not there (prefetched absent,
- * or deleted by it), an upsert for the rest. The upsert's conflict check is
- * an index descent of its own before the insert's; skipping it for creates
- * took a third off sk_current's insert cost (bench/README.md, "PostgreSQL's
- * serial backend"). Were a key wrongly thought absent, the INSERT would
- * fail on the primary key and the batch replay: the error is loud, never a
- * lost row. Only writers holding the revision lock write sk_current, so
- * what the transaction saw stays true until it commits.
+ * escaping. A key's live version is its newest sk_history row (unless a
+ * tombstone), so a write is that one row: no second index of live keys to
+ * keep (migration 0009 dropped sk_current, 29-42% of the row-insert time:
+ * bench/README.md, "What sk_current costs a write").
  *
  * Flights. Every round trip costs both sides a send, a receive and a
  * wake-up, which on the benchmark VM cost more CPU than the statements
@@ -166,11 +160,12 @@ enum {
     " AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key AND n.rev > k.rev"                  \
     " AND n.rev <= $2 OFFSET 0) AND " NOT_COMPACTED("$2")
 
-/* The history half of a deletion; the statement goes on to fix sk_current. */
-#define INSERT_HISTORY(DELETED)                                                                    \
-    "WITH h AS (INSERT INTO sk_history"                                                            \
-    " (rev, resource, namespace, name, uid, create_rev, prev_rev, deleted, value)"                 \
-    " VALUES ($1, $2, $3, $4, $5, $6, $7, " DELETED ", $8)) "
+/* The newest row of key (R, N, M) if it is not a tombstone: a backward
+ * probe of sk_history_key, however many versions the key has. OFFSET 0
+ * keeps it a probe inside a LATERAL join. */
+#define NEWEST_ROW(R, N, M)                                                                        \
+    "(SELECT * FROM sk_history n WHERE n.resource = " R " AND n.namespace = " N " AND n.name = " M \
+    " ORDER BY n.rev DESC LIMIT 1 OFFSET 0) h WHERE NOT h.deleted"
 
 typedef enum {
     ST_GET_CURRENT,
@@ -220,13 +215,11 @@ static const struct {
     const char *name;
     const char *sql;
 } stmts[ST__COUNT] = {
-    [ST_GET_CURRENT] = {"get_current",
-                        "SELECT " ROW_COLS " FROM sk_current c JOIN sk_history h ON h.rev = c.rev"
-                        " WHERE c.resource = $1 AND c.namespace = $2 AND c.name = $3"},
+    [ST_GET_CURRENT] = {"get_current", "SELECT " ROW_COLS " FROM " NEWEST_ROW("$1", "$2", "$3")},
     [ST_APPEND_TOMBSTONE] = {"append_tombstone",
-                             INSERT_HISTORY(
-                                 "true") "DELETE FROM sk_current"
-                                         " WHERE resource = $2 AND namespace = $3 AND name = $4"},
+                             "INSERT INTO sk_history (rev, resource, namespace, name, uid,"
+                             " create_rev, prev_rev, deleted, value)"
+                             " VALUES ($1, $2, $3, $4, $5, $6, $7, true, $8)"},
     /* Listeners learn of a commit from NOTIFY, delivered only at COMMIT. The
      * counter only moves forward: no row updated means something else moved
      * it, and the statement then fails (a zero divisor, as plain SQL cannot
@@ -367,19 +360,16 @@ static const struct {
                         "SELECT k.key, k.create_rev, k.rev, k.version, k.lease, k.value"
                         " FROM unnest($1::bytea[]) u(key) CROSS JOIN LATERAL (SELECT * FROM sk_kv n"
                         " WHERE n.key = u.key ORDER BY n.rev DESC LIMIT 1) k WHERE NOT k.deleted"},
-    /* The current row of each key of ($1, $2, $3) (text[] each, in step):
-     * one probe of sk_current's primary key per key, then of sk_history's.
-     * LATERAL with OFFSET 0 leaves the planner only those probes: as plain
-     * joins, the generic plan made while the tables were small hashed a
-     * sequential scan of sk_current, and kept doing so in every batch as
-     * the table grew (seen on the REST create benchmark: sk_current read
-     * whole in nearly every batch). */
+    /* The live row of each key of ($1, $2, $3) (text[] each, in step): one
+     * backward probe of sk_history_key per key. LATERAL with OFFSET 0 leaves
+     * the planner only those probes: as plain joins, the generic plan made
+     * while the tables were small hashed a sequential scan, and kept doing
+     * so in every batch as the table grew (seen on the REST create
+     * benchmark, when an index of live keys was read whole in nearly every
+     * batch). */
     [ST_PREFETCH_CURRENT] = {"prefetch_current",
                              "SELECT " ROW_COLS " FROM unnest($1::text[], $2::text[], $3::text[])"
-                             " u(r, n, m) CROSS JOIN LATERAL (SELECT c.rev FROM sk_current c"
-                             " WHERE c.resource = u.r AND c.namespace = u.n AND c.name = u.m"
-                             " OFFSET 0) c CROSS JOIN LATERAL (SELECT * FROM sk_history h"
-                             " WHERE h.rev = c.rev OFFSET 0) h"},
+                             " u(r, n, m) CROSS JOIN LATERAL " NEWEST_ROW("u.r", "u.n", "u.m")},
     /* The held rows (see "Held rows" above): one array per column, in step,
      * so one statement (parsed and planned once) serves every batch size. */
     [ST_KV_INSERT] =
@@ -387,23 +377,14 @@ static const struct {
          "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
          " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
          " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
-    /* The held object versions ($1-$8, in step) and, per key, the newest
-     * one's revision as its current row: upserted for keys that may be in
-     * sk_current ($9-$12), inserted for keys known not to be ($13-$16,
-     * CTE "absent"). One statement per batch: one parse and plan per
-     * session, one round trip. Each key appears once, as ON CONFLICT DO
-     * UPDATE requires. */
+    /* The held object versions ($1-$8, in step): one statement per batch,
+     * one parse and plan per session, one round trip. */
     [ST_APPEND_HELD] =
         {"append_held",
-         "WITH h AS (INSERT INTO sk_history (rev, resource, namespace, name, uid,"
-         " create_rev, prev_rev, deleted, value) SELECT r, s, n, m, u, c, p, false, v"
+         "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, prev_rev,"
+         " deleted, value) SELECT r, s, n, m, u, c, p, false, v"
          " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],"
-         " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v)),"
-         " absent AS (INSERT INTO sk_current (resource, namespace, name, rev)"
-         " SELECT * FROM unnest($13::text[], $14::text[], $15::text[], $16::bigint[]))"
-         " INSERT INTO sk_current (resource, namespace, name, rev)"
-         " SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::bigint[])"
-         " ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = excluded.rev"},
+         " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v)"},
     /* Prepared too, and sent as one flight: begin_write parses nothing. */
     [ST_BEGIN] = {"begin", "BEGIN"},
     [ST_LOCK] = {"lock", "SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE"},
@@ -438,7 +419,6 @@ typedef struct held_row {
 /* A live object version held back by append (see "Held rows" above). */
 typedef struct held_obj {
     int64_t rev, create_rev, prev_rev;
-    size_t known; /* its key's entry in sk_conn.known */
     size_t resource_off, ns_off, name_off, uid_off, value_off, value_len; /* in held_bytes */
 } held_obj;
 
@@ -451,9 +431,6 @@ typedef struct known_kv {
     int live;
     int64_t n[4];
     size_t key_off, key_len, value_off, value_len, uid_off; /* in sk_conn.known_bytes */
-    size_t newest_held; /* kind 'r': index + 1 of its newest held_obj, 0: none */
-    int in_current;     /* kind 'r': sk_current holds the key now, in this transaction: 1 yes,
-                           0 no, -1 not known (not prefetched: upsert, the safe default) */
 } known_kv;
 
 struct sk_conn {
@@ -611,16 +588,10 @@ static size_t held_put(sk_conn *c, const void *bytes, size_t len)
     return off;
 }
 
+/* Parameters of kv_insert and of append_held: one array per column. */
 #define HELD_COLS 8
-/* append_held's parameters: the history columns, then the current rows to
- * upsert, then those to insert, CURRENT_COLS each. */
-#define HISTORY_COLS 8
-#define CURRENT_COLS 4
-#define CURRENT_OIDS OID_TEXT, OID_TEXT, OID_TEXT, OID_INT8
-#define UPSERT_AT HISTORY_COLS
-#define INSERT_AT (UPSERT_AT + CURRENT_COLS)
-#define OBJ_COLS (INSERT_AT + CURRENT_COLS)
-#define MAX_ARRAY_COLS OBJ_COLS
+#define OBJ_COLS 8
+#define MAX_ARRAY_COLS 8
 /* Bytes of keys and values per INSERT: each array stays far below the
  * 1 GB PostgreSQL allows a value and a message. */
 #define HELD_CHUNK_BYTES ((size_t)64 << 20)
@@ -670,28 +641,18 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
     return send_arrays(c, ST_KV_INSERT, cols, HELD_COLS);
 }
 
-_Static_assert(HELD_COLS <= MAX_ARRAY_COLS, "send_arrays' room");
+_Static_assert(HELD_COLS <= MAX_ARRAY_COLS && OBJ_COLS <= MAX_ARRAY_COLS, "send_arrays' room");
 
 /* As queue_held, for the held object versions (append_held). */
 static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
 {
-    size_t from = *next, to = from, bytes = 0, n_upsert = 0, n_insert = 0;
-    while (to < c->n_objs && (to == from || bytes < HELD_CHUNK_BYTES)) {
-        const held_obj *o = &c->objs[to++];
-        const known_kv *key = &c->known[o->known];
-        bytes += o->value_len;
-        if (key->newest_held == to)
-            *(key->in_current == 0 ? &n_insert : &n_upsert) += 1;
-    }
-    /* the history columns, then the upserted and the inserted current rows */
-    static const uint32_t oids[OBJ_COLS] = {OID_INT8,     OID_TEXT,    OID_TEXT, OID_TEXT,
-                                            OID_TEXT,     OID_INT8,    OID_INT8, OID_TEXT,
-                                            CURRENT_OIDS, CURRENT_OIDS};
+    size_t from = *next, to = from, bytes = 0;
+    while (to < c->n_objs && (to == from || bytes < HELD_CHUNK_BYTES))
+        bytes += c->objs[to++].value_len;
+    static const uint32_t oids[OBJ_COLS] = {OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT,
+                                            OID_TEXT, OID_INT8, OID_INT8, OID_TEXT};
     for (int k = 0; k < OBJ_COLS; k++)
-        array_start(&cols[k], oids[k],
-                    k < UPSERT_AT   ? to - from
-                    : k < INSERT_AT ? n_upsert
-                                    : n_insert);
+        array_start(&cols[k], oids[k], to - from);
     const char *b = c->held_bytes.data;
     for (size_t i = from; i < to; i++) {
         const held_obj *o = &c->objs[i];
@@ -703,15 +664,6 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
         array_i64(&cols[5], o->create_rev);
         array_i64(&cols[6], o->prev_rev);
         array_bytes(&cols[7], b + o->value_off, o->value_len);
-        known_kv *key = &c->known[o->known];
-        if (key->newest_held == i + 1) {
-            sk_buf *cur = &cols[key->in_current == 0 ? INSERT_AT : UPSERT_AT];
-            array_str(&cur[0], b + o->resource_off);
-            array_str(&cur[1], b + o->ns_off);
-            array_str(&cur[2], b + o->name_off);
-            array_i64(&cur[3], o->rev);
-            key->in_current = 1; /* if this flight fails, the transaction is rolled back */
-        }
     }
     *next = to;
     return send_arrays(c, ST_APPEND_HELD, cols, OBJ_COLS);
@@ -728,8 +680,6 @@ static void forget_asked(sk_conn *c)
 /* Drops the held rows (sent or abandoned). */
 static void forget_held(sk_conn *c)
 {
-    for (size_t i = 0; i < c->n_objs; i++)
-        c->known[c->objs[i].known].newest_held = 0;
     c->n_held = c->n_objs = 0;
     sk_buf_reset(&c->held_bytes);
 }
@@ -900,7 +850,7 @@ static known_kv *known_entry(sk_conn *c, char kind, const unsigned char *key, si
         SK_CHECK_ALLOC(c->known);
     }
     k = &c->known[c->n_known++];
-    *k = (known_kv){.kind = kind, .key_len = len, .in_current = -1};
+    *k = (known_kv){.kind = kind, .key_len = len};
     k->key_off = known_put(c, key, len);
     *known_slot(c, kind, key, len) = (uint32_t)c->n_known;
     return k;
@@ -931,9 +881,9 @@ static void row_key(sk_buf *b, const char *resource, const char *ns, const char 
 }
 
 /* Records row (NULL or a tombstone: none live) as its key's current
- * version; returns its entry. */
-static known_kv *known_set_row(sk_conn *c, const char *resource, const char *ns, const char *name,
-                               const sk_row *row)
+ * version. */
+static void known_set_row(sk_conn *c, const char *resource, const char *ns, const char *name,
+                          const sk_row *row)
 {
     row_key(&c->probe, resource, ns, name);
     known_kv *k = known_entry(c, 'r', (const unsigned char *)c->probe.data, c->probe.len);
@@ -946,7 +896,6 @@ static known_kv *known_set_row(sk_conn *c, const char *resource, const char *ns,
         k->value_len = row->value_len;
         k->uid_off = known_put(c, row->uid, strlen(row->uid));
     }
-    return k;
 }
 
 static void known_clear(sk_conn *c)
@@ -1071,11 +1020,11 @@ static sk_err pg_connect(const char *url, sk_conn **out, char **errmsg)
      * Sequential scans are priced off (see "Plans" above): every statement
      * here has an index path, and a scan is cheaper only while a table is
      * tiny, which is exactly when a generic plan gets cached for the
-     * session. Autovacuum's ANALYZE of a nearly empty sk_current, seconds
-     * before a burst of creates, left prefetch_current scanning sk_current
-     * once per key of every batch for the rest of the session: 1,600
-     * creates a second instead of 9,500 (bench/README.md, "A plan made
-     * while the tables were empty"). */
+     * session. Autovacuum's ANALYZE of a nearly empty table of live keys
+     * (sk_current, before migration 0009), seconds before a burst of
+     * creates, left prefetch_current scanning it once per key of every
+     * batch for the rest of the session: 1,600 creates a second instead of
+     * 9,500 (bench/README.md, "A plan made while the tables were empty"). */
     PGresult *res = PQexec(pg, "SET jit = off; SET enable_seqscan = off");
     ExecStatusType st = PQresultStatus(res);
     PQclear(res);
@@ -1269,7 +1218,7 @@ static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
     for (int i = 0; err == SK_OK && rows_at >= 0 && i < PQntuples(res[rows_at]); i++) {
         sk_row row;
         if ((err = row_view(res[rows_at], i, &row)) == SK_OK)
-            known_set_row(c, row.resource, row.ns, row.name, &row)->in_current = 1;
+            known_set_row(c, row.resource, row.ns, row.name, &row);
     }
     if (err == SK_OK)
         *rev_out = rev;
@@ -1326,7 +1275,7 @@ static sk_err pg_prefetch_current(sk_conn *c, const char *const *resources, cons
         if (known_find(c, 'r', (const unsigned char *)c->probe.data, c->probe.len))
             continue;
         /* absent unless answered */
-        known_set_row(c, resources[i], nss[i], names[i], NULL)->in_current = 0;
+        known_set_row(c, resources[i], nss[i], names[i], NULL);
         array_text(&c->asked_row[0], resources[i]);
         array_text(&c->asked_row[1], nss[i]);
         array_text(&c->asked_row[2], names[i]);
@@ -1349,7 +1298,7 @@ static sk_err append_tombstone(sk_conn *c, const sk_row *row)
     PGresult *res = NULL;
     sk_err err = run(c, ST_APPEND_TOMBSTONE, 8, values, lengths, formats, &res);
     if (err == SK_OK)
-        known_set_row(c, row->resource, row->ns, row->name, row)->in_current = 0;
+        known_set_row(c, row->resource, row->ns, row->name, row);
     PQclear(res);
     return err;
 }
@@ -1364,19 +1313,17 @@ static sk_err pg_append(sk_conn *c, const sk_row *row)
         c->objs = realloc(c->objs, c->cap_objs * sizeof *c->objs);
         SK_CHECK_ALLOC(c->objs);
     }
-    known_kv *k = known_set_row(c, row->resource, row->ns, row->name, row);
+    known_set_row(c, row->resource, row->ns, row->name, row);
     held_obj *o = &c->objs[c->n_objs++];
     *o = (held_obj){.rev = row->rev,
                     .create_rev = row->create_rev,
                     .prev_rev = row->prev_rev,
-                    .known = (size_t)(k - c->known),
                     .value_len = row->value_len};
     o->resource_off = held_put(c, row->resource, strlen(row->resource));
     o->ns_off = held_put(c, row->ns, strlen(row->ns));
     o->name_off = held_put(c, row->name, strlen(row->name));
     o->uid_off = held_put(c, row->uid, strlen(row->uid));
     o->value_off = held_put(c, row->value, row->value_len);
-    k->newest_held = c->n_objs;
     return SK_OK;
 }
 

@@ -49,8 +49,6 @@ enum {
     ST_REVISIONS,
     ST_GET_CURRENT,
     ST_INSERT_HISTORY,
-    ST_UPSERT_CURRENT,
-    ST_DELETE_CURRENT,
     ST_GET_AT,
     ST_LIST_ONE_NS,
     ST_LIST_ALL,
@@ -120,16 +118,14 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_READ_REV] = "SELECT rev FROM sk_revision WHERE id = 1",
     [ST_SET_REV] = "UPDATE sk_revision SET rev = ?1 WHERE id = 1",
     [ST_REVISIONS] = "SELECT rev, compact_rev FROM sk_revision WHERE id = 1",
-    [ST_GET_CURRENT] = "SELECT " ROW_COLS " FROM sk_current c JOIN sk_history h ON h.rev = c.rev "
-                       "WHERE c.resource = ?1 AND c.namespace = ?2 AND c.name = ?3",
+    /* The key's newest row, unless a tombstone: one backward probe of
+     * sk_history_key, then the row by its rowid. */
+    [ST_GET_CURRENT] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev = (SELECT n.rev FROM "
+                       "sk_history n WHERE n.resource = ?1 AND n.namespace = ?2 AND n.name = ?3 "
+                       "ORDER BY n.rev DESC LIMIT 1) AND h.deleted = 0",
     [ST_INSERT_HISTORY] =
         "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, "
         "prev_rev, deleted, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-    [ST_UPSERT_CURRENT] = "INSERT INTO sk_current (resource, namespace, name, rev) VALUES (?1, ?2, "
-                          "?3, ?4) ON CONFLICT (resource, namespace, name) DO UPDATE SET rev = "
-                          "excluded.rev",
-    [ST_DELETE_CURRENT] =
-        "DELETE FROM sk_current WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
     [ST_GET_AT] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND h.namespace = "
                   "?2 AND h.name = ?3 AND h.rev <= ?4 AND " NOT_COMPACTED(
                       "?4") " ORDER BY h.rev DESC LIMIT 1",
@@ -532,18 +528,7 @@ static sk_err sqlite_append(sk_conn *c, const sk_row *row)
     sqlite3_bind_int64(st, 7, row->prev_rev);
     sqlite3_bind_int(st, 8, row->deleted ? 1 : 0);
     sqlite3_bind_text(st, 9, row->value, (int)row->value_len, SQLITE_STATIC);
-    sk_err err = run_done(c, st, "insert history");
-    if (err != SK_OK)
-        return err;
-    st = stmt(c, row->deleted ? ST_DELETE_CURRENT : ST_UPSERT_CURRENT);
-    if (!st)
-        return SK_ERR_INTERNAL;
-    bind_text(st, 1, row->resource);
-    bind_text(st, 2, row->ns);
-    bind_text(st, 3, row->name);
-    if (!row->deleted)
-        sqlite3_bind_int64(st, 4, row->rev);
-    return run_done(c, st, "update current");
+    return run_done(c, st, "insert history");
 }
 
 static sk_err sqlite_commit_write(sk_conn *c, int64_t rev)

@@ -14,8 +14,7 @@ at the number of writers, each successful update at its own revision, the
 last one the object's); concurrent deletes and re-creates of one name leave
 the object exactly when more creates than deletes succeeded, and then it is
 the last create's. On PostgreSQL none of these batches fails and is
-replayed (the server logs no failed statement): the batch's held updates of
-one object reach sk_current as one row.
+replayed (the server logs no failed statement).
 
 The etcd face (EtcdBatch): of 16 concurrent puts, one whose key is too
 large for PostgreSQL's (key, rev) index (its held row's INSERT fails when
@@ -26,8 +25,8 @@ put succeeds.
 
 Plans (PostgreSQL): the tables are analyzed while nearly empty, as
 autovacuum does seconds after a database is made, before the first
-create; 200 creates later, sk_current has not been read by a sequential
-scan (the writer's cached plan still probes its primary key once per key).
+create; 200 creates later, sk_history has not been read by a sequential
+scan (the writer's cached plan still probes its key index once per key).
 """
 
 import json
@@ -212,7 +211,7 @@ class Plans(ServerTestCase, unittest.TestCase):
         super().setUpClass()
 
     def seq_scans(self):
-        """sk_current's sequential scans, once the writer's backend has
+        """sk_history's sequential scans, once the writer's backend has
         reported its counters: a backend reports them when it goes idle at
         least a second after its last report, so a create 1.1 s after the
         last one makes the writer's session report."""
@@ -220,7 +219,7 @@ class Plans(ServerTestCase, unittest.TestCase):
         self.create("flush-%d" % time.monotonic_ns())
         time.sleep(0.5)
         return int(sql(self.server, "SELECT seq_scan FROM pg_stat_user_tables"
-                                    " WHERE relname = 'sk_current'")[0][0])
+                                    " WHERE relname = 'sk_history'")[0][0])
 
     def create(self, name):
         r = self.server.request("POST", CM % "plans", cm(name, a=1))
@@ -231,12 +230,12 @@ class Plans(ServerTestCase, unittest.TestCase):
                                 {"apiVersion": "v1", "kind": "Namespace",
                                  "metadata": {"name": "plans"}})
         self.assertEqual(r.status, 201, r.body[:300])
-        sql(self.server, "ANALYZE sk_current; ANALYZE sk_history")
+        sql(self.server, "ANALYZE sk_history")
         before = self.seq_scans()
         for i in range(200):
             self.create("cm-%d" % i)
         self.assertLess(self.seq_scans() - before, 20,
-                        "sk_current scanned whole for the creates' batches")
+                        "sk_history scanned whole for the creates' batches")
 
 
 if __name__ == "__main__":

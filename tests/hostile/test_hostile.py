@@ -241,8 +241,8 @@ class Poison(HostileCase, unittest.TestCase):
         self.assertEqual([i["metadata"]["name"] for i in r.json()["items"]], ["healthy"])
 
     def rewrite_value(self, name, text):
-        sql = ("UPDATE sk_history SET value = %s WHERE rev = (SELECT rev FROM sk_current WHERE "
-               "resource = 'configmaps' AND namespace = 'default' AND name = '%s')")
+        sql = ("UPDATE sk_history SET value = %s WHERE rev = (SELECT max(rev) FROM sk_history "
+               "WHERE resource = 'configmaps' AND namespace = 'default' AND name = '%s')")
         if self.server.backend == "postgres":
             import subprocess
             p = subprocess.run(["psql", self.server.db_url, "-v", "ON_ERROR_STOP=1", "-qc",

@@ -2281,10 +2281,10 @@ static void test_history_hand_off(void **state)
  * mostly one batch (the writer is busy with the fillers when they arrive),
  * beside a create of a key that exists and an update of another: every
  * outcome as if the writes ran one by one, no batch refused and replayed,
- * and the current rows read back from SQL by a store that wrote nothing.
- * On PostgreSQL this drives the writer's choice between a plain insert
- * into sk_current (a key the transaction knows is absent) and an upsert,
- * whose mistakes only a replay would show. */
+ * and the current rows read back from SQL by a store that wrote nothing
+ * (each key's newest history row, unless a tombstone). On PostgreSQL this
+ * drives the writer's known keys across a flush, whose mistakes only a
+ * replay would show. */
 static void test_batch_recreates_key(void **state)
 {
     fixture *f = *state;
