@@ -715,8 +715,8 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
         err = check(c, NULL, "pipeline");
         goto forget;
     }
-    sk_buf cols[OBJ_COLS];
-    for (int k = 0; k < OBJ_COLS; k++)
+    sk_buf cols[MAX_ARRAY_COLS];
+    for (int k = 0; k < MAX_ARRAY_COLS; k++)
         cols[k] = (sk_buf)SK_BUF_INIT;
     int sent = 0, n_kv = 0, n_inserts = 0, ok = 1;
     for (size_t next = 0; ok && next < c->n_held; n_kv++, n_inserts++, sent++)
@@ -726,7 +726,7 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
     for (int i = 0; ok && i < n; i++, sent++)
         ok = PQsendQueryPrepared(c->pg, stmts[calls[i].id].name, calls[i].nparams, calls[i].values,
                                  calls[i].lengths, calls[i].formats, 0);
-    for (int k = 0; k < OBJ_COLS; k++)
+    for (int k = 0; k < MAX_ARRAY_COLS; k++)
         sk_buf_free(&cols[k]);
     if (!ok || !PQpipelineSync(c->pg)) {
         /* Only a lost connection fails a send: no answers will come, and

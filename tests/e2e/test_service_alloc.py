@@ -304,10 +304,7 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         # as before 0005 (and so before the later ones: 0009's index of
         # live keys is back, which 0005 reads)
         sql(self.server, "CREATE TABLE sk_current AS SELECT resource, namespace, name, "
-                         "resource_version AS rev FROM sk_objects; DROP VIEW sk_objects; "
-                         "CREATE VIEW sk_objects AS SELECT c.resource, c.namespace, c.name, "
-                         "c.rev AS resource_version, h.value AS object FROM sk_current c "
-                         "JOIN sk_history h ON h.rev = c.rev; "
+                         "resource_version AS rev FROM sk_objects; "
                          "DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history; "
                          "DROP TABLE sk_allocation; DROP TABLE sk_kv; DROP TABLE sk_lease; "
                          "ALTER TABLE sk_revision DROP COLUMN kv_compact_rev; "

@@ -2283,8 +2283,8 @@ static void test_history_hand_off(void **state)
  * outcome as if the writes ran one by one, no batch refused and replayed,
  * and the current rows read back from SQL by a store that wrote nothing
  * (each key's newest history row, unless a tombstone). On PostgreSQL this
- * drives the writer's known keys across a flush, whose mistakes only a
- * replay would show. */
+ * drives the writer's known keys across a flush, whose mistakes would show
+ * as wrong outcomes here. */
 static void test_batch_recreates_key(void **state)
 {
     fixture *f = *state;
