@@ -289,7 +289,8 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
 
     def test_migration_backfills(self):
         """A database from before migration 0005: the Services it holds own
-        their values once it is migrated."""
+        their values once it is migrated, and (0009) the objects read and
+        write on from history alone."""
         ns = "alloc-backfill"
         make_namespace(self.server, ns)
         self.create(ns, svc("old", "LoadBalancer", cluster_ip="10.96.0.11",
@@ -299,6 +300,10 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
                             healthCheckNodePort=30064))
         self.create(ns, svc("ext", "ExternalName", externalName="example.com", ports=[]))
         self.create(ns, svc("hl", cluster_ip="None"))
+        self.create(ns, svc("gone", cluster_ip="None"))
+        r = self.server.request("DELETE", svc_path(ns, "gone"))
+        self.assertEqual(r.status, 200, r.body[:300])
+        old_rv = self.server.request("GET", svc_path(ns, "old")).json()["metadata"]["resourceVersion"]
         before = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
         self.server.stop()
         # as before 0005 (and so before the later ones: 0009's index of
@@ -315,6 +320,17 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         self.assertIn(["nodeport", "30064", ns, "old"], after)
         self.create(ns, svc("new", cluster_ip="10.96.0.11"), 422)
         self.create(ns, svc("new", "NodePort", ports=[{"port": 80, "nodePort": 30063}]), 422)
+        r = self.server.request("GET", svc_path(ns))
+        self.assertEqual(sorted(i["metadata"]["name"] for i in r.json()["items"]),
+                         ["ext", "hl", "old"])
+        self.assertEqual(self.server.request("GET", svc_path(ns, "gone")).status, 404)
+        self.create(ns, svc("old", cluster_ip="None"), 409)  # it exists
+        self.create(ns, svc("gone", cluster_ip="None"))      # it does not
+        r = self.server.request("PATCH", svc_path(ns, "old"),
+                                {"metadata": {"labels": {"migrated": "yes"},
+                                              "resourceVersion": old_rv}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r.body[:300])
 
     def test_kubectl(self):
         manifest = ("apiVersion: v1\nkind: Service\nmetadata:\n  name: kc\nspec:\n"
