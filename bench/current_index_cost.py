@@ -5,9 +5,10 @@ and without the sk_current index table, outside sqlkube.
     python3 bench/current_index_cost.py [--commits 2000] [--per-commit 31]
 
 Builds sk_history (with sk_history_key) and sk_current as migrations 0001
-to 0008 defined them (0009 dropped sk_current after this measurement), loads 100,000 rows with the write benchmark's key pattern (32
-clients' sequential names in one namespace, 1.2 KiB values), then makes
---commits commits of --per-commit creates each, writing sk_current too or
+to 0008 defined them (0009 dropped sk_current after this measurement),
+loads 100,000 rows with the write benchmark's key pattern (32 clients'
+sequential names in one namespace, 1.2 KiB values), then makes --commits
+commits of --per-commit creates each, writing sk_current too or
 not, and prints the WAL frames per commit (the WAL's size, autocheckpoint
 off) and the process CPU they took. synchronous=OFF: this counts pages, not
 fsyncs.

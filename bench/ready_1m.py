@@ -11,8 +11,9 @@ template), with its name, uid and resourceVersion replaced: sk_history
 (one create per revision) and sk_revision (the counter) stay as the
 server's writer would leave them. On SQLite the rows go in through Python's
 sqlite3 module; on PostgreSQL one INSERT ... SELECT over generate_series, run
-by psql, makes them in the server. The server is then started K times on that store (SIGTERM between starts), and each start
-is timed from the process start to /readyz answering 200; its RSS (VmRSS,
+by psql, makes them in the server. The server is then started K times on
+that store (SIGTERM between starts), and each start is timed from the
+process start to /readyz answering 200; its RSS (VmRSS,
 and the peak VmHWM) is read from /proc once it is ready, and the watch
 cache's replay line is taken from the log.
 

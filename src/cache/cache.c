@@ -131,13 +131,15 @@ struct sk_cache {
      * (the feed then reads on as if the event had never come). */
     int64_t read_after;
     /* feed_catch_up's scratch, made once: FEED_BATCH rows and applied rows,
-     * cap roots and deltas. Zeroing them per call was a 130 KiB memset per
-     * commit under a create load (each entry is written before it is read). */
+     * cap roots and deltas. Zeroing them per call was about 100 KiB of
+     * memset per commit under a create load (each entry is written before
+     * it is read). */
     struct feed_row *feed_rows;
     struct applied *feed_applied;
     sk_btree_node **feed_roots;
     struct delta *feed_deltas;
     pthread_t feed;
+    int feed_started; /* feed is a thread to join */
 };
 
 /* ---- snapshots -------------------------------------------------------------- */
@@ -892,6 +894,7 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
         return err;
     }
     SK_CHECK(pthread_create(&c->feed, NULL, feed_main, c) == 0);
+    c->feed_started = 1;
     *out = c;
     return SK_OK;
 }
@@ -900,9 +903,11 @@ void sk_cache_free(sk_cache *c)
 {
     if (!c)
         return;
-    if (c->res) { /* the feed runs once the first build succeeded */
+    if (c->feed_started) {
         atomic_store(&c->stopping, 1);
         pthread_join(c->feed, NULL);
+    }
+    if (c->res) { /* a build succeeded, perhaps not the start-up's catch-up */
         reclaim rc = RECLAIM_INIT;
         rc.res = c->res;
         rc.n_res = c->n_res;
