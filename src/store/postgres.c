@@ -30,9 +30,10 @@
  * statement, except a kv_range or kv_count whose key interval holds none of
  * their keys (the next put's read of its own key), one that the known keys
  * answer (below), or one that reads neither sk_kv nor the object tables
- * (TTL and claims). A live object version (append) is held the same way;
- * a deletion goes at once (after the held rows), as its TTL and claims
- * statements follow it anyway. Held rows go as ONE prepared statement per
+ * (TTL and claims). An object version (append), a tombstone too, is held
+ * the same way: a delete's TTL and claims statements do not wait for it,
+ * and a cascade's deletes go as one statement. Held rows go as ONE
+ * prepared statement per
  * kind (kv_insert, append_held), whatever their number: INSERT ... SELECT
  * FROM unnest() of one array parameter per column, in PostgreSQL's binary
  * array format, so they are parsed and planned once per session, not once
@@ -169,7 +170,6 @@ enum {
 
 typedef enum {
     ST_GET_CURRENT,
-    ST_APPEND_TOMBSTONE,
     ST_SET_REV,
     ST_REVISIONS,
     ST_GET_AT,
@@ -216,10 +216,6 @@ static const struct {
     const char *sql;
 } stmts[ST__COUNT] = {
     [ST_GET_CURRENT] = {"get_current", "SELECT " ROW_COLS " FROM " NEWEST_ROW("$1", "$2", "$3")},
-    [ST_APPEND_TOMBSTONE] = {"append_tombstone",
-                             "INSERT INTO sk_history (rev, resource, namespace, name, uid,"
-                             " create_rev, prev_rev, deleted, value)"
-                             " VALUES ($1, $2, $3, $4, $5, $6, $7, true, $8)"},
     /* Listeners learn of a commit from NOTIFY, delivered only at COMMIT. The
      * counter only moves forward: no row updated means something else moved
      * it, and the statement then fails (a zero divisor, as plain SQL cannot
@@ -377,14 +373,13 @@ static const struct {
          "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
          " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
          " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
-    /* The held object versions ($1-$8, in step): one statement per batch,
-     * one parse and plan per session, one round trip. */
+    /* The held object versions and tombstones ($1-$9, in step): one
+     * statement per batch, one parse and plan per session, one round trip. */
     [ST_APPEND_HELD] =
         {"append_held",
          "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, prev_rev,"
-         " deleted, value) SELECT r, s, n, m, u, c, p, false, v"
-         " FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],"
-         " $6::bigint[], $7::bigint[], $8::text[]) x(r, s, n, m, u, c, p, v)"},
+         " deleted, value) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],"
+         " $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::boolean[], $9::text[])"},
     /* Prepared too, and sent as one flight: begin_write parses nothing. */
     [ST_BEGIN] = {"begin", "BEGIN"},
     [ST_LOCK] = {"lock", "SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE"},
@@ -416,9 +411,10 @@ typedef struct held_row {
     size_t key_off, key_len, value_off, value_len; /* in sk_conn.held_bytes */
 } held_row;
 
-/* A live object version held back by append (see "Held rows" above). */
+/* An object version held back by append (see "Held rows" above). */
 typedef struct held_obj {
     int64_t rev, create_rev, prev_rev;
+    int deleted;
     size_t resource_off, ns_off, name_off, uid_off, value_off, value_len; /* in held_bytes */
 } held_obj;
 
@@ -590,8 +586,8 @@ static size_t held_put(sk_conn *c, const void *bytes, size_t len)
 
 /* Parameters of kv_insert and of append_held: one array per column. */
 #define HELD_COLS 8
-#define OBJ_COLS 8
-#define MAX_ARRAY_COLS 8
+#define OBJ_COLS 9
+#define MAX_ARRAY_COLS (HELD_COLS > OBJ_COLS ? HELD_COLS : OBJ_COLS)
 /* Bytes of keys and values per INSERT: each array stays far below the
  * 1 GB PostgreSQL allows a value and a message. */
 #define HELD_CHUNK_BYTES ((size_t)64 << 20)
@@ -641,16 +637,14 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
     return send_arrays(c, ST_KV_INSERT, cols, HELD_COLS);
 }
 
-_Static_assert(HELD_COLS <= MAX_ARRAY_COLS && OBJ_COLS <= MAX_ARRAY_COLS, "send_arrays' room");
-
 /* As queue_held, for the held object versions (append_held). */
 static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
 {
     size_t from = *next, to = from, bytes = 0;
     while (to < c->n_objs && (to == from || bytes < HELD_CHUNK_BYTES))
         bytes += c->objs[to++].value_len;
-    static const uint32_t oids[OBJ_COLS] = {OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT,
-                                            OID_TEXT, OID_INT8, OID_INT8, OID_TEXT};
+    static const uint32_t oids[OBJ_COLS] = {OID_INT8, OID_TEXT, OID_TEXT, OID_TEXT, OID_TEXT,
+                                            OID_INT8, OID_INT8, OID_BOOL, OID_TEXT};
     for (int k = 0; k < OBJ_COLS; k++)
         array_start(&cols[k], oids[k], to - from);
     const char *b = c->held_bytes.data;
@@ -663,7 +657,9 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
         array_str(&cols[4], b + o->uid_off);
         array_i64(&cols[5], o->create_rev);
         array_i64(&cols[6], o->prev_rev);
-        array_bytes(&cols[7], b + o->value_off, o->value_len);
+        unsigned char deleted = o->deleted != 0;
+        array_bytes(&cols[7], &deleted, 1);
+        array_bytes(&cols[8], b + o->value_off, o->value_len);
     }
     *next = to;
     return send_arrays(c, ST_APPEND_HELD, cols, OBJ_COLS);
@@ -1283,31 +1279,9 @@ static sk_err pg_prefetch_current(sk_conn *c, const char *const *resources, cons
     return SK_OK;
 }
 
-/* A deletion goes at once, after the held rows (a delete is followed by
- * its TTL and claims statements anyway). */
-static sk_err append_tombstone(sk_conn *c, const sk_row *row)
-{
-    char rev[24], create_rev[24], prev_rev[24];
-    format_i64(rev, row->rev);
-    format_i64(create_rev, row->create_rev);
-    format_i64(prev_rev, row->prev_rev);
-    const char *const values[] = {rev,      row->resource, row->ns,  row->name,
-                                  row->uid, create_rev,    prev_rev, row->value};
-    const int lengths[] = {0, 0, 0, 0, 0, 0, 0, (int)row->value_len};
-    const int formats[] = {0, 0, 0, 0, 0, 0, 0, 1};
-    PGresult *res = NULL;
-    sk_err err = run(c, ST_APPEND_TOMBSTONE, 8, values, lengths, formats, &res);
-    if (err == SK_OK)
-        known_set_row(c, row->resource, row->ns, row->name, row);
-    PQclear(res);
-    return err;
-}
-
 static sk_err pg_append(sk_conn *c, const sk_row *row)
 {
     SK_CHECK(row->value_len <= INT32_MAX); /* libpq lengths are int */
-    if (row->deleted)
-        return append_tombstone(c, row);
     if (c->n_objs == c->cap_objs) {
         c->cap_objs = c->cap_objs ? 2 * c->cap_objs : 64;
         c->objs = realloc(c->objs, c->cap_objs * sizeof *c->objs);
@@ -1318,6 +1292,7 @@ static sk_err pg_append(sk_conn *c, const sk_row *row)
     *o = (held_obj){.rev = row->rev,
                     .create_rev = row->create_rev,
                     .prev_rev = row->prev_rev,
+                    .deleted = row->deleted,
                     .value_len = row->value_len};
     o->resource_off = held_put(c, row->resource, strlen(row->resource));
     o->ns_off = held_put(c, row->ns, strlen(row->ns));
