@@ -63,9 +63,9 @@ suite "e2e sqlite+postgres (kubectl, python client, http)" \
 # The release build is what users run, with its own allocator (jemalloc,
 # which the sanitizer build cannot link): the write, watch, crash-recovery,
 # kubectl and lifecycle modules run against it too.
-suite "e2e sqlite+postgres, release build (jemalloc): writes, watch, durability, kubectl, lifecycle" \
+suite "e2e sqlite+postgres, release build (jemalloc): writes, watch, watch transport, durability, kubectl, lifecycle" \
     env SQLKUBE_BIN="$ROOT/$BUILD/sqlkube" SK_PG_URL="$SK_PG_URL" tests/e2e/run.sh both \
-    test_group_commit test_watch test_durability test_kubectl test_lifecycle
+    test_group_commit test_watch test_watch_transport test_durability test_kubectl test_lifecycle
 # Hostile input (tests/hostile): crashes, poison, amplification, exhaustion,
 # against the same sanitizer build on both backends.
 suite "hostile sqlite+postgres (asan+ubsan)" \

@@ -320,6 +320,7 @@ void sk_api_call_response(sk_api_call *call, sk_api_response *out)
     out->status = call->status;
     out->content_type = call->content_type_out;
     out->streaming = streaming;
+    out->watch = streaming && call->stream.is_watch;
     out->body = streaming ? NULL : (call->out.data ? call->out.data : "");
     out->body_len = streaming ? 0 : call->out.len;
     out->stall_timeout_s = call->stream.is_watch ? call->api->watch_stall_timeout_s : 0;

@@ -69,6 +69,10 @@ typedef struct sk_api_response {
     const char *body; /* borrowed from the call; NULL when streaming */
     size_t body_len;
     int streaming; /* pull the body with sk_api_call_read */
+    /* The stream is a watch: it lasts until its timeout or the client's
+     * going, mostly idle, so the HTTP layer may serve it off the threads
+     * that handle requests. */
+    int watch;
     /* Seconds without progress after which the HTTP layer drops the
      * connection (0: its default). Set for watches. */
     int stall_timeout_s;

@@ -42,6 +42,15 @@
  * connection outliving its certificate's notAfter stops being authenticated
  * by it, as kube checks validity at every request.
  *
+ * Watches: a GET whose response is a watch is not given to MHD. Its
+ * connection stays suspended while the streamer (streamer.h) writes the
+ * head and body straight to the socket or GnuTLS session, so watch sends
+ * never hold an event-loop thread that requests need; the call's wakes go
+ * to the streamer. When the stream ends, stream_ended resumes the
+ * connection and the access handler answers MHD_NO: MHD closes it without
+ * writing (the head said Connection: close). The streamer is stopped
+ * before MHD, so no streamed connection is suspended when MHD stops.
+ *
  * Lifetime: a conn_ctx (and its API call) is freed only in MHD's
  * request-completed callback, never inside the content reader or a wake.
  */
@@ -52,6 +61,7 @@
 #include "core/ticker.h"
 #include "core/utf8.h"
 #include "core/util.h"
+#include "http/streamer.h"
 #include "http/target.h"
 
 #include <arpa/inet.h>
@@ -79,10 +89,11 @@
 #define POOL_THREADS_MAX 4
 #define STREAM_BLOCK (64 * 1024)
 #define SWEEP_INTERVAL_MS 1000
-/* How often a stream asks the kernel whether its client went away: a poll(2)
- * per 64 KiB block or per watch event was a sixth of the server's CPU when
- * 1,000 watchers each got every event; the hub's tick wakes parked watchers
- * about once a second, so a gone client is still noticed within two. */
+/* How often a stream MHD sends (a list; a watch only on HEAD or while the
+ * server stops) asks the kernel whether its client went away: a poll(2) per
+ * 64 KiB block or per watch event was a sixth of the server's CPU when 1,000
+ * watchers each got every event; the hub's tick wakes parked watchers about
+ * once a second, so a gone client is still noticed within two. */
 #define PEER_CHECK_MS 1000
 #define MAX_PEER_ORGS 32
 #define MAX_DN_VALUE 1024
@@ -109,6 +120,7 @@ struct sk_http_server {
     pthread_mutex_t fresh_mu;
     conn_sock *fresh_head, *fresh_tail; /* no complete request header yet, oldest first */
     sk_ticker *sweeper;
+    sk_streamer *streamer; /* sends watch bodies (streamer.h) */
     char *tls_cert, *tls_key, *tls_trust; /* NULL: plain HTTP */
 };
 
@@ -116,7 +128,8 @@ typedef struct conn_ctx {
     sk_http_server *srv;
     struct MHD_Connection *conn;
     char *raw_target;
-    const char *method; /* MHD's, valid for the request */
+    const char *method;  /* MHD's, valid for the request */
+    const char *version; /* MHD's, valid for the request */
     int started;        /* the access handler has seen this request's header */
     sk_target target;
     sk_err reject;
@@ -129,6 +142,12 @@ typedef struct conn_ctx {
     int suspended;
     int woken;
     int64_t peer_checked_ms; /* the stream's last peer_gone check */
+    /* A watch body the streamer sends: `streamed` while the streamer owns
+     * it (wakes go there), stream_end once it is over (the connection is
+     * resumed only to be closed). */
+    sk_stream *stream;
+    int streamed;
+    int stream_end;
 } conn_ctx;
 
 /* ---- connections ---------------------------------------------------------- */
@@ -361,7 +380,9 @@ static void conn_wake(void *arg)
     conn_ctx *cc = arg;
     pthread_mutex_lock(&cc->mu);
     cc->woken = 1;
-    if (cc->suspended) {
+    if (cc->streamed) {
+        sk_streamer_wake(cc->stream);
+    } else if (cc->suspended) {
         cc->suspended = 0;
         MHD_resume_connection(cc->conn);
     }
@@ -412,10 +433,110 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
     return n;
 }
 
+/* ---- watches, sent by the streamer --------------------------------------------- */
+
+/* A header value safe to write as is: MHD refuses CR and LF too. */
+static int header_value_ok(const char *v)
+{
+    for (; *v; v++)
+        if ((unsigned char)*v < 0x20 && *v != '\t')
+            return 0;
+    return 1;
+}
+
+static void head_field(sk_buf *b, const char *name, const char *value)
+{
+    if (value && header_value_ok(value))
+        sk_buf_printf(b, "%s: %s\r\n", name, value);
+}
+
+/* The response head MHD would have written for r, ending the connection
+ * after the body: the streamer cannot hand a connection back for reuse. */
+static void stream_head(const sk_api_response *r, int chunked, sk_buf *b)
+{
+    const char *reason = MHD_get_reason_phrase_for((unsigned)r->status);
+    char date[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&now, &tm));
+    sk_buf_printf(b, "HTTP/1.1 %d %s\r\n", r->status, reason && *reason ? reason : "Unknown");
+    head_field(b, "Date", date);
+    head_field(b, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type);
+    head_field(b, "Cache-Control", "no-cache, private");
+    for (size_t i = 0; i < r->n_warnings; i++)
+        head_field(b, "Warning", r->warnings[i]);
+    head_field(b, "Audit-Id", r->audit_id);
+    if (chunked)
+        head_field(b, "Transfer-Encoding", "chunked");
+    head_field(b, "Connection", "close");
+    sk_buf_puts(b, "\r\n");
+}
+
+static ssize_t stream_read(void *arg, char *buf, size_t max)
+{
+    conn_ctx *cc = arg;
+    return sk_api_call_read(cc->call, buf, max);
+}
+
+/* On the streamer's thread: the body is over; MHD gets the connection back
+ * and closes it (on_request answers MHD_NO). */
+static void stream_ended(void *arg, sk_stream_end why)
+{
+    conn_ctx *cc = arg;
+    pthread_mutex_lock(&cc->mu);
+    cc->streamed = 0;
+    cc->stream_end = (int)why;
+    cc->suspended = 0;
+    MHD_resume_connection(cc->conn);
+    pthread_mutex_unlock(&cc->mu);
+}
+
+/* Hands a watch's connection to the streamer: 1 if it took it (the
+ * connection stays suspended in MHD until the stream ends), 0 to send the
+ * body through MHD (a HEAD request, or a streamer already stopping). */
+static int stream_watch(conn_ctx *cc, const sk_api_response *r)
+{
+    sk_http_server *srv = cc->srv;
+    if (strcmp(cc->method, MHD_HTTP_METHOD_GET) != 0)
+        return 0;
+    const union MHD_ConnectionInfo *fd_info =
+        MHD_get_connection_info(cc->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *tls_info =
+        srv->tls_cert ? MHD_get_connection_info(cc->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION)
+                      : NULL;
+    if (!fd_info || (srv->tls_cert && (!tls_info || !tls_info->tls_session)))
+        return 0;
+    int chunked = strcmp(cc->version, MHD_HTTP_VERSION_1_1) == 0;
+    sk_buf head = {0};
+    stream_head(r, chunked, &head);
+    sk_stream_spec spec = {
+        .fd = fd_info->connect_fd,
+        .tls_session = tls_info ? tls_info->tls_session : NULL,
+        .head = head.data,
+        .head_len = head.len,
+        .chunked = chunked,
+        .stall_timeout_s = r->stall_timeout_s,
+        .source = {stream_read, stream_ended, cc},
+    };
+    /* Under cc->mu: the stream may end (and resume) only after the suspend. */
+    pthread_mutex_lock(&cc->mu);
+    cc->stream = sk_streamer_add(srv->streamer, &spec);
+    if (cc->stream) {
+        cc->streamed = 1;
+        cc->suspended = 1;
+        MHD_suspend_connection(cc->conn);
+    }
+    pthread_mutex_unlock(&cc->mu);
+    sk_buf_free(&head);
+    return cc->stream != NULL;
+}
+
 static enum MHD_Result send_response(conn_ctx *cc)
 {
     sk_api_response r;
     sk_api_call_response(cc->call, &r);
+    if (r.watch && stream_watch(cc, &r))
+        return MHD_YES;
     struct MHD_Response *resp;
     if (r.streaming)
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, cc,
@@ -545,9 +666,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     conn_ctx *cc = *con_cls;
     SK_CHECK(cc != NULL); /* made by on_uri */
+    if (cc->stream)
+        return MHD_NO; /* the streamer sent the whole response: close */
     if (!cc->started) {
         cc->started = 1;
         cc->method = method;
+        cc->version = version;
         cc->sock = connection_settled(cc->srv, conn);
         settle_request(cc);
         if (!cc->too_large && cc->reject == SK_OK)
@@ -576,8 +700,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
      * completes suspended connections at daemon stop, after the store has
      * drained every pending write. */
     SK_CHECK(!cc->suspended);
-    if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED && cc->call)
+    if ((toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED || cc->stream_end == SK_STREAM_STALLED) &&
+        cc->call)
         sk_api_call_stalled(cc->call);
+    sk_stream_free(cc->stream);
     sk_api_call_free(cc->call);
     sk_target_clear(&cc->target);
     free(cc->raw_target);
@@ -693,6 +819,7 @@ int sk_http_start(const sk_http_config *cfg, sk_api *api, sk_http_server **out, 
         return -1;
     }
     srv->sweeper = sk_ticker_start(SWEEP_INTERVAL_MS, sweep_fresh, srv);
+    srv->streamer = sk_streamer_start(pool_threads());
     *out = srv;
     return 0;
 }
@@ -712,6 +839,8 @@ void sk_http_stop(sk_http_server *srv)
     if (!srv)
         return;
     sk_ticker_stop(srv->sweeper);
+    /* Every watch connection back in MHD (resumed) before MHD stops. */
+    sk_streamer_stop(srv->streamer);
     MHD_stop_daemon(srv->daemon); /* also closes the listening socket, unless quiesced */
     pthread_mutex_destroy(&srv->fresh_mu);
     free_tls(srv);

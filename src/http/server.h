@@ -6,7 +6,8 @@
  * (target.h), collects request bodies (up to SK_API_MAX_BODY), hands
  * complete requests to the API layer, suspends a connection while its call
  * waits for the store and resumes it when the call wakes it, and streams
- * bodies the API produces incrementally.
+ * bodies the API produces incrementally: a watch's from the streamer's
+ * threads (streamer.h), which take its connection over from MHD's.
  *
  * It also keeps one client from exhausting the server: connections are
  * capped in total and per client address, a connection that has not sent

@@ -1,0 +1,363 @@
+/*
+ * test_streamer.c - the streamer over socketpairs: the bytes a client gets
+ * (head, chunked framing or none, the last chunk), wakes, a client that
+ * goes away, a client that stops reading (stall), stop, and one endless
+ * stream not holding its thread from the others.
+ */
+#include "http/streamer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* A scripted body: pieces handed out one per read, then -2 until more are
+ * given, or the end; `endless`: a full block at every read. */
+typedef struct script {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const char *pieces[8];
+    size_t n, next;
+    int end, fail, endless;
+    long reads;
+    int ended;
+    sk_stream_end why;
+} script;
+
+static void script_init(script *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    pthread_mutex_init(&sc->mu, NULL);
+    pthread_cond_init(&sc->cv, NULL);
+}
+
+static ssize_t script_read(void *arg, char *buf, size_t max)
+{
+    script *sc = arg;
+    ssize_t n;
+    pthread_mutex_lock(&sc->mu);
+    sc->reads++;
+    if (sc->endless) {
+        memset(buf, 'e', max);
+        n = (ssize_t)max;
+    } else if (sc->next < sc->n) {
+        size_t len = strlen(sc->pieces[sc->next]);
+        assert_true(len <= max);
+        memcpy(buf, sc->pieces[sc->next++], len);
+        n = (ssize_t)len;
+    } else {
+        n = sc->fail ? -1 : sc->end ? 0 : -2;
+    }
+    pthread_mutex_unlock(&sc->mu);
+    return n;
+}
+
+static void script_ended(void *arg, sk_stream_end why)
+{
+    script *sc = arg;
+    pthread_mutex_lock(&sc->mu);
+    sc->ended++;
+    sc->why = why;
+    pthread_cond_broadcast(&sc->cv);
+    pthread_mutex_unlock(&sc->mu);
+}
+
+/* Waits up to ms for ended(); returns how it ended, -1 if it did not. */
+static int wait_ended(script *sc, int ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&sc->mu);
+    while (!sc->ended && pthread_cond_timedwait(&sc->cv, &sc->mu, &until) == 0)
+        ;
+    int r = sc->ended ? (int)sc->why : -1;
+    assert_true(sc->ended <= 1);
+    pthread_mutex_unlock(&sc->mu);
+    return r;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+typedef struct pair {
+    int server, client;
+} pair;
+
+static pair make_pair(void)
+{
+    int fds[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    return (pair){fds[0], fds[1]};
+}
+
+static sk_stream *add(sk_streamer *st, pair p, script *sc, const char *head, int chunked,
+                      int stall_s)
+{
+    sk_stream_spec spec = {
+        .fd = p.server,
+        .head = head,
+        .head_len = strlen(head),
+        .chunked = chunked,
+        .stall_timeout_s = stall_s,
+        .source = {script_read, script_ended, sc},
+    };
+    sk_stream *s = sk_streamer_add(st, &spec);
+    assert_non_null(s);
+    return s;
+}
+
+/* Reads from fd until `want` bytes came (or 5 s passed); asserts they are want. */
+static void expect_bytes(int fd, const char *want)
+{
+    size_t len = strlen(want), got = 0;
+    char buf[4096];
+    assert_true(len < sizeof buf);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (got < len) {
+        ssize_t n = recv(fd, buf + got, len - got, 0);
+        if (n <= 0)
+            fail_msg("got %zu of %zu bytes: %.*s", got, len, (int)got, buf);
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    assert_string_equal(buf, want);
+}
+
+static void expect_nothing_pending(int fd)
+{
+    char c;
+    assert_int_equal(recv(fd, &c, 1, MSG_DONTWAIT), -1);
+    assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+static void test_chunked_body_ends_with_last_chunk(void **state)
+{
+    (void)state;
+    sk_streamer *st = sk_streamer_start(2);
+    script sc;
+    script_init(&sc);
+    sc.pieces[0] = "abc";
+    sc.pieces[1] = "0123456789abcdefg"; /* 17 bytes: size line "11" */
+    sc.n = 2;
+    sc.end = 1;
+    pair p = make_pair();
+    sk_stream *s = add(st, p, &sc, "HTTP/1.1 200 OK\r\n\r\n", 1, 0);
+    expect_bytes(p.client, "HTTP/1.1 200 OK\r\n\r\n3\r\nabc\r\n11\r\n0123456789abcdefg\r\n0\r\n\r\n");
+    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_ENDED);
+    expect_nothing_pending(p.client);
+    sk_stream_free(s);
+    sk_streamer_stop(st);
+    close(p.server);
+    close(p.client);
+}
+
+static void test_unframed_body_and_wakes(void **state)
+{
+    (void)state;
+    sk_streamer *st = sk_streamer_start(1);
+    script sc;
+    script_init(&sc);
+    pair p = make_pair();
+    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 0, 0);
+    expect_bytes(p.client, "H\r\n\r\n");
+    /* Parked (its first read found nothing): nothing until a wake. */
+    for (int i = 0; i < 500; i++) {
+        pthread_mutex_lock(&sc.mu);
+        long reads = sc.reads;
+        pthread_mutex_unlock(&sc.mu);
+        if (reads > 0)
+            break;
+        usleep(10 * 1000);
+    }
+    pthread_mutex_lock(&sc.mu);
+    sc.pieces[sc.n++] = "line one\n";
+    pthread_mutex_unlock(&sc.mu);
+    usleep(100 * 1000);
+    expect_nothing_pending(p.client);
+    sk_streamer_wake(s);
+    expect_bytes(p.client, "line one\n");
+    pthread_mutex_lock(&sc.mu);
+    sc.pieces[sc.n++] = "line two\n";
+    sc.end = 1;
+    pthread_mutex_unlock(&sc.mu);
+    sk_streamer_wake(s);
+    sk_streamer_wake(s); /* a second wake before the turn: one turn */
+    expect_bytes(p.client, "line two\n");
+    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_ENDED);
+    expect_nothing_pending(p.client);
+    sk_stream_free(s);
+    sk_streamer_stop(st);
+    close(p.server);
+    close(p.client);
+}
+
+static void test_source_failure_ends_without_last_chunk(void **state)
+{
+    (void)state;
+    sk_streamer *st = sk_streamer_start(1);
+    script sc;
+    script_init(&sc);
+    sc.pieces[0] = "x";
+    sc.n = 1;
+    sc.fail = 1;
+    pair p = make_pair();
+    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 1, 0);
+    expect_bytes(p.client, "H\r\n\r\n1\r\nx\r\n");
+    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_FAILED);
+    expect_nothing_pending(p.client);
+    sk_stream_free(s);
+    sk_streamer_stop(st);
+    close(p.server);
+    close(p.client);
+}
+
+static void test_client_gone_is_seen_without_a_wake(void **state)
+{
+    (void)state;
+    sk_streamer *st = sk_streamer_start(1);
+    script sc;
+    script_init(&sc);
+    pair p = make_pair();
+    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 1, 0);
+    expect_bytes(p.client, "H\r\n\r\n");
+    close(p.client);
+    assert_int_equal(wait_ended(&sc, 2000), SK_STREAM_CLIENT_GONE);
+    sk_stream_free(s);
+    sk_streamer_stop(st);
+    close(p.server);
+}
+
+static void test_client_that_stops_reading_is_dropped(void **state)
+{
+    (void)state;
+    sk_streamer *st = sk_streamer_start(1);
+    script sc;
+    script_init(&sc);
+    sc.endless = 1;
+    pair p = make_pair();
+    int small = 4096;
+    setsockopt(p.server, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 1, 1);
+    int64_t t0 = now_ms();
+    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_STALLED);
+    assert_true(now_ms() - t0 >= 900); /* not before the timeout */
+    /* Blocked, it stopped reading its source: a few blocks, not a stream. */
+    pthread_mutex_lock(&sc.mu);
+    assert_true(sc.reads < 16);
+    pthread_mutex_unlock(&sc.mu);
+    sk_stream_free(s);
+    sk_streamer_stop(st);
+    close(p.server);
+    close(p.client);
+}
+
+static void test_stop_ends_parked_and_blocked_streams(void **state)
+{
+    (void)state;
+    sk_streamer *st = sk_streamer_start(2);
+    script parked, blocked;
+    script_init(&parked);
+    script_init(&blocked);
+    blocked.endless = 1;
+    pair a = make_pair(), b = make_pair();
+    sk_stream *sa = add(st, a, &parked, "H\r\n\r\n", 1, 0);
+    sk_stream *sb = add(st, b, &blocked, "H\r\n\r\n", 1, 0);
+    expect_bytes(a.client, "H\r\n\r\n");
+    usleep(100 * 1000);
+    sk_streamer_stop(st);
+    assert_int_equal(wait_ended(&parked, 0), SK_STREAM_STOPPED);
+    assert_int_equal(wait_ended(&blocked, 0), SK_STREAM_STOPPED);
+    sk_stream_free(sa);
+    sk_stream_free(sb);
+    close(a.server);
+    close(a.client);
+    close(b.server);
+    close(b.client);
+}
+
+static void *drain(void *arg)
+{
+    int fd = *(int *)arg;
+    char buf[65536];
+    while (recv(fd, buf, sizeof buf, 0) > 0)
+        ;
+    return NULL;
+}
+
+static void test_endless_stream_does_not_hold_its_thread(void **state)
+{
+    (void)state;
+    sk_streamer *st = sk_streamer_start(1); /* both streams on one thread */
+    script endless, other;
+    script_init(&endless);
+    script_init(&other);
+    endless.endless = 1;
+    pair e = make_pair(), o = make_pair();
+    pthread_t reader;
+    assert_int_equal(pthread_create(&reader, NULL, drain, &e.client), 0);
+    sk_stream *se = add(st, e, &endless, "H\r\n\r\n", 1, 0);
+    sk_stream *so = add(st, o, &other, "H\r\n\r\n", 1, 0);
+    expect_bytes(o.client, "H\r\n\r\n");
+    /* The endless one streams on (many turns of TURN_BLOCKS blocks)... */
+    long reads = 0;
+    for (int i = 0; i < 500 && reads < 64; i++) {
+        usleep(10 * 1000);
+        pthread_mutex_lock(&endless.mu);
+        reads = endless.reads;
+        pthread_mutex_unlock(&endless.mu);
+    }
+    assert_true(reads >= 64);
+    /* ...and the other still gets its turn at a wake. */
+    pthread_mutex_lock(&other.mu);
+    other.pieces[other.n++] = "event";
+    pthread_mutex_unlock(&other.mu);
+    sk_streamer_wake(so);
+    expect_bytes(o.client, "5\r\nevent\r\n");
+    sk_streamer_stop(st);
+    shutdown(e.client, SHUT_RDWR);
+    pthread_join(reader, NULL);
+    assert_int_equal(wait_ended(&endless, 0), SK_STREAM_STOPPED);
+    sk_stream_free(se);
+    sk_stream_free(so);
+    close(e.server);
+    close(e.client);
+    close(o.server);
+    close(o.client);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chunked_body_ends_with_last_chunk),
+        cmocka_unit_test(test_unframed_body_and_wakes),
+        cmocka_unit_test(test_source_failure_ends_without_last_chunk),
+        cmocka_unit_test(test_client_gone_is_seen_without_a_wake),
+        cmocka_unit_test(test_client_that_stops_reading_is_dropped),
+        cmocka_unit_test(test_stop_ends_parked_and_blocked_streams),
+        cmocka_unit_test(test_endless_stream_does_not_hold_its_thread),
+    };
+    return cmocka_run_group_tests(tests, 0, NULL);
+}
