@@ -483,12 +483,15 @@ static ssize_t stream_read(void *arg, char *buf, size_t max)
 static void stream_ended(void *arg, sk_stream_end why)
 {
     conn_ctx *cc = arg;
-    pthread_mutex_lock(&cc->mu);
+    struct MHD_Connection *conn = cc->conn;
+    pthread_mutex_lock(&cc->mu); /* after stream_watch's suspend */
     cc->streamed = 0;
     cc->stream_end = (int)why;
     cc->suspended = 0;
-    MHD_resume_connection(cc->conn);
     pthread_mutex_unlock(&cc->mu);
+    /* Last: once resumed, MHD's thread may close the connection and free cc
+     * at once (on_request answers without taking cc->mu). */
+    MHD_resume_connection(conn);
 }
 
 /* Hands a watch's connection to the streamer: 1 if it took it (the
@@ -666,8 +669,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     conn_ctx *cc = *con_cls;
     SK_CHECK(cc != NULL); /* made by on_uri */
+    /* The streamer sent the whole response: MHD closes the connection without
+     * writing (and logs it, at debug level, as the application's error). */
     if (cc->stream)
-        return MHD_NO; /* the streamer sent the whole response: close */
+        return MHD_NO;
     if (!cc->started) {
         cc->started = 1;
         cc->method = method;
@@ -792,6 +797,8 @@ int sk_http_start(const sk_http_config *cfg, sk_api *api, sk_http_server **out, 
         srv->tls_trust = strdup(cfg->tls_trust_pem);
         SK_CHECK(srv->tls_cert && srv->tls_key && srv->tls_trust);
     }
+    /* Before MHD: the listening socket's backlog may hold a watch already. */
+    srv->streamer = sk_streamer_start(pool_threads());
     /* A fresh connection may idle for the header timeout (MHD's default
      * timeout); connection_settled gives it the idle timeout afterwards.
      * TLS is polled with poll(2) (see the top of this file). */
@@ -813,13 +820,13 @@ int sk_http_start(const sk_http_config *cfg, sk_api *api, sk_http_server **out, 
         if (asprintf(errmsg, "cannot start the HTTP server on %s", cfg->listen) < 0)
             *errmsg = NULL;
         close(fd);
+        sk_streamer_free(srv->streamer);
         pthread_mutex_destroy(&srv->fresh_mu);
         free_tls(srv);
         free(srv);
         return -1;
     }
     srv->sweeper = sk_ticker_start(SWEEP_INTERVAL_MS, sweep_fresh, srv);
-    srv->streamer = sk_streamer_start(pool_threads());
     *out = srv;
     return 0;
 }
@@ -839,9 +846,12 @@ void sk_http_stop(sk_http_server *srv)
     if (!srv)
         return;
     sk_ticker_stop(srv->sweeper);
-    /* Every watch connection back in MHD (resumed) before MHD stops. */
+    /* Every watch connection back in MHD (resumed) before MHD stops; a watch
+     * asked for meanwhile is sent by MHD (the stopped streamer refuses it),
+     * so the streamer is freed only once MHD's threads are gone. */
     sk_streamer_stop(srv->streamer);
-    MHD_stop_daemon(srv->daemon); /* also closes the listening socket, unless quiesced */
+    MHD_stop_daemon(srv->daemon);
+    sk_streamer_free(srv->streamer); /* also closes the listening socket, unless quiesced */
     pthread_mutex_destroy(&srv->fresh_mu);
     free_tls(srv);
     free(srv);

@@ -86,6 +86,7 @@ struct sk_streamer {
     worker workers[MAX_THREADS];
     unsigned n_workers;
     unsigned next; /* round robin (atomic) */
+    int stopped;   /* the threads are joined (sk_streamer_stop's caller only) */
 };
 
 /* ---- the ready queue (w->mu held) -------------------------------------------- */
@@ -165,33 +166,28 @@ static void finish(worker *w, sk_stream *s, sk_stream_end why)
 
 /* ---- sending ---------------------------------------------------------------------- */
 
-/* Sends what it can of p[0..len): the number of bytes taken, or -1 when the
- * connection failed. *again is set when the socket would take no more (on
- * TLS: GnuTLS holds the record that starts at p + the result). */
-static ssize_t send_some(sk_stream *s, const char *p, size_t len, int *again)
+/* Sends what it can of p[0..len): the number of bytes taken (fewer than len:
+ * the socket would take no more; on TLS GnuTLS then holds the record that
+ * starts at p + the result), or -1 when the connection failed. */
+static ssize_t send_some(sk_stream *s, const char *p, size_t len)
 {
     size_t done = 0;
-    *again = 0;
     while (done < len) {
         ssize_t n;
         if (s->tls) {
             n = gnutls_record_send(s->tls, p + done, len - done);
             if (n == GNUTLS_E_INTERRUPTED)
                 continue;
-            if (n == GNUTLS_E_AGAIN) {
-                *again = 1;
+            if (n == GNUTLS_E_AGAIN)
                 break;
-            }
             if (n < 0)
                 return -1;
         } else {
             n = send(s->fd, p + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (n < 0 && errno == EINTR)
                 continue;
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-                *again = 1;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 break;
-            }
             if (n < 0)
                 return -1;
         }
@@ -213,8 +209,7 @@ static void want_out(worker *w, sk_stream *s, int on)
  * what the socket does not take becomes pending. -1: the connection failed. */
 static int send_or_keep(sk_stream *s, const char *p, size_t len)
 {
-    int again;
-    ssize_t n = send_some(s, p, len, &again);
+    ssize_t n = send_some(s, p, len);
     if (n < 0)
         return -1;
     if ((size_t)n < len) {
@@ -227,15 +222,18 @@ static int send_or_keep(sk_stream *s, const char *p, size_t len)
     return 0;
 }
 
-/* 1: nothing is pending any more; 0: the socket is full; -1: it failed. */
+/* 1: nothing is pending any more; 0: the socket is full; -1: it failed.
+ * Any progress restarts the stall clock: a client that reads slowly but
+ * steadily is not stalled. */
 static int flush(sk_stream *s)
 {
     if (s->pending_off == s->pending_len)
         return 1;
-    int again;
-    ssize_t n = send_some(s, s->pending + s->pending_off, s->pending_len - s->pending_off, &again);
+    ssize_t n = send_some(s, s->pending + s->pending_off, s->pending_len - s->pending_off);
     if (n < 0)
         return -1;
+    if (n > 0)
+        s->blocked_since_ms = 0;
     s->pending_off += (size_t)n;
     if (s->pending_off < s->pending_len)
         return 0;
@@ -450,7 +448,7 @@ sk_streamer *sk_streamer_start(unsigned n_threads)
 
 void sk_streamer_stop(sk_streamer *st)
 {
-    if (!st)
+    if (!st || st->stopped)
         return;
     for (unsigned i = 0; i < st->n_workers; i++) {
         worker *w = &st->workers[i];
@@ -459,9 +457,18 @@ void sk_streamer_stop(sk_streamer *st)
         pthread_mutex_unlock(&w->mu);
         signal_worker(w);
     }
+    for (unsigned i = 0; i < st->n_workers; i++)
+        pthread_join(st->workers[i].thread, NULL);
+    st->stopped = 1;
+}
+
+void sk_streamer_free(sk_streamer *st)
+{
+    if (!st)
+        return;
+    sk_streamer_stop(st);
     for (unsigned i = 0; i < st->n_workers; i++) {
         worker *w = &st->workers[i];
-        pthread_join(w->thread, NULL);
         close(w->ep);
         close(w->efd);
         free(w->batch);

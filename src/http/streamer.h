@@ -60,9 +60,12 @@ typedef struct sk_stream_spec {
 
 /* Starts n_threads threads. */
 sk_streamer *sk_streamer_start(unsigned n_threads);
-/* Ends every stream (SK_STREAM_STOPPED) and joins the threads; later adds
- * are refused. NULL-safe. */
+/* Ends every stream (SK_STREAM_STOPPED) and joins the threads; adds are
+ * refused from then on (the handle stays valid for them until
+ * sk_streamer_free). NULL-safe; a second call does nothing. */
 void sk_streamer_stop(sk_streamer *st);
+/* Stops (if not yet) and frees. NULL-safe. */
+void sk_streamer_free(sk_streamer *st);
 /* A new stream, sending at once; NULL once the streamer is stopping. */
 sk_stream *sk_streamer_add(sk_streamer *st, const sk_stream_spec *spec);
 /* The source has bytes (or its end): any thread, until ended() ran. */

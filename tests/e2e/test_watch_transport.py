@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 import unittest
 
@@ -111,7 +112,7 @@ class WatchTransport(ServerTestCase, unittest.TestCase):
         rv = self.rv_now()
         sock = raw_connect(self.server)
         try:
-            send_get(sock, BASE + "?watch=true&timeoutSeconds=2&resourceVersion=%d" % rv, version)
+            send_get(sock, BASE + "?watch=true&timeoutSeconds=5&resourceVersion=%d" % rv, version)
             status, fields, rest = read_head(sock)
             names = ["%s-%d" % (tag, i) for i in range(3)]
             for n in names:
@@ -119,7 +120,7 @@ class WatchTransport(ServerTestCase, unittest.TestCase):
             started = time.monotonic()
             body = read_to_eof(sock, rest)
             # The body ended at timeoutSeconds, not at once nor at a stall.
-            self.assertLess(time.monotonic() - started, 10)
+            self.assertLess(time.monotonic() - started, 15)
         finally:
             sock.close()
         self.assertEqual(status, "HTTP/1.1 200 OK")
@@ -156,11 +157,12 @@ class WatchTransport(ServerTestCase, unittest.TestCase):
         finally:
             for s in socks:
                 s.close()
-        # Noticed from the socket (epoll), not at a later send or tick.
+        # Noticed from the socket (epoll), not at a later send or the hub's
+        # once-a-second tick.
         started = time.monotonic()
         wait_until(lambda: metric(self.server, "apiserver_registered_watchers") <= base,
                    timeout=10, interval=0.05, what="the closed watches released")
-        self.assertLess(time.monotonic() - started, 2.0)
+        self.assertLess(time.monotonic() - started, 1.0)
 
 
 class WatchTransportTLS(WatchTransport):
@@ -169,7 +171,40 @@ class WatchTransportTLS(WatchTransport):
 
 class WatchTransportStop(unittest.TestCase):
     """A server stops within its grace while watchers that stopped reading
-    have full sockets and bytes waiting in the streamer."""
+    have full sockets and bytes waiting in the streamer; and after hundreds
+    of watches ended at once (each connection handed back to MHD, closed,
+    and its context freed) it still serves and exits cleanly."""
+
+    def test_many_watches_ending_at_once(self):
+        server = Server("WatchTransportEnds")
+        server.start()
+        try:
+            errors = []
+
+            def watcher():
+                try:
+                    for _ in range(4):
+                        s = raw_connect(server)
+                        try:
+                            send_get(s, BASE + "?watch=true&timeoutSeconds=1")
+                            status, _, rest = read_head(s)
+                            assert status == "HTTP/1.1 200 OK", status
+                            assert dechunk(read_to_eof(s, rest)) == b""
+                        finally:
+                            s.close()
+                except Exception as e:  # noqa: BLE001 - reported below
+                    errors.append(e)
+
+            threads = [threading.Thread(target=watcher) for _ in range(50)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            self.assertEqual(errors, [])
+            self.assertEqual(server.request("GET", "/readyz").status, 200)
+            self.assertEqual(server.stop(), 0)
+        finally:
+            server.cleanup()
 
     def test_stop_with_stalled_watchers(self):
         server = Server("WatchTransportStop")

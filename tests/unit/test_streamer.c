@@ -169,7 +169,7 @@ static void test_chunked_body_ends_with_last_chunk(void **state)
     assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_ENDED);
     expect_nothing_pending(p.client);
     sk_stream_free(s);
-    sk_streamer_stop(st);
+    sk_streamer_free(st);
     close(p.server);
     close(p.client);
 }
@@ -204,12 +204,11 @@ static void test_unframed_body_and_wakes(void **state)
     sc.end = 1;
     pthread_mutex_unlock(&sc.mu);
     sk_streamer_wake(s);
-    sk_streamer_wake(s); /* a second wake before the turn: one turn */
     expect_bytes(p.client, "line two\n");
     assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_ENDED);
     expect_nothing_pending(p.client);
     sk_stream_free(s);
-    sk_streamer_stop(st);
+    sk_streamer_free(st);
     close(p.server);
     close(p.client);
 }
@@ -229,7 +228,7 @@ static void test_source_failure_ends_without_last_chunk(void **state)
     assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_FAILED);
     expect_nothing_pending(p.client);
     sk_stream_free(s);
-    sk_streamer_stop(st);
+    sk_streamer_free(st);
     close(p.server);
     close(p.client);
 }
@@ -246,7 +245,7 @@ static void test_client_gone_is_seen_without_a_wake(void **state)
     close(p.client);
     assert_int_equal(wait_ended(&sc, 2000), SK_STREAM_CLIENT_GONE);
     sk_stream_free(s);
-    sk_streamer_stop(st);
+    sk_streamer_free(st);
     close(p.server);
 }
 
@@ -269,7 +268,34 @@ static void test_client_that_stops_reading_is_dropped(void **state)
     assert_true(sc.reads < 16);
     pthread_mutex_unlock(&sc.mu);
     sk_stream_free(s);
-    sk_streamer_stop(st);
+    sk_streamer_free(st);
+    close(p.server);
+    close(p.client);
+}
+
+static void test_slow_steady_reader_is_not_dropped(void **state)
+{
+    (void)state;
+    sk_streamer *st = sk_streamer_start(1);
+    script sc;
+    script_init(&sc);
+    sc.endless = 1;
+    pair p = make_pair();
+    int small = 4096;
+    setsockopt(p.server, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 1, 1);
+    /* 4 KiB every 250 ms for 2.5 s: far below a block per stall timeout,
+     * but progress every time. */
+    char buf[4096];
+    for (int i = 0; i < 10; i++) {
+        usleep(250 * 1000);
+        assert_true(recv(p.client, buf, sizeof buf, 0) > 0);
+    }
+    assert_int_equal(wait_ended(&sc, 0), -1);
+    /* Then it stops reading: dropped. */
+    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_STALLED);
+    sk_stream_free(s);
+    sk_streamer_free(st);
     close(p.server);
     close(p.client);
 }
@@ -286,10 +312,28 @@ static void test_stop_ends_parked_and_blocked_streams(void **state)
     sk_stream *sa = add(st, a, &parked, "H\r\n\r\n", 1, 0);
     sk_stream *sb = add(st, b, &blocked, "H\r\n\r\n", 1, 0);
     expect_bytes(a.client, "H\r\n\r\n");
-    usleep(100 * 1000);
+    /* The endless one blocks on its full socket: its reads stop. */
+    long before = -1, now = 0;
+    for (int i = 0; i < 100 && (now == 0 || now != before); i++) {
+        before = now;
+        usleep(50 * 1000);
+        pthread_mutex_lock(&blocked.mu);
+        now = blocked.reads;
+        pthread_mutex_unlock(&blocked.mu);
+    }
+    assert_true(now > 0 && now == before);
     sk_streamer_stop(st);
     assert_int_equal(wait_ended(&parked, 0), SK_STREAM_STOPPED);
     assert_int_equal(wait_ended(&blocked, 0), SK_STREAM_STOPPED);
+    /* Stopped, it refuses new streams (until freed). */
+    script late;
+    script_init(&late);
+    pair c = make_pair();
+    sk_stream_spec spec = {.fd = c.server, .source = {script_read, script_ended, &late}};
+    assert_null(sk_streamer_add(st, &spec));
+    sk_streamer_free(st);
+    close(c.server);
+    close(c.client);
     sk_stream_free(sa);
     sk_stream_free(sb);
     close(a.server);
@@ -336,7 +380,7 @@ static void test_endless_stream_does_not_hold_its_thread(void **state)
     pthread_mutex_unlock(&other.mu);
     sk_streamer_wake(so);
     expect_bytes(o.client, "5\r\nevent\r\n");
-    sk_streamer_stop(st);
+    sk_streamer_free(st);
     shutdown(e.client, SHUT_RDWR);
     pthread_join(reader, NULL);
     assert_int_equal(wait_ended(&endless, 0), SK_STREAM_STOPPED);
@@ -356,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_source_failure_ends_without_last_chunk),
         cmocka_unit_test(test_client_gone_is_seen_without_a_wake),
         cmocka_unit_test(test_client_that_stops_reading_is_dropped),
+        cmocka_unit_test(test_slow_steady_reader_is_not_dropped),
         cmocka_unit_test(test_stop_ends_parked_and_blocked_streams),
         cmocka_unit_test(test_endless_stream_does_not_hold_its_thread),
     };
