@@ -21,7 +21,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, KUBECTL, Server, ServerTestCase, describe, wait_until  # noqa: E402
+from server import CONFIG, KUBECTL, Server, ServerTestCase, describe, metric, wait_until  # noqa: E402
 
 MERGE = {"Content-Type": "application/merge-patch+json"}
 
@@ -31,16 +31,6 @@ def cm(name, data, labels=None):
     if labels:
         meta["labels"] = labels
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
-
-
-def metric(server, name):
-    """The value of an unlabelled (or fully labelled) series in /metrics."""
-    r = server.request("GET", "/metrics")
-    assert r.status == 200, r
-    for line in r.body.decode().splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    raise AssertionError("no series %s in /metrics" % name)
 
 
 class WatchStream:

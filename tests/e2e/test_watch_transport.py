@@ -19,19 +19,10 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import Server, ServerTestCase, wait_until  # noqa: E402
+from server import Server, ServerTestCase, metric, wait_until  # noqa: E402
 
 NS = "default"
 BASE = "/api/v1/namespaces/%s/configmaps" % NS
-
-
-def metric(server, name):
-    r = server.request("GET", "/metrics")
-    assert r.status == 200, r
-    for line in r.body.decode().splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[-1])
-    raise AssertionError("no series %s in /metrics" % name)
 
 
 def raw_connect(server):

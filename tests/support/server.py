@@ -401,6 +401,16 @@ def sql(server, query):
     return [line.split("|") for line in p.stdout.splitlines() if line.strip()]
 
 
+def metric(server, name):
+    """The value of an unlabelled (or fully labelled) series in the server's /metrics."""
+    r = server.request("GET", "/metrics")
+    assert r.status == 200, r
+    for line in r.body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    raise AssertionError("no series %s in /metrics" % name)
+
+
 def wait_until(fn, timeout=20.0, interval=0.1, what="condition"):
     """Poll fn() until it returns a truthy value; returns it or raises AssertionError."""
     deadline = time.monotonic() + timeout

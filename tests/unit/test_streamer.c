@@ -153,193 +153,198 @@ static void expect_nothing_pending(int fd)
     assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
+static long reads_of(script *sc)
+{
+    pthread_mutex_lock(&sc->mu);
+    long n = sc->reads;
+    pthread_mutex_unlock(&sc->mu);
+    return n;
+}
+
+/* Waits (up to 5 s) until sc's reads reach at least min; returns them. */
+static long wait_reads(script *sc, long min)
+{
+    long n = reads_of(sc);
+    for (int i = 0; i < 500 && n < min; i++) {
+        usleep(10 * 1000);
+        n = reads_of(sc);
+    }
+    return n;
+}
+
+/* Hands sc one more piece, and its end if `end`. */
+static void give(script *sc, const char *piece, int end)
+{
+    pthread_mutex_lock(&sc->mu);
+    if (piece)
+        sc->pieces[sc->n++] = piece;
+    sc->end = end;
+    pthread_mutex_unlock(&sc->mu);
+}
+
+/* One streamer, one source and one socket pair, for a test of one stream. */
+typedef struct rig {
+    sk_streamer *st;
+    script sc;
+    pair p;
+    sk_stream *s;
+} rig;
+
+static void rig_open(rig *r, unsigned threads)
+{
+    r->st = sk_streamer_start(threads);
+    script_init(&r->sc);
+    r->p = make_pair();
+    r->s = NULL;
+}
+
+static void rig_add(rig *r, const char *head, int chunked, int stall_s)
+{
+    r->s = add(r->st, r->p, &r->sc, head, chunked, stall_s);
+}
+
+/* The streamer first: it ends a stream still going, which may then be freed. */
+static void rig_close(rig *r)
+{
+    sk_streamer_free(r->st);
+    sk_stream_free(r->s);
+    close(r->p.server);
+    if (r->p.client >= 0)
+        close(r->p.client);
+}
+
 static void test_chunked_body_ends_with_last_chunk(void **state)
 {
     (void)state;
-    sk_streamer *st = sk_streamer_start(2);
-    script sc;
-    script_init(&sc);
-    sc.pieces[0] = "abc";
-    sc.pieces[1] = "0123456789abcdefg"; /* 17 bytes: size line "11" */
-    sc.n = 2;
-    sc.end = 1;
-    pair p = make_pair();
-    sk_stream *s = add(st, p, &sc, "HTTP/1.1 200 OK\r\n\r\n", 1, 0);
-    expect_bytes(p.client, "HTTP/1.1 200 OK\r\n\r\n3\r\nabc\r\n11\r\n0123456789abcdefg\r\n0\r\n\r\n");
-    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_ENDED);
-    expect_nothing_pending(p.client);
-    sk_stream_free(s);
-    sk_streamer_free(st);
-    close(p.server);
-    close(p.client);
+    rig r;
+    rig_open(&r, 2);
+    give(&r.sc, "abc", 0);
+    give(&r.sc, "0123456789abcdefg", 1); /* 17 bytes: size line "11" */
+    rig_add(&r, "HTTP/1.1 200 OK\r\n\r\n", 1, 0);
+    expect_bytes(r.p.client,
+                 "HTTP/1.1 200 OK\r\n\r\n3\r\nabc\r\n11\r\n0123456789abcdefg\r\n0\r\n\r\n");
+    assert_int_equal(wait_ended(&r.sc, 5000), SK_STREAM_ENDED);
+    expect_nothing_pending(r.p.client);
+    rig_close(&r);
 }
 
 static void test_unframed_body_and_wakes(void **state)
 {
     (void)state;
-    sk_streamer *st = sk_streamer_start(1);
-    script sc;
-    script_init(&sc);
-    pair p = make_pair();
-    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 0, 0);
-    expect_bytes(p.client, "H\r\n\r\n");
+    rig r;
+    rig_open(&r, 1);
+    rig_add(&r, "H\r\n\r\n", 0, 0);
+    expect_bytes(r.p.client, "H\r\n\r\n");
     /* Parked (its first read found nothing): nothing until a wake. */
-    for (int i = 0; i < 500; i++) {
-        pthread_mutex_lock(&sc.mu);
-        long reads = sc.reads;
-        pthread_mutex_unlock(&sc.mu);
-        if (reads > 0)
-            break;
-        usleep(10 * 1000);
-    }
-    pthread_mutex_lock(&sc.mu);
-    sc.pieces[sc.n++] = "line one\n";
-    pthread_mutex_unlock(&sc.mu);
+    assert_true(wait_reads(&r.sc, 1) >= 1);
+    give(&r.sc, "line one\n", 0);
     usleep(100 * 1000);
-    expect_nothing_pending(p.client);
-    sk_streamer_wake(s);
-    expect_bytes(p.client, "line one\n");
-    pthread_mutex_lock(&sc.mu);
-    sc.pieces[sc.n++] = "line two\n";
-    sc.end = 1;
-    pthread_mutex_unlock(&sc.mu);
-    sk_streamer_wake(s);
-    expect_bytes(p.client, "line two\n");
-    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_ENDED);
-    expect_nothing_pending(p.client);
-    sk_stream_free(s);
-    sk_streamer_free(st);
-    close(p.server);
-    close(p.client);
+    expect_nothing_pending(r.p.client);
+    sk_streamer_wake(r.s);
+    expect_bytes(r.p.client, "line one\n");
+    give(&r.sc, "line two\n", 1);
+    sk_streamer_wake(r.s);
+    expect_bytes(r.p.client, "line two\n");
+    assert_int_equal(wait_ended(&r.sc, 5000), SK_STREAM_ENDED);
+    expect_nothing_pending(r.p.client);
+    rig_close(&r);
 }
 
 static void test_source_failure_ends_without_last_chunk(void **state)
 {
     (void)state;
-    sk_streamer *st = sk_streamer_start(1);
-    script sc;
-    script_init(&sc);
-    sc.pieces[0] = "x";
-    sc.n = 1;
-    sc.fail = 1;
-    pair p = make_pair();
-    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 1, 0);
-    expect_bytes(p.client, "H\r\n\r\n1\r\nx\r\n");
-    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_FAILED);
-    expect_nothing_pending(p.client);
-    sk_stream_free(s);
-    sk_streamer_free(st);
-    close(p.server);
-    close(p.client);
+    rig r;
+    rig_open(&r, 1);
+    give(&r.sc, "x", 0);
+    r.sc.fail = 1;
+    rig_add(&r, "H\r\n\r\n", 1, 0);
+    expect_bytes(r.p.client, "H\r\n\r\n1\r\nx\r\n");
+    assert_int_equal(wait_ended(&r.sc, 5000), SK_STREAM_FAILED);
+    expect_nothing_pending(r.p.client);
+    rig_close(&r);
 }
 
 static void test_client_gone_is_seen_without_a_wake(void **state)
 {
     (void)state;
-    sk_streamer *st = sk_streamer_start(1);
-    script sc;
-    script_init(&sc);
-    pair p = make_pair();
-    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 1, 0);
-    expect_bytes(p.client, "H\r\n\r\n");
-    close(p.client);
-    assert_int_equal(wait_ended(&sc, 2000), SK_STREAM_CLIENT_GONE);
-    sk_stream_free(s);
-    sk_streamer_free(st);
-    close(p.server);
+    rig r;
+    rig_open(&r, 1);
+    rig_add(&r, "H\r\n\r\n", 1, 0);
+    expect_bytes(r.p.client, "H\r\n\r\n");
+    close(r.p.client);
+    r.p.client = -1;
+    assert_int_equal(wait_ended(&r.sc, 2000), SK_STREAM_CLIENT_GONE);
+    rig_close(&r);
+}
+
+/* An endless stream to a client whose socket takes 4 KiB. */
+static void open_endless_to_small_socket(rig *r, int stall_s)
+{
+    rig_open(r, 1);
+    r->sc.endless = 1;
+    int small = 4096;
+    setsockopt(r->p.server, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    rig_add(r, "H\r\n\r\n", 1, stall_s);
 }
 
 static void test_client_that_stops_reading_is_dropped(void **state)
 {
     (void)state;
-    sk_streamer *st = sk_streamer_start(1);
-    script sc;
-    script_init(&sc);
-    sc.endless = 1;
-    pair p = make_pair();
-    int small = 4096;
-    setsockopt(p.server, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
-    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 1, 1);
+    rig r;
+    open_endless_to_small_socket(&r, 1);
     int64_t t0 = now_ms();
-    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_STALLED);
+    assert_int_equal(wait_ended(&r.sc, 5000), SK_STREAM_STALLED);
     assert_true(now_ms() - t0 >= 900); /* not before the timeout */
     /* Blocked, it stopped reading its source: a few blocks, not a stream. */
-    pthread_mutex_lock(&sc.mu);
-    assert_true(sc.reads < 16);
-    pthread_mutex_unlock(&sc.mu);
-    sk_stream_free(s);
-    sk_streamer_free(st);
-    close(p.server);
-    close(p.client);
+    assert_true(reads_of(&r.sc) < 16);
+    rig_close(&r);
 }
 
 static void test_slow_steady_reader_is_not_dropped(void **state)
 {
     (void)state;
-    sk_streamer *st = sk_streamer_start(1);
-    script sc;
-    script_init(&sc);
-    sc.endless = 1;
-    pair p = make_pair();
-    int small = 4096;
-    setsockopt(p.server, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
-    sk_stream *s = add(st, p, &sc, "H\r\n\r\n", 1, 1);
+    rig r;
+    open_endless_to_small_socket(&r, 1);
     /* 4 KiB every 250 ms for 2.5 s: far below a block per stall timeout,
      * but progress every time. */
     char buf[4096];
     for (int i = 0; i < 10; i++) {
         usleep(250 * 1000);
-        assert_true(recv(p.client, buf, sizeof buf, 0) > 0);
+        assert_true(recv(r.p.client, buf, sizeof buf, 0) > 0);
     }
-    assert_int_equal(wait_ended(&sc, 0), -1);
+    assert_int_equal(wait_ended(&r.sc, 0), -1);
     /* Then it stops reading: dropped. */
-    assert_int_equal(wait_ended(&sc, 5000), SK_STREAM_STALLED);
-    sk_stream_free(s);
-    sk_streamer_free(st);
-    close(p.server);
-    close(p.client);
+    assert_int_equal(wait_ended(&r.sc, 5000), SK_STREAM_STALLED);
+    rig_close(&r);
 }
 
 static void test_stop_ends_parked_and_blocked_streams(void **state)
 {
     (void)state;
-    sk_streamer *st = sk_streamer_start(2);
-    script parked, blocked;
-    script_init(&parked);
-    script_init(&blocked);
-    blocked.endless = 1;
-    pair a = make_pair(), b = make_pair();
-    sk_stream *sa = add(st, a, &parked, "H\r\n\r\n", 1, 0);
-    sk_stream *sb = add(st, b, &blocked, "H\r\n\r\n", 1, 0);
-    expect_bytes(a.client, "H\r\n\r\n");
+    rig blocked, parked;
+    open_endless_to_small_socket(&blocked, 0);
+    rig_open(&parked, 1);
+    rig_add(&parked, "H\r\n\r\n", 1, 0);
+    expect_bytes(parked.p.client, "H\r\n\r\n");
     /* The endless one blocks on its full socket: its reads stop. */
-    long before = -1, now = 0;
+    long before = -1, now = reads_of(&blocked.sc);
     for (int i = 0; i < 100 && (now == 0 || now != before); i++) {
         before = now;
         usleep(50 * 1000);
-        pthread_mutex_lock(&blocked.mu);
-        now = blocked.reads;
-        pthread_mutex_unlock(&blocked.mu);
+        now = reads_of(&blocked.sc);
     }
     assert_true(now > 0 && now == before);
-    sk_streamer_stop(st);
-    assert_int_equal(wait_ended(&parked, 0), SK_STREAM_STOPPED);
-    assert_int_equal(wait_ended(&blocked, 0), SK_STREAM_STOPPED);
+    sk_streamer_stop(blocked.st);
+    sk_streamer_stop(parked.st);
+    assert_int_equal(wait_ended(&parked.sc, 0), SK_STREAM_STOPPED);
+    assert_int_equal(wait_ended(&blocked.sc, 0), SK_STREAM_STOPPED);
     /* Stopped, it refuses new streams (until freed). */
     script late;
     script_init(&late);
-    pair c = make_pair();
-    sk_stream_spec spec = {.fd = c.server, .source = {script_read, script_ended, &late}};
-    assert_null(sk_streamer_add(st, &spec));
-    sk_streamer_free(st);
-    close(c.server);
-    close(c.client);
-    sk_stream_free(sa);
-    sk_stream_free(sb);
-    close(a.server);
-    close(a.client);
-    close(b.server);
-    close(b.client);
+    sk_stream_spec spec = {.fd = parked.p.server, .source = {script_read, script_ended, &late}};
+    assert_null(sk_streamer_add(parked.st, &spec));
+    rig_close(&parked);
+    rig_close(&blocked);
 }
 
 static void *drain(void *arg)
@@ -354,42 +359,30 @@ static void *drain(void *arg)
 static void test_endless_stream_does_not_hold_its_thread(void **state)
 {
     (void)state;
-    sk_streamer *st = sk_streamer_start(1); /* both streams on one thread */
-    script endless, other;
+    rig other;
+    rig_open(&other, 1); /* both streams on its one thread */
+    script endless;
     script_init(&endless);
-    script_init(&other);
     endless.endless = 1;
-    pair e = make_pair(), o = make_pair();
+    pair e = make_pair();
     pthread_t reader;
     assert_int_equal(pthread_create(&reader, NULL, drain, &e.client), 0);
-    sk_stream *se = add(st, e, &endless, "H\r\n\r\n", 1, 0);
-    sk_stream *so = add(st, o, &other, "H\r\n\r\n", 1, 0);
-    expect_bytes(o.client, "H\r\n\r\n");
+    sk_stream *se = add(other.st, e, &endless, "H\r\n\r\n", 1, 0);
+    rig_add(&other, "H\r\n\r\n", 1, 0);
+    expect_bytes(other.p.client, "H\r\n\r\n");
     /* The endless one streams on (many turns of TURN_BLOCKS blocks)... */
-    long reads = 0;
-    for (int i = 0; i < 500 && reads < 64; i++) {
-        usleep(10 * 1000);
-        pthread_mutex_lock(&endless.mu);
-        reads = endless.reads;
-        pthread_mutex_unlock(&endless.mu);
-    }
-    assert_true(reads >= 64);
+    assert_true(wait_reads(&endless, 64) >= 64);
     /* ...and the other still gets its turn at a wake. */
-    pthread_mutex_lock(&other.mu);
-    other.pieces[other.n++] = "event";
-    pthread_mutex_unlock(&other.mu);
-    sk_streamer_wake(so);
-    expect_bytes(o.client, "5\r\nevent\r\n");
-    sk_streamer_free(st);
+    give(&other.sc, "event", 0);
+    sk_streamer_wake(other.s);
+    expect_bytes(other.p.client, "5\r\nevent\r\n");
+    rig_close(&other);
     shutdown(e.client, SHUT_RDWR);
     pthread_join(reader, NULL);
     assert_int_equal(wait_ended(&endless, 0), SK_STREAM_STOPPED);
     sk_stream_free(se);
-    sk_stream_free(so);
     close(e.server);
     close(e.client);
-    close(o.server);
-    close(o.client);
 }
 
 int main(void)
