@@ -524,14 +524,15 @@ static int stream_watch(conn_ctx *cc, const sk_api_response *r)
     /* Under cc->mu: the stream may end (and resume) only after the suspend. */
     pthread_mutex_lock(&cc->mu);
     cc->stream = sk_streamer_add(srv->streamer, &spec);
-    if (cc->stream) {
+    int taken = cc->stream != NULL;
+    if (taken) {
         cc->streamed = 1;
         cc->suspended = 1;
         MHD_suspend_connection(cc->conn);
     }
     pthread_mutex_unlock(&cc->mu);
     sk_buf_free(&head);
-    return cc->stream != NULL;
+    return taken;
 }
 
 static enum MHD_Result send_response(conn_ctx *cc)

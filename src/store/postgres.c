@@ -33,15 +33,15 @@
  * (TTL and claims). An object version (append), a tombstone too, is held
  * the same way: a delete's TTL and claims statements do not wait for it,
  * and a cascade's deletes go as one statement. Held rows go as ONE
- * prepared statement per
- * kind (kv_insert, append_held), whatever their number: INSERT ... SELECT
- * FROM unnest() of one array parameter per column, in PostgreSQL's binary
- * array format, so they are parsed and planned once per session, not once
- * per batch size as a multi-row VALUES list was, and values need no
- * escaping. A key's live version is its newest sk_history row (unless a
- * tombstone), so a write is that one row: no second index of live keys to
- * keep (migration 0009 dropped sk_current, 29-42% of the row-insert time:
- * bench/README.md, "What sk_current costs a write").
+ * prepared statement per kind (kv_insert, append_held), whatever their
+ * number: INSERT ... SELECT FROM unnest() of one array parameter per
+ * column, in PostgreSQL's binary array format, so they are parsed and
+ * planned once per session, not once per batch size as a multi-row VALUES
+ * list was, and values need no escaping. A key's live version is its
+ * newest sk_history row (unless a tombstone), so a write is that one row:
+ * no second index of live keys to keep (migration 0009 dropped sk_current,
+ * 29-42% of the row-insert time: bench/README.md, "What sk_current costs a
+ * write").
  *
  * Flights. Every round trip costs both sides a send, a receive and a
  * wake-up, which on the benchmark VM cost more CPU than the statements
@@ -568,6 +568,12 @@ static void array_str(sk_buf *b, const char *s)
     array_bytes(b, s, strlen(s));
 }
 
+static void array_bool(sk_buf *b, int v)
+{
+    const unsigned char x = v != 0;
+    array_bytes(b, &x, 1);
+}
+
 static void array_i64(sk_buf *b, int64_t v)
 {
     put_u32(b, 8);
@@ -623,14 +629,13 @@ static int queue_held(sk_conn *c, size_t *next, sk_buf cols[HELD_COLS])
         array_start(&cols[k], oids[k], to - from);
     for (size_t i = from; i < to; i++) {
         const held_row *h = &c->held[i];
-        unsigned char deleted = h->deleted != 0;
         array_i64(&cols[0], h->ints[0]);
         array_i64(&cols[1], h->ints[1]);
         array_bytes(&cols[2], c->held_bytes.data + h->key_off, h->key_len);
         array_i64(&cols[3], h->ints[2]);
         array_i64(&cols[4], h->ints[3]);
         array_i64(&cols[5], h->ints[4]);
-        array_bytes(&cols[6], &deleted, 1);
+        array_bool(&cols[6], h->deleted);
         array_bytes(&cols[7], c->held_bytes.data + h->value_off, h->value_len);
     }
     *next = to;
@@ -657,8 +662,7 @@ static int queue_objs(sk_conn *c, size_t *next, sk_buf cols[OBJ_COLS])
         array_str(&cols[4], b + o->uid_off);
         array_i64(&cols[5], o->create_rev);
         array_i64(&cols[6], o->prev_rev);
-        unsigned char deleted = o->deleted != 0;
-        array_bytes(&cols[7], &deleted, 1);
+        array_bool(&cols[7], o->deleted);
         array_bytes(&cols[8], b + o->value_off, o->value_len);
     }
     *next = to;
