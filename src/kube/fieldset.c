@@ -213,6 +213,12 @@ static char *item_pe(ty t, shape_t sh, const json_t *v, const char **missing)
     return sk_buf_steal(&b, NULL);
 }
 
+/* The metadata fields apply never tracks: the server sets them. */
+static const char *const meta_fields[] = {
+    "f:name", "f:namespace", "f:creationTimestamp", "f:selfLink",      "f:uid",
+    "f:clusterName", "f:generation", "f:managedFields", "f:resourceVersion",
+};
+
 /* ---- set nodes ---- */
 
 static json_t *node_child(json_t *node, const char *pe)
@@ -494,6 +500,126 @@ void sk_fieldset_compare(sk_fieldset_type t, const json_t *old, const json_t *ne
     *removed = c.removed;
 }
 
+/* ---- a create's fields ---- */
+
+static json_t *zero_of(const sk_schema *s, int depth)
+{
+    json_t *o = json_object();
+    if (!s || sk_schema_kind_of(s) != SK_SCHEMA_STRUCT || depth > 16)
+        return o;
+    for (size_t i = 0; i < sk_schema_field_count(s); i++) {
+        const sk_schema_field *f = sk_schema_field_at(s, i);
+        const sk_schema *ft = sk_schema_field_type(f);
+        const char *name = sk_schema_field_name(f);
+        if (name && !(sk_schema_field_flags(f) & SK_FIELD_POINTER) &&
+            sk_schema_kind_of(ft) == SK_SCHEMA_STRUCT)
+            json_object_set_new(o, name, zero_of(ft, depth + 1));
+    }
+    return o;
+}
+
+json_t *sk_fieldset_zero(sk_fieldset_type t)
+{
+    return zero_of(t.schema, 0);
+}
+
+/* One node of created(): a child's path element and its wire form. */
+typedef struct wire_child {
+    const char *pe;
+    json_t *node;
+} wire_child;
+
+static int cmp_wire_child(const void *a, const void *b)
+{
+    return strcmp(((const wire_child *)a)->pe, ((const wire_child *)b)->pe);
+}
+
+/*
+ * compare(t, l, r)'s added and modified members at and below r, in the
+ * FieldsV1 wire form (NULL: none), for an l that is absent or part of a
+ * zero value: the same shape decisions, but no removed set (a create has
+ * no other manager to take fields from) and no intermediate set to strip,
+ * union and encode. Children are written sorted by path element, as
+ * sk_fieldset_encode writes them.
+ */
+static json_t *created(ty t, const json_t *l, const json_t *r)
+{
+    shape_t sl = l ? shape(t, l) : LEAF, sr = shape(t, r);
+    shape_t sh = !l ? sr : sl == sr ? sr : LEAF;
+    if (sh != LEAF && empty_container(l) && empty_container(r))
+        sh = LEAF;
+    if (sh == LEAF)
+        return !l || !json_equal((json_t *)l, (json_t *)r) ? json_object() : NULL;
+    json_t *items = sh == GRANULAR ? NULL : index_items(t, sh, r);
+    const json_t *walked = items ? items : r;
+    size_t n = 0, cap = json_object_size(walked);
+    wire_child *kids = malloc((cap ? cap : 1) * sizeof *kids);
+    SK_CHECK_ALLOC(kids);
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)walked, key, val) {
+        json_t *node;
+        if (items) {
+            node = created(elem(t), NULL, val);
+        } else {
+            int named;
+            node = created(child(t, key, &named), json_object_get(l, key), val);
+        }
+        if (node)
+            kids[n++] = (wire_child){key, node};
+    }
+    /* a map's keys sort as their "f:" path elements do */
+    qsort(kids, n, sizeof *kids, cmp_wire_child);
+    json_t *out = NULL;
+    if (n || !l) {
+        out = json_object();
+        if (!l && n)
+            json_object_set_new(out, ".", json_object());
+    }
+    sk_buf pe = SK_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        if (items) {
+            json_object_set_new(out, kids[i].pe, kids[i].node);
+        } else {
+            pe.len = 0;
+            field_pe(&pe, kids[i].pe);
+            json_object_set_new(out, pe.data, kids[i].node);
+        }
+    }
+    sk_buf_free(&pe);
+    free(kids);
+    json_decref(items);
+    return out;
+}
+
+json_t *sk_fieldset_created(sk_fieldset_type t, const json_t *obj, int drop_status)
+{
+    static const char *const stripped[] = {"f:apiVersion", "f:kind"};
+    json_t *zero = zero_of(t.schema, 0);
+    json_t *out = created(root_type(t), zero, obj);
+    json_decref(zero);
+    if (!out)
+        return NULL;
+    json_object_del(out, ".");
+    for (size_t i = 0; i < sizeof stripped / sizeof stripped[0]; i++)
+        json_object_del(out, stripped[i]);
+    json_t *meta = json_object_get(out, "f:metadata");
+    if (meta) {
+        json_object_del(meta, ".");
+        for (size_t i = 0; i < sizeof meta_fields / sizeof meta_fields[0]; i++)
+            json_object_del(meta, meta_fields[i]);
+        if (!json_object_size(meta))
+            json_object_del(out, "f:metadata");
+    }
+    if (drop_status)
+        json_object_del(out, "f:status");
+    if (!json_object_size(out)) {
+        json_decref(out);
+        out = NULL;
+    }
+    return out;
+}
+
 /* ---- set algebra ---- */
 
 /* Set operations share the subtrees they do not change with their inputs
@@ -550,10 +676,6 @@ json_t *sk_fieldset_intersection(const json_t *a, const json_t *b)
 
 json_t *sk_fieldset_strip(const json_t *set, int only_status, int drop_status)
 {
-    static const char *const meta_fields[] = {
-        "f:name", "f:namespace", "f:creationTimestamp", "f:selfLink",      "f:uid",
-        "f:clusterName", "f:generation", "f:managedFields", "f:resourceVersion",
-    };
     /* copies only the two levels it changes (sets are never modified once
      * made, so sharing the rest is safe) */
     json_t *out = json_copy((json_t *)set);

@@ -58,6 +58,20 @@ sk_err sk_fieldset_from_object(sk_fieldset_type t, const json_t *obj, json_t **o
 void sk_fieldset_compare(sk_fieldset_type t, const json_t *old, const json_t *new_obj,
                          json_t **added, json_t **modified, json_t **removed);
 
+/* The object a create is compared with (new reference): Go's zero value
+ * of the kind, whose structs that are not pointers are present ({}), as
+ * kube's typed conversion of an empty object gives them. A field that is
+ * such a struct in the zero value is therefore never "added" by itself. */
+json_t *sk_fieldset_zero(sk_fieldset_type t);
+
+/*
+ * What a create of obj sets, in the FieldsV1 wire form, stripped (as
+ * sk_fieldset_strip with only_status 0): the same as sk_fieldset_encode of
+ * the stripped union of sk_fieldset_compare(t, sk_fieldset_zero(t), obj)'s
+ * added and modified sets, in one walk. NULL when it sets nothing.
+ */
+json_t *sk_fieldset_created(sk_fieldset_type t, const json_t *obj, int drop_status);
+
 json_t *sk_fieldset_union(const json_t *a, const json_t *b);
 json_t *sk_fieldset_difference(const json_t *a, const json_t *b);
 json_t *sk_fieldset_intersection(const json_t *a, const json_t *b);
