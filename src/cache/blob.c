@@ -1,10 +1,13 @@
 /*
  * blob.c - see blob.h.
  *
- * Layout: one allocation, a 24-byte header, then the JSON, '\0', the
- * namespace, '\0', the name, '\0'. The cache holds one blob per live object
+ * Layout: one allocation, a 24-byte header, then the namespace, '\0', the
+ * name, '\0', the JSON, '\0'. The cache holds one blob per live object
  * (and per version still visible to a retained snapshot), so the header is
- * kept small: a 100k-object cache pays 2.4 MB of headers, not 4 MB.
+ * kept small: a 100k-object cache pays 2.4 MB of headers, not 4 MB. The key
+ * comes first because B-tree searches compare keys of blobs they reach
+ * through pointers: beside the header, a comparison touches one cache line
+ * of the blob, where after the JSON it touched two.
  */
 #include "cache/blob.h"
 #include "core/check.h"
@@ -18,42 +21,45 @@ struct sk_blob {
     atomic_uint refs;
     uint32_t len; /* JSON bytes */
     int64_t rev;
-    uint16_t name_off; /* the name starts at data + len + 1 + name_off */
+    uint32_t name_off; /* the name starts at data + name_off */
+    uint32_t json_off; /* the JSON starts at data + json_off */
     char data[];
 };
+_Static_assert(sizeof(struct sk_blob) == 24, "the blob header is 24 bytes");
 
 sk_blob *sk_blob_new(const char *ns, const char *name, int64_t rev, const char *json,
                      size_t json_len)
 {
     size_t ns_len = strlen(ns) + 1, name_len = strlen(name) + 1;
-    SK_CHECK(json_len < UINT32_MAX && ns_len <= UINT16_MAX);
-    sk_blob *b = malloc(sizeof *b + json_len + 1 + ns_len + name_len);
+    SK_CHECK(json_len < UINT32_MAX && ns_len + name_len < UINT32_MAX);
+    sk_blob *b = malloc(sizeof *b + ns_len + name_len + json_len + 1);
     SK_CHECK_ALLOC(b);
     atomic_init(&b->refs, 1);
     b->len = (uint32_t)json_len;
     b->rev = rev;
-    b->name_off = (uint16_t)ns_len;
-    memcpy(b->data, json, json_len);
-    b->data[json_len] = '\0';
-    memcpy(b->data + json_len + 1, ns, ns_len);
-    memcpy(b->data + json_len + 1 + ns_len, name, name_len);
+    b->name_off = (uint32_t)ns_len;
+    b->json_off = (uint32_t)(ns_len + name_len);
+    memcpy(b->data, ns, ns_len);
+    memcpy(b->data + ns_len, name, name_len);
+    memcpy(b->data + b->json_off, json, json_len);
+    b->data[b->json_off + json_len] = '\0';
     return b;
 }
 
 const char *sk_blob_data(const sk_blob *b, size_t *len_out)
 {
     *len_out = b->len;
-    return b->data;
+    return b->data + b->json_off;
 }
 
 const char *sk_blob_ns(const sk_blob *b)
 {
-    return b->data + b->len + 1;
+    return b->data;
 }
 
 const char *sk_blob_name(const sk_blob *b)
 {
-    return b->data + b->len + 1 + b->name_off;
+    return b->data + b->name_off;
 }
 
 int64_t sk_blob_rev(const sk_blob *b)
