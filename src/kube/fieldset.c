@@ -250,6 +250,14 @@ static void mark(json_t *node)
     json_object_set(node, ".", member_mark);
 }
 
+/* Some empty object, for questions whose answer depends only on a value's
+ * JSON type. */
+static const json_t *an_object(void)
+{
+    pthread_once(&member_mark_once, make_member_mark);
+    return member_mark;
+}
+
 static int is_member(const json_t *node)
 {
     return json_object_get(node, ".") != NULL;
@@ -502,18 +510,30 @@ void sk_fieldset_compare(sk_fieldset_type t, const json_t *old, const json_t *ne
 
 /* ---- a create's fields ---- */
 
+/* Go's zero value of a struct holds its non-pointer struct fields ({}):
+ * zero_of(s, depth) expands s's (down to depth 16) and those fields are in
+ * it. */
+static int zero_expands(const sk_schema *s, int depth)
+{
+    return s && sk_schema_kind_of(s) == SK_SCHEMA_STRUCT && depth <= 16;
+}
+
+static int in_zero(const sk_schema_field *f)
+{
+    return sk_schema_field_name(f) && !(sk_schema_field_flags(f) & SK_FIELD_POINTER) &&
+           sk_schema_kind_of(sk_schema_field_type(f)) == SK_SCHEMA_STRUCT;
+}
+
 static json_t *zero_of(const sk_schema *s, int depth)
 {
     json_t *o = json_object();
-    if (!s || sk_schema_kind_of(s) != SK_SCHEMA_STRUCT || depth > 16)
+    if (!zero_expands(s, depth))
         return o;
     for (size_t i = 0; i < sk_schema_field_count(s); i++) {
         const sk_schema_field *f = sk_schema_field_at(s, i);
-        const sk_schema *ft = sk_schema_field_type(f);
-        const char *name = sk_schema_field_name(f);
-        if (name && !(sk_schema_field_flags(f) & SK_FIELD_POINTER) &&
-            sk_schema_kind_of(ft) == SK_SCHEMA_STRUCT)
-            json_object_set_new(o, name, zero_of(ft, depth + 1));
+        if (in_zero(f))
+            json_object_set_new(o, sk_schema_field_name(f),
+                                zero_of(sk_schema_field_type(f), depth + 1));
     }
     return o;
 }
@@ -534,36 +554,69 @@ static int cmp_wire_child(const void *a, const void *b)
     return strcmp(((const wire_child *)a)->pe, ((const wire_child *)b)->pe);
 }
 
+/* zero_of(s, depth) has members. */
+static int zero_has_members(const sk_schema *s, int depth)
+{
+    if (!zero_expands(s, depth))
+        return 0;
+    for (size_t i = 0; i < sk_schema_field_count(s); i++)
+        if (in_zero(sk_schema_field_at(s, i)))
+            return 1;
+    return 0;
+}
+
+/* The depth of child c (of a value of type t) in zero_of(t.s, depth), or
+ * -1 if it is not there (depth -1: nor is its parent). */
+static int zero_child_depth(ty t, ty c, int depth)
+{
+    return depth >= 0 && zero_expands(t.s, depth) && c.f && in_zero(c.f) ? depth + 1 : -1;
+}
+
+#define INLINE_CHILDREN 16
+
 /*
  * compare(t, l, r)'s added and modified members at and below r, in the
- * FieldsV1 wire form (NULL: none), for an l that is absent or part of a
- * zero value: the same shape decisions, but no removed set (a create has
- * no other manager to take fields from) and no intermediate set to strip,
- * union and encode. Children are written sorted by path element, as
- * sk_fieldset_encode writes them.
+ * FieldsV1 wire form (NULL: none), where l is absent (zd -1) or is
+ * zero_of(t.s, zd), a part of the zero value a create is compared with:
+ * the same shape decisions, but no removed set (a create has no other
+ * manager to take fields from), no intermediate set to strip, union and
+ * encode, and the zero value read off the schema instead of built.
+ * Children are written sorted by path element, as sk_fieldset_encode
+ * writes them.
  */
-static json_t *created(ty t, const json_t *l, const json_t *r)
+static json_t *created(ty t, int zd, const json_t *r)
 {
-    shape_t sl = l ? shape(t, l) : LEAF, sr = shape(t, r);
-    shape_t sh = !l ? sr : sl == sr ? sr : LEAF;
-    if (sh != LEAF && empty_container(l) && empty_container(r))
+    int has_l = zd >= 0;
+    /* l is an object: only its type matters to shape() */
+    shape_t sl = has_l ? shape(t, an_object()) : LEAF, sr = shape(t, r);
+    shape_t sh = !has_l ? sr : sl == sr ? sr : LEAF;
+    if (sh != LEAF && !zero_has_members(t.s, zd) && empty_container(r))
         sh = LEAF;
-    if (sh == LEAF)
-        return !l || !json_equal((json_t *)l, (json_t *)r) ? json_object() : NULL;
+    if (sh == LEAF) {
+        int member = !has_l;
+        if (has_l) {
+            json_t *l = zero_of(t.s, zd);
+            member = !json_equal(l, (json_t *)r);
+            json_decref(l);
+        }
+        return member ? json_object() : NULL;
+    }
     json_t *items = sh == GRANULAR ? NULL : index_items(t, sh, r);
     const json_t *walked = items ? items : r;
     size_t n = 0, cap = json_object_size(walked);
-    wire_child *kids = malloc((cap ? cap : 1) * sizeof *kids);
+    wire_child inline_kids[INLINE_CHILDREN];
+    wire_child *kids = cap <= INLINE_CHILDREN ? inline_kids : malloc(cap * sizeof *kids);
     SK_CHECK_ALLOC(kids);
     const char *key;
     json_t *val;
     json_object_foreach((json_t *)walked, key, val) {
         json_t *node;
         if (items) {
-            node = created(elem(t), NULL, val);
+            node = created(elem(t), -1, val);
         } else {
             int named;
-            node = created(child(t, key, &named), json_object_get(l, key), val);
+            ty c = child(t, key, &named);
+            node = created(c, zero_child_depth(t, c, zd), val);
         }
         if (node)
             kids[n++] = (wire_child){key, node};
@@ -571,9 +624,9 @@ static json_t *created(ty t, const json_t *l, const json_t *r)
     /* a map's keys sort as their "f:" path elements do */
     qsort(kids, n, sizeof *kids, cmp_wire_child);
     json_t *out = NULL;
-    if (n || !l) {
+    if (n || !has_l) {
         out = json_object();
-        if (!l && n)
+        if (!has_l && n)
             json_object_set_new(out, ".", json_object());
     }
     sk_buf pe = SK_BUF_INIT;
@@ -587,7 +640,8 @@ static json_t *created(ty t, const json_t *l, const json_t *r)
         }
     }
     sk_buf_free(&pe);
-    free(kids);
+    if (kids != inline_kids)
+        free(kids);
     json_decref(items);
     return out;
 }
@@ -595,9 +649,7 @@ static json_t *created(ty t, const json_t *l, const json_t *r)
 json_t *sk_fieldset_created(sk_fieldset_type t, const json_t *obj, int drop_status)
 {
     static const char *const stripped[] = {"f:apiVersion", "f:kind"};
-    json_t *zero = zero_of(t.schema, 0);
-    json_t *out = created(root_type(t), zero, obj);
-    json_decref(zero);
+    json_t *out = created(root_type(t), 0, obj);
     if (!out)
         return NULL;
     json_object_del(out, ".");

@@ -367,6 +367,13 @@ static void test_create_paths_agree(void **state)
          "\"selector\":{\"matchLabels\":{\"app\":\"a\"}},\"template\":{\"metadata\":{\"labels\":"
          "{\"app\":\"a\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}},"
          "\"strategy\":{}}}"},
+        {"io.k8s.api.apps.v1.Deployment", 0,
+         "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":null,\"strategy\":[],"
+         "\"selector\":{}},\"status\":{}}"},
+        {"io.k8s.api.apps.v1.Deployment", 0,
+         "{\"metadata\":{\"name\":\"d\"},\"spec\":{},\"status\":{\"conditions\":[]}}"},
+        {"io.k8s.api.apps.v1.Deployment", 0,
+         "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"template\":{\"spec\":{}}}}"},
         {"io.k8s.api.core.v1.Service", 1,
          "{\"metadata\":{\"name\":\"s\"},\"spec\":{\"ports\":[{\"port\":80},{\"port\":80,"
          "\"protocol\":\"TCP\"},{\"port\":53,\"protocol\":\"UDP\"}],\"selector\":{},"
