@@ -131,25 +131,71 @@ out:
     return err;
 }
 
-/* A key token's decoded text. Plain printable ASCII is taken as is; anything
- * else goes through jansson, which unescapes and rejects invalid UTF-8 and
- * \u0000, so keys are always valid, NUL-free strings. */
-static sk_err decode_key(const char *tok, size_t len, json_t **out)
+/* A key token's decoded text, *s / *n. Plain printable ASCII is the token's
+ * own bytes (no copy: keys are most of what a body holds); anything else
+ * goes through jansson, which unescapes and rejects invalid UTF-8 and
+ * \u0000, so keys are always valid, NUL-free strings. *owner (NULL for a
+ * plain key) holds the decoded text until the caller drops it. */
+static sk_err decode_key(const char *tok, size_t len, const char **s, size_t *n, json_t **owner)
 {
     sk_err err = SK_ERR_BAD_REQUEST;
     int plain = 1;
     for (size_t i = 1; i + 1 < len; i++)
         plain &= tok[i] >= 0x20 && tok[i] < 0x7f && tok[i] != '\\';
-    json_t *key =
-        plain ? json_stringn(tok + 1, len - 2) : json_loadb(tok, len, JSON_DECODE_ANY, NULL);
-    if (!json_is_string(key)) {
-        json_decref(key);
-        goto out;
+    json_t *key = NULL;
+    if (!plain) {
+        key = json_loadb(tok, len, JSON_DECODE_ANY, NULL);
+        if (!json_is_string(key)) {
+            json_decref(key);
+            goto out;
+        }
     }
-    *out = key;
+    *s = key ? json_string_value(key) : tok + 1;
+    *n = key ? json_string_length(key) : len - 2;
+    *owner = key;
     err = SK_OK;
 out:
     return err;
+}
+
+/*
+ * The keys met so far in one object, to find repeats: a few compared in
+ * place, without copies; past KEYS_INLINE, or once a key needed decoding
+ * (its text lives only as long as its token's turn), a hash of copies, so
+ * an object of 100,000 keys costs no quadratic scan.
+ */
+#define KEYS_INLINE 16
+
+typedef struct key_set {
+    struct {
+        const char *s;
+        size_t n;
+    } few[KEYS_INLINE];
+    size_t n_few;
+    json_t *many; /* NULL until needed */
+} key_set;
+
+/* Adds key (s, n) to ks; returns whether it was there already. */
+static int key_seen(key_set *ks, const char *s, size_t n, int lasting)
+{
+    if (!ks->many) {
+        for (size_t i = 0; i < ks->n_few; i++)
+            if (ks->few[i].n == n && memcmp(ks->few[i].s, s, n) == 0)
+                return 1;
+        if (lasting && ks->n_few < KEYS_INLINE) {
+            ks->few[ks->n_few].s = s;
+            ks->few[ks->n_few++].n = n;
+            return 0;
+        }
+        ks->many = json_object();
+        SK_CHECK_ALLOC(ks->many);
+        for (size_t i = 0; i < ks->n_few; i++)
+            SK_CHECK(json_object_setn_new(ks->many, ks->few[i].s, ks->few[i].n, json_true()) == 0);
+    }
+    if (json_object_getn(ks->many, s, n))
+        return 1;
+    SK_CHECK(json_object_setn_new(ks->many, s, n, json_true()) == 0);
+    return 0;
 }
 
 static sk_err value(walker *w, node n, int depth);
@@ -157,8 +203,7 @@ static sk_err value(walker *w, node n, int depth);
 static sk_err object(walker *w, node n, int depth)
 {
     sk_err err = SK_OK;
-    json_t *keys = json_object(); /* keys met so far in this object */
-    SK_CHECK_ALLOC(keys);
+    key_set keys = {.n_few = 0, .many = NULL};
     size_t base = w->path.len;
     int checked = n.shape == SHAPE_ANY || n.shape == SHAPE_STRUCT || n.shape == SHAPE_MAP;
     w->p++;
@@ -168,31 +213,30 @@ static sk_err object(walker *w, node n, int depth)
         goto out;
     }
     for (;;) {
-        const char *tok;
-        size_t len;
-        json_t *key = NULL;
+        const char *tok, *k;
+        size_t len, klen;
+        json_t *owner = NULL;
         skip_ws(w);
-        if ((err = string_token(w, &tok, &len)) != SK_OK || (err = decode_key(tok, len, &key)))
+        if ((err = string_token(w, &tok, &len)) != SK_OK ||
+            (err = decode_key(tok, len, &k, &klen, &owner)))
             goto out;
-        const char *k = json_string_value(key);
         if (base > 0)
             sk_buf_putc(&w->path, '.');
-        sk_buf_puts(&w->path, k);
+        sk_buf_append(&w->path, k, klen);
         node c = {SHAPE_OPAQUE, NULL};
         const sk_schema_field *f =
-            n.shape == SHAPE_STRUCT ? sk_schema_field_find(n.schema, k, strlen(k)) : NULL;
+            n.shape == SHAPE_STRUCT ? sk_schema_field_find(n.schema, k, klen) : NULL;
         if (n.shape == SHAPE_STRUCT && !f) {
             report(w, "unknown");
         } else if (checked) {
-            if (json_object_get(keys, k))
+            if (key_seen(&keys, k, klen, owner == NULL))
                 report(w, "duplicate");
-            SK_CHECK(json_object_set_new(keys, k, json_true()) == 0);
             if (n.shape == SHAPE_ANY)
                 c = n;
             else
                 c = node_of(f ? sk_schema_field_type(f) : sk_schema_elem(n.schema));
         }
-        json_decref(key);
+        json_decref(owner);
         skip_ws(w);
         err = SK_ERR_BAD_REQUEST;
         if (w->p >= w->end || *w->p != ':')
@@ -210,7 +254,7 @@ static sk_err object(walker *w, node n, int depth)
             goto out;
     }
 out:
-    json_decref(keys);
+    json_decref(keys.many);
     return err;
 }
 

@@ -6,6 +6,7 @@
  * merge-patch ordering, the Strict messages, and malformed input rejected.
  */
 #include "kube/fieldcheck.h"
+#include "core/buf.h"
 #include "kube/registry.h"
 
 #include <jansson.h>
@@ -220,6 +221,17 @@ static void test_duplicates_interleave_in_document_order(void **state)
                "{\"data\":{\"k\\\\\":\"v\\\"q\\\\\",\"k\\\\\":\"\\\\\\\"\"},"
                "\"u\\\\\":1}",
                "duplicate field \"data.k\\\\\"; unknown field \"u\\\\\"");
+    /* Repeats past the first 16 keys of an object, and an escaped key
+     * repeating a plain one after them, are found too. */
+    sk_buf many = SK_BUF_INIT;
+    sk_buf_puts(&many, "{\"data\":{");
+    for (int i = 0; i < 40; i++)
+        sk_buf_printf(&many, "\"k%d\":\"v\",", i);
+    sk_buf_puts(&many, "\"k3\":\"v\",\"k3\\u0039\":\"v\",\"k\\u0034\":\"v\",\"k39\":\"v\"}}");
+    body_finds(kind("", "ConfigMap"), many.data,
+               "duplicate field \"data.k3\"; duplicate field \"data.k39\"; "
+               "duplicate field \"data.k4\"");
+    sk_buf_free(&many);
 }
 
 static void test_quoting_of_paths(void **state)
