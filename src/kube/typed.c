@@ -280,6 +280,13 @@ static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
  * accepts one there even when the layout has none). NULL and *canon (new,
  * UTC, as MarshalJSON writes it) on success, else the ParseError (new).
  */
+/* v's last n decimal digits at p (v >= 0). */
+static void put_digits(char *p, int64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--, v /= 10)
+        p[i] = (char)('0' + v % 10);
+}
+
 static char *parse_time(const char *v, int micro, char **canon)
 {
     static const struct {
@@ -345,10 +352,33 @@ static char *parse_time(const char *v, int micro, char **canon)
     int m, d;
     civil_from_days(days, &y, &m, &d);
     sk_buf b = SK_BUF_INIT;
-    sk_buf_printf(&b, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d", y, m, d, (int)(rem / 3600),
-                  (int)(rem / 60 % 60), (int)(rem % 60));
-    if (micro)
-        sk_buf_printf(&b, ".%06ld", usec);
+    if (y >= 0 && y <= 9999 && usec >= 0 && usec <= 999999) {
+        /* every object's creationTimestamp comes here: without printf */
+        char t[sizeof "2006-01-02T15:04:05.000000Z"];
+        put_digits(t, y, 4);
+        t[4] = '-';
+        put_digits(t + 5, m, 2);
+        t[7] = '-';
+        put_digits(t + 8, d, 2);
+        t[10] = 'T';
+        put_digits(t + 11, rem / 3600, 2);
+        t[13] = ':';
+        put_digits(t + 14, rem / 60 % 60, 2);
+        t[16] = ':';
+        put_digits(t + 17, rem % 60, 2);
+        size_t n = 19;
+        if (micro) {
+            t[n++] = '.';
+            put_digits(t + n, usec, 6);
+            n += 6;
+        }
+        sk_buf_append(&b, t, n);
+    } else {
+        sk_buf_printf(&b, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d", y, m, d, (int)(rem / 3600),
+                      (int)(rem / 60 % 60), (int)(rem % 60));
+        if (micro)
+            sk_buf_printf(&b, ".%06ld", usec);
+    }
     sk_buf_putc(&b, 'Z');
     *canon = sk_buf_steal(&b, NULL);
     return NULL;

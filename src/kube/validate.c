@@ -669,11 +669,14 @@ static void validate_kube_finalizers(sk_field_errors *fe, const json_t *list, co
     }
 }
 
-/* The field path "<base>.<name>", built in the caller's buffer. */
+/* The field path "<base>.<name>", built in the caller's buffer (without
+ * printf: every create builds several, error or not). */
 static const char *sub(sk_buf *b, const char *base, const char *name)
 {
     sk_buf_reset(b);
-    sk_buf_printf(b, "%s.%s", base, name);
+    sk_buf_puts(b, base);
+    sk_buf_putc(b, '.');
+    sk_buf_puts(b, name);
     return b->data;
 }
 
@@ -863,7 +866,10 @@ static size_t validate_data_keys(sk_field_errors *fe, const json_t *map, const c
     json_object_foreach((json_t *)map, k, v)
     {
         sk_buf field = SK_BUF_INIT;
-        sk_buf_printf(&field, "%s[%s]", report_as, k);
+        sk_buf_puts(&field, report_as);
+        sk_buf_putc(&field, '[');
+        sk_buf_puts(&field, k);
+        sk_buf_putc(&field, ']');
         invalid_each(fe, field.data, k, msgs, config_key_msgs(k, msgs));
         if (dup_of && json_object_get(dup_of, k))
             sk_field_errors_invalid(fe, field.data, k, dup_msg);

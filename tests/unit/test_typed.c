@@ -230,6 +230,9 @@ static void test_canonical_forms(void **state)
     same(lease, "{\"spec\":{\"renewTime\":\"2024-03-01T00:00:00.123456-02:00\"}}",
          "{\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"renewTime\":"
          "\"2024-03-01T02:00:00.123456Z\"}}");
+    same(lease, "{\"spec\":{\"renewTime\":\"0999-02-28T23:59:59.000001-00:00\"}}",
+         "{\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"renewTime\":"
+         "\"0999-02-28T23:59:59.000001Z\"}}");
     same(svc, "{\"spec\":{\"ports\":[{\"port\":80,\"targetPort\":\"http\"},{\"port\":81}]}}",
          "{\"metadata\":{\"creationTimestamp\":null},\"spec\":{\"ports\":[{\"port\":80,"
          "\"targetPort\":\"http\"},{\"port\":81,\"targetPort\":0}]},\"status\":"
