@@ -508,6 +508,24 @@ void sk_fieldset_compare(sk_fieldset_type t, const json_t *old, const json_t *ne
     *removed = c.removed;
 }
 
+/* Strips set (as sk_fieldset_strip without only_status) in place: set and
+ * its "f:metadata" node must be the caller's own, shared with no other set. */
+static void strip_own(json_t *set, int drop_status)
+{
+    json_object_del(set, "f:apiVersion");
+    json_object_del(set, "f:kind");
+    json_t *meta = json_object_get(set, "f:metadata");
+    if (meta) {
+        json_object_del(meta, ".");
+        for (size_t i = 0; i < sizeof meta_fields / sizeof meta_fields[0]; i++)
+            json_object_del(meta, meta_fields[i]);
+        if (!json_object_size(meta))
+            json_object_del(set, "f:metadata");
+    }
+    if (drop_status)
+        json_object_del(set, "f:status");
+}
+
 /* ---- a create's fields ---- */
 
 /* Go's zero value of a struct holds its non-pointer struct fields ({}):
@@ -648,23 +666,11 @@ static json_t *created(ty t, int zd, const json_t *r)
 
 json_t *sk_fieldset_created(sk_fieldset_type t, const json_t *obj, int drop_status)
 {
-    static const char *const stripped[] = {"f:apiVersion", "f:kind"};
     json_t *out = created(root_type(t), 0, obj);
     if (!out)
         return NULL;
     json_object_del(out, ".");
-    for (size_t i = 0; i < sizeof stripped / sizeof stripped[0]; i++)
-        json_object_del(out, stripped[i]);
-    json_t *meta = json_object_get(out, "f:metadata");
-    if (meta) {
-        json_object_del(meta, ".");
-        for (size_t i = 0; i < sizeof meta_fields / sizeof meta_fields[0]; i++)
-            json_object_del(meta, meta_fields[i]);
-        if (!json_object_size(meta))
-            json_object_del(out, "f:metadata");
-    }
-    if (drop_status)
-        json_object_del(out, "f:status");
+    strip_own(out, drop_status);
     if (!json_object_size(out)) {
         json_decref(out);
         out = NULL;
@@ -731,20 +737,10 @@ json_t *sk_fieldset_strip(const json_t *set, int only_status, int drop_status)
     /* copies only the two levels it changes (sets are never modified once
      * made, so sharing the rest is safe) */
     json_t *out = json_copy((json_t *)set);
-    json_object_del(out, "f:apiVersion");
-    json_object_del(out, "f:kind");
     json_t *meta = json_object_get(out, "f:metadata");
-    if (meta) {
-        meta = json_copy(meta);
-        json_object_set_new(out, "f:metadata", meta);
-        json_object_del(meta, ".");
-        for (size_t i = 0; i < sizeof meta_fields / sizeof meta_fields[0]; i++)
-            json_object_del(meta, meta_fields[i]);
-        if (!json_object_size(meta))
-            json_object_del(out, "f:metadata");
-    }
-    if (drop_status)
-        json_object_del(out, "f:status");
+    if (meta)
+        json_object_set_new(out, "f:metadata", json_copy(meta));
+    strip_own(out, drop_status);
     if (only_status) {
         json_t *st = json_incref(json_object_get(out, "f:status"));
         json_object_clear(out);
