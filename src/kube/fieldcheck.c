@@ -175,27 +175,29 @@ typedef struct key_set {
     json_t *many; /* NULL until needed */
 } key_set;
 
-/* Adds key (s, n) to ks; returns whether it was there already. */
+/* Adds key (s, n) to ks; returns whether it was there already. lasting:
+ * s outlives the object's walk (a plain key, pointing into the body). */
 static int key_seen(key_set *ks, const char *s, size_t n, int lasting)
 {
-    if (!ks->many) {
-        for (size_t i = 0; i < ks->n_few; i++)
-            if (ks->few[i].n == n && memcmp(ks->few[i].s, s, n) == 0)
-                return 1;
-        if (lasting && ks->n_few < KEYS_INLINE) {
-            ks->few[ks->n_few].s = s;
-            ks->few[ks->n_few++].n = n;
-            return 0;
+    int seen = 0;
+    for (size_t i = 0; !ks->many && i < ks->n_few && !seen; i++)
+        seen = ks->few[i].n == n && memcmp(ks->few[i].s, s, n) == 0;
+    if (!ks->many && !seen && lasting && ks->n_few < KEYS_INLINE) {
+        ks->few[ks->n_few].s = s;
+        ks->few[ks->n_few++].n = n;
+    } else if (!seen) {
+        if (!ks->many) {
+            ks->many = json_object();
+            SK_CHECK_ALLOC(ks->many);
+            for (size_t i = 0; i < ks->n_few; i++)
+                SK_CHECK(json_object_setn_new(ks->many, ks->few[i].s, ks->few[i].n, json_true()) ==
+                         0);
         }
-        ks->many = json_object();
-        SK_CHECK_ALLOC(ks->many);
-        for (size_t i = 0; i < ks->n_few; i++)
-            SK_CHECK(json_object_setn_new(ks->many, ks->few[i].s, ks->few[i].n, json_true()) == 0);
+        seen = json_object_getn(ks->many, s, n) != NULL;
+        if (!seen)
+            SK_CHECK(json_object_setn_new(ks->many, s, n, json_true()) == 0);
     }
-    if (json_object_getn(ks->many, s, n))
-        return 1;
-    SK_CHECK(json_object_setn_new(ks->many, s, n, json_true()) == 0);
-    return 0;
+    return seen;
 }
 
 static sk_err value(walker *w, node n, int depth);

@@ -533,7 +533,7 @@ static void strip_own(json_t *set, int drop_status)
  * it. */
 static int zero_expands(const sk_schema *s, int depth)
 {
-    return s && sk_schema_kind_of(s) == SK_SCHEMA_STRUCT && depth <= 16;
+    return s && sk_schema_kind_of(s) == SK_SCHEMA_STRUCT && depth >= 0 && depth <= 16;
 }
 
 static int in_zero(const sk_schema_field *f)
@@ -587,38 +587,30 @@ static int zero_has_members(const sk_schema *s, int depth)
  * -1 if it is not there (depth -1: nor is its parent). */
 static int zero_child_depth(ty t, ty c, int depth)
 {
-    return depth >= 0 && zero_expands(t.s, depth) && c.f && in_zero(c.f) ? depth + 1 : -1;
+    return zero_expands(t.s, depth) && c.f && in_zero(c.f) ? depth + 1 : -1;
 }
 
 #define INLINE_CHILDREN 16
 
-/*
- * compare(t, l, r)'s added and modified members at and below r, in the
- * FieldsV1 wire form (NULL: none), where l is absent (zd -1) or is
- * zero_of(t.s, zd), a part of the zero value a create is compared with:
- * the same shape decisions, but no removed set (a create has no other
- * manager to take fields from), no intermediate set to strip, union and
- * encode, and the zero value read off the schema instead of built.
- * Children are written sorted by path element, as sk_fieldset_encode
- * writes them.
- */
-static json_t *created(ty t, int zd, const json_t *r)
+/* created() of a value tracked whole: a member unless it equals the zero
+ * value it replaces. */
+static json_t *created_leaf(ty t, int zd, const json_t *r)
 {
-    int has_l = zd >= 0;
-    /* l is an object: only its type matters to shape() */
-    shape_t sl = has_l ? shape(t, an_object()) : LEAF, sr = shape(t, r);
-    shape_t sh = !has_l ? sr : sl == sr ? sr : LEAF;
-    if (sh != LEAF && !zero_has_members(t.s, zd) && empty_container(r))
-        sh = LEAF;
-    if (sh == LEAF) {
-        int member = !has_l;
-        if (has_l) {
-            json_t *l = zero_of(t.s, zd);
-            member = !json_equal(l, (json_t *)r);
-            json_decref(l);
-        }
-        return member ? json_object() : NULL;
+    int member = zd < 0;
+    if (!member) {
+        json_t *l = zero_of(t.s, zd);
+        member = !json_equal(l, (json_t *)r);
+        json_decref(l);
     }
+    return member ? json_object() : NULL;
+}
+
+static json_t *created(ty t, int zd, const json_t *r);
+
+/* created() of a struct, granular map or list of shape sh: its members'
+ * nodes, and itself a member unless it replaces a zero value. */
+static json_t *created_container(ty t, int zd, const json_t *r, shape_t sh)
+{
     json_t *items = sh == GRANULAR ? NULL : index_items(t, sh, r);
     const json_t *walked = items ? items : r;
     size_t n = 0, cap = json_object_size(walked);
@@ -642,9 +634,9 @@ static json_t *created(ty t, int zd, const json_t *r)
     /* a map's keys sort as their "f:" path elements do */
     qsort(kids, n, sizeof *kids, cmp_wire_child);
     json_t *out = NULL;
-    if (n || !has_l) {
+    if (n || zd < 0) {
         out = json_object();
-        if (!has_l && n)
+        if (zd < 0 && n)
             json_object_set_new(out, ".", json_object());
     }
     sk_buf pe = SK_BUF_INIT;
@@ -664,14 +656,33 @@ static json_t *created(ty t, int zd, const json_t *r)
     return out;
 }
 
+/*
+ * compare(t, l, r)'s added and modified members at and below r, in the
+ * FieldsV1 wire form (NULL: none), where l is absent (zd -1) or is
+ * zero_of(t.s, zd), a part of the zero value a create is compared with:
+ * the same shape decisions, but no removed set (a create has no other
+ * manager to take fields from), no intermediate set to strip, union and
+ * encode, and the zero value read off the schema instead of built.
+ * Children are written sorted by path element, as sk_fieldset_encode
+ * writes them.
+ */
+static json_t *created(ty t, int zd, const json_t *r)
+{
+    /* the zero value is an object: only its type matters to shape() */
+    shape_t sl = zd >= 0 ? shape(t, an_object()) : LEAF, sr = shape(t, r);
+    shape_t sh = zd < 0 ? sr : sl == sr ? sr : LEAF;
+    if (sh != LEAF && !zero_has_members(t.s, zd) && empty_container(r))
+        sh = LEAF;
+    return sh == LEAF ? created_leaf(t, zd, r) : created_container(t, zd, r, sh);
+}
+
 json_t *sk_fieldset_created(sk_fieldset_type t, const json_t *obj, int drop_status)
 {
+    /* the root has a zero value, so it is never a member itself */
     json_t *out = created(root_type(t), 0, obj);
-    if (!out)
-        return NULL;
-    json_object_del(out, ".");
-    strip_own(out, drop_status);
-    if (!json_object_size(out)) {
+    if (out)
+        strip_own(out, drop_status);
+    if (out && !json_object_size(out)) {
         json_decref(out);
         out = NULL;
     }

@@ -22,12 +22,22 @@
 const char *sk_managed_from_user_agent(const char *ua, char *buf, size_t n)
 {
     size_t len = 0;
-    for (const char *p = ua ? ua : ""; *p && *p != '/'; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            continue; /* unprintable: left out, as kube does */
-        if (len + 1 >= n || len >= MAX_MANAGER_LEN)
+    for (const char *p = ua ? ua : ""; *p && *p != '/';) {
+        unsigned char c = (unsigned char)*p;
+        /* whole characters only, as kube takes runes: a cut through one
+         * would leave a manager name that is not UTF-8 (the header was) */
+        size_t clen = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+        if (strnlen(p, clen) < clen)
             break;
-        buf[len++] = *p;
+        if (c < 0x20 || c == 0x7f) {
+            p++; /* unprintable: left out, as kube does */
+            continue;
+        }
+        if (len + clen >= n || len + clen > MAX_MANAGER_LEN)
+            break;
+        memcpy(buf + len, p, clen);
+        len += clen;
+        p += clen;
     }
     buf[len] = 0;
     return buf;
@@ -156,6 +166,24 @@ static void cap_updates(json_t *managers)
     free(up);
 }
 
+/* A new entry naming w's manager and op, members in kube's order; NULL if a
+ * name is not UTF-8 (then no entry is written, on every path alike). */
+static json_t *new_entry(const sk_managed_write *w, const char *op)
+{
+    json_t *e = json_pack("{s:s, s:s, s:s}", "manager", w->manager, "operation", op,
+                          "apiVersion", w->api_version);
+    if (e && w->subresource)
+        json_object_set_new(e, "subresource", json_string(w->subresource));
+    return e;
+}
+
+/* The wire members that end an entry, after its time. */
+static void put_fields(json_t *e, json_t *fields_v1)
+{
+    json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
+    json_object_set_new(e, "fieldsV1", fields_v1);
+}
+
 /* Working entries (stolen) to managedFields: Update entries capped, empty
  * sets dropped, sorted; NULL when none is left. */
 static json_t *encode(json_t *managers)
@@ -175,8 +203,7 @@ static json_t *encode(json_t *managers)
         json_t *e = json_copy(v[i]);
         json_t *set = json_incref(json_object_get(e, "set"));
         json_object_del(e, "set");
-        json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
-        json_object_set_new(e, "fieldsV1", sk_fieldset_encode(set));
+        put_fields(e, sk_fieldset_encode(set));
         json_decref(set);
         json_array_append_new(out, e);
     }
@@ -221,10 +248,7 @@ static json_t *strip(json_t *set, const sk_managed_write *w)
 /* The entry of w's manager with operation op (created, empty set, if missing). */
 static json_t *entry_for(json_t *managers, const sk_managed_write *w, const char *op)
 {
-    json_t *probe = json_pack("{s:s, s:s, s:s}", "manager", w->manager, "operation", op,
-                              "apiVersion", w->api_version);
-    if (w->subresource)
-        json_object_set_new(probe, "subresource", json_string(w->subresource));
+    json_t *probe = new_entry(w, op);
     size_t i;
     json_t *e;
     json_array_foreach(managers, i, e) {
@@ -264,30 +288,26 @@ static void take_from_others(json_t *managers, const json_t *self, const json_t 
  * straight from the object's fields (the general path below compares with
  * the zero value, strips, unions and encodes sets: most of a create's time
  * spent here, for the same entry). */
-static void created(sk_fieldset_type t, json_t *new_obj, const sk_managed_write *w)
+static void managed_on_create(sk_fieldset_type t, json_t *new_obj, const sk_managed_write *w)
 {
     json_t *rhs = without_managed(new_obj);
     json_t *fields = sk_fieldset_created(t, rhs, w->status_subresource);
+    json_t *e = fields ? new_entry(w, "Update") : NULL;
     json_t *mf = NULL;
-    if (fields) {
-        /* the members in the order the general path writes them */
-        json_t *e = json_object();
-        json_object_set_new(e, "manager", json_string(w->manager));
-        json_object_set_new(e, "operation", json_string("Update"));
-        json_object_set_new(e, "apiVersion", json_string(w->api_version));
+    if (e) {
         json_object_set_new(e, "time", json_string(w->now));
-        json_object_set_new(e, "fieldsType", json_string("FieldsV1"));
-        json_object_set_new(e, "fieldsV1", fields);
+        put_fields(e, json_incref(fields));
         mf = json_array();
         json_array_append_new(mf, e);
     }
     set_managed(new_obj, mf);
+    json_decref(fields);
     json_decref(rhs);
 }
 
 /* Every other write: the managers carried over, w's entry merged in. */
-static void updated(sk_fieldset_type t, const json_t *old, json_t *new_obj,
-                    const sk_managed_write *w)
+static void managed_on_update(sk_fieldset_type t, const json_t *old, json_t *new_obj,
+                              const sk_managed_write *w)
 {
     const json_t *old_mf = json_object_get(json_object_get(old, "metadata"), "managedFields");
     const json_t *new_mf = json_object_get(json_object_get(new_obj, "metadata"), "managedFields");
@@ -339,9 +359,9 @@ void sk_managed_update(sk_fieldset_type t, const json_t *old, json_t *new_obj,
 {
     const json_t *new_mf = json_object_get(json_object_get(new_obj, "metadata"), "managedFields");
     if (!old && !w->subresource && !json_array_size(new_mf))
-        created(t, new_obj, w);
+        managed_on_create(t, new_obj, w);
     else
-        updated(t, old, new_obj, w);
+        managed_on_update(t, old, new_obj, w);
 }
 
 /* How kube names a manager in a conflict (printManager). */

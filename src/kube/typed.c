@@ -274,12 +274,6 @@ static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
     *y = yoe + era * 400 + (*m <= 2);
 }
 
-/*
- * time.Parse(layout, v) for the two layouts: micro requires exactly six
- * fractional digits; RFC3339 takes any fraction after the seconds (Go
- * accepts one there even when the layout has none). NULL and *canon (new,
- * UTC, as MarshalJSON writes it) on success, else the ParseError (new).
- */
 /* v's last n decimal digits at p (v >= 0). */
 static void put_digits(char *p, int64_t v, int n)
 {
@@ -287,6 +281,12 @@ static void put_digits(char *p, int64_t v, int n)
         p[i] = (char)('0' + v % 10);
 }
 
+/*
+ * time.Parse(layout, v) for the two layouts: micro requires exactly six
+ * fractional digits; RFC3339 takes any fraction after the seconds (Go
+ * accepts one there even when the layout has none). NULL and *canon (new,
+ * UTC, as MarshalJSON writes it) on success, else the ParseError (new).
+ */
 static char *parse_time(const char *v, int micro, char **canon)
 {
     static const struct {
@@ -352,7 +352,7 @@ static char *parse_time(const char *v, int micro, char **canon)
     int m, d;
     civil_from_days(days, &y, &m, &d);
     sk_buf b = SK_BUF_INIT;
-    if (y >= 0 && y <= 9999 && usec >= 0 && usec <= 999999) {
+    if (y >= 0 && y <= 9999) {
         /* every object's creationTimestamp comes here: without printf */
         char t[sizeof "2006-01-02T15:04:05.000000Z"];
         put_digits(t, y, 4);

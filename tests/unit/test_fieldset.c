@@ -197,6 +197,12 @@ static void test_manager_from_user_agent(void **state)
     memset(longua, 'x', sizeof longua - 1);
     longua[sizeof longua - 1] = 0;
     assert_int_equal(strlen(sk_managed_from_user_agent(longua, buf, sizeof buf)), 128);
+    /* 127 bytes and a 2-byte character: the character is left out whole,
+     * never cut (a cut one made the manager name invalid UTF-8) */
+    memcpy(longua + 127, "\xc3\xa9", 3);
+    assert_int_equal(strlen(sk_managed_from_user_agent(longua, buf, sizeof buf)), 127);
+    assert_string_equal(sk_managed_from_user_agent("\xc3\xa9t\xc3\xa9/1", buf, sizeof buf),
+                        "\xc3\xa9t\xc3\xa9");
 }
 
 /* Past 10 Update entries the oldest merge into "ancient-changes". */
