@@ -3,12 +3,14 @@
  *
  * Nodes are allocated at their exact size: a node is never changed after it
  * is published, so it needs no room to grow, and a path copy costs only
- * what the path holds. Layout: a 16-byte header, then slots. A leaf's slots
- * are its blobs in key order. An interior node's slot 0 is the lowest blob
- * of its subtree (borrowed: that blob sits in a leaf below, which the node
- * keeps alive) and slots 1..n its children. So for every node, slot 0 is
- * its lowest key, which is what a parent compares against: separators cost
- * one pointer per node rather than one per child in every copied parent.
+ * what the path holds. Layout: a 16-byte header, then words. A leaf's
+ * words are its blobs in key order. An interior node's are pairs, one per
+ * child: the lowest blob of the child's subtree (borrowed: that blob sits
+ * in a leaf below, which the node keeps alive), then the child. So word 0
+ * of every node is its lowest key, and a descent compares against keys its
+ * node holds: reading each candidate child's first word instead cost a
+ * cache miss per comparison, the largest share of the watch cache's put
+ * (bench/README.md, "The create path, fourth pass").
  *
  * Fill: at most FANOUT slots (children or blobs) per node; a node with
  * fewer than MIN_FILL is merged with or rebalanced against a sibling, except
@@ -36,17 +38,24 @@
 
 _Static_assert(FANOUT >= 4 && FANOUT <= 1024, "fanout out of range");
 
-typedef union slot {
+typedef union word {
     sk_blob *blob;
     sk_btree_node *kid;
-} slot;
+} word;
 
 struct sk_btree_node {
     uint16_t n; /* blobs (leaf) or children (interior) */
     uint8_t leaf;
     sk_btree_node *garbage_next;
-    slot s[]; /* leaf: s[0..n-1] blobs; interior: s[0] lowest blob, s[1..n] children */
+    word w[]; /* leaf: w[0..n-1] blobs; interior: w[2i] child i's lowest blob, w[2i+1] child i */
 };
+
+/* What a node is made of, one per blob or child, as updates edit it: low is
+ * the blob (leaf) or the child's lowest blob (interior). */
+typedef struct slot {
+    sk_blob *low;
+    sk_btree_node *kid;
+} slot;
 
 /* Two nodes at most come back from an operation on one node: a split. */
 typedef struct pair {
@@ -55,12 +64,28 @@ typedef struct pair {
 
 static sk_blob *lowest(const sk_btree_node *x)
 {
-    return x->s[0].blob;
+    return x->w[0].blob;
+}
+
+static sk_blob *blob_at(const sk_btree_node *leaf, int i)
+{
+    return leaf->w[i].blob;
 }
 
 static sk_btree_node *kid(const sk_btree_node *x, int i)
 {
-    return x->s[i + 1].kid;
+    return x->w[2 * i + 1].kid;
+}
+
+static sk_blob *kid_lowest(const sk_btree_node *x, int i)
+{
+    return x->w[2 * i].blob;
+}
+
+/* The slot naming child x in its parent. */
+static slot slot_of(sk_btree_node *x)
+{
+    return (slot){lowest(x), x};
 }
 
 static size_t footprint(const sk_btree_node *x)
@@ -70,19 +95,24 @@ static size_t footprint(const sk_btree_node *x)
 
 /* ---- allocation and garbage ---------------------------------------------- */
 
-/* A node of n slots copied from `from` (children for an interior node),
- * counted as new memory of the change. */
+/* A node of the n slots `from` (blobs for a leaf, children for an interior
+ * node), counted as new memory of the change. */
 static sk_btree_node *node_make(int leaf, const slot *from, int n, sk_btree_change *ch)
 {
     SK_CHECK(n >= 1 && n <= FANOUT);
-    sk_btree_node *x = malloc(sizeof *x + (size_t)(n + !leaf) * sizeof(slot));
+    size_t words = leaf ? (size_t)n : 2 * (size_t)n;
+    sk_btree_node *x = malloc(sizeof *x + words * sizeof(word));
     SK_CHECK_ALLOC(x);
     x->n = (uint16_t)n;
     x->leaf = (uint8_t)leaf;
     x->garbage_next = NULL;
-    memcpy(x->s + !leaf, from, (size_t)n * sizeof(slot));
-    if (!leaf)
-        x->s[0].blob = lowest(from[0].kid);
+    if (leaf) {
+        for (int i = 0; i < n; i++)
+            x->w[i].blob = from[i].low;
+    } else {
+        _Static_assert(sizeof(slot) == 2 * sizeof(word), "a child's slot is its two words");
+        memcpy(x->w, from, (size_t)n * sizeof(slot));
+    }
     ch->new_bytes += footprint(x);
     return x;
 }
@@ -118,10 +148,16 @@ static pair make_nodes(int leaf, const slot *from, int m, sk_btree_change *ch)
     return p;
 }
 
-/* The slots a node's contents are made of: its blobs or its children. */
-static const slot *contents(const sk_btree_node *x)
+/* Copies x's slots (its blobs or its children) to out; returns how many. */
+static int load(const sk_btree_node *x, slot *out)
 {
-    return x->s + !x->leaf;
+    if (x->leaf) {
+        for (int i = 0; i < x->n; i++)
+            out[i] = (slot){blob_at(x, i), NULL};
+    } else {
+        memcpy(out, x->w, (size_t)x->n * sizeof(slot));
+    }
+    return x->n;
 }
 
 /* ---- search ----------------------------------------------------------------- */
@@ -132,7 +168,7 @@ static int leaf_lower_bound(const sk_btree_node *x, const char *ns, const char *
     int lo = 0, hi = x->n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (sk_blob_key_cmp(x->s[mid].blob, ns, name) < 0)
+        if (sk_blob_key_cmp(blob_at(x, mid), ns, name) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -147,7 +183,7 @@ static int child_for(const sk_btree_node *x, const char *ns, const char *name)
     int lo = 1, hi = x->n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (sk_blob_key_cmp(lowest(kid(x, mid)), ns, name) <= 0)
+        if (sk_blob_key_cmp(kid_lowest(x, mid), ns, name) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -163,7 +199,7 @@ sk_blob *sk_btree_get(const sk_btree_node *root, const char *ns, const char *nam
     if (!x)
         return NULL;
     int i = leaf_lower_bound(x, ns, name);
-    return i < x->n && sk_blob_key_cmp(x->s[i].blob, ns, name) == 0 ? x->s[i].blob : NULL;
+    return i < x->n && sk_blob_key_cmp(blob_at(x, i), ns, name) == 0 ? blob_at(x, i) : NULL;
 }
 
 /* ---- put ---------------------------------------------------------------------- */
@@ -172,25 +208,24 @@ static pair put_rec(sk_btree_node *x, sk_blob *blob, sk_btree_change *ch)
 {
     const char *ns = sk_blob_ns(blob), *name = sk_blob_name(blob);
     slot tmp[FANOUT + 1];
-    int m = x->n;
-    memcpy(tmp, contents(x), (size_t)m * sizeof(slot));
+    int m = load(x, tmp);
     if (x->leaf) {
         int i = leaf_lower_bound(x, ns, name);
-        if (i < m && sk_blob_key_cmp(x->s[i].blob, ns, name) == 0) {
-            ch->old = x->s[i].blob;
-            tmp[i].blob = blob;
+        if (i < m && sk_blob_key_cmp(blob_at(x, i), ns, name) == 0) {
+            ch->old = blob_at(x, i);
+            tmp[i].low = blob;
         } else {
             memmove(tmp + i + 1, tmp + i, (size_t)(m - i) * sizeof(slot));
-            tmp[i].blob = blob;
+            tmp[i] = (slot){blob, NULL};
             m++;
         }
     } else {
         int i = child_for(x, ns, name);
         pair below = put_rec(kid(x, i), blob, ch);
-        tmp[i].kid = below.left;
+        tmp[i] = slot_of(below.left);
         if (below.right) {
             memmove(tmp + i + 2, tmp + i + 1, (size_t)(m - i - 1) * sizeof(slot));
-            tmp[i + 1].kid = below.right;
+            tmp[i + 1] = slot_of(below.right);
             m++;
         }
     }
@@ -200,13 +235,13 @@ static pair put_rec(sk_btree_node *x, sk_blob *blob, sk_btree_change *ch)
 
 sk_btree_node *sk_btree_put(sk_btree_node *root, sk_blob *blob, sk_btree_change *ch)
 {
-    slot one = {.blob = blob};
+    slot one = {blob, NULL};
     if (!root)
         return node_make(1, &one, 1, ch);
     pair p = put_rec(root, blob, ch);
     if (!p.right)
         return p.left;
-    slot kids[2] = {{.kid = p.left}, {.kid = p.right}};
+    slot kids[2] = {slot_of(p.left), slot_of(p.right)};
     return node_make(0, kids, 2, ch);
 }
 
@@ -223,13 +258,14 @@ static int rebalance(sk_btree_node *a, sk_btree_node *b, sk_btree_node *fresh, s
 {
     SK_CHECK(a->leaf == b->leaf);
     slot tmp[2 * FANOUT];
-    memcpy(tmp, contents(a), (size_t)a->n * sizeof(slot));
-    memcpy(tmp + a->n, contents(b), (size_t)b->n * sizeof(slot));
-    pair p = make_nodes(a->leaf, tmp, a->n + b->n, ch);
+    int m = load(a, tmp);
+    m += load(b, tmp + m);
+    pair p = make_nodes(a->leaf, tmp, m, ch);
     retire(fresh == a ? b : a, ch);
     discard(fresh, ch);
-    out[0].kid = p.left;
-    out[1].kid = p.right;
+    out[0] = slot_of(p.left);
+    if (p.right)
+        out[1] = slot_of(p.right);
     return p.right ? 2 : 1;
 }
 
@@ -239,13 +275,12 @@ static sk_btree_node *del_rec(sk_btree_node *x, const char *ns, const char *name
                               sk_btree_change *ch)
 {
     slot tmp[FANOUT];
-    int m = x->n;
-    memcpy(tmp, contents(x), (size_t)m * sizeof(slot));
+    int m = load(x, tmp);
     if (x->leaf) {
         int i = leaf_lower_bound(x, ns, name);
-        if (i == m || sk_blob_key_cmp(x->s[i].blob, ns, name) != 0)
+        if (i == m || sk_blob_key_cmp(blob_at(x, i), ns, name) != 0)
             return x;
-        ch->old = x->s[i].blob;
+        ch->old = blob_at(x, i);
         memmove(tmp + i, tmp + i + 1, (size_t)(m - i - 1) * sizeof(slot));
         m--;
     } else {
@@ -258,7 +293,7 @@ static sk_btree_node *del_rec(sk_btree_node *x, const char *ns, const char *name
             memmove(tmp + i, tmp + i + 1, (size_t)(m - i - 1) * sizeof(slot));
             m--;
         } else if (now->n >= MIN_FILL || m == 1) {
-            tmp[i].kid = now;
+            tmp[i] = slot_of(now);
         } else {
             /* Underfull: merge with, or borrow from, a neighbour. */
             int j = i + 1 < m ? i + 1 : i - 1, a = i < j ? i : j;
@@ -302,7 +337,7 @@ sk_btree_node *sk_btree_build(sk_blob *const *sorted, size_t n, sk_btree_change 
     slot *level = malloc(n * sizeof *level);
     SK_CHECK_ALLOC(level);
     for (size_t i = 0; i < n; i++)
-        level[i].blob = sorted[i];
+        level[i] = (slot){sorted[i], NULL};
     int leaf = 1;
     while (n > 1 || leaf) {
         /* As few nodes as hold the level, sizes differing by at most one:
@@ -310,7 +345,7 @@ sk_btree_node *sk_btree_build(sk_blob *const *sorted, size_t n, sk_btree_change 
         size_t nodes = (n + FANOUT - 1) / FANOUT, at = 0;
         for (size_t k = 0; k < nodes; k++) {
             size_t take = n / nodes + (k < n % nodes);
-            level[k].kid = node_make(leaf, level + at, (int)take, ch);
+            level[k] = slot_of(node_make(leaf, level + at, (int)take, ch));
             at += take;
         }
         n = nodes;
@@ -339,7 +374,7 @@ void sk_btree_free(sk_btree_node *root)
         return;
     for (int i = 0; i < root->n; i++) {
         if (root->leaf)
-            sk_blob_unref(root->s[i].blob);
+            sk_blob_unref(blob_at(root, i));
         else
             sk_btree_free(kid(root, i));
     }
@@ -378,7 +413,7 @@ void sk_btree_seek(sk_btree_iter *it, const sk_btree_node *root, const char *ns,
         it->path[it->depth] = x;
         if (x->leaf) {
             int i = leaf_lower_bound(x, ns, name);
-            if (after && i < x->n && sk_blob_key_cmp(x->s[i].blob, ns, name) == 0)
+            if (after && i < x->n && sk_blob_key_cmp(blob_at(x, i), ns, name) == 0)
                 i++;
             it->pos[it->depth++] = i;
             return;
@@ -396,7 +431,7 @@ sk_blob *sk_btree_next(sk_btree_iter *it)
         const sk_btree_node *x = it->path[top];
         if (x->leaf) {
             if (it->pos[top] < x->n)
-                return x->s[it->pos[top]++].blob;
+                return blob_at(x, it->pos[top]++);
             it->depth--;
         } else if (++it->pos[top] < x->n) {
             descend_first(it, kid(x, it->pos[top]));
@@ -426,7 +461,7 @@ static int verify_rec(const sk_btree_node *x, int depth, int is_root, verify_ctx
         if (depth != v->leaf_depth)
             return 0;
         for (int i = 0; i < x->n; i++) {
-            const sk_blob *b = x->s[i].blob;
+            const sk_blob *b = blob_at(x, i);
             if (v->prev && sk_blob_key_cmp(v->prev, sk_blob_ns(b), sk_blob_name(b)) >= 0)
                 return 0;
             v->prev = b;
@@ -434,10 +469,8 @@ static int verify_rec(const sk_btree_node *x, int depth, int is_root, verify_ctx
         }
         return 1;
     }
-    if (lowest(x) != lowest(kid(x, 0)))
-        return 0;
     for (int i = 0; i < x->n; i++)
-        if (!verify_rec(kid(x, i), depth + 1, 0, v))
+        if (kid_lowest(x, i) != lowest(kid(x, i)) || !verify_rec(kid(x, i), depth + 1, 0, v))
             return 0;
     return 1;
 }

@@ -8,7 +8,8 @@
  * off the changed root-to-leaf path with the old one, and the old root
  * still reads exactly as it did. So the cache keeps one root per applied
  * event, a snapshot at that revision, for the price of one path of small
- * nodes (about depth x (16 + 8 x fanout) bytes), and never copies an
+ * nodes (at most 16 + 8 x fanout bytes for the leaf and 16 + 16 x fanout
+ * for each interior node above it), and never copies an
  * object's bytes: leaves point at shared, refcounted sk_blobs.
  *
  * Reclaiming without per-node reference counts. An update reports the
@@ -84,7 +85,7 @@ void sk_btree_seek(sk_btree_iter *it, const sk_btree_node *root, const char *ns,
 sk_blob *sk_btree_next(sk_btree_iter *it);
 
 /* Checks every structural invariant (keys strictly ascending, each
- * interior node's lowest key, fill bounds, all leaves at one depth).
+ * interior node's record of its children's lowest keys, fill bounds, all leaves at one depth).
  * Returns the number of keys, or -1 if an invariant is broken. For tests. */
 int64_t sk_btree_verify(const sk_btree_node *root);
 /* Levels from the root to a leaf (0 for an empty tree). */
