@@ -389,6 +389,15 @@ static void test_create_paths_agree(void **state)
          "\"items\":[{\"id\":\"a\",\"v\":[1]},{\"v\":2},{\"id\":\"a\",\"v\":3}],\"tags\":[\"b\","
          "\"a\",\"b\"],\"raw\":{\"x\":{\"y\":1}},\"n\":1,\"extra\":{\"deep\":{}}},\"status\":{"
          "\"s\":1}}"},
+        /* a CRD's metadata is walked with a "." of its own, which goes with
+         * the fields the server sets */
+        {NULL, 0,
+         "{\"apiVersion\":\"x/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"k\",\"uid\":\"u\","
+         "\"labels\":{\"a\":\"1\"},\"generation\":1,\"finalizers\":[\"f\"]},\"spec\":{}}"},
+        {NULL, 0,
+         "{\"apiVersion\":\"x/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"k\",\"namespace\":"
+         "\"n\",\"creationTimestamp\":null,\"resourceVersion\":\"5\"},\"status\":{}}"},
+        {NULL, 0, "{\"metadata\":\"not an object\",\"kind\":{\"x\":1}}"},
     };
     json_t *schema = load(crd_schema);
     for (int deduced = 0; deduced < 2; deduced++) {
