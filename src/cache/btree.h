@@ -8,8 +8,9 @@
  * off the changed root-to-leaf path with the old one, and the old root
  * still reads exactly as it did. So the cache keeps one root per applied
  * event, a snapshot at that revision, for the price of one path of small
- * nodes (at most 16 + 8 x fanout bytes for the leaf and 16 + 16 x fanout
- * for each interior node above it), and never copies an
+ * nodes (a node is a 16-byte header and 8 bytes per blob in a leaf, 16 per
+ * child in an interior node; a split or a merge copies a second node on
+ * its level), and never copies an
  * object's bytes: leaves point at shared, refcounted sk_blobs.
  *
  * Reclaiming without per-node reference counts. An update reports the

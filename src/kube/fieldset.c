@@ -711,8 +711,9 @@ static json_t *created_container(ty t, int zd, const json_t *r, shape_t sh, plac
  * FieldsV1 wire form (NULL: none), where l is absent (zd -1) or is
  * zero_of(t.s, zd), a part of the zero value a create is compared with:
  * the same shape decisions, but no removed set (a create has no other
- * manager to take fields from), no intermediate set to strip, union and
- * encode, and the zero value read off the schema instead of built.
+ * manager to take fields from), no intermediate set to union and encode,
+ * what strip_own would delete never built (see place), and the zero value
+ * read off the schema instead of built.
  * Children are written sorted by path element, as sk_fieldset_encode
  * writes them.
  */
