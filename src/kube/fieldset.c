@@ -674,9 +674,8 @@ static json_t *created_container(ty t, int zd, const json_t *r, shape_t sh, plac
             int named;
             ty c = child(t, key, &named);
             int czd = zero_child_depth(t, c, zd);
-            node = at_root(p) && !strcmp(key, "metadata")
-                       ? created_meta(c, czd, val)
-                       : created(c, czd, val, BELOW);
+            node = at_root(p) && !strcmp(key, "metadata") ? created_meta(c, czd, val)
+                                                          : created(c, czd, val, BELOW);
         }
         if (node)
             kids[n++] = (wire_child){key, node};
