@@ -86,8 +86,9 @@ void sk_btree_seek(sk_btree_iter *it, const sk_btree_node *root, const char *ns,
 sk_blob *sk_btree_next(sk_btree_iter *it);
 
 /* Checks every structural invariant (keys strictly ascending, each
- * interior node's record of its children's lowest keys, fill bounds, all leaves at one depth).
- * Returns the number of keys, or -1 if an invariant is broken. For tests. */
+ * interior node's record of its children's lowest keys, fill bounds, all
+ * leaves at one depth). Returns the number of keys, or -1 if an invariant
+ * is broken. For tests. */
 int64_t sk_btree_verify(const sk_btree_node *root);
 /* Levels from the root to a leaf (0 for an empty tree). */
 int sk_btree_depth(const sk_btree_node *root);

@@ -508,22 +508,68 @@ void sk_fieldset_compare(sk_fieldset_type t, const json_t *old, const json_t *ne
     *removed = c.removed;
 }
 
+/*
+ * Where a member is in an object, for the members a manager's set never
+ * holds: the root's apiVersion and kind (and status, when dropped), and
+ * the metadata fields the server sets. One rule for both users: strip_own
+ * deletes them from a set, and created() leaves them out of its walk,
+ * rather than building their nodes to delete them (that was about half of
+ * a ConfigMap create's walk: bench/README.md, "The create path, fourth
+ * pass").
+ */
+typedef enum { BELOW, ROOT, ROOT_NO_STATUS, ROOT_META } place;
+
+static int at_root(place p)
+{
+    return p == ROOT || p == ROOT_NO_STATUS;
+}
+
+/* Whether member key of a value at place p is left out. */
+static int left_out(place p, const char *key)
+{
+    int out = 0;
+    if (at_root(p)) {
+        out = !strcmp(key, "apiVersion") || !strcmp(key, "kind") ||
+              (p == ROOT_NO_STATUS && !strcmp(key, "status"));
+    } else if (p == ROOT_META) {
+        /* past "f:"; the first letters tell most keys apart without a call */
+        for (size_t i = 0; !out && i < sizeof meta_fields / sizeof meta_fields[0]; i++)
+            out = key[0] == meta_fields[i][2] && !strcmp(key, meta_fields[i] + 2);
+    }
+    return out;
+}
+
+/* Deletes from the root's f:metadata node what no set holds; returns
+ * whether anything is left. */
+static int strip_meta(json_t *meta)
+{
+    const char *key;
+    void *tmp;
+    json_t *v;
+    json_object_del(meta, ".");
+    json_object_foreach_safe(meta, tmp, key, v)
+    {
+        if (strncmp(key, "f:", 2) == 0 && left_out(ROOT_META, key + 2))
+            json_object_del(meta, key);
+    }
+    return json_object_size(meta) > 0;
+}
+
 /* Strips set (as sk_fieldset_strip without only_status) in place: set and
  * its "f:metadata" node must be the caller's own, shared with no other set. */
 static void strip_own(json_t *set, int drop_status)
 {
-    json_object_del(set, "f:apiVersion");
-    json_object_del(set, "f:kind");
-    json_t *meta = json_object_get(set, "f:metadata");
-    if (meta) {
-        json_object_del(meta, ".");
-        for (size_t i = 0; i < sizeof meta_fields / sizeof meta_fields[0]; i++)
-            json_object_del(meta, meta_fields[i]);
-        if (!json_object_size(meta))
-            json_object_del(set, "f:metadata");
+    place root = drop_status ? ROOT_NO_STATUS : ROOT;
+    const char *key;
+    void *tmp;
+    json_t *v;
+    json_object_foreach_safe(set, tmp, key, v)
+    {
+        if (strncmp(key, "f:", 2) != 0)
+            continue;
+        if (left_out(root, key + 2) || (!strcmp(key, "f:metadata") && !strip_meta(v)))
+            json_object_del(set, key);
     }
-    if (drop_status)
-        json_object_del(set, "f:status");
 }
 
 /* ---- a create's fields ---- */
@@ -592,36 +638,6 @@ static int zero_child_depth(ty t, ty c, int depth)
 
 #define INLINE_CHILDREN 16
 
-/*
- * Where created() is in the object, for what strip_own would delete from
- * its result: the root's apiVersion and kind (and status, when dropped),
- * and the metadata fields the server sets. Leaving them out of the walk,
- * rather than building their nodes to delete them, was about half of a
- * ConfigMap create's walk (bench/README.md, "The create path, fourth
- * pass").
- */
-typedef enum { BELOW, ROOT, ROOT_NO_STATUS, ROOT_META } place;
-
-static int at_root(place p)
-{
-    return p == ROOT || p == ROOT_NO_STATUS;
-}
-
-/* Whether member key of a value at place p is left out. */
-static int left_out(place p, const char *key)
-{
-    int out = 0;
-    if (at_root(p)) {
-        out = !strcmp(key, "apiVersion") || !strcmp(key, "kind") ||
-              (p == ROOT_NO_STATUS && !strcmp(key, "status"));
-    } else if (p == ROOT_META) {
-        /* past "f:"; the first letters tell most keys apart without a call */
-        for (size_t i = 0; !out && i < sizeof meta_fields / sizeof meta_fields[0]; i++)
-            out = key[0] == meta_fields[i][2] && !strcmp(key, meta_fields[i] + 2);
-    }
-    return out;
-}
-
 /* created() of a value tracked whole: a member unless it equals the zero
  * value it replaces. */
 static json_t *created_leaf(ty t, int zd, const json_t *r)
@@ -637,17 +653,14 @@ static json_t *created_leaf(ty t, int zd, const json_t *r)
 
 static json_t *created(ty t, int zd, const json_t *r, place p);
 
-/* created() of the root's metadata: strip_own's rules, the fields the
- * server sets left out by the walk. */
+/* created() of the root's metadata, as strip_own leaves it: the fields
+ * the server sets are left out by the walk, "." by strip_meta. */
 static json_t *created_meta(ty t, int zd, const json_t *r)
 {
     json_t *node = created(t, zd, r, ROOT_META);
-    if (node) {
-        json_object_del(node, ".");
-        if (!json_object_size(node)) {
-            json_decref(node);
-            node = NULL;
-        }
+    if (node && !strip_meta(node)) {
+        json_decref(node);
+        node = NULL;
     }
     return node;
 }
