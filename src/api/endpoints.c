@@ -84,6 +84,7 @@ int sk_endpoint_metrics(sk_api_call *call)
         .cache_snapshot_bytes = cs.snapshot_bytes,
         .cache_snapshot_budget = cs.snapshot_budget,
         .store_batch_replays = sk_store_batch_replays(call->api->store),
+        .store_commits = sk_store_commits(call->api->store),
     };
     sk_buf_reset(&call->out);
     sk_metrics_render(call->api->metrics, &g, &call->out);

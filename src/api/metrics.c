@@ -166,6 +166,8 @@ void sk_metrics_render(sk_metrics *m, const sk_metrics_gauges *g, sk_buf *out)
                  "Write batches the database refused as a whole, replayed one write per "
                  "transaction.",
                  g->store_batch_replays);
+    render_gauge(out, "sqlkube_store_commits_total", "counter",
+                 "Write transactions committed (each one batch of writes).", g->store_commits);
     sk_buf_puts(out, "# HELP sqlkube_list_chunks_total List chunks by source.\n"
                      "# TYPE sqlkube_list_chunks_total counter\n");
     sk_buf_printf(out, "sqlkube_list_chunks_total{source=\"cache\"} %lld\n",

@@ -46,6 +46,7 @@ typedef struct sk_metrics_gauges {
     int64_t cache_list_oldest, cache_snapshots, cache_object_bytes, cache_index_bytes;
     int64_t cache_snapshot_bytes, cache_snapshot_budget;
     int64_t store_batch_replays;
+    int64_t store_commits;
 } sk_metrics_gauges;
 /* Appends the exposition text to out. */
 void sk_metrics_render(sk_metrics *m, const sk_metrics_gauges *g, sk_buf *out);

@@ -894,6 +894,7 @@ sk_err sk_cache_new(sk_store *store, const sk_cache_config *cfg, sk_cache_notify
         return err;
     }
     SK_CHECK(pthread_create(&c->feed, NULL, feed_main, c) == 0);
+    pthread_setname_np(c->feed, "sk-cache-feed");
     c->feed_started = 1;
     *out = c;
     return SK_OK;

@@ -48,6 +48,7 @@ sk_ticker *sk_ticker_start(int64_t first_delay_ms, sk_ticker_fn fn, void *arg)
     pthread_mutex_init(&t->mu, NULL);
     sk_cond_init_monotonic(&t->cv);
     SK_CHECK(pthread_create(&t->thread, NULL, ticker_main, t) == 0);
+    pthread_setname_np(t->thread, "sk-ticker");
     return t;
 }
 

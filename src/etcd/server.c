@@ -1208,9 +1208,12 @@ sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **er
     srv->n_workers = cfg->workers > 0 ? cfg->workers : DEFAULT_WORKERS;
     srv->workers = calloc((size_t)srv->n_workers, sizeof *srv->workers);
     SK_CHECK_ALLOC(srv->workers);
-    for (int i = 0; i < srv->n_workers; i++)
+    for (int i = 0; i < srv->n_workers; i++) {
         SK_CHECK(pthread_create(&srv->workers[i], NULL, worker_main, srv) == 0);
+        pthread_setname_np(srv->workers[i], "sk-etcd-worker");
+    }
     SK_CHECK(pthread_create(&srv->io, NULL, io_main, srv) == 0);
+    pthread_setname_np(srv->io, "sk-etcd-io");
     return srv;
 fail:
     tls_free(srv);

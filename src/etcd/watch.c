@@ -475,6 +475,7 @@ sk_etcd_watches *sk_etcd_watches_start(const sk_etcd_service *svc, sk_cache *cac
     hub->top = st.rev;
     pthread_mutex_init(&hub->mu, NULL);
     SK_CHECK(pthread_create(&hub->feed, NULL, feed_main, hub) == 0);
+    pthread_setname_np(hub->feed, "sk-etcd-feed");
     return hub;
 }
 

@@ -441,6 +441,7 @@ sk_streamer *sk_streamer_start(unsigned n_threads)
         w->scratch = malloc(BLOCK);
         SK_CHECK_ALLOC(w->scratch);
         SK_CHECK(pthread_create(&w->thread, NULL, worker_main, w) == 0);
+        pthread_setname_np(w->thread, "sk-streamer");
         st->n_workers++;
     }
     return st;

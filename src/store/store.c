@@ -156,6 +156,7 @@ struct sk_store {
 
     /* Batches rolled back and replayed one write per transaction. */
     atomic_llong batch_replays;
+    atomic_llong commits; /* write transactions committed */
 };
 
 static const sk_backend_ops *backend_for(const char *url)
@@ -575,6 +576,7 @@ static int run_batch(sk_store *s, pending *first, int n)
     }
     ok = 1;
     roll_back = 0;
+    atomic_fetch_add(&s->commits, 1);
     if (rev > rev0)
         hand_off(s, rev0, rev, first, n);
     end_awaited(s, rev);
@@ -886,6 +888,7 @@ sk_err sk_store_open(const char *url, sk_store **out, char **errmsg)
     sk_cond_init_monotonic(&s->commit_cv);
     s->handoff = sk_handoff_new(HANDOFF_ROWS, HANDOFF_BYTES);
     SK_CHECK(pthread_create(&s->writer, NULL, writer_main, s) == 0);
+    pthread_setname_np(s->writer, "sk-writer");
     *out = s;
     return SK_OK;
 }
@@ -932,6 +935,11 @@ const char *sk_store_backend_name(const sk_store *s)
 int64_t sk_store_batch_replays(const sk_store *s)
 {
     return atomic_load(&s->batch_replays);
+}
+
+int64_t sk_store_commits(const sk_store *s)
+{
+    return atomic_load(&s->commits);
 }
 
 /* ---- reads -------------------------------------------------------------- */

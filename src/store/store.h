@@ -149,6 +149,8 @@ const char *sk_store_backend_name(const sk_store *s);
  * transaction (so that a bad write fails alone): a batch fails when one of
  * its writes makes the database refuse the whole transaction. */
 int64_t sk_store_batch_replays(const sk_store *s);
+/* How many write transactions committed. */
+int64_t sk_store_commits(const sk_store *s);
 
 /* Queues a write; done runs exactly once. Steals w->object. */
 void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void *arg);

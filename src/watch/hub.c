@@ -134,6 +134,7 @@ sk_watch_hub *sk_watch_hub_new(void)
     pthread_mutex_init(&hub->wake_mu, NULL);
     sk_cond_init_monotonic(&hub->cv);
     SK_CHECK(pthread_create(&hub->thread, NULL, hub_main, hub) == 0);
+    pthread_setname_np(hub->thread, "sk-watch-hub");
     return hub;
 }
 

@@ -456,7 +456,9 @@ static void test_create(void **state)
               .name = "a",
               .uid = "uid-a",
               .payload = "one"};
+    assert_int_equal(sk_store_commits(f->s), 0);
     assert_int_equal(do_write(f, &r, &row), SK_OK);
+    assert_int_equal(sk_store_commits(f->s), 1);
     assert_int_equal(row.rev, 1);
     assert_int_equal(row.create_rev, 1);
     assert_int_equal(row.prev_rev, 0);
@@ -470,6 +472,7 @@ static void test_create(void **state)
 
     assert_int_equal(do_write(f, &r, NULL), SK_ERR_ALREADY_EXISTS);
     assert_int_equal(current_rev(f), 1); /* a failed write burns no revision */
+    assert_int_equal(sk_store_commits(f->s), 1); /* nor a commit */
 
     assert_int_equal(sk_store_get(f->s, CM, "default", "a", 0, &row), SK_OK);
     assert_int_equal(row.rev, 1);

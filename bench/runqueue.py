@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""Where a REST create's time goes between running and waiting for a CPU.
+
+usage: bench/runqueue.py --bin build/sqlkube [--pg-url URL] [--clients 32]
+                         [--seconds 5] [--writebench build/writebench]
+
+Starts `sqlkube serve` (on PostgreSQL with --pg-url, else SQLite), makes
+namespace "bench", runs writebench's 1 KiB ConfigMap creates, and prints per
+thread of the server, and per process of PostgreSQL (every child of the
+postmaster of --pg-url, found through `SHOW data_directory`), the time it ran
+and the time it waited runnable for a CPU, both in µs per create, from the
+kernel's /proc/.../schedstat (run ns, run-queue wait ns, time slices). Also
+the writes per commit (sqlkube_store_commits_total): the group commit's batch
+size.
+
+A write's serial path is the store's writer thread and PostgreSQL's backend
+for it; their run-queue wait is time the whole pipeline waits on this 2-core
+machine's other runnable threads (the request threads, the load generator).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import free_port  # noqa: E402
+
+
+def schedstat(path):
+    with open(path + "/schedstat") as f:
+        run, wait, slices = f.read().split()
+    return int(run), int(wait), int(slices)
+
+
+def postmaster_pid(db_url):
+    out = subprocess.run(["psql", db_url, "-Atc", "SHOW data_directory"], capture_output=True,
+                         text=True, check=True)
+    with open(os.path.join(out.stdout.strip(), "postmaster.pid")) as f:
+        return int(f.readline())
+
+
+def snapshot(server, postmaster):
+    """{label: (run ns, wait ns, slices)} of the server's threads and the
+    postmaster's children."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % server):
+        p = "/proc/%d/task/%s" % (server, tid)
+        try:
+            with open(p + "/comm") as f:
+                out["sqlkube %s (tid %s)" % (f.read().strip(), tid)] = schedstat(p)
+        except OSError:
+            pass  # the thread ended
+    for d in os.listdir("/proc") if postmaster else ():
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) != postmaster:
+                    continue
+            with open("/proc/%s/cmdline" % d) as f:
+                what = f.read().replace("\0", " ").strip()[:48]
+            out["%s (pid %s)" % (what, d)] = schedstat("/proc/" + d)
+        except OSError:
+            pass  # the process ended
+    return out
+
+
+def commits(rest):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % rest, timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("sqlkube_store_commits_total "):
+                return int(line.split()[1])
+    raise SystemExit("no sqlkube_store_commits_total in /metrics")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/sqlkube")
+    ap.add_argument("--pg-url")
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--writebench", default="build/writebench")
+    args = ap.parse_args()
+    d = tempfile.mkdtemp(prefix="sk-runq-")
+    rest = free_port()
+    cmd = [args.bin, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % rest, "--data-dir", d]
+    if args.pg_url:
+        cmd += ["--db", args.pg_url]
+    srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
+                           "metadata": {"name": "bench"}}).encode()
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(urllib.request.Request(
+                    "http://127.0.0.1:%d/api/v1/namespaces" % rest, data=body, method="POST",
+                    headers={"Content-Type": "application/json"}), timeout=30).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        postmaster = postmaster_pid(args.pg_url) if args.pg_url else None
+        before, c0 = snapshot(srv.pid, postmaster), commits(rest)
+        out = subprocess.run([args.writebench, "--url", "http://127.0.0.1:%d" % rest,
+                              "--namespace", "bench", "--clients", str(args.clients),
+                              "--seconds", str(args.seconds), "--size", "1024"],
+                             capture_output=True, text=True, check=True)
+        after, c1 = snapshot(srv.pid, postmaster), commits(rest)
+        res = json.loads(out.stdout.strip().splitlines()[-1])
+        n = res["ok"]
+        print("%d creates/s, p50 %.1f ms, p99 %.1f ms, %.1f writes per commit" % (
+            res["creates_per_s"], res["p50_ms"], res["p99_ms"], n / max(c1 - c0, 1)))
+        print("| thread or process | ran µs/create | waited for a CPU µs/create | slices/create |")
+        print("|---|---:|---:|---:|")
+        rows = []
+        for k, (run, wait, slices) in after.items():
+            r0, w0, s0 = before.get(k, (0, 0, 0))
+            rows.append((k, (run - r0) / 1e3 / n, (wait - w0) / 1e3 / n, (slices - s0) / n))
+        for k, run, wait, slices in sorted(rows, key=lambda r: -r[1]):
+            if run >= 0.5:
+                print("| %s | %.1f | %.1f | %.2f |" % (k, run, wait, slices))
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        try:
+            srv.wait(30)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
