@@ -13,7 +13,11 @@ serve --etcd-listen` on SQLite and, with --pg-url, one on PostgreSQL.
     minutes, so a ratio is only fair between runs close in time: each
     round's ratio is a rate over etcd's puts/s in that round, and the table
     gives every round's ratio and their median, with the median rate and
-    p50/p99 ms;
+    p50/p99 ms, and the median CPU each write cost the server (with
+    PostgreSQL's processes for that target: every child of its postmaster,
+    found through `SHOW data_directory`) and the load generator. On this
+    2-core machine the load generator's CPU competes with the server's, so
+    the rates compare whole systems, clients included;
   * watch (one target at a time, fresh): 1,000 watches on one prefix over 1
     stream and over 100 streams, 200 puts one every 10 ms: write-to-event
     latency p50/p99 over all 200,000 deliveries (every watch must get every
@@ -72,9 +76,38 @@ def rss_kb(pid):
     return 0
 
 
+def postmaster_pid(db_url):
+    """The PID of the postmaster serving db_url (read from its data
+    directory's postmaster.pid), or None where that is not readable."""
+    out = subprocess.run(["psql", db_url, "-Atc", "SHOW data_directory"], capture_output=True,
+                         text=True)
+    try:
+        with open(os.path.join(out.stdout.strip(), "postmaster.pid")) as f:
+            return int(f.readline())
+    except (OSError, ValueError):
+        return None
+
+
+def tree_cpu_seconds(parent):
+    """CPU seconds so far of parent's children (PostgreSQL's backends and
+    helpers, when parent is a postmaster)."""
+    total = 0.0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == parent:
+                    total += cpu_seconds(int(d))
+        except (OSError, ValueError):
+            pass  # gone meanwhile
+    return total
+
+
 class Target:
-    def __init__(self, name, cmd, port, workdir, rest_port=None):
+    def __init__(self, name, cmd, port, workdir, rest_port=None, postmaster=None):
         self.name, self.port, self.dir, self.rest_port = name, port, workdir, rest_port
+        self.postmaster = postmaster
         self.log = open(os.path.join(workdir, "server.log"), "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -108,7 +141,8 @@ def start_sqlkube(binary, db_url):
            "--etcd-listen", "127.0.0.1:%d" % port]
     if db_url:
         cmd += ["--db", db_url]
-    return Target("sqlkube (%s)" % ("PostgreSQL" if db_url else "SQLite"), cmd, port, d, rest)
+    return Target("sqlkube (%s)" % ("PostgreSQL" if db_url else "SQLite"), cmd, port, d, rest,
+                  postmaster_pid(db_url) if db_url else None)
 
 
 def http_creates(writebench, target, clients, seconds, prefix):
@@ -163,6 +197,12 @@ def watch_with_memory(binary, target, streams):
 def children_cpu_s():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+def server_cpu_s(target):
+    """CPU seconds so far of target's server, PostgreSQL's included."""
+    s = cpu_seconds(target.proc.pid)
+    return s + tree_cpu_seconds(target.postmaster) if target.postmaster else s
 
 
 def measured(target, cmd):
@@ -232,13 +272,18 @@ def paired_puts(etcdload, writebench, starters, clients, seconds, rounds):
                 k = r % len(pairs)
                 got = {}
                 for t, api in pairs[k:] + pairs[:k]:
+                    s0, c0 = server_cpu_s(t), children_cpu_s()
                     if api == "etcd put":
                         res = load(etcdload, t, "-mode", "put", "-clients", str(n), "-seconds",
                                    str(seconds))
-                        got[(t.name, api)] = (res, res["puts_per_s"])
+                        rate = res["puts_per_s"]
                     else:
                         res = http_creates(writebench, t, n, seconds, "c%d-%d-r%d" % (at, n, r))
-                        got[(t.name, api)] = (res, res["creates_per_s"])
+                        rate = res["creates_per_s"]
+                    ok = max(res["ok"], 1)
+                    res["server_us"] = (server_cpu_s(t) - s0) * 1e6 / ok
+                    res["client_us"] = (children_cpu_s() - c0) * 1e6 / ok
+                    got[(t.name, api)] = (res, rate)
                 etcd = got[(targets[0].name, "etcd put")][1]
                 for (name, api), (res, rate) in got.items():
                     out.setdefault((name, api, n), []).append(
@@ -300,16 +345,17 @@ def main():
         print("done: %s" % t.name, file=sys.stderr)
     if puts:
         print("| target | API (1 KiB writes) | clients | writes/s, median | vs etcd puts, median "
-              "| each round | p50 ms | p99 ms | failed |")
-        print("|---|---|---:|---:|---:|---|---:|---:|---:|")
+              "| each round | p50 ms | p99 ms | failed | server CPU µs/write "
+              "| load generator CPU µs/write |")
+        print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     for (name, api, n), runs in puts.items():
         def med(key):
             return statistics.median(res[key] for res, _ in runs)
         rate = "puts_per_s" if api == "etcd put" else "creates_per_s"
-        print("| %s | %s | %d | %.0f | %.2fx | %s | %.1f | %.1f | %d |" % (
+        print("| %s | %s | %d | %.0f | %.2fx | %s | %.1f | %.1f | %d | %.0f | %.0f |" % (
             name, api, n, med(rate), statistics.median(ratio for _, ratio in runs),
             " ".join("%.2f" % ratio for _, ratio in runs), med("p50_ms"), med("p99_ms"),
-            sum(res["failed"] for res, _ in runs)))
+            sum(res["failed"] for res, _ in runs), med("server_us"), med("client_us")))
     if watch_rows:
         print()
         print("| target | 1,000 watches over | deliveries | complete watches | out of order "
