@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import socket
+import subprocess
 
 
 def free_port():
@@ -21,6 +22,37 @@ def cpu_seconds(pid, tid=None):
     with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def postmaster_pid(db_url):
+    """The PID of the postmaster serving db_url, from its data directory's
+    postmaster.pid (`SHOW data_directory` needs a superuser or
+    pg_read_all_settings, and the file must be readable: a local cluster
+    such as tests/support/pg.sh starts). Fails loudly otherwise."""
+    out = subprocess.run(["psql", db_url, "-Atc", "SHOW data_directory"], capture_output=True,
+                         text=True, check=True)
+    with open(os.path.join(out.stdout.strip(), "postmaster.pid")) as f:
+        return int(f.readline())
+
+
+def postgres_cpu_seconds(postmaster):
+    """CPU seconds so far of the postmaster's children: those alive now,
+    and, through the postmaster's own cutime/cstime, every one it has
+    reaped (backends and autovacuum workers come and go)."""
+    with open("/proc/%d/stat" % postmaster) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    total = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                child = int(f.read().rsplit(")", 1)[1].split()[1]) == postmaster
+            if child:
+                total += cpu_seconds(int(d))
+        except (OSError, ValueError):
+            pass  # ended meanwhile: counted once the postmaster reaps it
+    return total
 
 
 class Client:

@@ -15,9 +15,14 @@ serve --etcd-listen` on SQLite and, with --pg-url, one on PostgreSQL.
     gives every round's ratio and their median, with the median rate and
     p50/p99 ms, and the median CPU each write cost the server (with
     PostgreSQL's processes for that target: every child of its postmaster,
-    found through `SHOW data_directory`) and the load generator. On this
-    2-core machine the load generator's CPU competes with the server's, so
-    the rates compare whole systems, clients included;
+    found through `SHOW data_directory`, so --pg-url must name a local
+    cluster this user may read, as tests/support/pg.sh starts; PostgreSQL's
+    background work, such as the checkpointer writing out earlier rounds,
+    falls on whichever run it happens in) and the load generator (/proc's
+    CPU times, in 10 ms ticks: at 1 client, a few thousand writes a round,
+    good to some tens of µs). On this 2-core machine the load generator's
+    CPU competes with the server's, so the rates compare whole systems,
+    clients included;
   * watch (one target at a time, fresh): 1,000 watches on one prefix over 1
     stream and over 100 streams, 200 puts one every 10 ms: write-to-event
     latency p50/p99 over all 200,000 deliveries (every watch must get every
@@ -61,7 +66,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 
 from gobuild import go_build  # noqa: E402
-from benchlib import cpu_seconds, free_port  # noqa: E402
+from benchlib import cpu_seconds, free_port, postgres_cpu_seconds, postmaster_pid  # noqa: E402
 
 
 def build_etcdload(out_dir):
@@ -74,34 +79,6 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
-
-
-def postmaster_pid(db_url):
-    """The PID of the postmaster serving db_url (read from its data
-    directory's postmaster.pid), or None where that is not readable."""
-    out = subprocess.run(["psql", db_url, "-Atc", "SHOW data_directory"], capture_output=True,
-                         text=True)
-    try:
-        with open(os.path.join(out.stdout.strip(), "postmaster.pid")) as f:
-            return int(f.readline())
-    except (OSError, ValueError):
-        return None
-
-
-def tree_cpu_seconds(parent):
-    """CPU seconds so far of parent's children (PostgreSQL's backends and
-    helpers, when parent is a postmaster)."""
-    total = 0.0
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) == parent:
-                    total += cpu_seconds(int(d))
-        except (OSError, ValueError):
-            pass  # gone meanwhile
-    return total
 
 
 class Target:
@@ -202,18 +179,19 @@ def children_cpu_s():
 def server_cpu_s(target):
     """CPU seconds so far of target's server, PostgreSQL's included."""
     s = cpu_seconds(target.proc.pid)
-    return s + tree_cpu_seconds(target.postmaster) if target.postmaster else s
+    return s + postgres_cpu_seconds(target.postmaster) if target.postmaster else s
 
 
 def measured(target, cmd):
     """Runs cmd (a load generator printing one JSON line) and adds the CPU
-    seconds the target's server and the generator used meanwhile."""
-    s0, c0 = cpu_seconds(target.proc.pid), children_cpu_s()
+    seconds the target's server (PostgreSQL's included) and the generator
+    used meanwhile."""
+    s0, c0 = server_cpu_s(target), children_cpu_s()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise SystemExit("%s failed: %s" % (cmd[0], out.stderr[-2000:]))
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    r["server_cpu_s"] = cpu_seconds(target.proc.pid) - s0
+    r["server_cpu_s"] = server_cpu_s(target) - s0
     r["client_cpu_s"] = children_cpu_s() - c0
     return r
 

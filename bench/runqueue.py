@@ -11,7 +11,8 @@ postmaster of --pg-url, found through `SHOW data_directory`), the time it ran
 and the time it waited runnable for a CPU, both in µs per create, from the
 kernel's /proc/.../schedstat (run ns, run-queue wait ns, time slices). Also
 the writes per commit (sqlkube_store_commits_total): the group commit's batch
-size.
+size. Threads and processes that end during the run are left out (a
+PostgreSQL autovacuum worker, say); ones that start during it count whole.
 
 A write's serial path is the store's writer thread and PostgreSQL's backend
 for it; their run-queue wait is time the whole pipeline waits on this 2-core
@@ -27,10 +28,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import free_port  # noqa: E402
+from benchlib import free_port, postmaster_pid  # noqa: E402
 
 
 def schedstat(path):
@@ -39,22 +41,16 @@ def schedstat(path):
     return int(run), int(wait), int(slices)
 
 
-def postmaster_pid(db_url):
-    out = subprocess.run(["psql", db_url, "-Atc", "SHOW data_directory"], capture_output=True,
-                         text=True, check=True)
-    with open(os.path.join(out.stdout.strip(), "postmaster.pid")) as f:
-        return int(f.readline())
-
-
 def snapshot(server, postmaster):
-    """{label: (run ns, wait ns, slices)} of the server's threads and the
-    postmaster's children."""
+    """{(tid or pid): (label, run ns, wait ns, slices)} of the server's
+    threads and the postmaster's children alive now. Keyed by id, not by
+    label: PostgreSQL rewrites a backend's title as it works."""
     out = {}
     for tid in os.listdir("/proc/%d/task" % server):
         p = "/proc/%d/task/%s" % (server, tid)
         try:
             with open(p + "/comm") as f:
-                out["sqlkube %s (tid %s)" % (f.read().strip(), tid)] = schedstat(p)
+                out[int(tid)] = ("sqlkube %s (tid %s)" % (f.read().strip(), tid),) + schedstat(p)
         except OSError:
             pass  # the thread ended
     for d in os.listdir("/proc") if postmaster else ():
@@ -62,11 +58,11 @@ def snapshot(server, postmaster):
             continue
         try:
             with open("/proc/%s/stat" % d) as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) != postmaster:
-                    continue
-            with open("/proc/%s/cmdline" % d) as f:
-                what = f.read().replace("\0", " ").strip()[:48]
-            out["%s (pid %s)" % (what, d)] = schedstat("/proc/" + d)
+                child = int(f.read().rsplit(")", 1)[1].split()[1]) == postmaster
+            if child:
+                with open("/proc/%s/cmdline" % d) as f:
+                    what = f.read().replace("\0", " ").strip()[:48]
+                out[int(d)] = ("%s (pid %s)" % (what, d),) + schedstat("/proc/" + d)
         except OSError:
             pass  # the process ended
     return out
@@ -74,10 +70,30 @@ def snapshot(server, postmaster):
 
 def commits(rest):
     with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % rest, timeout=30) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith("sqlkube_store_commits_total "):
-                return int(line.split()[1])
-    raise SystemExit("no sqlkube_store_commits_total in /metrics")
+        found = [int(line.split()[1]) for line in r.read().decode().splitlines()
+                 if line.startswith("sqlkube_store_commits_total ")]
+    if not found:
+        raise SystemExit("no sqlkube_store_commits_total in /metrics")
+    return found[0]
+
+
+def make_namespace(rest):
+    """Namespace "bench", once the server answers (409: there already)."""
+    body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
+                       "metadata": {"name": "bench"}}).encode()
+    req = urllib.request.Request("http://127.0.0.1:%d/api/v1/namespaces" % rest, data=body,
+                                 method="POST", headers={"Content-Type": "application/json"})
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(req, timeout=30).close()
+            return
+        except urllib.error.HTTPError as e:
+            if e.code == 409:
+                return
+            raise SystemExit("creating namespace bench: HTTP %d" % e.code)
+        except OSError:
+            time.sleep(0.1)  # not listening yet
+    raise SystemExit("the server did not come up")
 
 
 def main():
@@ -95,22 +111,15 @@ def main():
         cmd += ["--db", args.pg_url]
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
-                           "metadata": {"name": "bench"}}).encode()
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(urllib.request.Request(
-                    "http://127.0.0.1:%d/api/v1/namespaces" % rest, data=body, method="POST",
-                    headers={"Content-Type": "application/json"}), timeout=30).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        make_namespace(rest)
         postmaster = postmaster_pid(args.pg_url) if args.pg_url else None
         before, c0 = snapshot(srv.pid, postmaster), commits(rest)
         out = subprocess.run([args.writebench, "--url", "http://127.0.0.1:%d" % rest,
                               "--namespace", "bench", "--clients", str(args.clients),
                               "--seconds", str(args.seconds), "--size", "1024"],
-                             capture_output=True, text=True, check=True)
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SystemExit("writebench failed: %s" % out.stderr[-2000:])
         after, c1 = snapshot(srv.pid, postmaster), commits(rest)
         res = json.loads(out.stdout.strip().splitlines()[-1])
         n = res["ok"]
@@ -119,9 +128,9 @@ def main():
         print("| thread or process | ran µs/create | waited for a CPU µs/create | slices/create |")
         print("|---|---:|---:|---:|")
         rows = []
-        for k, (run, wait, slices) in after.items():
-            r0, w0, s0 = before.get(k, (0, 0, 0))
-            rows.append((k, (run - r0) / 1e3 / n, (wait - w0) / 1e3 / n, (slices - s0) / n))
+        for k, (label, run, wait, slices) in after.items():
+            _, r0, w0, s0 = before.get(k, (None, 0, 0, 0))  # new since: all of it
+            rows.append((label, (run - r0) / 1e3 / n, (wait - w0) / 1e3 / n, (slices - s0) / n))
         for k, run, wait, slices in sorted(rows, key=lambda r: -r[1]):
             if run >= 0.5:
                 print("| %s | %.1f | %.1f | %.2f |" % (k, run, wait, slices))

@@ -167,7 +167,9 @@ void sk_metrics_render(sk_metrics *m, const sk_metrics_gauges *g, sk_buf *out)
                  "transaction.",
                  g->store_batch_replays);
     render_gauge(out, "sqlkube_store_commits_total", "counter",
-                 "Write transactions committed (each one batch of writes).", g->store_commits);
+                 "Write transactions the store's writer committed: group commits of one or "
+                 "more writes, and the one-write transactions of a replay.",
+                 g->store_commits);
     sk_buf_puts(out, "# HELP sqlkube_list_chunks_total List chunks by source.\n"
                      "# TYPE sqlkube_list_chunks_total counter\n");
     sk_buf_printf(out, "sqlkube_list_chunks_total{source=\"cache\"} %lld\n",

@@ -149,7 +149,9 @@ const char *sk_store_backend_name(const sk_store *s);
  * transaction (so that a bad write fails alone): a batch fails when one of
  * its writes makes the database refuse the whole transaction. */
 int64_t sk_store_batch_replays(const sk_store *s);
-/* How many write transactions committed. */
+/* How many write transactions the store's writer committed: group commits,
+ * and the one-write transactions of a replay (compaction's are not
+ * counted). */
 int64_t sk_store_commits(const sk_store *s);
 
 /* Queues a write; done runs exactly once. Steals w->object. */

@@ -516,12 +516,14 @@ class WatchCache(ServerTestCase, unittest.TestCase):
         # no write here makes the database refuse a batch
         self.assertEqual(metric(s, "sqlkube_store_batch_replays_total"), 0)
         # a create is one committed write transaction at least (others may
-        # share it, or run beside it: leases, events)
+        # share it, or run beside it: leases, events); deleted again, so no
+        # other test sees the object
         commits = metric(s, "sqlkube_store_commits_total")
-        r = s.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                     "metadata": {"name": "commits-counted"}})
+        base = "/api/v1/namespaces/default/configmaps"
+        r = s.request("POST", base, cm("commits-counted", {"k": "v"}))
         self.assertEqual(r.status, 201, r)
         self.assertGreaterEqual(metric(s, "sqlkube_store_commits_total"), commits + 1)
+        self.assertEqual(s.request("DELETE", base + "/commits-counted").status, 200)
         ws = WatchStream(s, "/api/v1/namespaces?watch=true")
         wait_until(lambda: metric(s, "apiserver_registered_watchers") >= 1, what="registered")
         ws.close()
