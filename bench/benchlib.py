@@ -35,6 +35,21 @@ def postmaster_pid(db_url):
         return int(f.readline())
 
 
+def postmaster_children(postmaster):
+    """The PIDs of the postmaster's children alive now."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == postmaster:
+                    out.append(int(d))
+        except (OSError, ValueError):
+            pass  # ended meanwhile
+    return out
+
+
 def postgres_cpu_seconds(postmaster):
     """CPU seconds so far of the postmaster's children: those alive now,
     and, through the postmaster's own cutime/cstime, every one it has
@@ -42,15 +57,10 @@ def postgres_cpu_seconds(postmaster):
     with open("/proc/%d/stat" % postmaster) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     total = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
+    for pid in postmaster_children(postmaster):
         try:
-            with open("/proc/%s/stat" % d) as f:
-                child = int(f.read().rsplit(")", 1)[1].split()[1]) == postmaster
-            if child:
-                total += cpu_seconds(int(d))
-        except (OSError, ValueError):
+            total += cpu_seconds(pid)
+        except OSError:
             pass  # ended meanwhile: counted once the postmaster reaps it
     return total
 

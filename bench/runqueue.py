@@ -32,7 +32,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import free_port, postmaster_pid  # noqa: E402
+from benchlib import free_port, postmaster_children, postmaster_pid  # noqa: E402
 
 
 def schedstat(path):
@@ -53,16 +53,11 @@ def snapshot(server, postmaster):
                 out[int(tid)] = ("sqlkube %s (tid %s)" % (f.read().strip(), tid),) + schedstat(p)
         except OSError:
             pass  # the thread ended
-    for d in os.listdir("/proc") if postmaster else ():
-        if not d.isdigit():
-            continue
+    for pid in postmaster_children(postmaster) if postmaster else ():
         try:
-            with open("/proc/%s/stat" % d) as f:
-                child = int(f.read().rsplit(")", 1)[1].split()[1]) == postmaster
-            if child:
-                with open("/proc/%s/cmdline" % d) as f:
-                    what = f.read().replace("\0", " ").strip()[:48]
-                out[int(d)] = ("%s (pid %s)" % (what, d),) + schedstat("/proc/" + d)
+            with open("/proc/%d/cmdline" % pid) as f:
+                what = f.read().replace("\0", " ").strip()[:48]
+            out[pid] = ("%s (pid %d)" % (what, pid),) + schedstat("/proc/%d" % pid)
         except OSError:
             pass  # the process ended
     return out
