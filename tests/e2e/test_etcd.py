@@ -93,6 +93,30 @@ class Etcd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def healthy_reference():
+    """A reference Etcd that answers `endpoint health`. Its ports come from
+    free_port(), which another process may take before etcd binds them (etcd
+    then exits): such a start is retried on fresh ports. A start that stays
+    unhealthy fails with the tail of etcd's log, which stop() deletes."""
+    for attempt in range(3):
+        ref = Etcd()
+        deadline = time.monotonic() + 30
+        while ctl(ref.port, "endpoint", "health")[0] != 0 and ref.proc.poll() is None \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if ref.proc.poll() is None and ctl(ref.port, "endpoint", "health")[0] == 0:
+            return ref
+        ref.log.flush()
+        with open(os.path.join(ref.dir, "etcd.log"), "rb") as f:
+            tail = f.read()[-2000:].decode(errors="replace")
+        exited = ref.proc.poll() is not None
+        ref.stop()
+        if not exited:
+            break  # running but unhealthy: fresh ports would not help
+    raise AssertionError("the reference etcd did not become healthy (attempt %d); its log "
+                         "ends:\n%s" % (attempt + 1, tail))
+
+
 def ctl(port, *args, input=None):
     """Runs etcdctl against 127.0.0.1:port: (exit status, stdout, stderr's last line)."""
     p = subprocess.run([ETCDCTL, "--endpoints=http://127.0.0.1:%d" % port,
@@ -196,12 +220,7 @@ class EtcdFace(unittest.TestCase):
         cls.ref = None
         try:
             cls.server.start()
-            cls.ref = Etcd()
-            deadline = time.monotonic() + 30
-            while ctl(cls.ref.port, "endpoint", "health")[0] != 0:
-                if time.monotonic() > deadline:
-                    raise AssertionError("the reference etcd did not become healthy")
-                time.sleep(0.2)
+            cls.ref = healthy_reference()
         except BaseException:
             cls.tearDownClass()
             raise

@@ -27,7 +27,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,7 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
 from gobuild import go_build  # noqa: E402
 from server import CONFIG, Server, free_port  # noqa: E402
-from test_etcd import ETCD, QUIET, Etcd, ctl, two_instances  # noqa: E402
+from test_etcd import ETCD, QUIET, healthy_reference, two_instances  # noqa: E402
 
 GO = shutil.which("go")
 CLIENTV3 = "/usr/share/gocode/src/go.etcd.io/etcd/clientv3"
@@ -65,13 +64,7 @@ class KubeShapes(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.binary = build()
-        cls.ref = Etcd()
-        deadline = time.monotonic() + 30
-        while ctl(cls.ref.port, "endpoint", "health")[0] != 0:
-            if time.monotonic() > deadline:
-                cls.ref.stop()
-                raise AssertionError("the reference etcd did not become healthy")
-            time.sleep(0.2)
+        cls.ref = healthy_reference()
         cls.want = shapes(cls.binary, "127.0.0.1:%d" % cls.ref.port, "/registry/")
         cls.ref.stop()
 
