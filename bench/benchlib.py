@@ -7,6 +7,9 @@ import json
 import os
 import socket
 import subprocess
+import time
+import urllib.error
+import urllib.request
 
 
 def free_port():
@@ -22,6 +25,26 @@ def cpu_seconds(pid, tid=None):
     with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def make_namespace(port, name):
+    """Creates Namespace name over plain HTTP on 127.0.0.1:port, once the
+    server answers (409, made by an earlier run, is fine)."""
+    body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
+                       "metadata": {"name": name}}).encode()
+    req = urllib.request.Request("http://127.0.0.1:%d/api/v1/namespaces" % port, data=body,
+                                 method="POST", headers={"Content-Type": "application/json"})
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(req, timeout=30).close()
+            return
+        except urllib.error.HTTPError as e:
+            if e.code == 409:
+                return
+            raise SystemExit("creating namespace %s: HTTP %d" % (name, e.code))
+        except OSError:
+            time.sleep(0.1)  # not listening yet
+    raise SystemExit("the server on port %d did not come up" % port)
 
 
 def postmaster_pid(db_url):

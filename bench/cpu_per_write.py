@@ -8,35 +8,17 @@ For each round and each binary, in the order given (so runs interleave): a
 fresh database on the cluster of PG_URL, `sqlkube serve --db` on it, then
 5 s of 32 clients: etcd puts of 1 KiB (etcdload) or REST creates of 1 KiB
 ConfigMaps (writebench). Prints one JSON line per run: the server's and
-PostgreSQL's (every child of the postmaster) CPU µs per write from
-/proc/PID/stat, and their sendto() calls per write from `perf stat -e
+PostgreSQL's (every child of the postmaster, those it reaped meanwhile
+included) CPU µs per write from /proc/PID/stat, and their sendto() calls per write from `perf stat -e
 syscalls:sys_enter_sendto` (the server's include its replies; PostgreSQL
 backends send once per statement round trip, plus the change feed's reads).
 """
 import json, os, signal, socket, subprocess, sys, tempfile, time, shutil
-from benchlib import cpu_seconds, free_port
+from benchlib import cpu_seconds, free_port, postgres_cpu_seconds, postmaster_children
 url, pm, rounds, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 bins = [a.split("=", 1) for a in sys.argv[5:]]
 ETCDLOAD = os.environ.get("ETCDLOAD", "etcdload")
 WRITEBENCH = os.environ.get("WRITEBENCH", "build/writebench")
-def pg_children():
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open("/proc/%s/stat" % d) as f:
-                    parts = f.read().rsplit(")", 1)[1].split()
-                if int(parts[1]) == pm:
-                    out.append(int(d))
-            except OSError:
-                pass
-    return out
-def pg_cpu_seconds(pids):
-    t = 0.0
-    for p in pids:
-        try: t += cpu_seconds(p)
-        except OSError: pass
-    return t
 def psql(db_url, sql):
     return subprocess.run(["psql", db_url, "-Atc", sql], capture_output=True, text=True, check=True).stdout.strip()
 rows = []
@@ -61,13 +43,13 @@ for r in range(rounds):
                 subprocess.run(["curl", "-s", "-o", "/dev/null", "-H", "Content-Type: application/json", "-d",
                                 '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}}',
                                 "http://127.0.0.1:%d/api/v1/namespaces" % rest], check=True)
-            kids = pg_children()
+            kids = postmaster_children(pm)
             perf_s = subprocess.Popen(["perf", "stat", "-x,", "-e", "syscalls:sys_enter_sendto", "-p", str(srv.pid)],
                                       stderr=subprocess.PIPE, text=True)
             perf_p = subprocess.Popen(["perf", "stat", "-x,", "-e", "syscalls:sys_enter_sendto", "-p",
                                        ",".join(map(str, kids))], stderr=subprocess.PIPE, text=True)
             time.sleep(0.3)
-            s0, p0 = cpu_seconds(srv.pid), pg_cpu_seconds(kids)
+            s0, p0 = cpu_seconds(srv.pid), postgres_cpu_seconds(pm)
             if mode == "etcd":
                 cmd = [ETCDLOAD, "-endpoint", "127.0.0.1:%d" % port, "-mode", "put",
                        "-clients", "32", "-seconds", "5"]
@@ -75,7 +57,7 @@ for r in range(rounds):
                 cmd = [WRITEBENCH, "--url", "http://127.0.0.1:%d" % rest,
                        "--namespace", "bench", "--clients", "32", "--seconds", "5", "--size", "1024"]
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-            s1, p1 = cpu_seconds(srv.pid), pg_cpu_seconds(kids)
+            s1, p1 = cpu_seconds(srv.pid), postgres_cpu_seconds(pm)
             for p in (perf_s, perf_p):
                 p.send_signal(signal.SIGINT)
             sends = []

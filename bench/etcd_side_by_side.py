@@ -59,14 +59,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 
 from gobuild import go_build  # noqa: E402
-from benchlib import cpu_seconds, free_port, postgres_cpu_seconds, postmaster_pid  # noqa: E402
+from benchlib import (cpu_seconds, free_port, make_namespace, postgres_cpu_seconds,  # noqa: E402
+                      postmaster_pid)
 
 
 def build_etcdload(out_dir):
@@ -128,15 +127,7 @@ def http_creates(writebench, target, clients, seconds, prefix):
     ConfigMaps with its own prefix: an earlier run's names are taken, and
     re-creating them would measure 409s."""
     url = "http://127.0.0.1:%d" % target.rest_port
-    body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
-                       "metadata": {"name": "bench"}}).encode()
-    req = urllib.request.Request(url + "/api/v1/namespaces", data=body, method="POST",
-                                 headers={"Content-Type": "application/json"})
-    try:
-        urllib.request.urlopen(req, timeout=30).close()
-    except urllib.error.HTTPError as e:
-        if e.code != 409:  # made by an earlier client count
-            raise
+    make_namespace(target.rest_port, "bench")  # or made by an earlier client count
     out = subprocess.run([writebench, "--url", url, "--namespace", "bench", "--clients",
                           str(clients), "--seconds", str(seconds), "--size", "1024",
                           "--prefix", prefix],

@@ -27,12 +27,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import free_port, postmaster_children, postmaster_pid  # noqa: E402
+from benchlib import free_port, make_namespace, postmaster_children, postmaster_pid  # noqa: E402
 
 
 def schedstat(path):
@@ -72,25 +70,6 @@ def commits(rest):
     return found[0]
 
 
-def make_namespace(rest):
-    """Namespace "bench", once the server answers (409: there already)."""
-    body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
-                       "metadata": {"name": "bench"}}).encode()
-    req = urllib.request.Request("http://127.0.0.1:%d/api/v1/namespaces" % rest, data=body,
-                                 method="POST", headers={"Content-Type": "application/json"})
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(req, timeout=30).close()
-            return
-        except urllib.error.HTTPError as e:
-            if e.code == 409:
-                return
-            raise SystemExit("creating namespace bench: HTTP %d" % e.code)
-        except OSError:
-            time.sleep(0.1)  # not listening yet
-    raise SystemExit("the server did not come up")
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/sqlkube")
@@ -106,7 +85,7 @@ def main():
         cmd += ["--db", args.pg_url]
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        make_namespace(rest)
+        make_namespace(rest, "bench")
         postmaster = postmaster_pid(args.pg_url) if args.pg_url else None
         before, c0 = snapshot(srv.pid, postmaster), commits(rest)
         out = subprocess.run([args.writebench, "--url", "http://127.0.0.1:%d" % rest,

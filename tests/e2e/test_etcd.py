@@ -101,11 +101,10 @@ def healthy_reference():
     for attempt in range(3):
         ref = Etcd()
         deadline = time.monotonic() + 30
-        while ctl(ref.port, "endpoint", "health")[0] != 0 and ref.proc.poll() is None \
-                and time.monotonic() < deadline:
+        while ref.proc.poll() is None and time.monotonic() < deadline:
+            if ctl(ref.port, "endpoint", "health")[0] == 0:
+                return ref
             time.sleep(0.2)
-        if ref.proc.poll() is None and ctl(ref.port, "endpoint", "health")[0] == 0:
-            return ref
         ref.log.flush()
         with open(os.path.join(ref.dir, "etcd.log"), "rb") as f:
             tail = f.read()[-2000:].decode(errors="replace")
