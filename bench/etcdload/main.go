@@ -5,6 +5,12 @@
 //	put    -clients N -seconds S -size B: N goroutines put B-byte values to
 //	       their own keys back to back over -conns clientv3 clients (gRPC
 //	       connections) for S seconds; puts/s and latency percentiles.
+//	       With -rate R the puts are paced to R a second in all, handed to
+//	       whichever goroutine is free (the load of `etcdctl check perf`),
+//	       and the result also names the seconds, from the start, in which
+//	       a put began that took over 200 ms: a stall of the whole store
+//	       shows as one such second for many puts, to set beside the
+//	       server's fdatasync times.
 //	watch  -watchers W -streams K -watch-conns C -events E -interval MS -writers N:
 //	       W watches on one prefix spread over C clientv3 clients (gRPC
 //	       connections) and over K gRPC watch streams (clientv3 shares a
@@ -34,6 +40,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/clientv3"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc/metadata"
 )
 
@@ -62,13 +69,32 @@ func connect(endpoints string, n int) []*clientv3.Client {
 	return cs
 }
 
-func put(endpoints string, clients, conns, seconds, size int) result {
+// stallThreshold: a put slower than this marks the second it began in.
+const stallThreshold = 200 * time.Millisecond
+
+func put(endpoints string, clients, conns, seconds, size int, perSecond float64) result {
 	cs := connect(endpoints, conns)
 	value := strings.Repeat("x", size)
 	var mu sync.Mutex
 	var lat []time.Duration
+	stalled := map[int]int{}
 	var failed int
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	// Paced: one token per put, from a single limiter; otherwise every
+	// goroutine goes back to back.
+	var tokens chan struct{}
+	if perSecond > 0 {
+		tokens = make(chan struct{}, clients)
+		go func() {
+			limiter := rate.NewLimiter(rate.Limit(perSecond), 1)
+			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			defer cancel()
+			for limiter.Wait(ctx) == nil {
+				tokens <- struct{}{}
+			}
+			close(tokens)
+		}()
+	}
 	var wg sync.WaitGroup
 	start := time.Now()
 	for g := 0; g < clients; g++ {
@@ -79,13 +105,24 @@ func put(endpoints string, clients, conns, seconds, size int) result {
 			var mine []time.Duration
 			bad := 0
 			for i := 0; time.Now().Before(deadline); i++ {
+				if tokens != nil {
+					if _, ok := <-tokens; !ok {
+						break
+					}
+				}
 				t0 := time.Now()
 				_, err := c.Put(context.Background(), fmt.Sprintf("/bench/put/%03d/%08d", g, i), value)
 				if err != nil {
 					bad++
 					continue
 				}
-				mine = append(mine, time.Since(t0))
+				d := time.Since(t0)
+				mine = append(mine, d)
+				if d > stallThreshold {
+					mu.Lock()
+					stalled[int(t0.Sub(start).Seconds())]++
+					mu.Unlock()
+				}
 			}
 			mu.Lock()
 			lat = append(lat, mine...)
@@ -99,8 +136,18 @@ func put(endpoints string, clients, conns, seconds, size int) result {
 		c.Close()
 	}
 	p50, p99, max := percentiles(lat)
-	return result{"mode": "put", "clients": clients, "ok": len(lat), "failed": failed,
+	r := result{"mode": "put", "clients": clients, "ok": len(lat), "failed": failed,
 		"puts_per_s": float64(len(lat)) / elapsed, "p50_ms": p50, "p99_ms": p99, "max_ms": max}
+	if perSecond > 0 {
+		marked := []int{}
+		for s := range stalled {
+			marked = append(marked, s)
+		}
+		sort.Ints(marked)
+		r["rate"] = perSecond
+		r["stall_seconds"] = marked
+	}
+	return r
 }
 
 func watch(endpoints string, watchers, streams, conns, events, intervalMs, writers, settle int) result {
@@ -228,6 +275,7 @@ func main() {
 	conns := flag.Int("conns", 8, "put: gRPC connections the writers share")
 	seconds := flag.Int("seconds", 10, "put: duration")
 	size := flag.Int("size", 1024, "put: value bytes")
+	perSecond := flag.Float64("rate", 0, "put: puts a second in all (0: back to back)")
 	watchers := flag.Int("watchers", 1000, "watch: watches")
 	streams := flag.Int("streams", 1, "watch: gRPC watch streams they are spread over")
 	events := flag.Int("events", 200, "watch: puts to deliver")
@@ -239,7 +287,7 @@ func main() {
 	var r result
 	switch *mode {
 	case "put":
-		r = put(*endpoints, *clients, *conns, *seconds, *size)
+		r = put(*endpoints, *clients, *conns, *seconds, *size, *perSecond)
 	case "watch":
 		if *watchConns < 1 || *writers < 1 {
 			fmt.Fprintln(os.Stderr, "-watch-conns and -writers must be at least 1")

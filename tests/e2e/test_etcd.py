@@ -55,7 +55,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, Server, free_port  # noqa: E402
+from server import CONFIG, Server, create_pg_database, free_port  # noqa: E402
 
 ETCDCTL = shutil.which("etcdctl")
 ETCD = shutil.which("etcd")
@@ -943,9 +943,25 @@ class EtcdCheckPerf(unittest.TestCase):
         """`etcdctl check perf` passes: its small load (50 clients putting
         150 keys a second for 60 s) must keep the rate, the slowest put under
         0.5 s and their spread under 0.1 s; it then deletes its prefix and,
-        with --auto-compact, compacts at the last revision."""
+        with --auto-compact, compacts at the last revision.
+
+        Those latency limits are etcd's verdict on the hardware, and this
+        shared machine's disk fails them on its own: fdatasync stalls of
+        0.1-0.5 s a few times a minute, which stall etcd 3.4's puts up to
+        0.87 s under this same load (bench/README.md, "check perf and the
+        disk"). So the store's commits skip the disk flush here, SQLite on
+        tmpfs and PostgreSQL with synchronous_commit off for this server's
+        sessions, and the verdicts judge sqlkube's own latency. Durability
+        across crashes is test_durability's."""
         port = free_port()
-        srv = Server("checkperf", extra_args=["--etcd-listen", "127.0.0.1:%d" % port] + QUIET)
+        shm = tempfile.mkdtemp(prefix="sqlkube-checkperf-", dir="/dev/shm")
+        if CONFIG.backend == "postgres":
+            db_url = create_pg_database("checkperf_%d_%s" % (os.getpid(), os.urandom(3).hex()))
+            db_url += "?options=-c%20synchronous_commit%3Doff"
+        else:
+            db_url = "sqlite:" + os.path.join(shm, "sqlkube.db")
+        srv = Server("checkperf", db_url=db_url,
+                     extra_args=["--etcd-listen", "127.0.0.1:%d" % port] + QUIET)
         try:
             srv.start()
             p = subprocess.run([ETCDCTL, "--endpoints=http://127.0.0.1:%d" % port, "check",
@@ -953,7 +969,8 @@ class EtcdCheckPerf(unittest.TestCase):
                                timeout=180, env=dict(os.environ, ETCDCTL_API="3"))
             # The progress bar redraws with carriage returns; keep the verdicts.
             verdicts = [l for l in (p.stdout + p.stderr).replace("\r", "\n").splitlines()
-                        if l.startswith(("PASS", "FAIL", "Compacted with revision"))]
+                        if l.startswith(("PASS", "FAIL", "Compacted with revision",
+                                         "Slowest request", "Stddev"))]
             self.assertEqual(p.returncode, 0, verdicts or p.stderr[-2000:])
             self.assertEqual([l.split(":")[0].split(" ")[0] for l in verdicts],
                              ["Compacted", "PASS", "PASS", "PASS", "PASS"], verdicts)
@@ -967,6 +984,7 @@ class EtcdCheckPerf(unittest.TestCase):
                              (1, "Error: etcdserver: mvcc: required revision has been compacted"))
         finally:
             srv.cleanup()
+            shutil.rmtree(shm, ignore_errors=True)
 
 
 if __name__ == "__main__":

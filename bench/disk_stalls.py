@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""The host disk's flush stalls, and what they do to paced puts: etcd 3.4
+and sqlkube's etcd face under the load of `etcdctl check perf` (50 clients
+on 50 gRPC connections, 150 puts a second in all, 1 KiB values), one
+target at a time, each fresh, through the real Go clientv3 (bench/etcdload
+-rate).
+
+check perf fails a store whose slowest put takes over 0.5 s. On this shared
+machine the disk itself stalls fdatasync now and then for that long, and a
+store that flushes before it answers (etcd's WAL, SQLite with
+synchronous=FULL, PostgreSQL's commit) stalls with it. To tell the disk's
+stalls from the store's, a probe thread writes 4 KiB and fdatasyncs a file
+on the same disk every 20 ms during each run, and the table sets the
+seconds in which a put began that took over 200 ms beside the seconds in
+which the probe's fdatasync took over 100 ms. The targets:
+  * etcd 3.4, data on disk;
+  * sqlkube on SQLite, file on disk;
+  * sqlkube on SQLite, file on tmpfs (/dev/shm): no flush waits on the disk;
+  * with --pg-url (a local cluster, as tests/support/pg.sh starts; each
+    target gets a database of its own, dropped after), sqlkube on
+    PostgreSQL, and sqlkube on PostgreSQL with synchronous_commit off for
+    its sessions (a commit does not wait for its WAL flush).
+The tmpfs and synchronous_commit=off rows show sqlkube's own latency under
+this load; the on-disk rows are what a user on such a disk sees.
+
+Usage: bench/disk_stalls.py --bin build/sqlkube [--pg-url URL] [--seconds 60]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from etcd_side_by_side import (Target, build_etcdload, load, start_etcd,  # noqa: E402
+                               wait_up)
+from benchlib import free_port  # noqa: E402
+
+PROBE_INTERVAL_S, PROBE_STALL_S = 0.02, 0.1
+
+
+class FlushProbe(threading.Thread):
+    """Writes 4 KiB and fdatasyncs a file in directory every 20 ms until
+    stopped; keeps every fdatasync's duration and the seconds (from start)
+    in which one took over 100 ms."""
+
+    def __init__(self, directory, start):
+        super().__init__(daemon=True)
+        self.path = os.path.join(directory, "flush-probe")
+        self.start_time, self.durations, self.stall_seconds = start, [], set()
+        self.done = threading.Event()
+
+    def run(self):
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            while not self.done.wait(PROBE_INTERVAL_S):
+                os.write(fd, b"p" * 4096)
+                t0 = time.monotonic()
+                os.fdatasync(fd)
+                d = time.monotonic() - t0
+                self.durations.append(d)
+                if d > PROBE_STALL_S:
+                    self.stall_seconds.add(int(t0 - self.start_time))
+        finally:
+            os.close(fd)
+            os.unlink(self.path)
+
+
+def start_sqlkube(binary, name, db_url=None):
+    """db_url None: SQLite in the data dir, which is on disk."""
+    d = tempfile.mkdtemp(prefix="sk-stalls-")
+    port, rest = free_port(), free_port()
+    return Target(name, [binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % rest,
+                         "--data-dir", d, "--etcd-listen", "127.0.0.1:%d" % port]
+                  + (["--db", db_url] if db_url else []), port, d, rest)
+
+
+def psql(url, sql):
+    subprocess.run(["psql", url, "-X", "-qc", sql], check=True, capture_output=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/sqlkube")
+    ap.add_argument("--pg-url")
+    ap.add_argument("--seconds", type=int, default=60)
+    args = ap.parse_args()
+    tools = tempfile.mkdtemp(prefix="sk-stalls-tools-")
+    shm = tempfile.mkdtemp(prefix="sk-stalls-", dir="/dev/shm")
+    databases = []
+
+    def pg_database(suffix):
+        name = "stalls_%d_%d" % (os.getpid(), len(databases))
+        psql(args.pg_url, 'CREATE DATABASE "%s"' % name)
+        databases.append(name)
+        return args.pg_url.rsplit("/", 1)[0] + "/" + name + suffix
+
+    starters = [
+        lambda: start_etcd(),
+        lambda: start_sqlkube(args.bin, "sqlkube, SQLite on disk"),
+        lambda: start_sqlkube(args.bin, "sqlkube, SQLite on tmpfs",
+                              "sqlite:" + os.path.join(shm, "sqlkube.db")),
+    ]
+    if args.pg_url:
+        starters += [
+            lambda: start_sqlkube(args.bin, "sqlkube, PostgreSQL", pg_database("")),
+            lambda: start_sqlkube(args.bin, "sqlkube, PostgreSQL, synchronous_commit off",
+                                  pg_database("?options=-c%20synchronous_commit%3Doff")),
+        ]
+    rows = []
+    try:
+        etcdload = build_etcdload(tools)
+        for start in starters:
+            target = start()
+            try:
+                wait_up(etcdload, target)
+                t0 = time.monotonic()
+                probe = FlushProbe(tempfile.gettempdir(), t0)
+                probe.start()
+                r = load(etcdload, target, "-mode", "put", "-clients", "50", "-conns", "50",
+                         "-rate", "150", "-seconds", str(args.seconds), "-size", "1024")
+                probe.done.set()
+                probe.join()
+                rows.append((target.name, r, probe))
+            finally:
+                target.stop()
+    finally:
+        for name in databases:
+            psql(args.pg_url, 'DROP DATABASE IF EXISTS "%s"' % name)
+        shutil.rmtree(tools, ignore_errors=True)
+        shutil.rmtree(shm, ignore_errors=True)
+
+    print("| target | puts/s | failed | p50 ms | p99 ms | max ms | seconds with a put over 200 ms "
+          "| probe fdatasync p99 / max ms | seconds with a probe fdatasync over 100 ms |")
+    print("|---|---:|---:|---:|---:|---:|---|---:|---|")
+    for name, r, probe in rows:
+        ds = sorted(probe.durations)
+        print("| %s | %.0f | %d | %.1f | %.1f | %.1f | %s | %.1f / %.1f | %s |" % (
+            name, r["puts_per_s"], r["failed"], r["p50_ms"], r["p99_ms"], r["max_ms"],
+            " ".join(map(str, r["stall_seconds"])) or "none",
+            ds[len(ds) * 99 // 100] * 1000, ds[-1] * 1000,
+            " ".join(map(str, sorted(probe.stall_seconds))) or "none"))
+
+
+if __name__ == "__main__":
+    main()
