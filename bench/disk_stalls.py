@@ -12,7 +12,8 @@ synchronous=FULL, PostgreSQL's commit) stalls with it. To tell the disk's
 stalls from the store's, a probe thread writes 4 KiB and fdatasyncs a file
 on the same disk every 20 ms during each run, and the table sets the
 seconds in which a put began that took over 200 ms beside the seconds in
-which the probe's fdatasync took over 100 ms. The targets:
+which a probe fdatasync over 100 ms began, both counted from the start of
+etcdload's puts, and says when the slowest of each began. The targets:
   * etcd 3.4, data on disk;
   * sqlkube on SQLite, file on disk;
   * sqlkube on SQLite, file on tmpfs (/dev/shm): no flush waits on the disk;
@@ -34,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -46,27 +48,31 @@ PROBE_INTERVAL_S, PROBE_STALL_S = 0.02, 0.1
 
 
 class FlushProbe(threading.Thread):
-    """Writes 4 KiB and fdatasyncs a file in directory every 20 ms until
-    stopped; keeps every fdatasync's duration and the seconds (from start)
-    in which one took over 100 ms."""
+    """Writes 4 KiB and fdatasyncs a file of its own in directory every
+    20 ms until stopped; keeps every fdatasync's duration, and the
+    wall-clock start of each one over 100 ms and of the slowest."""
 
-    def __init__(self, directory, start):
+    def __init__(self, directory):
         super().__init__(daemon=True)
-        self.path = os.path.join(directory, "flush-probe")
-        self.start_time, self.durations, self.stall_seconds = start, [], set()
+        fd, self.path = tempfile.mkstemp(prefix="flush-probe-", dir=directory)
+        os.close(fd)
+        self.durations, self.stall_starts = [], []
+        self.slowest, self.slowest_start = 0.0, None
         self.done = threading.Event()
 
     def run(self):
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(self.path, os.O_WRONLY | os.O_TRUNC)
         try:
             while not self.done.wait(PROBE_INTERVAL_S):
                 os.write(fd, b"p" * 4096)
-                t0 = time.monotonic()
+                wall, t0 = time.time(), time.monotonic()
                 os.fdatasync(fd)
                 d = time.monotonic() - t0
-                self.durations.append(d)
                 if d > PROBE_STALL_S:
-                    self.stall_seconds.add(int(t0 - self.start_time))
+                    self.stall_starts.append(wall)
+                if d > self.slowest:
+                    self.slowest, self.slowest_start = d, wall
+                self.durations.append(d)
         finally:
             os.close(fd)
             os.unlink(self.path)
@@ -85,6 +91,12 @@ def psql(url, sql):
     subprocess.run(["psql", url, "-X", "-qc", sql], check=True, capture_output=True)
 
 
+def database_url(url, name, query=""):
+    """url with its database replaced by name, and query for its query."""
+    return urllib.parse.urlunsplit(urllib.parse.urlsplit(url)._replace(path="/" + name,
+                                                                        query=query))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/sqlkube")
@@ -95,11 +107,11 @@ def main():
     shm = tempfile.mkdtemp(prefix="sk-stalls-", dir="/dev/shm")
     databases = []
 
-    def pg_database(suffix):
+    def pg_database(query=""):
         name = "stalls_%d_%d" % (os.getpid(), len(databases))
         psql(args.pg_url, 'CREATE DATABASE "%s"' % name)
         databases.append(name)
-        return args.pg_url.rsplit("/", 1)[0] + "/" + name + suffix
+        return database_url(args.pg_url, name, query)
 
     starters = [
         lambda: start_etcd(),
@@ -109,43 +121,55 @@ def main():
     ]
     if args.pg_url:
         starters += [
-            lambda: start_sqlkube(args.bin, "sqlkube, PostgreSQL", pg_database("")),
+            lambda: start_sqlkube(args.bin, "sqlkube, PostgreSQL", pg_database()),
             lambda: start_sqlkube(args.bin, "sqlkube, PostgreSQL, synchronous_commit off",
-                                  pg_database("?options=-c%20synchronous_commit%3Doff")),
+                                  pg_database("options=-c%20synchronous_commit%3Doff")),
         ]
     rows = []
     try:
         etcdload = build_etcdload(tools)
         for start in starters:
             target = start()
+            probe = FlushProbe(tempfile.gettempdir())
             try:
                 wait_up(etcdload, target)
-                t0 = time.monotonic()
-                probe = FlushProbe(tempfile.gettempdir(), t0)
                 probe.start()
                 r = load(etcdload, target, "-mode", "put", "-clients", "50", "-conns", "50",
                          "-rate", "150", "-seconds", str(args.seconds), "-size", "1024")
-                probe.done.set()
-                probe.join()
-                rows.append((target.name, r, probe))
             finally:
+                probe.done.set()
+                if probe.ident is not None:
+                    probe.join()  # its run() removes its file
+                else:
+                    os.unlink(probe.path)
                 target.stop()
+            rows.append((target.name, r, probe))
     finally:
         for name in databases:
-            psql(args.pg_url, 'DROP DATABASE IF EXISTS "%s"' % name)
+            try:
+                psql(args.pg_url, 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % name)
+            except subprocess.CalledProcessError as e:
+                print("could not drop database %s: %s" % (name, e.stderr), file=sys.stderr)
         shutil.rmtree(tools, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)
 
+    # Seconds on etcdload's clock: from its start, after its connections.
     print("| target | puts/s | failed | p50 ms | p99 ms | max ms | seconds with a put over 200 ms "
-          "| probe fdatasync p99 / max ms | seconds with a probe fdatasync over 100 ms |")
+          "(slowest began at) | probe fdatasync p99 / max ms (max began at) "
+          "| seconds with a probe fdatasync over 100 ms |")
     print("|---|---:|---:|---:|---:|---:|---|---:|---|")
     for name, r, probe in rows:
-        ds = sorted(probe.durations)
-        print("| %s | %.0f | %d | %.1f | %.1f | %.1f | %s | %.1f / %.1f | %s |" % (
+        start = r["start_unix_ms"] / 1000.0
+        ds = sorted(probe.durations) or [0.0]
+        stalls = sorted({int(t - start) for t in probe.stall_starts if t >= start})
+        puts = " ".join(map(str, r["stall_seconds"]))
+        if "slowest_stall_start_s" in r:
+            puts += " (%.1f)" % r["slowest_stall_start_s"]
+        print("| %s | %.0f | %d | %.1f | %.1f | %.1f | %s | %.1f / %.1f (%s) | %s |" % (
             name, r["puts_per_s"], r["failed"], r["p50_ms"], r["p99_ms"], r["max_ms"],
-            " ".join(map(str, r["stall_seconds"])) or "none",
-            ds[len(ds) * 99 // 100] * 1000, ds[-1] * 1000,
-            " ".join(map(str, sorted(probe.stall_seconds))) or "none"))
+            puts or "none", ds[len(ds) * 99 // 100] * 1000, ds[-1] * 1000,
+            "%.1f" % (probe.slowest_start - start) if probe.slowest_start else "-",
+            " ".join(map(str, stalls)) or "none"))
 
 
 if __name__ == "__main__":

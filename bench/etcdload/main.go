@@ -7,8 +7,9 @@
 //	       connections) for S seconds; puts/s and latency percentiles.
 //	       With -rate R the puts are paced to R a second in all, handed to
 //	       whichever goroutine is free (the load of `etcdctl check perf`),
-//	       and the result also names the seconds, from the start, in which
-//	       a put began that took over 200 ms: a stall of the whole store
+//	       and the result also names the seconds, from its start (given as
+//	       a wall-clock time), in which a put began that took over 200 ms,
+//	       and when the slowest of those began: a stall of the whole store
 //	       shows as one such second for many puts, to set beside the
 //	       server's fdatasync times.
 //	watch  -watchers W -streams K -watch-conns C -events E -interval MS -writers N:
@@ -78,6 +79,8 @@ func put(endpoints string, clients, conns, seconds, size int, perSecond float64)
 	var mu sync.Mutex
 	var lat []time.Duration
 	stalled := map[int]int{}
+	var slowest time.Duration
+	var slowestStart time.Time
 	var failed int
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
 	// Paced: one token per put, from a single limiter; otherwise every
@@ -89,8 +92,13 @@ func put(endpoints string, clients, conns, seconds, size int, perSecond float64)
 			limiter := rate.NewLimiter(rate.Limit(perSecond), 1)
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			defer cancel()
+			// The workers stop at the deadline too, so a send must not
+			// outlive it.
 			for limiter.Wait(ctx) == nil {
-				tokens <- struct{}{}
+				select {
+				case tokens <- struct{}{}:
+				case <-ctx.Done():
+				}
 			}
 			close(tokens)
 		}()
@@ -121,6 +129,9 @@ func put(endpoints string, clients, conns, seconds, size int, perSecond float64)
 				if d > stallThreshold {
 					mu.Lock()
 					stalled[int(t0.Sub(start).Seconds())]++
+					if d > slowest {
+						slowest, slowestStart = d, t0
+					}
 					mu.Unlock()
 				}
 			}
@@ -146,6 +157,11 @@ func put(endpoints string, clients, conns, seconds, size int, perSecond float64)
 		sort.Ints(marked)
 		r["rate"] = perSecond
 		r["stall_seconds"] = marked
+		// wall-clock times, to line these up with other processes' clocks
+		r["start_unix_ms"] = start.UnixMilli()
+		if !slowestStart.IsZero() {
+			r["slowest_stall_start_s"] = slowestStart.Sub(start).Seconds()
+		}
 	}
 	return r
 }
