@@ -1,6 +1,7 @@
 """What the Python benchmarks share: a free loopback port, a process's CPU
-time so far, and a JSON client on one keep-alive HTTP connection (HTTPS when
-given an ssl context). Stdlib only."""
+time so far, fresh PostgreSQL databases through psql, and a JSON client on
+one keep-alive HTTP connection (HTTPS when given an ssl context). Stdlib
+only."""
 
 import http.client
 import json
@@ -9,6 +10,7 @@ import socket
 import subprocess
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 
@@ -45,6 +47,26 @@ def make_namespace(port, name):
         except OSError:
             time.sleep(0.1)  # not listening yet
     raise SystemExit("the server on port %d did not come up" % port)
+
+
+def psql(url, sql):
+    """Runs sql on url; its output, unaligned and without headers. Raises
+    CalledProcessError (with psql's stderr) if it fails."""
+    return subprocess.run(["psql", url, "-X", "-Atq", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def create_database(pg_url, name, query=""):
+    """Creates database name on pg_url's cluster; returns its URL, with
+    query (e.g. "options=...") as its query string."""
+    psql(pg_url, 'CREATE DATABASE "%s"' % name)
+    return urllib.parse.urlunsplit(urllib.parse.urlsplit(pg_url)._replace(path="/" + name,
+                                                                           query=query))
+
+
+def drop_database(pg_url, name):
+    """Drops database name on pg_url's cluster, closing its sessions."""
+    psql(pg_url, 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % name)
 
 
 def postmaster_pid(db_url):

@@ -14,19 +14,17 @@ syscalls:sys_enter_sendto` (the server's include its replies; PostgreSQL
 backends send once per statement round trip, plus the change feed's reads).
 """
 import json, os, signal, socket, subprocess, sys, tempfile, time, shutil
-from benchlib import cpu_seconds, free_port, postgres_cpu_seconds, postmaster_children
+from benchlib import (cpu_seconds, create_database, free_port, postgres_cpu_seconds,
+                      postmaster_children)
 url, pm, rounds, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 bins = [a.split("=", 1) for a in sys.argv[5:]]
 ETCDLOAD = os.environ.get("ETCDLOAD", "etcdload")
 WRITEBENCH = os.environ.get("WRITEBENCH", "build/writebench")
-def psql(db_url, sql):
-    return subprocess.run(["psql", db_url, "-Atc", sql], capture_output=True, text=True, check=True).stdout.strip()
 rows = []
 for r in range(rounds):
     for label, binary in bins:
         name = "m%d%s%d" % (r, label, os.getpid())
-        psql(url, "CREATE DATABASE %s" % name)
-        db = url.rsplit("/", 1)[0] + "/" + name
+        db = create_database(url, name)
         d = tempfile.mkdtemp(prefix="sk-pgw-")
         port, rest = free_port(), free_port()
         srv = subprocess.Popen([binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % rest,

@@ -35,14 +35,13 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from etcd_side_by_side import (Target, build_etcdload, load, start_etcd,  # noqa: E402
+from etcd_side_by_side import (build_etcdload, load, start_etcd, start_sqlkube,  # noqa: E402
                                wait_up)
-from benchlib import free_port  # noqa: E402
+from benchlib import create_database, drop_database  # noqa: E402
 
 PROBE_INTERVAL_S, PROBE_STALL_S = 0.02, 0.1
 
@@ -54,14 +53,13 @@ class FlushProbe(threading.Thread):
 
     def __init__(self, directory):
         super().__init__(daemon=True)
-        fd, self.path = tempfile.mkstemp(prefix="flush-probe-", dir=directory)
-        os.close(fd)
+        self.directory = directory
         self.durations, self.stall_starts = [], []
         self.slowest, self.slowest_start = 0.0, None
         self.done = threading.Event()
 
     def run(self):
-        fd = os.open(self.path, os.O_WRONLY | os.O_TRUNC)
+        fd, path = tempfile.mkstemp(prefix="flush-probe-", dir=self.directory)
         try:
             while not self.done.wait(PROBE_INTERVAL_S):
                 os.write(fd, b"p" * 4096)
@@ -75,26 +73,7 @@ class FlushProbe(threading.Thread):
                 self.durations.append(d)
         finally:
             os.close(fd)
-            os.unlink(self.path)
-
-
-def start_sqlkube(binary, name, db_url=None):
-    """db_url None: SQLite in the data dir, which is on disk."""
-    d = tempfile.mkdtemp(prefix="sk-stalls-")
-    port, rest = free_port(), free_port()
-    return Target(name, [binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % rest,
-                         "--data-dir", d, "--etcd-listen", "127.0.0.1:%d" % port]
-                  + (["--db", db_url] if db_url else []), port, d, rest)
-
-
-def psql(url, sql):
-    subprocess.run(["psql", url, "-X", "-qc", sql], check=True, capture_output=True)
-
-
-def database_url(url, name, query=""):
-    """url with its database replaced by name, and query for its query."""
-    return urllib.parse.urlunsplit(urllib.parse.urlsplit(url)._replace(path="/" + name,
-                                                                        query=query))
+            os.unlink(path)
 
 
 def main():
@@ -109,21 +88,21 @@ def main():
 
     def pg_database(query=""):
         name = "stalls_%d_%d" % (os.getpid(), len(databases))
-        psql(args.pg_url, 'CREATE DATABASE "%s"' % name)
+        url = create_database(args.pg_url, name, query)
         databases.append(name)
-        return database_url(args.pg_url, name, query)
+        return url
 
     starters = [
-        lambda: start_etcd(),
-        lambda: start_sqlkube(args.bin, "sqlkube, SQLite on disk"),
-        lambda: start_sqlkube(args.bin, "sqlkube, SQLite on tmpfs",
-                              "sqlite:" + os.path.join(shm, "sqlkube.db")),
+        start_etcd,
+        lambda: start_sqlkube(args.bin, None, "sqlkube, SQLite on disk"),
+        lambda: start_sqlkube(args.bin, "sqlite:" + os.path.join(shm, "sqlkube.db"),
+                              "sqlkube, SQLite on tmpfs"),
     ]
     if args.pg_url:
         starters += [
-            lambda: start_sqlkube(args.bin, "sqlkube, PostgreSQL", pg_database()),
-            lambda: start_sqlkube(args.bin, "sqlkube, PostgreSQL, synchronous_commit off",
-                                  pg_database("options=-c%20synchronous_commit%3Doff")),
+            lambda: start_sqlkube(args.bin, pg_database(), "sqlkube, PostgreSQL"),
+            lambda: start_sqlkube(args.bin, pg_database("options=-c%20synchronous_commit%3Doff"),
+                                  "sqlkube, PostgreSQL, synchronous_commit off"),
         ]
     rows = []
     try:
@@ -139,15 +118,13 @@ def main():
             finally:
                 probe.done.set()
                 if probe.ident is not None:
-                    probe.join()  # its run() removes its file
-                else:
-                    os.unlink(probe.path)
+                    probe.join()
                 target.stop()
             rows.append((target.name, r, probe))
     finally:
         for name in databases:
             try:
-                psql(args.pg_url, 'DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % name)
+                drop_database(args.pg_url, name)
             except subprocess.CalledProcessError as e:
                 print("could not drop database %s: %s" % (name, e.stderr), file=sys.stderr)
         shutil.rmtree(tools, ignore_errors=True)

@@ -110,15 +110,18 @@ def start_etcd():
                                "--quota-backend-bytes", str(8 << 30)], port, d)
 
 
-def start_sqlkube(binary, db_url):
+def start_sqlkube(binary, db_url, name=None):
+    """db_url None: SQLite in a fresh data dir. name: the target's label,
+    by default its backend's."""
     d = tempfile.mkdtemp(prefix="sk-etcdb-")
     port, rest = free_port(), free_port()
     cmd = [binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % rest, "--data-dir", d,
            "--etcd-listen", "127.0.0.1:%d" % port]
     if db_url:
         cmd += ["--db", db_url]
-    return Target("sqlkube (%s)" % ("PostgreSQL" if db_url else "SQLite"), cmd, port, d, rest,
-                  postmaster_pid(db_url) if db_url else None)
+    postgres = bool(db_url) and db_url.startswith(("postgres://", "postgresql://"))
+    return Target(name or "sqlkube (%s)" % ("PostgreSQL" if postgres else "SQLite"), cmd, port, d,
+                  rest, postmaster_pid(db_url) if postgres else None)
 
 
 def http_creates(writebench, target, clients, seconds, prefix):

@@ -40,7 +40,7 @@ import tempfile
 import time
 import urllib.parse
 import uuid
-from benchlib import free_port
+from benchlib import create_database, drop_database, free_port, psql
 
 RESOURCE = "configmaps"
 NS = "bench"
@@ -184,17 +184,12 @@ def unpaged(port):
     return n, (time.perf_counter() - t0)
 
 
-def psql(url, sql):
-    subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url, "-c", sql], check=True)
-
-
 def database(backend, pg_url, work, label):
     """A fresh database for one run: (URL, PostgreSQL database name to drop or None)."""
     if backend == "sqlite":
         return "sqlite:" + os.path.join(work, "sqlkube.db"), None
     pg_db = "%s_%d" % (label, os.getpid())
-    psql(pg_url, "CREATE DATABASE %s" % pg_db)
-    return urllib.parse.urlunsplit(urllib.parse.urlsplit(pg_url)._replace(path="/" + pg_db)), pg_db
+    return create_database(pg_url, pg_db), pg_db
 
 
 def prepare(binary, db, n, compact):
@@ -272,7 +267,7 @@ def main():
         finally:
             shutil.rmtree(work, ignore_errors=True)
             if pg_db:
-                psql(args.pg_url, "DROP DATABASE IF EXISTS %s" % pg_db)
+                drop_database(args.pg_url, pg_db)
 
 
 if __name__ == "__main__":

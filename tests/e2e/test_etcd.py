@@ -55,7 +55,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, Server, create_pg_database, free_port  # noqa: E402
+from server import CONFIG, Server, free_port  # noqa: E402
 
 ETCDCTL = shutil.which("etcdctl")
 ETCD = shutil.which("etcd")
@@ -954,18 +954,9 @@ class EtcdCheckPerf(unittest.TestCase):
         sessions, and the verdicts judge sqlkube's own latency. Durability
         across crashes is test_durability's."""
         port = free_port()
-        shm = None
-        srv = None
+        srv = Server("checkperf", flush_to_disk=False,
+                     extra_args=["--etcd-listen", "127.0.0.1:%d" % port] + QUIET)
         try:
-            if CONFIG.backend == "postgres":
-                db_url = create_pg_database("checkperf_%d_%s"
-                                            % (os.getpid(), os.urandom(3).hex()))
-                db_url += ("&" if "?" in db_url else "?") + "options=-c%20synchronous_commit%3Doff"
-            else:
-                shm = tempfile.mkdtemp(prefix="sqlkube-checkperf-", dir="/dev/shm")
-                db_url = "sqlite:" + os.path.join(shm, "sqlkube.db")
-            srv = Server("checkperf", db_url=db_url,
-                         extra_args=["--etcd-listen", "127.0.0.1:%d" % port] + QUIET)
             srv.start()
             p = subprocess.run([ETCDCTL, "--endpoints=http://127.0.0.1:%d" % port, "check",
                                 "perf", "--auto-compact"], capture_output=True, text=True,
@@ -986,10 +977,7 @@ class EtcdCheckPerf(unittest.TestCase):
             self.assertEqual((rc, err),
                              (1, "Error: etcdserver: mvcc: required revision has been compacted"))
         finally:
-            if srv:
-                srv.cleanup()
-            if shm and not CONFIG.keep:
-                shutil.rmtree(shm, ignore_errors=True)
+            srv.cleanup()
 
 
 if __name__ == "__main__":

@@ -134,7 +134,13 @@ class Response:
 class Server:
     """One sqlkube process (restartable on the same data dir and database)."""
 
-    def __init__(self, name="server", db_url=None, extra_args=(), env=None, tls=False):
+    def __init__(self, name="server", db_url=None, extra_args=(), env=None, tls=False,
+                 flush_to_disk=True):
+        """flush_to_disk False (with no db_url): a store whose commits do not
+        wait on this machine's disk, for tests that judge sqlkube's own
+        latency: SQLite on tmpfs, or PostgreSQL with synchronous_commit off
+        for this server's sessions (bench/README.md, "check perf and the
+        disk")."""
         root = CONFIG.ensure_work_dir()
         self.tls = tls
         # Watches end within a second of SIGTERM (well inside STOP_GRACE).
@@ -148,9 +154,18 @@ class Server:
         self.cache_dir = os.path.join(self.data_dir, "kubectl-cache")
         self.backend = CONFIG.backend
         self.db_url = db_url
+        self.tmpfs_dir = None
         if self.db_url is None and self.backend == "postgres":
             dbname = ("e2e_%d_%d_%s" % (os.getpid(), n, os.urandom(3).hex())).lower()
             self.db_url = create_pg_database(dbname)
+            if not flush_to_disk:
+                parts = urllib.parse.urlsplit(self.db_url)
+                query = "options=-c%20synchronous_commit%3Doff"
+                self.db_url = urllib.parse.urlunsplit(parts._replace(
+                    query=parts.query + "&" + query if parts.query else query))
+        elif self.db_url is None and not flush_to_disk:
+            self.tmpfs_dir = tempfile.mkdtemp(prefix="sqlkube-%s-" % self.name, dir="/dev/shm")
+            self.db_url = "sqlite:" + os.path.join(self.tmpfs_dir, "sqlkube.db")
         self.proc = None
         self.port = None
         self.log_path = None
@@ -315,6 +330,8 @@ class Server:
         self.stop()
         if not CONFIG.keep:
             shutil.rmtree(os.path.join(self.data_dir, "kubectl-cache"), ignore_errors=True)
+            if self.tmpfs_dir:
+                shutil.rmtree(self.tmpfs_dir, ignore_errors=True)
 
     def log_tail(self, max_chars=6000):
         parts = []
