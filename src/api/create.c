@@ -114,7 +114,7 @@ int sk_verb_create(sk_api_call *call)
     }
     sk_write_options wo;
     json_t *status = NULL;
-    if (sk_write_options_parse(sk_call_query, call, 1, &wo, &status) != SK_OK) {
+    if (sk_write_options_parse(sk_call_query, call, "CreateOptions", &wo, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }

@@ -37,19 +37,18 @@
 typedef struct deletion deletion;
 struct deletion {
     sk_delete_options d;
-    int dry_run;
     int evict;
-    const char *name;   /* the object's */
+    const char *name; /* the object's */
     int attempts;
-    sk_row current;     /* the version read */
+    sk_row current; /* the version read */
     /* Runs when the run ends: write_err is its outcome, result the object
      * as it is now (new: removed, marked, or untouched), NULL on error or
      * for a stored version that does not parse. */
     sk_call_fn done;
     json_t *result;
     int removed;
-    char *msg;          /* the plan's refusal (precondition, immortal namespace), in the arena */
-    void *owner;        /* deletecollection's state */
+    char *msg;   /* the plan's refusal (precondition, immortal namespace), in the arena */
+    void *owner; /* deletecollection's state */
 };
 
 static void release_deletion(void *self)
@@ -101,14 +100,14 @@ static int deletion_step(sk_api_call *call)
 {
     deletion *del = call->verb_state;
     sk_row_clear(&del->current);
-    sk_err err = sk_store_get(call->api->store, call->res->storage, call->ns, del->name, 0,
-                              &del->current);
+    sk_err err =
+        sk_store_get(call->api->store, call->res->storage, call->ns, del->name, 0, &del->current);
     if (err != SK_OK) {
         call->write_err = err;
         return del->done(call);
     }
-    json_t *stored = sk_call_parse_stored(call->res, del->current.value, del->current.value_len,
-                                          del->name);
+    json_t *stored =
+        sk_call_parse_stored(call->res, del->current.value, del->current.value_len, del->name);
     json_t *updated = NULL;
     char *msg = NULL;
     sk_delete_plan plan = SK_DELETE_NOW;
@@ -120,7 +119,7 @@ static int deletion_step(sk_api_call *call)
         call->write_err = err;
         return del->done(call);
     }
-    if (plan == SK_DELETE_PENDING || del->dry_run) {
+    if (plan == SK_DELETE_PENDING || del->d.dry_run) {
         del->result = stored ? served_form(call, plan == SK_DELETE_MARK ? updated : stored) : NULL;
         del->removed = plan == SK_DELETE_NOW;
         json_decref(stored);
@@ -166,8 +165,8 @@ static int delete_done(sk_api_call *call)
 {
     deletion *del = call->verb_state;
     if (call->write_err != SK_OK && del->msg) {
-        sk_call_reply_status(call, call->write_err, del->msg, call->res->group,
-                             call->res->resource, del->name, NULL);
+        sk_call_reply_status(call, call->write_err, del->msg, call->res->group, call->res->resource,
+                             del->name, NULL);
     } else if (call->write_err != SK_OK) {
         sk_call_reply_store_error(call, call->write_err, del->name);
     } else if (del->evict) {
@@ -194,7 +193,10 @@ static int delete_done(sk_api_call *call)
 
 /* DeleteOptions as kube reads them: from the body, or from the query when
  * there is no body (a precondition uid points into the body, which the call
- * keeps). -1 after replying. */
+ * keeps); dryRun included, so kubectl's --dry-run=server, which sends it in
+ * the body, never deletes. One departure, towards safety: a body without
+ * dryRun beside ?dryRun=All is a dry run too (kube ignores the query then and
+ * deletes for real). -1 after replying. */
 static int read_delete_options(sk_api_call *call, sk_delete_options *d)
 {
     json_t *status = NULL;
@@ -202,8 +204,11 @@ static int read_delete_options(sk_api_call *call, sk_delete_options *d)
         json_t *body = sk_call_keep(call, sk_body_decode(call, "expected DeleteOptions"));
         if (!body)
             return -1;
-        if (sk_delete_options_decode(body, d, &status) == SK_OK)
+        if (sk_delete_options_decode(body, d, &status) == SK_OK) {
+            const char *query_dry_run = sk_call_query(call, "dryRun");
+            d->dry_run |= query_dry_run && strcmp(query_dry_run, "All") == 0;
             return 0;
+        }
     } else if (sk_delete_options_query(sk_call_query, call, d, &status) == SK_OK) {
         return 0;
     }
@@ -211,26 +216,19 @@ static int read_delete_options(sk_api_call *call, sk_delete_options *d)
     return -1;
 }
 
-int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int dry_run, int evict)
+int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int evict)
 {
     deletion *del = deletion_new(call, d, call->name, delete_done);
-    del->dry_run = dry_run;
     del->evict = evict;
     return deletion_step(call);
 }
 
 int sk_verb_delete(sk_api_call *call)
 {
-    sk_write_options wo;
-    json_t *status = NULL;
     sk_delete_options d = SK_DELETE_OPTIONS_INIT;
-    if (sk_write_options_parse(sk_call_query, call, 0, &wo, &status) != SK_OK) {
-        sk_call_reply_status_object(call, status);
-        return SK_STEP_DONE;
-    }
     if (read_delete_options(call, &d) < 0)
         return SK_STEP_DONE;
-    return sk_delete_object(call, &d, wo.dry_run, 0);
+    return sk_delete_object(call, &d, 0);
 }
 
 /* ---- deletecollection ------------------------------------------------------ */
@@ -262,9 +260,9 @@ static void collect(sk_api_call *call, collection_state *st, sk_blob *blob)
         obj = sk_call_parse_stored_warn(call, data, len, sk_blob_name(blob));
     }
     if (selects_all ||
-        (obj && sk_label_selector_matches(st->labels,
-                                          json_object_get(json_object_get(obj, "metadata"),
-                                                          "labels")) &&
+        (obj &&
+         sk_label_selector_matches(st->labels,
+                                   json_object_get(json_object_get(obj, "metadata"), "labels")) &&
          (!st->fields || sk_field_selector_matches(st->fields, obj)))) {
         if (st->count == st->cap) {
             int cap = st->cap ? st->cap * 2 : 64;
@@ -349,20 +347,18 @@ int sk_verb_delete_collection(sk_api_call *call)
     collection_state *st = sk_arena_alloc(call->arena, sizeof *st);
     sk_arena_defer(call->arena, release_collection, st);
     st->items = json_array();
-    sk_write_options wo;
     sk_list_options lo;
     sk_delete_options d = SK_DELETE_OPTIONS_INIT;
     json_t *status = NULL;
-    if (sk_write_options_parse(sk_call_query, call, 0, &wo, &status) != SK_OK ||
-        sk_list_options_parse(sk_call_query, call, 0, &lo, &status) != SK_OK) {
+    if (sk_list_options_parse(sk_call_query, call, 0, &lo, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
     if (read_delete_options(call, &d) < 0)
         return SK_STEP_DONE;
     char *msg = NULL;
-    sk_err err = sk_label_selector_parse(lo.label_selector ? lo.label_selector : "", &st->labels,
-                                         &msg);
+    sk_err err =
+        sk_label_selector_parse(lo.label_selector ? lo.label_selector : "", &st->labels, &msg);
     if (err == SK_OK && lo.field_selector)
         err = sk_field_selector_parse(lo.field_selector, call->res, &st->fields, &msg);
     if (err != SK_OK) {
@@ -375,7 +371,6 @@ int sk_verb_delete_collection(sk_api_call *call)
         return SK_STEP_DONE;
     }
     deletion *del = deletion_new(call, &d, NULL, collection_one_done);
-    del->dry_run = wo.dry_run;
     del->owner = st;
     return collection_next(call);
 }

@@ -90,8 +90,8 @@ static void scale_reply(sk_api_call *call, const json_t *obj)
  * omits spec.replicas applies nothing. */
 static json_t *scale_apply_config(sk_api_call *call, const json_t *cfg)
 {
-    json_t *parent = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", call->res->api_version,
-                               "kind", call->res->kind, "metadata", "name", call->name);
+    json_t *parent = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", call->res->api_version, "kind",
+                               call->res->kind, "metadata", "name", call->name);
     if (!json_object_get(json_object_get(cfg, "spec"), "replicas"))
         return parent;
     char *msg = NULL;
@@ -198,10 +198,10 @@ static json_t *binding_merge(sk_api_call *call, const json_t *sent, const json_t
     /* The scheduler's condition: PodScheduled True. */
     char now[21];
     sk_format_rfc3339(sk_wall_s(), now);
-    sk_condition_set(pod,
-                     json_pack("{s:s, s:s, s:n}", "type", "PodScheduled", "status", "True",
-                               "lastProbeTime"),
-                     now);
+    sk_condition_set(
+        pod,
+        json_pack("{s:s, s:s, s:n}", "type", "PodScheduled", "status", "True", "lastProbeTime"),
+        now);
     return pod;
 }
 
@@ -254,18 +254,15 @@ static int evict(sk_api_call *call)
         return SK_STEP_DONE;
     }
     sk_write_options wo;
-    if (sk_write_options_parse(sk_call_query, call, 0, &wo, &status) != SK_OK) {
+    if (sk_write_options_parse(sk_call_query, call, "CreateOptions", &wo, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
-    if (wo.dry_run) {
-        json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
-                               "metadata", "status", "Success", "code", 201);
-        sk_call_reply_json(call, 201, st);
-        json_decref(st);
-        return SK_STEP_DONE;
-    }
-    return sk_delete_object(call, &d, 0, 1);
+    /* kube's eviction takes dryRun from the query's CreateOptions or from the
+     * body's deleteOptions (kubectl drain --dry-run=server sends the latter);
+     * a dry run still finds the pod, and writes nothing. */
+    d.dry_run |= wo.dry_run;
+    return sk_delete_object(call, &d, 1);
 }
 
 /* ---- what sqlkube cannot serve ---- */

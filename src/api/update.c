@@ -51,8 +51,8 @@ typedef struct update_state {
     const sk_update_view *view; /* NULL: the object itself */
     sk_write_options wo;
     int attempts;
-    int64_t client_rev; /* the client's resourceVersion precondition, 0 if none */
-    sk_row current;     /* the version read */
+    int64_t client_rev;   /* the client's resourceVersion precondition, 0 if none */
+    sk_row current;       /* the version read */
     sk_alloc_plan *alloc; /* a Service's cluster IP and node ports, else NULL */
 } update_state;
 
@@ -127,9 +127,10 @@ static json_t *apply_config(sk_api_call *call, const sk_update_view *view, json_
                              "error decoding YAML: error unmarshaling JSON: while decoding JSON: "
                              "json: cannot unmarshal %s into Go value of type "
                              "map[string]interface {}",
-                             json_is_array(cfg) ? "array" : json_is_string(cfg) ? "string"
-                                                          : json_is_number(cfg) ? "number"
-                                                                                : "bool");
+                             json_is_array(cfg)    ? "array"
+                             : json_is_string(cfg) ? "string"
+                             : json_is_number(cfg) ? "number"
+                                                   : "bool");
         json_decref(cfg);
         return NULL;
     }
@@ -195,9 +196,8 @@ static void name_view_field(json_t *status, const char *parent, const char *view
         json_object_set_new(status, "message", json_string(named));
         free(named);
     }
-    json_array_foreach(causes, i, c)
-        if (json_is_string(json_object_get(c, "field")))
-            json_object_set_new(c, "field", json_string(view));
+    json_array_foreach(causes, i, c) if (json_is_string(json_object_get(c, "field")))
+        json_object_set_new(c, "field", json_string(view));
 }
 
 /* fieldValidation of an apply body, checked after the apply as kube does
@@ -235,8 +235,7 @@ static json_t *compute_apply(sk_api_call *call, update_state *st, const json_t *
     json_decref(cfg);
     if (err != SK_OK) {
         if (err == SK_ERR_CONFLICT && st->view && st->view->apply_parent_field)
-            name_view_field(status, st->view->apply_parent_field(call),
-                            st->view->apply_view_field);
+            name_view_field(status, st->view->apply_parent_field(call), st->view->apply_view_field);
         sk_call_reply_status_object(call, status);
         goto out;
     }
@@ -266,8 +265,8 @@ static int update_done(sk_api_call *call)
     update_state *st = call->verb_state;
     /* A value taken by another object: 422 if the client asked for it, else
      * read again and pick again (a client resourceVersion still holds). */
-    int alloc = call->write_err == SK_ERR_CONFLICT ? sk_alloc_after_conflict(call, st->alloc, NULL)
-                                                   : 0;
+    int alloc =
+        call->write_err == SK_ERR_CONFLICT ? sk_alloc_after_conflict(call, st->alloc, NULL) : 0;
     if (alloc < 0)
         return SK_STEP_DONE;
     if (call->write_err == SK_ERR_CONFLICT && (st->client_rev == 0 || alloc > 0) &&
@@ -320,8 +319,8 @@ static int read_and_write(sk_api_call *call)
 {
     update_state *st = call->verb_state;
     sk_row_clear(&st->current);
-    sk_err err = sk_store_get(call->api->store, call->res->storage, call->ns, call->name, 0,
-                              &st->current);
+    sk_err err =
+        sk_store_get(call->api->store, call->res->storage, call->ns, call->name, 0, &st->current);
     if (err == SK_ERR_NOT_FOUND && st->apply && !st->view) {
         /* apply to a missing object creates it (201) */
         json_t *obj = sk_call_keep(call, compute_apply(call, st, NULL));
@@ -331,8 +330,8 @@ static int read_and_write(sk_api_call *call)
         sk_call_reply_store_error(call, err, call->name);
         return SK_STEP_DONE;
     }
-    json_t *old = sk_call_parse_stored(call->res, st->current.value, st->current.value_len,
-                                       call->name);
+    json_t *old =
+        sk_call_parse_stored(call->res, st->current.value, st->current.value_len, call->name);
     if (!old) {
         sk_call_reply_errorf(call, SK_ERR_INTERNAL,
                              "the stored object %s \"%s\" cannot be decoded: it can only be "
@@ -350,8 +349,8 @@ static int read_and_write(sk_api_call *call)
     json_t *obj = NULL;
     /* What the client edits: the object or the view's, without the stored
      * resourceVersion when a patch applies to it (see the top). */
-    json_t *seen = st->view && st->view->view && !st->apply ? st->view->view(call, old)
-                                                            : json_incref(old);
+    json_t *seen =
+        st->view && st->view->view && !st->apply ? st->view->view(call, old) : json_incref(old);
     json_t *base = st->is_patch ? json_deep_copy(seen) : json_incref(seen);
     json_decref(seen);
     if (st->is_patch)
@@ -374,7 +373,9 @@ static int read_and_write(sk_api_call *call)
     }
     if (obj)
         sk_alloc_carry_over(call->res, obj, old);
-    if (!obj || (!(st->view && st->view->unadmitted) && sk_admit_object(call, obj, old, st->wo.validation) < 0) ||
+    if (!obj ||
+        (!(st->view && st->view->unadmitted) &&
+         sk_admit_object(call, obj, old, st->wo.validation) < 0) ||
         sk_alloc_plan_new(call, obj, old, st->alloc, &st->alloc) < 0)
         goto out;
     sk_status_rules_bump_generation(call->res, obj, old);
@@ -453,12 +454,12 @@ int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view)
         return SK_STEP_DONE;
     }
     json_t *status = NULL;
-    if (sk_write_options_parse(sk_call_query, call, 1, &st->wo, &status) != SK_OK) {
+    const char *options_kind = is_patch ? "PatchOptions" : "UpdateOptions";
+    if (sk_write_options_parse(sk_call_query, call, options_kind, &st->wo, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }
-    if (sk_manage_begin(call, &st->wo, is_patch ? "PatchOptions" : "UpdateOptions", st->apply,
-                        &st->m) < 0)
+    if (sk_manage_begin(call, &st->wo, options_kind, st->apply, &st->m) < 0)
         return SK_STEP_DONE;
     return read_and_write(call);
 }

@@ -21,8 +21,8 @@ int sk_verb_create(sk_api_call *call);
  * unless applied: the object carries its Apply entry), the write. */
 typedef struct sk_manage sk_manage;
 typedef struct sk_write_options sk_write_options;
-int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo,
-                     const sk_manage *m, int applied);
+int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo, const sk_manage *m,
+                     int applied);
 int sk_verb_update(sk_api_call *call);
 int sk_verb_patch(sk_api_call *call);
 int sk_verb_delete(sk_api_call *call);
@@ -71,9 +71,10 @@ int sk_verb_subresource(sk_api_call *call);
 /* GET of the object as view shows it (NULL: as stored). */
 int sk_verb_get_view(sk_api_call *call, json_t *(*view)(sk_api_call *call, const json_t *obj));
 /* DELETE of the object with the options given (copied; body already
- * decoded); evict: answer as an eviction does (a Status). */
+ * decoded; d->dry_run: plan and answer, write nothing); evict: answer as an
+ * eviction does (a Status). */
 typedef struct sk_delete_options sk_delete_options;
-int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int dry_run, int evict);
+int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int evict);
 
 /* POST .../serviceaccounts/{name}/token with a signing key (tokenrequest.c). */
 int sk_verb_token_request(sk_api_call *call);

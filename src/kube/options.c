@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "kube/status.h"
 #include "kube/typed.h"
+#include "kube/validate.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -63,6 +64,20 @@ json_t *sk_options_invalid(const char *options_kind, const char *reason, const c
     json_t *st = sk_status_new(SK_ERR_INVALID, full.data, "meta.k8s.io", options_kind, "", causes);
     sk_buf_free(&cm);
     sk_buf_free(&full);
+    return st;
+}
+
+/* kube's errors.NewInvalid on <kind>.meta.k8s.io "" for a non-empty fe
+ * (new reference). */
+static json_t *options_invalid(const char *options_kind, const sk_field_errors *fe)
+{
+    char *agg = sk_field_errors_message(fe);
+    sk_buf full = SK_BUF_INIT;
+    sk_buf_printf(&full, "%s.meta.k8s.io \"\" is invalid: %s", options_kind, agg);
+    json_t *st = sk_status_new(SK_ERR_INVALID, full.data, "meta.k8s.io", options_kind, "",
+                               json_deep_copy(sk_field_errors_causes(fe)));
+    sk_buf_free(&full);
+    free(agg);
     return st;
 }
 
@@ -166,42 +181,52 @@ sk_err sk_list_options_parse(sk_query_fn query, void *ctx, int watch, sk_list_op
     return SK_OK;
 }
 
-sk_err sk_write_options_parse(sk_query_fn query, void *ctx, int with_fields,
+sk_err sk_write_options_parse(sk_query_fn query, void *ctx, const char *options_kind,
                               sk_write_options *out, json_t **status_out)
 {
+    static const char *const dry_run_values[] = {"All"};
+    static const char *const validations[] = {"", "Ignore", "Strict", "Warn"};
     sk_write_options o = {0};
-    const char *dry = param(query, ctx, "dryRun");
-    const char *fv = with_fields ? param(query, ctx, "fieldValidation") : NULL;
-    if (dry && strcmp(dry, "All") != 0)
-        return refuse(status_out, SK_ERR_BAD_REQUEST,
-                      "Invalid dryRun value: only \"All\" is supported");
+    const char *dry = query(ctx, "dryRun"); /* "" is a value kube refuses */
+    const char *fv = param(query, ctx, "fieldValidation");
+    const char *force = param(query, ctx, "force");
+    sk_field_errors *fe = sk_field_errors_new();
+    sk_err e = SK_OK;
     o.dry_run = dry != NULL;
-    if (with_fields) {
-        const char *force = param(query, ctx, "force");
-        o.field_manager = param(query, ctx, "fieldManager");
-        if (o.field_manager && !*o.field_manager)
-            o.field_manager = NULL;
-        o.force_given = force != NULL;
-        o.force = force && sk_parse_bool(force) == 1;
+    o.field_manager = param(query, ctx, "fieldManager");
+    if (o.field_manager && !*o.field_manager)
+        o.field_manager = NULL;
+    o.force_given = force != NULL;
+    o.force = force && sk_parse_bool(force) == 1;
+    if (dry && strcmp(dry, "All") != 0) {
+        sk_buf rendered = SK_BUF_INIT;
+        sk_buf_puts(&rendered, "[]string{");
+        sk_buf_go_quoted(&rendered, dry);
+        sk_buf_putc(&rendered, '}');
+        sk_field_errors_not_supported_rendered(fe, "dryRun", rendered.data, dry_run_values, 1);
+        sk_buf_free(&rendered);
     }
-    if (!fv || strcmp(fv, "Warn") == 0) {
+    if (!fv || !*fv || strcmp(fv, "Warn") == 0) {
         o.validation = SK_FV_WARN;
     } else if (strcmp(fv, "Strict") == 0) {
         o.validation = SK_FV_STRICT;
     } else if (strcmp(fv, "Ignore") == 0) {
         o.validation = SK_FV_IGNORE;
     } else {
-        sk_buf msg = SK_BUF_INIT;
-        sk_buf_printf(&msg,
-                      "fieldValidation: Unsupported value: \"%s\": supported values: "
-                      "\"Ignore\", \"Strict\", \"Warn\"",
-                      fv);
-        sk_err e = refuse(status_out, SK_ERR_BAD_REQUEST, msg.data);
-        sk_buf_free(&msg);
-        return e;
+        json_t *given = json_string(fv);
+        sk_field_errors_not_supported(fe, "fieldValidation", given, validations,
+                                      sizeof validations / sizeof *validations);
+        json_decref(given);
+    }
+    if (sk_field_errors_count(fe) > 0) {
+        *status_out = options_invalid(options_kind, fe);
+        e = SK_ERR_INVALID;
+        goto out;
     }
     *out = o;
-    return SK_OK;
+out:
+    sk_field_errors_free(fe);
+    return e;
 }
 
 /* ---- DeleteOptions -------------------------------------------------------- */
@@ -264,39 +289,55 @@ static sk_err check_delete_types(const json_t *body, json_t **status_out)
     return SK_OK;
 }
 
-/* ValidateDeleteOptions, then *out = *o. */
-static sk_err validate_delete(const sk_delete_options *o, const char *policy, sk_delete_options *out,
-                              json_t **status_out)
+/* ValidateDeleteOptions over o, the propagationPolicy as given and the
+ * dryRun values as given (an array of strings, borrowed; NULL: none), then
+ * *out = *o with dry_run set. Every error is reported, as kube aggregates
+ * them. */
+static sk_err validate_delete(const sk_delete_options *o, const char *policy, const json_t *dry,
+                              sk_delete_options *out, json_t **status_out)
 {
-    const char *detail = NULL;
-    sk_buf body = SK_BUF_INIT;
-    if (o->orphan_dependents >= 0 && policy) {
-        detail = "FieldValueInvalid";
-        sk_buf_puts(&body, "Invalid value: ");
-        sk_buf_go_quoted(&body, policy);
-        sk_buf_puts(&body, ": orphanDependents and deletionPropagation cannot be both set");
-    } else if (policy && o->propagation == SK_PROPAGATION_UNSET) {
-        detail = "FieldValueNotSupported";
-        sk_buf_puts(&body, "Unsupported value: ");
-        sk_buf_go_quoted(&body, policy);
-        sk_buf_puts(&body, ": supported values: \"Foreground\", \"Background\", \"Orphan\", "
-                           "\"nil\"");
+    static const char *const propagations[] = {"Foreground", "Background", "Orphan", "nil"};
+    static const char *const dry_run_values[] = {"All"};
+    sk_field_errors *fe = sk_field_errors_new();
+    sk_buf quoted = SK_BUF_INIT;
+    sk_err e = SK_OK;
+    if (policy)
+        sk_buf_go_quoted(&quoted, policy);
+    if (o->orphan_dependents >= 0 && policy)
+        sk_field_errors_invalid_rendered(fe, "propagationPolicy", quoted.data,
+                                         "orphanDependents and deletionPropagation cannot be both "
+                                         "set");
+    if (policy && o->propagation == SK_PROPAGATION_UNSET)
+        sk_field_errors_not_supported_rendered(fe, "propagationPolicy", quoted.data, propagations,
+                                               sizeof propagations / sizeof *propagations);
+    size_t i;
+    const json_t *v;
+    int all = json_array_size(dry) > 0;
+    json_array_foreach(dry, i, v) all &= strcmp(json_string_value(v), "All") == 0;
+    if (json_array_size(dry) > 0 && !all) {
+        sk_buf rendered = SK_BUF_INIT;
+        sk_buf_puts(&rendered, "[]string{");
+        json_array_foreach(dry, i, v)
+        {
+            if (i > 0)
+                sk_buf_puts(&rendered, ", ");
+            sk_buf_go_quoted(&rendered, json_string_value(v));
+        }
+        sk_buf_putc(&rendered, '}');
+        sk_field_errors_not_supported_rendered(fe, "dryRun", rendered.data, dry_run_values, 1);
+        sk_buf_free(&rendered);
     }
-    if (!detail) {
-        sk_buf_free(&body);
-        *out = *o;
-        return SK_OK;
+    if (sk_field_errors_count(fe) > 0) {
+        *status_out = options_invalid("DeleteOptions", fe);
+        e = SK_ERR_INVALID;
+        goto out;
     }
-    json_t *causes = json_array();
-    sk_status_add_cause(causes, detail, body.data, "propagationPolicy");
-    sk_buf full = SK_BUF_INIT;
-    sk_buf_printf(&full, "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: %s",
-                  body.data);
-    *status_out = sk_status_new(SK_ERR_INVALID, full.data, "meta.k8s.io", "DeleteOptions", "",
-                                causes);
-    sk_buf_free(&full);
-    sk_buf_free(&body);
-    return SK_ERR_INVALID;
+    *out = *o;
+    out->dry_run = all;
+out:
+    sk_buf_free(&quoted);
+    sk_field_errors_free(fe);
+    return e;
 }
 
 static sk_propagation propagation_of(const char *s)
@@ -334,7 +375,7 @@ sk_err sk_delete_options_decode(const json_t *body, sk_delete_options *out, json
         o.orphan_dependents = json_is_true(orphan);
     const char *policy = json_string_value(json_object_get(body, "propagationPolicy"));
     o.propagation = propagation_of(policy);
-    return validate_delete(&o, policy, out, status_out);
+    return validate_delete(&o, policy, json_object_get(body, "dryRun"), out, status_out);
 }
 
 sk_err sk_delete_options_query(sk_query_fn query, void *ctx, sk_delete_options *out,
@@ -344,6 +385,7 @@ sk_err sk_delete_options_query(sk_query_fn query, void *ctx, sk_delete_options *
     const char *grace = param(query, ctx, "gracePeriodSeconds");
     const char *orphan = param(query, ctx, "orphanDependents");
     const char *policy = param(query, ctx, "propagationPolicy");
+    const char *dry_run = query(ctx, "dryRun"); /* "" is a value kube refuses */
     char *end = NULL;
     if (grace) {
         errno = 0;
@@ -370,5 +412,8 @@ sk_err sk_delete_options_query(sk_query_fn query, void *ctx, sk_delete_options *
         return e;
     }
     o.propagation = propagation_of(policy);
-    return validate_delete(&o, policy, out, status_out);
+    json_t *dry = dry_run ? json_pack("[s]", dry_run) : NULL;
+    sk_err e = validate_delete(&o, policy, dry, out, status_out);
+    json_decref(dry);
+    return e;
 }

@@ -28,12 +28,12 @@ typedef enum { SK_RVM_UNSET, SK_RVM_EXACT, SK_RVM_NOT_OLDER_THAN } sk_rv_match;
 typedef enum { SK_INCLUDE_NONE, SK_INCLUDE_METADATA, SK_INCLUDE_OBJECT } sk_include_object;
 
 typedef struct sk_list_options {
-    int64_t limit;  /* 0: no limit (capped at 1,000,000) */
+    int64_t limit;    /* 0: no limit (capped at 1,000,000) */
     const char *cont; /* the continue token, NULL if none */
     int64_t rv;       /* resourceVersion, -1 if unset */
     sk_rv_match rvm;
-    const char *label_selector; /* NULL if none */
-    const char *field_selector; /* NULL if none */
+    const char *label_selector;       /* NULL if none */
+    const char *field_selector;       /* NULL if none */
     sk_include_object include_object; /* Table rows (default Metadata) */
     /* Watch only. */
     int64_t timeout_s; /* 0: none */
@@ -52,19 +52,20 @@ json_t *sk_list_options_forbidden(const char *field, const char *msg);
 typedef enum { SK_FV_WARN, SK_FV_STRICT, SK_FV_IGNORE } sk_field_validation;
 
 typedef struct sk_write_options {
-    int dry_run;                 /* dryRun=All */
+    int dry_run;                    /* dryRun=All */
     sk_field_validation validation; /* fieldValidation, Warn when absent */
-    const char *field_manager;   /* fieldManager (borrowed from the query), NULL when absent */
-    int force;                   /* force=true (server-side apply) */
-    int force_given;             /* force was sent at all (refused for other patches) */
+    const char *field_manager;      /* fieldManager (borrowed from the query), NULL when absent */
+    int force;                      /* force=true (server-side apply) */
+    int force_given;                /* force was sent at all (refused for other patches) */
 } sk_write_options;
 
-/* dryRun (only "All" is defined) and, for writes that carry an object
- * (with_fields: create, update, patch; not delete), fieldValidation,
- * fieldManager (refused as kube's ValidateFieldManager refuses it: 422 on
- * meta.k8s.io options_kind "CreateOptions"/"UpdateOptions"/"PatchOptions")
- * and force. */
-sk_err sk_write_options_parse(sk_query_fn query, void *ctx, int with_fields,
+/* The query's CreateOptions, UpdateOptions or PatchOptions (options_kind
+ * names which, for the error): dryRun (only "All" is defined),
+ * fieldValidation, fieldManager and force, as kube reads them (from the query
+ * only). A dryRun or fieldValidation kube does not define is its 422 on
+ * <options_kind>.meta.k8s.io, every bad parameter named; fieldManager is
+ * checked where it is used (api/manage.c, kube's ValidateFieldManager). */
+sk_err sk_write_options_parse(sk_query_fn query, void *ctx, const char *options_kind,
                               sk_write_options *out, json_t **status_out);
 
 /* kube's 422 for a write's options: "<kind>.meta.k8s.io \"\" is invalid:
@@ -82,16 +83,20 @@ typedef enum {
 } sk_propagation;
 
 typedef struct sk_delete_options {
-    int64_t precondition_rev;      /* 0: none */
-    const char *precondition_uid;  /* NULL: none; borrowed from the body */
-    int has_grace;                 /* gracePeriodSeconds given */
-    int64_t grace_s;               /* as given (negative: kube treats it as 1) */
+    int64_t precondition_rev;     /* 0: none */
+    const char *precondition_uid; /* NULL: none; borrowed from the body */
+    int has_grace;                /* gracePeriodSeconds given */
+    int64_t grace_s;              /* as given (negative: kube treats it as 1) */
     sk_propagation propagation;
-    int orphan_dependents;         /* deprecated orphanDependents: -1 unset, 0, 1 */
+    int orphan_dependents; /* deprecated orphanDependents: -1 unset, 0, 1 */
+    int dry_run;           /* dryRun: ["All"] (body) or dryRun=All (query) */
 } sk_delete_options;
 
 /* No options given: nothing set. */
-#define SK_DELETE_OPTIONS_INIT {.orphan_dependents = -1}
+#define SK_DELETE_OPTIONS_INIT                                                                     \
+    {                                                                                              \
+        .orphan_dependents = -1                                                                    \
+    }
 
 /* DeleteOptions from a decoded body (borrowed; strings in *out point into
  * it). Every field kube decodes is type-checked as a typed decode would be:
@@ -101,7 +106,9 @@ typedef struct sk_delete_options {
 sk_err sk_delete_options_decode(const json_t *body, sk_delete_options *out, json_t **status_out);
 
 /* DeleteOptions from the query (gracePeriodSeconds, propagationPolicy,
- * orphanDependents), which kube reads only when the request has no body. */
+ * orphanDependents, dryRun), which kube reads only when the request has no
+ * body. A dryRun other than "All" is kube's 422 on DeleteOptions, from the
+ * body as from the query. */
 sk_err sk_delete_options_query(sk_query_fn query, void *ctx, sk_delete_options *out,
                                json_t **status_out);
 

@@ -289,16 +289,35 @@ void sk_field_errors_too_many(sk_field_errors *fe, const char *field, long actua
     sk_buf_free(&body);
 }
 
+/* field.NotSupported's detail: `supported values: "a", "b"` ("" when n == 0). */
+static void put_supported(sk_buf *d, const char *const *supported, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sk_buf_puts(d, i ? ", " : "supported values: ");
+        sk_buf_go_quoted(d, supported[i]);
+    }
+}
+
 void sk_field_errors_not_supported(sk_field_errors *fe, const char *field, const json_t *value,
                                    const char *const *supported, size_t n)
 {
     sk_buf d = SK_BUF_INIT;
-    for (size_t i = 0; i < n; i++) {
-        sk_buf_puts(&d, i ? ", " : "supported values: ");
-        sk_buf_go_quoted(&d, supported[i]);
-    }
+    put_supported(&d, supported, n);
     fe_with_value(fe, "FieldValueNotSupported", "Unsupported value", field, value, d.data);
     sk_buf_free(&d);
+}
+
+void sk_field_errors_not_supported_rendered(sk_field_errors *fe, const char *field,
+                                            const char *value, const char *const *supported,
+                                            size_t n)
+{
+    sk_buf body = SK_BUF_INIT;
+    sk_buf_printf(&body, "Unsupported value: %s", value);
+    if (n > 0)
+        sk_buf_puts(&body, ": ");
+    put_supported(&body, supported, n);
+    fe_add(fe, "FieldValueNotSupported", field, body.data);
+    sk_buf_free(&body);
 }
 
 const json_t *sk_field_errors_causes(const sk_field_errors *fe)
@@ -1518,7 +1537,8 @@ static void validate_crd_names(sk_field_errors *fe, const json_t *names, const c
         snprintf(f, sizeof f, "%s.%s", path, single[i].key);
         if (v && *v)
             crd_dns1035(fe, f, v, single[i].fold,
-                        single[i].fold ? "may have mixed case, but should otherwise match: " : NULL);
+                        single[i].fold ? "may have mixed case, but should otherwise match: "
+                                       : NULL);
     }
     size_t k;
     const json_t *s;
@@ -1583,8 +1603,8 @@ static void validate_crd_scale_path(sk_field_errors *fe, const json_t *scale, co
 static void validate_crd_version(sk_field_errors *fe, const json_t *v, const char *vpath)
 {
     static const char *const types[] = {"boolean", "date", "integer", "number", "string", NULL};
-    static const char *const formats[] = {"byte", "date", "date-time", "double", "float", "int32",
-                                          "int64", "password", "", NULL};
+    static const char *const formats[] = {"byte",  "date",  "date-time", "double", "float",
+                                          "int32", "int64", "password",  "",       NULL};
     char f[192];
     const json_t *schema = json_object_get(json_object_get(v, "schema"), "openAPIV3Schema");
     const json_t *subs = json_object_get(v, "subresources");
@@ -1682,7 +1702,8 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
         sk_field_errors_invalid(fe, "spec.group", group, d.data);
         sk_buf_free(&d);
     } else if (!strchr(group, '.')) {
-        sk_field_errors_invalid(fe, "spec.group", group, "should be a domain with at least one dot");
+        sk_field_errors_invalid(fe, "spec.group", group,
+                                "should be a domain with at least one dot");
     }
     const char *scope = str_at(obj, "spec.scope") ? str_at(obj, "spec.scope") : "";
     if (!*scope)
@@ -1699,8 +1720,8 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
         if (json_is_true(json_object_get(v, "storage")))
             storage++;
         for (size_t k = 0; k < i; k++)
-            if (strcmp(vn, json_string_value(json_object_get(json_array_get(versions, k),
-                                                             "name")) ?: "") == 0)
+            if (strcmp(vn, json_string_value(json_object_get(json_array_get(versions, k), "name"))
+                               ?: "") == 0)
                 unique = 0;
         snprintf(f, sizeof f, "spec.versions[%zu].name", i);
         crd_dns1035(fe, f, vn, 0, NULL);
@@ -1709,7 +1730,8 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
     }
     /* kube prints the versions with %#v; the element type names them here. */
     if (!unique)
-        fe_invalid_rendered(fe, "spec.versions", "[]apiextensions.CustomResourceDefinitionVersion{...}",
+        fe_invalid_rendered(fe, "spec.versions",
+                            "[]apiextensions.CustomResourceDefinitionVersion{...}",
                             "must contain unique version names");
     if (storage != 1)
         fe_invalid_rendered(fe, "spec.versions",
@@ -1734,10 +1756,10 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
         if (strategy && strcmp(strategy, "Webhook") == 0) {
             if (!at(obj, "spec.conversion.webhook.clientConfig"))
                 sk_field_errors_required(fe, "spec.conversion.webhookClientConfig",
-                            "required when strategy is set to Webhook");
+                                         "required when strategy is set to Webhook");
         } else if (at(obj, "spec.conversion.webhook")) {
             sk_field_errors_forbidden(fe, "spec.conversion.webhookClientConfig",
-                         "should not be set when strategy is not set to Webhook");
+                                      "should not be set when strategy is not set to Webhook");
         }
     }
     validate_crd_names(fe, at(obj, "status.acceptedNames"), "status.acceptedNames");
@@ -1756,8 +1778,8 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
             size_t k;
             const json_t *s;
             int found = 0;
-            json_array_foreach(stored, k, s) found |= vn && json_string_value(s) &&
-                                                      strcmp(vn, json_string_value(s)) == 0;
+            json_array_foreach(stored, k, s) found |=
+                vn && json_string_value(s) && strcmp(vn, json_string_value(s)) == 0;
             if (json_is_true(json_object_get(v, "storage")) && !found) {
                 sk_buf b = SK_BUF_INIT, d = SK_BUF_INIT;
                 go_string_slice(&b, stored);
@@ -1774,8 +1796,8 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
             int found = 0;
             json_array_foreach(versions, k, v) found |=
                 json_string_value(s) &&
-                strcmp(json_string_value(s),
-                       json_string_value(json_object_get(v, "name")) ?: "") == 0;
+                strcmp(json_string_value(s), json_string_value(json_object_get(v, "name")) ?: "") ==
+                    0;
             if (!found) {
                 snprintf(f, sizeof f, "status.storedVersions[%zu]", i);
                 sk_field_errors_invalid(fe, f, json_string_value(s) ?: "",
@@ -1789,10 +1811,9 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
     static const char *const always[] = {"spec.group", "spec.names.plural"};
     static const char *const established[] = {"spec.scope", "spec.names.kind"};
     int is_established = 0;
-    json_array_foreach(at(old, "status.conditions"), i, v)
-        is_established |= strcmp(json_string_value(json_object_get(v, "type")) ?: "",
-                                 "Established") == 0 &&
-                          strcmp(json_string_value(json_object_get(v, "status")) ?: "", "True") == 0;
+    json_array_foreach(at(old, "status.conditions"), i, v) is_established |=
+        strcmp(json_string_value(json_object_get(v, "type")) ?: "", "Established") == 0 &&
+        strcmp(json_string_value(json_object_get(v, "status")) ?: "", "True") == 0;
     for (size_t k = 0; k < 4; k++) {
         const char *path = k < 2 ? established[k] : always[k - 2];
         if (k < 2 && !is_established)

@@ -96,6 +96,10 @@ void sk_field_errors_duplicate(sk_field_errors *fe, const char *field, const jso
 /* `<field>: Unsupported value: <value>: supported values: "a", "b"` (n == 0: no detail). */
 void sk_field_errors_not_supported(sk_field_errors *fe, const char *field, const json_t *value,
                                    const char *const *supported, size_t n);
+/* The same with the value already rendered as Go's %#v would (`[]string{"X"}`). */
+void sk_field_errors_not_supported_rendered(sk_field_errors *fe, const char *field,
+                                            const char *value, const char *const *supported,
+                                            size_t n);
 /* field.Invalid whose value is already rendered as Go would (`[]string{"a"}`). */
 void sk_field_errors_invalid_rendered(sk_field_errors *fe, const char *field, const char *value,
                                       const char *detail);

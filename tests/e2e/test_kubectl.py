@@ -356,6 +356,94 @@ class KubectlBasics(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(p.returncode, 0, describe(p))
         self.assertIn("No resources found in %s namespace." % ns, p.stderr)
 
+    # --- server-side dry runs delete nothing ------------------------------------------
+
+    def test_delete_dry_run_server_keeps_objects(self):
+        # kubectl sends dryRun in the DeleteOptions body, not in the query.
+        ns = self.make_ns("e2e-dryd")
+        other = self.make_ns("e2e-dryd2")
+        self.make_cm(ns, "one", labels={"dry": "yes"})
+        self.make_cm(other, "two", labels={"dry": "yes"})
+        out = self.ok("delete", "cm", "one", "-n", ns, "--dry-run=server")
+        self.assertIn('configmap "one" deleted (server dry run)', out)
+        out = self.ok("delete", "cm", "-l", "dry=yes", "--all-namespaces", "--dry-run=server")
+        self.assertIn('configmap "two" deleted (server dry run)', out)
+        self.assertEqual(self.names("cm", "-n", ns, "-l", "dry=yes"), ["configmap/one"])
+        self.assertEqual(self.names("cm", "-n", other, "-l", "dry=yes"), ["configmap/two"])
+
+    def test_delete_options_body_dry_run_over_http(self):
+        ns = self.make_ns("e2e-dryh")
+        self.make_cm(ns, "a", labels={"g": "1"})
+        self.make_cm(ns, "b", labels={"g": "1"})
+        path = "/api/v1/namespaces/%s/configmaps" % ns
+        dry = {"kind": "DeleteOptions", "apiVersion": "v1", "dryRun": ["All"]}
+        r = self.server.request("DELETE", path + "/a", dry)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["details"]["name"], "a")
+        r = self.server.request("DELETE", path + "?labelSelector=g%3D1", dry)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(sorted(i["metadata"]["name"] for i in r.json()["items"]), ["a", "b"])
+        # Beside ?dryRun=All, a body without dryRun is a dry run too (kube would delete).
+        r = self.server.request("DELETE", path + "/a?dryRun=All", {"kind": "DeleteOptions"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.names("cm", "-n", ns, "-l", "g=1"), ["configmap/a", "configmap/b"])
+        # A dry run of a missing object is still its 404.
+        r = self.server.request("DELETE", path + "/missing", dry)
+        self.assertEqual(r.status, 404, r)
+        # ValidateDeleteOptions: only "All", from the body as from the query.
+        r = self.server.request("DELETE", path + "/a", {"dryRun": ["All", "Some"]})
+        self.assertEqual(r.status, 422, r)
+        self.assertEqual(r.json()["message"],
+                         'DeleteOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: '
+                         '[]string{"All", "Some"}: supported values: "All"')
+        self.assertEqual(r.json()["details"]["causes"],
+                         [{"reason": "FieldValueNotSupported", "field": "dryRun",
+                           "message": 'Unsupported value: []string{"All", "Some"}: '
+                                      'supported values: "All"'}])
+        r = self.server.request("DELETE", path + "?dryRun=Some")
+        self.assertEqual(r.status, 422, r)
+        self.assertIn('dryRun: Unsupported value: []string{"Some"}', r.json()["message"])
+        r = self.server.request("POST", path + "?dryRun=Some&fieldValidation=Loose",
+                                {"metadata": {"name": "c"}})
+        self.assertEqual(r.status, 422, r)
+        self.assertEqual(r.json()["message"],
+                         'CreateOptions.meta.k8s.io "" is invalid: [dryRun: Unsupported value: '
+                         '[]string{"Some"}: supported values: "All", fieldValidation: '
+                         'Unsupported value: "Loose": supported values: "", "Ignore", '
+                         '"Strict", "Warn"]')
+        self.assertEqual(self.names("cm", "-n", ns, "-l", "g=1"), ["configmap/a", "configmap/b"])
+        # Without dryRun the same body deletes.
+        r = self.server.request("DELETE", path + "/a", {"kind": "DeleteOptions"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.names("cm", "-n", ns, "-l", "g=1"), ["configmap/b"])
+
+    def test_eviction_and_drain_dry_run_keep_pods(self):
+        ns = self.make_ns("e2e-dryev")
+        pods = "/api/v1/namespaces/%s/pods" % ns
+        for name in ("p1", "p2"):
+            r = self.server.request("POST", pods, {
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"nodeName": "dry-node",
+                         "containers": [{"name": "c", "image": "busybox"}]}})
+            self.assertEqual(r.status, 201, r)
+        r = self.server.request("POST", "/api/v1/nodes",
+                                {"apiVersion": "v1", "kind": "Node",
+                                 "metadata": {"name": "dry-node"}})
+        self.assertEqual(r.status, 201, r)
+        evict = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p1"},
+                 "deleteOptions": {"dryRun": ["All"]}}
+        r = self.server.request("POST", pods + "/p1/eviction", evict)
+        self.assertEqual(r.status, 201, r)
+        r = self.server.request("POST", pods + "/missing/eviction?dryRun=All",
+                                dict(evict, metadata={"name": "missing"}))
+        self.assertEqual(r.status, 404, r)
+        p = self.k("drain", "dry-node", "--dry-run=server", "--force", "--timeout=20s")
+        self.assertEqual(p.returncode, 0, describe(p))
+        self.assertIn("(server dry run)", p.stdout)
+        self.assertEqual(self.names("pods", "-n", ns), ["pod/p1", "pod/p2"])
+        node = self.get_json("node", "dry-node")
+        self.assertFalse(node["spec"].get("unschedulable"), node["spec"])
+
     # --- other resources -------------------------------------------------------------
 
     def test_secrets(self):

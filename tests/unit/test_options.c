@@ -48,8 +48,13 @@ static void test_list_defaults_and_values(void **state)
     assert_int_equal(o.rvm, SK_RVM_UNSET);
     assert_int_equal(o.include_object, SK_INCLUDE_METADATA);
     assert_null(o.cont);
-    const char *some[] = {"limit=5000000", "resourceVersion=12", "resourceVersionMatch=Exact",
-                          "labelSelector=a=b", "includeObject=None", "continue=", NULL};
+    const char *some[] = {"limit=5000000",
+                          "resourceVersion=12",
+                          "resourceVersionMatch=Exact",
+                          "labelSelector=a=b",
+                          "includeObject=None",
+                          "continue=",
+                          NULL};
     assert_int_equal(list(0, &o, some), SK_OK);
     assert_int_equal(o.limit, 1000000);
     assert_int_equal(o.rv, 12);
@@ -103,17 +108,61 @@ static void test_write_options(void **state)
     sk_write_options o;
     json_t *st = NULL;
     const char *none[] = {NULL};
-    assert_int_equal(sk_write_options_parse(lookup, none, 1, &o, &st), SK_OK);
+    assert_int_equal(sk_write_options_parse(lookup, none, "CreateOptions", &o, &st), SK_OK);
     assert_false(o.dry_run);
     assert_int_equal(o.validation, SK_FV_WARN);
     const char *strict[] = {"dryRun=All", "fieldValidation=Strict", NULL};
-    assert_int_equal(sk_write_options_parse(lookup, strict, 1, &o, &st), SK_OK);
+    assert_int_equal(sk_write_options_parse(lookup, strict, "CreateOptions", &o, &st), SK_OK);
     assert_true(o.dry_run);
     assert_int_equal(o.validation, SK_FV_STRICT);
-    const char *bad[] = {"fieldValidation=Loose", NULL};
-    assert_int_equal(sk_write_options_parse(lookup, bad, 0, &o, &st), SK_OK); /* a delete */
-    assert_int_equal(sk_write_options_parse(lookup, bad, 1, &o, &st), SK_ERR_BAD_REQUEST);
-    assert_non_null(strstr(json_string_value(json_object_get(st, "message")), "\"Loose\""));
+    /* kube's ValidateCreateOptions: every bad parameter, one 422. */
+    const char *bad[] = {"fieldValidation=Loose", "dryRun=Some", NULL};
+    assert_int_equal(sk_write_options_parse(lookup, bad, "CreateOptions", &o, &st), SK_ERR_INVALID);
+    assert_string_equal(json_string_value(json_object_get(st, "message")),
+                        "CreateOptions.meta.k8s.io \"\" is invalid: [dryRun: Unsupported value: "
+                        "[]string{\"Some\"}: supported values: \"All\", fieldValidation: "
+                        "Unsupported value: \"Loose\": supported values: \"\", \"Ignore\", "
+                        "\"Strict\", \"Warn\"]");
+    assert_int_equal(json_integer_value(json_object_get(st, "code")), 422);
+    json_t *causes = json_object_get(json_object_get(st, "details"), "causes");
+    assert_int_equal(json_array_size(causes), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "field")),
+                        "dryRun");
+    json_decref(st);
+}
+
+/* dryRun in DeleteOptions, from the body or from the query: kubectl's
+ * --dry-run=server sends it in the body, and ignoring it deletes for real. */
+static void test_delete_dry_run(void **state)
+{
+    sk_delete_options d;
+    json_t *st = NULL;
+    json_t *body = json_loads("{\"kind\":\"DeleteOptions\",\"dryRun\":[\"All\"]}", 0, NULL);
+    assert_int_equal(sk_delete_options_decode(body, &d, &st), SK_OK);
+    assert_true(d.dry_run);
+    json_decref(body);
+    body = json_loads("{\"dryRun\":[]}", 0, NULL);
+    assert_int_equal(sk_delete_options_decode(body, &d, &st), SK_OK);
+    assert_false(d.dry_run);
+    json_decref(body);
+    const char *query[] = {"dryRun=All", NULL};
+    assert_int_equal(sk_delete_options_query(lookup, query, &d, &st), SK_OK);
+    assert_true(d.dry_run);
+    const char *none[] = {NULL};
+    assert_int_equal(sk_delete_options_query(lookup, none, &d, &st), SK_OK);
+    assert_false(d.dry_run);
+    body = json_loads("{\"dryRun\":[\"All\",\"Some\"],\"propagationPolicy\":\"Later\"}", 0, NULL);
+    assert_int_equal(sk_delete_options_decode(body, &d, &st), SK_ERR_INVALID);
+    assert_string_equal(json_string_value(json_object_get(st, "message")),
+                        "DeleteOptions.meta.k8s.io \"\" is invalid: [propagationPolicy: "
+                        "Unsupported value: \"Later\": supported values: \"Foreground\", "
+                        "\"Background\", \"Orphan\", \"nil\", dryRun: Unsupported value: "
+                        "[]string{\"All\", \"Some\"}: supported values: \"All\"]");
+    json_decref(st);
+    json_decref(body);
+    const char *bad_query[] = {"dryRun=", NULL};
+    assert_int_equal(sk_delete_options_query(lookup, bad_query, &d, &st), SK_ERR_INVALID);
+    assert_int_equal(json_integer_value(json_object_get(st, "code")), 422);
     json_decref(st);
 }
 
@@ -129,9 +178,12 @@ static void test_delete_options(void **state)
     assert_int_equal(d.precondition_rev, 7);
     json_decref(body);
     static const char *const wrong[] = {
-        "{\"preconditions\":{\"uid\":123}}",          "{\"preconditions\":{\"resourceVersion\":5}}",
-        "{\"preconditions\":[]}",                      "{\"gracePeriodSeconds\":\"10\"}",
-        "{\"orphanDependents\":\"yes\"}",              "{\"dryRun\":[1]}",
+        "{\"preconditions\":{\"uid\":123}}",
+        "{\"preconditions\":{\"resourceVersion\":5}}",
+        "{\"preconditions\":[]}",
+        "{\"gracePeriodSeconds\":\"10\"}",
+        "{\"orphanDependents\":\"yes\"}",
+        "{\"dryRun\":[1]}",
         "{\"preconditions\":{\"resourceVersion\":\"-1\"}}",
     };
     for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
@@ -159,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_watch_rules),
         cmocka_unit_test(test_write_options),
         cmocka_unit_test(test_delete_options),
+        cmocka_unit_test(test_delete_dry_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
