@@ -370,33 +370,38 @@ const char *const *sk_registry_storages(size_t *n_out)
 /* ---- custom resources ----------------------------------------------------------- */
 
 /* "v12beta3" -> major 12, stage 1 (alpha 0, beta 1, GA 2), minor 3; 0 if s
- * is not a kube version. */
+ * is not a kube version (the out-params then untouched). */
 static int parse_kube_version(const char *s, long *major, int *stage, long *minor)
 {
     char *end;
+    long maj, min = 0;
+    int st = 2;
     if (s[0] != 'v' || s[1] < '1' || s[1] > '9')
         return 0;
-    *major = strtol(s + 1, &end, 10);
-    *minor = 0;
-    *stage = 2;
-    if (!*end)
-        return 1;
-    if (strncmp(end, "alpha", 5) == 0)
-        *stage = 0, end += 5;
-    else if (strncmp(end, "beta", 4) == 0)
-        *stage = 1, end += 4;
-    else
-        return 0;
-    if (*end < '1' || *end > '9')
-        return 0;
-    *minor = strtol(end, &end, 10);
-    return *end == '\0';
+    maj = strtol(s + 1, &end, 10);
+    if (*end) {
+        if (strncmp(end, "alpha", 5) == 0)
+            st = 0, end += 5;
+        else if (strncmp(end, "beta", 4) == 0)
+            st = 1, end += 4;
+        else
+            return 0;
+        if (*end < '1' || *end > '9')
+            return 0;
+        min = strtol(end, &end, 10);
+        if (*end != '\0')
+            return 0;
+    }
+    *major = maj;
+    *stage = st;
+    *minor = min;
+    return 1;
 }
 
 int sk_registry_version_cmp(const char *a, const char *b)
 {
-    long ma, mb, na, nb;
-    int sa, sb;
+    long ma = 0, mb = 0, na = 0, nb = 0;
+    int sa = 0, sb = 0;
     int ka = parse_kube_version(a, &ma, &sa, &na), kb = parse_kube_version(b, &mb, &sb, &nb);
     if (!ka || !kb)
         return ka != kb ? kb - ka : strcmp(a, b);
