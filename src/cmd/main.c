@@ -72,6 +72,7 @@ typedef struct options {
     int64_t etcd_progress_s;
     int64_t etcd_max_request_bytes;
     const char *etcd_cert_file, *etcd_key_file, *etcd_trusted_ca_file;
+    int etcd_allow_unauthenticated; /* serve the etcd API off loopback without client certs */
     const char *data_dir;
     const char *db;
     int64_t compact_interval_s;
@@ -132,6 +133,9 @@ static void usage(FILE *f)
         "                           this PEM CA (etcd's --client-cert-auth)\n"
         "  --etcd-max-request-bytes N  serve: the largest etcd write request taken (etcd's\n"
         "                           flag; default 1572864, 1.5 MiB)\n"
+        "  --etcd-allow-unauthenticated  serve: let the etcd API listen off loopback without\n"
+        "                           --etcd-trusted-ca-file (anyone who reaches it reads and\n"
+        "                           writes every key); refused otherwise\n"
         "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
         "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
         "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
@@ -448,7 +452,7 @@ static int load_tokens(const char *path, sk_tokenfile **out)
     return rc;
 }
 
-/* Non-zero if the listen address is on the loopback network (127/8). */
+/* Non-zero if the listen address is on the loopback network (127/8, [::1]). */
 static int listen_is_loopback(const char *listen)
 {
     const char *colon = strrchr(listen, ':');
@@ -458,7 +462,8 @@ static int listen_is_loopback(const char *listen)
         return 0;
     memcpy(host, listen, (size_t)(colon - listen));
     host[colon - listen] = '\0';
-    return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+    return strcmp(host, "[::1]") == 0 ||
+           (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127);
 }
 
 /* Every connection is a descriptor: raises the open-file limit to its hard
@@ -501,6 +506,18 @@ static int cmd_serve(const options *o, const char *db)
         return fail("--plain-http serves without TLS or authentication: it is refused on %s, "
                     "which is not a loopback address",
                     o->listen);
+    /* The etcd API has no RBAC: whoever connects reads every Secret. Off
+     * loopback only clients with a certificate of the trusted CA may, as
+     * kube-apiserver's --etcd-certfile is, unless the operator says otherwise. */
+    if (o->etcd_listen && !listen_is_loopback(o->etcd_listen) && !o->etcd_trusted_ca_file &&
+        !o->etcd_allow_unauthenticated)
+        return fail("refusing to serve the etcd API on %s, which is not a loopback address, "
+                    "without client certificate authentication: anyone who reaches it could "
+                    "read and write every key, Secrets included. Give --etcd-cert-file, "
+                    "--etcd-key-file and --etcd-trusted-ca-file (the CA that signed "
+                    "kube-apiserver's --etcd-certfile), listen on 127.0.0.1, or pass "
+                    "--etcd-allow-unauthenticated to serve it anyway",
+                    o->etcd_listen);
     sk_tokenfile *tokens = NULL;
     if (o->token_auth_file && load_tokens(o->token_auth_file, &tokens) != 0)
         return 1;
@@ -684,6 +701,7 @@ int main(int argc, char **argv)
         {"etcd-key-file", required_argument, NULL, 0x102},
         {"etcd-trusted-ca-file", required_argument, NULL, 0x103},
         {"etcd-max-request-bytes", required_argument, NULL, 0x104},
+        {"etcd-allow-unauthenticated", no_argument, NULL, 0x105},
         {"data-dir", required_argument, NULL, 'd'},
         {"db", required_argument, NULL, 'b'},
         {"compact-interval", required_argument, NULL, 'c'},
@@ -744,6 +762,9 @@ int main(int argc, char **argv)
             break;
         case 0x103:
             o.etcd_trusted_ca_file = optarg;
+            break;
+        case 0x105:
+            o.etcd_allow_unauthenticated = 1;
             break;
         case 0x104:
             o.etcd_max_request_bytes = sk_parse_i64(optarg);
@@ -958,7 +979,8 @@ int main(int argc, char **argv)
         return fail("%s", "--etcd-cert-file and --etcd-key-file go together");
     if (o.etcd_trusted_ca_file && !o.etcd_cert_file)
         return fail("%s", "--etcd-trusted-ca-file needs --etcd-cert-file and --etcd-key-file");
-    if ((o.etcd_cert_file || o.etcd_trusted_ca_file || o.etcd_max_request_bytes) &&
+    if ((o.etcd_cert_file || o.etcd_trusted_ca_file || o.etcd_max_request_bytes ||
+         o.etcd_allow_unauthenticated) &&
         !o.etcd_listen)
         return fail("%s", "the --etcd-* flags need --etcd-listen");
 

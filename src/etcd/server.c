@@ -905,7 +905,16 @@ static int tls_handshake(conn *c)
     if (rc == GNUTLS_E_AGAIN)
         return 1;
     if (rc != GNUTLS_E_SUCCESS) {
-        sk_log_debug("etcd: TLS handshake failed: %s", gnutls_strerror(rc));
+        /* The alert tells the client why (a missing client certificate,
+         * say). What the client sent meanwhile (its HTTP/2 preface) is read
+         * and dropped first: closing with unread input sends a reset, which
+         * may discard the alert before the client reads it. */
+        gnutls_alert_send_appropriate(c->tls, rc);
+        shutdown(c->fd, SHUT_WR);
+        uint8_t drop[4096];
+        while (recv(c->fd, drop, sizeof drop, MSG_DONTWAIT) > 0)
+            ;
+        sk_log_info("etcd: rejected connection: TLS handshake failed: %s", gnutls_strerror(rc));
         return 0;
     }
     c->handshake_deadline = 0;

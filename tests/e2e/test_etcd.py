@@ -47,6 +47,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -837,6 +838,44 @@ class EtcdTLS(unittest.TestCase):
                                capture_output=True, text=True, timeout=60)
             self.assertNotEqual(p.returncode, 0, flags)
             self.assertIn(says, p.stderr, flags)
+
+    def test_missing_client_certificate_gets_an_alert(self):
+        # The handshake itself refuses, with TLS's "certificate required"
+        # alert, as etcd's Go TLS does: the client learns why at once.
+        ctx = ssl.create_default_context(cafile=self.pki["ca.crt"])
+        ctx.set_alpn_protocols(["h2"])
+        start = time.monotonic()
+        with self.assertRaises(ssl.SSLError) as refused:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=10) as raw:
+                with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+                    tls.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+                    tls.recv(1)
+        self.assertIn("CERTIFICATE_REQUIRED", str(refused.exception).upper().replace(" ", "_"))
+        self.assertLess(time.monotonic() - start, 2.0)
+
+    def test_off_loopback_needs_client_auth(self):
+        # 192.0.2.1 (TEST-NET-1) is never this host's: a start that passes the
+        # check fails at bind instead, so nothing is served off loopback here.
+        addr = "192.0.2.1:%d" % free_port()
+        cert = ["--etcd-cert-file", self.pki["server.crt"], "--etcd-key-file",
+                self.pki["server.key"]]
+        refused = "refusing to serve the etcd API on %s, which is not a loopback address" % addr
+        for flags, says in (
+                ([], refused),
+                (cert, refused),
+                (cert + ["--etcd-trusted-ca-file", self.pki["ca.crt"]], "cannot listen on"),
+                (["--etcd-allow-unauthenticated"], "cannot listen on")):
+            data = tempfile.mkdtemp(dir=self.dir)
+            p = subprocess.run([CONFIG.binary, "serve", "--plain-http", "--data-dir", data,
+                                "--db", "sqlite:" + os.path.join(data, "db"),
+                                "--listen", "127.0.0.1:%d" % free_port(),
+                                "--etcd-listen", addr] + flags + QUIET,
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 1, (flags, p.stderr))
+            self.assertIn(says, p.stderr, flags)
+            if says == refused:
+                self.assertIn("--etcd-trusted-ca-file", p.stderr)
+                self.assertIn("--etcd-allow-unauthenticated", p.stderr)
 
 
 @unittest.skipUnless(ETCDCTL, "etcdctl (Debian etcd-client) needed")
