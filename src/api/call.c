@@ -35,6 +35,8 @@ void sk_call_reply_raw(sk_api_call *call, int status, const char *json, size_t l
     call->content_type_out = "application/json";
     sk_buf_reset(&call->out);
     sk_buf_append(&call->out, json, len);
+    if (len == 0 || json[len - 1] != '\n')
+        sk_buf_putc(&call->out, '\n');
 }
 
 void sk_call_reply_json(sk_api_call *call, int status, const json_t *obj)

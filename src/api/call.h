@@ -140,7 +140,8 @@ const char *sk_call_query(void *call, const char *key);
 const char **sk_call_strings(sk_api_call *call, const json_t *array, size_t *n_out);
 
 /* ---- replies ---- */
-/* A raw JSON body (bytes copied). */
+/* A JSON body (bytes copied), ended with a newline as kube's JSON encoder
+ * ends every object it writes (clients compare bodies byte for byte). */
 void sk_call_reply_raw(sk_api_call *call, int status, const char *json, size_t len);
 /* A JSON body from obj (borrowed); a reply that cannot be encoded becomes
  * a fixed 500 Status, never an abort. */

@@ -161,6 +161,7 @@ int sk_endpoint_document(sk_api_call *call)
     const sk_route *rt = &call->route;
     size_t len = 0;
     const char *text = NULL, *media = NULL;
+    int protobuf = 0;
     const char *aggregated = sk_discovery_aggregated_version(call->accept);
     switch (rt->kind) {
     case SK_ROUTE_VERSION:
@@ -177,6 +178,7 @@ int sk_endpoint_document(sk_api_call *call)
         if (sk_openapi_pb_wanted(call->accept)) {
             text = (const char *)sk_openapi_v2_pb(&len);
             media = SK_OPENAPI_PB_MEDIA;
+            protobuf = 1;
         } else {
             text = sk_openapi_v2_text(&len);
         }
@@ -205,6 +207,11 @@ int sk_endpoint_document(sk_api_call *call)
         sk_call_reply_error(call, SK_ERR_NOT_FOUND,
                             "the server could not find the requested resource");
         return SK_STEP_DONE;
+    }
+    if (protobuf) {
+        sk_buf_reset(&call->out);
+        sk_buf_append(&call->out, text, len);
+        return reply_text(call, 200, media);
     }
     sk_call_reply_raw(call, 200, text, len);
     if (media)

@@ -234,7 +234,7 @@ static void render_tail(sk_list_stream *ls)
         if (remaining > 0)
             sk_buf_printf(&ls->out.text, ",\"remainingItemCount\":%lld", (long long)remaining);
     }
-    sk_buf_puts(&ls->out.text, "}}");
+    sk_buf_puts(&ls->out.text, "}}\n"); /* as kube's JSON encoder ends it */
 }
 
 /* Produces more output; returns -1 if the stream failed. */

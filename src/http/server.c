@@ -125,6 +125,10 @@ struct sk_http_server {
     char *tls_cert, *tls_key, *tls_trust; /* NULL: plain HTTP */
 };
 
+/* The most of a body over the limit read and dropped so that its 413
+ * reaches the client; a larger one is answered at once and cut off. */
+#define MAX_DISCARDED_BODY (16u * 1024 * 1024)
+
 typedef struct conn_ctx {
     sk_http_server *srv;
     struct MHD_Connection *conn;
@@ -137,6 +141,7 @@ typedef struct conn_ctx {
     char *reject_msg;
     sk_buf body;
     int too_large;
+    uint64_t discarded; /* bytes of a too-large body read and dropped */
     const conn_sock *sock; /* the connection's, for its client certificate */
     sk_api_call *call;
     pthread_mutex_t mu;
@@ -628,6 +633,7 @@ static void settle_request(conn_ctx *cc)
         errno = 0;
         unsigned long long declared = strtoull(length, &end, 10);
         cc->too_large = errno == ERANGE || declared > SK_API_MAX_BODY;
+        cc->discarded = cc->too_large && declared > MAX_DISCARDED_BODY ? UINT64_MAX : 0;
     }
 }
 
@@ -683,13 +689,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         cc->version = version;
         cc->sock = connection_settled(cc->srv, conn);
         settle_request(cc);
-        if (!cc->too_large && cc->reject == SK_OK)
+        if (cc->reject == SK_OK && cc->discarded == 0)
             return MHD_YES; /* the body, if any, comes next */
         /* Answer now, leaving the body unread: MHD then closes the connection. */
     }
     if (*upload_data_size > 0) {
-        if (cc->body.len + *upload_data_size > SK_API_MAX_BODY)
-            return MHD_NO; /* a chunked body over the limit: drop the connection */
+        if (cc->too_large || cc->body.len + *upload_data_size > SK_API_MAX_BODY) {
+            /* Read and drop the rest, up to a bound, before answering 413:
+             * closing with unread input sends a reset, which over TLS loses
+             * the answer before the client reads it. */
+            cc->too_large = 1;
+            sk_buf_free(&cc->body);
+            if (cc->discarded > MAX_DISCARDED_BODY ||
+                *upload_data_size > MAX_DISCARDED_BODY - cc->discarded)
+                return MHD_NO;
+            cc->discarded += *upload_data_size;
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
         sk_buf_append(&cc->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;

@@ -48,7 +48,30 @@ class HttpErrors(ServerTestCase, unittest.TestCase):
         self.assertTrue(st.get("message"), "Status without message: %r" % st)
         if reason is not None:
             self.assertEqual(st.get("reason"), reason, st)
+        self.assertTrue(r.body.endswith(b"}\n"), "not ended as kube's encoder ends it: %r"
+                        % r.body[-40:])
         return st
+
+    def test_json_bodies_end_with_a_newline(self):
+        # kube's JSON encoder ends every body with one newline; clients (the
+        # Python client's own suite) compare bodies byte for byte.
+        r = self.server.request("POST", CM_PATH, cm("nl", {"k": "v"}))
+        self.assertEqual(r.status, 201, r)
+        for path, accept in ((CM_PATH + "/nl", "application/json"),
+                             (CM_PATH, "application/json"),
+                             (CM_PATH + "?limit=1", "application/json"),
+                             (CM_PATH, "application/json;as=Table;v=v1;g=meta.k8s.io"),
+                             ("/api/v1", "application/json"),
+                             ("/version", "application/json")):
+            r = self.server.request("GET", path, headers={"Accept": accept})
+            self.assertEqual(r.status, 200, (path, r))
+            self.assertTrue(r.body.endswith(b"}\n") and not r.body.endswith(b"\n\n"),
+                            (path, accept, r.body[-40:]))
+            json.loads(r.body)
+        r = self.server.request("GET", CM_PATH + "/nl",
+                                headers={"Accept": "application/vnd.kubernetes.protobuf"})
+        self.assertEqual(r.status, 200, r)
+        self.assertTrue(r.body.startswith(b"k8s\x00"), r.body[:8])
 
     def test_body_too_large_413(self):
         big = json.dumps(cm("big", {"blob": "x" * (3 * 1024 * 1024 + 1024)})).encode()

@@ -191,6 +191,26 @@ class TlsAuth(ServerTestCase, unittest.TestCase):
 
     # --- refusals ------------------------------------------------------------
 
+    def test_oversized_body_gets_its_413_over_tls(self):
+        # The server reads and drops the rest of a body over the limit before
+        # answering: cut off mid-upload, a TLS client lost the 413 to a reset.
+        cfg = client.Configuration()
+        config.load_kube_config(config_file=self.server.kubeconfig, client_configuration=cfg,
+                                persist_config=False)
+        huge = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
+                "data": {"blob": "x" * (4 * 1024 * 1024)}}
+        with client.ApiClient(cfg) as api:
+            core = client.CoreV1Api(api)
+            for _ in range(5):
+                with self.assertRaises(client.ApiException) as ctx:
+                    core.create_namespaced_config_map("default", huge)
+                self.assertEqual(ctx.exception.status, 413)
+                self.assertIn("RequestEntityTooLarge", ctx.exception.body)
+        for _ in range(3):
+            p = self.server.kubectl("create", "-f", "-", input=json.dumps(huge))
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("Request entity too large", p.stderr)
+
     def test_no_credentials_401(self):
         for path in ("/api/v1/namespaces", "/version", "/readyz", "/no/such/path"):
             self.assertUnauthorized(self.server.request("GET", path, client_cert=False))
