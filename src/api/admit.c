@@ -85,7 +85,7 @@ static int validate_structural(sk_api_call *call, const json_t *obj)
     if (s) {
         sk_structural_validate(s, obj, fe);
         cel = sk_structural_has_cel_rules(s);
-    } else if (strcmp(r->storage, "customresourcedefinitions.apiextensions.k8s.io") == 0) {
+    } else if (strcmp(r->storage, SK_REGISTRY_CRD_STORAGE) == 0) {
         cel = sk_crschema_check_crd(obj, fe);
     }
     /* Nothing is refused silently: CEL rules are accepted but not run. */

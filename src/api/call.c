@@ -12,6 +12,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "ctl/crd.h"
 #include "kube/protobuf.h"
 #include "kube/status.h"
 
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #define RV_WAIT_MS 3000
+#define CRD_SETTLE_WAIT_MS 10000
 #define MAX_UNREADABLE_WARNINGS 10 /* Warning headers about skipped objects, at most */
 
 /* What a reply that cannot be encoded becomes: never an abort. */
@@ -275,11 +277,43 @@ static void write_done(void *arg, sk_err err, const sk_row *result)
     call->wake(call->wake_arg);
 }
 
+/* A CRD write is answered once the CRD controller has settled the CRD at
+ * the write's revision (ctl/crd.h): its resources and discovery in place,
+ * or gone, before the client's next request, which is how `kubectl apply
+ * -f crd.yaml && kubectl apply -f cr.yaml` runs. The call is parked, no
+ * thread waits; the controller notifies the hub after each pass. Bounded:
+ * a CRD whose custom resources take long to delete is answered as marked. */
+static int await_crd_settled(sk_api_call *call)
+{
+    sk_api *api = call->api;
+    uint64_t seen = sk_watch_hub_seq(api->hub);
+    int64_t now = sk_now_ms();
+    if (call->settle_deadline_ms == 0)
+        call->settle_deadline_ms = now + CRD_SETTLE_WAIT_MS;
+    call->next = call->after_write;
+    if (call->write_err != SK_OK || now >= call->settle_deadline_ms ||
+        sk_crd_settled(api->crd, call->write_row.name, call->write_row.rev))
+        return SK_STEP_AGAIN;
+    call->next = await_crd_settled;
+    uint64_t ticket = sk_watch_hub_park(api->hub, seen, call->wake, call->wake_arg);
+    if (ticket == SK_HUB_MOVED)
+        return SK_STEP_AGAIN;
+    if (ticket != SK_HUB_STOPPED)
+        return SK_STEP_WAIT;
+    call->next = call->after_write;
+    return SK_STEP_AGAIN;
+}
+
 int sk_call_submit_write(sk_api_call *call, sk_write *w, sk_call_fn then)
 {
     sk_row_clear(&call->write_row);
     call->write_err = SK_OK;
     call->next = then;
+    if (call->api->crd && strcmp(w->resource, SK_REGISTRY_CRD_STORAGE) == 0) {
+        call->after_write = then;
+        call->settle_deadline_ms = 0;
+        call->next = await_crd_settled;
+    }
     sk_store_write_async(call->api->store, w, write_done, call);
     return SK_STEP_WAIT;
 }

@@ -104,6 +104,7 @@ struct sk_api_call {
     void *wake_arg;
     int64_t start_us;       /* for the latency metric */
     int64_t rv_deadline_ms; /* waiting for the cache or a future revision ends then */
+    int64_t settle_deadline_ms; /* waiting for the CRD controller after a CRD write ends then */
     int64_t consistent_rev; /* a consistent read's revision, read at its first step */
     /* Audit (audit.h): the ID every response carries; the rest only with
      * a log. The authorizer's decision ("allow", "forbid") and reason, NULL
@@ -125,6 +126,7 @@ struct sk_api_call {
 
     /* Continuation and write state. */
     sk_call_fn next;
+    sk_call_fn after_write; /* a CRD write's `then`, once the CRD is settled */
     sk_err write_err;
     sk_row write_row;
     void *verb_state; /* the verb's own, in the arena */

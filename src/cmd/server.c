@@ -188,7 +188,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     };
     srv->identity = sk_identity_start(srv->store, &ic);
     srv->collector = sk_collector_start(srv->store);
-    srv->crd = sk_crd_start(srv->store, srv->cache, srv->reader);
+    srv->crd = sk_crd_start(srv->store, srv->cache, srv->reader, notify_hub, srv->hub);
     srv->namespaces = sk_namespaces_start(srv->store, srv->reader, srv->crd);
     srv->gc = sk_gc_start(srv->store, srv->reader, srv->crd);
     srv->rbac = sk_rbacpolicy_start(srv->store, srv->reader);

@@ -1,12 +1,18 @@
 /*
  * crd.c - see crd.h.
  *
- * Polling, not watching: a pass lists the CRDs from the cache's newest
- * snapshot every PASS_MS, which keeps the controller stateless across
- * restarts and instances (what it serves is recomputed from what is
- * stored) at the cost of up to PASS_MS before a new CRD is served. A pass
- * that lists the same names and revisions as the last settled one stops
- * there: CRDs can be large, and only a changed one needs parsing again.
+ * Each pass lists the CRDs from the cache's newest snapshot, which keeps
+ * the controller stateless across restarts and instances (what it serves
+ * is recomputed from what is stored). A pass starts as soon as the cache
+ * has applied a revision the last pass did not see (at the latest PASS_MS
+ * after the last, for retries), so a new CRD is served within a few feed
+ * rounds, not a polling interval. A pass that lists the same names and
+ * revisions as the last settled one stops there: CRDs can be large, and
+ * only a changed one needs parsing again.
+ *
+ * What each pass leaves unsettled (waiting for the cache, being deleted) is
+ * published with the revision it read, under mu, for sk_crd_settled: the
+ * API answers a CRD write once the CRD is served (or gone) as written.
  */
 #include "ctl/crd.h"
 #include "core/buf.h"
@@ -18,12 +24,13 @@
 #include "kube/lifecycle.h"
 #include "kube/registry.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PASS_MS 250
-#define CRD_STORAGE "customresourcedefinitions.apiextensions.k8s.io"
+#define WAITING_POLL_MS 5 /* while a CRD waits for the cache to hold its resource */
 
 typedef struct crdctl {
     sk_store *store;
@@ -36,6 +43,16 @@ typedef struct crdctl {
      * same does nothing, without parsing them. */
     uint64_t settled;
     int failed; /* writes of this pass that failed: it is not settled */
+    int64_t last_rev; /* the cache revision the last pass read */
+    size_t waiting;   /* CRDs the last pass left waiting for the cache */
+    /* Published by each pass that read the CRDs (under mu): the revision it
+     * read and the names it left unsettled (new strings). */
+    pthread_mutex_t mu;
+    int64_t published_rev;
+    char **unsettled;
+    size_t n_unsettled;
+    void (*on_pass)(void *arg);
+    void *on_pass_arg;
 } crdctl;
 
 static const char *str(const json_t *o, const char *key)
@@ -195,7 +212,7 @@ sk_err sk_crd_stored_storages(sk_store *store, char ***out)
     int more = err == SK_OK && rev > 0;
     while (more) {
         st.rows = 0;
-        sk_list_query q = {.resource = CRD_STORAGE,
+        sk_list_query q = {.resource = SK_REGISTRY_CRD_STORAGE,
                            .after_ns = st.last[0] ? "" : NULL,
                            .after_name = st.last[0] ? st.last : NULL,
                            .rev = rev,
@@ -223,7 +240,7 @@ static void write_status(crdctl *c, json_t *crd, int64_t rev)
     json_t *meta = json_object_get(crd, "metadata");
     json_object_del(meta, "resourceVersion");
     sk_write w = {.op = SK_WRITE_UPDATE,
-                  .resource = CRD_STORAGE,
+                  .resource = SK_REGISTRY_CRD_STORAGE,
                   .ns = "",
                   .name = str(meta, "name"),
                   .expected_rev = rev,
@@ -371,14 +388,47 @@ static uint64_t fnv(uint64_t h, const char *s, size_t n)
     return h;
 }
 
+/* Replaces what sk_crd_settled reads (unsettled stolen), then tells the
+ * on_pass callback when it changed what a waiter may conclude. */
+static void publish(crdctl *c, int64_t rev, char **unsettled, size_t n_unsettled)
+{
+    pthread_mutex_lock(&c->mu);
+    int changed = rev != c->published_rev || n_unsettled != c->n_unsettled;
+    for (size_t i = 0; i < c->n_unsettled; i++)
+        free(c->unsettled[i]);
+    free(c->unsettled);
+    c->published_rev = rev;
+    c->unsettled = unsettled;
+    c->n_unsettled = n_unsettled;
+    pthread_mutex_unlock(&c->mu);
+    if (changed && c->on_pass)
+        c->on_pass(c->on_pass_arg);
+}
+
+static void note_unsettled(char ***names, size_t *n, const char *name)
+{
+    *names = realloc(*names, (*n + 1) * sizeof **names);
+    SK_CHECK_ALLOC(*names);
+    (*names)[*n] = strdup(name);
+    SK_CHECK_ALLOC((*names)[(*n)++]);
+}
+
 static int64_t pass(void *self, int *done)
 {
     crdctl *c = self;
     json_t **all = NULL;
     int64_t *revs = NULL;
-    size_t n = 0, n_blobs = 0;
+    size_t n = 0, n_blobs = 0, n_unsettled = 0;
     sk_blob **blobs = NULL;
-    sk_read_query q = {.resource = CRD_STORAGE, .rev = sk_reader_cache_rev(c->reader),
+    char **unsettled = NULL;
+    /* A CRD waiting for the cache is held once the feed's round that
+     * applied its status write ends, which no new revision announces: that
+     * is polled for (the return below). Otherwise wait for a revision. */
+    if (c->last_rev > 0 && !c->waiting) {
+        sk_cache_state st;
+        sk_cache_wait(c->cache, c->last_rev + 1, PASS_MS, &st); /* a timeout is a retry pass */
+    }
+    sk_read_query q = {.resource = SK_REGISTRY_CRD_STORAGE, .rev = sk_reader_cache_rev(c->reader),
                        .limit = SK_READ_MAX_ITEMS};
     if (q.rev < 1)
         q.rev = 1;
@@ -408,8 +458,10 @@ static int64_t pass(void *self, int *done)
         goto out;
     }
     c->failed = 0;
+    c->last_rev = q.rev;
     if (c->settled == seen) {
         *done = 1;
+        publish(c, q.rev, NULL, 0);
         goto out;
     }
     all = calloc(n_blobs + 1, sizeof *all);
@@ -443,11 +495,14 @@ static int64_t pass(void *self, int *done)
                 served[n_served] = strdup(name);
                 SK_CHECK_ALLOC(served[n_served++]);
             }
+            note_unsettled(&unsettled, &n_unsettled, name);
             cleanup(c, all[i], revs[i]);
             continue;
         }
         settled how = settle(c, all, n, all[i], revs[i]);
         waiting += how == SETTLE_WAITING;
+        if (how == SETTLE_WAITING)
+            note_unsettled(&unsettled, &n_unsettled, name);
         if (how != SETTLE_NOT_SERVED) {
             /* later CRDs of this pass see the names taken */
             json_t *status = json_object_get(all[i], "status");
@@ -477,8 +532,15 @@ static int64_t pass(void *self, int *done)
     /* ready (poststarthook/crd-informer-synced) once every stored CRD
      * that can be served is */
     *done = waiting == 0;
+    c->waiting = waiting;
     c->settled = waiting == 0 && deleting_n == 0 && !c->failed ? seen : 0;
+    publish(c, q.rev, unsettled, n_unsettled);
+    unsettled = NULL;
+    n_unsettled = 0;
 out:
+    for (size_t i = 0; i < n_unsettled; i++)
+        free(unsettled[i]);
+    free(unsettled);
     for (size_t i = 0; i < n_blobs; i++)
         sk_blob_unref(blobs[i]);
     free(blobs);
@@ -486,7 +548,7 @@ out:
         json_decref(all[i]);
     free(all);
     free(revs);
-    return PASS_MS;
+    return err != SK_OK ? PASS_MS : c->waiting ? WAITING_POLL_MS : 0;
 }
 
 static void crdctl_free(void *self)
@@ -495,17 +557,36 @@ static void crdctl_free(void *self)
     for (size_t i = 0; i < c->n_served; i++)
         free(c->served[i]);
     free(c->served);
+    for (size_t i = 0; i < c->n_unsettled; i++)
+        free(c->unsettled[i]);
+    free(c->unsettled);
+    pthread_mutex_destroy(&c->mu);
     free(c);
 }
 
 static const sk_ctl_def def = {"crd", pass, crdctl_free};
 
-sk_ctl *sk_crd_start(sk_store *store, sk_cache *cache, sk_reader *reader)
+sk_ctl *sk_crd_start(sk_store *store, sk_cache *cache, sk_reader *reader,
+                     void (*on_pass)(void *arg), void *on_pass_arg)
 {
     crdctl *c = calloc(1, sizeof *c);
     SK_CHECK_ALLOC(c);
     c->store = store;
     c->cache = cache;
     c->reader = reader;
+    c->on_pass = on_pass;
+    c->on_pass_arg = on_pass_arg;
+    pthread_mutex_init(&c->mu, NULL);
     return sk_ctl_start(&def, c, 0);
+}
+
+int sk_crd_settled(sk_ctl *crd, const char *name, int64_t rev)
+{
+    crdctl *c = sk_ctl_self(crd);
+    pthread_mutex_lock(&c->mu);
+    int settled = c->published_rev >= rev;
+    for (size_t i = 0; settled && i < c->n_unsettled; i++)
+        settled = strcmp(c->unsettled[i], name) != 0;
+    pthread_mutex_unlock(&c->mu);
+    return settled;
 }

@@ -3,9 +3,10 @@
  * apiextensions naming and establishing controllers and its CRD handler do
  * between them. Every instance runs one.
  *
- * A pass reads every CRD from the watch cache (read/reader.h), so a CRD
- * created through another instance sharing PostgreSQL is seen as soon as
- * the feed applies it, and for each one:
+ * A pass reads every CRD from the watch cache (read/reader.h) as soon as
+ * the cache applies a new revision, so a CRD created through another
+ * instance sharing PostgreSQL is seen as soon as the feed applies it, and
+ * for each one:
  *  - settles its names: NamesAccepted False (reason PluralConflict,
  *    KindConflict, ...) when another CRD of the group already took one of
  *    them, else True and status.acceptedNames = spec.names;
@@ -44,7 +45,17 @@
 sk_err sk_crd_stored_storages(sk_store *store, char ***out);
 
 /* Starts the controller; store, cache and reader are borrowed and must
- * outlive it. Stop it with sk_ctl_stop. */
-sk_ctl *sk_crd_start(sk_store *store, sk_cache *cache, sk_reader *reader);
+ * outlive it. on_pass(on_pass_arg), if given, runs on the controller's
+ * thread after a pass changed what sk_crd_settled answers (the server
+ * wakes calls parked on it). Stop it with sk_ctl_stop. */
+sk_ctl *sk_crd_start(sk_store *store, sk_cache *cache, sk_reader *reader,
+                     void (*on_pass)(void *arg), void *on_pass_arg);
+
+/* Non-zero once a pass that read the cache at revision rev or later left
+ * the CRD name settled: served as stored, refused for its names, or gone
+ * (not waiting for the cache, not being deleted). The API answers a CRD
+ * write when this holds for its revision, so a client's next request finds
+ * the resource served, or gone, as written. Any thread. */
+int sk_crd_settled(sk_ctl *crd, const char *name, int64_t rev);
 
 #endif

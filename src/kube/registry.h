@@ -28,6 +28,10 @@
 
 #include <stddef.h>
 
+/* The storage key of CustomResourceDefinitions, whose writes the CRD
+ * controller (ctl/crd.h) and the API treat apart. */
+#define SK_REGISTRY_CRD_STORAGE "customresourcedefinitions.apiextensions.k8s.io"
+
 /* Verbs as a bit set, in the alphabetical order discovery lists them. */
 enum {
     SK_VERB_CREATE = 1u << 0,
