@@ -845,6 +845,15 @@ static const char *go_value_type(const json_t *v)
     }
 }
 
+/* Go's reflect.TypeOf of two decoded values differ: JSON types, but for
+ * true and false, both bool. */
+static int go_types_differ(const json_t *a, const json_t *b)
+{
+    json_type ta = json_is_boolean(a) ? JSON_TRUE : json_typeof(a);
+    json_type tb = json_is_boolean(b) ? JSON_TRUE : json_typeof(b);
+    return ta != tb;
+}
+
 /* mergepatch.ErrBadArgType for a value that should have been a list. */
 static sk_err not_a_list(smp *s, const json_t *v)
 {
@@ -983,7 +992,7 @@ static sk_err check_element_kinds(smp *s, const json_t *a, const json_t *b, int 
                 first = x;
                 if (json_is_array(x))
                     return failf(s->errmsg, SK_ERR_INVALID, "%s", generic_invalid);
-            } else if (strcmp(go_value_type(first), go_value_type(x)) != 0) {
+            } else if (go_types_differ(first, x)) {
                 /* fmt.Sprint of the two lists; an absent one prints as [] */
                 json_t *both = json_array();
                 json_array_append_new(both, a ? json_incref((json_t *)a) : json_array());
@@ -1329,12 +1338,6 @@ static sk_err set_element_orders(smp *s, json_t *orig, json_t *todo, const sk_sc
     }
     json_decref(keys);
     return e;
-}
-
-/* Go's reflect.TypeOf of two decoded values differ. */
-static int go_types_differ(const json_t *a, const json_t *b)
-{
-    return strcmp(go_value_type(a), go_value_type(b)) != 0;
 }
 
 /* Merges one remaining patch member into orig, a map of type t (mergeMap's
