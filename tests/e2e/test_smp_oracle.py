@@ -368,7 +368,8 @@ class StrategicMergeOracle(ServerTestCase, unittest.TestCase):
                     p["$setElementOrder/" + name] = list(reversed(cur))
             elif op == "add":
                 e = copy.deepcopy(last)
-                e[key] = f["tag"] + 7009 if isinstance(last[key], int) else "smp-%d" % (f["tag"] + 9)
+                e[key] = (f["tag"] + 7009 if isinstance(last[key], int)
+                          else "smp-%d" % (f["tag"] + 9))
                 if key != "name" and "name" in e:
                     e["name"] = "smp-add%d" % f["tag"]
                 p.setdefault(name, []).append(e)
@@ -410,8 +411,9 @@ class StrategicMergeOracle(ServerTestCase, unittest.TestCase):
             for n, f in enumerate(fields):
                 f["tag"] = 10 * (n + 1)  # values unique across lists (container names)
                 f["sibling"] = next((value_at(base, g["path"])[0] for g in fields
-                                     if g["shape"] == "map" and g["elem"] == f["elem"] and g is not f and
-                                     value_at(base, g["path"])), None) if f["elem"] else None
+                                     if g["shape"] == "map" and g["elem"] == f["elem"] and
+                                     g is not f and value_at(base, g["path"])),
+                                    None) if f["elem"] else None
             kept, left = [], fields
             # greedily, each list on top of those before it; twice, as one
             # may need another (volumeMounts name volumes)
@@ -641,6 +643,50 @@ class EverydayWorkflows(KubectlMixin, ServerTestCase, unittest.TestCase):
                                 headers={"Content-Type": "application/merge-patch+json"})
         self.assertEqual(r.status, 200, r.body)
 
+
+    # Directives of the wrong shape, one error each (Go visits a map's keys
+    # in random order: two errors would make the message a coin toss).
+    MALFORMED = [
+        {"$patch": "bogus"},
+        {"$patch": 7},
+        {"metadata": {"$patch": None}},
+        {"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}},
+        {"spec": {"template": {"spec": {"containers": [{"$patch": "delete"}]}}}},
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "$patch": "merge"}]}}}},
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "$patch": "frob"}]}}}},
+        {"spec": {"template": {"spec": {"containers": ["c"]}}}},
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "ports": [
+            {"containerPort": 81}, {"containerPort": 80}],
+            "$setElementOrder/ports": [{"containerPort": 80}, {"containerPort": 81}]}]}}}},
+        {"spec": {"template": {"spec": {"$setElementOrder/containers": "c"}}}},
+        {"spec": {"template": {"spec": {"$setElementOrder": []}}}},
+        {"metadata": {"$deleteFromPrimitiveList": ["a"]}},
+        {"metadata": {"finalizers": ["b", "a"], "$setElementOrder/finalizers": ["a", "b"]}},
+        {"spec": {"$retainKeys": "replicas"}},
+        {"spec": {"$retainKeys": ["replicas"], "paused": True}},
+        {"spec": {"strategy": {"$retainKeys": ["type"], "rollingUpdate": {}}}},
+    ]
+
+    def test_malformed_directives_answer_kubes_messages(self):
+        d = copy.deepcopy(self.DEPLOY)
+        d["metadata"]["name"] = "malformed"
+        d["metadata"]["finalizers"] = ["example.com/a", "example.com/b"]
+        d["spec"]["template"]["spec"]["containers"][0]["name"] = "c"
+        r = self.server.request("POST", "/apis/apps/v1/namespaces/default/deployments", d)
+        self.assertEqual(r.status, 201, r.body)
+        stored = r.json()
+        path = "/apis/apps/v1/namespaces/default/deployments/malformed"
+        failures = []
+        for patch in self.MALFORMED:
+            text = json.dumps(patch)
+            want = run_kubectl([stored], text)
+            self.assertIsInstance(want, str, "kubectl took %s" % text)
+            want = want.replace("error: ", "", 1)
+            got = self.server.request("PATCH", path, text, headers=SMP)
+            msg = got.json().get("message") if got.status >= 400 else None
+            if not (400 <= got.status < 500) or (msg or "").rstrip("\n") != want:
+                failures.append("%s: server %d %r, kube %r" % (text, got.status, msg, want))
+        self.assertEqual(failures, [])
 
 if __name__ == "__main__":
     unittest.main()
