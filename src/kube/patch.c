@@ -743,86 +743,6 @@ static json_t *order_list(smp *s, const json_t *merged, const json_t *order, con
 
 /* ---- error texts: values as Go prints them ----------------------------- */
 
-/* Appends a float64 as Go's %v does: the shortest text that reads back the
- * same, in %e form for exponents below -4 or from 21 up. */
-static void put_go_float(sk_buf *b, double d)
-{
-    char text[40];
-    int prec = 1;
-    for (; prec < 17; prec++) {
-        snprintf(text, sizeof text, "%.*e", prec - 1, d);
-        if (strtod(text, NULL) == d)
-            break;
-    }
-    snprintf(text, sizeof text, "%.*e", prec - 1, d);
-    int exp = atoi(strchr(text, 'e') + 1);
-    if (exp < -4 || exp >= 21)
-        sk_buf_puts(b, text);
-    else
-        sk_buf_printf(b, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
-}
-
-/* Appends v as Go's %v prints the map[string]interface{} / []interface{}
- * value upstream decoded it to: maps sorted by key. */
-static void put_go_value(sk_buf *b, const json_t *v)
-{
-    const char **keys, *key;
-    const json_t *x;
-    size_t i, n;
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        n = json_object_size(v);
-        keys = malloc((n + 1) * sizeof *keys);
-        SK_CHECK_ALLOC(keys);
-        i = 0;
-        json_object_foreach((json_t *)v, key, x) keys[i++] = key;
-        qsort(keys, n, sizeof *keys, cmp_key);
-        sk_buf_puts(b, "map[");
-        for (i = 0; i < n; i++) {
-            sk_buf_printf(b, "%s%s:", i ? " " : "", keys[i]);
-            put_go_value(b, json_object_get(v, keys[i]));
-        }
-        sk_buf_putc(b, ']');
-        free(keys);
-        break;
-    case JSON_ARRAY:
-        sk_buf_putc(b, '[');
-        json_array_foreach(v, i, x)
-        {
-            if (i)
-                sk_buf_putc(b, ' ');
-            put_go_value(b, x);
-        }
-        sk_buf_putc(b, ']');
-        break;
-    case JSON_STRING:
-        sk_buf_puts(b, json_string_value(v));
-        break;
-    case JSON_INTEGER:
-        sk_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        break;
-    case JSON_REAL:
-        put_go_float(b, json_real_value(v));
-        break;
-    case JSON_TRUE:
-        sk_buf_puts(b, "true");
-        break;
-    case JSON_FALSE:
-        sk_buf_puts(b, "false");
-        break;
-    default:
-        sk_buf_puts(b, "<nil>");
-    }
-}
-
-/* v as Go's %v prints it, in s->fmt (valid until the next call). */
-static const char *go_v(smp *s, const json_t *v)
-{
-    sk_buf_reset(&s->fmt);
-    put_go_value(&s->fmt, v);
-    return s->fmt.data;
-}
-
 /* Go's name for the type of v as upstream decodes it (reflect.TypeOf). */
 static const char *go_value_type(const json_t *v)
 {
@@ -854,6 +774,97 @@ static int go_types_differ(const json_t *a, const json_t *b)
     return ta != tb;
 }
 
+/* Appends a float64 as Go's %v does: the shortest text that reads back the
+ * same, in %e form for exponents below -4 or from 21 up. */
+static void put_go_float(sk_buf *b, double d)
+{
+    char text[40];
+    int prec = 1;
+    for (; prec < 17; prec++) {
+        snprintf(text, sizeof text, "%.*e", prec - 1, d);
+        if (strtod(text, NULL) == d)
+            break;
+    }
+    snprintf(text, sizeof text, "%.*e", prec - 1, d);
+    int exp = atoi(strchr(text, 'e') + 1);
+    if (exp < -4 || exp >= 21)
+        sk_buf_puts(b, text);
+    else
+        sk_buf_printf(b, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
+}
+
+/*
+ * Appends v as Go's fmt prints the map[string]interface{} / []interface{}
+ * value upstream decoded it to, maps sorted by key: with %v (verb_s 0), or
+ * with %s, which prints strings alone and other scalars as %!s(TYPE=VALUE)
+ * (a nil inside a map or list is <nil> either way).
+ */
+static void put_go_value(sk_buf *b, const json_t *v, int verb_s)
+{
+    const char **keys, *key;
+    const json_t *x;
+    size_t i, n;
+    if (verb_s && !json_is_object(v) && !json_is_array(v) && !json_is_string(v) &&
+        !json_is_null(v)) {
+        sk_buf_printf(b, "%%!s(%s=", go_value_type(v));
+        put_go_value(b, v, 0);
+        sk_buf_putc(b, ')');
+        return;
+    }
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        n = json_object_size(v);
+        keys = malloc((n + 1) * sizeof *keys);
+        SK_CHECK_ALLOC(keys);
+        i = 0;
+        json_object_foreach((json_t *)v, key, x) keys[i++] = key;
+        qsort(keys, n, sizeof *keys, cmp_key);
+        sk_buf_puts(b, "map[");
+        for (i = 0; i < n; i++) {
+            sk_buf_printf(b, "%s%s:", i ? " " : "", keys[i]);
+            put_go_value(b, json_object_get(v, keys[i]), verb_s);
+        }
+        sk_buf_putc(b, ']');
+        free(keys);
+        break;
+    case JSON_ARRAY:
+        sk_buf_putc(b, '[');
+        json_array_foreach(v, i, x)
+        {
+            if (i)
+                sk_buf_putc(b, ' ');
+            put_go_value(b, x, verb_s);
+        }
+        sk_buf_putc(b, ']');
+        break;
+    case JSON_STRING:
+        sk_buf_puts(b, json_string_value(v));
+        break;
+    case JSON_INTEGER:
+        sk_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        put_go_float(b, json_real_value(v));
+        break;
+    case JSON_TRUE:
+        sk_buf_puts(b, "true");
+        break;
+    case JSON_FALSE:
+        sk_buf_puts(b, "false");
+        break;
+    default:
+        sk_buf_puts(b, "<nil>");
+    }
+}
+
+/* v as Go's %v prints it, in s->fmt (valid until the next call). */
+static const char *go_v(smp *s, const json_t *v)
+{
+    sk_buf_reset(&s->fmt);
+    put_go_value(&s->fmt, v, 0);
+    return s->fmt.data;
+}
+
 /* mergepatch.ErrBadArgType for a value that should have been a list. */
 static sk_err not_a_list(smp *s, const json_t *v)
 {
@@ -861,21 +872,17 @@ static sk_err not_a_list(smp *s, const json_t *v)
                  go_value_type(v));
 }
 
-/* mergepatch.ErrBadPatchType: directive d in map m. Go prints d with %s:
- * a string as it is, anything else as %!s(TYPE=VALUE). */
+/* mergepatch.ErrBadPatchType: directive d (printed with %s) in map m. */
 static sk_err bad_patch_type(smp *s, const json_t *d, const json_t *m)
 {
-    char *mtext = strdup(go_v(s, m));
-    SK_CHECK_ALLOC(mtext);
-    sk_err e =
-        json_is_string(d) ? failf(s->errmsg, SK_ERR_BAD_REQUEST,
-                                  "unknown patch type: %s in map: %s", json_string_value(d), mtext)
-        : json_is_null(d)
-            ? failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %%!s(<nil>) in map: %s",
-                    mtext)
-            : failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %%!s(%s=%s) in map: %s",
-                    go_value_type(d), go_v(s, d), mtext);
-    free(mtext);
+    sk_buf dtext = SK_BUF_INIT;
+    if (json_is_null(d))
+        sk_buf_puts(&dtext, "%!s(<nil>)"); /* fmt's bad verb for a nil interface */
+    else
+        put_go_value(&dtext, d, 1);
+    sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %s in map: %s", dtext.data,
+                     go_v(s, m));
+    sk_buf_free(&dtext);
     return e;
 }
 
@@ -1278,7 +1285,7 @@ static sk_err set_element_order(smp *s, json_t *orig, json_t *todo, const char *
     if ((e = find_list(s, t, field, &f, &elem)) != SK_OK)
         goto out;
     const char *mkey = merge_key_of(f);
-    if (p) {
+    if (json_array_size(p) > 0 && json_array_size(order) > 0) {
         /* upstream leaves out "$patch: delete" elements before comparing */
         json_t *kept = json_array();
         size_t i;

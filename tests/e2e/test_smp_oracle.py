@@ -650,6 +650,7 @@ class EverydayWorkflows(KubectlMixin, ServerTestCase, unittest.TestCase):
         {"$patch": "bogus"},
         {"$patch": 7},
         {"metadata": {"$patch": None}},
+        {"metadata": {"$patch": {"a": [1, "b", True, None, 1.5, 1e21]}}},
         {"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}},
         {"spec": {"template": {"spec": {"containers": [{"$patch": "delete"}]}}}},
         {"spec": {"template": {"spec": {"containers": [{"name": "c", "$patch": "merge"}]}}}},

@@ -313,8 +313,7 @@ static void test_strategic_owner_references(void **state)
      * list in a list is refused when it comes first, else it is a mismatch. */
     expect_err(S, CONFIGMAP, "{\"metadata\":{\"ownerReferences\":[]}}",
                "{\"metadata\":{\"ownerReferences\":[[1]]}}", SK_ERR_INVALID, generic);
-    expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"ownerReferences\":[[1]]}}",
-               SK_ERR_BAD_REQUEST,
+    expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"ownerReferences\":[[1]]}}", SK_ERR_BAD_REQUEST,
                "list element types are not identical: [[map[kind:K name:a uid:1] "
                "map[kind:K name:b uid:2]] [[1]]]");
     expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"ownerReferences\":[\"x\"]}}",
@@ -438,6 +437,12 @@ static void test_strategic_schema_errors(void **state)
                "unable to find api field in struct PodSpec for the json field \"bogus\"");
     expect_err(S, POD, "{\"spec\":{\"nodeName\":[1]}}", "{\"spec\":{\"nodeName\":[2]}}",
                SK_ERR_BAD_REQUEST, "expected slice or array type, but got: struct");
+    /* A RawExtension is a Go struct without JSON fields. */
+    expect_err(S, "io.k8s.api.apps.v1.ControllerRevision", "{\"data\":{\"spec\":{\"x\":1}}}",
+               "{\"data\":{\"spec\":{\"x\":2}}}", SK_ERR_BAD_REQUEST,
+               "unable to find api field in struct RawExtension for the json field \"spec\"");
+    expect(S, "io.k8s.api.apps.v1.ControllerRevision", "{\"data\":{\"spec\":{\"x\":1}}}",
+           "{\"data\":{\"spec\":1}}", "{\"data\":{\"spec\":1}}");
     /* Go finds fields in structs only: a map of structs is not merged into. */
     expect_err(S, "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps",
                "{\"properties\":{\"a\":{\"type\":\"string\"}}}",
@@ -557,6 +562,9 @@ static void test_strategic_directive_errors_are_client_errors(void **state)
          "unknown patch type: %!s(int64=7) in map: map[$patch:7]"},
         {"{\"$patch\":null}", SK_ERR_BAD_REQUEST,
          "unknown patch type: %!s(<nil>) in map: map[$patch:<nil>]"},
+        {"{\"$patch\":{\"a\":[1,\"b\",true,null,1.5]}}", SK_ERR_BAD_REQUEST,
+         "unknown patch type: map[a:[%!s(int64=1) b %!s(bool=true) <nil> %!s(float64=1.5)]] "
+         "in map: map[$patch:map[a:[1 b true <nil> 1.5]]]"},
         {"{\"$setElementOrder/data\":5}", SK_ERR_BAD_REQUEST,
          "expected a []interface {}, but received a int64"},
         {"{\"$setElementOrder\":[]}", SK_ERR_BAD_REQUEST,
