@@ -57,7 +57,9 @@ static double time_patch(const json_t *target, const char *patch, int runs, size
         json_t *out = NULL;
         char *msg = NULL;
         double t0 = bench_now_s();
-        sk_err e = sk_patch_apply(SK_PATCH_STRATEGIC, target, patch, strlen(patch), &out, &msg);
+        sk_err e =
+            sk_patch_apply(SK_PATCH_STRATEGIC, sk_schema_named("io.k8s.api.core.v1.ConfigMap"),
+                           target, patch, strlen(patch), &out, &msg);
         t[r] = bench_now_s() - t0;
         const json_t *refs = json_object_get(json_object_get(out, "metadata"), "ownerReferences");
         const char *uid = json_string_value(json_object_get(json_array_get(refs, 0), "uid"));

@@ -75,7 +75,12 @@ static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *
     sk_patch_type type = st->patch_type;
     json_t *res = NULL;
     char *msg = NULL;
-    sk_err err = sk_patch_apply(type, old, call->body, call->body_len, &res, &msg);
+    /* A view (scale) is patched as its own kind; custom resources have no
+     * type, and never get here with a strategic merge patch. */
+    const sk_schema *schema = call->res->custom ? NULL
+                              : call->route.sub ? call->route.sub->schema
+                                                : call->res->schema;
+    sk_err err = sk_patch_apply(type, schema, old, call->body, call->body_len, &res, &msg);
     if (err != SK_OK) {
         sk_call_reply_error(call, err, msg ? msg : "the patch could not be applied");
         free(msg);
@@ -438,14 +443,16 @@ int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view)
     st->view = view;
     st->apply = is_patch && sk_patch_is_apply(call->content_type) &&
                 (!view || !view->view || view->apply_config);
+    /* Custom resources have no Go types to take patch strategies from:
+     * kube-apiserver offers them no strategic merge, and says so. */
     if (is_patch && !st->apply &&
-        sk_patch_type_parse(call->content_type, &st->patch_type) != SK_OK) {
-        sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
-                            "the body of the request was in an unknown format - accepted media "
-                            "types include: application/json-patch+json, "
-                            "application/merge-patch+json, "
-                            "application/strategic-merge-patch+json, "
-                            "application/apply-patch+yaml");
+        (sk_patch_type_parse(call->content_type, &st->patch_type) != SK_OK ||
+         (st->patch_type == SK_PATCH_STRATEGIC && call->res->custom))) {
+        sk_call_reply_errorf(call, SK_ERR_UNSUPPORTED_MEDIA,
+                             "the body of the request was in an unknown format - accepted media "
+                             "types include: application/json-patch+json, "
+                             "application/merge-patch+json, %sapplication/apply-patch+yaml",
+                             call->res->custom ? "" : "application/strategic-merge-patch+json, ");
         return SK_STEP_DONE;
     }
     if (!is_patch && !sk_body_media_supported(call->content_type)) {

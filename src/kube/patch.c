@@ -8,12 +8,17 @@
  * always fresh copies, never shared with the caller's patch.
  *
  * Strategic merge follows k8s.io/apimachinery/pkg/util/strategicpatch
- * (mergeMap / mergeSlice / normalizeElementOrder) driven by a small table of
- * list paths instead of Go struct tags, because sqlkube serves a fixed set of
- * kinds whose list fields do not collide by path. Where upstream copies a
- * raw patch value and relies on the typed decode that follows to drop
- * directives and nulls, we do that dropping explicitly (smp_clean): sqlkube
- * stores JSON as given, so nothing downstream would.
+ * (mergeMap / mergeSlice / normalizeElementOrder) walking the kind's schema
+ * (kube/schema.h) alongside the object, as upstream walks the Go struct
+ * tags: each map merged knows its type, each list field its patch strategy
+ * and merge key, so no list of fields is kept here. Lookups fail where
+ * upstream's do (a field the type lacks, a map of structs merged into), and
+ * only where upstream looks: where the original and the patch both hold a
+ * map or both a list under the key. Where upstream copies a raw patch value
+ * and relies on the typed decode that follows to drop directives and nulls,
+ * we do that dropping explicitly (smp_clean): sqlkube stores JSON as given,
+ * so nothing downstream would. Error texts are upstream's, values printed
+ * as Go's %v prints them.
  *
  * Patches come from clients, so no patch may cost more than its size
  * warrants: strategic merges index lists by merge key instead of scanning
@@ -44,18 +49,6 @@ static const char directive_key[] = "$patch";
 static const char retain_keys_key[] = "$retainKeys";
 static const char set_order_prefix[] = "$setElementOrder";
 static const char delete_prim_prefix[] = "$deleteFromPrimitiveList";
-
-/* Lists with patchStrategy=merge in the kinds sqlkube serves. An empty merge
- * key marks a list of primitives (merged as a set). */
-static const struct {
-    const char *path;
-    const char *merge_key;
-} merge_lists[] = {
-    {"metadata.finalizers", ""},
-    {"metadata.ownerReferences", "uid"},
-    {"secrets", "name"},           /* ServiceAccount */
-    {"status.conditions", "type"}, /* Namespace */
-};
 
 static sk_err failf(char **errmsg, sk_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -481,8 +474,8 @@ static json_t *merge_patch(json_t *target, const json_t *patch)
 /* ---- strategic merge patch -------------------------------------------- */
 
 typedef struct smp {
-    sk_buf path; /* dotted path of the map being merged, "" at the root */
-    sk_buf key;  /* scratch: the key text of a list element being indexed */
+    sk_buf key; /* scratch: the key text of a list element being indexed */
+    sk_buf fmt; /* scratch: a value as Go's fmt prints it, for error messages */
     char **errmsg;
 } smp;
 
@@ -492,8 +485,8 @@ static int has_prefix(const char *s, const char *prefix)
 }
 
 /* Parallel-list directive "<prefix>/<field>": the field, or NULL when the
- * key does not carry prefix. A key with the prefix but no '/' is malformed
- * and yields "" so callers can report it. */
+ * key does not carry prefix. A key with the prefix but no '/' right after
+ * it is malformed and yields "" so callers can report it. */
 static const char *directive_field(const char *key, const char *prefix)
 {
     if (!has_prefix(key, prefix))
@@ -508,61 +501,41 @@ static int is_directive_key(const char *k)
            has_prefix(k, set_order_prefix) || has_prefix(k, delete_prim_prefix);
 }
 
-/* Deep copy of a patch value minus null members and directives: what a
- * typed decode of a patch value taken verbatim leaves behind upstream. */
-static json_t *smp_clean(const json_t *v)
+/*
+ * Deep copy of a patch value minus null members and directive keys: what
+ * the typed decode that follows a merge upstream leaves of a patch value
+ * taken as it is. With strip, also minus every map that carries "$patch"
+ * (upstream's removeDirectives, applied where a patch value meets no
+ * original); such a map yields NULL at the top. sqlkube stores JSON as
+ * given, so the dropping has to happen here.
+ */
+static json_t *smp_clean(const json_t *v, int strip)
 {
-    json_t *c;
+    json_t *c, *x;
     const char *key;
-    const json_t *x;
     size_t i;
+    if (strip && json_is_object(v) && json_object_get(v, directive_key))
+        return NULL;
     if (json_is_object(v)) {
         c = json_object();
         json_object_foreach((json_t *)v, key, x)
         {
-            if (!json_is_null(x) && !is_directive_key(key))
-                json_object_set_new(c, key, smp_clean(x));
+            json_t *cx = json_is_null(x) || is_directive_key(key) ? NULL : smp_clean(x, strip);
+            if (cx)
+                json_object_set_new(c, key, cx);
         }
     } else if (json_is_array(v)) {
         c = json_array();
         json_array_foreach(v, i, x)
         {
-            json_array_append_new(c, smp_clean(x));
+            json_t *cx = smp_clean(x, strip);
+            if (cx)
+                json_array_append_new(c, cx);
         }
     } else {
         c = json_deep_copy(v);
     }
     return c;
-}
-
-/* Merge key for the list at path+"."+field, or NULL if the list replaces. */
-static const char *list_merge_key(const smp *s, const char *field)
-{
-    size_t plen = s->path.len;
-    for (size_t i = 0; i < sizeof merge_lists / sizeof merge_lists[0]; i++) {
-        const char *p = merge_lists[i].path;
-        if (plen == 0 && strcmp(p, field) == 0)
-            return merge_lists[i].merge_key;
-        if (plen > 0 && strncmp(p, s->path.data, plen) == 0 && p[plen] == '.' &&
-            strcmp(p + plen + 1, field) == 0)
-            return merge_lists[i].merge_key;
-    }
-    return NULL;
-}
-
-static size_t path_push(smp *s, const char *field)
-{
-    size_t saved = s->path.len;
-    if (saved > 0)
-        sk_buf_putc(&s->path, '.');
-    sk_buf_puts(&s->path, field);
-    return saved;
-}
-
-static void path_pop(smp *s, size_t saved)
-{
-    s->path.len = saved;
-    s->path.data[saved] = '\0';
 }
 
 /*
@@ -768,42 +741,280 @@ static json_t *order_list(smp *s, const json_t *merged, const json_t *order, con
     return out;
 }
 
-/* Upstream sliceElementType over both lists: one JSON kind, not lists. */
+/* ---- error texts: values as Go prints them ----------------------------- */
+
+/* Go's name for the type of v as upstream decodes it (reflect.TypeOf). */
+static const char *go_value_type(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "map[string]interface {}";
+    case JSON_ARRAY:
+        return "[]interface {}";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "int64";
+    case JSON_REAL:
+        return "float64";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    default:
+        return "<nil>";
+    }
+}
+
+/* Go's reflect.TypeOf of two decoded values differ: JSON types, but for
+ * true and false, both bool. */
+static int go_types_differ(const json_t *a, const json_t *b)
+{
+    json_type ta = json_is_boolean(a) ? JSON_TRUE : json_typeof(a);
+    json_type tb = json_is_boolean(b) ? JSON_TRUE : json_typeof(b);
+    return ta != tb;
+}
+
+/* Appends a float64 as Go's %v does: the shortest text that reads back the
+ * same, in %e form for exponents below -4 or from 21 up. */
+static void put_go_float(sk_buf *b, double d)
+{
+    char text[40];
+    int prec = 1;
+    for (; prec < 17; prec++) {
+        snprintf(text, sizeof text, "%.*e", prec - 1, d);
+        if (strtod(text, NULL) == d)
+            break;
+    }
+    snprintf(text, sizeof text, "%.*e", prec - 1, d);
+    int exp = atoi(strchr(text, 'e') + 1);
+    if (exp < -4 || exp >= 21)
+        sk_buf_puts(b, text);
+    else
+        sk_buf_printf(b, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
+}
+
+/*
+ * Appends v as Go's fmt prints the map[string]interface{} / []interface{}
+ * value upstream decoded it to, maps sorted by key: with %v (verb_s 0), or
+ * with %s, which prints strings alone and other scalars as %!s(TYPE=VALUE)
+ * (a nil inside a map or list is <nil> either way).
+ */
+static void put_go_value(sk_buf *b, const json_t *v, int verb_s)
+{
+    const char **keys, *key;
+    const json_t *x;
+    size_t i, n;
+    if (verb_s && !json_is_object(v) && !json_is_array(v) && !json_is_string(v) &&
+        !json_is_null(v)) {
+        sk_buf_printf(b, "%%!s(%s=", go_value_type(v));
+        put_go_value(b, v, 0);
+        sk_buf_putc(b, ')');
+        return;
+    }
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        n = json_object_size(v);
+        keys = malloc((n + 1) * sizeof *keys);
+        SK_CHECK_ALLOC(keys);
+        i = 0;
+        json_object_foreach((json_t *)v, key, x) keys[i++] = key;
+        qsort(keys, n, sizeof *keys, cmp_key);
+        sk_buf_puts(b, "map[");
+        for (i = 0; i < n; i++) {
+            sk_buf_printf(b, "%s%s:", i ? " " : "", keys[i]);
+            put_go_value(b, json_object_get(v, keys[i]), verb_s);
+        }
+        sk_buf_putc(b, ']');
+        free(keys);
+        break;
+    case JSON_ARRAY:
+        sk_buf_putc(b, '[');
+        json_array_foreach(v, i, x)
+        {
+            if (i)
+                sk_buf_putc(b, ' ');
+            put_go_value(b, x, verb_s);
+        }
+        sk_buf_putc(b, ']');
+        break;
+    case JSON_STRING:
+        sk_buf_puts(b, json_string_value(v));
+        break;
+    case JSON_INTEGER:
+        sk_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        put_go_float(b, json_real_value(v));
+        break;
+    case JSON_TRUE:
+        sk_buf_puts(b, "true");
+        break;
+    case JSON_FALSE:
+        sk_buf_puts(b, "false");
+        break;
+    default:
+        sk_buf_puts(b, "<nil>");
+    }
+}
+
+/* v as Go's %v prints it, in s->fmt (valid until the next call). */
+static const char *go_v(smp *s, const json_t *v)
+{
+    sk_buf_reset(&s->fmt);
+    put_go_value(&s->fmt, v, 0);
+    return s->fmt.data;
+}
+
+/* mergepatch.ErrBadArgType for a value that should have been a list. */
+static sk_err not_a_list(smp *s, const json_t *v)
+{
+    return failf(s->errmsg, SK_ERR_BAD_REQUEST, "expected a []interface {}, but received a %s",
+                 go_value_type(v));
+}
+
+/* mergepatch.ErrBadPatchType: directive d (printed with %s) in map m. */
+static sk_err bad_patch_type(smp *s, const json_t *d, const json_t *m)
+{
+    sk_buf dtext = SK_BUF_INIT;
+    if (json_is_null(d))
+        sk_buf_puts(&dtext, "%!s(<nil>)"); /* fmt's bad verb for a nil interface */
+    else
+        put_go_value(&dtext, d, 1);
+    sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %s in map: %s", dtext.data,
+                     go_v(s, m));
+    sk_buf_free(&dtext);
+    return e;
+}
+
+/* mergepatch.ErrNoMergeKey. */
+static sk_err no_merge_key(smp *s, const json_t *item, const char *mkey)
+{
+    return failf(s->errmsg, SK_ERR_BAD_REQUEST, "map: %s does not contain declared merge key: %s",
+                 go_v(s, item), mkey);
+}
+
+/* ---- the schema as upstream's struct-tag lookups see it ----------------- */
+
+/* The reflect.Kind of type t as Go names it. The types that marshal
+ * themselves (Time, Quantity, IntOrString, RawExtension...) are structs. */
+static const char *go_kind_name(const sk_schema *t)
+{
+    switch (sk_schema_kind_of(t)) {
+    case SK_SCHEMA_STRING:
+        return "string";
+    case SK_SCHEMA_BOOL:
+        return "bool";
+    case SK_SCHEMA_INT32:
+        return "int32";
+    case SK_SCHEMA_INT64:
+        return "int64";
+    case SK_SCHEMA_DOUBLE:
+        return "float64";
+    case SK_SCHEMA_BYTES:
+    case SK_SCHEMA_ARRAY:
+        return "slice";
+    case SK_SCHEMA_MAP:
+        return "map";
+    default:
+        return "struct";
+    }
+}
+
+/*
+ * Upstream LookupPatchMetadataForStruct: the field key of t, the type of
+ * the map being merged (*out borrowed). Go finds fields of structs only,
+ * so merging into a map of structs (a CRD's properties) fails there too.
+ */
+static sk_err find_field(smp *s, const sk_schema *t, const char *key, const sk_schema_field **out)
+{
+    if (strcmp(go_kind_name(t), "struct") != 0)
+        return failf(s->errmsg, SK_ERR_BAD_REQUEST,
+                     "merging an object in json but data type is not struct, instead is: %s",
+                     go_kind_name(t));
+    const sk_schema_field *f = sk_schema_field_find(t, key, strlen(key));
+    if (!f) {
+        /* reflect's Name() is the Go type without its package. */
+        const char *name = strrchr(sk_schema_go_type(t), '.');
+        json_t *quoted = json_string(key);
+        char *q = dump(quoted);
+        sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
+                         "unable to find api field in struct %s for the json field %s",
+                         name ? name + 1 : sk_schema_go_type(t), q);
+        free(q);
+        json_decref(quoted);
+        return e;
+    }
+    *out = f;
+    return SK_OK;
+}
+
+/* Upstream LookupPatchMetadataForSlice: the list field key of t and the
+ * type of its elements (both borrowed). */
+static sk_err find_list(smp *s, const sk_schema *t, const char *key, const sk_schema_field **field,
+                        const sk_schema **elem)
+{
+    const sk_schema_field *f;
+    sk_err e = find_field(s, t, key, &f);
+    if (e != SK_OK)
+        return e;
+    const sk_schema *ft = sk_schema_field_type(f);
+    const sk_schema *el = ft;
+    if (sk_schema_kind_of(ft) == SK_SCHEMA_ARRAY) {
+        el = sk_schema_elem(ft);
+        if (strcmp(go_kind_name(el), "slice") == 0)
+            return failf(s->errmsg, SK_ERR_BAD_REQUEST, "unexpected slice of slice");
+    } else if (!(sk_schema_field_flags(f) & SK_FIELD_POINTER)) {
+        /* Go names the kind of the struct looked in, not of the field. */
+        return failf(s->errmsg, SK_ERR_BAD_REQUEST, "expected slice or array type, but got: %s",
+                     go_kind_name(t));
+    }
+    *field = f;
+    *elem = el;
+    return SK_OK;
+}
+
+/* The merge key of a list field ("" for none). */
+static const char *merge_key_of(const sk_schema_field *f)
+{
+    const char *k = sk_schema_field_merge_key(f);
+    return k ? k : "";
+}
+
+/* ---- merging ---------------------------------------------------------- */
+
+static sk_err smp_map(smp *s, json_t *orig, const json_t *patch, const sk_schema *t, json_t **out);
+
+/* Upstream sliceElementType over both lists: every element of one Go type
+ * (JSON integers and reals are int64 and float64 there), the first not a
+ * list. *are_maps tells which; an error for two empty lists. */
 static sk_err check_element_kinds(smp *s, const json_t *a, const json_t *b, int *are_maps)
 {
-    const json_t *lists[2] = {a, b};
     const json_t *first = NULL, *x;
+    const json_t *lists[2] = {a, b};
     size_t i;
     for (int l = 0; l < 2; l++) {
         json_array_foreach(lists[l], i, x)
         {
-            if (json_is_array(x))
-                return failf(s->errmsg, SK_ERR_INVALID, "%s", generic_invalid);
             if (!first) {
                 first = x;
-            } else if (strcmp(sk_typed_go_kind(first), sk_typed_go_kind(x)) != 0) {
-                char *ta = dump(a), *tb = dump(b);
+                if (json_is_array(x))
+                    return failf(s->errmsg, SK_ERR_INVALID, "%s", generic_invalid);
+            } else if (go_types_differ(first, x)) {
+                /* fmt.Sprint of the two lists; an absent one prints as [] */
+                json_t *both = json_array();
+                json_array_append_new(both, a ? json_incref((json_t *)a) : json_array());
+                json_array_append_new(both, b ? json_incref((json_t *)b) : json_array());
                 sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
-                                 "list element types are not identical: [%s %s]", ta, tb);
-                free(ta);
-                free(tb);
+                                 "list element types are not identical: %s", go_v(s, both));
+                json_decref(both);
                 return e;
             }
         }
     }
+    if (!first)
+        return failf(s->errmsg, SK_ERR_BAD_REQUEST, "no elements in any of the given slices");
     *are_maps = json_is_object(first);
     return SK_OK;
-}
-
-static sk_err smp_map(smp *s, json_t *orig, const json_t *patch, json_t **out);
-
-static sk_err no_merge_key(smp *s, const json_t *item, const char *mkey)
-{
-    char *text = dump(item);
-    sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
-                     "map: %s does not contain declared merge key: %s", text, mkey);
-    free(text);
-    return e;
 }
 
 /*
@@ -838,10 +1049,7 @@ static sk_err list_directives(smp *s, json_t **base, const json_t *patch, const 
                       "merging lists cannot yet be specified in the patch");
             goto out;
         } else {
-            char *dt = dump(d), *pt = dump(pe);
-            e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %s in map: %s", dt, pt);
-            free(dt);
-            free(pt);
+            e = bad_patch_type(s, d, pe);
             goto out;
         }
     }
@@ -849,7 +1057,7 @@ static sk_err list_directives(smp *s, json_t **base, const json_t *patch, const 
         remove_indexed(s, *base, deleted, mkey);
     if (replace) {
         json_decref(*base);
-        *base = smp_clean(plain);
+        *base = smp_clean(plain, 0);
         json_array_clear(plain);
     }
 out:
@@ -857,9 +1065,13 @@ out:
     return e;
 }
 
-/* Upstream mergeSlice for a merge-strategy list; *out new reference. */
+/*
+ * Upstream mergeSlice: merges patch into orig, a list whose elements are of
+ * type elem, by merge key mkey ("" for primitives, merged as a set);
+ * is_delete for a "$deleteFromPrimitiveList" list. *out new reference.
+ */
 static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const char *mkey,
-                         json_t **out)
+                         const sk_schema *elem, int is_delete, json_t **out)
 {
     json_t *base = NULL, *plain = json_array(), *server = NULL, *idx = NULL;
     size_t i;
@@ -872,6 +1084,13 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
     }
     if ((e = check_element_kinds(s, orig, patch, &are_maps)) != SK_OK)
         goto out;
+    if (!are_maps && is_delete) {
+        /* Every copy of every listed value goes; nothing is reordered. */
+        base = json_copy((json_t *)orig);
+        idx = index_list(s, patch, "");
+        remove_indexed(s, base, idx, "");
+        goto done;
+    }
     if (!are_maps) {
         /* A set union without duplicates, as deduplicateScalars leaves it. */
         base = json_array();
@@ -893,8 +1112,8 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
         }
         server = json_incref((json_t *)orig);
     } else if (*mkey == '\0') {
-        e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
-                  "cannot merge lists without merge key for type map");
+        e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "cannot merge lists without merge key for %s",
+                  go_kind_name(elem));
         goto out;
     } else {
         base = json_copy((json_t *)orig);
@@ -902,28 +1121,25 @@ static sk_err merge_list(smp *s, const json_t *orig, const json_t *patch, const 
             goto out;
         server = json_copy(base);
         idx = index_list(s, base, mkey);
-        size_t saved = path_push(s, "[]");
         json_array_foreach(plain, i, pe)
         {
             if (!json_object_get(pe, mkey)) {
                 e = no_merge_key(s, pe, mkey);
-                break;
+                goto out;
             }
             long at = index_find(s, idx, pe, mkey);
             if (at < 0) {
+                /* upstream appends the patch element as it is */
                 index_add(s, idx, pe, mkey, json_array_size(base));
-                json_array_append_new(base, smp_clean(pe));
+                json_array_append_new(base, smp_clean(pe, 0));
                 continue;
             }
             json_t *merged;
-            e = smp_map(s, json_incref(json_array_get(base, (size_t)at)), pe, &merged);
+            e = smp_map(s, json_incref(json_array_get(base, (size_t)at)), pe, elem, &merged);
             if (e != SK_OK)
-                break;
+                goto out;
             json_array_set_new(base, (size_t)at, merged);
         }
-        path_pop(s, saved);
-        if (e != SK_OK)
-            goto out;
     }
     json_t *ordered = order_list(s, base, plain, server, are_maps ? mkey : "");
     json_decref(base);
@@ -939,49 +1155,17 @@ out:
     return e;
 }
 
-/* Go's name for the type of v as strategicpatch reports it in ErrBadArgType. */
-static const char *go_value_type(const json_t *v)
+/* Upstream mergeSliceHandler: list field f (elements elem) of orig and of
+ * the patch, both present; *out new reference. A list without the merge
+ * strategy takes the patch's list as it is. */
+static sk_err merge_field_list(smp *s, const json_t *o, const json_t *p, const sk_schema_field *f,
+                               const sk_schema *elem, int is_delete, json_t **out)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "map[string]interface {}";
-    case JSON_ARRAY:
-        return "[]interface {}";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "int64";
-    case JSON_REAL:
-        return "float64";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "<nil>";
-    }
-}
-
-static sk_err not_a_list(smp *s, const json_t *v)
-{
-    return failf(s->errmsg, SK_ERR_BAD_REQUEST, "expected a []interface {}, but received a %s",
-                 go_value_type(v));
-}
-
-/* Merges the list field of orig with its patch value (either may be absent)
- * the way mergeMap would; *out new reference. */
-static sk_err merge_field_list(smp *s, const json_t *o, const json_t *p, const char *field,
-                               json_t **out)
-{
-    const char *mkey = list_merge_key(s, field);
-    if (!p) {
-        *out = json_incref((json_t *)o);
+    if (!(sk_schema_field_flags(f) & SK_FIELD_PATCH_MERGE) && !is_delete) {
+        *out = smp_clean(p, 0);
         return SK_OK;
     }
-    if (!o || !mkey) {
-        *out = smp_clean(p);
-        return SK_OK;
-    }
-    return merge_list(s, o, p, mkey, out);
+    return merge_list(s, o, p, merge_key_of(f), elem, is_delete, out);
 }
 
 /* Upstream applyRetainKeysDirective; consumes "$retainKeys" from todo. */
@@ -1025,31 +1209,117 @@ out:
     return e;
 }
 
-/* Upstream mergePatchIntoOriginal for one "$setElementOrder/<field>" key:
- * merges the list, orders it, and consumes both keys from todo. */
-static sk_err set_element_order(smp *s, json_t *orig, json_t *todo, const char *key)
+/*
+ * Upstream validatePatchWithSetOrderList: the patch list's elements (bar
+ * directives) appear in order in the same relative order. One pass over
+ * both lists; merge key values compare with json_equal.
+ */
+static sk_err check_order(smp *s, const json_t *list, const json_t *order, const char *mkey)
 {
-    const char *field = directive_field(key, set_order_prefix);
+    size_t pi = 0, oi = 0, n = json_array_size(list), m = json_array_size(order);
+    const json_t *x;
+    if (n == 0 || m == 0)
+        return SK_OK;
+    while (pi < n && oi < m) {
+        const json_t *pe = json_array_get(list, pi), *oe = json_array_get(order, oi);
+        const json_t *pk = pe, *ok = oe;
+        if (json_object_get(pe, directive_key)) {
+            pi++;
+            continue;
+        }
+        if (*mkey) {
+            for (int side = 0; side < 2; side++) {
+                x = side ? oe : pe;
+                if (!json_is_object(x))
+                    return failf(s->errmsg, SK_ERR_BAD_REQUEST,
+                                 "expected a map[string]interface {}, but received a %s",
+                                 go_value_type(x));
+                if (!json_object_get(x, mkey))
+                    return no_merge_key(s, x, mkey);
+            }
+            pk = json_object_get(pe, mkey);
+            ok = json_object_get(oe, mkey);
+        }
+        if (json_equal(pk, ok))
+            pi++;
+        oi++;
+    }
+    if (pi < n) {
+        char *lt = strdup(go_v(s, list));
+        SK_CHECK_ALLOC(lt);
+        sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
+                         "The order in patch list:\n%s\n doesn't match %s list:\n%s\n", lt,
+                         set_order_prefix, go_v(s, order));
+        free(lt);
+        return e;
+    }
+    return SK_OK;
+}
+
+/* Upstream mergePatchIntoOriginal for one "$setElementOrder/<field>" key of
+ * a map of type t: merges the list, orders it, and consumes both keys from
+ * todo. */
+static sk_err set_element_order(smp *s, json_t *orig, json_t *todo, const char *key,
+                                const sk_schema *t)
+{
     const json_t *order = json_object_get(todo, key);
+    const char *field = directive_field(key, set_order_prefix);
     const json_t *o = json_object_get(orig, field), *p = json_object_get(todo, field);
+    const sk_schema_field *f;
+    const sk_schema *elem;
     json_t *merged = NULL, *server = NULL;
+    int are_maps;
     sk_err e = SK_OK;
+    if (!json_is_array(order)) {
+        e = not_a_list(s, order);
+        goto out;
+    }
     if (*field == '\0') {
         e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of setElementOrder list");
         goto out;
     }
-    if (!json_is_array(order) || (o && !json_is_array(o)) || (p && !json_is_array(p))) {
-        e = not_a_list(s, !json_is_array(order) ? order : (o && !json_is_array(o)) ? o : p);
+    if ((o && !json_is_array(o)) || (p && !json_is_array(p))) {
+        e = not_a_list(s, o && !json_is_array(o) ? o : p);
         goto out;
     }
-    if (o || p) {
-        const char *mkey = list_merge_key(s, field);
-        server = o ? json_incref((json_t *)o) : json_array();
-        if ((e = merge_field_list(s, o, p, field, &merged)) != SK_OK)
+    if ((e = find_list(s, t, field, &f, &elem)) != SK_OK)
+        goto out;
+    const char *mkey = merge_key_of(f);
+    if (json_array_size(p) > 0 && json_array_size(order) > 0) {
+        /* upstream leaves out "$patch: delete" elements before comparing */
+        json_t *kept = json_array();
+        size_t i;
+        json_t *x;
+        json_array_foreach(p, i, x)
+        {
+            const char *d = json_string_value(json_object_get(x, directive_key));
+            if (*mkey && !json_is_object(x)) {
+                e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
+                          "expected a map[string]interface {}, but received a %s",
+                          go_value_type(x));
+                break;
+            }
+            if (!*mkey || !d || strcmp(d, "delete") != 0)
+                json_array_append(kept, x);
+        }
+        if (e == SK_OK)
+            e = check_order(s, kept, order, mkey);
+        json_decref(kept);
+        if (e != SK_OK)
             goto out;
-        json_object_set_new(orig, field, order_list(s, merged, order, server, mkey ? mkey : ""));
-        json_object_del(todo, field);
     }
+    if (!o && !p)
+        goto consumed;
+    if (o && p)
+        e = merge_field_list(s, o, p, f, elem, 0, &merged);
+    else
+        merged = o ? json_incref((json_t *)o) : smp_clean(p, 1);
+    if (e != SK_OK || (e = check_element_kinds(s, o, p, &are_maps)) != SK_OK)
+        goto out;
+    server = o ? json_incref((json_t *)o) : json_array();
+    json_object_set_new(orig, field, order_list(s, merged, order, server, mkey));
+    json_object_del(todo, field);
+consumed:
     json_object_del(todo, key);
 out:
     json_decref(merged);
@@ -1057,7 +1327,7 @@ out:
     return e;
 }
 
-static sk_err set_element_orders(smp *s, json_t *orig, json_t *todo)
+static sk_err set_element_orders(smp *s, json_t *orig, json_t *todo, const sk_schema *t)
 {
     json_t *keys = json_array(), *v;
     const char *key;
@@ -1065,60 +1335,70 @@ static sk_err set_element_orders(smp *s, json_t *orig, json_t *todo)
     sk_err e = SK_OK;
     json_object_foreach(todo, key, v)
     {
-        if (directive_field(key, set_order_prefix))
+        if (has_prefix(key, set_order_prefix))
             json_array_append_new(keys, json_string(key));
     }
     json_array_foreach(keys, i, v)
     {
-        if ((e = set_element_order(s, orig, todo, json_string_value(v))) != SK_OK)
+        if ((e = set_element_order(s, orig, todo, json_string_value(v), t)) != SK_OK)
             break;
     }
     json_decref(keys);
     return e;
 }
 
-/* Merges one remaining patch member into orig (mergeMap's main loop). */
-static sk_err merge_member(smp *s, json_t *orig, const char *key, const json_t *pv)
+/* Merges one remaining patch member into orig, a map of type t (mergeMap's
+ * main loop). */
+static sk_err merge_member(smp *s, json_t *orig, const char *key, const json_t *pv,
+                           const sk_schema *t)
 {
     const char *field = directive_field(key, delete_prim_prefix);
+    const sk_schema_field *f;
+    const sk_schema *elem;
+    json_t *merged = NULL;
     sk_err e = SK_OK;
-    if (field) {
-        json_t *ov = json_object_get(orig, field);
-        if (*field == '\0' || !json_is_array(pv))
-            return failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of primitive list");
-        if (json_is_array(ov)) {
-            json_t *drop = index_list(s, pv, "");
-            remove_indexed(s, ov, drop, "");
-            json_decref(drop);
-        }
-        return SK_OK;
-    }
-    json_t *ov = json_object_get(orig, key);
+    if (field && *field == '\0')
+        return failf(s->errmsg, SK_ERR_BAD_REQUEST, "invalid patch format of primitive list");
+    int is_delete = field != NULL;
+    if (is_delete)
+        key = field;
+    const json_t *ov = json_object_get(orig, key);
     if (json_is_null(pv)) {
         json_object_del(orig, key);
-    } else if (json_is_object(ov) && json_is_object(pv)) {
-        json_t *merged;
-        size_t saved = path_push(s, key);
-        e = smp_map(s, json_incref(ov), pv, &merged);
-        path_pop(s, saved);
-        if (e == SK_OK)
+    } else if (!ov || go_types_differ(ov, pv) || !(json_is_object(ov) || json_is_array(ov))) {
+        /* A deletion list meets nothing to delete from: a no-op. */
+        if (is_delete && (!ov || go_types_differ(ov, pv)))
+            return SK_OK;
+        merged = smp_clean(pv, 1);
+        if (merged)
             json_object_set_new(orig, key, merged);
-    } else if (json_is_array(ov) && json_is_array(pv)) {
-        json_t *merged;
-        e = merge_field_list(s, ov, pv, key, &merged);
+        else
+            json_object_del(orig, key);
+    } else if (json_is_object(ov)) {
+        if ((e = find_field(s, t, key, &f)) != SK_OK)
+            return e;
+        if (sk_schema_field_flags(f) & SK_FIELD_PATCH_REPLACE)
+            merged = smp_clean(pv, 0);
+        else
+            e = smp_map(s, json_incref((json_t *)ov), pv, sk_schema_field_type(f), &merged);
         if (e == SK_OK)
             json_object_set_new(orig, key, merged);
     } else {
-        json_object_set_new(orig, key, smp_clean(pv));
+        if ((e = find_list(s, t, key, &f, &elem)) != SK_OK)
+            return e;
+        e = merge_field_list(s, ov, pv, f, elem, is_delete, &merged);
+        if (e == SK_OK)
+            json_object_set_new(orig, key, merged);
     }
     return e;
 }
 
 /*
  * Upstream mergeMap: merges patch (borrowed object) into orig (stolen, NULL
- * or a non-object means empty) and returns the result as *out.
+ * or a non-object means empty), a map of type t, and returns the result as
+ * *out.
  */
-static sk_err smp_map(smp *s, json_t *orig, const json_t *patch, json_t **out)
+static sk_err smp_map(smp *s, json_t *orig, const json_t *patch, const sk_schema *t, json_t **out)
 {
     const json_t *directive = json_object_get(patch, directive_key);
     json_t *todo = NULL;
@@ -1127,16 +1407,12 @@ static sk_err smp_map(smp *s, json_t *orig, const json_t *patch, json_t **out)
     sk_err e = SK_OK;
     if (directive) {
         const char *d = json_string_value(directive);
-        if (d && strcmp(d, "replace") == 0) {
-            *out = smp_clean(patch);
-        } else if (d && strcmp(d, "delete") == 0) {
+        if (d && strcmp(d, "replace") == 0)
+            *out = smp_clean(patch, 0);
+        else if (d && strcmp(d, "delete") == 0)
             *out = json_object();
-        } else {
-            char *dt = dump(directive), *pt = dump(patch);
-            e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %s in map: %s", dt, pt);
-            free(dt);
-            free(pt);
-        }
+        else
+            e = bad_patch_type(s, directive, patch);
         goto out;
     }
     if (!json_is_object(orig)) {
@@ -1145,11 +1421,11 @@ static sk_err smp_map(smp *s, json_t *orig, const json_t *patch, json_t **out)
     }
     todo = json_copy((json_t *)patch);
     if ((e = retain_keys(s, orig, todo)) != SK_OK ||
-        (e = set_element_orders(s, orig, todo)) != SK_OK)
+        (e = set_element_orders(s, orig, todo, t)) != SK_OK)
         goto out;
     json_object_foreach(todo, key, pv)
     {
-        if ((e = merge_member(s, orig, key, pv)) != SK_OK)
+        if ((e = merge_member(s, orig, key, pv, t)) != SK_OK)
             goto out;
     }
     *out = orig;
@@ -1160,11 +1436,18 @@ out:
     return e;
 }
 
-static sk_err apply_strategic(const json_t *target, const json_t *patch, json_t **out,
-                              char **errmsg)
+static sk_err apply_strategic(const json_t *target, const json_t *patch, const sk_schema *t,
+                              json_t **out, char **errmsg)
 {
     smp s = {SK_BUF_INIT, SK_BUF_INIT, errmsg};
     sk_err e = SK_OK;
+    /* Without a built-in type there are no patch strategies to follow:
+     * kube-apiserver does not offer strategic merge for custom resources. */
+    if (!t) {
+        e = failf(errmsg, SK_ERR_UNSUPPORTED_MEDIA,
+                  "strategic merge patch format is not supported");
+        goto out;
+    }
     /* Go decodes a null patch into an empty map: a no-op. */
     if (json_is_null(patch)) {
         *out = json_deep_copy(target);
@@ -1176,10 +1459,10 @@ static sk_err apply_strategic(const json_t *target, const json_t *patch, json_t 
                   sk_typed_go_kind(patch));
         goto out;
     }
-    e = smp_map(&s, json_deep_copy(target), patch, out);
+    e = smp_map(&s, json_deep_copy(target), patch, t, out);
 out:
-    sk_buf_free(&s.path);
     sk_buf_free(&s.key);
+    sk_buf_free(&s.fmt);
     return e;
 }
 
@@ -1223,8 +1506,8 @@ sk_err sk_patch_type_parse(const char *content_type, sk_patch_type *out)
     return SK_ERR_UNSUPPORTED_MEDIA;
 }
 
-sk_err sk_patch_apply(sk_patch_type type, const json_t *target, const char *patch, size_t len,
-                      json_t **out, char **errmsg)
+sk_err sk_patch_apply(sk_patch_type type, const sk_schema *schema, const json_t *target,
+                      const char *patch, size_t len, json_t **out, char **errmsg)
 {
     json_error_t jerr;
     json_t *p = json_loadb(patch, len, JSON_DECODE_ANY, &jerr);
@@ -1247,7 +1530,7 @@ sk_err sk_patch_apply(sk_patch_type type, const json_t *target, const char *patc
             result = merge_patch(json_deep_copy(target), p);
         break;
     case SK_PATCH_STRATEGIC:
-        e = apply_strategic(target, p, &result, errmsg);
+        e = apply_strategic(target, p, schema, &result, errmsg);
         break;
     }
     if (e == SK_OK)

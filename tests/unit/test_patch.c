@@ -1,6 +1,7 @@
 /*
  * test_patch.c - RFC 6902 and RFC 7386 appendix examples, strategic merge
- * directives as kubectl sends them, and the error codes kube-apiserver uses.
+ * directives as kubectl sends them, driven by the kinds' schemas, and the
+ * error codes and texts kube-apiserver uses.
  */
 #include "kube/patch.h"
 #include "core/buf.h"
@@ -26,13 +27,29 @@ static json_t *load(const char *s)
     return v;
 }
 
+/* The types strategic merge follows (kube/schema.h definition names). */
+#define CONFIGMAP "io.k8s.api.core.v1.ConfigMap"
+#define POD "io.k8s.api.core.v1.Pod"
+#define SERVICEACCOUNT "io.k8s.api.core.v1.ServiceAccount"
+#define DEPLOYMENT "io.k8s.api.apps.v1.Deployment"
+
+/* The schema named def; NULL for NULL (JSON and merge patches need none). */
+static const sk_schema *schema_of(const char *def)
+{
+    const sk_schema *t = def ? sk_schema_named(def) : NULL;
+    if (def && !t)
+        fail_msg("no schema %s", def);
+    return t;
+}
+
 /* Applies patch to target and checks the result equals want; also checks the
  * target was not modified. */
-static void expect(sk_patch_type type, const char *target, const char *patch, const char *want)
+static void expect(sk_patch_type type, const char *def, const char *target, const char *patch,
+                   const char *want)
 {
     json_t *t = load(target), *before = json_deep_copy(t), *w = load(want), *out = NULL;
     char *msg = NULL;
-    sk_err e = sk_patch_apply(type, t, patch, strlen(patch), &out, &msg);
+    sk_err e = sk_patch_apply(type, schema_of(def), t, patch, strlen(patch), &out, &msg);
     if (e != SK_OK)
         fail_msg("patch %s failed: %s", patch, msg);
     if (!json_equal(out, w)) {
@@ -46,12 +63,12 @@ static void expect(sk_patch_type type, const char *target, const char *patch, co
     json_decref(out);
 }
 
-static void expect_err(sk_patch_type type, const char *target, const char *patch, sk_err want,
-                       const char *want_msg)
+static void expect_err(sk_patch_type type, const char *def, const char *target, const char *patch,
+                       sk_err want, const char *want_msg)
 {
     json_t *t = load(target), *out = NULL;
     char *msg = NULL;
-    sk_err e = sk_patch_apply(type, t, patch, strlen(patch), &out, &msg);
+    sk_err e = sk_patch_apply(type, schema_of(def), t, patch, strlen(patch), &out, &msg);
     if (e != want)
         fail_msg("patch %s: got %s, want %s (%s)", patch, sk_err_name(e), sk_err_name(want),
                  msg ? msg : "");
@@ -87,43 +104,44 @@ static void test_json_patch_rfc_examples(void **state)
 {
     (void)state;
     sk_patch_type J = SK_PATCH_JSON;
-    expect(J, "{\"foo\":\"bar\"}", "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\"}]",
+    expect(J, NULL, "{\"foo\":\"bar\"}", "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\"}]",
            "{\"baz\":\"qux\",\"foo\":\"bar\"}");
-    expect(J, "{\"foo\":[\"bar\",\"baz\"]}",
+    expect(J, NULL, "{\"foo\":[\"bar\",\"baz\"]}",
            "[{\"op\":\"add\",\"path\":\"/foo/1\",\"value\":\"qux\"}]",
            "{\"foo\":[\"bar\",\"qux\",\"baz\"]}");
-    expect(J, "{\"baz\":\"qux\",\"foo\":\"bar\"}", "[{\"op\":\"remove\",\"path\":\"/baz\"}]",
+    expect(J, NULL, "{\"baz\":\"qux\",\"foo\":\"bar\"}", "[{\"op\":\"remove\",\"path\":\"/baz\"}]",
            "{\"foo\":\"bar\"}");
-    expect(J, "{\"foo\":[\"bar\",\"qux\",\"baz\"]}", "[{\"op\":\"remove\",\"path\":\"/foo/1\"}]",
-           "{\"foo\":[\"bar\",\"baz\"]}");
-    expect(J, "{\"baz\":\"qux\",\"foo\":\"bar\"}",
+    expect(J, NULL, "{\"foo\":[\"bar\",\"qux\",\"baz\"]}",
+           "[{\"op\":\"remove\",\"path\":\"/foo/1\"}]", "{\"foo\":[\"bar\",\"baz\"]}");
+    expect(J, NULL, "{\"baz\":\"qux\",\"foo\":\"bar\"}",
            "[{\"op\":\"replace\",\"path\":\"/baz\",\"value\":\"boo\"}]",
            "{\"baz\":\"boo\",\"foo\":\"bar\"}");
-    expect(J, "{\"foo\":{\"bar\":\"baz\",\"waldo\":\"fred\"},\"qux\":{\"corge\":\"grault\"}}",
+    expect(J, NULL, "{\"foo\":{\"bar\":\"baz\",\"waldo\":\"fred\"},\"qux\":{\"corge\":\"grault\"}}",
            "[{\"op\":\"move\",\"from\":\"/foo/waldo\",\"path\":\"/qux/thud\"}]",
            "{\"foo\":{\"bar\":\"baz\"},\"qux\":{\"corge\":\"grault\",\"thud\":\"fred\"}}");
-    expect(J, "{\"foo\":[\"all\",\"grass\",\"cows\",\"eat\"]}",
+    expect(J, NULL, "{\"foo\":[\"all\",\"grass\",\"cows\",\"eat\"]}",
            "[{\"op\":\"move\",\"from\":\"/foo/1\",\"path\":\"/foo/3\"}]",
            "{\"foo\":[\"all\",\"cows\",\"eat\",\"grass\"]}");
-    expect(J, "{\"baz\":\"qux\",\"foo\":[\"a\",2,\"c\"]}",
+    expect(J, NULL, "{\"baz\":\"qux\",\"foo\":[\"a\",2,\"c\"]}",
            "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"qux\"},"
            "{\"op\":\"test\",\"path\":\"/foo/1\",\"value\":2}]",
            "{\"baz\":\"qux\",\"foo\":[\"a\",2,\"c\"]}");
-    expect_err(J, "{\"baz\":\"qux\"}", "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]",
-               SK_ERR_INVALID, generic);
-    expect(J, "{\"foo\":\"bar\"}",
+    expect_err(J, NULL, "{\"baz\":\"qux\"}",
+               "[{\"op\":\"test\",\"path\":\"/baz\",\"value\":\"bar\"}]", SK_ERR_INVALID, generic);
+    expect(J, NULL, "{\"foo\":\"bar\"}",
            "[{\"op\":\"add\",\"path\":\"/child\",\"value\":{\"grandchild\":{}}}]",
            "{\"foo\":\"bar\",\"child\":{\"grandchild\":{}}}");
-    expect(J, "{\"foo\":\"bar\"}",
+    expect(J, NULL, "{\"foo\":\"bar\"}",
            "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\",\"xyz\":123}]",
            "{\"foo\":\"bar\",\"baz\":\"qux\"}");
-    expect_err(J, "{\"foo\":\"bar\"}", "[{\"op\":\"add\",\"path\":\"/baz/bat\",\"value\":\"qux\"}]",
-               SK_ERR_INVALID, generic);
-    expect(J, "{\"/\":9,\"~1\":10}", "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":10}]",
+    expect_err(J, NULL, "{\"foo\":\"bar\"}",
+               "[{\"op\":\"add\",\"path\":\"/baz/bat\",\"value\":\"qux\"}]", SK_ERR_INVALID,
+               generic);
+    expect(J, NULL, "{\"/\":9,\"~1\":10}", "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":10}]",
            "{\"/\":9,\"~1\":10}");
-    expect_err(J, "{\"/\":9,\"~1\":10}", "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":\"10\"}]",
-               SK_ERR_INVALID, generic);
-    expect(J, "{\"foo\":[\"bar\"]}",
+    expect_err(J, NULL, "{\"/\":9,\"~1\":10}",
+               "[{\"op\":\"test\",\"path\":\"/~01\",\"value\":\"10\"}]", SK_ERR_INVALID, generic);
+    expect(J, NULL, "{\"foo\":[\"bar\"]}",
            "[{\"op\":\"add\",\"path\":\"/foo/-\",\"value\":[\"abc\",\"def\"]}]",
            "{\"foo\":[\"bar\",[\"abc\",\"def\"]]}");
 }
@@ -133,41 +151,47 @@ static void test_json_patch_more(void **state)
     (void)state;
     sk_patch_type J = SK_PATCH_JSON;
     /* ~1 is '/', copy deep-copies, an escaped annotation key as kubectl sends. */
-    expect(J, "{\"metadata\":{\"annotations\":{\"a/b\":\"x\"}}}",
+    expect(J, NULL, "{\"metadata\":{\"annotations\":{\"a/b\":\"x\"}}}",
            "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/a~1b\"}]",
            "{\"metadata\":{\"annotations\":{}}}");
-    expect(J, "{\"a\":{\"b\":1}}",
+    expect(J, NULL, "{\"a\":{\"b\":1}}",
            "[{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/c\"},"
            "{\"op\":\"replace\",\"path\":\"/c/b\",\"value\":2}]",
            "{\"a\":{\"b\":1},\"c\":{\"b\":2}}");
-    expect(J, "{\"a\":[1,2]}", "[{\"op\":\"add\",\"path\":\"/a/2\",\"value\":3}]",
+    expect(J, NULL, "{\"a\":[1,2]}", "[{\"op\":\"add\",\"path\":\"/a/2\",\"value\":3}]",
            "{\"a\":[1,2,3]}");
-    expect(J, "{\"a\":1}", "null", "{\"a\":1}");
-    expect(J, "{\"a\":1}", "[{\"op\":\"test\",\"path\":\"/missing\",\"value\":null}]", "{\"a\":1}");
+    expect(J, NULL, "{\"a\":1}", "null", "{\"a\":1}");
+    expect(J, NULL, "{\"a\":1}", "[{\"op\":\"test\",\"path\":\"/missing\",\"value\":null}]",
+           "{\"a\":1}");
     /* Whole-document replace must still yield an object. */
-    expect(J, "{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"b\":2}}]", "{\"b\":2}");
-    expect_err(J, "{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":3}]", SK_ERR_INVALID,
-               generic);
-
-    expect_err(J, "{\"a\":[1]}", "[{\"op\":\"add\",\"path\":\"/a/2\",\"value\":3}]", SK_ERR_INVALID,
-               generic);
-    expect_err(J, "{\"a\":[1]}", "[{\"op\":\"remove\",\"path\":\"/a/01\"}]", SK_ERR_INVALID,
-               generic);
-    expect_err(J, "{\"a\":1}", "[{\"op\":\"remove\",\"path\":\"/b\"}]", SK_ERR_INVALID, generic);
-    expect_err(J, "{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"/b\",\"value\":1}]", SK_ERR_INVALID,
-               generic);
-    expect_err(J, "{\"a\":{\"b\":1}}", "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a/c\"}]",
+    expect(J, NULL, "{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"b\":2}}]",
+           "{\"b\":2}");
+    expect_err(J, NULL, "{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"\",\"value\":3}]",
                SK_ERR_INVALID, generic);
-    expect_err(J, "{\"a\":1}", "[{\"op\":\"frob\",\"path\":\"/a\"}]", SK_ERR_INVALID, generic);
-    expect_err(J, "{\"a\":1}", "[{\"op\":\"add\",\"value\":1}]", SK_ERR_INVALID, generic);
-    expect_err(J, "{\"a\":1}", "[{\"op\":\"remove\",\"path\":\"a\"}]", SK_ERR_INVALID, generic);
-    expect_err(J, "{\"a\":1}", "[{\"op\":\"remove\",\"path\":\"/~2\"}]", SK_ERR_INVALID, generic);
 
-    expect_err(J, "{\"a\":1}", "{\"op\":\"add\"}", SK_ERR_BAD_REQUEST,
+    expect_err(J, NULL, "{\"a\":[1]}", "[{\"op\":\"add\",\"path\":\"/a/2\",\"value\":3}]",
+               SK_ERR_INVALID, generic);
+    expect_err(J, NULL, "{\"a\":[1]}", "[{\"op\":\"remove\",\"path\":\"/a/01\"}]", SK_ERR_INVALID,
+               generic);
+    expect_err(J, NULL, "{\"a\":1}", "[{\"op\":\"remove\",\"path\":\"/b\"}]", SK_ERR_INVALID,
+               generic);
+    expect_err(J, NULL, "{\"a\":1}", "[{\"op\":\"replace\",\"path\":\"/b\",\"value\":1}]",
+               SK_ERR_INVALID, generic);
+    expect_err(J, NULL, "{\"a\":{\"b\":1}}",
+               "[{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/a/c\"}]", SK_ERR_INVALID, generic);
+    expect_err(J, NULL, "{\"a\":1}", "[{\"op\":\"frob\",\"path\":\"/a\"}]", SK_ERR_INVALID,
+               generic);
+    expect_err(J, NULL, "{\"a\":1}", "[{\"op\":\"add\",\"value\":1}]", SK_ERR_INVALID, generic);
+    expect_err(J, NULL, "{\"a\":1}", "[{\"op\":\"remove\",\"path\":\"a\"}]", SK_ERR_INVALID,
+               generic);
+    expect_err(J, NULL, "{\"a\":1}", "[{\"op\":\"remove\",\"path\":\"/~2\"}]", SK_ERR_INVALID,
+               generic);
+
+    expect_err(J, NULL, "{\"a\":1}", "{\"op\":\"add\"}", SK_ERR_BAD_REQUEST,
                "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
-    expect_err(J, "{\"a\":1}", "[\"add\"]", SK_ERR_BAD_REQUEST,
+    expect_err(J, NULL, "{\"a\":1}", "[\"add\"]", SK_ERR_BAD_REQUEST,
                "json: cannot unmarshal string into Go value of type jsonpatch.Operation");
-    expect_err(J, "{\"a\":1}", "[{", SK_ERR_BAD_REQUEST, NULL);
+    expect_err(J, NULL, "{\"a\":1}", "[{", SK_ERR_BAD_REQUEST, NULL);
 }
 
 static void test_json_patch_too_many_ops(void **state)
@@ -183,7 +207,7 @@ static void test_json_patch_too_many_ops(void **state)
     }
     patch[len - 1] = ']';
     patch[len] = '\0';
-    expect_err(SK_PATCH_JSON, "{\"a\":1}", patch, SK_ERR_TOO_LARGE,
+    expect_err(SK_PATCH_JSON, NULL, "{\"a\":1}", patch, SK_ERR_TOO_LARGE,
                "Request entity too large: The allowed maximum operations in a JSON patch is "
                "10000, got 10001");
     free(patch);
@@ -194,20 +218,21 @@ static void test_merge_patch_rfc_examples(void **state)
 {
     (void)state;
     sk_patch_type M = SK_PATCH_MERGE;
-    expect(M, "{\"a\":\"b\"}", "{\"a\":\"c\"}", "{\"a\":\"c\"}");
-    expect(M, "{\"a\":\"b\"}", "{\"b\":\"c\"}", "{\"a\":\"b\",\"b\":\"c\"}");
-    expect(M, "{\"a\":\"b\"}", "{\"a\":null}", "{}");
-    expect(M, "{\"a\":\"b\",\"b\":\"c\"}", "{\"a\":null}", "{\"b\":\"c\"}");
-    expect(M, "{\"a\":[\"b\"]}", "{\"a\":\"c\"}", "{\"a\":\"c\"}");
-    expect(M, "{\"a\":\"c\"}", "{\"a\":[\"b\"]}", "{\"a\":[\"b\"]}");
-    expect(M, "{\"a\":{\"b\":\"c\"}}", "{\"a\":{\"b\":\"d\",\"c\":null}}", "{\"a\":{\"b\":\"d\"}}");
-    expect(M, "{\"a\":[{\"b\":\"c\"}]}", "{\"a\":[1]}", "{\"a\":[1]}");
-    expect(M, "{\"e\":null}", "{\"a\":1}", "{\"e\":null,\"a\":1}");
-    expect(M, "{}", "{\"a\":{\"bb\":{\"ccc\":null}}}", "{\"a\":{\"bb\":{}}}");
+    expect(M, NULL, "{\"a\":\"b\"}", "{\"a\":\"c\"}", "{\"a\":\"c\"}");
+    expect(M, NULL, "{\"a\":\"b\"}", "{\"b\":\"c\"}", "{\"a\":\"b\",\"b\":\"c\"}");
+    expect(M, NULL, "{\"a\":\"b\"}", "{\"a\":null}", "{}");
+    expect(M, NULL, "{\"a\":\"b\",\"b\":\"c\"}", "{\"a\":null}", "{\"b\":\"c\"}");
+    expect(M, NULL, "{\"a\":[\"b\"]}", "{\"a\":\"c\"}", "{\"a\":\"c\"}");
+    expect(M, NULL, "{\"a\":\"c\"}", "{\"a\":[\"b\"]}", "{\"a\":[\"b\"]}");
+    expect(M, NULL, "{\"a\":{\"b\":\"c\"}}", "{\"a\":{\"b\":\"d\",\"c\":null}}",
+           "{\"a\":{\"b\":\"d\"}}");
+    expect(M, NULL, "{\"a\":[{\"b\":\"c\"}]}", "{\"a\":[1]}", "{\"a\":[1]}");
+    expect(M, NULL, "{\"e\":null}", "{\"a\":1}", "{\"e\":null,\"a\":1}");
+    expect(M, NULL, "{}", "{\"a\":{\"bb\":{\"ccc\":null}}}", "{\"a\":{\"bb\":{}}}");
     /* Non-object patches cannot yield an object: evanphx/json-patch's error. */
-    expect_err(M, "{\"a\":\"foo\"}", "null", SK_ERR_BAD_REQUEST, "Invalid JSON Patch");
-    expect_err(M, "{\"a\":\"foo\"}", "[\"c\"]", SK_ERR_BAD_REQUEST, "Invalid JSON Patch");
-    expect_err(M, "{\"a\":\"foo\"}", "{nope", SK_ERR_BAD_REQUEST, "Invalid JSON Patch");
+    expect_err(M, NULL, "{\"a\":\"foo\"}", "null", SK_ERR_BAD_REQUEST, "Invalid JSON Patch");
+    expect_err(M, NULL, "{\"a\":\"foo\"}", "[\"c\"]", SK_ERR_BAD_REQUEST, "Invalid JSON Patch");
+    expect_err(M, NULL, "{\"a\":\"foo\"}", "{nope", SK_ERR_BAD_REQUEST, "Invalid JSON Patch");
 }
 
 static void test_strategic_like_merge(void **state)
@@ -215,7 +240,7 @@ static void test_strategic_like_merge(void **state)
     (void)state;
     sk_patch_type S = SK_PATCH_STRATEGIC;
     /* What `kubectl apply` sends for a ConfigMap whose key b was dropped. */
-    expect(S,
+    expect(S, CONFIGMAP,
            "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\",\"annotations\":{"
            "\"kubectl.kubernetes.io/last-applied-configuration\":\"old\"}},"
            "\"data\":{\"a\":\"1\",\"b\":\"2\"}}",
@@ -226,31 +251,37 @@ static void test_strategic_like_merge(void **state)
            "\"kubectl.kubernetes.io/last-applied-configuration\":\"new\"},"
            "\"labels\":{\"x\":\"y\"}},\"data\":{\"a\":\"10\",\"c\":\"3\"}}");
     /* Lists without a merge strategy are replaced; nulls for absent keys vanish. */
-    expect(S, "{\"imagePullSecrets\":[{\"name\":\"a\"}]}",
+    expect(S, SERVICEACCOUNT, "{\"imagePullSecrets\":[{\"name\":\"a\"}]}",
            "{\"imagePullSecrets\":[{\"name\":\"b\"}],\"gone\":null}",
            "{\"imagePullSecrets\":[{\"name\":\"b\"}]}");
-    /* A new sub-map is taken from the patch minus nulls and directives. */
-    expect(S, "{}", "{\"spec\":{\"a\":null,\"b\":1,\"$patch\":\"replace\"}}",
+    /* A new sub-map is taken from the patch minus nulls and directives;
+     * one carrying "$patch" is dropped, as upstream's removeDirectives does. */
+    expect(S, POD, "{}", "{\"spec\":{\"a\":null,\"b\":1,\"$retainKeys\":[\"b\"]}}",
            "{\"spec\":{\"b\":1}}");
-    expect(S, "{\"a\":1}", "null", "{\"a\":1}");
+    expect(S, POD, "{}", "{\"spec\":{\"a\":null,\"b\":1,\"$patch\":\"replace\"}}", "{}");
+    expect(S, POD, "{\"spec\":{}}",
+           "{\"spec\":{\"affinity\":{\"$patch\":\"delete\"},\"tolerations\":[{\"$patch\":"
+           "\"replace\"},{\"key\":\"k\"}]}}",
+           "{\"spec\":{\"tolerations\":[{\"key\":\"k\"}]}}");
+    expect(S, CONFIGMAP, "{\"a\":1}", "null", "{\"a\":1}");
 }
 
 static void test_strategic_map_directives(void **state)
 {
     (void)state;
     sk_patch_type S = SK_PATCH_STRATEGIC;
-    expect(S, "{\"data\":{\"a\":\"1\",\"b\":\"2\"}}",
+    expect(S, CONFIGMAP, "{\"data\":{\"a\":\"1\",\"b\":\"2\"}}",
            "{\"data\":{\"$patch\":\"replace\",\"c\":\"3\"}}", "{\"data\":{\"c\":\"3\"}}");
-    expect(S, "{\"data\":{\"a\":\"1\"},\"x\":1}", "{\"data\":{\"$patch\":\"delete\"}}",
+    expect(S, CONFIGMAP, "{\"data\":{\"a\":\"1\"},\"x\":1}", "{\"data\":{\"$patch\":\"delete\"}}",
            "{\"data\":{},\"x\":1}");
-    expect(S, "{\"spec\":{\"a\":1,\"b\":2,\"c\":3}}",
+    expect(S, POD, "{\"spec\":{\"a\":1,\"b\":2,\"c\":3}}",
            "{\"spec\":{\"$retainKeys\":[\"a\",\"d\"],\"d\":4}}", "{\"spec\":{\"a\":1,\"d\":4}}");
-    expect_err(S, "{\"spec\":{}}", "{\"spec\":{\"$retainKeys\":[\"a\"],\"b\":1}}",
+    expect_err(S, POD, "{\"spec\":{}}", "{\"spec\":{\"$retainKeys\":[\"a\"],\"b\":1}}",
                SK_ERR_BAD_REQUEST, "invalid patch format of retainKeys");
-    expect_err(S, "{\"spec\":{}}", "{\"spec\":{\"$retainKeys\":\"a\"}}", SK_ERR_BAD_REQUEST,
+    expect_err(S, POD, "{\"spec\":{}}", "{\"spec\":{\"$retainKeys\":\"a\"}}", SK_ERR_BAD_REQUEST,
                "invalid patch format of retainKeys");
-    expect_err(S, "{\"data\":{}}", "{\"data\":{\"$patch\":\"frob\"}}", SK_ERR_BAD_REQUEST,
-               "unknown patch type: \"frob\" in map: {\"$patch\":\"frob\"}");
+    expect_err(S, CONFIGMAP, "{\"data\":{}}", "{\"data\":{\"$patch\":\"frob\"}}",
+               SK_ERR_BAD_REQUEST, "unknown patch type: frob in map: map[$patch:frob]");
 }
 
 static void test_strategic_owner_references(void **state)
@@ -260,26 +291,33 @@ static void test_strategic_owner_references(void **state)
     const char *obj = "{\"metadata\":{\"ownerReferences\":["
                       "{\"uid\":\"1\",\"name\":\"a\",\"kind\":\"K\"},"
                       "{\"uid\":\"2\",\"name\":\"b\",\"kind\":\"K\"}]}}";
-    expect(S, obj,
+    expect(S, CONFIGMAP, obj,
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"2\",\"name\":\"b2\"},"
            "{\"uid\":\"3\",\"name\":\"c\",\"kind\":\"K\"}]}}",
            "{\"metadata\":{\"ownerReferences\":["
            "{\"uid\":\"1\",\"name\":\"a\",\"kind\":\"K\"},"
            "{\"uid\":\"2\",\"name\":\"b2\",\"kind\":\"K\"},"
            "{\"uid\":\"3\",\"name\":\"c\",\"kind\":\"K\"}]}}");
-    expect(S, obj, "{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"delete\",\"uid\":\"1\"}]}}",
+    expect(S, CONFIGMAP, obj,
+           "{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"delete\",\"uid\":\"1\"}]}}",
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"2\",\"name\":\"b\",\"kind\":\"K\"}]}}");
-    expect(S, obj,
+    expect(S, CONFIGMAP, obj,
            "{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"replace\"},{\"uid\":\"9\"}]}}",
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"9\"}]}}");
-    expect_err(S, obj, "{\"metadata\":{\"ownerReferences\":[{\"name\":\"x\"}]}}",
-               SK_ERR_BAD_REQUEST,
-               "map: {\"name\":\"x\"} does not contain declared merge key: uid");
-    expect_err(S, obj,
+    expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"ownerReferences\":[{\"name\":\"x\"}]}}",
+               SK_ERR_BAD_REQUEST, "map: map[name:x] does not contain declared merge key: uid");
+    expect_err(S, CONFIGMAP, obj,
                "{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"merge\",\"uid\":\"1\"}]}}",
                SK_ERR_BAD_REQUEST, "merging lists cannot yet be specified in the patch");
-    expect_err(S, obj, "{\"metadata\":{\"ownerReferences\":[[1]]}}", SK_ERR_INVALID, generic);
-    expect_err(S, obj, "{\"metadata\":{\"ownerReferences\":[\"x\"]}}", SK_ERR_BAD_REQUEST, NULL);
+    /* The first element decides the element type (sliceElementType): a
+     * list in a list is refused when it comes first, else it is a mismatch. */
+    expect_err(S, CONFIGMAP, "{\"metadata\":{\"ownerReferences\":[]}}",
+               "{\"metadata\":{\"ownerReferences\":[[1]]}}", SK_ERR_INVALID, generic);
+    expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"ownerReferences\":[[1]]}}", SK_ERR_BAD_REQUEST,
+               "list element types are not identical: [[map[kind:K name:a uid:1] "
+               "map[kind:K name:b uid:2]] [[1]]]");
+    expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"ownerReferences\":[\"x\"]}}",
+               SK_ERR_BAD_REQUEST, NULL);
 }
 
 static void test_strategic_finalizers(void **state)
@@ -287,39 +325,40 @@ static void test_strategic_finalizers(void **state)
     (void)state;
     sk_patch_type S = SK_PATCH_STRATEGIC;
     const char *obj = "{\"metadata\":{\"finalizers\":[\"a\",\"b\"]}}";
-    expect(S, obj, "{\"metadata\":{\"finalizers\":[\"c\",\"a\"]}}",
+    expect(S, CONFIGMAP, obj, "{\"metadata\":{\"finalizers\":[\"c\",\"a\"]}}",
            "{\"metadata\":{\"finalizers\":[\"c\",\"a\",\"b\"]}}");
-    expect(S, obj, "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"a\"]}}",
+    expect(S, CONFIGMAP, obj, "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"a\"]}}",
            "{\"metadata\":{\"finalizers\":[\"b\"]}}");
     /* kubectl apply: add c, drop a, order b before c. */
-    expect(S, obj,
+    expect(S, CONFIGMAP, obj,
            "{\"metadata\":{\"$setElementOrder/finalizers\":[\"b\",\"c\"],"
            "\"finalizers\":[\"c\"],\"$deleteFromPrimitiveList/finalizers\":[\"a\"]}}",
            "{\"metadata\":{\"finalizers\":[\"b\",\"c\"]}}");
-    expect(S, obj, "{\"metadata\":{\"$setElementOrder/finalizers\":[\"b\",\"a\"]}}",
+    expect(S, CONFIGMAP, obj, "{\"metadata\":{\"$setElementOrder/finalizers\":[\"b\",\"a\"]}}",
            "{\"metadata\":{\"finalizers\":[\"b\",\"a\"]}}");
-    expect(S, "{}", "{\"metadata\":{\"finalizers\":[\"x\"]}}",
+    expect(S, CONFIGMAP, "{}", "{\"metadata\":{\"finalizers\":[\"x\"]}}",
            "{\"metadata\":{\"finalizers\":[\"x\"]}}");
-    expect_err(S, obj, "{\"metadata\":{\"$deleteFromPrimitiveList\":[\"a\"]}}", SK_ERR_BAD_REQUEST,
-               "invalid patch format of primitive list");
-    expect_err(S, obj, "{\"metadata\":{\"$setElementOrder\":[\"a\"]}}", SK_ERR_BAD_REQUEST,
-               "invalid patch format of setElementOrder list");
-    expect_err(S, obj, "{\"metadata\":{\"$setElementOrder/finalizers\":\"a\"}}", SK_ERR_BAD_REQUEST,
-               "expected a []interface {}, but received a string");
+    expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"$deleteFromPrimitiveList\":[\"a\"]}}",
+               SK_ERR_BAD_REQUEST, "invalid patch format of primitive list");
+    expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"$setElementOrder\":[\"a\"]}}",
+               SK_ERR_BAD_REQUEST, "invalid patch format of setElementOrder list");
+    expect_err(S, CONFIGMAP, obj, "{\"metadata\":{\"$setElementOrder/finalizers\":\"a\"}}",
+               SK_ERR_BAD_REQUEST, "expected a []interface {}, but received a string");
 }
 
 static void test_strategic_service_account_secrets(void **state)
 {
     (void)state;
     /* kubectl apply changing secrets [a,b] to [a,c]. */
-    expect(SK_PATCH_STRATEGIC,
+    expect(SK_PATCH_STRATEGIC, SERVICEACCOUNT,
            "{\"kind\":\"ServiceAccount\",\"secrets\":[{\"name\":\"a\"},{\"name\":\"b\"}]}",
            "{\"$setElementOrder/secrets\":[{\"name\":\"a\"},{\"name\":\"c\"}],"
            "\"secrets\":[{\"name\":\"c\"},{\"$patch\":\"delete\",\"name\":\"b\"}]}",
            "{\"kind\":\"ServiceAccount\",\"secrets\":[{\"name\":\"a\"},{\"name\":\"c\"}]}");
     /* Without an order list new items go before later server items (upstream
      * mergeSortedSlice). */
-    expect(SK_PATCH_STRATEGIC, "{\"secrets\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]}",
+    expect(SK_PATCH_STRATEGIC, SERVICEACCOUNT,
+           "{\"secrets\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}]}",
            "{\"secrets\":[{\"name\":\"b\",\"x\":1},{\"name\":\"d\"}]}",
            "{\"secrets\":[{\"name\":\"a\"},{\"name\":\"b\",\"x\":1},{\"name\":\"d\"},"
            "{\"name\":\"c\"}]}");
@@ -329,11 +368,101 @@ static void test_strategic_errors(void **state)
 {
     (void)state;
     sk_patch_type S = SK_PATCH_STRATEGIC;
-    expect_err(S, "{}", "[1]", SK_ERR_BAD_REQUEST,
+    expect_err(S, CONFIGMAP, "{}", "[1]", SK_ERR_BAD_REQUEST,
                "json: cannot unmarshal array into Go value of type map[string]interface {}");
-    expect_err(S, "{}", "\"x\"", SK_ERR_BAD_REQUEST,
+    expect_err(S, CONFIGMAP, "{}", "\"x\"", SK_ERR_BAD_REQUEST,
                "json: cannot unmarshal string into Go value of type map[string]interface {}");
-    expect_err(S, "{}", "{\"a\":", SK_ERR_BAD_REQUEST, NULL);
+    expect_err(S, CONFIGMAP, "{}", "{\"a\":", SK_ERR_BAD_REQUEST, NULL);
+}
+
+/* The issue: lists the schema gives a merge key are merged at any depth,
+ * and what the patch does not name is kept. */
+static void test_strategic_follows_schema(void **state)
+{
+    (void)state;
+    sk_patch_type S = SK_PATCH_STRATEGIC;
+    const char *dep = "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+                      "\"image\":\"i1\",\"ports\":[{\"containerPort\":80},{\"containerPort\":81}],"
+                      "\"env\":[{\"name\":\"A\",\"value\":\"1\"}],\"args\":[\"x\",\"y\"]}]}}}}";
+    expect(
+        S, DEPLOYMENT, dep,
+        "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i2\"}]}}}}",
+        "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i2\","
+        "\"ports\":[{\"containerPort\":80},{\"containerPort\":81}],"
+        "\"env\":[{\"name\":\"A\",\"value\":\"1\"}],\"args\":[\"x\",\"y\"]}]}}}}");
+    /* Nested merge keys (containerPort) and a list without a strategy
+     * (args), replaced whole. */
+    expect(S, DEPLOYMENT, dep,
+           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":["
+           "{\"containerPort\":81,\"name\":\"p\"},{\"containerPort\":80,\"$patch\":\"delete\"}],"
+           "\"args\":[\"z\"]}]}}}}",
+           "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i1\","
+           "\"ports\":[{\"containerPort\":81,\"name\":\"p\"}],"
+           "\"env\":[{\"name\":\"A\",\"value\":\"1\"}],\"args\":[\"z\"]}]}}}}");
+    /* retainKeys on a field with that strategy (DeploymentSpec.strategy). */
+    expect(
+        S, DEPLOYMENT,
+        "{\"spec\":{\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"maxSurge\":1}}}}",
+        "{\"spec\":{\"strategy\":{\"$retainKeys\":[\"type\"],\"type\":\"Recreate\"}}}",
+        "{\"spec\":{\"strategy\":{\"type\":\"Recreate\"}}}");
+    /* patchStrategy=replace on a map (PodDisruptionBudgetSpec.selector). */
+    expect(S, "io.k8s.api.policy.v1.PodDisruptionBudget",
+           "{\"spec\":{\"selector\":{\"matchLabels\":{\"a\":\"1\"}}}}",
+           "{\"spec\":{\"selector\":{\"matchExpressions\":[]}}}",
+           "{\"spec\":{\"selector\":{\"matchExpressions\":[]}}}");
+    /* A deletion list set to null drops the list. */
+    expect(S, CONFIGMAP, "{\"metadata\":{\"finalizers\":[\"a\"]}}",
+           "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":null}}", "{\"metadata\":{}}");
+    /* A deletion list meeting no list, or a value of another type: a no-op. */
+    expect(S, CONFIGMAP, "{\"metadata\":{\"name\":\"n\"}}",
+           "{\"$deleteFromPrimitiveList/metadata\":\"x\","
+           "\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"a\"]}}",
+           "{\"metadata\":{\"name\":\"n\"}}");
+}
+
+/* Where upstream's struct-tag lookups fail, and custom resources. */
+static void test_strategic_schema_errors(void **state)
+{
+    (void)state;
+    sk_patch_type S = SK_PATCH_STRATEGIC;
+    /* A field the type lacks is looked up only where both sides hold a map
+     * or a list; elsewhere it is taken (and left to field validation). */
+    expect(S, POD, "{\"spec\":{}}", "{\"spec\":{\"bogus\":{\"a\":1}}}",
+           "{\"spec\":{\"bogus\":{\"a\":1}}}");
+    expect_err(S, POD, "{\"spec\":{\"bogus\":{}}}", "{\"spec\":{\"bogus\":{\"a\":1}}}",
+               SK_ERR_BAD_REQUEST,
+               "unable to find api field in struct PodSpec for the json field \"bogus\"");
+    expect_err(S, POD, "{\"spec\":{}}", "{\"spec\":{\"$setElementOrder/bogus\":[]}}",
+               SK_ERR_BAD_REQUEST,
+               "unable to find api field in struct PodSpec for the json field \"bogus\"");
+    expect_err(S, POD, "{\"spec\":{\"nodeName\":[1]}}", "{\"spec\":{\"nodeName\":[2]}}",
+               SK_ERR_BAD_REQUEST, "expected slice or array type, but got: struct");
+    /* A RawExtension is a Go struct without JSON fields. */
+    expect_err(S, "io.k8s.api.apps.v1.ControllerRevision", "{\"data\":{\"spec\":{\"x\":1}}}",
+               "{\"data\":{\"spec\":{\"x\":2}}}", SK_ERR_BAD_REQUEST,
+               "unable to find api field in struct RawExtension for the json field \"spec\"");
+    expect(S, "io.k8s.api.apps.v1.ControllerRevision", "{\"data\":{\"spec\":{\"x\":1}}}",
+           "{\"data\":{\"spec\":1}}", "{\"data\":{\"spec\":1}}");
+    /* Go finds fields in structs only: a map of structs is not merged into. */
+    expect_err(S, "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps",
+               "{\"properties\":{\"a\":{\"type\":\"string\"}}}",
+               "{\"properties\":{\"a\":{\"format\":\"x\"}}}", SK_ERR_BAD_REQUEST,
+               "merging an object in json but data type is not struct, instead is: map");
+    /* $setElementOrder must list the patch's elements in their order. */
+    expect_err(S, CONFIGMAP, "{\"metadata\":{\"finalizers\":[\"a\",\"b\"]}}",
+               "{\"metadata\":{\"finalizers\":[\"b\",\"a\"],"
+               "\"$setElementOrder/finalizers\":[\"a\",\"b\"]}}",
+               SK_ERR_BAD_REQUEST,
+               "The order in patch list:\n[b a]\n doesn't match $setElementOrder list:\n[a b]\n");
+    expect_err(S, CONFIGMAP, "{\"metadata\":{\"finalizers\":[]}}",
+               "{\"metadata\":{\"$setElementOrder/finalizers\":[\"a\"]}}", SK_ERR_BAD_REQUEST,
+               "no elements in any of the given slices");
+    expect_err(S, POD, "{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}",
+               "{\"spec\":{\"containers\":[{\"image\":\"i\"}]}}", SK_ERR_BAD_REQUEST,
+               "map: map[image:i] does not contain declared merge key: name");
+    /* No schema (a custom resource): no strategic merge. */
+    expect_err(S, NULL, "{}", "{}", SK_ERR_UNSUPPORTED_MEDIA,
+               "strategic merge patch format is not supported");
 }
 
 /* ---- hostile input (issue 18) ----------------------------------------- */
@@ -373,7 +502,8 @@ static void test_strategic_merge_is_linear(void **state)
     json_t *out = NULL;
     char *msg = NULL;
     double t0 = now_s();
-    assert_int_equal(sk_patch_apply(SK_PATCH_STRATEGIC, target, fresh, strlen(fresh), &out, &msg),
+    assert_int_equal(sk_patch_apply(SK_PATCH_STRATEGIC, schema_of(CONFIGMAP), target, fresh,
+                                    strlen(fresh), &out, &msg),
                      SK_OK);
     double took = now_s() - t0;
     json_t *refs = json_object_get(json_object_get(out, "metadata"), "ownerReferences");
@@ -384,7 +514,8 @@ static void test_strategic_merge_is_linear(void **state)
     assert_string_equal(json_string_value(json_object_get(json_array_get(refs, N), "uid")), "u-0");
     json_decref(out);
     t0 = now_s();
-    assert_int_equal(sk_patch_apply(SK_PATCH_STRATEGIC, target, again, strlen(again), &out, &msg),
+    assert_int_equal(sk_patch_apply(SK_PATCH_STRATEGIC, schema_of(CONFIGMAP), target, again,
+                                    strlen(again), &out, &msg),
                      SK_OK);
     double took2 = now_s() - t0;
     refs = json_object_get(json_object_get(out, "metadata"), "ownerReferences");
@@ -395,7 +526,7 @@ static void test_strategic_merge_is_linear(void **state)
     /* The same bytes as a merge patch, which only parses, copies and
      * replaces: what any patch of this size costs on this build and load. */
     t0 = now_s();
-    assert_int_equal(sk_patch_apply(SK_PATCH_MERGE, target, fresh, strlen(fresh), &out, &msg),
+    assert_int_equal(sk_patch_apply(SK_PATCH_MERGE, NULL, target, fresh, strlen(fresh), &out, &msg),
                      SK_OK);
     double floor = now_s() - t0;
     json_decref(out);
@@ -426,53 +557,61 @@ static void test_strategic_directive_errors_are_client_errors(void **state)
         const char *msg;
     } cases[] = {
         {"{\"$patch\":\"bogus\"}", SK_ERR_BAD_REQUEST,
-         "unknown patch type: \"bogus\" in map: {\"$patch\":\"bogus\"}"},
-        {"{\"$patch\":7}", SK_ERR_BAD_REQUEST, "unknown patch type: 7 in map: {\"$patch\":7}"},
+         "unknown patch type: bogus in map: map[$patch:bogus]"},
+        {"{\"$patch\":7}", SK_ERR_BAD_REQUEST,
+         "unknown patch type: %!s(int64=7) in map: map[$patch:7]"},
+        {"{\"$patch\":null}", SK_ERR_BAD_REQUEST,
+         "unknown patch type: %!s(<nil>) in map: map[$patch:<nil>]"},
+        {"{\"$patch\":{\"a\":[1,\"b\",true,null,1.5]}}", SK_ERR_BAD_REQUEST,
+         "unknown patch type: map[a:[%!s(int64=1) b %!s(bool=true) <nil> %!s(float64=1.5)]] "
+         "in map: map[$patch:map[a:[1 b true <nil> 1.5]]]"},
         {"{\"$setElementOrder/data\":5}", SK_ERR_BAD_REQUEST,
          "expected a []interface {}, but received a int64"},
         {"{\"$setElementOrder\":[]}", SK_ERR_BAD_REQUEST,
          "invalid patch format of setElementOrder list"},
         {"{\"metadata\":{\"ownerReferences\":[{\"name\":\"no-uid\"}]}}", SK_ERR_BAD_REQUEST,
-         "map: {\"name\":\"no-uid\"} does not contain declared merge key: uid"},
+         "map: map[name:no-uid] does not contain declared merge key: uid"},
         {"{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"delete\"}]}}", SK_ERR_BAD_REQUEST,
-         "map: {\"$patch\":\"delete\"} does not contain declared merge key: uid"},
+         "map: map[$patch:delete] does not contain declared merge key: uid"},
         {"{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"merge\",\"uid\":\"1\"}]}}",
          SK_ERR_BAD_REQUEST, "merging lists cannot yet be specified in the patch"},
         {"{\"metadata\":{\"ownerReferences\":[{\"$patch\":\"bogus\",\"uid\":\"1\"}]}}",
-         SK_ERR_BAD_REQUEST,
-         "unknown patch type: \"bogus\" in map: {\"$patch\":\"bogus\",\"uid\":\"1\"}"},
+         SK_ERR_BAD_REQUEST, "unknown patch type: bogus in map: map[$patch:bogus uid:1]"},
         {"{\"metadata\":{\"finalizers\":[{\"$patch\":\"merge\"}]}}", SK_ERR_BAD_REQUEST,
-         "list element types are not identical: [[\"a\"] [{\"$patch\":\"merge\"}]]"},
+         "list element types are not identical: [[a] [map[$patch:merge]]]"},
         {"{\"metadata\":{\"ownerReferences\":[1]}}", SK_ERR_BAD_REQUEST,
-         "list element types are not identical: [[{\"name\":\"n\",\"uid\":\"1\"}] [1]]"},
+         "list element types are not identical: [[map[name:n uid:1]] [1]]"},
         {"{\"$retainKeys\":\"data\"}", SK_ERR_BAD_REQUEST, "invalid patch format of retainKeys"},
         /* Upstream's own check of patch content against $retainKeys: 400
          * (ErrBadPatchFormatForRetainKeys); its ErrPatchContentNotMatchRetainKeys
          * (422) is never returned by the merge. */
         {"{\"$retainKeys\":[\"metadata\"],\"data\":{}}", SK_ERR_BAD_REQUEST,
          "invalid patch format of retainKeys"},
-        {"{\"$deleteFromPrimitiveList/metadata\":\"x\"}", SK_ERR_BAD_REQUEST,
+        {"{\"$deleteFromPrimitiveList\":[\"a\"]}", SK_ERR_BAD_REQUEST,
          "invalid patch format of primitive list"},
         {"{\"metadata\":{\"$deleteFromPrimitiveList\":[\"a\"]}}", SK_ERR_BAD_REQUEST,
          "invalid patch format of primitive list"},
         {"{\"metadata\":{\"$setElementOrder/finalizers\":[\"a\"],\"finalizers\":\"x\"}}",
          SK_ERR_BAD_REQUEST, "expected a []interface {}, but received a string"},
-        /* mergepatch.ErrNoListOfLists: 422 with the generic message, as
-         * NewGenericServerResponse builds it. */
-        {"{\"metadata\":{\"finalizers\":[[1]]}}", SK_ERR_INVALID, generic},
+        /* mergepatch.ErrNoListOfLists (422 with the generic message, as
+         * NewGenericServerResponse builds it) only for a list that comes
+         * first: here the original's "a" does. */
+        {"{\"metadata\":{\"finalizers\":[[1]]}}", SK_ERR_BAD_REQUEST,
+         "list element types are not identical: [[a] [[1]]]"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        expect_err(SK_PATCH_STRATEGIC, obj, cases[i].patch, cases[i].want, cases[i].msg);
+        expect_err(SK_PATCH_STRATEGIC, CONFIGMAP, obj, cases[i].patch, cases[i].want, cases[i].msg);
 }
 
 static void test_strategic_set_operations_with_duplicates(void **state)
 {
     (void)state;
     /* Deletions remove every copy; merging keeps the first of duplicates. */
-    expect(SK_PATCH_STRATEGIC, "{\"metadata\":{\"finalizers\":[\"a\",\"b\",\"a\",\"c\"]}}",
+    expect(SK_PATCH_STRATEGIC, CONFIGMAP,
+           "{\"metadata\":{\"finalizers\":[\"a\",\"b\",\"a\",\"c\"]}}",
            "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[\"a\",\"a\"]}}",
            "{\"metadata\":{\"finalizers\":[\"b\",\"c\"]}}");
-    expect(SK_PATCH_STRATEGIC,
+    expect(SK_PATCH_STRATEGIC, CONFIGMAP,
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\",\"name\":\"a\"},"
            "{\"uid\":\"2\",\"name\":\"b\"},{\"uid\":\"1\",\"name\":\"c\"}]}}",
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\",\"$patch\":\"delete\"}]}}",
@@ -480,7 +619,7 @@ static void test_strategic_set_operations_with_duplicates(void **state)
     /* A patch element merges into the first server element with its key; the
      * later duplicate keeps its value and moves up with it (both are at the
      * first one's position in the server's list). */
-    expect(SK_PATCH_STRATEGIC,
+    expect(SK_PATCH_STRATEGIC, CONFIGMAP,
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\",\"name\":\"a\"},"
            "{\"uid\":\"2\",\"name\":\"b\"},{\"uid\":\"1\",\"name\":\"c\"}]}}",
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\",\"name\":\"z\"}]}}",
@@ -488,15 +627,19 @@ static void test_strategic_set_operations_with_duplicates(void **state)
            "{\"uid\":\"1\",\"name\":\"c\"},{\"uid\":\"2\",\"name\":\"b\"}]}}");
     /* A null merge key is a key like any other (upstream compares nil ==
      * nil): the second element merges into the first, and the nulls go. */
-    expect(SK_PATCH_STRATEGIC, "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\"}]}}",
+    expect(SK_PATCH_STRATEGIC, CONFIGMAP, "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\"}]}}",
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":null,\"name\":\"y\"},"
            "{\"uid\":null,\"name\":\"z\",\"x\":null}]}}",
            "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"1\"},{\"name\":\"z\"}]}}");
-    /* Keys are compared as json_equal does: -0.0 is 0.0, 1 is not 1.0. */
-    expect(SK_PATCH_STRATEGIC, "{\"metadata\":{\"finalizers\":[0.0,1]}}",
-           "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[-0.0,1.0]}}",
-           "{\"metadata\":{\"finalizers\":[1]}}");
-    expect(SK_PATCH_STRATEGIC, "{\"metadata\":{\"finalizers\":[\"a\",\"a\"]}}",
+    /* Keys are compared as Go compares float64s and int64s: -0.0 is 0.0,
+     * and 1 is not 1.0 (a list of both is refused). */
+    expect(SK_PATCH_STRATEGIC, CONFIGMAP, "{\"metadata\":{\"finalizers\":[0.0,1.5]}}",
+           "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[-0.0]}}",
+           "{\"metadata\":{\"finalizers\":[1.5]}}");
+    expect_err(SK_PATCH_STRATEGIC, CONFIGMAP, "{\"metadata\":{\"finalizers\":[1]}}",
+               "{\"metadata\":{\"$deleteFromPrimitiveList/finalizers\":[1.0]}}", SK_ERR_BAD_REQUEST,
+               "list element types are not identical: [[1] [1]]");
+    expect(SK_PATCH_STRATEGIC, CONFIGMAP, "{\"metadata\":{\"finalizers\":[\"a\",\"a\"]}}",
            "{\"metadata\":{\"finalizers\":[\"b\",\"b\"]}}",
            "{\"metadata\":{\"finalizers\":[\"b\",\"a\"]}}");
 }
@@ -527,19 +670,19 @@ static void test_json_patch_copy_limit(void **state)
     sk_buf ops = SK_BUF_INIT;
     copy_ops(&ops, 60, "/data/big", "/data/c%d");
     /* Each copy is 204,802 bytes of JSON; the sixteenth passes 3 MiB. */
-    expect_err(SK_PATCH_JSON, target, ops.data, SK_ERR_TOO_LARGE,
+    expect_err(SK_PATCH_JSON, NULL, target, ops.data, SK_ERR_TOO_LARGE,
                "Unable to complete the copy, the accumulated size increase of copy is 3276832, "
                "exceeding the limit 3145728");
     /* Fifteen copies (3,072,030 bytes) fit. */
     json_t *t = load(target), *out = NULL;
     char *msg = NULL;
     copy_ops(&ops, 15, "/data/big", "/data/c%d");
-    assert_int_equal(sk_patch_apply(SK_PATCH_JSON, t, ops.data, ops.len, &out, &msg), SK_OK);
+    assert_int_equal(sk_patch_apply(SK_PATCH_JSON, NULL, t, ops.data, ops.len, &out, &msg), SK_OK);
     assert_int_equal(json_object_size(json_object_get(out, "data")), 16);
     json_decref(out);
     /* The document copied into itself, 40 times: stopped long before 2^40. */
     copy_ops(&ops, 40, "", "/s%d");
-    assert_int_equal(sk_patch_apply(SK_PATCH_JSON, t, ops.data, ops.len, &out, &msg),
+    assert_int_equal(sk_patch_apply(SK_PATCH_JSON, NULL, t, ops.data, ops.len, &out, &msg),
                      SK_ERR_TOO_LARGE);
     assert_non_null(strstr(msg, "exceeding the limit 3145728"));
     free(msg);
@@ -568,7 +711,7 @@ static void test_json_patch_copy_size_is_exact(void **state)
                   "Unable to complete the copy, the accumulated size increase of copy is %zu, "
                   "exceeding the limit %d",
                   (size_t)copies * size, SK_PATCH_MAX_COPY_BYTES);
-    expect_err(SK_PATCH_JSON, target.data, ops.data, SK_ERR_TOO_LARGE, want.data);
+    expect_err(SK_PATCH_JSON, NULL, target.data, ops.data, SK_ERR_TOO_LARGE, want.data);
     json_decref(t);
     sk_buf_free(&target);
     sk_buf_free(&ops);
@@ -599,12 +742,12 @@ static void test_json_patch_depth_is_bounded(void **state)
     char *msg = NULL;
     /* 11 doublings: 2,049 levels, allowed (the caller bounds stored depth). */
     deep_copies(&ops, 11);
-    assert_int_equal(sk_patch_apply(SK_PATCH_JSON, t, ops.data, ops.len, &out, &msg), SK_OK);
+    assert_int_equal(sk_patch_apply(SK_PATCH_JSON, NULL, t, ops.data, ops.len, &out, &msg), SK_OK);
     json_decref(out);
     /* 17 doublings would be 131,073 levels from a 263 kB patch: freeing
      * that overflowed the stack. Refused once past 4096. */
     deep_copies(&ops, 17);
-    expect_err(SK_PATCH_JSON, "{\"a\":{}}", ops.data, SK_ERR_INVALID,
+    expect_err(SK_PATCH_JSON, NULL, "{\"a\":{}}", ops.data, SK_ERR_INVALID,
                "the patched object would be nested more than 4096 levels deep");
     /* The same with values added at the deepest point. */
     sk_buf_reset(&ops);
@@ -622,10 +765,10 @@ static void test_json_patch_depth_is_bounded(void **state)
         sk_buf_putc(&ops, '}');
     }
     sk_buf_putc(&ops, ']');
-    expect_err(SK_PATCH_JSON, "{\"a\":{}}", ops.data, SK_ERR_INVALID,
+    expect_err(SK_PATCH_JSON, NULL, "{\"a\":{}}", ops.data, SK_ERR_INVALID,
                "the patched object would be nested more than 4096 levels deep");
     /* Moves deeper count too, moves within a level do not. */
-    expect(SK_PATCH_JSON, "{\"a\":{\"b\":1},\"c\":{}}",
+    expect(SK_PATCH_JSON, NULL, "{\"a\":{\"b\":1},\"c\":{}}",
            "[{\"op\":\"move\",\"from\":\"/a/b\",\"path\":\"/c/b\"},"
            "{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/c/a\"}]",
            "{\"c\":{\"b\":1,\"a\":{}}}");
@@ -636,7 +779,7 @@ static void test_json_patch_depth_is_bounded(void **state)
     for (int i = 0; i < 100000; i++)
         sk_buf_puts(&ops, "/a");
     sk_buf_puts(&ops, "\"}]");
-    expect_err(SK_PATCH_JSON, "{\"a\":{}}", ops.data, SK_ERR_INVALID, generic);
+    expect_err(SK_PATCH_JSON, NULL, "{\"a\":{}}", ops.data, SK_ERR_INVALID, generic);
     sk_buf_free(&ops);
     json_decref(t);
 }
@@ -655,6 +798,8 @@ int main(void)
         cmocka_unit_test(test_strategic_finalizers),
         cmocka_unit_test(test_strategic_service_account_secrets),
         cmocka_unit_test(test_strategic_errors),
+        cmocka_unit_test(test_strategic_follows_schema),
+        cmocka_unit_test(test_strategic_schema_errors),
         cmocka_unit_test(test_strategic_merge_is_linear),
         cmocka_unit_test(test_strategic_directive_errors_are_client_errors),
         cmocka_unit_test(test_strategic_set_operations_with_duplicates),
