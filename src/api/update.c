@@ -18,9 +18,13 @@
  * subresource keeps the stored status (kube/status_rules.h), and the
  * generation follows spec changes either way.
  *
- * A patch's resourceVersion precondition is only the one the patch itself
- * sets: the stored version's is taken out of what the patch applies to, so
- * a patch without one retries on a conflict as kube's does.
+ * A patch applies to the stored version as read, resourceVersion included
+ * (kube's patcher does: kubectl's managed-fields upgrade replaces
+ * /metadata/resourceVersion, and a JSON patch may test it). What the patch
+ * leaves there is its precondition, so one that does not touch it always
+ * passes; a conflicting write of any patch is retried on a fresh read, and
+ * a patch that set a resourceVersion then finds it stale and answers 409,
+ * as kube's GuaranteedUpdate does.
  */
 #include "api/admit.h"
 #include "api/alloc.h"
@@ -270,7 +274,7 @@ static int update_done(sk_api_call *call)
                                                    : 0;
     if (alloc < 0)
         return SK_STEP_DONE;
-    if (call->write_err == SK_ERR_CONFLICT && (st->client_rev == 0 || alloc > 0) &&
+    if (call->write_err == SK_ERR_CONFLICT && (st->client_rev == 0 || st->is_patch || alloc > 0) &&
         ++st->attempts < MAX_UPDATE_ATTEMPTS) {
         call->next = read_and_write;
         return SK_STEP_AGAIN;
@@ -348,14 +352,9 @@ static int read_and_write(sk_api_call *call)
     }
     int rc = SK_STEP_DONE;
     json_t *obj = NULL;
-    /* What the client edits: the object or the view's, without the stored
-     * resourceVersion when a patch applies to it (see the top). */
-    json_t *seen = st->view && st->view->view && !st->apply ? st->view->view(call, old)
-                                                            : json_incref(old);
-    json_t *base = st->is_patch ? json_deep_copy(seen) : json_incref(seen);
-    json_decref(seen);
-    if (st->is_patch)
-        json_object_del(json_object_get(base, "metadata"), "resourceVersion");
+    /* What the client edits: the object or the view's (see the top). */
+    json_t *base =
+        st->view && st->view->view && !st->apply ? st->view->view(call, old) : json_incref(old);
     json_t *sent = st->apply      ? compute_apply(call, st, base)
                    : st->is_patch ? compute_patch(call, st, base)
                                   : compute_put(call, st, base);

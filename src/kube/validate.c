@@ -74,7 +74,6 @@ static const char msg_config_key[] =
 static const char msg_immutable_set[] = "field is immutable when `immutable` is set";
 
 #define MAX_OBJECT_SIZE (1024 * 1024)     /* core.MaxSecretSize */
-#define MAX_ANNOTATIONS_SIZE (256 * 1024) /* TotalAnnotationSizeLimitB */
 #define EVENT_FIELD_LIMIT 128             /* reportingInstance, action, reason */
 #define EVENT_NOTE_LIMIT 1024             /* message */
 
@@ -466,6 +465,18 @@ static size_t label_msgs(const char *s, const char **msgs)
     return n;
 }
 
+size_t sk_validate_annotations_size(const json_t *annotations)
+{
+    size_t n = 0;
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)annotations, k, v)
+    {
+        n += strlen(k) + (json_string_value(v) ? json_string_length(v) : 0);
+    }
+    return n;
+}
+
 const char *sk_validate_dns1123_subdomain(const char *s)
 {
     const char *msgs[SK_VALIDATE_MAX_MSGS];
@@ -745,7 +756,6 @@ static void validate_meta_at(sk_field_errors *fe, const json_t *meta, const char
         invalid_each(fe, sub(&f, base, "labels"), k, msgs, sk_validate_qualified_name(k, msgs));
         invalid_each(fe, sub(&f, base, "labels"), val, msgs, sk_validate_label_value(val, msgs));
     }
-    size_t ann_size = 0;
     json_object_foreach((json_t *)at(meta, "annotations"), k, v)
     {
         /* Annotation keys are qualified names, case-insensitively. */
@@ -756,10 +766,10 @@ static void validate_meta_at(sk_field_errors *fe, const json_t *meta, const char
         invalid_each(fe, sub(&f, base, "annotations"), k, msgs,
                      sk_validate_qualified_name(lower, msgs));
         free(lower);
-        ann_size += strlen(k) + (json_string_value(v) ? json_string_length(v) : 0);
     }
-    if (ann_size > MAX_ANNOTATIONS_SIZE)
-        sk_field_errors_too_long(fe, sub(&f, base, "annotations"), MAX_ANNOTATIONS_SIZE);
+    if (sk_validate_annotations_size(at(meta, "annotations")) > SK_VALIDATE_MAX_ANNOTATIONS_SIZE)
+        sk_field_errors_too_long(fe, sub(&f, base, "annotations"),
+                                 SK_VALIDATE_MAX_ANNOTATIONS_SIZE);
     validate_owner_refs(fe, at(meta, "ownerReferences"), base);
     validate_finalizers(fe, at(meta, "finalizers"), sub(&f, base, "finalizers"));
     if (kube)
