@@ -33,6 +33,7 @@
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/buf.h"
+#include "core/jsontext.h"
 #include "core/util.h"
 #include "kube/convert.h"
 #include "kube/fieldcheck.h"
@@ -40,6 +41,8 @@
 #include "kube/limits.h"
 #include "kube/patch.h"
 #include "kube/status_rules.h"
+#include "kube/typed.h"
+#include "kube/validate.h"
 #include "kube/yaml.h"
 
 #include <stdlib.h>
@@ -74,6 +77,33 @@ static json_t *compute_put(sk_api_call *call, update_state *st, const json_t *ol
     return obj;
 }
 
+/* A strategic merge patch's result reaches kube's typed object through
+ * the unstructured converter, not the JSON decoder; kube answers its error
+ * as NewInvalid does with no kind or name, on the field "patch" valued with
+ * the patch as Go's %+v prints it. -1 after replying. */
+static int check_restore(sk_api_call *call, const json_t *patched)
+{
+    char *why = NULL;
+    if (sk_typed_restore_error(call->res, patched, &why) == SK_OK)
+        return 0;
+    json_t *patch = sk_jsontext_load(call->body, call->body_len, NULL);
+    sk_buf v = SK_BUF_INIT, m = SK_BUF_INIT;
+    sk_typed_go_print(&v, patch);
+    sk_field_errors *fe = sk_field_errors_new();
+    sk_field_errors_invalid(fe, "patch", v.data, why);
+    char *agg = sk_field_errors_message(fe);
+    sk_buf_printf(&m, " \"\" is invalid: %s", agg);
+    sk_call_reply_status(call, SK_ERR_INVALID, m.data, "", "", "",
+                         json_deep_copy(sk_field_errors_causes(fe)));
+    free(agg);
+    sk_field_errors_free(fe);
+    sk_buf_free(&m);
+    sk_buf_free(&v);
+    json_decref(patch);
+    free(why);
+    return -1;
+}
+
 static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *old)
 {
     sk_patch_type type = st->patch_type;
@@ -95,6 +125,11 @@ static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *
         sk_call_reply_errorf(call, SK_ERR_INVALID,
                              "the patched object is nested more than %d levels deep",
                              SK_OBJECT_MAX_DEPTH);
+        return NULL;
+    }
+    if (type == SK_PATCH_STRATEGIC && (!st->view || !st->view->view) &&
+        check_restore(call, res) < 0) {
+        json_decref(res);
         return NULL;
     }
     if (st->wo.validation != SK_FV_IGNORE && st->attempts == 0 &&
