@@ -138,6 +138,32 @@ static int port_list_has(const json_t *ports, json_int_t np)
     return 0;
 }
 
+/* clusterIPs of both specs hold the same addresses (absent is empty). */
+static int same_ips(const json_t *spec, const json_t *ospec)
+{
+    const json_t *a = json_object_get(spec, "clusterIPs"),
+                 *b = json_object_get(ospec, "clusterIPs");
+    return json_array_size(a) == json_array_size(b) && (!json_array_size(a) || json_equal(a, b));
+}
+
+/* kube's normalizeClusterIPs on an update: clusterIPs follow what a client
+ * that only knows clusterIP did to it (left clusterIPs out, cleared or
+ * changed clusterIP), so validation judges the change. */
+static void normalize_cluster_ips(json_t *spec, const json_t *ospec)
+{
+    const char *ip = str_of(spec, "clusterIP") ? str_of(spec, "clusterIP") : "";
+    const char *old_ip = str_of(ospec, "clusterIP") ? str_of(ospec, "clusterIP") : "";
+    if (has_ips(ospec) && !has_ips(spec) && strcmp(ip, old_ip) == 0)
+        json_object_set_new(spec, "clusterIPs",
+                            json_deep_copy(json_object_get(ospec, "clusterIPs")));
+    if (strcmp(ip, old_ip) == 0 || !same_ips(spec, ospec))
+        return;
+    if (*old_ip && !*ip)
+        json_object_del(spec, "clusterIPs");
+    else
+        json_object_set_new(spec, "clusterIPs", json_pack("[s]", ip));
+}
+
 void sk_alloc_carry_over(const sk_resource *r, json_t *obj, const json_t *old)
 {
     json_t *spec = json_object_get(obj, "spec");
@@ -176,6 +202,7 @@ void sk_alloc_carry_over(const sk_resource *r, json_t *obj, const json_t *old)
     if (needs_hc_node_port(ospec) && needs_hc_node_port(spec) &&
         int_of(spec, "healthCheckNodePort") == 0 && int_of(ospec, "healthCheckNodePort") != 0)
         json_object_set(spec, "healthCheckNodePort", json_object_get(ospec, "healthCheckNodePort"));
+    normalize_cluster_ips(spec, ospec);
     /* Drop what the new type does not use, if the client left it as it was. */
     if (needs_cluster_ip(ospec) && !needs_cluster_ip(spec)) {
         if (same_field(spec, ospec, "clusterIP") && same_field(spec, ospec, "clusterIPs")) {

@@ -28,10 +28,11 @@ typedef struct sk_alloc_plan sk_alloc_plan;
 
 /*
  * PUT/PATCH of a Service, before admission: values allocated earlier that
- * the new version leaves out are kept (kube's patchAllocatedValues), and
- * those its new type no longer uses are dropped when the client left them
- * unchanged (dropTypeDependentFields). obj edited, old borrowed. No-op for
- * other resources.
+ * the new version leaves out are kept (kube's patchAllocatedValues),
+ * clusterIPs follow a clusterIP the client changed or cleared alone
+ * (normalizeClusterIPs), and values its new type no longer uses are
+ * dropped when the client left them unchanged (dropTypeDependentFields).
+ * obj edited, old borrowed. No-op for other resources.
  */
 void sk_alloc_carry_over(const sk_resource *r, json_t *obj, const json_t *old);
 

@@ -18,9 +18,13 @@
  * subresource keeps the stored status (kube/status_rules.h), and the
  * generation follows spec changes either way.
  *
- * A patch's resourceVersion precondition is only the one the patch itself
- * sets: the stored version's is taken out of what the patch applies to, so
- * a patch without one retries on a conflict as kube's does.
+ * A patch applies to the stored version as read, resourceVersion included
+ * (kube's patcher does: kubectl's managed-fields upgrade replaces
+ * /metadata/resourceVersion, and a JSON patch may test it). What the patch
+ * leaves there is its precondition, so one that does not touch it always
+ * passes; a conflicting write of any patch is retried on a fresh read, and
+ * a patch that set a resourceVersion then finds it stale and answers 409,
+ * as kube's GuaranteedUpdate does.
  */
 #include "api/admit.h"
 #include "api/alloc.h"
@@ -29,6 +33,7 @@
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/buf.h"
+#include "core/jsontext.h"
 #include "core/util.h"
 #include "kube/convert.h"
 #include "kube/fieldcheck.h"
@@ -36,6 +41,8 @@
 #include "kube/limits.h"
 #include "kube/patch.h"
 #include "kube/status_rules.h"
+#include "kube/typed.h"
+#include "kube/validate.h"
 #include "kube/yaml.h"
 
 #include <stdlib.h>
@@ -70,6 +77,33 @@ static json_t *compute_put(sk_api_call *call, update_state *st, const json_t *ol
     return obj;
 }
 
+/* A strategic merge patch's result reaches kube's typed object through
+ * the unstructured converter, not the JSON decoder; kube answers its error
+ * as NewInvalid does with no kind or name, on the field "patch" valued with
+ * the patch as Go's %+v prints it. -1 after replying. */
+static int check_restore(sk_api_call *call, const json_t *patched)
+{
+    char *why = NULL;
+    if (sk_typed_restore_error(call->res, patched, &why) == SK_OK)
+        return 0;
+    json_t *patch = sk_jsontext_load(call->body, call->body_len, NULL);
+    sk_buf v = SK_BUF_INIT, m = SK_BUF_INIT;
+    sk_typed_go_print(&v, patch);
+    sk_field_errors *fe = sk_field_errors_new();
+    sk_field_errors_invalid(fe, "patch", v.data, why);
+    char *agg = sk_field_errors_message(fe);
+    sk_buf_printf(&m, " \"\" is invalid: %s", agg);
+    sk_call_reply_status(call, SK_ERR_INVALID, m.data, "", "", "",
+                         json_deep_copy(sk_field_errors_causes(fe)));
+    free(agg);
+    sk_field_errors_free(fe);
+    sk_buf_free(&m);
+    sk_buf_free(&v);
+    json_decref(patch);
+    free(why);
+    return -1;
+}
+
 static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *old)
 {
     sk_patch_type type = st->patch_type;
@@ -96,6 +130,11 @@ static json_t *compute_patch(sk_api_call *call, update_state *st, const json_t *
         sk_call_reply_errorf(call, SK_ERR_INVALID,
                              "the patched object is nested more than %d levels deep",
                              SK_OBJECT_MAX_DEPTH);
+        return NULL;
+    }
+    if (type == SK_PATCH_STRATEGIC && (!st->view || !st->view->view) &&
+        check_restore(call, res) < 0) {
+        json_decref(res);
         return NULL;
     }
     if (st->wo.validation != SK_FV_IGNORE && st->attempts == 0 &&
@@ -274,7 +313,7 @@ static int update_done(sk_api_call *call)
         call->write_err == SK_ERR_CONFLICT ? sk_alloc_after_conflict(call, st->alloc, NULL) : 0;
     if (alloc < 0)
         return SK_STEP_DONE;
-    if (call->write_err == SK_ERR_CONFLICT && (st->client_rev == 0 || alloc > 0) &&
+    if (call->write_err == SK_ERR_CONFLICT && (st->client_rev == 0 || st->is_patch || alloc > 0) &&
         ++st->attempts < MAX_UPDATE_ATTEMPTS) {
         call->next = read_and_write;
         return SK_STEP_AGAIN;
@@ -352,14 +391,9 @@ static int read_and_write(sk_api_call *call)
     }
     int rc = SK_STEP_DONE;
     json_t *obj = NULL;
-    /* What the client edits: the object or the view's, without the stored
-     * resourceVersion when a patch applies to it (see the top). */
-    json_t *seen =
+    /* What the client edits: the object or the view's (see the top). */
+    json_t *base =
         st->view && st->view->view && !st->apply ? st->view->view(call, old) : json_incref(old);
-    json_t *base = st->is_patch ? json_deep_copy(seen) : json_incref(seen);
-    json_decref(seen);
-    if (st->is_patch)
-        json_object_del(json_object_get(base, "metadata"), "resourceVersion");
     json_t *sent = st->apply      ? compute_apply(call, st, base)
                    : st->is_patch ? compute_patch(call, st, base)
                                   : compute_put(call, st, base);

@@ -1015,7 +1015,56 @@ json_t *sk_fieldset_merge(sk_fieldset_type t, const json_t *live, const json_t *
     return merge(root_type(t), live, config);
 }
 
-static void remove_in(ty t, json_t *v, const json_t *set, const json_t *parents)
+/* v, a removed member under which keep (the node of keep at v's path)
+ * owns something: what keep owns stays, the rest goes. */
+static void keep_only(ty t, json_t *v, const json_t *keep)
+{
+    shape_t sh = shape(t, v);
+    if (sh == GRANULAR) {
+        const char *key;
+        json_t *val;
+        void *it;
+        sk_buf pe = SK_BUF_INIT;
+        json_object_foreach_safe(v, it, key, val)
+        {
+            sk_buf_reset(&pe);
+            field_pe(&pe, key);
+            const json_t *k = json_object_get(keep, pe.data);
+            int named;
+            if (!k)
+                json_object_del(v, key);
+            else if (!is_member(k))
+                keep_only(child(t, key, &named), val, k);
+        }
+        sk_buf_free(&pe);
+    } else if (sh == LIST_MAP || sh == LIST_SET) {
+        for (size_t i = 0; i < json_array_size(v);) {
+            const char *missing;
+            char *ipe = item_pe(t, sh, json_array_get(v, i), &missing);
+            const json_t *k = ipe ? json_object_get(keep, ipe) : NULL;
+            free(ipe);
+            if (!k) {
+                json_array_remove(v, i);
+                continue;
+            }
+            if (!is_member(k))
+                keep_only(elem(t), json_array_get(v, i), k);
+            i++;
+        }
+    }
+}
+
+/* Non-zero if the removed member v goes whole: keep's node at its path, k,
+ * owns nothing under it. Else only what k does not own goes. */
+static int remove_member(ty t, json_t *v, const json_t *k)
+{
+    if (json_object_size(k) == 0)
+        return 1;
+    keep_only(t, v, k);
+    return 0;
+}
+
+static void remove_in(ty t, json_t *v, const json_t *set, const json_t *parents, const json_t *keep)
 {
     shape_t sh = shape(t, v);
     const char *pe;
@@ -1024,17 +1073,20 @@ static void remove_in(ty t, json_t *v, const json_t *set, const json_t *parents)
         if (strcmp(pe, ".") == 0)
             continue;
         const json_t *par = json_object_get(parents, pe);
+        const json_t *k = json_object_get(keep, pe);
         if (sh == GRANULAR && pe[0] == 'f') {
             const char *key = pe + 2;
             json_t *val = json_object_get(v, key);
+            int named;
+            ty ct = child(t, key, &named);
             if (!val)
                 continue;
             if (is_member(sub)) {
-                json_object_del(v, key);
+                if (remove_member(ct, val, k))
+                    json_object_del(v, key);
                 continue;
             }
-            int named;
-            remove_in(child(t, key, &named), val, sub, par);
+            remove_in(ct, val, sub, par, k);
             if (par && empty_container(val))
                 json_object_del(v, key);
         } else if ((sh == LIST_MAP || sh == LIST_SET) && (pe[0] == 'k' || pe[0] == 'v')) {
@@ -1045,11 +1097,10 @@ static void remove_in(ty t, json_t *v, const json_t *set, const json_t *parents)
                 free(ipe);
                 if (!hit)
                     continue;
-                if (is_member(sub)) {
+                if (!is_member(sub))
+                    remove_in(elem(t), json_array_get(v, i), sub, par, k);
+                else if (remove_member(elem(t), json_array_get(v, i), k))
                     json_array_remove(v, i);
-                } else {
-                    remove_in(elem(t), json_array_get(v, i), sub, par);
-                }
                 break;
             }
         }
@@ -1057,7 +1108,7 @@ static void remove_in(ty t, json_t *v, const json_t *set, const json_t *parents)
 }
 
 void sk_fieldset_remove(sk_fieldset_type t, json_t *obj, const json_t *set,
-                        const json_t *set_parents)
+                        const json_t *set_parents, const json_t *keep)
 {
-    remove_in(root_type(t), obj, set, set_parents);
+    remove_in(root_type(t), obj, set, set_parents, keep);
 }

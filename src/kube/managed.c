@@ -13,11 +13,14 @@
 #include "kube/managed.h"
 #include "core/buf.h"
 #include "kube/status.h"
+#include "kube/validate.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_MANAGER_LEN 128
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 
 const char *sk_managed_from_user_agent(const char *ua, char *buf, size_t n)
 {
@@ -449,8 +452,7 @@ static int conflicts_allowed_by_last_applied(sk_fieldset_type t, const json_t *l
                                              const json_t *conflicts)
 {
     const char *text = json_string_value(json_object_get(
-        json_object_get(json_object_get(live, "metadata"), "annotations"),
-        "kubectl.kubernetes.io/last-applied-configuration"));
+        json_object_get(json_object_get(live, "metadata"), "annotations"), LAST_APPLIED));
     json_t *last = text && *text ? json_loads(text, 0, NULL) : NULL;
     json_t *set = NULL, *a = NULL, *m = NULL, *r = NULL, *allowed = NULL, *all = json_object();
     char *why = NULL;
@@ -460,7 +462,10 @@ static int conflicts_allowed_by_last_applied(sk_fieldset_type t, const json_t *l
     json_t *clean = without_managed(live);
     sk_fieldset_compare(t, last, clean, &a, &m, &r);
     json_decref(clean);
-    allowed = sk_fieldset_difference(set, m);
+    /* what the live object changed or dropped since is no longer kubectl's */
+    json_t *kept = sk_fieldset_difference(set, m);
+    allowed = sk_fieldset_difference(kept, r);
+    json_decref(kept);
     size_t i;
     json_t *c;
     json_array_foreach(conflicts, i, c) {
@@ -481,6 +486,60 @@ out:
     json_decref(allowed);
     json_decref(all);
     return ok;
+}
+
+/* v as Go's json.Encoder writes it, which is how kube spells the
+ * last-applied annotation (kubectl reads it back as JSON, but a text that
+ * differs only in spelling would still be a change to write): keys
+ * sorted, compact, '<' '>' '&' U+2028 U+2029 escaped, \u escapes in lower
+ * case, a newline at the end. Reals keep jansson's spelling. New string. */
+static char *go_encoded(const json_t *v)
+{
+    char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_puts(&b, "");
+    for (const unsigned char *p = (const unsigned char *)(text ? text : "null"); *p; p++) {
+        if (*p == '\\' && p[1]) {
+            /* an escape jansson wrote: only \u's hex digits differ */
+            int hex = p[1] == 'u' ? 4 : 0;
+            sk_buf_putc(&b, (char)*p++);
+            sk_buf_putc(&b, (char)*p);
+            for (; hex && p[1]; hex--)
+                sk_buf_putc(&b, (char)tolower(*++p));
+        } else if (*p == '<' || *p == '>' || *p == '&') {
+            sk_buf_printf(&b, "\\u%04x", *p);
+        } else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
+            sk_buf_printf(&b, "\\u202%c", p[2] == 0xa8 ? '8' : '9');
+            p += 2;
+        } else {
+            sk_buf_putc(&b, (char)*p);
+        }
+    }
+    sk_buf_putc(&b, '\n');
+    free(text);
+    return sk_buf_steal(&b, NULL);
+}
+
+/* kube's lastAppliedUpdater: kubectl's server-side apply rewrites the
+ * last-applied annotation of an object that has one to the config it
+ * applied (less that annotation), so that a later client-side apply diffs
+ * against what was really applied last and `kubectl apply
+ * view-last-applied` shows it. Left out when it would take the
+ * annotations past their size limit, as kube's SetLastApplied does. */
+static void sync_last_applied(json_t *obj, const json_t *config)
+{
+    json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+    const char *had = json_string_value(json_object_get(ann, LAST_APPLIED));
+    if (!had || !*had)
+        return;
+    json_t *cfg = json_deep_copy(config);
+    json_object_del(json_object_get(json_object_get(cfg, "metadata"), "annotations"), LAST_APPLIED);
+    char *text = go_encoded(cfg);
+    json_object_set_new(ann, LAST_APPLIED, json_string(text));
+    if (sk_validate_annotations_size(ann) > SK_VALIDATE_MAX_ANNOTATIONS_SIZE)
+        json_object_del(ann, LAST_APPLIED);
+    free(text);
+    json_decref(cfg);
 }
 
 sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *config,
@@ -547,7 +606,9 @@ sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *co
     }
     json_t *gone = sk_fieldset_difference(last, new_set);
     json_t *gone_alone = sk_fieldset_difference(gone, others);
-    sk_fieldset_remove(t, merged, gone_alone, gone);
+    json_t *owned = sk_fieldset_union(others, new_set);
+    sk_fieldset_remove(t, merged, gone_alone, gone, owned);
+    json_decref(owned);
     json_decref(gone_alone);
     json_decref(gone);
     json_decref(others);
@@ -569,16 +630,20 @@ sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *co
     }
     int same_set = json_equal(json_object_get(self, "set"), new_set);
     json_object_set(self, "set", new_set);
+    json_t *result;
     if (live && same_set && sk_fieldset_empty(added) && sk_fieldset_empty(modified) &&
         sk_fieldset_empty(removed)) {
         /* nothing to do: the object stays as it is */
-        *out = json_deep_copy(live);
-        goto out;
+        result = json_deep_copy(live);
+    } else {
+        json_object_set_new(self, "time", json_string(w->now));
+        set_managed(merged, encode(managers));
+        managers = NULL;
+        result = json_incref(merged);
     }
-    json_object_set_new(self, "time", json_string(w->now));
-    set_managed(merged, encode(managers));
-    managers = NULL;
-    *out = json_incref(merged);
+    if (!strcmp(w->manager, "kubectl"))
+        sync_last_applied(result, config);
+    *out = result;
 out:
     json_decref(managers);
     json_decref(lhs);

@@ -54,7 +54,10 @@ void sk_managed_update(sk_fieldset_type t, const json_t *old, json_t *new_obj,
  * without force: SK_ERR_CONFLICT, *status a Status (kube's "Apply failed
  * with N conflict(s): ..." with FieldManagerConflict causes). SK_ERR_INVALID
  * / SK_ERR_BAD_REQUEST with *status for a config that cannot be typed or
- * sets managedFields.
+ * sets managedFields. An apply by manager "kubectl" to an object with a
+ * kubectl.kubernetes.io/last-applied-configuration annotation rewrites it
+ * to config, as kube's lastAppliedUpdater does, so client-side apply and
+ * `kubectl apply view-last-applied` see what was applied last.
  */
 sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *config,
                         const sk_managed_write *w, int force, json_t **out, json_t **status);

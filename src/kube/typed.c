@@ -22,6 +22,12 @@
  * which differs from the request's text only for forms like "1.0" or "1e3".
  * Quantities whose digits exceed 36 are kept as sent (Go's arbitrary
  * precision path is not reproduced beyond 128-bit arithmetic).
+ *
+ * The same walk notes, for its first error, what the unstructured
+ * converter would say instead (restore_words), rather than a second walker
+ * that would have to agree with this one on where the first error is. The
+ * syntax checker follows encoding/json's scanner states, which decide the
+ * words of each error; it never builds a value.
  */
 #include "kube/typed.h"
 #include "kube/schema.h"
@@ -39,6 +45,8 @@
 typedef struct walk {
     char *saved; /* first type error: decoding went on */
     char *fatal; /* a self-decoding type's error: decoding stopped */
+    char *restore; /* the unstructured converter's words for the first
+                    * error, when it words it (restore_words) */
     sk_buf path; /* JSON path of the value being decoded, for errors */
 } walk;
 
@@ -109,8 +117,93 @@ static void stop(walk *w, char *msg)
         free(msg);
 }
 
+/* The reflect kind of v decoded into interface{} (integers kept, as a
+ * strategic merge patch decodes), as the unstructured converter names it. */
+static const char *unstructured_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "map";
+    case JSON_ARRAY:
+        return "slice";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "int64";
+    case JSON_REAL:
+        return "float64";
+    default:
+        return "bool";
+    }
+}
+
+/* What runtime.DefaultUnstructuredConverter's fromUnstructured answers
+ * for v (not null) where s wants another JSON kind, or NULL where it
+ * converts v (a whole float64 into an int) or words it otherwise. */
+static char *restore_words(const json_t *v, const sk_schema *s)
+{
+    if (!v)
+        return NULL;
+    const char *src = unstructured_kind(v);
+    const char *dst = NULL;
+    sk_buf b = SK_BUF_INIT;
+    switch (sk_schema_kind_of(s)) {
+    case SK_SCHEMA_STRUCT:
+        sk_buf_printf(&b, "cannot restore struct from: %s", src);
+        break;
+    case SK_SCHEMA_ARRAY:
+        sk_buf_printf(&b, "cannot restore slice from %s", src);
+        break;
+    case SK_SCHEMA_BYTES:
+        /* an array's numbers convert to bytes one by one */
+        if (!json_is_array(v))
+            sk_buf_printf(&b, "cannot restore slice from %s", src);
+        break;
+    case SK_SCHEMA_MAP:
+        sk_buf_printf(&b, "cannot restore map from %s", src);
+        break;
+    case SK_SCHEMA_STRING:
+        dst = "string";
+        break;
+    case SK_SCHEMA_BOOL:
+        dst = "bool";
+        break;
+    case SK_SCHEMA_INT32:
+        dst = "int32";
+        break;
+    case SK_SCHEMA_INT64:
+        dst = "int64";
+        break;
+    case SK_SCHEMA_DOUBLE:
+        dst = "float64";
+        break;
+    default:
+        break;
+    }
+    if (dst) {
+        int to_int = !strcmp(dst, "int32") || !strcmp(dst, "int64");
+        /* reflect converts an integer to a string and a float to an int,
+         * which the converter allows only for a whole float */
+        if ((json_is_integer(v) && !strcmp(dst, "string")) || (json_is_real(v) && to_int)) {
+            if (json_is_integer(v) || json_real_value(v) != trunc(json_real_value(v)))
+                sk_buf_printf(&b, "cannot convert %s to %s", src, dst);
+        } else {
+            sk_buf_printf(&b, "unrecognized type: %s", dst);
+        }
+    }
+    return b.data ? sk_buf_steal(&b, NULL) : NULL;
+}
+
+/* Records the converter's words for what is about to be the first error. */
+static void note_restore(walk *w, const json_t *v, const sk_schema *s)
+{
+    if (!w->saved && !w->fatal)
+        w->restore = restore_words(v, s);
+}
+
 static void mismatch(walk *w, const json_t *v, const char *in_struct, const sk_schema *s)
 {
+    note_restore(w, v, s);
     save(w, type_error(w, sk_typed_go_kind(v), in_struct, sk_schema_go_type(s)));
 }
 
@@ -852,10 +945,12 @@ static json_t *convert_int(walk *w, const sk_schema *s, const json_t *v, const c
     }
     char *msg = type_error(w, word.data, in_struct, go);
     sk_buf_free(&word);
-    if (stop_on_error)
+    if (stop_on_error) {
         stop(w, msg);
-    else
+    } else {
+        note_restore(w, v, s);
         save(w, msg);
+    }
     return json_integer(0);
 }
 
@@ -1018,7 +1113,7 @@ static char *decode_error(const sk_resource *r, const char *detail)
 sk_err sk_typed_normalize(const sk_resource *r, const json_t *obj, json_t **out, char **msg)
 {
     sk_err err = SK_OK;
-    walk w = {NULL, NULL, SK_BUF_INIT};
+    walk w = {NULL, NULL, NULL, SK_BUF_INIT};
     sk_buf_reserve(&w.path, 0);
     json_t *res;
     if (r->custom) {
@@ -1045,6 +1140,7 @@ sk_err sk_typed_normalize(const sk_resource *r, const json_t *obj, json_t **out,
     }
     free(w.fatal);
     free(w.saved);
+    free(w.restore);
     sk_buf_free(&w.path);
     return err;
 }
@@ -1052,7 +1148,7 @@ sk_err sk_typed_normalize(const sk_resource *r, const json_t *obj, json_t **out,
 sk_err sk_typed_normalize_value(const sk_schema *s, const json_t *v, json_t **out, char **msg)
 {
     sk_err err = SK_OK;
-    walk w = {NULL, NULL, SK_BUF_INIT};
+    walk w = {NULL, NULL, NULL, SK_BUF_INIT};
     json_t *res = NULL;
     if (sk_schema_kind_of(s) == SK_SCHEMA_STRUCT && !json_is_object(v) && !json_is_null(v)) {
         sk_buf b = SK_BUF_INIT;
@@ -1074,6 +1170,7 @@ sk_err sk_typed_normalize_value(const sk_schema *s, const json_t *v, json_t **ou
     }
     free(w.fatal);
     free(w.saved);
+    free(w.restore);
     sk_buf_free(&w.path);
     return err;
 }
@@ -1084,4 +1181,271 @@ sk_err sk_typed_check(const sk_resource *r, const json_t *obj, char **msg)
     sk_err err = sk_typed_normalize(r, obj, &out, msg);
     json_decref(out);
     return err;
+}
+
+sk_err sk_typed_restore_error(const sk_resource *r, const json_t *obj, char **msg)
+{
+    sk_err err = SK_OK;
+    walk w = {NULL, NULL, NULL, SK_BUF_INIT};
+    sk_buf_reserve(&w.path, 0);
+    if (!r->custom)
+        json_decref(convert(&w, r->schema, obj, struct_word(sk_schema_go_type(r->schema))));
+    if (w.restore) {
+        *msg = w.restore;
+        w.restore = NULL;
+        err = SK_ERR_INVALID;
+    }
+    free(w.fatal);
+    free(w.saved);
+    sk_buf_free(&w.path);
+    return err;
+}
+
+void sk_typed_go_print(sk_buf *b, const json_t *v)
+{
+    size_t i, n;
+    const char *key;
+    json_t *x;
+    switch (v ? json_typeof(v) : JSON_NULL) {
+    case JSON_OBJECT: {
+        /* fmt prints a map's keys sorted */
+        const char **keys = malloc((json_object_size(v) + 1) * sizeof *keys);
+        SK_CHECK_ALLOC(keys);
+        n = 0;
+        json_object_foreach((json_t *)v, key, x) keys[n++] = key;
+        qsort(keys, n, sizeof *keys, by_key);
+        sk_buf_puts(b, "map[");
+        for (i = 0; i < n; i++) {
+            sk_buf_printf(b, "%s%s:", i ? " " : "", keys[i]);
+            sk_typed_go_print(b, json_object_get(v, keys[i]));
+        }
+        sk_buf_putc(b, ']');
+        free(keys);
+        break;
+    }
+    case JSON_ARRAY:
+        sk_buf_putc(b, '[');
+        json_array_foreach(v, i, x)
+        {
+            if (i)
+                sk_buf_putc(b, ' ');
+            sk_typed_go_print(b, x);
+        }
+        sk_buf_putc(b, ']');
+        break;
+    case JSON_STRING:
+        sk_buf_append(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        sk_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        break;
+    case JSON_REAL:
+        sk_buf_go_float(b, json_real_value(v));
+        break;
+    case JSON_TRUE:
+        sk_buf_puts(b, "true");
+        break;
+    case JSON_FALSE:
+        sk_buf_puts(b, "false");
+        break;
+    default:
+        sk_buf_puts(b, "<nil>");
+        break;
+    }
+}
+
+/* ---- encoding/json's syntax errors (scanner.go) -------------------------- */
+
+/* quoteChar: how the scanner names the byte it refused. */
+static void go_quote_char(sk_buf *b, unsigned char c)
+{
+    static const char short_esc[] = "\a\b\f\n\r\t\v";
+    static const char short_name[] = "abfnrtv";
+    const char *e = c ? strchr(short_esc, c) : NULL;
+    sk_buf_putc(b, '\'');
+    if (c == '\'')
+        sk_buf_puts(b, "\\'");
+    else if (e)
+        sk_buf_printf(b, "\\%c", short_name[e - short_esc]);
+    else if (c < 0x20 || c == 0x7f)
+        sk_buf_printf(b, "\\x%02x", c);
+    else if (c == '\\')
+        sk_buf_puts(b, "\\\\");
+    else if (c < 0x80)
+        sk_buf_putc(b, (char)c);
+    else if (c <= 0xa0 || c == 0xad) /* string(c) is U+00XX: not printable */
+        sk_buf_printf(b, "\\u%04x", c);
+    else
+        sk_buf_printf(b, "%c%c", (char)(0xc0 | (c >> 6)), (char)(0x80 | (c & 0x3f)));
+    sk_buf_putc(b, '\'');
+}
+
+static int go_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+#define GO_MAX_DEPTH 10000 /* the scanner's maxNestingDepth */
+
+/* Where the scanner is between values: the states that decide what may
+ * come next. */
+enum { GS_VALUE, GS_VALUE_OR_CLOSE, GS_KEY, GS_KEY_OR_CLOSE, GS_END };
+
+char *sk_typed_go_syntax_error(const char *text, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    char *stack = malloc(GO_MAX_DEPTH); /* '{' or '[' per open container */
+    size_t depth = 0;
+    int state = GS_VALUE;
+    const char *why = NULL;
+    char literal[48];
+    unsigned char bad = 0;
+    SK_CHECK_ALLOC(stack);
+    while (p < end && !why) {
+        unsigned char c = *p;
+        if (go_space(c)) {
+            p++;
+            continue;
+        }
+        if (state == GS_END) {
+            if (depth == 0) {
+                why = "after top-level value";
+            } else if (stack[depth - 1] == ':') {
+                /* a key just ended */
+                if (c == ':') {
+                    stack[depth - 1] = '{';
+                    state = GS_VALUE;
+                } else {
+                    why = "after object key";
+                }
+            } else if (c == ',') {
+                state = stack[depth - 1] == '{' ? GS_KEY : GS_VALUE;
+            } else if (c == (stack[depth - 1] == '{' ? '}' : ']')) {
+                depth--;
+            } else {
+                why =
+                    stack[depth - 1] == '{' ? "after object key:value pair" : "after array element";
+            }
+            if (!why)
+                p++;
+            else
+                bad = c;
+            continue;
+        }
+        if ((state == GS_VALUE_OR_CLOSE && c == ']') || (state == GS_KEY_OR_CLOSE && c == '}')) {
+            depth--;
+            state = GS_END;
+            p++;
+            continue;
+        }
+        if ((state == GS_KEY || state == GS_KEY_OR_CLOSE) && c != '"') {
+            why = "looking for beginning of object key string";
+            bad = c;
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            if (depth == GO_MAX_DEPTH) {
+                why = "exceeded max depth";
+                break;
+            }
+            stack[depth++] = (char)c;
+            state = c == '{' ? GS_KEY_OR_CLOSE : GS_VALUE_OR_CLOSE;
+            p++;
+            continue;
+        }
+        int is_key = state == GS_KEY || state == GS_KEY_OR_CLOSE;
+        if (c == '"') {
+            for (p++; p < end && *p != '"' && !why; p++) {
+                if (*p < 0x20) {
+                    why = "in string literal";
+                } else if (*p == '\\') {
+                    if (++p == end)
+                        break;
+                    if (*p == 'u') {
+                        for (int i = 0; i < 4 && !why && ++p < end; i++)
+                            if (!isxdigit(*p))
+                                why = "in \\u hexadecimal character escape";
+                        if (p == end)
+                            break;
+                    } else if (!strchr("bfnrt\\/\"", *p) || !*p) {
+                        why = "in string escape code";
+                    }
+                }
+                if (why)
+                    bad = *p;
+            }
+            if (why || p == end)
+                break;
+            p++;
+            if (is_key)
+                stack[depth - 1] = ':';
+            state = GS_END;
+            continue;
+        }
+        if (c == 't' || c == 'f' || c == 'n') {
+            const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+            size_t i = 1;
+            for (p++; word[i] && p < end && *p == (unsigned char)word[i]; p++)
+                i++;
+            if (word[i] && p < end) {
+                snprintf(literal, sizeof literal, "in literal %s (expecting '%c')", word, word[i]);
+                why = literal;
+                bad = *p;
+            } else if (!word[i]) {
+                state = GS_END;
+                continue;
+            }
+            break;
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            /* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+            if (c == '-' && (++p == end || !isdigit(*p))) {
+                why = p == end ? NULL : "in numeric literal";
+                if (p < end)
+                    bad = *p;
+                break;
+            }
+            if (*p++ != '0')
+                while (p < end && isdigit(*p))
+                    p++;
+            if (p < end && *p == '.') {
+                if (++p == end || !isdigit(*p)) {
+                    why = p == end ? NULL : "after decimal point in numeric literal";
+                    if (p < end)
+                        bad = *p;
+                    break;
+                }
+                while (p < end && isdigit(*p))
+                    p++;
+            }
+            if (p < end && (*p == 'e' || *p == 'E')) {
+                if (++p < end && (*p == '+' || *p == '-'))
+                    p++;
+                if (p == end || !isdigit(*p)) {
+                    why = p == end ? NULL : "in exponent of numeric literal";
+                    if (p < end)
+                        bad = *p;
+                    break;
+                }
+                while (p < end && isdigit(*p))
+                    p++;
+            }
+            state = GS_END;
+            continue;
+        }
+        why = "looking for beginning of value";
+        bad = c;
+    }
+    free(stack);
+    sk_buf b = SK_BUF_INIT;
+    if (why && !strcmp(why, "exceeded max depth")) {
+        sk_buf_puts(&b, why);
+    } else if (why) {
+        sk_buf_puts(&b, "invalid character ");
+        go_quote_char(&b, bad);
+        sk_buf_printf(&b, " %s", why);
+    } else if (state != GS_END || depth > 0 || p < end) {
+        sk_buf_puts(&b, "unexpected end of JSON input");
+    }
+    return b.data ? sk_buf_steal(&b, NULL) : NULL;
 }

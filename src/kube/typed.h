@@ -8,7 +8,10 @@
  * order, zero values of fields without omitempty are written (a container's
  * "resources": {}, a pod template's "creationTimestamp": null), map keys are
  * sorted, times are UTC and quantities canonical ("1000m" -> "1"). A body
- * that does not decode is a 400 worded as the Go decoder words it.
+ * that does not decode is a 400 worded as the Go decoder words it; the
+ * other decoders kube runs over a body are worded here too: encoding/json's
+ * syntax errors, and the unstructured converter a strategic merge patch's
+ * result goes through.
  *
  * Everything is driven by the generated schema table (kube/schema.h); this
  * module is pure and thread-safe.
@@ -16,6 +19,7 @@
 #ifndef SK_KUBE_TYPED_H
 #define SK_KUBE_TYPED_H
 
+#include "core/buf.h"
 #include "core/err.h"
 #include "kube/registry.h"
 #include "kube/schema.h"
@@ -46,6 +50,28 @@ sk_err sk_typed_normalize_value(const sk_schema *s, const json_t *v, json_t **ou
 /* Only the decode check of sk_typed_normalize: SK_OK or SK_ERR_BAD_REQUEST
  * with *msg as above. */
 sk_err sk_typed_check(const sk_resource *r, const json_t *obj, char **msg);
+
+/*
+ * The error kube's unstructured converter (runtime.DefaultUnstructured-
+ * Converter, which a strategic merge patch's result goes through instead
+ * of the JSON decoder) gives for obj (a built-in kind): "cannot restore
+ * map from string", "cannot restore struct from: slice", "unrecognized
+ * type: int32", "cannot convert int64 to string". SK_ERR_INVALID with *msg
+ * (new) when obj's first decoding error is one of those; SK_OK when obj
+ * decodes, or its first error is one the converter words otherwise or not
+ * at all (a Time, Quantity or IntOrString decoding itself, an int out of
+ * range, a whole float into an int): sk_typed_check words those.
+ */
+sk_err sk_typed_restore_error(const sk_resource *r, const json_t *obj, char **msg);
+
+/* Appends v as Go's fmt %v prints it decoded into interface{} (integers
+ * kept): "map[a:1 b:[x y]]", keys sorted, strings bare, null "<nil>". */
+void sk_typed_go_print(sk_buf *b, const json_t *v);
+
+/* The syntax error Go's encoding/json gives for text ("invalid character
+ * 'a' looking for beginning of value", "unexpected end of JSON input"),
+ * or NULL if text is valid JSON to it. New string. */
+char *sk_typed_go_syntax_error(const char *text, size_t len);
 
 /*
  * resource.Quantity: parses s as ParseQuantity does and writes the string

@@ -74,7 +74,6 @@ static const char msg_config_key[] =
 static const char msg_immutable_set[] = "field is immutable when `immutable` is set";
 
 #define MAX_OBJECT_SIZE (1024 * 1024)     /* core.MaxSecretSize */
-#define MAX_ANNOTATIONS_SIZE (256 * 1024) /* TotalAnnotationSizeLimitB */
 #define EVENT_FIELD_LIMIT 128             /* reportingInstance, action, reason */
 #define EVENT_NOTE_LIMIT 1024             /* message */
 
@@ -485,6 +484,18 @@ static size_t label_msgs(const char *s, const char **msgs)
     return n;
 }
 
+size_t sk_validate_annotations_size(const json_t *annotations)
+{
+    size_t n = 0;
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)annotations, k, v)
+    {
+        n += strlen(k) + (json_string_value(v) ? json_string_length(v) : 0);
+    }
+    return n;
+}
+
 const char *sk_validate_dns1123_subdomain(const char *s)
 {
     const char *msgs[SK_VALIDATE_MAX_MSGS];
@@ -764,7 +775,6 @@ static void validate_meta_at(sk_field_errors *fe, const json_t *meta, const char
         invalid_each(fe, sub(&f, base, "labels"), k, msgs, sk_validate_qualified_name(k, msgs));
         invalid_each(fe, sub(&f, base, "labels"), val, msgs, sk_validate_label_value(val, msgs));
     }
-    size_t ann_size = 0;
     json_object_foreach((json_t *)at(meta, "annotations"), k, v)
     {
         /* Annotation keys are qualified names, case-insensitively. */
@@ -775,10 +785,10 @@ static void validate_meta_at(sk_field_errors *fe, const json_t *meta, const char
         invalid_each(fe, sub(&f, base, "annotations"), k, msgs,
                      sk_validate_qualified_name(lower, msgs));
         free(lower);
-        ann_size += strlen(k) + (json_string_value(v) ? json_string_length(v) : 0);
     }
-    if (ann_size > MAX_ANNOTATIONS_SIZE)
-        sk_field_errors_too_long(fe, sub(&f, base, "annotations"), MAX_ANNOTATIONS_SIZE);
+    if (sk_validate_annotations_size(at(meta, "annotations")) > SK_VALIDATE_MAX_ANNOTATIONS_SIZE)
+        sk_field_errors_too_long(fe, sub(&f, base, "annotations"),
+                                 SK_VALIDATE_MAX_ANNOTATIONS_SIZE);
     validate_owner_refs(fe, at(meta, "ownerReferences"), base);
     validate_finalizers(fe, at(meta, "finalizers"), sub(&f, base, "finalizers"));
     if (kube)
@@ -1433,14 +1443,95 @@ static void validate_pod_update(sk_field_errors *fe, const json_t *obj, const js
     json_decref(b);
 }
 
-/* ValidateService's first checks: ports (unless headless or ExternalName),
- * each port's number and, with several, its name. */
+/* Go's %#v of a []string: `[]string{"a", "b"}`, `[]string(nil)` when empty. */
+static void go_string_slice(sk_buf *b, const json_t *list)
+{
+    size_t i;
+    const json_t *v;
+    if (json_array_size(list) == 0) {
+        sk_buf_puts(b, "[]string(nil)");
+        return;
+    }
+    sk_buf_puts(b, "[]string{");
+    json_array_foreach(list, i, v)
+    {
+        if (i)
+            sk_buf_puts(b, ", ");
+        sk_buf_go_quoted(b, json_string_value(v) ? json_string_value(v) : "");
+    }
+    sk_buf_putc(b, '}');
+}
+
+static int headless(const json_t *ips)
+{
+    const char *ip = json_string_value(json_array_get(ips, 0));
+    return json_array_size(ips) == 1 && ip && strcmp(ip, "None") == 0;
+}
+
+/* validateUpgradeDowngradeClusterIPs: an update may add or release the
+ * secondary cluster IP, never change one (kube's service storage has made
+ * clusterIPs follow a changed clusterIP by then); ExternalName on either
+ * side and headless on both are exempt. The value is the new clusterIPs. */
+static void validate_cluster_ips_update(sk_field_errors *fe, const json_t *obj, const json_t *old)
+{
+    const char *type = str_at(obj, "spec.type"), *old_type = str_at(old, "spec.type");
+    const char *policy = str_at(obj, "spec.ipFamilyPolicy");
+    const json_t *ips = at(obj, "spec.clusterIPs"), *old_ips = at(old, "spec.clusterIPs");
+    size_t n = json_array_size(ips), old_n = json_array_size(old_ips);
+    static const char changed[] = "may not change once set";
+    if ((type && !strcmp(type, "ExternalName")) ||
+        (old_type && !strcmp(old_type, "ExternalName")) || (headless(ips) && headless(old_ips)))
+        return;
+    sk_buf v = SK_BUF_INIT, field = SK_BUF_INIT;
+    go_string_slice(&v, ips);
+    const char *first = json_string_value(json_array_get(ips, 0));
+    const char *old_first = json_string_value(json_array_get(old_ips, 0));
+    int first_changed = n && old_n && (!first || !old_first || strcmp(first, old_first) != 0);
+    if (n == old_n) {
+        for (size_t i = 0; i < n; i++) {
+            const char *a = json_string_value(json_array_get(ips, i));
+            const char *b = json_string_value(json_array_get(old_ips, i));
+            if (a && b && !strcmp(a, b))
+                continue;
+            sk_buf_reset(&field);
+            sk_buf_printf(&field, "spec.clusterIPs[%zu]", i);
+            fe_invalid_rendered(fe, field.data, v.data, changed);
+        }
+    } else if (old_n > n) {
+        if (n == 0)
+            fe_invalid_rendered(fe, "spec.clusterIPs[0]", v.data,
+                                "primary clusterIP can not be unset");
+        if (first_changed)
+            fe_invalid_rendered(fe, "spec.clusterIPs[0]", v.data, changed);
+        if (n == 1 && (!policy || strcmp(policy, "SingleStack") != 0)) {
+            sk_buf p = SK_BUF_INIT;
+            if (policy)
+                sk_buf_go_quoted(&p, policy);
+            else
+                sk_buf_puts(&p, "null");
+            fe_invalid_rendered(fe, "spec.ipFamilyPolicy", p.data,
+                                "must be set to 'SingleStack' when releasing the secondary "
+                                "clusterIP");
+            sk_buf_free(&p);
+        }
+    } else if (first_changed) {
+        fe_invalid_rendered(fe, "spec.clusterIPs[0]", v.data, changed);
+    }
+    sk_buf_free(&field);
+    sk_buf_free(&v);
+}
+
+/* ValidateServiceUpdate's cluster IP checks, then ValidateService's first
+ * checks: ports (unless headless or ExternalName), each port's number and,
+ * with several, its name. */
 static void validate_service(sk_field_errors *fe, const json_t *obj, const json_t *old)
 {
     const char *type = str_at(obj, "spec.type") ? str_at(obj, "spec.type") : "";
     const char *ip = str_at(obj, "spec.clusterIP") ? str_at(obj, "spec.clusterIP") : "";
     const json_t *ports = at(obj, "spec.ports"), *p;
     size_t i;
+    if (old)
+        validate_cluster_ips_update(fe, obj, old);
     if (json_array_size(ports) == 0 && strcmp(ip, "None") != 0 && strcmp(type, "ExternalName") != 0)
         sk_field_errors_required(fe, "spec.ports", "");
     json_array_foreach(ports, i, p)
@@ -1458,12 +1549,6 @@ static void validate_service(sk_field_errors *fe, const json_t *obj, const json_
             fe_invalid_int(fe, field.data, port, "must be between 1 and 65535, inclusive");
         }
         sk_buf_free(&field);
-    }
-    if (old && strcmp(type, "ExternalName") != 0) {
-        const char *old_type = str_at(old, "spec.type") ? str_at(old, "spec.type") : "";
-        const char *old_ip = str_at(old, "spec.clusterIP") ? str_at(old, "spec.clusterIP") : "";
-        if (strcmp(old_type, "ExternalName") != 0 && *old_ip && strcmp(ip, old_ip) != 0)
-            sk_field_errors_invalid(fe, "spec.clusterIP", ip, msg_field_immutable);
     }
 }
 
@@ -1502,25 +1587,6 @@ static void crd_dns1035(sk_field_errors *fe, const char *path, const char *s, in
     }
     free(msg);
     free(lower);
-}
-
-/* Go's %#v of a []string: `[]string{"a", "b"}`, `[]string(nil)` when empty. */
-static void go_string_slice(sk_buf *b, const json_t *list)
-{
-    size_t i;
-    const json_t *v;
-    if (json_array_size(list) == 0) {
-        sk_buf_puts(b, "[]string(nil)");
-        return;
-    }
-    sk_buf_puts(b, "[]string{");
-    json_array_foreach(list, i, v)
-    {
-        if (i)
-            sk_buf_puts(b, ", ");
-        sk_buf_go_quoted(b, json_string_value(v) ? json_string_value(v) : "");
-    }
-    sk_buf_putc(b, '}');
 }
 
 /* ValidateCustomResourceDefinitionNames over names (spec.names or

@@ -36,6 +36,13 @@ sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t 
 sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *old,
                          json_t **causes_out, char **msg_out);
 
+/* The size ValidateAnnotationsSize counts for annotations (an object,
+ * borrowed; NULL counts 0): every key's and value's length. Above
+ * SK_VALIDATE_MAX_ANNOTATIONS_SIZE (TotalAnnotationSizeLimitB) an object
+ * is invalid. */
+#define SK_VALIDATE_MAX_ANNOTATIONS_SIZE (256 * 1024)
+size_t sk_validate_annotations_size(const json_t *annotations);
+
 /* NULL if s is a DNS-1123 subdomain (<= 253) / label (<= 63), else the first
  * of Kubernetes' messages for it (static string). */
 const char *sk_validate_dns1123_subdomain(const char *s);

@@ -9,7 +9,10 @@ FieldManagerConflict) and --force-conflicts taking the field over; shared
 ownership of an equal value; list-maps merged by key (containers) for a
 built-in kind and a CRD's x-kubernetes-list-type: map; apply to /status
 recorded with its subresource; an update that omits managedFields keeps
-them, [{}] resets them; kubectl's client-side to server-side apply upgrade;
+them, [{}] resets them; kubectl's client-side to server-side apply upgrade
+(its managed-fields JSON patch accepted, no warning, the last-applied
+annotation kept current by kubectl's server-side applies, later applies of
+either kind without conflict; a stale resourceVersion in that patch 409);
 bad input: apply without fieldManager (422, as kube answers it: an invalid
 PatchOptions), another apiVersion, kind or name than the URL (400), malformed YAML (400 with the line), a list-map entry
 missing its key (422); a key a list-map item omits takes its schema
@@ -30,7 +33,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from server import ServerTestCase, wait_until  # noqa: E402
+from server import ServerTestCase, describe, wait_until  # noqa: E402
 import test_builtin_kinds as kinds  # noqa: E402  (a module: its tests do not run here)
 from test_kubectl import KubectlMixin  # noqa: E402
 
@@ -366,6 +369,81 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
         obj = self.get(CMS + "/csa")
         self.assertEqual(obj["data"]["key"], "v2")
         self.assertIn(("kubectl", "Apply", ""), entries(obj))
+
+    def test_client_side_apply_upgrade_keeps_last_applied(self):
+        """Issue 43: kubectl's upgrade from client-side to server-side apply
+        (a JSON patch replacing managedFields with resourceVersion as its
+        precondition) is accepted without a warning, kubectl's server-side
+        apply keeps the last-applied annotation (kube's lastAppliedUpdater),
+        and later applies of either kind neither conflict nor go stale."""
+        manifests = {
+            "configmaps": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n"
+                          "data:\n  key: {v}\n",
+            "pods": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: up\n  labels:\n"
+                    "    v: {v}\nspec:\n  containers:\n  - name: c\n    image: nginx\n",
+        }
+        for resource, manifest in manifests.items():
+            with self.subTest(resource=resource):
+                def apply(v, *flags):
+                    path = self.write("up.yaml", manifest.format(v=v))
+                    p = self.k("apply", *flags, "-f", path)
+                    self.assertEqual(p.returncode, 0, describe(p))
+                    self.assertNotIn("Warning", p.stderr, describe(p))
+                    self.assertNotIn("conflict", p.stderr.lower(), describe(p))
+
+                def last_applied():
+                    text = self.ok("apply", "view-last-applied", resource, "up", "-o", "json")
+                    cfg = json.loads(text)
+                    return cfg["data"]["key"] if resource == "configmaps" \
+                        else cfg["metadata"]["labels"]["v"]
+
+                path = "/api/v1/namespaces/default/%s/up" % resource
+                apply("v1")
+                self.assertIn(("kubectl-client-side-apply", "Update", ""),
+                              entries(self.get(path)))
+                apply("v2", "--server-side")
+                e = entries(self.get(path))
+                self.assertIn(("kubectl", "Apply", ""), e)
+                self.assertNotIn(("kubectl-client-side-apply", "Update", ""), e)
+                self.assertEqual(last_applied(), "v2")
+                apply("v3")
+                self.assertEqual(last_applied(), "v3")
+                apply("v4", "--server-side")
+                self.assertEqual(last_applied(), "v4")
+                obj = self.get(path)
+                got = obj["data"]["key"] if resource == "configmaps" \
+                    else obj["metadata"]["labels"]["v"]
+                self.assertEqual(got, "v4")
+                self.ok("delete", resource, "up", "--wait=false")
+
+    def test_json_patch_of_managed_fields(self):
+        """The upgrade's JSON patch as kubectl sends it: replacing
+        /metadata/resourceVersion is its precondition (a stale one is 409),
+        and the managedFields it sets are taken as given."""
+        self.ok("create", "configmap", "mfp", "--from-literal=a=1")
+        obj = self.get(CMS + "/mfp")
+        rv = obj["metadata"]["resourceVersion"]
+        mf = obj["metadata"]["managedFields"]
+        mf[0]["manager"] = "renamed"
+        jp = {"Content-Type": "application/json-patch+json"}
+        stale = [{"op": "replace", "path": "/metadata/managedFields", "value": mf},
+                 {"op": "replace", "path": "/metadata/resourceVersion", "value": str(int(rv) - 1)}]
+        r = self.server.request("PATCH", CMS + "/mfp", body=json.dumps(stale), headers=jp)
+        self.assertEqual(r.status, 409, r.body)
+        self.assertEqual(r.json()["reason"], "Conflict")
+        r = self.server.request("PATCH", CMS + "/mfp", body=json.dumps(
+            [{"op": "test", "path": "/metadata/resourceVersion", "value": rv}] + stale[:1] +
+            [{"op": "replace", "path": "/metadata/resourceVersion", "value": rv}]), headers=jp)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(list(entries(r.json())), [("renamed", "Update", "")])
+        # a failed operation: kube's generic 422 (NewGenericServerResponse
+        # keeps the jsonpatch error out of the Status)
+        r = self.server.request("PATCH", CMS + "/mfp", body=json.dumps(
+            [{"op": "test", "path": "/metadata/resourceVersion", "value": "1"}]), headers=jp)
+        self.assertEqual(r.status, 422, r.body)
+        st = r.json()
+        self.assertEqual((st["reason"], st["message"]), (
+            "Invalid", "the server rejected our request due to an error in our request"))
 
     def test_crd_list_map(self):
         crd = {

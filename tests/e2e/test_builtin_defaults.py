@@ -228,10 +228,10 @@ class BuiltinDefaults(ServerTestCase, unittest.TestCase):
         svc["spec"]["clusterIP"] = "10.96.0.51"
         svc["spec"].pop("clusterIPs", None)
         self.invalid("PUT", SERVICES + "/fixed-ip", svc,
-                     'Service "fixed-ip" is invalid: spec.clusterIP: Invalid value: "10.96.0.51": '
-                     'field is immutable',
-                     [("spec.clusterIP", "FieldValueInvalid",
-                       'Invalid value: "10.96.0.51": field is immutable')])
+                     'Service "fixed-ip" is invalid: spec.clusterIPs[0]: Invalid value: '
+                     '[]string{"10.96.0.51"}: may not change once set',
+                     [("spec.clusterIPs[0]", "FieldValueInvalid",
+                       'Invalid value: []string{"10.96.0.51"}: may not change once set')])
         del svc["spec"]["clusterIP"]
         r = self.server.request("PUT", SERVICES + "/fixed-ip", body=svc)
         self.assertEqual(r.status, 200, r)

@@ -5,7 +5,11 @@ cleanly and in kube-apiserver's shape: body over 3 MiB (413
 RequestEntityTooLarge), malformed JSON (400), a body whose kind does not
 match the URL (400), an unsupported Content-Type (415), an unknown
 resource/group (404), an unsupported verb on an item path (405), an invalid
-name (422 Invalid with causes), and 404/409 for item operations. Every error
+name (422 Invalid with causes), and 404/409 for item operations; and, word
+for word, texts kube's clients and test suite match: a strategic merge
+patch the converter cannot restore ("cannot restore map from string"), a
+Service's changed cluster IP ("may not change once set"), a body of no
+readable kind or of another kind posted to namespaces. Every error
 must be a metav1.Status (kind Status, apiVersion v1, status Failure, code
 equal to the HTTP status, reason) because clients parse it for messages.
 Why: kubectl and client-go only show useful errors when the body is a
@@ -170,6 +174,69 @@ class HttpErrors(ServerTestCase, unittest.TestCase):
         r = self.server.request("POST", "/api/v1/namespaces/nope/configmaps", body=cm("x"))
         st = self.assertStatus(r, 404, "NotFound")
         self.assertEqual(st["message"], 'namespaces "nope" not found')
+
+    # Texts kube's clients and its own test suite match, each as
+    # kube-apiserver 1.32 answers it (issue 43).
+
+    def test_patch_cannot_restore_422(self):
+        """A strategic merge patch whose result the unstructured converter
+        cannot restore: NewInvalid with no kind or name, on "patch", valued
+        with the patch as Go's %+v prints it."""
+        self.assertEqual(self.server.request("POST", CM_PATH, body=cm("lbl")).status, 201)
+        r = self.server.request("PATCH", CM_PATH + "/lbl",
+                                body=json.dumps({"metadata": {"labels": "invalid"}}),
+                                headers={"Content-Type": "application/strategic-merge-patch+json"})
+        st = self.assertStatus(r, 422, "Invalid")
+        body = 'Invalid value: "map[metadata:map[labels:invalid]]": cannot restore map from string'
+        self.assertEqual(st["message"], ' "" is invalid: patch: ' + body)
+        self.assertEqual(st["details"], {"causes": [
+            {"reason": "FieldValueInvalid", "message": body, "field": "patch"}]})
+
+    def test_service_cluster_ip_change_422(self):
+        """A Service's cluster IP changed through clusterIP alone: kube's
+        storage makes clusterIPs follow it, ValidateServiceUpdate refuses."""
+        svcs = "/api/v1/namespaces/default/services"
+        r = self.server.request("POST", svcs, body={
+            "apiVersion": "v1", "kind": "Service", "metadata": {"name": "moved"},
+            "spec": {"ports": [{"port": 80}]}})
+        self.assertEqual(r.status, 201, r)
+        r = self.server.request("PATCH", svcs + "/moved",
+                                body=json.dumps({"spec": {"clusterIP": "10.0.0.12"}}),
+                                headers={"Content-Type": "application/merge-patch+json"})
+        st = self.assertStatus(r, 422, "Invalid")
+        body = 'Invalid value: []string{"10.0.0.12"}: may not change once set'
+        self.assertEqual(st["message"], 'Service "moved" is invalid: spec.clusterIPs[0]: ' + body)
+        self.assertEqual(st["details"], {"name": "moved", "kind": "Service", "causes": [
+            {"reason": "FieldValueInvalid", "message": body, "field": "spec.clusterIPs[0]"}]})
+
+    def test_unrecognized_and_other_kind_400(self):
+        """A body whose kind cannot be read (YAML sent as JSON, as `kubectl
+        create --raw` sends a file), and an object of another kind."""
+        ns = "/api/v1/namespaces"
+        pod_yaml = b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: valid-pod\n"
+        r = self.server.request("POST", ns, body=pod_yaml,
+                                headers={"Content-Type": "application/json"})
+        st = self.assertStatus(r, 400, "BadRequest")
+        self.assertEqual(st["message"],
+                         "the object provided is unrecognized (must be of type Namespace): "
+                         "couldn't get version/kind; json parse error: invalid character 'a' "
+                         "looking for beginning of value (%s ...)" % pod_yaml[:30].hex())
+        r = self.server.request("POST", ns, body={"apiVersion": "v1", "kind": "Pod",
+                                                  "metadata": {"name": "valid-pod"}})
+        st = self.assertStatus(r, 400, "BadRequest")
+        self.assertEqual(st["message"], 'Pod in version "v1" cannot be handled as a Namespace: '
+                                        'converting (v1.Pod) to (core.Namespace): unknown '
+                                        'conversion')
+        r = self.server.request("POST", ns, body=b"[1]",
+                                headers={"Content-Type": "application/json"})
+        st = self.assertStatus(r, 400, "BadRequest")
+        self.assertEqual(st["message"],
+                         "the object provided is unrecognized (must be of type Namespace): "
+                         "couldn't get version/kind; json parse error: json: cannot unmarshal "
+                         "array into Go value of type struct { APIVersion string "
+                         "\"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
+                         "\"json:\\\"kind,omitempty\\\"\" } (5b315d)")
+        self.assertStatus(self.server.request("GET", ns + "/valid-pod"), 404, "NotFound")
 
     def test_server_survives_errors(self):
         # After a burst of bad requests the server still serves normally.

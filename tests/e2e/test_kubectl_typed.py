@@ -303,7 +303,9 @@ class KubectlTyped(KubectlMixin, ServerTestCase, unittest.TestCase):
         # A decodable body of another kind than the URL's.
         r = self.post(path, envelope("v1", "Secret", object_meta("s", ns)))
         self.assertEqual(r.status, 400, r)
-        self.assertIn("does not match the expected kind", r.json()["message"])
+        self.assertEqual(r.json()["message"],
+                         'Secret in version "v1" cannot be handled as a ConfigMap: converting '
+                         '(v1.Secret) to (core.ConfigMap): unknown conversion')
         self.assertEqual(self.names("cm", "-n", ns), [])
         r = self.post(path, good)
         self.assertEqual(r.status, 201, r)

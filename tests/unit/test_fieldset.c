@@ -184,6 +184,50 @@ static void test_update_entries(void **state)
     json_decref(cm);
 }
 
+/* kubectl's apply after its client-side to server-side upgrade: its Apply
+ * entry owns the data map itself ("."), the annotations map and the
+ * last-applied annotation (merged from kubectl-client-side-apply), and
+ * applies less. What others own or it still applies stays (structured-
+ * merge-diff prunes a member, then adds back every owned item); the
+ * annotation becomes what kubectl applied (lastAppliedUpdater), in
+ * json.Encoder's spelling. */
+static void test_apply_after_upgrade(void **state)
+{
+    (void)state;
+    sk_fieldset_type t = kind("io.k8s.api.core.v1.ConfigMap");
+    static const sk_managed_write kubectl = {"kubectl", "v1", NULL, "2026-01-01T00:00:02Z", 0};
+    json_t *live = load(
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+        "\"annotations\":{\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\\n\"},"
+        "\"managedFields\":[{\"manager\":\"kubectl\",\"operation\":\"Apply\",\"apiVersion\":\"v1\","
+        "\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+        "\"f:data\":{\".\":{},\"f:key\":{},\"f:old\":{}},\"f:metadata\":{\"f:annotations\":{"
+        "\".\":{},\"f:kubectl.kubernetes.io/last-applied-configuration\":{}}}}},"
+        "{\"manager\":\"kubectl-last-applied\",\"operation\":\"Apply\",\"apiVersion\":\"v1\","
+        "\"time\":\"2026-01-01T00:00:00Z\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{"
+        "\"f:metadata\":{\"f:annotations\":{"
+        "\"f:kubectl.kubernetes.io/last-applied-configuration\":{}}}}}]},"
+        "\"data\":{\"key\":\"v1\",\"old\":\"x\",\"stray\":\"y\"}}");
+    json_t *config = load("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                          "{\"name\":\"c\"},\"data\":{\"key\":\"<v2>\"}}");
+    json_t *out = NULL, *status = NULL;
+    assert_int_equal(sk_managed_apply(t, live, config, &kubectl, 0, &out, &status), SK_OK);
+    expect_json(json_object_get(out, "data"), "{\"key\":\"<v2>\"}");
+    expect_json(json_object_get(json_object_get(out, "metadata"), "annotations"),
+                "{\"kubectl.kubernetes.io/last-applied-configuration\":\"{\\\"apiVersion\\\":"
+                "\\\"v1\\\",\\\"data\\\":{\\\"key\\\":\\\"\\\\u003cv2\\\\u003e\\\"},\\\"kind\\\":"
+                "\\\"ConfigMap\\\",\\\"metadata\\\":{\\\"name\\\":\\\"c\\\"}}\\n\"}");
+    json_decref(out);
+    /* another manager's apply leaves the annotation alone */
+    static const sk_managed_write other = {"other", "v1", NULL, "2026-01-01T00:00:02Z", 0};
+    assert_int_equal(sk_managed_apply(t, live, config, &other, 1, &out, &status), SK_OK);
+    expect_json(json_object_get(json_object_get(out, "metadata"), "annotations"),
+                "{\"kubectl.kubernetes.io/last-applied-configuration\":\"{}\\n\"}");
+    json_decref(out);
+    json_decref(config);
+    json_decref(live);
+}
+
 static void test_manager_from_user_agent(void **state)
 {
     (void)state;
@@ -444,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_missing_key_is_invalid),
         cmocka_unit_test(test_algebra_and_print),
         cmocka_unit_test(test_update_entries),
+        cmocka_unit_test(test_apply_after_upgrade),
         cmocka_unit_test(test_manager_from_user_agent),
         cmocka_unit_test(test_update_entries_capped),
         cmocka_unit_test(test_apply_conflict_force_and_removal),

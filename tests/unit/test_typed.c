@@ -321,6 +321,91 @@ static void test_defaults(void **state)
     free(got);
 }
 
+/* encoding/json's syntax errors, as the kind probe of a POST body words
+ * them (kube answers "couldn't get version/kind; json parse error: ..."). */
+static void test_go_syntax_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"{\"a\":[1,2.5e-3,true,false,null,\"\\u00e9\\n\"]} ", NULL},
+        {"apiVersion: v1\n", "invalid character 'a' looking for beginning of value"},
+        {"", "unexpected end of JSON input"},
+        {"{\"a\":", "unexpected end of JSON input"},
+        {"\"\\u12", "unexpected end of JSON input"},
+        {"{\"a\" 1}", "invalid character '1' after object key"},
+        {"{\"a\":1 \"b\"}", "invalid character '\"' after object key:value pair"},
+        {"[1 2]", "invalid character '2' after array element"},
+        {"{1:2}", "invalid character '1' looking for beginning of object key string"},
+        {"{\"a\":1,}", "invalid character '}' looking for beginning of object key string"},
+        {"[1,]", "invalid character ']' looking for beginning of value"},
+        {"{} x", "invalid character 'x' after top-level value"},
+        {"01", "invalid character '1' after top-level value"},
+        {"-x", "invalid character 'x' in numeric literal"},
+        {"1.x", "invalid character 'x' after decimal point in numeric literal"},
+        {"1e+x", "invalid character 'x' in exponent of numeric literal"},
+        {"tru", "unexpected end of JSON input"},
+        {"trux", "invalid character 'x' in literal true (expecting 'e')"},
+        {"nul!", "invalid character '!' in literal null (expecting 'l')"},
+        {"\"a\tb\"", "invalid character '\\t' in string literal"},
+        {"\"\\q\"", "invalid character 'q' in string escape code"},
+        {"\"\\u12g4\"", "invalid character 'g' in \\u hexadecimal character escape"},
+        {"'a'", "invalid character '\\'' looking for beginning of value"},
+        {"\x01", "invalid character '\\x01' looking for beginning of value"},
+        {"\xe9", "invalid character '\xc3\xa9' looking for beginning of value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = sk_typed_go_syntax_error(cases[i].in, strlen(cases[i].in));
+        if (cases[i].want)
+            assert_string_equal(got, cases[i].want);
+        else
+            assert_null(got);
+        free(got);
+    }
+}
+
+/* The unstructured converter's words for a strategic merge patch's result,
+ * and the patch as Go's %v prints it. */
+static void test_restore_errors(void **state)
+{
+    (void)state;
+    const sk_resource *cm = kind("", "v1", "ConfigMap"), *deploy = kind("apps", "v1", "Deployment");
+    const struct {
+        const sk_resource **r;
+        const char *in, *want;
+    } cases[] = {
+        {&cm, "{\"metadata\":{\"name\":\"c\",\"labels\":\"x\"}}", "cannot restore map from string"},
+        {&cm, "{\"metadata\":{\"finalizers\":{\"a\":1}}}", "cannot restore slice from map"},
+        {&cm, "{\"metadata\":[1]}", "cannot restore struct from: slice"},
+        {&cm, "{\"metadata\":{\"name\":5}}", "cannot convert int64 to string"},
+        {&cm, "{\"metadata\":{\"name\":true}}", "unrecognized type: string"},
+        {&cm, "{\"metadata\":{\"generation\":\"1\"}}", "unrecognized type: int64"},
+        {&deploy, "{\"spec\":{\"replicas\":1.5}}", "cannot convert float64 to int32"},
+        {&deploy, "{\"spec\":{\"replicas\":2.0}}", NULL}, /* converts; JSON would not */
+        {&cm, "{\"metadata\":{\"name\":\"c\"},\"data\":{\"a\":\"b\"}}", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *obj = load(cases[i].in);
+        char *got = NULL;
+        sk_err err = sk_typed_restore_error(*cases[i].r, obj, &got);
+        if (cases[i].want) {
+            assert_int_equal(err, SK_ERR_INVALID);
+            assert_string_equal(got, cases[i].want);
+        } else {
+            assert_int_equal(err, SK_OK);
+        }
+        free(got);
+        json_decref(obj);
+    }
+    json_t *patch = load("{\"metadata\":{\"labels\":\"x\",\"b\":[1,2.5,null,true]},\"a\":{}}");
+    sk_buf b = SK_BUF_INIT;
+    sk_typed_go_print(&b, patch);
+    assert_string_equal(b.data, "map[a:map[] metadata:map[b:[1 2.5 <nil> true] labels:x]]");
+    sk_buf_free(&b);
+    json_decref(patch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +414,8 @@ int main(void)
         cmocka_unit_test(test_zero_values_and_order),
         cmocka_unit_test(test_canonical_forms),
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_go_syntax_errors),
+        cmocka_unit_test(test_restore_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -590,10 +590,32 @@ static void test_service(void **state)
     invalid(svc, SVC("web", "{\"ports\":[{\"port\":80},{\"name\":\"b\",\"port\":70000}]}"), NULL,
             "Service \"web\" is invalid: [spec.ports[0].name: Required value, spec.ports[1].port: "
             "Invalid value: 70000: must be between 1 and 65535, inclusive]");
-    invalid(svc, SVC("web", "{\"clusterIP\":\"10.0.0.2\",\"ports\":[{\"port\":80}]}"),
-            SVC("web", "{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80}]}"),
-            "Service \"web\" is invalid: spec.clusterIP: Invalid value: \"10.0.0.2\": field is "
-            "immutable");
+    /* ValidateServiceUpdate judges clusterIPs (which kube's storage makes
+     * follow a changed clusterIP): none may change, the primary may not go,
+     * releasing the secondary needs SingleStack; headless to headless and
+     * ExternalName on either side are exempt. */
+#define IPS(ip, ips) "{\"clusterIP\":\"" ip "\",\"clusterIPs\":" ips ",\"ports\":[{\"port\":80}]}"
+    invalid(svc, SVC("web", IPS("10.0.0.2", "[\"10.0.0.2\"]")),
+            SVC("web", IPS("10.0.0.1", "[\"10.0.0.1\"]")),
+            "Service \"web\" is invalid: spec.clusterIPs[0]: Invalid value: "
+            "[]string{\"10.0.0.2\"}: may not change once set");
+    invalid(svc, SVC("web", IPS("10.0.0.1", "[\"10.0.0.1\",\"fd00::2\"]")),
+            SVC("web", IPS("10.0.0.1", "[\"10.0.0.1\",\"fd00::1\"]")),
+            "Service \"web\" is invalid: spec.clusterIPs[1]: Invalid value: "
+            "[]string{\"10.0.0.1\", \"fd00::2\"}: may not change once set");
+    invalid(svc, SVC("web", "{\"ports\":[{\"port\":80}]}"),
+            SVC("web", IPS("10.0.0.1", "[\"10.0.0.1\"]")),
+            "Service \"web\" is invalid: spec.clusterIPs[0]: Invalid value: []string(nil): "
+            "primary clusterIP can not be unset");
+    invalid(svc, SVC("web", IPS("10.0.0.1", "[\"10.0.0.1\"]")),
+            SVC("web", IPS("10.0.0.1", "[\"10.0.0.1\",\"fd00::1\"]")),
+            "Service \"web\" is invalid: spec.ipFamilyPolicy: Invalid value: null: must be set "
+            "to 'SingleStack' when releasing the secondary clusterIP");
+    ok(svc, SVC("web", IPS("10.0.0.1", "[\"10.0.0.1\",\"fd00::1\"]")),
+       SVC("web", IPS("10.0.0.1", "[\"10.0.0.1\"]")));
+    ok(svc, SVC("ext", "{\"type\":\"ExternalName\",\"externalName\":\"example.com\"}"),
+       SVC("ext", IPS("10.0.0.1", "[\"10.0.0.1\"]")));
+#undef IPS
     ok(svc, SVC("web", "{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":81}]}"),
        SVC("web", "{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80}]}"));
     /* RBAC names are path segments: anything but '/', '%', '.' and '..'. */
