@@ -32,6 +32,9 @@ dir=${1:?usage: pki.sh DIR [SAN ...]}
 shift
 umask 077
 mkdir -p "$dir"
+# umask covers a directory made here; compose's volume mount point exists
+# already (0755, from the image), so set the mode the header promises.
+chmod 700 "$dir"
 cd "$dir"
 
 newkey() {

@@ -38,13 +38,18 @@ taking one revision each with no gap).
 TLS (EtcdTLS): with certificates made by openssl, etcdctl on https://
 endpoints with a client certificate puts, gets and watches; without a
 client certificate (or one of another CA), or over cleartext, it fails; bad
-files refuse to start.
+files refuse to start. Its certificates come from scripts/etcd-pki.sh, as do
+EtcdForKubeApiserver's, which runs docs/etcd-for-kube-apiserver.md's
+recipe as written: the script, the etcd flags, etcdctl with the client
+certificate, the SQL over sk_kv_latest.
 """
 
 import base64
 import contextlib
 import json
 import os
+import re
+import shlex
 import shutil
 import socket
 import ssl
@@ -56,7 +61,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, Server, free_port  # noqa: E402
+from server import CONFIG, REPO_ROOT, Server, free_port  # noqa: E402
 
 ETCDCTL = shutil.which("etcdctl")
 ETCD = shutil.which("etcd")
@@ -722,28 +727,17 @@ class EtcdFace(unittest.TestCase):
             srv.cleanup()
 
 
-def make_pki(d):
-    """A CA, a server certificate for 127.0.0.1 and a client certificate,
-    made with openssl in d: {name: path}."""
-    p = {n: os.path.join(d, n) for n in ("ca.crt", "ca.key", "server.crt", "server.key",
-                                         "client.crt", "client.key", "ext.cnf")}
+ETCD_PKI = os.path.join(REPO_ROOT, "scripts", "etcd-pki.sh")
 
-    def ossl(*args):
-        subprocess.run(["openssl"] + list(args), check=True, capture_output=True, timeout=60)
 
-    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=sk-etcd-ca",
-         "-keyout", p["ca.key"], "-out", p["ca.crt"])
-    with open(p["ext.cnf"], "w") as f:
-        f.write("[srv]\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"
-                "[cli]\nextendedKeyUsage=clientAuth\n")
-    for name, cn, ext in (("server", "127.0.0.1", "srv"), ("client", "sk-etcd-client", "cli")):
-        csr = os.path.join(d, name + ".csr")
-        ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + cn,
-             "-keyout", p[name + ".key"], "-out", csr)
-        ossl("x509", "-req", "-in", csr, "-CA", p["ca.crt"], "-CAkey", p["ca.key"],
-             "-CAcreateserial", "-days", "1", "-extfile", p["ext.cnf"], "-extensions", ext,
-             "-out", p[name + ".crt"])
-    return p
+def make_pki(d, *addresses):
+    """scripts/etcd-pki.sh run into d (a CA; a server certificate for
+    127.0.0.1, localhost and addresses; a client certificate): {name: path}.
+    The one way the tests make etcd certificates, the how-to's."""
+    subprocess.run([ETCD_PKI, d] + list(addresses), check=True, capture_output=True,
+                   timeout=60)
+    return {n: os.path.join(d, n) for n in ("ca.crt", "ca.key", "server.crt", "server.key",
+                                            "client.crt", "client.key")}
 
 
 @unittest.skipUnless(ETCDCTL, "etcdctl (Debian etcd-client) needed")
@@ -876,6 +870,200 @@ class EtcdTLS(unittest.TestCase):
             if says == refused:
                 self.assertIn("--etcd-trusted-ca-file", p.stderr)
                 self.assertIn("--etcd-allow-unauthenticated", p.stderr)
+
+
+HOWTO = os.path.join(REPO_ROOT, "docs", "etcd-for-kube-apiserver.md")
+
+
+def howto_blocks():
+    """The how-to's ```sh blocks, each a list of commands (continued lines
+    joined, trailing comments dropped)."""
+    with open(HOWTO) as f:
+        text = f.read()
+    blocks = []
+    for body in re.findall(r"```sh\n(.*?)```", text, re.S):
+        cmds = [re.sub(r"\s+#\s.*$", "", line).strip()
+                for line in body.replace("\\\n", " ").splitlines()]
+        blocks.append([c for c in cmds if c])
+    return blocks
+
+
+def howto_block(first):
+    """The how-to's ```sh block whose first command starts with first."""
+    for block in howto_blocks():
+        if block and block[0].startswith(first):
+            return block
+    raise AssertionError("%s has no sh block starting %r" % (HOWTO, first))
+
+
+def pairs(argv):
+    """--flag value pairs as {flag: value}."""
+    assert len(argv) % 2 == 0 and all(a.startswith("--") for a in argv[::2]), argv
+    return dict(zip(argv[::2], argv[1::2]))
+
+
+@unittest.skipUnless(ETCDCTL and shutil.which("openssl"),
+                     "etcdctl (Debian etcd-client) and openssl needed")
+class EtcdForKubeApiserver(unittest.TestCase):
+    """docs/etcd-for-kube-apiserver.md as written: "Try it on one machine"
+    runs scripts/etcd-pki.sh, serves with the etcd flags shown, then runs the
+    etcdctl commands shown with the client certificate (the port is the only
+    change) and the SQL queries over sk_kv_latest; section 1's script and
+    openssl checks run as shown (their /etc path moved into a temp dir); the
+    flags the kube-apiserver, k3s and sqlkube sections name go together."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="sk-etcd-howto.")
+        cls.server = None
+        try:
+            # Commands run from cls.dir as from the repository root: scripts/
+            # is the repository's; data/ becomes the server's data dir below.
+            os.symlink(os.path.join(REPO_ROOT, "scripts"), os.path.join(cls.dir, "scripts"))
+            block = howto_block("scripts/etcd-pki.sh etcd-pki")
+            cls.pki_out = cls.sh(block[0])
+            serve = shlex.split(block[1])
+            assert serve[:2] == ["build/sqlkube", "serve"], serve
+            cls.serve_flags = pairs(serve[2:])
+            flags = dict(cls.serve_flags)
+            assert flags.pop("--data-dir") == "./data", cls.serve_flags  # the harness's
+            cls.port = free_port()
+            assert flags["--etcd-listen"] == "127.0.0.1:2379", flags
+            flags["--etcd-listen"] = "127.0.0.1:%d" % cls.port
+            args = []
+            for k, v in flags.items():
+                args += [k, v if k == "--etcd-listen" else os.path.join(cls.dir, v)]
+            cls.server = Server(cls.__name__, extra_args=args)
+            cls.server.start()
+            os.symlink(cls.server.data_dir, os.path.join(cls.dir, "data"))
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server is not None:
+            cls.server.cleanup()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @classmethod
+    def sh(cls, cmd, ok=True):
+        """cmd run by bash in cls.dir, as a shell user would: its stdout, or
+        the CompletedProcess if ok is False."""
+        p = subprocess.run(["bash", "-c", cmd], cwd=cls.dir, capture_output=True, text=True,
+                           timeout=60, env=dict(os.environ, ETCDCTL_API="3"))
+        if not ok:
+            return p
+        assert p.returncode == 0, "%s: exit %d\n%s" % (cmd, p.returncode, p.stderr[-2000:])
+        return p.stdout
+
+    def etcdctl_lines(self):
+        block = howto_block("export ETCDCTL_API=3")
+        self.assertEqual(block[0], "export ETCDCTL_API=3")
+        prefix = ("etcdctl --endpoints=https://127.0.0.1:2379 --cacert etcd-pki/ca.crt "
+                  "--cert etcd-pki/client.crt --key etcd-pki/client.key ")
+        for line in block[1:]:
+            self.assertTrue(line.startswith(prefix), line)
+        return {line[len(prefix):]: line.replace("127.0.0.1:2379", "127.0.0.1:%d" % self.port)
+                for line in block[1:]}
+
+    def test_pki(self):
+        d = os.path.join(self.dir, "etcd-pki")
+        self.assertEqual(os.stat(d).st_mode & 0o777, 0o700)
+        for name in ("ca", "server", "client"):
+            for ext in ("crt", "key"):
+                self.assertEqual(os.stat(os.path.join(d, name + "." + ext)).st_mode & 0o777,
+                                 0o600, name + "." + ext)
+        # Section 1, its /etc/sqlkube/etcd-pki moved into the temp dir.
+        block = howto_block("scripts/etcd-pki.sh /etc/sqlkube/etcd-pki ")
+        self.assertEqual(len(block), 1, block)
+        other = os.path.join(self.dir, "other")
+        self.sh(block[0].replace("/etc/sqlkube/etcd-pki", other))
+        checks = howto_block("openssl verify ")
+        out = self.sh(checks[0].replace("/etc/sqlkube/etcd-pki", other))
+        self.assertEqual(out, "%s/server.crt: OK\n%s/client.crt: OK\n" % (other, other))
+        out = self.sh(checks[1].replace("/etc/sqlkube/etcd-pki", other))
+        self.assertIn("IP Address:127.0.0.1, DNS:localhost, IP Address:10.0.0.5, "
+                      "DNS:etcd.internal.example", out)
+        self.assertIn("TLS Web Server Authentication", out)
+        self.assertNotIn("Client", out)
+        out = self.sh("openssl x509 -in %s/client.crt -noout -ext extendedKeyUsage" % other)
+        self.assertIn("TLS Web Client Authentication", out)
+        # Files that exist are kept.
+        with open(os.path.join(other, "server.crt")) as f:
+            before = f.read()
+        self.sh(block[0].replace("/etc/sqlkube/etcd-pki", other))
+        with open(os.path.join(other, "server.crt")) as f:
+            self.assertEqual(f.read(), before)
+
+    def test_etcdctl_as_documented(self):
+        lines = self.etcdctl_lines()
+        self.assertEqual(list(lines), ["endpoint status", "endpoint health", "member list",
+                                       "put /registry/configmaps/default/demo hello",
+                                       "get --prefix /registry --keys-only | head"])
+        url = "https://127.0.0.1:%d" % self.port
+        out = self.sh(lines["endpoint status"])
+        self.assertRegex(out, r"^%s, ([0-9a-f]+), 3\.5\.\d+, [^,]+, true, false, 1, (\d+), \2, \n$"
+                         % re.escape(url))
+        member = re.match(r"^%s, ([0-9a-f]+)," % re.escape(url), out).group(1)
+        # etcdctl 3.4 prints its health verdict on stderr.
+        p = self.sh(lines["endpoint health"], ok=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout + p.stderr,
+                         r"(?m)^%s is healthy: successfully committed proposal" % re.escape(url))
+        self.assertEqual(self.sh(lines["member list"]),
+                         "%s, started, %s, , %s, false\n" % (member, socket.gethostname(), url))
+        self.assertEqual(self.sh(lines["put /registry/configmaps/default/demo hello"]), "OK\n")
+        out = self.sh(lines["get --prefix /registry --keys-only | head"])
+        self.assertIn("/registry/configmaps/default/demo\n", out)
+        # Without the client certificate, the handshake refuses.
+        p = self.sh(lines["endpoint health"].replace(
+            " --cert etcd-pki/client.crt --key etcd-pki/client.key", "")
+            .replace("etcdctl ", "etcdctl --dial-timeout=3s --command-timeout=5s ", 1), ok=False)
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+
+    def test_sql_as_documented(self):
+        self.sh(self.etcdctl_lines()["put /registry/configmaps/default/demo hello"])
+        block = howto_block("sqlite3 data/sqlkube.db ")
+        self.assertEqual(len(block), 2, block)
+        outs = []
+        for line in block:
+            if CONFIG.backend == "sqlite":
+                outs.append(self.sh(line))
+            else:  # the doc's psql "$DB" -c form of the same query
+                argv = shlex.split(line)
+                outs.append(self.sh("psql %s -X -A -t -c %s" % (
+                    shlex.quote(self.server.db_url), shlex.quote(argv[2]))))
+        self.assertIn("configmaps|1\n", outs[0])
+        self.assertRegex(outs[1], r"^default\|demo\|\d+\|bytes\n$")
+
+    def test_flags_go_together(self):
+        """The how-to's sqlkube, kube-apiserver and k3s sections name the
+        files etcd-pki.sh makes, each for its role, and one address."""
+        sq = howto_block("sqlkube serve ")
+        self.assertEqual(len(sq), 1, sq)
+        sq = pairs(shlex.split(sq[0])[2:])
+        self.assertEqual(set(sq), set(self.serve_flags))
+        d = "/etc/sqlkube/etcd-pki/"
+        self.assertEqual((sq["--etcd-cert-file"], sq["--etcd-key-file"],
+                          sq["--etcd-trusted-ca-file"]),
+                         (d + "server.crt", d + "server.key", d + "ca.crt"))
+        addr = sq["--etcd-listen"]
+        for first, names in (("kube-apiserver ", ("--etcd-servers", "--etcd-cafile",
+                                                  "--etcd-certfile", "--etcd-keyfile")),
+                             ("k3s server ", ("--datastore-endpoint", "--datastore-cafile",
+                                              "--datastore-certfile", "--datastore-keyfile"))):
+            block = howto_block(first)
+            self.assertEqual(len(block), 1, block)
+            argv = [a for a in shlex.split(block[0])[1:] if a not in ("server", "...")]
+            f = dict(a.split("=", 1) for a in argv)
+            self.assertEqual(list(f), list(names), first)
+            url, ca, cert, key = (f[n] for n in names)
+            self.assertEqual(url, "https://" + addr, first)
+            self.assertEqual([os.path.basename(x) for x in (ca, cert, key)],
+                             ["ca.crt", "client.crt", "client.key"], first)
+        # The address the client dials is one the certificate names.
+        self.assertIn(addr.split(":")[0], howto_block("scripts/etcd-pki.sh /etc/")[0].split())
 
 
 @unittest.skipUnless(ETCDCTL, "etcdctl (Debian etcd-client) needed")

@@ -5,7 +5,11 @@ is needed) and asserts the topology: PostgreSQL, a one-shot `pki` service
 running docker/pki.sh into a shared volume, and two sqlkube instances on the
 one database with the same key files (read-only), each listening on the
 port it is published on (127.0.0.1 only), with a /readyz healthcheck over
-HTTPS, and the image carrying what the file runs (sqlkube-pki, curl).
+HTTPS, and the image carrying what the file runs (sqlkube-pki, curl); the
+project named sqlkube (volumes sqlkube_pgdata, ..., as the README names
+them); the README copying kubeconfigs (private keys) to ~/.kube/, not into
+the tree. PkiScript: pki.sh leaves its directory 0700 even when it existed
+0755 (as compose's volume mount point does) and its files 0600.
 
 TwoInstances is the process twin (PostgreSQL only): docker/pki.sh makes the
 key material into a temp dir, and two `sqlkube serve` processes start on one
@@ -21,13 +25,18 @@ identity Lease; the admin certificate either
 kubeconfig carries is accepted by both; the compose healthcheck command
 passes against both; a user the shared CA certifies is denied by RBAC on
 both with kube's message; a ServiceAccount token issued by one is accepted
-by the other (once the --service-account-* flags exist in the binary).
+by the other (once the --service-account-* flags exist in the binary); the
+README's `docker compose exec -T postgres psql ... -c QUERY` queries run on
+the test database and show the README's demo ConfigMap.
 """
 
 import http.client
 import json
 import os
+import re
+import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -62,6 +71,17 @@ SHARED_FILES = {
 }
 
 
+def readme_commands(prefix):
+    """The commands of docker/README.md's ```sh blocks that start with prefix."""
+    with open(os.path.join(DOCKER, "README.md")) as f:
+        text = f.read()
+    lines = "\n".join(re.findall(r"```sh\n(.*?)```", text, re.S)).splitlines()
+    return [l.strip() for l in lines if l.strip().startswith(prefix)]
+
+
+PSQL_IN_COMPOSE = "docker compose exec -T postgres psql -U sqlkube -d sqlkube -c "
+
+
 def load_compose():
     with open(os.path.join(DOCKER, "compose.yaml")) as f:
         return yaml.safe_load(f)
@@ -83,6 +103,28 @@ class ComposeFile(unittest.TestCase):
     def setUp(self):
         self.doc = load_compose()
         self.services = self.doc["services"]
+
+    def test_project_name(self):
+        # Volumes sqlkube_pgdata, ... wherever the file is run from; the
+        # README names them so.
+        self.assertEqual(self.doc["name"], "sqlkube")
+        with open(os.path.join(DOCKER, "README.md")) as f:
+            text = f.read()
+        for vol in self.doc["volumes"]:
+            self.assertIn("sqlkube_" + vol, text)
+        self.assertNotRegex(text, r"volume `pgdata`|the `pki` volume")
+
+    def test_kubeconfigs_copied_out_of_the_tree(self):
+        """The README's copies of a kubeconfig (a private key) land in
+        ~/.kube/, not in the working directory (the repository's docker/)."""
+        cps = readme_commands("docker compose cp ") + readme_commands("docker cp ")
+        self.assertEqual(len(cps), 3, cps)
+        for cmd in cps:
+            argv = shlex.split(cmd.split("#")[0])
+            self.assertTrue(argv[-1].startswith("~/.kube/"), cmd)
+            self.assertTrue(argv[-1].endswith(".kubeconfig"), cmd)
+        with open(os.path.join(REPO_ROOT, ".gitignore")) as f:
+            self.assertIn("*.kubeconfig", f.read().split())
 
     def test_services_and_volumes(self):
         self.assertEqual(set(self.services), {"postgres", "pki"} | set(INSTANCES))
@@ -136,6 +178,32 @@ class ComposeFile(unittest.TestCase):
         for pkg in ("curl", "openssl"):
             self.assertRegex(text, r"\b%s\b" % pkg)
         self.assertIn("/data /pki", text, "/pki owned by the server's user")
+
+
+@unittest.skipUnless(shutil.which("openssl"), "openssl needed")
+class PkiScript(unittest.TestCase):
+    """pki.sh makes its directory readable by its owner only, as its header
+    says, also when the directory exists already with a wider mode (compose's
+    volume mount point is 0755), and its private files 0600."""
+
+    def test_modes(self):
+        parent = tempfile.mkdtemp(prefix="sk-pki-mode.")
+        try:
+            d = os.path.join(parent, "pki")
+            os.mkdir(d)
+            os.chmod(d, 0o755)
+            subprocess.run([os.path.join(DOCKER, "pki.sh"), d, "sqlkube-1"], check=True,
+                           capture_output=True, timeout=120)
+            self.assertEqual(stat.S_IMODE(os.stat(d).st_mode), 0o700)
+            names = sorted(os.listdir(d))
+            self.assertEqual(names, sorted(["ca.crt", "ca.key", "apiserver.crt", "apiserver.key",
+                                            "healthcheck.crt", "healthcheck.key", "sa.key",
+                                            "sa.pub"]))
+            for name in names:
+                self.assertEqual(stat.S_IMODE(os.stat(os.path.join(d, name)).st_mode), 0o600,
+                                 name)
+        finally:
+            shutil.rmtree(parent, ignore_errors=True)
 
 
 @unittest.skipUnless(yaml and shutil.which("openssl") and shutil.which("curl"),
@@ -312,6 +380,26 @@ class TwoInstances(unittest.TestCase):
             with open(owner.kubeconfig_pem("certificate-authority-data")) as a, \
                     open(os.path.join(self.pki, "ca.crt")) as b:
                 self.assertEqual(a.read(), b.read())
+
+    def test_readme_psql_queries(self):
+        """docker/README.md's queries, run as written but for the connection
+        (psql on this test's database rather than in the postgres container),
+        after its kubectl step."""
+        cmds = readme_commands(PSQL_IN_COMPOSE)
+        self.assertEqual(len(cmds), 3, cmds)
+        self.ok(self.one.kubectl("create", "configmap", "demo", "--from-literal=hello=world"))
+        outs = []
+        for cmd in cmds:
+            argv = shlex.split(cmd)
+            self.assertEqual(len(argv), len(shlex.split(PSQL_IN_COMPOSE)) + 1, cmd)
+            p = subprocess.run(["psql", self.one.db_url, "-X", "-v", "ON_ERROR_STOP=1",
+                                "-c", argv[-1]], capture_output=True, text=True, timeout=30,
+                               stdin=subprocess.DEVNULL)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            outs.append(p.stdout)
+        self.assertRegex(outs[0], r"(?m)^ configmaps +\| +\d+$")
+        self.assertRegex(outs[1], r'(?m)^ default +\| demo +\| +\d+ \| \{"hello": "world"\}$')
+        self.assertIn("(10 rows)", outs[2])
 
     def test_compose_healthcheck_passes(self):
         for srv, check in zip(self.servers, self.checks):
