@@ -55,6 +55,12 @@ sk_err sk_typed_check(const sk_resource *r, const json_t *obj, char **msg);
  */
 sk_err sk_typed_quantity(const char *s, char **out, const char **err);
 
+/* Quantity.RoundUp(-3) of a quantity s already through sk_typed_quantity,
+ * as SetDefaults_ResourceList applies it: a value finer than 1m becomes the
+ * next 1m up, in MarshalJSON's form (new string); NULL when s is exact at
+ * 1m, and so is kept as it is. */
+char *sk_typed_quantity_round_up_milli(const char *s);
+
 /* The word Go's encoding/json uses for the JSON kind of v in its errors
  * ("cannot unmarshal number into ..."). Static string. */
 const char *sk_typed_go_kind(const json_t *v);
