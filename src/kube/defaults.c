@@ -1,8 +1,9 @@
 /*
  * defaults.c - see defaults.h. What kube-apiserver 1.32 fills in that a
- * client reads back: the SetDefaults_* functions of pkg/apis/{core,apps,
- * batch}/v1 (with the feature gates a default 1.32 server has on), the
- * declarative +default markers of k8s.io/api, and the few strategy and
+ * client reads back: the SetDefaults_* functions of pkg/apis/<group>/<v>
+ * for every served group/version (with the feature gates a default 1.32
+ * server has on), the declarative +default markers of k8s.io/api (from the
+ * generated schema, at every depth), and the few strategy and
  * admission steps every write of a kind goes through (a Job's generated
  * selector, a Pod's default priority, a Namespace's name label). Initial
  * statuses are kube/status_rules.c's (except a Namespace's, older than
@@ -29,6 +30,7 @@
  */
 #include "kube/defaults.h"
 #include "kube/convert.h"
+#include "kube/schema.h"
 #include "kube/status_rules.h"
 #include "kube/typed.h"
 #include "core/check.h"
@@ -202,6 +204,40 @@ static void round_requirements(json_t *rr)
     round_resources(rr, "requests");
 }
 
+/* The +default markers of k8s.io/api, which defaulter-gen turns into "if
+ * unset, this value" code at every depth (a port's TCP, an RBD volume's
+ * pool, a gRPC probe's service): scripts/gen_kube_api.py copies each into
+ * the schema, so one walk over the object and its type applies them all. */
+static void default_markers(const sk_schema *s, json_t *v)
+{
+    const char *k;
+    json_t *x;
+    switch (sk_schema_kind_of(s)) {
+    case SK_SCHEMA_STRUCT:
+        json_object_foreach(v, k, x)
+        {
+            const sk_schema_field *f = sk_schema_field_find(s, k, strlen(k));
+            if (f)
+                default_markers(sk_schema_field_type(f), x);
+        }
+        for (size_t i = 0; json_is_object(v) && i < sk_schema_field_count(s); i++) {
+            const sk_schema_field *f = sk_schema_field_at(s, i);
+            const json_t *d = sk_schema_field_default(f);
+            if (d && unset(json_object_get(v, sk_schema_field_name(f))))
+                json_object_set_new(v, sk_schema_field_name(f), json_deep_copy(d));
+        }
+        break;
+    case SK_SCHEMA_ARRAY:
+        EACH(v, i, x) default_markers(sk_schema_elem(s), x);
+        break;
+    case SK_SCHEMA_MAP:
+        json_object_foreach(v, k, x) default_markers(sk_schema_elem(s), x);
+        break;
+    default:
+        break;
+    }
+}
+
 /* ---- core/v1 ---------------------------------------------------------- */
 
 /* parsers.ParseImageName's tag: "latest" when the reference has neither
@@ -240,7 +276,6 @@ static void default_container(json_t *c)
     def_str(c, "imagePullPolicy", image_is_latest(str(c, "image")) ? "Always" : "IfNotPresent");
     def_str(c, "terminationMessagePath", "/dev/termination-log");
     def_str(c, "terminationMessagePolicy", "File");
-    EACH(json_object_get(c, "ports"), i, x) def_str(x, "protocol", "TCP");
     default_probe(json_object_get(c, "livenessProbe"));
     default_probe(json_object_get(c, "readinessProbe"));
     default_probe(json_object_get(c, "startupProbe"));
@@ -250,19 +285,11 @@ static void default_container(json_t *c)
     round_requirements(at(c, "resources"));
 }
 
-/* The defaulted volume sources a Pod's volume and a PersistentVolume's spec
- * share (SetDefaults_ISCSI*, RBD*, ScaleIO*, AzureDisk*, HostPath*). */
+/* What SetDefaults_AzureDiskVolumeSource and _HostPathVolumeSource add to
+ * the +default markers of a Pod's volume and a PersistentVolume's spec. */
 static const field_default volume_sources[] = {
-    {NULL, NULL, "iscsi?", "iscsiInterface", "\"default\"", IF_NIL},
-    {NULL, NULL, "rbd?", "pool", "\"rbd\"", IF_NIL},
-    {NULL, NULL, "rbd?", "user", "\"admin\"", IF_NIL},
-    {NULL, NULL, "rbd?", "keyring", "\"/etc/ceph/keyring\"", IF_NIL},
-    {NULL, NULL, "scaleIO?", "storageMode", "\"ThinProvisioned\"", IF_NIL},
-    {NULL, NULL, "scaleIO?", "fsType", "\"xfs\"", IF_NIL},
     {NULL, NULL, "azureDisk?", "cachingMode", "\"ReadWrite\"", IF_NIL},
     {NULL, NULL, "azureDisk?", "kind", "\"Shared\"", IF_NIL},
-    {NULL, NULL, "azureDisk?", "fsType", "\"ext4\"", IF_NIL},
-    {NULL, NULL, "azureDisk?", "readOnly", "false", IF_NIL},
     {NULL, NULL, "hostPath?", "type", "\"\"", IF_NIL},
 };
 
@@ -378,7 +405,6 @@ static void default_service(json_t *obj)
     EACH(json_object_get(spec, "ports"), i, p)
     {
         json_t *tp = json_object_get(p, "targetPort");
-        def_str(p, "protocol", "TCP");
         if (unset(tp) || (json_is_integer(tp) && json_integer_value(tp) == 0))
             json_object_set(p, "targetPort", json_object_get(p, "port"));
     }
@@ -818,6 +844,8 @@ static const kind_defaults table[] = {
 
 static sk_err apply(const sk_resource *r, json_t *obj, int create, char **msg)
 {
+    if (r->schema)
+        default_markers(r->schema, obj);
     if (strcmp(r->kind, "Secret") == 0 && !*r->group)
         return default_secret(obj, msg);
     if (strcmp(r->kind, "Namespace") == 0 && !*r->group) {
