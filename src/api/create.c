@@ -154,13 +154,18 @@ int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo,
     if (!applied)
         sk_managed_update(m->type, NULL, st->obj, &m->w);
     sk_status_rules_on_create(call->res, st->obj);
+    /* admitted in the URL's version, written in the stored one (once: retries reuse it) */
+    int convert = sk_convert_needed(call->res);
+    if (convert)
+        st->obj = sk_call_keep(call, sk_convert_to_stored(call->res, st->obj));
     if (wo->dry_run) {
-        sk_call_reply_json(call, 201, st->obj);
+        /* answered as a write is: the stored form in the URL's version (so
+         * autoscaling/v1 shows the CPU target its conversion implies) */
+        json_t *reply = convert ? sk_convert_from_stored(call->res, st->obj) : json_incref(st->obj);
+        sk_call_reply_json(call, 201, reply);
+        json_decref(reply);
         return SK_STEP_DONE;
     }
-    /* admitted in the URL's version, written in the stored one (once: retries reuse it) */
-    if (sk_convert_needed(call->res))
-        st->obj = sk_call_keep(call, sk_convert_to_stored(call->res, st->obj));
     return create_write(call);
 }
 

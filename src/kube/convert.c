@@ -391,6 +391,14 @@ static json_t *cpu_metric(const char *where, json_t *utilization)
                      v);
 }
 
+json_t *sk_convert_default_cpu_metric(void)
+{
+    json_t *d = json_integer(DEFAULT_CPU_UTILIZATION);
+    json_t *m = cpu_metric("target", d);
+    json_decref(d);
+    return m;
+}
+
 static void hpa_to_v2(json_t *o)
 {
     json_t *spec = json_object_get(o, "spec");
@@ -404,12 +412,8 @@ static void hpa_to_v2(json_t *o)
     json_t *cpu = json_object_get(spec, "targetCPUUtilizationPercentage");
     if (json_is_integer(cpu))
         json_array_append_new(metrics, cpu_metric("target", cpu));
-    else if (json_array_size(metrics) == 0 && json_is_object(spec)) {
-        /* v1's implicit default, made explicit */
-        json_t *d = json_integer(DEFAULT_CPU_UTILIZATION);
-        json_array_append_new(metrics, cpu_metric("target", d));
-        json_decref(d);
-    }
+    else if (json_array_size(metrics) == 0 && json_is_object(spec))
+        json_array_append_new(metrics, sk_convert_default_cpu_metric()); /* v1's implicit one */
     if (json_is_object(spec)) {
         json_object_del(spec, "targetCPUUtilizationPercentage");
         json_object_set(spec, "metrics", metrics);

@@ -31,4 +31,8 @@ json_t *sk_convert_to_stored(const sk_resource *r, const json_t *obj);
  * apiVersion and kind. New reference. */
 json_t *sk_convert_from_stored(const sk_resource *r, const json_t *stored);
 
+/* The metric an HPA has when it names none (autoscaling/v1's implicit
+ * target, autoscaling/v2's default): CPU at 80 % utilization. New reference. */
+json_t *sk_convert_default_cpu_metric(void);
+
 #endif

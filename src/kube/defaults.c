@@ -1,8 +1,9 @@
 /*
  * defaults.c - see defaults.h. What kube-apiserver 1.32 fills in that a
- * client reads back: the SetDefaults_* functions of pkg/apis/{core,apps,
- * batch}/v1 (with the feature gates a default 1.32 server has on), the
- * declarative +default markers of k8s.io/api, and the few strategy and
+ * client reads back: the SetDefaults_* functions of pkg/apis/<group>/<v>
+ * for every served group/version (with the feature gates a default 1.32
+ * server has on), the declarative +default markers of k8s.io/api (from the
+ * generated schema, at every depth), and the few strategy and
  * admission steps every write of a kind goes through (a Job's generated
  * selector, a Pod's default priority, a Namespace's name label). Initial
  * statuses are kube/status_rules.c's (except a Namespace's, older than
@@ -16,9 +17,22 @@
  *
  * Pod templates are found through one table of where each kind keeps its
  * PodSpec, so a workload kind's defaults are its own rules plus that path.
+ *
+ * The other groups' defaulters (admissionregistration, apiregistration,
+ * autoscaling, discovery, flowcontrol, networking, rbac, scheduling and
+ * storage v1, autoscaling v2) are mostly "this field, if nil, is that
+ * constant": those are rows of one field table, each naming the kube
+ * function it ports, walked by one path walker; only logic (an HPA's
+ * metrics and behavior, a NetworkPolicy's policyTypes, an RBAC subject's
+ * apiGroup by kind) is code. Defaulting runs in the version the request
+ * was decoded from, as kube does before converting: autoscaling/v1's
+ * implicit CPU target is kube/convert.c's, as kube's v1 conversion owns it.
  */
 #include "kube/defaults.h"
+#include "kube/convert.h"
+#include "kube/schema.h"
 #include "kube/status_rules.h"
+#include "kube/typed.h"
 #include "core/check.h"
 
 #include <gnutls/gnutls.h>
@@ -92,6 +106,138 @@ static void def_int(json_t *o, const char *key, json_int_t v)
 
 #define EACH(arr, i, x) for (size_t i = 0; (x = json_array_get(arr, i)) != NULL; i++)
 
+/* Calls fn(o, arg) on each object path reaches from o. A segment ending in
+ * "[]" is a list whose elements are each walked; one ending in "?" is a
+ * pointer, walked only when set; any other is a Go struct value, which
+ * exists even when the client left it out. */
+static void walk(json_t *o, const char *path, void (*fn)(json_t *, const void *), const void *arg)
+{
+    char seg[64];
+    size_t len = strcspn(path, ".");
+    const char *rest = path + len + (path[len] == '.');
+    json_t *x;
+    if (!json_is_object(o))
+        return;
+    if (len == 0) {
+        fn(o, arg);
+        return;
+    }
+    SK_CHECK(len < sizeof seg);
+    memcpy(seg, path, len);
+    seg[len] = '\0';
+    if (len > 2 && strcmp(seg + len - 2, "[]") == 0) {
+        seg[len - 2] = '\0';
+        EACH(json_object_get(o, seg), i, x) walk(x, rest, fn, arg);
+    } else if (seg[len - 1] == '?') {
+        seg[len - 1] = '\0';
+        walk(json_object_get(o, seg), rest, fn, arg);
+    } else {
+        walk(child(o, seg), rest, fn, arg);
+    }
+}
+
+/* When a field counts as unset: Go's nil test on a pointer (or "" on a
+ * string), == 0 on a plain integer, len() == 0 on a slice. */
+typedef enum { IF_NIL, IF_ZERO, IF_EMPTY } unset_when;
+
+/* One "field = constant when unset" rule of a SetDefaults_* function:
+ * key of each object at (see walk) in objects of group/kind (NULL for a
+ * table applied to a part, such as a volume source), value as JSON. */
+typedef struct {
+    const char *group, *kind, *at, *key, *value;
+    unset_when when;
+} field_default;
+
+static void default_field(json_t *o, const void *arg)
+{
+    const field_default *d = arg;
+    const json_t *cur = json_object_get(o, d->key);
+    int is_unset = d->when == IF_ZERO    ? json_integer_value(cur) == 0
+                   : d->when == IF_EMPTY ? json_array_size(cur) == 0
+                                         : unset(cur);
+    if (is_unset) {
+        json_t *v = json_loads(d->value, JSON_DECODE_ANY, NULL);
+        SK_CHECK(v);
+        json_object_set_new(o, d->key, v);
+    }
+}
+
+static void default_fields(json_t *o, const field_default *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        walk(o, rows[i].at, default_field, &rows[i]);
+}
+
+/* The keys of src that dst (o's member key, created if needed) lacks, copied. */
+static void copy_missing(json_t *o, const char *key, const json_t *src)
+{
+    const char *k;
+    json_t *v, *dst = NULL;
+    json_object_foreach((json_t *)src, k, v)
+    {
+        if (!dst)
+            dst = child(o, key);
+        if (!json_object_get(dst, k))
+            json_object_set(dst, k, v);
+    }
+}
+
+/* SetDefaults_ResourceList on o's member key: quantities finer than 1m are
+ * rounded up to it. */
+static void round_resources(json_t *o, const char *key)
+{
+    json_t *list = json_object_get(o, key), *v;
+    const char *k;
+    json_object_foreach(list, k, v)
+    {
+        char *r = json_is_string(v) ? sk_typed_quantity_round_up_milli(json_string_value(v)) : NULL;
+        if (r)
+            json_object_set_new(list, k, json_string(r));
+        free(r);
+    }
+}
+
+/* The limits and requests of a ResourceRequirements. */
+static void round_requirements(json_t *rr)
+{
+    round_resources(rr, "limits");
+    round_resources(rr, "requests");
+}
+
+/* The +default markers of k8s.io/api, which defaulter-gen turns into "if
+ * unset, this value" code at every depth (a port's TCP, an RBD volume's
+ * pool, a gRPC probe's service): scripts/gen_kube_api.py copies each into
+ * the schema, so one walk over the object and its type applies them all. */
+static void default_markers(const sk_schema *s, json_t *v)
+{
+    const char *k;
+    json_t *x;
+    switch (sk_schema_kind_of(s)) {
+    case SK_SCHEMA_STRUCT:
+        json_object_foreach(v, k, x)
+        {
+            const sk_schema_field *f = sk_schema_field_find(s, k, strlen(k));
+            if (f)
+                default_markers(sk_schema_field_type(f), x);
+        }
+        for (size_t i = 0; json_is_object(v) && i < sk_schema_field_count(s); i++) {
+            const sk_schema_field *f = sk_schema_field_at(s, i);
+            const json_t *d = sk_schema_field_default(f);
+            if (d && unset(json_object_get(v, sk_schema_field_name(f))))
+                json_object_set_new(v, sk_schema_field_name(f), json_deep_copy(d));
+        }
+        break;
+    case SK_SCHEMA_ARRAY:
+        EACH(v, i, x) default_markers(sk_schema_elem(s), x);
+        break;
+    case SK_SCHEMA_MAP:
+        json_object_foreach(v, k, x) default_markers(sk_schema_elem(s), x);
+        break;
+    default:
+        break;
+    }
+}
+
 /* ---- core/v1 ---------------------------------------------------------- */
 
 /* parsers.ParseImageName's tag: "latest" when the reference has neither
@@ -130,13 +276,27 @@ static void default_container(json_t *c)
     def_str(c, "imagePullPolicy", image_is_latest(str(c, "image")) ? "Always" : "IfNotPresent");
     def_str(c, "terminationMessagePath", "/dev/termination-log");
     def_str(c, "terminationMessagePolicy", "File");
-    EACH(json_object_get(c, "ports"), i, x) def_str(x, "protocol", "TCP");
     default_probe(json_object_get(c, "livenessProbe"));
     default_probe(json_object_get(c, "readinessProbe"));
     default_probe(json_object_get(c, "startupProbe"));
     default_http_get(at(c, "lifecycle.postStart.httpGet"));
     default_http_get(at(c, "lifecycle.preStop.httpGet"));
     EACH(json_object_get(c, "env"), i, x) def_str(at(x, "valueFrom.fieldRef"), "apiVersion", "v1");
+    round_requirements(at(c, "resources"));
+}
+
+/* What SetDefaults_AzureDiskVolumeSource and _HostPathVolumeSource add to
+ * the +default markers of a Pod's volume and a PersistentVolume's spec. */
+static const field_default volume_sources[] = {
+    {NULL, NULL, "azureDisk?", "cachingMode", "\"ReadWrite\"", IF_NIL},
+    {NULL, NULL, "azureDisk?", "kind", "\"Shared\"", IF_NIL},
+    {NULL, NULL, "hostPath?", "type", "\"\"", IF_NIL},
+};
+
+static void default_field_ref(json_t *items)
+{
+    json_t *x;
+    EACH(items, i, x) def_str(at(x, "fieldRef"), "apiVersion", "v1");
 }
 
 static void default_volume(json_t *v)
@@ -150,10 +310,17 @@ static void default_volume(json_t *v)
         json_object_set_new(v, "emptyDir", json_object());
     for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
         def_ptr(at(v, sources[i]), "defaultMode", json_integer(0644));
-    def_ptr(at(v, "hostPath"), "type", json_string(""));
+    default_fields(v, volume_sources, sizeof volume_sources / sizeof volume_sources[0]);
+    default_field_ref(json_object_get(at(v, "downwardAPI"), "items"));
+    json_t *claim = at(v, "ephemeral.volumeClaimTemplate.spec");
+    def_ptr(claim, "volumeMode", json_string("Filesystem"));
+    round_requirements(at(claim, "resources"));
     json_t *src;
     EACH(json_object_get(at(v, "projected"), "sources"), i, src)
-    def_ptr(at(src, "serviceAccountToken"), "expirationSeconds", json_integer(3600));
+    {
+        def_ptr(at(src, "serviceAccountToken"), "expirationSeconds", json_integer(3600));
+        default_field_ref(json_object_get(at(src, "downwardAPI"), "items"));
+    }
 }
 
 /* SetDefaults_PodSpec and what it reaches: containers, probes, volumes. */
@@ -171,6 +338,7 @@ static void default_pod_spec(json_t *spec)
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
         EACH(json_object_get(spec, lists[l]), i, x) default_container(x);
     EACH(json_object_get(spec, "volumes"), i, x) default_volume(x);
+    round_resources(spec, "overhead");
 }
 
 /* A PodTemplateSpec's spec (the template's metadata needs nothing). */
@@ -183,16 +351,8 @@ static void default_template(json_t *tmpl)
 static void requests_from_limits(json_t *c)
 {
     json_t *limits = at(c, "resources.limits");
-    const char *k;
-    json_t *v;
-    if (!limits || json_object_size(limits) == 0)
-        return;
-    json_t *req = child(child(c, "resources"), "requests");
-    json_object_foreach(limits, k, v)
-    {
-        if (!json_object_get(req, k))
-            json_object_set(req, k, v);
-    }
+    if (limits)
+        copy_missing(child(c, "resources"), "requests", limits);
 }
 
 static void default_pod(json_t *obj)
@@ -215,6 +375,14 @@ static void default_pod(json_t *obj)
             }
     }
     default_pod_spec(spec);
+    static const char *const statuses[] = {"containerStatuses", "initContainerStatuses",
+                                           "ephemeralContainerStatuses"};
+    for (size_t l = 0; l < sizeof statuses / sizeof statuses[0]; l++)
+        EACH(json_object_get(at(obj, "status"), statuses[l]), i, c)
+        {
+            round_resources(c, "allocatedResources");
+            round_requirements(at(c, "resources"));
+        }
     /* The Priority admission plugin with no default PriorityClass. */
     if (unset(json_object_get(spec, "priorityClassName"))) {
         def_ptr(spec, "priority", json_integer(0));
@@ -237,7 +405,6 @@ static void default_service(json_t *obj)
     EACH(json_object_get(spec, "ports"), i, p)
     {
         json_t *tp = json_object_get(p, "targetPort");
-        def_str(p, "protocol", "TCP");
         if (unset(tp) || (json_is_integer(tp) && json_integer_value(tp) == 0))
             json_object_set(p, "targetPort", json_object_get(p, "port"));
     }
@@ -247,14 +414,26 @@ static void default_service(json_t *obj)
         def_str(spec, "externalTrafficPolicy", "Cluster");
     if (lb || np || cip)
         def_ptr(spec, "internalTrafficPolicy", json_string("Cluster"));
-    if (lb)
+    if (lb) {
         def_ptr(spec, "allocateLoadBalancerNodePorts", json_true());
+        /* LoadBalancerIPMode, on in 1.32 */
+        json_t *ing;
+        EACH(json_object_get(at(obj, "status.loadBalancer"), "ingress"), i, ing)
+        {
+            if (!unset(json_object_get(ing, "ip")))
+                def_ptr(ing, "ipMode", json_string("VIP"));
+        }
+    }
 }
 
 static void default_pvc(json_t *pvc)
 {
-    def_ptr(child(pvc, "spec"), "volumeMode", json_string("Filesystem"));
-    def_str(child(pvc, "status"), "phase", "Pending");
+    json_t *spec = child(pvc, "spec"), *status = child(pvc, "status");
+    def_ptr(spec, "volumeMode", json_string("Filesystem"));
+    round_requirements(at(spec, "resources"));
+    def_str(status, "phase", "Pending");
+    round_resources(status, "capacity");
+    round_resources(status, "allocatedResources");
 }
 
 /* SetDefaults_Namespace; on create also the strategy's kubernetes finalizer
@@ -433,6 +612,44 @@ static void default_pv(json_t *obj)
     json_t *spec = child(obj, "spec");
     def_str(spec, "persistentVolumeReclaimPolicy", "Retain");
     def_ptr(spec, "volumeMode", json_string("Filesystem"));
+    default_fields(spec, volume_sources, sizeof volume_sources / sizeof volume_sources[0]);
+    round_resources(spec, "capacity");
+}
+
+static void default_node(json_t *obj)
+{
+    json_t *status = at(obj, "status");
+    round_resources(status, "capacity");
+    round_resources(status, "allocatable");
+    json_t *capacity = json_object_get(status, "capacity");
+    if (json_is_object(capacity) && unset(json_object_get(status, "allocatable")))
+        json_object_set_new(status, "allocatable", json_deep_copy(capacity));
+}
+
+/* A Container item's default limit is its max, its default request the
+ * default limit, else its min. */
+static void default_limit_range(json_t *obj)
+{
+    json_t *item;
+    static const char *const lists[] = {"max", "min", "default", "defaultRequest",
+                                        "maxLimitRequestRatio"};
+    EACH(json_object_get(at(obj, "spec"), "limits"), i, item)
+    {
+        for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+            round_resources(item, lists[l]);
+        if (strcmp(str(item, "type"), "Container") != 0)
+            continue;
+        copy_missing(item, "default", at(item, "max"));
+        copy_missing(item, "defaultRequest", at(item, "default"));
+        copy_missing(item, "defaultRequest", at(item, "min"));
+    }
+}
+
+static void default_resource_quota(json_t *obj)
+{
+    round_resources(at(obj, "spec"), "hard");
+    round_resources(at(obj, "status"), "hard");
+    round_resources(at(obj, "status"), "used");
 }
 
 /* SetDefaults_CustomResourceDefinition(Spec) and the strategies' storedVersions
@@ -462,32 +679,173 @@ static void default_crd(json_t *obj, int create)
     sk_status_rules_add_stored_version(obj);
 }
 
+/* ---- the other groups ---------------------------------------------------- */
+
+#define RBAC_GROUP "rbac.authorization.k8s.io"
+
+/* SetDefaults_HorizontalPodAutoscaler(Behavior) of autoscaling/v2: a set
+ * behavior is filled rule by rule from the controller's former built-in
+ * ones (scale down keeps a nil stabilization window: the controller's
+ * flag decides it); an unset behavior stays unset. */
+static void default_hpa_v2(json_t *obj)
+{
+    json_t *spec = child(obj, "spec");
+    if (json_array_size(json_object_get(spec, "metrics")) == 0)
+        json_object_set_new(spec, "metrics", json_pack("[o]", sk_convert_default_cpu_metric()));
+    json_t *behavior = json_object_get(spec, "behavior");
+    if (!json_is_object(behavior))
+        return;
+    json_t *up = child(behavior, "scaleUp"), *down = child(behavior, "scaleDown");
+    def_ptr(up, "stabilizationWindowSeconds", json_integer(0));
+    def_ptr(up, "selectPolicy", json_string("Max"));
+    def_ptr(up, "policies",
+            json_pack("[{s:s,s:i,s:i},{s:s,s:i,s:i}]", "type", "Pods", "value", 4, "periodSeconds",
+                      15, "type", "Percent", "value", 100, "periodSeconds", 15));
+    def_ptr(down, "selectPolicy", json_string("Max"));
+    def_ptr(down, "policies",
+            json_pack("[{s:s,s:i,s:i}]", "type", "Percent", "value", 100, "periodSeconds", 15));
+}
+
+/* Without policyTypes a policy is an ingress one, and an egress one too
+ * when it has egress rules. */
+static void default_network_policy(json_t *obj)
+{
+    json_t *spec = child(obj, "spec");
+    if (json_array_size(json_object_get(spec, "policyTypes")) > 0)
+        return;
+    json_t *types = json_pack("[s]", "Ingress");
+    if (json_array_size(json_object_get(spec, "egress")) > 0)
+        json_array_append_new(types, json_string("Egress"));
+    json_object_set_new(spec, "policyTypes", types);
+}
+
+/* SetDefaults_Subject: a User's or Group's apiGroup is RBAC's (a
+ * ServiceAccount's stays the core group's ""). */
+static void default_subjects(json_t *obj)
+{
+    json_t *s;
+    EACH(json_object_get(obj, "subjects"), i, s)
+    {
+        const char *kind = str(s, "kind");
+        if (strcmp(kind, "User") == 0 || strcmp(kind, "Group") == 0)
+            def_str(s, "apiGroup", RBAC_GROUP);
+    }
+}
+
+/* The "if unset, this constant" defaulters, grouped by kube function; not
+ * clang-formatted, so that each rule stays on one line. */
+#define ADM "admissionregistration.k8s.io"
+#define FC "flowcontrol.apiserver.k8s.io"
+#define PLC "PriorityLevelConfiguration"
+#define QUEUING "spec.limited?.limitResponse.queuing?"
+/* clang-format off */
+static const field_default fields[] = {
+    /* admissionregistration/v1 SetDefaults_ValidatingWebhook, _MutatingWebhook,
+     * _ServiceReference, _Rule */
+#define WEBHOOK_FIELDS(kind)                                                                  \
+    {ADM, kind, "webhooks[]", "failurePolicy", "\"Fail\"", IF_NIL},                           \
+    {ADM, kind, "webhooks[]", "matchPolicy", "\"Equivalent\"", IF_NIL},                       \
+    {ADM, kind, "webhooks[]", "namespaceSelector", "{}", IF_NIL},                             \
+    {ADM, kind, "webhooks[]", "objectSelector", "{}", IF_NIL},                                \
+    {ADM, kind, "webhooks[]", "timeoutSeconds", "10", IF_NIL},                                \
+    {ADM, kind, "webhooks[].clientConfig.service?", "port", "443", IF_NIL},                   \
+    {ADM, kind, "webhooks[].rules[]", "scope", "\"*\"", IF_NIL}
+    WEBHOOK_FIELDS("ValidatingWebhookConfiguration"),
+    WEBHOOK_FIELDS("MutatingWebhookConfiguration"),
+    {ADM, "MutatingWebhookConfiguration", "webhooks[]", "reinvocationPolicy", "\"Never\"", IF_NIL},
+#undef WEBHOOK_FIELDS
+    /* SetDefaults_ValidatingAdmissionPolicySpec, _MatchResources, _Rule */
+    {ADM, "ValidatingAdmissionPolicy", "spec", "failurePolicy", "\"Fail\"", IF_NIL},
+#define MATCH_FIELDS(kind, at)                                                                \
+    {ADM, kind, at, "matchPolicy", "\"Equivalent\"", IF_NIL},                                 \
+    {ADM, kind, at, "namespaceSelector", "{}", IF_NIL},                                       \
+    {ADM, kind, at, "objectSelector", "{}", IF_NIL},                                          \
+    {ADM, kind, at ".resourceRules[]", "scope", "\"*\"", IF_NIL},                             \
+    {ADM, kind, at ".excludeResourceRules[]", "scope", "\"*\"", IF_NIL}
+    MATCH_FIELDS("ValidatingAdmissionPolicy", "spec.matchConstraints?"),
+    MATCH_FIELDS("ValidatingAdmissionPolicyBinding", "spec.matchResources?"),
+#undef MATCH_FIELDS
+    /* apiregistration/v1 SetDefaults_ServiceReference */
+    {"apiregistration.k8s.io", "APIService", "spec.service?", "port", "443", IF_NIL},
+    /* autoscaling/v1 and v2 SetDefaults_HorizontalPodAutoscaler */
+    {"autoscaling", "HorizontalPodAutoscaler", "spec", "minReplicas", "1", IF_NIL},
+    /* discovery/v1 SetDefaults_EndpointPort */
+    {"discovery.k8s.io", "EndpointSlice", "ports[]", "name", "\"\"", IF_NIL},
+    {"discovery.k8s.io", "EndpointSlice", "ports[]", "protocol", "\"TCP\"", IF_NIL},
+    /* flowcontrol/v1 SetDefaults_FlowSchemaSpec, _ExemptPriorityLevelConfiguration,
+     * _LimitedPriorityLevelConfiguration, _QueuingConfiguration */
+    {FC, "FlowSchema", "spec", "matchingPrecedence", "1000", IF_ZERO},
+    {FC, PLC, "spec.exempt?", "nominalConcurrencyShares", "0", IF_NIL},
+    {FC, PLC, "spec.exempt?", "lendablePercent", "0", IF_NIL},
+    {FC, PLC, "spec.limited?", "nominalConcurrencyShares", "30", IF_NIL},
+    {FC, PLC, "spec.limited?", "lendablePercent", "0", IF_NIL},
+    {FC, PLC, QUEUING, "handSize", "8", IF_ZERO},
+    {FC, PLC, QUEUING, "queues", "64", IF_ZERO},
+    {FC, PLC, QUEUING, "queueLengthLimit", "50", IF_ZERO},
+    /* networking/v1 SetDefaults_NetworkPolicyPort, _IngressClass */
+    {"networking.k8s.io", "NetworkPolicy", "spec.ingress[].ports[]", "protocol", "\"TCP\"", IF_NIL},
+    {"networking.k8s.io", "NetworkPolicy", "spec.egress[].ports[]", "protocol", "\"TCP\"", IF_NIL},
+    {"networking.k8s.io", "IngressClass", "spec.parameters?", "scope", "\"Cluster\"", IF_NIL},
+    /* rbac/v1 SetDefaults_RoleBinding, _ClusterRoleBinding */
+    {RBAC_GROUP, "RoleBinding", "roleRef", "apiGroup", "\"" RBAC_GROUP "\"", IF_NIL},
+    {RBAC_GROUP, "ClusterRoleBinding", "roleRef", "apiGroup", "\"" RBAC_GROUP "\"", IF_NIL},
+    /* scheduling/v1 SetDefaults_PriorityClass */
+    {"scheduling.k8s.io", "PriorityClass", "", "preemptionPolicy", "\"PreemptLowerPriority\"",
+     IF_NIL},
+    /* storage/v1 SetDefaults_StorageClass, _CSIDriver (SELinuxMountReadWriteOncePod is
+     * on in 1.32, so seLinuxMount is defaulted too: validation then requires it) */
+    {"storage.k8s.io", "StorageClass", "", "reclaimPolicy", "\"Delete\"", IF_NIL},
+    {"storage.k8s.io", "StorageClass", "", "volumeBindingMode", "\"Immediate\"", IF_NIL},
+    {"storage.k8s.io", "CSIDriver", "spec", "attachRequired", "true", IF_NIL},
+    {"storage.k8s.io", "CSIDriver", "spec", "podInfoOnMount", "false", IF_NIL},
+    {"storage.k8s.io", "CSIDriver", "spec", "storageCapacity", "false", IF_NIL},
+    {"storage.k8s.io", "CSIDriver", "spec", "fsGroupPolicy", "\"ReadWriteOnceWithFSType\"", IF_NIL},
+    {"storage.k8s.io", "CSIDriver", "spec", "volumeLifecycleModes", "[\"Persistent\"]", IF_EMPTY},
+    {"storage.k8s.io", "CSIDriver", "spec", "requiresRepublish", "false", IF_NIL},
+    {"storage.k8s.io", "CSIDriver", "spec", "seLinuxMount", "false", IF_NIL},
+};
+/* clang-format on */
+#undef ADM
+#undef FC
+#undef PLC
+#undef QUEUING
+
 /* ---- the table ---------------------------------------------------------- */
 
 typedef struct {
     const char *group, *kind;
+    const char *version; /* NULL: the rules hold in every served version */
     void (*fn)(json_t *obj);
     const char *template_at; /* where the kind keeps a PodTemplateSpec, if it does */
 } kind_defaults;
 
 static const kind_defaults table[] = {
-    {"", "Pod", default_pod, NULL},
-    {"", "PodTemplate", NULL, "template"},
-    {"", "ReplicationController", default_replication_controller, "spec.template"},
-    {"", "Service", default_service, NULL},
-    {"", "Endpoints", default_endpoints, NULL},
-    {"", "PersistentVolume", default_pv, NULL},
-    {"", "PersistentVolumeClaim", default_pvc, NULL},
-    {"apps", "Deployment", default_deployment, "spec.template"},
-    {"apps", "ReplicaSet", default_replicaset, "spec.template"},
-    {"apps", "StatefulSet", default_statefulset, "spec.template"},
-    {"apps", "DaemonSet", default_daemonset, "spec.template"},
-    {"batch", "Job", default_job, "spec.template"},
-    {"batch", "CronJob", default_cronjob, "spec.jobTemplate.spec.template"},
+    {"", "Pod", NULL, default_pod, NULL},
+    {"", "PodTemplate", NULL, NULL, "template"},
+    {"", "ReplicationController", NULL, default_replication_controller, "spec.template"},
+    {"", "Service", NULL, default_service, NULL},
+    {"", "Endpoints", NULL, default_endpoints, NULL},
+    {"", "PersistentVolume", NULL, default_pv, NULL},
+    {"", "PersistentVolumeClaim", NULL, default_pvc, NULL},
+    {"", "Node", NULL, default_node, NULL},
+    {"", "LimitRange", NULL, default_limit_range, NULL},
+    {"", "ResourceQuota", NULL, default_resource_quota, NULL},
+    {"apps", "Deployment", NULL, default_deployment, "spec.template"},
+    {"apps", "ReplicaSet", NULL, default_replicaset, "spec.template"},
+    {"apps", "StatefulSet", NULL, default_statefulset, "spec.template"},
+    {"apps", "DaemonSet", NULL, default_daemonset, "spec.template"},
+    {"batch", "Job", NULL, default_job, "spec.template"},
+    {"batch", "CronJob", NULL, default_cronjob, "spec.jobTemplate.spec.template"},
+    {"autoscaling", "HorizontalPodAutoscaler", "v2", default_hpa_v2, NULL},
+    {"networking.k8s.io", "NetworkPolicy", NULL, default_network_policy, NULL},
+    {RBAC_GROUP, "RoleBinding", NULL, default_subjects, NULL},
+    {RBAC_GROUP, "ClusterRoleBinding", NULL, default_subjects, NULL},
 };
 
 static sk_err apply(const sk_resource *r, json_t *obj, int create, char **msg)
 {
+    if (r->schema)
+        default_markers(r->schema, obj);
     if (strcmp(r->kind, "Secret") == 0 && !*r->group)
         return default_secret(obj, msg);
     if (strcmp(r->kind, "Namespace") == 0 && !*r->group) {
@@ -498,8 +856,13 @@ static sk_err apply(const sk_resource *r, json_t *obj, int create, char **msg)
         default_crd(obj, create);
         return SK_OK;
     }
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (strcmp(fields[i].kind, r->kind) == 0 && strcmp(fields[i].group, r->group) == 0)
+            walk(obj, fields[i].at, default_field, &fields[i]);
+    }
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (strcmp(table[i].kind, r->kind) != 0 || strcmp(table[i].group, r->group) != 0)
+        if (strcmp(table[i].kind, r->kind) != 0 || strcmp(table[i].group, r->group) != 0 ||
+            (table[i].version && strcmp(table[i].version, r->version) != 0))
             continue;
         if (table[i].fn)
             table[i].fn(obj);

@@ -166,7 +166,7 @@ void sk_status_rules_on_create(const sk_resource *r, json_t *obj)
                             json_string(sk_status_rules_pod_qos(json_object_get(obj, "spec"))));
     } else if (is_core(r, "namespaces")) {
         json_object_set_new(status, "phase", json_string("Active"));
-    } else if (is_core(r, "persistentvolumes")) {
+    } else if (is_core(r, "persistentvolumes") || is_core(r, "persistentvolumeclaims")) {
         json_object_set_new(status, "phase", json_string("Pending"));
     }
     json_object_set_new(obj, "status", status);

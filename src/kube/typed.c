@@ -680,6 +680,61 @@ static char *dup_str(const char *s)
     return d;
 }
 
+/* q's value * base^exp as *u * 10^*e10, rounded up to 1n as inf.Dec is,
+ * and the format it prints in (*fmt updated). 0 when it has more digits
+ * than a u128 holds: Go keeps such a string as it was sent. */
+static int q_exact(const q_parts *q, int base, int exp, q_format *fmt, u128 *u_out, int *e10_out)
+{
+    u128 u = 0;
+    int e10 = -(int)q->denom_len, digits = 0;
+    for (size_t i = 0; i < q->value_len; i++) {
+        char c = q->value[i];
+        if (!is_digit(c) || (u == 0 && c == '0'))
+            continue; /* sign, point, leading zeros */
+        if (++digits > 36)
+            return 0;
+        u = u * 10 + (u128)(c - '0');
+    }
+    if (base == 10) {
+        e10 += exp;
+    } else {
+        for (int i = 0; i < exp; i++) {
+            if (u > U128_MAX / 2)
+                return 0;
+            u *= 2;
+        }
+    }
+    if (u != 0 && e10 < -9) {
+        int rest = 0;
+        while (e10 < -9) {
+            rest |= u % 10 != 0;
+            u /= 10;
+            e10++;
+        }
+        u += rest;
+    }
+    if (*fmt == Q_BINARY_SI) {
+        /* Capped at the largest int64; between 0 and 1 it is decimal. */
+        u128 whole = u;
+        for (int i = e10; i < 0; i++)
+            whole /= 10;
+        int big = 0;
+        for (int i = 0; i < e10 && !big; i++) {
+            big = whole > (u128)INT64_MAX;
+            whole *= 10;
+        }
+        if (big || whole > (u128)INT64_MAX) {
+            u = (u128)INT64_MAX;
+            e10 = 0;
+        } else if (whole == 0 && u != 0) {
+            *fmt = Q_DECIMAL_SI;
+        }
+    }
+    *u_out = u;
+    *e10_out = e10;
+    return 1;
+}
+
 sk_err sk_typed_quantity(const char *s, char **out, const char **err)
 {
     q_parts q;
@@ -739,59 +794,32 @@ sk_err sk_typed_quantity(const char *s, char **out, const char **err)
         e = q_err_numeric;
         goto fail;
     }
-    u128 u = 0;
-    int e10 = -(int)q.denom_len, digits = 0;
-    for (size_t i = 0; i < q.value_len; i++) {
-        char c = q.value[i];
-        if (!is_digit(c) || (u == 0 && c == '0'))
-            continue; /* sign, point, leading zeros */
-        if (++digits > 36)
-            goto keep_as_sent;
-        u = u * 10 + (u128)(c - '0');
-    }
-    if (base == 10) {
-        e10 += exp;
-    } else {
-        for (int i = 0; i < exp; i++) {
-            if (u > U128_MAX / 2)
-                goto keep_as_sent;
-            u *= 2;
-        }
-    }
-    if (u != 0 && e10 < -9) {
-        int rest = 0;
-        while (e10 < -9) {
-            rest |= u % 10 != 0;
-            u /= 10;
-            e10++;
-        }
-        u += rest;
-    }
-    if (fmt == Q_BINARY_SI) {
-        /* Capped at the largest int64; between 0 and 1 it is decimal. */
-        u128 whole = u;
-        for (int i = e10; i < 0; i++)
-            whole /= 10;
-        int big = 0;
-        for (int i = 0; i < e10 && !big; i++) {
-            big = whole > (u128)INT64_MAX;
-            whole *= 10;
-        }
-        if (big || whole > (u128)INT64_MAX) {
-            u = (u128)INT64_MAX;
-            e10 = 0;
-        } else if (whole == 0 && u != 0) {
-            fmt = Q_DECIMAL_SI;
-        }
-    }
-    *out = q_canonical(!q.positive, u, e10, fmt);
-    return SK_OK;
-keep_as_sent:
-    *out = dup_str(s);
+    u128 u;
+    int e10;
+    *out =
+        q_exact(&q, base, exp, &fmt, &u, &e10) ? q_canonical(!q.positive, u, e10, fmt) : dup_str(s);
     return SK_OK;
 fail:
     *err = e;
     return SK_ERR_BAD_REQUEST;
+}
+
+char *sk_typed_quantity_round_up_milli(const char *s)
+{
+    q_parts q;
+    int base, exp, e10, rest = 0;
+    q_format fmt;
+    u128 u;
+    if (q_split(s, &q) || !q_suffix(q.suffix, q.suffix_len, &base, &exp, &fmt) ||
+        q.value_len == 0 || q.value[q.value_len - 1] == '.' ||
+        !q_exact(&q, base, exp, &fmt, &u, &e10))
+        return NULL;
+    while (e10 < -3) {
+        rest |= u % 10 != 0;
+        u /= 10;
+        e10++;
+    }
+    return rest ? q_canonical(!q.positive, u + 1, e10, fmt) : NULL;
 }
 
 /* ---- the walker ---------------------------------------------------------- */

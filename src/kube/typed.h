@@ -81,6 +81,12 @@ char *sk_typed_go_syntax_error(const char *text, size_t len);
  */
 sk_err sk_typed_quantity(const char *s, char **out, const char **err);
 
+/* Quantity.RoundUp(-3) of a quantity s already through sk_typed_quantity,
+ * as SetDefaults_ResourceList applies it: a value finer than 1m becomes the
+ * next 1m up, in MarshalJSON's form (new string); NULL when s is exact at
+ * 1m, and so is kept as it is. */
+char *sk_typed_quantity_round_up_milli(const char *s);
+
 /* The word Go's encoding/json uses for the JSON kind of v in its errors
  * ("cannot unmarshal number into ..."). Static string. */
 const char *sk_typed_go_kind(const json_t *v);

@@ -150,6 +150,28 @@ static void test_quantity(void **state)
     }
 }
 
+/* SetDefaults_ResourceList's RoundUp(-3) on canonical quantities: NULL
+ * where the value is exact at 1m (Go keeps the string). */
+static void test_quantity_round_up_milli(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *want;
+    } table[] = {
+        {"100u", "1m"}, {"1500u", "2m"},    {"1001u", "2m"}, {"999999u", "1"},
+        {"1n", "1m"},   {"100e-6", "1e-3"}, {"1m", NULL},    {"1", NULL},
+        {"1Gi", NULL},  {"102400m", NULL},  {"0", NULL},     {"1200e-3", NULL},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        char *out = sk_typed_quantity_round_up_milli(table[i].in);
+        if (!table[i].want && out)
+            fail_msg("%s: got %s, want it kept", table[i].in, out);
+        if (table[i].want && (!out || strcmp(out, table[i].want) != 0))
+            fail_msg("%s: got %s, want %s", table[i].in, out ? out : "(kept)", table[i].want);
+        free(out);
+    }
+}
+
 static void test_decode_errors(void **state)
 {
     (void)state;
@@ -365,6 +387,47 @@ static void test_go_syntax_errors(void **state)
     }
 }
 
+/* The other groups' defaulters leave what the client set, a pointer's zero
+ * included, and fill Go's zero of a plain integer. */
+static void test_group_defaults_keep_explicit(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *group, *version, *kind, *in, *want;
+    } table[] = {
+        {"flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration",
+         "{\"spec\":{\"type\":\"Limited\",\"limited\":{\"nominalConcurrencyShares\":0,"
+         "\"limitResponse\":{\"type\":\"Queue\",\"queuing\":{\"handSize\":0}}}}}",
+         "\"limited\":{\"nominalConcurrencyShares\":0,\"limitResponse\":{\"type\":\"Queue\","
+         "\"queuing\":{\"queues\":64,\"handSize\":8,\"queueLengthLimit\":50}},"
+         "\"lendablePercent\":0}"},
+        {"networking.k8s.io", "v1", "NetworkPolicy",
+         "{\"spec\":{\"podSelector\":{},\"egress\":[{}],\"policyTypes\":[\"Egress\"]}}",
+         "\"policyTypes\":[\"Egress\"]"},
+        {"autoscaling", "v2", "HorizontalPodAutoscaler",
+         "{\"spec\":{\"minReplicas\":0,\"maxReplicas\":2,\"metrics\":[{\"type\":\"Pods\"}]}}",
+         "\"spec\":{\"scaleTargetRef\":{\"kind\":\"\",\"name\":\"\"},\"minReplicas\":0,"
+         "\"maxReplicas\":2,\"metrics\":[{\"type\":\"Pods\"}]}"},
+        {"autoscaling", "v1", "HorizontalPodAutoscaler", "{\"spec\":{\"maxReplicas\":2}}",
+         "\"spec\":{\"scaleTargetRef\":{\"kind\":\"\",\"name\":\"\"},\"minReplicas\":1,"
+         "\"maxReplicas\":2}"},
+        {"storage.k8s.io", "v1", "CSIDriver",
+         "{\"spec\":{\"attachRequired\":false,\"volumeLifecycleModes\":[\"Ephemeral\"]}}",
+         "\"attachRequired\":false"},
+        {"rbac.authorization.k8s.io", "v1", "RoleBinding",
+         "{\"roleRef\":{\"apiGroup\":\"x\",\"kind\":\"Role\",\"name\":\"r\"},"
+         "\"subjects\":[{\"kind\":\"User\",\"apiGroup\":\"y\",\"name\":\"u\"}]}",
+         "\"subjects\":[{\"kind\":\"User\",\"apiGroup\":\"y\",\"name\":\"u\"}],"
+         "\"roleRef\":{\"apiGroup\":\"x\",\"kind\":\"Role\",\"name\":\"r\"}"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        char *got = admitted(kind(table[i].group, table[i].version, table[i].kind), table[i].in);
+        if (!strstr(got, table[i].want))
+            fail_msg("%s: %s lacks %s", table[i].kind, got, table[i].want);
+        free(got);
+    }
+}
+
 /* The unstructured converter's words for a strategic merge patch's result,
  * and the patch as Go's %v prints it. */
 static void test_restore_errors(void **state)
@@ -410,12 +473,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantity),
+        cmocka_unit_test(test_quantity_round_up_milli),
         cmocka_unit_test(test_decode_errors),
         cmocka_unit_test(test_zero_values_and_order),
         cmocka_unit_test(test_canonical_forms),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_go_syntax_errors),
         cmocka_unit_test(test_restore_errors),
+        cmocka_unit_test(test_group_defaults_keep_explicit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
