@@ -335,6 +335,15 @@ static void default_pod_spec(json_t *spec)
     def_ptr(spec, "securityContext", json_object());
     def_ptr(spec, "terminationGracePeriodSeconds", json_integer(30));
     def_str(spec, "schedulerName", "default-scheduler");
+    /* kube's v1 conversion of a PodSpec: serviceAccountName wins, the
+     * deprecated serviceAccount stands in when it is unset, and reads
+     * carry both (so kubectl set serviceaccount moves both). */
+    json_t *sa_name = json_object_get(spec, "serviceAccountName");
+    json_t *sa = json_object_get(spec, "serviceAccount");
+    if (!unset(sa_name))
+        json_object_set(spec, "serviceAccount", sa_name);
+    else if (!unset(sa))
+        json_object_set(spec, "serviceAccountName", sa);
     for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
         EACH(json_object_get(spec, lists[l]), i, x) default_container(x);
     EACH(json_object_get(spec, "volumes"), i, x) default_volume(x);
