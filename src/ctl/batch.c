@@ -8,6 +8,8 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "kube/lifecycle.h"
+#include "kube/managed.h"
+#include "kube/status_rules.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@ typedef struct queued {
 
 struct sk_batch {
     sk_store *store;
+    const char *manager;
     queued *writes;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -28,11 +31,12 @@ struct sk_batch {
     int failed;
 };
 
-sk_batch *sk_batch_new(sk_store *store)
+sk_batch *sk_batch_new(sk_store *store, const char *manager)
 {
     sk_batch *b = calloc(1, sizeof *b);
     SK_CHECK_ALLOC(b);
     b->store = store;
+    b->manager = manager;
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     return b;
@@ -92,6 +96,22 @@ static void submit(sk_batch *b, sk_write_op op, const sk_resource *r, const char
     sk_store_write_async(b->store, &w, written, q);
 }
 
+/* obj's managedFields after the batch's manager wrote it over old (NULL:
+ * created), as kube's field manager records a controller's Update. */
+static void record_manager(const sk_batch *b, const sk_resource *r, const json_t *old,
+                           json_t *obj, const char *subresource)
+{
+    char now[21];
+    sk_format_rfc3339(sk_wall_s(), now);
+    sk_fieldset_type t = {.schema = r->schema, .openapi = r->custom ? r->custom->schema : NULL};
+    sk_managed_write w = {.manager = b->manager,
+                          .api_version = r->api_version,
+                          .subresource = subresource,
+                          .now = now,
+                          .status_subresource = sk_status_rules_has_status(r)};
+    sk_managed_update(t, old, obj, &w);
+}
+
 static const char *meta_str(const json_t *obj, const char *key)
 {
     const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
@@ -116,7 +136,7 @@ void sk_batch_delete(sk_batch *b, const sk_resource *r, const json_t *obj, int64
 }
 
 void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_t *edited,
-                     int64_t rev)
+                     int64_t rev, const char *subresource)
 {
     if (json_equal(old, edited)) {
         json_decref(edited);
@@ -126,6 +146,8 @@ void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_
     if (removes) {
         json_decref(edited);
         edited = sk_registry_stub(r, NULL, NULL);
+    } else {
+        record_manager(b, r, old, edited, subresource);
     }
     submit(b, removes ? SK_WRITE_DELETE : SK_WRITE_UPDATE, r, meta_str(old, "namespace"),
            meta_str(old, "name"), rev, edited);
@@ -134,6 +156,7 @@ void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_
 void sk_batch_create(sk_batch *b, const sk_resource *r, const char *ns, json_t *obj)
 {
     char *name = copy(meta_str(obj, "name"));
+    record_manager(b, r, NULL, obj, NULL);
     submit(b, SK_WRITE_CREATE, r, ns, name, 0, obj);
     free(name);
 }

@@ -25,8 +25,12 @@
 
 typedef struct sk_batch sk_batch;
 
-/* A new batch over store (borrowed; must outlive it). */
-sk_batch *sk_batch_new(sk_store *store);
+/* A new batch over store (borrowed; must outlive it). Its updates and
+ * creates are recorded in metadata.managedFields as manager's Update
+ * entries (static string: the component kube would name,
+ * "kube-controller-manager" or "kube-apiserver"), as kube records the
+ * writes of its built-in controllers. */
+sk_batch *sk_batch_new(sk_store *store, const char *manager);
 
 /* Queues deleting obj (borrowed, the stored form of resource r, read at
  * revision rev) with options d. */
@@ -36,9 +40,11 @@ void sk_batch_delete(sk_batch *b, const sk_resource *r, const json_t *obj, int64
 /* Queues writing edited (stolen: old with a finalizer, owner references or
  * status changed) over old (borrowed, read at rev); an edit that leaves an
  * object being deleted without finalizers removes it, as a client's update
- * would. Nothing is written if edited equals old. */
+ * would. Nothing is written if edited equals old. subresource: the one kube's
+ * controller writes through ("status", "finalize") or NULL, for the
+ * managedFields entry. */
 void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_t *edited,
-                     int64_t rev);
+                     int64_t rev, const char *subresource);
 
 /* Creates obj (stolen) as resource r in namespace ns ("" if cluster-scoped);
  * an object that exists already is not an error. */

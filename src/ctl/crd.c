@@ -234,22 +234,16 @@ sk_err sk_crd_stored_storages(sk_store *store, char ***out)
     return SK_OK;
 }
 
-/* Writes crd (edited: its new status) over the version at rev. */
-static void write_status(crdctl *c, json_t *crd, int64_t rev)
+/* Writes next (crd with its new status) over crd, the version read at rev,
+ * as kube-apiserver's naming and establishing controllers write it: through
+ * /status, recorded in managedFields. */
+static void write_status(crdctl *c, const json_t *crd, json_t *next, int64_t rev)
 {
-    json_t *meta = json_object_get(crd, "metadata");
-    json_object_del(meta, "resourceVersion");
-    sk_write w = {.op = SK_WRITE_UPDATE,
-                  .resource = SK_REGISTRY_CRD_STORAGE,
-                  .ns = "",
-                  .name = str(meta, "name"),
-                  .expected_rev = rev,
-                  .object = json_incref(crd)};
-    sk_err err = sk_store_write(c->store, &w, NULL);
-    if (err != SK_OK && err != SK_ERR_CONFLICT && err != SK_ERR_NOT_FOUND) {
-        sk_log_warn("crd: cannot write the status of %s: %s", w.name, sk_err_name(err));
-        c->failed++;
-    }
+    const sk_resource *crds =
+        sk_registry_find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+    sk_batch *b = sk_batch_new(c->store, "kube-apiserver");
+    sk_batch_update(b, crds, crd, json_incref(next), rev, "status");
+    c->failed += sk_batch_finish(b);
 }
 
 typedef enum { SETTLE_SERVED, SETTLE_WAITING, SETTLE_NOT_SERVED } settled;
@@ -303,7 +297,7 @@ static settled settle(crdctl *c, json_t *const *all, size_t n, const json_t *crd
                       now);
     }
     if (!json_equal(next, crd))
-        write_status(c, next, rev);
+        write_status(c, crd, next, rev);
     json_decref(next);
     return ok && !held ? SETTLE_WAITING : held ? SETTLE_SERVED : SETTLE_NOT_SERVED;
 }
@@ -358,7 +352,7 @@ static void cleanup(crdctl *c, const json_t *crd, int64_t rev)
     const sk_resource *crds =
         sk_registry_find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
     const sk_resource *r = stored_row(crd);
-    cleanup_scan cs = {sk_batch_new(c->store), r, 0};
+    cleanup_scan cs = {sk_batch_new(c->store, "kube-apiserver"), r, 0};
     int failed = 0;
     if (r && sk_reader_scan(c->reader, r->storage, NULL, sk_reader_cache_rev(c->reader),
                             delete_instance, &cs) != SK_OK)
@@ -376,8 +370,8 @@ static void cleanup(crdctl *c, const json_t *crd, int64_t rev)
         set_condition(next, "Terminating", "True", "InstanceDeletionInProgress",
                       "CustomResource deletion is in progress", now);
     }
-    sk_batch *b = sk_batch_new(c->store);
-    sk_batch_update(b, crds, crd, next, rev);
+    sk_batch *b = sk_batch_new(c->store, "kube-apiserver");
+    sk_batch_update(b, crds, crd, next, rev, "status");
     sk_batch_finish(b);
 }
 

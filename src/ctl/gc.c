@@ -529,7 +529,7 @@ static void drop_refs(pass *p, const node *nd, const json_t *drop)
     }
     if (json_array_size(refs) == 0)
         json_object_del(meta, "ownerReferences");
-    sk_batch_update(p->batch, nd->x->r, obj, edited, nd->x->rev);
+    sk_batch_update(p->batch, nd->x->r, obj, edited, nd->x->rev, NULL);
     json_decref(obj);
 }
 
@@ -540,7 +540,7 @@ static void drop_finalizer(pass *p, const node *nd, const char *finalizer)
         return;
     json_t *edited = json_deep_copy(obj);
     sk_lifecycle_drop_finalizer(edited, finalizer);
-    sk_batch_update(p->batch, nd->x->r, obj, edited, nd->x->rev);
+    sk_batch_update(p->batch, nd->x->r, obj, edited, nd->x->rev, NULL);
     json_decref(obj);
 }
 
@@ -702,7 +702,7 @@ static int64_t gc_pass(void *self, int *done)
             if (x->refs && !x->deleting && !p.nodes[i].touched)
                 process_dependent(&p, &p.nodes[i]);
         }
-        p.batch = sk_batch_new(g->store);
+        p.batch = sk_batch_new(g->store, "kube-controller-manager");
         make_writes(&p);
         sk_batch_finish(p.batch);
         *done = 1;

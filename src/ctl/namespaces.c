@@ -177,7 +177,8 @@ static void terminate(controller *c, const sk_resource *ns_res, const json_t *ns
         const sk_resource *r = all[i];
         if (!r->namespaced || r->stored_as != r)
             continue;
-        content_scan cs = {.r = r, .batch = sk_batch_new(c->store), .t = &t};
+        content_scan cs = {
+            .r = r, .batch = sk_batch_new(c->store, "kube-controller-manager"), .t = &t};
         sk_err err = sk_reader_scan(c->reader, r->storage, name, read_rev, delete_content, &cs);
         failed += sk_batch_finish(cs.batch);
         if (err != SK_OK)
@@ -206,8 +207,10 @@ static void terminate(controller *c, const sk_resource *ns_res, const json_t *ns
         json_t *conds = conditions_of(&t, json_object_get(status, "conditions"), sk_wall_s());
         json_object_set_new(status, "conditions", conds);
     }
-    sk_batch *b = sk_batch_new(c->store);
-    sk_batch_update(b, ns_res, ns, edited, rev);
+    /* kube's namespace controller writes the conditions through /status and
+     * drops its finalizer through /finalize */
+    sk_batch *b = sk_batch_new(c->store, "kube-controller-manager");
+    sk_batch_update(b, ns_res, ns, edited, rev, t.seen == 0 && !failed ? "finalize" : "status");
     sk_batch_finish(b);
 out:
     json_decref(t.resources);
@@ -228,7 +231,8 @@ static void ensure_default_sa(controller *c, const sk_resource *sa_res, const ch
     json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", "ServiceAccount", "apiVersion",
                             "v1", "metadata", "name", "default", "namespace", ns);
     sk_objmeta_on_create(obj, sk_wall_s());
-    sk_batch *b = sk_batch_new(c->store);
+    /* kube's serviceaccounts controller */
+    sk_batch *b = sk_batch_new(c->store, "kube-controller-manager");
     sk_batch_create(b, sa_res, ns, obj);
     sk_batch_finish(b);
 }

@@ -138,7 +138,7 @@ static int bootstrap(controller *c, sk_batch *b, int64_t rev, int *failed)
                 json_t *edited = reconcile(existing, want);
                 if (!json_equal(edited, existing)) {
                     writes++;
-                    sk_batch_update(b, r, existing, edited, sk_blob_rev(item));
+                    sk_batch_update(b, r, existing, edited, sk_blob_rev(item), NULL);
                 } else {
                     json_decref(edited);
                 }
@@ -186,7 +186,7 @@ static int aggregate(controller *c, sk_batch *b, int64_t rev, int *failed)
         }
         json_t *edited = json_deep_copy(role);
         json_object_set_new(edited, "rules", rules);
-        sk_batch_update(b, r, role, edited, json_integer_value(json_array_get(e, 1)));
+        sk_batch_update(b, r, role, edited, json_integer_value(json_array_get(e, 1)), NULL);
         writes++;
     }
 out:
@@ -202,11 +202,15 @@ static int64_t rbacpolicy_pass(void *self, int *done)
     if (rev <= 0)
         return BUSY_INTERVAL_MS;
     int failed = 0, writes = 0;
-    sk_batch *b = sk_batch_new(c->store);
+    /* Who kube records as their writers: its storage_rbac post-start hook
+     * and kube-controller-manager's clusterrole-aggregation controller. */
+    sk_batch *boot = sk_batch_new(c->store, "kube-apiserver");
     if (!c->bootstrapped)
-        writes += bootstrap(c, b, rev, &failed);
-    writes += aggregate(c, b, rev, &failed);
-    failed += sk_batch_finish(b);
+        writes += bootstrap(c, boot, rev, &failed);
+    failed += sk_batch_finish(boot);
+    sk_batch *agg = sk_batch_new(c->store, "kube-controller-manager");
+    writes += aggregate(c, agg, rev, &failed);
+    failed += sk_batch_finish(agg);
     if (!c->bootstrapped && writes == 0 && failed == 0) {
         c->bootstrapped = 1;
         sk_log_info("rbac: bootstrap policy in place");

@@ -144,6 +144,13 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(crd["spec"]["conversion"], {"strategy": "None"})
         # the short name of the CRD kind itself
         self.assertIn("crontabs." + GROUP, self.ok("get", "crds"))
+        # the status as kube-apiserver's naming and establishing controllers record it
+        raw = self.req("GET", CRDS + "/crontabs." + GROUP, want=200).json()
+        mine = [e for e in raw["metadata"]["managedFields"] if e["manager"] == "kube-apiserver"]
+        self.assertEqual([(e["operation"], e["subresource"], e["apiVersion"]) for e in mine],
+                         [("Update", "status", "apiextensions.k8s.io/v1")], mine)
+        self.assertEqual(sorted(mine[0]["fieldsV1"]["f:status"]),
+                         ["f:acceptedNames", "f:conditions"])
 
     def test_bad_crd_is_422_with_field_paths(self):
         bad = crontab_crd()

@@ -240,6 +240,12 @@ class Lifecycle(KubectlMixin, ServerTestCase, unittest.TestCase):
                          "Some content in the namespace has finalizers remaining: "
                          "example.com/hold in 1 resource instances")
         self.assertEqual(c["NamespaceDeletionContentFailure"]["reason"], "ContentDeleted")
+        # recorded as kube records its namespace controller's /status writes
+        entry = [e for e in self.get("/api/v1/namespaces/" + ns).json()["metadata"][
+            "managedFields"] if e["manager"] == "kube-controller-manager"]
+        self.assertEqual([(e["operation"], e["subresource"], e["apiVersion"]) for e in entry],
+                         [("Update", "status", "v1")], entry)
+        self.assertIn("f:conditions", entry[0]["fieldsV1"]["f:status"])
         # nothing new goes in
         r = self.req("POST", CMS % ns, {"metadata": {"name": "late"}}, want=403)
         self.assertEqual(r.json()["message"],
