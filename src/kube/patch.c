@@ -953,7 +953,7 @@ static sk_err find_field(smp *s, const sk_schema *t, const char *key, const sk_s
 static sk_err find_list(smp *s, const sk_schema *t, const char *key, const sk_schema_field **field,
                         const sk_schema **elem)
 {
-    const sk_schema_field *f;
+    const sk_schema_field *f = NULL;
     sk_err e = find_field(s, t, key, &f);
     if (e != SK_OK)
         return e;
