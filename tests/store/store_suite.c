@@ -2814,7 +2814,8 @@ static void *kv_txn_main(void *arg)
  * never a conflict with itself, and revisions stay gap-free. The etcd face
  * goes through the same writer: a Txn whose compare held and whose COMMIT
  * answer was lost answers succeeded, not a compare failed against its own
- * put.
+ * put. And when the writer cannot reconnect to ask, the answer is
+ * SK_ERR_UNAVAILABLE, though the write is stored: never a definite failure.
  */
 static void test_lost_commit_answer(void **state)
 {
@@ -2894,6 +2895,37 @@ static void test_lost_commit_answer(void **state)
     assert_int_equal(sk_store_commits_resolved(f->s).committed, 1);
     assert_int_equal(current_rev(f), rk + 1);
     sk_arena_free(k.a);
+
+    /* from another database: PostgreSQL will not close the current one */
+    const char *const keys[] = {"dbname", "dbname", NULL};
+    const char *const values[] = {f->url, "postgres", NULL};
+    PGconn *admin = PQconnectdbParams(keys, values, 1);
+    assert_int_equal(PQstatus(admin), CONNECTION_OK);
+    char sql[128];
+    snprintf(sql, sizeof sql, "ALTER DATABASE \"%s\" ALLOW_CONNECTIONS false", PQdb(pg));
+    int64_t rc = current_rev(f);
+    u = (cas_update){NULL, rev + 2, "unknown", SK_ERR_INTERNAL, 0};
+    missing_standby(pg, 1);
+    store_reopen(f);
+    u.s = f->s;
+    assert_int_equal(pthread_create(&t, NULL, cas_update_main, &u), 0);
+    pid = waiting_backend(pg, "SyncRep");
+    pg_ok(admin, sql); /* the writer cannot come back to ask */
+    terminate(pg, pid);
+    pthread_join(t, NULL);
+    snprintf(sql, sizeof sql, "ALTER DATABASE \"%s\" ALLOW_CONNECTIONS true", PQdb(pg));
+    pg_ok(admin, sql);
+    PQfinish(admin);
+    missing_standby(pg, 0);
+    assert_true(pid > 0);
+    assert_int_equal(u.err, SK_ERR_UNAVAILABLE);
+    r = sk_store_commits_resolved(f->s);
+    assert_int_equal(r.unknown, 1);
+    assert_int_equal(r.committed + r.not_committed, 0);
+    assert_int_equal(sk_store_get(f->s, CM, "", "cas", 0, &row), SK_OK);
+    assert_int_equal(row.rev, rc + 1); /* it was stored all the same */
+    assert_non_null(strstr(row.value, "unknown"));
+    sk_row_clear(&row);
     PQfinish(pg);
 }
 
