@@ -21,6 +21,10 @@ typedef struct sk_backend_ops {
     /* Opens a connection. *errmsg (new) names the problem on failure. */
     sk_err (*connect)(const char *url, sk_conn **out, char **errmsg);
     void (*disconnect)(sk_conn *c);
+    /* Optional (NULL: always): 0 if an idle connection is known to be gone
+     * without asking the server (PostgreSQL: the server closed it, or said
+     * something unasked, as when it terminates a session). No I/O waits. */
+    int (*idle_ok)(sk_conn *c);
     /* Applies pending migrations/<backend>/NNNN_*.sql (compiled in) in order,
      * recording each in sk_migrations; safe to run concurrently from several
      * processes (PostgreSQL: advisory lock). Seeds the revision row and the

@@ -1049,6 +1049,15 @@ out:
     return err;
 }
 
+/* An idle session has nothing to read: anything there (the FATAL of a
+ * terminated backend, the end of the stream) means it is gone, or not worth
+ * keeping. */
+static int pg_idle_ok(sk_conn *c)
+{
+    struct pollfd p = {.fd = PQsocket(c->pg), .events = POLLIN};
+    return p.fd >= 0 && PQstatus(c->pg) == CONNECTION_OK && poll(&p, 1, 0) == 0;
+}
+
 static void pg_disconnect(sk_conn *c)
 {
     if (c) {
@@ -1863,6 +1872,7 @@ const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
     .connect = pg_connect,
     .disconnect = pg_disconnect,
+    .idle_ok = pg_idle_ok,
     .migrate = pg_migrate,
     .begin_write = pg_begin_write,
     .get_current = pg_get_current,

@@ -216,6 +216,12 @@ static sk_err pool_get(sk_store *s, sk_conn **out)
     if (s->pool_len > 0)
         c = s->pool[--s->pool_len];
     pthread_mutex_unlock(&s->pool_mu);
+    /* A pooled connection the server has since closed (a restart, a cut)
+     * would fail the read: replaced here, it costs a connect, not a 503. */
+    if (c && s->ops->idle_ok && !s->ops->idle_ok(c)) {
+        s->ops->disconnect(c);
+        c = NULL;
+    }
     if (c) {
         *out = c;
         return SK_OK;
@@ -717,6 +723,9 @@ static void finish(pending *p)
 
 static void process(sk_store *s, pending *batch, int n)
 {
+    /* a connection closed while idle would fail the batch into a replay */
+    if (s->ops->idle_ok && !s->ops->idle_ok(s->wconn))
+        reconnect_writer(s);
     if (run_batch(s, batch, n) != SK_OK) {
         atomic_fetch_add(&s->batch_replays, 1);
         reset_results(batch, n, SK_OK);
