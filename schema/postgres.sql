@@ -279,3 +279,24 @@ CREATE VIEW sk_kv_latest AS
     FROM sk_kv_history h
     WHERE NOT h.deleted
       AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = h.key AND n.rev > h.rev OFFSET 0);
+
+-- Migration 0010_writer_batches.
+-- The last batch each writer committed: one row per store opened (a process
+-- run), written in the same transaction as the batch, by the statement that
+-- stores the revision counter. A row outlives its process (a few bytes for
+-- each start).
+--   writer: a random id the store draws when it opens (63 bits: processes
+--           sharing the database do not collide).
+--   batch:  the writer's sequence number of its last committed batch; it
+--           only grows.
+-- When a connection breaks while COMMIT is in flight, the writer cannot
+-- tell from the error whether the batch committed. It takes the revision
+-- lock on a new connection (so the old transaction has ended either way)
+-- and reads its row: batch equal to the lost one means committed, and the
+-- batch's results are its callers' answers; lower means not, and the batch
+-- is run again. The revision alone would not do: with several processes on
+-- one database, the row at the expected revision may be another's.
+CREATE TABLE sk_writer (
+    writer bigint PRIMARY KEY,
+    batch  bigint NOT NULL
+);

@@ -326,6 +326,7 @@ void sk_api_call_response(sk_api_call *call, sk_api_response *out)
     out->stall_timeout_s = call->stream.is_watch ? call->api->watch_stall_timeout_s : 0;
     out->warnings = call->warnings;
     out->n_warnings = call->n_warnings;
+    out->retry_after_s = call->retry_after_s;
     out->audit_id = call->audit_id;
 }
 

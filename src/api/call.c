@@ -16,6 +16,7 @@
 #include "kube/protobuf.h"
 #include "kube/status.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ static const char unencodable_reply[] =
 void sk_call_reply_raw(sk_api_call *call, int status, const char *json, size_t len)
 {
     call->status = status;
+    call->retry_after_s = 0;
     call->content_type_out = "application/json";
     sk_buf_reset(&call->out);
     sk_buf_append(&call->out, json, len);
@@ -85,6 +87,12 @@ void sk_call_reply_status_object(sk_api_call *call, json_t *status)
 {
     json_int_t code = json_integer_value(json_object_get(status, "code"));
     sk_call_reply_json(call, code > 0 ? (int)code : 500, status);
+    /* kube-apiserver's ErrorNegotiated: the delay the Status names, as a
+     * header too, which is what clients read */
+    json_int_t retry = json_integer_value(
+        json_object_get(json_object_get(status, "details"), "retryAfterSeconds"));
+    if (retry > 0 && retry <= INT_MAX)
+        call->retry_after_s = (int)retry;
     json_decref(status);
 }
 

@@ -123,6 +123,7 @@ struct sk_api_call {
     sk_call_stream stream; /* read != NULL: the body is streamed */
     const char **warnings; /* Warning header values, in the arena */
     size_t n_warnings;
+    int retry_after_s; /* > 0: the Retry-After header (a Status's retryAfterSeconds) */
 
     /* Continuation and write state. */
     sk_call_fn next;

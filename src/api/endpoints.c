@@ -68,6 +68,7 @@ int sk_endpoint_metrics(sk_api_call *call)
     sk_cache_stats cs;
     sk_watch_hub_stats(call->api->hub, &ws);
     sk_cache_get_stats(call->api->cache, &cs);
+    sk_store_resolved resolved = sk_store_commits_resolved(call->api->store);
     sk_metrics_gauges g = {
         .registered_watchers = ws.registered,
         .watch_events_sent = ws.events_sent,
@@ -85,6 +86,9 @@ int sk_endpoint_metrics(sk_api_call *call)
         .cache_snapshot_budget = cs.snapshot_budget,
         .store_batch_replays = sk_store_batch_replays(call->api->store),
         .store_commits = sk_store_commits(call->api->store),
+        .store_resolved_committed = resolved.committed,
+        .store_resolved_not_committed = resolved.not_committed,
+        .store_resolved_unknown = resolved.unknown,
     };
     sk_buf_reset(&call->out);
     sk_metrics_render(call->api->metrics, &g, &call->out);

@@ -170,6 +170,17 @@ void sk_metrics_render(sk_metrics *m, const sk_metrics_gauges *g, sk_buf *out)
                  "Write transactions the store's writer committed: group commits of one or "
                  "more writes, and the one-write transactions of a replay.",
                  g->store_commits);
+    sk_buf_puts(out, "# HELP sqlkube_store_commits_resolved_total Write transactions whose COMMIT "
+                     "answer was lost (the connection broke), by what the writer then found: "
+                     "committed (its results answered), not committed (run again) or unknown "
+                     "(answered 503).\n"
+                     "# TYPE sqlkube_store_commits_resolved_total counter\n");
+    sk_buf_printf(out, "sqlkube_store_commits_resolved_total{outcome=\"committed\"} %lld\n",
+                  (long long)g->store_resolved_committed);
+    sk_buf_printf(out, "sqlkube_store_commits_resolved_total{outcome=\"not_committed\"} %lld\n",
+                  (long long)g->store_resolved_not_committed);
+    sk_buf_printf(out, "sqlkube_store_commits_resolved_total{outcome=\"unknown\"} %lld\n",
+                  (long long)g->store_resolved_unknown);
     sk_buf_puts(out, "# HELP sqlkube_list_chunks_total List chunks by source.\n"
                      "# TYPE sqlkube_list_chunks_total counter\n");
     sk_buf_printf(out, "sqlkube_list_chunks_total{source=\"cache\"} %lld\n",

@@ -47,6 +47,8 @@ typedef struct sk_metrics_gauges {
     int64_t cache_snapshot_bytes, cache_snapshot_budget;
     int64_t store_batch_replays;
     int64_t store_commits;
+    /* sk_store_commits_resolved's */
+    int64_t store_resolved_committed, store_resolved_not_committed, store_resolved_unknown;
 } sk_metrics_gauges;
 /* Appends the exposition text to out. */
 void sk_metrics_render(sk_metrics *m, const sk_metrics_gauges *g, sk_buf *out);

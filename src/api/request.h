@@ -79,6 +79,7 @@ typedef struct sk_api_response {
     /* Warning header values ("299 - \"unknown field ...\""), borrowed. */
     const char *const *warnings;
     size_t n_warnings;
+    int retry_after_s;    /* > 0: a Retry-After header, in seconds */
     const char *audit_id; /* the Audit-Id header's value, borrowed */
 } sk_api_response;
 

@@ -4,7 +4,8 @@
  *
  * Reasons are the metav1.StatusReason strings kube-apiserver uses; clients
  * (client-go's errors.IsConflict and friends) switch on them, so they must
- * match Kubernetes exactly.
+ * match Kubernetes exactly. A retry-after delay goes with the errors that
+ * pass: client-go retries a 5xx only when it carries Retry-After.
  */
 #include "core/err.h"
 
@@ -15,6 +16,7 @@ static const struct {
     const char *reason;
     const char *name;
     int grpc; /* google.rpc.Code */
+    int retry_after; /* seconds; 0: do not say */
 } err_table[SK_ERR__COUNT] = {
     [SK_OK] = {200, "", "ok", 0},
     [SK_ERR_BAD_REQUEST] = {400, "BadRequest", "bad request", 3},
@@ -31,7 +33,7 @@ static const struct {
     [SK_ERR_INVALID] = {422, "Invalid", "invalid", 3},
     [SK_ERR_TOO_MANY_REQUESTS] = {429, "TooManyRequests", "too many requests", 8},
     [SK_ERR_INTERNAL] = {500, "InternalError", "internal error", 13},
-    [SK_ERR_UNAVAILABLE] = {503, "ServiceUnavailable", "service unavailable", 14},
+    [SK_ERR_UNAVAILABLE] = {503, "ServiceUnavailable", "service unavailable", 14, 1},
     [SK_ERR_TIMEOUT] = {504, "Timeout", "timeout", 4},
 };
 
@@ -39,6 +41,12 @@ int sk_err_http_code(sk_err e)
 {
     assert(e >= 0 && e < SK_ERR__COUNT);
     return err_table[e].code;
+}
+
+int sk_err_retry_after(sk_err e)
+{
+    assert(e >= 0 && e < SK_ERR__COUNT);
+    return err_table[e].retry_after;
 }
 
 const char *sk_err_reason(sk_err e)

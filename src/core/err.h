@@ -26,13 +26,19 @@ typedef enum sk_err {
     SK_ERR_INVALID,            /* 422 Invalid */
     SK_ERR_TOO_MANY_REQUESTS,  /* 429 TooManyRequests */
     SK_ERR_INTERNAL,           /* 500 InternalError */
-    SK_ERR_UNAVAILABLE,        /* 503 ServiceUnavailable (store down, shutting down) */
+    SK_ERR_UNAVAILABLE,        /* 503 ServiceUnavailable, Retry-After (store down, shutting
+                                  down, a write's outcome unknown) */
     SK_ERR_TIMEOUT,            /* 504 Timeout */
     SK_ERR__COUNT
 } sk_err;
 
 /* HTTP status code for e (200 for SK_OK). */
 int sk_err_http_code(sk_err e);
+
+/* Seconds after which a client should try again (the Status's
+ * details.retryAfterSeconds and the Retry-After header): > 0 for errors that
+ * pass (the store unreachable, or a write's outcome unknown), else 0. */
+int sk_err_retry_after(sk_err e);
 
 /* Kubernetes Status.reason for e ("" for SK_OK). Static string. */
 const char *sk_err_reason(sk_err e);

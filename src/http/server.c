@@ -488,6 +488,9 @@ static void stream_head(const sk_api_response *r, int chunked, sk_buf *b)
     head_field(b, "Cache-Control", "no-cache, private");
     for (size_t i = 0; i < r->n_warnings; i++)
         head_field(b, "Warning", r->warnings[i]);
+    char retry[16];
+    snprintf(retry, sizeof retry, "%d", r->retry_after_s);
+    head_field(b, "Retry-After", r->retry_after_s > 0 ? retry : NULL);
     head_field(b, "Audit-Id", r->audit_id);
     if (chunked)
         head_field(b, "Transfer-Encoding", "chunked");
@@ -579,6 +582,10 @@ static enum MHD_Result send_response(conn_ctx *cc)
     MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
     for (size_t i = 0; i < r.n_warnings; i++)
         MHD_add_response_header(resp, "Warning", r.warnings[i]);
+    char retry[16];
+    snprintf(retry, sizeof retry, "%d", r.retry_after_s);
+    if (r.retry_after_s > 0)
+        MHD_add_response_header(resp, "Retry-After", retry);
     if (r.audit_id)
         MHD_add_response_header(resp, "Audit-Id", r.audit_id);
     if (r.stall_timeout_s > 0) /* MHD enforces it only while not suspended */

@@ -50,6 +50,8 @@ json_t *sk_status_new(sk_err e, const char *message, const char *group, const ch
         json_object_set_new(details, "kind", valid_string(kind));
     if (causes)
         json_object_set_new(details, "causes", causes);
+    if (sk_err_retry_after(e) > 0)
+        json_object_set_new(details, "retryAfterSeconds", json_integer(sk_err_retry_after(e)));
     if (json_object_size(details) > 0)
         json_object_set_new(st, "details", details);
     else

@@ -21,6 +21,10 @@ typedef struct sk_backend_ops {
     /* Opens a connection. *errmsg (new) names the problem on failure. */
     sk_err (*connect)(const char *url, sk_conn **out, char **errmsg);
     void (*disconnect)(sk_conn *c);
+    /* Optional (NULL: always): 0 if an idle connection is known to be gone
+     * without asking the server (PostgreSQL: the server closed it, or said
+     * something unasked, as when it terminates a session). No I/O waits. */
+    int (*idle_ok)(sk_conn *c);
     /* Applies pending migrations/<backend>/NNNN_*.sql (compiled in) in order,
      * recording each in sk_migrations; safe to run concurrently from several
      * processes (PostgreSQL: advisory lock). Seeds the revision row and the
@@ -44,10 +48,18 @@ typedef struct sk_backend_ops {
     sk_err (*append)(sk_conn *c, const sk_row *row);
     /* Stores the counter (= last revision of the batch; the one read by
      * begin_write when the batch only wrote rows that take no revision, such
-     * as leases), notifies listeners (PostgreSQL: one NOTIFY sqlkube_commit,
-     * payload the revision), COMMIT. */
-    sk_err (*commit_write)(sk_conn *c, int64_t rev);
+     * as leases) and the batch's identity (sk_writer: writer's last batch is
+     * batch), notifies listeners (PostgreSQL: one NOTIFY sqlkube_commit,
+     * payload the revision), COMMIT. An error leaves it unknown whether the
+     * batch committed (the connection may have broken with COMMIT in
+     * flight): last_batch tells. */
+    sk_err (*commit_write)(sk_conn *c, int64_t rev, int64_t writer, int64_t batch);
     void (*rollback)(sk_conn *c);
+    /* In the writer's transaction, after begin_write: the last batch writer
+     * committed (0: none). Every batch's transaction took the revision lock,
+     * which begin_write now holds, so each of writer's batches has ended,
+     * committed or not. */
+    sk_err (*last_batch)(sk_conn *c, int64_t writer, int64_t *batch_out);
 
     /*
      * Reads (autocommit, each statement one consistent snapshot). get_at, list

@@ -48,7 +48,8 @@
  * (bench/README.md). So the held rows travel with the statement that
  * needed them, in libpq's pipeline mode (flight): all sent, one Sync, then
  * the answers read. commit_write sends the held rows, the counter update
- * with its NOTIFY, and COMMIT as one flight: a batch of N etcd puts or N
+ * with its NOTIFY and the batch's identity (sk_writer, one statement), and
+ * COMMIT as one flight: a batch of N etcd puts or N
  * REST creates costs two round trips whatever N: the begin flight (BEGIN,
  * the revision lock and the prefetch statements below, which kv_prefetch
  * and prefetch_current only queue: the lock is taken before they run, in
@@ -171,6 +172,7 @@ enum {
 typedef enum {
     ST_GET_CURRENT,
     ST_SET_REV,
+    ST_LAST_BATCH,
     ST_REVISIONS,
     ST_GET_AT,
     ST_LIST_ALL,
@@ -220,12 +222,16 @@ static const struct {
      * counter only moves forward: no row updated means something else moved
      * it, and the statement then fails (a zero divisor, as plain SQL cannot
      * raise), because COMMIT follows it in the same flight without waiting
-     * for its answer. */
+     * for its answer. The batch's identity ($2 writer, $3 batch: sk_writer)
+     * rides in the same statement, so marking a batch costs no statement. */
     [ST_SET_REV] = {"set_rev",
                     "WITH u AS (UPDATE sk_revision SET rev = $1 WHERE id = 1 AND rev <= $1"
-                    " RETURNING rev)"
+                    " RETURNING rev),"
+                    " b AS (INSERT INTO sk_writer (writer, batch) VALUES ($2, $3)"
+                    " ON CONFLICT (writer) DO UPDATE SET batch = excluded.batch)"
                     " SELECT pg_notify('sqlkube_commit', $1::text)"
                     " WHERE 1 / (SELECT count(*) FROM u) = 1"},
+    [ST_LAST_BATCH] = {"last_batch", "SELECT batch FROM sk_writer WHERE writer = $1"},
     [ST_REVISIONS] = {"revisions", "SELECT rev, compact_rev FROM sk_revision WHERE id = 1"},
     [ST_GET_AT] = {"get_at", "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = $1"
                              " AND h.namespace = $2 AND h.name = $3 AND h.rev <= $4"
@@ -1043,6 +1049,15 @@ out:
     return err;
 }
 
+/* An idle session has nothing to read: anything there (the FATAL of a
+ * terminated backend, the end of the stream) means it is gone, or not worth
+ * keeping. */
+static int pg_idle_ok(sk_conn *c)
+{
+    struct pollfd p = {.fd = PQsocket(c->pg), .events = POLLIN};
+    return p.fd >= 0 && PQstatus(c->pg) == CONNECTION_OK && poll(&p, 1, 0) == 0;
+}
+
 static void pg_disconnect(sk_conn *c)
 {
     if (c) {
@@ -1306,13 +1321,16 @@ static sk_err pg_append(sk_conn *c, const sk_row *row)
     return SK_OK;
 }
 
-/* The held rows, the counter and NOTIFY, and COMMIT: one flight. */
-static sk_err pg_commit_write(sk_conn *c, int64_t rev)
+/* The held rows, the counter, the batch's mark and NOTIFY, and COMMIT: one
+ * flight. */
+static sk_err pg_commit_write(sk_conn *c, int64_t rev, int64_t writer, int64_t batch)
 {
-    char text[24];
-    format_i64(text, rev);
-    const char *const values[] = {text};
-    const stmt_call calls[] = {{ST_SET_REV, 1, values, NULL, NULL},
+    char text[3][24];
+    format_i64(text[0], rev);
+    format_i64(text[1], writer);
+    format_i64(text[2], batch);
+    const char *const values[] = {text[0], text[1], text[2]};
+    const stmt_call calls[] = {{ST_SET_REV, 3, values, NULL, NULL},
                                {ST_COMMIT, 0, NULL, NULL, NULL}};
     PGresult *res[2] = {NULL, NULL};
     sk_err err = flight(c, calls, 2, res);
@@ -1332,6 +1350,22 @@ static void pg_rollback(sk_conn *c)
     forget_asked(c);
     known_clear(c);
     PQclear(PQexec(c->pg, "ROLLBACK"));
+}
+
+static sk_err pg_last_batch(sk_conn *c, int64_t writer, int64_t *batch_out)
+{
+    char text[24];
+    format_i64(text, writer);
+    const char *const values[] = {text};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_LAST_BATCH, 1, values, NULL, NULL, &res);
+    int64_t batch = err == SK_OK && PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : 0;
+    if (err == SK_OK && batch < 0)
+        err = SK_ERR_INTERNAL;
+    if (err == SK_OK)
+        *batch_out = batch;
+    PQclear(res);
+    return err;
 }
 
 static sk_err pg_revisions(sk_conn *c, int64_t *rev_out, int64_t *compact_rev_out)
@@ -1838,12 +1872,14 @@ const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
     .connect = pg_connect,
     .disconnect = pg_disconnect,
+    .idle_ok = pg_idle_ok,
     .migrate = pg_migrate,
     .begin_write = pg_begin_write,
     .get_current = pg_get_current,
     .append = pg_append,
     .commit_write = pg_commit_write,
     .rollback = pg_rollback,
+    .last_batch = pg_last_batch,
     .revisions = pg_revisions,
     .get_at = pg_get_at,
     .list = pg_list,

@@ -46,6 +46,8 @@ enum {
     ST_ROLLBACK,
     ST_READ_REV,
     ST_SET_REV,
+    ST_MARK_BATCH,
+    ST_LAST_BATCH,
     ST_REVISIONS,
     ST_GET_CURRENT,
     ST_INSERT_HISTORY,
@@ -117,6 +119,9 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_ROLLBACK] = "ROLLBACK",
     [ST_READ_REV] = "SELECT rev FROM sk_revision WHERE id = 1",
     [ST_SET_REV] = "UPDATE sk_revision SET rev = ?1 WHERE id = 1",
+    [ST_MARK_BATCH] = "INSERT INTO sk_writer (writer, batch) VALUES (?1, ?2)"
+                      " ON CONFLICT (writer) DO UPDATE SET batch = excluded.batch",
+    [ST_LAST_BATCH] = "SELECT batch FROM sk_writer WHERE writer = ?1",
     [ST_REVISIONS] = "SELECT rev, compact_rev FROM sk_revision WHERE id = 1",
     /* The key's newest row, unless a tombstone: one backward probe of
      * sk_history_key, then the row by its rowid. */
@@ -531,7 +536,7 @@ static sk_err sqlite_append(sk_conn *c, const sk_row *row)
     return run_done(c, st, "insert history");
 }
 
-static sk_err sqlite_commit_write(sk_conn *c, int64_t rev)
+static sk_err sqlite_commit_write(sk_conn *c, int64_t rev, int64_t writer, int64_t batch)
 {
     sqlite3_stmt *st = stmt(c, ST_SET_REV);
     if (!st)
@@ -540,8 +545,28 @@ static sk_err sqlite_commit_write(sk_conn *c, int64_t rev)
     sk_err err = run_done(c, st, "set revision");
     if (err != SK_OK)
         return err;
+    if (!(st = stmt(c, ST_MARK_BATCH)))
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, writer);
+    sqlite3_bind_int64(st, 2, batch);
+    if ((err = run_done(c, st, "mark batch")) != SK_OK)
+        return err;
     st = stmt(c, ST_COMMIT);
     return st ? run_done(c, st, "commit") : SK_ERR_INTERNAL;
+}
+
+static sk_err sqlite_last_batch(sk_conn *c, int64_t writer, int64_t *batch_out)
+{
+    sqlite3_stmt *st = stmt(c, ST_LAST_BATCH);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, writer);
+    int rc = sqlite3_step(st);
+    sk_err err = rc == SQLITE_ROW || rc == SQLITE_DONE ? SK_OK : map_rc(c, rc, "last batch");
+    if (err == SK_OK)
+        *batch_out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return err;
 }
 
 static void sqlite_rollback(sk_conn *c)
@@ -1143,6 +1168,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .append = sqlite_append,
     .commit_write = sqlite_commit_write,
     .rollback = sqlite_rollback,
+    .last_batch = sqlite_last_batch,
     .revisions = sqlite_revisions,
     .get_at = sqlite_get_at,
     .list = sqlite_list,

@@ -12,15 +12,40 @@
  *     trip, so the batch's reads cost no round trip each: postgres.c)
  *   for each intent: read the current row, check the precondition; only if
  *     the write will happen, take rev = counter + 1 and append the row
- *   commit_write(counter)  -> one fsync / one NOTIFY for the whole batch
+ *   commit_write(counter, the batch's identity: "Ambiguous commits" below)
+ *     -> one fsync / one NOTIFY for the whole batch
  *   then run every completion callback.
  * etcd lease intents (grant, keep-alive) write a row without a revision; a
  * batch with such a row commits with the counter unchanged.
  * A failed precondition fails its intent alone and takes no revision, so
  * revisions stay gap-free. A database error (not a precondition) aborts the
  * batch; it is then replayed one intent per transaction so the error stays
- * with the intent that caused it. Throughput thus grows with concurrency:
- * 32 waiting writers cost one commit, not 32.
+ * with the intent that caused it (if the writer cannot even reconnect, the
+ * rest answer SK_ERR_UNAVAILABLE unrun). Throughput thus grows with
+ * concurrency: 32 waiting writers cost one commit, not 32.
+ *
+ * Ambiguous commits. A replay is only right for a batch that did not
+ * commit. When commit_write fails, the connection may have broken with
+ * COMMIT in flight, and the batch may well be stored: replayed, each
+ * precondition would fail against the intent's own result (a CAS update
+ * answered CONFLICT, a create ALREADY_EXISTS, a delete NOT_FOUND, an etcd
+ * compare failed), and its caller would apply its change twice. So each
+ * batch that goes to COMMIT carries an identity, (writer_id, batch_seq):
+ * writer_id drawn at random when the store opens, batch_seq counting up,
+ * written to sk_writer by commit_write in the same transaction (PostgreSQL:
+ * in the counter's statement; nothing more in the normal path). After a
+ * failed commit_write the writer reconnects, takes the revision lock and
+ * reads its sk_writer row (commit_outcome). The lock matters: the old
+ * transaction held it until it ended, so once it is taken the batch has
+ * committed or never will, even if the old session outlived its socket.
+ * Equal to the batch: it committed, and the outcomes computed for it are
+ * exactly what committed, so they are answered and handed off as after a
+ * plain commit. Lower: it did not, and it is replayed. Only this writer
+ * writes its row, and one batch at a time, so nothing else can explain
+ * either value; "the row at revision N exists" would not do, as another
+ * process may have taken N. If the database cannot be asked, every intent
+ * of the batch answers SK_ERR_UNAVAILABLE: a definite failure for a write
+ * that may be stored is the one answer never given.
  *
  * Invariant (checked): within a batch revisions are assigned consecutively
  * from counter + 1, and the counter stored at commit equals the last one.
@@ -157,7 +182,23 @@ struct sk_store {
     /* Batches rolled back and replayed one write per transaction. */
     atomic_llong batch_replays;
     atomic_llong commits; /* write transactions committed */
+
+    /* The writer's identity in sk_writer (random, > 0) and the number of
+     * its last batch that went to COMMIT (see "Ambiguous commits" at the
+     * top); the writer's thread alone uses them. */
+    int64_t writer_id, batch_seq;
+    /* Lost COMMIT answers, by outcome (committed, not committed, unknown). */
+    atomic_llong resolved[3];
 };
+
+/* What a lost COMMIT answer turned out to be (indexes sk_store.resolved). */
+enum { LANDED, NOT_LANDED, UNKNOWN };
+
+/* Pauses (ms) before each attempt to ask whether a batch whose COMMIT
+ * answer was lost committed; after the last its writes answer 503. About
+ * two seconds: a server that restarted or cut the connection answers at
+ * once, and a caller should not wait longer to learn that it must retry. */
+static const int resolve_pause_ms[] = {0, 100, 400, 1500};
 
 static const sk_backend_ops *backend_for(const char *url)
 {
@@ -175,6 +216,12 @@ static sk_err pool_get(sk_store *s, sk_conn **out)
     if (s->pool_len > 0)
         c = s->pool[--s->pool_len];
     pthread_mutex_unlock(&s->pool_mu);
+    /* A pooled connection the server has since closed (a restart, a cut)
+     * would fail the read: replaced here, it costs a connect, not a 503. */
+    if (c && s->ops->idle_ok && !s->ops->idle_ok(c)) {
+        s->ops->disconnect(c);
+        c = NULL;
+    }
     if (c) {
         *out = c;
         return SK_OK;
@@ -542,11 +589,71 @@ static void end_awaited(sk_store *s, int64_t rev)
     pthread_mutex_unlock(&s->commit_mu);
 }
 
-/* Runs intents [first, first+n) (a linked run) in one transaction. Returns 0
- * if a database error aborted the transaction (nothing was committed). */
-static int run_batch(sk_store *s, pending *first, int n)
+/* Drops the results of intents [first, first+n), each then failing with err
+ * (SK_OK: to be run again). */
+static void reset_results(pending *first, int n, sk_err err)
 {
-    int ok = 0, roll_back = 1;
+    pending *p = first;
+    for (int i = 0; i < n; i++, p = p->next) {
+        sk_row_clear(&p->result);
+        p->err = err;
+    }
+}
+
+/* Replaces the writer's connection; 0 if no new one could be opened (the
+ * old one is kept, to be replaced at the next failure). */
+static int reconnect_writer(sk_store *s)
+{
+    sk_conn *c = NULL;
+    char *msg = NULL;
+    int ok = s->ops->connect(s->url, &c, &msg) == SK_OK;
+    if (ok) {
+        s->ops->disconnect(s->wconn);
+        s->wconn = c;
+    } else {
+        sk_log_error("store: writer reconnect failed: %s", msg ? msg : "?");
+    }
+    free(msg);
+    return ok;
+}
+
+/* After commit_write of batch failed: whether it committed, asked on a new
+ * connection under the revision lock (see "Ambiguous commits" at the top). */
+static int commit_outcome(sk_store *s, int64_t batch)
+{
+    int outcome = UNKNOWN;
+    for (size_t i = 0; outcome == UNKNOWN && i < sizeof resolve_pause_ms / sizeof *resolve_pause_ms;
+         i++) {
+        if (resolve_pause_ms[i])
+            usleep((useconds_t)resolve_pause_ms[i] * 1000);
+        if (!reconnect_writer(s))
+            continue;
+        int64_t rev0 = 0, last = 0;
+        sk_err err = s->ops->begin_write(s->wconn, &rev0);
+        if (err == SK_OK)
+            err = s->ops->last_batch(s->wconn, s->writer_id, &last);
+        s->ops->rollback(s->wconn);
+        if (err == SK_OK) {
+            /* batches are numbered upward, and none of this writer's ran since */
+            SK_CHECK(last <= batch);
+            outcome = last == batch ? LANDED : NOT_LANDED;
+        }
+    }
+    atomic_fetch_add(&s->resolved[outcome], 1);
+    sk_log_warn("store: the answer to COMMIT of batch %lld was lost; it %s", (long long)batch,
+                outcome == LANDED       ? "committed: answering its results"
+                : outcome == NOT_LANDED ? "did not commit: running it again"
+                                        : "cannot be known: its writes answer unavailable");
+    return outcome;
+}
+
+/* Runs intents [first, first+n) (a linked run) in one transaction. SK_OK
+ * when every intent has its answer: committed, nothing to commit, or the
+ * outcome unknown (each intent SK_ERR_UNAVAILABLE); else the database error
+ * that aborted the transaction, of which nothing committed. */
+static sk_err run_batch(sk_store *s, pending *first, int n)
+{
+    int roll_back = 1;
     int64_t rev0 = 0;
     /* the prefetch names its keys first: begin_write reads them after the lock */
     sk_err err = s->ops->kv_prefetch || s->ops->prefetch_current ? prefetch(s, first, n) : SK_OK;
@@ -561,20 +668,32 @@ static int run_batch(sk_store *s, pending *first, int n)
     for (int i = 0; i < n; i++, p = p->next) {
         int db_failed = 0;
         p->err = apply_one(s, p, &rev, &ns_live, &db_failed, &dirty);
-        if (db_failed)
+        if (db_failed) {
+            SK_CHECK(p->err != SK_OK);
+            err = p->err;
             goto out;
+        }
     }
-    if (rev == rev0 && !dirty) {
-        ok = 1; /* nothing written: no revision, no fsync */
-        goto out;
-    }
+    if (rev == rev0 && !dirty)
+        goto out; /* nothing written: no revision, no fsync */
+    int64_t batch = ++s->batch_seq;
     begin_awaited(s, rev0, rev);
-    err = s->ops->commit_write(s->wconn, rev);
-    if (err != SK_OK) {
-        end_awaited(s, 0);
-        goto out;
+    if (s->ops->commit_write(s->wconn, rev, s->writer_id, batch) != SK_OK) {
+        /* commit_outcome leaves a new connection with no transaction open */
+        roll_back = 0;
+        switch (commit_outcome(s, batch)) {
+        case LANDED: /* the results computed above are what committed */
+            break;
+        case NOT_LANDED:
+            end_awaited(s, 0);
+            err = SK_ERR_UNAVAILABLE;
+            goto out;
+        default: /* answered unavailable: the callers cannot know either */
+            end_awaited(s, 0);
+            reset_results(first, n, SK_ERR_UNAVAILABLE);
+            goto out;
+        }
     }
-    ok = 1;
     roll_back = 0;
     atomic_fetch_add(&s->commits, 1);
     if (rev > rev0)
@@ -583,29 +702,7 @@ static int run_batch(sk_store *s, pending *first, int n)
 out:
     if (roll_back)
         s->ops->rollback(s->wconn);
-    return ok;
-}
-
-static void reset_results(pending *first, int n)
-{
-    pending *p = first;
-    for (int i = 0; i < n; i++, p = p->next) {
-        sk_row_clear(&p->result);
-        p->err = SK_OK;
-    }
-}
-
-static void reconnect_writer(sk_store *s)
-{
-    sk_conn *c = NULL;
-    char *msg = NULL;
-    if (s->ops->connect(s->url, &c, &msg) == SK_OK) {
-        s->ops->disconnect(s->wconn);
-        s->wconn = c;
-    } else {
-        sk_log_error("store: writer reconnect failed: %s", msg ? msg : "?");
-    }
-    free(msg);
+    return err;
 }
 
 /* Reports p's outcome to its caller and frees it. */
@@ -626,25 +723,35 @@ static void finish(pending *p)
 
 static void process(sk_store *s, pending *batch, int n)
 {
-    if (!run_batch(s, batch, n)) {
+    /* a connection closed while idle would fail the batch into a replay */
+    if (s->ops->idle_ok && !s->ops->idle_ok(s->wconn))
+        reconnect_writer(s);
+    if (run_batch(s, batch, n) != SK_OK) {
         atomic_fetch_add(&s->batch_replays, 1);
-        reset_results(batch, n);
-        /* Replay one per transaction so a bad intent fails alone. */
+        reset_results(batch, n, SK_OK);
+        /* Replay one per transaction so a bad intent fails alone. A dropped
+         * connection looks like one until the writer reconnects; if it
+         * cannot, the database is unreachable and the rest fail unrun. */
+        int reachable = 1;
         pending *p = batch;
         for (int i = 0; i < n; i++, p = p->next) {
-            if (run_batch(s, p, 1))
-                continue;
-            reset_results(p, 1);
-            reconnect_writer(s); /* a dropped connection looks like this */
-            if (!run_batch(s, p, 1)) {
-                reset_results(p, 1);
-                p->err = SK_ERR_INTERNAL;
-                if (p->kv || p->lease)
-                    sk_log_error("store: an etcd %s failed", p->kv ? "transaction" : "lease write");
-                else
-                    sk_log_error("store: write of %s/%s/%s failed", p->w.resource, p->w.ns,
-                                 p->w.name);
+            sk_err err = reachable ? run_batch(s, p, 1) : SK_ERR_UNAVAILABLE;
+            if (err != SK_OK && reachable) {
+                reset_results(p, 1, SK_OK);
+                reachable = reconnect_writer(s);
+                err = reachable ? run_batch(s, p, 1) : SK_ERR_UNAVAILABLE;
             }
+            if (err == SK_OK)
+                continue;
+            /* the database's classes (a bug or corruption is internal) */
+            reset_results(
+                p, 1, err == SK_ERR_UNAVAILABLE || err == SK_ERR_TIMEOUT ? err : SK_ERR_INTERNAL);
+            if (p->kv || p->lease)
+                sk_log_error("store: an etcd %s failed (%s)", p->kv ? "transaction" : "lease write",
+                             sk_err_name(p->err));
+            else
+                sk_log_error("store: write of %s/%s/%s failed (%s)", p->w.resource, p->w.ns,
+                             p->w.name, sk_err_name(p->err));
         }
     }
     pending *p = batch;
@@ -879,6 +986,10 @@ sk_err sk_store_open(const char *url, sk_store **out, char **errmsg)
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     SK_CHECK(asprintf(&s->claimant, "%s:%d", host, (int)getpid()) >= 0);
+    while (s->writer_id <= 0) { /* 63 random bits, not 0 (no batch yet) */
+        sk_random_bytes(&s->writer_id, sizeof s->writer_id);
+        s->writer_id &= INT64_MAX;
+    }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     pthread_mutex_init(&s->pool_mu, NULL);
@@ -940,6 +1051,13 @@ int64_t sk_store_batch_replays(const sk_store *s)
 int64_t sk_store_commits(const sk_store *s)
 {
     return atomic_load(&s->commits);
+}
+
+sk_store_resolved sk_store_commits_resolved(const sk_store *s)
+{
+    return (sk_store_resolved){.committed = atomic_load(&s->resolved[LANDED]),
+                               .not_committed = atomic_load(&s->resolved[NOT_LANDED]),
+                               .unknown = atomic_load(&s->resolved[UNKNOWN])};
 }
 
 /* ---- reads -------------------------------------------------------------- */

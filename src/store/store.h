@@ -128,7 +128,11 @@ typedef struct sk_write {
  * Completion callback. Runs on the writer thread after the commit is
  * durable (or the intent failed). result is the written row (the tombstone
  * for deletes) when err == SK_OK, else NULL; borrowed for the call. Must not
- * block: hand the result over and return.
+ * block: hand the result over and return. A failed precondition is only
+ * ever reported against state the write's own commit did not make;
+ * SK_ERR_UNAVAILABLE means the database could not be reached, or that
+ * whether the write committed cannot be known (store.c, "Ambiguous
+ * commits").
  */
 typedef void (*sk_write_done_fn)(void *arg, sk_err err, const sk_row *result);
 
@@ -153,6 +157,14 @@ int64_t sk_store_batch_replays(const sk_store *s);
  * and the one-write transactions of a replay (compaction's are not
  * counted). */
 int64_t sk_store_commits(const sk_store *s);
+/* Commits whose answer was lost (the connection broke with COMMIT in
+ * flight), by what the writer then found out: that the batch committed,
+ * that it did not (it was run again), or nothing (the database could not be
+ * asked; its writes answered SK_ERR_UNAVAILABLE). */
+typedef struct sk_store_resolved {
+    int64_t committed, not_committed, unknown;
+} sk_store_resolved;
+sk_store_resolved sk_store_commits_resolved(const sk_store *s);
 
 /* Queues a write; done runs exactly once. Steals w->object. */
 void sk_store_write_async(sk_store *s, sk_write *w, sk_write_done_fn done, void *arg);

@@ -2707,6 +2707,228 @@ static void test_kv_lease_expires_once(void **state)
         sk_store_close(stores[i]);
 }
 
+/* ---- lost COMMIT answers (PostgreSQL) ------------------------------------ */
+
+/* Runs sql on the test's own connection; fails the test on an error. */
+static void pg_ok(PGconn *pg, const char *sql)
+{
+    PGresult *res = PQexec(pg, sql);
+    ExecStatusType st = PQresultStatus(res);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQerrorMessage(pg));
+    PQclear(res);
+}
+
+/* The pid of the one client of this database waiting on wait_event (the
+ * store's writer, inside its COMMIT), once there is one; 0 if none came. */
+static int waiting_backend(PGconn *pg, const char *wait_event)
+{
+    char q[256];
+    snprintf(q, sizeof q,
+             "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+             " AND backend_type = 'client backend' AND wait_event = '%s'",
+             wait_event);
+    for (int tries = 0; tries < 400; tries++) {
+        PGresult *res = PQexec(pg, q);
+        int pid = PQntuples(res) == 1 ? atoi(PQgetvalue(res, 0, 0)) : 0;
+        PQclear(res);
+        if (pid > 0)
+            return pid;
+        usleep(25 * 1000);
+    }
+    return 0;
+}
+
+static void terminate(PGconn *pg, int pid)
+{
+    char q[64];
+    snprintf(q, sizeof q, "SELECT pg_terminate_backend(%d)", pid);
+    if (pid > 0)
+        pg_ok(pg, q);
+}
+
+/* Makes COMMIT in this database wait for a synchronous standby that does
+ * not exist (on) or not (off). Other databases of the server commit
+ * locally either way. */
+static void missing_standby(PGconn *pg, int on)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "ALTER DATABASE \"%s\" %s", PQdb(pg),
+             on ? "SET synchronous_commit = on" : "RESET synchronous_commit");
+    pg_ok(pg, on ? "ALTER SYSTEM SET synchronous_commit = local"
+                 : "ALTER SYSTEM RESET synchronous_commit");
+    pg_ok(pg, on ? "ALTER SYSTEM SET synchronous_standby_names = 'sk_test_nobody'"
+                 : "ALTER SYSTEM RESET synchronous_standby_names");
+    pg_ok(pg, sql);
+    pg_ok(pg, "SELECT pg_reload_conf()");
+}
+
+typedef struct cas_update {
+    sk_store *s;
+    int64_t expected_rev;
+    const char *payload;
+    sk_err err;
+    int64_t rev;
+} cas_update;
+
+static void *cas_update_main(void *arg)
+{
+    cas_update *u = arg;
+    wreq r = {.op = SK_WRITE_UPDATE,
+              .resource = CM,
+              .ns = "",
+              .name = "cas",
+              .payload = u->payload,
+              .expected_rev = u->expected_rev};
+    sk_write w = to_write(&r);
+    sk_row row = {0};
+    u->err = sk_store_write(u->s, &w, &row);
+    u->rev = row.rev;
+    sk_row_clear(&row);
+    return NULL;
+}
+
+/* An etcd transaction on a thread of its own. */
+typedef struct kv_txn_call {
+    sk_store *s;
+    const sk_kv_txn *txn;
+    sk_arena *a;
+    sk_err err;
+    sk_kv_txn_result res;
+} kv_txn_call;
+
+static void *kv_txn_main(void *arg)
+{
+    kv_txn_call *k = arg;
+    k->err = sk_store_kv_txn(k->s, k->txn, k->a, &k->res);
+    return NULL;
+}
+
+/*
+ * The connection breaks with COMMIT in flight, for real: the writer's
+ * backend is terminated while its COMMIT waits. Once after the commit is
+ * durable (waiting for a synchronous standby that does not exist: the
+ * transaction "has already committed locally"), once before (a deferred
+ * trigger sleeping inside COMMIT). Either way a CAS update (precondition:
+ * the revision it read) answers success at the one revision it took,
+ * never a conflict with itself, and revisions stay gap-free. The etcd face
+ * goes through the same writer: a Txn whose compare held and whose COMMIT
+ * answer was lost answers succeeded, not a compare failed against its own
+ * put. And when the writer cannot reconnect to ask, the answer is
+ * SK_ERR_UNAVAILABLE, though the write is stored: never a definite failure.
+ */
+static void test_lost_commit_answer(void **state)
+{
+    fixture *f = *state;
+    if (is_sqlite(f->url))
+        skip();
+    PGconn *pg = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(pg), CONNECTION_OK);
+    int64_t rev = create(f, CM, "", "cas", "v0");
+    missing_standby(pg, 1);
+    store_reopen(f); /* its sessions start with the database's setting */
+    pthread_t t;
+    cas_update u = {f->s, rev, "landed", SK_ERR_INTERNAL, 0};
+    assert_int_equal(pthread_create(&t, NULL, cas_update_main, &u), 0);
+    int pid = waiting_backend(pg, "SyncRep");
+    terminate(pg, pid);
+    missing_standby(pg, 0); /* also if the COMMIT never waited: the writer goes on */
+    pthread_join(t, NULL);
+    assert_true(pid > 0);
+    assert_int_equal(u.err, SK_OK);
+    assert_int_equal(u.rev, rev + 1);
+    sk_store_resolved r = sk_store_commits_resolved(f->s);
+    assert_int_equal(r.committed, 1);
+    assert_int_equal(r.not_committed + r.unknown, 0);
+
+    /* Stalls the next COMMIT of sk_writer's row before it lands, once. */
+    pg_ok(pg, "CREATE TABLE sk_test_stall (on_ boolean); INSERT INTO sk_test_stall VALUES (true);"
+              " CREATE FUNCTION sk_test_stall() RETURNS trigger LANGUAGE plpgsql AS"
+              " $$ BEGIN IF EXISTS (SELECT 1 FROM sk_test_stall) THEN PERFORM pg_sleep(60);"
+              " END IF; RETURN NULL; END $$;"
+              " CREATE CONSTRAINT TRIGGER sk_test_stall AFTER INSERT OR UPDATE ON sk_writer"
+              " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION sk_test_stall()");
+    u = (cas_update){f->s, rev + 1, "run again", SK_ERR_INTERNAL, 0};
+    assert_int_equal(pthread_create(&t, NULL, cas_update_main, &u), 0);
+    pid = waiting_backend(pg, "PgSleep");
+    pg_ok(pg, "DELETE FROM sk_test_stall"); /* the sleeping trigger read it already */
+    terminate(pg, pid);
+    pthread_join(t, NULL);
+    assert_true(pid > 0);
+    assert_int_equal(u.err, SK_OK);
+    assert_int_equal(u.rev, rev + 2);
+    r = sk_store_commits_resolved(f->s);
+    assert_int_equal(r.committed, 1);
+    assert_int_equal(r.not_committed, 1);
+    assert_int_equal(r.unknown, 0);
+    rows h = {0};
+    read_history(f, &h);
+    assert_int_equal(h.n, 3);
+    for (size_t i = 0; i < h.n; i++)
+        assert_int_equal(h.v[i].rev, (int64_t)i + 1);
+    rows_free(&h);
+    sk_row row = {0};
+    assert_int_equal(sk_store_get(f->s, CM, "", "cas", 0, &row), SK_OK);
+    assert_non_null(strstr(row.value, "run again"));
+    sk_row_clear(&row);
+
+    /* If mod(k) == its put's revision then put again: etcd's CAS. */
+    int64_t rk = kv_put(f, "k", "v1");
+    sk_kv_compare cmp = {.target = SK_KV_MOD, .result = SK_KV_EQUAL, .number = rk};
+    cmp.key = (const unsigned char *)"k";
+    cmp.key_len = 1;
+    sk_kv_op put = kv_put_op("k", "v2");
+    sk_kv_txn txn = {&cmp, 1, &put, 1, NULL, 0};
+    kv_txn_call k = {.txn = &txn, .a = sk_arena_new(), .err = SK_ERR_INTERNAL};
+    missing_standby(pg, 1);
+    store_reopen(f);
+    k.s = f->s;
+    assert_int_equal(pthread_create(&t, NULL, kv_txn_main, &k), 0);
+    pid = waiting_backend(pg, "SyncRep");
+    terminate(pg, pid);
+    missing_standby(pg, 0);
+    pthread_join(t, NULL);
+    assert_true(pid > 0);
+    assert_int_equal(k.err, SK_OK);
+    assert_true(k.res.succeeded);
+    assert_int_equal(k.res.rev, rk + 1);
+    assert_int_equal(sk_store_commits_resolved(f->s).committed, 1);
+    assert_int_equal(current_rev(f), rk + 1);
+    sk_arena_free(k.a);
+
+    /* from another database: PostgreSQL will not close the current one */
+    const char *const keys[] = {"dbname", "dbname", NULL};
+    const char *const values[] = {f->url, "postgres", NULL};
+    PGconn *admin = PQconnectdbParams(keys, values, 1);
+    assert_int_equal(PQstatus(admin), CONNECTION_OK);
+    char sql[128];
+    snprintf(sql, sizeof sql, "ALTER DATABASE \"%s\" ALLOW_CONNECTIONS false", PQdb(pg));
+    int64_t rc = current_rev(f);
+    u = (cas_update){NULL, rev + 2, "unknown", SK_ERR_INTERNAL, 0};
+    missing_standby(pg, 1);
+    store_reopen(f);
+    u.s = f->s;
+    assert_int_equal(pthread_create(&t, NULL, cas_update_main, &u), 0);
+    pid = waiting_backend(pg, "SyncRep");
+    pg_ok(admin, sql); /* the writer cannot come back to ask */
+    terminate(pg, pid);
+    pthread_join(t, NULL);
+    snprintf(sql, sizeof sql, "ALTER DATABASE \"%s\" ALLOW_CONNECTIONS true", PQdb(pg));
+    pg_ok(admin, sql);
+    PQfinish(admin);
+    missing_standby(pg, 0);
+    assert_true(pid > 0);
+    assert_int_equal(u.err, SK_ERR_UNAVAILABLE);
+    r = sk_store_commits_resolved(f->s);
+    assert_int_equal(r.unknown, 1);
+    assert_int_equal(r.committed + r.not_committed, 0);
+    assert_int_equal(sk_store_get(f->s, CM, "", "cas", 0, &row), SK_OK);
+    assert_int_equal(row.rev, rc + 1); /* it was stored all the same */
+    assert_non_null(strstr(row.value, "unknown"));
+    sk_row_clear(&row);
+    PQfinish(pg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2730,6 +2952,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claims_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_migrate, setup_empty, teardown),
         cmocka_unit_test_setup_teardown(test_postgres_notify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_commit_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_basics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_large, setup, teardown),

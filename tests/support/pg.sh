@@ -4,6 +4,7 @@
 #                       # SK_PG_URL, SK_PG_PORT, SK_PG_DIR
 #   pg_create_db NAME   # creates another database, prints its URL
 #   pg_stop             # stops the server and removes SK_PG_DIR
+#   pg_halt, pg_resume  # stop the server, keeping the cluster; start it again
 #
 # Meant for CI: it works as root (PostgreSQL refuses root, so the server then
 # runs as the `postgres` user, which must be able to reach $TMPDIR, /tmp by
@@ -81,4 +82,17 @@ pg_stop() {
         rm -rf "$SK_PG_DIR"
     fi
     unset SK_PG_DIR SK_PG_PORT SK_PG_URL
+}
+
+# Stops the server of pg_start but keeps its cluster, for a test of a
+# database that goes away; pg_resume starts it again on the same port.
+pg_halt() {
+    _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$SK_PG_DIR/data" -m fast -w -t 60 stop \
+        >/dev/null 2>&1 </dev/null
+}
+
+pg_resume() {
+    _pg_as_owner "$PG_BINDIR/pg_ctl" -D "$SK_PG_DIR/data" -l "$SK_PG_DIR/server.log" -w -t 60 \
+        -o "-p $SK_PG_PORT -c listen_addresses=127.0.0.1 -c fsync=on -k $SK_PG_DIR" \
+        start >/dev/null 2>&1 </dev/null
 }

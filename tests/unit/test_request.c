@@ -301,6 +301,21 @@ static void test_status_always_encodes(void **state)
     json_decref(st);
 }
 
+/* Only errors that pass say when to retry: the store down, or a write whose
+ * outcome is unknown (503), never a definite failure. */
+static void test_status_retry_after(void **state)
+{
+    for (int e = 0; e < SK_ERR__COUNT; e++) {
+        json_t *st = sk_status_new((sk_err)e, "m", NULL, NULL, NULL, NULL);
+        json_t *retry = json_object_get(json_object_get(st, "details"), "retryAfterSeconds");
+        assert_int_equal(retry != NULL, e == SK_ERR_UNAVAILABLE);
+        assert_int_equal(json_integer_value(retry), sk_err_retry_after((sk_err)e));
+        json_decref(st);
+    }
+    assert_int_equal(sk_err_http_code(SK_ERR_UNAVAILABLE), 503);
+    assert_string_equal(sk_err_reason(SK_ERR_UNAVAILABLE), "ServiceUnavailable");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_route_fixed_endpoints),
         cmocka_unit_test(test_route_reviews),
         cmocka_unit_test(test_status_always_encodes),
+        cmocka_unit_test(test_status_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
