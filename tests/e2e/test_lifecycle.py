@@ -157,6 +157,12 @@ class Lifecycle(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertIn("orphanDependents and deletionPropagation cannot be both set",
                       r.json()["message"])
         self.req("DELETE", CMS % ns + "/x?gracePeriodSeconds=soon", want=400)
+        # orphanDependents from the query, as generated clients send it
+        self.cm(ns, "q", finalizers=[HOLD])
+        got = self.req("DELETE", CMS % ns + "/q?orphanDependents=true", want=200).json()
+        self.assertEqual(got["metadata"]["finalizers"], [HOLD, "orphan"])
+        r = self.req("DELETE", CMS % ns + "/q?orphanDependents=notabool", want=400)
+        self.assertIn('strconv.ParseBool: parsing "notabool": invalid syntax', r.json()["message"])
 
     def test_pod_graceful_deletion_with_finalizer(self):
         ns = self.ns("podfin")

@@ -217,9 +217,19 @@ static void test_events_in_order_with_previous_versions(void **state)
     assert_int_equal(sk_cache_next_event(f->cache, st.generation, 0, cursor, &ev, &scanned),
                      SK_ERR_NOT_FOUND);
     assert_int_equal(scanned, r4);
-    pthread_mutex_lock(&f->mu);
-    assert_true(f->notified > 0);
-    pthread_mutex_unlock(&f->mu);
+    /* The feed notifies after it publishes a round, so the events above may
+     * be readable a moment before the notify; it also ticks once a second.
+     * The lock is never held across the assert: a failed one would leave
+     * the feed's notify blocked and the teardown hung. */
+    int notified = 0;
+    for (int waited_ms = 0; !notified && waited_ms < 3000; waited_ms += 10) {
+        pthread_mutex_lock(&f->mu);
+        notified = f->notified;
+        pthread_mutex_unlock(&f->mu);
+        if (!notified)
+            usleep(10000);
+    }
+    assert_true(notified > 0);
 }
 
 
