@@ -6,7 +6,9 @@
  */
 #include "kube/options.h"
 #include "core/buf.h"
+#include "core/check.h"
 #include "core/util.h"
+#include "kube/schema.h"
 #include "kube/status.h"
 #include "kube/typed.h"
 #include "kube/validate.h"
@@ -231,62 +233,23 @@ out:
 
 /* ---- DeleteOptions -------------------------------------------------------- */
 
-/* The DeleteOptions fields with the types a typed decode requires. */
-static const struct {
-    const char *path, *go_struct, *go_type;
-    json_type want; /* JSON_TRUE stands for either boolean */
-    int list_of_strings;
-} delete_option_types[] = {
-    {"kind", "DeleteOptions", "string", JSON_STRING, 0},
-    {"apiVersion", "DeleteOptions", "string", JSON_STRING, 0},
-    {"gracePeriodSeconds", "DeleteOptions", "int64", JSON_INTEGER, 0},
-    {"preconditions", "DeleteOptions", "v1.Preconditions", JSON_OBJECT, 0},
-    {"preconditions.uid", "Preconditions", "types.UID", JSON_STRING, 0},
-    {"preconditions.resourceVersion", "Preconditions", "string", JSON_STRING, 0},
-    {"orphanDependents", "DeleteOptions", "bool", JSON_TRUE, 0},
-    {"propagationPolicy", "DeleteOptions", "v1.DeletionPropagation", JSON_STRING, 0},
-    {"dryRun", "DeleteOptions", "[]string", JSON_ARRAY, 1},
-    {"ignoreStoreReadErrorWithClusterBreakingPotential", "DeleteOptions", "bool", JSON_TRUE, 0},
-};
-
-static int has_type(const json_t *v, json_type want)
-{
-    return want == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == want;
-}
-
+/* A typed decode of the body as kube's DeleteOptions, from the generated
+ * schema (a field of the wrong type is Go's 400, never ignored: ignoring a
+ * precondition would delete unconditionally). */
 static sk_err check_delete_types(const json_t *body, json_t **status_out)
 {
-    for (size_t i = 0; i < sizeof delete_option_types / sizeof *delete_option_types; i++) {
-        const char *path = delete_option_types[i].path;
-        const char *dot = strchr(path, '.');
-        const json_t *v = dot ? json_object_get(json_object_get(body, "preconditions"), dot + 1)
-                              : json_object_get(body, path);
-        const char *go_type = delete_option_types[i].go_type;
-        const json_t *bad = NULL;
-        if (v && !json_is_null(v) && !has_type(v, delete_option_types[i].want)) {
-            bad = v;
-        } else if (delete_option_types[i].list_of_strings && json_is_array(v)) {
-            size_t k;
-            const json_t *x;
-            json_array_foreach(v, k, x)
-            {
-                if (!json_is_string(x)) {
-                    bad = x;
-                    go_type = "string";
-                    break;
-                }
-            }
-        }
-        if (bad) {
-            sk_buf msg = SK_BUF_INIT;
-            sk_buf_printf(&msg, "json: cannot unmarshal %s into Go struct field %s.%s of type %s",
-                          sk_typed_go_kind(bad), delete_option_types[i].go_struct, path, go_type);
-            sk_err e = refuse(status_out, SK_ERR_BAD_REQUEST, msg.data);
-            sk_buf_free(&msg);
-            return e;
-        }
+    const sk_schema *s = sk_schema_named("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions");
+    SK_CHECK(s != NULL);
+    json_t *typed = NULL;
+    char *msg = NULL;
+    sk_err e = sk_typed_normalize_value(s, body, &typed, &msg);
+    if (e == SK_OK) {
+        json_decref(typed);
+        return SK_OK;
     }
-    return SK_OK;
+    e = refuse(status_out, SK_ERR_BAD_REQUEST, msg ? msg : "cannot decode DeleteOptions");
+    free(msg);
+    return e;
 }
 
 /* ValidateDeleteOptions over o, the propagationPolicy as given and the

@@ -8,8 +8,8 @@ paths the command is meant to change must have changed as kube changes
 them, and nothing else may differ (server-managed metadata aside). The
 commands: set resources | serviceaccount | selector | subject, label,
 annotate, scale, rollout pause | resume | restart (the object only: no
-controller runs here), expose, create --save-config then apply, replace,
-diff and edit with a scripted EDITOR.
+controller runs here), expose, create --save-config then apply, apply
+--prune -l, replace, diff and edit with a scripted EDITOR.
 
 Why: strategic merge once replaced every list it did not know, so kubectl
 set image and apply silently dropped a container's ports and env; a test of
@@ -213,6 +213,30 @@ class KubectlWorkflows(KubectlMixin, ServerTestCase, unittest.TestCase):
         after = self.get_json("deployment", "saved")
         side = ("spec", "template", "spec", "containers", "side", "image")
         self.assertOnlyChanged(before, after, side, (
+            "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"))
+
+    def test_apply_prune_by_label(self):
+        # kubectl apply --prune -l: objects with the label that the files no
+        # longer name are deleted, the rest of them kept whole.
+        def cm(name, extra=None):
+            return {"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name, "namespace": "default",
+                                 "labels": {"set": "pruned"}},
+                    "data": dict({"k": name}, **(extra or {}))}
+        keep, drop = cm("prune-keep", {"a": "1"}), cm("prune-drop")
+        other = dict(cm("prune-other"), metadata={"name": "prune-other", "namespace": "default"})
+        self.ok("apply", "-f", self.write("prune-1.json", {
+            "apiVersion": "v1", "kind": "List", "items": [keep, drop, other]}))
+        before = self.get_json("cm", "prune-keep")
+        keep["data"]["b"] = "2"
+        out = self.ok("apply", "--prune", "-l", "set=pruned", "-f",
+                      self.write("prune-2.json", {"apiVersion": "v1", "kind": "List",
+                                                  "items": [keep]}))
+        self.assertIn("configmap/prune-drop pruned", out)
+        self.assertEqual(self.names("cm", "-l", "set=pruned"), ["configmap/prune-keep"])
+        self.assertIn("configmap/prune-other", self.names("cm"))  # not labelled: kept
+        after = self.get_json("cm", "prune-keep")
+        self.assertOnlyChanged(before, after, ("data", "b"), (
             "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"))
 
     def test_replace_keeps_what_the_file_says(self):
