@@ -204,6 +204,12 @@ void sk_call_reply_store_error(sk_api_call *call, sk_err e, const char *name)
     case SK_ERR_UNAVAILABLE:
         sk_call_reply_error(call, e, "the storage backend is unavailable");
         break;
+    case SK_ERR_NO_SPACE:
+        sk_call_reply_error(call, e,
+                            "storage is full: the database or its disk has no space left "
+                            "(etcd: mvcc: database space exceeded); writes resume once space is "
+                            "freed");
+        break;
     default:
         sk_buf_printf(&msg, "storage error: %s", sk_err_name(e));
         sk_call_reply_error(call, e == SK_OK ? SK_ERR_INTERNAL : e, msg.data);
@@ -287,10 +293,10 @@ static void write_done(void *arg, sk_err err, const sk_row *result)
 
 /* A CRD write is answered once the CRD controller has settled the CRD at
  * the write's revision (ctl/crd.h): its resources and discovery in place,
- * or gone, before the client's next request, which is how `kubectl apply
- * -f crd.yaml && kubectl apply -f cr.yaml` runs. The call is parked, no
- * thread waits; the controller notifies the hub after each pass. Bounded:
- * a CRD whose custom resources take long to delete is answered as marked. */
+ * or, after a delete, refusing creates, before the client's next request,
+ * which is how `kubectl apply -f crd.yaml && kubectl apply -f cr.yaml`
+ * runs. The call is parked, no thread waits; the controller notifies the
+ * hub after each pass. Bounded, should the cache be slow to hold it. */
 static int await_crd_settled(sk_api_call *call)
 {
     sk_api *api = call->api;

@@ -33,20 +33,23 @@ int sk_endpoint_health(sk_api_call *call)
     struct {
         const char *name;
         int ok;
+        const char *why; /* said when it fails; NULL: kube's "reason withheld" */
     } checks[] = {
-        {"ping", 1},
-        {"log", 1},
-        {"storage", sk_api_ready(api)},
+        {"ping", 1, NULL},
+        {"log", 1, NULL},
+        {"storage", sk_api_ready(api), NULL},
+        /* not in /livez: a full disk wants space, not a restart */
+        {"storage-space", !sk_store_out_of_space(api->store), "the database or its disk is full"},
         {"poststarthook/start-kube-apiserver-identity-lease-controller",
-         sk_ctl_healthy(api->identity)},
+         sk_ctl_healthy(api->identity), NULL},
         {"poststarthook/start-kube-apiserver-identity-lease-garbage-collector",
-         sk_ctl_healthy(api->collector)},
-        {"poststarthook/crd-informer-synced", sk_ctl_healthy(api->crd)},
-        {"poststarthook/rbac/bootstrap-roles", sk_ctl_healthy(api->rbac)},
+         sk_ctl_healthy(api->collector), NULL},
+        {"poststarthook/crd-informer-synced", sk_ctl_healthy(api->crd), NULL},
+        {"poststarthook/rbac/bootstrap-roles", sk_ctl_healthy(api->rbac), NULL},
     };
     size_t n = sizeof checks / sizeof *checks;
     if (strcmp(which, "livez") == 0)
-        n = 3; /* liveness does not wait for start-up hooks */
+        n = 3; /* liveness does not wait for start-up hooks, nor for disk space */
     int ok = 1;
     for (size_t i = 0; i < n; i++)
         ok &= checks[i].ok;
@@ -55,8 +58,9 @@ int sk_endpoint_health(sk_api_call *call)
         sk_buf_puts(&call->out, "ok");
     } else {
         for (size_t i = 0; i < n; i++)
-            sk_buf_printf(&call->out, "[%c]%s %s\n", checks[i].ok ? '+' : '-', checks[i].name,
-                          checks[i].ok ? "ok" : "failed: reason withheld");
+            sk_buf_printf(&call->out, "[%c]%s %s%s\n", checks[i].ok ? '+' : '-', checks[i].name,
+                          checks[i].ok ? "ok" : "failed: ",
+                          checks[i].ok ? "" : checks[i].why ? checks[i].why : "reason withheld");
         sk_buf_printf(&call->out, "%s check %s\n", which, ok ? "passed" : "failed");
     }
     return reply_text(call, ok ? 200 : 500, "text/plain; charset=utf-8");

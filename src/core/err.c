@@ -35,6 +35,9 @@ static const struct {
     [SK_ERR_INTERNAL] = {500, "InternalError", "internal error", 13},
     [SK_ERR_UNAVAILABLE] = {503, "ServiceUnavailable", "service unavailable", 14, 1},
     [SK_ERR_TIMEOUT] = {504, "Timeout", "timeout", 4},
+    /* kube-apiserver answers etcd's full database as an internal error;
+     * gRPC's RESOURCE_EXHAUSTED is etcd's own code for it. */
+    [SK_ERR_NO_SPACE] = {500, "InternalError", "database or disk full", 8},
 };
 
 int sk_err_http_code(sk_err e)

@@ -29,6 +29,8 @@ typedef enum sk_err {
     SK_ERR_UNAVAILABLE,        /* 503 ServiceUnavailable, Retry-After (store down, shutting
                                   down, a write's outcome unknown) */
     SK_ERR_TIMEOUT,            /* 504 Timeout */
+    SK_ERR_NO_SPACE,           /* 500 InternalError: the database or its disk is full
+                                  (etcd's "database space exceeded") */
     SK_ERR__COUNT
 } sk_err;
 

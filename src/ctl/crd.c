@@ -10,9 +10,12 @@
  * revisions as the last settled one stops there: CRDs can be large, and
  * only a changed one needs parsing again.
  *
- * What each pass leaves unsettled (waiting for the cache, being deleted) is
- * published with the revision it read, under mu, for sk_crd_settled: the
- * API answers a CRD write once the CRD is served (or gone) as written.
+ * What each pass leaves waiting for the cache is published with the
+ * revision it read, under mu, for sk_crd_settled: the API answers a CRD
+ * write once the CRD is served (or terminating) as written. A deleted CRD
+ * stops being served before the write that removes it, so whoever sees it
+ * gone finds its paths and discovery gone too; its objects are deleted
+ * from CLEANUP_GRACE_MS after this instance saw the delete.
  */
 #include "ctl/crd.h"
 #include "core/buf.h"
@@ -31,6 +34,12 @@
 
 #define PASS_MS 250
 #define WAITING_POLL_MS 5 /* while a CRD waits for the cache to hold its resource */
+#define CLEANUP_GRACE_MS 100 /* a deleted CRD's objects are left to clients this long */
+
+typedef struct deleting_seen {
+    char *uid;
+    int64_t since_ms;
+} deleting_seen;
 
 typedef struct crdctl {
     sk_store *store;
@@ -53,6 +62,10 @@ typedef struct crdctl {
     size_t n_unsettled;
     void (*on_pass)(void *arg);
     void *on_pass_arg;
+    /* The CRDs (by uid) the last pass found being deleted, and since when
+     * this instance has seen them so (monotonic ms). */
+    deleting_seen *deleting;
+    size_t n_deleting;
 } crdctl;
 
 static const char *str(const json_t *o, const char *key)
@@ -346,8 +359,9 @@ static int delete_instance(void *arg, sk_blob *item)
  * resources (objects with finalizers of their own are marked and waited
  * for), then report InstanceDeletionCompleted and drop the finalizer, which
  * removes the CRD. Each pass deletes what is left; conflicts redo next pass.
+ * Returns non-zero when it dropped the finalizer (and stopped serving it).
  */
-static void cleanup(crdctl *c, const json_t *crd, int64_t rev)
+static int cleanup(crdctl *c, const json_t *crd, int64_t rev)
 {
     const sk_resource *crds =
         sk_registry_find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
@@ -362,10 +376,15 @@ static void cleanup(crdctl *c, const json_t *crd, int64_t rev)
     SK_CHECK_ALLOC(next);
     char now[21];
     sk_format_rfc3339(sk_wall_s(), now);
-    if (cs.seen == 0 && !failed) {
+    int finishing = cs.seen == 0 && !failed;
+    if (finishing) {
         set_condition(next, "Terminating", "False", "InstanceDeletionCompleted",
                       "removed all instances", now);
         sk_lifecycle_drop_finalizer(next, SK_FINALIZER_CRD_CLEANUP);
+        /* Not served from before the CRD is gone: a client that sees it gone
+         * finds its paths and discovery gone too (a lost race with the
+         * write below serves it again next pass). */
+        sk_registry_remove(str(json_object_get(crd, "metadata"), "name"));
     } else {
         set_condition(next, "Terminating", "True", "InstanceDeletionInProgress",
                       "CustomResource deletion is in progress", now);
@@ -373,6 +392,7 @@ static void cleanup(crdctl *c, const json_t *crd, int64_t rev)
     sk_batch *b = sk_batch_new(c->store, "kube-apiserver");
     sk_batch_update(b, crds, crd, next, rev, "status");
     sk_batch_finish(b);
+    return finishing;
 }
 
 static uint64_t fnv(uint64_t h, const char *s, size_t n)
@@ -407,6 +427,29 @@ static void note_unsettled(char ***names, size_t *n, const char *name)
     SK_CHECK_ALLOC((*names)[(*n)++]);
 }
 
+/* Since when this instance has seen crd being deleted (now if this pass is
+ * the first), noted in next (n_next entries, room for every CRD). */
+static int64_t deleting_since(const crdctl *c, const json_t *crd, deleting_seen *next,
+                              size_t *n_next)
+{
+    const char *uid = str(json_object_get(crd, "metadata"), "uid");
+    int64_t since = sk_now_ms();
+    for (size_t i = 0; i < c->n_deleting; i++)
+        if (strcmp(c->deleting[i].uid, uid) == 0)
+            since = c->deleting[i].since_ms;
+    next[*n_next].uid = strdup(uid);
+    SK_CHECK_ALLOC(next[*n_next].uid);
+    next[(*n_next)++].since_ms = since;
+    return since;
+}
+
+static void deleting_free(deleting_seen *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(d[i].uid);
+    free(d);
+}
+
 static int64_t pass(void *self, int *done)
 {
     crdctl *c = self;
@@ -420,7 +463,14 @@ static int64_t pass(void *self, int *done)
      * is polled for (the return below). Otherwise wait for a revision. */
     if (c->last_rev > 0 && !c->waiting) {
         sk_cache_state st;
-        sk_cache_wait(c->cache, c->last_rev + 1, PASS_MS, &st); /* a timeout is a retry pass */
+        int64_t wait_ms = PASS_MS; /* a timeout is a retry pass */
+        for (size_t i = 0; i < c->n_deleting; i++) {
+            /* a CRD whose grace ends first wakes the pass then */
+            int64_t left = c->deleting[i].since_ms + CLEANUP_GRACE_MS - sk_now_ms();
+            if (left >= 0 && left < wait_ms)
+                wait_ms = left;
+        }
+        sk_cache_wait(c->cache, c->last_rev + 1, (int)wait_ms, &st);
     }
     sk_read_query q = {.resource = SK_REGISTRY_CRD_STORAGE, .rev = sk_reader_cache_rev(c->reader),
                        .limit = SK_READ_MAX_ITEMS};
@@ -469,8 +519,9 @@ static int64_t pass(void *self, int *done)
         }
     }
     char **served = calloc(n + 1, sizeof *served);
-    size_t n_served = 0, waiting = 0, deleting_n = 0;
-    SK_CHECK_ALLOC(served);
+    size_t n_served = 0, waiting = 0, deleting_n = 0, n_next_deleting = 0;
+    deleting_seen *next_deleting = calloc(n + 1, sizeof *next_deleting);
+    SK_CHECK(served && next_deleting);
     for (size_t i = 0; i < n; i++) {
         const char *name = str(json_object_get(all[i], "metadata"), "name");
         const json_t *meta = json_object_get(all[i], "metadata");
@@ -489,8 +540,14 @@ static int64_t pass(void *self, int *done)
                 served[n_served] = strdup(name);
                 SK_CHECK_ALLOC(served[n_served++]);
             }
-            note_unsettled(&unsettled, &n_unsettled, name);
-            cleanup(c, all[i], revs[i]);
+            /* Instances are deleted from CLEANUP_GRACE_MS after this instance
+             * first saw the CRD deleted, as kube's finalizer starts after its
+             * informer and a status write: `kubectl delete -f` of a CRD and
+             * its objects deletes them itself, as against kube-apiserver. */
+            int64_t since = deleting_since(c, all[i], next_deleting, &n_next_deleting);
+            if (since + CLEANUP_GRACE_MS <= sk_now_ms() && cleanup(c, all[i], revs[i]) &&
+                established)
+                free(served[--n_served]); /* cleanup stopped serving it */
             continue;
         }
         settled how = settle(c, all, n, all[i], revs[i]);
@@ -523,6 +580,9 @@ static int64_t pass(void *self, int *done)
     free(c->served);
     c->served = served;
     c->n_served = n_served;
+    deleting_free(c->deleting, c->n_deleting);
+    c->deleting = next_deleting;
+    c->n_deleting = n_next_deleting;
     /* ready (poststarthook/crd-informer-synced) once every stored CRD
      * that can be served is */
     *done = waiting == 0;
@@ -554,6 +614,7 @@ static void crdctl_free(void *self)
     for (size_t i = 0; i < c->n_unsettled; i++)
         free(c->unsettled[i]);
     free(c->unsettled);
+    deleting_free(c->deleting, c->n_deleting);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }

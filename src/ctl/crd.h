@@ -52,10 +52,11 @@ sk_ctl *sk_crd_start(sk_store *store, sk_cache *cache, sk_reader *reader,
                      void (*on_pass)(void *arg), void *on_pass_arg);
 
 /* Non-zero once a pass that read the cache at revision rev or later left
- * the CRD name settled: served as stored, refused for its names, or gone
- * (not waiting for the cache, not being deleted). The API answers a CRD
- * write when this holds for its revision, so a client's next request finds
- * the resource served, or gone, as written. Any thread. */
+ * the CRD name settled: served as stored, refused for its names, served
+ * as terminating (being deleted: creates refused) or gone; not waiting for
+ * the cache to hold its resource. The API answers a CRD write when this
+ * holds for its revision, so a client's next request finds the resource as
+ * written. Any thread. */
 int sk_crd_settled(sk_ctl *crd, const char *name, int64_t rev);
 
 #endif

@@ -44,6 +44,7 @@
 #define MSG_LEASE_PROVIDED "etcdserver: lease is provided"
 #define MSG_LEASE_NOT_FOUND "etcdserver: requested lease not found"
 #define MSG_TOO_LARGE "etcdserver: request is too large"
+#define MSG_NO_SPACE "etcdserver: mvcc: database space exceeded"
 #define MSG_LEASE_EXISTS "etcdserver: lease already exists"
 #define MSG_LEASE_TTL_TOO_LARGE "etcdserver: too large lease TTL"
 
@@ -93,6 +94,9 @@ static void fail_store(call *c, sk_err err)
     case SK_ERR_UNAVAILABLE:
     case SK_ERR_TIMEOUT:
         fail(c, SK_GRPC_UNAVAILABLE, "sqlkube: the store is unavailable");
+        break;
+    case SK_ERR_NO_SPACE: /* etcd's own words for a full backend */
+        fail(c, (sk_grpc_code)sk_err_grpc_code(err), MSG_NO_SPACE);
         break;
     default:
         fail(c, (sk_grpc_code)sk_err_grpc_code(err), sk_err_name(err));

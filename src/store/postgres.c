@@ -477,8 +477,10 @@ static sk_err classify(const sk_conn *c, const char *sqlstate)
 {
     const char *s = sqlstate ? sqlstate : "";
     sk_err err = SK_ERR_INTERNAL;
-    if (PQstatus(c->pg) == CONNECTION_BAD || strncmp(s, "08", 2) == 0 || strncmp(s, "40", 2) == 0 ||
-        strncmp(s, "53", 2) == 0 || strncmp(s, "57P", 3) == 0)
+    if (strcmp(s, "53100") == 0) /* disk_full */
+        err = SK_ERR_NO_SPACE;
+    else if (PQstatus(c->pg) == CONNECTION_BAD || strncmp(s, "08", 2) == 0 ||
+             strncmp(s, "40", 2) == 0 || strncmp(s, "53", 2) == 0 || strncmp(s, "57P", 3) == 0)
         err = SK_ERR_UNAVAILABLE;
     else if (strcmp(s, "57014") == 0)
         err = SK_ERR_TIMEOUT;

@@ -232,7 +232,7 @@ static sk_err map_rc(sk_conn *c, int rc, const char *what)
         return SK_ERR_UNAVAILABLE;
     if (rc == SQLITE_FULL || rc == SQLITE_IOERR || rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB)
         fprintf(stderr, "sqlkube: sqlite %s: %s\n", what, sqlite3_errmsg(c->db));
-    return SK_ERR_INTERNAL;
+    return rc == SQLITE_FULL ? SK_ERR_NO_SPACE : SK_ERR_INTERNAL;
 }
 
 /* Returns the cached statement, reset and unbound. */

@@ -181,6 +181,9 @@ struct sk_store {
 
     /* Batches rolled back and replayed one write per transaction. */
     atomic_llong batch_replays;
+    /* The last write that ended found the database or its disk full
+     * (sk_store_out_of_space); the next that commits clears it. */
+    atomic_int out_of_space;
     atomic_llong commits; /* write transactions committed */
 
     /* The writer's identity in sk_writer (random, > 0) and the number of
@@ -744,8 +747,11 @@ static void process(sk_store *s, pending *batch, int n)
             if (err == SK_OK)
                 continue;
             /* the database's classes (a bug or corruption is internal) */
-            reset_results(
-                p, 1, err == SK_ERR_UNAVAILABLE || err == SK_ERR_TIMEOUT ? err : SK_ERR_INTERNAL);
+            reset_results(p, 1,
+                          err == SK_ERR_UNAVAILABLE || err == SK_ERR_TIMEOUT ||
+                                  err == SK_ERR_NO_SPACE
+                              ? err
+                              : SK_ERR_INTERNAL);
             if (p->kv || p->lease)
                 sk_log_error("store: an etcd %s failed (%s)", p->kv ? "transaction" : "lease write",
                              sk_err_name(p->err));
@@ -757,9 +763,16 @@ static void process(sk_store *s, pending *batch, int n)
     pending *p = batch;
     for (int i = 0; i < n; i++) {
         pending *next = p->next;
+        if (p->err == SK_ERR_NO_SPACE || p->err == SK_OK)
+            atomic_store(&s->out_of_space, p->err == SK_ERR_NO_SPACE);
         finish(p);
         p = next;
     }
+}
+
+int sk_store_out_of_space(const sk_store *s)
+{
+    return atomic_load(&s->out_of_space);
 }
 
 static void *writer_main(void *arg)

@@ -257,6 +257,11 @@ sk_err sk_store_kv_changes(sk_store *s, int64_t after_rev, int64_t upto_rev, sk_
 sk_err sk_store_wait_commit(sk_store *s, int64_t after_rev, int timeout_ms, int64_t *rev_out,
                             int64_t *compact_rev_out);
 
+/* Non-zero while the last write that ended found the database or its disk
+ * full (SK_ERR_NO_SPACE); the next write that commits clears it. For
+ * /readyz, which says so instead of "ok". Any thread. */
+int sk_store_out_of_space(const sk_store *s);
+
 /* Removes versions superseded at or before upto_rev and tombstones at or
  * before it (REST objects and the etcd keyspace alike), in short batches (each its own transaction, advancing the
  * compact revision with its deletions); the compact revision ends at upto_rev,

@@ -408,9 +408,11 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
                    what="gadgets no longer served")
 
     def test_served_when_created_and_gone_when_deleted_100_times(self):
-        # A CRD write is answered once its resources are served (or gone), so
-        # the next request finds them; re-created with the other scope, the
-        # kind is served at its new paths at once (issue 43, item 3).
+        # A CRD write is answered once its resources are served (or, after a
+        # delete, refuse creates), so the next request finds them; once the
+        # CRD is gone its paths and discovery are too; re-created with the
+        # other scope, the kind is served at its new paths at once (issue 43,
+        # item 3).
         group = "loop.example.com"
         crd = crontab_crd(plural="loops", kind="Loop", short=(), group=group)
         crd["spec"]["versions"] = crd["spec"]["versions"][:1]
@@ -437,18 +439,45 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
             r = self.req("DELETE", CRDS + "/" + name)
             if r.status not in (200, 202):
                 failures.append((i, "delete CRD", r.status, r.body[:200]))
-            r = self.req("GET", CRDS + "/" + name)
-            if r.status != 404:
-                failures.append((i, "CRD still stored after its delete returned", r.status))
+            # Terminating when the delete returns, as in kube: no new objects
+            r = self.req("POST", base, dict(obj, metadata={"name": "late%d" % i}))
+            if r.status != 405:
+                failures.append((i, "create after the CRD's delete returned", r.status))
+            # once the CRD is gone (kubectl delete waits for that), so is all of it
+            wait_until(lambda: self.req("GET", CRDS + "/" + name).status == 404, timeout=10,
+                       interval=0.01, what="the CRD gone")
             r = self.req("GET", base)
             if r.status != 404:
-                failures.append((i, "served after its delete returned", r.status))
+                failures.append((i, "served once the CRD is gone", r.status))
             r = self.req("GET", "/apis")
             if group in [g["name"] for g in r.json()["groups"]]:
-                failures.append((i, "group in discovery after its delete returned"))
+                failures.append((i, "group in discovery once the CRD is gone"))
             if len(failures) > 5:
                 break
         self.assertEqual(failures, [])
+
+    def test_kubectl_delete_of_a_crd_and_its_objects(self):
+        # kubectl delete -f of a bundle naming the CRD first and then its
+        # objects deletes those itself, as against kube-apiserver: the CRD's
+        # delete answers Terminating and its objects stay served for deletes
+        # a moment (kubectl's test/cmd apply case runs exactly this).
+        group = "bundle.example.com"
+        crd = crontab_crd(plural="widgets", kind="Widget", short=(), group=group)
+        crd["spec"]["versions"] = crd["spec"]["versions"][:1]
+        widget = {"apiVersion": group + "/v1", "kind": "Widget",
+                  "metadata": {"name": "foo", "namespace": "default"}, "spec": {"replicas": 1}}
+        path = self.write("bundle.json", {"apiVersion": "v1", "kind": "List",
+                                          "items": [crd, widget]})
+        for i in range(3):
+            # kubectl maps a file's kinds before it applies any (so a CRD and
+            # its objects are applied in two steps, against kube as here)
+            cache = ["--cache-dir", os.path.join(self.tmp, "kubectl-cache-bundle-%d" % i)]
+            self.ok(*cache, "apply", "-f", self.write("bundle-crd.json", crd))
+            self.ok(*cache, "apply", "-f", self.write("bundle-widget.json", widget))
+            out = self.ok(*cache, "delete", "-f", path)
+            self.assertIn('customresourcedefinition.apiextensions.k8s.io "widgets.%s" deleted'
+                          % group, out)
+            self.assertIn('widget.%s "foo" deleted' % group, out)
 
     def test_kubectl_apply_crd_then_cr_and_rescope(self):
         # How Helm charts and operator installs run: no wait in between; then
