@@ -111,6 +111,46 @@ static int validate_structural(sk_api_call *call, const json_t *obj)
     return rc;
 }
 
+/* kube's CertificateSigningRequest strategy: the requester named in a CSR's
+ * spec (username, uid, groups, extra) is whoever created it, never what the
+ * body claims (an approver trusts these fields), and stays so on updates. */
+static void stamp_csr_requester(const sk_api_call *call, json_t *obj, const json_t *old)
+{
+    static const char *const who[] = {"username", "uid", "groups", "extra"};
+    json_t *spec = json_object_get(obj, "spec");
+    if (!json_is_object(spec))
+        return;
+    for (size_t i = 0; i < sizeof who / sizeof *who; i++)
+        json_object_del(spec, who[i]);
+    if (old) {
+        const json_t *was = json_object_get(old, "spec");
+        for (size_t i = 0; i < sizeof who / sizeof *who; i++)
+            if (json_object_get(was, who[i]))
+                json_object_set(spec, who[i], json_object_get(was, who[i]));
+        return;
+    }
+    const sk_user *u = call->user;
+    json_object_set_new(spec, "username", json_string(u->name));
+    if (u->uid && *u->uid)
+        json_object_set_new(spec, "uid", json_string(u->uid));
+    json_t *groups = json_array();
+    for (size_t i = 0; i < u->n_groups; i++)
+        json_array_append_new(groups, json_string(u->groups[i]));
+    json_object_set_new(spec, "groups", groups);
+    if (u->n_extra > 0) {
+        json_t *extra = json_object();
+        for (size_t i = 0; i < u->n_extra; i++) {
+            json_t *values = json_object_get(extra, u->extra_keys[i]);
+            if (!values) {
+                values = json_array();
+                json_object_set_new(extra, u->extra_keys[i], values);
+            }
+            json_array_append_new(values, json_string(u->extra_values[i]));
+        }
+        json_object_set_new(spec, "extra", extra);
+    }
+}
+
 int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_validation fv)
 {
     char *msg = NULL;
@@ -125,6 +165,8 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_
         return -1;
     if (sk_escalate_admit(call, obj, old) < 0)
         return -1;
+    if (strcmp(call->res->storage, "certificatesigningrequests.certificates.k8s.io") == 0)
+        stamp_csr_requester(call, obj, old);
     if (old) {
         if (refused(call, sk_objmeta_on_update(obj, old, call->name, &msg), &msg) < 0)
             return -1;

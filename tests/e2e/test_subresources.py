@@ -217,19 +217,30 @@ class Subresources(KubectlMixin, ServerTestCase, unittest.TestCase):
         body = {"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
                 "metadata": {"name": "csr1"},
                 "spec": {"request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
-                         "signerName": "example.com/signer", "usages": ["digital signature"]},
+                         "signerName": "example.com/signer", "usages": ["digital signature"],
+                         "username": "mallory", "groups": ["system:masters"],
+                         "extra": {"k": ["v"]}},
                 "status": {"certificate": "QUJD"}}
         r = self.req("POST", "/apis/certificates.k8s.io/v1/certificatesigningrequests", body)
         if r.status != 201:
             self.skipTest("CSR not admitted by validation here: %s" % r.body[:300])
         self.assertEqual(r.json().get("status"), {}, "create drops the status")
+        # who asks is the requester, whatever the body claims (kube's CSR strategy)
+        me = self.req("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                      {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+                      want=201).json()["status"]["userInfo"]
+        spec = r.json()["spec"]
+        self.assertEqual((spec["username"], spec["groups"], spec.get("extra")),
+                         (me["username"], me["groups"], me.get("extra")))
         csr = r.json()
         csr["status"] = {"conditions": [{"type": "Approved", "status": "True",
                                          "reason": "Test", "message": "ok"}],
                          "certificate": "QUJD"}
+        csr["spec"]["username"] = "mallory"
         got = self.req("PUT", "/apis/certificates.k8s.io/v1/certificatesigningrequests/csr1/approval",
                        csr, want=200).json()
         self.assertEqual([c["type"] for c in got["status"]["conditions"]], ["Approved"])
+        self.assertEqual(got["spec"]["username"], me["username"])
         self.assertNotIn("certificate", got["status"], "approval does not issue certificates")
         got = certs.read_certificate_signing_request_approval("csr1")
         self.assertEqual(got.status.conditions[0].type, "Approved")
