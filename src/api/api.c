@@ -27,7 +27,7 @@ static const char *const param_names[] = {
     "labelSelector", "fieldSelector",     "watch",               "dryRun",
     "includeObject", "timeoutSeconds",    "verbose",             "allowWatchBookmarks",
     "sendInitialEvents", "propagationPolicy", "fieldValidation",   "gracePeriodSeconds",
-    "fieldManager",  "force",             "orphanDependents",
+    "fieldManager",  "force",             "orphanDependents",    "pretty",
 };
 #define N_PARAMS (sizeof param_names / sizeof *param_names)
 

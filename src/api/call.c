@@ -578,7 +578,45 @@ static ssize_t pb_stream_read(void *self, char *buf, size_t max)
     }
 }
 
+/* kube's isPrettyPrint: ?pretty=<bool> when given, else a User-Agent of a
+ * browser or a command-line HTTP tool (curl, Wget). */
+static int wants_pretty(sk_api_call *call)
+{
+    const char *pretty = sk_call_query(call, "pretty");
+    const char *ua = call->user_agent ? call->user_agent : "";
+    if (pretty && *pretty)
+        return sk_parse_bool(pretty) == 1;
+    return strncmp(ua, "curl", 4) == 0 || strncmp(ua, "Wget", 4) == 0 ||
+           strncmp(ua, "Mozilla/5.0", 11) == 0;
+}
+
+/* A JSON reply indented as Go's json.MarshalIndent(v, "", "  ") writes it,
+ * for people reading it. Streamed bodies (lists, watches) stay compact. */
+static void prettify(sk_api_call *call)
+{
+    json_error_t jerr;
+    json_t *obj = json_loadb(call->out.data ? call->out.data : "", call->out.len, 0, &jerr);
+    char *text = obj ? json_dumps(obj, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    if (text) {
+        sk_buf_reset(&call->out);
+        sk_buf_puts(&call->out, text);
+        sk_buf_putc(&call->out, '\n');
+    }
+    free(text);
+    json_decref(obj);
+}
+
+static void negotiate_protobuf(sk_api_call *call);
+
 void sk_call_negotiate(sk_api_call *call)
+{
+    negotiate_protobuf(call);
+    if (!call->stream.read && call->content_type_out &&
+        strncmp(call->content_type_out, "application/json", 16) == 0 && wants_pretty(call))
+        prettify(call);
+}
+
+static void negotiate_protobuf(sk_api_call *call)
 {
     /* Custom resources have no protobuf form (kube-apiserver serves them as
      * JSON to clients that also accept it; ours always do). */

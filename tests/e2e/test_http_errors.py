@@ -56,6 +56,31 @@ class HttpErrors(ServerTestCase, unittest.TestCase):
                         % r.body[-40:])
         return st
 
+    def test_pretty_json_for_people(self):
+        # kube's isPrettyPrint: ?pretty=true, or a curl / Wget / browser
+        # User-Agent, gets indented JSON (kubectl's test/cmd greps for
+        # '"allowed": true' in curl's output).
+        r = self.server.request("POST", CM_PATH, cm("pp", {"k": "v"}))
+        self.assertEqual(r.status, 201, r)
+        for query, agent, pretty in (("?pretty=true", None, True), ("", "curl/7.88.1", True),
+                                     ("", "Wget/1.21", True), ("", "Mozilla/5.0 (X11)", True),
+                                     ("?pretty=false", "curl/7.88.1", False),
+                                     ("", "kubectl/v1.32.4", False), ("", None, False)):
+            headers = {"User-Agent": agent} if agent else {}
+            r = self.server.request("GET", CM_PATH + "/pp" + query, headers=headers)
+            self.assertEqual(r.status, 200, r)
+            self.assertEqual(json.loads(r.body)["data"], {"k": "v"})
+            self.assertEqual(b'\n  "kind": "ConfigMap",\n' in r.body, pretty, (query, agent, r.body))
+            self.assertTrue(r.body.endswith(b"}\n"))
+        r = self.server.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                                {"apiVersion": "authorization.k8s.io/v1",
+                                 "kind": "SelfSubjectAccessReview",
+                                 "spec": {"resourceAttributes": {"verb": "get",
+                                                                 "resource": "pods"}}},
+                                headers={"User-Agent": "curl/7.88.1"})
+        self.assertEqual(r.status, 201, r)
+        self.assertIn(b'"allowed": true', r.body)
+
     def test_json_bodies_end_with_a_newline(self):
         # kube's JSON encoder ends every body with one newline; clients (the
         # Python client's own suite) compare bodies byte for byte.
