@@ -10,7 +10,9 @@ a ConfigMap stays plain JSON. After a restart whose config puts a new key
 first and the old one second, old Secrets still read, new writes use the new
 key, and `kubectl replace` of every Secret moves them all to it. Restarted
 with no key that reads them, a Secret is a 500 while ConfigMaps still work;
-a bad config stops the start with kube's message.
+a bad config stops the start with kube's message. Each provider's stored bytes
+(aescbc, aesgcm with 16- and 32-byte keys, secretbox) are decrypted by
+python3-cryptography / python3-nacl as kube's format.
 
 Why: a database file, backup or replica must not hand out the cluster's
 passwords, while everything else stays readable with SQL.
@@ -31,6 +33,8 @@ from server import CONFIG, Server, describe, sql  # noqa: E402
 
 from cryptography.hazmat.primitives import padding  # noqa: E402
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # noqa: E402
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
+import nacl.secret  # noqa: E402
 
 KEY1 = bytes(range(32))
 KEY2 = bytes(range(100, 132))
@@ -62,6 +66,18 @@ def aescbc_open(stored, key):
     padded = dec.update(raw[16:]) + dec.finalize()
     unpad = padding.PKCS7(128).unpadder()
     return unpad.update(padded) + unpad.finalize()
+
+
+def aesgcm_open(stored, key, etcd_key):
+    """kube's aesgcm value: 12-byte nonce, ciphertext and tag, bound to the
+    object's etcd key."""
+    raw = base64.b64decode(stored)
+    return AESGCM(key).decrypt(raw[:12], raw[12:], etcd_key.encode())
+
+
+def secretbox_open(stored, key):
+    """kube's secretbox value: 24-byte nonce and the box."""
+    return nacl.secret.SecretBox(key).decrypt(base64.b64decode(stored))
 
 
 class EncryptionTest(unittest.TestCase):
@@ -162,6 +178,28 @@ class EncryptionTest(unittest.TestCase):
                       self.server.log_tail(20000))
         self.assertEqual(json.loads(self.kubectl_ok("get", "configmap", "c", "-o", "json"))
                          ["data"]["k"], plain)
+
+    def test_each_provider_read_by_another_implementation(self):
+        """The stored bytes of aescbc, aesgcm (16- and 32-byte keys) and
+        secretbox are what python3-cryptography and python3-nacl decrypt as
+        kube's format."""
+        cbc = lambda value, key, etcd_key: aescbc_open(value, key)  # noqa: E731
+        box = lambda value, key, etcd_key: secretbox_open(value, key)  # noqa: E731
+        cases = [("aescbc", KEY1[:24], cbc), ("aesgcm", KEY1[:16], aesgcm_open),
+                 ("aesgcm", KEY1, aesgcm_open), ("secretbox", KEY1, box)]
+        for i, (provider, key, open_) in enumerate(cases):
+            name = "p%d" % i
+            self.write_config(config(("k%d" % i, key), provider=provider))
+            self.server.restart()
+            password = "pw-" + secrets.token_hex(12)
+            self.kubectl_ok("create", "secret", "generic", name,
+                            "--from-literal=password=" + password)
+            self.assertEqual(self.secret_value(name), password)
+            (value,) = self.stored("secrets", name)
+            prefix = "k8s:enc:%s:v1:k%d:" % (provider, i)
+            self.assertTrue(value.startswith(prefix), value[:60])
+            obj = json.loads(open_(value[len(prefix):], key, "/registry/secrets/default/" + name))
+            self.assertEqual(base64.b64decode(obj["data"]["password"]).decode(), password)
 
     def test_bad_config_stops_the_start(self):
         self.server.stop()
