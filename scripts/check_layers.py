@@ -23,6 +23,7 @@ LAYERS = {
     "core": [],
     "kube": ["core"],
     "store": ["core"],
+    "enc": ["core", "kube"],
     "cache": ["core", "store"],
     "watch": ["core"],
     "read": ["core", "kube", "store", "cache"],
@@ -30,7 +31,7 @@ LAYERS = {
     "api": ["core", "kube", "store", "cache", "watch", "read", "ctl"],
     "http": ["core", "api"],
     "etcd": ["core", "kube", "store", "cache", "watch", "read"],
-    "cmd": ["core", "kube", "store", "cache", "watch", "read", "ctl", "api", "http", "etcd"],
+    "cmd": ["core", "kube", "store", "enc", "cache", "watch", "read", "ctl", "api", "http", "etcd"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

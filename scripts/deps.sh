@@ -9,19 +9,21 @@
 # JavaScript client from the npm registry into tests/node, pinned by its
 # package-lock.json; python3-yaml, openssl and curl for the compose file's
 # check and its two-instance process twin, python3-cryptography for the TLS
-# tests' certificates).
+# tests' certificates and, with python3-nacl, the encryption tests'
+# independent decryptions).
 set -euo pipefail
 mode="${1:-build}"
 
 # libyaml reads server-side apply bodies (YAML) as kube's decoder does.
 # libnghttp2 carries the etcd face's HTTP/2; protoc-c generates its gRPC
 # messages from src/etcd/*.proto at build time, libprotobuf-c runs them.
-# jemalloc is the server's allocator (src/cmd/main.c says why).
+# jemalloc is the server's allocator (src/cmd/main.c says why). libsodium
+# is secretbox for encryption at rest (src/enc): no cipher is hand-written.
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev
       libgnutls28-dev libcmocka-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev
-      libjemalloc-dev)
+      libjemalloc-dev libsodium-dev)
 if [[ "$mode" == test ]]; then
-    pkgs+=(python3 python3-kubernetes python3-yaml python3-cryptography sqlite3 postgresql-client
+    pkgs+=(python3 python3-kubernetes python3-yaml python3-cryptography python3-nacl sqlite3 postgresql-client
            clang libclang-rt-dev etcd-client etcd-server golang-go golang-etcd-server-dev
            openssl curl)
     command -v kubectl >/dev/null 2>&1 || pkgs+=(kubernetes-client)

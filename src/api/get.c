@@ -73,7 +73,15 @@ static int get_read(sk_api_call *call)
     } else {
         size_t len;
         const char *data = sk_blob_data(blob, &len);
-        sk_served_reply(call, 200, data, len);
+        /* Stored objects are JSON objects; anything else (a value no
+         * configured key decrypts, which the store logged with its key) is
+         * never handed out as one. */
+        if (len == 0 || data[0] != '{')
+            sk_call_reply_errorf(call, SK_ERR_INTERNAL,
+                                 "the stored object %s \"%s\" cannot be decoded",
+                                 call->res->resource, sk_blob_name(blob));
+        else
+            sk_served_reply(call, 200, data, len);
     }
     sk_blob_unref(blob);
     return SK_STEP_DONE;

@@ -438,10 +438,12 @@ static int read_and_write(sk_api_call *call)
         rc = sk_call_submit_write(call, &w, update_done);
         goto out;
     }
-    /* Compare with the resourceVersion normalised: an unchanged object is not written. */
+    /* Compare with the resourceVersion normalised: an unchanged object is not written,
+     * unless it is stored under an old key (kube's rotation: rewriting every object
+     * moves it to the first key). */
     json_object_set(json_object_get(obj, "metadata"), "resourceVersion",
                     json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
-    if (json_equal(obj, old) || st->wo.dry_run) {
+    if ((json_equal(obj, old) && !st->current.stale) || st->wo.dry_run) {
         reply_object(call, st, st->wo.dry_run ? obj : old);
         goto out;
     }

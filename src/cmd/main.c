@@ -96,6 +96,7 @@ typedef struct options {
     const char *tls_sans[MAX_TLS_SANS];
     size_t n_tls_sans;
     const char *token_auth_file;
+    const char *encryption_config;
     int anonymous_auth;
     const char *sa_signing_key_file;
     const char *sa_key_files[MAX_SA_KEY_FILES];
@@ -190,6 +191,9 @@ static void usage(FILE *f)
         "  --advertise-address IP   serve: this server's address for clients (a SAN too)\n"
         "  --token-auth-file FILE   serve: static bearer tokens, kube's CSV:\n"
         "                           token,user,uid,\"group1,group2\"\n"
+        "  --encryption-provider-config FILE  serve: kube's EncryptionConfiguration:\n"
+        "                           the resources it names are kept encrypted (identity,\n"
+        "                           aescbc, aesgcm, secretbox)\n"
         "  --anonymous-auth[=BOOL]  serve: requests without credentials are\n"
         "                           system:anonymous instead of 401 (default false)\n"
         "  --service-account-signing-key-file FILE  serve: the PEM RSA private key that\n"
@@ -598,6 +602,7 @@ static int cmd_serve(const options *o, const char *db)
                   .sa_issuer = issuer,
                   .audiences = audiences,
                   .n_audiences = n_audiences},
+        .encryption_config = o->encryption_config,
     };
     char *msg = NULL;
     int rc = 1;
@@ -729,6 +734,7 @@ int main(int argc, char **argv)
         {"tls-san", required_argument, NULL, 1005},
         {"advertise-address", required_argument, NULL, 1006},
         {"token-auth-file", required_argument, NULL, 1007},
+        {"encryption-provider-config", required_argument, NULL, 1013},
         {"anonymous-auth", optional_argument, NULL, 1008},
         {"watch-cache-events", required_argument, NULL, 1009},
         {"service-account-signing-key-file", required_argument, NULL, 1100},
@@ -923,6 +929,9 @@ int main(int argc, char **argv)
         }
         case 1007:
             o.token_auth_file = optarg;
+            break;
+        case 1013:
+            o.encryption_config = optarg;
             break;
         case 1008:
             if ((o.anonymous_auth = optarg ? sk_parse_bool(optarg) : 1) < 0)

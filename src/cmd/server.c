@@ -9,6 +9,7 @@
  * writes answer); stop HTTP; then the rest in reverse.
  */
 #include "cmd/server.h"
+#include "cmd/encryption.h"
 #include "api/api.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -35,6 +36,7 @@
 
 struct sk_server {
     sk_server_config cfg;
+    sk_encryption *encryption; /* NULL: none configured */
     sk_store *store;
     sk_watch_hub *hub;
     sk_cache *cache;
@@ -134,10 +136,18 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     srv->cfg = *cfg;
     char *msg = NULL;
     sk_err err;
+    if (cfg->encryption_config &&
+        !(srv->encryption = sk_encryption_load(cfg->encryption_config, &msg))) {
+        *errmsg = msg ? msg : message("cannot load %s", cfg->encryption_config);
+        goto fail;
+    }
     if (sk_store_open(cfg->db, &srv->store, &msg) != SK_OK) {
         *errmsg = msg ? msg : message("cannot open the database %s", cfg->db);
         goto fail;
     }
+    /* before the first read or write, the default namespaces' below */
+    if (srv->encryption)
+        sk_store_set_codec(srv->store, sk_encryption_codec(srv->encryption));
     if ((err = ensure_namespaces(srv->store)) != SK_OK) {
         *errmsg = message("cannot create the default namespaces: %s", sk_err_name(err));
         goto fail;
@@ -289,6 +299,7 @@ void sk_server_stop(sk_server *srv)
     sk_reader_free(srv->reader);
     sk_watch_hub_free(srv->hub);
     sk_store_close(srv->store);
+    sk_encryption_free(srv->encryption);
     free(srv);
 }
 

@@ -37,6 +37,9 @@ typedef struct sk_server_config {
     /* TLS material as PEM (NULL cert: plain HTTP), see http/server.h. */
     const char *tls_cert_pem, *tls_key_pem, *tls_trust_pem;
     sk_authn_config authn; /* its token file borrowed */
+    /* --encryption-provider-config: kube's EncryptionConfiguration file,
+     * read before the store opens (NULL: values kept as they are). */
+    const char *encryption_config;
     sk_audit_config audit; /* path NULL: no audit log */
     /* Test-only fault injection (sk_cache_config): NULL/0 in production. */
     int64_t drop_rev_once;

@@ -26,6 +26,10 @@ typedef struct sk_row {
     char *uid;
     char *value; /* JSON object text, metadata.resourceVersion == rev */
     size_t value_len;
+    /* Set by reads when the value codec (store.h) read the stored value
+     * with other than its first provider and key: an update writes such a
+     * version even unchanged, so rewriting every object rotates keys. */
+    int stale;
 } sk_row;
 
 /* Frees the row's fields and zeroes it; safe on a zeroed row. */

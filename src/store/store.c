@@ -139,6 +139,8 @@ struct sk_store {
     const sk_backend_ops *ops;
     char *url;
     char *claimant; /* "host:pid", recorded with compaction claims */
+    /* The value codec (store.h); NULL: values kept as they are. */
+    const sk_store_codec *codec;
 
     pthread_t writer;
     pthread_mutex_t mu;
@@ -254,6 +256,68 @@ static void pool_put(sk_store *s, sk_conn *c, sk_err last)
         s->ops->disconnect(c);
 }
 
+/* ---- the value codec (store.h) ------------------------------------------ */
+
+/* row's value as the codec reads it: a new text, or NULL when the stored
+ * one is the object. A value the codec cannot read is logged and NULL: it
+ * stays as stored and then does not parse as an object, which every reader
+ * already handles (lists and watches skip it, a read or a read-modify-write
+ * of it is a 500 naming it, a delete still works), so one undecryptable row
+ * never stops other reads. */
+static char *opened_value(const sk_store *s, const sk_row *row, size_t *len_out, int *stale)
+{
+    char *plain = NULL, *msg = NULL;
+    if (!s->codec || !row->value || !*row->resource)
+        return NULL;
+    if (s->codec->open(s->codec->ctx, row->resource, row->ns, row->name, row->value, row->value_len,
+                       &plain, len_out, stale, &msg) != SK_OK) {
+        sk_log_warn("store: cannot read %s %s/%s at revision %lld: %s", row->resource, row->ns,
+                    row->name, (long long)row->rev, msg);
+        free(msg);
+        plain = NULL;
+    }
+    return plain;
+}
+
+/* opened_value in place, for a row that owns its value. */
+static void open_row(const sk_store *s, sk_row *row)
+{
+    size_t n = 0;
+    char *plain = opened_value(s, row, &n, &row->stale);
+    if (plain) {
+        free(row->value);
+        row->value = plain;
+        row->value_len = n;
+    }
+}
+
+/* Appends row (its value plain) as the codec keeps it. */
+static sk_err append_row(sk_store *s, const sk_row *row)
+{
+    size_t n = 0;
+    char *sealed = s->codec ? s->codec->seal(s->codec->ctx, row->resource, row->ns, row->name,
+                                             row->value, row->value_len, &n)
+                            : NULL;
+    if (!sealed)
+        return s->ops->append(s->wconn, row);
+    sk_row stored = *row;
+    stored.value = sealed;
+    stored.value_len = n;
+    sk_err err = s->ops->append(s->wconn, &stored);
+    free(sealed);
+    return err;
+}
+
+/* The writer's read of a key's live version, its value plain. */
+static sk_err get_current(sk_store *s, const char *resource, const char *ns, const char *name,
+                          sk_row *out)
+{
+    sk_err err = s->ops->get_current(s->wconn, resource, ns, name, out);
+    if (err == SK_OK)
+        open_row(s, out);
+    return err;
+}
+
 /* ---- the writer --------------------------------------------------------- */
 
 /* Serializes obj with metadata.resourceVersion = rev. */
@@ -324,7 +388,7 @@ static sk_err append_tombstone(sk_store *s, const sk_row *cur, int64_t rev,
     row.deleted = 1;
     row.value = stamp(obj, rev, &row.value_len);
     json_decref(obj);
-    sk_err err = s->ops->append(s->wconn, &row);
+    sk_err err = append_row(s, &row);
     if (err == SK_OK) /* a deleted object no longer expires */
         err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, rev, 0);
     if (err == SK_OK) /* nor owns anything */
@@ -407,7 +471,7 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
         *ns_live = NULL; /* a namespace may go or close: verify again */
     if (w->require_namespace && !(*ns_live && strcmp(*ns_live, w->require_namespace) == 0)) {
         sk_row nsrow = {0};
-        err = s->ops->get_current(s->wconn, "namespaces", "", w->require_namespace, &nsrow);
+        err = get_current(s, "namespaces", "", w->require_namespace, &nsrow);
         int closed = err == SK_OK && w->namespace_open &&
                      !w->namespace_open(nsrow.value, nsrow.value_len);
         sk_row_clear(&nsrow);
@@ -424,7 +488,7 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
         if (w->namespace_open)
             *ns_live = w->require_namespace;
     }
-    err = s->ops->get_current(s->wconn, w->resource, w->ns, w->name, &cur);
+    err = get_current(s, w->resource, w->ns, w->name, &cur);
     if (err != SK_OK && err != SK_ERR_NOT_FOUND) {
         *db_failed = 1;
         goto out;
@@ -479,7 +543,7 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
         err = SK_ERR_TOO_LARGE;
         goto out;
     }
-    err = s->ops->append(s->wconn, &row);
+    err = append_row(s, &row);
     if (err == SK_OK && w->expires_at_ms != 0)
         err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, row.rev,
                                  w->expires_at_ms > 0 ? w->expires_at_ms : 0);
@@ -1051,6 +1115,11 @@ void sk_store_close(sk_store *s)
     free(s);
 }
 
+void sk_store_set_codec(sk_store *s, const sk_store_codec *codec)
+{
+    s->codec = codec;
+}
+
 const char *sk_store_backend_name(const sk_store *s)
 {
     return s->ops->name;
@@ -1114,8 +1183,10 @@ static sk_err expired_if_compacted(sk_store *s, sk_conn *c, int64_t rev)
     return err;
 }
 
-/* Passes rows on to the caller's visitor, counting them. */
+/* Passes rows on to the caller's visitor, counting them, their values
+ * read through the codec. */
 typedef struct counted {
+    const sk_store *s;
     sk_row_fn fn;
     void *arg;
     int64_t n;
@@ -1125,7 +1196,14 @@ static int count_row(void *arg, const sk_row *row)
 {
     counted *k = arg;
     k->n++;
-    return k->fn(k->arg, row);
+    sk_row plain = *row; /* borrowed fields; only the value may be replaced */
+    char *text = opened_value(k->s, row, &plain.value_len, &plain.stale);
+    if (!text)
+        return k->fn(k->arg, row);
+    plain.value = text;
+    int stop = k->fn(k->arg, &plain);
+    free(text);
+    return stop;
 }
 
 sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const char *name,
@@ -1145,6 +1223,7 @@ sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const cha
     if (err == SK_OK && row.deleted)
         err = SK_ERR_NOT_FOUND;
     if (err == SK_OK) {
+        open_row(s, &row);
         *out = row;
         memset(&row, 0, sizeof row);
     }
@@ -1160,7 +1239,7 @@ sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *ar
     sk_err err = pool_get(s, &c);
     if (err != SK_OK)
         return err;
-    counted k = {fn, arg, 0};
+    counted k = {s, fn, arg, 0};
     /* A one-namespace range with a start key from another namespace starts at
      * the range's beginning or lies wholly before the key: backends only ever
      * see a start name inside the namespace. */
@@ -1222,7 +1301,7 @@ sk_err sk_store_history(sk_store *s, int64_t after_rev, int64_t upto_rev, int li
     sk_err err = pool_get(s, &c);
     if (err != SK_OK)
         return err;
-    counted k = {fn, arg, 0};
+    counted k = {s, fn, arg, 0};
     err = s->ops->history(c, after_rev, limit, count_row, &k);
     if (err == SK_OK && k.n == 0)
         err = expired_if_compacted(s, c, after_rev);
@@ -1415,7 +1494,8 @@ sk_err sk_store_expired(sk_store *s, int64_t now_ms, int limit, sk_row_fn fn, vo
     sk_err err = pool_get(s, &c);
     if (err != SK_OK)
         return err;
-    err = s->ops->expired(c, now_ms, limit, fn, arg);
+    counted k = {s, fn, arg, 0};
+    err = s->ops->expired(c, now_ms, limit, count_row, &k);
     pool_put(s, c, err);
     return err;
 }

@@ -136,10 +136,37 @@ typedef struct sk_write {
  */
 typedef void (*sk_write_done_fn)(void *arg, sk_err err, const sk_row *result);
 
+/*
+ * A value codec: how the value column keeps a version's JSON text
+ * (encryption at rest, issue 47). The store applies seal to every row it
+ * appends (versions and tombstones) and open to every row it reads from SQL
+ * (get, list, history, expiry, the writer's own reads of current rows), so
+ * callers, the commit hand-off and the watch cache only ever see plain
+ * text. cmd wires it to src/enc: the store knows nothing of ciphers.
+ *
+ * seal: a new value of *out_len bytes (NUL-terminated) for text, or NULL
+ * when resource's values are kept as they are. open: SK_OK with *out new
+ * (NUL-terminated, *out_len bytes) and *stale set when other than the first
+ * provider and key read it, or with *out NULL when the stored text is
+ * already the object; on failure (SK_ERR_INTERNAL) *errmsg is new. Both
+ * run on any thread at once.
+ */
+typedef struct sk_store_codec {
+    void *ctx;
+    char *(*seal)(void *ctx, const char *resource, const char *ns, const char *name,
+                  const char *text, size_t len, size_t *out_len);
+    sk_err (*open)(void *ctx, const char *resource, const char *ns, const char *name,
+                   const char *stored, size_t len, char **out, size_t *out_len, int *stale,
+                   char **errmsg);
+} sk_store_codec;
+
 /* Opens (and migrates) the store. url: "sqlite:PATH" or a libpq URI/conninfo
  * ("postgres://...", "postgresql://...", "host=... dbname=..."). On failure
  * *errmsg is a new string naming the problem (caller frees). */
 sk_err sk_store_open(const char *url, sk_store **out, char **errmsg);
+/* Makes codec (borrowed: must outlive the store) the store's, before any
+ * read or write; without one values are kept as they are. */
+void sk_store_set_codec(sk_store *s, const sk_store_codec *codec);
 /* Applies migrations and closes (for `sqlkube migrate`). */
 sk_err sk_store_migrate_only(const char *url, char **errmsg);
 /* Drains queued writes and stops the writer; later writes fail with
