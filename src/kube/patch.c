@@ -743,28 +743,6 @@ static json_t *order_list(smp *s, const json_t *merged, const json_t *order, con
 
 /* ---- error texts: values as Go prints them ----------------------------- */
 
-/* Go's name for the type of v as upstream decodes it (reflect.TypeOf). */
-static const char *go_value_type(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "map[string]interface {}";
-    case JSON_ARRAY:
-        return "[]interface {}";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "int64";
-    case JSON_REAL:
-        return "float64";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "<nil>";
-    }
-}
-
 /* Go's reflect.TypeOf of two decoded values differ: JSON types, but for
  * true and false, both bool. */
 static int go_types_differ(const json_t *a, const json_t *b)
@@ -774,94 +752,11 @@ static int go_types_differ(const json_t *a, const json_t *b)
     return ta != tb;
 }
 
-/* Appends a float64 as Go's %v does: the shortest text that reads back the
- * same, in %e form for exponents below -4 or from 21 up. */
-static void put_go_float(sk_buf *b, double d)
-{
-    char text[40];
-    int prec = 1;
-    for (; prec < 17; prec++) {
-        snprintf(text, sizeof text, "%.*e", prec - 1, d);
-        if (strtod(text, NULL) == d)
-            break;
-    }
-    snprintf(text, sizeof text, "%.*e", prec - 1, d);
-    int exp = atoi(strchr(text, 'e') + 1);
-    if (exp < -4 || exp >= 21)
-        sk_buf_puts(b, text);
-    else
-        sk_buf_printf(b, "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
-}
-
-/*
- * Appends v as Go's fmt prints the map[string]interface{} / []interface{}
- * value upstream decoded it to, maps sorted by key: with %v (verb_s 0), or
- * with %s, which prints strings alone and other scalars as %!s(TYPE=VALUE)
- * (a nil inside a map or list is <nil> either way).
- */
-static void put_go_value(sk_buf *b, const json_t *v, int verb_s)
-{
-    const char **keys, *key;
-    const json_t *x;
-    size_t i, n;
-    if (verb_s && !json_is_object(v) && !json_is_array(v) && !json_is_string(v) &&
-        !json_is_null(v)) {
-        sk_buf_printf(b, "%%!s(%s=", go_value_type(v));
-        put_go_value(b, v, 0);
-        sk_buf_putc(b, ')');
-        return;
-    }
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        n = json_object_size(v);
-        keys = malloc((n + 1) * sizeof *keys);
-        SK_CHECK_ALLOC(keys);
-        i = 0;
-        json_object_foreach((json_t *)v, key, x) keys[i++] = key;
-        qsort(keys, n, sizeof *keys, cmp_key);
-        sk_buf_puts(b, "map[");
-        for (i = 0; i < n; i++) {
-            sk_buf_printf(b, "%s%s:", i ? " " : "", keys[i]);
-            put_go_value(b, json_object_get(v, keys[i]), verb_s);
-        }
-        sk_buf_putc(b, ']');
-        free(keys);
-        break;
-    case JSON_ARRAY:
-        sk_buf_putc(b, '[');
-        json_array_foreach(v, i, x)
-        {
-            if (i)
-                sk_buf_putc(b, ' ');
-            put_go_value(b, x, verb_s);
-        }
-        sk_buf_putc(b, ']');
-        break;
-    case JSON_STRING:
-        sk_buf_puts(b, json_string_value(v));
-        break;
-    case JSON_INTEGER:
-        sk_buf_printf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        break;
-    case JSON_REAL:
-        put_go_float(b, json_real_value(v));
-        break;
-    case JSON_TRUE:
-        sk_buf_puts(b, "true");
-        break;
-    case JSON_FALSE:
-        sk_buf_puts(b, "false");
-        break;
-    default:
-        sk_buf_puts(b, "<nil>");
-    }
-}
-
 /* v as Go's %v prints it, in s->fmt (valid until the next call). */
 static const char *go_v(smp *s, const json_t *v)
 {
     sk_buf_reset(&s->fmt);
-    put_go_value(&s->fmt, v, 0);
+    sk_typed_go_print(&s->fmt, v);
     return s->fmt.data;
 }
 
@@ -869,7 +764,7 @@ static const char *go_v(smp *s, const json_t *v)
 static sk_err not_a_list(smp *s, const json_t *v)
 {
     return failf(s->errmsg, SK_ERR_BAD_REQUEST, "expected a []interface {}, but received a %s",
-                 go_value_type(v));
+                 sk_typed_go_type_name(v));
 }
 
 /* mergepatch.ErrBadPatchType: directive d (printed with %s) in map m. */
@@ -879,7 +774,7 @@ static sk_err bad_patch_type(smp *s, const json_t *d, const json_t *m)
     if (json_is_null(d))
         sk_buf_puts(&dtext, "%!s(<nil>)"); /* fmt's bad verb for a nil interface */
     else
-        put_go_value(&dtext, d, 1);
+        sk_typed_go_print_s(&dtext, d);
     sk_err e = failf(s->errmsg, SK_ERR_BAD_REQUEST, "unknown patch type: %s in map: %s", dtext.data,
                      go_v(s, m));
     sk_buf_free(&dtext);
@@ -1233,7 +1128,7 @@ static sk_err check_order(smp *s, const json_t *list, const json_t *order, const
                 if (!json_is_object(x))
                     return failf(s->errmsg, SK_ERR_BAD_REQUEST,
                                  "expected a map[string]interface {}, but received a %s",
-                                 go_value_type(x));
+                                 sk_typed_go_type_name(x));
                 if (!json_object_get(x, mkey))
                     return no_merge_key(s, x, mkey);
             }
@@ -1296,7 +1191,7 @@ static sk_err set_element_order(smp *s, json_t *orig, json_t *todo, const char *
             if (*mkey && !json_is_object(x)) {
                 e = failf(s->errmsg, SK_ERR_BAD_REQUEST,
                           "expected a map[string]interface {}, but received a %s",
-                          go_value_type(x));
+                          sk_typed_go_type_name(x));
                 break;
             }
             if (!*mkey || !d || strcmp(d, "delete") != 0)

@@ -1229,11 +1229,41 @@ sk_err sk_typed_restore_error(const sk_resource *r, const json_t *obj, char **ms
     return err;
 }
 
-void sk_typed_go_print(sk_buf *b, const json_t *v)
+const char *sk_typed_go_type_name(const json_t *v)
+{
+    switch (v ? json_typeof(v) : JSON_NULL) {
+    case JSON_OBJECT:
+        return "map[string]interface {}";
+    case JSON_ARRAY:
+        return "[]interface {}";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "int64";
+    case JSON_REAL:
+        return "float64";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    default:
+        return "<nil>";
+    }
+}
+
+/* %v (verb_s 0) or %s of v: %s prints strings alone and other scalars as
+ * %!s(TYPE=VALUE); a nil inside a map or list is <nil> either way. */
+static void go_print(sk_buf *b, const json_t *v, int verb_s)
 {
     size_t i, n;
     const char *key;
     json_t *x;
+    if (verb_s && v && !json_is_object(v) && !json_is_array(v) && !json_is_string(v) &&
+        !json_is_null(v)) {
+        sk_buf_printf(b, "%%!s(%s=", sk_typed_go_type_name(v));
+        go_print(b, v, 0);
+        sk_buf_putc(b, ')');
+        return;
+    }
     switch (v ? json_typeof(v) : JSON_NULL) {
     case JSON_OBJECT: {
         /* fmt prints a map's keys sorted */
@@ -1245,7 +1275,7 @@ void sk_typed_go_print(sk_buf *b, const json_t *v)
         sk_buf_puts(b, "map[");
         for (i = 0; i < n; i++) {
             sk_buf_printf(b, "%s%s:", i ? " " : "", keys[i]);
-            sk_typed_go_print(b, json_object_get(v, keys[i]));
+            go_print(b, json_object_get(v, keys[i]), verb_s);
         }
         sk_buf_putc(b, ']');
         free(keys);
@@ -1257,7 +1287,7 @@ void sk_typed_go_print(sk_buf *b, const json_t *v)
         {
             if (i)
                 sk_buf_putc(b, ' ');
-            sk_typed_go_print(b, x);
+            go_print(b, x, verb_s);
         }
         sk_buf_putc(b, ']');
         break;
@@ -1280,6 +1310,16 @@ void sk_typed_go_print(sk_buf *b, const json_t *v)
         sk_buf_puts(b, "<nil>");
         break;
     }
+}
+
+void sk_typed_go_print(sk_buf *b, const json_t *v)
+{
+    go_print(b, v, 0);
+}
+
+void sk_typed_go_print_s(sk_buf *b, const json_t *v)
+{
+    go_print(b, v, 1);
 }
 
 /* ---- encoding/json's syntax errors (scanner.go) -------------------------- */

@@ -67,6 +67,11 @@ sk_err sk_typed_restore_error(const sk_resource *r, const json_t *obj, char **ms
 /* Appends v as Go's fmt %v prints it decoded into interface{} (integers
  * kept): "map[a:1 b:[x y]]", keys sorted, strings bare, null "<nil>". */
 void sk_typed_go_print(sk_buf *b, const json_t *v);
+/* The same with %s: strings alone, other scalars %!s(int64=1). */
+void sk_typed_go_print_s(sk_buf *b, const json_t *v);
+/* reflect's type of v decoded into interface{}: "map[string]interface {}",
+ * "[]interface {}", "string", "int64", "float64", "bool", "<nil>". Static. */
+const char *sk_typed_go_type_name(const json_t *v);
 
 /* The syntax error Go's encoding/json gives for text ("invalid character
  * 'a' looking for beginning of value", "unexpected end of JSON input"),
