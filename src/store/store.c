@@ -745,7 +745,14 @@ static sk_err run_batch(sk_store *s, pending *first, int n)
         goto out; /* nothing written: no revision, no fsync */
     int64_t batch = ++s->batch_seq;
     begin_awaited(s, rev0, rev);
-    if (s->ops->commit_write(s->wconn, rev, s->writer_id, batch) != SK_OK) {
+    sk_err commit_err = s->ops->commit_write(s->wconn, rev, s->writer_id, batch);
+    if (commit_err == SK_ERR_NO_SPACE) {
+        /* The database answered, so no answer was lost: nothing committed. */
+        end_awaited(s, 0);
+        err = commit_err;
+        goto out;
+    }
+    if (commit_err != SK_OK) {
         /* commit_outcome leaves a new connection with no transaction open */
         roll_back = 0;
         switch (commit_outcome(s, batch)) {
@@ -803,7 +810,8 @@ static void process(sk_store *s, pending *batch, int n)
         pending *p = batch;
         for (int i = 0; i < n; i++, p = p->next) {
             sk_err err = reachable ? run_batch(s, p, 1) : SK_ERR_UNAVAILABLE;
-            if (err != SK_OK && reachable) {
+            /* a full disk is no dropped connection: a new one would fail to open */
+            if (err != SK_OK && err != SK_ERR_NO_SPACE && reachable) {
                 reset_results(p, 1, SK_OK);
                 reachable = reconnect_writer(s);
                 err = reachable ? run_batch(s, p, 1) : SK_ERR_UNAVAILABLE;
