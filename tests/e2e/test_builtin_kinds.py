@@ -20,7 +20,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import ServerTestCase, describe  # noqa: E402
+from server import ServerTestCase, describe, wait_until  # noqa: E402
 
 from kubernetes import client, config, dynamic, watch  # noqa: E402
 
@@ -290,8 +290,15 @@ class BuiltinKinds(ServerTestCase, unittest.TestCase):
                             content_type="application/merge-patch+json")
         self.assertEqual(patched.metadata.labels["patched"], "yes")
         api.delete(name=name, namespace=ns)
-        if r["name"] in ("namespaces", "customresourcedefinitions"):
-            return  # their deletion finalizes asynchronously
+        if r["name"] == "customresourcedefinitions":
+            # served as terminating until its finalizer ends: gone, then, as
+            # kubectl delete waits for, so the other tests see no stray kind
+            wait_until(lambda: self.server.request("GET", "/apis/apiextensions.k8s.io/v1/"
+                                                   "customresourcedefinitions/" + name).status
+                       == 404, timeout=20, interval=0.05, what="the CRD gone")
+            return
+        if r["name"] == "namespaces":
+            return  # its deletion finalizes asynchronously
         remaining = [i.metadata.name for i in api.get(namespace=ns).items]
         if r["name"] != "pods" or not obj.get("spec", {}).get("nodeName"):
             self.assertNotIn(name, remaining)

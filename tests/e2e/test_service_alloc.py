@@ -312,6 +312,7 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
                          "resource_version AS rev FROM sk_objects; "
                          "DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history; "
                          "DROP TABLE sk_allocation; DROP TABLE sk_kv; DROP TABLE sk_lease; "
+                         "DROP TABLE sk_writer; "
                          "ALTER TABLE sk_revision DROP COLUMN kv_compact_rev; "
                          "DELETE FROM sk_migrations WHERE version >= 5")
         self.server.start()
