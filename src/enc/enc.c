@@ -16,6 +16,7 @@
  * before their memory is freed.
  */
 #include "enc/enc.h"
+#include "kube/validate.h"
 
 #include "core/buf.h"
 #include "core/check.h"
@@ -124,16 +125,9 @@ static void err_invalid(json_t *errs, const char *path, const char *value, const
 static void err_invalid_list(json_t *errs, const char *path, json_t *list, const char *detail)
 {
     sk_buf b = SK_BUF_INIT;
-    sk_buf_puts(&b, "Invalid value: []string{");
-    size_t i;
-    json_t *s;
-    json_array_foreach(list, i, s)
-    {
-        if (i)
-            sk_buf_puts(&b, ", ");
-        sk_buf_go_quoted(&b, json_string_value(s));
-    }
-    sk_buf_printf(&b, "}: %s", detail);
+    sk_buf_puts(&b, "Invalid value: ");
+    sk_go_string_slice(&b, list);
+    sk_buf_printf(&b, ": %s", detail);
     add_error(errs, path, &b);
     sk_buf_free(&b);
 }

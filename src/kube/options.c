@@ -183,10 +183,28 @@ sk_err sk_list_options_parse(sk_query_fn query, void *ctx, int watch, sk_list_op
     return SK_OK;
 }
 
+/* kube's ValidateDryRun over the dryRun values given (a JSON array of
+ * strings, borrowed; NULL or empty: none), for the query's options and
+ * DeleteOptions' body alike. Non-zero when they ask for a dry run. */
+static int check_dry_run(sk_field_errors *fe, const json_t *values)
+{
+    static const char *const allowed[] = {"All"};
+    size_t i;
+    const json_t *v;
+    int all = json_array_size(values) > 0;
+    json_array_foreach(values, i, v) all &= strcmp(json_string_value(v), "All") == 0;
+    if (json_array_size(values) > 0 && !all) {
+        sk_buf rendered = SK_BUF_INIT;
+        sk_go_string_slice(&rendered, values);
+        sk_field_errors_not_supported_rendered(fe, "dryRun", rendered.data, allowed, 1);
+        sk_buf_free(&rendered);
+    }
+    return all;
+}
+
 sk_err sk_write_options_parse(sk_query_fn query, void *ctx, const char *options_kind,
                               sk_write_options *out, json_t **status_out)
 {
-    static const char *const dry_run_values[] = {"All"};
     static const char *const validations[] = {"", "Ignore", "Strict", "Warn"};
     sk_write_options o = {0};
     const char *dry = query(ctx, "dryRun"); /* "" is a value kube refuses */
@@ -200,13 +218,10 @@ sk_err sk_write_options_parse(sk_query_fn query, void *ctx, const char *options_
         o.field_manager = NULL;
     o.force_given = force != NULL;
     o.force = force && sk_parse_bool(force) == 1;
-    if (dry && strcmp(dry, "All") != 0) {
-        sk_buf rendered = SK_BUF_INIT;
-        sk_buf_puts(&rendered, "[]string{");
-        sk_buf_go_quoted(&rendered, dry);
-        sk_buf_putc(&rendered, '}');
-        sk_field_errors_not_supported_rendered(fe, "dryRun", rendered.data, dry_run_values, 1);
-        sk_buf_free(&rendered);
+    if (dry) {
+        json_t *given = json_pack("[s]", dry);
+        check_dry_run(fe, given);
+        json_decref(given);
     }
     if (!fv || !*fv || strcmp(fv, "Warn") == 0) {
         o.validation = SK_FV_WARN;
@@ -260,7 +275,6 @@ static sk_err validate_delete(const sk_delete_options *o, const char *policy, co
                               sk_delete_options *out, json_t **status_out)
 {
     static const char *const propagations[] = {"Foreground", "Background", "Orphan", "nil"};
-    static const char *const dry_run_values[] = {"All"};
     sk_field_errors *fe = sk_field_errors_new();
     sk_buf quoted = SK_BUF_INIT;
     sk_err e = SK_OK;
@@ -273,23 +287,7 @@ static sk_err validate_delete(const sk_delete_options *o, const char *policy, co
     if (policy && o->propagation == SK_PROPAGATION_UNSET)
         sk_field_errors_not_supported_rendered(fe, "propagationPolicy", quoted.data, propagations,
                                                sizeof propagations / sizeof *propagations);
-    size_t i;
-    const json_t *v;
-    int all = json_array_size(dry) > 0;
-    json_array_foreach(dry, i, v) all &= strcmp(json_string_value(v), "All") == 0;
-    if (json_array_size(dry) > 0 && !all) {
-        sk_buf rendered = SK_BUF_INIT;
-        sk_buf_puts(&rendered, "[]string{");
-        json_array_foreach(dry, i, v)
-        {
-            if (i > 0)
-                sk_buf_puts(&rendered, ", ");
-            sk_buf_go_quoted(&rendered, json_string_value(v));
-        }
-        sk_buf_putc(&rendered, '}');
-        sk_field_errors_not_supported_rendered(fe, "dryRun", rendered.data, dry_run_values, 1);
-        sk_buf_free(&rendered);
-    }
+    int all = check_dry_run(fe, dry);
     if (sk_field_errors_count(fe) > 0) {
         *status_out = options_invalid("DeleteOptions", fe);
         e = SK_ERR_INVALID;

@@ -34,6 +34,7 @@
  * kube's first one); CEL rules are detected, not compiled or run.
  */
 #include "kube/structural.h"
+#include "kube/validate.h"
 #include "kube/schema.h"
 #include "kube/strfmt.h"
 #include "kube/typed.h"
@@ -661,21 +662,6 @@ typedef struct {
 
 static const char *const v3_types[] = {"array", "boolean", "integer", "number", "object", "string"};
 
-/* Go's %#v of a []string. */
-static void go_strings(sk_buf *b, const json_t *a)
-{
-    size_t i;
-    const json_t *e;
-    sk_buf_puts(b, "[]string{");
-    json_array_foreach(a, i, e)
-    {
-        if (i)
-            sk_buf_puts(b, ", ");
-        sk_buf_go_quoted(b, json_string_value(e) ? json_string_value(e) : "");
-    }
-    sk_buf_putc(b, '}');
-}
-
 static void invalid_str(sk_field_errors *fe, const sk_buf *p, const char *v, const char *detail)
 {
     sk_field_errors_invalid(fe, str(p), v, detail);
@@ -856,7 +842,7 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
             size_t i, j;
             const json_t *k;
             sk_buf rendered = SK_BUF_INIT;
-            go_strings(&rendered, keys);
+            sk_go_string_slice(&rendered, keys);
             json_array_foreach(keys, i, k)
             {
                 const json_t *ks = kw(kw(is, "properties"), json_string_value(k));

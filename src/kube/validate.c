@@ -670,14 +670,7 @@ static void validate_finalizers(sk_field_errors *fe, const json_t *list, const c
     }
     if (orphan && foreground) {
         sk_buf v = SK_BUF_INIT;
-        sk_buf_puts(&v, "[]string{");
-        json_array_foreach(list, i, f)
-        {
-            if (i > 0)
-                sk_buf_puts(&v, ", ");
-            sk_buf_go_quoted(&v, json_string_value(f) ? json_string_value(f) : "");
-        }
-        sk_buf_putc(&v, '}');
+        sk_go_string_slice(&v, list);
         fe_invalid_rendered(fe, field, v.data,
                             "finalizer orphan and foregroundDeletion cannot be both set");
         sk_buf_free(&v);
@@ -1443,12 +1436,11 @@ static void validate_pod_update(sk_field_errors *fe, const json_t *obj, const js
     json_decref(b);
 }
 
-/* Go's %#v of a []string: `[]string{"a", "b"}`, `[]string(nil)` when empty. */
-static void go_string_slice(sk_buf *b, const json_t *list)
+void sk_go_string_slice(sk_buf *b, const json_t *list)
 {
     size_t i;
     const json_t *v;
-    if (json_array_size(list) == 0) {
+    if (!json_is_array(list)) {
         sk_buf_puts(b, "[]string(nil)");
         return;
     }
@@ -1483,7 +1475,7 @@ static void validate_cluster_ips_update(sk_field_errors *fe, const json_t *obj, 
         (old_type && !strcmp(old_type, "ExternalName")) || (headless(ips) && headless(old_ips)))
         return;
     sk_buf v = SK_BUF_INIT, field = SK_BUF_INIT;
-    go_string_slice(&v, ips);
+    sk_go_string_slice(&v, json_array_size(ips) ? ips : NULL);
     const char *first = json_string_value(json_array_get(ips, 0));
     const char *old_first = json_string_value(json_array_get(old_ips, 0));
     int first_changed = n && old_n && (!first || !old_first || strcmp(first, old_first) != 0);
@@ -1833,7 +1825,7 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
     const json_t *stored = at(obj, "status.storedVersions");
     if (json_array_size(stored) == 0) {
         sk_buf b = SK_BUF_INIT;
-        go_string_slice(&b, stored);
+        sk_go_string_slice(&b, json_array_size(stored) ? stored : NULL);
         fe_invalid_rendered(fe, "status.storedVersions", b.data,
                             "must have at least one stored version");
         sk_buf_free(&b);
@@ -1848,7 +1840,7 @@ static void validate_crd(sk_field_errors *fe, const json_t *obj, const json_t *o
                 vn && json_string_value(s) && strcmp(vn, json_string_value(s)) == 0;
             if (json_is_true(json_object_get(v, "storage")) && !found) {
                 sk_buf b = SK_BUF_INIT, d = SK_BUF_INIT;
-                go_string_slice(&b, stored);
+                sk_go_string_slice(&b, json_array_size(stored) ? stored : NULL);
                 sk_buf_printf(&d, "must have the storage version %s", vn ? vn : "");
                 fe_invalid_rendered(fe, "status.storedVersions", b.data, d.data);
                 sk_buf_free(&b);

@@ -13,6 +13,8 @@
 #include "kube/registry.h"
 #include "core/err.h"
 
+#include "core/buf.h"
+
 #include <jansson.h>
 #include <stddef.h>
 
@@ -103,6 +105,9 @@ void sk_field_errors_duplicate(sk_field_errors *fe, const char *field, const jso
 /* `<field>: Unsupported value: <value>: supported values: "a", "b"` (n == 0: no detail). */
 void sk_field_errors_not_supported(sk_field_errors *fe, const char *field, const json_t *value,
                                    const char *const *supported, size_t n);
+/* Go's %#v of a []string held as a JSON array of strings:
+ * `[]string{"a", "b"}`; NULL (or not an array): `[]string(nil)`. */
+void sk_go_string_slice(sk_buf *b, const json_t *list);
 /* The same with the value already rendered as Go's %#v would (`[]string{"X"}`). */
 void sk_field_errors_not_supported_rendered(sk_field_errors *fe, const char *field,
                                             const char *value, const char *const *supported,

@@ -412,6 +412,16 @@ class KubectlBasics(KubectlMixin, ServerTestCase, unittest.TestCase):
                          'Unsupported value: "Loose": supported values: "", "Ignore", '
                          '"Strict", "Warn"]')
         self.assertEqual(self.names("cm", "-n", ns, "-l", "g=1"), ["configmap/a", "configmap/b"])
+        # client-go's typed clients send DeleteOptions as protobuf: honoured too
+        def field(num, payload):
+            return bytes([num << 3 | 2, len(payload)]) + payload
+        options = field(5, b"All")  # DeleteOptions.dryRun
+        envelope = b"k8s\x00" + field(1, field(1, b"v1") + field(2, b"DeleteOptions")) + \
+            field(2, options)
+        r = self.server.request("DELETE", path + "/a", envelope,
+                                headers={"Content-Type": "application/vnd.kubernetes.protobuf"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(self.names("cm", "-n", ns, "-l", "g=1"), ["configmap/a", "configmap/b"])
         # Without dryRun the same body deletes.
         r = self.server.request("DELETE", path + "/a", {"kind": "DeleteOptions"})
         self.assertEqual(r.status, 200, r)
