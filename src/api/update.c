@@ -443,6 +443,7 @@ static int read_and_write(sk_api_call *call)
      * moves it to the first key). */
     json_object_set(json_object_get(obj, "metadata"), "resourceVersion",
                     json_object_get(json_object_get(old, "metadata"), "resourceVersion"));
+    sk_managed_keep_times(old, obj);
     if ((json_equal(obj, old) && !st->current.stale) || st->wo.dry_run) {
         reply_object(call, st, st->wo.dry_run ? obj : old);
         goto out;

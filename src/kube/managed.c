@@ -240,6 +240,51 @@ static json_t *without_managed(const json_t *obj)
     return view;
 }
 
+/* Does every entry of a have an entry of b equal to it but for its time?
+ * Entries are compared as a set: a changed time reorders them. */
+static int entries_match_but_times(const json_t *a, const json_t *b)
+{
+    if (!json_is_array(a) || !json_is_array(b) || json_array_size(a) != json_array_size(b))
+        return 0;
+    size_t i, j;
+    json_t *ea, *eb;
+    json_array_foreach(a, i, ea) {
+        int found = 0;
+        json_array_foreach(b, j, eb) {
+            if (!json_is_object(ea) || !json_is_object(eb) || json_object_size(ea) != json_object_size(eb))
+                continue;
+            const char *k;
+            json_t *v;
+            found = 1;
+            json_object_foreach(ea, k, v) {
+                if (strcmp(k, "time") && !json_equal(v, json_object_get(eb, k))) {
+                    found = 0;
+                    break;
+                }
+            }
+            if (found)
+                break;
+        }
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+void sk_managed_keep_times(const json_t *old, json_t *new_obj)
+{
+    const json_t *old_mf = json_object_get(json_object_get(old, "metadata"), "managedFields");
+    const json_t *new_mf = json_object_get(json_object_get(new_obj, "metadata"), "managedFields");
+    if (!old_mf || !new_mf || json_equal((json_t *)old_mf, (json_t *)new_mf) ||
+        !entries_match_but_times(new_mf, old_mf))
+        return;
+    json_t *lhs = without_managed(old), *rhs = without_managed(new_obj);
+    if (json_equal(lhs, rhs))
+        set_managed(new_obj, json_deep_copy(old_mf));
+    json_decref(lhs);
+    json_decref(rhs);
+}
+
 static json_t *strip(json_t *set, const sk_managed_write *w)
 {
     json_t *s = sk_fieldset_strip(set, w->subresource && !strcmp(w->subresource, "status"),

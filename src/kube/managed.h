@@ -62,4 +62,13 @@ void sk_managed_update(sk_fieldset_type t, const json_t *old, json_t *new_obj,
 sk_err sk_managed_apply(sk_fieldset_type t, const json_t *live, const json_t *config,
                         const sk_managed_write *w, int force, json_t **out, json_t **status);
 
+/*
+ * kube's IgnoreManagedFieldsTimestampsTransformer: when new_obj differs from
+ * old (both borrowed; new_obj is modified) only in its managedFields' times,
+ * new_obj takes old's managedFields, so the write stays a no-op. Without it
+ * a repeated apply whose defaulting touches a field would write a new
+ * resourceVersion whenever it crossed a second boundary.
+ */
+void sk_managed_keep_times(const json_t *old, json_t *new_obj);
+
 #endif

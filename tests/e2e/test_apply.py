@@ -20,7 +20,8 @@ default (a port's protocol); apply through /scale (kube's ScaleHandler:
 the Scale's replicas are the parent's replicas field, owned with
 subresource "scale") and /status, on a built-in kind and a CRD;
 fieldValidation of an apply body (a repeated key: 400 Strict, Warning
-Warn); the Python client's server_side_apply.
+Warn); the Python client's server_side_apply; a repeated apply or patch a
+second later that changes nothing but its manager's time writes nothing.
 Why: before this, `kubectl apply --server-side` answered 404 for a new
 object and 415 on an existing one, and no object carried managedFields.
 """
@@ -28,6 +29,7 @@ object and 415 on an existing one, and no object carried managedFields.
 import json
 import os
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
@@ -358,6 +360,29 @@ class Apply(KubectlMixin, ServerTestCase, unittest.TestCase):
                                 headers={"Content-Type": "application/merge-patch+json"})
         self.assertEqual(r.status, 200, r.body)
         self.assertNotIn("managedFields", r.json()["metadata"])
+
+    def test_repeat_a_second_later_is_a_no_op(self):
+        # kube's IgnoreManagedFieldsTimestampsTransformer: an apply or patch that
+        # changes nothing but its manager's time writes nothing. The EndpointSlice's
+        # endpoint omits conditions, which defaulting fills: the applied set differs
+        # from the stored one, the object does not.
+        path = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/again"
+        body = json.dumps({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                           "metadata": {"name": "again"}, "addressType": "IPv4",
+                           "endpoints": [{"addresses": ["10.0.0.1"]}],
+                           "ports": [{"port": 80}]})
+        r = self.apply(path, body)
+        self.assertEqual(r.status, 201, r.body)
+        first = r.json()
+        time.sleep(1.1)
+        r = self.apply(path, body)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(r.json(), first)
+        r = self.server.request("PATCH", path + "?fieldManager=patcher",
+                                body='{"endpoints":[{"addresses":["10.0.0.1"]}]}',
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(r.json(), first)
 
     def test_client_side_apply_upgrade(self):
         cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: csa\ndata:\n  key: v1\n"
