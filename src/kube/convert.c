@@ -9,6 +9,7 @@
  * values (json_object_set + del) rather than copy them.
  */
 #include "kube/convert.h"
+#include "kube/typed.h"
 #include "core/check.h"
 
 #include <stdlib.h>
@@ -86,32 +87,12 @@ static void event_to_core(json_t *o)
 {
     for (size_t i = 0; i < N_EVENT_RENAMES; i++)
         rename_key(o, event_renames[i][1], event_renames[i][0]);
-    /* core's reportingComponent and reportingInstance are not omitempty */
-    if (!json_object_get(o, "reportingComponent"))
-        json_object_set_new(o, "reportingComponent", json_string(""));
-    if (!json_object_get(o, "reportingInstance"))
-        json_object_set_new(o, "reportingInstance", json_string(""));
 }
 
 static void event_from_core(json_t *o)
 {
     for (size_t i = 0; i < N_EVENT_RENAMES; i++)
         rename_key(o, event_renames[i][0], event_renames[i][1]);
-    /* events.k8s.io's are omitempty */
-    static const char *const omit[] = {
-        "reportingController", "reportingInstance", "note", "reason", "action", "type"};
-    for (size_t i = 0; i < sizeof omit / sizeof *omit; i++) {
-        const char *s = json_string_value(json_object_get(o, omit[i]));
-        if (s && !*s)
-            json_object_del(o, omit[i]);
-    }
-    json_t *c = json_object_get(o, "deprecatedCount");
-    if (json_is_integer(c) && json_integer_value(c) == 0)
-        json_object_del(o, "deprecatedCount");
-    /* a zero EventSource is omitted */
-    json_t *src = json_object_get(o, "deprecatedSource");
-    if (json_is_object(src) && json_object_size(src) == 0)
-        json_object_del(o, "deprecatedSource");
 }
 
 /* ---- autoscaling/v1 <-> autoscaling/v2 HorizontalPodAutoscaler ----
@@ -371,13 +352,6 @@ static void hpa_to_v1(json_t *o)
     if (json_array_size(conds))
         annotate(o, ANN_CONDITIONS, json_incref(conds));
     json_object_del(status, "conditions");
-    if (json_is_object(status)) {
-        /* v1's currentReplicas and desiredReplicas are not omitempty */
-        if (!json_object_get(status, "currentReplicas"))
-            json_object_set_new(status, "currentReplicas", json_integer(0));
-        if (!json_object_get(status, "desiredReplicas"))
-            json_object_set_new(status, "desiredReplicas", json_integer(0));
-    }
 }
 
 /* {type: Resource, resource: {name: cpu, <where>: {averageUtilization}}};
@@ -475,6 +449,22 @@ int sk_convert_needed(const sk_resource *r)
     return r->stored_as != r;
 }
 
+/* o (stolen) as Go's json.Marshal of the target struct writes it: which
+ * zero values are written and which omitted is the target's schema's to say
+ * (omitempty, pointers), not the mapping's. An object that does not decode
+ * (it came from a store written by hand) is left as the mapping made it. */
+static json_t *as_go_writes(const sk_resource *target, json_t *o)
+{
+    json_t *typed = NULL;
+    char *msg = NULL;
+    if (sk_typed_normalize(target, o, &typed, &msg) != SK_OK) {
+        free(msg);
+        return o;
+    }
+    json_decref(o);
+    return typed;
+}
+
 json_t *sk_convert_to_stored(const sk_resource *r, const json_t *obj)
 {
     json_t *o = json_deep_copy(obj);
@@ -484,6 +474,7 @@ json_t *sk_convert_to_stored(const sk_resource *r, const json_t *obj)
         if (p && json_is_object(o))
             p->to_stored(o);
         set_type(o, r->stored_as);
+        o = as_go_writes(r->stored_as, o);
     }
     return o;
 }
@@ -497,6 +488,7 @@ json_t *sk_convert_from_stored(const sk_resource *r, const json_t *stored)
         if (p && json_is_object(o))
             p->from_stored(o);
         set_type(o, r);
+        o = as_go_writes(r, o);
     }
     return o;
 }
