@@ -106,55 +106,67 @@ static void def_int(json_t *o, const char *key, json_int_t v)
 
 #define EACH(arr, i, x) for (size_t i = 0; (x = json_array_get(arr, i)) != NULL; i++)
 
-/* Calls fn(o, arg) on each object path reaches from o. A segment ending in
- * "[]" is a list whose elements are each walked; one ending in "?" is a
- * pointer, walked only when set; any other is a Go struct value, which
- * exists even when the client left it out. */
-static void walk(json_t *o, const char *path, void (*fn)(json_t *, const void *), const void *arg)
+/* Calls fn(o, s, arg) on each object path (dotted field names) reaches
+ * from o, whose type is s; once with o NULL where the object stops short. What each step is comes from the schema, as the
+ * Go code's types decide it: a list's elements are each walked, a pointer
+ * only when set, a struct value always (Go has it even when the client
+ * left it out). The whole path is looked up in the schema even where the
+ * object stops (o NULL), so a table row the schema does not have fails on
+ * the first write of its kind, whatever that write holds. */
+static void walk(json_t *o, const sk_schema *s, const char *path,
+                 void (*fn)(json_t *, const sk_schema *, const void *), const void *arg)
 {
     char seg[64];
     size_t len = strcspn(path, ".");
     const char *rest = path + len + (path[len] == '.');
     json_t *x;
     if (!json_is_object(o))
-        return;
+        o = NULL;
     if (len == 0) {
-        fn(o, arg);
+        fn(o, s, arg);
         return;
     }
     SK_CHECK(len < sizeof seg);
     memcpy(seg, path, len);
     seg[len] = '\0';
-    if (len > 2 && strcmp(seg + len - 2, "[]") == 0) {
-        seg[len - 2] = '\0';
-        EACH(json_object_get(o, seg), i, x) walk(x, rest, fn, arg);
-    } else if (seg[len - 1] == '?') {
-        seg[len - 1] = '\0';
-        walk(json_object_get(o, seg), rest, fn, arg);
+    const sk_schema_field *f = sk_schema_field_find(s, seg, len);
+    SK_CHECK(f);
+    const sk_schema *t = sk_schema_field_type(f);
+    if (sk_schema_kind_of(t) == SK_SCHEMA_ARRAY) {
+        t = sk_schema_elem(t);
+        if (!json_array_size(o ? json_object_get(o, seg) : NULL))
+            walk(NULL, t, rest, fn, arg);
+        EACH(o ? json_object_get(o, seg) : NULL, i, x) walk(x, t, rest, fn, arg);
+    } else if (!o || (sk_schema_field_flags(f) & SK_FIELD_POINTER)) {
+        walk(o ? json_object_get(o, seg) : NULL, t, rest, fn, arg);
     } else {
-        walk(child(o, seg), rest, fn, arg);
+        walk(child(o, seg), t, rest, fn, arg);
     }
 }
 
-/* When a field counts as unset: Go's nil test on a pointer (or "" on a
- * string), == 0 on a plain integer, len() == 0 on a slice. */
-typedef enum { IF_NIL, IF_ZERO, IF_EMPTY } unset_when;
-
 /* One "field = constant when unset" rule of a SetDefaults_* function:
  * key of each object at (see walk) in objects of group/kind (NULL for a
- * table applied to a part, such as a volume source), value as JSON. */
+ * table applied to a part, such as a volume source), value as JSON.
+ * When the field counts as unset is its Go type's (the schema's): nil for
+ * a pointer, len() == 0 for a slice, the zero value for anything else. */
 typedef struct {
     const char *group, *kind, *at, *key, *value;
-    unset_when when;
 } field_default;
 
-static void default_field(json_t *o, const void *arg)
+static void default_field(json_t *o, const sk_schema *s, const void *arg)
 {
     const field_default *d = arg;
+    const sk_schema_field *f = sk_schema_field_find(s, d->key, strlen(d->key));
+    SK_CHECK(f);
+    if (!o)
+        return;
     const json_t *cur = json_object_get(o, d->key);
-    int is_unset = d->when == IF_ZERO    ? json_integer_value(cur) == 0
-                   : d->when == IF_EMPTY ? json_array_size(cur) == 0
-                                         : unset(cur);
+    int is_unset = (sk_schema_field_flags(f) & SK_FIELD_POINTER)
+                       ? !cur || json_is_null(cur)
+                   : sk_schema_kind_of(sk_schema_field_type(f)) == SK_SCHEMA_ARRAY
+                       ? json_array_size(cur) == 0
+                       : unset(cur) || json_is_false(cur) ||
+                             (json_is_integer(cur) && json_integer_value(cur) == 0);
     if (is_unset) {
         json_t *v = json_loads(d->value, JSON_DECODE_ANY, NULL);
         SK_CHECK(v);
@@ -162,10 +174,12 @@ static void default_field(json_t *o, const void *arg)
     }
 }
 
-static void default_fields(json_t *o, const field_default *rows, size_t n)
+static void default_fields(json_t *o, const char *schema, const field_default *rows, size_t n)
 {
+    const sk_schema *s = sk_schema_named(schema);
+    SK_CHECK(s);
     for (size_t i = 0; i < n; i++)
-        walk(o, rows[i].at, default_field, &rows[i]);
+        walk(o, s, rows[i].at, default_field, &rows[i]);
 }
 
 /* The keys of src that dst (o's member key, created if needed) lacks, copied. */
@@ -288,9 +302,9 @@ static void default_container(json_t *c)
 /* What SetDefaults_AzureDiskVolumeSource and _HostPathVolumeSource add to
  * the +default markers of a Pod's volume and a PersistentVolume's spec. */
 static const field_default volume_sources[] = {
-    {NULL, NULL, "azureDisk?", "cachingMode", "\"ReadWrite\"", IF_NIL},
-    {NULL, NULL, "azureDisk?", "kind", "\"Shared\"", IF_NIL},
-    {NULL, NULL, "hostPath?", "type", "\"\"", IF_NIL},
+    {NULL, NULL, "azureDisk", "cachingMode", "\"ReadWrite\""},
+    {NULL, NULL, "azureDisk", "kind", "\"Shared\""},
+    {NULL, NULL, "hostPath", "type", "\"\""},
 };
 
 static void default_field_ref(json_t *items)
@@ -310,7 +324,8 @@ static void default_volume(json_t *v)
         json_object_set_new(v, "emptyDir", json_object());
     for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
         def_ptr(at(v, sources[i]), "defaultMode", json_integer(0644));
-    default_fields(v, volume_sources, sizeof volume_sources / sizeof volume_sources[0]);
+    default_fields(v, "io.k8s.api.core.v1.Volume", volume_sources,
+                   sizeof volume_sources / sizeof volume_sources[0]);
     default_field_ref(json_object_get(at(v, "downwardAPI"), "items"));
     json_t *claim = at(v, "ephemeral.volumeClaimTemplate.spec");
     def_ptr(claim, "volumeMode", json_string("Filesystem"));
@@ -621,7 +636,8 @@ static void default_pv(json_t *obj)
     json_t *spec = child(obj, "spec");
     def_str(spec, "persistentVolumeReclaimPolicy", "Retain");
     def_ptr(spec, "volumeMode", json_string("Filesystem"));
-    default_fields(spec, volume_sources, sizeof volume_sources / sizeof volume_sources[0]);
+    default_fields(spec, "io.k8s.api.core.v1.PersistentVolumeSpec", volume_sources,
+                   sizeof volume_sources / sizeof volume_sources[0]);
     round_resources(spec, "capacity");
 }
 
@@ -746,72 +762,71 @@ static void default_subjects(json_t *obj)
 #define ADM "admissionregistration.k8s.io"
 #define FC "flowcontrol.apiserver.k8s.io"
 #define PLC "PriorityLevelConfiguration"
-#define QUEUING "spec.limited?.limitResponse.queuing?"
+#define QUEUING "spec.limited.limitResponse.queuing"
 /* clang-format off */
 static const field_default fields[] = {
     /* admissionregistration/v1 SetDefaults_ValidatingWebhook, _MutatingWebhook,
      * _ServiceReference, _Rule */
 #define WEBHOOK_FIELDS(kind)                                                                  \
-    {ADM, kind, "webhooks[]", "failurePolicy", "\"Fail\"", IF_NIL},                           \
-    {ADM, kind, "webhooks[]", "matchPolicy", "\"Equivalent\"", IF_NIL},                       \
-    {ADM, kind, "webhooks[]", "namespaceSelector", "{}", IF_NIL},                             \
-    {ADM, kind, "webhooks[]", "objectSelector", "{}", IF_NIL},                                \
-    {ADM, kind, "webhooks[]", "timeoutSeconds", "10", IF_NIL},                                \
-    {ADM, kind, "webhooks[].clientConfig.service?", "port", "443", IF_NIL},                   \
-    {ADM, kind, "webhooks[].rules[]", "scope", "\"*\"", IF_NIL}
+    {ADM, kind, "webhooks", "failurePolicy", "\"Fail\""},                                     \
+    {ADM, kind, "webhooks", "matchPolicy", "\"Equivalent\""},                                 \
+    {ADM, kind, "webhooks", "namespaceSelector", "{}"},                                       \
+    {ADM, kind, "webhooks", "objectSelector", "{}"},                                          \
+    {ADM, kind, "webhooks", "timeoutSeconds", "10"},                                          \
+    {ADM, kind, "webhooks.clientConfig.service", "port", "443"},                              \
+    {ADM, kind, "webhooks.rules", "scope", "\"*\""}
     WEBHOOK_FIELDS("ValidatingWebhookConfiguration"),
     WEBHOOK_FIELDS("MutatingWebhookConfiguration"),
-    {ADM, "MutatingWebhookConfiguration", "webhooks[]", "reinvocationPolicy", "\"Never\"", IF_NIL},
+    {ADM, "MutatingWebhookConfiguration", "webhooks", "reinvocationPolicy", "\"Never\""},
 #undef WEBHOOK_FIELDS
     /* SetDefaults_ValidatingAdmissionPolicySpec, _MatchResources, _Rule */
-    {ADM, "ValidatingAdmissionPolicy", "spec", "failurePolicy", "\"Fail\"", IF_NIL},
+    {ADM, "ValidatingAdmissionPolicy", "spec", "failurePolicy", "\"Fail\""},
 #define MATCH_FIELDS(kind, at)                                                                \
-    {ADM, kind, at, "matchPolicy", "\"Equivalent\"", IF_NIL},                                 \
-    {ADM, kind, at, "namespaceSelector", "{}", IF_NIL},                                       \
-    {ADM, kind, at, "objectSelector", "{}", IF_NIL},                                          \
-    {ADM, kind, at ".resourceRules[]", "scope", "\"*\"", IF_NIL},                             \
-    {ADM, kind, at ".excludeResourceRules[]", "scope", "\"*\"", IF_NIL}
-    MATCH_FIELDS("ValidatingAdmissionPolicy", "spec.matchConstraints?"),
-    MATCH_FIELDS("ValidatingAdmissionPolicyBinding", "spec.matchResources?"),
+    {ADM, kind, at, "matchPolicy", "\"Equivalent\""},                                         \
+    {ADM, kind, at, "namespaceSelector", "{}"},                                               \
+    {ADM, kind, at, "objectSelector", "{}"},                                                  \
+    {ADM, kind, at ".resourceRules", "scope", "\"*\""},                                       \
+    {ADM, kind, at ".excludeResourceRules", "scope", "\"*\""}
+    MATCH_FIELDS("ValidatingAdmissionPolicy", "spec.matchConstraints"),
+    MATCH_FIELDS("ValidatingAdmissionPolicyBinding", "spec.matchResources"),
 #undef MATCH_FIELDS
     /* apiregistration/v1 SetDefaults_ServiceReference */
-    {"apiregistration.k8s.io", "APIService", "spec.service?", "port", "443", IF_NIL},
+    {"apiregistration.k8s.io", "APIService", "spec.service", "port", "443"},
     /* autoscaling/v1 and v2 SetDefaults_HorizontalPodAutoscaler */
-    {"autoscaling", "HorizontalPodAutoscaler", "spec", "minReplicas", "1", IF_NIL},
+    {"autoscaling", "HorizontalPodAutoscaler", "spec", "minReplicas", "1"},
     /* discovery/v1 SetDefaults_EndpointPort */
-    {"discovery.k8s.io", "EndpointSlice", "ports[]", "name", "\"\"", IF_NIL},
-    {"discovery.k8s.io", "EndpointSlice", "ports[]", "protocol", "\"TCP\"", IF_NIL},
+    {"discovery.k8s.io", "EndpointSlice", "ports", "name", "\"\""},
+    {"discovery.k8s.io", "EndpointSlice", "ports", "protocol", "\"TCP\""},
     /* flowcontrol/v1 SetDefaults_FlowSchemaSpec, _ExemptPriorityLevelConfiguration,
      * _LimitedPriorityLevelConfiguration, _QueuingConfiguration */
-    {FC, "FlowSchema", "spec", "matchingPrecedence", "1000", IF_ZERO},
-    {FC, PLC, "spec.exempt?", "nominalConcurrencyShares", "0", IF_NIL},
-    {FC, PLC, "spec.exempt?", "lendablePercent", "0", IF_NIL},
-    {FC, PLC, "spec.limited?", "nominalConcurrencyShares", "30", IF_NIL},
-    {FC, PLC, "spec.limited?", "lendablePercent", "0", IF_NIL},
-    {FC, PLC, QUEUING, "handSize", "8", IF_ZERO},
-    {FC, PLC, QUEUING, "queues", "64", IF_ZERO},
-    {FC, PLC, QUEUING, "queueLengthLimit", "50", IF_ZERO},
+    {FC, "FlowSchema", "spec", "matchingPrecedence", "1000"},
+    {FC, PLC, "spec.exempt", "nominalConcurrencyShares", "0"},
+    {FC, PLC, "spec.exempt", "lendablePercent", "0"},
+    {FC, PLC, "spec.limited", "nominalConcurrencyShares", "30"},
+    {FC, PLC, "spec.limited", "lendablePercent", "0"},
+    {FC, PLC, QUEUING, "handSize", "8"},
+    {FC, PLC, QUEUING, "queues", "64"},
+    {FC, PLC, QUEUING, "queueLengthLimit", "50"},
     /* networking/v1 SetDefaults_NetworkPolicyPort, _IngressClass */
-    {"networking.k8s.io", "NetworkPolicy", "spec.ingress[].ports[]", "protocol", "\"TCP\"", IF_NIL},
-    {"networking.k8s.io", "NetworkPolicy", "spec.egress[].ports[]", "protocol", "\"TCP\"", IF_NIL},
-    {"networking.k8s.io", "IngressClass", "spec.parameters?", "scope", "\"Cluster\"", IF_NIL},
+    {"networking.k8s.io", "NetworkPolicy", "spec.ingress.ports", "protocol", "\"TCP\""},
+    {"networking.k8s.io", "NetworkPolicy", "spec.egress.ports", "protocol", "\"TCP\""},
+    {"networking.k8s.io", "IngressClass", "spec.parameters", "scope", "\"Cluster\""},
     /* rbac/v1 SetDefaults_RoleBinding, _ClusterRoleBinding */
-    {RBAC_GROUP, "RoleBinding", "roleRef", "apiGroup", "\"" RBAC_GROUP "\"", IF_NIL},
-    {RBAC_GROUP, "ClusterRoleBinding", "roleRef", "apiGroup", "\"" RBAC_GROUP "\"", IF_NIL},
+    {RBAC_GROUP, "RoleBinding", "roleRef", "apiGroup", "\"" RBAC_GROUP "\""},
+    {RBAC_GROUP, "ClusterRoleBinding", "roleRef", "apiGroup", "\"" RBAC_GROUP "\""},
     /* scheduling/v1 SetDefaults_PriorityClass */
-    {"scheduling.k8s.io", "PriorityClass", "", "preemptionPolicy", "\"PreemptLowerPriority\"",
-     IF_NIL},
+    {"scheduling.k8s.io", "PriorityClass", "", "preemptionPolicy", "\"PreemptLowerPriority\""},
     /* storage/v1 SetDefaults_StorageClass, _CSIDriver (SELinuxMountReadWriteOncePod is
      * on in 1.32, so seLinuxMount is defaulted too: validation then requires it) */
-    {"storage.k8s.io", "StorageClass", "", "reclaimPolicy", "\"Delete\"", IF_NIL},
-    {"storage.k8s.io", "StorageClass", "", "volumeBindingMode", "\"Immediate\"", IF_NIL},
-    {"storage.k8s.io", "CSIDriver", "spec", "attachRequired", "true", IF_NIL},
-    {"storage.k8s.io", "CSIDriver", "spec", "podInfoOnMount", "false", IF_NIL},
-    {"storage.k8s.io", "CSIDriver", "spec", "storageCapacity", "false", IF_NIL},
-    {"storage.k8s.io", "CSIDriver", "spec", "fsGroupPolicy", "\"ReadWriteOnceWithFSType\"", IF_NIL},
-    {"storage.k8s.io", "CSIDriver", "spec", "volumeLifecycleModes", "[\"Persistent\"]", IF_EMPTY},
-    {"storage.k8s.io", "CSIDriver", "spec", "requiresRepublish", "false", IF_NIL},
-    {"storage.k8s.io", "CSIDriver", "spec", "seLinuxMount", "false", IF_NIL},
+    {"storage.k8s.io", "StorageClass", "", "reclaimPolicy", "\"Delete\""},
+    {"storage.k8s.io", "StorageClass", "", "volumeBindingMode", "\"Immediate\""},
+    {"storage.k8s.io", "CSIDriver", "spec", "attachRequired", "true"},
+    {"storage.k8s.io", "CSIDriver", "spec", "podInfoOnMount", "false"},
+    {"storage.k8s.io", "CSIDriver", "spec", "storageCapacity", "false"},
+    {"storage.k8s.io", "CSIDriver", "spec", "fsGroupPolicy", "\"ReadWriteOnceWithFSType\""},
+    {"storage.k8s.io", "CSIDriver", "spec", "volumeLifecycleModes", "[\"Persistent\"]"},
+    {"storage.k8s.io", "CSIDriver", "spec", "requiresRepublish", "false"},
+    {"storage.k8s.io", "CSIDriver", "spec", "seLinuxMount", "false"},
 };
 /* clang-format on */
 #undef ADM
@@ -867,7 +882,7 @@ static sk_err apply(const sk_resource *r, json_t *obj, int create, char **msg)
     }
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         if (strcmp(fields[i].kind, r->kind) == 0 && strcmp(fields[i].group, r->group) == 0)
-            walk(obj, fields[i].at, default_field, &fields[i]);
+            walk(obj, r->schema, fields[i].at, default_field, &fields[i]);
     }
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         if (strcmp(table[i].kind, r->kind) != 0 || strcmp(table[i].group, r->group) != 0 ||

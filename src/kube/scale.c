@@ -122,6 +122,16 @@ static json_t *scale_path(json_t *o, const char *path, int create, const char **
     return o;
 }
 
+/* Is r's spec.selector a plain label map rather than a LabelSelector? */
+static int selector_is_map(const sk_resource *r)
+{
+    const sk_schema_field *spec = sk_schema_field_find(r->schema, "spec", 4);
+    const sk_schema_field *sel =
+        spec ? sk_schema_field_find(sk_schema_field_type(spec), "selector", 8) : NULL;
+    return sel && sk_schema_kind_of(sk_schema_field_type(sel)) == SK_SCHEMA_MAP;
+}
+
+
 json_t *sk_scale_view(const sk_resource *r, const json_t *parent)
 {
     const json_t *pm = json_object_get(parent, "metadata");
@@ -147,16 +157,16 @@ json_t *sk_scale_view(const sk_resource *r, const json_t *parent)
         json_integer(json_integer_value(
             c ? scale_path((json_t *)parent, c->status_replicas, 0, NULL)
               : json_object_get(json_object_get(parent, "status"), "replicas"))));
-    /* A ReplicationController's selector is a plain map; a custom
-     * resource's is a string at its labelSelectorPath. */
+    /* A custom resource's selector is a string at its labelSelectorPath;
+     * a built-in kind's is spec.selector, a LabelSelector or, where the
+     * schema says it is a map (ReplicationController), a plain map. */
     const char *custom_sel =
         c && c->label_selector
             ? json_string_value(scale_path((json_t *)parent, c->label_selector, 0, NULL))
             : NULL;
     char *sel =
         c ? strdup(custom_sel ? custom_sel : "")
-          : sk_scale_selector_string(json_object_get(spec, "selector"),
-                                     !*r->group && strcmp(r->resource, "replicationcontrollers") == 0);
+          : sk_scale_selector_string(json_object_get(spec, "selector"), selector_is_map(r));
     SK_CHECK_ALLOC(sel);
     if (*sel)
         json_object_set_new(status, "selector", json_string(sel));
