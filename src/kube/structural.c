@@ -175,55 +175,44 @@ typedef enum {
     K_ANY
 } kw_kind;
 
-static const struct {
-    const char *name;
-    kw_kind kind;
-} keywords[] = {
-    {"id", K_STR},
-    {"$schema", K_STR},
-    {"$ref", K_STR},
-    {"description", K_STR},
-    {"type", K_STR},
-    {"format", K_STR},
-    {"title", K_STR},
-    {"default", K_ANY},
-    {"maximum", K_NUM},
-    {"exclusiveMaximum", K_BOOL},
-    {"minimum", K_NUM},
-    {"exclusiveMinimum", K_BOOL},
-    {"maxLength", K_INT},
-    {"minLength", K_INT},
-    {"pattern", K_STR},
-    {"maxItems", K_INT},
-    {"minItems", K_INT},
-    {"uniqueItems", K_BOOL},
-    {"multipleOf", K_NUM},
-    {"enum", K_ARRAY},
-    {"maxProperties", K_INT},
-    {"minProperties", K_INT},
-    {"required", K_STRS},
-    {"items", K_SCHEMA_OR_ARRAY},
-    {"allOf", K_SCHEMAS},
-    {"oneOf", K_SCHEMAS},
-    {"anyOf", K_SCHEMAS},
-    {"not", K_SCHEMA},
-    {"properties", K_SCHEMA_MAP},
-    {"additionalProperties", K_SCHEMA_OR_BOOL},
-    {"patternProperties", K_SCHEMA_MAP},
-    {"dependencies", K_DEPS},
-    {"additionalItems", K_SCHEMA_OR_BOOL},
-    {"definitions", K_SCHEMA_MAP},
-    {"externalDocs", K_OBJ},
-    {"example", K_ANY},
-    {"nullable", K_BOOL},
-    {"x-kubernetes-preserve-unknown-fields", K_BOOL},
-    {"x-kubernetes-embedded-resource", K_BOOL},
-    {"x-kubernetes-int-or-string", K_BOOL},
-    {"x-kubernetes-list-map-keys", K_STRS},
-    {"x-kubernetes-list-type", K_STR},
-    {"x-kubernetes-map-type", K_STR},
-    {"x-kubernetes-validations", K_ARRAY},
-};
+#define JSP "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps"
+
+/* What JSON a keyword of JSONSchemaProps takes, from the field's type in
+ * the generated schema. The unions Go decodes by hand (schema or list,
+ * schema or bool, schema or list of strings) are raw JSON there; their
+ * type names say which is which. */
+static kw_kind keyword_kind(const sk_schema *props, const sk_schema *t)
+{
+    const sk_schema *e = NULL;
+    const char *name = sk_schema_name(t);
+    switch (sk_schema_kind_of(t)) {
+    case SK_SCHEMA_STRING:
+        return K_STR;
+    case SK_SCHEMA_DOUBLE:
+        return K_NUM;
+    case SK_SCHEMA_BOOL:
+        return K_BOOL;
+    case SK_SCHEMA_INT32:
+    case SK_SCHEMA_INT64:
+        return K_INT;
+    case SK_SCHEMA_ARRAY:
+        e = sk_schema_elem(t);
+        return e == props                                       ? K_SCHEMAS
+               : sk_schema_kind_of(e) == SK_SCHEMA_STRING ? K_STRS
+                                                               : K_ARRAY;
+    case SK_SCHEMA_MAP:
+        e = sk_schema_elem(t);
+        return e == props ? K_SCHEMA_MAP : K_DEPS;
+    case SK_SCHEMA_STRUCT:
+        return t == props ? K_SCHEMA : K_OBJ;
+    default:
+        if (name && !strcmp(name, JSP "OrArray"))
+            return K_SCHEMA_OR_ARRAY;
+        if (name && !strcmp(name, JSP "OrBool"))
+            return K_SCHEMA_OR_BOOL;
+        return K_ANY;
+    }
+}
 
 static int all_strings(const json_t *a)
 {
@@ -273,13 +262,19 @@ static void shape(const json_t *sch, sk_buf *p, sk_field_errors *fe)
         sk_field_errors_invalid_json(fe, str(p), sch, "must be a JSON schema object");
         return;
     }
-    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++) {
-        const json_t *v = kw(sch, keywords[i].name);
+    const sk_schema *props = sk_schema_named(JSP);
+    SK_CHECK(props);
+    size_t n = sk_schema_pb_count(props);
+    for (size_t i = 0; i < n; i++) {
+        const sk_schema_field *f = sk_schema_pb_at(props, i);
+        const char *name = sk_schema_field_name(f);
+        const json_t *v = kw(sch, name);
         const char *want = NULL;
         if (!v)
             continue;
-        size_t m = child(p, keywords[i].name);
-        switch (keywords[i].kind) {
+        kw_kind kind = keyword_kind(props, sk_schema_field_type(f));
+        size_t m = child(p, name);
+        switch (kind) {
         case K_STR:
             want = json_is_string(v) ? NULL : "must be a string";
             break;
@@ -313,7 +308,7 @@ static void shape(const json_t *sch, sk_buf *p, sk_field_errors *fe)
         case K_SCHEMA_MAP:
         case K_DEPS:
             if (json_is_object(v))
-                shape_map(v, p, fe, keywords[i].kind == K_DEPS);
+                shape_map(v, p, fe, kind == K_DEPS);
             else
                 want = "must be an object of schemas";
             break;

@@ -219,6 +219,25 @@ static void test_forbidden_fields(void **state)
           "expression, but isn't: error parsing regexp: missing closing ): `(`");
     rejects("{\"type\":\"object\",\"properties\":{\"spec\":5}}",
             P ".properties[spec]: Invalid value: 5: must be a JSON schema object");
+    /* Each keyword's JSON type is JSONSchemaProps' field type, nested
+     * schemas included (through lists, maps and the hand-decoded unions). */
+    rejects(SPEC("\"p\":{\"type\":\"string\",\"maxLength\":\"x\"}"),
+            P ".properties[spec].properties[p].maxLength: Invalid value: \"x\": must be an integer");
+    rejects(SPEC("\"p\":{\"type\":\"number\",\"maximum\":true}"),
+            P ".properties[spec].properties[p].maximum: Invalid value: true: must be a number");
+    rejects(SPEC("\"p\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"nullable\":1}}"),
+            P ".properties[spec].properties[p].items.nullable: Invalid value: 1: must be a boolean");
+    rejects(SPEC("\"p\":{\"type\":\"object\",\"additionalProperties\":{\"format\":2}}"),
+            P ".properties[spec].properties[p].additionalProperties.format: Invalid value: 2: "
+              "must be a string");
+    rejects(SPEC("\"p\":{\"type\":\"array\",\"x-kubernetes-list-map-keys\":[1]}"),
+            P ".properties[spec].properties[p].x-kubernetes-list-map-keys: Invalid value: []interface {}{1}: "
+              "must be a list of strings");
+    rejects(SPEC("\"p\":{\"type\":\"object\",\"dependencies\":{\"a\":[\"b\",1]}}"),
+            P ".properties[spec].properties[p].dependencies[a]: Invalid value: []interface {}{\"b\", 1}: "
+              "must be a schema or a list of strings");
+    rejects(SPEC("\"p\":{\"type\":\"string\",\"externalDocs\":\"u\"}"),
+            P ".properties[spec].properties[p].externalDocs: Invalid value: \"u\": must be an object");
 }
 
 static void test_metadata(void **state)
