@@ -32,7 +32,7 @@ rather than a Status Success (the OpenAPI 200 response of its DELETE, which kube
 derives from the store's ReturnDeletedObject), or when the overlay says so.
 
 Output: one JSON document, {"kubernetes", "resources": [...], "definitions": {...},
-"preferredVersions", "sharedStorage"}, with no prose: descriptions are dropped.
+"preferredVersions", "queryParameters", "sharedStorage"}, with no prose: descriptions are dropped.
 Resources are in discovery order: groups by priority, the preferred version
 first, then other versions and resources by name. Definitions keep the OpenAPI v2 keys sqlkube
 uses (type, format, $ref, items, additionalProperties, required, enum and the
@@ -412,6 +412,41 @@ def collect_resources(swagger, served, not_served):
     return res
 
 
+def query_parameters(swagger):
+    """Each action's query parameters (name and type): those of the
+    operation and of its path item (kube hoists the ones every operation of
+    a path shares, so a path with one operation has them all there), as the
+    paths of every served resource declare them. Subresource and watch paths
+    are left out: their operations repeat the resource's, or are connect
+    streams sqlkube does not describe. Every resource must agree, or the one
+    list would misdescribe some."""
+    defs = swagger.get("parameters", {})
+
+    def params(ps):
+        out = []
+        for p in ps:
+            if "$ref" in p:
+                p = defs[p["$ref"].split("/")[-1]]
+            if p["in"] == "query":
+                out.append({"name": p["name"], "type": p["type"]})
+        return out
+
+    seen = {}
+    for path, ops in swagger["paths"].items():
+        m = PATH_RE.match(path)
+        if not m or m.group(4) or m.group(8) or path.endswith("/{path}"):
+            continue
+        shared = params(ops.get("parameters", []))
+        for method, op in ops.items():
+            action = op.get("x-kubernetes-action") if method != "parameters" else None
+            if not action:
+                continue
+            got = sorted(shared + params(op.get("parameters", [])), key=lambda x: x["name"])
+            if seen.setdefault(action, got) != got:
+                die("%s %s: query parameters differ from other resources'" % (path, action))
+    return seen
+
+
 def kind_definition(defs, group, version, kind):
     for name, d in defs.items():
         for g in d.get("x-kubernetes-group-version-kind", []):
@@ -535,6 +570,7 @@ def main():
                 die("sharedStorage names %s, which is not served" % gvr)
     json.dump({"kubernetes": "1.32", "resources": resources, "definitions": defs,
                "preferredVersions": overlay.get("preferredVersions", {}),
+               "queryParameters": query_parameters(swagger),
                "sharedStorage": overlay.get("sharedStorage", {})},
               sys.stdout, sort_keys=True, separators=(",", ":"))
     sys.stdout.write("\n")

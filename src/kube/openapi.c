@@ -61,48 +61,32 @@ static const char *ref_prefix(dialect d)
 
 /* ---- query parameters and operations ---------------------------------- */
 
+/* Our words for each query parameter; which operation takes which, and
+ * its type, are the generated description's ("queryParameters"). */
 static const struct {
     const char *name;
-    const char *type;
     const char *about; /* what the server does with it */
-} query_params[] = {
-    {"allowWatchBookmarks", "boolean", "Ask for BOOKMARK events on a watch."},
-    {"continue", "string", "The continue token of the previous page."},
-    {"dryRun", "string", "\"All\": validate and answer without storing."},
-    {"fieldManager", "string", "The actor making the change."},
-    {"fieldSelector", "string", "Select objects by field values."},
-    {"fieldValidation", "string", "Ignore, Warn (default) or Strict about unknown and duplicate fields."},
-    {"force", "boolean", "Take over conflicting fields of an apply patch."},
-    {"gracePeriodSeconds", "integer", "Seconds before the object is deleted."},
-    {"ignoreStoreReadErrorWithClusterBreakingPotential", "boolean", "Delete objects that cannot be read."},
-    {"labelSelector", "string", "Select objects by labels."},
-    {"limit", "integer", "Most items per page."},
-    {"orphanDependents", "boolean", "Deprecated: use propagationPolicy."},
-    {"pretty", "string", "Indent the output."},
-    {"propagationPolicy", "string", "Orphan, Background or Foreground deletion of dependents."},
-    {"resourceVersion", "string", "The resource version to read at or watch from."},
-    {"resourceVersionMatch", "string", "Exact or NotOlderThan: how resourceVersion applies."},
-    {"sendInitialEvents", "boolean", "Start a watch with the current objects."},
-    {"timeoutSeconds", "integer", "End the list or watch after this many seconds."},
-    {"watch", "boolean", "Watch for changes instead of listing."},
+} query_param_words[] = {
+    {"allowWatchBookmarks", "Ask for BOOKMARK events on a watch."},
+    {"continue", "The continue token of the previous page."},
+    {"dryRun", "\"All\": validate and answer without storing."},
+    {"fieldManager", "The actor making the change."},
+    {"fieldSelector", "Select objects by field values."},
+    {"fieldValidation", "Ignore, Warn (default) or Strict about unknown and duplicate fields."},
+    {"force", "Take over conflicting fields of an apply patch."},
+    {"gracePeriodSeconds", "Seconds before the object is deleted."},
+    {"ignoreStoreReadErrorWithClusterBreakingPotential", "Delete objects that cannot be read."},
+    {"labelSelector", "Select objects by labels."},
+    {"limit", "Most items per page."},
+    {"orphanDependents", "Deprecated: use propagationPolicy."},
+    {"pretty", "Indent the output."},
+    {"propagationPolicy", "Orphan, Background or Foreground deletion of dependents."},
+    {"resourceVersion", "The resource version to read at or watch from."},
+    {"resourceVersionMatch", "Exact or NotOlderThan: how resourceVersion applies."},
+    {"sendInitialEvents", "Start a watch with the current objects."},
+    {"timeoutSeconds", "End the list or watch after this many seconds."},
+    {"watch", "Watch for changes instead of listing."},
 };
-
-static const char *const list_params[] = {"allowWatchBookmarks", "continue", "fieldSelector",
-                                          "labelSelector", "limit", "resourceVersion",
-                                          "resourceVersionMatch", "sendInitialEvents",
-                                          "timeoutSeconds", "watch", NULL};
-static const char *const write_params[] = {"dryRun", "fieldManager", "fieldValidation", NULL};
-static const char *const patch_params[] = {"dryRun", "fieldManager", "fieldValidation", "force",
-                                           NULL};
-static const char *const delete_params[] = {
-    "dryRun", "gracePeriodSeconds", "ignoreStoreReadErrorWithClusterBreakingPotential",
-    "orphanDependents", "propagationPolicy", NULL};
-static const char *const deletecollection_params[] = {
-    "continue", "dryRun", "fieldSelector", "gracePeriodSeconds",
-    "ignoreStoreReadErrorWithClusterBreakingPotential", "labelSelector", "limit",
-    "orphanDependents", "propagationPolicy", "resourceVersion", "resourceVersionMatch",
-    "sendInitialEvents", "timeoutSeconds", NULL};
-static const char *const no_params[] = {NULL};
 
 /* Patch types the server accepts; strategic merge is what kubectl apply probes for. */
 static const char *const patch_types[] = {"application/json-patch+json",
@@ -121,7 +105,6 @@ typedef struct op_spec {
     const char *action;   /* x-kubernetes-action */
     const char *id_verb;  /* operationId = id_verb + GV + id_infix + scope + Kind + suffix */
     const char *id_infix; /* "Collection" for deletecollection */
-    const char *const *params;
     body_kind body;
     resp_kind resp;
     const char *codes[4];
@@ -130,28 +113,28 @@ typedef struct op_spec {
 /* One operation per line reads as a table. */
 /* clang-format off */
 static const op_spec collection_ops[] = {
-    {SK_VERB_LIST, "get", "list", "list", "", list_params, BODY_NONE, RESP_LIST, {"200"}},
-    {SK_VERB_CREATE, "post", "post", "create", "", write_params, BODY_OBJECT, RESP_OBJECT, {"200", "201", "202"}},
-    {SK_VERB_DELETECOLLECTION, "delete", "deletecollection", "delete", "Collection", deletecollection_params, BODY_DELETE, RESP_STATUS, {"200"}},
+    {SK_VERB_LIST, "get", "list", "list", "", BODY_NONE, RESP_LIST, {"200"}},
+    {SK_VERB_CREATE, "post", "post", "create", "", BODY_OBJECT, RESP_OBJECT, {"200", "201", "202"}},
+    {SK_VERB_DELETECOLLECTION, "delete", "deletecollection", "delete", "Collection", BODY_DELETE, RESP_STATUS, {"200"}},
 };
 
 static const op_spec item_ops[] = {
-    {SK_VERB_GET, "get", "get", "read", "", no_params, BODY_NONE, RESP_OBJECT, {"200"}},
-    {SK_VERB_UPDATE, "put", "put", "replace", "", write_params, BODY_OBJECT, RESP_OBJECT, {"200", "201"}},
-    {SK_VERB_PATCH, "patch", "patch", "patch", "", patch_params, BODY_PATCH, RESP_OBJECT, {"200", "201"}},
-    {SK_VERB_DELETE, "delete", "delete", "delete", "", delete_params, BODY_DELETE, RESP_STATUS, {"200", "202"}},
+    {SK_VERB_GET, "get", "get", "read", "", BODY_NONE, RESP_OBJECT, {"200"}},
+    {SK_VERB_UPDATE, "put", "put", "replace", "", BODY_OBJECT, RESP_OBJECT, {"200", "201"}},
+    {SK_VERB_PATCH, "patch", "patch", "patch", "", BODY_PATCH, RESP_OBJECT, {"200", "201"}},
+    {SK_VERB_DELETE, "delete", "delete", "delete", "", BODY_DELETE, RESP_STATUS, {"200", "202"}},
 };
 
 static const op_spec all_namespaces_ops[] = {
-    {SK_VERB_LIST, "get", "list", "list", "", list_params, BODY_NONE, RESP_LIST, {"200"}},
+    {SK_VERB_LIST, "get", "list", "list", "", BODY_NONE, RESP_LIST, {"200"}},
 };
 
 /* Subresources: the object ops, with "create" a POST of the subresource's kind. */
 static const op_spec subresource_ops[] = {
-    {SK_VERB_GET, "get", "get", "read", "", no_params, BODY_NONE, RESP_OBJECT, {"200"}},
-    {SK_VERB_UPDATE, "put", "put", "replace", "", write_params, BODY_OBJECT, RESP_OBJECT, {"200", "201"}},
-    {SK_VERB_PATCH, "patch", "patch", "patch", "", patch_params, BODY_PATCH, RESP_OBJECT, {"200", "201"}},
-    {SK_VERB_CREATE, "post", "post", "create", "", write_params, BODY_OBJECT, RESP_OBJECT, {"200", "201", "202"}},
+    {SK_VERB_GET, "get", "get", "read", "", BODY_NONE, RESP_OBJECT, {"200"}},
+    {SK_VERB_UPDATE, "put", "put", "replace", "", BODY_OBJECT, RESP_OBJECT, {"200", "201"}},
+    {SK_VERB_PATCH, "patch", "patch", "patch", "", BODY_PATCH, RESP_OBJECT, {"200", "201"}},
+    {SK_VERB_CREATE, "post", "post", "create", "", BODY_OBJECT, RESP_OBJECT, {"200", "201", "202"}},
 };
 /* clang-format on */
 
@@ -374,13 +357,57 @@ static json_t *param(dialect d, const char *name, const char *in, const char *ty
     return p;
 }
 
-static json_t *query_param(dialect d, const char *name)
+/* The query parameters of operations of an action (x-kubernetes-action). */
+static const json_t *action_params(const char *action)
 {
-    for (size_t i = 0; i < sizeof query_params / sizeof query_params[0]; i++)
-        if (strcmp(query_params[i].name, name) == 0)
-            return param(d, name, "query", query_params[i].type, query_params[i].about);
-    SK_CHECK(!"operation lists an undefined query parameter");
-    return NULL;
+    const json_t *p =
+        json_object_get(json_object_get(sk_schema_api(), "queryParameters"), action);
+    SK_CHECK(json_is_array(p)); /* the generator lists every action a resource has */
+    return p;
+}
+
+static int has_param(const json_t *list, const char *name)
+{
+    size_t i;
+    const json_t *p;
+    json_array_foreach(list, i, p) {
+        if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Does every action take the parameter? kube hoists those onto the path
+ * item (pretty); the rest stay on each operation, where kubectl's
+ * field-validation probe looks for them. */
+static int on_every_action(const char *name)
+{
+    const char *action;
+    json_t *list;
+    json_object_foreach(json_object_get(sk_schema_api(), "queryParameters"), action, list) {
+        if (!has_param(list, name))
+            return 0;
+    }
+    return 1;
+}
+
+/* Appends the action's query parameters that sit on the path item
+ * (on_path) or on the operation (!on_path) to params. */
+static void append_query_params(dialect d, json_t *params, const char *action, int on_path)
+{
+    size_t i;
+    const json_t *p;
+    json_array_foreach(action_params(action), i, p) {
+        const char *name = json_string_value(json_object_get(p, "name"));
+        if (on_every_action(name) != on_path)
+            continue;
+        const char *about = "";
+        for (size_t k = 0; k < sizeof query_param_words / sizeof *query_param_words; k++)
+            if (strcmp(query_param_words[k].name, name) == 0)
+                about = query_param_words[k].about;
+        append(params,
+               param(d, name, "query", json_string_value(json_object_get(p, "type")), about));
+    }
 }
 
 /* "CoreV1", "CoordinationV1": the group without ".k8s.io", labels capitalised. */
@@ -452,8 +479,7 @@ static json_t *operation(dialect d, json_t *schemas, const target *t, const op_s
 
     json_t *params = json_array();
     SK_CHECK_ALLOC(params);
-    for (const char *const *p = op->params; *p; p++)
-        append(params, query_param(d, *p));
+    append_query_params(d, params, op->action, 0);
 
     char tag[160];
     snprintf(tag, sizeof tag, "%s_%s", t->r->group[0] ? t->r->group : "core", t->r->version);
@@ -536,7 +562,7 @@ static void add_path(dialect d, json_t *paths, json_t *schemas, const target *t,
     }
     if (t->scoped)
         append(params, param(d, "namespace", "path", "string", "The object's namespace."));
-    append(params, query_param(d, "pretty"));
+    append_query_params(d, params, "get", 1);
     set(item, "parameters", params);
     set(paths, path, item);
 }
