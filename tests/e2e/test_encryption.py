@@ -12,7 +12,10 @@ key, and `kubectl replace` of every Secret moves them all to it. Restarted
 with no key that reads them, a Secret is a 500 while ConfigMaps still work;
 a bad config stops the start with kube's message. Each provider's stored bytes
 (aescbc, aesgcm with 16- and 32-byte keys, secretbox) are decrypted by
-python3-cryptography / python3-nacl as kube's format.
+python3-cryptography / python3-nacl as kube's format, and bytes they make in
+kube's format read back through sqlkube. On PostgreSQL, two instances go
+through kube's rotation one restart at a time, each reading what either
+wrote at every step.
 
 Why: a database file, backup or replica must not hand out the cluster's
 passwords, while everything else stays readable with SQL.
@@ -29,7 +32,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
-from server import CONFIG, Server, describe, sql  # noqa: E402
+from server import CONFIG, Server, describe, sql, wait_until  # noqa: E402
 
 from cryptography.hazmat.primitives import padding  # noqa: E402
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # noqa: E402
@@ -78,6 +81,24 @@ def aesgcm_open(stored, key, etcd_key):
 def secretbox_open(stored, key):
     """kube's secretbox value: 24-byte nonce and the box."""
     return nacl.secret.SecretBox(key).decrypt(base64.b64decode(stored))
+
+
+def aescbc_seal(plain, key, etcd_key):
+    """kube's aescbc bytes for plain, made by python3-cryptography."""
+    iv = os.urandom(16)
+    pad = padding.PKCS7(128).padder()
+    enc = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+    padded = pad.update(plain) + pad.finalize()
+    return base64.b64encode(iv + enc.update(padded) + enc.finalize()).decode()
+
+
+def aesgcm_seal(plain, key, etcd_key):
+    nonce = os.urandom(12)
+    return base64.b64encode(nonce + AESGCM(key).encrypt(nonce, plain, etcd_key.encode())).decode()
+
+
+def secretbox_seal(plain, key, etcd_key):
+    return base64.b64encode(bytes(nacl.secret.SecretBox(key).encrypt(plain))).decode()
 
 
 class EncryptionTest(unittest.TestCase):
@@ -180,15 +201,20 @@ class EncryptionTest(unittest.TestCase):
                          ["data"]["k"], plain)
 
     def test_each_provider_read_by_another_implementation(self):
-        """The stored bytes of aescbc, aesgcm (16- and 32-byte keys) and
-        secretbox are what python3-cryptography and python3-nacl decrypt as
-        kube's format."""
+        """Both ways, for aescbc, aesgcm (16- and 32-byte keys) and secretbox:
+        sqlkube's stored bytes are what python3-cryptography and
+        python3-nacl decrypt as kube's format, and bytes they make in kube's
+        format (as a kube-apiserver would have written them) read back
+        through sqlkube."""
         cbc = lambda value, key, etcd_key: aescbc_open(value, key)  # noqa: E731
         box = lambda value, key, etcd_key: secretbox_open(value, key)  # noqa: E731
-        cases = [("aescbc", KEY1[:24], cbc), ("aesgcm", KEY1[:16], aesgcm_open),
-                 ("aesgcm", KEY1, aesgcm_open), ("secretbox", KEY1, box)]
-        for i, (provider, key, open_) in enumerate(cases):
+        cases = [("aescbc", KEY1[:24], cbc, aescbc_seal),
+                 ("aesgcm", KEY1[:16], aesgcm_open, aesgcm_seal),
+                 ("aesgcm", KEY1, aesgcm_open, aesgcm_seal),
+                 ("secretbox", KEY1, box, secretbox_seal)]
+        for i, (provider, key, open_, seal) in enumerate(cases):
             name = "p%d" % i
+            etcd_key = "/registry/secrets/default/" + name
             self.write_config(config(("k%d" % i, key), provider=provider))
             self.server.restart()
             password = "pw-" + secrets.token_hex(12)
@@ -198,8 +224,89 @@ class EncryptionTest(unittest.TestCase):
             (value,) = self.stored("secrets", name)
             prefix = "k8s:enc:%s:v1:k%d:" % (provider, i)
             self.assertTrue(value.startswith(prefix), value[:60])
-            obj = json.loads(open_(value[len(prefix):], key, "/registry/secrets/default/" + name))
+            obj = json.loads(open_(value[len(prefix):], key, etcd_key))
             self.assertEqual(base64.b64decode(obj["data"]["password"]).decode(), password)
+
+            # the other way: another password, sealed by the other implementation
+            other = "other-" + secrets.token_hex(8)
+            obj["data"]["password"] = base64.b64encode(other.encode()).decode()
+            sealed = prefix + seal(json.dumps(obj).encode(), key, etcd_key)
+            self.server.stop()
+            sql(self.server, "UPDATE sk_history SET value = '%s' WHERE resource = 'secrets' "
+                "AND namespace = 'default' AND name = '%s'" % (sealed, name))
+            self.server.start()
+            self.assertEqual(self.secret_value(name), other)
+
+    def test_two_instances_through_a_rotation(self):
+        """kube's rotation, instance by instance, on two sqlkube processes
+        sharing one PostgreSQL: at every step each reads what either wrote."""
+        if self.server.backend != "postgres":
+            self.skipTest("needs a shared PostgreSQL")
+        b_config = os.path.join(self.dir, "encryption-b.yaml")
+        with open(b_config, "w") as f:
+            f.write(config(("key1", KEY1)))
+        b = Server("encryption-b", db_url=self.server.db_url,
+                   extra_args=["--encryption-provider-config", b_config])
+        servers = {"a": self.server, "b": b}
+        written = {}
+
+        def write(on, name):
+            password = "pw-%s-%s" % (name, secrets.token_hex(6))
+            r = servers[on].request("POST", "/api/v1/namespaces/default/secrets", {
+                "apiVersion": "v1", "kind": "Secret", "metadata": {"name": name},
+                "data": {"password": base64.b64encode(password.encode()).decode()}})
+            self.assertEqual(r.status, 201, r)
+            written[name] = password
+
+        def read(on, name):
+            r = servers[on].request("GET", "/api/v1/namespaces/default/secrets/" + name)
+            if r.status != 200:
+                return None
+            return base64.b64decode(r.json()["data"]["password"]).decode()
+
+        def all_read(step):
+            for on in servers:
+                for name, password in written.items():
+                    got = wait_until(lambda: read(on, name), timeout=20,
+                                     what="%s reading %s (%s)" % (on, name, step))
+                    self.assertEqual(got, password, "%s reading %s (%s)" % (on, name, step))
+
+        def configure(on, *keys):
+            path = self.config_path if on == "a" else b_config
+            with open(path, "w") as f:
+                f.write(config(*keys))
+            servers[on].restart()
+
+        try:
+            b.start()
+            write("a", "s1")
+            all_read("one key")
+            # 1: the new key, second, on every instance
+            configure("a", ("key1", KEY1), ("key2", KEY2))
+            write("b", "s2")
+            all_read("a has key2 second")
+            configure("b", ("key1", KEY1), ("key2", KEY2))
+            # 2: the new key first, one instance at a time
+            configure("a", ("key2", KEY2), ("key1", KEY1))
+            write("a", "s3")
+            write("b", "s4")
+            all_read("a writes with key2, b with key1")
+            self.assertTrue(self.stored("secrets", "s3")[-1].startswith("k8s:enc:aescbc:v1:key2:"))
+            self.assertTrue(self.stored("secrets", "s4")[-1].startswith("k8s:enc:aescbc:v1:key1:"))
+            configure("b", ("key2", KEY2), ("key1", KEY1))
+            # 3: every Secret rewritten (through b), 4: the old key gone everywhere
+            listed = b.kubectl("get", "secrets", "-o", "json")
+            self.assertEqual(listed.returncode, 0, describe(listed))
+            p = b.kubectl("replace", "-f", "-", input=listed.stdout)
+            self.assertEqual(p.returncode, 0, describe(p))
+            for name in written:
+                self.assertTrue(self.stored("secrets", name)[-1].startswith(
+                    "k8s:enc:aescbc:v1:key2:"), name)
+            configure("a", ("key2", KEY2))
+            configure("b", ("key2", KEY2))
+            all_read("key1 removed")
+        finally:
+            b.cleanup()
 
     def test_bad_config_stops_the_start(self):
         self.server.stop()
