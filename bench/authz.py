@@ -98,13 +98,14 @@ def pct(sorted_vals, p):
 
 
 class Server:
-    def __init__(self, binary, mode, data_dir=None):
+    def __init__(self, binary, mode, data_dir=None, extra_args=()):
         self.dir = data_dir or tempfile.mkdtemp(prefix="sk-authz-")
         self.port = free_port()
         self.log = open(os.path.join(self.dir, "server.log"), "a")
         self.proc = subprocess.Popen(
             [binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--data-dir", self.dir,
-             "--authorization-mode", mode], stdout=self.log, stderr=subprocess.STDOUT)
+             "--authorization-mode", mode] + list(extra_args),
+            stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 120
         while not os.path.exists(os.path.join(self.dir, "kubeconfig")):
             if time.time() > deadline or self.proc.poll() is not None:
