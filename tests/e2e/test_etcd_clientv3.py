@@ -13,7 +13,9 @@ TimeToLive and revoke of an unknown lease, 32 concurrent writers on one key
 (puts with prev_kv, puts mixed with deletes, GuaranteedUpdate's CAS-else-Get
 increments: several land in one group commit, and etcd's invariants must
 hold), and the compactor's compact_rev_key Version CAS, Compact, then reads and watches
-below it. It prints one line per call with revisions
+below it. kube 1.34/1.35's additions: counting with a keys-only range (with
+and without a limit), and a watch on compact_rev_key, asking for a leader,
+whose event's value is parsed as the compacted revision. It prints one line per call with revisions
 relative to where it started; the same run against a real etcd 3.4 (Debian
 etcd-server) in the same test must print the same lines.
 
@@ -77,6 +79,14 @@ class KubeShapes(unittest.TestCase):
                       '"version":33},"violation":""}', self.want)
         self.assertIn('get below the compaction {"err":"etcdserver: mvcc: required revision '
                       'has been compacted"}', self.want)
+        # kube 1.34/1.35's shapes: keys-only counting, the compact key watched and parsed
+        self.assertIn("count pods keys only", steps)
+        self.assertIn("keys only with a limit", steps)
+        counted = [line for line in self.want if line.startswith("count pods keys only ")]
+        self.assertIn('"count":5', counted[0])
+        self.assertIn('"value_bytes":0', counted[0])
+        watched = [line for line in self.want if line.startswith("compact key watched ")]
+        self.assertRegex(watched[0], r'"parse_err":"","type":"PUT"')
 
     def test_same_answers_as_etcd(self):
         port = free_port()

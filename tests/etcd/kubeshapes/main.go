@@ -14,15 +14,18 @@
 //	kv     create as Txn(ModRevision==0 -> Put), get, update as
 //	       Txn(ModRevision==R -> Put, else Get) with a current and a stale R,
 //	       delete likewise, paged Range with key+"\x00" continuation at the
-//	       first page's revision, Count, count-only Range, reads at past and
+//	       first page's revision, Count, count-only Range, keys-only Range
+//	       (kube 1.34's count) with and without a limit, reads at past and
 //	       future revisions
 //	watch  watch from RV+1 with prev_kv over puts, updates and deletes; a
 //	       progress request answered with the current revision; a watch
 //	       from a compacted revision cancelled with compact_revision
 //	lease  a lease (as kube-apiserver's Events use) whose keys go when it
 //	       expires, seen by a watch; TimeToLive; revoke of an unknown lease
-//	compact  the compact_rev_key Version CAS, Compact, then reads below it
-//	       (after the sections whose history it removes)
+//	compact  the compact_rev_key Version CAS, seen by a watch on that key
+//	       (kube 1.34) whose value gives the compacted revision (1.35),
+//	       Compact, then reads below it (after the sections whose history it
+//	       removes)
 //	batch  concurrent writers on one key, so a store that group-commits
 //	       puts several in one batch: puts with prev_kv, puts and deletes
 //	       mixed, and GuaranteedUpdate-style increments (CAS, else Get,
@@ -198,6 +201,22 @@ func list(step, dir string, limit int64) {
 	}
 }
 
+// keysOnly is a keys-only prefix range: the keys, no values, and the count.
+func keysOnly(step, dir string, limit int64) {
+	resp, err := client.Get(ctx, key(dir), clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+		clientv3.WithLimit(limit))
+	if err != nil {
+		emit(step, map[string]interface{}{"err": errText(err)})
+		return
+	}
+	valueBytes := 0
+	for _, kv := range resp.Kvs {
+		valueBytes += len(kv.Value)
+	}
+	emit(step, map[string]interface{}{"kvs": kvsOut(resp.Kvs), "count": resp.Count,
+		"more": resp.More, "value_bytes": valueBytes, "rev": rel(resp.Header.Revision)})
+}
+
 func sectionKV() {
 	for _, n := range []string{"pods/ns1/a", "pods/ns1/b", "pods/ns2/c", "pods/ns2/d", "pods/ns3/e"} {
 		create(n, "v1:"+n, 0)
@@ -216,6 +235,10 @@ func sectionKV() {
 	} else {
 		emit("count pods", map[string]interface{}{"count": resp.Count, "kvs": len(resp.Kvs)})
 	}
+	// kube 1.34 counts with a keys-only range instead (kubernetes#132355)
+	// and pages one the same way
+	keysOnly("count pods keys only", "pods/", 0)
+	keysOnly("keys only with a limit", "pods/", 2)
 	remove("pods/ns2/c", modRev("pods/ns2/c"))
 	remove("pods/ns2/d", 1) // stale
 	list("list pods after delete", "pods/", 3)
@@ -367,6 +390,12 @@ func sectionCompact() {
 	}
 	old := modRev("pods/ns1/a")
 	rev := resp.Header.Revision
+	// kube 1.34 watches the key (kubernetes#132876) and 1.35 reads the
+	// compacted revision from the value each event carries; the watch asks
+	// for a leader, as kube-apiserver's watches do.
+	kctx, kcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer kcancel()
+	kch := client.Watch(kctx, ckey, clientv3.WithRev(rev+1))
 	txn, err := client.Txn(ctx).If(clientv3.Compare(clientv3.Version(ckey), "=", version)).
 		Then(clientv3.OpPut(ckey, strconv.FormatInt(rev, 10))).Else(clientv3.OpGet(ckey)).Commit()
 	if err != nil {
@@ -380,6 +409,14 @@ func sectionCompact() {
 	if err == nil {
 		emit("compact cas again", map[string]interface{}{"ok": txn2.Succeeded,
 			"version": txn2.Responses[0].GetResponseRange().Kvs[0].Version - version})
+	}
+	if evs, err := collect(kch, 1, 20*time.Second); err != nil {
+		emit("compact key watched", map[string]interface{}{"err": errText(err)})
+	} else {
+		parsed, perr := strconv.ParseInt(string(evs[0].Kv.Value), 10, 64)
+		emit("compact key watched", map[string]interface{}{"type": evs[0].Type.String(),
+			"mod": rel(evs[0].Kv.ModRevision), "version": evs[0].Kv.Version - version,
+			"compact_rev": rel(parsed), "parse_err": errText(perr)})
 	}
 	_, err = client.Compact(ctx, rev, clientv3.WithCompactPhysical())
 	emit("compact", map[string]interface{}{"err": errText(err)})
