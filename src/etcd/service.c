@@ -25,6 +25,7 @@
  */
 #include "etcd/service.h"
 #include "core/check.h"
+#include "core/crc32c.h"
 #include "core/util.h"
 #include "etcd/kv.pb-c.h"
 #include "etcd/rpc.pb-c.h"
@@ -771,6 +772,87 @@ static void maintenance_status(call *c, const uint8_t *msg, size_t len)
     reply(c, &m.base);
 }
 
+/* etcd's HashKV: CRC-32C of the bucket name "key", then of each version
+ * row's bolt key and value as etcd stores them: the revision as 8 bytes of
+ * main and 8 of sub, big-endian, joined by '_' and followed by 't' for a
+ * tombstone; the mvccpb.KeyValue it marshals (a tombstone's holds only the
+ * key). Rows come in bolt's order, which is (rev, sub). */
+typedef struct hash_kv {
+    uint32_t crc;
+} hash_kv;
+
+static void put_be64(unsigned char *out, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        out[i] = (unsigned char)v;
+}
+
+static int hash_row(void *arg, const sk_kv_row *row)
+{
+    hash_kv *h = arg;
+    unsigned char rev[18];
+    size_t n = 17;
+    put_be64(rev, (uint64_t)row->kv.mod_rev);
+    rev[8] = '_';
+    put_be64(rev + 9, (uint64_t)row->sub);
+    if (row->deleted)
+        rev[n++] = 't';
+    h->crc = sk_crc32c(h->crc, rev, n);
+    Mvccpb__KeyValue kv = MVCCPB__KEY_VALUE__INIT;
+    kv.key.data = (uint8_t *)row->kv.key;
+    kv.key.len = row->kv.key_len;
+    if (!row->deleted) {
+        kv.create_revision = row->kv.create_rev;
+        kv.mod_revision = row->kv.mod_rev;
+        kv.version = row->kv.version;
+        kv.value.data = (uint8_t *)row->kv.value;
+        kv.value.len = row->kv.value_len;
+        kv.lease = row->kv.lease;
+    }
+    size_t len = mvccpb__key_value__get_packed_size(&kv);
+    uint8_t *buf = malloc(len ? len : 1);
+    SK_CHECK_ALLOC(buf);
+    SK_CHECK(mvccpb__key_value__pack(&kv, buf) == len);
+    h->crc = sk_crc32c(h->crc, buf, len);
+    free(buf);
+    return 0;
+}
+
+/* Compactions here are etcd's compactMainRev, which is -1 before the first. */
+static int64_t etcd_compact_rev(int64_t compact)
+{
+    return compact > 0 ? compact : -1;
+}
+
+static void maintenance_hash_kv(call *c, const uint8_t *msg, size_t len)
+{
+    Etcdserverpb__HashKVRequest *r = etcdserverpb__hash_kvrequest__unpack(&c->pb, len, msg);
+    if (!r) {
+        fail(c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
+        return;
+    }
+    int64_t rev = 0, compact = 0;
+    sk_err err = sk_store_revisions(c->svc->store, &rev, &compact);
+    compact = etcd_compact_rev(compact);
+    if (err == SK_OK && r->revision > 0 && r->revision <= compact)
+        err = SK_ERR_EXPIRED;
+    else if (err == SK_OK && r->revision > rev)
+        err = SK_ERR_INVALID;
+    hash_kv h = {sk_crc32c(0, "key", 3)};
+    if (err == SK_OK)
+        err = sk_store_kv_kept(c->svc->store, r->revision > 0 ? r->revision : rev, compact,
+                               hash_row, &h);
+    if (err != SK_OK) {
+        fail_store(c, err);
+        return;
+    }
+    Etcdserverpb__HashKVResponse m = ETCDSERVERPB__HASH_KVRESPONSE__INIT;
+    m.header = header(c, rev);
+    m.hash = h.crc;
+    m.compact_revision = compact;
+    reply(c, &m.base);
+}
+
 /* sqlkube raises no alarm: there is no space quota to exhaust (the database
  * grows as its disk allows) and no raft log to find corrupt (the consistency
  * checker compares the cache with the store instead). So the list is
@@ -1029,6 +1111,7 @@ static const struct {
     {"/etcdserverpb.Lease/LeaseLeases", lease_leases, NULL, 0},
     {"/etcdserverpb.Maintenance/Status", maintenance_status, NULL, 0},
     {"/etcdserverpb.Maintenance/Alarm", maintenance_alarm, NULL, 0},
+    {"/etcdserverpb.Maintenance/HashKV", maintenance_hash_kv, NULL, 0},
     {"/etcdserverpb.Cluster/MemberList", cluster_member_list, NULL, 0},
 };
 

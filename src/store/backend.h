@@ -179,6 +179,9 @@ typedef struct sk_backend_ops {
      * compact_rev (no row when compact_rev > after_rev + 1). */
     sk_err (*kv_changes)(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
                          void *arg);
+    /* Read: the rows sk_store_kv_kept visits, in one statement. */
+    sk_err (*kv_kept)(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
+                      void *arg);
     /*
      * Leases (sk_lease; on the writer's connection inside its transaction,
      * or on a pooled one as reads). lease_get: SK_ERR_NOT_FOUND if absent.

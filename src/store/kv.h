@@ -170,6 +170,9 @@ typedef struct sk_kv_row {
     int deleted;
 } sk_kv_row;
 
+/* Visitor over version rows; row and its bytes are borrowed for the call.
+ * Return non-zero to stop. */
+typedef int (*sk_kv_row_fn)(void *arg, const sk_kv_row *row);
 /* Visitor over key-values; kv and its bytes are borrowed for the call.
  * Return non-zero to stop. */
 typedef int (*sk_kv_fn)(void *arg, const sk_kv *kv);

@@ -197,6 +197,7 @@ typedef enum {
     ST_KV_COMPACT,
     ST_DB_SIZE,
     ST_KV_CHANGES,
+    ST_KV_KEPT,
     ST_LEASE_GET,
     ST_LEASE_PUT,
     ST_LEASE_DELETE,
@@ -340,6 +341,13 @@ static const struct {
                        " q.rev < k.rev ORDER BY q.rev DESC LIMIT 1) p ON NOT p.deleted"
                        " WHERE k.rev > $1::bigint AND k.rev <= $2::bigint AND "
                        NOT_COMPACTED("$1::bigint + 1") " ORDER BY k.rev, k.sub"},
+    /* Rows above the compaction $2, and at or below it each key's newest
+     * live row up to $1: one (key, rev) index probe per old row. */
+    [ST_KV_KEPT] = {"kv_kept",
+                    "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted,"
+                    " k.value FROM sk_kv k WHERE k.rev <= $1::bigint AND (k.rev > $2::bigint OR"
+                    " (NOT k.deleted AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key"
+                    " AND n.rev > k.rev AND n.rev <= $1::bigint))) ORDER BY k.rev, k.sub"},
     [ST_LEASE_GET] = {"lease_get", "SELECT id, ttl, expires_at_ms FROM sk_lease WHERE id = $1"},
     [ST_LEASE_PUT] = {"lease_put", "INSERT INTO sk_lease (id, ttl, expires_at_ms)"
                                    " VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET"
@@ -1687,6 +1695,38 @@ static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_
     return err;
 }
 
+static sk_err pg_kv_kept(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
+                         void *arg)
+{
+    char upto[24], compact[24];
+    format_i64(upto, upto_rev);
+    format_i64(compact, compact_rev);
+    const char *const values[] = {upto, compact};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_KEPT, 2, values, NULL, NULL, &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+        size_t klen = 0, vlen = 0;
+        unsigned char *key = bytea_at(res, i, 2, &klen), *value = bytea_at(res, i, 7, &vlen);
+        sk_kv_row row = {.kv = {.mod_rev = sk_parse_i64(PQgetvalue(res, i, 0)),
+                                .key = key,
+                                .key_len = klen,
+                                .create_rev = sk_parse_i64(PQgetvalue(res, i, 3)),
+                                .version = sk_parse_i64(PQgetvalue(res, i, 4)),
+                                .lease = sk_parse_i64(PQgetvalue(res, i, 5)),
+                                .value = value,
+                                .value_len = vlen},
+                         .sub = (int)sk_parse_i64(PQgetvalue(res, i, 1)),
+                         .deleted = PQgetvalue(res, i, 6)[0] == 't'};
+        int stop = fn(arg, &row);
+        PQfreemem(key);
+        PQfreemem(value);
+        if (stop)
+            break;
+    }
+    PQclear(res);
+    return err;
+}
+
 static sk_err pg_kv_count(sk_conn *c, const unsigned char *lo, size_t lo_len,
                           const unsigned char *hi, size_t hi_len, int64_t rev, int64_t *count_out)
 {
@@ -1898,6 +1938,7 @@ const sk_backend_ops sk_backend_postgres = {
     .claims_list = pg_claims_list,
     .kv_range = pg_kv_range,
     .kv_changes = pg_kv_changes,
+    .kv_kept = pg_kv_kept,
     .kv_count = pg_kv_count,
     .kv_append = pg_kv_append,
     .kv_prefetch = pg_kv_prefetch,

@@ -79,6 +79,7 @@ enum {
     ST_KV_COMPACT_MARK,
     ST_DB_SIZE,
     ST_KV_CHANGES,
+    ST_KV_KEPT,
     ST_LEASE_GET,
     ST_LEASE_PUT,
     ST_LEASE_DELETE,
@@ -197,6 +198,13 @@ static const char *const sql_text[ST__COUNT] = {
         "k.key AND p.deleted = 0 AND p.rev = (SELECT max(q.rev) FROM sk_kv q WHERE q.key = k.key "
         "AND q.rev < k.rev) WHERE k.rev > ?1 AND k.rev <= ?2 AND " NOT_COMPACTED(
             "?1 + 1") " ORDER BY k.rev, k.sub",
+    /* Rows above the compaction ?2, and at or below it each key's newest
+     * live row up to ?1: one (key, rev) index probe per old row. */
+    [ST_KV_KEPT] =
+        "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted, k.value FROM "
+        "sk_kv k WHERE k.rev <= ?1 AND (k.rev > ?2 OR (k.deleted = 0 AND NOT EXISTS (SELECT 1 "
+        "FROM sk_kv n WHERE n.key = k.key AND n.rev > k.rev AND n.rev <= ?1))) ORDER BY k.rev, "
+        "k.sub",
     [ST_KV_COMPACT_BOUNDS] = "SELECT kv_compact_rev, compact_rev FROM sk_revision WHERE id = 1",
     /* What the rows n in (?1, ?2] retire: every older version of n's key and
      * n itself if it is a tombstone (older ones went in earlier passes). */
@@ -1008,6 +1016,36 @@ static sk_err sqlite_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev,
     return err;
 }
 
+static sk_err sqlite_kv_kept(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
+                             void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_KV_KEPT);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, upto_rev);
+    sqlite3_bind_int64(st, 2, compact_rev);
+    sk_err err = SK_OK;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sk_kv_row row = {.kv = {.mod_rev = sqlite3_column_int64(st, 0),
+                                .key = sqlite3_column_blob(st, 2),
+                                .key_len = (size_t)sqlite3_column_bytes(st, 2),
+                                .create_rev = sqlite3_column_int64(st, 3),
+                                .version = sqlite3_column_int64(st, 4),
+                                .lease = sqlite3_column_int64(st, 5),
+                                .value = sqlite3_column_blob(st, 7),
+                                .value_len = (size_t)sqlite3_column_bytes(st, 7)},
+                         .sub = sqlite3_column_int(st, 1),
+                         .deleted = sqlite3_column_int(st, 6)};
+        if (fn(arg, &row))
+            break;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        err = map_rc(c, rc, "kv kept");
+    sqlite3_reset(st);
+    return err;
+}
+
 static sk_err sqlite_kv_compact(sk_conn *c, int64_t span, int64_t *removed_out, int *done_out)
 {
     int64_t lo = 0, hi = 0, removed = 0, start = sk_now_ms();
@@ -1184,6 +1222,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .claims_list = sqlite_claims_list,
     .kv_range = sqlite_kv_range,
     .kv_changes = sqlite_kv_changes,
+    .kv_kept = sqlite_kv_kept,
     .kv_count = sqlite_kv_count,
     .kv_append = sqlite_kv_append,
     .kv_compact = sqlite_kv_compact,

@@ -1346,6 +1346,18 @@ sk_err sk_store_kv_changes(sk_store *s, int64_t after_rev, int64_t upto_rev, sk_
     return err;
 }
 
+sk_err sk_store_kv_kept(sk_store *s, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
+                        void *arg)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->kv_kept(c, upto_rev, compact_rev, fn, arg);
+    pool_put(s, c, err);
+    return err;
+}
+
 /* One wait for a commit notification from any process, up to wait_ms, on
  * the store's notification connection (opened on first use, reopened after
  * an error); what it tells is folded into the store's notify_mu fields. */

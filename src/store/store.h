@@ -274,6 +274,18 @@ sk_err sk_store_kv_changes(sk_store *s, int64_t after_rev, int64_t upto_rev, sk_
                            void *arg);
 
 /*
+ * Visits, in (rev, sub) order, the version rows of the etcd keyspace that
+ * etcd's HashKV reads at upto_rev when compact_rev is its compaction:
+ * every row in (compact_rev, upto_rev], and of the rows at or below
+ * compact_rev only those its kvindex keeps at upto_rev (each key's newest
+ * row up to upto_rev, if live). One statement: one snapshot of the table.
+ * Rows are fetched whole, values included (see docs: a hash of a large
+ * keyspace holds it in memory on PostgreSQL).
+ */
+sk_err sk_store_kv_kept(sk_store *s, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
+                        void *arg);
+
+/*
  * Waits until the store's revision exceeds after_rev or timeout_ms passes,
  * then sets *rev_out to the current revision and *compact_rev_out to the
  * compact revision (one read of both). SQLite: this process's commits

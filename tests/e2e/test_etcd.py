@@ -1067,9 +1067,77 @@ class EtcdForKubeApiserver(unittest.TestCase):
 
 
 @unittest.skipUnless(ETCDCTL, "etcdctl (Debian etcd-client) needed")
+@unittest.skipUnless(ETCDCTL and ETCD, "etcdctl and etcd (Debian etcd-client, etcd-server) needed")
+class EtcdHashKV(unittest.TestCase):
+    """`etcdctl endpoint hashkv` gives etcd 3.4's hash: a fresh sqlkube and a
+    fresh etcd are brought to one revision (etcd's filler writes compacted
+    away on both), get the same writes (puts, a multi-op txn, deletes), and
+    must hash alike at the current and past revisions, before and after a
+    compaction that keeps some keys' old versions."""
+
+    def hashkv(self, port, rev=None):
+        args = ["endpoint", "hashkv", "-w", "json"] + (["--rev=%d" % rev] if rev else [])
+        rc, out, err = ctl(port, *args)
+        if rc != 0:
+            return ("error", err)
+        got = json.loads(out)[0]["HashKV"]
+        return (got["hash"], got["compact_revision"], got["header"]["revision"])
+
+    def test_same_hash_as_etcd(self):
+        port = free_port()
+        srv = Server("hashkv", extra_args=["--etcd-listen", "127.0.0.1:%d" % port] + QUIET)
+        ref = None
+        try:
+            srv.start()
+            ref = healthy_reference()
+            start = current_rev(port)
+            # etcd starts at revision 1; sqlkube's bootstrap took some: fill
+            # etcd up to the same revision with a key deleted at the end
+            while current_rev(ref.port) < start - 1:
+                self.assertEqual(ctl(ref.port, "put", "filler", "x")[0], 0)
+            self.assertEqual(ctl(ref.port, "del", "filler")[0], 0)
+            self.assertEqual(current_rev(ref.port), start)
+            for p in (port, ref.port):
+                self.assertEqual(ctl(p, "compaction", "--physical", str(start))[0], 0)
+            steps = [["put", "/h/a", "1"], ["put", "/h/b", "2"], ["put", "/h/c", "3"],
+                     ("txn", 'mod("/h/a") > "0"\n\nput /h/a 10\nput /h/d 4\ndel /h/c\n\n\n'),
+                     ["put", "/h/b", "20"], ["del", "/h/d"], ["put", "/h/e", ""],
+                     ["put", "/h/a", "100"]]
+            for step in steps:
+                for p in (port, ref.port):
+                    if isinstance(step, tuple):
+                        rc, out, err = ctl(p, step[0], input=step[1])
+                    else:
+                        rc, out, err = ctl(p, *step)
+                    self.assertEqual(rc, 0, (step, err))
+            now = current_rev(port)
+            self.assertEqual(now, current_rev(ref.port))
+            checks = [None, start + 2, start + 4, now - 1]
+            for rev in checks:
+                self.assertEqual(self.hashkv(port, rev), self.hashkv(ref.port, rev), rev)
+            mine = self.hashkv(port)
+            self.assertEqual(mine[1:], (start, now))
+            # a compaction in the middle: /h/b's version at start+2 stays below it
+            for p in (port, ref.port):
+                self.assertEqual(ctl(p, "compaction", "--physical", str(start + 4))[0], 0)
+            for rev in (None, start + 5, now - 1):
+                self.assertEqual(self.hashkv(port, rev), self.hashkv(ref.port, rev), rev)
+            self.assertIn("required revision has been compacted",
+                          self.hashkv(port, start + 3)[1])
+            self.assertEqual(self.hashkv(port, start + 3), self.hashkv(ref.port, start + 3))
+            self.assertIn("future revision", self.hashkv(port, now + 5)[1])
+            # the hash says something: another value, another hash
+            self.assertEqual(ctl(port, "put", "/h/a", "other")[0], 0)
+            self.assertNotEqual(self.hashkv(port)[0], mine[0])
+        finally:
+            if ref is not None:
+                ref.stop()
+            srv.cleanup()
+
+
 class EtcdAcrossInstances(unittest.TestCase):
     """Two sqlkube processes on one PostgreSQL serve one etcd keyspace: one
-    revision counter, compare-and-swap decided across them."""
+    revision counter, compare-and-swap decided across them, one HashKV."""
 
     def test_one_keyspace(self):
         with two_instances(self, "etcd") as (a, pa, b, pb):
@@ -1096,6 +1164,14 @@ class EtcdAcrossInstances(unittest.TestCase):
             self.assertEqual(got["count"], 20)
             self.assertEqual(sorted(kv["mod_revision"] for kv in got["kvs"]),
                              list(range(start + 1, start + 21)))
+            # `endpoint hashkv` agrees across the instances, now and at a past revision
+            for rev in ([], ["--rev=%d" % (start + 5)]):
+                hashes = []
+                for port in (pa, pb):
+                    rc, out, err = ctl(port, "endpoint", "hashkv", "-w", "json", *rev)
+                    self.assertEqual(rc, 0, err)
+                    hashes.append(json.loads(out)[0]["HashKV"]["hash"])
+                self.assertEqual(hashes[0], hashes[1], rev)
 
     def test_watch_across_instances(self):
         """A watch on instance A sees the writes of instance B (the commit
