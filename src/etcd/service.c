@@ -853,6 +853,27 @@ static void maintenance_hash_kv(call *c, const uint8_t *msg, size_t len)
     reply(c, &m.base);
 }
 
+/* etcd's Defragment: the database gives back the space compactions freed
+ * (sk_store_reclaim). */
+static void maintenance_defragment(call *c, const uint8_t *msg, size_t len)
+{
+    if (!etcdserverpb__defragment_request__unpack(&c->pb, len, msg)) {
+        fail(c, SK_GRPC_INTERNAL, "grpc: error unmarshalling request");
+        return;
+    }
+    int64_t rev = 0, compact = 0;
+    sk_err err = sk_store_reclaim(c->svc->store);
+    if (err == SK_OK)
+        err = sk_store_revisions(c->svc->store, &rev, &compact);
+    if (err != SK_OK) {
+        fail_store(c, err);
+        return;
+    }
+    Etcdserverpb__DefragmentResponse m = ETCDSERVERPB__DEFRAGMENT_RESPONSE__INIT;
+    m.header = header(c, rev);
+    reply(c, &m.base);
+}
+
 /* sqlkube raises no alarm: there is no space quota to exhaust (the database
  * grows as its disk allows) and no raft log to find corrupt (the consistency
  * checker compares the cache with the store instead). So the list is
@@ -1112,6 +1133,7 @@ static const struct {
     {"/etcdserverpb.Maintenance/Status", maintenance_status, NULL, 0},
     {"/etcdserverpb.Maintenance/Alarm", maintenance_alarm, NULL, 0},
     {"/etcdserverpb.Maintenance/HashKV", maintenance_hash_kv, NULL, 0},
+    {"/etcdserverpb.Maintenance/Defragment", maintenance_defragment, NULL, 0},
     {"/etcdserverpb.Cluster/MemberList", cluster_member_list, NULL, 0},
 };
 

@@ -198,6 +198,11 @@ typedef struct sk_backend_ops {
     sk_err (*kv_lease_keys)(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg);
     /* The database's size on disk in bytes (read, autocommit). */
     sk_err (*db_size)(sk_conn *c, int64_t *bytes_out);
+    /* Hands space that compaction freed back (etcd's Defragment): SQLite's
+     * incremental vacuum a chunk at a time and a WAL truncation; VACUUM of
+     * the history tables on PostgreSQL, which takes no lock writers wait
+     * for. */
+    sk_err (*reclaim)(sk_conn *c);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

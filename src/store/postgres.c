@@ -1830,6 +1830,16 @@ static sk_err pg_db_size(sk_conn *c, int64_t *bytes_out)
     return err;
 }
 
+/* VACUUM cannot be prepared nor run in a transaction block: a plain
+ * PQexec, on a pooled connection that holds no transaction. */
+static sk_err pg_reclaim(sk_conn *c)
+{
+    PGresult *res = PQexec(c->pg, "VACUUM sk_history, sk_kv");
+    sk_err err = check(c, res, "vacuum");
+    PQclear(res);
+    return err;
+}
+
 static sk_lease lease_of(const PGresult *res, int i)
 {
     return (sk_lease){sk_parse_i64(PQgetvalue(res, i, 0)), sk_parse_i64(PQgetvalue(res, i, 1)),
@@ -1939,6 +1949,7 @@ const sk_backend_ops sk_backend_postgres = {
     .kv_range = pg_kv_range,
     .kv_changes = pg_kv_changes,
     .kv_kept = pg_kv_kept,
+    .reclaim = pg_reclaim,
     .kv_count = pg_kv_count,
     .kv_append = pg_kv_append,
     .kv_prefetch = pg_kv_prefetch,

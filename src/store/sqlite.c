@@ -685,6 +685,12 @@ static void give_back_space(sk_conn *c)
     sqlite3_exec(c->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
 }
 
+static sk_err sqlite_reclaim(sk_conn *c)
+{
+    give_back_space(c);
+    return SK_OK;
+}
+
 /*
  * One batch in one write transaction: BEGIN IMMEDIATE, so the writer waits
  * for it and the batch is kept short: at most 2 * batch history rows stepped
@@ -1223,6 +1229,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .kv_range = sqlite_kv_range,
     .kv_changes = sqlite_kv_changes,
     .kv_kept = sqlite_kv_kept,
+    .reclaim = sqlite_reclaim,
     .kv_count = sqlite_kv_count,
     .kv_append = sqlite_kv_append,
     .kv_compact = sqlite_kv_compact,

@@ -1564,6 +1564,17 @@ sk_err sk_store_claims(sk_store *s, const char *kind, sk_claim_fn fn, void *arg)
     return err;
 }
 
+sk_err sk_store_reclaim(sk_store *s)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->reclaim(c);
+    pool_put(s, c, err);
+    return err;
+}
+
 sk_err sk_store_db_size(sk_store *s, int64_t *bytes_out)
 {
     sk_conn *c;

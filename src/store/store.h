@@ -328,6 +328,10 @@ sk_err sk_store_claims(sk_store *s, const char *kind, sk_claim_fn fn, void *arg)
 /* The database's size on disk in bytes (SQLite: the main file's pages;
  * PostgreSQL: pg_database_size), as etcd's Status reports its dbSize. */
 sk_err sk_store_db_size(sk_store *s, int64_t *bytes_out);
+/* Gives the space compactions freed back to the file system (SQLite) or to
+ * the tables' free space maps (PostgreSQL), without holding writers up for
+ * long: etcd's Defragment. Pages a live row holds stay where they are. */
+sk_err sk_store_reclaim(sk_store *s);
 /* The 32-byte secret (created at first migration) that signs continue tokens. */
 sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);
 
