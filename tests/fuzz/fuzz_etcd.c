@@ -6,7 +6,8 @@
  *
  * Byte 0 picks the method (KV Range/Put/DeleteRange/Txn/Compact,
  * Maintenance Status, or a path no unary service serves, Lease Grant/Revoke/
- * TimeToLive/Leases, Cluster MemberList, Maintenance Alarm); the rest is
+ * TimeToLive/Leases, Cluster MemberList, Maintenance Alarm, HashKV and
+ * Defragment); the rest is
  * the body, which must frame as one message, as the server demands. Byte 0 of
  * 0xFF instead makes the rest a streaming call's DATA (Watch): reassembled
  * from chunks of byte 1's size as the transport does, each message decoded
@@ -43,6 +44,7 @@ static const char *const paths[] = {
     "/etcdserverpb.Lease/LeaseGrant", "/etcdserverpb.Lease/LeaseRevoke",
     "/etcdserverpb.Lease/LeaseTimeToLive", "/etcdserverpb.Lease/LeaseLeases",
     "/etcdserverpb.Cluster/MemberList", "/etcdserverpb.Maintenance/Alarm",
+    "/etcdserverpb.Maintenance/HashKV", "/etcdserverpb.Maintenance/Defragment",
 };
 static const ProtobufCMessageDescriptor *const replies[] = {
     &etcdserverpb__range_response__descriptor,      &etcdserverpb__put_response__descriptor,
@@ -54,6 +56,8 @@ static const ProtobufCMessageDescriptor *const replies[] = {
     &etcdserverpb__lease_leases_response__descriptor,
     &etcdserverpb__member_list_response__descriptor,
     &etcdserverpb__alarm_response__descriptor,
+    &etcdserverpb__hash_kvresponse__descriptor,
+    &etcdserverpb__defragment_response__descriptor,
 };
 #define N_PATHS (sizeof paths / sizeof paths[0])
 
