@@ -133,6 +133,10 @@ static int path_not_found(sk_api_call *call)
 
 static int dispatch_resource(sk_api_call *call)
 {
+    if (call->not_acceptable) {
+        sk_call_reply_error(call, SK_ERR_NOT_ACCEPTABLE, SK_ACCEPT_NOT_ACCEPTABLE);
+        return SK_STEP_DONE;
+    }
     if (call->route.sub)
         return sk_verb_subresource(call);
     switch (call->route.verb) {
@@ -251,7 +255,8 @@ static void copy_request(sk_api_call *call, const sk_http_req *req)
     call->res = rt->res;
     call->ns = rt->ns;
     call->name = rt->name;
-    call->want_table = call->accept && strstr(call->accept, "as=Table") != NULL;
+    call->not_acceptable = sk_accept_negotiate(call->accept, call->res && !call->res->custom,
+                                               &call->out_as) != SK_OK;
 }
 
 sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_fn wake,

@@ -32,6 +32,27 @@ static const char unencodable_reply[] =
     "\"message\":\"the response could not be encoded\",\"reason\":\"InternalError\","
     "\"code\":500}";
 
+int sk_call_refuse_partial(sk_api_call *call, int answers_list)
+{
+    if (call->out_as.as != (answers_list ? SK_AS_PARTIAL : SK_AS_PARTIAL_LIST))
+        return 0;
+    const sk_schema *s = answers_list ? call->res->list_schema : call->res->schema;
+    const char *go = s             ? sk_schema_go_type(s)
+                     : answers_list ? "unstructured.UnstructuredList"
+                                    : "unstructured.Unstructured";
+    if (answers_list)
+        sk_call_reply_errorf(call, SK_ERR_NOT_ACCEPTABLE,
+                             "you requested PartialObjectMetadata, but the requested object is a "
+                             "list (*%s)",
+                             go);
+    else
+        sk_call_reply_errorf(call, SK_ERR_NOT_ACCEPTABLE,
+                             "you requested PartialObjectMetadataList, but the requested object is "
+                             "not a list (*%s)",
+                             go);
+    return 1;
+}
+
 void sk_call_reply_raw(sk_api_call *call, int status, const char *json, size_t len)
 {
     call->status = status;
@@ -618,11 +639,10 @@ void sk_call_negotiate(sk_api_call *call)
 
 static void negotiate_protobuf(sk_api_call *call)
 {
-    /* Custom resources have no protobuf form (kube-apiserver serves them as
-     * JSON to clients that also accept it; ours always do). */
-    if (call->route.kind != SK_ROUTE_RESOURCE || call->want_table || !call->content_type_out ||
-        strcmp(call->content_type_out, "application/json") != 0 ||
-        !sk_protobuf_accept_prefers(call->accept) || (call->res && call->res->custom))
+    /* Negotiation (kube/accept.h) chose protobuf only for kinds that have
+     * it: custom resources are JSON, as kube-apiserver serves them. */
+    if (call->route.kind != SK_ROUTE_RESOURCE || !call->out_as.protobuf ||
+        !call->content_type_out || strcmp(call->content_type_out, "application/json") != 0)
         return;
     if (call->stream.read) {
         pb_stream *ps = sk_arena_alloc(call->arena, sizeof *ps);

@@ -24,6 +24,7 @@
 #include "core/arena.h"
 #include "core/buf.h"
 #include "ctl/ctl.h"
+#include "kube/accept.h"
 #include "kube/options.h"
 #include "kube/registry.h"
 #include "kube/svcrange.h"
@@ -92,7 +93,10 @@ struct sk_api_call {
     const char **params;
     const char *accept, *content_type;
     const char *user_agent; /* the default field manager (kube/managed.h) */
-    int want_table;
+    /* what the Accept header asks to be answered (kube/accept.h);
+     * not_acceptable: no clause could be, and one asked for a conversion */
+    sk_accept out_as;
+    int not_acceptable;
     const char *body; /* borrowed from the HTTP layer */
     size_t body_len;
     int body_too_large;
@@ -160,6 +164,11 @@ void sk_call_reply_status(sk_api_call *call, sk_err e, const char *message, cons
                           const char *kind, const char *name, json_t *causes);
 void sk_call_reply_error(sk_api_call *call, sk_err e, const char *message);
 /* The same with a printf-formatted message (any length). */
+/* kube's 406 when the metadata-only form the Accept header chose does not
+ * fit the answer: PartialObjectMetadataList for one object, or
+ * PartialObjectMetadata for a list (answers_list). Returns non-zero if it
+ * replied. */
+int sk_call_refuse_partial(sk_api_call *call, int answers_list);
 void sk_call_reply_errorf(sk_api_call *call, sk_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* kube's 422 for one field.Invalid: "KIND[.GROUP] \"NAME\" is invalid: FIELD:

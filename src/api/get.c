@@ -8,6 +8,8 @@
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
+#include "kube/convert.h"
+#include "kube/partial.h"
 #include "kube/table.h"
 
 typedef struct get_state {
@@ -15,14 +17,29 @@ typedef struct get_state {
     json_t *(*view)(sk_api_call *call, const json_t *obj); /* NULL: as stored */
 } get_state;
 
-/* The object as st->view shows it (a subresource's kind, e.g. Scale). */
+/* obj's metadata (Accept: ...;as=PartialObjectMetadata). */
+static void reply_partial(sk_api_call *call, const json_t *obj)
+{
+    sk_buf b = SK_BUF_INIT;
+    sk_partial_append(&b, obj, call->out_as.meta_version);
+    sk_call_reply_raw(call, 200, b.data, b.len);
+    sk_buf_free(&b);
+}
+
+/* The object as st->view shows it (a subresource's kind, e.g. Scale), or
+ * in the URL's version when there is no view; its metadata alone when the
+ * Accept header asked for that. */
 static void reply_view(sk_api_call *call, get_state *st, const sk_blob *blob)
 {
     size_t len;
     const char *data = sk_blob_data(blob, &len);
     json_t *obj = sk_call_parse_stored(call->res, data, len, sk_blob_name(blob));
-    json_t *v = obj ? st->view(call, obj) : NULL;
-    if (v)
+    json_t *v = !obj       ? NULL
+                : st->view ? st->view(call, obj)
+                           : sk_convert_from_stored(call->res, obj);
+    if (v && call->out_as.as == SK_AS_PARTIAL)
+        reply_partial(call, v);
+    else if (v)
         sk_call_reply_json(call, 200, v);
     else if (!obj)
         sk_call_reply_errorf(call, SK_ERR_INTERNAL, "the stored object %s \"%s\" cannot be decoded",
@@ -68,8 +85,10 @@ static int get_read(sk_api_call *call)
     }
     if (st->view) {
         reply_view(call, st, blob);
-    } else if (call->want_table) {
+    } else if (call->out_as.as == SK_AS_TABLE) {
         reply_table(call, blob);
+    } else if (call->out_as.as == SK_AS_PARTIAL) {
+        reply_view(call, st, blob);
     } else {
         size_t len;
         const char *data = sk_blob_data(blob, &len);
@@ -94,6 +113,8 @@ int sk_verb_get(sk_api_call *call)
 
 int sk_verb_get_view(sk_api_call *call, json_t *(*view)(sk_api_call *call, const json_t *obj))
 {
+    if (sk_call_refuse_partial(call, 0))
+        return SK_STEP_DONE;
     get_state *st = sk_arena_alloc(call->arena, sizeof *st);
     call->verb_state = st;
     st->min_rev = -1;

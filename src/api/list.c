@@ -30,6 +30,7 @@
 #include "kube/convert.h"
 #include "kube/selector.h"
 #include "kube/status.h"
+#include "kube/partial.h"
 #include "kube/table.h"
 #include "kube/token.h"
 
@@ -49,7 +50,8 @@ struct sk_list_stream {
     const char *ns; /* NULL: all namespaces / cluster-scoped (in the call's arena) */
     int64_t rev;
     int64_t limit; /* 0: unlimited */
-    int table;
+    sk_as as; /* Tables or metadata only (Accept: ...;as=...) */
+    const char *meta_version;
     sk_include_object include_object;
     sk_label_selector *labels;
     sk_field_selector *fields;
@@ -87,7 +89,7 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
     set_after(ls, sk_blob_ns(blob), sk_blob_name(blob));
     json_t *obj = NULL, *served = NULL; /* stored form; the URL's version if it differs */
     int match = 1, convert = sk_convert_needed(ls->res);
-    if (ls->table || convert || sk_list_stream_filters(ls)) {
+    if (ls->as != SK_AS_OBJECT || convert || sk_list_stream_filters(ls)) {
         size_t len;
         const char *data = sk_blob_data(blob, &len);
         obj = sk_call_parse_stored(ls->res, data, len, sk_blob_name(blob));
@@ -101,11 +103,13 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
         else if (!ls->first_item)
             sk_buf_putc(&ls->out.text, ',');
         ls->first_item = 0;
-        if (ls->table && ls->watch_events)
+        if (ls->as == SK_AS_TABLE && ls->watch_events)
             sk_table_single(&ls->out.text, ls->res, obj, ls->include_object, sk_blob_rev(blob),
                             sk_wall_s());
-        else if (ls->table)
+        else if (ls->as == SK_AS_TABLE)
             sk_table_row(&ls->out.text, ls->res, obj, ls->include_object, sk_wall_s());
+        else if (ls->as != SK_AS_OBJECT)
+            sk_partial_append(&ls->out.text, served ? served : obj, ls->meta_version);
         else if (convert)
             sk_served_append(&ls->out.text, served);
         else
@@ -244,8 +248,10 @@ static int advance(sk_list_stream *ls)
     case LS_HEAD:
         if (ls->watch_events)
             ;
-        else if (ls->table)
+        else if (ls->as == SK_AS_TABLE)
             sk_table_begin(&ls->out.text, ls->res);
+        else if (ls->as == SK_AS_PARTIAL_LIST)
+            sk_partial_list_begin(&ls->out.text, ls->meta_version);
         else
             sk_buf_printf(&ls->out.text, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"items\":[",
                           ls->res->list_kind, ls->res->api_version);
@@ -321,7 +327,8 @@ static sk_list_stream *stream_new(sk_api_call *call, const sk_list_options *opts
     sk_arena_defer(call->arena, stream_release, ls);
     ls->api = call->api;
     ls->res = call->res;
-    ls->table = call->want_table;
+    ls->as = call->out_as.as;
+    ls->meta_version = call->out_as.meta_version;
     ls->include_object = opts->include_object;
     ls->first_item = 1;
     ls->limit = watch ? 0 : opts->limit;
@@ -352,6 +359,9 @@ static sk_list_stream *stream_new(sk_api_call *call, const sk_list_options *opts
 
 sk_list_request *sk_list_request_begin(sk_api_call *call, int watch)
 {
+    /* a watch's events carry objects, a list is a list */
+    if (sk_call_refuse_partial(call, !watch))
+        return NULL;
     sk_list_request *rq = sk_arena_alloc(call->arena, sizeof *rq);
     call->verb_state = rq;
     json_t *status = NULL;

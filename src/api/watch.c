@@ -29,6 +29,7 @@
 #include "core/util.h"
 #include "kube/convert.h"
 #include "kube/status.h"
+#include "kube/partial.h"
 #include "kube/table.h"
 #include "watch/hub.h"
 
@@ -60,16 +61,20 @@ typedef struct watch_stream {
     uint64_t ticket;
     sk_api_wake_fn wake;
     void *wake_arg;
-    int table;                 /* render Tables (Accept: ...;as=Table) */
+    sk_as as;                  /* Tables or metadata only (Accept: ...;as=...) */
+    const char *meta_version;  /* of meta.k8s.io, for those */
     sk_include_object include; /* with their objects as asked */
 } watch_stream;
 
 static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
 {
+    int partial = ws->as == SK_AS_PARTIAL;
     sk_buf_printf(&ws->out.text,
-                  "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s\","
+                  "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s%s\","
                   "\"metadata\":{\"resourceVersion\":\"%lld\"",
-                  ws->res->kind, ws->res->api_version, (long long)rev);
+                  partial ? "PartialObjectMetadata" : ws->res->kind,
+                  partial ? "meta.k8s.io/" : "", partial ? ws->meta_version : ws->res->api_version,
+                  (long long)rev);
     if (initial_end)
         sk_buf_puts(&ws->out.text, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}");
     sk_buf_puts(&ws->out.text, "}}}\n");
@@ -87,8 +92,10 @@ static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json
     sk_buf_puts(&ws->out.text, "{\"type\":\"");
     sk_buf_puts(&ws->out.text, type);
     sk_buf_puts(&ws->out.text, "\",\"object\":");
-    if (ws->table)
+    if (ws->as == SK_AS_TABLE)
         sk_table_single(&ws->out.text, ws->res, obj, ws->include, rev, sk_wall_s());
+    else if (ws->as == SK_AS_PARTIAL)
+        sk_partial_append(&ws->out.text, served ? served : obj, ws->meta_version);
     else if (served)
         sk_served_append(&ws->out.text, served);
     else
@@ -124,7 +131,7 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
         return;
     int filters = sk_list_stream_filters(ws->ls), convert = sk_convert_needed(ws->res);
     json_t *obj = NULL, *served = NULL;
-    if (filters || ws->table || convert) {
+    if (filters || ws->as != SK_AS_OBJECT || convert) {
         obj = parse_blob(ws, ev->obj);
         if (!obj)
             return; /* an unreadable object is skipped, as in lists */
@@ -309,7 +316,8 @@ static int watch_start(sk_api_call *call)
     ws->res = call->res;
     ws->ls = wst->ls;
     ws->bookmarks = o->allow_bookmarks;
-    ws->table = call->want_table;
+    ws->as = call->out_as.as;
+    ws->meta_version = call->out_as.meta_version;
     ws->include = o->include_object;
     ws->wake = call->wake;
     ws->wake_arg = call->wake_arg;

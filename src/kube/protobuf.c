@@ -1247,58 +1247,6 @@ int sk_protobuf_is_media(const char *ct)
     return yes;
 }
 
-/* The q of one Accept clause (its parameters p[0..n)); 1 when unset. */
-static double clause_q(const char *p, size_t n)
-{
-    double q = 1.0;
-    const char *end = p + n;
-    while (p < end) {
-        const char *semi = memchr(p, ';', (size_t)(end - p));
-        const char *next = semi ? semi + 1 : end;
-        p += strspn(p, " \t");
-        if (p + 2 <= end && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
-            char num[16];
-            size_t k = (size_t)((semi ? semi : end) - (p + 2));
-            if (k >= sizeof num)
-                k = sizeof num - 1;
-            memcpy(num, p + 2, k);
-            num[k] = '\0';
-            q = strtod(num, NULL);
-        }
-        p = next;
-    }
-    return q;
-}
-
-int sk_protobuf_accept_prefers(const char *accept)
-{
-    double best_q = 0;
-    int best_pb = 0;
-    const char *p = accept;
-    while (p && *p) {
-        size_t n = strcspn(p, ",");
-        const char *type = p + strspn(p, " \t");
-        size_t tn = strcspn(type, ";,");
-        while (tn > 0 && (type[tn - 1] == ' ' || type[tn - 1] == '\t'))
-            tn--;
-        const char *params = type + strcspn(type, ";,");
-        size_t pn = (size_t)(p + n - params);
-        int pb = tn == sizeof protobuf_media - 1 && strncasecmp(type, protobuf_media, tn) == 0;
-        int json = (tn == 16 && strncasecmp(type, "application/json", 16) == 0) ||
-                   (tn == 3 && strncmp(type, "*/*", 3) == 0) ||
-                   (tn == 13 && strncasecmp(type, "application/*", 13) == 0);
-        double q = clause_q(params, pn);
-        if ((pb || json) && q > best_q) {
-            best_q = q;
-            best_pb = pb;
-        }
-        p += n;
-        if (*p == ',')
-            p++;
-    }
-    return best_pb;
-}
-
 static const sk_schema *meta_schema(const char *kind)
 {
     static const char *const kinds[] = {"Status", "DeleteOptions", "WatchEvent"};

@@ -20,10 +20,6 @@
 /* Non-zero if the media type (may carry ;params) is application/vnd.kubernetes.protobuf */
 int sk_protobuf_is_media(const char *ct);
 
-/* Non-zero if an Accept header prefers protobuf over JSON (highest q wins,
- * the first listed on a tie, as kube-apiserver negotiates). NULL: no. */
-int sk_protobuf_accept_prefers(const char *accept);
-
 /* The schema of the kind apiVersion/kind names: a registered kind, its list
  * kind, a subresource's kind (Scale, Eviction), or meta/v1 Status,
  * DeleteOptions, WatchEvent in any group version. NULL if none. */

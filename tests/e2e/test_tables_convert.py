@@ -10,8 +10,15 @@ autoscaling/v1 HPAs as autoscaling/v2. An object written through one
 version must read back in every other one, converted field by field
 (message/note, involvedObject/regarding, ...; targetCPUUtilizationPercentage
 / a cpu Resource metric), in gets, lists, watches and patches.
+Metadata only: with client-go's metadata client's Accept headers
+(as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1, its protobuf clause
+first), GET, LIST and WATCH answer meta.k8s.io PartialObjectMetadata(List)
+in JSON: each object's whole metadata and nothing else, the list's
+resourceVersion and continue token, v1beta1 too; a form that does not fit
+the verb, or a conversion the server does not make, is kube's 406.
 Why: before, an events.k8s.io client read core-shaped objects, and kubectl's
-tables had only NAME and AGE for most kinds.
+tables had only NAME and AGE for most kinds; metadata-only clients got whole
+objects.
 """
 
 import json
@@ -154,6 +161,87 @@ CORE = "/api/v1/namespaces/default/events"
 EVENTS = "/apis/events.k8s.io/v1/namespaces/default/events"
 HPA_V1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
 HPA_V2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+
+
+PARTIAL = ("application/vnd.kubernetes.protobuf;as=%s;g=meta.k8s.io;v=v1,"
+           "application/json;as=%s;g=meta.k8s.io;v=v1")
+CMS = "/api/v1/namespaces/default/configmaps"
+
+
+class PartialMetadataTest(ServerTestCase, unittest.TestCase):
+    def meta_get(self, path, kind, want=200, version="v1"):
+        accept = PARTIAL % (kind, kind) if version == "v1" else \
+            "application/json;as=%s;g=meta.k8s.io;v=%s" % (kind, version)
+        r = self.server.request("GET", path, headers={"Accept": accept})
+        self.assertEqual(r.status, want, r.body)
+        return r
+
+    def test_get_list_watch(self):
+        full = {}
+        for i in range(3):
+            r = self.server.request("POST", CMS, {
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "pm-%d" % i, "labels": {"i": str(i)},
+                             "annotations": {"a": "b"}},
+                "data": {"big": "x" * 2000}})
+            self.assertEqual(r.status, 201, r.body)
+            full[r.json()["metadata"]["name"]] = r.json()
+        # GET: the object's whole metadata, nothing else
+        r = self.meta_get(CMS + "/pm-1", "PartialObjectMetadata")
+        self.assertEqual(r.headers.get("content-type"), "application/json")
+        self.assertEqual(r.json(), {"kind": "PartialObjectMetadata",
+                                    "apiVersion": "meta.k8s.io/v1",
+                                    "metadata": full["pm-1"]["metadata"]})
+        # LIST, paged: items are PartialObjectMetadata, the list keeps its token
+        r = self.meta_get(CMS + "?labelSelector=i&limit=2", "PartialObjectMetadataList")
+        page = r.json()
+        self.assertEqual((page["kind"], page["apiVersion"]),
+                         ("PartialObjectMetadataList", "meta.k8s.io/v1"))
+        self.assertEqual([it["metadata"] for it in page["items"]],
+                         [full["pm-0"]["metadata"], full["pm-1"]["metadata"]])
+        self.assertEqual({(it["kind"], it["apiVersion"]) for it in page["items"]},
+                         {("PartialObjectMetadata", "meta.k8s.io/v1")})
+        self.assertTrue(page["metadata"]["continue"])
+        self.assertNotIn(b"xxxx", r.body)
+        plain = self.server.request("GET", CMS + "?labelSelector=i")
+        self.assertLess(len(r.body) * 3, len(plain.body))
+        # v1beta1, as client-go falls back to
+        r = self.meta_get(CMS + "/pm-2", "PartialObjectMetadata", version="v1beta1")
+        self.assertEqual(r.json()["apiVersion"], "meta.k8s.io/v1beta1")
+        # WATCH: events carry PartialObjectMetadata, bookmarks too
+        rv = page["metadata"]["resourceVersion"]
+        self.server.request("PATCH", CMS + "/pm-0", {"metadata": {"labels": {"j": "1"}}},
+                            headers={"Content-Type": "application/merge-patch+json"})
+        r = self.meta_get(CMS + "?watch=true&allowWatchBookmarks=true&timeoutSeconds=1"
+                          "&resourceVersion=" + rv, "PartialObjectMetadata")
+        evs = [json.loads(line) for line in r.body.decode().splitlines() if line.strip()]
+        mods = [e for e in evs if e["type"] == "MODIFIED"]
+        self.assertEqual(len(mods), 1, evs)
+        self.assertEqual(mods[0]["object"]["kind"], "PartialObjectMetadata")
+        self.assertEqual(mods[0]["object"]["metadata"]["labels"], {"i": "0", "j": "1"})
+        self.assertNotIn("data", mods[0]["object"])
+        for e in evs:
+            self.assertEqual(e["object"]["apiVersion"], "meta.k8s.io/v1", e)
+
+    def test_not_acceptable(self):
+        self.server.request("POST", CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                          "metadata": {"name": "na"}})
+        r = self.meta_get(CMS + "/na", "PartialObjectMetadataList", want=406)
+        self.assertEqual(r.json()["reason"], "NotAcceptable")
+        self.assertEqual(r.json()["message"], "you requested PartialObjectMetadataList, but the "
+                         "requested object is not a list (*v1.ConfigMap)")
+        r = self.meta_get(CMS, "PartialObjectMetadata", want=406)
+        self.assertEqual(r.json()["message"], "you requested PartialObjectMetadata, but the "
+                         "requested object is a list (*v1.ConfigMapList)")
+        r = self.server.request("GET", CMS, headers={
+            "Accept": "application/json;as=Widget;g=meta.k8s.io;v=v1"})
+        self.assertEqual(r.status, 406, r.body)
+        self.assertEqual(r.json()["message"], "only the following media types are accepted: "
+                         "application/json, application/yaml, application/vnd.kubernetes.protobuf")
+        # an unknown conversion first, a plain clause after it: the plain one
+        r = self.server.request("GET", CMS + "/na", headers={
+            "Accept": "application/json;as=Widget;g=meta.k8s.io;v=v1, application/json"})
+        self.assertEqual((r.status, r.json()["kind"]), (200, "ConfigMap"))
 
 
 class SharedStorageTest(KubectlMixin, ServerTestCase, unittest.TestCase):

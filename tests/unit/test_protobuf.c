@@ -686,25 +686,6 @@ static void test_list_by_items(void **state)
     sk_buf_free(&parts);
 }
 
-static void test_accept(void **state)
-{
-    (void)state;
-    assert_true(sk_protobuf_accept_prefers("application/vnd.kubernetes.protobuf,application/json"));
-    assert_true(sk_protobuf_accept_prefers("application/vnd.kubernetes.protobuf, */*"));
-    assert_true(sk_protobuf_accept_prefers("application/vnd.kubernetes.protobuf"));
-    assert_true(sk_protobuf_accept_prefers(
-        "application/json;q=0.5, application/vnd.kubernetes.protobuf;q=0.9"));
-    assert_true(sk_protobuf_accept_prefers("application/vnd.kubernetes.protobuf;stream=watch"));
-    assert_false(sk_protobuf_accept_prefers(NULL));
-    assert_false(sk_protobuf_accept_prefers("application/json"));
-    assert_false(sk_protobuf_accept_prefers("*/*"));
-    assert_false(
-        sk_protobuf_accept_prefers("application/json, application/vnd.kubernetes.protobuf"));
-    assert_false(sk_protobuf_accept_prefers(
-        "application/vnd.kubernetes.protobuf;q=0.5, application/json;q=0.9"));
-    assert_false(sk_protobuf_accept_prefers("application/vnd.kubernetes.protobuf;q=0"));
-}
-
 static void test_encode_errors(void **state)
 {
     (void)state;
@@ -900,7 +881,6 @@ int main(void)
         cmocka_unit_test(test_packed_and_merging),
         cmocka_unit_test(test_watch_frame),
         cmocka_unit_test(test_list_by_items),
-        cmocka_unit_test(test_accept),
         cmocka_unit_test(test_encode_errors),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_unknown_fields_skipped),
