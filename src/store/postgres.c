@@ -38,10 +38,12 @@
  * column, in PostgreSQL's binary array format, so they are parsed and
  * planned once per session, not once per batch size as a multi-row VALUES
  * list was, and values need no escaping. A key's live version is its
- * newest sk_history row (unless a tombstone), so a write is that one row:
+ * newest sk_history row (unless a tombstone), so a write is that one row
+ * and the superseded flag of the row it replaces, in the same statement:
  * no second index of live keys to keep (migration 0009 dropped sk_current,
  * 29-42% of the row-insert time: bench/README.md, "What sk_current costs a
- * write").
+ * write"; the flag is an unindexed column, bench/README.md "Views at
+ * 100,000 objects").
  *
  * Flights. Every round trip costs both sides a send, a receive and a
  * wake-up, which on the benchmark VM cost more CPU than the statements
@@ -372,20 +374,44 @@ static const struct {
     [ST_PREFETCH_CURRENT] = {"prefetch_current",
                              "SELECT " ROW_COLS " FROM unnest($1::text[], $2::text[], $3::text[])"
                              " u(r, n, m) CROSS JOIN LATERAL " NEWEST_ROW("u.r", "u.n", "u.m")},
-    /* The held rows (see "Held rows" above): one array per column, in step,
-     * so one statement (parsed and planned once) serves every batch size. */
+    /*
+     * The held rows (see "Held rows" above): one array per column, in step,
+     * so one statement (parsed and planned once) serves every batch size.
+     * Each also keeps the superseded flags (schema/postgres.sql) in the same
+     * statement: the CTE flags each key's newest row from before the
+     * statement (its snapshot cannot see the rows being inserted), found by
+     * one backward probe of the key index and updated by its tuple id, so no
+     * plan but that one is possible; of the batch's own rows, all but each
+     * key's last go in flagged. Rows sent in an earlier chunk or flight of
+     * the same transaction are visible here, and flagged here.
+     */
     [ST_KV_INSERT] =
         {"kv_insert",
-         "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
-         " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
-         " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
+         "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
+         " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"
+         " u(rev, sub, key, create_rev, version, lease, deleted, value)),"
+         " s AS (UPDATE sk_kv SET superseded = true WHERE ctid = ANY (ARRAY("
+         "SELECT p.ctid FROM (SELECT DISTINCT key FROM u) d CROSS JOIN LATERAL (SELECT ctid"
+         " FROM sk_kv n WHERE n.key = d.key ORDER BY n.rev DESC LIMIT 1 OFFSET 0) p))"
+         " AND NOT superseded)"
+         " INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value, superseded)"
+         " SELECT *, row_number() OVER (PARTITION BY key ORDER BY rev DESC, sub DESC) > 1 FROM u"},
     /* The held object versions and tombstones ($1-$9, in step): one
-     * statement per batch, one parse and plan per session, one round trip. */
+     * statement per batch, one parse and plan per session, one round trip;
+     * flags as kv_insert. */
     [ST_APPEND_HELD] =
         {"append_held",
-         "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, prev_rev,"
-         " deleted, value) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],"
-         " $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::boolean[], $9::text[])"},
+         "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],"
+         " $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::boolean[], $9::text[])"
+         " u(rev, resource, namespace, name, uid, create_rev, prev_rev, deleted, value)),"
+         " s AS (UPDATE sk_history SET superseded = true WHERE ctid = ANY (ARRAY("
+         "SELECT p.ctid FROM (SELECT DISTINCT resource, namespace, name FROM u) d CROSS JOIN"
+         " LATERAL (SELECT ctid FROM sk_history n WHERE n.resource = d.resource AND n.namespace"
+         " = d.namespace AND n.name = d.name ORDER BY n.rev DESC LIMIT 1 OFFSET 0) p))"
+         " AND NOT superseded)"
+         " INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, prev_rev,"
+         " deleted, value, superseded) SELECT *, row_number() OVER (PARTITION BY resource,"
+         " namespace, name ORDER BY rev DESC) > 1 FROM u"},
     /* Prepared too, and sent as one flight: begin_write parses nothing. */
     [ST_BEGIN] = {"begin", "BEGIN"},
     [ST_LOCK] = {"lock", "SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE"},
