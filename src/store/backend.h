@@ -198,6 +198,10 @@ typedef struct sk_backend_ops {
     sk_err (*kv_lease_keys)(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg);
     /* The database's size on disk in bytes (read, autocommit). */
     sk_err (*db_size)(sk_conn *c, int64_t *bytes_out);
+    /* How many of resource's history rows have a wrong superseded flag (set
+     * on its key's newest row, or clear on an older one), at one snapshot;
+     * one probe of sk_history_key per row (read, autocommit). */
+    sk_err (*flags_wrong)(sk_conn *c, const char *resource, int64_t *count_out);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

@@ -198,6 +198,7 @@ typedef enum {
     ST_KV_COUNT_FROM,
     ST_KV_COMPACT,
     ST_DB_SIZE,
+    ST_FLAGS_WRONG,
     ST_KV_CHANGES,
     ST_LEASE_GET,
     ST_LEASE_PUT,
@@ -332,6 +333,13 @@ static const struct {
     [ST_KV_COUNT] = {"kv_count", "SELECT count(*) FROM (" KV_SQL(" AND k.key < $4") ") r"},
     [ST_KV_COUNT_FROM] = {"kv_count_from", "SELECT count(*) FROM (" KV_SQL("") ") r"},
     [ST_DB_SIZE] = {"db_size", "SELECT pg_database_size(current_database())"},
+    /* A flag is right when it is set exactly if a newer row of the key
+     * exists; OFFSET 0 keeps the EXISTS a probe per row (LIST_SQL). */
+    [ST_FLAGS_WRONG] = {"flags_wrong",
+                        "SELECT count(*) FROM sk_history h WHERE h.resource = $1 AND h.superseded"
+                        " <> EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource AND"
+                        " n.namespace = h.namespace AND n.name = h.name AND n.rev > h.rev"
+                        " OFFSET 0)"},
     /* The writes in ($1, $2] with the version each replaced (the newest
      * older version of its key unless a tombstone): one (key, rev) index
      * probe per row. */
@@ -394,8 +402,9 @@ static const struct {
          "SELECT p.ctid FROM (SELECT DISTINCT key FROM u) d CROSS JOIN LATERAL (SELECT ctid"
          " FROM sk_kv n WHERE n.key = d.key ORDER BY n.rev DESC LIMIT 1 OFFSET 0) p))"
          " AND NOT superseded)"
-         " INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value, superseded)"
-         " SELECT *, row_number() OVER (PARTITION BY key ORDER BY rev DESC, sub DESC) > 1 FROM u"},
+         " INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value,"
+         " superseded) SELECT *, row_number() OVER (PARTITION BY key"
+         " ORDER BY rev DESC, sub DESC) > 1 FROM u"},
     /* The held object versions and tombstones ($1-$9, in step): one
      * statement per batch, one parse and plan per session, one round trip;
      * flags as kv_insert. */
@@ -1816,6 +1825,22 @@ static sk_err pg_db_size(sk_conn *c, int64_t *bytes_out)
     return err;
 }
 
+static sk_err pg_flags_wrong(sk_conn *c, const char *resource, int64_t *count_out)
+{
+    PGresult *res = NULL;
+    const char *const values[] = {resource};
+    sk_err err = run(c, ST_FLAGS_WRONG, 1, values, NULL, NULL, &res);
+    if (err == SK_OK) {
+        int64_t n = PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : -1;
+        if (n < 0)
+            err = SK_ERR_INTERNAL;
+        else
+            *count_out = n;
+    }
+    PQclear(res);
+    return err;
+}
+
 static sk_lease lease_of(const PGresult *res, int i)
 {
     return (sk_lease){sk_parse_i64(PQgetvalue(res, i, 0)), sk_parse_i64(PQgetvalue(res, i, 1)),
@@ -1930,6 +1955,7 @@ const sk_backend_ops sk_backend_postgres = {
     .prefetch_current = pg_prefetch_current,
     .kv_compact = pg_kv_compact,
     .db_size = pg_db_size,
+    .flags_wrong = pg_flags_wrong,
     .lease_get = pg_lease_get,
     .lease_put = pg_lease_put,
     .lease_delete = pg_lease_delete,

@@ -80,6 +80,7 @@ enum {
     ST_KV_COMPACT,
     ST_KV_COMPACT_MARK,
     ST_DB_SIZE,
+    ST_FLAGS_WRONG,
     ST_KV_CHANGES,
     ST_LEASE_GET,
     ST_LEASE_PUT,
@@ -198,8 +199,9 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_KV_COUNT_FROM] = "SELECT count(*) FROM (" KV_SELECT("") ")",
     /* As ST_SUPERSEDE, for the key's newest sk_kv row (sk_kv_key holds the
      * rowid). */
-    [ST_KV_SUPERSEDE] = "UPDATE sk_kv SET superseded = 1 WHERE rowid = (SELECT n.rowid FROM sk_kv n "
-                        "WHERE n.key = ?1 ORDER BY n.rev DESC LIMIT 1) AND superseded = 0",
+    [ST_KV_SUPERSEDE] = "UPDATE sk_kv SET superseded = 1 WHERE rowid = (SELECT n.rowid FROM "
+                        "sk_kv n WHERE n.key = ?1 ORDER BY n.rev DESC LIMIT 1) AND "
+                        "superseded = 0",
     [ST_KV_APPEND] = "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value) "
                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     /* The writes in (?1, ?2] with the version each replaced: the newest
@@ -220,6 +222,12 @@ static const char *const sql_text[ST__COUNT] = {
         "sk_kv WHERE rev > ?1 AND rev <= ?2 AND deleted = 1)",
     [ST_DB_SIZE] = "SELECT p.page_count * s.page_size FROM pragma_page_count() p, "
                    "pragma_page_size() s",
+    /* A flag is right when it is set exactly if a newer row of the key
+     * exists (EXISTS is 0 or 1, as the flag). */
+    [ST_FLAGS_WRONG] = "SELECT count(*) FROM sk_history h WHERE h.resource = ?1 AND "
+                       "h.superseded <> EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = "
+                       "h.resource AND n.namespace = h.namespace AND n.name = h.name AND "
+                       "n.rev > h.rev)",
     [ST_KV_COMPACT_MARK] =
         "UPDATE sk_revision SET kv_compact_rev = max(kv_compact_rev, ?1) WHERE id = 1",
     [ST_LEASE_GET] = "SELECT id, ttl, expires_at_ms FROM sk_lease WHERE id = ?1",
@@ -1106,6 +1114,22 @@ static sk_err sqlite_db_size(sk_conn *c, int64_t *bytes_out)
     return err;
 }
 
+static sk_err sqlite_flags_wrong(sk_conn *c, const char *resource, int64_t *count_out)
+{
+    sqlite3_stmt *st = stmt(c, ST_FLAGS_WRONG);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, resource);
+    int rc = sqlite3_step(st);
+    sk_err err = SK_OK;
+    if (rc == SQLITE_ROW)
+        *count_out = sqlite3_column_int64(st, 0);
+    else
+        err = map_rc(c, rc, "superseded flags");
+    sqlite3_reset(st);
+    return err;
+}
+
 static sk_err sqlite_lease_get(sk_conn *c, int64_t id, sk_lease *out)
 {
     sqlite3_stmt *st = stmt(c, ST_LEASE_GET);
@@ -1218,6 +1242,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .kv_append = sqlite_kv_append,
     .kv_compact = sqlite_kv_compact,
     .db_size = sqlite_db_size,
+    .flags_wrong = sqlite_flags_wrong,
     .lease_get = sqlite_lease_get,
     .lease_put = sqlite_lease_put,
     .lease_delete = sqlite_lease_delete,

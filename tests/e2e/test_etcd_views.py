@@ -16,7 +16,8 @@ replaced (a newer row of the key exists) after creates, updates (many of one
 key in a group-commit batch), deletes, re-creates, a namespace's cascade,
 etcd puts, deletes, re-puts and transactions, and compaction; and after a
 database at migration 0010 is migrated (the flag back-filled), with a view a
-person built on sk_objects still answering.
+person built on sk_objects still answering; the consistency check reports a
+flag set wrong by hand.
 """
 
 import os
@@ -404,6 +405,27 @@ class CurrentFlags(unittest.TestCase):
         # and the writes after it keep the flags
         self.write_everything("n")
         self.assert_views_are_the_truth()
+
+    def test_d_consistency_check_reports_wrong_flags(self):
+        """The consistency check (GET /debug/consistency, and every interval)
+        counts wrong flags per resource; one set by hand on a live object's
+        newest row shows, and goes once it is put right."""
+        self.req("POST", self.cm_path("flags-a"), configmap("broken", "0"))
+        report = self.server.request("GET", "/debug/consistency").body.decode()
+        self.assertIn("configmaps: superseded flags: 0 wrong", report)
+        newest = ("(SELECT max(rev) FROM sk_history WHERE resource = 'configmaps'"
+                  " AND namespace = 'flags-a' AND name = 'broken')")
+        set_to = "true" if self.pg() else "1"
+        sql(self.server, "UPDATE sk_history SET superseded = %s WHERE rev = %s" % (set_to, newest))
+        self.assertEqual(len(superseded_mismatches(self.server)), 1)
+        report = self.server.request("GET", "/debug/consistency").body.decode()
+        self.assertIn("configmaps: superseded flags: 1 wrong", report)
+        self.assertIn("secrets: superseded flags: 0 wrong", report)
+        self.assertIn("wrong superseded flag", self.server.log_tail())
+        sql(self.server, "UPDATE sk_history SET superseded = %s WHERE rev = %s"
+            % ("false" if self.pg() else "0", newest))
+        report = self.server.request("GET", "/debug/consistency").body.decode()
+        self.assertIn("configmaps: superseded flags: 0 wrong", report)
 
 
 if __name__ == "__main__":
