@@ -123,7 +123,8 @@ CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
 -- object->'data' FROM sk_objects WHERE ...); sqlkube itself does not read
 -- it. Migration 0011: a filter on the superseded flag, so one pass over the
 -- table (or over sk_history_key's rows of a resource) whatever the
--- statistics; the anti-join it replaced became a nested loop without them.
+-- statistics; the anti-join it replaced was planned from them (issue 45 saw
+-- it pass 60 s after a crash restart had discarded them).
 CREATE VIEW sk_objects AS
     SELECT h.resource, h.namespace, h.name, h.rev AS resource_version, h.value::jsonb AS object
     FROM sk_history h
