@@ -16,8 +16,11 @@
 -- wrote it. A key's live version is its newest sk_history row, unless that
 -- row is a tombstone (one backward probe of sk_history_key; migration 0009
 -- dropped the separate index of live keys, sk_current, that each write used
--- to update as well). A key is (resource, namespace, name); cluster-scoped
--- objects use namespace ''.
+-- to update as well). That newest row is also the one row of its key whose
+-- superseded flag is clear (migration 0011): the write that appends a newer
+-- row sets it on the old one, so the views for people read what is current
+-- as a column, not by a search. A key is (resource, namespace, name);
+-- cluster-scoped objects use namespace ''.
 -- resource is the plural for the core group ("pods") and "<plural>.<group>"
 -- for other groups ("deployments.apps"), as kube-apiserver keys its storage.
 --
@@ -89,6 +92,10 @@ INSERT INTO sk_revision (id, rev, compact_rev) VALUES (1, 0, 0);
 --   value:      the object as JSON text, stored as sent (text, not jsonb:
 --               sqlkube serves these bytes back verbatim and never queries
 --               inside them); metadata.resourceVersion = rev.
+--   superseded: (migration 0011) true once a newer row of the key exists:
+--               set by the write that appends that row, in its transaction
+--               (an UPDATE of an unindexed column). So each key has at most
+--               one row with superseded false, its newest.
 -- Compaction deletes versions superseded at or before the compact revision
 -- and tombstones at or before it.
 CREATE TABLE sk_history (
@@ -100,7 +107,8 @@ CREATE TABLE sk_history (
     create_rev bigint  NOT NULL,
     prev_rev   bigint  NOT NULL,
     deleted    boolean NOT NULL,
-    value      text    NOT NULL
+    value      text    NOT NULL,
+    superseded boolean NOT NULL DEFAULT false
 );
 
 -- All versions of a key, oldest first. Serves reads at a past revision (the
@@ -110,15 +118,17 @@ CREATE TABLE sk_history (
 -- any depth and table size) and the predecessor lookups of compaction.
 CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
 
--- The live objects (migration 0009: each key's newest row, if not a
--- tombstone) with their JSON as jsonb, for people inspecting a database by
--- hand (e.g. SELECT object->'data' FROM sk_objects WHERE ...); sqlkube
--- itself does not read it.
+-- The live objects (each key's newest row, if not a tombstone) with their
+-- JSON as jsonb, for people inspecting a database by hand (e.g. SELECT
+-- object->'data' FROM sk_objects WHERE ...); sqlkube itself does not read
+-- it. Migration 0011: a filter on the superseded flag, so one pass over the
+-- table (or over sk_history_key's rows of a resource) whatever the
+-- statistics; the anti-join it replaced was planned from them (issue 45 saw
+-- it pass 60 s after a crash restart had discarded them).
 CREATE VIEW sk_objects AS
     SELECT h.resource, h.namespace, h.name, h.rev AS resource_version, h.value::jsonb AS object
     FROM sk_history h
-    WHERE NOT h.deleted AND NOT EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource
-        AND n.namespace = h.namespace AND n.name = h.name AND n.rev > h.rev);
+    WHERE NOT h.deleted AND NOT h.superseded;
 
 -- Object expiry (TTL): the key's object, at revision rev, expires at
 -- expires_at_ms (ms since the Unix epoch). Written in the same transaction as
@@ -171,6 +181,8 @@ CREATE INDEX sk_allocation_owner ON sk_allocation (resource, namespace, name);
 --   version:    writes since creation (1 for a create), 0 for a tombstone.
 --   lease:      the lease the key is attached to, 0 for none.
 --   deleted:    1 for a tombstone (value empty).
+--   superseded: (migration 0011) set once a newer row of the key exists, by
+--               the write that appends it, as in sk_history.
 -- Compaction removes versions superseded at or below compact_rev and
 -- tombstones at or below it, then records kv_compact_rev = compact_rev.
 CREATE TABLE sk_kv (
@@ -182,7 +194,8 @@ CREATE TABLE sk_kv (
     lease      bigint NOT NULL,
     deleted    boolean NOT NULL,
     value      bytea NOT NULL,
-    PRIMARY KEY (rev, sub)
+    PRIMARY KEY (rev, sub),
+    superseded boolean NOT NULL DEFAULT false
 );
 CREATE UNIQUE INDEX sk_kv_key ON sk_kv (key, rev);
 CREATE INDEX sk_kv_lease ON sk_kv (lease) WHERE lease <> 0;
@@ -204,12 +217,14 @@ CREATE TABLE sk_lease (
 );
 CREATE INDEX sk_lease_expiry ON sk_lease (expires_at_ms);
 
--- Migration 0008_etcd_kv_views.
+-- Migrations 0008_etcd_kv_views and 0011_superseded_flag.
 -- Views of the etcd keyspace, for people inspecting a database by hand
 -- (e.g. SELECT namespace, name FROM sk_kv_latest WHERE resource = 'pods');
 -- sqlkube itself does not read them. sk_kv_history is every row of sk_kv,
 -- tombstones included; sk_kv_latest the live version of each key (its newest
--- row, if not a tombstone: one probe of sk_kv_key per row). Decoded columns:
+-- row, if not a tombstone). Migration 0011 added sk_kv_history's last
+-- column, superseded (sk_kv's flag), and made sk_kv_latest a filter on it
+-- instead of one probe of sk_kv_key per row. Decoded columns:
 --   key_text:  the key as text; NULL when it is not valid UTF-8 or holds a
 --              NUL byte (key, the bytes, is always there).
 --   "group", resource, namespace, name: the key read the way kube-apiserver
@@ -238,8 +253,7 @@ CREATE INDEX sk_lease_expiry ON sk_lease (expires_at_ms);
 -- (Text is converted to the database encoding: with one other than UTF8 or
 -- SQL_ASCII, a character it cannot hold still raises.)
 -- The LATERAL subqueries with OFFSET 0 are evaluated once per row; pulled up,
--- every reference would repeat them. OFFSET 0 in the NOT EXISTS keeps it a
--- per-row probe of sk_kv_key, as the store's own queries do.
+-- every reference would repeat them.
 CREATE VIEW sk_kv_history AS
     SELECT k.rev, k.sub, k.key,
            CASE WHEN ku.ok IS NOT NULL THEN convert_from(k.key, 'UTF8') END AS key_text,
@@ -256,7 +270,8 @@ CREATE VIEW sk_kv_history AS
            CASE WHEN d.ok THEN s.a[cardinality(s.a)] END AS name,
            CASE WHEN substring(k.value FROM 1 FOR 4) = 'k8s\000'::bytea THEN 'protobuf'
                 WHEN vu.ok IS NOT NULL THEN 'json' ELSE 'bytes' END AS encoding,
-           CASE WHEN vu.ok IS NOT NULL THEN convert_from(k.value, 'UTF8') END AS value_json
+           CASE WHEN vu.ok IS NOT NULL THEN convert_from(k.value, 'UTF8') END AS value_json,
+           k.superseded
     FROM sk_kv k
     CROSS JOIN LATERAL (SELECT regexp_match(encode(k.key, 'hex'),
                                             '^(?:0[1-9a-f]|[1-7][0-9a-f]|(?:c[2-9a-f]|d[0-9a-f])[89ab][0-9a-f]|(?:e0[ab][0-9a-f]|e[1-9a-cef][89ab][0-9a-f]|ed[89][0-9a-f])[89ab][0-9a-f]|(?:f0[9ab][0-9a-f]|f[1-3][89ab][0-9a-f]|f48[0-9a-f])[89ab][0-9a-f][89ab][0-9a-f])*$') AS ok OFFSET 0) AS ku
@@ -277,8 +292,7 @@ CREATE VIEW sk_kv_latest AS
     SELECT h.key, h.key_text, h.rev, h.create_rev, h.version, h.lease, h.value_bytes,
            h."group", h.resource, h.namespace, h.name, h.encoding, h.value_json
     FROM sk_kv_history h
-    WHERE NOT h.deleted
-      AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = h.key AND n.rev > h.rev OFFSET 0);
+    WHERE NOT h.deleted AND NOT h.superseded;
 
 -- Migration 0010_writer_batches.
 -- The last batch each writer committed: one row per store opened (a process

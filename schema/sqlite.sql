@@ -13,8 +13,11 @@
 -- wrote it. A key's live version is its newest sk_history row, unless that
 -- row is a tombstone (one backward probe of sk_history_key; migration 0009
 -- dropped the separate index of live keys, sk_current, that each write used
--- to update as well). A key is (resource, namespace, name); cluster-scoped
--- objects use namespace ''.
+-- to update as well). That newest row is also the one row of its key whose
+-- superseded flag is clear (migration 0011): the write that appends a newer
+-- row sets it on the old one, so the views for people read what is current
+-- as a column, not by a search. A key is (resource, namespace, name);
+-- cluster-scoped objects use namespace ''.
 -- resource is the plural for the core group ("pods") and "<plural>.<group>"
 -- for other groups ("deployments.apps"), as kube-apiserver keys its storage.
 --
@@ -82,6 +85,9 @@ INSERT INTO sk_revision (id, rev, compact_rev) VALUES (1, 0, 0);
 --               object re-stamped with the delete's revision (what a watch
 --               DELETED event carries).
 --   value:      the object as JSON text; metadata.resourceVersion = rev.
+--   superseded: (migration 0011) 1 once a newer row of the key exists: set
+--               by the write that appends that row, in its transaction. So
+--               each key has at most one row with superseded = 0, its newest.
 -- Compaction deletes versions superseded at or before the compact revision
 -- and tombstones at or before it.
 CREATE TABLE sk_history (
@@ -93,7 +99,8 @@ CREATE TABLE sk_history (
     create_rev INTEGER NOT NULL,
     prev_rev   INTEGER NOT NULL,
     deleted    INTEGER NOT NULL CHECK (deleted IN (0, 1)),
-    value      TEXT    NOT NULL
+    value      TEXT    NOT NULL,
+    superseded INTEGER NOT NULL DEFAULT 0 CHECK (superseded IN (0, 1))
 );
 
 -- All versions of a key, oldest first. Serves reads at a past revision (the
@@ -101,14 +108,14 @@ CREATE TABLE sk_history (
 -- scan in (namespace, name) order, so a page costs the same at any depth).
 CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
 
--- The live objects (migration 0009: each key's newest row, if not a
--- tombstone), for people inspecting a database by hand; sqlkube itself does
--- not read it.
+-- The live objects (each key's newest row, if not a tombstone), for people
+-- inspecting a database by hand; sqlkube itself does not read it. Migration
+-- 0011: a filter on the superseded flag (a constant in the record header,
+-- read without the value's overflow pages), not a probe for a newer row.
 CREATE VIEW sk_objects AS
     SELECT h.resource, h.namespace, h.name, h.rev AS resource_version, h.value AS object
     FROM sk_history h
-    WHERE h.deleted = 0 AND NOT EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource
-        AND n.namespace = h.namespace AND n.name = h.name AND n.rev > h.rev);
+    WHERE h.deleted = 0 AND h.superseded = 0;
 
 -- Object expiry (TTL): the key's object, at revision rev, expires at
 -- expires_at_ms (ms since the Unix epoch). Written in the same transaction as
@@ -161,6 +168,8 @@ CREATE INDEX sk_allocation_owner ON sk_allocation (resource, namespace, name);
 --   version:    writes since creation (1 for a create), 0 for a tombstone.
 --   lease:      the lease the key is attached to, 0 for none.
 --   deleted:    1 for a tombstone (value empty).
+--   superseded: (migration 0011) set once a newer row of the key exists, by
+--               the write that appends it, as in sk_history.
 -- Compaction removes versions superseded at or below compact_rev and
 -- tombstones at or below it, then records kv_compact_rev = compact_rev.
 CREATE TABLE sk_kv (
@@ -172,6 +181,7 @@ CREATE TABLE sk_kv (
     lease      INTEGER NOT NULL,
     deleted    INTEGER NOT NULL CHECK (deleted IN (0, 1)),
     value      BLOB NOT NULL,
+    superseded INTEGER NOT NULL DEFAULT 0 CHECK (superseded IN (0, 1)),
     PRIMARY KEY (rev, sub)
 );
 CREATE UNIQUE INDEX sk_kv_key ON sk_kv (key, rev);
@@ -194,12 +204,14 @@ CREATE TABLE sk_lease (
 );
 CREATE INDEX sk_lease_expiry ON sk_lease (expires_at_ms);
 
--- Migration 0008_etcd_kv_views.
+-- Migrations 0008_etcd_kv_views and 0011_superseded_flag.
 -- Views of the etcd keyspace, for people inspecting a database by hand
 -- (e.g. SELECT namespace, name FROM sk_kv_latest WHERE resource = 'pods');
 -- sqlkube itself does not read them. sk_kv_history is every row of sk_kv,
 -- tombstones included; sk_kv_latest the live version of each key (its newest
--- row, if not a tombstone: one probe of sk_kv_key per row). Decoded columns:
+-- row, if not a tombstone). Migration 0011 added sk_kv_history's last
+-- column, superseded (sk_kv's flag), and made sk_kv_latest a filter on it
+-- instead of one probe of sk_kv_key per row. Decoded columns:
 --   key_text:  the key as text; NULL when it is not valid UTF-8 or holds a
 --              NUL byte (key, the bytes, is always there).
 --   "group", resource, namespace, name: the key read the way kube-apiserver
@@ -246,7 +258,7 @@ CREATE VIEW sk_kv_history AS
            CASE WHEN x.value IS NOT NULL THEN json_extract(s.value, '$[#-1]') END AS name,
            CASE WHEN substr(k.value, 1, 4) = x'6b387300' THEN 'protobuf'
                 WHEN v.value IS NOT NULL THEN 'json' ELSE 'bytes' END AS encoding,
-           v.value AS value_json
+           v.value AS value_json, k.superseded
     FROM sk_kv k
     JOIN json_each(json_array(CASE WHEN instr(k.key, x'00') = 0
                   AND (CAST(k.key AS TEXT) NOT GLOB '*[^' || char(1) || '-' || char(127) || ']*'
@@ -285,8 +297,7 @@ CREATE VIEW sk_kv_latest AS
     SELECT key, key_text, rev, create_rev, version, lease, value_bytes,
            "group", resource, namespace, name, encoding, value_json
     FROM sk_kv_history h
-    WHERE deleted = 0
-      AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = h.key AND n.rev > h.rev);
+    WHERE deleted = 0 AND superseded = 0;
 
 -- Migration 0010_writer_batches.
 -- The last batch each writer committed: one row per store opened (a process

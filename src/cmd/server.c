@@ -203,7 +203,7 @@ sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg)
     srv->gc = sk_gc_start(srv->store, srv->reader, srv->crd);
     srv->rbac = sk_rbacpolicy_start(srv->store, srv->reader);
     srv->consistency =
-        sk_consistency_start(srv->cache, storages, (int)n, cfg->consistency_check_s);
+        sk_consistency_start(srv->cache, srv->store, storages, (int)n, cfg->consistency_check_s);
     if (cfg->audit.path && sk_audit_open(&cfg->audit, &srv->audit, &msg) < 0) {
         *errmsg = msg ? msg : message("cannot open the audit log %s", cfg->audit.path);
         goto fail;

@@ -44,7 +44,9 @@ typedef struct sk_backend_ops {
     sk_err (*prefetch_current)(sk_conn *c, const char *const *resources, const char *const *nss,
                                const char *const *names, size_t n);
     /* Inserts the history row: the key's newest row is its live version,
-     * unless it is a tombstone (row->deleted). */
+     * unless it is a tombstone (row->deleted). In the same transaction it
+     * sets the superseded flag of the key's previous newest row, so that
+     * exactly the newest row of each key is unflagged (schema/). */
     sk_err (*append)(sk_conn *c, const sk_row *row);
     /* Stores the counter (= last revision of the batch; the one read by
      * begin_write when the batch only wrote rows that take no revision, such
@@ -148,7 +150,8 @@ typedef struct sk_backend_ops {
      * includes its open transaction's rows) in key order, at most limit
      * (0: all), values left empty when keys_only; kv_count counts them. Both
      * are gated on compact_rev like get_at (no row, count 0, when compacted
-     * past rev). kv_append inserts one version row (writer's transaction).
+     * past rev). kv_append inserts one version row (writer's transaction)
+     * and flags the key's previous newest row superseded, as append does.
      * kv_compact, its own transaction, takes the next span of at most
      * `span` revisions above kv_compact_rev (up to compact_rev): removes the
      * versions superseded within it and its tombstones, and records how far
@@ -203,6 +206,10 @@ typedef struct sk_backend_ops {
      * the history tables on PostgreSQL, which takes no lock writers wait
      * for. */
     sk_err (*reclaim)(sk_conn *c);
+    /* How many of resource's history rows have a wrong superseded flag (set
+     * on its key's newest row, or clear on an older one), at one snapshot;
+     * one probe of sk_history_key per row (read, autocommit). */
+    sk_err (*flags_wrong)(sk_conn *c, const char *resource, int64_t *count_out);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

@@ -38,10 +38,12 @@
  * column, in PostgreSQL's binary array format, so they are parsed and
  * planned once per session, not once per batch size as a multi-row VALUES
  * list was, and values need no escaping. A key's live version is its
- * newest sk_history row (unless a tombstone), so a write is that one row:
+ * newest sk_history row (unless a tombstone), so a write is that one row
+ * and the superseded flag of the row it replaces, in the same statement:
  * no second index of live keys to keep (migration 0009 dropped sk_current,
  * 29-42% of the row-insert time: bench/README.md, "What sk_current costs a
- * write").
+ * write"; the flag is an unindexed column, bench/README.md "Views at
+ * 100,000 objects").
  *
  * Flights. Every round trip costs both sides a send, a receive and a
  * wake-up, which on the benchmark VM cost more CPU than the statements
@@ -196,6 +198,7 @@ typedef enum {
     ST_KV_COUNT_FROM,
     ST_KV_COMPACT,
     ST_DB_SIZE,
+    ST_FLAGS_WRONG,
     ST_KV_CHANGES,
     ST_KV_KEPT,
     ST_LEASE_GET,
@@ -331,6 +334,13 @@ static const struct {
     [ST_KV_COUNT] = {"kv_count", "SELECT count(*) FROM (" KV_SQL(" AND k.key < $4") ") r"},
     [ST_KV_COUNT_FROM] = {"kv_count_from", "SELECT count(*) FROM (" KV_SQL("") ") r"},
     [ST_DB_SIZE] = {"db_size", "SELECT pg_database_size(current_database())"},
+    /* A flag is right when it is set exactly if a newer row of the key
+     * exists; OFFSET 0 keeps the EXISTS a probe per row (LIST_SQL). */
+    [ST_FLAGS_WRONG] = {"flags_wrong",
+                        "SELECT count(*) FROM sk_history h WHERE h.resource = $1 AND h.superseded"
+                        " <> EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource AND"
+                        " n.namespace = h.namespace AND n.name = h.name AND n.rev > h.rev"
+                        " OFFSET 0)"},
     /* The writes in ($1, $2] with the version each replaced (the newest
      * older version of its key unless a tombstone): one (key, rev) index
      * probe per row. */
@@ -380,20 +390,45 @@ static const struct {
     [ST_PREFETCH_CURRENT] = {"prefetch_current",
                              "SELECT " ROW_COLS " FROM unnest($1::text[], $2::text[], $3::text[])"
                              " u(r, n, m) CROSS JOIN LATERAL " NEWEST_ROW("u.r", "u.n", "u.m")},
-    /* The held rows (see "Held rows" above): one array per column, in step,
-     * so one statement (parsed and planned once) serves every batch size. */
+    /*
+     * The held rows (see "Held rows" above): one array per column, in step,
+     * so one statement (parsed and planned once) serves every batch size.
+     * Each also keeps the superseded flags (schema/postgres.sql) in the same
+     * statement: the CTE flags each key's newest row from before the
+     * statement (its snapshot cannot see the rows being inserted), found by
+     * one backward probe of the key index and updated by its tuple id, so no
+     * plan but that one is possible; of the batch's own rows, all but each
+     * key's last go in flagged. Rows sent in an earlier chunk or flight of
+     * the same transaction are visible here, and flagged here.
+     */
     [ST_KV_INSERT] =
         {"kv_insert",
-         "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value)"
-         " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
-         " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"},
+         "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::bigint[],"
+         " $5::bigint[], $6::bigint[], $7::boolean[], $8::bytea[])"
+         " u(rev, sub, key, create_rev, version, lease, deleted, value)),"
+         " s AS (UPDATE sk_kv SET superseded = true WHERE ctid = ANY (ARRAY("
+         "SELECT p.ctid FROM (SELECT DISTINCT key FROM u) d CROSS JOIN LATERAL (SELECT ctid"
+         " FROM sk_kv n WHERE n.key = d.key ORDER BY n.rev DESC LIMIT 1 OFFSET 0) p))"
+         " AND NOT superseded)"
+         " INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value,"
+         " superseded) SELECT *, row_number() OVER (PARTITION BY key"
+         " ORDER BY rev DESC, sub DESC) > 1 FROM u"},
     /* The held object versions and tombstones ($1-$9, in step): one
-     * statement per batch, one parse and plan per session, one round trip. */
+     * statement per batch, one parse and plan per session, one round trip;
+     * flags as kv_insert. */
     [ST_APPEND_HELD] =
         {"append_held",
-         "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, prev_rev,"
-         " deleted, value) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],"
-         " $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::boolean[], $9::text[])"},
+         "WITH u AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[],"
+         " $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::boolean[], $9::text[])"
+         " u(rev, resource, namespace, name, uid, create_rev, prev_rev, deleted, value)),"
+         " s AS (UPDATE sk_history SET superseded = true WHERE ctid = ANY (ARRAY("
+         "SELECT p.ctid FROM (SELECT DISTINCT resource, namespace, name FROM u) d CROSS JOIN"
+         " LATERAL (SELECT ctid FROM sk_history n WHERE n.resource = d.resource AND n.namespace"
+         " = d.namespace AND n.name = d.name ORDER BY n.rev DESC LIMIT 1 OFFSET 0) p))"
+         " AND NOT superseded)"
+         " INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, prev_rev,"
+         " deleted, value, superseded) SELECT *, row_number() OVER (PARTITION BY resource,"
+         " namespace, name ORDER BY rev DESC) > 1 FROM u"},
     /* Prepared too, and sent as one flight: begin_write parses nothing. */
     [ST_BEGIN] = {"begin", "BEGIN"},
     [ST_LOCK] = {"lock", "SELECT rev FROM sk_revision WHERE id = 1 FOR UPDATE"},
@@ -1840,6 +1875,22 @@ static sk_err pg_reclaim(sk_conn *c)
     return err;
 }
 
+static sk_err pg_flags_wrong(sk_conn *c, const char *resource, int64_t *count_out)
+{
+    PGresult *res = NULL;
+    const char *const values[] = {resource};
+    sk_err err = run(c, ST_FLAGS_WRONG, 1, values, NULL, NULL, &res);
+    if (err == SK_OK) {
+        int64_t n = PQntuples(res) == 1 ? sk_parse_i64(PQgetvalue(res, 0, 0)) : -1;
+        if (n < 0)
+            err = SK_ERR_INTERNAL;
+        else
+            *count_out = n;
+    }
+    PQclear(res);
+    return err;
+}
+
 static sk_lease lease_of(const PGresult *res, int i)
 {
     return (sk_lease){sk_parse_i64(PQgetvalue(res, i, 0)), sk_parse_i64(PQgetvalue(res, i, 1)),
@@ -1956,6 +2007,7 @@ const sk_backend_ops sk_backend_postgres = {
     .prefetch_current = pg_prefetch_current,
     .kv_compact = pg_kv_compact,
     .db_size = pg_db_size,
+    .flags_wrong = pg_flags_wrong,
     .lease_get = pg_lease_get,
     .lease_put = pg_lease_put,
     .lease_delete = pg_lease_delete,

@@ -50,6 +50,7 @@ enum {
     ST_LAST_BATCH,
     ST_REVISIONS,
     ST_GET_CURRENT,
+    ST_SUPERSEDE,
     ST_INSERT_HISTORY,
     ST_GET_AT,
     ST_LIST_ONE_NS,
@@ -73,11 +74,13 @@ enum {
     ST_KV_RANGE_FROM,
     ST_KV_COUNT,
     ST_KV_COUNT_FROM,
+    ST_KV_SUPERSEDE,
     ST_KV_APPEND,
     ST_KV_COMPACT_BOUNDS,
     ST_KV_COMPACT,
     ST_KV_COMPACT_MARK,
     ST_DB_SIZE,
+    ST_FLAGS_WRONG,
     ST_KV_CHANGES,
     ST_KV_KEPT,
     ST_LEASE_GET,
@@ -129,6 +132,14 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_GET_CURRENT] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev = (SELECT n.rev FROM "
                        "sk_history n WHERE n.resource = ?1 AND n.namespace = ?2 AND n.name = ?3 "
                        "ORDER BY n.rev DESC LIMIT 1) AND h.deleted = 0",
+    /* Flags the key's newest row (the version or tombstone the write about
+     * to be appended replaces) as superseded: the same backward probe, then
+     * the row by its rowid, rewritten in place (0 and 1 are serial types of
+     * their own, so the record keeps its size). The views for people read
+     * the flag (schema/sqlite.sql). */
+    [ST_SUPERSEDE] = "UPDATE sk_history SET superseded = 1 WHERE rev = (SELECT n.rev FROM "
+                     "sk_history n WHERE n.resource = ?1 AND n.namespace = ?2 AND n.name = ?3 "
+                     "ORDER BY n.rev DESC LIMIT 1) AND superseded = 0",
     [ST_INSERT_HISTORY] =
         "INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, "
         "prev_rev, deleted, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -187,6 +198,11 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_KV_RANGE_FROM] = KV_SELECT("") " ORDER BY k.key LIMIT ?4",
     [ST_KV_COUNT] = "SELECT count(*) FROM (" KV_SELECT(" AND k.key < ?2") ")",
     [ST_KV_COUNT_FROM] = "SELECT count(*) FROM (" KV_SELECT("") ")",
+    /* As ST_SUPERSEDE, for the key's newest sk_kv row (sk_kv_key holds the
+     * rowid). */
+    [ST_KV_SUPERSEDE] = "UPDATE sk_kv SET superseded = 1 WHERE rowid = (SELECT n.rowid FROM "
+                        "sk_kv n WHERE n.key = ?1 ORDER BY n.rev DESC LIMIT 1) AND "
+                        "superseded = 0",
     [ST_KV_APPEND] = "INSERT INTO sk_kv (rev, sub, key, create_rev, version, lease, deleted, value) "
                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     /* The writes in (?1, ?2] with the version each replaced: the newest
@@ -214,6 +230,12 @@ static const char *const sql_text[ST__COUNT] = {
         "sk_kv WHERE rev > ?1 AND rev <= ?2 AND deleted = 1)",
     [ST_DB_SIZE] = "SELECT p.page_count * s.page_size FROM pragma_page_count() p, "
                    "pragma_page_size() s",
+    /* A flag is right when it is set exactly if a newer row of the key
+     * exists (EXISTS is 0 or 1, as the flag). */
+    [ST_FLAGS_WRONG] = "SELECT count(*) FROM sk_history h WHERE h.resource = ?1 AND "
+                       "h.superseded <> EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = "
+                       "h.resource AND n.namespace = h.namespace AND n.name = h.name AND "
+                       "n.rev > h.rev)",
     [ST_KV_COMPACT_MARK] =
         "UPDATE sk_revision SET kv_compact_rev = max(kv_compact_rev, ?1) WHERE id = 1",
     [ST_LEASE_GET] = "SELECT id, ttl, expires_at_ms FROM sk_lease WHERE id = ?1",
@@ -529,7 +551,16 @@ static sk_err sqlite_get_current(sk_conn *c, const char *resource, const char *n
 
 static sk_err sqlite_append(sk_conn *c, const sk_row *row)
 {
-    sqlite3_stmt *st = stmt(c, ST_INSERT_HISTORY);
+    sqlite3_stmt *st = stmt(c, ST_SUPERSEDE);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, row->resource);
+    bind_text(st, 2, row->ns);
+    bind_text(st, 3, row->name);
+    sk_err err = run_done(c, st, "supersede");
+    if (err != SK_OK)
+        return err;
+    st = stmt(c, ST_INSERT_HISTORY);
     if (!st)
         return SK_ERR_INTERNAL;
     sqlite3_bind_int64(st, 1, row->rev);
@@ -969,7 +1000,14 @@ static sk_err sqlite_kv_count(sk_conn *c, const unsigned char *lo, size_t lo_len
 
 static sk_err sqlite_kv_append(sk_conn *c, const sk_kv_row *row)
 {
-    sqlite3_stmt *st = stmt(c, ST_KV_APPEND);
+    sqlite3_stmt *st = stmt(c, ST_KV_SUPERSEDE);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_bytes(st, 1, row->kv.key, row->kv.key_len);
+    sk_err err = run_done(c, st, "kv supersede");
+    if (err != SK_OK)
+        return err;
+    st = stmt(c, ST_KV_APPEND);
     if (!st)
         return SK_ERR_INTERNAL;
     sqlite3_bind_int64(st, 1, row->kv.mod_rev);
@@ -1120,6 +1158,22 @@ static sk_err sqlite_db_size(sk_conn *c, int64_t *bytes_out)
     return err;
 }
 
+static sk_err sqlite_flags_wrong(sk_conn *c, const char *resource, int64_t *count_out)
+{
+    sqlite3_stmt *st = stmt(c, ST_FLAGS_WRONG);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, resource);
+    int rc = sqlite3_step(st);
+    sk_err err = SK_OK;
+    if (rc == SQLITE_ROW)
+        *count_out = sqlite3_column_int64(st, 0);
+    else
+        err = map_rc(c, rc, "superseded flags");
+    sqlite3_reset(st);
+    return err;
+}
+
 static sk_err sqlite_lease_get(sk_conn *c, int64_t id, sk_lease *out)
 {
     sqlite3_stmt *st = stmt(c, ST_LEASE_GET);
@@ -1234,6 +1288,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .kv_append = sqlite_kv_append,
     .kv_compact = sqlite_kv_compact,
     .db_size = sqlite_db_size,
+    .flags_wrong = sqlite_flags_wrong,
     .lease_get = sqlite_lease_get,
     .lease_put = sqlite_lease_put,
     .lease_delete = sqlite_lease_delete,

@@ -1589,6 +1589,20 @@ sk_err sk_store_db_size(sk_store *s, int64_t *bytes_out)
     return err;
 }
 
+sk_err sk_store_flags_wrong(sk_store *s, const char *resource, int64_t *count_out)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int64_t n = 0;
+    err = s->ops->flags_wrong(c, resource, &n);
+    pool_put(s, c, err);
+    if (err == SK_OK)
+        *count_out = n;
+    return err;
+}
+
 static int hex_nibble(char ch)
 {
     if (ch >= '0' && ch <= '9')

@@ -332,6 +332,11 @@ sk_err sk_store_db_size(sk_store *s, int64_t *bytes_out);
  * the tables' free space maps (PostgreSQL), without holding writers up for
  * long: etcd's Defragment. Pages a live row holds stay where they are. */
 sk_err sk_store_reclaim(sk_store *s);
+/* How many of resource's history rows have a wrong superseded flag
+ * (migration 0011: each key's newest row, and only it, has the flag clear;
+ * the views for people rely on it, sqlkube's reads do not), at one
+ * snapshot. Reads every history row of the resource: for periodic checks. */
+sk_err sk_store_flags_wrong(sk_store *s, const char *resource, int64_t *count_out);
 /* The 32-byte secret (created at first migration) that signs continue tokens. */
 sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);
 

@@ -33,7 +33,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
-from server import CONFIG, Server, ServerTestCase, sql, wait_until  # noqa: E402
+from server import (CONFIG, Server, ServerTestCase, objects_view_0009, sql,  # noqa: E402
+                    superseded_mismatches, wait_until)
 
 RANGE = ipaddress.ip_network("10.96.0.0/12")
 FIRST = "10.96.0.1"
@@ -289,8 +290,9 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
 
     def test_migration_backfills(self):
         """A database from before migration 0005: the Services it holds own
-        their values once it is migrated, and (0009) the objects read and
-        write on from history alone."""
+        their values once it is migrated, (0009) the objects read and
+        write on from history alone, and (0011) every history row's
+        superseded flag is back-filled."""
         ns = "alloc-backfill"
         make_namespace(self.server, ns)
         self.create(ns, svc("old", "LoadBalancer", cluster_ip="10.96.0.11",
@@ -307,10 +309,13 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         before = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
         self.server.stop()
         # as before 0005 (and so before the later ones: 0009's index of
-        # live keys is back, which 0005 reads)
+        # live keys is back, which 0005 reads; 0011's flag is gone, and
+        # sk_objects is 0009's view without it)
         sql(self.server, "CREATE TABLE sk_current AS SELECT resource, namespace, name, "
                          "resource_version AS rev FROM sk_objects; "
-                         "DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history; "
+                         "DROP VIEW sk_objects; ALTER TABLE sk_history DROP COLUMN superseded; "
+                         + objects_view_0009(self.server) +
+                         " DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history; "
                          "DROP TABLE sk_allocation; DROP TABLE sk_kv; DROP TABLE sk_lease; "
                          "DROP TABLE sk_writer; "
                          "ALTER TABLE sk_revision DROP COLUMN kv_compact_rev; "
@@ -319,6 +324,7 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         after = sorted(sql(self.server, "SELECT kind, value, namespace, name FROM sk_allocation"))
         self.assertEqual(after, before)
         self.assertIn(["nodeport", "30064", ns, "old"], after)
+        self.assertEqual(superseded_mismatches(self.server), [])
         self.create(ns, svc("new", cluster_ip="10.96.0.11"), 422)
         self.create(ns, svc("new", "NodePort", ports=[{"port": 80, "nodePort": 30063}]), 422)
         r = self.server.request("GET", svc_path(ns))
@@ -332,6 +338,7 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
                                               "resourceVersion": old_rv}},
                                 headers={"Content-Type": "application/merge-patch+json"})
         self.assertEqual(r.status, 200, r.body[:300])
+        self.assertEqual(superseded_mismatches(self.server), [])
 
     def test_kubectl(self):
         manifest = ("apiVersion: v1\nkind: Service\nmetadata:\n  name: kc\nspec:\n"

@@ -418,6 +418,29 @@ def sql(server, query):
     return [line.split("|") for line in p.stdout.splitlines() if line.strip()]
 
 
+def objects_view_0009(server):
+    """The CREATE VIEW statement of sk_objects as migration 0009 made it on
+    server's backend (read from migrations/), for tests that rewind a
+    database to before migration 0011."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "migrations",
+                        server.backend, "0009_history_is_current.sql")
+    with open(path) as f:
+        return re.search(r"CREATE (?:OR REPLACE )?VIEW sk_objects AS.*?;", f.read(), re.S).group(0)
+
+
+def superseded_mismatches(server):
+    """Rows of sk_history and sk_kv whose superseded flag (migration 0011)
+    disagrees with what the views worked out before it, by an anti-join:
+    whether a newer row of the same key exists. [] when every flag is right
+    (EXISTS is 0/1 in SQLite and a boolean in PostgreSQL, as the flag is)."""
+    return sql(server,
+               "SELECT 'sk_history', rev, superseded FROM sk_history h WHERE superseded <> EXISTS"
+               " (SELECT 1 FROM sk_history n WHERE n.resource = h.resource AND n.namespace ="
+               " h.namespace AND n.name = h.name AND n.rev > h.rev)"
+               " UNION ALL SELECT 'sk_kv', rev, superseded FROM sk_kv k WHERE superseded <> EXISTS"
+               " (SELECT 1 FROM sk_kv n WHERE n.key = k.key AND n.rev > k.rev)")
+
+
 def metric(server, name):
     """The value of an unlabelled (or fully labelled) series in the server's /metrics."""
     r = server.request("GET", "/metrics")
