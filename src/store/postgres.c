@@ -1015,7 +1015,22 @@ static sk_err pg_connect(const char *url, sk_conn **out, char **errmsg)
                                        "client_encoding", NULL};
     const char *const values[] = {"sqlkube", "10", url, "UTF8", NULL};
     sk_err err = SK_OK;
-    PGconn *pg = PQconnectdbParams(keys, values, 1);
+    PGconn *pg = NULL;
+    /* A URL libpq cannot parse stays so: said apart from a server that
+     * does not answer (yet), which is worth waiting for (store.h). */
+    char *bad = NULL;
+    PQconninfoOption *parsed = PQconninfoParse(url, &bad);
+    PQconninfoFree(parsed);
+    if (!parsed) {
+        const char *why = bad ? bad : "out of memory";
+        sk_buf b = SK_BUF_INIT;
+        sk_buf_printf(&b, "invalid PostgreSQL URL: %.*s", first_line_len(why), why);
+        *errmsg = sk_buf_steal(&b, NULL);
+        PQfreemem(bad);
+        err = SK_ERR_BAD_REQUEST;
+        goto out;
+    }
+    pg = PQconnectdbParams(keys, values, 1);
     SK_CHECK_ALLOC(pg);
     if (PQstatus(pg) != CONNECTION_OK) {
         *errmsg = connect_error(pg);
@@ -1872,6 +1887,7 @@ static sk_err pg_kv_lease_keys(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg
 
 const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
+    .server = 1,
     .connect = pg_connect,
     .disconnect = pg_disconnect,
     .idle_ok = pg_idle_ok,
