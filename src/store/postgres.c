@@ -1017,18 +1017,23 @@ static sk_err pg_connect(const char *url, sk_conn **out, char **errmsg)
     sk_err err = SK_OK;
     PGconn *pg = NULL;
     /* A URL libpq cannot parse stays so: said apart from a server that
-     * does not answer (yet), which is worth waiting for (store.h). */
-    char *bad = NULL;
-    PQconninfoOption *parsed = PQconninfoParse(url, &bad);
-    PQconninfoFree(parsed);
-    if (!parsed) {
-        const char *why = bad ? bad : "out of memory";
-        sk_buf b = SK_BUF_INIT;
-        sk_buf_printf(&b, "invalid PostgreSQL URL: %.*s", first_line_len(why), why);
-        *errmsg = sk_buf_steal(&b, NULL);
-        PQfreemem(bad);
-        err = SK_ERR_BAD_REQUEST;
-        goto out;
+     * does not answer (yet), which is worth waiting for (store.h). libpq
+     * expands dbname as a URI or a conninfo string when it is one (a URI
+     * prefix, or an '='), else takes it as a bare database name. */
+    if (strchr(url, '=') || strncmp(url, "postgres://", 11) == 0 ||
+        strncmp(url, "postgresql://", 13) == 0) {
+        char *bad = NULL;
+        PQconninfoOption *parsed = PQconninfoParse(url, &bad);
+        if (!parsed) {
+            const char *why = bad ? bad : "out of memory";
+            sk_buf b = SK_BUF_INIT;
+            sk_buf_printf(&b, "invalid PostgreSQL URL: %.*s", first_line_len(why), why);
+            *errmsg = sk_buf_steal(&b, NULL);
+            PQfreemem(bad);
+            err = SK_ERR_BAD_REQUEST;
+            goto out;
+        }
+        PQconninfoFree(parsed);
     }
     pg = PQconnectdbParams(keys, values, 1);
     SK_CHECK_ALLOC(pg);
