@@ -1,6 +1,7 @@
 /*
- * api.c - the API's entry points (api.h): the server state's lifetime, and
- * a call's: start (copy what the request says, route it), step, response,
+ * api.c - the API's entry points (api.h): the server state's lifetime
+ * (made before the store may be up, attached to it once it is), and a
+ * call's: start (copy what the request says, route it), step, response,
  * stream reads, free. What each verb does is in its own file (verbs.h);
  * the helpers they share are in call.c.
  */
@@ -35,17 +36,8 @@ sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg)
 {
     sk_api *api = calloc(1, sizeof *api);
     SK_CHECK_ALLOC(api);
-    api->store = deps->store;
-    api->cache = deps->cache;
-    api->reader = deps->reader;
-    api->hub = deps->hub;
-    api->identity = deps->identity;
-    api->collector = deps->collector;
-    api->crd = deps->crd;
-    api->consistency = deps->consistency;
-    api->rbac = deps->rbac;
+    pthread_mutex_init(&api->down_mu, NULL);
     api->always_allow = cfg->always_allow;
-    api->authz = sk_authz_new(deps->reader, deps->cache);
     api->metrics = sk_metrics_new();
     api->max_object_bytes =
         cfg->max_object_bytes > 0 ? (size_t)cfg->max_object_bytes : 1536 * 1024;
@@ -61,11 +53,49 @@ sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg)
     api->audit = deps->audit;
     api->listen_addr = strdup(cfg->listen_addr ? cfg->listen_addr : "127.0.0.1:8080");
     SK_CHECK_ALLOC(api->listen_addr);
+    if (deps->store)
+        sk_api_attach(api, deps);
     return api;
+}
+
+void sk_api_attach(sk_api *api, const sk_api_deps *deps)
+{
+    SK_CHECK(deps->store != NULL && !atomic_load(&api->up));
+    api->store = deps->store;
+    api->cache = deps->cache;
+    api->reader = deps->reader;
+    api->hub = deps->hub;
+    api->identity = deps->identity;
+    api->collector = deps->collector;
+    api->crd = deps->crd;
+    api->consistency = deps->consistency;
+    api->rbac = deps->rbac;
+    api->authz = sk_authz_new(deps->reader, deps->cache);
+    atomic_store_explicit(&api->up, 1, memory_order_release);
+}
+
+void sk_api_store_down(sk_api *api, const char *why)
+{
+    char *copy = strdup(why);
+    SK_CHECK_ALLOC(copy);
+    pthread_mutex_lock(&api->down_mu);
+    free(api->down_why);
+    api->down_why = copy;
+    pthread_mutex_unlock(&api->down_mu);
+}
+
+const char *sk_api_store_down_why(sk_api *api, sk_arena *a)
+{
+    pthread_mutex_lock(&api->down_mu);
+    const char *why = api->down_why ? sk_arena_strdup(a, api->down_why) : NULL;
+    pthread_mutex_unlock(&api->down_mu);
+    return why;
 }
 
 void sk_api_begin_shutdown(sk_api *api, int grace_ms)
 {
+    if (!atomic_load(&api->up))
+        return; /* no watch was ever served */
     api->stop_at_ms = sk_now_ms();
     api->stop_grace_ms = grace_ms;
     api->stopping = 1;
@@ -76,6 +106,8 @@ void sk_api_begin_shutdown(sk_api *api, int grace_ms)
 
 void sk_api_wait_watches(sk_api *api, int timeout_ms)
 {
+    if (!atomic_load(&api->up))
+        return;
     int64_t deadline = sk_now_ms() + timeout_ms;
     sk_watch_stats st;
     for (;;) {
@@ -97,6 +129,8 @@ void sk_api_free(sk_api *api)
     sk_metrics_free(api->metrics);
     sk_authz_free(api->authz);
     free(api->listen_addr);
+    pthread_mutex_destroy(&api->down_mu);
+    free(api->down_why);
     free(api);
 }
 
@@ -178,6 +212,12 @@ static int dispatch_settled(sk_api_call *call)
 /* The first step: refusals the request carries, then its route. */
 static int dispatch(sk_api_call *call)
 {
+    /* Until the store is up only the health checks are served (api.h). */
+    if (!call->up && call->route.kind != SK_ROUTE_HEALTH) {
+        sk_call_reply_error(call, SK_ERR_UNAVAILABLE,
+                            "the storage backend is not up yet: the server is starting");
+        return SK_STEP_DONE;
+    }
     if (call->reject_msg) {
         sk_call_reply_error(call, call->reject, call->reject_msg);
         return SK_STEP_DONE;
@@ -192,6 +232,10 @@ static int dispatch(sk_api_call *call)
         sk_call_reply_error(call, SK_ERR_BAD_REQUEST, "invalid value for watch: want a boolean");
         return SK_STEP_DONE;
     }
+    /* No RBAC policy before the store: the health checks are kube's
+     * bootstrap policy's to everyone (system:public-info-viewer). */
+    if (!call->up)
+        return sk_endpoint_health(call);
     if (!sk_impersonate_admit(call) || !sk_authz_admit(call))
         return SK_STEP_DONE;
     switch (call->route.kind) {
@@ -266,12 +310,14 @@ sk_api_call *sk_api_call_start(sk_api *api, const sk_http_req *req, sk_api_wake_
     SK_CHECK_ALLOC(call);
     call->arena = sk_arena_new();
     call->api = api;
+    call->up = atomic_load_explicit(&api->up, memory_order_acquire);
     call->method = sk_arena_strdup(call->arena, req->method);
     call->route.kind = SK_ROUTE_NOT_FOUND;
     /* Authentication comes first, as kube's filter chain runs it: an
      * unauthenticated client learns nothing, not even that its path is bad. */
     const char *warning;
-    call->user = sk_authn_request(&api->authn, api->reader, call->arena, req, &warning);
+    call->user = sk_authn_request(&api->authn, call->up ? api->reader : NULL, call->arena, req,
+                                  &warning);
     if (warning)
         sk_call_add_warning(call, warning);
     /* An unauthenticated request's route is resolved too, for its audit

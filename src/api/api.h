@@ -69,7 +69,19 @@ typedef struct sk_api_deps {
     sk_audit_log *audit; /* the audit log (audit.h), NULL: none */
 } sk_api_deps;
 
+/* deps->store NULL: the store is not up yet (a database that has not
+ * answered at start). Until sk_api_attach the API serves /healthz, /livez
+ * and /readyz (readiness failing, saying sk_api_store_down's reason) and
+ * answers every other request 503 ServiceUnavailable with Retry-After,
+ * whoever sends it: there is nothing to authorize against yet. Only
+ * deps->audit is read then. */
 sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg);
+/* Hands the API what it serves from, once (deps->store non-NULL); calls
+ * that start after it are served in full. */
+void sk_api_attach(sk_api *api, const sk_api_deps *deps);
+/* Why the store is not up yet (copied): /readyz's storage check says it
+ * until sk_api_attach. Any thread. */
+void sk_api_store_down(sk_api *api, const char *why);
 /* Frees. NULL-safe. Every call must have been freed. */
 void sk_api_free(sk_api *api);
 /* Shutdown: every watch stream ends within grace_ms, each at its own
@@ -78,7 +90,7 @@ void sk_api_begin_shutdown(sk_api *api, int grace_ms);
 /* Waits until every watch stream has ended or timeout_ms passes, then
  * stops the fan-out: parked calls are woken and end, none can park again. */
 void sk_api_wait_watches(sk_api *api, int timeout_ms);
-/* Readiness (store reachable). */
+/* Readiness: the store reachable (once attached). */
 int sk_api_ready(sk_api *api);
 
 typedef struct sk_api_call sk_api_call;

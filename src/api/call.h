@@ -34,6 +34,7 @@
 #include "watch/hub.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <sys/types.h>
 
@@ -43,6 +44,13 @@ typedef struct sk_authz sk_authz; /* authz.h */
 typedef struct sk_audit_log sk_audit_log; /* audit.h */
 
 struct sk_api {
+    /* What the API serves from (sk_api_deps): written once, before `up`
+     * is set (release); a call reads them only after it saw `up` (acquire,
+     * once, at its start: call->up), so no lock guards them. Until then
+     * they are NULL and only the health checks are served. */
+    _Atomic int up;
+    pthread_mutex_t down_mu;
+    char *down_why; /* under down_mu: why the store is not up (sk_api_store_down) */
     sk_store *store;
     sk_cache *cache;
     sk_reader *reader;
@@ -63,6 +71,9 @@ struct sk_api {
     int stop_grace_ms;    /* watches end spread over this */
 };
 
+/* sk_api_store_down's reason, copied into a (NULL: none said). */
+const char *sk_api_store_down_why(sk_api *api, sk_arena *a);
+
 enum { SK_STEP_WAIT = 0, SK_STEP_DONE = 1, SK_STEP_AGAIN = 2 };
 
 typedef int (*sk_call_fn)(sk_api_call *call);
@@ -77,6 +88,7 @@ typedef struct sk_call_stream {
 
 struct sk_api_call {
     sk_api *api;
+    int up; /* the API's `up` when the call started: its deps may be read */
     sk_arena *arena;
     const char *method;
     sk_route route; /* its strings in the arena */

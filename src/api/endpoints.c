@@ -25,7 +25,8 @@ static int reply_text(sk_api_call *call, int status, const char *content_type)
 }
 
 /* The named checks of /healthz, /livez and /readyz, as kube-apiserver
- * lists them (the store stands where etcd would). */
+ * lists them (the store stands where etcd would). Until the store is up
+ * (call->up) nothing but the reason it is not may be read. */
 int sk_endpoint_health(sk_api_call *call)
 {
     sk_api *api = call->api;
@@ -37,9 +38,12 @@ int sk_endpoint_health(sk_api_call *call)
     } checks[] = {
         {"ping", 1, NULL},
         {"log", 1, NULL},
-        {"storage", sk_api_ready(api), NULL},
-        /* not in /livez: a full disk wants space, not a restart */
-        {"storage-space", !sk_store_out_of_space(api->store), "the database or its disk is full"},
+        /* not in /livez: a store that is down (or not up yet) wants the
+         * store back, not a restart; nor a full disk, which wants space */
+        {"storage", call->up && sk_api_ready(api),
+         call->up ? NULL : sk_api_store_down_why(api, call->arena)},
+        {"storage-space", !call->up || !sk_store_out_of_space(api->store),
+         "the database or its disk is full"},
         {"poststarthook/start-kube-apiserver-identity-lease-controller",
          sk_ctl_healthy(api->identity), NULL},
         {"poststarthook/start-kube-apiserver-identity-lease-garbage-collector",
@@ -49,7 +53,7 @@ int sk_endpoint_health(sk_api_call *call)
     };
     size_t n = sizeof checks / sizeof *checks;
     if (strcmp(which, "livez") == 0)
-        n = 3; /* liveness does not wait for start-up hooks, nor for disk space */
+        n = 2; /* liveness waits for no store, start-up hook or disk space */
     int ok = 1;
     for (size_t i = 0; i < n; i++)
         ok &= checks[i].ok;

@@ -1,8 +1,10 @@
 /*
  * main.c - the sqlkube command line: serve, migrate, compact.
  *
- * Every failure a user can cause (bad flag, unreachable database, port in
- * use) ends in ONE line on stderr naming the problem, and exit status 1.
+ * Every failure a user can cause (bad flag, an SQLite file that cannot be
+ * opened, a malformed database URL, port in use) ends in ONE line on stderr
+ * naming the problem, and exit status 1. A PostgreSQL that does not answer
+ * is not such a failure: serve waits for it (wait_for_store).
  *
  * Signals are blocked in every thread and taken synchronously by the main
  * thread with sigwait, so no handler runs inside library code.
@@ -60,6 +62,8 @@
 #define DEFAULT_MAX_CONNECTIONS_PER_IP 4096
 #define DEFAULT_HEADER_TIMEOUT_S 10
 #define IDLE_CONNECTION_TIMEOUT_S 90 /* kube-apiserver's IdleTimeout for keep-alive connections */
+#define STORE_RETRY_FIRST_MS 100 /* wait_for_store's backoff: the first wait, */
+#define STORE_RETRY_MAX_MS 5000  /* and its cap (README, PostgreSQL) */
 #define FD_RESERVE 256 /* descriptors kept for the database, logs and the listener */
 #define MAX_TLS_SANS 64
 #define MAX_TOKEN_FILE_BYTES (16 * 1024 * 1024)
@@ -499,6 +503,51 @@ static int64_t connection_cap(int64_t want)
 const char *malloc_conf = "oversize_threshold:" TEXT_OF(LARGE_OBJECT_BYTES);
 #endif
 
+/*
+ * Opens the store, trying again while it answers SK_ERR_UNAVAILABLE (a
+ * PostgreSQL that is down, starting, or refusing us: sk_store_open), so a
+ * server started before its database waits for it instead of leaning on a
+ * restart policy; each failed attempt is logged with its reason, and
+ * /readyz says it meanwhile. Attempts are STORE_RETRY_FIRST_MS apart,
+ * doubling to STORE_RETRY_MAX_MS, where they stay: quick when the database
+ * is a moment late, one connection every few seconds when it is down for
+ * long. The wait between attempts is a wait for the shutdown signals, so
+ * SIGTERM ends it at once (*sig_out: the signal, 0 when the store came up);
+ * an attempt itself takes at most libpq's connect_timeout. Any other error
+ * is final: 1, said on stderr.
+ */
+static int wait_for_store(sk_server *srv, const sigset_t *signals, int *sig_out)
+{
+    int64_t delay_ms = STORE_RETRY_FIRST_MS;
+    int rc = 0;
+    for (int attempt = 1;; attempt++) {
+        char *msg = NULL;
+        sk_err err = sk_server_open_store(srv, &msg);
+        if (err == SK_OK) {
+            if (attempt > 1)
+                sk_log_info("the store is up (attempt %d)", attempt);
+            *sig_out = 0;
+            break;
+        }
+        if (err != SK_ERR_UNAVAILABLE) {
+            rc = fail("%s", msg ? msg : "cannot open the store");
+            free(msg);
+            break;
+        }
+        sk_log_warn("the store is not up (attempt %d): %s; trying again in %.1f s", attempt,
+                    msg ? msg : sk_err_name(err), (double)delay_ms / 1000);
+        free(msg);
+        struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000};
+        int sig = sigtimedwait(signals, NULL, &ts);
+        if (sig > 0) {
+            *sig_out = sig;
+            break;
+        }
+        delay_ms = delay_ms * 2 < STORE_RETRY_MAX_MS ? delay_ms * 2 : STORE_RETRY_MAX_MS;
+    }
+    return rc;
+}
+
 static int cmd_serve(const options *o, const char *db)
 {
 #ifndef SK_JEMALLOC
@@ -605,7 +654,7 @@ static int cmd_serve(const options *o, const char *db)
         .encryption_config = o->encryption_config,
     };
     char *msg = NULL;
-    int rc = 1;
+    int rc = 1, sig = 0;
     sk_server *srv = sk_server_start(&cfg, &msg);
     if (!srv) {
         fail("%s", msg ? msg : "cannot start");
@@ -616,25 +665,29 @@ static int cmd_serve(const options *o, const char *db)
         fail("cannot write %s/kubeconfig", o->data_dir);
         goto out;
     }
-    sk_log_info("sqlkube %s serving on %s://%s (%s store)", SK_VERSION,
-                o->plain_http ? "http" : "https", o->listen, sk_server_backend(srv));
-    if (o->plain_http)
-        sk_log_warn("plain HTTP (--plain-http): requests without credentials are trusted as "
-                    "system:unsecured in system:masters; bearer tokens sent are still checked");
-    else if (!pki.admin_cert_pem)
-        sk_log_warn("no client CA key (--client-ca-key-file): %s/kubeconfig has no client "
-                    "certificate",
-                    o->data_dir);
-    if (o->etcd_listen)
-        sk_log_info("serving the etcd v3 API on %s://%s%s", o->etcd_cert_file ? "https" : "http",
-                    o->etcd_listen,
-                    o->etcd_trusted_ca_file ? " (client certificates required)" : "");
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
-    int sig = 0;
-    sigwait(&set, &sig);
+    if (wait_for_store(srv, &set, &sig) != 0)
+        goto out;
+    if (sig == 0) {
+        sk_log_info("sqlkube %s serving on %s://%s (%s store)", SK_VERSION,
+                    o->plain_http ? "http" : "https", o->listen, sk_server_backend(srv));
+        if (o->plain_http)
+            sk_log_warn("plain HTTP (--plain-http): requests without credentials are trusted as "
+                        "system:unsecured in system:masters; bearer tokens sent are still "
+                        "checked");
+        else if (!pki.admin_cert_pem)
+            sk_log_warn("no client CA key (--client-ca-key-file): %s/kubeconfig has no client "
+                        "certificate",
+                        o->data_dir);
+        if (o->etcd_listen)
+            sk_log_info("serving the etcd v3 API on %s://%s%s",
+                        o->etcd_cert_file ? "https" : "http", o->etcd_listen,
+                        o->etcd_trusted_ca_file ? " (client certificates required)" : "");
+        sigwait(&set, &sig);
+    }
     sk_log_info("received %s, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     rc = 0;
 out:

@@ -11,6 +11,7 @@
 
 #include "api/audit.h"
 #include "api/authn.h"
+#include "core/err.h"
 
 #include <stdint.h>
 
@@ -48,12 +49,20 @@ typedef struct sk_server_config {
 
 typedef struct sk_server sk_server;
 
-/* Starts everything. On failure *errmsg is a new one-line message. */
+/* Starts what needs no store: the port answers at once, /livez ok,
+ * /readyz failing and every other request 503 (api.h) until
+ * sk_server_open_store succeeds. On failure (a bad encryption config or
+ * audit log path, the port in use) *errmsg is a new one-line message. */
 sk_server *sk_server_start(const sk_server_config *cfg, char **errmsg);
+/* One attempt to open the store and start everything on it; on success the
+ * API serves in full. On failure nothing of the attempt is left, /readyz
+ * says why, *errmsg is a new one-line message, and SK_ERR_UNAVAILABLE says
+ * a later attempt may succeed (sk_store_open); the caller paces them. */
+sk_err sk_server_open_store(sk_server *srv, char **errmsg);
 /* Shuts down: stops accepting, ends watches spread over the grace period,
  * drains pending writes, stops every part. NULL-safe. */
 void sk_server_stop(sk_server *srv);
-/* "sqlite" or "postgres". */
+/* "sqlite" or "postgres", once the store is open. */
 const char *sk_server_backend(const sk_server *srv);
 
 #endif

@@ -18,7 +18,12 @@ typedef struct sk_conn sk_conn;
 
 typedef struct sk_backend_ops {
     const char *name;
-    /* Opens a connection. *errmsg (new) names the problem on failure. */
+    /* 1: a database server, which may answer later than it does now
+     * (PostgreSQL); 0: a local file (SQLite), which waiting never opens. */
+    int server;
+    /* Opens a connection. *errmsg (new) names the problem on failure:
+     * SK_ERR_UNAVAILABLE when the database could not be reached or refused
+     * the session, another error when the URL itself is wrong. */
     sk_err (*connect)(const char *url, sk_conn **out, char **errmsg);
     void (*disconnect)(sk_conn *c);
     /* Optional (NULL: always): 0 if an idle connection is known to be gone

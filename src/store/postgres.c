@@ -1058,7 +1058,27 @@ static sk_err pg_connect(const char *url, sk_conn **out, char **errmsg)
                                        "client_encoding", NULL};
     const char *const values[] = {"sqlkube", "10", url, "UTF8", NULL};
     sk_err err = SK_OK;
-    PGconn *pg = PQconnectdbParams(keys, values, 1);
+    PGconn *pg = NULL;
+    /* A URL libpq cannot parse stays so: said apart from a server that
+     * does not answer (yet), which is worth waiting for (store.h). libpq
+     * expands dbname as a URI or a conninfo string when it is one (a URI
+     * prefix, or an '='), else takes it as a bare database name. */
+    if (strchr(url, '=') || strncmp(url, "postgres://", 11) == 0 ||
+        strncmp(url, "postgresql://", 13) == 0) {
+        char *bad = NULL;
+        PQconninfoOption *parsed = PQconninfoParse(url, &bad);
+        if (!parsed) {
+            const char *why = bad ? bad : "out of memory";
+            sk_buf b = SK_BUF_INIT;
+            sk_buf_printf(&b, "invalid PostgreSQL URL: %.*s", first_line_len(why), why);
+            *errmsg = sk_buf_steal(&b, NULL);
+            PQfreemem(bad);
+            err = SK_ERR_BAD_REQUEST;
+            goto out;
+        }
+        PQconninfoFree(parsed);
+    }
+    pg = PQconnectdbParams(keys, values, 1);
     SK_CHECK_ALLOC(pg);
     if (PQstatus(pg) != CONNECTION_OK) {
         *errmsg = connect_error(pg);
@@ -1973,6 +1993,7 @@ static sk_err pg_kv_lease_keys(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg
 
 const sk_backend_ops sk_backend_postgres = {
     .name = "postgres",
+    .server = 1,
     .connect = pg_connect,
     .disconnect = pg_disconnect,
     .idle_ok = pg_idle_ok,

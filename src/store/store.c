@@ -1024,27 +1024,33 @@ sk_err sk_store_lease_write(sk_store *s, const sk_lease_op *op, sk_arena *a, sk_
 
 /* ---- open / close ------------------------------------------------------- */
 
+/* SK_ERR_UNAVAILABLE only for a database server that may answer later
+ * (store.h, sk_store_open): a file that cannot be opened or migrated now
+ * will not be by waiting. */
 static sk_err open_and_migrate(const char *url, const sk_backend_ops **ops_out, sk_conn **out,
                                char **errmsg)
 {
     const sk_backend_ops *ops = backend_for(url);
     sk_conn *c = NULL;
+    char *why = NULL;
     sk_err err = ops->connect(url, &c, errmsg);
     if (err != SK_OK)
-        return err;
-    char *why = NULL;
+        goto out;
     err = ops->migrate(c, &why);
     if (err != SK_OK) {
         if (asprintf(errmsg, "cannot migrate the %s database: %s", ops->name,
                      why ? why : "unknown error") < 0)
             *errmsg = NULL;
-        free(why);
         ops->disconnect(c);
-        return err;
+        goto out;
     }
     *ops_out = ops;
     *out = c;
-    return SK_OK;
+out:
+    free(why);
+    if (err == SK_ERR_UNAVAILABLE && !ops->server)
+        err = SK_ERR_INTERNAL;
+    return err;
 }
 
 sk_err sk_store_migrate_only(const char *url, char **errmsg)

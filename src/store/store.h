@@ -162,7 +162,13 @@ typedef struct sk_store_codec {
 
 /* Opens (and migrates) the store. url: "sqlite:PATH" or a libpq URI/conninfo
  * ("postgres://...", "postgresql://...", "host=... dbname=..."). On failure
- * *errmsg is a new string naming the problem (caller frees). */
+ * *errmsg is a new string naming the problem (caller frees), and the error
+ * says whether trying again may help: SK_ERR_UNAVAILABLE when a database
+ * server could not be reached or refused the session (down, starting,
+ * unknown host, a wrong password or a database not created yet: each may
+ * change without sqlkube changing), anything else when it cannot (a URL
+ * libpq cannot parse, an SQLite file that cannot be opened, a migration
+ * the database refuses). */
 sk_err sk_store_open(const char *url, sk_store **out, char **errmsg);
 /* Makes codec (borrowed: must outlive the store) the store's, before any
  * read or write; without one values are kept as they are. */

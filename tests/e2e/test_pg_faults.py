@@ -19,6 +19,14 @@ DatabaseDown: PostgreSQL stopped (pg_ctl stop) -> reads and writes answer
 503 ServiceUnavailable with a Retry-After header (client-go retries those),
 and the same server serves both again once PostgreSQL is back.
 
+StartedBeforeDatabase: sqlkube started while its PostgreSQL is down stays
+up and waits for it (capped exponential backoff, each attempt logged with
+its reason): /livez 200, /readyz 500 naming the reason, every other request
+503 with Retry-After; SIGTERM while it waits exits 0. Once PostgreSQL is
+started it is ready within the backoff cap plus slack, and serves writes.
+ConfigurationErrors: what waiting cannot fix (an SQLite file that cannot be
+opened, a URL libpq cannot parse) still exits 1 at once, saying why.
+
 Why: a client takes 409 as "not applied" and 404 on delete as "already
 gone"; answering those for a write that is stored makes it apply its change
 twice (a lost update). A 5xx with Retry-After is the only honest answer to
@@ -28,20 +36,28 @@ an outcome that cannot be known.
 import http.client
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
 import unittest
+import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, PG_SH, Server, metric, sql, wait_until  # noqa: E402
+from server import CONFIG, PG_SH, Server, free_port, metric, sql, wait_until  # noqa: E402
 
 NS = "faults"
 CAS_WRITERS = 4
 FAULT_SECONDS = 16
 KILL_EVERY = 0.9
+# The server's wait between attempts to reach its database: 0.1 s doubling
+# to this cap (README, PostgreSQL).
+STORE_RETRY_CAP = 5.0
+# What starting the rest may take on top once the database answers
+# (migrations of a new database, the ASan build, a busy machine).
+READY_SLACK = 10.0
 
 postgres_only = unittest.skipUnless(CONFIG.backend == "postgres", "PostgreSQL faults")
 
@@ -294,6 +310,101 @@ class DatabaseDown(unittest.TestCase):
             srv.request("PUT", path("kept"), body=obj)), what="writes after the restart")
         self.assertEqual(r.json()["data"], {"marker": "while-down"})
         self.assertEqual(srv.request("GET", path("kept")).json()["data"], {"marker": "while-down"})
+
+
+@postgres_only
+@unittest.skipUnless(os.environ.get("SK_PG_DIR"), "needs the PostgreSQL of tests/support/pg.sh")
+class StartedBeforeDatabase(unittest.TestCase):
+
+    def assert_unavailable(self, r):
+        self.assertEqual(r.status, 503, r)
+        self.assertEqual(r.json()["reason"], "ServiceUnavailable", r)
+        self.assertGreaterEqual(int(r.headers.get("retry-after", "0")), 1, r.headers)
+
+    def test_waits_for_the_database_then_serves(self):
+        srv = Server("StartedBeforeDatabase")  # its database is made while PostgreSQL is up
+        self.addCleanup(srv.cleanup)
+        early = Server("StoppedWhileWaiting")
+        self.addCleanup(early.cleanup)
+        where = "127.0.0.1:%d" % urllib.parse.urlsplit(srv.db_url).port
+        pg_ctl("halt")
+        try:
+            srv.start(wait="/livez")
+            early.start(wait="/livez")
+            # Long enough for the waits to reach the cap (0.1 + ... + 3.2 s).
+            time.sleep(7.5)
+            self.assertIsNone(srv.proc.poll(), "sqlkube exited while PostgreSQL was down")
+            self.assertEqual(srv.request("GET", "/livez").status, 200)
+            r = srv.request("GET", "/readyz?verbose")
+            self.assertEqual(r.status, 500, r)
+            self.assertRegex(r.body.decode(), r"\[-\]storage failed: cannot connect to PostgreSQL"
+                             r" at %s: [Cc]onnection refused\n" % re.escape(where))
+            self.assertEqual(srv.request("GET", "/readyz").status, 500)
+            self.assert_unavailable(srv.request("GET", "/api/v1/namespaces"))
+            self.assert_unavailable(srv.request(
+                "POST", "/api/v1/namespaces",
+                body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}))
+            self.assert_unavailable(srv.request("GET", "/metrics"))
+
+            # SIGTERM while waiting: a clean exit, at once.
+            t0 = time.monotonic()
+            self.assertEqual(early.stop(), 0, early.log_tail())
+            self.assertLess(time.monotonic() - t0, 3.0, "SIGTERM took long to end the wait")
+            with open(early.log_path) as f:
+                self.assertIn("received SIGTERM, shutting down", f.read())
+
+            with open(srv.log_path) as f:
+                log = f.read()
+            attempts = re.findall(r"the store is not up \(attempt (\d+)\): cannot connect to"
+                                  r" PostgreSQL at %s: [Cc]onnection refused; trying again in"
+                                  r" ([0-9.]+) s" % re.escape(where), log)
+            self.assertGreaterEqual(len(attempts), 6, log)
+            self.assertEqual([int(a) for a, _ in attempts], list(range(1, len(attempts) + 1)))
+            waits = [float(w) for _, w in attempts]
+            self.assertEqual(waits[:6], [0.1, 0.2, 0.4, 0.8, 1.6, 3.2], log)
+            self.assertEqual(set(waits[6:]), {STORE_RETRY_CAP}, log)
+        finally:
+            pg_ctl("resume")
+        t0 = time.monotonic()
+        srv.wait_ready(timeout=STORE_RETRY_CAP + READY_SLACK)
+        print("\n  ready %.1f s after PostgreSQL started" % (time.monotonic() - t0),
+              file=sys.stderr)
+        with open(srv.log_path) as f:
+            self.assertRegex(f.read(), r"the store is up \(attempt \d+\)")
+        r = srv.request("POST", "/api/v1/namespaces",
+                        body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        self.assertEqual(r.status, 201, r)
+        r = srv.request("POST", path(), body=cm("late", "l"))
+        self.assertEqual(r.status, 201, r)
+        r = srv.request("GET", path("late"))
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["data"], {"marker": "l"})
+
+
+class ConfigurationErrors(unittest.TestCase):
+    """Nothing to wait for: exit 1 at once, one line saying why."""
+
+    def serve(self, db):
+        data = os.path.join(CONFIG.ensure_work_dir(), "ConfigurationErrors-%d" % free_port())
+        t0 = time.monotonic()
+        p = subprocess.run([CONFIG.binary, "serve", "--plain-http", "--listen",
+                            "127.0.0.1:%d" % free_port(), "--data-dir", data, "--db", db],
+                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        return p, time.monotonic() - t0
+
+    def test_sqlite_file_that_cannot_be_opened(self):
+        p, took = self.serve("sqlite:/nonexistent-dir/sub/sqlkube.db")
+        self.assertEqual(p.returncode, 1, p)
+        self.assertRegex(p.stderr, r"sqlkube: cannot open SQLite database /nonexistent-dir/")
+        self.assertNotIn("the store is not up", p.stderr)
+        self.assertLess(took, 10.0)
+
+    def test_malformed_postgres_url(self):
+        p, took = self.serve("postgres://127.0.0.1:5432/db?nosuchoption=1")
+        self.assertEqual(p.returncode, 1, p)
+        self.assertRegex(p.stderr, r"sqlkube: invalid PostgreSQL URL: .*nosuchoption")
+        self.assertNotIn("the store is not up", p.stderr)
+        self.assertLess(took, 10.0)
 
 
 if __name__ == "__main__":

@@ -1921,6 +1921,9 @@ static void test_survives_reopen(void **state)
     sk_store_close(second);
 }
 
+/* What waiting may fix is SK_ERR_UNAVAILABLE (a server that does not
+ * answer); a file that cannot be opened and a URL libpq cannot parse are
+ * not, so `serve` exits on them rather than waiting (store.h). */
 static void test_bad_url(void **state)
 {
     fixture *f = *state;
@@ -1928,9 +1931,18 @@ static void test_bad_url(void **state)
     char *msg = NULL;
     const char *url = is_sqlite(f->url) ? "sqlite:/nonexistent-dir/x/y.db"
                                         : "postgres://postgres@127.0.0.1:1/nope";
-    assert_int_not_equal(sk_store_open(url, &s, &msg), SK_OK);
+    sk_err err = sk_store_open(url, &s, &msg);
+    assert_int_not_equal(err, SK_OK);
+    assert_true(is_sqlite(f->url) ? err != SK_ERR_UNAVAILABLE : err == SK_ERR_UNAVAILABLE);
     assert_non_null(msg);
     assert_null(strchr(msg, '\n'));
+    free(msg);
+    if (is_sqlite(f->url))
+        return;
+    msg = NULL;
+    assert_int_equal(sk_store_open("postgres://127.0.0.1:1/x?nosuchoption=1", &s, &msg),
+                     SK_ERR_BAD_REQUEST);
+    assert_non_null(strstr(msg, "invalid PostgreSQL URL"));
     free(msg);
 }
 

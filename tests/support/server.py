@@ -230,8 +230,10 @@ class Server:
             raise HarnessError("sqlkube compact failed: %s" % p.stderr)
         return p.stdout
 
-    def start(self):
-        """Start the process and wait for /readyz. Retries on a lost port race."""
+    def start(self, wait="/readyz"):
+        """Start the process and wait for `wait` (a health path) to answer
+        200: "/livez" for a server whose store is not up yet. Retries on a
+        lost port race."""
         if self.proc is not None:
             raise HarnessError("server already running")
         for attempt in range(3):
@@ -250,7 +252,7 @@ class Server:
             if not STARTED or STARTED[-1] is not self:
                 STARTED.append(self)
             try:
-                self.wait_ready()
+                self.wait_ready(path=wait)
                 return self
             except HarnessError:
                 exited = self.proc.poll() is not None
@@ -261,7 +263,7 @@ class Server:
                 raise
         raise HarnessError("could not start server")
 
-    def wait_ready(self, timeout=READY_TIMEOUT):
+    def wait_ready(self, timeout=READY_TIMEOUT, path="/readyz"):
         deadline = time.monotonic() + timeout
         last = "no attempt"
         while time.monotonic() < deadline:
@@ -272,16 +274,16 @@ class Server:
             try:
                 if self.tls and not os.path.exists(self.kubeconfig):
                     raise OSError("no kubeconfig yet")
-                r = self.request("GET", "/readyz", timeout=2)
+                r = self.request("GET", path, timeout=2)
                 if r.status == 200:
                     if not os.path.exists(self.kubeconfig):
-                        last = "/readyz 200 but %s not written" % self.kubeconfig
+                        last = "%s 200 but %s not written" % (path, self.kubeconfig)
                     else:
                         return
                 else:
-                    last = "/readyz -> %s %r" % (r.status, r.body[:200])
+                    last = "%s -> %s %r" % (path, r.status, r.body[:200])
             except OSError as e:
-                last = "/readyz -> %s" % e
+                last = "%s -> %s" % (path, e)
             time.sleep(0.05)
         raise HarnessError("sqlkube not ready within %.0fs (%s); log %s:\n%s"
                            % (timeout, last, self.log_path, self.log_tail()))
