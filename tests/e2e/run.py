@@ -9,7 +9,12 @@ test failed or errored.
 
 Usage (must be /usr/bin/python3: it has the kubernetes client):
   tests/e2e/run.py [--backend sqlite|postgres|both] [--pg-url URL] [--dir DIR]
-                   [--bin PATH] [-k SUBSTRING] [--keep] [-v] [MODULE ...]
+                   [--bin PATH] [-k SUBSTRING] [--keep] [--serial] [-v] [MODULE ...]
+
+With both backends the two runs go side by side, each in its own process
+(most of a test's time is spent waiting on a server, a client or a disk,
+so two runs on two cores take little longer than one); their outputs are
+printed one after the other when both are done. --serial runs them in turn.
 
 For postgres, --pg-url (or SK_PG_URL) must point at a running server;
 tests/e2e/run.sh starts one with tests/support/pg.sh and passes it in.
@@ -17,9 +22,12 @@ The binary is --bin, else $SQLKUBE_BIN, else build/sqlkube.
 """
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -113,6 +121,36 @@ def run_backend(backend, args):
     return passed, list(result.failed_ids), skipped
 
 
+def run_side_by_side(backends, argv):
+    """Runs each backend in a child process of this script; returns the
+    tallies as run_backend does, summed, with failures named per backend."""
+    children = []
+    for b in backends:
+        out = tempfile.NamedTemporaryFile(prefix="sqlkube-e2e-%s-" % b, suffix=".log", delete=False)
+        summary = out.name[:-4] + ".json"
+        cmd = [sys.executable, os.path.abspath(__file__), "--backend", b, "--summary", summary] + argv
+        children.append((b, out, summary, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)))
+    total_passed, failed, total_skipped = 0, [], 0
+    for b, out, summary, proc in children:
+        rc = proc.wait()
+        out.close()
+        with open(out.name, errors="replace") as f:
+            sys.stdout.write(f.read())
+        sys.stdout.flush()
+        os.unlink(out.name)
+        try:
+            with open(summary) as f:
+                tally = json.load(f)
+            os.unlink(summary)
+        except (OSError, ValueError):
+            tally = {"passed": 0, "failed": ["(the %s run ended with status %d and no summary)" % (b, rc)],
+                     "skipped": 0}
+        total_passed += tally["passed"]
+        total_skipped += tally["skipped"]
+        failed += ["[%s] %s" % (b, t) for t in tally["failed"]]
+    return total_passed, failed, total_skipped
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="sqlite")
@@ -123,6 +161,8 @@ def main():
                     help="directory of test_*.py modules (default: tests/e2e; tests/hostile "
                          "holds the hostile-input suite)")
     ap.add_argument("--keep", action="store_true", help="keep data dirs and logs")
+    ap.add_argument("--serial", action="store_true", help="with both backends, one after the other")
+    ap.add_argument("--summary", default=None, help=argparse.SUPPRESS)
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("modules", nargs="*", help="test modules (default: all test_*.py)")
     args = ap.parse_args()
@@ -138,22 +178,38 @@ def main():
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     total_passed, failed, total_skipped = 0, [], 0
     t0 = time.monotonic()
-    for b in backends:
-        if b == "postgres" and not harness.CONFIG.pg_url:
-            print("postgres backend needs --pg-url or SK_PG_URL (tests/e2e/run.sh postgres starts one)")
-            failed.append("[postgres] (no PostgreSQL URL)")
-            continue
-        p, f, s = run_backend(b, args)
-        total_passed += p
-        total_skipped += s
-        failed += ["[%s] %s" % (b, t) for t in f]
+    if "postgres" in backends and not harness.CONFIG.pg_url:
+        print("postgres backend needs --pg-url or SK_PG_URL (tests/e2e/run.sh postgres starts one)")
+        failed.append("[postgres] (no PostgreSQL URL)")
+        backends.remove("postgres")
+    side_by_side = False
+    if len(backends) > 1 and not args.serial:
+        child_argv = sys.argv[1:]
+        for i, a in enumerate(child_argv):
+            if a == "--backend":
+                child_argv = child_argv[:i] + child_argv[i + 2:]
+                break
+        child_argv = [a for a in child_argv if not a.startswith("--backend=")]
+        p, f, s = run_side_by_side(backends, child_argv)
+        total_passed, failed, total_skipped = p, failed + f, s
+        side_by_side = True  # each run printed where it kept its own data dirs
+    else:
+        for b in backends:
+            p, f, s = run_backend(b, args)
+            total_passed += p
+            total_skipped += s
+            failed += ["[%s] %s" % (b, t) for t in f]
+    if args.summary:
+        with open(args.summary, "w") as f:
+            json.dump({"passed": total_passed, "skipped": total_skipped,
+                       "failed": [t.split("] ", 1)[1] if t.startswith("[") else t for t in failed]}, f)
 
     print("=" * 70)
     if failed:
         print("FAILED tests:")
         for t in failed:
             print("  " + t)
-    keep = args.keep or bool(failed)
+    keep = args.keep or (bool(failed) and not side_by_side)
     if keep:
         print("data dirs and server logs kept in %s" % work)
     else:

@@ -19,10 +19,14 @@ def go_build(src_dir, out_dir, name):
         os.symlink(os.path.abspath(src_dir), os.path.join(gopath, "src", name))
         env = dict(os.environ, GO111MODULE="off", GOFLAGS="",
                    GOPATH=gopath + ":/usr/share/gocode", GOCACHE=os.path.join(out_dir, "gocache"))
-        p = subprocess.run(["go", "build", "-o", binary, "."], cwd=os.path.join(gopath, "src", name),
+        # Built beside the target and renamed over it: a run on the other
+        # backend may be executing the old binary at this moment.
+        staged = "%s.%d" % (binary, os.getpid())
+        p = subprocess.run(["go", "build", "-o", staged, "."], cwd=os.path.join(gopath, "src", name),
                            env=env, capture_output=True, text=True, timeout=900)
         if p.returncode != 0:
             raise RuntimeError("building %s failed:\n%s" % (name, p.stderr[-3000:]))
+        os.replace(staged, binary)
     finally:
         shutil.rmtree(gopath, ignore_errors=True)
     return binary
