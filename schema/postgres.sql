@@ -124,9 +124,14 @@ CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
 -- it. Migration 0011: a filter on the superseded flag, so one pass over the
 -- table (or over sk_history_key's rows of a resource) whatever the
 -- statistics; the anti-join it replaced was planned from them (issue 45 saw
--- it pass 60 s after a crash restart had discarded them).
+-- it pass 60 s after a crash restart had discarded them). Migration 0012: a
+-- row encrypted at rest has no object (its value is not JSON), and
+-- encrypted_with names the provider and key that wrote it (kube's
+-- "k8s:enc:..." prefix without its last colon); plain rows have it NULL.
 CREATE VIEW sk_objects AS
-    SELECT h.resource, h.namespace, h.name, h.rev AS resource_version, h.value::jsonb AS object
+    SELECT h.resource, h.namespace, h.name, h.rev AS resource_version,
+           CASE WHEN left(h.value, 8) = 'k8s:enc:' THEN NULL ELSE h.value::jsonb END AS object,
+           substring(h.value FROM '^(k8s:enc:[^:]+:v1:.*):[A-Za-z0-9+/=]*$') AS encrypted_with
     FROM sk_history h
     WHERE NOT h.deleted AND NOT h.superseded;
 

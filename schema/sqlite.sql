@@ -112,8 +112,14 @@ CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
 -- inspecting a database by hand; sqlkube itself does not read it. Migration
 -- 0011: a filter on the superseded flag (a constant in the record header,
 -- read without the value's overflow pages), not a probe for a newer row.
+-- Migration 0012: a row encrypted at rest has no object, and encrypted_with
+-- names the provider and key that wrote it (kube's "k8s:enc:..." prefix
+-- without its last colon); plain rows have encrypted_with NULL.
 CREATE VIEW sk_objects AS
-    SELECT h.resource, h.namespace, h.name, h.rev AS resource_version, h.value AS object
+    SELECT h.resource, h.namespace, h.name, h.rev AS resource_version,
+           CASE WHEN substr(h.value, 1, 8) = 'k8s:enc:' THEN NULL ELSE h.value END AS object,
+           CASE WHEN substr(h.value, 1, 8) = 'k8s:enc:'
+                THEN rtrim(rtrim(h.value, replace(h.value, ':', '')), ':') END AS encrypted_with
     FROM sk_history h
     WHERE h.deleted = 0 AND h.superseded = 0;
 

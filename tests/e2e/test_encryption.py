@@ -166,6 +166,18 @@ class EncryptionTest(unittest.TestCase):
         # everything else stays readable with SQL
         (cm,) = self.stored("configmaps", "c")
         self.assertEqual(json.loads(cm)["data"]["k"], plain)
+        # the view for people: the Secret as such (no object, the key that
+        # wrote it), the ConfigMap as before; on PostgreSQL the object
+        # column is jsonb, which a ciphertext failed to cast to
+        view = sql(self.server, "SELECT resource, name, object IS NULL, encrypted_with "
+                                "FROM sk_objects WHERE namespace = 'default' "
+                                "AND resource IN ('configmaps', 'secrets') ORDER BY resource, name")
+        no, yes = ("f", "t") if self.server.backend == "postgres" else ("0", "1")
+        self.assertEqual(view, [["configmaps", "c", no, ""],
+                                ["secrets", "s", yes, "k8s:enc:aescbc:v1:key1"]])
+        (doc,) = sql(self.server, "SELECT object FROM sk_objects WHERE resource = 'configmaps' "
+                                  "AND name = 'c'")[0]
+        self.assertEqual(json.loads(doc)["data"]["k"], plain)
 
         # rotation: a new key first, the old one second; restart
         self.write_config(config(("key2", KEY2), ("key1", KEY1)))
