@@ -18,8 +18,15 @@
  * A page of an unfiltered list that has more also says how many
  * (remainingItemCount), as kube-apiserver does for lists without selectors.
  *
- * The list's metadata (resourceVersion, continue) is written after the
- * items: JSON key order is free, and the token is only known at the end.
+ * The answer is laid out as kube-apiserver's: kind, apiVersion, metadata,
+ * then the items, each built-in item without its kind and apiVersion (the
+ * list names them; custom resources' items keep theirs, as kube's do). A
+ * list without a limit knows its metadata (the revision) before its first
+ * item and streams; a page's continue token and remaining count are known
+ * only once its last item is, so a page is queued whole (items: references
+ * to cached objects, text for the rest) and its head written before it.
+ * That holds at most `limit` items, the size the client asked for, as
+ * kube-apiserver holds every page.
  */
 #include "api/list.h"
 #include "api/outq.h"
@@ -60,7 +67,9 @@ struct sk_list_stream {
     int exhausted, has_more, first_item;
     ls_phase phase;
     int watch_events; /* render items as ADDED watch events, no list framing */
+    int hold_page;    /* a paged list: items queue in `page` until the head is known */
     sk_outq out;
+    sk_outq page;
     int failed;
 };
 
@@ -78,9 +87,60 @@ static void set_after(sk_list_stream *ls, const char *ns, const char *name)
     SK_CHECK(ls->after_ns && ls->after_name);
 }
 
+/* Where items are rendered: the page, while its head is not yet known. */
+static sk_outq *items_out(sk_list_stream *ls)
+{
+    return ls->hold_page ? &ls->page : &ls->out;
+}
+
+/* One object of a list as kube-apiserver writes it: a built-in kind's item
+ * without kind and apiVersion. The stored (or served) JSON starts with
+ * exactly those two members when the server wrote it; a value that does
+ * not (moved in by hand, say) is parsed and rewritten. */
+static void append_list_object(sk_list_stream *ls, sk_outq *q, sk_blob *blob, json_t *served)
+{
+    if (ls->res->custom || ls->watch_events) {
+        if (served)
+            sk_served_append(&q->text, served);
+        else
+            sk_outq_blob(q, blob);
+        return;
+    }
+    if (served) {
+        json_t *copy = json_copy(served); /* shallow: served stays whole */
+        SK_CHECK_ALLOC(copy);
+        json_object_del(copy, "kind");
+        json_object_del(copy, "apiVersion");
+        sk_served_append(&q->text, copy);
+        json_decref(copy);
+        return;
+    }
+    char prefix[256];
+    size_t len;
+    const char *data = sk_blob_data(blob, &len);
+    int n = snprintf(prefix, sizeof prefix, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",",
+                     ls->res->kind, ls->res->api_version);
+    if (n > 0 && (size_t)n < sizeof prefix && (size_t)n <= len &&
+        memcmp(data, prefix, (size_t)n) == 0) {
+        sk_buf_putc(&q->text, '{');
+        sk_outq_blob_from(q, blob, (size_t)n);
+        return;
+    }
+    json_t *obj = json_loadb(data, len, 0, NULL);
+    if (json_is_object(obj)) {
+        json_object_del(obj, "kind");
+        json_object_del(obj, "apiVersion");
+        sk_served_append(&q->text, obj);
+    } else {
+        sk_outq_blob(q, blob);
+    }
+    json_decref(obj);
+}
+
 /* Renders one item; returns non-zero to stop the chunk. */
 static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
 {
+    sk_outq *q = items_out(ls);
     if (ls->limit && ls->emitted == ls->limit) {
         ls->has_more = 1; /* a key exists beyond a full page */
         return 1;
@@ -99,23 +159,21 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
     }
     if (match) {
         if (ls->watch_events)
-            sk_buf_puts(&ls->out.text, "{\"type\":\"ADDED\",\"object\":");
+            sk_buf_puts(&q->text, "{\"type\":\"ADDED\",\"object\":");
         else if (!ls->first_item)
-            sk_buf_putc(&ls->out.text, ',');
+            sk_buf_putc(&q->text, ',');
         ls->first_item = 0;
         if (ls->as == SK_AS_TABLE && ls->watch_events)
-            sk_table_single(&ls->out.text, ls->res, obj, ls->include_object, sk_blob_rev(blob),
+            sk_table_single(&q->text, ls->res, obj, ls->include_object, sk_blob_rev(blob),
                             sk_wall_s());
         else if (ls->as == SK_AS_TABLE)
-            sk_table_row(&ls->out.text, ls->res, obj, ls->include_object, sk_wall_s());
+            sk_table_row(&q->text, ls->res, obj, ls->include_object, sk_wall_s());
         else if (ls->as != SK_AS_OBJECT)
-            sk_partial_append(&ls->out.text, served ? served : obj, ls->meta_version);
-        else if (convert)
-            sk_served_append(&ls->out.text, served);
+            sk_partial_append(&q->text, served ? served : obj, ls->meta_version);
         else
-            sk_outq_blob(&ls->out, blob);
+            append_list_object(ls, q, blob, convert ? served : NULL);
         if (ls->watch_events)
-            sk_buf_puts(&ls->out.text, "}\n");
+            sk_buf_puts(&q->text, "}\n");
         ls->emitted++;
     }
     json_decref(served);
@@ -124,7 +182,7 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
         ls->has_more = 1; /* bounded work per page: hand back a token early */
         return 1;
     }
-    if (sk_outq_size(&ls->out) >= CHUNK_BYTES) {
+    if (sk_outq_size(q) >= CHUNK_BYTES) {
         *cut = 1; /* bounded memory per stream: send this, read on later */
         return 1;
     }
@@ -221,24 +279,41 @@ static int64_t count_remaining(sk_list_stream *ls)
     return count;
 }
 
-static void render_tail(sk_list_stream *ls)
+/* The list's metadata, as kube's ListMeta orders it. */
+static void render_list_meta(sk_list_stream *ls, sk_buf *b)
 {
-    sk_buf_printf(&ls->out.text, "],\"metadata\":{\"resourceVersion\":\"%lld\"",
-                  (long long)ls->rev);
+    sk_buf_printf(b, "{\"resourceVersion\":\"%lld\"", (long long)ls->rev);
     if (ls->has_more) {
         char *tok = encode_token(ls, ls->rev);
         if (tok) {
-            sk_buf_puts(&ls->out.text, ",\"continue\":");
-            sk_buf_json_string(&ls->out.text, tok);
+            sk_buf_puts(b, ",\"continue\":");
+            sk_buf_json_string(b, tok);
             free(tok);
         } else {
             ls->failed = 1;
         }
         int64_t remaining = sk_list_stream_filters(ls) ? -1 : count_remaining(ls);
         if (remaining > 0)
-            sk_buf_printf(&ls->out.text, ",\"remainingItemCount\":%lld", (long long)remaining);
+            sk_buf_printf(b, ",\"remainingItemCount\":%lld", (long long)remaining);
     }
-    sk_buf_puts(&ls->out.text, "}}\n"); /* as kube's JSON encoder ends it */
+    sk_buf_putc(b, '}');
+}
+
+/* Everything before the first item: kind, apiVersion, metadata, and the
+ * opening of the items (rows for a Table). */
+static void render_head(sk_list_stream *ls)
+{
+    sk_buf meta = SK_BUF_INIT;
+    render_list_meta(ls, &meta);
+    if (ls->as == SK_AS_TABLE)
+        sk_table_begin(&ls->out.text, ls->res, meta.data);
+    else if (ls->as == SK_AS_PARTIAL_LIST)
+        sk_partial_list_begin(&ls->out.text, ls->meta_version, meta.data);
+    else
+        sk_buf_printf(&ls->out.text, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":%s,"
+                                     "\"items\":[",
+                      ls->res->list_kind, ls->res->api_version, meta.data);
+    sk_buf_free(&meta);
 }
 
 /* Produces more output; returns -1 if the stream failed. */
@@ -246,15 +321,8 @@ static int advance(sk_list_stream *ls)
 {
     switch (ls->phase) {
     case LS_HEAD:
-        if (ls->watch_events)
-            ;
-        else if (ls->as == SK_AS_TABLE)
-            sk_table_begin(&ls->out.text, ls->res);
-        else if (ls->as == SK_AS_PARTIAL_LIST)
-            sk_partial_list_begin(&ls->out.text, ls->meta_version);
-        else
-            sk_buf_printf(&ls->out.text, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"items\":[",
-                          ls->res->list_kind, ls->res->api_version);
+        if (!ls->watch_events && !ls->hold_page)
+            render_head(ls);
         ls->phase = LS_ITEMS;
         return 0;
     case LS_ITEMS:
@@ -264,8 +332,12 @@ static int advance(sk_list_stream *ls)
         }
         return fetch_chunk(ls) == SK_OK ? 0 : -1;
     case LS_TAIL:
+        if (ls->hold_page) {
+            render_head(ls);
+            sk_outq_append(&ls->out, &ls->page);
+        }
         if (!ls->watch_events)
-            render_tail(ls);
+            sk_buf_puts(&ls->out.text, "]}\n"); /* as kube's JSON encoder ends it */
         ls->phase = LS_END;
         return ls->failed ? -1 : 0;
     case LS_END:
@@ -287,7 +359,8 @@ ssize_t sk_list_stream_read(void *self, char *buf, size_t max)
          * MHD one space (legal between list items) rather than scanning the
          * whole resource in this one callback while this thread's other
          * connections wait. Watch streams are lines, where it is not. */
-        if (ls->phase == LS_ITEMS && !ls->watch_events && sk_outq_size(&ls->out) == 0)
+        if (ls->phase == LS_ITEMS && !ls->watch_events && !ls->hold_page &&
+            sk_outq_size(&ls->out) == 0)
             sk_buf_putc(&ls->out.text, ' ');
     }
     return (ssize_t)n;
@@ -301,6 +374,7 @@ static void stream_release(void *self)
     sk_label_selector_free(ls->labels);
     sk_field_selector_free(ls->fields);
     sk_outq_free(&ls->out);
+    sk_outq_free(&ls->page);
 }
 
 /* A watch of one object is the collection's narrowed by metadata.name, the
@@ -333,6 +407,7 @@ static sk_list_stream *stream_new(sk_api_call *call, const sk_list_options *opts
     ls->first_item = 1;
     ls->limit = watch ? 0 : opts->limit;
     ls->watch_events = watch;
+    ls->hold_page = ls->limit > 0;
     ls->exhausted = watch; /* no initial events until sk_list_stream_start_initial */
     if (call->res->namespaced && !call->route.all_namespaces)
         ls->ns = call->ns;

@@ -38,13 +38,38 @@ static void seal_text(sk_outq *q)
     }
 }
 
-void sk_outq_blob(sk_outq *q, sk_blob *blob)
+void sk_outq_blob_from(sk_outq *q, sk_blob *blob, size_t off)
 {
     seal_text(q);
     size_t len;
     sk_blob_data(blob, &len);
-    push_seg(q, sk_blob_ref(blob), 0, len);
-    q->blob_bytes += len;
+    SK_CHECK(off <= len);
+    push_seg(q, sk_blob_ref(blob), off, len - off);
+    q->blob_bytes += len - off;
+}
+
+void sk_outq_blob(sk_outq *q, sk_blob *blob)
+{
+    sk_outq_blob_from(q, blob, 0);
+}
+
+void sk_outq_append(sk_outq *dst, sk_outq *src)
+{
+    seal_text(src);
+    SK_CHECK(src->seg_pos == 0); /* src was never read from */
+    for (size_t i = 0; i < src->n_segs; i++) {
+        outq_seg *s = &src->segs[src->head + i];
+        if (s->blob) {
+            seal_text(dst);
+            push_seg(dst, s->blob, s->off, s->len); /* the reference moves */
+            dst->blob_bytes += s->len;
+        } else {
+            sk_buf_append(&dst->text, src->text.data + s->off, s->len);
+        }
+    }
+    src->n_segs = src->head = src->blob_bytes = 0;
+    sk_buf_reset(&src->text);
+    src->sealed = 0;
 }
 
 size_t sk_outq_size(const sk_outq *q)
@@ -59,7 +84,7 @@ size_t sk_outq_read(sk_outq *q, char *buf, size_t max)
     while (done < max && q->n_segs > 0) {
         outq_seg *s = &q->segs[q->head];
         size_t blob_len;
-        const char *src = s->blob ? sk_blob_data(s->blob, &blob_len) : q->text.data + s->off;
+        const char *src = (s->blob ? sk_blob_data(s->blob, &blob_len) : q->text.data) + s->off;
         size_t n = s->len - q->seg_pos;
         if (n > max - done)
             n = max - done;

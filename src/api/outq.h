@@ -41,6 +41,12 @@ typedef struct sk_outq {
 /* Queues blob (borrowed; the queue takes its own reference) after the text
  * appended so far. */
 void sk_outq_blob(sk_outq *q, sk_blob *blob);
+/* The same for the blob's bytes from offset off (at most its length) on. */
+void sk_outq_blob_from(sk_outq *q, sk_blob *blob, size_t off);
+/* Moves everything src holds, unread, to the end of dst; src is left empty
+ * (and may be reused). For output whose head is known only once its body
+ * is: the body is queued in src first. */
+void sk_outq_append(sk_outq *dst, sk_outq *src);
 /* Bytes held: rendered text (read or not, until the queue drains) plus
  * queued blobs. What a producer compares against its budget. */
 size_t sk_outq_size(const sk_outq *q);

@@ -26,9 +26,9 @@ void sk_partial_append(sk_buf *b, const json_t *obj, const char *meta_version)
     sk_buf_putc(b, '}');
 }
 
-void sk_partial_list_begin(sk_buf *b, const char *meta_version)
+void sk_partial_list_begin(sk_buf *b, const char *meta_version, const char *list_meta)
 {
     sk_buf_printf(b, "{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":\"meta.k8s.io/%s\","
-                     "\"items\":[",
-                  meta_version);
+                     "\"metadata\":%s,\"items\":[",
+                  meta_version, list_meta);
 }

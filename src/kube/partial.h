@@ -18,7 +18,8 @@
  * meta_version ("v1" or "v1beta1"), appended to b as JSON. */
 void sk_partial_append(sk_buf *b, const json_t *obj, const char *meta_version);
 
-/* The start of a PartialObjectMetadataList, up to its items' '['. */
-void sk_partial_list_begin(sk_buf *b, const char *meta_version);
+/* The start of a PartialObjectMetadataList, up to its items' '[', with
+ * list_meta (borrowed) as its metadata, JSON text. */
+void sk_partial_list_begin(sk_buf *b, const char *meta_version, const char *list_meta);
 
 #endif

@@ -1543,15 +1543,15 @@ json_t *sk_table_cells(const sk_resource *r, const json_t *stored, int64_t now_s
     return cells;
 }
 
-void sk_table_begin(sk_buf *b, const sk_resource *r)
+void sk_table_begin(sk_buf *b, const sk_resource *r, const char *list_meta)
 {
     json_t *defs = sk_table_columns(r);
     char *text = json_dumps(defs, JSON_COMPACT);
     SK_CHECK_ALLOC(text);
     sk_buf_printf(b,
-                  "{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\",\"columnDefinitions\":%s,"
-                  "\"rows\":[",
-                  text);
+                  "{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":%s,"
+                  "\"columnDefinitions\":%s,\"rows\":[",
+                  list_meta, text);
     free(text);
     json_decref(defs);
 }
@@ -1593,7 +1593,9 @@ void sk_table_row(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_ob
 void sk_table_single(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,
                      int64_t rev, int64_t now_s)
 {
-    sk_table_begin(b, r);
+    char meta[48];
+    snprintf(meta, sizeof meta, "{\"resourceVersion\":\"%lld\"}", (long long)rev);
+    sk_table_begin(b, r, meta);
     sk_table_row(b, r, stored, include, now_s);
-    sk_buf_printf(b, "],\"metadata\":{\"resourceVersion\":\"%lld\"}}", (long long)rev);
+    sk_buf_puts(b, "]}");
 }

@@ -9,9 +9,9 @@
  * cells from its internal object whatever version was asked for; the object
  * embedded in a row (includeObject=Object) is converted to r's version.
  *
- * A list is rendered as it streams: sk_table_begin, then one sk_table_row
- * per item (comma-separated by the caller), then the caller closes the rows
- * and adds the list metadata.
+ * A list is rendered as it streams: sk_table_begin with the list's
+ * metadata, then one sk_table_row per item (comma-separated by the caller),
+ * then the caller closes the rows and the Table.
  */
 #ifndef SK_KUBE_TABLE_H
 #define SK_KUBE_TABLE_H
@@ -23,8 +23,10 @@
 #include <jansson.h>
 #include <stdint.h>
 
-/* `{"kind":"Table",...,"columnDefinitions":[...],"rows":[` for r. */
-void sk_table_begin(sk_buf *b, const sk_resource *r);
+/* `{"kind":"Table",...,"metadata":<list_meta>,"columnDefinitions":[...],
+ * "rows":[` for r, in kube's order; list_meta (borrowed) is the list's
+ * metadata as JSON text. */
+void sk_table_begin(sk_buf *b, const sk_resource *r, const char *list_meta);
 /* One row for stored (borrowed), with the object as include asks; ages are
  * relative to now_s. */
 void sk_table_row(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,

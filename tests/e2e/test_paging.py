@@ -265,6 +265,45 @@ class Paging(ServerTestCase, unittest.TestCase):
         self.assertEqual(p.returncode, 0, describe(p))
         self.assertEqual(p.stdout.split(), ["configmap/s1199"])
 
+    def test_list_laid_out_as_kube(self):
+        # kube-apiserver writes kind, apiVersion, metadata, then the items (a
+        # reader that streams sees the continue token first), and leaves the
+        # items' kind and apiVersion out for built-in kinds; a Table's
+        # metadata comes before its columns and rows
+        self.ns("layout")
+        base = "/api/v1/namespaces/layout/configmaps"
+        for name in ("a", "b", "c"):
+            self.create("layout", name, {"k": name})
+        table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+        partial = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+        for limit in (None, 2):
+            path = base + ("?limit=%d" % limit if limit else "")
+            r = self.server.request("GET", path)
+            self.assertEqual(r.status, 200, r)
+            self.assertTrue(r.body.startswith(b'{"kind":"ConfigMapList","apiVersion":"v1",'
+                                              b'"metadata":{"resourceVersion":"'), r.body[:120])
+            body = r.json()
+            self.assertEqual(list(body), ["kind", "apiVersion", "metadata", "items"])
+            meta = ["resourceVersion"] + (["continue", "remainingItemCount"] if limit else [])
+            self.assertEqual(list(body["metadata"]), meta)
+            self.assertEqual([i["metadata"]["name"] for i in body["items"]], ["a", "b", "c"][:limit])
+            for item in body["items"]:
+                self.assertEqual(list(item)[:2], ["metadata", "data"], item)
+            r = self.server.request("GET", path, headers={"Accept": table})
+            self.assertEqual(list(r.json()), ["kind", "apiVersion", "metadata", "columnDefinitions",
+                                              "rows"])
+            self.assertEqual(list(r.json()["metadata"]), meta)
+            r = self.server.request("GET", path, headers={"Accept": partial})
+            body = r.json()
+            self.assertEqual(list(body), ["kind", "apiVersion", "metadata", "items"])
+            self.assertEqual([(i["kind"], i["apiVersion"]) for i in body["items"]],
+                             [("PartialObjectMetadata", "meta.k8s.io/v1")] * (limit or 3))
+        # the next page continues where the first ended
+        first = self.list_page(base, limit=2).json()
+        rest = self.list_page(base, limit=2, **{"continue": first["metadata"]["continue"]}).json()
+        self.assertEqual([i["metadata"]["name"] for i in rest["items"]], ["c"])
+        self.assertEqual(list(rest["metadata"]), ["resourceVersion"])
+
     def test_kubectl_chunk_size_all_namespaces(self):
         want = set()
         for ns in ("chunk-a", "chunk-b", "chunk-c"):
