@@ -381,6 +381,8 @@ class CurrentFlags(unittest.TestCase):
             kv_views = f.read()
         objects_view = objects_view_0009(self.server)
         sql(self.server, "DROP VIEW sk_objects; DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history;"
+                         " DROP INDEX sk_history_key; CREATE INDEX sk_history_key ON sk_history"
+                         " (resource, namespace, name, rev);"
                          " ALTER TABLE sk_history DROP COLUMN superseded;"
                          " ALTER TABLE sk_kv DROP COLUMN superseded;"
                          " DELETE FROM sk_migrations WHERE version >= 11; "
@@ -390,7 +392,7 @@ class CurrentFlags(unittest.TestCase):
                          " CREATE VIEW my_keys AS SELECT key_text FROM sk_kv_latest;")
         self.assertEqual(sql(self.server, "SELECT max(version) FROM sk_migrations"), [["10"]])
         self.server.start()
-        self.assertEqual(sql(self.server, "SELECT max(version) FROM sk_migrations"), [["11"]])
+        self.assertEqual(sql(self.server, "SELECT max(version) FROM sk_migrations"), [["12"]])
         self.assertEqual(superseded_mismatches(self.server), [])
         self.assertEqual(sorted(sql(self.server, objects)), before)
         self.assertEqual(sorted(sql(self.server, keys)), before_kv)
