@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""superseded_cost.py - what keeping the superseded flag (migration 0011)
-costs a write, against the writer of migration 0010, outside sqlkube and in
+"""superseded_cost.py - what keeping the superseded flag (migration 0011),
+and an index for the views on top of it (migration 0012's flags in the key
+index, or a partial index of current rows, the design 0012 did not take),
+cost a write, against the writer of migration 0010, outside sqlkube and in
 one run.
 
     python3 bench/superseded_cost.py [--commits 2000] [--per-commit 31] [--pg-url URL]
 
 Each design gets its own database with sk_history and sk_history_key as
-the migrations define them (0010: no flag; 0011: the flag column), loaded
+the migrations define them (0010: no flag; 0011: the flag column; 0012:
+the flag, and deleted and superseded appended to sk_history_key; "partial
+index": 0011's, plus sk_history_live (resource, namespace, name, rev) WHERE
+the row is current), loaded
 with 100,000 rows of the write benchmark's key pattern (32 clients'
 sequential names in one namespace, 1.2 KiB values), then --commits commits
 of --per-commit writes each, three times: creates of new keys ("creates");
@@ -18,17 +23,17 @@ on a page nothing else touched since the last checkpoint).
 
 SQLite (Python's sqlite3, synchronous=OFF, autocheckpoint off, as
 current_index_cost.py): the writer's statements per write, 0010 an INSERT,
-0011 the UPDATE of the newest row's flag and the INSERT; WAL pages per
+the others the UPDATE of the newest row's flag and the INSERT; WAL pages per
 commit from the WAL's size, and process CPU.
 
-PostgreSQL (--pg-url: a server where databases may be created; two are
+PostgreSQL (--pg-url: a server where databases may be created; four are
 created and dropped): the writer's own batch statement, append_held, as
 0010 and as 0011 (read from src/store/postgres.c at --old and --new, git
-revisions of this repository), prepared, one
+revisions of this repository; the other two run 0011's), prepared, one
 execution per commit with --per-commit rows, in a psql session with
 synchronous_commit off; WAL bytes per commit (pg_current_wal_lsn, after a
 CHECKPOINT), wall time of the session, and how many of the flag's UPDATEs
-were HOT. The two designs alternate in 3 rounds, each round on fresh keys;
+were HOT. The designs alternate in 3 rounds, each round on fresh keys;
 the table shows each round.
 """
 import argparse
@@ -45,6 +50,18 @@ VALUE = "x" * 1200
 # "recent": updates of keys written in the last this many commits of creates
 RECENT_COMMITS = 100
 KINDS = ("creates", "recent", "updates")
+# the writers compared: 0010's, 0011's, 0011's with a partial index of
+# current rows (its WHERE is the backend's), and 0012's (0011's writer, the
+# flags appended to the key index)
+DESIGNS = ("0010: history row", "0011: flag + history row", "partial index (not taken)",
+           "0012: flags in key index")
+LIVE_INDEX = ("CREATE INDEX sk_history_live ON sk_history (resource, namespace, name, rev)"
+              " WHERE %s")
+
+
+def key_index(flag):
+    return ("CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev%s)"
+            % (", deleted, superseded" if flag == 3 else ""))
 
 
 
@@ -75,7 +92,9 @@ def sqlite_run(path, flag, commits, per_commit):
                " create_rev INTEGER NOT NULL, prev_rev INTEGER NOT NULL,"
                " deleted INTEGER NOT NULL, value TEXT NOT NULL%s)"
                % (", superseded INTEGER NOT NULL DEFAULT 0" if flag else ""))
-    db.execute("CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev)")
+    db.execute(key_index(flag))
+    if flag == 2:
+        db.execute(LIVE_INDEX % "deleted = 0 AND superseded = 0")
     rev = 0
 
     def write(name):
@@ -122,12 +141,11 @@ def sqlite_section(args):
     print("| writer | writes | WAL pages per commit | CPU s |")
     print("|---|---|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="sk-flagcost.") as d:
-        for flag in (0, 1):
+        for flag in range(len(DESIGNS)):
             r = sqlite_run(os.path.join(d, "db%d" % flag), flag, args.commits, args.per_commit)
             for kind in KINDS:
-                print("| %s | %s | %.1f | %.2f |" % (
-                    "0011: flag + history row" if flag else "0010: history row", kind,
-                    r[kind][0], r[kind][1]), flush=True)
+                print("| %s | %s | %.1f | %.2f |" % (DESIGNS[flag], kind, r[kind][0],
+                                                      r[kind][1]), flush=True)
 
 
 # ---------------------------------------------------------------- PostgreSQL
@@ -169,12 +187,14 @@ CREATE TABLE sk_history (rev bigint PRIMARY KEY, resource text COLLATE "C" NOT N
     namespace text COLLATE "C" NOT NULL, name text COLLATE "C" NOT NULL, uid text NOT NULL,
     create_rev bigint NOT NULL, prev_rev bigint NOT NULL, deleted boolean NOT NULL,
     value text NOT NULL%s);
-CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
+%s;
+%s
 INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, prev_rev, deleted, value)
     SELECT i + 1, 'configmaps', 'bench', 'w-' || (i %% 32) || '-' || (i / 32), 'u', i + 1, 0,
            false, repeat('x', 1200) FROM generate_series(0, %d) AS g(i);
 VACUUM ANALYZE sk_history;
-""" % (", superseded boolean NOT NULL DEFAULT false" if flag else "", LOADED - 1))
+""" % (", superseded boolean NOT NULL DEFAULT false" if flag else "", key_index(flag),
+       LIVE_INDEX % "NOT deleted AND NOT superseded" + ";" if flag == 2 else "", LOADED - 1))
 
 
 def pg_measure(args, url, flag, script):
@@ -197,7 +217,7 @@ def pg_measure(args, url, flag, script):
 
 def pg_section(args):
     tag = "skflag%d" % os.getpid()
-    dbs = {0: tag + "_old", 1: tag + "_new"}
+    dbs = {flag: "%s_%d" % (tag, flag) for flag in range(len(DESIGNS))}
     for name in dbs.values():
         psql(args.pg_url, "CREATE DATABASE %s;" % name)
     try:
@@ -208,20 +228,20 @@ def pg_section(args):
         print("| round | writes | writer | WAL KiB per commit | wall s | UPDATEs (HOT) |")
         print("|---:|---|---|---:|---:|---:|")
         rnd = random.Random(2)
-        rev = {0: LOADED + 1, 1: LOADED + 1}
+        rev = {flag: LOADED + 1 for flag in dbs}
         n = args.commits * args.per_commit
         for rnd_no in range(3):
             creates = ["r%d-%d-%d" % (rnd_no, i % 32, i // 32) for i in range(n)]
             recent = [rnd.choice(creates[-RECENT_COMMITS * args.per_commit:]) for _ in range(n)]
             updates = [loaded_name(rnd.randrange(LOADED)) for _ in range(n)]
             for kind, names in (("creates", creates), ("recent", recent), ("updates", updates)):
-                order = (0, 1) if rnd_no % 2 == 0 else (1, 0)
+                order = sorted(dbs, reverse=rnd_no % 2 == 1)
                 for flag in order:
                     script, rev[flag] = pg_batches(names, rev[flag], args.per_commit)
                     wal, wall, upd, hot = pg_measure(args, db_url(args.pg_url, dbs[flag]), flag,
                                                      script)
                     print("| %d | %s | %s | %.1f | %.2f | %d (%d) |" % (
-                        rnd_no + 1, kind, "0011" if flag else "0010", wal / 1024 / args.commits,
+                        rnd_no + 1, kind, DESIGNS[flag], wal / 1024 / args.commits,
                         wall, upd, hot), flush=True)
     finally:
         for name in dbs.values():
@@ -237,8 +257,8 @@ def main():
     ap.add_argument("--new", default="HEAD", help="git revision of the 0011 writer")
     ap.add_argument("--no-sqlite", action="store_true")
     args = ap.parse_args()
-    args.statements = {0: writer_statement(args.old, "append_held"),
-                       1: writer_statement(args.new, "append_held")}
+    new = writer_statement(args.new, "append_held")
+    args.statements = {0: writer_statement(args.old, "append_held"), 1: new, 2: new, 3: new}
     if not args.no_sqlite:
         sqlite_section(args)
     if args.pg_url:

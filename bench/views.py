@@ -1,63 +1,76 @@
 #!/usr/bin/env python3
-"""views.py - the SQL views for people at 100,000 objects without statistics:
-migration 0011's (a filter on the superseded flag) against 0010's (an
-anti-join per row), side by side on the same database in one run.
+"""views.py - the README's SQL examples, and the whole-table queries it warns
+about, at 100,000 objects with no statistics, with migration 0012's key
+index (the flags in sk_history_key) and with 0011's, on the same data in one
+run.
 
     python3 bench/views.py [--objects 100000] [--timeout 60] [--bin build/sqlkube]
                            [--pg-url URL --pg-data DIR] [--no-sqlite]
+
+The queries are read from README.md ("Inspecting state with SQL", through
+tests/support/readme_sql.py), each on its own backend, so the table is of
+exactly what the README tells people to run; after them come queries the
+README does not offer, whole-table aggregates and decoded filters, to show
+what they cost.
 
 For each backend (SQLite; PostgreSQL too with --pg-url, a database of a
 server whose data directory is --pg-data, as tests/support/pg.sh makes
 one: its log goes to server.log beside it) it migrates an empty database with
 `sqlkube migrate`, then loads by SQL, with the flags the writer would have
 set:
-  - --objects live objects in 200 namespaces ('default' among them), five
-    resources (configmaps, pods, secrets, services, events), each with a
-    create and two updates (3 rows), about 1 KiB of JSON each, half of them
-    labelled app=...;
+  - --objects live objects in 200 namespaces ('default' among them, each
+    with every resource), five resources (configmaps, pods, secrets,
+    services, events), each with a create and two updates (3 rows), about
+    1 KiB of JSON each, half of them labelled app=...; the first is the
+    configmap default/kube-root-ca.crt;
   - a tenth as many objects created and deleted (a row and a tombstone);
   - as many etcd keys in sk_kv in kube-apiserver's layout (protobuf values,
-    a quarter custom resources with JSON values), each put twice, and a
-    tenth as many deleted; a TTL row for each event.
+    a quarter custom resources example.com/widgets with JSON values; among
+    them /registry/pods/default/web), each put twice, and a tenth as many
+    deleted; a TTL row for each event.
 Then the statistics go: PostgreSQL is crash-restarted (pg_ctl restart -m
 immediate: the cumulative statistics are lost, so autovacuum will not
-ANALYZE), pg_stat_reset() runs too, and nothing is ever ANALYZEd (the
-script checks that pg_stats holds nothing for the tables); SQLite has no
-sqlite_stat1. The 0010 views are created beside the new ones under the
-names old_sk_objects and old_sk_kv_latest, from the text of migrations 0008
-and 0009, and every query runs against both: the README's examples,
-count(*) of each view, and a lookup of one key. Each query runs 3 times in
-a fresh session (psql, or a new sqlite3 connection) and the median is
-printed; a query that passes --timeout seconds is cancelled and shown as
-such (and not repeated).
+ANALYZE; it is kept off the tables from the load to the crash, which the
+load and the copy below can outlast its naptime by), pg_stat_reset() runs
+too, and nothing is ever ANALYZEd (the script checks that pg_stats holds
+nothing for the tables); SQLite has no sqlite_stat1.
+
+The data is loaded once and copied (a copy of the SQLite file; on
+PostgreSQL a database made from the loaded one as its template, before the
+crash); the copy gets 0011's sk_history_key back. Each query runs 5 times in
+a fresh session (psql, or a new sqlite3 connection) on each, the two
+alternating, and each median is printed; the session
+reads the schema (an EXPLAIN of the query) before the clock starts. A query
+that passes --timeout seconds is cancelled and shown as such (and not
+repeated). The plan column is the
+access path to sk_history / sk_kv / sk_ttl with the indexes (EXPLAIN QUERY
+PLAN, EXPLAIN). PostgreSQL runs twice: as loaded, never vacuumed (an
+index-only scan still reads the heap for visibility), then after a VACUUM
+(not ANALYZE: pg_stats stays empty) and another crash restart, as a table
+autovacuum has been through.
 """
 import argparse
 import os
 import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+import urllib.parse
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from readme_sql import examples  # noqa: E402
+
 RESOURCES = ("configmaps", "pods", "secrets", "services", "events")
 NAMESPACES = 200
-
-
-def migration(backend, name):
-    with open(os.path.join(ROOT, "migrations", backend, name)) as f:
-        return f.read()
-
-
-def old_views(backend):
-    """0010's sk_objects and sk_kv_latest, renamed old_*."""
-    objects = re.search(r"CREATE (?:OR REPLACE )?VIEW sk_objects AS.*?;",
-                        migration(backend, "0009_history_is_current.sql"), re.S).group(0)
-    latest = re.search(r"CREATE VIEW sk_kv_latest AS.*?;",
-                       migration(backend, "0008_etcd_kv_views.sql"), re.S).group(0)
-    return (objects.replace("OR REPLACE ", "").replace("VIEW sk_objects", "VIEW old_sk_objects")
-            + "\n" + latest.replace("VIEW sk_kv_latest", "VIEW old_sk_kv_latest"))
+# the copy's key index, as migration 0011 left it
+INDEX_0011 = ("DROP INDEX sk_history_key",
+              "CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev)")
+RUNS = 5
 
 
 def load_sql(backend, n):
@@ -78,24 +91,29 @@ def load_sql(backend, n):
     res = ("(ARRAY['%s'])[i %% 5 + 1]" % "','".join(RESOURCES) if pg else
            "CASE i %% 5 %s END" % " ".join("WHEN %d THEN '%s'" % (k, r)
                                            for k, r in enumerate(RESOURCES)))
-    ns = ("CASE WHEN i %% %d = 0 THEN 'default' ELSE 'ns-' %s (i %% %d) END"
-          % (NAMESPACES, cat, NAMESPACES))
+    # namespaces cycle every five objects, so each holds every resource;
+    # object 0 is the configmap default/kube-root-ca.crt the README reads
+    def namespace(slot):
+        return ("CASE WHEN %s %% %d = 0 THEN 'default' ELSE 'ns-' %s (%s %% %d) END"
+                % (slot, NAMESPACES, cat, slot, NAMESPACES))
+    ns = namespace("(i / 5)")
+    name = "CASE WHEN i = 0 THEN 'kube-root-ca.crt' ELSE 'o-' || i END"
     pad = "repeat('x', 800)" if pg else "printf('%.800c', 'x')"
 
     def value(rev):
         label = ("CASE WHEN i % 2 = 0 THEN ',\"labels\":{\"app\":\"a' || (i % 10) || '\"}'"
                  " ELSE '' END")
-        return ("'{\"apiVersion\":\"v1\",\"kind\":\"Object\",\"metadata\":{\"name\":\"o-' || i || "
+        return ("'{\"apiVersion\":\"v1\",\"kind\":\"Object\",\"metadata\":{\"name\":\"' || %s || "
                 "'\",\"namespace\":\"' || %s || '\",\"resourceVersion\":\"' || (%s) || '\"' || %s"
-                " || '},\"data\":{\"k\":\"' || %s || '\"}}'" % (ns, rev, label, pad))
+                " || '},\"data\":{\"k\":\"' || %s || '\"}}'" % (name, ns, rev, label, pad))
     hist = ("INSERT INTO sk_history (rev, resource, namespace, name, uid, create_rev, prev_rev,"
             " deleted, value, superseded) ")
     out = []
     for r in range(3):
         rev = "%d + i + 1" % (r * n)
         prev = "0" if r == 0 else "%d + i + 1" % ((r - 1) * n)
-        out.append(hist + "SELECT %s, %s, %s, 'o-' || i, 'uid-' || i, i + 1, %s, %s, %s, %s FROM %s"
-                   % (rev, res, ns, prev, f, value(rev),
+        out.append(hist + "SELECT %s, %s, %s, %s, 'uid-' || i, i + 1, %s, %s, %s, %s FROM %s"
+                   % (rev, res, ns, name, prev, f, value(rev),
                       t if r < 2 else f, series(0, n)))
     d = n // 10
     base = 3 * n
@@ -106,12 +124,14 @@ def load_sql(backend, n):
                " %d + i - %d + 1, %d + i - %d + 1, %s, %s, %s FROM %s"
                % (base + d, n, base, n, base, n, t, value("%d + i - %d + 1" % (base + d, n)), f,
                   series(n, n + d)))
-    # etcd keys: two puts each, then a tenth deleted
+    # etcd keys: two puts each, then a tenth deleted; namespaces cycle every
+    # twelve keys (each holds every resource); key 3 is /registry/pods/default/web
     kbase = base + 2 * d
+    kns = namespace("(i / 12)")
     key = ("CASE WHEN i %% 4 = 0 THEN '/registry/example.com/widgets/' %s %s %s '/w-' %s i"
            " ELSE '/registry/' %s (CASE i %% 3 WHEN 0 THEN 'pods' WHEN 1 THEN 'configmaps'"
-           " ELSE 'secrets' END) %s '/' %s %s %s '/k-' %s i END" % (cat, ns, cat, cat, cat, cat,
-                                                                   cat, ns, cat, cat))
+           " ELSE 'secrets' END) %s '/' %s %s %s (CASE WHEN i = 3 THEN '/web' ELSE '/k-' %s i END)"
+           " END" % (cat, kns, cat, cat, cat, cat, cat, kns, cat, cat))
     if pg:
         keyx = "convert_to(%s, 'UTF8')" % key
         val = ("CASE WHEN i % 4 = 0 THEN convert_to('{\"kind\":\"Widget\",\"spec\":{\"size\":'"
@@ -141,62 +161,50 @@ def load_sql(backend, n):
 
 
 def queries(backend):
-    """(label, SQL with {objects} / {latest} for the view under test)."""
-    if backend == "postgres":
-        readme = [
-            ("README: configmaps", "SELECT namespace, name, resource_version FROM {objects}"
-                                   " WHERE resource = 'configmaps'"),
-            ("README: labelled configmaps' data",
-             "SELECT name, object->'data' FROM {objects} WHERE resource = 'configmaps'"
-             " AND object->'metadata'->'labels' ? 'app'"),
-            ("README: widgets' spec", "SELECT name, value_json::jsonb->'spec' FROM {latest}"
-                                      " WHERE \"group\" = 'example.com' AND resource = 'widgets'"),
-        ]
-    else:
-        readme = [
-            ("README: configmaps", "SELECT namespace, name, resource_version FROM {objects}"
-                                   " WHERE resource = 'configmaps'"),
-            ("README: configmaps' data in default",
-             "SELECT name, json_extract(object, '$.data') FROM {objects}"
-             " WHERE resource = 'configmaps' AND namespace = 'default'"),
-            ("README: widgets' spec", "SELECT name, json_extract(value_json, '$.spec') FROM"
-                                      " {latest} WHERE \"group\" = 'example.com'"),
-        ]
-    return [
-        ("count(*) FROM sk_objects", "SELECT count(*) FROM {objects}"),
-    ] + readme + [
-        ("one object by key", "SELECT resource_version FROM {objects} WHERE resource = 'pods'"
-                              " AND namespace = 'ns-1' AND name = 'o-1001'"),
-        ("README: sk_kv_latest by resource",
-         "SELECT resource, count(*) FROM {latest} GROUP BY resource"),
-        ("README: pods in sk_kv_latest",
-         "SELECT namespace, name, rev FROM {latest} WHERE resource = 'pods'"),
-        ("count(*) FROM sk_kv_latest", "SELECT count(*) FROM {latest}"),
-        ("README: sk_history, newest 10 (no view)",
-         "SELECT rev, resource, namespace, name, deleted FROM sk_history"
-         " ORDER BY rev DESC LIMIT 10"),
-        ("README: sk_expiring (no anti-join)", "SELECT * FROM sk_expiring"),
-        ("README: one key's sk_kv_history (no anti-join)",
-         "SELECT rev, version, deleted, encoding FROM sk_kv_history"
-         " WHERE key_text = '/registry/pods/ns-1/k-201' ORDER BY rev"),
+    """[(label, SQL)]: the README's examples for backend, then the queries it
+    does not offer."""
+    readme = [("README", q) for b, q in examples() if b == backend]
+    spec = ("value_json::jsonb->'spec'" if backend == "postgres" else
+            "json_extract(value_json, '$.spec')")
+    return readme + [
+        ("not in README", "SELECT count(*) FROM sk_objects"),
+        ("not in README", "SELECT resource, count(*) FROM sk_objects GROUP BY resource"),
+        ("not in README", "SELECT namespace, name, resource_version FROM sk_objects"
+                          " WHERE resource = 'configmaps'"),
+        ("not in README", "SELECT count(*) FROM sk_kv_latest"),
+        ("not in README", "SELECT namespace, name, rev FROM sk_kv_latest WHERE resource = 'pods'"
+                          " AND namespace = 'default'"),
+        ("not in README", "SELECT name, %s FROM sk_kv_latest WHERE \"group\" = 'example.com'"
+                          " AND resource = 'widgets'" % spec),
     ]
 
 
-def time_sqlite(path, sql, timeout):
-    """Seconds, or None when cancelled at timeout."""
-    db = sqlite3.connect(path)
+def sqlite_plan(paths, sql):
+    db = sqlite3.connect(paths[0])
+    try:
+        steps = [r[3] for r in db.execute("EXPLAIN QUERY PLAN " + sql)]
+    finally:
+        db.close()
+    return "; ".join(s for s in steps if re.match(r"(SCAN|SEARCH) (h|k|sk_\w+)\b", s))
+
+
+def time_sqlite(paths, sql, timeout, old):
+    """(seconds or None when cancelled at timeout, rows); old: on the copy
+    with 0011's index."""
+    db = sqlite3.connect(paths[old], isolation_level=None)
     deadline = time.perf_counter() + timeout
     db.set_progress_handler(lambda: time.perf_counter() > deadline, 10000)
-    t = time.perf_counter()
     try:
-        db.execute(sql).fetchall()
+        db.execute("EXPLAIN " + sql).fetchall()  # the schema read, outside the timing
+        t = time.perf_counter()
+        n = len(db.execute(sql).fetchall())
+        return time.perf_counter() - t, n
     except sqlite3.OperationalError as e:
         if "interrupted" not in str(e):
             raise
-        return None
+        return None, None
     finally:
         db.close()
-    return time.perf_counter() - t
 
 
 def psql(url, *commands, check=True):
@@ -206,14 +214,21 @@ def psql(url, *commands, check=True):
     return subprocess.run(args, capture_output=True, text=True, check=check)
 
 
-def time_pg(url, sql, timeout):
-    p = psql(url, "\\timing on", "SET statement_timeout = '%ds'" % timeout, "\\o /dev/null", sql,
-             check=False)
+def pg_plan(urls, sql):
+    lines = psql(urls[0], "EXPLAIN " + sql).stdout.splitlines()
+    return "; ".join(re.sub(r"\s+\(cost=.*", "", re.sub(r"^[\s>-]+", "", line)) for line in lines
+                     if re.search(r"Scan.* on (sk_\w+)", line))
+
+
+def time_pg(urls, sql, timeout, old):
+    # the EXPLAIN loads the catalog caches outside the timing
+    p = psql(urls[old], "SET statement_timeout = '%ds'" % timeout, "EXPLAIN " + sql,
+             "\\timing on", "\\o /dev/null", sql, check=False)
     if "statement timeout" in p.stderr:
-        return None
+        return None, None
     if p.returncode != 0:
         raise RuntimeError(p.stderr)
-    return float(re.findall(r"Time: ([0-9.]+) ms", p.stdout)[-1]) / 1000
+    return float(re.findall(r"Time: ([0-9.]+) ms", p.stdout)[-1]) / 1000, None
 
 
 def as_owner(cmd):
@@ -221,33 +236,38 @@ def as_owner(cmd):
 
 
 def measure(timer, timeout):
-    """Median of 3 runs (1 if the first is cancelled), as text."""
-    runs = []
-    for _ in range(3):
-        s = timer(timeout)
-        if s is None:
+    """Medians of RUNS runs on the database and RUNS on its copy with
+    0011's index, alternating (so both see the same load from the rest of the
+    machine), as text; a side cancelled at timeout is not run again."""
+    runs = {False: [], True: []}
+    for _ in range(RUNS):
+        for old in (False, True):
+            if runs[old] is not None:
+                s, _ = timer(timeout, old)
+                runs[old] = None if s is None else runs[old] + [s]
+
+    def text(r):
+        if r is None:
             return "> %d s (cancelled)" % timeout
-        runs.append(s)
-    m = statistics.median(runs)
-    return "%.1f ms" % (m * 1000) if m < 10 else "%.1f s" % m
+        m = statistics.median(r)
+        return "%.1f ms" % (m * 1000) if m < 10 else "%.1f s" % m
+    return text(runs[False]), text(runs[True])
 
 
-def run_backend(backend, args, db):
-    new_view = {"objects": "sk_objects", "latest": "sk_kv_latest"}
-    old_view = {"objects": "old_sk_objects", "latest": "old_sk_kv_latest"}
+def run_backend(backend, args, db, state):
     if backend == "sqlite":
-        timer = time_sqlite
+        timer, plan = time_sqlite, sqlite_plan
     else:
-        timer = time_pg
-    rows = []
+        timer, plan = time_pg, pg_plan
     for label, q in queries(backend):
-        new_sql, old_sql = q.format(**new_view), q.format(**old_view)
-        new = measure(lambda t: timer(db, new_sql, t), args.timeout)
-        old = (measure(lambda t: timer(db, old_sql, t), args.timeout)
-               if old_sql != new_sql else "(same query)")
-        rows.append((label, new, old))
-        print("| %s | %s | %s | %s |" % (backend, label, new, old), flush=True)
-    return rows
+        new, old = measure(lambda t, on_old: timer(db, q, t, on_old), args.timeout)
+        if backend == "sqlite":
+            rows = timer(db, q, args.timeout, False)[1]
+        else:
+            rows = psql(db[0], "SET statement_timeout = '%ds'" % args.timeout,
+                        "SELECT count(*) FROM (%s) q" % q).stdout.strip()
+        print("| %s | %s | `%s` | %s | %s | %s | %s |" % (
+            state, label, q.replace("|", "\\|"), rows, new, old, plan(db, q)), flush=True)
 
 
 def setup_sqlite(args, workdir):
@@ -260,25 +280,25 @@ def setup_sqlite(args, workdir):
     for stmt in load_sql("sqlite", args.objects):
         db.execute(stmt)
     db.execute("COMMIT")
-    db.executescript(old_views("sqlite"))
     assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'"
                       ).fetchone()[0] == 0
     n = db.execute("SELECT count(*) FROM sk_history").fetchone()[0]
     k = db.execute("SELECT count(*) FROM sk_kv").fetchone()[0]
     db.close()
-    print("sqlite: loaded %d sk_history rows, %d sk_kv rows in %.0f s; no sqlite_stat1"
-          % (n, k, time.perf_counter() - t), flush=True)
-    return path
+    old = os.path.join(workdir, "views-0011.db")
+    shutil.copyfile(path, old)
+    db = sqlite3.connect(old, isolation_level=None)
+    for stmt in INDEX_0011:
+        db.execute(stmt)
+    db.close()
+    print("sqlite: loaded %d sk_history rows, %d sk_kv rows in %.0f s; no sqlite_stat1; a copy"
+          " with 0011's key index" % (n, k, time.perf_counter() - t), flush=True)
+    return path, old
 
 
-def setup_pg(args):
-    subprocess.run([args.bin, "migrate", "--db", args.pg_url], check=True,
-                   stdout=subprocess.DEVNULL)
-    t = time.perf_counter()
-    psql(args.pg_url, "BEGIN", *load_sql("postgres", args.objects), old_views("postgres"),
-         "COMMIT")
-    loaded = time.perf_counter() - t
-    # the crash: cumulative statistics are gone, so autovacuum never ANALYZEs
+def pg_crash(args):
+    """Crash-restart the server: the cumulative statistics are gone, so
+    autovacuum never ANALYZEs; then check pg_stats is empty for the tables."""
     # (-l: the new postmaster must not hold this script's pipes open)
     subprocess.run(as_owner([os.path.join(args.pg_bindir, "pg_ctl"), "-D", args.pg_data, "-w",
                              "-l", os.path.join(os.path.dirname(args.pg_data), "server.log"),
@@ -288,13 +308,53 @@ def setup_pg(args):
         if psql(args.pg_url, "SELECT 1", check=False).returncode == 0:
             break
         time.sleep(0.2)
-    psql(args.pg_url, "SELECT pg_stat_reset()")
-    counts = psql(args.pg_url, "SELECT (SELECT count(*) FROM sk_history) || ' ' ||"
-                  " (SELECT count(*) FROM sk_kv) || ' ' || (SELECT count(*) FROM pg_stats"
-                  " WHERE tablename IN ('sk_history', 'sk_kv'))").stdout.split()
-    assert counts[2] == "0", "the tables were ANALYZEd"
+    for url in pg_urls(args):
+        psql(url, "SELECT pg_stat_reset()")
+        counts = psql(url, "SELECT (SELECT count(*) FROM sk_history) || ' ' ||"
+                      " (SELECT count(*) FROM sk_kv) || ' ' || (SELECT count(*) FROM pg_stats"
+                      " WHERE tablename IN ('sk_history', 'sk_kv', 'sk_ttl'))").stdout.split()
+        assert counts[2] == "0", "the tables were ANALYZEd"
+    return counts
+
+
+def dbname(url):
+    return urllib.parse.urlparse(url).path.lstrip("/")
+
+
+def pg_urls(args):
+    """The loaded database and its copy with 0011's key index."""
+    return args.pg_url, re.sub(r"/([^/?]*)(\?|$)", r"/\1_0011\2", args.pg_url, count=1)
+
+
+def autovacuum(setting):
+    return ["ALTER TABLE %s %s" % (t, setting) for t in ("sk_history", "sk_kv", "sk_ttl")]
+
+
+def setup_pg(args):
+    subprocess.run([args.bin, "migrate", "--db", args.pg_url], check=True,
+                   stdout=subprocess.DEVNULL)
+    t = time.perf_counter()
+    # autovacuum kept off the tables until the crash, which forgets why it
+    # would have come (the load and the copy can outlast its naptime)
+    psql(args.pg_url, "BEGIN", *autovacuum("SET (autovacuum_enabled = false)"),
+         *load_sql("postgres", args.objects), "COMMIT")
+    loaded = time.perf_counter() - t
+    new, old = pg_urls(args)
+    psql(new, "CREATE DATABASE %s TEMPLATE %s" % (dbname(old), dbname(new)))
+    psql(old, "BEGIN", *INDEX_0011, "COMMIT")
+    counts = pg_crash(args)
+    for url in pg_urls(args):
+        psql(url, *autovacuum("RESET (autovacuum_enabled)"))
     print("postgres: loaded %s sk_history rows, %s sk_kv rows in %.0f s; crash-restarted,"
           " pg_stat_reset(), 0 rows in pg_stats" % (counts[0], counts[1], loaded), flush=True)
+
+
+def vacuum_pg(args):
+    for url in pg_urls(args):
+        psql(url, "VACUUM sk_history", "VACUUM sk_kv", "VACUUM sk_ttl")
+    pg_crash(args)
+    print("postgres: VACUUMed (no ANALYZE), crash-restarted, pg_stat_reset(), 0 rows in pg_stats",
+          flush=True)
 
 
 def main():
@@ -309,14 +369,16 @@ def main():
     args = ap.parse_args()
     if bool(args.pg_url) != bool(args.pg_data):
         ap.error("--pg-url and --pg-data go together")
+    print("| backend | query | SQL | rows | 0012 | 0011 | plan (0012) |")
+    print("|---|---|---|---:|---:|---:|---|", flush=True)
     with tempfile.TemporaryDirectory(prefix="sk-views.") as d:
-        todo = [] if args.no_sqlite else [("sqlite", lambda: setup_sqlite(args, d))]
+        if not args.no_sqlite:
+            run_backend("sqlite", args, setup_sqlite(args, d), "SQLite")
         if args.pg_url:
-            todo.append(("postgres", lambda: (setup_pg(args), args.pg_url)[1]))
-        print("| backend | query | 0011: flag | 0010: anti-join |")
-        print("|---|---|---:|---:|", flush=True)
-        for backend, setup in todo:
-            run_backend(backend, args, setup())
+            setup_pg(args)
+            run_backend("postgres", args, pg_urls(args), "PostgreSQL, never vacuumed")
+            vacuum_pg(args)
+            run_backend("postgres", args, pg_urls(args), "PostgreSQL, vacuumed")
 
 
 if __name__ == "__main__":

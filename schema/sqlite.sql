@@ -106,15 +106,21 @@ CREATE TABLE sk_history (
 -- All versions of a key, oldest first. Serves reads at a past revision (the
 -- newest version with rev <= R) and keyset-paged lists at a snapshot (a range
 -- scan in (namespace, name) order, so a page costs the same at any depth).
-CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev);
+-- Migration 0012 appended deleted and superseded, which sqlkube's statements
+-- do not read, for the views people use: their filter is checked in the
+-- index, so a query of sk_objects by resource (and namespace, name) reads the
+-- table for current rows alone, or not at all (a covering index), with no
+-- sqlite_stat1 needed.
+CREATE INDEX sk_history_key ON sk_history (resource, namespace, name, rev, deleted, superseded);
 
 -- The live objects (each key's newest row, if not a tombstone), for people
 -- inspecting a database by hand; sqlkube itself does not read it. Migration
 -- 0011: a filter on the superseded flag (a constant in the record header,
--- read without the value's overflow pages), not a probe for a newer row.
--- Migration 0012: a row encrypted at rest has no object, and encrypted_with
--- names the provider and key that wrote it (kube's "k8s:enc:..." prefix
--- without its last colon); plain rows have encrypted_with NULL.
+-- read without the value's overflow pages), not a probe for a newer row;
+-- 0012: checked in sk_history_key's entries. Migration 0013: a row
+-- encrypted at rest has no object, and encrypted_with names the provider and
+-- key that wrote it (kube's "k8s:enc:..." prefix without its last colon);
+-- plain rows have encrypted_with NULL.
 CREATE VIEW sk_objects AS
     SELECT h.resource, h.namespace, h.name, h.rev AS resource_version,
            CASE WHEN substr(h.value, 1, 8) = 'k8s:enc:' THEN NULL ELSE h.value END AS object,

@@ -310,10 +310,12 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         self.server.stop()
         # as before 0005 (and so before the later ones: 0009's index of
         # live keys is back, which 0005 reads; 0011's flag is gone, and
-        # sk_objects is 0009's view without it)
+        # sk_objects is 0009's view without it; sk_history_key is 0001's)
         sql(self.server, "CREATE TABLE sk_current AS SELECT resource, namespace, name, "
                          "resource_version AS rev FROM sk_objects; "
-                         "DROP VIEW sk_objects; ALTER TABLE sk_history DROP COLUMN superseded; "
+                         "DROP VIEW sk_objects; DROP INDEX sk_history_key; CREATE INDEX "
+                         "sk_history_key ON sk_history (resource, namespace, name, rev); "
+                         "ALTER TABLE sk_history DROP COLUMN superseded; "
                          + objects_view_0009(self.server) +
                          " DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history; "
                          "DROP TABLE sk_allocation; DROP TABLE sk_kv; DROP TABLE sk_lease; "

@@ -1,4 +1,4 @@
--- 0012: rows encrypted at rest (issue 47) show as such in sk_objects. Their
+-- 0013: rows encrypted at rest (issue 47) show as such in sk_objects. Their
 -- value is kube's prefix "k8s:enc:<provider>:v1:<key name>:" and base64
 -- ciphertext: the view gives no object for them and names, in
 -- encrypted_with, the provider and key that wrote the row (the prefix
