@@ -397,8 +397,11 @@ class CustomResources(KubectlMixin, ServerTestCase, unittest.TestCase):
         r = self.req("POST", url, dict(crontab("g3"), kind="Gadget"), want=405)
         self.assertEqual(r.json()["message"],
                          "create not allowed while custom resource definition is terminating")
-        crd_now = self.req("GET", CRDS + "/gadgets." + GROUP, want=200).json()
-        self.assertEqual(condition(crd_now, "Terminating")["reason"], "InstanceDeletionInProgress")
+        # the controller marks the CRD once it has begun deleting (its own
+        # write, which a loaded machine may show a moment after the objects go)
+        wait_until(lambda: condition(self.req("GET", CRDS + "/gadgets." + GROUP, want=200).json(),
+                                     "Terminating")["reason"] == "InstanceDeletionInProgress",
+                   what="the CRD's Terminating condition to say InstanceDeletionInProgress")
         # releasing the last object lets the CRD go
         self.req("PATCH", url + "/held", {"metadata": {"finalizers": None}},
                  ctype="application/merge-patch+json", want=200)
