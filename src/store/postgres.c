@@ -1625,6 +1625,13 @@ out:
     return err;
 }
 
+static sk_err pg_kv_flush(sk_conn *c)
+{
+    sk_err err = c->n_held || c->n_objs ? flight(c, NULL, 0, NULL) : SK_OK;
+    known_clear(c);
+    return err;
+}
+
 static sk_err pg_set_compacted(sk_conn *c, int64_t compact_rev, int64_t kv_compact_rev)
 {
     char text[2][24];
@@ -2029,6 +2036,7 @@ const sk_backend_ops sk_backend_postgres = {
     .set_expiry = pg_set_expiry,
     .expired = pg_expired,
     .meta_get = pg_meta_get,
+    .kv_flush = pg_kv_flush,
     .set_compacted = pg_set_compacted,
     .claim_taken = pg_claim_taken,
     .claims_release = pg_claims_release,

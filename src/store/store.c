@@ -1075,10 +1075,12 @@ sk_err sk_store_migrate_only(const char *url, char **errmsg)
  * source's was, and the compaction cursor where the source's removals
  * ended.
  */
+enum { IMPORT_CHUNK = 8192 };
+
 typedef struct import_ctx {
     const sk_backend_ops *ops;
     sk_conn *c;
-    int64_t rev, last_rev, last_sub;
+    int64_t rev, last_rev, last_sub, held;
     char **errmsg;
 } import_ctx;
 
@@ -1094,7 +1096,12 @@ static sk_err import_row(void *arg, const sk_kv_row *row)
     }
     x->last_rev = rev;
     x->last_sub = row->sub;
-    return x->ops->kv_append(x->c, row);
+    sk_err err = x->ops->kv_append(x->c, row);
+    /* PostgreSQL holds appended rows back until the next statement: send
+     * them in chunks, so an import's memory does not grow with the file. */
+    if (err == SK_OK && x->ops->kv_flush && ++x->held % IMPORT_CHUNK == 0)
+        err = x->ops->kv_flush(x->c);
+    return err;
 }
 
 static sk_err import_lease(void *arg, const sk_lease *l)
@@ -1114,7 +1121,7 @@ sk_err sk_store_kv_import(const char *url, const sk_store_import *imp, char **er
 {
     SK_CHECK(imp->compact_done <= imp->compact_rev && imp->compact_rev <= imp->rev);
     char *why = NULL;
-    import_ctx x = {NULL, NULL, imp->rev, 0, -1, &why};
+    import_ctx x = {NULL, NULL, imp->rev, 0, -1, 0, &why};
     int64_t rev = -1, writer = 0;
     int leased = 0, begun = 0;
     sk_err err = open_and_migrate(url, &x.ops, &x.c, &why);
