@@ -70,7 +70,11 @@ static sk_err rows(void *arg, sk_import_row_fn emit, void *emit_arg)
     importer *im = arg;
     im->emit_row = emit;
     im->emit_arg = emit_arg;
-    return sk_etcdsnap_each_kv(im->snap, row_fn, im);
+    sk_err err = sk_etcdsnap_each_kv(im->snap, row_fn, im);
+    if (err == SK_OK && im->tty && im->done >= 1024)
+        fprintf(stderr, "\rimporting: %lld of %lld rows (100%%); leases, then commit",
+                (long long)im->done, (long long)im->info->rows);
+    return err;
 }
 
 static sk_err lease_fn(void *arg, int64_t id, int64_t ttl)
