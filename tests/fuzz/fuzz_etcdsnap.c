@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned char *file;
     size_t len;
     if (data[0] & 1) {
-        bi_spec spec = {rows, 6, 3, lease_ids, lease_ttls, 2, 3};
+        bi_spec spec = {rows, 6, 3, lease_ids, lease_ttls, 2, 3, 0};
         file = bi_build(&spec, &len);
         for (size_t i = 1; i < size && BI_PAGE + i - 1 < len; i++)
             file[BI_PAGE + i - 1] ^= data[i];

@@ -170,7 +170,8 @@ unsigned char *bi_build(const bi_spec *s, size_t *len)
     }
     size_t lease_len = 16 + leaf(lease_b + 16, 0, le_ents, s->n_leases);
     for (int i = 0; i < 2; i++) {
-        be(rev[i], (uint64_t)s->compact_rev);
+        be(rev[i], (uint64_t)(i == 0 && s->compact_finished ? s->compact_finished
+                                                              : s->compact_rev));
         rev[i][8] = '_';
     }
     ent me[2] = {{0, (const unsigned char *)"finishedCompactRev", rev[0], 18, 17},

@@ -28,6 +28,7 @@ typedef struct bi_spec {
     const int64_t *lease_ids, *lease_ttls;
     int n_leases;
     int64_t compact_rev; /* 0: no compaction keys in "meta" */
+    int64_t compact_finished; /* 0: compact_rev (a finished compaction) */
 } bi_spec;
 
 /* A new buffer (free) of *len bytes: the file spec describes. */

@@ -3,7 +3,7 @@
  * (core/bbolt.h, core/etcdsnap.h), over files built by
  * tests/support/bbolt_image: the rows, leases and revisions come back as
  * written, across a branch page, through inline buckets, with either meta
- * page in use; each kind of damage (a meta checksum, a page id, a page
+ * page in use, with the compaction and revision etcd's restore would set; each kind of damage (a meta checksum, a page id, a page
  * reached twice, a truncation, keys out of order, a revision that is not
  * one, a key-value that is not etcd's, a bad protobuf) is refused with a
  * message.
@@ -33,7 +33,7 @@ static const int64_t lease_ids[] = {7, 9}, lease_ttls[] = {60, 3600};
 
 static bi_spec spec(int split)
 {
-    return (bi_spec){rows, 6, split, lease_ids, lease_ttls, 2, 3};
+    return (bi_spec){rows, 6, split, lease_ids, lease_ttls, 2, 3, 0};
 }
 
 typedef struct seen {
@@ -182,7 +182,7 @@ static void test_damage_is_refused(void **state)
 
     /* rows etcd does not write */
     bi_row bad[] = {{2, 0, 0, "/k", "v", 2, 3, 1, 0}};
-    bi_spec one = {bad, 1, 0, NULL, NULL, 0, 0};
+    bi_spec one = {bad, 1, 0, NULL, NULL, 0, 0, 0};
     good = bi_build(&one, &len);
     expect_refused(good, len, "not etcd's");
     free(good);
@@ -205,6 +205,33 @@ static void test_damage_is_refused(void **state)
     free(f);
 }
 
+/* A compaction scheduled beyond the finished one is the one in effect (a
+ * member resumes it); one beyond every row sets the revision, as etcd's
+ * restore does when the newest rows were all compacted away. */
+static void test_compactions(void **state)
+{
+    (void)state;
+    struct {
+        int64_t scheduled, finished, rev, compact;
+    } cases[] = {{5, 3, 6, 5}, {9, 9, 9, 9}, {4, 8, 8, 8}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bi_spec sp = spec(0);
+        sp.compact_rev = cases[i].scheduled;
+        sp.compact_finished = cases[i].finished;
+        size_t len;
+        unsigned char *f = bi_build(&sp, &len);
+        sk_etcdsnap *snap = NULL;
+        char *why = NULL;
+        assert_int_equal(sk_etcdsnap_open(f, len, &snap, &why), SK_OK);
+        const sk_etcdsnap_info *info = sk_etcdsnap_info_of(snap);
+        assert_int_equal(info->rev, cases[i].rev);
+        assert_int_equal(info->compact_rev, cases[i].compact);
+        assert_int_equal(info->compact_finished, cases[i].finished);
+        sk_etcdsnap_free(snap);
+        free(f);
+    }
+}
+
 static void test_no_etcd_buckets(void **state)
 {
     (void)state;
@@ -225,6 +252,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_back),
         cmocka_unit_test(test_damage_is_refused),
+        cmocka_unit_test(test_compactions),
         cmocka_unit_test(test_no_etcd_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
