@@ -18,6 +18,8 @@ started with its etcd face. Then, with etcdctl against both:
 - `etcdctl watch --rev=R` for R just after the compaction prints exactly
   what etcd's prints (no compaction error), and the next put takes the
   current revision + 1;
+- `etcdctl endpoint hashkv` (etcd's hash over every row) agrees at every
+  revision from the compaction on;
 - the lease exists with its key attached; the consistency check and the
   superseded flags are clean.
 A truncated snapshot, a damaged one (its SHA-256 no longer matching), and one
@@ -200,6 +202,20 @@ class EtcdSnapshotImport(unittest.TestCase):
         self.assertIn("the store is not empty", p.stderr)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertEqual(current_rev(self.etcd_port), before)
+
+    def test_c2_same_hash_as_etcd(self):
+        """etcd's own hash of the keyspace (HashKV, every row with its revision,
+        tombstones included) agrees at each revision from the compaction on:
+        the rows are etcd's, byte for byte."""
+        def hashkv(port, rev):
+            rc, out, err = ctl(port, "endpoint", "hashkv", "-w", "json", "--rev=%d" % rev)
+            if rc != 0:
+                return "error", err
+            got = json.loads(out)[0]["HashKV"]
+            return got["hash"], got["compact_revision"]
+        for rev in range(self.compact, self.rev + 1):
+            self.assertEqual(hashkv(self.etcd_port, rev), hashkv(self.ref.port, rev), rev)
+        self.assertNotEqual(hashkv(self.etcd_port, self.rev)[0], "error")
 
     def test_h_bad_snapshots_are_refused_and_leave_the_store_empty(self):
         with open(self.snap, "rb") as f:
