@@ -1,7 +1,8 @@
 /*
  * bbolt.h - a read-only reader of bbolt database files (the format of
  * etcd's backend, and of what `etcdctl snapshot save` writes), over bytes
- * the caller hands it: no I/O, no allocation beyond the handle.
+ * the caller hands it: no I/O; memory is the handle and, during a walk, a
+ * bitmap of one bit per page.
  *
  * The file is untrusted: every page id, offset, length and count is checked
  * against the bytes before it is read, a meta page counts only if its
