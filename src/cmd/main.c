@@ -1,5 +1,5 @@
 /*
- * main.c - the sqlkube command line: serve, migrate, compact.
+ * main.c - the sqlkube command line: serve, migrate, compact, import.
  *
  * Every failure a user can cause (bad flag, an SQLite file that cannot be
  * opened, a malformed database URL, port in use) ends in ONE line on stderr
@@ -21,6 +21,7 @@
  * their own mappings. Without that, a bulk load of 1 MiB objects left the
  * heap about 30% above what the cache held (bench/README.md, Watch).
  */
+#include "cmd/import.h"
 #include "cmd/server.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -79,6 +80,7 @@ typedef struct options {
     int etcd_allow_unauthenticated; /* serve the etcd API off loopback without client certs */
     const char *data_dir;
     const char *db;
+    const char *etcd_snapshot;
     int64_t compact_interval_s;
     int64_t retain;
     int64_t watch_grace_s;
@@ -125,6 +127,8 @@ static void usage(FILE *f)
         "  serve     serve the Kubernetes API\n"
         "  migrate   apply database migrations and exit\n"
         "  compact   run one compaction pass and exit\n"
+        "  import    import an etcd keyspace (--etcd-snapshot) into an empty store, with\n"
+        "            its revisions, and exit\n"
         "\n"
         "flags:\n"
         "  --listen HOST:PORT       address to serve on (default %s)\n"
@@ -142,6 +146,8 @@ static void usage(FILE *f)
         "                           --etcd-trusted-ca-file (anyone who reaches it reads and\n"
         "                           writes every key); refused otherwise\n"
         "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
+        "  --etcd-snapshot FILE     import: the file `etcdctl snapshot save` wrote (or a\n"
+        "                           member's db file) to import\n"
         "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
         "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
         "  --compact-interval SECS  serve: seconds between compactions, 0 = never (default %d)\n"
@@ -797,6 +803,7 @@ int main(int argc, char **argv)
         {"audit-log-path", required_argument, NULL, 1010},
         {"audit-log-maxsize", required_argument, NULL, 1011},
         {"audit-log-maxbackup", required_argument, NULL, 1012},
+        {"etcd-snapshot", required_argument, NULL, 1020},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -1007,6 +1014,11 @@ int main(int argc, char **argv)
             if ((o.audit_log_maxbackup = sk_parse_i64(optarg)) < 0 || o.audit_log_maxbackup > 4096)
                 return fail("invalid --audit-log-maxbackup %s: want 0 to 4096", optarg);
             break;
+        case 1020:
+            if (!*optarg)
+                return fail("%s", "invalid --etcd-snapshot: empty");
+            o.etcd_snapshot = optarg;
+            break;
         case 'v':
             o.verbose = 1;
             break;
@@ -1041,6 +1053,8 @@ int main(int argc, char **argv)
         return fail("%s", "--etcd-cert-file and --etcd-key-file go together");
     if (o.etcd_trusted_ca_file && !o.etcd_cert_file)
         return fail("%s", "--etcd-trusted-ca-file needs --etcd-cert-file and --etcd-key-file");
+    if (o.etcd_snapshot && strcmp(cmd, "import") != 0)
+        return fail("%s", "--etcd-snapshot is a flag of import");
     if ((o.etcd_cert_file || o.etcd_trusted_ca_file || o.etcd_max_request_bytes ||
          o.etcd_allow_unauthenticated) &&
         !o.etcd_listen)
@@ -1071,5 +1085,8 @@ int main(int argc, char **argv)
         return cmd_migrate(db);
     if (strcmp(cmd, "compact") == 0)
         return cmd_compact(&o, db);
+    if (strcmp(cmd, "import") == 0)
+        return o.etcd_snapshot ? sk_cmd_import_snapshot(db, o.etcd_snapshot)
+                               : fail("%s", "import needs --etcd-snapshot FILE");
     return fail("unknown command %s (see --help)", cmd);
 }

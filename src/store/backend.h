@@ -215,6 +215,14 @@ typedef struct sk_backend_ops {
      * on its key's newest row, or clear on an older one), at one snapshot;
      * one probe of sk_history_key per row (read, autocommit). */
     sk_err (*flags_wrong)(sk_conn *c, const char *resource, int64_t *count_out);
+    /* Optional (NULL where rows are not held back, as SQLite's): sends the
+     * rows kv_append and append hold back now, in the open transaction,
+     * and forgets the known keys (the database answers for them from
+     * then on), so that a transaction of many rows holds bounded memory. */
+    sk_err (*kv_flush)(sk_conn *c);
+    /* In the writer's transaction (an import into an empty store): sets
+     * compact_rev and kv_compact_rev as they are, not only upwards. */
+    sk_err (*set_compacted)(sk_conn *c, int64_t compact_rev, int64_t kv_compact_rev);
     /* Reads sk_meta.value for key (new string). SK_ERR_NOT_FOUND if absent. */
     sk_err (*meta_get)(sk_conn *c, const char *key, char **value_out);
 } sk_backend_ops;

@@ -188,6 +188,7 @@ typedef enum {
     ST_CLEAR_EXPIRY,
     ST_EXPIRED,
     ST_META_GET,
+    ST_SET_COMPACTED,
     ST_CLAIM_TAKEN,
     ST_CLAIMS_RELEASE,
     ST_CLAIM_INSERT,
@@ -320,6 +321,8 @@ static const struct {
                                " ON h.rev = t.rev WHERE t.expires_at_ms <= $1::bigint"
                                " ORDER BY t.expires_at_ms LIMIT $2::bigint"},
     [ST_META_GET] = {"meta_get", "SELECT value FROM sk_meta WHERE key = $1"},
+    [ST_SET_COMPACTED] = {"set_compacted",
+                          "UPDATE sk_revision SET compact_rev = $1, kv_compact_rev = $2 WHERE id = 1"},
     [ST_CLAIM_TAKEN] = {"claim_taken",
                         "SELECT 1 FROM sk_allocation WHERE kind = $1 AND value = $2 AND NOT"
                         " (resource = $3 AND namespace = $4 AND name = $5)"},
@@ -1622,6 +1625,25 @@ out:
     return err;
 }
 
+static sk_err pg_kv_flush(sk_conn *c)
+{
+    sk_err err = c->n_held || c->n_objs ? flight(c, NULL, 0, NULL) : SK_OK;
+    known_clear(c);
+    return err;
+}
+
+static sk_err pg_set_compacted(sk_conn *c, int64_t compact_rev, int64_t kv_compact_rev)
+{
+    char text[2][24];
+    format_i64(text[0], compact_rev);
+    format_i64(text[1], kv_compact_rev);
+    const char *const values[] = {text[0], text[1]};
+    PGresult *res = NULL;
+    sk_err err = run_unheld(c, ST_SET_COMPACTED, 2, values, NULL, NULL, &res);
+    PQclear(res);
+    return err;
+}
+
 static sk_err pg_claim_taken(sk_conn *c, const char *kind, const char *value, const char *resource,
                              const char *ns, const char *name, int *taken_out)
 {
@@ -2014,6 +2036,8 @@ const sk_backend_ops sk_backend_postgres = {
     .set_expiry = pg_set_expiry,
     .expired = pg_expired,
     .meta_get = pg_meta_get,
+    .kv_flush = pg_kv_flush,
+    .set_compacted = pg_set_compacted,
     .claim_taken = pg_claim_taken,
     .claims_release = pg_claims_release,
     .claim_insert = pg_claim_insert,

@@ -66,6 +66,7 @@ enum {
     ST_CLEAR_EXPIRY,
     ST_EXPIRED,
     ST_META_GET,
+    ST_SET_COMPACTED,
     ST_CLAIM_TAKEN,
     ST_CLAIMS_RELEASE,
     ST_CLAIM_INSERT,
@@ -187,6 +188,7 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_EXPIRED] = "SELECT " ROW_COLS " FROM sk_ttl t JOIN sk_history h ON h.rev = t.rev "
                    "WHERE t.expires_at_ms <= ?1 ORDER BY t.expires_at_ms LIMIT ?2",
     [ST_META_GET] = "SELECT value FROM sk_meta WHERE key = ?1",
+    [ST_SET_COMPACTED] = "UPDATE sk_revision SET compact_rev = ?1, kv_compact_rev = ?2 WHERE id = 1",
     [ST_CLAIM_TAKEN] = "SELECT 1 FROM sk_allocation WHERE kind = ?1 AND value = ?2 AND NOT "
                        "(resource = ?3 AND namespace = ?4 AND name = ?5)",
     [ST_CLAIMS_RELEASE] =
@@ -847,6 +849,16 @@ static sk_err sqlite_expired(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn
     return visit_rows(c, st, fn, arg, "expired");
 }
 
+static sk_err sqlite_set_compacted(sk_conn *c, int64_t compact_rev, int64_t kv_compact_rev)
+{
+    sqlite3_stmt *st = stmt(c, ST_SET_COMPACTED);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, compact_rev);
+    sqlite3_bind_int64(st, 2, kv_compact_rev);
+    return run_done(c, st, "set compacted");
+}
+
 static sk_err sqlite_meta_get(sk_conn *c, const char *key, char **value_out)
 {
     sqlite3_stmt *st = stmt(c, ST_META_GET);
@@ -1276,6 +1288,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .set_expiry = sqlite_set_expiry,
     .expired = sqlite_expired,
     .meta_get = sqlite_meta_get,
+    .set_compacted = sqlite_set_compacted,
     .claim_taken = sqlite_claim_taken,
     .claims_release = sqlite_claims_release,
     .claim_insert = sqlite_claim_insert,

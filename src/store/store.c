@@ -1063,6 +1063,108 @@ sk_err sk_store_migrate_only(const char *url, char **errmsg)
     return err;
 }
 
+/*
+ * Import (store.h, sk_store_kv_import). One writer's transaction on a
+ * connection of its own, so the revision lock serialises it with any other
+ * writer, and the emptiness check and the rows are one atomic step. The
+ * rows go through kv_append, as the etcd face's writes do, so each keeps
+ * its revision and sub-revision and the superseded flags (migration 0011)
+ * come out as for any write: set on every row but its key's newest. Every
+ * other column of sk_kv is the source's. The commit sets the counter to the
+ * source's revision; set_compacted puts the read barrier where the
+ * source's was, and the compaction cursor where the source's removals
+ * ended.
+ */
+enum { IMPORT_CHUNK = 8192 };
+
+typedef struct import_ctx {
+    const sk_backend_ops *ops;
+    sk_conn *c;
+    int64_t rev, last_rev, last_sub, held;
+    char **errmsg;
+} import_ctx;
+
+static sk_err import_row(void *arg, const sk_kv_row *row)
+{
+    import_ctx *x = arg;
+    int64_t rev = row->kv.mod_rev;
+    if (rev < 1 || rev > x->rev || rev < x->last_rev ||
+        (rev == x->last_rev && row->sub <= x->last_sub) || row->sub < 0) {
+        SK_CHECK(asprintf(x->errmsg, "row %lld.%d is out of order or beyond revision %lld",
+                          (long long)rev, row->sub, (long long)x->rev) >= 0);
+        return SK_ERR_INVALID;
+    }
+    x->last_rev = rev;
+    x->last_sub = row->sub;
+    sk_err err = x->ops->kv_append(x->c, row);
+    /* PostgreSQL holds appended rows back until the next statement: send
+     * them in chunks, so an import's memory does not grow with the file. */
+    if (err == SK_OK && x->ops->kv_flush && ++x->held % IMPORT_CHUNK == 0)
+        err = x->ops->kv_flush(x->c);
+    return err;
+}
+
+static sk_err import_lease(void *arg, const sk_lease *l)
+{
+    import_ctx *x = arg;
+    return x->ops->lease_put(x->c, l);
+}
+
+static int any_lease(void *arg, const sk_lease *l)
+{
+    (void)l;
+    *(int *)arg = 1;
+    return 1;
+}
+
+sk_err sk_store_kv_import(const char *url, const sk_store_import *imp, char **errmsg)
+{
+    SK_CHECK(imp->compact_done <= imp->compact_rev && imp->compact_rev <= imp->rev);
+    char *why = NULL;
+    import_ctx x = {NULL, NULL, imp->rev, 0, -1, 0, &why};
+    int64_t rev = -1, writer = 0;
+    int leased = 0, begun = 0;
+    sk_err err = open_and_migrate(url, &x.ops, &x.c, &why);
+    if (err != SK_OK) {
+        *errmsg = why;
+        return err;
+    }
+    if ((err = x.ops->begin_write(x.c, &rev)) != SK_OK)
+        goto out;
+    begun = 1;
+    if ((err = x.ops->leases(x.c, INT64_MAX, 1, any_lease, &leased)) != SK_OK)
+        goto out;
+    if (rev != 0 || leased) {
+        SK_CHECK(asprintf(&why, "the store is not empty (revision %lld%s): import only into a "
+                                  "new one, before it is first served",
+                          (long long)rev, leased ? ", leases" : "") >= 0);
+        err = SK_ERR_CONFLICT;
+        goto out;
+    }
+    if ((err = imp->rows(imp->arg, import_row, &x)) != SK_OK ||
+        (err = imp->leases(imp->arg, import_lease, &x)) != SK_OK ||
+        (err = x.ops->set_compacted(x.c, imp->compact_rev, imp->compact_done)) != SK_OK)
+        goto out;
+    while (writer <= 0) { /* as sk_store_open's writer id */
+        sk_random_bytes(&writer, sizeof writer);
+        writer &= INT64_MAX;
+    }
+    /* A failed commit rolled back (one connection, no one else's batch):
+     * the store is still empty. */
+    begun = 0;
+    if ((err = x.ops->commit_write(x.c, imp->rev, writer, 1)) != SK_OK)
+        x.ops->rollback(x.c);
+out:
+    if (begun)
+        x.ops->rollback(x.c);
+    if (err != SK_OK && !why)
+        SK_CHECK(asprintf(&why, "the import failed: %s", sk_err_name(err)) >= 0);
+    if (err != SK_OK)
+        *errmsg = why;
+    x.ops->disconnect(x.c);
+    return err;
+}
+
 sk_err sk_store_open(const char *url, sk_store **out, char **errmsg)
 {
     sk_store *s = calloc(1, sizeof *s);

@@ -170,6 +170,37 @@ typedef struct sk_store_codec {
  * libpq cannot parse, an SQLite file that cannot be opened, a migration
  * the database refuses). */
 sk_err sk_store_open(const char *url, sk_store **out, char **errmsg);
+/*
+ * Import of an etcd keyspace (`sqlkube import`), with its revisions as they
+ * were: each row keeps its revision and sub-revision, the store's revision
+ * becomes the source's, so that the next write takes rev + 1, and reads
+ * below compact_rev are refused as the source refused them. compact_done
+ * (<= compact_rev) is how far the source had removed superseded rows; the
+ * store's compaction removes the rest.
+ *
+ * rows visits the version rows in strictly increasing (rev, sub) order,
+ * each with 1 <= rev <= the import's rev, through emit (row borrowed for
+ * the call; a tombstone has only its key); leases likewise each lease as
+ * it is to be stored (id > 0, ttl and absolute expiry). Either returns the
+ * first non-OK emit answer, or its own error.
+ */
+typedef sk_err (*sk_import_row_fn)(void *emit_arg, const sk_kv_row *row);
+typedef sk_err (*sk_import_lease_fn)(void *emit_arg, const sk_lease *l);
+typedef struct sk_store_import {
+    int64_t rev, compact_rev, compact_done;
+    void *arg;
+    sk_err (*rows)(void *arg, sk_import_row_fn emit, void *emit_arg);
+    sk_err (*leases)(void *arg, sk_import_lease_fn emit, void *emit_arg);
+} sk_store_import;
+
+/* Opens (and migrates) the store at url and imports imp in ONE
+ * transaction, on a connection of its own: all of it commits or none. The
+ * store must be empty: revision 0 and no lease (one that was ever served
+ * has written objects of its own), else SK_ERR_CONFLICT; a row out of
+ * order is SK_ERR_INVALID. On failure *errmsg is new, and the store is as
+ * it was. No sqlkube may serve the store meanwhile (one started on the
+ * empty store would not see the import). */
+sk_err sk_store_kv_import(const char *url, const sk_store_import *imp, char **errmsg);
 /* Makes codec (borrowed: must outlive the store) the store's, before any
  * read or write; without one values are kept as they are. */
 void sk_store_set_codec(sk_store *s, const sk_store_codec *codec);

@@ -2941,6 +2941,126 @@ static void test_lost_commit_answer(void **state)
     PQfinish(pg);
 }
 
+
+/* ---- import (sk_store_kv_import) ----------------------------------------- */
+
+/* An etcd keyspace to import: a transaction writing two keys at revision
+ * 3, a deletion, a key with a lease; compaction scheduled at 3 but finished
+ * only at 2 (a@2 still there, superseded within (2, 3]). fail_after >= 0:
+ * the source fails after that many rows; swap: two rows out of order. */
+typedef struct import_src {
+    int fail_after, swap;
+} import_src;
+
+static const sk_kv_row import_rows[] = {
+    {{(const unsigned char *)"a", 1, (const unsigned char *)"1", 1, 2, 2, 1, 0}, 0, 0},
+    {{(const unsigned char *)"b", 1, (const unsigned char *)"2", 1, 3, 3, 1, 0}, 0, 0},
+    {{(const unsigned char *)"a", 1, (const unsigned char *)"3", 1, 2, 3, 2, 0}, 1, 0},
+    {{(const unsigned char *)"b", 1, (const unsigned char *)"", 0, 0, 4, 0, 0}, 0, 1},
+    {{(const unsigned char *)"a", 1, (const unsigned char *)"5", 1, 2, 5, 3, 0}, 0, 0},
+    {{(const unsigned char *)"c", 1, (const unsigned char *)"x", 1, 5, 5, 1, 7}, 1, 0},
+};
+
+static sk_err import_rows_fn(void *arg, sk_import_row_fn emit, void *emit_arg)
+{
+    const import_src *src = arg;
+    sk_err err = SK_OK;
+    for (int i = 0; i < 6 && err == SK_OK; i++) {
+        if (i == src->fail_after)
+            return SK_ERR_INTERNAL;
+        int at = src->swap && i == 1 ? 2 : src->swap && i == 2 ? 1 : i;
+        err = emit(emit_arg, &import_rows[at]);
+    }
+    return err;
+}
+
+static sk_err import_leases_fn(void *arg, sk_import_lease_fn emit, void *emit_arg)
+{
+    (void)arg;
+    sk_lease l = {7, 60, sk_wall_ms() + 60000};
+    return emit(emit_arg, &l);
+}
+
+static sk_err run_import(fixture *f, import_src src, char **why)
+{
+    sk_store_import imp = {5, 3, 2, &src, import_rows_fn, import_leases_fn};
+    *why = NULL;
+    return sk_store_kv_import(f->url, &imp, why);
+}
+
+static void assert_still_empty(fixture *f)
+{
+    store_open(f);
+    int64_t rev = -1, compact = -1;
+    assert_int_equal(sk_store_revisions(f->s, &rev, &compact), SK_OK);
+    assert_int_equal(rev, 0);
+    assert_int_equal(compact, 0);
+    sk_lease l;
+    assert_int_equal(sk_store_lease_get(f->s, 7, &l), SK_ERR_NOT_FOUND);
+    sk_store_close(f->s);
+    f->s = NULL;
+}
+
+/* All or nothing, into an empty store only; the rows keep their revisions,
+ * sub-revisions and versions, the revision and compaction are the
+ * source's, the next write takes the next revision, and the store's
+ * compaction finishes what the source's left. */
+static void test_kv_import(void **state)
+{
+    fixture *f = *state;
+    char *why = NULL;
+    assert_int_equal(run_import(f, (import_src){4, 0}, &why), SK_ERR_INTERNAL);
+    assert_non_null(why);
+    free(why);
+    assert_still_empty(f);
+    assert_int_equal(run_import(f, (import_src){-1, 1}, &why), SK_ERR_INVALID);
+    assert_non_null(strstr(why, "out of order"));
+    free(why);
+    assert_still_empty(f);
+
+    assert_int_equal(run_import(f, (import_src){-1, 0}, &why), SK_OK);
+    assert_null(why);
+    store_open(f);
+    int64_t rev = 0, compact = 0, hdr = 0;
+    assert_int_equal(sk_store_revisions(f->s, &rev, &compact), SK_OK);
+    assert_int_equal(rev, 5);
+    assert_int_equal(compact, 3);
+    sk_arena *a = sk_arena_new();
+    sk_kv_range_result rr;
+    sk_kv_range q = kv_q("a", "\0", 1);
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_int_equal(hdr, 5);
+    assert_int_equal(rr.n_kvs, 2);
+    assert_kv(&rr.kvs[0], "a", "5", 2, 5, 3);
+    assert_kv(&rr.kvs[1], "c", "x", 5, 5, 1);
+    assert_int_equal(rr.kvs[1].lease, 7);
+    q.rev = 3;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_int_equal(rr.n_kvs, 2);
+    assert_kv(&rr.kvs[0], "a", "3", 2, 3, 2);
+    assert_kv(&rr.kvs[1], "b", "2", 3, 3, 1);
+    q.rev = 2;
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_ERR_EXPIRED);
+    seen_change seen = {{0}, 0};
+    assert_int_equal(sk_store_kv_changes(f->s, 2, 5, note_change, &seen), SK_OK);
+    assert_string_equal(seen.text, "3.0 b=2|3.1 a=3 prev=2:1|4.0 b=[deleted] prev=3:2|"
+                                   "5.0 a=5 prev=3:3|5.1 c=x|");
+    sk_lease l;
+    assert_int_equal(sk_store_lease_get(f->s, 7, &l), SK_OK);
+    assert_int_equal(l.ttl, 60);
+    assert_int_equal(kv_put(f, "d", "next"), 6);
+    int64_t removed = 0;
+    assert_int_equal(sk_store_compact(f->s, 3, &removed), SK_OK);
+    assert_int_equal(removed, 1); /* a@2, which the source had not removed yet */
+    sk_arena_free(a);
+
+    sk_store_close(f->s);
+    f->s = NULL;
+    assert_int_equal(run_import(f, (import_src){-1, 0}, &why), SK_ERR_CONFLICT);
+    assert_non_null(strstr(why, "not empty"));
+    free(why);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2985,6 +3105,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kv_compaction_spans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_lease_expires_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_import, setup_empty, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

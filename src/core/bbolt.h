@@ -1,0 +1,62 @@
+/*
+ * bbolt.h - a read-only reader of bbolt database files (the format of
+ * etcd's backend, and of what `etcdctl snapshot save` writes), over bytes
+ * the caller hands it: no I/O; memory is the handle and, during a walk, a
+ * bitmap of one bit per page.
+ *
+ * The file is untrusted: every page id, offset, length and count is checked
+ * against the bytes before it is read, a meta page counts only if its
+ * checksum holds, and a walk visits each page at most once, so any input
+ * ends in SK_OK or SK_ERR_INVALID with a message naming the problem, never
+ * in a read out of bounds or a loop.
+ *
+ * Files are read as the little-endian machines that write them (amd64,
+ * arm64) lay them out.
+ */
+#ifndef SK_CORE_BBOLT_H
+#define SK_CORE_BBOLT_H
+
+#include "core/err.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sk_bbolt sk_bbolt;
+
+/* A bucket as found in its parent: a handle, filled by sk_bbolt_bucket
+ * (its fields are the reader's: a root page id, or an inline page within
+ * the file's bytes). */
+typedef struct sk_bbolt_bucket {
+    uint64_t root;
+    const unsigned char *inline_page;
+    size_t inline_len;
+} sk_bbolt_bucket;
+
+/* Reads the meta pages of the len bytes at data (borrowed: they must
+ * outlive the handle) and picks the newest valid one, as bbolt does. On
+ * failure *errmsg is new. */
+sk_err sk_bbolt_open(const unsigned char *data, size_t len, sk_bbolt **out, char **errmsg);
+void sk_bbolt_free(sk_bbolt *db);
+
+/* The page size and the transaction id of the meta page in use. */
+uint32_t sk_bbolt_page_size(const sk_bbolt *db);
+uint64_t sk_bbolt_txid(const sk_bbolt *db);
+
+/* The bucket named name (name_len bytes) in parent (NULL: the root).
+ * SK_ERR_NOT_FOUND (no message) if there is none; SK_ERR_INVALID (with
+ * *errmsg new) if the file is damaged on the way. */
+sk_err sk_bbolt_bucket_get(const sk_bbolt *db, const sk_bbolt_bucket *parent, const char *name,
+                           size_t name_len, sk_bbolt_bucket *out, char **errmsg);
+
+/* Visitor over a bucket's entries: key and value borrowed from the file's
+ * bytes; is_bucket when the entry is a nested bucket (value is then its
+ * header). A non-OK return stops the walk and is returned by it. */
+typedef sk_err (*sk_bbolt_fn)(void *arg, const unsigned char *key, size_t key_len,
+                              const unsigned char *value, size_t value_len, int is_bucket);
+
+/* Visits b's entries in key order, checking that each page is well formed,
+ * that keys strictly increase, and that no page is visited twice. */
+sk_err sk_bbolt_each(const sk_bbolt *db, const sk_bbolt_bucket *b, sk_bbolt_fn fn, void *arg,
+                     char **errmsg);
+
+#endif
