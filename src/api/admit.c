@@ -4,6 +4,7 @@
 #include "api/admit.h"
 #include "api/body.h"
 #include "api/escalate.h"
+#include "api/webhooks.h"
 #include "core/buf.h"
 #include "core/util.h"
 #include "kube/crschema.h"
@@ -151,7 +152,21 @@ static void stamp_csr_requester(const sk_api_call *call, json_t *obj, const json
     }
 }
 
-int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_validation fv)
+/* Defaulting, then the typed round trip again so defaulted fields sit
+ * where Go writes them. -1 if it replied. */
+static int settle(sk_api_call *call, json_t *obj, const json_t *old)
+{
+    char *msg = NULL;
+    if (refused(call,
+                old ? sk_defaults_update(call->res, obj, old, &msg)
+                    : sk_defaults_apply(call->res, obj, &msg),
+                &msg) < 0)
+        return -1;
+    return refused(call, typed(call->res, obj, &msg), &msg);
+}
+
+int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
+                    const sk_write_options *wo)
 {
     char *msg = NULL;
     /* The typed round trip (kube/typed.h) first, as kube-apiserver decodes
@@ -159,7 +174,7 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_
      * after defaulting, so defaulted fields sit where Go writes them. */
     if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
         return -1;
-    if (call->res->custom && decode_custom(call, obj, fv) < 0)
+    if (call->res->custom && decode_custom(call, obj, wo->validation) < 0)
         return -1;
     if (refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0)
         return -1;
@@ -173,12 +188,21 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_
     } else {
         sk_objmeta_on_create(obj, sk_wall_s());
     }
-    if (refused(call,
-                old ? sk_defaults_update(call->res, obj, old, &msg)
-                    : sk_defaults_apply(call->res, obj, &msg),
-                &msg) < 0)
+    if (settle(call, obj, old) < 0)
         return -1;
-    if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
+    /* Mutating webhooks see the object defaulted; what they change is
+     * decoded and defaulted again (kube defaults each patched object), and
+     * everything below validates the result. */
+    json_t *mutated = json_incref(obj);
+    int changed = sk_webhooks_mutate(call, &mutated, old, wo->dry_run);
+    if (changed > 0) {
+        json_object_clear(obj);
+        json_object_update(obj, mutated);
+    }
+    json_decref(mutated);
+    if (changed < 0 || (changed > 0 && ((call->res->custom && decode_custom(call, obj, wo->validation) < 0) ||
+                                        refused(call, typed(call->res, obj, &msg), &msg) < 0 ||
+                                        settle(call, obj, old) < 0)))
         return -1;
     json_t *causes = NULL;
     sk_err err = sk_validate_typed(call->res, obj, old, &causes, &msg);
@@ -190,7 +214,9 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_
         free(msg);
         return -1;
     }
-    return validate_structural(call, obj);
+    if (validate_structural(call, obj) < 0)
+        return -1;
+    return sk_webhooks_validate(call, obj, old, wo->dry_run);
 }
 
 sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)

@@ -9,6 +9,7 @@
  * no verb has a protobuf path of its own.
  */
 #include "api/call.h"
+#include "api/webhooks.h"
 #include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -307,8 +308,10 @@ static void write_done(void *arg, sk_err err, const sk_row *result)
 {
     sk_api_call *call = arg;
     call->write_err = err;
-    if (err == SK_OK)
+    if (err == SK_OK) {
         sk_row_copy(&call->write_row, result);
+        sk_webhooks_written(call, result->rev);
+    }
     call->wake(call->wake_arg);
 }
 

@@ -1,0 +1,42 @@
+/*
+ * webhooks.h - where a write meets the admission webhooks (hook/): the
+ * stored Mutating- and ValidatingWebhookConfigurations (read from the
+ * cache at each write, so a new configuration applies to the next
+ * request), the request as kube's admission attributes (operation,
+ * resource, subresource, user, options), the namespace's labels, and the
+ * answer: a refusal is replied here, warnings become Warning headers.
+ */
+#ifndef SK_API_WEBHOOKS_H
+#define SK_API_WEBHOOKS_H
+
+#include "api/call.h"
+
+#include <jansson.h>
+
+/* A write of the call's resource at rev is done: if it was a webhook
+ * configuration, the writes this server takes next wait until its cache
+ * holds it, so a webhook registered here applies to the very next request
+ * (kube's own configuration informer may lag; a client should not have to
+ * guess by how much). Another instance's registration applies once this
+ * one's cache has it, as in kube. */
+void sk_webhooks_written(sk_api_call *call, int64_t rev);
+
+/* Whether the call may go on to admission: SK_PLAN_NOW, or the step code
+ * to return after parking the call (`again` runs when the cache holds the
+ * latest configuration written here) or replying. */
+int sk_webhooks_wait(sk_api_call *call, sk_call_fn again);
+
+/* The mutating webhooks for a create (old NULL) or update of *obj (may be
+ * replaced by a patched object; old borrowed). Returns 1 if a webhook
+ * changed *obj, 0 if not, -1 after replying. */
+int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run);
+
+/* The validating webhooks for the admitted obj (borrowed). -1 after
+ * replying, else 0. */
+int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old, int dry_run);
+
+/* Both, for the deletion of stored (borrowed, in the URL's version) with
+ * options d. -1 after replying, else 0. */
+int sk_webhooks_delete(sk_api_call *call, const json_t *stored, const sk_delete_options *d);
+
+#endif
