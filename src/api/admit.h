@@ -7,6 +7,9 @@
  * declare, in kube-apiserver's order. A custom resource is pruned,
  * defaulted and validated by its version's structural schema
  * (kube/crschema.h); a CustomResourceDefinition's schemas must compile.
+ * Mutating admission webhooks run after defaulting (what they change is
+ * decoded, defaulted and validated again), validating ones last
+ * (api/webhooks.h).
  */
 #ifndef SK_API_ADMIT_H
 #define SK_API_ADMIT_H
