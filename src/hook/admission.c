@@ -13,11 +13,13 @@
  */
 #include "hook/admission.h"
 #include "core/buf.h"
+#include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "kube/patch.h"
 #include "kube/typed.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +85,9 @@ static json_t *review_of(const sk_hook_review *rv, const sk_webhook_attrs *a, co
     if (*a->ns)
         json_object_set_new(req, "namespace", json_string(a->ns));
     json_object_set_new(req, "operation", json_string(a->operation));
-    json_object_set(req, "userInfo", (json_t *)rv->user_info);
+    /* copied, never shared: validating webhooks build reviews on threads
+     * of their own */
+    json_object_set_new(req, "userInfo", json_deep_copy(rv->user_info));
     json_object_set_new(req, "object", a->object ? json_deep_copy(a->object) : json_null());
     json_object_set_new(req, "oldObject",
                         a->old_object ? json_deep_copy(a->old_object) : json_null());
@@ -405,10 +409,74 @@ json_t *sk_hook_mutate(sk_hook_client *c, const json_t *configs, const sk_hook_r
     return status;
 }
 
+/* One validating webhook's call, on a thread of its own. */
+typedef struct validation {
+    sk_hook_client *c;
+    const json_t *hook;
+    const sk_hook_review *rv;
+    json_t *warnings; /* its own */
+    json_t *status;   /* its refusal, if any */
+    pthread_t thread;
+    int threaded;
+} validation;
+
+static void *validate_one(void *arg)
+{
+    validation *v = arg;
+    if ((v->status = dry_run_refusal(v->hook, v->rv)) == NULL) {
+        json_t *resp = NULL;
+        post(v->c, v->hook, v->rv, &v->rv->a, 0, v->warnings, &resp, &v->status);
+        json_decref(resp);
+    }
+    return NULL;
+}
+
 json_t *sk_hook_validate(sk_hook_client *c, const json_t *configs, const sk_hook_review *rv,
                          json_t *warnings)
 {
-    if (sk_webhook_exempt(&rv->a) || count_hooks(configs) == 0)
+    size_t n = count_hooks(configs);
+    if (sk_webhook_exempt(&rv->a) || n == 0)
         return NULL;
-    return run(c, configs, rv, 0, NULL, warnings, 0, NULL, 0, NULL);
+    /* Which webhooks the request reaches is decided first, as kube does,
+     * then they are called at once, each on its own thread (the last on
+     * this one): the request waits for the slowest, not for the sum. */
+    validation *v = calloc(n, sizeof *v);
+    SK_CHECK_ALLOC(v);
+    size_t m = 0, ci, hi;
+    json_t *config, *hook, *status = NULL;
+    json_array_foreach(configs, ci, config)
+    {
+        json_array_foreach(json_object_get(config, "webhooks"), hi, hook)
+        {
+            int r = reaches(hook, rv, &rv->a, &status);
+            if (r < 0)
+                goto out;
+            if (r == 0)
+                continue;
+            v[m] = (validation){.c = c, .hook = hook, .rv = rv, .warnings = json_array()};
+            m++;
+        }
+    }
+    for (size_t i = 0; i + 1 < m; i++)
+        v[i].threaded = pthread_create(&v[i].thread, NULL, validate_one, &v[i]) == 0;
+    for (size_t i = 0; i < m; i++)
+        if (!v[i].threaded)
+            validate_one(&v[i]);
+    for (size_t i = 0; i < m; i++)
+        if (v[i].threaded)
+            pthread_join(v[i].thread, NULL);
+    /* kube answers with whichever refusal came first; the first in order
+     * is the same answer made deterministic */
+    for (size_t i = 0; i < m; i++) {
+        json_array_extend(warnings, v[i].warnings);
+        if (!status)
+            status = json_incref(v[i].status);
+    }
+out:
+    for (size_t i = 0; i < m; i++) {
+        json_decref(v[i].warnings);
+        json_decref(v[i].status);
+    }
+    free(v);
+    return status;
 }

@@ -5,11 +5,10 @@
  * answer does (allow, deny, patch, warn) and what a failure to call it
  * does (failurePolicy).
  *
- * Both run on the request's thread: a request waits for each webhook it
- * reaches at most that webhook's timeoutSeconds. Validating webhooks are
- * called one after the other in this slice (kube calls them in parallel:
- * the first refusal in order is the answer either way, but the waits add
- * up here).
+ * A request waits for each webhook it reaches at most that webhook's
+ * timeoutSeconds: mutating ones in turn on the request's thread,
+ * validating ones in parallel (threads of their own, joined before the
+ * answer), so those wait for the slowest.
  */
 #ifndef SK_HOOK_ADMISSION_H
 #define SK_HOOK_ADMISSION_H

@@ -9,8 +9,13 @@
  * file is never rewritten once named, so threads need no lock to share
  * them (a new one is written aside and renamed into place).
  *
- * The share handle's locks are one mutex per curl_lock_data, as libcurl
- * asks of a share used from several threads.
+ * Connections are reused through a pool of easy handles: each keeps its
+ * own kept-alive connections (libcurl does not support one connection
+ * cache used by concurrent threads), a call takes an idle handle (or makes
+ * one) and gives it back, at most POOL_MAX kept. TLS sessions and DNS
+ * answers are shared between all handles through a share handle, whose
+ * locks are one mutex per curl_lock_data, as libcurl asks of a share used
+ * from several threads.
  */
 #include "hook/client.h"
 #include "core/check.h"
@@ -28,9 +33,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define POOL_MAX 32
+
 struct sk_hook_client {
     CURLSH *share;
     pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+    pthread_mutex_t pool_mu;
+    CURL *idle[POOL_MAX]; /* under pool_mu */
+    int n_idle;
     char dir[256]; /* the caBundle files */
 };
 
@@ -68,7 +78,7 @@ sk_hook_client *sk_hook_client_new(void)
     curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
     curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
     curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
-    curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    pthread_mutex_init(&c->pool_mu, NULL);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
     const char *tmp = getenv("TMPDIR");
@@ -86,6 +96,9 @@ void sk_hook_client_free(sk_hook_client *c)
 {
     if (!c)
         return;
+    for (int i = 0; i < c->n_idle; i++)
+        curl_easy_cleanup(c->idle[i]);
+    pthread_mutex_destroy(&c->pool_mu);
     curl_share_cleanup(c->share);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&c->locks[i]);
@@ -132,6 +145,34 @@ static int ca_file(sk_hook_client *c, const unsigned char *ca, size_t len, char 
     return 0;
 }
 
+/* An idle handle with its connections, or a new one; reset either way. */
+static CURL *take_handle(sk_hook_client *c)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->n_idle > 0)
+        h = c->idle[--c->n_idle];
+    pthread_mutex_unlock(&c->pool_mu);
+    if (!h) {
+        h = curl_easy_init();
+        SK_CHECK(h != NULL);
+    }
+    return h;
+}
+
+static void give_back(sk_hook_client *c, CURL *h)
+{
+    curl_easy_reset(h); /* options only (none pointing at the call's memory): connections stay */
+    pthread_mutex_lock(&c->pool_mu);
+    if (c->n_idle < POOL_MAX) {
+        c->idle[c->n_idle++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
 static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
 {
     sk_buf_append(arg, data, size * nmemb);
@@ -146,8 +187,7 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
     char errbuf[CURL_ERROR_SIZE] = "";
     sk_buf msg = SK_BUF_INIT;
     struct curl_slist *headers = NULL;
-    CURL *h = curl_easy_init();
-    SK_CHECK(h != NULL);
+    CURL *h = take_handle(c);
     if (p->ca && ca_file(c, p->ca, p->ca_len, ca_path, sizeof ca_path) < 0) {
         sk_buf_puts(&msg, "cannot keep the caBundle in a file for the TLS library");
         goto out;
@@ -183,7 +223,7 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
     }
 out:
     curl_slist_free_all(headers);
-    curl_easy_cleanup(h);
+    give_back(c, h);
     if (e != SK_OK)
         *why = sk_buf_steal(&msg, NULL);
     sk_buf_free(&msg);

@@ -2,9 +2,9 @@
  * client.h - HTTPS POSTs to admission webhooks, over libcurl (GnuTLS
  * flavour): one client per server, shared by every request thread.
  *
- * Connections (and TLS sessions, and DNS answers) are shared between
- * threads through one curl share handle, so a busy webhook is called over
- * a kept-alive connection instead of a new TLS handshake per request. A
+ * Connections are kept alive in a pool of curl handles, and TLS sessions
+ * and DNS answers are shared between threads, so a busy webhook is called
+ * over a kept-alive connection instead of a new TLS handshake per call. A
  * call is bounded as a whole (connect, TLS, send, wait, receive) by its
  * timeout: a request thread waits for a webhook at most that long.
  */

@@ -10,7 +10,8 @@ prints it; warnings as Warning headers; a mutating webhook's JSONPatch in
 the stored object, and reinvocation of an IfNeeded webhook after a later
 webhook's change; failurePolicy Fail and Ignore on a dead webhook, on one
 that answers too late (timeoutSeconds) and on one whose certificate the
-caBundle does not vouch for; namespaceSelector and objectSelector; a dry
+caBundle does not vouch for; validating webhooks called in parallel;
+connections kept alive between calls; namespaceSelector and objectSelector; a dry
 run reaching a NoneOnDryRun webhook with dryRun true and nothing stored;
 a configuration with matchConditions (CEL) or a plain-http URL refused
 with 422; clientConfig.service failing with a message saying why.
@@ -122,15 +123,30 @@ class WebhookServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        class Quiet(http.server.ThreadingHTTPServer):
-            def handle_error(self, request, client_address):
-                pass  # a client refusing our certificate is a test, not a failure
+        self.connections = 0
 
-        self.httpd = Quiet(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        class Quiet(http.server.ThreadingHTTPServer):
+            def process_request(self, request, client_address):
+                with outer.lock:
+                    outer.connections += 1
+                super().process_request(request, client_address)
+
+            def finish_request(self, request, client_address):
+                # the handshake on the connection's own thread, so that one
+                # slow client cannot hold up the others' accepts
+                try:
+                    request = ctx.wrap_socket(request, server_side=True)
+                except (ssl.SSLError, OSError):
+                    return  # a client refusing our certificate is a test
+                super().finish_request(request, client_address)
+
+            def handle_error(self, request, client_address):
+                pass
+
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert_path, key_path)
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.httpd = Quiet(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
@@ -169,6 +185,7 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         h["/deny-bare"] = lambda rq: {"allowed": False}
         h["/allow"] = lambda rq: {"allowed": True, "warnings": ["careful, %s" % rq["operation"]]}
         h["/slow"] = lambda rq: (time.sleep(3), {"allowed": True})[1]
+        h["/two-seconds"] = lambda rq: (time.sleep(2), {"allowed": True})[1]
         h["/label"] = cls.label_hook
         h["/reinvoked"] = cls.counting_hook
         h["/late-label"] = lambda rq: {"allowed": True} if "late" in (
@@ -407,6 +424,29 @@ class Webhooks(ServerTestCase, unittest.TestCase):
             r.json()["message"])
         self.assertLess(took, 2.5)
         self.assertEqual(self.hooks.seen["/slow"][-1]["query"], "timeout=1s")
+
+    def test_connections_are_reused(self):
+        ns = self.namespace("wh-reuse")
+        self.register(VWC, "reuse", self.webhook("reuse.example.com", "/allow", **self.on_ns(ns)))
+        self.assertEqual(self.create_cm(ns, "cm0").status, 201)
+        before = (self.hooks.connections, len(self.hooks.reviews("/allow")))
+        for i in range(1, 6):
+            self.assertEqual(self.create_cm(ns, "cm%d" % i).status, 201)
+        calls = len(self.hooks.reviews("/allow")) - before[1]
+        self.assertEqual(calls, 5)
+        # one after another, the calls find the kept-alive connection
+        self.assertLessEqual(self.hooks.connections - before[0], 1)
+
+    def test_validating_webhooks_run_in_parallel(self):
+        ns = self.namespace("wh-parallel")
+        self.register(VWC, "par", *[self.webhook("p%d.example.com" % i, "/two-seconds",
+                                                 **self.on_ns(ns)) for i in range(3)])
+        before = len(self.hooks.reviews("/two-seconds"))
+        t = time.monotonic()
+        self.assertEqual(self.create_cm(ns, "cm").status, 201)
+        took = time.monotonic() - t
+        self.assertEqual(len(self.hooks.reviews("/two-seconds")) - before, 3)
+        self.assertLess(took, 4.5)  # two seconds each, three at once (in turn: 6)
 
     def test_unknown_ca_is_a_call_failure(self):
         ns = self.namespace("wh-ca")
