@@ -10,23 +10,8 @@
 #include "core/log.h"
 #include "hook/admission.h"
 
+#include <stdio.h>
 #include <string.h>
-
-static int is_config(const sk_resource *r)
-{
-    return r && strcmp(r->group, "admissionregistration.k8s.io") == 0 &&
-           (strcmp(r->resource, "validatingwebhookconfigurations") == 0 ||
-            strcmp(r->resource, "mutatingwebhookconfigurations") == 0);
-}
-
-void sk_webhooks_written(sk_api_call *call, int64_t rev)
-{
-    if (!is_config(call->res))
-        return;
-    int64_t was = atomic_load(&call->api->webhooks_rev);
-    while (was < rev && !atomic_compare_exchange_weak(&call->api->webhooks_rev, &was, rev))
-        ;
-}
 
 int sk_webhooks_wait(sk_api_call *call, sk_call_fn again)
 {
@@ -100,6 +85,110 @@ static json_t *write_options(sk_api_call *call, int dry_run)
     return o;
 }
 
+/* kube's words for a Service that does not resolve: "PREFIX\"NAME\"". */
+static char *say(const char *prefix, const char *name)
+{
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_puts(&m, prefix);
+    sk_buf_go_quoted(&m, name);
+    return sk_buf_steal(&m, NULL);
+}
+
+typedef struct slices {
+    const char *service;
+    json_t *list;
+} slices;
+
+static int add_slice(void *arg, sk_blob *item)
+{
+    slices *s = arg;
+    json_t *obj = sk_reader_object(item);
+    const char *owner = json_string_value(json_object_get(
+        json_object_get(json_object_get(obj, "metadata"), "labels"), "kubernetes.io/service-name"));
+    if (owner && strcmp(owner, s->service) == 0)
+        json_array_append(s->list, obj);
+    json_decref(obj);
+    return 0;
+}
+
+/* The first ready endpoint address (and the slice's number for the
+ * service port's name) of the EndpointSlices in list; NULL if none. */
+static char *ready_endpoint(const json_t *list, const char *port_name)
+{
+    size_t i, j, k;
+    json_t *slice, *port, *ep;
+    json_array_foreach(list, i, slice)
+    {
+        json_int_t number = 0;
+        json_array_foreach(json_object_get(slice, "ports"), j, port)
+        {
+            const char *name = json_string_value(json_object_get(port, "name"));
+            if (strcmp(name ? name : "", port_name) == 0)
+                number = json_integer_value(json_object_get(port, "port"));
+        }
+        if (number <= 0)
+            continue;
+        json_array_foreach(json_object_get(slice, "endpoints"), k, ep)
+        {
+            const json_t *ready = json_object_get(json_object_get(ep, "conditions"), "ready");
+            const char *addr = json_string_value(json_array_get(json_object_get(ep, "addresses"), 0));
+            if (!addr || json_is_false(ready))
+                continue;
+            sk_buf b = SK_BUF_INIT;
+            sk_buf_printf(&b, "%s:%" JSON_INTEGER_FORMAT, addr, number);
+            return sk_buf_steal(&b, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* sk_hook_review.resolve: kube's endpoint routing over the stored Service
+ * and its EndpointSlices (no kube-proxy here to reach a cluster IP). */
+static int resolve_service(void *arg, const char *ns, const char *name, int port, char **addr,
+                           char **why)
+{
+    sk_api_call *call = arg;
+    sk_reader *rd = call->api->reader;
+    sk_blob *blob = NULL;
+    if (sk_reader_get(rd, "services", ns, name, 0, &blob) != SK_OK) {
+        sk_buf m = SK_BUF_INIT;
+        sk_buf_puts(&m, "service ");
+        sk_buf_go_quoted(&m, name);
+        sk_buf_puts(&m, " not found");
+        *why = sk_buf_steal(&m, NULL);
+        return -1;
+    }
+    json_t *svc = sk_reader_object(blob);
+    sk_blob_unref(blob);
+    const json_t *sp = NULL, *p;
+    size_t i;
+    json_array_foreach(json_object_get(json_object_get(svc, "spec"), "ports"), i, p)
+        if (json_integer_value(json_object_get(p, "port")) == port)
+            sp = p;
+    int rc = -1;
+    if (!sp) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "no service port %d found for service ", port);
+        *why = say(prefix, name);
+        goto out;
+    }
+    const char *port_name = json_string_value(json_object_get(sp, "name"));
+    slices s = {name, json_array()};
+    int64_t rev = sk_reader_cache_rev(rd);
+    if (rev > 0)
+        sk_reader_scan(rd, "endpointslices.discovery.k8s.io", ns, rev, add_slice, &s);
+    *addr = ready_endpoint(s.list, port_name ? port_name : "");
+    json_decref(s.list);
+    if (!*addr) {
+        *why = say("no endpoints available for service ", name);
+        goto out;
+    }
+    rc = 0;
+out:
+    json_decref(svc);
+    return rc;
+}
+
 typedef struct request {
     sk_hook_review rv;
     json_t *mutating, *validating, *user, *options, *ns;
@@ -135,6 +224,8 @@ static void request_init(sk_api_call *call, request *rq, const char *op, const j
     rv->user_info = rq->user;
     rv->options = options;
     rv->dry_run = dry_run;
+    rv->resolve = resolve_service;
+    rv->resolve_arg = call;
     if (*rv->a.ns && (json_array_size(rq->mutating) || json_array_size(rq->validating))) {
         sk_blob *ns = NULL;
         if (sk_reader_get(call->api->reader, "namespaces", "", rv->a.ns, 0, &ns) == SK_OK) {

@@ -13,17 +13,14 @@
 
 #include <jansson.h>
 
-/* A write of the call's resource at rev is done: if it was a webhook
- * configuration, the writes this server takes next wait until its cache
- * holds it, so a webhook registered here applies to the very next request
- * (kube's own configuration informer may lag; a client should not have to
- * guess by how much). Another instance's registration applies once this
- * one's cache has it, as in kube. */
-void sk_webhooks_written(sk_api_call *call, int64_t rev);
-
 /* Whether the call may go on to admission: SK_PLAN_NOW, or the step code
  * to return after parking the call (`again` runs when the cache holds the
- * latest configuration written here) or replying. */
+ * latest configuration written here: call.c records the revision of every
+ * webhook configuration this server writes) or replying. So a webhook
+ * registered here applies to the very next request (kube's own
+ * configuration informer may lag; a client should not have to guess by how
+ * much); another instance's registration applies once this one's cache
+ * has it, as in kube. */
 int sk_webhooks_wait(sk_api_call *call, sk_call_fn again);
 
 /* The mutating webhooks for a create (old NULL) or update of *obj (may be

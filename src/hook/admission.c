@@ -7,9 +7,10 @@
  * request goes on, logged); a webhook that answers "not allowed" refuses
  * the request; a patch that does not apply is an internal error.
  *
- * clientConfig.service is not routed in this slice: such a webhook is a
- * failure with a message saying so, under its failurePolicy, never skipped
- * silently.
+ * clientConfig.service is reached as kube's endpoint routing does: an
+ * address of the Service's ready endpoints (resolved by the caller, from
+ * the stored Service and EndpointSlices: no kube-proxy runs here), the
+ * certificate checked for NAME.NAMESPACE.svc.
  */
 #include "hook/admission.h"
 #include "core/buf.h"
@@ -113,16 +114,40 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
     const char *name = json_string_value(json_object_get(hook, "name"));
     const json_t *cc = json_object_get(hook, "clientConfig");
     const char *url = json_string_value(json_object_get(cc, "url"));
-    if (!url)
-        return failed(hook,
-                      strdup("failed to call webhook: clientConfig.service is not supported "
-                             "by this server yet: address the webhook by clientConfig.url"),
-                      status);
+    sk_buf svc_url = SK_BUF_INIT, connect_to = SK_BUF_INIT;
+    if (!url) {
+        /* by Service: the stored Service's endpoints, the certificate
+         * checked for NAME.NAMESPACE.svc, as kube's endpoint routing */
+        const json_t *svc = json_object_get(cc, "service");
+        const char *sns = json_string_value(json_object_get(svc, "namespace"));
+        const char *sname = json_string_value(json_object_get(svc, "name"));
+        const char *path = json_string_value(json_object_get(svc, "path"));
+        const json_t *port = json_object_get(svc, "port");
+        int sport = json_is_integer(port) ? (int)json_integer_value(port) : 443;
+        char *addr = NULL, *why = NULL;
+        if (!sns || !sname || !rv->resolve ||
+            rv->resolve(rv->resolve_arg, sns, sname, sport, &addr, &why) < 0) {
+            char *reason = format("could not get REST client: %s%s",
+                                  why ? why : "the service cannot be resolved", "");
+            free(why);
+            return failed(hook, reason, status);
+        }
+        sk_buf_printf(&svc_url, "https://%s.%s.svc:%d%s", sname, sns, sport, path ? path : "");
+        int v6 = strchr(addr, ':') != strrchr(addr, ':');
+        const char *colon = strrchr(addr, ':');
+        sk_buf_printf(&connect_to, "%s.%s.svc:%d:%s%.*s%s%s", sname, sns, sport, v6 ? "[" : "",
+                      (int)(colon - addr), addr, v6 ? "]" : "", colon);
+        free(addr);
+        url = svc_url.data;
+    }
     unsigned char *ca = NULL;
     size_t ca_len = 0;
     const char *bundle = json_string_value(json_object_get(cc, "caBundle"));
-    if (bundle && *bundle && !(ca = sk_typed_base64_decode(bundle, &ca_len)))
+    if (bundle && *bundle && !(ca = sk_typed_base64_decode(bundle, &ca_len))) {
+        sk_buf_free(&svc_url);
+        sk_buf_free(&connect_to);
         return failed(hook, strdup("could not get REST client: caBundle is not base64"), status);
+    }
     char uid[37];
     sk_uuid4(uid);
     json_t *review = review_of(rv, a, uid);
@@ -134,6 +159,7 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
     sk_buf_printf(&target, "%s?timeout=%ds", url, timeout);
     sk_hook_post p = {
         .url = target.data,
+        .connect_to = connect_to.data,
         .ca = ca,
         .ca_len = ca_len,
         .timeout_s = timeout,
@@ -190,6 +216,8 @@ out:
     free(ca);
     sk_buf_free(&target);
     sk_buf_free(&out);
+    sk_buf_free(&svc_url);
+    sk_buf_free(&connect_to);
     return o;
 }
 

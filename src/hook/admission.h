@@ -30,6 +30,11 @@ typedef struct sk_hook_review {
      * ns_missing when it does not exist */
     const json_t *ns_labels;
     int ns_missing;
+    /* clientConfig.service: the address ("IP:PORT", new) serving port of
+     * Service ns/name, or -1 with *why (new) saying why there is none */
+    int (*resolve)(void *arg, const char *ns, const char *name, int port, char **addr,
+                   char **why);
+    void *resolve_arg;
 } sk_hook_review;
 
 /*

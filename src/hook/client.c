@@ -204,6 +204,11 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
     if (p->ca)
         curl_easy_setopt(h, CURLOPT_CAINFO, ca_path);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    struct curl_slist *connect_to = NULL;
+    if (p->connect_to) {
+        connect_to = curl_slist_append(NULL, p->connect_to);
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to);
+    }
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, p->body);
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->body_len);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
@@ -211,6 +216,7 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "sqlkube");
     CURLcode rc = curl_easy_perform(h);
+    curl_slist_free_all(connect_to);
     if (rc == CURLE_OK) {
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
         e = SK_OK;

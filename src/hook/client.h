@@ -26,6 +26,10 @@ void sk_hook_client_free(sk_hook_client *c);
  * to (a caBundle), or NULL for the system's. */
 typedef struct sk_hook_post {
     const char *url;
+    /* "HOST:PORT:ADDR:PORT" (curl's CONNECT_TO): reach url's host and port
+     * at another address while verifying the certificate for url's host;
+     * NULL: url's own */
+    const char *connect_to;
     const unsigned char *ca;
     size_t ca_len;
     int timeout_s;

@@ -1974,6 +1974,28 @@ static void check_client_config(sk_field_errors *fe, const char *base, const jso
     } else if (has_url) {
         snprintf(field, sizeof field, "%s.clientConfig.url", base);
         check_url(fe, field, json_string_value(url));
+    } else {
+        const char *name = json_string_value(json_object_get(svc, "name"));
+        const char *ns = json_string_value(json_object_get(svc, "namespace"));
+        const json_t *port = json_object_get(svc, "port");
+        const char *path = json_string_value(json_object_get(svc, "path"));
+        snprintf(field, sizeof field, "%s.clientConfig.service.name", base);
+        if (!name || !*name)
+            sk_field_errors_required(fe, field, "service name is required");
+        snprintf(field, sizeof field, "%s.clientConfig.service.namespace", base);
+        if (!ns || !*ns)
+            sk_field_errors_required(fe, field, "service namespace is required");
+        snprintf(field, sizeof field, "%s.clientConfig.service.port", base);
+        if (json_is_integer(port) &&
+            (json_integer_value(port) < 1 || json_integer_value(port) > 65535))
+            sk_field_errors_invalid_json(fe, field, port,
+                                         "port is not valid: must be between 1 and 65535, "
+                                         "inclusive");
+        snprintf(field, sizeof field, "%s.clientConfig.service.path", base);
+        if (path && strcmp(path, "//") == 0)
+            sk_field_errors_invalid(fe, field, path, "segment[0] may not be empty");
+        else if (path && *path && path[0] != '/')
+            sk_field_errors_invalid(fe, field, path, "must start with a '/'");
     }
 }
 

@@ -81,15 +81,21 @@ int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a)
     return 0;
 }
 
+int sk_webhook_is_configuration(const char *group, const char *resource)
+{
+    return strcmp(group, "admissionregistration.k8s.io") == 0 &&
+           (strcmp(resource, "validatingwebhookconfigurations") == 0 ||
+            strcmp(resource, "mutatingwebhookconfigurations") == 0);
+}
+
 int sk_webhook_exempt(const sk_webhook_attrs *a)
 {
-    return strcmp(a->group, "admissionregistration.k8s.io") == 0 &&
-           (strcmp(a->resource, "validatingwebhookconfigurations") == 0 ||
-            strcmp(a->resource, "mutatingwebhookconfigurations") == 0 ||
-            strcmp(a->resource, "validatingadmissionpolicies") == 0 ||
+    return sk_webhook_is_configuration(a->group, a->resource) ||
+           (strcmp(a->group, "admissionregistration.k8s.io") == 0 &&
+           (strcmp(a->resource, "validatingadmissionpolicies") == 0 ||
             strcmp(a->resource, "validatingadmissionpolicybindings") == 0 ||
             strcmp(a->resource, "mutatingadmissionpolicies") == 0 ||
-            strcmp(a->resource, "mutatingadmissionpolicybindings") == 0);
+            strcmp(a->resource, "mutatingadmissionpolicybindings") == 0));
 }
 
 static int selector_empty(const json_t *selector)

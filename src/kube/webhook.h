@@ -27,6 +27,10 @@ typedef struct sk_webhook_attrs {
  * covers a. */
 int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a);
 
+/* 1 if group/resource holds webhook configurations (validating or
+ * mutating): their writes change which webhooks later requests reach. */
+int sk_webhook_is_configuration(const char *group, const char *resource);
+
 /* 1 if the request on a configuration itself: kube never sends those to
  * webhooks, so a broken webhook can always be removed. */
 int sk_webhook_exempt(const sk_webhook_attrs *a);

@@ -14,7 +14,9 @@ caBundle does not vouch for; validating webhooks called in parallel;
 connections kept alive between calls; namespaceSelector and objectSelector; a dry
 run reaching a NoneOnDryRun webhook with dryRun true and nothing stored;
 a configuration with matchConditions (CEL) or a plain-http URL refused
-with 422; clientConfig.service failing with a message saying why.
+with 422; clientConfig.service reached through the stored Service's
+EndpointSlices with the certificate checked for NAME.NAMESPACE.svc, and
+kube's reasons when it does not resolve.
 
 Why: operators (cert-manager, Cluster API, Kueue, anything kubebuilder
 made) rely on their webhooks refusing and defaulting objects; a server that
@@ -48,6 +50,10 @@ VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 MWC = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
 
+SERVICE_NS = "wh-service"
+SERVICE_DNS = "hooks.%s.svc" % SERVICE_NS
+
+
 def _cert(cn, key, issuer, issuer_key, ca):
     now = datetime.datetime.now(datetime.timezone.utc)
     b = (x509.CertificateBuilder()
@@ -60,12 +66,13 @@ def _cert(cn, key, issuer, issuer_key, ca):
         b = b.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
     else:
         b = b.add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName(SERVICE_DNS)]),
+            critical=False)
     return b.sign(issuer_key, hashes.SHA256())
 
 
 def make_pki(directory):
-    """A CA and a serving certificate for 127.0.0.1 it signed: returns
+    """A CA and a serving certificate for 127.0.0.1 and SERVICE_DNS it signed: returns
     (ca_pem bytes, cert_path, key_path)."""
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "webhook-test-ca")])
@@ -502,6 +509,13 @@ class Webhooks(ServerTestCase, unittest.TestCase):
             (dict(base, sideEffects="Some"),
              'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", '
              '"NoneOnDryRun"'),
+            (dict(base, clientConfig={"service": {"namespace": "default", "name": "x",
+                                                  "path": "validate"}}),
+             "webhooks[0].clientConfig.service.path: Invalid value: \"validate\": must start "
+             "with a '/'"),
+            (dict(base, clientConfig={"url": "https://x/", "service": {"name": "x"}}),
+             "webhooks[0].clientConfig: Required value: exactly one of url or service is "
+             "required"),
             (dict(base, timeoutSeconds=31),
              "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between "
              "1 and 30 seconds"),
@@ -515,16 +529,47 @@ class Webhooks(ServerTestCase, unittest.TestCase):
                 self.assertEqual(r.status, 422, r)
                 self.assertIn(want, r.json()["message"])
 
-    def test_service_reference_fails_with_its_reason(self):
-        ns = self.namespace("wh-service")
-        hook = self.webhook("svc.example.com", "/allow", **self.on_ns(ns))
-        hook["clientConfig"] = {"service": {"namespace": "default", "name": "hooks"}}
+    def test_service_reference_through_endpoint_slices(self):
+        ns = self.namespace(SERVICE_NS)
+        svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hooks"},
+               "spec": {"ports": [{"name": "https", "port": 443,
+                                   "targetPort": self.hooks.port}]}}
+        r = self.server.request("POST", "/api/v1/namespaces/%s/services" % ns, svc)
+        self.assertEqual(r.status, 201, r)
+        svc["metadata"]["name"] = "nohooks"
+        r = self.server.request("POST", "/api/v1/namespaces/%s/services" % ns, svc)
+        self.assertEqual(r.status, 201, r)
+        r = self.server.request(
+            "POST", "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices" % ns, {
+                "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                "metadata": {"name": "hooks-1",
+                             "labels": {"kubernetes.io/service-name": "hooks"}},
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}],
+                "ports": [{"name": "https", "port": self.hooks.port, "protocol": "TCP"}]})
+        self.assertEqual(r.status, 201, r)
+        hook = self.webhook("svc.example.com", "/deny", **self.on_ns(ns))
+        hook["clientConfig"] = {"service": {"namespace": ns, "name": "hooks", "path": "/deny"},
+                                "caBundle": self.ca_bundle}
         self.register(VWC, "by-service", hook)
+        before = len(self.hooks.reviews("/deny"))
         r = self.create_cm(ns, "cm")
-        self.assertEqual(r.status, 500, r)
-        self.assertIn("clientConfig.service is not supported by this server yet",
-                      r.json()["message"])
-
+        # reached at the slice's address, its certificate checked for hooks.NS.svc
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(len(self.hooks.reviews("/deny")) - before, 1)
+        self.server.request("DELETE", VWC + "/by-service")
+        for name, port, why in (
+                ("nohooks", 443, 'no endpoints available for service "nohooks"'),
+                ("hooks", 8443, 'no service port 8443 found for service "hooks"'),
+                ("absent", 443, 'service "absent" not found')):
+            hook["clientConfig"]["service"] = {"namespace": ns, "name": name, "port": port}
+            self.register(VWC, "svc-" + name + str(port), hook)
+            r = self.create_cm(ns, "cm")
+            self.assertEqual(r.status, 500, r)
+            self.assertEqual(r.json()["message"],
+                             'Internal error occurred: failed calling webhook "svc.example.com": '
+                             'could not get REST client: ' + why)
+            self.server.request("DELETE", VWC + "/svc-" + name + str(port))
 
 if __name__ == "__main__":
     unittest.main()
