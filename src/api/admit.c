@@ -165,6 +165,22 @@ static int settle(sk_api_call *call, json_t *obj, const json_t *old)
     return refused(call, typed(call->res, obj, &msg), &msg);
 }
 
+/* What a mutating webhook's changes go through before validation: the
+ * decode and defaulting a body gets, and the request's namespace and (on
+ * an update) name and server-owned metadata held, so a webhook cannot move
+ * the write to another key. -1 if it replied. */
+static int remutated(sk_api_call *call, json_t *obj, const json_t *old,
+                     const sk_write_options *wo)
+{
+    char *msg = NULL;
+    if (refused(call, typed(call->res, obj, &msg), &msg) < 0 ||
+        (call->res->custom && decode_custom(call, obj, wo->validation) < 0) ||
+        refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0 ||
+        (old && refused(call, sk_objmeta_on_update(obj, old, call->name, &msg), &msg) < 0))
+        return -1;
+    return settle(call, obj, old);
+}
+
 int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
                     const sk_write_options *wo)
 {
@@ -200,9 +216,7 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
         json_object_update(obj, mutated);
     }
     json_decref(mutated);
-    if (changed < 0 || (changed > 0 && ((call->res->custom && decode_custom(call, obj, wo->validation) < 0) ||
-                                        refused(call, typed(call->res, obj, &msg), &msg) < 0 ||
-                                        settle(call, obj, old) < 0)))
+    if (changed < 0 || (changed > 0 && remutated(call, obj, old, wo) < 0))
         return -1;
     json_t *causes = NULL;
     sk_err err = sk_validate_typed(call->res, obj, old, &causes, &msg);

@@ -376,6 +376,25 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         self.assertEqual(r.status, 422, r)
         self.assertIn("data[not a key!]", r.json()["message"])
 
+    def test_mutation_cannot_move_the_write(self):
+        ns = self.namespace("wh-rename")
+        self.assertEqual(self.create_cm(ns, "cm").status, 201)
+        self.hooks.behaviours["/rename"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "replace", "path": "/metadata/name", "value": "other"},
+                 {"op": "replace", "path": "/metadata/namespace", "value": "default"}])}
+        hook = self.webhook("rename.example.com", "/rename", **self.on_ns(ns))
+        hook["rules"][0]["operations"] = ["UPDATE"]
+        self.register(MWC, "rename", hook)
+        cm = self.server.request("GET", "/api/v1/namespaces/%s/configmaps/cm" % ns).json()
+        cm["data"] = {"k": "changed"}
+        r = self.server.request("PUT", "/api/v1/namespaces/%s/configmaps/cm" % ns, cm)
+        self.assertEqual(r.status, 400, r)
+        self.assertEqual(self.server.request(
+            "GET", "/api/v1/namespaces/%s/configmaps/cm" % ns).json()["data"], {"k": "v"})
+        self.assertEqual(self.server.request(
+            "GET", "/api/v1/namespaces/default/configmaps/other").status, 404)
+
     def test_reinvocation_if_needed(self):
         ns = self.namespace("wh-reinvoke")
         self.register(MWC, "a-counting",
