@@ -48,10 +48,17 @@ static enum outcome failed(const json_t *hook, char *reason, json_t **status)
     return o;
 }
 
-static char *format(const char *fmt, const char *a, const char *b)
+/* before + text + after as a new string; text quoted as Go's %q when
+ * quote is set. */
+static char *say(const char *before, const char *text, int quote, const char *after)
 {
     sk_buf m = SK_BUF_INIT;
-    sk_buf_printf(&m, fmt, a, b);
+    sk_buf_puts(&m, before);
+    if (quote)
+        sk_buf_go_quoted(&m, text);
+    else
+        sk_buf_puts(&m, text);
+    sk_buf_puts(&m, after);
     return sk_buf_steal(&m, NULL);
 }
 
@@ -127,8 +134,8 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
         char *addr = NULL, *why = NULL;
         if (!sns || !sname || !rv->resolve ||
             rv->resolve(rv->resolve_arg, sns, sname, sport, &addr, &why) < 0) {
-            char *reason = format("could not get REST client: %s%s",
-                                  why ? why : "the service cannot be resolved", "");
+            char *reason = say("could not get REST client: ",
+                               why ? why : "the service cannot be resolved", 0, "");
             free(why);
             return failed(hook, reason, status);
         }
@@ -171,18 +178,18 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
     enum outcome o = REFUSED;
     json_t *answer = NULL;
     if (sk_hook_client_post(c, &p, &http_status, &out, &why) != SK_OK) {
-        o = failed(hook, format("failed to call webhook: Post \"%s\": %s", target.data, why),
-                   status);
+        sk_buf m = SK_BUF_INIT;
+        sk_buf_printf(&m, "failed to call webhook: Post \"%s\": %s", target.data, why);
+        o = failed(hook, sk_buf_steal(&m, NULL), status);
         goto out;
     }
     if (http_status < 200 || http_status > 299) {
-        char code[32];
-        snprintf(code, sizeof code, "%ld", http_status);
-        o = failed(hook,
-                   format("failed to call webhook: the server responded with the status code "
-                          "%s but did not return more information%s",
-                          code, ""),
-                   status);
+        sk_buf m = SK_BUF_INIT;
+        sk_buf_printf(&m,
+                      "failed to call webhook: the server responded with the status code %ld "
+                      "but did not return more information",
+                      http_status);
+        o = failed(hook, sk_buf_steal(&m, NULL), status);
         goto out;
     }
     json_error_t jerr;
@@ -190,11 +197,11 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
     const json_t *resp = NULL;
     char *msg = NULL;
     if (!answer) {
-        o = failed(hook, format("failed to call webhook: %s%s", jerr.text, ""), status);
+        o = failed(hook, say("failed to call webhook: ", jerr.text, 0, ""), status);
         goto out;
     }
     if (sk_webhook_check_response(answer, uid, mutating, &resp, &msg) != SK_OK) {
-        o = failed(hook, format("received invalid webhook response: %s%s", msg, ""), status);
+        o = failed(hook, say("received invalid webhook response: ", msg, 0, ""), status);
         free(msg);
         goto out;
     }
@@ -296,9 +303,8 @@ static int apply_patch(const json_t *hook, const json_t *resp, json_t **obj, jso
     const char *name = json_string_value(json_object_get(hook, "name"));
     const char *type = json_string_value(json_object_get(resp, "patchType"));
     if (!type || strcmp(type, "JSONPatch") != 0) {
-        char *why = format("unsupported patch type \"%s\"%s", type ? type : "", "");
-        int rc = failed(hook, why, status) == SKIPPED ? 0 : -1;
-        return rc;
+        char *why = say("unsupported patch type ", type ? type : "", 1, "");
+        return failed(hook, why, status) == SKIPPED ? 0 : -1;
     }
     size_t len;
     unsigned char *raw = sk_typed_base64_decode(patch, &len);
@@ -322,9 +328,9 @@ static int apply_patch(const json_t *hook, const json_t *resp, json_t **obj, jso
     if (json_array_size(ops) == 0)
         goto out;
     if (!*obj) {
-        char *m = format("admission webhook \"%s\" attempted to modify the object, which is not "
-                         "supported for this operation%s",
-                         name, "");
+        char *m = say("admission webhook ", name, 1,
+                      " attempted to modify the object, which is not supported for this "
+                      "operation");
         *status = internal_error(m);
         free(m);
         rc = -1;
