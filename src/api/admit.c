@@ -165,6 +165,27 @@ static int settle(sk_api_call *call, json_t *obj, const json_t *old)
     return refused(call, typed(call->res, obj, &msg), &msg);
 }
 
+/* A webhook's patched object decoded and defaulted as kube does before the
+ * next webhook sees it. What fails here is left for remutated() to
+ * refuse once the webhooks are done. */
+static void settle_quietly(sk_api_call *call, json_t *obj, const json_t *old)
+{
+    char *msg = NULL;
+    const sk_structural *s = call->res->custom ? sk_crschema_of(call->res) : NULL;
+    if (typed(call->res, obj, &msg) == SK_OK && s) {
+        json_t *unknown = json_array();
+        sk_structural_prune(s, obj, unknown);
+        sk_structural_default(s, obj);
+        json_decref(unknown);
+    }
+    free(msg);
+    msg = NULL;
+    if ((old ? sk_defaults_update(call->res, obj, old, &msg)
+             : sk_defaults_apply(call->res, obj, &msg)) == SK_OK)
+        (void)typed(call->res, obj, &msg);
+    free(msg);
+}
+
 /* What a mutating webhook's changes go through before validation: the
  * decode and defaulting a body gets, and the request's namespace and (on
  * an update) name and server-owned metadata held, so a webhook cannot move
@@ -210,7 +231,7 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
      * decoded and defaulted again (kube defaults each patched object), and
      * everything below validates the result. */
     json_t *mutated = json_incref(obj);
-    int changed = sk_webhooks_mutate(call, &mutated, old, wo->dry_run);
+    int changed = sk_webhooks_mutate(call, &mutated, old, wo->dry_run, settle_quietly);
     if (changed > 0) {
         json_object_clear(obj);
         json_object_update(obj, mutated);

@@ -261,11 +261,27 @@ static int conclude(sk_api_call *call, json_t *warnings, json_t *status)
     return -1;
 }
 
-int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run)
+typedef struct settling {
+    sk_api_call *call;
+    const json_t *old;
+    sk_webhooks_settle_fn fn;
+} settling;
+
+static void settle_patched(void *arg, json_t *obj)
+{
+    settling *s = arg;
+    s->fn(s->call, obj, s->old);
+}
+
+int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run,
+                       sk_webhooks_settle_fn settle)
 {
     request rq;
     request_init(call, &rq, old ? "UPDATE" : "CREATE", *obj, old, write_options(call, dry_run),
                  dry_run);
+    settling s = {call, old, settle};
+    rq.rv.settle = settle ? settle_patched : NULL;
+    rq.rv.settle_arg = &s;
     int rc = 0;
     if (json_array_size(rq.mutating)) {
         json_t *before = json_deep_copy(*obj);

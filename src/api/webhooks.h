@@ -24,9 +24,12 @@
 int sk_webhooks_wait(sk_api_call *call, sk_call_fn again);
 
 /* The mutating webhooks for a create (old NULL) or update of *obj (may be
- * replaced by a patched object; old borrowed). Returns 1 if a webhook
- * changed *obj, 0 if not, -1 after replying. */
-int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run);
+ * replaced by a patched object; old borrowed); settle(call, obj, old) runs
+ * on each patched object before the next webhook sees it. Returns 1 if a
+ * webhook changed *obj, 0 if not, -1 after replying. */
+typedef void (*sk_webhooks_settle_fn)(sk_api_call *call, json_t *obj, const json_t *old);
+int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run,
+                       sk_webhooks_settle_fn settle);
 
 /* The validating webhooks for the admitted obj (borrowed). -1 after
  * replying, else 0. */

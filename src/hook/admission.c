@@ -394,6 +394,8 @@ static json_t *run(sk_hook_client *c, const json_t *configs, const sk_hook_revie
                 if (ch < 0)
                     goto out;
                 if (ch) {
+                    if (rv->settle)
+                        rv->settle(rv->settle_arg, *obj);
                     *changed = 1;
                     for (size_t j = 0; j < n_again; j++)
                         again[j] |= since[j];

@@ -35,6 +35,11 @@ typedef struct sk_hook_review {
     int (*resolve)(void *arg, const char *ns, const char *name, int port, char **addr,
                    char **why);
     void *resolve_arg;
+    /* Called on the object after each patch that changed it, before the
+     * next webhook sees it (kube decodes and defaults each patched object);
+     * NULL: nothing. */
+    void (*settle)(void *arg, json_t *obj);
+    void *settle_arg;
 } sk_hook_review;
 
 /*

@@ -401,6 +401,28 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         self.assertEqual(self.server.request(
             "GET", "/api/v1/namespaces/default/configmaps/other").status, 404)
 
+    def test_each_patched_object_is_defaulted_before_the_next_webhook(self):
+        ns = self.namespace("wh-defaults")
+        self.hooks.behaviours["/add-port"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "add", "path": "/spec/ports/-", "value": {"name": "b", "port": 81}}])}
+        self.hooks.behaviours["/look"] = lambda rq: {"allowed": True}
+        rules = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                  "resources": ["services"]}]
+        self.register(MWC, "a-add-port", self.webhook("add.example.com", "/add-port",
+                                                      rules=rules, **self.on_ns(ns)))
+        self.register(MWC, "b-look", self.webhook("look.example.com", "/look", rules=rules,
+                                                  **self.on_ns(ns)))
+        r = self.server.request("POST", "/api/v1/namespaces/%s/services" % ns, {
+            "apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"},
+            "spec": {"ports": [{"name": "a", "port": 80}]}})
+        self.assertEqual(r.status, 201, r)
+        seen = self.hooks.reviews("/look")[-1]["object"]["spec"]["ports"]
+        # the port the first webhook added has kube's defaults when the second sees it
+        self.assertEqual([(p["port"], p.get("protocol"), p.get("targetPort")) for p in seen],
+                         [(80, "TCP", 80), (81, "TCP", 81)])
+        self.assertEqual(len(r.json()["spec"]["ports"]), 2)
+
     def test_reinvocation_if_needed(self):
         ns = self.namespace("wh-reinvoke")
         self.register(MWC, "a-counting",
