@@ -4,7 +4,9 @@
  * libcurl's GnuTLS flavour (Debian's libcurl3-gnutls; the server already
  * speaks TLS through GnuTLS) takes its roots from a file only: 7.88 has no
  * CURLOPT_CAINFO_BLOB for GnuTLS. So each caBundle is written once to a
- * private directory (mode 0700, made at start, removed at the end), named
+ * private directory (mode 0700, made when the first caBundle needs it, so
+ * a server without webhooks leaves nothing behind even when killed;
+ * removed at the end), named
  * by the SHA-256 of its bytes: the same bundle is the same file, and a
  * file is never rewritten once named, so threads need no lock to share
  * them (a new one is written aside and renamed into place).
@@ -41,7 +43,8 @@ struct sk_hook_client {
     pthread_mutex_t pool_mu;
     CURL *idle[POOL_MAX]; /* under pool_mu */
     int n_idle;
-    char dir[256]; /* the caBundle files */
+    char dir[256]; /* the caBundle files; made under pool_mu when dir_made is 0 */
+    int dir_made;
 };
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
@@ -81,14 +84,6 @@ sk_hook_client *sk_hook_client_new(void)
     pthread_mutex_init(&c->pool_mu, NULL);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
     curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(c->dir, sizeof c->dir, "%s/sqlkube-webhook-ca.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(c->dir)) {
-        sk_log_warn("webhooks: cannot make a directory for caBundles (%s): webhooks with a "
-                    "caBundle will fail",
-                    c->dir);
-        c->dir[0] = 0;
-    }
     return c;
 }
 
@@ -102,7 +97,7 @@ void sk_hook_client_free(sk_hook_client *c)
     curl_share_cleanup(c->share);
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&c->locks[i]);
-    DIR *d = c->dir[0] ? opendir(c->dir) : NULL;
+    DIR *d = c->dir_made > 0 ? opendir(c->dir) : NULL;
     if (d) {
         struct dirent *e;
         while ((e = readdir(d)) != NULL) {
@@ -122,8 +117,21 @@ void sk_hook_client_free(sk_hook_client *c)
  * cannot be written. */
 static int ca_file(sk_hook_client *c, const unsigned char *ca, size_t len, char *path, size_t n)
 {
+    pthread_mutex_lock(&c->pool_mu);
+    if (!c->dir_made) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(c->dir, sizeof c->dir, "%s/sqlkube-webhook-ca.XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp");
+        c->dir_made = mkdtemp(c->dir) ? 1 : -1;
+        if (c->dir_made < 0)
+            sk_log_warn("webhooks: cannot make a directory for caBundles (%s): webhooks with "
+                        "a caBundle will fail",
+                        c->dir);
+    }
+    int made = c->dir_made > 0;
+    pthread_mutex_unlock(&c->pool_mu);
     unsigned char digest[32];
-    if (!c->dir[0] || gnutls_hash_fast(GNUTLS_DIG_SHA256, ca, len, digest) < 0)
+    if (!made || gnutls_hash_fast(GNUTLS_DIG_SHA256, ca, len, digest) < 0)
         return -1;
     char hex[65];
     for (int i = 0; i < 32; i++)
