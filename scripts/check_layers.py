@@ -28,10 +28,12 @@ LAYERS = {
     "watch": ["core"],
     "read": ["core", "kube", "store", "cache"],
     "ctl": ["core", "kube", "store", "cache", "read"],
-    "api": ["core", "kube", "store", "cache", "watch", "read", "ctl"],
+    "hook": ["core", "kube"],
+    "api": ["core", "kube", "store", "cache", "watch", "read", "ctl", "hook"],
     "http": ["core", "api"],
     "etcd": ["core", "kube", "store", "cache", "watch", "read"],
-    "cmd": ["core", "kube", "store", "enc", "cache", "watch", "read", "ctl", "api", "http", "etcd"],
+    "cmd": ["core", "kube", "store", "enc", "cache", "watch", "read", "ctl", "hook", "api", "http",
+            "etcd"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -19,9 +19,12 @@ mode="${1:-build}"
 # messages from src/etcd/*.proto at build time, libprotobuf-c runs them.
 # jemalloc is the server's allocator (src/cmd/main.c says why). libsodium
 # is secretbox for encryption at rest (src/enc): no cipher is hand-written.
+# libcurl (GnuTLS flavour, the TLS library the server already uses) calls
+# admission webhooks (src/hook): connection reuse, timeouts and certificate
+# checks from a well-kept client instead of a hand-written one.
 pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev
       libgnutls28-dev libcmocka-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev
-      libjemalloc-dev libsodium-dev)
+      libjemalloc-dev libsodium-dev libcurl4-gnutls-dev)
 if [[ "$mode" == test ]]; then
     pkgs+=(python3 python3-kubernetes python3-yaml python3-cryptography python3-nacl sqlite3 postgresql-client
            clang libclang-rt-dev etcd-client etcd-server golang-go golang-etcd-server-dev

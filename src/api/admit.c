@@ -4,6 +4,7 @@
 #include "api/admit.h"
 #include "api/body.h"
 #include "api/escalate.h"
+#include "api/webhooks.h"
 #include "core/buf.h"
 #include "core/util.h"
 #include "kube/crschema.h"
@@ -151,7 +152,58 @@ static void stamp_csr_requester(const sk_api_call *call, json_t *obj, const json
     }
 }
 
-int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_validation fv)
+/* Defaulting, then the typed round trip again so defaulted fields sit
+ * where Go writes them. -1 if it replied. */
+static int settle(sk_api_call *call, json_t *obj, const json_t *old)
+{
+    char *msg = NULL;
+    if (refused(call,
+                old ? sk_defaults_update(call->res, obj, old, &msg)
+                    : sk_defaults_apply(call->res, obj, &msg),
+                &msg) < 0)
+        return -1;
+    return refused(call, typed(call->res, obj, &msg), &msg);
+}
+
+/* A webhook's patched object decoded and defaulted as kube does before the
+ * next webhook sees it. What fails here is left for remutated() to
+ * refuse once the webhooks are done. */
+static void settle_quietly(sk_api_call *call, json_t *obj, const json_t *old)
+{
+    char *msg = NULL;
+    const sk_structural *s = call->res->custom ? sk_crschema_of(call->res) : NULL;
+    if (typed(call->res, obj, &msg) == SK_OK && s) {
+        json_t *unknown = json_array();
+        sk_structural_prune(s, obj, unknown);
+        sk_structural_default(s, obj);
+        json_decref(unknown);
+    }
+    free(msg);
+    msg = NULL;
+    if ((old ? sk_defaults_update(call->res, obj, old, &msg)
+             : sk_defaults_apply(call->res, obj, &msg)) == SK_OK)
+        (void)typed(call->res, obj, &msg);
+    free(msg);
+}
+
+/* What a mutating webhook's changes go through before validation: the
+ * decode and defaulting a body gets, and the request's namespace and (on
+ * an update) name and server-owned metadata held, so a webhook cannot move
+ * the write to another key. -1 if it replied. */
+static int remutated(sk_api_call *call, json_t *obj, const json_t *old,
+                     const sk_write_options *wo)
+{
+    char *msg = NULL;
+    if (refused(call, typed(call->res, obj, &msg), &msg) < 0 ||
+        (call->res->custom && decode_custom(call, obj, wo->validation) < 0) ||
+        refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0 ||
+        (old && refused(call, sk_objmeta_on_update(obj, old, call->name, &msg), &msg) < 0))
+        return -1;
+    return settle(call, obj, old);
+}
+
+int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
+                    const sk_write_options *wo)
 {
     char *msg = NULL;
     /* The typed round trip (kube/typed.h) first, as kube-apiserver decodes
@@ -159,7 +211,7 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_
      * after defaulting, so defaulted fields sit where Go writes them. */
     if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
         return -1;
-    if (call->res->custom && decode_custom(call, obj, fv) < 0)
+    if (call->res->custom && decode_custom(call, obj, wo->validation) < 0)
         return -1;
     if (refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0)
         return -1;
@@ -173,12 +225,19 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_
     } else {
         sk_objmeta_on_create(obj, sk_wall_s());
     }
-    if (refused(call,
-                old ? sk_defaults_update(call->res, obj, old, &msg)
-                    : sk_defaults_apply(call->res, obj, &msg),
-                &msg) < 0)
+    if (settle(call, obj, old) < 0)
         return -1;
-    if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
+    /* Mutating webhooks see the object defaulted; what they change is
+     * decoded and defaulted again (kube defaults each patched object), and
+     * everything below validates the result. */
+    json_t *mutated = json_incref(obj);
+    int changed = sk_webhooks_mutate(call, &mutated, old, wo->dry_run, settle_quietly);
+    if (changed > 0) {
+        json_object_clear(obj);
+        json_object_update(obj, mutated);
+    }
+    json_decref(mutated);
+    if (changed < 0 || (changed > 0 && remutated(call, obj, old, wo) < 0))
         return -1;
     json_t *causes = NULL;
     sk_err err = sk_validate_typed(call->res, obj, old, &causes, &msg);
@@ -190,7 +249,9 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_
         free(msg);
         return -1;
     }
-    return validate_structural(call, obj);
+    if (validate_structural(call, obj) < 0)
+        return -1;
+    return sk_webhooks_validate(call, obj, old, wo->dry_run);
 }
 
 sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)

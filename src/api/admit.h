@@ -7,6 +7,9 @@
  * declare, in kube-apiserver's order. A custom resource is pruned,
  * defaulted and validated by its version's structural schema
  * (kube/crschema.h); a CustomResourceDefinition's schemas must compile.
+ * Mutating admission webhooks run after defaulting (what they change is
+ * decoded, defaulted and validated again), validating ones last
+ * (api/webhooks.h).
  */
 #ifndef SK_API_ADMIT_H
 #define SK_API_ADMIT_H
@@ -17,9 +20,12 @@
 #include <jansson.h>
 
 /* Admits obj (edited) as a new object (old NULL) or as the replacement of
- * old (borrowed); fv says what to do with the fields a custom resource's
- * schema does not know. Replies and returns -1 on a refusal. */
-int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, sk_field_validation fv);
+ * old (borrowed), mutating and validating admission webhooks included
+ * (api/webhooks.h); wo (borrowed) says whether it is a dry run and what to
+ * do with the fields a custom resource's schema does not know. Replies and
+ * returns -1 on a refusal. */
+int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
+                    const sk_write_options *wo);
 
 /* The store write for obj (borrowed; the write takes its own reference):
  * a create, or an update of the version at expected_rev. */

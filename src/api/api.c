@@ -51,6 +51,7 @@ sk_api *sk_api_new(const sk_api_deps *deps, const sk_api_config *cfg)
                                      &api->node_ports) == SK_OK);
     api->authn = cfg->authn;
     api->audit = deps->audit;
+    api->hooks = sk_hook_client_new();
     api->listen_addr = strdup(cfg->listen_addr ? cfg->listen_addr : "127.0.0.1:8080");
     SK_CHECK_ALLOC(api->listen_addr);
     if (deps->store)
@@ -128,6 +129,7 @@ void sk_api_free(sk_api *api)
         return;
     sk_metrics_free(api->metrics);
     sk_authz_free(api->authz);
+    sk_hook_client_free(api->hooks);
     free(api->listen_addr);
     pthread_mutex_destroy(&api->down_mu);
     free(api->down_why);

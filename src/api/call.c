@@ -15,6 +15,7 @@
 #include "ctl/crd.h"
 #include "kube/protobuf.h"
 #include "kube/status.h"
+#include "kube/webhook.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -303,12 +304,24 @@ json_t *sk_call_keep(sk_api_call *call, json_t *v)
     return v;
 }
 
+/* A webhook configuration written at rev: the writes this server takes
+ * next wait until its cache holds it (api/webhooks.h). */
+static void webhooks_written(sk_api *api, int64_t rev)
+{
+    int64_t was = atomic_load(&api->webhooks_rev);
+    while (was < rev && !atomic_compare_exchange_weak(&api->webhooks_rev, &was, rev))
+        ;
+}
+
 static void write_done(void *arg, sk_err err, const sk_row *result)
 {
     sk_api_call *call = arg;
     call->write_err = err;
-    if (err == SK_OK)
+    if (err == SK_OK) {
         sk_row_copy(&call->write_row, result);
+        if (call->res && sk_webhook_is_configuration(call->res->group, call->res->resource))
+            webhooks_written(call->api, result->rev);
+    }
     call->wake(call->wake_arg);
 }
 

@@ -23,6 +23,7 @@
 #include "cache/cache.h"
 #include "core/arena.h"
 #include "core/buf.h"
+#include "hook/client.h"
 #include "ctl/ctl.h"
 #include "kube/accept.h"
 #include "kube/options.h"
@@ -66,6 +67,10 @@ struct sk_api {
     int watch_stall_timeout_s;
     sk_authn_config authn;
     sk_audit_log *audit; /* --audit-log-path (borrowed), NULL: none */
+    sk_hook_client *hooks; /* calls admission webhooks (api/webhooks.h) */
+    /* the revision of this server's latest write of a webhook
+     * configuration: writes wait for the cache to hold it (webhooks.h) */
+    _Atomic int64_t webhooks_rev;
     _Atomic int stopping; /* set once at shutdown: watches end */
     int64_t stop_at_ms;   /* when stopping was set */
     int stop_grace_ms;    /* watches end spread over this */

@@ -19,6 +19,7 @@
 #include "api/manage.h"
 #include "api/served.h"
 #include "api/verbs.h"
+#include "api/webhooks.h"
 #include "core/util.h"
 #include "kube/convert.h"
 #include "kube/lifecycle.h"
@@ -107,6 +108,9 @@ static int refuse_terminating(sk_api_call *call, const char *name)
 
 int sk_verb_create(sk_api_call *call)
 {
+    int ready = sk_webhooks_wait(call, sk_verb_create);
+    if (ready != SK_PLAN_NOW)
+        return ready;
     if (!sk_body_media_supported(call->content_type)) {
         sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
                             "the body of the request was in an unsupported content type");
@@ -146,7 +150,7 @@ int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo,
                              call->res->group, call->res->resource, "", NULL);
         return SK_STEP_DONE;
     }
-    if (sk_admit_object(call, st->obj, NULL, wo->validation) < 0 ||
+    if (sk_admit_object(call, st->obj, NULL, wo) < 0 ||
         sk_alloc_plan_new(call, st->obj, NULL, NULL, &st->alloc) < 0)
         return SK_STEP_DONE;
     /* kube's create handler records the creator as it decoded the object,

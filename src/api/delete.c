@@ -23,6 +23,7 @@
 #include "api/call.h"
 #include "api/served.h"
 #include "api/verbs.h"
+#include "api/webhooks.h"
 #include "core/util.h"
 #include "kube/convert.h"
 #include "kube/lifecycle.h"
@@ -111,6 +112,17 @@ static int deletion_step(sk_api_call *call)
     json_t *updated = NULL;
     char *msg = NULL;
     sk_delete_plan plan = SK_DELETE_NOW;
+    /* kube runs a delete's admission on the object as read, before it
+     * plans (an eviction's is the eviction's own create: a later slice) */
+    if (stored && !del->evict) {
+        json_t *served = served_form(call, stored);
+        int refused = sk_webhooks_delete(call, served, &del->d);
+        json_decref(served);
+        if (refused < 0) {
+            json_decref(stored);
+            return SK_STEP_DONE;
+        }
+    }
     if (stored && (err = sk_lifecycle_plan_delete(call->res, stored, &del->d, sk_wall_s(), &plan,
                                                   &updated, &msg)) != SK_OK) {
         del->msg = sk_arena_strdup(call->arena, msg);
@@ -225,6 +237,9 @@ int sk_delete_object(sk_api_call *call, const sk_delete_options *d, int evict)
 
 int sk_verb_delete(sk_api_call *call)
 {
+    int ready = sk_webhooks_wait(call, sk_verb_delete);
+    if (ready != SK_PLAN_NOW)
+        return ready;
     sk_delete_options d = SK_DELETE_OPTIONS_INIT;
     if (read_delete_options(call, &d) < 0)
         return SK_STEP_DONE;
@@ -344,6 +359,9 @@ static sk_err collect_all(sk_api_call *call, collection_state *st)
 
 int sk_verb_delete_collection(sk_api_call *call)
 {
+    int ready = sk_webhooks_wait(call, sk_verb_delete_collection);
+    if (ready != SK_PLAN_NOW)
+        return ready;
     collection_state *st = sk_arena_alloc(call->arena, sizeof *st);
     sk_arena_defer(call->arena, release_collection, st);
     st->items = json_array();

@@ -32,6 +32,7 @@
 #include "api/manage.h"
 #include "api/served.h"
 #include "api/verbs.h"
+#include "api/webhooks.h"
 #include "core/buf.h"
 #include "core/jsontext.h"
 #include "core/util.h"
@@ -414,7 +415,7 @@ static int read_and_write(sk_api_call *call)
         sk_alloc_carry_over(call->res, obj, old);
     if (!obj ||
         (!(st->view && st->view->unadmitted) &&
-         sk_admit_object(call, obj, old, st->wo.validation) < 0) ||
+         sk_admit_object(call, obj, old, &st->wo) < 0) ||
         sk_alloc_plan_new(call, obj, old, st->alloc, &st->alloc) < 0)
         goto out;
     sk_status_rules_bump_generation(call->res, obj, old);
@@ -510,10 +511,16 @@ int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view)
 
 int sk_verb_update(sk_api_call *call)
 {
+    int ready = sk_webhooks_wait(call, sk_verb_update);
+    if (ready != SK_PLAN_NOW)
+        return ready;
     return sk_update_start(call, 0, NULL);
 }
 
 int sk_verb_patch(sk_api_call *call)
 {
+    int ready = sk_webhooks_wait(call, sk_verb_patch);
+    if (ready != SK_PLAN_NOW)
+        return ready;
     return sk_update_start(call, 1, NULL);
 }

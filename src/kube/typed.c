@@ -294,6 +294,21 @@ long sk_typed_base64_len(const char *s)
     return b64_decode(s, NULL, &bad_at);
 }
 
+unsigned char *sk_typed_base64_decode(const char *s, size_t *n_out)
+{
+    size_t bad_at;
+    unsigned char *out = malloc(strlen(s) * 3 / 4 + 4);
+    SK_CHECK_ALLOC(out);
+    long n = b64_decode(s, out, &bad_at);
+    if (n < 0) {
+        free(out);
+        return NULL;
+    }
+    out[n] = 0;
+    *n_out = (size_t)n;
+    return out;
+}
+
 static json_t *b64_encode(const unsigned char *in, size_t n)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

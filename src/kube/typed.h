@@ -98,5 +98,8 @@ const char *sk_typed_go_kind(const json_t *v);
 
 /* Decoded length of Go StdEncoding base64 (CR/LF skipped); -1 if invalid. */
 long sk_typed_base64_len(const char *s);
+/* Decodes s as Go's StdEncoding does ([]byte fields: a caBundle, a webhook's
+ * patch): a new buffer of *n_out bytes plus a NUL, or NULL if invalid. */
+unsigned char *sk_typed_base64_decode(const char *s, size_t *n_out);
 
 #endif

@@ -1913,6 +1913,153 @@ static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
     }
 }
 
+/* ---- admissionregistration/v1 webhook configurations ---- */
+/* The fields this server acts on, as admissionregistration's validation
+ * checks them; matchConditions are refused (CEL is not evaluated here, and
+ * ignoring them would call webhooks they exclude). */
+
+static int has_string(const json_t *list, const char *want)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v)
+        if (json_is_string(v) && strcmp(json_string_value(v), want) == 0)
+            return 1;
+    return 0;
+}
+
+static void check_enum(sk_field_errors *fe, const char *field, const json_t *v,
+                       const char *const *allowed, size_t n, int required)
+{
+    if (!v || json_is_null(v)) {
+        if (required)
+            sk_field_errors_required(fe, field, NULL);
+        return;
+    }
+    const char *s = json_string_value(v);
+    for (size_t i = 0; s && i < n; i++)
+        if (strcmp(s, allowed[i]) == 0)
+            return;
+    sk_field_errors_not_supported(fe, field, v, allowed, n);
+}
+
+static void check_url(sk_field_errors *fe, const char *field, const char *url)
+{
+    const char *detail = NULL;
+    const char *rest = strstr(url, "://");
+    if (strncmp(url, "https://", 8) != 0)
+        detail = "'https' is the only allowed URL scheme";
+    else if (!rest[3] || rest[3] == '/')
+        detail = "host must be specified";
+    else if (strchr(url, '#'))
+        detail = "fragments are not permitted";
+    else if (strchr(url, '?'))
+        detail = "query parameters are not permitted";
+    else if (strchr(rest + 3, '@') &&
+             strchr(rest + 3, '@') < (strchr(rest + 3, '/') ? strchr(rest + 3, '/') : url + strlen(url)))
+        detail = "user information is not permitted in the URL";
+    if (detail)
+        sk_field_errors_invalid(fe, field, url, detail);
+}
+
+static void check_client_config(sk_field_errors *fe, const char *base, const json_t *cc)
+{
+    char field[128];
+    const json_t *url = json_object_get(cc, "url");
+    const json_t *svc = json_object_get(cc, "service");
+    int has_url = json_is_string(url), has_svc = json_is_object(svc);
+    if (has_url == has_svc) {
+        snprintf(field, sizeof field, "%s.clientConfig", base);
+        sk_field_errors_required(fe, field, "exactly one of url or service is required");
+    } else if (has_url) {
+        snprintf(field, sizeof field, "%s.clientConfig.url", base);
+        check_url(fe, field, json_string_value(url));
+    } else {
+        const char *name = json_string_value(json_object_get(svc, "name"));
+        const char *ns = json_string_value(json_object_get(svc, "namespace"));
+        const json_t *port = json_object_get(svc, "port");
+        const char *path = json_string_value(json_object_get(svc, "path"));
+        snprintf(field, sizeof field, "%s.clientConfig.service.name", base);
+        if (!name || !*name)
+            sk_field_errors_required(fe, field, "service name is required");
+        snprintf(field, sizeof field, "%s.clientConfig.service.namespace", base);
+        if (!ns || !*ns)
+            sk_field_errors_required(fe, field, "service namespace is required");
+        snprintf(field, sizeof field, "%s.clientConfig.service.port", base);
+        if (json_is_integer(port) &&
+            (json_integer_value(port) < 1 || json_integer_value(port) > 65535))
+            sk_field_errors_invalid_json(fe, field, port,
+                                         "port is not valid: must be between 1 and 65535, "
+                                         "inclusive");
+        snprintf(field, sizeof field, "%s.clientConfig.service.path", base);
+        if (path && strcmp(path, "//") == 0)
+            sk_field_errors_invalid(fe, field, path, "segment[0] may not be empty");
+        else if (path && *path && path[0] != '/')
+            sk_field_errors_invalid(fe, field, path, "must start with a '/'");
+    }
+}
+
+static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int mutating)
+{
+    static const char *const failure[] = {"Fail", "Ignore"};
+    static const char *const side[] = {"None", "NoneOnDryRun"};
+    static const char *const match[] = {"Equivalent", "Exact"};
+    static const char *const reinvoke[] = {"IfNeeded", "Never"};
+    const json_t *hooks = json_object_get(obj, "webhooks");
+    size_t i;
+    json_t *h;
+    json_array_foreach(hooks, i, h)
+    {
+        char base[64], field[128];
+        snprintf(base, sizeof base, "webhooks[%zu]", i);
+        const char *name = json_string_value(json_object_get(h, "name"));
+        snprintf(field, sizeof field, "%s.name", base);
+        if (!name || !*name) {
+            sk_field_errors_required(fe, field, NULL);
+        } else {
+            for (size_t j = 0; j < i; j++) {
+                const char *other =
+                    json_string_value(json_object_get(json_array_get(hooks, j), "name"));
+                if (other && strcmp(other, name) == 0) {
+                    sk_field_errors_duplicate(fe, field, json_object_get(h, "name"));
+                    break;
+                }
+            }
+        }
+        snprintf(field, sizeof field, "%s.matchConditions", base);
+        if (json_array_size(json_object_get(h, "matchConditions")) > 0)
+            sk_field_errors_forbidden(fe, field,
+                                      "matchConditions are CEL expressions, which this server "
+                                      "does not evaluate yet; remove them or select requests "
+                                      "with rules, namespaceSelector and objectSelector");
+        snprintf(field, sizeof field, "%s.failurePolicy", base);
+        check_enum(fe, field, json_object_get(h, "failurePolicy"), failure, 2, 0);
+        snprintf(field, sizeof field, "%s.sideEffects", base);
+        check_enum(fe, field, json_object_get(h, "sideEffects"), side, 2, 1);
+        snprintf(field, sizeof field, "%s.matchPolicy", base);
+        check_enum(fe, field, json_object_get(h, "matchPolicy"), match, 2, 0);
+        if (mutating) {
+            snprintf(field, sizeof field, "%s.reinvocationPolicy", base);
+            check_enum(fe, field, json_object_get(h, "reinvocationPolicy"), reinvoke, 2, 0);
+        }
+        const json_t *t = json_object_get(h, "timeoutSeconds");
+        snprintf(field, sizeof field, "%s.timeoutSeconds", base);
+        if (json_is_integer(t) && (json_integer_value(t) < 1 || json_integer_value(t) > 30))
+            sk_field_errors_invalid_json(fe, field, t,
+                                         "the timeout value must be between 1 and 30 seconds");
+        const json_t *versions = json_object_get(h, "admissionReviewVersions");
+        snprintf(field, sizeof field, "%s.admissionReviewVersions", base);
+        if (json_array_size(versions) == 0) {
+            sk_field_errors_required(fe, field, "must specify one of v1, v1beta1");
+        } else if (!has_string(versions, "v1")) {
+            /* v1beta1 is a later slice: refusing it here beats failing every call */
+            sk_field_errors_forbidden(fe, field,
+                                      "this server sends AdmissionReview v1 only: include v1");
+        }
+        check_client_config(fe, base, json_object_get(h, "clientConfig"));
+    }
+}
+
 static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_t *obj,
                           const json_t *old)
 {
@@ -1946,6 +2093,10 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
                 validate_pod_update(fe, obj, old);
         } else if (!*r->group && strcmp(r->kind, "Service") == 0) {
             validate_service(fe, obj, old);
+        } else if (strcmp(r->group, "admissionregistration.k8s.io") == 0 &&
+                   (strcmp(r->kind, "ValidatingWebhookConfiguration") == 0 ||
+                    strcmp(r->kind, "MutatingWebhookConfiguration") == 0)) {
+            validate_webhook_config(fe, obj, r->kind[0] == 'M');
         }
         for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
             if (strcmp(workloads[i].kind, r->kind) != 0 || strcmp(workloads[i].group, r->group))

@@ -496,7 +496,9 @@ def webhook_config(kind, name):
             "webhooks": [{"name": "w.example.com", "sideEffects": "None",
                           "admissionReviewVersions": ["v1"],
                           "clientConfig": {"service": {"namespace": "ns", "name": "svc"}},
-                          "rules": [{"operations": ["CREATE"], "apiGroups": [""],
+                          # CONNECT only (no connect subresource is served): never
+                          # called for another test's pod, with no server behind it
+                          "rules": [{"operations": ["CONNECT"], "apiGroups": [""],
                                      "apiVersions": ["v1"], "resources": ["pods"]}]}]}
 
 

@@ -29,7 +29,10 @@ POD_SPEC = {"containers": [{"name": "c", "image": "nginx:1.27"}]}
 TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": POD_SPEC}
 SELECTOR = {"matchLabels": {"app": "x"}}
 WEBHOOK_CLIENT = {"url": "https://127.0.0.1:9443/hook"}
-RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+# CONNECT only: sqlkube serves no connect subresource, so the stored
+# configurations (failurePolicy Fail, no server behind the URL) are never
+# called for another test's pod on the same server.
+RULE = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CONNECT"],
         "resources": ["pods"]}
 
 # One small object per resource, valid for kube-apiserver 1.32 (name and

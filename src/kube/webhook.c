@@ -1,0 +1,271 @@
+/*
+ * webhook.c - see webhook.h. Matching follows predicates/rules,
+ * predicates/namespace and predicates/object; answers follow
+ * request/admissionreview.go and errors/statuserror.go. A label selector is
+ * turned into selector text (kube/scale.h renders metav1.LabelSelector as
+ * kube does) and parsed by kube/selector.h, so there is one selector
+ * implementation.
+ */
+#include "kube/webhook.h"
+#include "core/buf.h"
+#include "kube/scale.h"
+#include "kube/selector.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int listed(const json_t *items, const char *want)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(items, i, v)
+    {
+        const char *s = json_string_value(v);
+        if (s && (strcmp(s, "*") == 0 || strcmp(s, want) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+static int is_namespace_resource(const sk_webhook_attrs *a)
+{
+    return !*a->group && strcmp(a->version, "v1") == 0 && strcmp(a->resource, "namespaces") == 0;
+}
+
+static int scope_matches(const json_t *rule, const sk_webhook_attrs *a)
+{
+    const char *scope = json_string_value(json_object_get(rule, "scope"));
+    if (!scope || strcmp(scope, "*") == 0)
+        return 1;
+    /* a Namespace's own requests carry its name as their namespace */
+    if (strcmp(scope, "Namespaced") == 0)
+        return !is_namespace_resource(a) && *a->ns;
+    if (strcmp(scope, "Cluster") == 0)
+        return is_namespace_resource(a) || !*a->ns;
+    return 0;
+}
+
+static int resource_matches(const json_t *rule, const sk_webhook_attrs *a)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(rule, "resources"), i, v)
+    {
+        const char *s = json_string_value(v);
+        if (!s)
+            continue;
+        const char *slash = strchr(s, '/');
+        size_t rlen = slash ? (size_t)(slash - s) : strlen(s);
+        const char *sub = slash ? slash + 1 : "";
+        int res_ok = (rlen == 1 && s[0] == '*') ||
+                     (strlen(a->resource) == rlen && strncmp(s, a->resource, rlen) == 0);
+        int sub_ok = strcmp(sub, "*") == 0 || strcmp(sub, a->subresource) == 0;
+        if (res_ok && sub_ok)
+            return 1;
+    }
+    return 0;
+}
+
+int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a)
+{
+    size_t i;
+    json_t *rule;
+    json_array_foreach(json_object_get(hook, "rules"), i, rule)
+    {
+        if (scope_matches(rule, a) && listed(json_object_get(rule, "operations"), a->operation) &&
+            listed(json_object_get(rule, "apiGroups"), a->group) &&
+            listed(json_object_get(rule, "apiVersions"), a->version) && resource_matches(rule, a))
+            return 1;
+    }
+    return 0;
+}
+
+int sk_webhook_is_configuration(const char *group, const char *resource)
+{
+    return strcmp(group, "admissionregistration.k8s.io") == 0 &&
+           (strcmp(resource, "validatingwebhookconfigurations") == 0 ||
+            strcmp(resource, "mutatingwebhookconfigurations") == 0);
+}
+
+int sk_webhook_exempt(const sk_webhook_attrs *a)
+{
+    return sk_webhook_is_configuration(a->group, a->resource) ||
+           (strcmp(a->group, "admissionregistration.k8s.io") == 0 &&
+           (strcmp(a->resource, "validatingadmissionpolicies") == 0 ||
+            strcmp(a->resource, "validatingadmissionpolicybindings") == 0 ||
+            strcmp(a->resource, "mutatingadmissionpolicies") == 0 ||
+            strcmp(a->resource, "mutatingadmissionpolicybindings") == 0));
+}
+
+static int selector_empty(const json_t *selector)
+{
+    return json_object_size(json_object_get(selector, "matchLabels")) == 0 &&
+           json_array_size(json_object_get(selector, "matchExpressions")) == 0;
+}
+
+int sk_webhook_selector_matches(const json_t *selector, const json_t *labels, char **msg)
+{
+    if (!json_is_object(selector) || selector_empty(selector))
+        return 1;
+    char *text = sk_scale_selector_string(selector, 0);
+    sk_label_selector *sel = NULL;
+    int rc = -1;
+    if (sk_label_selector_parse(text, &sel, msg) == SK_OK) {
+        rc = sk_label_selector_matches(sel, labels);
+        sk_label_selector_free(sel);
+    }
+    free(text);
+    return rc;
+}
+
+int sk_webhook_ns_labels_from_object(const sk_webhook_attrs *a)
+{
+    return is_namespace_resource(a) && !*a->subresource &&
+           (strcmp(a->operation, "CREATE") == 0 || strcmp(a->operation, "UPDATE") == 0);
+}
+
+int sk_webhook_needs_ns_labels(const json_t *hook, const sk_webhook_attrs *a)
+{
+    /* cluster-scoped requests are never exempted by a namespaceSelector */
+    if (!*a->ns && !is_namespace_resource(a))
+        return 0;
+    const json_t *sel = json_object_get(hook, "namespaceSelector");
+    return json_is_object(sel) && !selector_empty(sel);
+}
+
+static const json_t *labels_of(const json_t *obj)
+{
+    return json_object_get(json_object_get(obj, "metadata"), "labels");
+}
+
+int sk_webhook_object_selected(const json_t *hook, const sk_webhook_attrs *a, char **msg)
+{
+    const json_t *sel = json_object_get(hook, "objectSelector");
+    if (!json_is_object(sel) || selector_empty(sel))
+        return 1;
+    int rc = 0;
+    if (a->object && (rc = sk_webhook_selector_matches(sel, labels_of(a->object), msg)) != 0)
+        return rc;
+    if (a->old_object)
+        rc = sk_webhook_selector_matches(sel, labels_of(a->old_object), msg);
+    return rc;
+}
+
+static sk_err bad_response(char **msg, const char *fmt, const char *a1, const char *a2)
+{
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_printf(&b, fmt, a1, a2);
+    *msg = sk_buf_steal(&b, NULL);
+    return SK_ERR_BAD_REQUEST;
+}
+
+sk_err sk_webhook_check_response(const json_t *review, const char *uid, int mutating,
+                                 const json_t **response, char **msg)
+{
+    const json_t *r = json_object_get(review, "response");
+    if (!json_is_object(r))
+        return bad_response(msg, "webhook response was absent", "", "");
+    const char *got = json_string_value(json_object_get(r, "uid"));
+    if (!got || strcmp(got, uid) != 0)
+        return bad_response(msg, "expected response.uid=\"%s\", got \"%s\"", uid, got ? got : "");
+    const char *av = json_string_value(json_object_get(review, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(review, "kind"));
+    if (!av || !kind || strcmp(av, "admission.k8s.io/v1") != 0 ||
+        strcmp(kind, "AdmissionReview") != 0) {
+        sk_buf b = SK_BUF_INIT;
+        sk_buf_printf(&b, "admission.k8s.io/v1, Kind=AdmissionReview, got %s, Kind=%s",
+                      av ? av : "/", kind ? kind : "");
+        sk_err e = bad_response(msg, "expected webhook response of %s", b.data, "");
+        sk_buf_free(&b);
+        return e;
+    }
+    const json_t *patch = json_object_get(r, "patch");
+    const json_t *type = json_object_get(r, "patchType");
+    int has_patch = json_is_string(patch) && json_string_length(patch) > 0;
+    int has_type = type && !json_is_null(type);
+    if (mutating) {
+        if (has_patch && !has_type)
+            return bad_response(msg, "webhook returned response.patch but not response.patchType",
+                                "", "");
+        if (!has_patch && has_type)
+            return bad_response(msg, "webhook returned response.patchType but not response.patch",
+                                "", "");
+        if (has_type && json_string_length(type) == 0)
+            return bad_response(msg, "webhook returned invalid response.patchType of \"\"", "",
+                                "");
+    } else {
+        if (has_patch)
+            return bad_response(msg, "validating webhook may not return response.patch", "", "");
+        if (has_type)
+            return bad_response(msg, "validating webhook may not return response.patchType", "",
+                                "");
+    }
+    *response = r;
+    return SK_OK;
+}
+
+json_t *sk_webhook_denial_status(const char *name, const json_t *result)
+{
+    json_t *st = json_is_object(result) ? json_deep_copy(result) : json_object();
+    json_object_set_new(st, "kind", json_string("Status"));
+    json_object_set_new(st, "apiVersion", json_string("v1"));
+    if (!json_is_object(json_object_get(st, "metadata")))
+        json_object_set_new(st, "metadata", json_object());
+    json_int_t code = json_integer_value(json_object_get(st, "code"));
+    if (code < 400)
+        json_object_set_new(st, "code", json_integer(400));
+    const char *status = json_string_value(json_object_get(st, "status"));
+    if (!status || !*status || strcmp(status, "Success") == 0)
+        json_object_set_new(st, "status", json_string("Failure"));
+    const char *message = json_string_value(json_object_get(st, "message"));
+    const char *reason = json_string_value(json_object_get(st, "reason"));
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_puts(&m, "admission webhook ");
+    sk_buf_go_quoted(&m, name);
+    sk_buf_puts(&m, " denied the request");
+    if (message && *message)
+        sk_buf_printf(&m, ": %s", message);
+    else if (reason && *reason)
+        sk_buf_printf(&m, ": %s", reason);
+    else
+        sk_buf_puts(&m, " without explanation");
+    json_object_set_new(st, "message", json_string(m.data));
+    sk_buf_free(&m);
+    return st;
+}
+
+static json_t *status_new(int code, const char *reason, const char *message, json_t *details)
+{
+    json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
+                           "metadata", "status", "Failure", "message", message, "reason", reason,
+                           "code", code);
+    if (details)
+        json_object_set_new(st, "details", details);
+    return st;
+}
+
+json_t *sk_webhook_failure_status(const char *name, const char *reason)
+{
+    sk_buf err = SK_BUF_INIT, m = SK_BUF_INIT;
+    sk_buf_puts(&err, "failed calling webhook ");
+    sk_buf_go_quoted(&err, name);
+    sk_buf_printf(&err, ": %s", reason);
+    sk_buf_printf(&m, "Internal error occurred: %s", err.data);
+    json_t *st = status_new(500, "InternalError", m.data,
+                            json_pack("{s:[{s:s}]}", "causes", "message", err.data));
+    sk_buf_free(&err);
+    sk_buf_free(&m);
+    return st;
+}
+
+json_t *sk_webhook_dry_run_status(const char *name)
+{
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_puts(&m, "admission webhook ");
+    sk_buf_go_quoted(&m, name);
+    sk_buf_puts(&m, " does not support dry run");
+    json_t *st = status_new(400, "BadRequest", m.data, NULL);
+    sk_buf_free(&m);
+    return st;
+}

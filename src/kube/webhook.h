@@ -1,0 +1,72 @@
+/*
+ * webhook.h - the pure half of admission webhooks (admissionregistration/v1):
+ * which webhook a request reaches (rules, namespaceSelector,
+ * objectSelector), what a webhook's answer must look like, and the Status
+ * texts kube-apiserver 1.32 answers with (k8s.io/apiserver/pkg/admission/plugin/webhook). Calling a webhook is
+ * hook/'s and a configuration's validation is kube/validate.c's; nothing
+ * here does I/O, so all of it is unit-tested.
+ */
+#ifndef SK_KUBE_WEBHOOK_H
+#define SK_KUBE_WEBHOOK_H
+
+#include "core/err.h"
+
+#include <jansson.h>
+
+/* What a request is, as the matchers see it (admission.Attributes). All
+ * borrowed. */
+typedef struct sk_webhook_attrs {
+    const char *operation; /* "CREATE", "UPDATE", "DELETE", "CONNECT" */
+    const char *group, *version, *resource, *subresource; /* subresource "" for none */
+    const char *ns;                                       /* "" for cluster-scoped */
+    const json_t *object, *old_object;                    /* NULL when the operation has none */
+} sk_webhook_attrs;
+
+/* rules.Matcher: 1 if one of hook's rules (operations, apiGroups,
+ * apiVersions, resources with "*", "r/sub", "r/ *", "* / *" and scope)
+ * covers a. */
+int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a);
+
+/* 1 if group/resource holds webhook configurations (validating or
+ * mutating): their writes change which webhooks later requests reach. */
+int sk_webhook_is_configuration(const char *group, const char *resource);
+
+/* 1 if the request on a configuration itself: kube never sends those to
+ * webhooks, so a broken webhook can always be removed. */
+int sk_webhook_exempt(const sk_webhook_attrs *a);
+
+/* A metav1.LabelSelector (borrowed; NULL or {} selects everything) against
+ * labels (borrowed, NULL: none): 1 match, 0 not, -1 unparseable (*msg new). */
+int sk_webhook_selector_matches(const json_t *selector, const json_t *labels, char **msg);
+
+/* 1 if hook's namespaceSelector must be checked with the namespace's
+ * labels: a namespaced request, or one on a Namespace, and a non-empty
+ * selector. The labels are a's object's for a create or update of a
+ * Namespace itself (sk_webhook_ns_labels_from_object). */
+int sk_webhook_needs_ns_labels(const json_t *hook, const sk_webhook_attrs *a);
+int sk_webhook_ns_labels_from_object(const sk_webhook_attrs *a);
+
+/* objectSelector: 1 if it selects a's object or its old object. */
+int sk_webhook_object_selected(const json_t *hook, const sk_webhook_attrs *a, char **msg);
+
+/* The AdmissionReview v1 answer to the request with uid, checked as kube's
+ * VerifyAdmissionResponse does (a validating webhook may send no patch).
+ * On success *response (borrowed from review) is its response; else
+ * SK_ERR_BAD_REQUEST and *msg (new) says why, in kube's words. */
+sk_err sk_webhook_check_response(const json_t *review, const char *uid, int mutating,
+                                 const json_t **response, char **msg);
+
+/* The Status a denial by webhook name answers with (errors.ToStatusErr):
+ * the webhook's result with its code at least 400, status Failure, and
+ * "admission webhook \"NAME\" denied the request: MESSAGE". New. */
+json_t *sk_webhook_denial_status(const char *name, const json_t *result);
+
+/* The 500 a webhook that could not be called answers with under
+ * failurePolicy Fail (apierrors.NewInternalError of ErrCallingWebhook):
+ * "Internal error occurred: failed calling webhook \"NAME\": REASON". New. */
+json_t *sk_webhook_failure_status(const char *name, const char *reason);
+
+/* kube's 400 for a dry run reaching a webhook with side effects. New. */
+json_t *sk_webhook_dry_run_status(const char *name);
+
+#endif

@@ -1,0 +1,629 @@
+"""Admission webhooks (admissionregistration.k8s.io/v1) addressed by URL,
+called over HTTPS by a real webhook server with its own CA.
+
+Checked here, each against kube-apiserver 1.32's behaviour: the
+AdmissionReview v1 a webhook is sent for CREATE, UPDATE and DELETE (uid,
+kind, resource, namespace, name, operation, userInfo, object, oldObject,
+dryRun, options); a denial's Status (the webhook's code, at least 400, and
+"admission webhook \"NAME\" denied the request: ..."), also as kubectl
+prints it; warnings as Warning headers; a mutating webhook's JSONPatch in
+the stored object, and reinvocation of an IfNeeded webhook after a later
+webhook's change; failurePolicy Fail and Ignore on a dead webhook, on one
+that answers too late (timeoutSeconds) and on one whose certificate the
+caBundle does not vouch for; validating webhooks called in parallel;
+connections kept alive between calls; namespaceSelector and objectSelector; a dry
+run reaching a NoneOnDryRun webhook with dryRun true and nothing stored;
+a configuration with matchConditions (CEL) or a plain-http URL refused
+with 422; clientConfig.service reached through the stored Service's
+EndpointSlices with the certificate checked for NAME.NAMESPACE.svc, and
+kube's reasons when it does not resolve.
+
+Why: operators (cert-manager, Cluster API, Kueue, anything kubebuilder
+made) rely on their webhooks refusing and defaulting objects; a server that
+stores webhook configurations but never calls them diverges silently.
+"""
+
+import base64
+import datetime
+import http.server
+import ipaddress
+import json
+import os
+import socket
+import ssl
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+
+from server import ServerTestCase, describe  # noqa: E402
+
+from cryptography import x509  # noqa: E402
+from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
+from cryptography.x509.oid import NameOID  # noqa: E402
+
+VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+MWC = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+SERVICE_NS = "wh-service"
+SERVICE_DNS = "hooks.%s.svc" % SERVICE_NS
+
+
+def _cert(cn, key, issuer, issuer_key, ca):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    b = (x509.CertificateBuilder()
+         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+         .issuer_name(issuer).public_key(key.public_key())
+         .serial_number(x509.random_serial_number())
+         .not_valid_before(now - datetime.timedelta(days=1))
+         .not_valid_after(now + datetime.timedelta(days=1)))
+    if ca:
+        b = b.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+    else:
+        b = b.add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName(SERVICE_DNS)]),
+            critical=False)
+    return b.sign(issuer_key, hashes.SHA256())
+
+
+def make_pki(directory):
+    """A CA and a serving certificate for 127.0.0.1 and SERVICE_DNS it signed: returns
+    (ca_pem bytes, cert_path, key_path)."""
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "webhook-test-ca")])
+    ca = _cert("webhook-test-ca", ca_key, ca_name, ca_key, True)
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = _cert("127.0.0.1", key, ca_name, ca_key, False)
+    cert_path = os.path.join(directory, "webhook.crt")
+    key_path = os.path.join(directory, "webhook.key")
+    with open(cert_path, "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(key_path, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+    return ca.public_bytes(serialization.Encoding.PEM), cert_path, key_path
+
+
+def json_patch(ops):
+    return base64.b64encode(json.dumps(ops).encode()).decode()
+
+
+class WebhookServer:
+    """An HTTPS server answering AdmissionReviews; a path is a behaviour
+    (self.behaviours[path](request) -> response fields), every review it
+    receives is kept in self.seen[path]."""
+
+    def __init__(self, cert_path, key_path):
+        self.behaviours = {}
+        self.seen = {}
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def setup(self):
+                super().setup()
+                # headers and body leave in two writes: without this, Nagle
+                # holds the body for the client's delayed ACK (40 ms)
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                review = json.loads(self.rfile.read(n))
+                path = self.path.split("?")[0]
+                with outer.lock:
+                    outer.seen.setdefault(path, []).append(
+                        {"review": review, "query": self.path.partition("?")[2],
+                         "at": time.monotonic()})
+                fields = outer.behaviours[path](review["request"])
+                answer = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                          "response": dict({"uid": review["request"]["uid"]}, **fields)}
+                body = json.dumps(answer).encode()
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.connections = 0
+
+        class Quiet(http.server.ThreadingHTTPServer):
+            def process_request(self, request, client_address):
+                with outer.lock:
+                    outer.connections += 1
+                super().process_request(request, client_address)
+
+            def finish_request(self, request, client_address):
+                # the handshake on the connection's own thread, so that one
+                # slow client cannot hold up the others' accepts
+                try:
+                    request = ctx.wrap_socket(request, server_side=True)
+                except (ssl.SSLError, OSError):
+                    return  # a client refusing our certificate is a test
+                super().finish_request(request, client_address)
+
+            def handle_error(self, request, client_address):
+                pass
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert_path, key_path)
+        self.httpd = Quiet(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path):
+        return "https://127.0.0.1:%d%s" % (self.port, path)
+
+    def reviews(self, path):
+        with self.lock:
+            return [s["review"]["request"] for s in self.seen.get(path, [])]
+
+    def arrivals(self, path):
+        """When each review of path arrived (time.monotonic())."""
+        with self.lock:
+            return [s["at"] for s in self.seen.get(path, [])]
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def dead_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Webhooks(ServerTestCase, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.ca_pem, cert, key = make_pki(cls.tmp.name)
+        cls.ca_bundle = base64.b64encode(cls.ca_pem).decode()
+        cls.hooks = WebhookServer(cert, key)
+        h = cls.hooks.behaviours
+        h["/deny"] = lambda rq: {"allowed": False, "status": {
+            "code": 403, "reason": "Forbidden", "message": "no thanks"}}
+        h["/deny-bare"] = lambda rq: {"allowed": False}
+        h["/allow"] = lambda rq: {"allowed": True, "warnings": ["careful, %s" % rq["operation"]]}
+        h["/slow"] = lambda rq: (time.sleep(3), {"allowed": True})[1]
+        h["/two-seconds"] = lambda rq: (time.sleep(2), {"allowed": True})[1]
+        h["/label"] = cls.label_hook
+        h["/reinvoked"] = cls.counting_hook
+        h["/late-label"] = lambda rq: {"allowed": True} if "late" in (
+            rq["object"]["metadata"].get("labels") or {}) else {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "add", "path": "/metadata/labels", "value": {"late": "yes"}}])}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.hooks.stop()
+        cls.tmp.cleanup()
+        super().tearDownClass()
+
+    @staticmethod
+    def label_hook(rq):
+        ops = []
+        if not rq["object"]["metadata"].get("labels"):
+            ops.append({"op": "add", "path": "/metadata/labels", "value": {}})
+        ops.append({"op": "add", "path": "/metadata/labels/mutated", "value": "yes"})
+        ops.append({"op": "add", "path": "/data/added", "value": "by-webhook"})
+        return {"allowed": True, "patchType": "JSONPatch", "patch": json_patch(ops)}
+
+    @staticmethod
+    def counting_hook(rq):
+        ann = rq["object"]["metadata"].get("annotations") or {}
+        n = int(ann.get("calls", "0")) + 1
+        ops = []
+        if not ann:
+            ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
+        ops.append({"op": "add", "path": "/metadata/annotations/calls", "value": str(n)})
+        return {"allowed": True, "patchType": "JSONPatch", "patch": json_patch(ops)}
+
+    # ---- helpers ----
+
+    def namespace(self, name):
+        """A namespace labelled wh=<name>, for this test's namespaceSelector."""
+        r = self.server.request("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"wh": name}}})
+        self.assertEqual(r.status, 201, r)
+        return name
+
+    def webhook(self, name, path=None, url=None, **extra):
+        w = {"name": name, "clientConfig": {"url": url or self.hooks.url(path),
+                                            "caBundle": self.ca_bundle},
+             "rules": [{"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": [""],
+                        "apiVersions": ["v1"], "resources": ["configmaps"]}],
+             "sideEffects": "None", "admissionReviewVersions": ["v1"]}
+        w.update(extra)
+        return w
+
+    def register(self, collection, name, *webhooks):
+        kind = ("Validating" if collection == VWC else "Mutating") + "WebhookConfiguration"
+        r = self.server.request("POST", collection, {
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": name}, "webhooks": list(webhooks)})
+        self.assertEqual(r.status, 201, r)
+        self.addCleanup(self.server.request, "DELETE", "%s/%s" % (collection, name))
+
+    def create_cm(self, ns, name, labels=None, query=""):
+        meta = {"name": name}
+        if labels:
+            meta["labels"] = labels
+        return self.server.request("POST", "/api/v1/namespaces/%s/configmaps%s" % (ns, query), {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}})
+
+    def on_ns(self, ns):
+        return {"namespaceSelector": {"matchLabels": {"wh": ns}}}
+
+    # ---- tests ----
+
+    def test_denial_as_kube_words_it_and_the_review_sent(self):
+        ns = self.namespace("wh-deny")
+        self.register(VWC, "deny", self.webhook("deny.example.com", "/deny", **self.on_ns(ns)))
+        r = self.create_cm(ns, "refused")
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(r.json(), {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": 'admission webhook "deny.example.com" denied the request: no thanks',
+            "reason": "Forbidden", "code": 403})
+        self.assertEqual(self.server.request(
+            "GET", "/api/v1/namespaces/%s/configmaps/refused" % ns).status, 404)
+        rq = self.hooks.reviews("/deny")[-1]
+        self.assertEqual(rq["kind"], {"group": "", "version": "v1", "kind": "ConfigMap"})
+        self.assertEqual(rq["resource"], {"group": "", "version": "v1", "resource": "configmaps"})
+        self.assertEqual(rq["requestKind"], rq["kind"])
+        self.assertEqual((rq["operation"], rq["namespace"], rq["name"]), ("CREATE", ns, "refused"))
+        self.assertEqual(rq["object"]["data"], {"k": "v"})
+        self.assertIsNone(rq["oldObject"])
+        self.assertIs(rq["dryRun"], False)
+        self.assertEqual(rq["options"]["kind"], "CreateOptions")
+        self.assertIn("username", rq["userInfo"])
+        self.assertEqual(len(rq["uid"]), 36)
+        # kube tells the webhook its deadline in the URL
+        self.assertEqual(self.hooks.seen["/deny"][-1]["query"], "timeout=10s")
+        # namespaceSelector: another namespace is not the webhook's
+        self.assertEqual(self.create_cm("default", "wh-deny-elsewhere").status, 201)
+        self.server.request("DELETE", "/api/v1/namespaces/default/configmaps/wh-deny-elsewhere")
+
+    def test_denial_without_code_or_message(self):
+        ns = self.namespace("wh-bare")
+        self.register(VWC, "bare", self.webhook("bare.example.com", "/deny-bare",
+                                                **self.on_ns(ns)))
+        r = self.create_cm(ns, "x")
+        self.assertEqual(r.status, 400, r)
+        self.assertEqual(r.json()["message"],
+                         'admission webhook "bare.example.com" denied the request without '
+                         'explanation')
+        self.assertEqual(r.json()["status"], "Failure")
+
+    def test_kubectl_prints_the_denial(self):
+        ns = self.namespace("wh-kubectl")
+        self.register(VWC, "deny-kubectl", self.webhook("deny.example.com", "/deny",
+                                                        **self.on_ns(ns)))
+        manifest = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                               "metadata": {"name": "cm", "namespace": ns}})
+        p = self.server.kubectl("create", "-f", "-", input=manifest)
+        self.assertNotEqual(p.returncode, 0, describe(p))
+        self.assertIn('Error from server (Forbidden): error when creating "STDIN": admission '
+                      'webhook "deny.example.com" denied the request: no thanks', p.stderr,
+                      describe(p))
+
+    def test_allow_update_delete_and_warnings(self):
+        ns = self.namespace("wh-allow")
+        self.register(VWC, "allow", self.webhook("allow.example.com", "/allow", **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.headers.get("warning"), '299 - "careful, CREATE"', r.headers)
+        cm = r.json()
+        cm["data"]["k"] = "v2"
+        r = self.server.request("PUT", "/api/v1/namespaces/%s/configmaps/cm" % ns, cm)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.headers.get("warning"), '299 - "careful, UPDATE"')
+        rq = self.hooks.reviews("/allow")[-1]
+        self.assertEqual(rq["operation"], "UPDATE")
+        self.assertEqual((rq["oldObject"]["data"], rq["object"]["data"]),
+                         ({"k": "v"}, {"k": "v2"}))
+        self.assertEqual(rq["options"]["kind"], "UpdateOptions")
+        r = self.server.request("DELETE", "/api/v1/namespaces/%s/configmaps/cm" % ns)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.headers.get("warning"), '299 - "careful, DELETE"')
+        rq = self.hooks.reviews("/allow")[-1]
+        self.assertEqual((rq["operation"], rq["name"]), ("DELETE", "cm"))
+        self.assertIsNone(rq["object"])
+        self.assertEqual(rq["oldObject"]["data"], {"k": "v2"})
+        self.assertEqual(rq["options"]["kind"], "DeleteOptions")
+
+    def test_delete_denied(self):
+        ns = self.namespace("wh-nodelete")
+        self.assertEqual(self.create_cm(ns, "kept").status, 201)
+        hook = self.webhook("nodelete.example.com", "/deny", **self.on_ns(ns))
+        hook["rules"][0]["operations"] = ["DELETE"]
+        self.register(VWC, "nodelete", hook)
+        r = self.server.request("DELETE", "/api/v1/namespaces/%s/configmaps/kept" % ns)
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(self.server.request(
+            "GET", "/api/v1/namespaces/%s/configmaps/kept" % ns).status, 200)
+
+    def test_mutation_is_stored_and_validated_after(self):
+        ns = self.namespace("wh-mutate")
+        self.register(MWC, "label", self.webhook("label.example.com", "/label", **self.on_ns(ns)))
+        self.register(VWC, "allow-after", self.webhook("allow.example.com", "/allow",
+                                                       **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json()["metadata"]["labels"], {"mutated": "yes"})
+        got = self.server.request("GET", "/api/v1/namespaces/%s/configmaps/cm" % ns).json()
+        self.assertEqual(got["metadata"]["labels"], {"mutated": "yes"})
+        self.assertEqual(got["data"], {"k": "v", "added": "by-webhook"})
+        # the validating webhook is sent the mutated object
+        self.assertEqual(self.hooks.reviews("/allow")[-1]["object"]["metadata"]["labels"],
+                         {"mutated": "yes"})
+
+    def test_mutation_is_validated(self):
+        ns = self.namespace("wh-badpatch")
+        self.hooks.behaviours["/bad-name"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch",
+            "patch": json_patch([{"op": "add", "path": "/data/not a key!", "value": "x"}])}
+        self.register(MWC, "bad", self.webhook("bad.example.com", "/bad-name", **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 422, r)
+        self.assertIn("data[not a key!]", r.json()["message"])
+
+    def test_mutation_cannot_move_the_write(self):
+        ns = self.namespace("wh-rename")
+        self.assertEqual(self.create_cm(ns, "cm").status, 201)
+        self.hooks.behaviours["/rename"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "replace", "path": "/metadata/name", "value": "other"},
+                 {"op": "replace", "path": "/metadata/namespace", "value": "default"}])}
+        hook = self.webhook("rename.example.com", "/rename", **self.on_ns(ns))
+        hook["rules"][0]["operations"] = ["UPDATE"]
+        self.register(MWC, "rename", hook)
+        cm = self.server.request("GET", "/api/v1/namespaces/%s/configmaps/cm" % ns).json()
+        cm["data"] = {"k": "changed"}
+        r = self.server.request("PUT", "/api/v1/namespaces/%s/configmaps/cm" % ns, cm)
+        self.assertEqual(r.status, 400, r)
+        self.assertEqual(self.server.request(
+            "GET", "/api/v1/namespaces/%s/configmaps/cm" % ns).json()["data"], {"k": "v"})
+        self.assertEqual(self.server.request(
+            "GET", "/api/v1/namespaces/default/configmaps/other").status, 404)
+
+    def test_each_patched_object_is_defaulted_before_the_next_webhook(self):
+        ns = self.namespace("wh-defaults")
+        self.hooks.behaviours["/add-port"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "add", "path": "/spec/ports/-", "value": {"name": "b", "port": 81}}])}
+        self.hooks.behaviours["/look"] = lambda rq: {"allowed": True}
+        rules = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                  "resources": ["services"]}]
+        self.register(MWC, "a-add-port", self.webhook("add.example.com", "/add-port",
+                                                      rules=rules, **self.on_ns(ns)))
+        self.register(MWC, "b-look", self.webhook("look.example.com", "/look", rules=rules,
+                                                  **self.on_ns(ns)))
+        r = self.server.request("POST", "/api/v1/namespaces/%s/services" % ns, {
+            "apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"},
+            "spec": {"ports": [{"name": "a", "port": 80}]}})
+        self.assertEqual(r.status, 201, r)
+        seen = self.hooks.reviews("/look")[-1]["object"]["spec"]["ports"]
+        # the port the first webhook added has kube's defaults when the second sees it
+        self.assertEqual([(p["port"], p.get("protocol"), p.get("targetPort")) for p in seen],
+                         [(80, "TCP", 80), (81, "TCP", 81)])
+        self.assertEqual(len(r.json()["spec"]["ports"]), 2)
+
+    def test_reinvocation_if_needed(self):
+        ns = self.namespace("wh-reinvoke")
+        self.register(MWC, "a-counting",
+                      self.webhook("count.example.com", "/reinvoked", reinvocationPolicy="IfNeeded",
+                                   **self.on_ns(ns)))
+        self.register(MWC, "b-late", self.webhook("late.example.com", "/late-label",
+                                                  **self.on_ns(ns)))
+        before = len(self.hooks.reviews("/reinvoked"))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 201, r)
+        obj = r.json()
+        # counted twice: called, then called again after the later webhook's change
+        self.assertEqual(obj["metadata"]["annotations"], {"calls": "2"})
+        self.assertEqual(obj["metadata"]["labels"], {"late": "yes"})
+        seen = self.hooks.reviews("/reinvoked")[before:]
+        self.assertEqual(len(seen), 2)
+        self.assertEqual(seen[1]["object"]["metadata"]["labels"], {"late": "yes"})
+        # Never (the default): called once
+        self.server.request("DELETE", MWC + "/a-counting")
+        self.register(MWC, "a-counting-never", self.webhook("count.example.com", "/reinvoked",
+                                                            **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm2")
+        self.assertEqual(r.json()["metadata"]["annotations"], {"calls": "1"})
+
+    def test_dead_webhook_fail_and_ignore(self):
+        ns = self.namespace("wh-dead")
+        url = "https://127.0.0.1:%d/" % dead_port()
+        self.register(VWC, "dead", self.webhook("dead.example.com", url=url, **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 500, r)
+        st = r.json()
+        self.assertEqual(st["reason"], "InternalError")
+        prefix = ('Internal error occurred: failed calling webhook "dead.example.com": failed to '
+                  'call webhook: Post "%s?timeout=10s": ' % url)
+        self.assertTrue(st["message"].startswith(prefix), st["message"])
+        self.assertEqual(st["details"]["causes"][0]["message"],
+                         st["message"][len("Internal error occurred: "):])
+        self.server.request("DELETE", VWC + "/dead")
+        self.register(VWC, "dead-ignored", self.webhook("dead.example.com", url=url,
+                                                        failurePolicy="Ignore", **self.on_ns(ns)))
+        self.assertEqual(self.create_cm(ns, "cm").status, 201)
+
+    def test_timeout(self):
+        ns = self.namespace("wh-slow")
+        self.register(VWC, "slow", self.webhook("slow.example.com", "/slow", timeoutSeconds=1,
+                                                **self.on_ns(ns)))
+        t = time.monotonic()
+        r = self.create_cm(ns, "cm")
+        took = time.monotonic() - t
+        self.assertEqual(r.status, 500, r)
+        self.assertTrue(r.json()["message"].endswith(
+            'Post "%s?timeout=1s": context deadline exceeded' % self.hooks.url("/slow")),
+            r.json()["message"])
+        self.assertLess(took, 2.5)
+        self.assertEqual(self.hooks.seen["/slow"][-1]["query"], "timeout=1s")
+
+    def test_connections_are_reused(self):
+        ns = self.namespace("wh-reuse")
+        self.register(VWC, "reuse", self.webhook("reuse.example.com", "/allow", **self.on_ns(ns)))
+        self.assertEqual(self.create_cm(ns, "cm0").status, 201)
+        before = (self.hooks.connections, len(self.hooks.reviews("/allow")))
+        for i in range(1, 6):
+            self.assertEqual(self.create_cm(ns, "cm%d" % i).status, 201)
+        calls = len(self.hooks.reviews("/allow")) - before[1]
+        self.assertEqual(calls, 5)
+        # one after another, the calls find the kept-alive connection
+        self.assertLessEqual(self.hooks.connections - before[0], 1)
+
+    def test_validating_webhooks_run_in_parallel(self):
+        ns = self.namespace("wh-parallel")
+        self.register(VWC, "par", *[self.webhook("p%d.example.com" % i, "/two-seconds",
+                                                 **self.on_ns(ns)) for i in range(3)])
+        before = len(self.hooks.reviews("/two-seconds"))
+        self.assertEqual(self.create_cm(ns, "cm").status, 201)
+        arrived = self.hooks.arrivals("/two-seconds")[before:]
+        self.assertEqual(len(arrived), 3)
+        # each answer takes two seconds: called in turn, the calls would
+        # arrive two seconds apart; at once, all arrive before the first ends
+        self.assertLess(max(arrived) - min(arrived), 1.9, arrived)
+
+    def test_unknown_ca_is_a_call_failure(self):
+        ns = self.namespace("wh-ca")
+        other_ca, _, _ = make_pki(tempfile.mkdtemp(dir=self.tmp.name))
+        hook = self.webhook("ca.example.com", "/allow", **self.on_ns(ns))
+        hook["clientConfig"]["caBundle"] = base64.b64encode(other_ca).decode()
+        self.register(VWC, "wrong-ca", hook)
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 500, r)
+        self.assertIn('failed calling webhook "ca.example.com"', r.json()["message"])
+        # without a caBundle the system roots do not know the test CA either
+        self.server.request("DELETE", VWC + "/wrong-ca")
+        del hook["clientConfig"]["caBundle"]
+        self.register(VWC, "system-roots", hook)
+        self.assertEqual(self.create_cm(ns, "cm").status, 500)
+
+    def test_object_selector(self):
+        ns = self.namespace("wh-objsel")
+        self.register(VWC, "objsel", self.webhook(
+            "objsel.example.com", "/deny", objectSelector={
+                "matchExpressions": [{"key": "guarded", "operator": "In", "values": ["yes"]}]},
+            **self.on_ns(ns)))
+        self.assertEqual(self.create_cm(ns, "free").status, 201)
+        self.assertEqual(self.create_cm(ns, "guarded", labels={"guarded": "yes"}).status, 403)
+        # an update is selected by its old object too
+        r = self.server.request("GET", "/api/v1/namespaces/%s/configmaps/free" % ns).json()
+        r["metadata"]["labels"] = {"guarded": "yes"}
+        self.assertEqual(self.server.request(
+            "PUT", "/api/v1/namespaces/%s/configmaps/free" % ns, r).status, 403)
+
+    def test_dry_run(self):
+        ns = self.namespace("wh-dryrun")
+        self.register(MWC, "dry-label", self.webhook("label.example.com", "/label",
+                                                     sideEffects="NoneOnDryRun",
+                                                     **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm", query="?dryRun=All")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json()["metadata"]["labels"], {"mutated": "yes"})
+        rq = self.hooks.reviews("/label")[-1]
+        self.assertIs(rq["dryRun"], True)
+        self.assertEqual(rq["options"]["dryRun"], ["All"])
+        self.assertEqual(self.server.request(
+            "GET", "/api/v1/namespaces/%s/configmaps/cm" % ns).status, 404)
+
+    def test_configurations_are_validated(self):
+        base = self.webhook("v.example.com", "/allow")
+        cases = [
+            (dict(base, matchConditions=[{"name": "c", "expression": "true"}]),
+             "webhooks[0].matchConditions: Forbidden: matchConditions are CEL expressions"),
+            (dict(base, clientConfig={"url": "http://127.0.0.1:1/"}),
+             "webhooks[0].clientConfig.url: Invalid value: \"http://127.0.0.1:1/\": 'https' is "
+             "the only allowed URL scheme"),
+            (dict(base, sideEffects="Some"),
+             'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", '
+             '"NoneOnDryRun"'),
+            (dict(base, clientConfig={"service": {"namespace": "default", "name": "x",
+                                                  "path": "validate"}}),
+             "webhooks[0].clientConfig.service.path: Invalid value: \"validate\": must start "
+             "with a '/'"),
+            (dict(base, clientConfig={"url": "https://x/", "service": {"name": "x"}}),
+             "webhooks[0].clientConfig: Required value: exactly one of url or service is "
+             "required"),
+            (dict(base, timeoutSeconds=31),
+             "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between "
+             "1 and 30 seconds"),
+        ]
+        for hook, want in cases:
+            for collection, kind in ((VWC, "ValidatingWebhookConfiguration"),
+                                     (MWC, "MutatingWebhookConfiguration")):
+                r = self.server.request("POST", collection, {
+                    "apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+                    "metadata": {"name": "refused"}, "webhooks": [hook]})
+                self.assertEqual(r.status, 422, r)
+                self.assertIn(want, r.json()["message"])
+
+    def test_service_reference_through_endpoint_slices(self):
+        ns = self.namespace(SERVICE_NS)
+        svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hooks"},
+               "spec": {"ports": [{"name": "https", "port": 443,
+                                   "targetPort": self.hooks.port}]}}
+        r = self.server.request("POST", "/api/v1/namespaces/%s/services" % ns, svc)
+        self.assertEqual(r.status, 201, r)
+        svc["metadata"]["name"] = "nohooks"
+        r = self.server.request("POST", "/api/v1/namespaces/%s/services" % ns, svc)
+        self.assertEqual(r.status, 201, r)
+        r = self.server.request(
+            "POST", "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices" % ns, {
+                "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                "metadata": {"name": "hooks-1",
+                             "labels": {"kubernetes.io/service-name": "hooks"}},
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}],
+                "ports": [{"name": "https", "port": self.hooks.port, "protocol": "TCP"}]})
+        self.assertEqual(r.status, 201, r)
+        hook = self.webhook("svc.example.com", "/deny", **self.on_ns(ns))
+        hook["clientConfig"] = {"service": {"namespace": ns, "name": "hooks", "path": "/deny"},
+                                "caBundle": self.ca_bundle}
+        self.register(VWC, "by-service", hook)
+        before = len(self.hooks.reviews("/deny"))
+        r = self.create_cm(ns, "cm")
+        # reached at the slice's address, its certificate checked for hooks.NS.svc
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(len(self.hooks.reviews("/deny")) - before, 1)
+        self.server.request("DELETE", VWC + "/by-service")
+        for name, port, why in (
+                ("nohooks", 443, 'no endpoints available for service "nohooks"'),
+                ("hooks", 8443, 'no service port 8443 found for service "hooks"'),
+                ("absent", 443, 'service "absent" not found')):
+            hook["clientConfig"]["service"] = {"namespace": ns, "name": name, "port": port}
+            self.register(VWC, "svc-" + name + str(port), hook)
+            r = self.create_cm(ns, "cm")
+            self.assertEqual(r.status, 500, r)
+            self.assertEqual(r.json()["message"],
+                             'Internal error occurred: failed calling webhook "svc.example.com": '
+                             'could not get REST client: ' + why)
+            self.server.request("DELETE", VWC + "/svc-" + name + str(port))
+
+if __name__ == "__main__":
+    unittest.main()
