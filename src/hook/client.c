@@ -181,10 +181,25 @@ static void give_back(sk_hook_client *c, CURL *h)
         curl_easy_cleanup(h);
 }
 
+/* The most of a webhook's answer read: an AdmissionReview is an object's
+ * patch at most, and a webhook that streams without end must not take the
+ * server's memory with it. */
+#define MAX_ANSWER (16u * 1024 * 1024)
+
+typedef struct answer {
+    sk_buf *out;
+    size_t got;
+} answer;
+
 static size_t collect(char *data, size_t size, size_t nmemb, void *arg)
 {
-    sk_buf_append(arg, data, size * nmemb);
-    return size * nmemb;
+    answer *a = arg;
+    size_t n = size * nmemb;
+    if (n > MAX_ANSWER - a->got)
+        return 0; /* curl ends the transfer: CURLE_WRITE_ERROR */
+    a->got += n;
+    sk_buf_append(a->out, data, n);
+    return n;
 }
 
 sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *status, sk_buf *out,
@@ -220,7 +235,8 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, p->body);
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->body_len);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+    answer got = {out, 0};
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &got);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "sqlkube");
     CURLcode rc = curl_easy_perform(h);
@@ -228,6 +244,8 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
     if (rc == CURLE_OK) {
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
         e = SK_OK;
+    } else if (rc == CURLE_WRITE_ERROR) {
+        sk_buf_printf(&msg, "the webhook's answer is larger than %u bytes", MAX_ANSWER);
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         /* Go's words for the same thing, which clients match on */
         sk_buf_puts(&msg, "context deadline exceeded");

@@ -205,6 +205,7 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         h["/allow"] = lambda rq: {"allowed": True, "warnings": ["careful, %s" % rq["operation"]]}
         h["/slow"] = lambda rq: (time.sleep(3), {"allowed": True})[1]
         h["/two-seconds"] = lambda rq: (time.sleep(2), {"allowed": True})[1]
+        h["/huge"] = lambda rq: {"allowed": True, "warnings": ["w" * (17 << 20)]}
         h["/label"] = cls.label_hook
         h["/reinvoked"] = cls.counting_hook
         h["/late-label"] = lambda rq: {"allowed": True} if "late" in (
@@ -484,6 +485,20 @@ class Webhooks(ServerTestCase, unittest.TestCase):
             r.json()["message"])
         self.assertLess(took, 2.5)
         self.assertEqual(self.hooks.seen["/slow"][-1]["query"], "timeout=1s")
+
+    def test_an_endless_answer_is_a_call_failure(self):
+        # 17 MiB of answer: the server reads 16 MiB at most and calls the
+        # call failed, so failurePolicy decides, and its memory stays bounded
+        ns = self.namespace("wh-huge")
+        self.register(VWC, "huge", self.webhook("huge.example.com", "/huge", **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 500, r)
+        self.assertTrue(r.json()["message"].endswith(
+            "the webhook's answer is larger than 16777216 bytes"), r.json()["message"])
+        self.server.request("DELETE", VWC + "/huge")
+        self.register(VWC, "huge-ignored", self.webhook("huge.example.com", "/huge",
+                                                        failurePolicy="Ignore", **self.on_ns(ns)))
+        self.assertEqual(self.create_cm(ns, "cm").status, 201)
 
     def test_connections_are_reused(self):
         ns = self.namespace("wh-reuse")
