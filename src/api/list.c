@@ -68,6 +68,10 @@ struct sk_list_stream {
     ls_phase phase;
     int watch_events; /* render items as ADDED watch events, no list framing */
     int hold_page;    /* a paged list: items queue in `page` until the head is known */
+    /* `{"kind":"K","apiVersion":"V",` as the server writes a built-in
+     * object of the list's resource: what a list item leaves out (in the
+     * call's arena; NULL where items are written whole) */
+    const char *item_typemeta;
     sk_outq out;
     sk_outq page;
     int failed;
@@ -99,7 +103,7 @@ static sk_outq *items_out(sk_list_stream *ls)
  * not (moved in by hand, say) is parsed and rewritten. */
 static void append_list_object(sk_list_stream *ls, sk_outq *q, sk_blob *blob, json_t *served)
 {
-    if (ls->res->custom || ls->watch_events) {
+    if (!ls->item_typemeta) {
         if (served)
             sk_served_append(&q->text, served);
         else
@@ -115,15 +119,11 @@ static void append_list_object(sk_list_stream *ls, sk_outq *q, sk_blob *blob, js
         json_decref(copy);
         return;
     }
-    char prefix[256];
-    size_t len;
+    size_t len, n = strlen(ls->item_typemeta);
     const char *data = sk_blob_data(blob, &len);
-    int n = snprintf(prefix, sizeof prefix, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",",
-                     ls->res->kind, ls->res->api_version);
-    if (n > 0 && (size_t)n < sizeof prefix && (size_t)n <= len &&
-        memcmp(data, prefix, (size_t)n) == 0) {
+    if (n <= len && memcmp(data, ls->item_typemeta, n) == 0) {
         sk_buf_putc(&q->text, '{');
-        sk_outq_blob_from(q, blob, (size_t)n);
+        sk_outq_blob_from(q, blob, n);
         return;
     }
     json_t *obj = json_loadb(data, len, 0, NULL);
@@ -408,6 +408,13 @@ static sk_list_stream *stream_new(sk_api_call *call, const sk_list_options *opts
     ls->limit = watch ? 0 : opts->limit;
     ls->watch_events = watch;
     ls->hold_page = ls->limit > 0;
+    if (!watch && !call->res->custom) {
+        sk_buf tm = SK_BUF_INIT;
+        sk_buf_printf(&tm, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", call->res->kind,
+                      call->res->api_version);
+        ls->item_typemeta = sk_arena_strdup(call->arena, tm.data);
+        sk_buf_free(&tm);
+    }
     ls->exhausted = watch; /* no initial events until sk_list_stream_start_initial */
     if (call->res->namespaced && !call->route.all_namespaces)
         ls->ns = call->ns;
