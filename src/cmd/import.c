@@ -1,10 +1,10 @@
 /*
  * import.c - `sqlkube import --etcd-snapshot FILE` (see import.h).
  *
- * The file is mapped read-only and checked whole before the store is
+ * The file is read into memory and checked whole before the store is
  * touched: the SHA-256 that `etcdctl snapshot save` appends (present when
  * the size is 32 more than a multiple of 512, the test etcd's own restore
- * makes), then every page and row (core/etcdsnap). A member's db file
+ * applies), then every page and row (core/etcdsnap). A member's db file
  * copied directly has no such hash; it is taken, checked page by page, as
  * `etcdctl snapshot restore --skip-hash-check` would take it.
  *
@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,7 +116,7 @@ int sk_cmd_import_snapshot(const char *db, const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 1, hashed = 0;
     struct stat st;
-    unsigned char *data = MAP_FAILED;
+    unsigned char *data = NULL;
     sk_etcdsnap *snap = NULL;
     char *why = NULL;
     int64_t start = sk_now_ms();
@@ -130,10 +129,15 @@ int sk_cmd_import_snapshot(const char *db, const char *path)
                 S_ISREG(st.st_mode) ? "empty" : "not a regular file");
         goto out;
     }
-    size_t len = (size_t)st.st_size;
-    data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data == MAP_FAILED) {
-        fprintf(stderr, "sqlkube: %s: %s\n", path, strerror(errno));
+    /* Read into memory, not mapped: the whole file is checked and then
+     * walked again for the rows, and a mapping (even MAP_PRIVATE) shows a
+     * member's db file changing underneath, which would turn rows that
+     * passed the check into a failure halfway through the import. */
+    size_t len = 0;
+    data = (unsigned char *)sk_read_file(path, (size_t)st.st_size, &len);
+    if (!data) {
+        fprintf(stderr, "sqlkube: %s: %s\n", path,
+                errno == EFBIG ? "the file grew while it was read" : strerror(errno));
         goto out;
     }
     if (check_hash(path, data, len, &hashed) != 0)
@@ -166,8 +170,7 @@ int sk_cmd_import_snapshot(const char *db, const char *path)
 out:
     free(why);
     sk_etcdsnap_free(snap);
-    if (data != MAP_FAILED)
-        munmap(data, (size_t)st.st_size);
+    free(data);
     if (fd >= 0)
         close(fd);
     return rc;
