@@ -7,6 +7,7 @@
  * only when a webhook's namespaceSelector needs them.
  */
 #include "api/webhooks.h"
+#include "api/authn.h"
 #include "core/log.h"
 #include "hook/admission.h"
 
@@ -39,32 +40,6 @@ static json_t *configs_of(sk_api_call *call, const char *resource)
     if (rev > 0 && sk_reader_scan(rd, resource, "", rev, add_config, list) != SK_OK)
         sk_log_warn("webhooks: cannot read %s: webhooks are not called", resource);
     return list;
-}
-
-static json_t *user_info(const sk_user *u)
-{
-    json_t *ui = json_pack("{s:s}", "username", u->name);
-    if (u->uid && *u->uid)
-        json_object_set_new(ui, "uid", json_string(u->uid));
-    if (u->n_groups) {
-        json_t *groups = json_array();
-        for (size_t i = 0; i < u->n_groups; i++)
-            json_array_append_new(groups, json_string(u->groups[i]));
-        json_object_set_new(ui, "groups", groups);
-    }
-    if (u->n_extra) {
-        json_t *extra = json_object();
-        for (size_t i = 0; i < u->n_extra; i++) {
-            json_t *values = json_object_get(extra, u->extra_keys[i]);
-            if (!values) {
-                values = json_array();
-                json_object_set_new(extra, u->extra_keys[i], values);
-            }
-            json_array_append_new(values, json_string(u->extra_values[i]));
-        }
-        json_object_set_new(ui, "extra", extra);
-    }
-    return ui;
 }
 
 /* Create-, Update- or PatchOptions as the request gave them (query only). */
@@ -203,7 +178,7 @@ static void request_init(sk_api_call *call, request *rq, const char *op, const j
     rq->validating =
         configs_of(call, "validatingwebhookconfigurations.admissionregistration.k8s.io");
     rq->options = options;
-    rq->user = user_info(call->user);
+    rq->user = sk_authn_user_info(call->user);
     sk_hook_review *rv = &rq->rv;
     rv->a.operation = op;
     rv->a.group = r->group;
