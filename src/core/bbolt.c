@@ -151,16 +151,6 @@ void sk_bbolt_free(sk_bbolt *db)
     free(db);
 }
 
-uint32_t sk_bbolt_page_size(const sk_bbolt *db)
-{
-    return db->page_size;
-}
-
-uint64_t sk_bbolt_txid(const sk_bbolt *db)
-{
-    return db->txid;
-}
-
 /* One walk: the visitor, the pages entered, and the last key seen. */
 typedef struct walk {
     const sk_bbolt *db;

@@ -38,10 +38,6 @@ typedef struct sk_bbolt_bucket {
 sk_err sk_bbolt_open(const unsigned char *data, size_t len, sk_bbolt **out, char **errmsg);
 void sk_bbolt_free(sk_bbolt *db);
 
-/* The page size and the transaction id of the meta page in use. */
-uint32_t sk_bbolt_page_size(const sk_bbolt *db);
-uint64_t sk_bbolt_txid(const sk_bbolt *db);
-
 /* The bucket named name (name_len bytes) in parent (NULL: the root).
  * SK_ERR_NOT_FOUND (no message) if there is none; SK_ERR_INVALID (with
  * *errmsg new) if the file is damaged on the way. */
