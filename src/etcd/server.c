@@ -85,8 +85,6 @@
  * Waiting threads cost a stack each and no CPU. */
 #define DEFAULT_WORKERS 64
 #define MAX_STREAMS 128
-/* etcd's gRPC receive limit is the request limit plus this overhead. */
-#define RECV_OVERHEAD_BYTES (512 * 1024)
 #define HANDSHAKE_MS 10000
 /* Bytes a cleartext connection buffers before it must reach the socket. */
 #define OUT_CAP (64 * 1024)
@@ -333,28 +331,35 @@ static void call_wake_locked(sk_etcd_stream *c)
 sk_err sk_etcd_stream_send(sk_etcd_stream *c, sk_etcd_send_kind kind, const uint8_t *msg,
                            size_t len)
 {
+    return sk_etcd_stream_send_all(c, kind, &msg, &len, 1);
+}
+
+sk_err sk_etcd_stream_send_all(sk_etcd_stream *c, sk_etcd_send_kind kind,
+                               const uint8_t *const *msgs, const size_t *lens, size_t n)
+{
     sk_err err = SK_OK;
     pthread_mutex_lock(&c->mu);
     if (c->gone || c->ended)
         err = SK_ERR_UNAVAILABLE;
     else if (kind == SK_ETCD_SEND_DATA && c->out_bytes >= SK_ETCD_STREAM_QUEUE_BYTES)
         err = SK_ERR_TOO_MANY_REQUESTS;
-    if (err == SK_OK) {
-        qmsg *m = malloc(sizeof *m + SK_GRPC_PREFIX + len);
+    for (size_t i = 0; err == SK_OK && i < n; i++) {
+        qmsg *m = malloc(sizeof *m + SK_GRPC_PREFIX + lens[i]);
         SK_CHECK_ALLOC(m);
         m->next = NULL;
-        m->len = SK_GRPC_PREFIX + len;
-        sk_grpc_frame_prefix(m->data, (uint32_t)len);
-        if (len)
-            memcpy(m->data + SK_GRPC_PREFIX, msg, len);
+        m->len = SK_GRPC_PREFIX + lens[i];
+        sk_grpc_frame_prefix(m->data, (uint32_t)lens[i]);
+        if (lens[i])
+            memcpy(m->data + SK_GRPC_PREFIX, msgs[i], lens[i]);
         if (c->out_tail)
             c->out_tail->next = m;
         else
             c->out = m;
         c->out_tail = m;
         c->out_bytes += m->len;
-        call_wake_locked(c);
     }
+    if (err == SK_OK)
+        call_wake_locked(c);
     pthread_mutex_unlock(&c->mu);
     return err;
 }
@@ -1200,7 +1205,7 @@ sk_etcd_server *sk_etcd_server_start(const sk_etcd_server_config *cfg, char **er
                                  .max_request_bytes = cfg->max_request_bytes
                                                           ? cfg->max_request_bytes
                                                           : SK_ETCD_MAX_REQUEST_BYTES};
-    srv->max_recv = srv->svc.max_request_bytes + RECV_OVERHEAD_BYTES;
+    srv->max_recv = srv->svc.max_request_bytes + SK_ETCD_GRPC_OVERHEAD_BYTES;
     sk_etcd_client_url(cfg->listen, cfg->cert_file != NULL, srv->client_url,
                        sizeof srv->client_url);
     if (cfg->name)

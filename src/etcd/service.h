@@ -33,6 +33,10 @@
 /* etcd's default --max-request-bytes (1.5 MiB) and --max-txn-ops. */
 #define SK_ETCD_MAX_REQUEST_BYTES (1536 * 1024)
 #define SK_ETCD_MAX_TXN_OPS 128
+/* etcd's gRPC limits are the request limit plus this overhead: the largest
+ * message it receives, and the size past which a watch that asked for
+ * fragments gets a revision's events in several responses. */
+#define SK_ETCD_GRPC_OVERHEAD_BYTES (512 * 1024)
 /* The version Status reports: a 3.5 release, so that clients (kube-apiserver's
  * watch cache) enable what they gate on it, such as progress requests. */
 #define SK_ETCD_VERSION "3.5.17"

@@ -60,6 +60,11 @@ typedef enum { SK_ETCD_SEND_DATA, SK_ETCD_SEND_CONTROL } sk_etcd_send_kind;
  * the call is over or ended. */
 sk_err sk_etcd_stream_send(sk_etcd_stream *st, sk_etcd_send_kind kind, const uint8_t *msg,
                            size_t len);
+/* Queues n responses (msgs and lens borrowed, copied) all or none, in order,
+ * with sk_etcd_stream_send's answers: the parts of one answer (a watch
+ * response cut into fragments) never leave half-sent. */
+sk_err sk_etcd_stream_send_all(sk_etcd_stream *st, sk_etcd_send_kind kind,
+                               const uint8_t *const *msgs, const size_t *lens, size_t n);
 /* Whether a data send would be taken now (the queue is under half its
  * bound, so a caller resuming after a refusal does not thrash at the edge). */
 int sk_etcd_stream_writable(sk_etcd_stream *st);

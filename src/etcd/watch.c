@@ -40,7 +40,8 @@
  * below the compact revision canceled with compact_revision set (header
  * revision 0, as etcd's compaction response carries none); DELETE events
  * carrying etcd's tombstone (the key and its mod_revision); prev_kv only for
- * events that are not creations.
+ * events that are not creations; a watch created with `fragment` gets a
+ * response past etcd's limit in parts, cut where etcd cuts them.
  */
 #include "etcd/watch.h"
 #include "core/arena.h"
@@ -78,6 +79,7 @@ typedef struct watcher {
     sk_watch_sel sel;
     int64_t next; /* every event before this revision was sent */
     int prev_kv, progress_notify;
+    int fragment; /* asked for a large revision's events in several responses */
     int quiet;  /* no event sent since the last progress tick */
     int behind; /* started in the past, refused a send or passed over for a stream
                    that could not take data, and not caught up since */
@@ -267,9 +269,66 @@ static void cancel_compacted(sk_etcd_watches *hub)
     pthread_mutex_unlock(&hub->mu);
 }
 
+/* Bytes a length-delimited field of n bytes takes in its message: tag,
+ * length, body (an Event's tag is one byte). */
+static size_t delimited_size(size_t n)
+{
+    size_t len = 1;
+    for (size_t v = n; v >= 0x80; v >>= 7)
+        len++;
+    return 1 + len + n;
+}
+
+/* Sends m, a response of events, as etcd's sendFragments does for a watch
+ * that asked for fragments: whole while it is under the limit (the request
+ * limit plus gRPC's overhead) or holds one event, else in parts each under
+ * it (or of one event), all but the last marked fragment, each with m's
+ * header. The parts go out all or none (sk_etcd_stream_send_all), so a
+ * refused send leaves the cursor before a whole revision, never within one.
+ * Registry lock held. */
+static sk_err send_fragmented(wstream *ws, Etcdserverpb__WatchResponse *m)
+{
+    size_t limit = ws->hub->svc->max_request_bytes + SK_ETCD_GRPC_OVERHEAD_BYTES;
+    if (m->n_events < 2 || protobuf_c_message_get_packed_size(&m->base) < limit)
+        return send_response(ws, SK_ETCD_SEND_DATA, m);
+    Mvccpb__Event **events = m->events;
+    size_t n = m->n_events;
+    uint8_t **parts = malloc(n * sizeof *parts);
+    size_t *lens = malloc(n * sizeof *lens);
+    SK_CHECK_ALLOC(parts);
+    SK_CHECK_ALLOC(lens);
+    m->fragment = 1;
+    m->n_events = 0;
+    size_t base = protobuf_c_message_get_packed_size(&m->base), k = 0;
+    for (size_t i = 0; i < n; k++) {
+        size_t size = base, first = i;
+        for (; i < n; i++) {
+            size_t field = delimited_size(protobuf_c_message_get_packed_size(&events[i]->base));
+            if (i > first && size + field >= limit)
+                break;
+            size += field;
+        }
+        m->events = events + first;
+        m->n_events = i - first;
+        m->fragment = i < n;
+        lens[k] = protobuf_c_message_get_packed_size(&m->base);
+        parts[k] = malloc(lens[k] ? lens[k] : 1);
+        SK_CHECK_ALLOC(parts[k]);
+        protobuf_c_message_pack(&m->base, parts[k]);
+    }
+    sk_err err = sk_etcd_stream_send_all(ws->st, SK_ETCD_SEND_DATA,
+                                         (const uint8_t *const *)parts, lens, k);
+    for (size_t j = 0; j < k; j++)
+        free(parts[j]);
+    free(parts);
+    free(lens);
+    return err;
+}
+
 /* Sends w the events gathered in scratch[0..k), the last of revision rev,
- * in one response whose header has revision header_rev (>= rev), and moves
- * its cursor past rev. Registry lock held. */
+ * in one response whose header has revision header_rev (>= rev), or in
+ * fragments if w asked for them, and moves its cursor past rev. Registry
+ * lock held. */
 static int send_events(wstream *ws, watcher *w, int64_t header_rev, int64_t rev,
                        Mvccpb__Event **scratch, size_t k)
 {
@@ -280,7 +339,8 @@ static int send_events(wstream *ws, watcher *w, int64_t header_rev, int64_t rev,
     m.watch_id = w->id;
     m.events = scratch;
     m.n_events = k;
-    if (send_response(ws, SK_ETCD_SEND_DATA, &m) != SK_OK) {
+    if ((w->fragment ? send_fragmented(ws, &m) : send_response(ws, SK_ETCD_SEND_DATA, &m)) !=
+        SK_OK) {
         w->behind = 1;
         return 0;
     }
@@ -548,6 +608,7 @@ static void watch_create(wstream *ws, const Etcdserverpb__WatchCreateRequest *r)
         w->behind = w->next <= rev; /* etcd's "unsynced" */
         w->prev_kv = r->prev_kv;
         w->progress_notify = r->progress_notify;
+        w->fragment = r->fragment;
         w->quiet = 1;
         send_control(ws, &(reply){.rev = rev, .id = w->id, .created = 1});
         w->link = ws->watchers;

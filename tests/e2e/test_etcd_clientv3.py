@@ -15,7 +15,8 @@ increments: several land in one group commit, and etcd's invariants must
 hold), and the compactor's compact_rev_key Version CAS, Compact, then reads and watches
 below it. kube 1.34/1.35's additions: counting with a keys-only range (with
 and without a limit), and a watch on compact_rev_key, asking for a leader,
-whose event's value is parsed as the compacted revision. It prints one line per call with revisions
+whose event's value is parsed as the compacted revision. A revision larger
+than etcd's response limit, watched with and without `fragment`. It prints one line per call with revisions
 relative to where it started; the same run against a real etcd 3.4 (Debian
 etcd-server) in the same test must print the same lines.
 
@@ -25,6 +26,7 @@ spreads the calls over both, so every compare-and-swap and every
 read-your-write crosses instances, and the answers must still be etcd's.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -41,7 +43,7 @@ from test_etcd import ETCD, QUIET, healthy_reference, two_instances  # noqa: E40
 GO = shutil.which("go")
 CLIENTV3 = "/usr/share/gocode/src/go.etcd.io/etcd/clientv3"
 SOURCE = os.path.join(HERE, "..", "etcd", "kubeshapes")
-SECTIONS = "kv,watch,lease,compact,batch"
+SECTIONS = "kv,watch,lease,compact,fragment,batch"
 
 
 def build():
@@ -87,6 +89,19 @@ class KubeShapes(unittest.TestCase):
         self.assertIn('"value_bytes":0', counted[0])
         watched = [line for line in self.want if line.startswith("compact key watched ")]
         self.assertRegex(watched[0], r'"parse_err":"","type":"PUT"')
+        # a revision past etcd's response limit: whole for a watch that did
+        # not ask for fragments, in parts (all but the last marked) for one
+        # that did, and clientv3 puts the parts back together
+        raw = json.loads([line for line in self.want
+                          if line.startswith("fragment raw watch ")][0].split(" ", 3)[3])
+        self.assertEqual(raw["whole"], [{"events": 2200, "fragment": False,
+                                         "all_deletes_with_prev": True}])
+        parts = raw["fragmented"]
+        self.assertGreaterEqual(len(parts), 2)
+        self.assertEqual([p["fragment"] for p in parts], [True] * (len(parts) - 1) + [False])
+        self.assertEqual(sum(p["events"] for p in parts), 2200)
+        self.assertTrue(all(p["all_deletes_with_prev"] for p in parts))
+        self.assertIn('fragment clientv3 {"err":"","events":2200}', self.want)
 
     def test_same_answers_as_etcd(self):
         port = free_port()

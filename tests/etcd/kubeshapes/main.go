@@ -26,6 +26,10 @@
 //	       (kube 1.34) whose value gives the compacted revision (1.35),
 //	       Compact, then reads below it (after the sections whose history it
 //	       removes)
+//	fragment  a revision larger than etcd's response limit (a prefix
+//	       deleted with prev_kv), watched with and without fragment on one
+//	       raw stream: how many responses and events each gets, and which
+//	       are marked fragment; then clientv3's reassembly of the parts
 //	batch  concurrent writers on one key, so a store that group-commits
 //	       puts several in one batch: puts with prev_kv, puts and deletes
 //	       mixed, and GuaranteedUpdate-style increments (CAS, else Get,
@@ -52,6 +56,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/clientv3"
+	pb "go.etcd.io/etcd/etcdserver/etcdserverpb"
 	"go.etcd.io/etcd/mvcc/mvccpb"
 )
 
@@ -625,9 +630,110 @@ func sectionBatch() {
 	emit("batch cas increments", map[string]interface{}{"violation": bad, "final": final})
 }
 
+// fragmentKeys keys of fragmentValue bytes: deleted in one revision with
+// prev_kv, about 4.5 MB of events, over twice etcd's 2 MiB response limit.
+const (
+	fragmentKeys  = 2200
+	fragmentValue = 1000
+)
+
+func sectionFragment() {
+	dir := key("cm/frag/")
+	stream, err := pb.NewWatchClient(client.ActiveConnection()).Watch(ctx)
+	if err != nil {
+		emit("fragment watch", map[string]interface{}{"err": errText(err)})
+		return
+	}
+	defer stream.CloseSend()
+	for id, fragment := range []bool{false, true} {
+		create := &pb.WatchCreateRequest{Key: []byte(dir),
+			RangeEnd: []byte(clientv3.GetPrefixRangeEnd(dir)), PrevKv: true,
+			Fragment: fragment, WatchId: int64(id + 1)}
+		if err := stream.Send(&pb.WatchRequest{RequestUnion: &pb.WatchRequest_CreateRequest{
+			CreateRequest: create}}); err != nil {
+			emit("fragment watch", map[string]interface{}{"err": errText(err)})
+			return
+		}
+		if wr, err := stream.Recv(); err != nil || !wr.Created {
+			emit("fragment watch created", map[string]interface{}{"err": errText(err)})
+			return
+		}
+	}
+	value := strings.Repeat("v", fragmentValue)
+	if _, err := inParallel(16, func(w int) (batchOp, error) {
+		for i := w; i < fragmentKeys; i += 16 {
+			if _, err := client.Put(ctx, fmt.Sprintf("%s%05d", dir, i), value); err != nil {
+				return batchOp{}, err
+			}
+		}
+		return batchOp{}, nil
+	}); err != nil {
+		emit("fragment puts", map[string]interface{}{"err": errText(err)})
+		return
+	}
+	// Both watches take every put before the delete, so that its revision
+	// reaches them alone, as a watch that keeps up receives it.
+	puts := map[int64]int{}
+	deadline := time.Now().Add(60 * time.Second)
+	for (puts[1] < fragmentKeys || puts[2] < fragmentKeys) && time.Now().Before(deadline) {
+		wr, err := stream.Recv()
+		if err != nil {
+			emit("fragment recv", map[string]interface{}{"err": errText(err)})
+			return
+		}
+		puts[wr.WatchId] += len(wr.Events)
+	}
+	del, err := client.Delete(ctx, dir, clientv3.WithPrefix())
+	if err != nil {
+		emit("fragment delete", map[string]interface{}{"err": errText(err)})
+		return
+	}
+	// Each watch's responses for the delete's revision, in order: events
+	// per response and its fragment mark.
+	type part struct {
+		Events   int  `json:"events"`
+		Fragment bool `json:"fragment"`
+		Deletes  bool `json:"all_deletes_with_prev"`
+	}
+	parts := map[int64][]part{}
+	got := map[int64]int{}
+	deadline = time.Now().Add(60 * time.Second)
+	for (got[1] < fragmentKeys || got[2] < fragmentKeys) && time.Now().Before(deadline) {
+		wr, err := stream.Recv()
+		if err != nil {
+			emit("fragment recv", map[string]interface{}{"err": errText(err)})
+			return
+		}
+		if wr.Header.Revision != del.Header.Revision {
+			continue
+		}
+		deletes := true
+		for _, ev := range wr.Events {
+			deletes = deletes && ev.Type == mvccpb.DELETE && ev.PrevKv != nil &&
+				len(ev.PrevKv.Value) == fragmentValue
+		}
+		parts[wr.WatchId] = append(parts[wr.WatchId], part{len(wr.Events), wr.Fragment, deletes})
+		got[wr.WatchId] += len(wr.Events)
+	}
+	emit("fragment raw watch", map[string]interface{}{"whole": parts[1], "fragmented": parts[2]})
+
+	// clientv3 with WithFragment hands its caller the parts as one response.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := client.Watch(wctx, dir, clientv3.WithPrefix(), clientv3.WithRev(del.Header.Revision),
+		clientv3.WithPrevKV(), clientv3.WithFragment())
+	select {
+	case wr := <-ch:
+		emit("fragment clientv3", map[string]interface{}{"events": len(wr.Events),
+			"err": errText(wr.Err())})
+	case <-time.After(60 * time.Second):
+		emit("fragment clientv3", map[string]interface{}{"err": "timed out"})
+	}
+}
+
 func main() {
 	endpoint := flag.String("endpoint", "127.0.0.1:2379", "etcd endpoints, comma-separated")
-	sections := flag.String("sections", "kv,watch,lease,compact,batch", "sections to run, in order")
+	sections := flag.String("sections", "kv,watch,lease,compact,fragment,batch", "sections to run, in order")
 	flag.StringVar(&prefix, "prefix", "/registry/", "key prefix of this run")
 	flag.Parse()
 	var err error
@@ -656,6 +762,8 @@ func main() {
 			sectionBatch()
 		case "compact":
 			sectionCompact()
+		case "fragment":
+			sectionFragment()
 		default:
 			fmt.Fprintln(os.Stderr, "unknown section", s)
 			os.Exit(2)
