@@ -1,5 +1,6 @@
 /*
- * bbolt.c - reads bbolt files (see bbolt.h) without trusting them.
+ * bbolt.c - reads bbolt files (see bbolt.h) without trusting them, and
+ * writes them (the writer's section says how).
  *
  * The format, as bbolt lays it out (little-endian):
  * - The file is pages of page_size bytes; page n starts at n * page_size.
@@ -300,4 +301,323 @@ sk_err sk_bbolt_bucket_get(const sk_bbolt *db, const sk_bbolt_bucket *parent, co
     else
         *out = (sk_bbolt_bucket){r, NULL, 0};
     return SK_OK;
+}
+
+/* ---- the writer ------------------------------------------------------------
+ *
+ * Built bottom-up, as a bulk load: a bucket's entries arrive in key order,
+ * fill a leaf until the next would overflow the page, and each full leaf
+ * goes to the sink at the next page id, its first key kept for the level
+ * above; when the bucket ends, branch pages are built over those keys,
+ * level by level, up to one root. An entry larger than a page gets a leaf
+ * of its own spanning overflow pages, as bbolt writes it. Every bucket has
+ * a root page of its own (bbolt inlines small ones, and reads either way).
+ * Last, the root bucket's leaf names the buckets; page 2 is an empty
+ * freelist, and pages 0 and 1 are metas: the file has no free page, so
+ * bbolt's consistency check (`etcdctl snapshot status`) finds every page
+ * reachable exactly once.
+ */
+
+enum { FLAG_FREELIST = 0x10, FIRST_DATA_PAGE = 3 };
+
+typedef struct node_ref {
+    unsigned char *key; /* the first key under the page (new) */
+    size_t key_len;
+    uint64_t id;
+} node_ref;
+
+typedef struct level {
+    node_ref *v;
+    size_t n, cap;
+} level;
+
+typedef struct leaf_elem {
+    uint32_t flags;
+    size_t off, key_len, value_len; /* off: into the writer's leaf bytes */
+} leaf_elem;
+
+struct sk_bbolt_writer {
+    uint32_t page_size;
+    sk_bbolt_sink sink;
+    void *arg;
+    sk_err err;          /* the first failure; every later call returns it */
+    uint64_t next_id;    /* the next page to write */
+    unsigned char *page; /* scratch for one page being written (grown for overflow) */
+    size_t page_cap;
+    /* the leaf being filled: its elements and their key and value bytes */
+    leaf_elem *elems;
+    size_t n_elems, cap_elems;
+    unsigned char *bytes;
+    size_t n_bytes, cap_bytes;
+    level leaves; /* the current tree's full leaves */
+    unsigned char *last_key; /* the current bucket's last key, for the order check */
+    size_t last_len, last_cap;
+    int in_bucket, any_key;
+    level buckets; /* the root's entries: each bucket's name and root page */
+};
+
+static void wr16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+static void wr32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void wr64(unsigned char *p, uint64_t v)
+{
+    wr32(p, (uint32_t)v);
+    wr32(p + 4, (uint32_t)(v >> 32));
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t cap2 = *cap ? *cap : 16;
+    while (cap2 < need)
+        cap2 *= 2;
+    p = realloc(p, cap2 * elem);
+    SK_CHECK_ALLOC(p);
+    *cap = cap2;
+    return p;
+}
+
+static void level_push(level *l, const unsigned char *key, size_t key_len, uint64_t id)
+{
+    l->v = grow(l->v, &l->cap, l->n + 1, sizeof *l->v);
+    node_ref *r = &l->v[l->n++];
+    r->key = malloc(key_len ? key_len : 1);
+    SK_CHECK_ALLOC(r->key);
+    memcpy(r->key, key, key_len);
+    r->key_len = key_len;
+    r->id = id;
+}
+
+static void level_clear(level *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].key);
+    l->n = 0;
+}
+
+sk_bbolt_writer *sk_bbolt_writer_new(uint32_t page_size, sk_bbolt_sink sink, void *arg)
+{
+    SK_CHECK(page_size >= 512 && page_size <= 65536 && !(page_size & (page_size - 1)));
+    sk_bbolt_writer *w = calloc(1, sizeof *w);
+    SK_CHECK_ALLOC(w);
+    w->page_size = page_size;
+    w->sink = sink;
+    w->arg = arg;
+    w->next_id = FIRST_DATA_PAGE;
+    return w;
+}
+
+void sk_bbolt_writer_free(sk_bbolt_writer *w)
+{
+    if (!w)
+        return;
+    level_clear(&w->leaves);
+    level_clear(&w->buckets);
+    free(w->leaves.v);
+    free(w->buckets.v);
+    free(w->elems);
+    free(w->bytes);
+    free(w->page);
+    free(w->last_key);
+    free(w);
+}
+
+/* The scratch page zeroed for n pages; its bytes. */
+static unsigned char *scratch(sk_bbolt_writer *w, size_t n)
+{
+    size_t need = n * w->page_size;
+    w->page = grow(w->page, &w->page_cap, need, 1);
+    memset(w->page, 0, need);
+    return w->page;
+}
+
+/* Writes the scratch page (span pages) as page id with the header given. */
+static void emit(sk_bbolt_writer *w, uint64_t id, uint16_t flags, size_t count, size_t span)
+{
+    SK_CHECK(count <= UINT16_MAX && span >= 1 && span - 1 <= UINT32_MAX);
+    wr64(w->page, id);
+    wr16(w->page + 8, flags);
+    wr16(w->page + 10, (uint16_t)count);
+    wr32(w->page + 12, (uint32_t)(span - 1));
+    if (w->err == SK_OK)
+        w->err = w->sink(w->arg, id * w->page_size, w->page, span * w->page_size);
+}
+
+static size_t pages_for(const sk_bbolt_writer *w, size_t bytes)
+{
+    return (bytes + w->page_size - 1) / w->page_size;
+}
+
+/* Writes the leaf being filled (if it has elements) and records it in
+ * leaves. */
+static void flush_leaf(sk_bbolt_writer *w, level *leaves)
+{
+    if (!w->n_elems)
+        return;
+    size_t size = PAGE_HEADER + ELEM_SIZE * w->n_elems + w->n_bytes, span = pages_for(w, size);
+    unsigned char *p = scratch(w, span), *data = p + PAGE_HEADER + ELEM_SIZE * w->n_elems;
+    for (size_t i = 0; i < w->n_elems; i++) {
+        const leaf_elem *e = &w->elems[i];
+        unsigned char *el = p + PAGE_HEADER + ELEM_SIZE * i;
+        wr32(el, e->flags);
+        wr32(el + 4, (uint32_t)(data + e->off - el));
+        wr32(el + 8, (uint32_t)e->key_len);
+        wr32(el + 12, (uint32_t)e->value_len);
+    }
+    memcpy(data, w->bytes, w->n_bytes);
+    uint64_t id = w->next_id;
+    w->next_id += span;
+    emit(w, id, FLAG_LEAF, w->n_elems, span);
+    level_push(leaves, w->bytes + w->elems[0].off, w->elems[0].key_len, id);
+    w->n_elems = 0;
+    w->n_bytes = 0;
+}
+
+static void add_elem(sk_bbolt_writer *w, level *leaves, uint32_t flags, const void *key,
+                     size_t key_len, const void *value, size_t value_len)
+{
+    size_t used = PAGE_HEADER + ELEM_SIZE * w->n_elems + w->n_bytes;
+    if (w->n_elems && (used + ELEM_SIZE + key_len + value_len > w->page_size ||
+                       w->n_elems == UINT16_MAX))
+        flush_leaf(w, leaves);
+    w->elems = grow(w->elems, &w->cap_elems, w->n_elems + 1, sizeof *w->elems);
+    w->bytes = grow(w->bytes, &w->cap_bytes, w->n_bytes + key_len + value_len, 1);
+    w->elems[w->n_elems++] = (leaf_elem){flags, w->n_bytes, key_len, value_len};
+    memcpy(w->bytes + w->n_bytes, key, key_len);
+    if (value_len)
+        memcpy(w->bytes + w->n_bytes + key_len, value, value_len);
+    w->n_bytes += key_len + value_len;
+}
+
+/* Builds the branch levels over nodes (which it empties) and returns the
+ * tree's root page; an empty tree gets an empty leaf. */
+static uint64_t close_tree(sk_bbolt_writer *w, level *nodes)
+{
+    flush_leaf(w, nodes);
+    if (!nodes->n) {
+        scratch(w, 1);
+        emit(w, w->next_id, FLAG_LEAF, 0, 1);
+        return w->next_id++;
+    }
+    level up = {0};
+    while (nodes->n > 1) {
+        for (size_t i = 0; i < nodes->n;) {
+            size_t first = i, size = PAGE_HEADER;
+            for (; i < nodes->n && i - first < UINT16_MAX; i++) {
+                size_t add = ELEM_SIZE + nodes->v[i].key_len;
+                if (i > first && size + add > w->page_size)
+                    break;
+                size += add;
+            }
+            size_t span = pages_for(w, size);
+            unsigned char *p = scratch(w, span), *data = p + PAGE_HEADER + ELEM_SIZE * (i - first);
+            for (size_t j = first; j < i; j++) {
+                unsigned char *el = p + PAGE_HEADER + ELEM_SIZE * (j - first);
+                wr32(el, (uint32_t)(data - el));
+                wr32(el + 4, (uint32_t)nodes->v[j].key_len);
+                wr64(el + 8, nodes->v[j].id);
+                memcpy(data, nodes->v[j].key, nodes->v[j].key_len);
+                data += nodes->v[j].key_len;
+            }
+            uint64_t id = w->next_id;
+            w->next_id += span;
+            emit(w, id, FLAG_BRANCH, i - first, span);
+            level_push(&up, nodes->v[first].key, nodes->v[first].key_len, id);
+        }
+        level_clear(nodes);
+        level t = *nodes;
+        *nodes = up;
+        up = t;
+    }
+    uint64_t root = nodes->v[0].id;
+    level_clear(nodes);
+    free(up.v);
+    return root;
+}
+
+static void end_bucket(sk_bbolt_writer *w)
+{
+    if (!w->in_bucket)
+        return;
+    uint64_t root = close_tree(w, &w->leaves);
+    w->buckets.v[w->buckets.n - 1].id = root;
+    w->in_bucket = 0;
+}
+
+sk_err sk_bbolt_writer_bucket(sk_bbolt_writer *w, const char *name, size_t name_len)
+{
+    end_bucket(w);
+    const node_ref *prev = w->buckets.n ? &w->buckets.v[w->buckets.n - 1] : NULL;
+    if (prev) {
+        int c = memcmp(prev->key, name, prev->key_len < name_len ? prev->key_len : name_len);
+        SK_CHECK(c < 0 || (c == 0 && prev->key_len < name_len));
+    }
+    level_push(&w->buckets, (const unsigned char *)name, name_len, 0);
+    w->in_bucket = 1;
+    w->any_key = 0;
+    return w->err;
+}
+
+sk_err sk_bbolt_writer_put(sk_bbolt_writer *w, const void *key, size_t key_len, const void *value,
+                           size_t value_len)
+{
+    SK_CHECK(w->in_bucket && key_len > 0 && key_len <= UINT32_MAX && value_len <= UINT32_MAX);
+    if (w->any_key) {
+        int c = memcmp(w->last_key, key, w->last_len < key_len ? w->last_len : key_len);
+        SK_CHECK(c < 0 || (c == 0 && w->last_len < key_len)); /* keys strictly increase */
+    }
+    w->last_key = grow(w->last_key, &w->last_cap, key_len, 1);
+    memcpy(w->last_key, key, key_len);
+    w->last_len = key_len;
+    w->any_key = 1;
+    add_elem(w, &w->leaves, 0, key, key_len, value, value_len);
+    return w->err;
+}
+
+static void write_meta(sk_bbolt_writer *w, uint64_t id, uint64_t root, uint64_t txid)
+{
+    unsigned char *p = scratch(w, 1), *m = p + PAGE_HEADER;
+    wr32(m, BBOLT_MAGIC);
+    wr32(m + 4, BBOLT_VERSION);
+    wr32(m + 8, w->page_size);
+    wr64(m + 16, root);
+    wr64(m + 32, 2); /* the freelist */
+    wr64(m + 40, w->next_id);
+    wr64(m + 48, txid);
+    wr64(m + 56, fnv1a64(m, 56));
+    emit(w, id, FLAG_META, 0, 1);
+}
+
+sk_err sk_bbolt_writer_finish(sk_bbolt_writer *w, uint64_t txid, uint64_t *size_out)
+{
+    SK_CHECK(txid >= 2);
+    end_bucket(w);
+    level root_leaves = {0};
+    unsigned char header[BUCKET_HEADER];
+    for (size_t i = 0; i < w->buckets.n; i++) {
+        wr64(header, w->buckets.v[i].id);
+        wr64(header + 8, 0); /* sequence */
+        add_elem(w, &root_leaves, LEAF_BUCKET, w->buckets.v[i].key, w->buckets.v[i].key_len,
+                 header, sizeof header);
+    }
+    uint64_t root = close_tree(w, &root_leaves);
+    free(root_leaves.v);
+    scratch(w, 1);
+    emit(w, 2, FLAG_FREELIST, 0, 1);
+    /* Two valid metas, as a file bbolt has committed to twice. */
+    write_meta(w, 0, root, txid - 1);
+    write_meta(w, 1, root, txid);
+    if (w->err == SK_OK)
+        *size_out = w->next_id * w->page_size;
+    return w->err;
 }

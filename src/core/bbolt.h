@@ -1,8 +1,9 @@
 /*
- * bbolt.h - a read-only reader of bbolt database files (the format of
- * etcd's backend, and of what `etcdctl snapshot save` writes), over bytes
- * the caller hands it: no I/O; memory is the handle and, during a walk, a
- * bitmap of one bit per page.
+ * bbolt.h - bbolt database files (the format of etcd's backend, and of what
+ * `etcdctl snapshot save` writes): a reader over bytes the caller hands it
+ * (no I/O; memory is the handle and, during a walk, a bitmap of one bit per
+ * page), and a writer that bulk-loads sorted buckets into a new file
+ * through a sink the caller provides (sqlkube's Maintenance Snapshot).
  *
  * The file is untrusted: every page id, offset, length and count is checked
  * against the bytes before it is read, a meta page counts only if its
@@ -54,5 +55,30 @@ typedef sk_err (*sk_bbolt_fn)(void *arg, const unsigned char *key, size_t key_le
  * that keys strictly increase, and that no page is visited twice. */
 sk_err sk_bbolt_each(const sk_bbolt *db, const sk_bbolt_bucket *b, sk_bbolt_fn fn, void *arg,
                      char **errmsg);
+
+/*
+ * The writer. Top-level buckets are added in increasing name order, each
+ * followed by its entries in strictly increasing key order (asserted: a
+ * file out of order would be a corrupt database); nested buckets are not
+ * written. Pages go to the sink at their offsets, each written once, not
+ * in file order (pages 0 to 2 come last); memory is about one page and the
+ * first key of each page written. The file is finished when
+ * sk_bbolt_writer_finish returns SK_OK; a sink failure is returned by that
+ * call and every later one.
+ */
+typedef struct sk_bbolt_writer sk_bbolt_writer;
+typedef sk_err (*sk_bbolt_sink)(void *arg, uint64_t offset, const void *data, size_t len);
+
+/* A new writer of pages of page_size bytes (a power of two, 512 to 65536). */
+sk_bbolt_writer *sk_bbolt_writer_new(uint32_t page_size, sk_bbolt_sink sink, void *arg);
+void sk_bbolt_writer_free(sk_bbolt_writer *w);
+/* Ends the bucket being written, if any, and begins the bucket name. */
+sk_err sk_bbolt_writer_bucket(sk_bbolt_writer *w, const char *name, size_t name_len);
+/* Adds an entry to the current bucket (bytes copied; key not empty). */
+sk_err sk_bbolt_writer_put(sk_bbolt_writer *w, const void *key, size_t key_len, const void *value,
+                           size_t value_len);
+/* Writes the root bucket, the freelist and the metas (transaction txid >= 2,
+ * the other meta txid - 1); *size_out is the file's length. */
+sk_err sk_bbolt_writer_finish(sk_bbolt_writer *w, uint64_t txid, uint64_t *size_out);
 
 #endif

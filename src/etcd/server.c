@@ -60,6 +60,7 @@
 #include "etcd/grpc.h"
 #include "etcd/keepalive.h"
 #include "etcd/service.h"
+#include "etcd/snapshot.h"
 #include "etcd/stream.h"
 #include "etcd/watch.h"
 
@@ -105,6 +106,7 @@ static const struct {
 } stream_routes[] = {
     {"/etcdserverpb.Watch/Watch", &sk_etcd_watch_ops},
     {"/etcdserverpb.Lease/LeaseKeepAlive", &sk_etcd_lease_keepalive_ops},
+    {"/etcdserverpb.Maintenance/Snapshot", &sk_etcd_snapshot_ops},
 };
 
 struct sk_etcd_stream {

@@ -773,10 +773,8 @@ static void maintenance_status(call *c, const uint8_t *msg, size_t len)
 }
 
 /* etcd's HashKV: CRC-32C of the bucket name "key", then of each version
- * row's bolt key and value as etcd stores them: the revision as 8 bytes of
- * main and 8 of sub, big-endian, joined by '_' and followed by 't' for a
- * tombstone; the mvccpb.KeyValue it marshals (a tombstone's holds only the
- * key). Rows come in bolt's order, which is (rev, sub). */
+ * row's bolt key and value as etcd stores them (sk_etcd_bolt_key/value).
+ * Rows come in bolt's order, which is (rev, sub). */
 typedef struct hash_kv {
     uint32_t crc;
 } hash_kv;
@@ -787,17 +785,19 @@ static void put_be64(unsigned char *out, uint64_t v)
         out[i] = (unsigned char)v;
 }
 
-static int hash_row(void *arg, const sk_kv_row *row)
+size_t sk_etcd_bolt_key(const sk_kv_row *row, unsigned char out[SK_ETCD_BOLT_KEY_MAX])
 {
-    hash_kv *h = arg;
-    unsigned char rev[18];
     size_t n = 17;
-    put_be64(rev, (uint64_t)row->kv.mod_rev);
-    rev[8] = '_';
-    put_be64(rev + 9, (uint64_t)row->sub);
+    put_be64(out, (uint64_t)row->kv.mod_rev);
+    out[8] = '_';
+    put_be64(out + 9, (uint64_t)row->sub);
     if (row->deleted)
-        rev[n++] = 't';
-    h->crc = sk_crc32c(h->crc, rev, n);
+        out[n++] = 't';
+    return n;
+}
+
+uint8_t *sk_etcd_bolt_value(const sk_kv_row *row, size_t *len_out)
+{
     Mvccpb__KeyValue kv = MVCCPB__KEY_VALUE__INIT;
     kv.key.data = (uint8_t *)row->kv.key;
     kv.key.len = row->kv.key_len;
@@ -813,6 +813,17 @@ static int hash_row(void *arg, const sk_kv_row *row)
     uint8_t *buf = malloc(len ? len : 1);
     SK_CHECK_ALLOC(buf);
     SK_CHECK(mvccpb__key_value__pack(&kv, buf) == len);
+    *len_out = len;
+    return buf;
+}
+
+static int hash_row(void *arg, const sk_kv_row *row)
+{
+    hash_kv *h = arg;
+    unsigned char key[SK_ETCD_BOLT_KEY_MAX];
+    h->crc = sk_crc32c(h->crc, key, sk_etcd_bolt_key(row, key));
+    size_t len;
+    uint8_t *buf = sk_etcd_bolt_value(row, &len);
     h->crc = sk_crc32c(h->crc, buf, len);
     free(buf);
     return 0;

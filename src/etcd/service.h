@@ -58,6 +58,15 @@ typedef struct sk_etcd_reply {
     size_t body_len;
 } sk_etcd_reply;
 
+/* A version row as etcd's backend stores it in bucket "key" (HashKV hashes
+ * these bytes, Snapshot writes them). The key: the revision as 8 bytes of
+ * main and 8 of sub, big-endian, joined by '_' and followed by 't' for a
+ * tombstone; returns its length. The value: the mvccpb.KeyValue etcd
+ * marshals (a tombstone's holds only the key), new, *len_out bytes. */
+#define SK_ETCD_BOLT_KEY_MAX 18
+size_t sk_etcd_bolt_key(const sk_kv_row *row, unsigned char out[SK_ETCD_BOLT_KEY_MAX]);
+uint8_t *sk_etcd_bolt_value(const sk_kv_row *row, size_t *len_out);
+
 /* Fills an etcd response header for revision rev (this member, term 1). */
 void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeader *h, int64_t rev);
 

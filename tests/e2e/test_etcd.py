@@ -72,14 +72,22 @@ def b64(s):
 
 
 class Etcd:
-    """A one-member etcd 3.4 in a temp dir, the reference."""
+    """A one-member etcd 3.4 in a temp dir, the reference; restored first
+    from a snapshot file (`etcdctl snapshot restore`) if one is given."""
 
-    def __init__(self):
+    def __init__(self, restore_from=None):
         self.dir = tempfile.mkdtemp(prefix="sk-etcd-ref.")
         self.port, peer = free_port(), free_port()
         client = "http://127.0.0.1:%d" % self.port
         peer_url = "http://127.0.0.1:%d" % peer
         self.log = open(os.path.join(self.dir, "etcd.log"), "wb")
+        if restore_from:
+            subprocess.run([ETCDCTL, "snapshot", "restore", restore_from, "--data-dir",
+                            os.path.join(self.dir, "data"), "--name", "ref",
+                            "--initial-cluster", "ref=" + peer_url,
+                            "--initial-advertise-peer-urls", peer_url],
+                           env=dict(os.environ, ETCDCTL_API="3"), stdout=self.log,
+                           stderr=subprocess.STDOUT, check=True, timeout=120)
         self.proc = subprocess.Popen(
             [ETCD, "--name", "ref", "--data-dir", os.path.join(self.dir, "data"),
              "--listen-client-urls", client, "--advertise-client-urls", client,
@@ -99,13 +107,14 @@ class Etcd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def healthy_reference():
-    """A reference Etcd that answers `endpoint health`. Its ports come from
+def healthy_reference(restore_from=None):
+    """A reference Etcd (restored from a snapshot file if one is given) that
+    answers `endpoint health`. Its ports come from
     free_port(), which another process may take before etcd binds them (etcd
     then exits): such a start is retried on fresh ports. A start that stays
     unhealthy fails with the tail of etcd's log, which stop() deletes."""
     for attempt in range(3):
-        ref = Etcd()
+        ref = Etcd(restore_from)
         deadline = time.monotonic() + 30
         while ref.proc.poll() is None and time.monotonic() < deadline:
             if ctl(ref.port, "endpoint", "health")[0] == 0:
