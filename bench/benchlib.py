@@ -7,6 +7,7 @@ import http.client
 import json
 import os
 import socket
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -29,16 +30,26 @@ def cpu_seconds(pid, tid=None):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def make_namespace(port, name):
-    """Creates Namespace name over plain HTTP on 127.0.0.1:port, once the
-    server answers (409, made by an earlier run, is fine)."""
+def make_namespace(port, name, tls=None):
+    """Creates Namespace name on 127.0.0.1:port, once the server answers (409,
+    made by an earlier run, is fine): over plain HTTP, or over HTTPS when tls
+    is (CA file, bearer token)."""
     body = json.dumps({"apiVersion": "v1", "kind": "Namespace",
                        "metadata": {"name": name}}).encode()
-    req = urllib.request.Request("http://127.0.0.1:%d/api/v1/namespaces" % port, data=body,
-                                 method="POST", headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    context = None
+    if tls:
+        headers["Authorization"] = "Bearer " + tls[1]
+    req = urllib.request.Request("%s://127.0.0.1:%d/api/v1/namespaces"
+                                 % ("https" if tls else "http", port), data=body,
+                                 method="POST", headers=headers)
     for _ in range(100):
         try:
-            urllib.request.urlopen(req, timeout=30).close()
+            if tls and context is None and os.path.exists(tls[0]):
+                context = ssl.create_default_context(cafile=tls[0])
+            if tls and context is None:
+                raise OSError("no CA yet")
+            urllib.request.urlopen(req, timeout=30, context=context).close()
             return
         except urllib.error.HTTPError as e:
             if e.code == 409:

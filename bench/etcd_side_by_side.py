@@ -30,9 +30,13 @@ serve --etcd-listen` on SQLite and, with --pg-url, one on PostgreSQL.
     and the server's RSS growth from before the watches to when they are all
     created, per watch.
 With --writebench BIN (build/writebench), each sqlkube target also takes
-durable creates of 1 KiB ConfigMaps over its Kubernetes API (plain HTTP,
-keep-alive, one connection per client) at the same client counts: issue 16's
-comparison of the REST write path with etcd's puts, in the same rounds.
+durable creates of 1 KiB ConfigMaps over its Kubernetes API (keep-alive, one
+connection per client) at the same client counts: issue 16's comparison of
+the REST write path with etcd's puts, in the same rounds. The API is served
+as users get it, HTTPS with its own CA, and writebench verifies the server's
+certificate and sends a bearer token (a --token-auth-file user in
+system:masters), as kubectl and controllers do (issue 39); --plain-http
+serves and drives plain HTTP instead, the old shortcut.
   * fanout (only when --sections names it): issue 16's fan-out load, 1,000
     watches and 1,000 writes offered at 500 a second by 16 writers, on each
     target: through clientv3 with the watches on 1,000 connections (one
@@ -110,18 +114,31 @@ def start_etcd():
                                "--quota-backend-bytes", str(8 << 30)], port, d)
 
 
-def start_sqlkube(binary, db_url, name=None):
+# The bearer token writebench sends over HTTPS (--token-auth-file's user).
+TOKEN = "sqlkube-bench-token"
+
+
+def start_sqlkube(binary, db_url, name=None, plain_http=False):
     """db_url None: SQLite in a fresh data dir. name: the target's label,
-    by default its backend's."""
+    by default its backend's. HTTPS unless plain_http."""
     d = tempfile.mkdtemp(prefix="sk-etcdb-")
     port, rest = free_port(), free_port()
-    cmd = [binary, "serve", "--plain-http", "--listen", "127.0.0.1:%d" % rest, "--data-dir", d,
+    cmd = [binary, "serve", "--listen", "127.0.0.1:%d" % rest, "--data-dir", d,
            "--etcd-listen", "127.0.0.1:%d" % port]
+    if plain_http:
+        cmd.append("--plain-http")
+    else:
+        tokens = os.path.join(d, "tokens.csv")
+        with open(tokens, "w") as f:
+            f.write('%s,bench,bench-uid,"system:masters"\n' % TOKEN)
+        cmd += ["--token-auth-file", tokens]
     if db_url:
         cmd += ["--db", db_url]
     postgres = bool(db_url) and db_url.startswith(("postgres://", "postgresql://"))
-    return Target(name or "sqlkube (%s)" % ("PostgreSQL" if postgres else "SQLite"), cmd, port, d,
-                  rest, postmaster_pid(db_url) if postgres else None)
+    t = Target(name or "sqlkube (%s)" % ("PostgreSQL" if postgres else "SQLite"), cmd, port, d,
+               rest, postmaster_pid(db_url) if postgres else None)
+    t.tls = None if plain_http else (os.path.join(d, "ca.crt"), TOKEN)
+    return t
 
 
 def http_creates(writebench, target, clients, seconds, prefix):
@@ -129,11 +146,13 @@ def http_creates(writebench, target, clients, seconds, prefix):
     target's REST API (namespace "bench", made first). Each run names its
     ConfigMaps with its own prefix: an earlier run's names are taken, and
     re-creating them would measure 409s."""
-    url = "http://127.0.0.1:%d" % target.rest_port
-    make_namespace(target.rest_port, "bench")  # or made by an earlier client count
+    url = "%s://127.0.0.1:%d" % ("https" if target.tls else "http", target.rest_port)
+    # or made by an earlier client count
+    make_namespace(target.rest_port, "bench", target.tls)
+    tls = ["--cacert", target.tls[0], "--token", target.tls[1]] if target.tls else []
     out = subprocess.run([writebench, "--url", url, "--namespace", "bench", "--clients",
                           str(clients), "--seconds", str(seconds), "--size", "1024",
-                          "--prefix", prefix],
+                          "--prefix", prefix] + tls,
                          capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         raise SystemExit("writebench failed: %s" % out.stderr[-2000:])
@@ -211,6 +230,9 @@ def fanout(etcdload, watchbench, target):
                  complete=r["complete_watchers"] == FANOUT_WATCHERS)
         rows.append(("etcd", label, r))
     if target.rest_port:
+        if target.tls:
+            raise SystemExit("the fanout section's REST watchers (watchbench) speak plain HTTP: "
+                             "run it with --plain-http")
         r = measured(target, [watchbench, "latency", "--url",
                               "http://127.0.0.1:%d" % target.rest_port, "--namespace", "lat",
                               "--clients", str(FANOUT_WATCHERS), "--events", str(FANOUT_EVENTS),
@@ -285,7 +307,9 @@ def main():
     ap.add_argument("--pg-url")
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--clients", default="1,8,32,64")
-    ap.add_argument("--writebench", help="also HTTP creates through this build/writebench")
+    ap.add_argument("--writebench", help="also REST creates through this build/writebench")
+    ap.add_argument("--plain-http", action="store_true",
+                    help="serve and drive the REST API over plain HTTP (default: HTTPS)")
     ap.add_argument("--sections", default="put,watch", help="of put, watch, fanout")
     ap.add_argument("--rounds", type=int, default=3, help="of the put section, each pairing")
     ap.add_argument("--watchbench", default="build/watchbench", help="for the fanout section")
@@ -296,9 +320,10 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     out_dir = os.path.dirname(os.path.abspath(args.bin))
     etcdload = build_etcdload(out_dir)
-    starters = [start_etcd, lambda: start_sqlkube(args.bin, None)]
+    starters = [start_etcd, lambda: start_sqlkube(args.bin, None, plain_http=args.plain_http)]
     if args.pg_url:
-        starters.append(lambda: start_sqlkube(args.bin, args.pg_url))
+        starters.append(lambda: start_sqlkube(args.bin, args.pg_url,
+                                              plain_http=args.plain_http))
     puts = {}
     if "put" in sections:
         puts = paired_puts(etcdload, args.writebench, starters,

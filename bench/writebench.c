@@ -1,8 +1,9 @@
 /*
  * writebench.c - closed-loop HTTP load generator for the create path.
  *
- *   writebench --url http://127.0.0.1:PORT --namespace NS --clients N
+ *   writebench --url http[s]://127.0.0.1:PORT --namespace NS --clients N
  *              --seconds S [--size BYTES] [--prefix P]
+ *              [--cacert FILE] [--cert FILE --key FILE] [--token TOKEN]
  *
  * N threads each hold one HTTP/1.1 keep-alive connection and POST ConfigMaps
  * (names P-<thread>-<seq>, a data value of BYTES bytes) back to back for S
@@ -14,8 +15,15 @@
  * p50/p99 are what a client saw; creates_per_s divides ok by the wall time
  * from the common start to the last thread's end.
  *
- * It depends on libc and pthreads only (no sqlkube code, no HTTP library) so
- * the same binary can be pointed at any build or at another API server.
+ * An https URL is spoken over TLS (GnuTLS), as users reach the API server by
+ * default: the server's certificate is verified against --cacert when one
+ * is given (for the URL's host), the client presents --cert/--key when
+ * given, and --token is sent as a bearer token. The handshake happens once
+ * per connection; it is not in a request's latency.
+ *
+ * It depends on libc, pthreads and GnuTLS only (no sqlkube code, no HTTP
+ * library) so the same binary can be pointed at any build or at another API
+ * server.
  * Closed loop (a new request only after the previous answer) because that is
  * how controllers write; it measures throughput at a given concurrency, not
  * behaviour under an open arrival rate. The server may close a connection
@@ -24,6 +32,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <gnutls/gnutls.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -53,11 +62,15 @@ typedef struct options {
     int seconds;
     size_t size;
     const char *prefix;
+    int tls;
+    gnutls_certificate_credentials_t creds; /* tls: shared by every connection */
+    char auth[4096];                        /* an Authorization header line, or "" */
 } options;
 
 /* One connection with its receive buffer. */
 typedef struct conn {
     int fd; /* -1 when not connected */
+    gnutls_session_t tls; /* NULL for plain HTTP */
     char buf[65536];
     size_t start, end; /* unread bytes are buf[start, end) */
 } conn;
@@ -91,6 +104,9 @@ static int64_t now_ns(void)
 
 static void conn_close(conn *c)
 {
+    if (c->tls)
+        gnutls_deinit(c->tls);
+    c->tls = NULL;
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
@@ -121,7 +137,26 @@ static int conn_open(conn *c, const options *o)
     setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     c->start = c->end = 0;
+    if (o->tls) {
+        int r;
+        if (gnutls_init(&c->tls, GNUTLS_CLIENT) < 0 || gnutls_set_default_priority(c->tls) < 0 ||
+            gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE, o->creds) < 0 ||
+            gnutls_server_name_set(c->tls, GNUTLS_NAME_DNS, o->host, strlen(o->host)) < 0)
+            goto fail;
+        gnutls_session_set_verify_cert(c->tls, o->host, 0);
+        gnutls_transport_set_int(c->tls, c->fd);
+        do
+            r = gnutls_handshake(c->tls);
+        while (r < 0 && !gnutls_error_is_fatal(r));
+        if (r < 0) {
+            fprintf(stderr, "writebench: TLS handshake: %s\n", gnutls_strerror(r));
+            goto fail;
+        }
+    }
     rc = 0;
+    goto out;
+fail:
+    conn_close(c);
 out:
     if (ai)
         freeaddrinfo(ai);
@@ -132,8 +167,8 @@ static int send_all(conn *c, const char *p, size_t n)
 {
     int rc = 0;
     while (n > 0) {
-        ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        ssize_t w = c->tls ? gnutls_record_send(c->tls, p, n) : send(c->fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && (c->tls ? !gnutls_error_is_fatal((int)w) : errno == EINTR))
             continue;
         if (w <= 0) {
             rc = -1;
@@ -158,8 +193,9 @@ static int conn_fill(conn *c)
     }
     ssize_t r;
     do
-        r = recv(c->fd, c->buf + c->end, sizeof c->buf - c->end, 0);
-    while (r < 0 && errno == EINTR);
+        r = c->tls ? gnutls_record_recv(c->tls, c->buf + c->end, sizeof c->buf - c->end)
+                   : recv(c->fd, c->buf + c->end, sizeof c->buf - c->end, 0);
+    while (r < 0 && (c->tls ? !gnutls_error_is_fatal((int)r) : errno == EINTR));
     if (r > 0) {
         c->end += (size_t)r;
         rc = 0;
@@ -319,7 +355,7 @@ static char *build_request(const options *o, int id, long seq, const char *paylo
                       o->prefix, id, seq);
     const char body_tail[] = "\"}}";
     size_t body_len = (size_t)bh + o->size + sizeof body_tail - 1;
-    size_t cap = body_len + 1024;
+    size_t cap = body_len + 1024 + sizeof o->auth;
     char *req = malloc(cap);
     if (!req) {
         fprintf(stderr, "writebench: out of memory\n");
@@ -328,8 +364,8 @@ static char *build_request(const options *o, int id, long seq, const char *paylo
     int h = snprintf(req, cap,
                      "POST /api/v1/namespaces/%s/configmaps HTTP/1.1\r\nHost: %s:%s\r\n"
                      "Content-Type: application/json\r\nAccept: application/json\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
-                     o->ns, o->host, o->port, body_len, body_head);
+                     "%sContent-Length: %zu\r\n\r\n%s",
+                     o->ns, o->host, o->port, o->auth, body_len, body_head);
     memcpy(req + h, payload, o->size);
     memcpy(req + h + o->size, body_tail, sizeof body_tail);
     *len = (size_t)h + o->size + sizeof body_tail - 1;
@@ -347,6 +383,7 @@ static void *worker_main(void *arg)
         exit(2);
     }
     c->fd = -1;
+    c->tls = NULL;
     for (size_t i = 0; i < o->size; i++)
         payload[i] = (char)('a' + (i % 26));
     pthread_barrier_wait(w->start);
@@ -407,26 +444,28 @@ static double percentile(const double *v, size_t n, double p)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: writebench --url http://HOST:PORT --namespace NS --clients N "
-                    "--seconds S [--size BYTES] [--prefix P]\n");
+    fprintf(stderr, "usage: writebench --url http[s]://HOST:PORT --namespace NS --clients N "
+                    "--seconds S [--size BYTES] [--prefix P] [--cacert FILE] "
+                    "[--cert FILE --key FILE] [--token TOKEN]\n");
     exit(2);
 }
 
-/* Splits "http://host:port[/]" into o->host and o->port. */
+/* Splits "http[s]://host:port[/]" into o->tls, o->host and o->port. */
 static int parse_url(const char *url, options *o)
 {
     int rc = -1;
     const char *p = url;
-    if (strncmp(p, "http://", 7) != 0)
+    o->tls = strncmp(p, "https://", 8) == 0;
+    if (!o->tls && strncmp(p, "http://", 7) != 0)
         goto out;
-    p += 7;
+    p += o->tls ? 8 : 7;
     size_t hostlen = strcspn(p, ":/");
     if (hostlen == 0 || hostlen >= sizeof o->host)
         goto out;
     memcpy(o->host, p, hostlen);
     o->host[hostlen] = '\0';
     p += hostlen;
-    snprintf(o->port, sizeof o->port, "80");
+    snprintf(o->port, sizeof o->port, o->tls ? "443" : "80");
     if (*p == ':') {
         size_t portlen = strspn(p + 1, "0123456789");
         if (portlen == 0 || portlen >= sizeof o->port)
@@ -451,9 +490,13 @@ static void parse_args(int argc, char **argv, options *o)
         {"seconds", required_argument, NULL, 's'},
         {"size", required_argument, NULL, 'z'},
         {"prefix", required_argument, NULL, 'p'},
+        {"cacert", required_argument, NULL, 'a'},
+        {"cert", required_argument, NULL, 'C'},
+        {"key", required_argument, NULL, 'k'},
+        {"token", required_argument, NULL, 't'},
         {NULL, 0, NULL, 0},
     };
-    const char *url = NULL;
+    const char *url = NULL, *cacert = NULL, *cert = NULL, *key = NULL, *token = NULL;
     long size = 1024;
     int opt;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -476,14 +519,39 @@ static void parse_args(int argc, char **argv, options *o)
         case 'p':
             o->prefix = optarg;
             break;
+        case 'a':
+            cacert = optarg;
+            break;
+        case 'C':
+            cert = optarg;
+            break;
+        case 'k':
+            key = optarg;
+            break;
+        case 't':
+            token = optarg;
+            break;
         default:
             usage();
         }
     }
     if (!url || !o->ns || optind != argc || o->clients < 1 || o->clients > 4096 || o->seconds < 1 ||
-        size < 0 || size > 64 << 20 || parse_url(url, o) < 0)
+        size < 0 || size > 64 << 20 || parse_url(url, o) < 0 || !cert != !key ||
+        (token && strlen(token) > sizeof o->auth - 64))
         usage();
     o->size = (size_t)size;
+    if (token)
+        snprintf(o->auth, sizeof o->auth, "Authorization: Bearer %s\r\n", token);
+    if (o->tls) {
+        if (gnutls_certificate_allocate_credentials(&o->creds) < 0 ||
+            (cacert && gnutls_certificate_set_x509_trust_file(o->creds, cacert,
+                                                              GNUTLS_X509_FMT_PEM) <= 0) ||
+            (cert && gnutls_certificate_set_x509_key_file(o->creds, cert, key,
+                                                          GNUTLS_X509_FMT_PEM) < 0)) {
+            fprintf(stderr, "writebench: cannot load the TLS files\n");
+            exit(2);
+        }
+    }
 }
 
 int main(int argc, char **argv)
