@@ -23,6 +23,20 @@
 //	       when it got all E events, each once, in revision order. After
 //	       the watches are created it prints "ready" on stderr and waits
 //	       -settle seconds, so the caller can read the server's memory.
+//	churn  -writers N -rate R -seconds S -keys K -size B -watchers W -streams K
+//	       -watch-conns C [-watch-endpoint E2]: k0smotron's churn load. N
+//	       writers, at R operations a second in all, create, update and
+//	       delete objects among K keys each (kube-apiserver's shapes: create
+//	       as Txn(ModRevision==0 -> Put), update and delete as
+//	       Txn(ModRevision==R -> write)), while W watches on the prefix
+//	       (spread over C connections and K streams; with -watch-endpoint,
+//	       every other connection goes to E2, another instance of the same
+//	       store) take every event. Reports write errors (a failed or
+//	       refused write: each writer owns its keys, so none should fail),
+//	       the events each watch should have got against what it got
+//	       (complete: every write, each once, in revision order, with the
+//	       right key and type; invented: an event no write made), and the
+//	       write-to-event lag over every delivery.
 //
 // Built in GOPATH mode (GO111MODULE=off) against Debian's
 // golang-etcd-server-dev (clientv3 3.4).
@@ -38,6 +52,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/clientv3"
@@ -284,9 +299,205 @@ func watch(endpoints string, watchers, streams, conns, events, intervalMs, write
 		"p50_ms": p50, "p99_ms": p99, "max_ms": max, "put_p50_ms": pp50, "put_p99_ms": pp99}
 }
 
+// churnWrite is one acknowledged write: what every watch must see.
+type churnWrite struct {
+	rev  int64
+	key  string
+	del  bool
+	sent time.Time
+}
+
+func churn(endpoints, watchEndpoint string, writers int, perSecond float64, seconds, keys, size,
+	watchers, streams, conns int) result {
+	writeClient := connect(endpoints, 1)[0]
+	var watchClients []*clientv3.Client
+	for i := 0; i < conns; i++ {
+		ep := endpoints
+		if watchEndpoint != "" && i%2 == 1 {
+			ep = watchEndpoint
+		}
+		watchClients = append(watchClients, connect(ep, 1)[0])
+	}
+	prefix := fmt.Sprintf("/bench/churn/%d/", time.Now().UnixNano())
+	first, err := writeClient.Put(context.Background(), prefix+"!start", "0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "put:", err)
+		os.Exit(2)
+	}
+	from := first.Header.Revision + 1
+	type delivery struct {
+		rev int64
+		key string
+		del bool
+		at  time.Time
+	}
+	got := make([][]delivery, watchers)
+	counts := make([]int64, watchers) // len(got[w]), read while the watches run
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	created := make(chan struct{}, watchers)
+	for w := 0; w < watchers; w++ {
+		sctx := metadata.AppendToOutgoingContext(ctx, "sk-stream", strconv.Itoa(w%streams))
+		ch := watchClients[w%conns].Watch(clientv3.WithRequireLeader(sctx), prefix,
+			clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithCreatedNotify())
+		wg.Add(1)
+		go func(w int, ch clientv3.WatchChan) {
+			defer wg.Done()
+			for wr := range ch {
+				if wr.Created {
+					created <- struct{}{}
+					continue
+				}
+				now := time.Now()
+				for _, ev := range wr.Events {
+					got[w] = append(got[w], delivery{ev.Kv.ModRevision, string(ev.Kv.Key),
+						ev.Type == clientv3.EventTypeDelete, now})
+				}
+				atomic.AddInt64(&counts[w], int64(len(wr.Events)))
+			}
+		}(w, ch)
+	}
+	for w := 0; w < watchers; w++ {
+		select {
+		case <-created:
+		case <-time.After(60 * time.Second):
+			fmt.Fprintln(os.Stderr, "watches not created in 60 s")
+			os.Exit(2)
+		}
+	}
+	value := strings.Repeat("x", size)
+	tokens := make(chan struct{}, writers)
+	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	go func() {
+		limiter := rate.NewLimiter(rate.Limit(perSecond), 1)
+		lctx, lcancel := context.WithDeadline(context.Background(), deadline)
+		defer lcancel()
+		for limiter.Wait(lctx) == nil {
+			select {
+			case tokens <- struct{}{}:
+			case <-lctx.Done():
+			}
+		}
+		close(tokens)
+	}()
+	var mu sync.Mutex
+	var writes []churnWrite
+	var writeLat []time.Duration
+	failed, refused := 0, 0
+	var wwg sync.WaitGroup
+	for g := 0; g < writers; g++ {
+		wwg.Add(1)
+		go func(g int) {
+			defer wwg.Done()
+			mod := make([]int64, keys) // each key's mod revision; 0: absent
+			var mine []churnWrite
+			var lat []time.Duration
+			bad, no := 0, 0
+			for i := 0; ; i++ {
+				if _, ok := <-tokens; !ok {
+					break
+				}
+				k := (i * 7919) % keys
+				key := fmt.Sprintf("%sw%03d/k%05d", prefix, g, k)
+				cmp := clientv3.Compare(clientv3.ModRevision(key), "=", mod[k])
+				var op clientv3.Op
+				del := mod[k] != 0 && i%3 == 2
+				if del {
+					op = clientv3.OpDelete(key)
+				} else {
+					op = clientv3.OpPut(key, value)
+				}
+				t0 := time.Now()
+				resp, err := writeClient.Txn(context.Background()).If(cmp).Then(op).Commit()
+				if err != nil {
+					bad++
+					continue
+				}
+				if !resp.Succeeded {
+					no++
+					continue
+				}
+				lat = append(lat, time.Since(t0))
+				rev := resp.Header.Revision
+				if del {
+					mod[k] = 0
+				} else {
+					mod[k] = rev
+				}
+				mine = append(mine, churnWrite{rev, key, del, t0})
+			}
+			mu.Lock()
+			writes = append(writes, mine...)
+			writeLat = append(writeLat, lat...)
+			failed += bad
+			refused += no
+			mu.Unlock()
+		}(g)
+	}
+	wwg.Wait()
+	sort.Slice(writes, func(i, j int) bool { return writes[i].rev < writes[j].rev })
+	byRev := map[int64]churnWrite{}
+	for _, wr := range writes {
+		byRev[wr.rev] = wr
+	}
+	// Every watch has until this long after the last write to catch up.
+	waitUntil := time.Now().Add(30 * time.Second)
+	for time.Now().Before(waitUntil) {
+		caughtUp := true
+		for w := range counts {
+			if atomic.LoadInt64(&counts[w]) < int64(len(writes)) {
+				caughtUp = false
+			}
+		}
+		if caughtUp {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	var lags []time.Duration
+	complete, invented, missing, delivered := 0, 0, 0, 0
+	for w := range got {
+		ok := len(got[w]) == len(writes)
+		delivered += len(got[w])
+		for i, d := range got[w] {
+			wr, known := byRev[d.rev]
+			if !known || wr.key != d.key || wr.del != d.del {
+				invented++
+				ok = false
+				continue
+			}
+			if i >= len(writes) || writes[i].rev != d.rev {
+				ok = false
+			}
+			lags = append(lags, d.at.Sub(wr.sent))
+		}
+		if len(got[w]) < len(writes) {
+			missing += len(writes) - len(got[w])
+		}
+		if ok {
+			complete++
+		}
+	}
+	p50, p99, max := percentiles(lags)
+	wp50, wp99, _ := percentiles(writeLat)
+	writeClient.Close()
+	for _, c := range watchClients {
+		c.Close()
+	}
+	return result{"mode": "churn", "writers": writers, "rate": perSecond, "watchers": watchers,
+		"writes": len(writes), "write_errors": failed, "writes_refused": refused,
+		"expected": len(writes) * watchers, "delivered": delivered,
+		"complete_watchers": complete, "invented": invented, "missing": missing,
+		"lag_p50_ms": p50, "lag_p99_ms": p99, "lag_max_ms": max,
+		"write_p50_ms": wp50, "write_p99_ms": wp99}
+}
+
 func main() {
 	endpoints := flag.String("endpoint", "127.0.0.1:2379", "endpoints, comma-separated")
-	mode := flag.String("mode", "put", "put or watch")
+	mode := flag.String("mode", "put", "put, watch or churn")
 	clients := flag.Int("clients", 32, "put: concurrent writers")
 	conns := flag.Int("conns", 8, "put: gRPC connections the writers share")
 	seconds := flag.Int("seconds", 10, "put: duration")
@@ -298,7 +509,9 @@ func main() {
 	interval := flag.Int("interval", 10, "watch: ms between puts")
 	settle := flag.Int("settle", 2, "watch: seconds between creating the watches and writing")
 	watchConns := flag.Int("watch-conns", 1, "watch: gRPC connections the watches are spread over")
-	writers := flag.Int("writers", 1, "watch: goroutines issuing the puts")
+	writers := flag.Int("writers", 1, "watch, churn: goroutines issuing the writes")
+	keys := flag.Int("keys", 100, "churn: keys per writer")
+	watchEndpoint := flag.String("watch-endpoint", "", "churn: every other watch connection's endpoint")
 	flag.Parse()
 	var r result
 	switch *mode {
@@ -310,6 +523,13 @@ func main() {
 			os.Exit(2)
 		}
 		r = watch(*endpoints, *watchers, *streams, *watchConns, *events, *interval, *writers, *settle)
+	case "churn":
+		if *watchConns < 1 || *writers < 1 || *perSecond <= 0 || *keys < 1 {
+			fmt.Fprintln(os.Stderr, "churn needs -watch-conns, -writers, -keys >= 1 and -rate > 0")
+			os.Exit(2)
+		}
+		r = churn(*endpoints, *watchEndpoint, *writers, *perSecond, *seconds, *keys, *size,
+			*watchers, *streams, *watchConns)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", *mode)
 		os.Exit(2)
