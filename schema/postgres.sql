@@ -228,80 +228,76 @@ CREATE TABLE sk_lease (
 );
 CREATE INDEX sk_lease_expiry ON sk_lease (expires_at_ms);
 
--- Migrations 0008_etcd_kv_views and 0011_superseded_flag.
--- Views of the etcd keyspace, for people inspecting a database by hand
--- (e.g. SELECT namespace, name FROM sk_kv_latest WHERE resource = 'pods');
--- sqlkube itself does not read them. sk_kv_history is every row of sk_kv,
--- tombstones included; sk_kv_latest the live version of each key (its newest
--- row, if not a tombstone). Migration 0011 added sk_kv_history's last
--- column, superseded (sk_kv's flag), and made sk_kv_latest a filter on it
--- instead of one probe of sk_kv_key per row. Decoded columns:
+-- Migrations 0008_etcd_kv_views, 0011_superseded_flag and 0014_kv_decoded.
+-- The etcd keyspace decoded for people inspecting a database by hand (e.g.
+-- SELECT namespace, name FROM sk_kv_latest WHERE resource = 'pods'); sqlkube
+-- itself reads none of it. sk_kv_doc holds each sk_kv row decoded once, by
+-- a follower in the server within moments of the row's commit
+-- (ctl/kvdecode.c; rows written before 0014 on its first passes; instances
+-- sharing a database skip what another decoded); a compaction's deleted
+-- rows take their docs with them (the trigger). Columns:
 --   key_text:  the key as text; NULL when it is not valid UTF-8 or holds a
---              NUL byte (key, the bytes, is always there).
+--              NUL byte (sk_kv.key, the bytes, is always there).
 --   "group", resource, namespace, name: the key read the way kube-apiserver
 --              lays out etcd under its default prefix /registry:
 --              /registry/<resource>/[<namespace>/]<name>, or
 --              /registry/<group>/<resource>/[<namespace>/]<name> when the
 --              first segment holds a '.' (CRDs, custom resources,
 --              APIServices). group is NULL when the key names none: built-in
---              resources are keyed by resource alone (deployments, not
---              apps/deployments). The prefixes kube renames are mapped back:
---              services/specs -> services, services/endpoints -> endpoints,
---              minions -> nodes, controllers -> replicationcontrollers,
---              ingress -> ingresses; other segments show as they are
---              (masterleases, ranges). namespace is NULL for a cluster-scoped
---              key (one segment after the resource). Any other key
+--              resources are keyed by resource alone. The prefixes kube
+--              renames are mapped back: services/specs -> services,
+--              services/endpoints -> endpoints, minions -> nodes, controllers
+--              -> replicationcontrollers, ingress -> ingresses; other
+--              segments show as they are (masterleases, ranges). namespace
+--              is NULL for a cluster-scoped key. Any other key
 --              (compact_rev_key, empty or extra segments) decodes to NULLs.
---   encoding:  'protobuf' (kube's magic prefix k8s\0), 'json' (the value
---              starts with '{' and is valid UTF-8 text: custom resources, or
---              --storage-media-type=application/json), else 'bytes'
---              (encrypted k8s:enc: values, tombstones, anything else).
---   value_json: the value as text when encoding is 'json', else NULL.
--- Both views decode every row they scan (tens of microseconds each): to look
--- at one resource, filter on the decoded columns, or on key for speed.
--- The UTF-8 check is a regular expression over the hex of the bytes, since
--- convert_from raises an error (failing the whole query) on invalid input.
--- (Text is converted to the database encoding: with one other than UTF8 or
--- SQL_ASCII, a character it cannot hold still raises.)
--- The LATERAL subqueries with OFFSET 0 are evaluated once per row; pulled up,
--- every reference would repeat them.
+--   encoding:  'protobuf' (kube's envelope, k8s\0), 'json' (a JSON object:
+--              custom resources, or --storage-media-type=application/json),
+--              'encrypted' (kube-apiserver's k8s:enc: values), else 'bytes';
+--              NULL for a tombstone.
+--   kind, api_version: the object's; a protobuf value's from its envelope
+--              even when the object cannot be decoded (an unknown kind).
+--   doc:       the object as jsonb: a protobuf value decoded by sqlkube's own
+--              codec as Go's encoding/json prints it, a JSON value as it is;
+--              NULL when it cannot be read.
+-- sk_kv_history is every row of sk_kv joined with its doc, tombstones
+-- included; sk_kv_latest the live version of each key (its newest row, if
+-- not a tombstone: sk_kv's superseded flag, migration 0011). value_json is
+-- the doc as text, in the place the views of 0008 had it.
+CREATE TABLE sk_kv_doc (
+    rev         bigint  NOT NULL,
+    sub         integer NOT NULL,
+    key_text    text COLLATE "C",
+    "group"     text COLLATE "C",
+    resource    text COLLATE "C",
+    namespace   text COLLATE "C",
+    name        text COLLATE "C",
+    encoding    text,
+    kind        text COLLATE "C",
+    api_version text COLLATE "C",
+    doc         jsonb,
+    PRIMARY KEY (rev, sub)
+);
+CREATE INDEX sk_kv_doc_object ON sk_kv_doc (resource, namespace, name);
+CREATE FUNCTION sk_kv_doc_compacted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM sk_kv_doc d USING gone g WHERE d.rev = g.rev AND d.sub = g.sub;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER sk_kv_doc_compacted AFTER DELETE ON sk_kv REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION sk_kv_doc_compacted();
+
 CREATE VIEW sk_kv_history AS
-    SELECT k.rev, k.sub, k.key,
-           CASE WHEN ku.ok IS NOT NULL THEN convert_from(k.key, 'UTF8') END AS key_text,
-           k.create_rev, k.version, k.lease, k.deleted, k.value AS value_bytes,
-           CASE WHEN d.ok AND strpos(s.a[1], '.') > 0 THEN s.a[1] END AS "group",
-           CASE WHEN NOT d.ok THEN NULL
-                WHEN strpos(s.a[1], '.') > 0 THEN s.a[2]
-                WHEN d.x = 3 THEN CASE s.a[2] WHEN 'specs' THEN 'services' ELSE 'endpoints' END
-                WHEN s.a[1] = 'minions' THEN 'nodes'
-                WHEN s.a[1] = 'controllers' THEN 'replicationcontrollers'
-                WHEN s.a[1] = 'ingress' THEN 'ingresses'
-                ELSE s.a[1] END AS resource,
-           CASE WHEN d.ok AND cardinality(s.a) = d.x + 1 THEN s.a[d.x] END AS namespace,
-           CASE WHEN d.ok THEN s.a[cardinality(s.a)] END AS name,
-           CASE WHEN substring(k.value FROM 1 FOR 4) = 'k8s\000'::bytea THEN 'protobuf'
-                WHEN vu.ok IS NOT NULL THEN 'json' ELSE 'bytes' END AS encoding,
-           CASE WHEN vu.ok IS NOT NULL THEN convert_from(k.value, 'UTF8') END AS value_json,
-           k.superseded
-    FROM sk_kv k
-    CROSS JOIN LATERAL (SELECT regexp_match(encode(k.key, 'hex'),
-                                            '^(?:0[1-9a-f]|[1-7][0-9a-f]|(?:c[2-9a-f]|d[0-9a-f])[89ab][0-9a-f]|(?:e0[ab][0-9a-f]|e[1-9a-cef][89ab][0-9a-f]|ed[89][0-9a-f])[89ab][0-9a-f]|(?:f0[9ab][0-9a-f]|f[1-3][89ab][0-9a-f]|f48[0-9a-f])[89ab][0-9a-f][89ab][0-9a-f])*$') AS ok OFFSET 0) AS ku
-    CROSS JOIN LATERAL (SELECT string_to_array(CASE WHEN ku.ok IS NOT NULL
-                                                    AND substring(k.key FROM 1 FOR 10) = '/registry/'::bytea
-                                               THEN convert_from(substring(k.key FROM 11), 'UTF8') END,
-                                               '/') AS a OFFSET 0) AS s
-    CROSS JOIN LATERAL (SELECT CASE WHEN strpos(s.a[1], '.') > 0 THEN 3
-                                    WHEN s.a[1] = 'services' AND s.a[2] IN ('specs', 'endpoints') AND cardinality(s.a) > 2 THEN 3
-                                    ELSE 2 END AS x) AS dx
-    CROSS JOIN LATERAL (SELECT dx.x, coalesce(array_position(s.a, '') IS NULL
-                                              AND cardinality(s.a) - dx.x IN (0, 1), false) AS ok) AS d
-    CROSS JOIN LATERAL (SELECT regexp_match(CASE WHEN substring(k.value FROM 1 FOR 1) = '{'::bytea
-                                                 THEN encode(k.value, 'hex') END,
-                                            '^(?:0[1-9a-f]|[1-7][0-9a-f]|(?:c[2-9a-f]|d[0-9a-f])[89ab][0-9a-f]|(?:e0[ab][0-9a-f]|e[1-9a-cef][89ab][0-9a-f]|ed[89][0-9a-f])[89ab][0-9a-f]|(?:f0[9ab][0-9a-f]|f[1-3][89ab][0-9a-f]|f48[0-9a-f])[89ab][0-9a-f][89ab][0-9a-f])*$') AS ok OFFSET 0) AS vu;
+    SELECT k.rev, k.sub, k.key, d.key_text, k.create_rev, k.version, k.lease, k.deleted,
+           k.value AS value_bytes, d."group", d.resource, d.namespace, d.name, d.encoding,
+           d.doc::text COLLATE "C" AS value_json, k.superseded, d.kind, d.api_version, d.doc
+    FROM sk_kv k LEFT JOIN sk_kv_doc d ON d.rev = k.rev AND d.sub = k.sub;
 
 CREATE VIEW sk_kv_latest AS
     SELECT h.key, h.key_text, h.rev, h.create_rev, h.version, h.lease, h.value_bytes,
-           h."group", h.resource, h.namespace, h.name, h.encoding, h.value_json
+           h."group", h.resource, h.namespace, h.name, h.encoding, h.value_json,
+           h.kind, h.api_version, h.doc
     FROM sk_kv_history h
     WHERE NOT h.deleted AND NOT h.superseded;
 

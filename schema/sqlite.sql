@@ -216,99 +216,71 @@ CREATE TABLE sk_lease (
 );
 CREATE INDEX sk_lease_expiry ON sk_lease (expires_at_ms);
 
--- Migrations 0008_etcd_kv_views and 0011_superseded_flag.
--- Views of the etcd keyspace, for people inspecting a database by hand
--- (e.g. SELECT namespace, name FROM sk_kv_latest WHERE resource = 'pods');
--- sqlkube itself does not read them. sk_kv_history is every row of sk_kv,
--- tombstones included; sk_kv_latest the live version of each key (its newest
--- row, if not a tombstone). Migration 0011 added sk_kv_history's last
--- column, superseded (sk_kv's flag), and made sk_kv_latest a filter on it
--- instead of one probe of sk_kv_key per row. Decoded columns:
+-- Migrations 0008_etcd_kv_views, 0011_superseded_flag and 0014_kv_decoded.
+-- The etcd keyspace decoded for people inspecting a database by hand (e.g.
+-- SELECT namespace, name FROM sk_kv_latest WHERE resource = 'pods'); sqlkube
+-- itself reads none of it. sk_kv_doc holds each sk_kv row decoded once, by
+-- a follower in the server within moments of the row's commit
+-- (ctl/kvdecode.c; rows written before 0014 on its first passes; instances
+-- sharing a database skip what another decoded); a compaction's deleted
+-- rows take their docs with them (the trigger). Columns:
 --   key_text:  the key as text; NULL when it is not valid UTF-8 or holds a
---              NUL byte (key, the bytes, is always there).
+--              NUL byte (sk_kv.key, the bytes, is always there).
 --   "group", resource, namespace, name: the key read the way kube-apiserver
 --              lays out etcd under its default prefix /registry:
 --              /registry/<resource>/[<namespace>/]<name>, or
 --              /registry/<group>/<resource>/[<namespace>/]<name> when the
 --              first segment holds a '.' (CRDs, custom resources,
 --              APIServices). group is NULL when the key names none: built-in
---              resources are keyed by resource alone (deployments, not
---              apps/deployments). The prefixes kube renames are mapped back:
---              services/specs -> services, services/endpoints -> endpoints,
---              minions -> nodes, controllers -> replicationcontrollers,
---              ingress -> ingresses; other segments show as they are
---              (masterleases, ranges). namespace is NULL for a cluster-scoped
---              key (one segment after the resource). Any other key
+--              resources are keyed by resource alone. The prefixes kube
+--              renames are mapped back: services/specs -> services,
+--              services/endpoints -> endpoints, minions -> nodes, controllers
+--              -> replicationcontrollers, ingress -> ingresses; other
+--              segments show as they are (masterleases, ranges). namespace
+--              is NULL for a cluster-scoped key. Any other key
 --              (compact_rev_key, empty or extra segments) decodes to NULLs.
---   encoding:  'protobuf' (kube's magic prefix k8s\0), 'json' (the value
---              starts with '{' and is valid UTF-8 text: custom resources, or
---              --storage-media-type=application/json), else 'bytes'
---              (encrypted k8s:enc: values, tombstones, anything else).
---   value_json: the value as text when encoding is 'json', else NULL.
--- Both views decode every row they scan (tens of microseconds each): to look
--- at one resource, filter on the decoded columns, or on key for speed.
--- SQLite reads invalid UTF-8 leniently instead of refusing it, so the
--- check is explicit: keys of ASCII only pass by GLOB, others character by
--- character (a character is valid if char() re-encodes its code point to the
--- same bytes). json_each(json_array(X)) binds X once per row: SQLite has no
--- LATERAL, and a stack of subqueries would be flattened into one expression
--- that repeats the decoding at every reference.
+--   encoding:  'protobuf' (kube's envelope, k8s\0), 'json' (a JSON object:
+--              custom resources, or --storage-media-type=application/json),
+--              'encrypted' (kube-apiserver's k8s:enc: values), else 'bytes';
+--              NULL for a tombstone.
+--   kind, api_version: the object's; a protobuf value's from its envelope
+--              even when the object cannot be decoded (an unknown kind).
+--   doc:       the object as JSON: a protobuf value decoded by sqlkube's own
+--              codec as Go's encoding/json prints it, a JSON value as it is;
+--              NULL when it cannot be read.
+-- sk_kv_history is every row of sk_kv joined with its doc, tombstones
+-- included; sk_kv_latest the live version of each key (its newest row, if
+-- not a tombstone: sk_kv's superseded flag, migration 0011). value_json is
+-- the doc as text, in the place the views of 0008 had it.
+CREATE TABLE sk_kv_doc (
+    rev         INTEGER NOT NULL,
+    sub         INTEGER NOT NULL,
+    key_text    TEXT,
+    "group"     TEXT,
+    resource    TEXT,
+    namespace   TEXT,
+    name        TEXT,
+    encoding    TEXT,
+    kind        TEXT,
+    api_version TEXT,
+    doc         TEXT,
+    PRIMARY KEY (rev, sub)
+) WITHOUT ROWID;
+CREATE INDEX sk_kv_doc_object ON sk_kv_doc (resource, namespace, name);
+CREATE TRIGGER sk_kv_doc_compacted AFTER DELETE ON sk_kv BEGIN
+    DELETE FROM sk_kv_doc WHERE rev = old.rev AND sub = old.sub;
+END;
+
 CREATE VIEW sk_kv_history AS
-    SELECT k.rev, k.sub, k.key, t.value AS key_text, k.create_rev, k.version, k.lease, k.deleted,
-           k.value AS value_bytes,
-           CASE WHEN x.value IS NOT NULL AND instr(json_extract(s.value, '$[0]'), '.') > 0
-                THEN json_extract(s.value, '$[0]') END AS "group",
-           CASE WHEN x.value IS NULL THEN NULL
-                WHEN instr(json_extract(s.value, '$[0]'), '.') > 0 THEN json_extract(s.value, '$[1]')
-                WHEN x.value = 3 THEN CASE json_extract(s.value, '$[1]') WHEN 'specs' THEN 'services' ELSE 'endpoints' END
-                ELSE CASE json_extract(s.value, '$[0]') WHEN 'minions' THEN 'nodes'
-                                                        WHEN 'controllers' THEN 'replicationcontrollers'
-                                                        WHEN 'ingress' THEN 'ingresses'
-                                                        ELSE json_extract(s.value, '$[0]') END END AS resource,
-           CASE WHEN json_array_length(s.value) = x.value + 1
-                THEN json_extract(s.value, '$[' || (x.value - 1) || ']') END AS namespace,
-           CASE WHEN x.value IS NOT NULL THEN json_extract(s.value, '$[#-1]') END AS name,
-           CASE WHEN substr(k.value, 1, 4) = x'6b387300' THEN 'protobuf'
-                WHEN v.value IS NOT NULL THEN 'json' ELSE 'bytes' END AS encoding,
-           v.value AS value_json, k.superseded
-    FROM sk_kv k
-    JOIN json_each(json_array(CASE WHEN instr(k.key, x'00') = 0
-                  AND (CAST(k.key AS TEXT) NOT GLOB '*[^' || char(1) || '-' || char(127) || ']*'
-                       OR (WITH RECURSIVE c(i, ok) AS (
-                               SELECT 1, 1
-                               UNION ALL
-                               SELECT i + 1, CAST(char(unicode(substr(CAST(k.key AS TEXT), i, 1))) AS BLOB)
-                                             = CAST(substr(CAST(k.key AS TEXT), i, 1) AS BLOB)
-                               FROM c WHERE ok AND i <= length(CAST(k.key AS TEXT)))
-                           SELECT min(ok) FROM c))
-             THEN CAST(k.key AS TEXT) END)) AS t
-    JOIN json_each(json_array(CASE WHEN substr(t.value, 1, 10) = '/registry/'
-             THEN '[' || replace(json_quote(substr(t.value, 11)), '/', '","') || ']' END)) AS s
-    JOIN json_each(json_array(CASE WHEN instr(json_extract(s.value, '$[0]'), '.') > 0 THEN 3
-                                   WHEN json_extract(s.value, '$[0]') = 'services'
-                                        AND json_extract(s.value, '$[1]') IN ('specs', 'endpoints')
-                                        AND json_array_length(s.value) > 2 THEN 3
-                                   ELSE 2 END)) AS x0
-    JOIN json_each(json_array(CASE WHEN json_array_length(s.value) - x0.value IN (0, 1)
-                                        AND substr(t.value, 11, 1) NOT IN ('', '/')
-                                        AND substr(t.value, -1) <> '/'
-                                        AND instr(substr(t.value, 11), '//') = 0
-                                   THEN x0.value END)) AS x
-    JOIN json_each(json_array(CASE WHEN substr(k.value, 1, 1) = x'7b' AND instr(k.value, x'00') = 0
-                  AND (CAST(k.value AS TEXT) NOT GLOB '*[^' || char(1) || '-' || char(127) || ']*'
-                       OR (WITH RECURSIVE c(i, ok) AS (
-                               SELECT 1, 1
-                               UNION ALL
-                               SELECT i + 1, CAST(char(unicode(substr(CAST(k.value AS TEXT), i, 1))) AS BLOB)
-                                             = CAST(substr(CAST(k.value AS TEXT), i, 1) AS BLOB)
-                               FROM c WHERE ok AND i <= length(CAST(k.value AS TEXT)))
-                           SELECT min(ok) FROM c))
-             THEN CAST(k.value AS TEXT) END)) AS v;
+    SELECT k.rev, k.sub, k.key, d.key_text, k.create_rev, k.version, k.lease, k.deleted,
+           k.value AS value_bytes, d."group", d.resource, d.namespace, d.name, d.encoding,
+           d.doc AS value_json, k.superseded, d.kind, d.api_version, d.doc
+    FROM sk_kv k LEFT JOIN sk_kv_doc d ON d.rev = k.rev AND d.sub = k.sub;
 
 CREATE VIEW sk_kv_latest AS
     SELECT key, key_text, rev, create_rev, version, lease, value_bytes,
-           "group", resource, namespace, name, encoding, value_json
-    FROM sk_kv_history h
+           "group", resource, namespace, name, encoding, value_json, kind, api_version, doc
+    FROM sk_kv_history
     WHERE deleted = 0 AND superseded = 0;
 
 -- Migration 0010_writer_batches.

@@ -88,11 +88,14 @@ void *sk_arena_alloc(sk_arena *a, size_t n)
 
 char *sk_arena_strdup(sk_arena *a, const char *s)
 {
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = sk_arena_alloc(a, n);
-    memcpy(d, s, n);
+    return s ? sk_arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+char *sk_arena_strndup(sk_arena *a, const char *s, size_t n)
+{
+    char *d = sk_arena_alloc(a, n + 1); /* zeroed: the NUL is there */
+    if (n)
+        memcpy(d, s, n);
     return d;
 }
 

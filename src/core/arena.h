@@ -26,6 +26,8 @@ void sk_arena_free(sk_arena *a);
 void *sk_arena_alloc(sk_arena *a, size_t n);
 /* A copy of s in the arena; NULL for NULL. */
 char *sk_arena_strdup(sk_arena *a, const char *s);
+/* A copy of the n bytes at s, NUL-terminated, in the arena. */
+char *sk_arena_strndup(sk_arena *a, const char *s, size_t n);
 /* A formatted string in the arena. */
 char *sk_arena_printf(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Calls release(ptr) when the arena is freed. */

@@ -40,6 +40,7 @@
  */
 #include "kube/protobuf.h"
 #include "core/check.h"
+#include "core/utf8.h"
 #include "kube/registry.h"
 
 #include <stdarg.h>
@@ -1387,6 +1388,46 @@ out:
     json_decref(obj);
     json_decref(av);
     json_decref(kind);
+    return err;
+}
+
+sk_err sk_protobuf_type_meta(const char *body, size_t len, char **api_version, char **kind)
+{
+    pb_ctx c = {NULL, 0};
+    char *av = NULL, *k = NULL;
+    sk_err err = SK_ERR_BAD_REQUEST;
+    if (len < sizeof magic || memcmp(body, magic, sizeof magic) != 0)
+        goto out;
+    pb_in in = {(const unsigned char *)body + sizeof magic, (const unsigned char *)body + len};
+    while (in.p < in.end) {
+        pb_item it;
+        if (next_item(&c, &in, "Unknown", &it) < 0)
+            goto out;
+        if (it.num != 1 || it.wt != WT_LEN)
+            continue;
+        pb_in tin = {it.data, it.data + it.len};
+        while (tin.p < tin.end) {
+            pb_item t;
+            if (next_item(&c, &tin, "TypeMeta", &t) < 0)
+                goto out;
+            if ((t.num != 1 && t.num != 2) || t.wt != WT_LEN || !sk_utf8_valid((const char *)t.data, t.len))
+                continue;
+            char **slot = t.num == 1 ? &av : &k;
+            free(*slot);
+            *slot = strndup((const char *)t.data, t.len);
+            SK_CHECK_ALLOC(*slot);
+        }
+    }
+    if (av && k && *av && *k) {
+        *api_version = av;
+        *kind = k;
+        av = k = NULL;
+        err = SK_OK;
+    }
+out:
+    free(av);
+    free(k);
+    free(c.why);
     return err;
 }
 

@@ -34,6 +34,11 @@ const sk_schema *sk_protobuf_schema_for(const char *api_version, const char *kin
  */
 sk_err sk_protobuf_to_json(const char *body, size_t len, json_t **out, char **why);
 
+/* The apiVersion and kind of a protobuf envelope's TypeMeta, whatever its
+ * object holds: both new on SK_OK; SK_ERR_BAD_REQUEST (nothing written)
+ * if body is not an envelope or names no apiVersion or kind. */
+sk_err sk_protobuf_type_meta(const char *body, size_t len, char **api_version, char **kind);
+
 /* Decodes one bare message of schema s (no envelope) to JSON; as above. */
 sk_err sk_protobuf_decode_message(const sk_schema *s, const char *data, size_t len, json_t **out,
                                   char **why);

@@ -190,6 +190,15 @@ typedef struct sk_backend_ops {
     /* Read: the rows sk_store_kv_kept visits, in one statement. */
     sk_err (*kv_kept)(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
                       void *arg);
+    /* The decoded rows (sk_kv_doc; sk_store_kv_docs_* say what they mean).
+     * kv_rows_after: up to limit rows of sk_kv after (rev, sub) in (rev,
+     * sub) order, one statement. kv_docs_put: its own transaction; a doc
+     * whose row is gone (compacted) or that is there already is skipped.
+     * kv_docs_last: the newest decoded row's (rev, sub), (0, 0) if none. */
+    sk_err (*kv_rows_after)(sk_conn *c, int64_t rev, int sub, int limit, sk_kv_row_fn fn,
+                            void *arg);
+    sk_err (*kv_docs_put)(sk_conn *c, const sk_kv_doc *docs, size_t n);
+    sk_err (*kv_docs_last)(sk_conn *c, int64_t *rev_out, int *sub_out);
     /*
      * Leases (sk_lease; on the writer's connection inside its transaction,
      * or on a pooled one as reads). lease_get: SK_ERR_NOT_FOUND if absent.

@@ -170,6 +170,17 @@ typedef struct sk_kv_row {
     int deleted;
 } sk_kv_row;
 
+/* A version row decoded for people reading SQL (table sk_kv_doc, shown by
+ * the views sk_kv_history and sk_kv_latest): what the key and the value
+ * say in kube-apiserver's layout (kube/etcdkey.h). Strings borrowed, NULL
+ * for none; doc is JSON text. */
+typedef struct sk_kv_doc {
+    int64_t rev;
+    int sub;
+    const char *key_text, *group, *resource, *ns, *name;
+    const char *encoding, *kind, *api_version, *doc;
+} sk_kv_doc;
+
 /* Visitor over version rows; row and its bytes are borrowed for the call.
  * Return non-zero to stop. */
 typedef int (*sk_kv_row_fn)(void *arg, const sk_kv_row *row);

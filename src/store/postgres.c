@@ -202,6 +202,9 @@ typedef enum {
     ST_FLAGS_WRONG,
     ST_KV_CHANGES,
     ST_KV_KEPT,
+    ST_KV_ROWS_AFTER,
+    ST_KV_DOCS_PUT,
+    ST_KV_DOCS_LAST,
     ST_LEASE_GET,
     ST_LEASE_PUT,
     ST_LEASE_DELETE,
@@ -361,6 +364,22 @@ static const struct {
                     " k.value FROM sk_kv k WHERE k.rev <= $1::bigint AND (k.rev > $2::bigint OR"
                     " (NOT k.deleted AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key"
                     " AND n.rev > k.rev AND n.rev <= $1::bigint))) ORDER BY k.rev, k.sub"},
+    /* The same columns as kv_kept: rows after ($1, $2), the primary key's order. */
+    [ST_KV_ROWS_AFTER] = {"kv_rows_after",
+                          "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted,"
+                          " k.value FROM sk_kv k WHERE (k.rev, k.sub) > ($1::bigint, $2::int)"
+                          " ORDER BY k.rev, k.sub LIMIT $3::int"},
+    /* A batch of docs as arrays (array_literal), one statement. */
+    [ST_KV_DOCS_PUT] = {"kv_docs_put",
+                        "INSERT INTO sk_kv_doc (rev, sub, key_text, \"group\", resource, namespace,"
+                        " name, encoding, kind, api_version, doc) SELECT v.* FROM unnest($1::bigint[],"
+                        " $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
+                        " $8::text[], $9::text[], $10::text[], $11::jsonb[]) AS v(rev, sub, key_text,"
+                        " g, resource, namespace, name, encoding, kind, api_version, doc) WHERE"
+                        " EXISTS (SELECT 1 FROM sk_kv k WHERE k.rev = v.rev AND k.sub = v.sub)"
+                        " ON CONFLICT DO NOTHING"},
+    [ST_KV_DOCS_LAST] = {"kv_docs_last",
+                         "SELECT rev, sub FROM sk_kv_doc ORDER BY rev DESC, sub DESC LIMIT 1"},
     [ST_LEASE_GET] = {"lease_get", "SELECT id, ttl, expires_at_ms FROM sk_lease WHERE id = $1"},
     [ST_LEASE_PUT] = {"lease_put", "INSERT INTO sk_lease (id, ttl, expires_at_ms)"
                                    " VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET"
@@ -1772,16 +1791,11 @@ static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_
     return err;
 }
 
-static sk_err pg_kv_kept(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
-                         void *arg)
+/* Visits res's rows as (rev, sub, key, create_rev, version, lease, deleted,
+ * value); clears res. */
+static void visit_kv_rows(PGresult *res, sk_kv_row_fn fn, void *arg)
 {
-    char upto[24], compact[24];
-    format_i64(upto, upto_rev);
-    format_i64(compact, compact_rev);
-    const char *const values[] = {upto, compact};
-    PGresult *res = NULL;
-    sk_err err = run(c, ST_KV_KEPT, 2, values, NULL, NULL, &res);
-    for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
+    for (int i = 0; i < PQntuples(res); i++) {
         size_t klen = 0, vlen = 0;
         unsigned char *key = bytea_at(res, i, 2, &klen), *value = bytea_at(res, i, 7, &vlen);
         sk_kv_row row = {.kv = {.mod_rev = sk_parse_i64(PQgetvalue(res, i, 0)),
@@ -1799,6 +1813,97 @@ static sk_err pg_kv_kept(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_k
         PQfreemem(value);
         if (stop)
             break;
+    }
+    PQclear(res);
+}
+
+static sk_err pg_kv_kept(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
+                         void *arg)
+{
+    char upto[24], compact[24];
+    format_i64(upto, upto_rev);
+    format_i64(compact, compact_rev);
+    const char *const values[] = {upto, compact};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_KEPT, 2, values, NULL, NULL, &res);
+    if (err == SK_OK)
+        visit_kv_rows(res, fn, arg);
+    return err;
+}
+
+static sk_err pg_kv_rows_after(sk_conn *c, int64_t rev, int sub, int limit, sk_kv_row_fn fn,
+                               void *arg)
+{
+    char rev_text[24], sub_text[24], limit_text[24];
+    format_i64(rev_text, rev);
+    format_i64(sub_text, sub);
+    format_i64(limit_text, limit);
+    const char *const values[] = {rev_text, sub_text, limit_text};
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_ROWS_AFTER, 3, values, NULL, NULL, &res);
+    if (err == SK_OK)
+        visit_kv_rows(res, fn, arg);
+    return err;
+}
+
+/* Appends s as an element of a PostgreSQL array literal: NULL, or quoted
+ * with '"' and '\' escaped. */
+static void array_element(sk_buf *b, const char *s, int first)
+{
+    if (!first)
+        sk_buf_append(b, ",", 1);
+    if (!s) {
+        sk_buf_append(b, "NULL", 4);
+        return;
+    }
+    sk_buf_append(b, "\"", 1);
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sk_buf_append(b, "\\", 1);
+        sk_buf_append(b, p, 1);
+    }
+    sk_buf_append(b, "\"", 1);
+}
+
+static sk_err pg_kv_docs_put(sk_conn *c, const sk_kv_doc *docs, size_t n)
+{
+    enum { COLS = 11 };
+    sk_buf arrays[COLS];
+    for (int j = 0; j < COLS; j++) {
+        arrays[j] = (sk_buf)SK_BUF_INIT;
+        sk_buf_append(&arrays[j], "{", 1);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const sk_kv_doc *d = &docs[i];
+        char rev[24], sub[24];
+        format_i64(rev, d->rev);
+        format_i64(sub, d->sub);
+        const char *col[COLS] = {rev, sub, d->key_text, d->group, d->resource, d->ns, d->name,
+                                 d->encoding, d->kind, d->api_version, d->doc};
+        for (int j = 0; j < COLS; j++)
+            array_element(&arrays[j], col[j], i == 0);
+    }
+    const char *values[COLS];
+    for (int j = 0; j < COLS; j++) {
+        sk_buf_append(&arrays[j], "}", 2); /* with the NUL */
+        values[j] = arrays[j].data;
+    }
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_DOCS_PUT, COLS, values, NULL, NULL, &res);
+    PQclear(res);
+    for (int j = 0; j < COLS; j++)
+        sk_buf_free(&arrays[j]);
+    return err;
+}
+
+static sk_err pg_kv_docs_last(sk_conn *c, int64_t *rev_out, int *sub_out)
+{
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_KV_DOCS_LAST, 0, NULL, NULL, NULL, &res);
+    if (err == SK_OK) {
+        int any = PQntuples(res) > 0;
+        *rev_out = any ? sk_parse_i64(PQgetvalue(res, 0, 0)) : 0;
+        *sub_out = any ? (int)sk_parse_i64(PQgetvalue(res, 0, 1)) : 0;
     }
     PQclear(res);
     return err;
@@ -2045,6 +2150,9 @@ const sk_backend_ops sk_backend_postgres = {
     .kv_range = pg_kv_range,
     .kv_changes = pg_kv_changes,
     .kv_kept = pg_kv_kept,
+    .kv_rows_after = pg_kv_rows_after,
+    .kv_docs_put = pg_kv_docs_put,
+    .kv_docs_last = pg_kv_docs_last,
     .reclaim = pg_reclaim,
     .kv_count = pg_kv_count,
     .kv_append = pg_kv_append,

@@ -84,6 +84,9 @@ enum {
     ST_FLAGS_WRONG,
     ST_KV_CHANGES,
     ST_KV_KEPT,
+    ST_KV_ROWS_AFTER,
+    ST_KV_DOC_PUT,
+    ST_KV_DOCS_LAST,
     ST_LEASE_GET,
     ST_LEASE_PUT,
     ST_LEASE_DELETE,
@@ -223,6 +226,15 @@ static const char *const sql_text[ST__COUNT] = {
         "sk_kv k WHERE k.rev <= ?1 AND (k.rev > ?2 OR (k.deleted = 0 AND NOT EXISTS (SELECT 1 "
         "FROM sk_kv n WHERE n.key = k.key AND n.rev > k.rev AND n.rev <= ?1))) ORDER BY k.rev, "
         "k.sub",
+    /* The same columns as ST_KV_KEPT: rows after (?1, ?2), the primary key's order. */
+    [ST_KV_ROWS_AFTER] =
+        "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted, k.value FROM "
+        "sk_kv k WHERE (k.rev, k.sub) > (?1, ?2) ORDER BY k.rev, k.sub LIMIT ?3",
+    [ST_KV_DOC_PUT] =
+        "INSERT INTO sk_kv_doc (rev, sub, key_text, \"group\", resource, namespace, name, "
+        "encoding, kind, api_version, doc) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11 "
+        "WHERE EXISTS (SELECT 1 FROM sk_kv WHERE rev = ?1 AND sub = ?2) ON CONFLICT DO NOTHING",
+    [ST_KV_DOCS_LAST] = "SELECT rev, sub FROM sk_kv_doc ORDER BY rev DESC, sub DESC LIMIT 1",
     [ST_KV_COMPACT_BOUNDS] = "SELECT kv_compact_rev, compact_rev FROM sk_revision WHERE id = 1",
     /* What the rows n in (?1, ?2] retire: every older version of n's key and
      * n itself if it is a tombstone (older ones went in earlier passes). */
@@ -1072,14 +1084,11 @@ static sk_err sqlite_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev,
     return err;
 }
 
-static sk_err sqlite_kv_kept(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
-                             void *arg)
+/* Visits the rows st (bound) selects as (rev, sub, key, create_rev,
+ * version, lease, deleted, value); resets it. */
+static sk_err visit_kv_rows(sk_conn *c, sqlite3_stmt *st, sk_kv_row_fn fn, void *arg,
+                            const char *what)
 {
-    sqlite3_stmt *st = stmt(c, ST_KV_KEPT);
-    if (!st)
-        return SK_ERR_INTERNAL;
-    sqlite3_bind_int64(st, 1, upto_rev);
-    sqlite3_bind_int64(st, 2, compact_rev);
     sk_err err = SK_OK;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1097,7 +1106,83 @@ static sk_err sqlite_kv_kept(sk_conn *c, int64_t upto_rev, int64_t compact_rev, 
             break;
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        err = map_rc(c, rc, "kv kept");
+        err = map_rc(c, rc, what);
+    sqlite3_reset(st);
+    return err;
+}
+
+static sk_err sqlite_kv_kept(sk_conn *c, int64_t upto_rev, int64_t compact_rev, sk_kv_row_fn fn,
+                             void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_KV_KEPT);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, upto_rev);
+    sqlite3_bind_int64(st, 2, compact_rev);
+    return visit_kv_rows(c, st, fn, arg, "kv kept");
+}
+
+static sk_err sqlite_kv_rows_after(sk_conn *c, int64_t rev, int sub, int limit, sk_kv_row_fn fn,
+                                   void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_KV_ROWS_AFTER);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sqlite3_bind_int64(st, 1, rev);
+    sqlite3_bind_int(st, 2, sub);
+    sqlite3_bind_int(st, 3, limit);
+    return visit_kv_rows(c, st, fn, arg, "kv rows after");
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static sk_err sqlite_kv_docs_put(sk_conn *c, const sk_kv_doc *docs, size_t n)
+{
+    sqlite3_stmt *st = stmt(c, ST_BEGIN);
+    sk_err err = st ? run_done(c, st, "begin kv docs") : SK_ERR_INTERNAL;
+    for (size_t i = 0; err == SK_OK && i < n; i++) {
+        if (!(st = stmt(c, ST_KV_DOC_PUT))) {
+            err = SK_ERR_INTERNAL;
+            break;
+        }
+        const sk_kv_doc *d = &docs[i];
+        sqlite3_bind_int64(st, 1, d->rev);
+        sqlite3_bind_int(st, 2, d->sub);
+        const char *text[] = {d->key_text, d->group, d->resource, d->ns, d->name,
+                              d->encoding, d->kind, d->api_version, d->doc};
+        for (int j = 0; j < 9; j++)
+            bind_text_or_null(st, 3 + j, text[j]);
+        err = run_done(c, st, "kv doc");
+    }
+    if (err == SK_OK)
+        err = (st = stmt(c, ST_COMMIT)) ? run_done(c, st, "commit kv docs") : SK_ERR_INTERNAL;
+    if (err != SK_OK)
+        sqlite_rollback(c);
+    return err;
+}
+
+static sk_err sqlite_kv_docs_last(sk_conn *c, int64_t *rev_out, int *sub_out)
+{
+    sqlite3_stmt *st = stmt(c, ST_KV_DOCS_LAST);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    sk_err err = SK_OK;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *rev_out = sqlite3_column_int64(st, 0);
+        *sub_out = sqlite3_column_int(st, 1);
+    } else if (rc == SQLITE_DONE) {
+        *rev_out = 0;
+        *sub_out = 0;
+    } else {
+        err = map_rc(c, rc, "kv docs last");
+    }
     sqlite3_reset(st);
     return err;
 }
@@ -1296,6 +1381,9 @@ const sk_backend_ops sk_backend_sqlite = {
     .kv_range = sqlite_kv_range,
     .kv_changes = sqlite_kv_changes,
     .kv_kept = sqlite_kv_kept,
+    .kv_rows_after = sqlite_kv_rows_after,
+    .kv_docs_put = sqlite_kv_docs_put,
+    .kv_docs_last = sqlite_kv_docs_last,
     .reclaim = sqlite_reclaim,
     .kv_count = sqlite_kv_count,
     .kv_append = sqlite_kv_append,

@@ -1466,6 +1466,49 @@ sk_err sk_store_kv_kept(sk_store *s, int64_t upto_rev, int64_t compact_rev, sk_k
     return err;
 }
 
+sk_err sk_store_kv_rows_after(sk_store *s, int64_t rev, int sub, int limit, sk_kv_row_fn fn,
+                              void *arg)
+{
+    SK_CHECK(limit > 0);
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->kv_rows_after(c, rev, sub, limit, fn, arg);
+    pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_kv_docs_put(sk_store *s, const sk_kv_doc *docs, size_t n)
+{
+    if (!n)
+        return SK_OK;
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->kv_docs_put(c, docs, n);
+    pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_kv_docs_last(sk_store *s, int64_t *rev_out, int *sub_out)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int64_t rev = 0;
+    int sub = 0;
+    err = s->ops->kv_docs_last(c, &rev, &sub);
+    pool_put(s, c, err);
+    if (err == SK_OK) {
+        *rev_out = rev;
+        *sub_out = sub;
+    }
+    return err;
+}
+
 /* One wait for a commit notification from any process, up to wait_ms, on
  * the store's notification connection (opened on first use, reopened after
  * an error); what it tells is folded into the store's notify_mu fields. */

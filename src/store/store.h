@@ -323,6 +323,22 @@ sk_err sk_store_kv_kept(sk_store *s, int64_t upto_rev, int64_t compact_rev, sk_k
                         void *arg);
 
 /*
+ * The etcd keyspace decoded for SQL (table sk_kv_doc, what the views
+ * sk_kv_history and sk_kv_latest show), filled off the commit path by a
+ * follower (ctl/kvdecode.h), so a put pays nothing for it: the follower
+ * reads the rows after the last one decoded (sk_store_kv_rows_after, up to
+ * limit, in (rev, sub) order, however compacted), decodes them and writes
+ * the docs in one transaction (sk_store_kv_docs_put: a row compacted away
+ * meanwhile, or decoded already by another instance on the same database,
+ * is skipped). Compaction removes a row's doc with the row.
+ */
+sk_err sk_store_kv_rows_after(sk_store *s, int64_t rev, int sub, int limit, sk_kv_row_fn fn,
+                              void *arg);
+sk_err sk_store_kv_docs_put(sk_store *s, const sk_kv_doc *docs, size_t n);
+/* The newest decoded row's (rev, sub); (0, 0) if none. */
+sk_err sk_store_kv_docs_last(sk_store *s, int64_t *rev_out, int *sub_out);
+
+/*
  * Waits until the store's revision exceeds after_rev or timeout_ms passes,
  * then sets *rev_out to the current revision and *compact_rev_out to the
  * compact revision (one read of both). SQLite: this process's commits

@@ -1,13 +1,20 @@
-"""The views sk_kv_latest and sk_kv_history (migration 0008) keep the etcd
-keyspace inspectable with plain SQL.
+"""The views sk_kv_latest and sk_kv_history keep the etcd keyspace
+inspectable with plain SQL: since migration 0014 they join sk_kv with
+sk_kv_doc, each row decoded once by the server's follower (ctl/kvdecode)
+instead of at every read.
 
 etcdctl writes keys in the shapes kube-apiserver uses (namespaced,
 cluster-scoped, group-prefixed, a custom resource with a JSON value,
 protobuf values with kube's k8s\\0 prefix, the renamed services/specs,
 services/endpoints and minions prefixes, compact_rev_key), an overwritten
 key, a deleted key, a valid non-ASCII UTF-8 key and a key that is not UTF-8;
-then the sqlite3 / psql CLI reads the views and every decoded column is
-checked, on whichever backend the suite runs. Also: sk_kv_latest reads
+and a real ConfigMap in kube's protobuf envelope, once the follower has
+decoded every row, the sqlite3 / psql CLI reads the views and every decoded
+column is checked, on whichever backend the suite runs: the key, the
+encoding (an encrypted k8s:enc: value as such), kind and apiVersion (a
+protobuf value's from its envelope, even of a kind sqlkube cannot decode),
+and the object as JSON, which SQL queries (the ConfigMap's data decoded from
+protobuf). A compaction removes the compacted rows' docs with them. Also: sk_kv_latest reads
 sk_kv's superseded flag (migration 0011) and probes no index per row; the
 README's SQL examples run and reach every table through an index (for the
 views the key indexes, whose sk_history one carries the flags on SQLite
@@ -23,6 +30,7 @@ person built on sk_objects still answering; the consistency check reports a
 flag set wrong by hand.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -64,60 +72,92 @@ KEYS = [
     (NOT_UTF8_KEY, PROTO),
     (b"/registry/secrets/default/gone", PROTO),
 ]
+# A ConfigMap as kube-apiserver stores it: the k8s\0 envelope (TypeMeta v1
+# ConfigMap) around the object's protobuf (metadata name "pb", namespace
+# "default"; data {"color": "blue"}).
+def _pb_field(num, payload):
+    return bytes([num << 3 | 2, len(payload)]) + payload
+
+
+CONFIGMAP_PB = b"k8s\x00" + _pb_field(1, _pb_field(1, b"v1") + _pb_field(2, b"ConfigMap")) + \
+    _pb_field(2, _pb_field(1, _pb_field(1, b"pb") + _pb_field(3, b"default")) +
+              _pb_field(2, _pb_field(1, b"color") + _pb_field(2, b"blue")))
+KEYS.append((b"/registry/configmaps/default/pb", CONFIGMAP_PB))
 OVERWRITTEN = (b"/registry/configmaps/default/cfg", b'{"v":2}')
 DELETED = b"/registry/secrets/default/gone"
 
 N = "<null>"
-# key -> (key_text, group, resource, namespace, name, encoding, value_json)
+# key -> (key_text, group, resource, namespace, name, encoding, kind, api_version, value_json)
 EXPECTED = {
     b"/registry/pods/default/web":
-        ("/registry/pods/default/web", N, "pods", "default", "web", "protobuf", N),
+        ("/registry/pods/default/web", N, "pods", "default", "web", "protobuf", "Thing", "v1", N),
     b"/registry/namespaces/team-a":
-        ("/registry/namespaces/team-a", N, "namespaces", N, "team-a", "protobuf", N),
+        ("/registry/namespaces/team-a", N, "namespaces", N, "team-a", "protobuf", "Thing", "v1",
+         N),
     b"/registry/apiregistration.k8s.io/apiservices/v1.apps":
         ("/registry/apiregistration.k8s.io/apiservices/v1.apps", "apiregistration.k8s.io",
-         "apiservices", N, "v1.apps", "json", '{"kind":"APIService"}'),
+         "apiservices", N, "v1.apps", "json", "APIService", N, {"kind": "APIService"}),
     b"/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com":
         ("/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.example.com",
          "apiextensions.k8s.io", "customresourcedefinitions", N, "widgets.example.com",
-         "protobuf", N),
+         "protobuf", "Thing", "v1", N),
     b"/registry/example.com/widgets/default/w1":
         ("/registry/example.com/widgets/default/w1", "example.com", "widgets", "default", "w1",
-         "json", CR_JSON.decode()),
+         "json", "Widget", "example.com/v1", json.loads(CR_JSON)),
     b"/registry/example.com/clusterwidgets/cw1":
         ("/registry/example.com/clusterwidgets/cw1", "example.com", "clusterwidgets", N, "cw1",
-         "json", CR_JSON.decode()),
+         "json", "Widget", "example.com/v1", json.loads(CR_JSON)),
     b"/registry/services/specs/default/kubernetes":
         ("/registry/services/specs/default/kubernetes", N, "services", "default", "kubernetes",
-         "protobuf", N),
+         "protobuf", "Thing", "v1", N),
     b"/registry/services/endpoints/default/kubernetes":
         ("/registry/services/endpoints/default/kubernetes", N, "endpoints", "default",
-         "kubernetes", "protobuf", N),
+         "kubernetes", "protobuf", "Thing", "v1", N),
     b"/registry/minions/node-1":
-        ("/registry/minions/node-1", N, "nodes", N, "node-1", "protobuf", N),
+        ("/registry/minions/node-1", N, "nodes", N, "node-1", "protobuf", "Thing", "v1", N),
     b"/registry/masterleases/10.0.0.1":
-        ("/registry/masterleases/10.0.0.1", N, "masterleases", N, "10.0.0.1", "protobuf", N),
+        ("/registry/masterleases/10.0.0.1", N, "masterleases", N, "10.0.0.1", "protobuf",
+         "Thing", "v1", N),
     b"/registry/clusterroles/syst\xc3\xa8me":
         ("/registry/clusterroles/syst\u00e8me", N, "clusterroles", N, "syst\u00e8me", "protobuf",
-         N),
+         "Thing", "v1", N),
     b"/registry/secrets/default/s1":
-        ("/registry/secrets/default/s1", N, "secrets", "default", "s1", "bytes", N),
+        ("/registry/secrets/default/s1", N, "secrets", "default", "s1", "encrypted", N, N, N),
     b"/registry/configmaps/default/cfg":
-        ("/registry/configmaps/default/cfg", N, "configmaps", "default", "cfg", "json",
-         '{"v":2}'),
+        ("/registry/configmaps/default/cfg", N, "configmaps", "default", "cfg", "json", N, N,
+         {"v": 2}),
     # Starts like JSON but is not UTF-8 text.
     b"/registry/configmaps/default/odd":
-        ("/registry/configmaps/default/odd", N, "configmaps", "default", "odd", "bytes", N),
+        ("/registry/configmaps/default/odd", N, "configmaps", "default", "odd", "bytes", N, N, N),
+    b"/registry/configmaps/default/pb":
+        ("/registry/configmaps/default/pb", N, "configmaps", "default", "pb", "protobuf",
+         "ConfigMap", "v1", {"kind": "ConfigMap", "apiVersion": "v1",
+                             # Go's encoding/json prints a zero Time as null
+                             "metadata": {"name": "pb", "namespace": "default",
+                                          "creationTimestamp": None},
+                             "data": {"color": "blue"}}),
     # Not kube's layout: an empty segment, one segment too many.
-    b"/registry/pods//x": ("/registry/pods//x", N, N, N, N, "protobuf", N),
-    b"/registry/a/b/c/d": ("/registry/a/b/c/d", N, N, N, N, "protobuf", N),
-    b"compact_rev_key": ("compact_rev_key", N, N, N, N, "bytes", N),
-    NOT_UTF8_KEY: (N, N, N, N, N, "protobuf", N),
+    b"/registry/pods//x": ("/registry/pods//x", N, N, N, N, "protobuf", "Thing", "v1", N),
+    b"/registry/a/b/c/d": ("/registry/a/b/c/d", N, N, N, N, "protobuf", "Thing", "v1", N),
+    b"compact_rev_key": ("compact_rev_key", N, N, N, N, "bytes", N, N, N),
+    NOT_UTF8_KEY: (N, N, N, N, N, "protobuf", "Thing", "v1", N),
 }
 
 COLS = ("coalesce(key_text, '<null>'), coalesce(\"group\", '<null>'), "
         "coalesce(resource, '<null>'), coalesce(namespace, '<null>'), coalesce(name, '<null>'), "
-        "encoding, coalesce(value_json, '<null>')")
+        "coalesce(encoding, '<null>'), coalesce(kind, '<null>'), coalesce(api_version, '<null>'), "
+        "coalesce(value_json, '<null>')")
+
+
+def parsed(row):
+    """A row of COLS with value_json parsed (PostgreSQL prints jsonb its own way)."""
+    return row[:-1] + [json.loads(row[-1]) if row[-1] != N else N]
+
+
+def decoded(server):
+    """Whether the follower has decoded every row of sk_kv."""
+    return sql(server, "SELECT (SELECT count(*) FROM sk_kv) = (SELECT count(*) FROM sk_kv_doc)"
+               )[0][0] in ("1", "t")
 
 
 def put(port, key, value):
@@ -156,6 +196,7 @@ class EtcdViews(unittest.TestCase):
                 put(cls.port, key, value)
             put(cls.port, *OVERWRITTEN)
             delete(cls.port, DELETED)
+            wait_until(lambda: decoded(cls.server), what="every row decoded")
         except BaseException:
             cls.server.cleanup()
             raise
@@ -178,7 +219,7 @@ class EtcdViews(unittest.TestCase):
         return got
 
     def test_latest_decodes_every_shape(self):
-        got = self.rows("sk_kv_latest", COLS)
+        got = {k: parsed(v) for k, v in self.rows("sk_kv_latest", COLS).items()}
         self.assertEqual(got, {k: list(v) for k, v in EXPECTED.items()})
 
     def test_latest_is_the_newest_live_version(self):
@@ -197,11 +238,15 @@ class EtcdViews(unittest.TestCase):
         self.assertEqual(bytes.fromhex(got[b"/registry/configmaps/default/odd"][0]), b"{\xff}")
 
     def test_value_json_is_queryable(self):
-        size = ("(value_json::jsonb)->'spec'->>'size'" if self.pg()
-                else "json_extract(value_json, '$.spec.size')")
+        size = ("doc->'spec'->>'size'" if self.pg() else "json_extract(doc, '$.spec.size')")
         rows = sql(self.server, "SELECT namespace, name, %s FROM sk_kv_latest "
                    "WHERE \"group\" = 'example.com' AND resource = 'widgets'" % size)
         self.assertEqual(rows, [["default", "w1", "3"]])
+        # a built-in kind stored as protobuf, queried by its decoded fields
+        color = ("doc->'data'->>'color'" if self.pg() else "json_extract(doc, '$.data.color')")
+        rows = sql(self.server, "SELECT name, %s FROM sk_kv_latest WHERE resource = 'configmaps'"
+                   " AND kind = 'ConfigMap' AND encoding = 'protobuf'" % color)
+        self.assertEqual(rows, [["pb", "blue"]])
 
     def test_history_keeps_overwrites_and_tombstones(self):
         deleted = "CASE WHEN deleted THEN 1 ELSE 0 END"
@@ -216,10 +261,11 @@ class EtcdViews(unittest.TestCase):
         # Tombstones and older versions decode as the live ones do.
         got = sql(self.server, "SELECT %s FROM sk_kv_history WHERE %s ORDER BY rev"
                   % (COLS, "key_text = '/registry/secrets/default/gone'"))
+        # a tombstone has its key decoded, and no value
         self.assertEqual(got, [["/registry/secrets/default/gone", N, "secrets", "default", "gone",
-                                "protobuf", N],
+                                "protobuf", "Thing", "v1", N],
                                ["/registry/secrets/default/gone", N, "secrets", "default", "gone",
-                                "bytes", N]])
+                                N, N, N, N]])
 
     def test_latest_reads_the_flag_not_the_index(self):
         """sk_kv_latest is a filter on sk_kv's superseded flag: no per-row
@@ -254,10 +300,11 @@ class EtcdViews(unittest.TestCase):
                     scans = [line for line in plan
                              if re.search(r"\bSCAN (h|k|sk_history|sk_kv|sk_ttl)\b", line)]
                 self.assertEqual(scans, [], "\n".join(plan))
-                for view, index in (("sk_objects", "sk_history_key"),
-                                    ("sk_kv_latest", "sk_kv_key")):
+                for view, indexes in (("sk_objects", ("sk_history_key",)),
+                                      ("sk_kv_latest", ("sk_kv_key", "sk_kv_doc_object"))):
                     if view in q:
-                        self.assertIn(index, "\n".join(plan))
+                        self.assertTrue(any(i in "\n".join(plan) for i in indexes),
+                                        "\n".join(plan))
                 sql(self.server, q)
         # the etcd examples find what they name
         by_prefix = [q for q in mine if "sk_kv_latest" in q and "/registry/pods/default/" in q]
@@ -315,6 +362,11 @@ class CurrentFlags(unittest.TestCase):
 
     def assert_views_are_the_truth(self):
         self.assertEqual(superseded_mismatches(self.server), [])
+        # every row decoded, and (after a compaction) no doc left of a row it removed
+        wait_until(lambda: decoded(self.server), what="every row decoded")
+        self.assertEqual(sql(self.server, "SELECT count(*) FROM sk_kv_doc d WHERE NOT EXISTS"
+                             " (SELECT 1 FROM sk_kv k WHERE k.rev = d.rev AND k.sub = d.sub)"),
+                         [["0"]])
         # the views against what the API serves
         live = sorted(r[0] for r in sql(self.server, "SELECT namespace || '/' || name FROM"
                                         " sk_objects WHERE resource = 'configmaps'"
@@ -411,17 +463,22 @@ class CurrentFlags(unittest.TestCase):
         objects = ("SELECT resource, namespace, name, resource_version FROM sk_objects"
                    " WHERE namespace LIKE 'flags-%'")
         keys = "SELECT key_text, rev FROM sk_kv_latest WHERE key_text LIKE '/flags/%'"
+        wait_until(lambda: decoded(self.server), what="every row decoded")
         before = sorted(sql(self.server, objects))
         before_kv = sorted(sql(self.server, keys))
         self.server.stop()
-        # The database as migration 0010 left it: no flags, and the views
-        # 0008 and 0009 made (read from their files).
+        # The database as migration 0010 left it: no flags, no decoded table,
+        # and the views 0008 and 0009 made (read from their files).
         root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "migrations",
                             "postgres" if self.pg() else "sqlite")
         with open(os.path.join(root, "0008_etcd_kv_views.sql")) as f:
             kv_views = f.read()
         objects_view = objects_view_0009(self.server)
+        undecoded = (" DROP TRIGGER sk_kv_doc_compacted ON sk_kv;"
+                     " DROP FUNCTION sk_kv_doc_compacted();" if self.pg()
+                     else " DROP TRIGGER sk_kv_doc_compacted;")
         sql(self.server, "DROP VIEW sk_objects; DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history;"
+                         " DROP TABLE sk_kv_doc;" + undecoded +
                          " DROP INDEX sk_history_key; CREATE INDEX sk_history_key ON sk_history"
                          " (resource, namespace, name, rev);"
                          " ALTER TABLE sk_history DROP COLUMN superseded;"
@@ -437,6 +494,8 @@ class CurrentFlags(unittest.TestCase):
         self.assertEqual(sql(self.server, "SELECT max(version) FROM sk_migrations"),
                          [[str(newest)]])
         self.assertEqual(superseded_mismatches(self.server), [])
+        # the follower decodes the rows that were there before the table
+        wait_until(lambda: decoded(self.server), what="the old rows decoded")
         self.assertEqual(sorted(sql(self.server, objects)), before)
         self.assertEqual(sorted(sql(self.server, keys)), before_kv)
         # the views people built on the old ones still answer, from the new ones

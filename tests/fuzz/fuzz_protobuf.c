@@ -11,8 +11,15 @@
  * leaves *out alone; whatever decodes encodes back (the decoder only
  * produces JSON the encoder accepts), and that encoding decodes again to
  * the same JSON.
+ *
+ * A body is also read as an etcd row's key and value (kube/etcdkey.h, what
+ * the SQL follower decodes): an object's key has a resource and ends in its
+ * name, and a value
+ * that decodes as an envelope here is classified as protobuf with a doc
+ * there.
  */
 #include "core/buf.h"
+#include "kube/etcdkey.h"
 #include "kube/protobuf.h"
 
 #include <stdint.h>
@@ -48,6 +55,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         err = sk_protobuf_decode_message(s, body, len, &out, &why);
     } else {
         err = sk_protobuf_to_json(body, len, &out, &why);
+        sk_etcdval v;
+        sk_etcdval_parse(body, len, &v);
+        if (err == SK_OK && (v.encoding != SK_ETCDVAL_PROTOBUF || !v.doc))
+            abort();
+        sk_etcdval_clear(&v);
+        sk_etcdkey k;
+        sk_etcdkey_parse(body, len, &k);
+        /* an object's key is text with a resource and a name; its name is
+         * the key's last segment */
+        if (k.is_object && (!k.text || !k.resource.len || !k.name.len ||
+                            k.name.p + k.name.len != body + len || k.name.p < body))
+            abort();
     }
     if (err != SK_OK) {
         if (err != SK_ERR_BAD_REQUEST || !why || out != (json_t *)0x1)
