@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# What the etcd keyspace's SQL decoder (ctl/kvdecode.c, issue 38 item 1)
+# costs puts: two builds side by side, one without the follower (BEFORE) and
+# one with it (AFTER), each on SQLite and on PostgreSQL, 3 interleaved rounds
+# of bench/etcdload puts (32 clients, 8 connections, 8 s), then whether the
+# docs kept up (rows of sk_kv against sk_kv_doc).
+#   BEFORE=/path/to/old/sqlkube AFTER=build/sqlkube bench/kvdecode_puts.sh
+# Run from a scratch directory: it makes data dirs there.
+set -e
+source "$(dirname "$0")/../tests/support/pg.sh"; pg_start >/dev/null
+EL=${ETCDLOAD:-$(dirname "$0")/../build/etcdload}
+start() { # bin name db port
+  mkdir -p $2; ($1 serve --listen 127.0.0.1:$(( $4 + 1000 )) --data-dir $2 --plain-http --etcd-listen 127.0.0.1:$4 $3 > $2.log 2>&1 &); }
+psql -XAq "$SK_PG_URL" -c "CREATE DATABASE before_db" -c "CREATE DATABASE after_db"
+base=${SK_PG_URL%/*}
+start ${BEFORE:?} sb "" 24001
+start ${AFTER:-build/sqlkube} sa "" 24002
+start ${BEFORE:?} pb "--db $base/before_db" 24003
+start ${AFTER:-build/sqlkube} pa "--db $base/after_db" 24004
+sleep 6
+for r in 1 2 3; do
+  for t in "24001 sqlite-before" "24002 sqlite-after" "24003 pg-before" "24004 pg-after"; do
+    set -- $t
+    echo "$r $2 $($EL -endpoint 127.0.0.1:$1 -mode put -clients 32 -conns 8 -seconds 8 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(round(d["puts_per_s"]), d["p99_ms"])')"
+  done
+done
+psql -XAt "$base/after_db" -c "select count(*) from sk_kv" -c "select count(*) from sk_kv_doc"
+sqlite3 sa/sqlkube.db "select count(*) from sk_kv; select count(*) from sk_kv_doc"
+pkill -f "serve --listen 127.0.0.1:2500[1-4]" || true
+sleep 1; pg_stop >/dev/null
