@@ -32,6 +32,11 @@
  * and reason, counted as failed and left as it is (no write is attempted
  * for it); the others are still rewritten, and the exit status is 1.
  *
+ * Each page's rewrites are queued together and their answers awaited, so
+ * the store's writer commits them a batch at a time (one fsync for up to
+ * a page), not one transaction per object; conflicts are then settled one
+ * object at a time.
+ *
  * Lists page at one snapshot revision in key order; objects created after
  * it were written by whoever created them. A snapshot that compaction
  * overtakes is taken again at the current revision, from the same key.
@@ -43,6 +48,7 @@
 #include "store/store.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,42 +114,46 @@ static json_t *object_of(const sk_row *row)
     return obj;
 }
 
-/* Rewrites one object, *row its version as listed (replaced by newer reads);
- * an error only when the store fails (then the command stops). */
-static sk_err rewrite_one(rewriter *rw, sk_row *row)
+/* What row needs: nothing (counted skipped), nothing it can have (counted
+ * failed, said on stderr), or a write of *obj (new). */
+enum { SKIP, FAIL, WRITE };
+static int classify(rewriter *rw, const sk_row *row, json_t **obj)
 {
-    sk_err err = SK_OK;
-    for (int attempt = 0;; attempt++) {
-        /* Not stale and an object: its first key wrote it. A value the
-         * codec could not read comes back as stored, never stale, and is
-         * no JSON object (a sealed value starts with kube's prefix). */
-        if (!row->stale && row->value_len > 0 && row->value[0] == '{') {
-            rw->c.skipped++;
-            break;
-        }
-        json_t *obj = object_of(row);
-        if (!obj) {
-            report_unreadable(rw, row);
-            rw->c.failed++;
-            break;
-        }
-        if (attempt == MAX_ATTEMPTS) {
-            json_decref(obj);
-            fprintf(stderr,
-                    "sqlkube: %s %s%s%s: updated %d times while being rewritten; left as it "
-                    "is, run again\n",
-                    row->resource, row->ns, *row->ns ? "/" : "", row->name, MAX_ATTEMPTS);
-            rw->c.failed++;
-            break;
-        }
-        sk_write w = {.op = SK_WRITE_UPDATE,
+    /* Not stale and an object: its first key wrote it. A value the codec
+     * could not read comes back as stored, never stale, and is no JSON
+     * object (a sealed value starts with kube's prefix). */
+    if (!row->stale && row->value_len > 0 && row->value[0] == '{') {
+        rw->c.skipped++;
+        return SKIP;
+    }
+    *obj = object_of(row);
+    if (!*obj) {
+        report_unreadable(rw, row);
+        rw->c.failed++;
+        return FAIL;
+    }
+    return WRITE;
+}
+
+/* The rewrite of row: the object as read, at the revision read. */
+static sk_write rewrite_of(const sk_row *row, json_t *obj)
+{
+    return (sk_write){.op = SK_WRITE_UPDATE,
                       .resource = row->resource,
                       .ns = row->ns,
                       .name = row->name,
                       .expected_rev = row->rev,
                       .object = obj,
                       .keep_expiry = 1};
-        err = sk_store_write(rw->store, &w, NULL);
+}
+
+/* Counts the answer err to the rewrite of *row; on a conflict reads the
+ * object again (into *row) and decides again, rewriting it one write at a
+ * time until it is done. An error only when the store fails (then the
+ * command stops). */
+static sk_err settle(rewriter *rw, sk_row *row, sk_err err)
+{
+    for (int attempt = 1;; attempt++) {
         if (err == SK_OK) {
             rw->c.rewritten++;
             break;
@@ -157,16 +167,80 @@ static sk_err rewrite_one(rewriter *rw, sk_row *row)
             break;
         sk_row now = {0};
         err = sk_store_get(rw->store, row->resource, row->ns, row->name, 0, &now);
-        if (err == SK_ERR_NOT_FOUND) {
-            rw->c.skipped++;
-            err = SK_OK;
-            break;
-        }
         if (err != SK_OK)
-            break;
+            continue; /* NOT_FOUND: skipped, above; else the store's error */
         sk_row_clear(row);
         *row = now;
+        json_t *obj = NULL;
+        if (classify(rw, row, &obj) != WRITE)
+            break;
+        if (attempt == MAX_ATTEMPTS) {
+            json_decref(obj);
+            fprintf(stderr,
+                    "sqlkube: %s %s%s%s: updated %d times while being rewritten; left as it "
+                    "is, run again\n",
+                    row->resource, row->ns, *row->ns ? "/" : "", row->name, MAX_ATTEMPTS);
+            rw->c.failed++;
+            break;
+        }
+        sk_write w = rewrite_of(row, obj);
+        err = sk_store_write(rw->store, &w, NULL);
     }
+    return err;
+}
+
+/* The page's writes in flight: queued together, so the writer commits
+ * them in few transactions (group commit) instead of one each. */
+typedef struct inflight {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int pending;
+    sk_err err[PAGE];
+} inflight;
+
+typedef struct slot {
+    inflight *in;
+    int i;
+} slot;
+
+static void write_done(void *arg, sk_err err, const sk_row *result)
+{
+    (void)result;
+    slot *sl = arg;
+    pthread_mutex_lock(&sl->in->mu);
+    sl->in->err[sl->i] = err;
+    if (--sl->in->pending == 0)
+        pthread_cond_signal(&sl->in->cv);
+    pthread_mutex_unlock(&sl->in->mu);
+}
+
+/* Rewrites what the page's rows need: every write queued at once, then
+ * each answer settled. */
+static sk_err rewrite_page(rewriter *rw, page *p)
+{
+    inflight in = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {SK_OK}};
+    slot slots[PAGE];
+    int queued[PAGE];
+    for (int i = 0; i < p->n; i++) {
+        json_t *obj = NULL;
+        queued[i] = classify(rw, &p->rows[i], &obj) == WRITE;
+        if (!queued[i])
+            continue;
+        slots[i] = (slot){&in, i};
+        pthread_mutex_lock(&in.mu);
+        in.pending++;
+        pthread_mutex_unlock(&in.mu);
+        sk_write w = rewrite_of(&p->rows[i], obj);
+        sk_store_write_async(rw->store, &w, write_done, &slots[i]);
+    }
+    pthread_mutex_lock(&in.mu);
+    while (in.pending > 0)
+        pthread_cond_wait(&in.cv, &in.mu);
+    pthread_mutex_unlock(&in.mu);
+    sk_err err = SK_OK;
+    for (int i = 0; err == SK_OK && i < p->n; i++)
+        if (queued[i])
+            err = settle(rw, &p->rows[i], in.err[i]);
     return err;
 }
 
@@ -186,8 +260,8 @@ static sk_err rewrite_resource(rewriter *rw, const char *resource)
             err = sk_store_revisions(rw->store, &rev, &compact);
             continue;
         }
-        for (int i = 0; err == SK_OK && i < p->n; i++)
-            err = rewrite_one(rw, &p->rows[i]);
+        if (err == SK_OK)
+            err = rewrite_page(rw, p);
         if (err == SK_OK && p->n > 0) {
             free(after_ns);
             free(after_name);
