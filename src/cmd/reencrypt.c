@@ -119,20 +119,22 @@ static json_t *object_of(const sk_row *row)
 enum { SKIP, FAIL, WRITE };
 static int classify(rewriter *rw, const sk_row *row, json_t **obj)
 {
+    int what = WRITE;
+    json_t *o = NULL;
     /* Not stale and an object: its first key wrote it. A value the codec
      * could not read comes back as stored, never stale, and is no JSON
      * object (a sealed value starts with kube's prefix). */
     if (!row->stale && row->value_len > 0 && row->value[0] == '{') {
         rw->c.skipped++;
-        return SKIP;
-    }
-    *obj = object_of(row);
-    if (!*obj) {
+        what = SKIP;
+    } else if (!(o = object_of(row))) {
         report_unreadable(rw, row);
         rw->c.failed++;
-        return FAIL;
+        what = FAIL;
+    } else {
+        *obj = o;
     }
-    return WRITE;
+    return what;
 }
 
 /* The rewrite of row: the object as read, at the revision read. */
