@@ -156,6 +156,14 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
         if (obj && convert)
             served = sk_convert_from_stored(ls->res, obj);
         match = obj && sk_list_stream_matches(ls, served ? served : obj);
+    } else {
+        /* Unparsed, a stored value that is no JSON object (one no
+         * configured key decrypts: store.c, opened_value) would be copied
+         * into the list as it is; it is left out, as the parsed paths
+         * leave it out, so the list goes on without it. */
+        size_t len;
+        const char *data = sk_blob_data(blob, &len);
+        match = len > 0 && data[0] == '{';
     }
     if (match) {
         if (ls->watch_events)

@@ -123,6 +123,12 @@ const sk_store_codec *sk_encryption_codec(const sk_encryption *e)
     return &e->codec;
 }
 
+int sk_encryption_covers(const sk_encryption *e, const char *resource)
+{
+    /* A name past kube's caps is no resource a file can name. */
+    return strlen(resource) < MAX_RESOURCE && chain_for(e->config, resource) != NULL;
+}
+
 void sk_encryption_free(sk_encryption *e)
 {
     if (!e)

@@ -24,6 +24,9 @@ typedef struct sk_encryption sk_encryption;
 sk_encryption *sk_encryption_load(const char *path, char **errmsg);
 /* The codec for sk_store_set_codec (borrowed from e). */
 const sk_store_codec *sk_encryption_codec(const sk_encryption *e);
+/* Non-zero when the file names providers for the resource column
+ * ("secrets", "deployments.apps"), directly or by a wildcard. */
+int sk_encryption_covers(const sk_encryption *e, const char *resource);
 /* NULL-safe; zeroes the keys. */
 void sk_encryption_free(sk_encryption *e);
 

@@ -1,5 +1,6 @@
 /*
- * main.c - the sqlkube command line: serve, migrate, compact, import.
+ * main.c - the sqlkube command line: serve, migrate, compact, import,
+ * reencrypt.
  *
  * Every failure a user can cause (bad flag, an SQLite file that cannot be
  * opened, a malformed database URL, port in use) ends in ONE line on stderr
@@ -22,6 +23,7 @@
  * heap about 30% above what the cache held (bench/README.md, Watch).
  */
 #include "cmd/import.h"
+#include "cmd/reencrypt.h"
 #include "cmd/server.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -70,6 +72,7 @@
 #define MAX_TOKEN_FILE_BYTES (16 * 1024 * 1024)
 #define MAX_SA_KEY_FILES 16
 #define MAX_API_AUDIENCES 16
+#define MAX_RESOURCES 64
 
 typedef struct options {
     const char *listen;
@@ -103,6 +106,8 @@ typedef struct options {
     size_t n_tls_sans;
     const char *token_auth_file;
     const char *encryption_config;
+    const char *resources[MAX_RESOURCES]; /* reencrypt --resource */
+    size_t n_resources;
     int anonymous_auth;
     const char *sa_signing_key_file;
     const char *sa_key_files[MAX_SA_KEY_FILES];
@@ -129,6 +134,9 @@ static void usage(FILE *f)
         "  compact   run one compaction pass and exit\n"
         "  import    import an etcd keyspace (--etcd-snapshot) into an empty store, with\n"
         "            its revisions, and exit\n"
+        "  reencrypt rewrite, in place, every object of the resources that\n"
+        "            --encryption-provider-config encrypts which its first key did not\n"
+        "            write (key rotation; safe beside running servers), and exit\n"
         "\n"
         "flags:\n"
         "  --listen HOST:PORT       address to serve on (default %s)\n"
@@ -201,9 +209,12 @@ static void usage(FILE *f)
         "  --advertise-address IP   serve: this server's address for clients (a SAN too)\n"
         "  --token-auth-file FILE   serve: static bearer tokens, kube's CSV:\n"
         "                           token,user,uid,\"group1,group2\"\n"
-        "  --encryption-provider-config FILE  serve: kube's EncryptionConfiguration:\n"
-        "                           the resources it names are kept encrypted (identity,\n"
-        "                           aescbc, aesgcm, secretbox)\n"
+        "  --encryption-provider-config FILE  serve, reencrypt: kube's\n"
+        "                           EncryptionConfiguration: the resources it names are\n"
+        "                           kept encrypted (identity, aescbc, aesgcm, secretbox)\n"
+        "  --resource NAME          reencrypt: only this resource (secrets,\n"
+        "                           deployments.apps; repeatable, or comma-separated;\n"
+        "                           default: every one the file encrypts)\n"
         "  --anonymous-auth[=BOOL]  serve: requests without credentials are\n"
         "                           system:anonymous instead of 401 (default false)\n"
         "  --service-account-signing-key-file FILE  serve: the PEM RSA private key that\n"
@@ -804,6 +815,7 @@ int main(int argc, char **argv)
         {"audit-log-maxsize", required_argument, NULL, 1011},
         {"audit-log-maxbackup", required_argument, NULL, 1012},
         {"etcd-snapshot", required_argument, NULL, 1020},
+        {"resource", required_argument, NULL, 1021},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
@@ -993,6 +1005,13 @@ int main(int argc, char **argv)
         case 1013:
             o.encryption_config = optarg;
             break;
+        case 1021:
+            for (char *r = strtok(optarg, ","); r; r = strtok(NULL, ",")) {
+                if (o.n_resources == MAX_RESOURCES)
+                    return fail("%s", "too many --resource names: at most 64");
+                o.resources[o.n_resources++] = r;
+            }
+            break;
         case 1008:
             if ((o.anonymous_auth = optarg ? sk_parse_bool(optarg) : 1) < 0)
                 return fail("invalid --anonymous-auth %s: want true or false", optarg);
@@ -1055,6 +1074,8 @@ int main(int argc, char **argv)
         return fail("%s", "--etcd-trusted-ca-file needs --etcd-cert-file and --etcd-key-file");
     if (o.etcd_snapshot && strcmp(cmd, "import") != 0)
         return fail("%s", "--etcd-snapshot is a flag of import");
+    if (o.n_resources && strcmp(cmd, "reencrypt") != 0)
+        return fail("%s", "--resource is a flag of reencrypt");
     if ((o.etcd_cert_file || o.etcd_trusted_ca_file || o.etcd_max_request_bytes ||
          o.etcd_allow_unauthenticated) &&
         !o.etcd_listen)
@@ -1088,5 +1109,9 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "import") == 0)
         return o.etcd_snapshot ? sk_cmd_import_snapshot(db, o.etcd_snapshot)
                                : fail("%s", "import needs --etcd-snapshot FILE");
+    if (strcmp(cmd, "reencrypt") == 0)
+        return o.encryption_config
+                   ? sk_cmd_reencrypt(db, o.encryption_config, o.resources, o.n_resources)
+                   : fail("%s", "reencrypt needs --encryption-provider-config FILE");
     return fail("unknown command %s (see --help)", cmd);
 }

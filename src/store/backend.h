@@ -130,9 +130,14 @@ typedef struct sk_backend_ops {
      */
     sk_err (*set_expiry)(sk_conn *c, const char *resource, const char *ns, const char *name,
                          int64_t rev, int64_t expires_at_ms);
+    /* In the writer's transaction: the key's row, if it names version
+     * from_rev, names to_rev instead, its time kept. */
+    sk_err (*move_expiry)(sk_conn *c, const char *resource, const char *ns, const char *name,
+                          int64_t from_rev, int64_t to_rev);
     /* Visits the versions named by up to limit rows of sk_ttl with
      * expires_at_ms <= now_ms, soonest first. (A row names a live version:
-     * the write that supersedes or deletes it rewrites or clears the row.) */
+     * the write that supersedes or deletes it rewrites, moves or clears the
+     * row.) */
     sk_err (*expired)(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, void *arg);
     /*
      * Allocations (sk_allocation), in the writer's transaction. claim_taken:
@@ -224,6 +229,10 @@ typedef struct sk_backend_ops {
      * on its key's newest row, or clear on an older one), at one snapshot;
      * one probe of sk_history_key per row (read, autocommit). */
     sk_err (*flags_wrong)(sk_conn *c, const char *resource, int64_t *count_out);
+    /* Read (autocommit): visits every resource column of sk_history once,
+     * in order, one probe of sk_history_key each (a skip scan, whatever
+     * the table's size). */
+    sk_err (*resources)(sk_conn *c, int (*fn)(void *arg, const char *resource), void *arg);
     /* Optional (NULL where rows are not held back, as SQLite's): sends the
      * rows kv_append and append hold back now, in the open transaction,
      * and forgets the known keys (the database answers for them from

@@ -186,6 +186,7 @@ typedef enum {
     ST_CLAIM,
     ST_SET_EXPIRY,
     ST_CLEAR_EXPIRY,
+    ST_MOVE_EXPIRY,
     ST_EXPIRED,
     ST_META_GET,
     ST_SET_COMPACTED,
@@ -200,6 +201,7 @@ typedef enum {
     ST_KV_COMPACT,
     ST_DB_SIZE,
     ST_FLAGS_WRONG,
+    ST_RESOURCES,
     ST_KV_CHANGES,
     ST_KV_KEPT,
     ST_KV_ROWS_AFTER,
@@ -320,6 +322,9 @@ static const struct {
                        " DO UPDATE SET rev = excluded.rev, expires_at_ms = excluded.expires_at_ms"},
     [ST_CLEAR_EXPIRY] = {"clear_expiry",
                          "DELETE FROM sk_ttl WHERE resource = $1 AND namespace = $2 AND name = $3"},
+    [ST_MOVE_EXPIRY] = {"move_expiry",
+                        "UPDATE sk_ttl SET rev = $5::bigint WHERE resource = $1 AND namespace = $2"
+                        " AND name = $3 AND rev = $4::bigint"},
     [ST_EXPIRED] = {"expired", "SELECT " ROW_COLS " FROM sk_ttl t JOIN sk_history h"
                                " ON h.rev = t.rev WHERE t.expires_at_ms <= $1::bigint"
                                " ORDER BY t.expires_at_ms LIMIT $2::bigint"},
@@ -347,6 +352,12 @@ static const struct {
                         " <> EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = h.resource AND"
                         " n.namespace = h.namespace AND n.name = h.name AND n.rev > h.rev"
                         " OFFSET 0)"},
+    /* The next resource after the last one, by the index, until none. */
+    [ST_RESOURCES] = {"resources",
+                      "WITH RECURSIVE r(resource) AS (SELECT min(resource) FROM sk_history"
+                      " UNION ALL SELECT (SELECT min(h.resource) FROM sk_history h WHERE"
+                      " h.resource > r.resource) FROM r WHERE r.resource IS NOT NULL)"
+                      " SELECT resource FROM r WHERE resource IS NOT NULL"},
     /* The writes in ($1, $2] with the version each replaced (the newest
      * older version of its key unless a tombstone): one (key, rev) index
      * probe per row. */
@@ -1577,6 +1588,19 @@ static sk_err pg_set_expiry(sk_conn *c, const char *resource, const char *ns, co
     return err;
 }
 
+static sk_err pg_move_expiry(sk_conn *c, const char *resource, const char *ns, const char *name,
+                             int64_t from_rev, int64_t to_rev)
+{
+    char from_text[24], to_text[24];
+    format_i64(from_text, from_rev);
+    format_i64(to_text, to_rev);
+    const char *const values[] = {resource, ns, name, from_text, to_text};
+    PGresult *res = NULL;
+    sk_err err = run_unheld(c, ST_MOVE_EXPIRY, 5, values, NULL, NULL, &res);
+    PQclear(res);
+    return err;
+}
+
 static sk_err pg_expired(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, void *arg)
 {
     char now_text[24], limit_text[24];
@@ -1700,6 +1724,17 @@ static sk_err pg_claims_list(sk_conn *c, const char *kind, int (*fn)(void *arg, 
     const char *const values[] = {kind};
     PGresult *res = NULL;
     sk_err err = run(c, ST_CLAIMS_LIST, 1, values, NULL, NULL, &res);
+    for (int i = 0; err == SK_OK && i < PQntuples(res); i++)
+        if (fn(arg, PQgetvalue(res, i, 0)))
+            break;
+    PQclear(res);
+    return err;
+}
+
+static sk_err pg_resources(sk_conn *c, int (*fn)(void *arg, const char *resource), void *arg)
+{
+    PGresult *res = NULL;
+    sk_err err = run(c, ST_RESOURCES, 0, NULL, NULL, NULL, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++)
         if (fn(arg, PQgetvalue(res, i, 0)))
             break;
@@ -2139,6 +2174,7 @@ const sk_backend_ops sk_backend_postgres = {
     .compact_claim = pg_compact_claim,
     .wait_notify = pg_wait_notify,
     .set_expiry = pg_set_expiry,
+    .move_expiry = pg_move_expiry,
     .expired = pg_expired,
     .meta_get = pg_meta_get,
     .kv_flush = pg_kv_flush,
@@ -2161,6 +2197,7 @@ const sk_backend_ops sk_backend_postgres = {
     .kv_compact = pg_kv_compact,
     .db_size = pg_db_size,
     .flags_wrong = pg_flags_wrong,
+    .resources = pg_resources,
     .lease_get = pg_lease_get,
     .lease_put = pg_lease_put,
     .lease_delete = pg_lease_delete,

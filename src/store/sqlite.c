@@ -64,6 +64,7 @@ enum {
     ST_VACUUM,
     ST_SET_EXPIRY,
     ST_CLEAR_EXPIRY,
+    ST_MOVE_EXPIRY,
     ST_EXPIRED,
     ST_META_GET,
     ST_SET_COMPACTED,
@@ -82,6 +83,7 @@ enum {
     ST_KV_COMPACT_MARK,
     ST_DB_SIZE,
     ST_FLAGS_WRONG,
+    ST_RESOURCES,
     ST_KV_CHANGES,
     ST_KV_KEPT,
     ST_KV_ROWS_AFTER,
@@ -188,6 +190,8 @@ static const char *const sql_text[ST__COUNT] = {
                       "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (resource, namespace, name) "
                       "DO UPDATE SET rev = excluded.rev, expires_at_ms = excluded.expires_at_ms",
     [ST_CLEAR_EXPIRY] = "DELETE FROM sk_ttl WHERE resource = ?1 AND namespace = ?2 AND name = ?3",
+    [ST_MOVE_EXPIRY] = "UPDATE sk_ttl SET rev = ?5 WHERE resource = ?1 AND namespace = ?2 AND "
+                       "name = ?3 AND rev = ?4",
     [ST_EXPIRED] = "SELECT " ROW_COLS " FROM sk_ttl t JOIN sk_history h ON h.rev = t.rev "
                    "WHERE t.expires_at_ms <= ?1 ORDER BY t.expires_at_ms LIMIT ?2",
     [ST_META_GET] = "SELECT value FROM sk_meta WHERE key = ?1",
@@ -250,6 +254,11 @@ static const char *const sql_text[ST__COUNT] = {
                        "h.superseded <> EXISTS (SELECT 1 FROM sk_history n WHERE n.resource = "
                        "h.resource AND n.namespace = h.namespace AND n.name = h.name AND "
                        "n.rev > h.rev)",
+    /* The next resource after the last one, by the index, until none. */
+    [ST_RESOURCES] = "WITH RECURSIVE r(resource) AS (SELECT min(resource) FROM sk_history "
+                     "UNION ALL SELECT (SELECT min(resource) FROM sk_history h WHERE h.resource "
+                     "> r.resource) FROM r WHERE r.resource IS NOT NULL) SELECT resource FROM r "
+                     "WHERE resource IS NOT NULL",
     [ST_KV_COMPACT_MARK] =
         "UPDATE sk_revision SET kv_compact_rev = max(kv_compact_rev, ?1) WHERE id = 1",
     [ST_LEASE_GET] = "SELECT id, ttl, expires_at_ms FROM sk_lease WHERE id = ?1",
@@ -851,6 +860,20 @@ static sk_err sqlite_set_expiry(sk_conn *c, const char *resource, const char *ns
     return run_done(c, st, expires_at_ms > 0 ? "set expiry" : "clear expiry");
 }
 
+static sk_err sqlite_move_expiry(sk_conn *c, const char *resource, const char *ns,
+                                 const char *name, int64_t from_rev, int64_t to_rev)
+{
+    sqlite3_stmt *st = stmt(c, ST_MOVE_EXPIRY);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_text(st, 1, resource);
+    bind_text(st, 2, ns);
+    bind_text(st, 3, name);
+    sqlite3_bind_int64(st, 4, from_rev);
+    sqlite3_bind_int64(st, 5, to_rev);
+    return run_done(c, st, "move expiry");
+}
+
 static sk_err sqlite_expired(sk_conn *c, int64_t now_ms, int limit, sk_row_fn fn, void *arg)
 {
     sqlite3_stmt *st = stmt(c, ST_EXPIRED);
@@ -1271,6 +1294,20 @@ static sk_err sqlite_flags_wrong(sk_conn *c, const char *resource, int64_t *coun
     return err;
 }
 
+static sk_err sqlite_resources(sk_conn *c, int (*fn)(void *arg, const char *resource), void *arg)
+{
+    sqlite3_stmt *st = stmt(c, ST_RESOURCES);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (fn(arg, (const char *)sqlite3_column_text(st, 0)))
+            break;
+    sk_err err = rc == SQLITE_ROW || rc == SQLITE_DONE ? SK_OK : map_rc(c, rc, "list resources");
+    sqlite3_reset(st);
+    return err;
+}
+
 static sk_err sqlite_lease_get(sk_conn *c, int64_t id, sk_lease *out)
 {
     sqlite3_stmt *st = stmt(c, ST_LEASE_GET);
@@ -1371,6 +1408,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .compact_batch = sqlite_compact_batch,
     .compact_claim = sqlite_compact_claim,
     .set_expiry = sqlite_set_expiry,
+    .move_expiry = sqlite_move_expiry,
     .expired = sqlite_expired,
     .meta_get = sqlite_meta_get,
     .set_compacted = sqlite_set_compacted,
@@ -1390,6 +1428,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .kv_compact = sqlite_kv_compact,
     .db_size = sqlite_db_size,
     .flags_wrong = sqlite_flags_wrong,
+    .resources = sqlite_resources,
     .lease_get = sqlite_lease_get,
     .lease_put = sqlite_lease_put,
     .lease_delete = sqlite_lease_delete,

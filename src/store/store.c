@@ -547,6 +547,8 @@ static sk_err apply_one(sk_store *s, pending *p, int64_t *rev, const char **ns_l
     if (err == SK_OK && w->expires_at_ms != 0)
         err = s->ops->set_expiry(s->wconn, row.resource, row.ns, row.name, row.rev,
                                  w->expires_at_ms > 0 ? w->expires_at_ms : 0);
+    else if (err == SK_OK && w->keep_expiry && exists)
+        err = s->ops->move_expiry(s->wconn, row.resource, row.ns, row.name, cur.rev, row.rev);
     if (err == SK_OK && w->set_claims)
         err = record_claims(s, w);
     if (err == SK_OK) {
@@ -1751,6 +1753,17 @@ sk_err sk_store_flags_wrong(sk_store *s, const char *resource, int64_t *count_ou
     pool_put(s, c, err);
     if (err == SK_OK)
         *count_out = n;
+    return err;
+}
+
+sk_err sk_store_resources(sk_store *s, sk_resource_fn fn, void *arg)
+{
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    err = s->ops->resources(c, fn, arg);
+    pool_put(s, c, err);
     return err;
 }
 

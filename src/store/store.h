@@ -105,6 +105,10 @@ typedef struct sk_write {
      * expires at this time (ms since the Unix epoch); < 0, it no longer
      * expires; 0, nothing to record. A delete always clears it. */
     int64_t expires_at_ms;
+    /* UPDATE with expires_at_ms 0: an expiry recorded for the version
+     * replaced moves to the new one, its time kept (a rewrite that leaves
+     * the object as it was, such as re-encryption's, is no new lifetime). */
+    int keep_expiry;
     /* CREATE/UPDATE: the serialized object may take at most this many bytes
      * (0: no limit), else SK_ERR_TOO_LARGE. Checked by the writer, which
      * serializes the object anyway. */
@@ -390,6 +394,11 @@ sk_err sk_store_reclaim(sk_store *s);
  * the views for people rely on it, sqlkube's reads do not), at one
  * snapshot. Reads every history row of the resource: for periodic checks. */
 sk_err sk_store_flags_wrong(sk_store *s, const char *resource, int64_t *count_out);
+/* Visits every resource column the history holds rows of (live or not),
+ * in order, once each; fn returns non-zero to stop. One index probe per
+ * resource. */
+typedef int (*sk_resource_fn)(void *arg, const char *resource);
+sk_err sk_store_resources(sk_store *s, sk_resource_fn fn, void *arg);
 /* The 32-byte secret (created at first migration) that signs continue tokens. */
 sk_err sk_store_token_secret(sk_store *s, unsigned char out[32]);
 

@@ -15,7 +15,11 @@ a bad config stops the start with kube's message. Each provider's stored bytes
 python3-cryptography / python3-nacl as kube's format, and bytes they make in
 kube's format read back through sqlkube. On PostgreSQL, two instances go
 through kube's rotation one restart at a time, each reading what either
-wrote at every step.
+wrote at every step. `sqlkube reencrypt`, run beside the live server, does
+the rewrite step in place: it rewrites and counts exactly what the first key
+did not write (an Event keeping its expiry), names an object no key reads
+and exits 1, loses none of the updates made while it runs, and moves rows
+back to plain text with identity first; after it the old key can go.
 
 Why: a database file, backup or replica must not hand out the cluster's
 passwords, while everything else stays readable with SQL.
@@ -24,15 +28,21 @@ passwords, while everything else stays readable with SQL.
 import base64
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
+import threading
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
 from server import CONFIG, Server, describe, sql, wait_until  # noqa: E402
+
+# Secrets the reencrypt test writes before its rotations.
+N_REENCRYPT = 120
 
 from cryptography.hazmat.primitives import padding  # noqa: E402
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # noqa: E402
@@ -44,19 +54,23 @@ KEY2 = bytes(range(100, 132))
 KEY3 = bytes(range(200, 232))
 
 
-def config(*keys, provider="aescbc", identity=True):
-    """An EncryptionConfiguration for secrets with keys [(name, bytes)]."""
+def config(*keys, provider="aescbc", identity=True, identity_first=False,
+           resources="secrets"):
+    """An EncryptionConfiguration for resources (secrets) with keys
+    [(name, bytes)], identity last, first or not at all."""
     lines = ["apiVersion: apiserver.config.k8s.io/v1",
              "kind: EncryptionConfiguration",
              "resources:",
-             "- resources: [secrets]",
-             "  providers:",
-             "  - %s:" % provider,
-             "      keys:"]
+             "- resources: [%s]" % resources,
+             "  providers:"]
+    if identity_first:
+        lines.append("  - identity: {}")
+    lines += ["  - %s:" % provider,
+              "      keys:"]
     for name, key in keys:
         lines += ["      - name: %s" % name,
                   "        secret: %s" % base64.b64encode(key).decode()]
-    if identity:
+    if identity and not identity_first:
         lines.append("  - identity: {}")
     return "\n".join(lines) + "\n"
 
@@ -319,6 +333,183 @@ class EncryptionTest(unittest.TestCase):
             all_read("key1 removed")
         finally:
             b.cleanup()
+
+    def reencrypt(self, *args):
+        """`sqlkube reencrypt` on the server's store from another process,
+        beside the running server; (exit status, stdout, stderr)."""
+        p = subprocess.run([CONFIG.binary, "reencrypt", "--db", self.server.store_url(),
+                            "--encryption-provider-config", self.config_path] + list(args),
+                           capture_output=True, text=True, timeout=300)
+        return p.returncode, p.stdout, p.stderr
+
+    def counts(self, out, resource="secrets"):
+        m = re.search(r"^%s: (\d+) rewritten, (\d+) skipped, (\d+) failed$" % resource, out,
+                      re.M)
+        self.assertIsNotNone(m, out)
+        return tuple(int(g) for g in m.groups())
+
+    def encrypted_with(self, resource="secrets"):
+        """name -> encrypted_with of sk_objects, for people's SQL."""
+        return {name: w for name, w in sql(self.server, "SELECT name, encrypted_with FROM "
+                                           "sk_objects WHERE resource = '%s'" % resource)}
+
+    def put_secret(self, name, password, labels=None):
+        r = self.server.request("POST", "/api/v1/namespaces/default/secrets", {
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": name, "labels": labels or {}},
+            "data": {"password": base64.b64encode(password.encode()).decode()}})
+        self.assertEqual(r.status, 201, r)
+
+    def all_secrets(self):
+        """name -> (password, resourceVersion) as the server lists them."""
+        r = self.server.request("GET", "/api/v1/namespaces/default/secrets")
+        self.assertEqual(r.status, 200, r)
+        return {i["metadata"]["name"]: (base64.b64decode(i["data"]["password"]).decode(),
+                                        i["metadata"]["resourceVersion"])
+                for i in r.json()["items"]}
+
+    def test_reencrypt_command_rotates_in_place(self):
+        """kube's rotation with `sqlkube reencrypt` as the rewrite step, run
+        beside the live server: it rewrites exactly the objects the first
+        key did not write (an Event's expiry kept), counts them, names an
+        object no key reads and exits 1 leaving it as it was; updates made
+        while it runs are not lost; the server's cache follows its
+        revisions; then the old key goes and everything reads; the reverse
+        (identity first) decrypts every row."""
+        passwords = {}
+        self.write_config(config(("key1", KEY1), resources="secrets, events"))
+        self.server.restart()
+        for i in range(N_REENCRYPT):
+            name = "r%03d" % i
+            passwords[name] = "pw-%d-%s" % (i, secrets.token_hex(4))
+            self.put_secret(name, passwords[name])
+        r = self.server.request("POST", "/api/v1/namespaces/default/events", {
+            "apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"},
+            "involvedObject": {"kind": "Secret", "namespace": "default", "name": "r000"},
+            "reason": "Test", "message": "m"})
+        self.assertEqual(r.status, 201, r)
+        (ttl_before,) = sql(self.server, "SELECT rev, expires_at_ms FROM sk_ttl WHERE "
+                                         "resource = 'events' AND name = 'e'")
+        # a Secret sealed with a key no configuration has
+        self.put_secret("bad", "lost")
+        ((bad_rev,),) = sql(self.server, "SELECT rev FROM sk_history WHERE "
+                                         "resource = 'secrets' AND name = 'bad'")
+        self.server.stop()
+        sealed = "k8s:enc:aescbc:v1:gone:" + aescbc_seal(b"{}", KEY3, "")
+        sql(self.server, "UPDATE sk_history SET value = '%s' WHERE rev = %s" % (sealed, bad_rev))
+
+        # 1: key2 first; one Secret written with it already
+        self.write_config(config(("key2", KEY2), ("key1", KEY1), resources="secrets, events"))
+        self.server.start()
+        passwords["new"] = "pw-new"
+        self.put_secret("new", passwords["new"])
+        rc, out, err = self.reencrypt()
+        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(self.counts(out), (N_REENCRYPT, 1, 1))
+        self.assertEqual(self.counts(out, "events"), (1, 0, 0))
+        self.assertIn("secrets default/bad (revision %s): " % bad_rev, err)
+        self.assertIn("k8s:enc:aescbc:v1:gone:", err)
+        # nothing written for it
+        self.assertEqual(sql(self.server, "SELECT rev, value FROM sk_history WHERE "
+                             "resource = 'secrets' AND name = 'bad'"), [[bad_rev, sealed]])
+        withs = self.encrypted_with()
+        self.assertEqual(withs.pop("bad"), "k8s:enc:aescbc:v1:gone")
+        self.assertEqual(set(withs.values()), {"k8s:enc:aescbc:v1:key2"})
+        self.assertEqual(len(withs), N_REENCRYPT + 1)
+        self.assertEqual(self.encrypted_with("events"), {"e": "k8s:enc:aescbc:v1:key2"})
+        # the Event's expiry moved to its new revision, its time kept
+        (e_rev,) = sql(self.server, "SELECT resource_version FROM sk_objects WHERE "
+                                    "resource = 'events' AND name = 'e'")[0]
+        self.assertNotEqual(e_rev, ttl_before[0])
+        self.assertEqual(sql(self.server, "SELECT rev, expires_at_ms FROM sk_ttl WHERE "
+                                          "resource = 'events' AND name = 'e'"),
+                         [[e_rev, ttl_before[1]]])
+        # the server's cache follows the new revisions; lists leave out
+        # what no key reads, and a delete of it still works
+        revs = {n: rv for n, rv in sql(self.server, "SELECT name, resource_version FROM "
+                                       "sk_objects WHERE resource = 'secrets' AND "
+                                       "name <> 'bad'")}
+        wait_until(lambda: {n: rv for n, (_, rv) in self.all_secrets().items()} == revs,
+                   what="the server listing the rewritten revisions")
+        self.assertEqual(self.server.request(
+            "DELETE", "/api/v1/namespaces/default/secrets/bad").status, 200)
+        # a second pass finds nothing to do
+        rc, out, err = self.reencrypt()
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(self.counts(out), (0, N_REENCRYPT + 1, 0))
+        self.assertIn("total: 0 rewritten, %d skipped, 0 failed" % (N_REENCRYPT + 2), out)
+
+        # 2: key3 first, with updates going on while the command runs
+        self.write_config(config(("key3", KEY3), ("key2", KEY2), resources="secrets, events"))
+        self.server.restart()
+        stop = threading.Event()
+        updated = {}
+        failures = []
+        during = []  # updates acknowledged while the command ran
+        running = [0.0, float("inf")]
+
+        def update():
+            i = 0
+            while not stop.is_set() or i < 30:
+                name = "r%03d" % (i * 7 % N_REENCRYPT)
+                value = "upd-%d" % i
+                r = self.server.request(
+                    "PATCH", "/api/v1/namespaces/default/secrets/" + name,
+                    {"data": {"password": base64.b64encode(value.encode()).decode()}},
+                    headers={"Content-Type": "application/merge-patch+json"})
+                if r.status != 200:
+                    failures.append(r)
+                    return
+                updated[name] = value
+                if running[0] <= time.monotonic() <= running[1]:
+                    during.append(name)
+                i += 1
+
+        t = threading.Thread(target=update)
+        t.start()
+        wait_until(lambda: len(updated) >= 3, what="updates going on")
+        try:
+            running[0] = time.monotonic()
+            rc, out, err = self.reencrypt("--resource", "secrets")
+            running[1] = time.monotonic()
+        finally:
+            stop.set()
+            t.join()
+        self.assertEqual(failures, [])
+        self.assertGreater(len(during), 0, "no update overlapped the command")
+        self.assertEqual(rc, 0, out + err)
+        rewritten, skipped, failed = self.counts(out)
+        self.assertEqual(rewritten + skipped, N_REENCRYPT + 1)
+        self.assertNotIn("events:", out)  # --resource secrets only
+        rc, out, err = self.reencrypt("--resource", "events")
+        self.assertEqual((rc, self.counts(out, "events")), (0, (1, 0, 0)), out + err)
+        passwords.update(updated)
+        self.assertEqual(set(self.encrypted_with().values()), {"k8s:enc:aescbc:v1:key3"})
+
+        # 3: the old keys go: everything still reads
+        self.write_config(config(("key3", KEY3), resources="secrets, events"))
+        self.server.restart()
+        self.assertEqual({n: pw for n, (pw, _) in self.all_secrets().items()}, passwords)
+        r = self.server.request("GET", "/api/v1/namespaces/default/events/e")
+        self.assertEqual(r.status, 200, r)
+
+        # 4: the reverse: identity first decrypts every row
+        self.write_config(config(("key3", KEY3), identity_first=True,
+                                 resources="secrets, events"))
+        self.server.restart()
+        rc, out, err = self.reencrypt()
+        self.assertEqual(rc, 0, out + err)
+        self.assertEqual(self.counts(out), (N_REENCRYPT + 1, 0, 0))
+        self.assertEqual(set(self.encrypted_with().values()), {""})
+        (value,) = self.stored("secrets", "new")[-1:]
+        self.assertEqual(json.loads(value)["metadata"]["name"], "new")
+        self.assertEqual({n: pw for n, (pw, _) in self.all_secrets().items()}, passwords)
+
+    def test_reencrypt_refuses_what_the_file_does_not_encrypt(self):
+        rc, out, err = self.reencrypt("--resource", "configmaps")
+        self.assertEqual(rc, 1)
+        self.assertIn("--resource configmaps: %s names no provider for it" % self.config_path,
+                      err)
 
     def test_bad_config_stops_the_start(self):
         self.server.stop()

@@ -539,6 +539,68 @@ static void test_update_preconditions(void **state)
     free(p);
 }
 
+typedef struct names {
+    char text[256];
+} names;
+
+static int add_name(void *arg, const char *resource)
+{
+    names *n = arg;
+    size_t len = strlen(n->text);
+    snprintf(n->text + len, sizeof n->text - len, "%s%s", len ? " " : "", resource);
+    return 0;
+}
+
+static int first_expired(void *arg, const sk_row *row)
+{
+    *(int64_t *)arg = row->rev;
+    return 1;
+}
+
+/* The resources the history holds, each once and in order, deleted ones
+ * too; an update with keep_expiry moves the replaced version's expiry to
+ * the new one (re-encryption's rewrite), its time kept. */
+static void test_resources_and_kept_expiry(void **state)
+{
+    fixture *f = *state;
+    names n = {""};
+    assert_int_equal(sk_store_resources(f->s, add_name, &n), SK_OK);
+    assert_string_equal(n.text, "");
+    create(f, "secrets", "default", "s", "1");
+    create(f, CM, "default", "a", "1");
+    create(f, CM, "other", "b", "1");
+    create(f, "deployments.apps", "default", "d", "1");
+    wreq del = {.op = SK_WRITE_DELETE, .resource = "secrets", .ns = "default", .name = "s"};
+    assert_int_equal(do_write(f, &del, NULL), SK_OK);
+    assert_int_equal(sk_store_resources(f->s, add_name, &n), SK_OK);
+    assert_string_equal(n.text, "configmaps deployments.apps secrets");
+
+    const int64_t at = 1000; /* long past: due at once */
+    wreq r = {.op = SK_WRITE_UPDATE, .resource = CM, .ns = "default", .name = "a",
+              .payload = "2"};
+    sk_write w = to_write(&r);
+    w.expires_at_ms = at;
+    sk_row row = {0};
+    assert_int_equal(sk_store_write(f->s, &w, &row), SK_OK);
+    int64_t timed = row.rev, due = 0;
+    sk_row_clear(&row);
+    assert_int_equal(sk_store_expired(f->s, at, 10, first_expired, &due), SK_OK);
+    assert_int_equal(due, timed);
+    w = to_write(&r);
+    w.expected_rev = timed;
+    w.keep_expiry = 1;
+    assert_int_equal(sk_store_write(f->s, &w, &row), SK_OK);
+    assert_true(row.rev > timed);
+    due = 0;
+    assert_int_equal(sk_store_expired(f->s, at, 10, first_expired, &due), SK_OK);
+    assert_int_equal(due, row.rev);
+    /* Not yet due a moment before its time: the time was kept. */
+    due = 0;
+    assert_int_equal(sk_store_expired(f->s, at - 1, 10, first_expired, &due), SK_OK);
+    assert_int_equal(due, 0);
+    sk_row_clear(&row);
+}
+
 static void test_delete_preconditions(void **state)
 {
     fixture *f = *state;
@@ -3067,6 +3129,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_empty_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_preconditions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resources_and_kept_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_preconditions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespace_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_require_namespace, setup, teardown),
