@@ -10,6 +10,7 @@
 #include "core/buf.h"
 #include "kube/scale.h"
 #include "kube/selector.h"
+#include "kube/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,19 +105,16 @@ static int selector_empty(const json_t *selector)
            json_array_size(json_object_get(selector, "matchExpressions")) == 0;
 }
 
-int sk_webhook_selector_matches(const json_t *selector, const json_t *labels, char **msg)
+sk_err sk_webhook_selector_compile(const json_t *selector, sk_label_selector **out, char **msg)
 {
-    if (!json_is_object(selector) || selector_empty(selector))
-        return 1;
-    char *text = sk_scale_selector_string(selector, 0);
-    sk_label_selector *sel = NULL;
-    int rc = -1;
-    if (sk_label_selector_parse(text, &sel, msg) == SK_OK) {
-        rc = sk_label_selector_matches(sel, labels);
-        sk_label_selector_free(sel);
+    if (!json_is_object(selector) || selector_empty(selector)) {
+        *out = NULL;
+        return SK_OK;
     }
+    char *text = sk_scale_selector_string(selector, 0);
+    sk_err err = sk_label_selector_parse(text, out, msg);
     free(text);
-    return rc;
+    return err;
 }
 
 int sk_webhook_ns_labels_from_object(const sk_webhook_attrs *a)
@@ -125,13 +123,10 @@ int sk_webhook_ns_labels_from_object(const sk_webhook_attrs *a)
            (strcmp(a->operation, "CREATE") == 0 || strcmp(a->operation, "UPDATE") == 0);
 }
 
-int sk_webhook_needs_ns_labels(const json_t *hook, const sk_webhook_attrs *a)
+int sk_webhook_ns_selector_applies(const sk_webhook_attrs *a)
 {
     /* cluster-scoped requests are never exempted by a namespaceSelector */
-    if (!*a->ns && !is_namespace_resource(a))
-        return 0;
-    const json_t *sel = json_object_get(hook, "namespaceSelector");
-    return json_is_object(sel) && !selector_empty(sel);
+    return *a->ns || is_namespace_resource(a);
 }
 
 static const json_t *labels_of(const json_t *obj)
@@ -139,17 +134,10 @@ static const json_t *labels_of(const json_t *obj)
     return json_object_get(json_object_get(obj, "metadata"), "labels");
 }
 
-int sk_webhook_object_selected(const json_t *hook, const sk_webhook_attrs *a, char **msg)
+int sk_webhook_object_selected(const sk_label_selector *sel, const sk_webhook_attrs *a)
 {
-    const json_t *sel = json_object_get(hook, "objectSelector");
-    if (!json_is_object(sel) || selector_empty(sel))
-        return 1;
-    int rc = 0;
-    if (a->object && (rc = sk_webhook_selector_matches(sel, labels_of(a->object), msg)) != 0)
-        return rc;
-    if (a->old_object)
-        rc = sk_webhook_selector_matches(sel, labels_of(a->old_object), msg);
-    return rc;
+    return !sel || (a->object && sk_label_selector_matches(sel, labels_of(a->object))) ||
+           (a->old_object && sk_label_selector_matches(sel, labels_of(a->old_object)));
 }
 
 static sk_err bad_response(char **msg, const char *fmt, const char *a1, const char *a2)
@@ -235,27 +223,25 @@ json_t *sk_webhook_denial_status(const char *name, const json_t *result)
     return st;
 }
 
-static json_t *status_new(int code, const char *reason, const char *message, json_t *details)
+json_t *sk_webhook_internal_status(const char *reason)
 {
-    json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
-                           "metadata", "status", "Failure", "message", message, "reason", reason,
-                           "code", code);
-    if (details)
-        json_object_set_new(st, "details", details);
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_printf(&m, "Internal error occurred: %s", reason);
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, NULL, reason, NULL);
+    json_t *st = sk_status_new(SK_ERR_INTERNAL, m.data, NULL, NULL, NULL, causes);
+    sk_buf_free(&m);
     return st;
 }
 
 json_t *sk_webhook_failure_status(const char *name, const char *reason)
 {
-    sk_buf err = SK_BUF_INIT, m = SK_BUF_INIT;
+    sk_buf err = SK_BUF_INIT;
     sk_buf_puts(&err, "failed calling webhook ");
     sk_buf_go_quoted(&err, name);
     sk_buf_printf(&err, ": %s", reason);
-    sk_buf_printf(&m, "Internal error occurred: %s", err.data);
-    json_t *st = status_new(500, "InternalError", m.data,
-                            json_pack("{s:[{s:s}]}", "causes", "message", err.data));
+    json_t *st = sk_webhook_internal_status(err.data);
     sk_buf_free(&err);
-    sk_buf_free(&m);
     return st;
 }
 
@@ -265,7 +251,7 @@ json_t *sk_webhook_dry_run_status(const char *name)
     sk_buf_puts(&m, "admission webhook ");
     sk_buf_go_quoted(&m, name);
     sk_buf_puts(&m, " does not support dry run");
-    json_t *st = status_new(400, "BadRequest", m.data, NULL);
+    json_t *st = sk_status_new(SK_ERR_BAD_REQUEST, m.data, NULL, NULL, NULL, NULL);
     sk_buf_free(&m);
     return st;
 }
