@@ -54,8 +54,9 @@ typedef struct hook {
     const char *url; /* NULL: by Service */
     const char *svc_ns, *svc_name, *svc_path;
     int svc_port;
-    char *ca_file;  /* NULL: the system's roots */
-    char *ca_error; /* the caBundle cannot be used: why (new) */
+    char *ca_file; /* NULL: the system's roots */
+    int v1beta1;   /* sent AdmissionReview v1beta1, not v1 */
+    char *unusable; /* it cannot be called: why (new), a call failure */
 } hook;
 
 enum { VALIDATING, MUTATING };
@@ -117,11 +118,28 @@ static void compile(sk_hook_client *c, const json_t *json, hook *h)
         size_t len = 0;
         unsigned char *ca = sk_typed_base64_decode(bundle, &len);
         if (!ca)
-            h->ca_error = strdup("could not get REST client: caBundle is not base64");
+            h->unusable = strdup("could not get REST client: caBundle is not base64");
         else if (!(h->ca_file = sk_hook_client_ca_file(c, ca, len)))
-            h->ca_error = strdup("cannot keep the caBundle in a file for the TLS library");
+            h->unusable = strdup("cannot keep the caBundle in a file for the TLS library");
         free(ca);
     }
+    /* kube's CreateAdmissionObjects: the first version of the list it
+     * knows */
+    size_t i;
+    const json_t *v;
+    int known = 0;
+    json_array_foreach(json_object_get(json, "admissionReviewVersions"), i, v)
+    {
+        const char *s = json_string_value(v);
+        if (s && (strcmp(s, "v1") == 0 || strcmp(s, "v1beta1") == 0)) {
+            h->v1beta1 = strcmp(s, "v1beta1") == 0;
+            known = 1;
+            break;
+        }
+    }
+    if (!known && !h->unusable)
+        h->unusable = strdup("could not create admission objects: webhook does not accept known "
+                             "AdmissionReview versions (v1, v1beta1)");
 }
 
 sk_hook_set *sk_hook_set_new(sk_hook_client *c, json_t *mutating, json_t *validating)
@@ -163,7 +181,7 @@ void sk_hook_set_unref(sk_hook_set *s)
             free(h->ns_error);
             free(h->obj_error);
             free(h->ca_file);
-            free(h->ca_error);
+            free(h->unusable);
         }
         free(s->hooks[k]);
         json_decref(s->configs[k]);
@@ -249,14 +267,14 @@ static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a)
     return text;
 }
 
-/* AdmissionReview v1 of request (request_text) with uid first, as Go
- * writes the fields. */
-static void review_body(sk_buf *b, const char *request, const char *uid)
+/* AdmissionReview v1 (or v1beta1, the same fields) of request
+ * (request_text) with uid first, as Go writes the fields. */
+static void review_body(sk_buf *b, const char *request, const char *uid, int v1beta1)
 {
     sk_buf_printf(b,
-                  "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\","
+                  "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/%s\","
                   "\"request\":{\"uid\":\"%s\",%s}",
-                  uid, request + 1);
+                  v1beta1 ? "v1beta1" : "v1", uid, request + 1);
 }
 
 /* Sends h the review (request: request_text); on CALLED, *response is the
@@ -265,8 +283,8 @@ static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review 
                          const char *request, int mutating, json_t *warnings, json_t **response,
                          json_t **status)
 {
-    if (h->ca_error)
-        return failed(h, strdup(h->ca_error), status);
+    if (h->unusable)
+        return failed(h, strdup(h->unusable), status);
     const char *url = h->url;
     sk_buf svc_url = SK_BUF_INIT, connect_to = SK_BUF_INIT, target = SK_BUF_INIT,
            out = SK_BUF_INIT, body = SK_BUF_INIT;
@@ -297,7 +315,7 @@ static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review 
     }
     char uid[37];
     sk_uuid4(uid);
-    review_body(&body, request, uid);
+    review_body(&body, request, uid, h->v1beta1);
     /* kube tells the webhook its deadline so */
     sk_buf_printf(&target, "%s?timeout=%ds", url, h->timeout_s);
     sk_hook_post p = {
@@ -332,7 +350,7 @@ static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review 
         o = failed(h, prefixed("failed to call webhook: ", jerr.text), status);
         goto out;
     }
-    if (sk_webhook_check_response(answer, uid, mutating, &resp, &msg) != SK_OK) {
+    if (sk_webhook_check_response(answer, uid, mutating, h->v1beta1, &resp, &msg) != SK_OK) {
         o = failed(h, prefixed("received invalid webhook response: ", msg), status);
         free(msg);
         goto out;
@@ -428,7 +446,9 @@ static int apply_patch(const hook *h, const json_t *resp, json_t **obj, json_t *
     const char *patch = json_string_value(json_object_get(resp, "patch"));
     if (!patch || !*patch)
         return 0;
-    const char *type = json_string_value(json_object_get(resp, "patchType"));
+    /* a v1beta1 answer's patch is a JSON patch whatever it says */
+    const char *type =
+        h->v1beta1 ? "JSONPatch" : json_string_value(json_object_get(resp, "patchType"));
     if (!type || strcmp(type, "JSONPatch") != 0)
         return failed(h, sk_go_quoted_in("unsupported patch type ", type ? type : "", ""), status) ==
                        SKIPPED

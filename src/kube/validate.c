@@ -2054,10 +2054,9 @@ static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int 
         snprintf(field, sizeof field, "%s.admissionReviewVersions", base);
         if (json_array_size(versions) == 0) {
             sk_field_errors_required(fe, field, "must specify one of v1, v1beta1");
-        } else if (!has_string(versions, "v1")) {
-            /* v1beta1 is a later slice: refusing it here beats failing every call */
-            sk_field_errors_forbidden(fe, field,
-                                      "this server sends AdmissionReview v1 only: include v1");
+        } else if (!has_string(versions, "v1") && !has_string(versions, "v1beta1")) {
+            sk_field_errors_invalid_json(fe, field, versions,
+                                         "must include at least one of v1, v1beta1");
         }
         check_client_config(fe, base, json_object_get(h, "clientConfig"));
     }

@@ -148,12 +148,18 @@ static sk_err bad_response(char **msg, const char *fmt, const char *a1, const ch
     return SK_ERR_BAD_REQUEST;
 }
 
-sk_err sk_webhook_check_response(const json_t *review, const char *uid, int mutating,
+sk_err sk_webhook_check_response(const json_t *review, const char *uid, int mutating, int v1beta1,
                                  const json_t **response, char **msg)
 {
     const json_t *r = json_object_get(review, "response");
     if (!json_is_object(r))
         return bad_response(msg, "webhook response was absent", "", "");
+    /* v1beta1 answers were never checked for their uid, kind or patch
+     * type: kube still does not */
+    if (v1beta1) {
+        *response = r;
+        return SK_OK;
+    }
     const char *got = json_string_value(json_object_get(r, "uid"));
     if (!got || strcmp(got, uid) != 0)
         return bad_response(msg, "expected response.uid=\"%s\", got \"%s\"", uid, got ? got : "");

@@ -53,11 +53,14 @@ int sk_webhook_ns_labels_from_object(const sk_webhook_attrs *a);
  * object or its old object. */
 int sk_webhook_object_selected(const sk_label_selector *sel, const sk_webhook_attrs *a);
 
-/* The AdmissionReview v1 answer to the request with uid, checked as kube's
- * VerifyAdmissionResponse does (a validating webhook may send no patch).
+/* The AdmissionReview answer to the request with uid, checked as kube's
+ * VerifyAdmissionResponse does: a v1 answer (a validating webhook may send
+ * no patch), or for a v1beta1 request only that there is a response (its
+ * patch, if any, is a JSONPatch whatever patchType says; a validating
+ * webhook's is ignored).
  * On success *response (borrowed from review) is its response; else
  * SK_ERR_BAD_REQUEST and *msg (new) says why, in kube's words. */
-sk_err sk_webhook_check_response(const json_t *review, const char *uid, int mutating,
+sk_err sk_webhook_check_response(const json_t *review, const char *uid, int mutating, int v1beta1,
                                  const json_t **response, char **msg);
 
 /* The Status a denial by webhook name answers with (errors.ToStatusErr):

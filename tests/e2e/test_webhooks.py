@@ -132,7 +132,8 @@ class WebhookServer:
                         {"review": review, "query": self.path.partition("?")[2],
                          "at": time.monotonic()})
                 fields = outer.behaviours[path](review["request"])
-                answer = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                # answered in the version asked, as webhook libraries do
+                answer = {"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
                           "response": dict({"uid": review["request"]["uid"]}, **fields)}
                 body = json.dumps(answer).encode()
                 try:
@@ -595,6 +596,8 @@ class Webhooks(ServerTestCase, unittest.TestCase):
             (dict(base, timeoutSeconds=31),
              "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between "
              "1 and 30 seconds"),
+            (dict(base, admissionReviewVersions=["v2"]),
+             "webhooks[0].admissionReviewVersions: Invalid value: "),
         ]
         for hook, want in cases:
             for collection, kind in ((VWC, "ValidatingWebhookConfiguration"),
@@ -855,6 +858,30 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         for rq in seen:
             self.assertNotIn("name", rq)
             self.assertEqual(rq["namespace"], ns)
+
+    def test_admission_review_v1beta1(self):
+        ns = self.namespace("wh-v1beta1")
+        # a v1beta1 answer's patch needs no patchType (kube never checked it)
+        self.hooks.behaviours["/beta-label"] = lambda rq: {
+            "allowed": True, "patch": json_patch(
+                [{"op": "add", "path": "/metadata/labels", "value": {"beta": "yes"}}])}
+        self.hooks.behaviours["/versions"] = lambda rq: {"allowed": True}
+        self.register(MWC, "beta", self.webhook("beta.example.com", "/beta-label",
+                                                admissionReviewVersions=["v1beta1"],
+                                                **self.on_ns(ns)))
+        self.register(VWC, "versions", *[
+            self.webhook("v%d.example.com" % i, "/versions", admissionReviewVersions=versions,
+                         **self.on_ns(ns))
+            for i, versions in enumerate((["v1beta1", "v1"], ["v2", "v1"]))])
+        before = len(self.hooks.seen.get("/versions", []))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json()["metadata"]["labels"], {"beta": "yes"})
+        self.assertEqual(self.hooks.seen["/beta-label"][-1]["review"]["apiVersion"],
+                         "admission.k8s.io/v1beta1")
+        # kube sends the first version of the list it knows
+        got = sorted(s["review"]["apiVersion"] for s in self.hooks.seen["/versions"][before:])
+        self.assertEqual(got, ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])
 
 
 if __name__ == "__main__":

@@ -182,7 +182,7 @@ static sk_err check(const char *review_json, int mutating, char **msg)
     assert_non_null(review);
     const json_t *resp = NULL;
     *msg = NULL;
-    sk_err e = sk_webhook_check_response(review, "u-1", mutating, &resp, msg);
+    sk_err e = sk_webhook_check_response(review, "u-1", mutating, 0, &resp, msg);
     if (e == SK_OK)
         assert_ptr_equal(resp, json_object_get(review, "response"));
     json_decref(review);
