@@ -155,9 +155,10 @@ struct sk_api_call {
     sk_row write_row;
     void *verb_state; /* the verb's own, in the arena */
     void *view_state; /* a subresource view's own (verbs.h sk_update_view), in the arena */
-    /* the webhook configurations the call is admitted under, taken at
-     * their first use (webhooks.c); released by the arena */
-    struct sk_hook_set *hook_set;
+    /* what admission webhooks need of the call (webhooks.c): the
+     * configurations it is admitted under, taken at their first use; in
+     * the arena */
+    struct sk_webhooks_call *webhooks_call;
 };
 
 /* The value of query parameter key ("" for "?key"), or NULL: the lookup

@@ -127,17 +127,29 @@ out:
     return set;
 }
 
+/* What a call keeps between its admission steps. */
+struct sk_webhooks_call {
+    sk_hook_set *set; /* NULL: the configurations cannot be read */
+    /* the resources sharing the call's resource's storage */
+    const sk_resource *equivalents[SK_WEBHOOK_MAX_EQUIVALENTS];
+    size_t n_equivalents;
+};
+
 static void release_set(void *set)
 {
     sk_hook_set_unref(set);
 }
 
-/* The set the call is admitted under (borrowed for the call); NULL when
- * the configurations cannot be read (no webhook is called, as before). */
-static const sk_hook_set *set_of(sk_api_call *call)
+/* The call's admission state, made at its first use: the set it is
+ * admitted under, and, when the set has webhooks, its resource's
+ * equivalents. */
+static struct sk_webhooks_call *state_of(sk_api_call *call)
 {
-    if (call->hook_set)
-        return call->hook_set;
+    if (call->webhooks_call)
+        return call->webhooks_call;
+    struct sk_webhooks_call *wc = sk_arena_alloc(call->arena, sizeof *wc);
+    memset(wc, 0, sizeof *wc);
+    call->webhooks_call = wc;
     sk_webhooks *w = call->api->webhooks;
     sk_cache_state st;
     pthread_mutex_lock(&w->mu);
@@ -154,11 +166,15 @@ static const sk_hook_set *set_of(sk_api_call *call)
         }
     }
     if (w->set) {
-        call->hook_set = sk_hook_set_ref(w->set);
-        sk_arena_defer(call->arena, release_set, call->hook_set);
+        wc->set = sk_hook_set_ref(w->set);
+        sk_arena_defer(call->arena, release_set, wc->set);
     }
     pthread_mutex_unlock(&w->mu);
-    return call->hook_set;
+    if (wc->set && !sk_hook_set_empty(wc->set))
+        wc->n_equivalents = sk_webhook_equivalents(
+            call->res, call->route.sub ? call->route.sub->name : "", wc->equivalents,
+            SK_WEBHOOK_MAX_EQUIVALENTS);
+    return wc;
 }
 
 int sk_webhooks_wait(sk_api_call *call, sk_call_fn again)
@@ -175,6 +191,7 @@ static sk_webhook_attrs attrs_of(sk_api_call *call, const char *op, const char *
                                  const json_t *obj, const json_t *old)
 {
     const sk_resource *r = call->res;
+    const struct sk_webhooks_call *wc = call->webhooks_call;
     /* a Namespace's own requests carry its name as their namespace */
     sk_webhook_attrs a = {
         .operation = op,
@@ -185,6 +202,8 @@ static sk_webhook_attrs attrs_of(sk_api_call *call, const char *op, const char *
         .ns = !*r->group && strcmp(r->resource, "namespaces") == 0 ? name : call->ns,
         .object = obj,
         .old_object = old,
+        .equivalents = wc->equivalents,
+        .n_equivalents = wc->n_equivalents,
     };
     return a;
 }
@@ -334,6 +353,7 @@ static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs 
     rq->user = sk_authn_user_info(call->user);
     sk_hook_review *rv = &rq->rv;
     rv->a = *a;
+    rv->res = r;
     rv->name = name;
     rv->kind_group = r->group;
     rv->kind_version = r->version;
@@ -379,7 +399,7 @@ static const char *name_of(const json_t *obj)
 
 int sk_webhooks_may_mutate(sk_api_call *call, const json_t *old)
 {
-    const sk_hook_set *set = set_of(call);
+    const sk_hook_set *set = state_of(call)->set;
     sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", call->name ? call->name : "",
                                   NULL, old);
     return set && sk_hook_set_covers(set, 1, &a);
@@ -400,7 +420,7 @@ static void settle_patched(void *arg, json_t *obj)
 int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run,
                        sk_webhooks_settle_fn settle)
 {
-    const sk_hook_set *set = set_of(call);
+    const sk_hook_set *set = state_of(call)->set;
     const char *name = name_of(*obj);
     sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, *obj, old);
     if (!set || !sk_hook_set_covers(set, 1, &a))
@@ -420,7 +440,7 @@ int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int d
 
 int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old, int dry_run)
 {
-    const sk_hook_set *set = set_of(call);
+    const sk_hook_set *set = state_of(call)->set;
     const char *name = name_of(obj);
     sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, obj, old);
     if (!set || !sk_hook_set_covers(set, 0, &a))
@@ -463,7 +483,7 @@ static json_t *delete_options(const sk_delete_options *d)
 
 int sk_webhooks_delete(sk_api_call *call, const json_t *stored, const sk_delete_options *d)
 {
-    const sk_hook_set *set = set_of(call);
+    const sk_hook_set *set = state_of(call)->set;
     /* the URL's name: "" for each object of a deletecollection */
     const char *name = call->name ? call->name : "";
     sk_webhook_attrs a = attrs_of(call, "DELETE", name, NULL, stored);

@@ -30,6 +30,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "kube/convert.h"
 #include "kube/patch.h"
 #include "kube/status.h"
 #include "kube/typed.h"
@@ -189,13 +190,19 @@ void sk_hook_set_unref(sk_hook_set *s)
     free(s);
 }
 
+int sk_hook_set_empty(const sk_hook_set *s)
+{
+    return s->n[MUTATING] == 0 && s->n[VALIDATING] == 0;
+}
+
 int sk_hook_set_covers(const sk_hook_set *s, int mutating, const sk_webhook_attrs *a)
 {
     int k = mutating ? MUTATING : VALIDATING;
     if (s->n[k] == 0 || sk_webhook_exempt(a))
         return 0;
     for (size_t i = 0; i < s->n[k]; i++)
-        if (sk_webhook_rules_match(s->hooks[k][i].json, a))
+        if (sk_webhook_rules_match(s->hooks[k][i].json, a) ||
+            sk_webhook_equivalent_match(s->hooks[k][i].json, a))
             return 1;
     return 0;
 }
@@ -233,17 +240,41 @@ static json_t *gvr(const sk_webhook_attrs *a)
                      a->resource);
 }
 
+/* obj (borrowed, in from's version) in to's, through the stored form
+ * (kube/convert.h). New. */
+static json_t *converted(const sk_resource *from, const sk_resource *to, const json_t *obj)
+{
+    json_t *stored = sk_convert_to_stored(from, obj);
+    json_t *out = sk_convert_from_stored(to, stored);
+    json_decref(stored);
+    return out;
+}
+
 /* The AdmissionRequest of rv (its object as a says) serialized without
- * its uid, which each call puts in front (review_body). New. */
-static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a)
+ * its uid, which each call puts in front (review_body); for a webhook
+ * reached through an equivalent resource eq (matchPolicy Equivalent), kind,
+ * resource and objects in eq's version, the request's kept as
+ * requestKind and requestResource, as kube sends them. New. */
+static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
+                          const sk_resource *eq)
 {
     json_t *req = json_object();
-    json_object_set_new(req, "kind", gvk(rv->kind_group, rv->kind_version, rv->kind));
-    json_object_set_new(req, "resource", gvr(a));
+    json_t *obj = NULL, *old = NULL;
+    if (eq) {
+        json_object_set_new(req, "kind", gvk(eq->group, eq->version, eq->kind));
+        json_object_set_new(req, "resource",
+                            json_pack("{s:s, s:s, s:s}", "group", eq->group, "version",
+                                      eq->version, "resource", eq->resource));
+        obj = a->object ? converted(rv->res, eq, a->object) : NULL;
+        old = a->old_object ? converted(rv->res, eq, a->old_object) : NULL;
+    } else {
+        json_object_set_new(req, "kind", gvk(rv->kind_group, rv->kind_version, rv->kind));
+        json_object_set_new(req, "resource", gvr(a));
+        obj = json_incref((json_t *)a->object);
+        old = json_incref((json_t *)a->old_object);
+    }
     if (*a->subresource)
         json_object_set_new(req, "subResource", json_string(a->subresource));
-    /* matchPolicy Equivalent never converts here: every webhook is sent the
-     * request as it was made */
     json_object_set_new(req, "requestKind", gvk(rv->kind_group, rv->kind_version, rv->kind));
     json_object_set_new(req, "requestResource", gvr(a));
     if (*a->subresource)
@@ -255,9 +286,8 @@ static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a)
     json_object_set_new(req, "operation", json_string(a->operation));
     /* referenced, not copied: serialized here, on the request's thread */
     json_object_set_new(req, "userInfo", json_incref((json_t *)rv->user_info));
-    json_object_set_new(req, "object", a->object ? json_incref((json_t *)a->object) : json_null());
-    json_object_set_new(req, "oldObject",
-                        a->old_object ? json_incref((json_t *)a->old_object) : json_null());
+    json_object_set_new(req, "object", obj ? obj : json_null());
+    json_object_set_new(req, "oldObject", old ? old : json_null());
     json_object_set_new(req, "dryRun", json_boolean(rv->dry_run));
     json_object_set_new(req, "options",
                         rv->options ? json_incref((json_t *)rv->options) : json_null());
@@ -401,12 +431,14 @@ static int ns_selected(const hook *h, const sk_hook_review *rv, const sk_webhook
     return sk_label_selector_matches(h->ns_sel, labels);
 }
 
-/* Whether h is reached by a: 1, 0, or -1 with *status set when that cannot
- * be told (in ShouldCallHook's order: see the top). */
+/* Whether h is reached by a: 1 (*eq: NULL, or the equivalent resource
+ * its rules cover), 0, or -1 with *status set when that cannot be told (in
+ * ShouldCallHook's order: see the top). */
 static int reaches(const hook *h, const sk_hook_review *rv, const sk_webhook_attrs *a,
-                   json_t **status)
+                   const sk_resource **eq, json_t **status)
 {
-    if (!sk_webhook_rules_match(h->json, a))
+    *eq = NULL;
+    if (!sk_webhook_rules_match(h->json, a) && !(*eq = sk_webhook_equivalent_match(h->json, a)))
         return 0;
     json_t *ns_err = NULL;
     if (!ns_selected(h, rv, a, &ns_err) && !ns_err)
@@ -528,20 +560,39 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
             continue;
         sk_webhook_attrs a = rv->a;
         a.object = *obj;
-        int r = reaches(h, rv, &a, &status);
+        const sk_resource *eq = NULL;
+        int r = reaches(h, rv, &a, &eq, &status);
         if (r < 0)
             goto out;
         if (r == 0)
             continue;
         if ((status = dry_run_refusal(h, rv)) != NULL)
             goto out;
-        if (!request)
-            request = request_text(rv, &a);
+        /* the request's own review is kept for the next webhook; one in
+         * an equivalent version is this webhook's alone */
+        char *own = eq ? request_text(rv, &a, eq) : NULL;
+        if (!eq && !request)
+            request = request_text(rv, &a, NULL);
         json_t *resp = NULL;
-        enum outcome o = post(c, h, rv, request, 1, warnings, &resp, &status);
+        enum outcome o = post(c, h, rv, eq ? own : request, 1, warnings, &resp, &status);
+        free(own);
         if (o == REFUSED)
             goto out;
-        int ch = o == CALLED ? apply_patch(h, resp, obj, &status) : 0;
+        int ch = 0;
+        if (o == CALLED && eq && *obj) {
+            /* patched in the webhook's version, converted back */
+            json_t *theirs = converted(rv->res, eq, *obj);
+            ch = apply_patch(h, resp, &theirs, &status);
+            if (ch > 0) {
+                json_t *back = converted(eq, rv->res, theirs);
+                ch = !json_equal(back, *obj);
+                json_decref(*obj);
+                *obj = back;
+            }
+            json_decref(theirs);
+        } else if (o == CALLED) {
+            ch = apply_patch(h, resp, obj, &status);
+        }
         json_decref(resp);
         if (ch < 0)
             goto out;
@@ -588,6 +639,7 @@ typedef struct validation {
     const hook *h;
     const sk_hook_review *rv;
     const char *request;
+    char *own;        /* the request in an equivalent version, or NULL */
     json_t *warnings; /* its own */
     json_t *status;   /* its refusal, if any */
     pthread_t thread;
@@ -620,19 +672,24 @@ json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_
     json_t *status = NULL;
     char *request = NULL;
     for (size_t i = 0; i < n; i++) {
-        int r = reaches(&s->hooks[VALIDATING][i], rv, &rv->a, &status);
+        const sk_resource *eq = NULL;
+        int r = reaches(&s->hooks[VALIDATING][i], rv, &rv->a, &eq, &status);
         if (r < 0)
             goto out;
         if (r == 0)
             continue;
         v[m] = (validation){.c = c, .h = &s->hooks[VALIDATING][i], .rv = rv,
                             .warnings = json_array()};
+        /* in an equivalent version: its own review */
+        if (eq)
+            v[m].own = request_text(rv, &rv->a, eq);
         m++;
     }
-    if (m > 0)
-        request = request_text(rv, &rv->a);
-    for (size_t i = 0; i < m; i++)
-        v[i].request = request;
+    for (size_t i = 0; i < m; i++) {
+        if (!v[i].own && !request)
+            request = request_text(rv, &rv->a, NULL);
+        v[i].request = v[i].own ? v[i].own : request;
+    }
     for (size_t i = 0; i + 1 < m; i++)
         v[i].threaded = pthread_create(&v[i].thread, NULL, validate_one, &v[i]) == 0;
     for (size_t i = 0; i < m; i++)
@@ -652,6 +709,7 @@ out:
     for (size_t i = 0; i < m; i++) {
         json_decref(v[i].warnings);
         json_decref(v[i].status);
+        free(v[i].own);
     }
     free(request);
     free(v);

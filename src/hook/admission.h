@@ -35,6 +35,9 @@ sk_hook_set *sk_hook_set_new(sk_hook_client *c, json_t *mutating, json_t *valida
 sk_hook_set *sk_hook_set_ref(sk_hook_set *s);
 void sk_hook_set_unref(sk_hook_set *s);
 
+/* 1 if the set has no webhook at all. */
+int sk_hook_set_empty(const sk_hook_set *s);
+
 /* 1 if one of the set's mutating (mutating != 0) or validating webhooks
  * has a rule covering a: only then can the request reach one. */
 int sk_hook_set_covers(const sk_hook_set *s, int mutating, const sk_webhook_attrs *a);
@@ -42,6 +45,7 @@ int sk_hook_set_covers(const sk_hook_set *s, int mutating, const sk_webhook_attr
 /* One request as webhooks see it (all borrowed). */
 typedef struct sk_hook_review {
     sk_webhook_attrs a;      /* a.object is the object before mutation */
+    const sk_resource *res;  /* the resource requested (a's) */
     const char *kind_group, *kind_version, *kind;
     const char *name;        /* "" when not known yet (generateName) */
     const json_t *user_info; /* authentication/v1 UserInfo */

@@ -16,6 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int is_string(const json_t *obj, const char *field, const char *want)
+{
+    const char *v = json_string_value(json_object_get(obj, field));
+    return v && strcmp(v, want) == 0;
+}
+
 static int listed(const json_t *items, const char *want)
 {
     size_t i;
@@ -68,18 +74,55 @@ static int resource_matches(const json_t *rule, const sk_webhook_attrs *a)
     return 0;
 }
 
+static int rule_matches(const json_t *rule, const sk_webhook_attrs *a)
+{
+    return scope_matches(rule, a) && listed(json_object_get(rule, "operations"), a->operation) &&
+           listed(json_object_get(rule, "apiGroups"), a->group) &&
+           listed(json_object_get(rule, "apiVersions"), a->version) && resource_matches(rule, a);
+}
+
 int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a)
 {
     size_t i;
     json_t *rule;
     json_array_foreach(json_object_get(hook, "rules"), i, rule)
-    {
-        if (scope_matches(rule, a) && listed(json_object_get(rule, "operations"), a->operation) &&
-            listed(json_object_get(rule, "apiGroups"), a->group) &&
-            listed(json_object_get(rule, "apiVersions"), a->version) && resource_matches(rule, a))
+        if (rule_matches(rule, a))
             return 1;
-    }
     return 0;
+}
+
+size_t sk_webhook_equivalents(const sk_resource *r, const char *subresource,
+                              const sk_resource **out, size_t max)
+{
+    size_t n_all = 0, n = 0;
+    const sk_resource *const *all = sk_registry_all(&n_all);
+    for (size_t i = 0; i < n_all && n < max; i++)
+        if (all[i] != r && strcmp(all[i]->storage, r->storage) == 0 &&
+            (!*subresource || sk_registry_subresource(all[i], subresource)))
+            out[n++] = all[i];
+    return n;
+}
+
+const sk_resource *sk_webhook_equivalent_match(const json_t *hook, const sk_webhook_attrs *a)
+{
+    if (a->n_equivalents == 0 || is_string(hook, "matchPolicy", "Exact"))
+        return NULL;
+    size_t i;
+    json_t *rule;
+    /* earlier rules first, as kube honours them */
+    json_array_foreach(json_object_get(hook, "rules"), i, rule)
+    {
+        for (size_t j = 0; j < a->n_equivalents; j++) {
+            const sk_resource *e = a->equivalents[j];
+            sk_webhook_attrs b = *a;
+            b.group = e->group;
+            b.version = e->version;
+            b.resource = e->resource;
+            if (rule_matches(rule, &b))
+                return e;
+        }
+    }
+    return NULL;
 }
 
 int sk_webhook_is_configuration(const char *group, const char *resource)

@@ -10,6 +10,7 @@
 #define SK_KUBE_WEBHOOK_H
 
 #include "core/err.h"
+#include "kube/registry.h"
 #include "kube/selector.h"
 
 #include <jansson.h>
@@ -21,12 +22,29 @@ typedef struct sk_webhook_attrs {
     const char *group, *version, *resource, *subresource; /* subresource "" for none */
     const char *ns;                                       /* "" for cluster-scoped */
     const json_t *object, *old_object;                    /* NULL when the operation has none */
+    /* the other resources sharing its storage (sk_webhook_equivalents),
+     * for matchPolicy Equivalent */
+    const sk_resource *const *equivalents;
+    size_t n_equivalents;
 } sk_webhook_attrs;
 
 /* rules.Matcher: 1 if one of hook's rules (operations, apiGroups,
  * apiVersions, resources with "*", "r/sub", "r/ *", "* / *" and scope)
  * covers a. */
 int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a);
+
+/* kube's EquivalentResourceMapper: up to max resources other than r that
+ * share its storage (another version or group of the same objects), with
+ * subresource too ("" for none), in the registry's order; their count. */
+#define SK_WEBHOOK_MAX_EQUIVALENTS 8
+size_t sk_webhook_equivalents(const sk_resource *r, const char *subresource,
+                              const sk_resource **out, size_t max);
+
+/* matchPolicy Equivalent (the default; Exact: never): the first of a's
+ * equivalents one of hook's rules covers, rules in order (as kube's
+ * ShouldCallHook), or NULL. For a webhook whose rules do not cover a
+ * itself. */
+const sk_resource *sk_webhook_equivalent_match(const json_t *hook, const sk_webhook_attrs *a);
 
 /* 1 if group/resource holds webhook configurations (validating or
  * mutating): their writes change which webhooks later requests reach. */

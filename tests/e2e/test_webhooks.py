@@ -883,6 +883,48 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         got = sorted(s["review"]["apiVersion"] for s in self.hooks.seen["/versions"][before:])
         self.assertEqual(got, ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])
 
+    def test_match_policy_equivalent(self):
+        ns = self.namespace("wh-equivalent")
+        rules = [{"operations": ["CREATE"], "apiGroups": ["autoscaling"], "apiVersions": ["v2"],
+                  "resources": ["horizontalpodautoscalers"]}]
+
+        def retarget(rq):
+            # the webhook knows autoscaling/v2 only
+            assert rq["object"]["apiVersion"] == "autoscaling/v2", rq["object"]
+            return {"allowed": True, "patchType": "JSONPatch", "patch": json_patch([
+                {"op": "replace", "path": "/spec/metrics/0/resource/target/averageUtilization",
+                 "value": 70},
+                {"op": "add", "path": "/metadata/labels", "value": {"seen": "v2"}}])}
+        self.hooks.behaviours["/retarget"] = retarget
+        self.hooks.behaviours["/exact"] = lambda rq: {"allowed": True}
+        self.register(MWC, "equivalent", self.webhook("retarget.example.com", "/retarget",
+                                                      rules=rules, **self.on_ns(ns)))
+        self.register(VWC, "exact", self.webhook("exact.example.com", "/exact", rules=rules,
+                                                 matchPolicy="Exact", **self.on_ns(ns)))
+        r = self.server.request(
+            "POST", "/apis/autoscaling/v1/namespaces/%s/horizontalpodautoscalers" % ns, {
+                "apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": "hpa"},
+                "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                            "name": "d"},
+                         "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}})
+        self.assertEqual(r.status, 201, r)
+        # the v2 webhook's change, converted back to the version asked
+        self.assertEqual(r.json()["spec"]["targetCPUUtilizationPercentage"], 70)
+        self.assertEqual(r.json()["metadata"]["labels"], {"seen": "v2"})
+        rq = self.hooks.reviews("/retarget")[-1]
+        self.assertEqual(rq["kind"], {"group": "autoscaling", "version": "v2",
+                                      "kind": "HorizontalPodAutoscaler"})
+        self.assertEqual(rq["resource"], {"group": "autoscaling", "version": "v2",
+                                          "resource": "horizontalpodautoscalers"})
+        self.assertEqual(rq["requestKind"], {"group": "autoscaling", "version": "v1",
+                                             "kind": "HorizontalPodAutoscaler"})
+        self.assertEqual(rq["requestResource"]["version"], "v1")
+        self.assertEqual(rq["object"]["spec"]["metrics"][0]["resource"]["target"],
+                         {"type": "Utilization", "averageUtilization": 50})
+        # matchPolicy Exact: only the version named
+        self.assertEqual(self.hooks.reviews("/exact"), [])
+
 
 if __name__ == "__main__":
     unittest.main()

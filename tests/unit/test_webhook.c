@@ -26,7 +26,8 @@ static json_t *hook_with(const char *rule_json)
 static sk_webhook_attrs attrs(const char *op, const char *group, const char *version,
                               const char *resource, const char *sub, const char *ns)
 {
-    sk_webhook_attrs a = {op, group, version, resource, sub, ns, NULL, NULL};
+    sk_webhook_attrs a = {.operation = op, .group = group, .version = version,
+                          .resource = resource, .subresource = sub, .ns = ns};
     return a;
 }
 
@@ -191,6 +192,39 @@ static sk_err check(const char *review_json, int mutating, char **msg)
 
 #define REVIEW(resp) "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":" resp "}"
 
+/* matchPolicy Equivalent: the resources sharing storage, rules in order. */
+static void test_equivalents(void **state)
+{
+    (void)state;
+    const sk_resource *v1 = sk_registry_find("autoscaling", "v1", "horizontalpodautoscalers");
+    const sk_resource *v2 = sk_registry_find("autoscaling", "v2", "horizontalpodautoscalers");
+    assert_non_null(v1);
+    assert_non_null(v2);
+    const sk_resource *eq[SK_WEBHOOK_MAX_EQUIVALENTS];
+    size_t n = sk_webhook_equivalents(v1, "", eq, SK_WEBHOOK_MAX_EQUIVALENTS);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(eq[0], v2);
+    assert_int_equal(sk_webhook_equivalents(v1, "no-such-sub", eq, SK_WEBHOOK_MAX_EQUIVALENTS),
+                     0);
+    const sk_resource *cm = sk_registry_find("", "v1", "configmaps");
+    assert_int_equal(sk_webhook_equivalents(cm, "", eq, SK_WEBHOOK_MAX_EQUIVALENTS), 0);
+
+    n = sk_webhook_equivalents(v1, "", eq, SK_WEBHOOK_MAX_EQUIVALENTS);
+    sk_webhook_attrs a = attrs("CREATE", "autoscaling", "v1", "horizontalpodautoscalers", "",
+                               "ns");
+    a.equivalents = eq;
+    a.n_equivalents = n;
+    json_t *hook = json_loads("{\"rules\":[{\"operations\":[\"CREATE\"],\"apiGroups\":"
+                              "[\"autoscaling\"],\"apiVersions\":[\"v2\"],\"resources\":"
+                              "[\"horizontalpodautoscalers\"]}]}",
+                              0, NULL);
+    assert_false(sk_webhook_rules_match(hook, &a));
+    assert_ptr_equal(sk_webhook_equivalent_match(hook, &a), v2);
+    json_object_set_new(hook, "matchPolicy", json_string("Exact"));
+    assert_null(sk_webhook_equivalent_match(hook, &a));
+    json_decref(hook);
+}
+
 static void test_response_checks(void **state)
 {
     (void)state;
@@ -286,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_scope),
         cmocka_unit_test(test_configurations_are_exempt),
         cmocka_unit_test(test_selectors),
+        cmocka_unit_test(test_equivalents),
         cmocka_unit_test(test_response_checks),
         cmocka_unit_test(test_statuses),
     };
