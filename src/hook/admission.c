@@ -580,7 +580,8 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
             goto out;
         int ch = 0;
         if (o == CALLED && eq && *obj) {
-            /* patched in the webhook's version, converted back */
+            /* patched in the webhook's version, converted back (a DELETE's
+             * patch is refused below, as for any webhook) */
             json_t *theirs = converted(rv->res, eq, *obj);
             ch = apply_patch(h, resp, &theirs, &status);
             if (ch > 0) {
