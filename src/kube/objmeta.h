@@ -2,6 +2,10 @@
  * objmeta.h - the metadata the server owns: what a create sets and an
  * update carries over, whatever the client sent.
  *
+ * Before admission (kube's create handler): what a create's body may not
+ * set wiped, so mutating webhooks never see a client's uid; an update's
+ * name and uid checked. After it (kube's registry: BeforeCreate,
+ * BeforeUpdate), whatever the webhooks did:
  * On create: a name from generateName (kube's SimpleNameGenerator), a new
  * uid and creationTimestamp, and no resourceVersion, generation, selfLink
  * or deletion fields of the client's (resourceVersion is the store
