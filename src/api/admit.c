@@ -152,8 +152,9 @@ static void stamp_csr_requester(const sk_api_call *call, json_t *obj, const json
     }
 }
 
-/* Defaulting, then the typed round trip again so defaulted fields sit
- * where Go writes them. -1 if it replied. */
+/* Defaulting, then the typed round trip again so defaulted fields (and
+ * the server-owned ones set before it) sit where Go writes them. -1 if it
+ * replied. */
 static int settle(sk_api_call *call, json_t *obj, const json_t *old)
 {
     char *msg = NULL;
@@ -166,8 +167,8 @@ static int settle(sk_api_call *call, json_t *obj, const json_t *old)
 }
 
 /* A webhook's patched object decoded and defaulted as kube does before the
- * next webhook sees it. What fails here is left for remutated() to
- * refuse once the webhooks are done. */
+ * next webhook sees it. What fails here is left for decoded() to refuse
+ * once the webhooks are done. */
 static void settle_quietly(sk_api_call *call, json_t *obj, const json_t *old)
 {
     char *msg = NULL;
@@ -186,34 +187,63 @@ static void settle_quietly(sk_api_call *call, json_t *obj, const json_t *old)
     free(msg);
 }
 
-/* What a mutating webhook's changes go through before validation: the
- * decode and defaulting a body gets, and the request's namespace and (on
- * an update) name and server-owned metadata held, so a webhook cannot move
- * the write to another key. -1 if it replied. */
-static int remutated(sk_api_call *call, json_t *obj, const json_t *old,
-                     const sk_write_options *wo)
+/* The body as kube-apiserver's decoder leaves it (the typed round trip of
+ * kube/typed.h, so what follows sees typed values; a custom resource
+ * pruned and defaulted by its schema) in the request's namespace; and so
+ * again after mutating webhooks, so a webhook can neither smuggle in what
+ * a body cannot carry nor move the write to another key. -1 if it
+ * replied. */
+static int decoded(sk_api_call *call, json_t *obj, const sk_write_options *wo)
 {
     char *msg = NULL;
     if (refused(call, typed(call->res, obj, &msg), &msg) < 0 ||
-        (call->res->custom && decode_custom(call, obj, wo->validation) < 0) ||
-        refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0 ||
-        (old && refused(call, sk_objmeta_on_update(obj, old, call->name, &msg), &msg) < 0))
+        (call->res->custom && decode_custom(call, obj, wo->validation) < 0))
         return -1;
-    return settle(call, obj, old);
+    return refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg);
 }
 
+/* Mutating admission webhooks on obj (edited), which they see decoded and
+ * defaulted; what they change is decoded again. -1 if it replied. */
+static int mutated(sk_api_call *call, json_t *obj, const json_t *old, const sk_write_options *wo)
+{
+    if (settle(call, obj, old) < 0)
+        return -1;
+    json_t *m = json_incref(obj);
+    int changed = sk_webhooks_mutate(call, &m, old, wo->dry_run, settle_quietly);
+    if (changed > 0) {
+        json_object_clear(obj);
+        json_object_update(obj, m);
+    }
+    json_decref(m);
+    return changed < 0 || (changed > 0 && decoded(call, obj, wo) < 0) ? -1 : 0;
+}
+
+/*
+ * kube-apiserver 1.32's order (endpoints/handlers create.go, update.go,
+ * patch.go; registry/generic/registry/store.go): decode (defaults
+ * included) and the request's namespace; on a create the metadata only the
+ * server sets wiped, on an update the name and uid checked; mutating
+ * admission; then what the registry does to whatever admission left:
+ * the RBAC escalation check (the rbac registries' policy-based storage),
+ * the strategy's PrepareForCreate/Update (a CSR's requester) and the
+ * server-owned metadata (BeforeCreate/BeforeUpdate: uid, creationTimestamp,
+ * a generated name), validation, and validating admission last. So a
+ * mutating webhook sees no uid or creationTimestamp on a create, nor a name
+ * generateName will give, and nothing it returns skips a check.
+ */
 int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
                     const sk_write_options *wo)
 {
     char *msg = NULL;
-    /* The typed round trip (kube/typed.h) first, as kube-apiserver decodes
-     * before anything else, so what follows sees typed values; and again
-     * after defaulting, so defaulted fields sit where Go writes them. */
-    if (refused(call, typed(call->res, obj, &msg), &msg) < 0)
+    if (decoded(call, obj, wo) < 0)
         return -1;
-    if (call->res->custom && decode_custom(call, obj, wo->validation) < 0)
+    if (!old)
+        sk_objmeta_wipe_system(obj);
+    else if (refused(call, sk_objmeta_check_update(obj, old, call->name, &msg), &msg) < 0)
         return -1;
-    if (refused(call, sk_objmeta_settle_namespace(call->res, obj, call->ns, &msg), &msg) < 0)
+    /* no webhook's rules cover the request: nothing to see the object
+     * before the registry's steps, whose defaulting below is the same */
+    if (sk_webhooks_may_mutate(call, old) && mutated(call, obj, old, wo) < 0)
         return -1;
     if (sk_escalate_admit(call, obj, old) < 0)
         return -1;
@@ -226,18 +256,6 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
         sk_objmeta_on_create(obj, sk_wall_s());
     }
     if (settle(call, obj, old) < 0)
-        return -1;
-    /* Mutating webhooks see the object defaulted; what they change is
-     * decoded and defaulted again (kube defaults each patched object), and
-     * everything below validates the result. */
-    json_t *mutated = json_incref(obj);
-    int changed = sk_webhooks_mutate(call, &mutated, old, wo->dry_run, settle_quietly);
-    if (changed > 0) {
-        json_object_clear(obj);
-        json_object_update(obj, mutated);
-    }
-    json_decref(mutated);
-    if (changed < 0 || (changed > 0 && remutated(call, obj, old, wo) < 0))
         return -1;
     json_t *causes = NULL;
     sk_err err = sk_validate_typed(call->res, obj, old, &causes, &msg);

@@ -7,8 +7,9 @@
  * declare, in kube-apiserver's order. A custom resource is pruned,
  * defaulted and validated by its version's structural schema
  * (kube/crschema.h); a CustomResourceDefinition's schemas must compile.
- * Mutating admission webhooks run after defaulting (what they change is
- * decoded, defaulted and validated again), validating ones last
+ * Mutating admission webhooks run right after decoding and defaulting,
+ * before every check and every field the server owns (what they change is
+ * decoded again and goes through all of it); validating ones last
  * (api/webhooks.h).
  */
 #ifndef SK_API_ADMIT_H

@@ -12,6 +12,7 @@
 #include "api/impersonate.h"
 #include "api/call.h"
 #include "api/verbs.h"
+#include "api/webhooks.h"
 #include "core/check.h"
 #include "core/util.h"
 #include "kube/options.h"
@@ -72,6 +73,7 @@ void sk_api_attach(sk_api *api, const sk_api_deps *deps)
     api->consistency = deps->consistency;
     api->rbac = deps->rbac;
     api->authz = sk_authz_new(deps->reader, deps->cache);
+    api->webhooks = sk_webhooks_new(deps->reader, deps->cache, api->hooks);
     atomic_store_explicit(&api->up, 1, memory_order_release);
 }
 
@@ -129,6 +131,7 @@ void sk_api_free(sk_api *api)
         return;
     sk_metrics_free(api->metrics);
     sk_authz_free(api->authz);
+    sk_webhooks_free(api->webhooks);
     sk_hook_client_free(api->hooks);
     free(api->listen_addr);
     pthread_mutex_destroy(&api->down_mu);

@@ -43,6 +43,7 @@ typedef struct sk_api sk_api;
 typedef struct sk_api_call sk_api_call;
 typedef struct sk_authz sk_authz; /* authz.h */
 typedef struct sk_audit_log sk_audit_log; /* audit.h */
+typedef struct sk_webhooks sk_webhooks;   /* webhooks.h */
 
 struct sk_api {
     /* What the API serves from (sk_api_deps): written once, before `up`
@@ -68,6 +69,7 @@ struct sk_api {
     sk_authn_config authn;
     sk_audit_log *audit; /* --audit-log-path (borrowed), NULL: none */
     sk_hook_client *hooks; /* calls admission webhooks (api/webhooks.h) */
+    sk_webhooks *webhooks; /* the compiled webhook configurations (webhooks.h) */
     /* the revision of this server's latest write of a webhook
      * configuration: writes wait for the cache to hold it (webhooks.h) */
     _Atomic int64_t webhooks_rev;
@@ -153,6 +155,10 @@ struct sk_api_call {
     sk_row write_row;
     void *verb_state; /* the verb's own, in the arena */
     void *view_state; /* a subresource view's own (verbs.h sk_update_view), in the arena */
+    /* what admission webhooks need of the call (webhooks.c): the
+     * configurations it is admitted under, taken at their first use; in
+     * the arena */
+    struct sk_webhooks_call *webhooks_call;
 };
 
 /* The value of query parameter key ("" for "?key"), or NULL: the lookup

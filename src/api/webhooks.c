@@ -1,26 +1,101 @@
 /*
  * webhooks.c - see webhooks.h.
  *
- * The configurations are read at every write from the cache's latest
- * revision, in key order (by name, as kube orders them); with none stored
- * a write costs two empty scans. A request's namespace labels are read
- * only when a webhook's namespaceSelector needs them.
+ * The configurations are compiled into an immutable, refcounted set
+ * (hook/admission.h) kept with the cache revision it is true at. A call
+ * takes a reference to the current set once, at its first admission step:
+ * when the cache has moved since, the events of the two configuration
+ * resources after the set's revision are looked at in the cache's window
+ * (the revisions since the last call, a few ring slots) and the set's
+ * revision advanced when there are none; a change, a rebuilt cache or a
+ * window that moved on compiles a new set from the cache, in key order (by
+ * name, as kube orders them), which replaces the old one for the calls
+ * after it (calls holding the old one finish with it). One mutex guards the
+ * pointer and its revision; compiling happens under it too, so calls
+ * arriving meanwhile wait for the new set rather than admit under one the
+ * cache has already outdated. A write no webhook's rules cover costs that
+ * look and a walk over the rules.
+ *
+ * A request's namespace labels are read only when a webhook's
+ * namespaceSelector needs them, once per call.
  */
 #include "api/webhooks.h"
 #include "api/authn.h"
+#include "core/buf.h"
+#include "core/check.h"
 #include "core/log.h"
 #include "hook/admission.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-int sk_webhooks_wait(sk_api_call *call, sk_call_fn again)
+static const char *const resources[] = {
+    "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+    "validatingwebhookconfigurations.admissionregistration.k8s.io",
+};
+
+struct sk_webhooks {
+    sk_reader *reader;
+    sk_cache *cache;
+    sk_hook_client *client;
+    pthread_mutex_t mu;
+    sk_hook_set *set; /* NULL until first compiled */
+    int64_t rev;      /* the cache revision set is true at */
+    uint64_t gen;     /* the cache generation rev belongs to */
+};
+
+sk_webhooks *sk_webhooks_new(sk_reader *reader, sk_cache *cache, sk_hook_client *client)
 {
-    int64_t want = atomic_load(&call->api->webhooks_rev);
-    if (want == 0 || sk_reader_cache_rev(call->api->reader) >= want)
-        return SK_PLAN_NOW;
-    int64_t rev;
-    return sk_call_plan_read(call, want, again, &rev);
+    sk_webhooks *w = calloc(1, sizeof *w);
+    SK_CHECK_ALLOC(w);
+    w->reader = reader;
+    w->cache = cache;
+    w->client = client;
+    pthread_mutex_init(&w->mu, NULL);
+    return w;
+}
+
+void sk_webhooks_free(sk_webhooks *w)
+{
+    if (!w)
+        return;
+    sk_hook_set_unref(w->set);
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
+
+/* Past this many revisions, compiling anew beats looking at them. */
+#define MAX_SCAN (1 << 16)
+
+/* 1 if no configuration changed after w->rev up to st->rev, as the cache's
+ * window tells; 0 if one did or the window cannot tell. */
+static int unchanged(sk_webhooks *w, const sk_cache_state *st)
+{
+    if (st->generation != w->gen || st->rev - w->rev > MAX_SCAN)
+        return 0;
+    for (size_t i = 0; i < sizeof resources / sizeof *resources; i++) {
+        int res = sk_cache_resource(w->cache, resources[i]);
+        int64_t cursor = w->rev;
+        while (cursor < st->rev) {
+            sk_cache_event ev = {0};
+            int64_t scanned = cursor;
+            sk_err err = res < 0 ? SK_ERR_EXPIRED
+                                 : sk_cache_next_event(w->cache, w->gen, res, cursor, &ev,
+                                                       &scanned);
+            int64_t at = ev.rev;
+            sk_cache_event_clear(&ev);
+            if (err == SK_OK && at <= st->rev)
+                return 0;
+            if (err == SK_OK)
+                break;
+            if (err != SK_ERR_NOT_FOUND || scanned <= cursor)
+                return 0;
+            cursor = scanned;
+        }
+    }
+    return 1;
 }
 
 static int add_config(void *arg, sk_blob *item)
@@ -31,24 +106,115 @@ static int add_config(void *arg, sk_blob *item)
     return 0;
 }
 
-/* The stored configurations of resource (a storage key), as an array (new). */
-static json_t *configs_of(sk_api_call *call, const char *resource)
+/* The set at st->rev, compiled from the cache; NULL if it cannot be read. */
+static sk_hook_set *compile(sk_webhooks *w, const sk_cache_state *st)
 {
-    json_t *list = json_array();
-    sk_reader *rd = call->api->reader;
-    int64_t rev = sk_reader_cache_rev(rd);
-    if (rev > 0 && sk_reader_scan(rd, resource, "", rev, add_config, list) != SK_OK)
-        sk_log_warn("webhooks: cannot read %s: webhooks are not called", resource);
-    return list;
+    json_t *configs[2] = {json_array(), json_array()};
+    sk_hook_set *set = NULL;
+    for (size_t i = 0; i < 2; i++) {
+        /* revision 0 is an empty store: nothing to read */
+        if (st->rev > 0 &&
+            sk_reader_scan(w->reader, resources[i], NULL, st->rev, add_config, configs[i]) !=
+                SK_OK) {
+            sk_log_warn("webhooks: cannot read %s: webhooks are not called", resources[i]);
+            goto out;
+        }
+    }
+    set = sk_hook_set_new(w->client, configs[0], configs[1]);
+out:
+    json_decref(configs[0]);
+    json_decref(configs[1]);
+    return set;
 }
 
-/* Create-, Update- or PatchOptions as the request gave them (query only). */
-static json_t *write_options(sk_api_call *call, int dry_run)
+/* What a call keeps between its admission steps. */
+struct sk_webhooks_call {
+    sk_hook_set *set; /* NULL: the configurations cannot be read */
+    /* the resources sharing the call's resource's storage */
+    const sk_resource *equivalents[SK_WEBHOOK_MAX_EQUIVALENTS];
+    size_t n_equivalents;
+};
+
+static void release_set(void *set)
 {
-    const char *kind = strcmp(call->method, "POST") == 0    ? "CreateOptions"
-                       : strcmp(call->method, "PATCH") == 0 ? "PatchOptions"
-                                                            : "UpdateOptions";
-    json_t *o = json_pack("{s:s, s:s}", "kind", kind, "apiVersion", "meta.k8s.io/v1");
+    sk_hook_set_unref(set);
+}
+
+/* The call's admission state, made at its first use: the set it is
+ * admitted under, and, when the set has webhooks, its resource's
+ * equivalents. */
+static struct sk_webhooks_call *state_of(sk_api_call *call)
+{
+    if (call->webhooks_call)
+        return call->webhooks_call;
+    struct sk_webhooks_call *wc = sk_arena_alloc(call->arena, sizeof *wc);
+    memset(wc, 0, sizeof *wc);
+    call->webhooks_call = wc;
+    sk_webhooks *w = call->api->webhooks;
+    sk_cache_state st;
+    pthread_mutex_lock(&w->mu);
+    sk_cache_get_state(w->cache, &st);
+    if (w->set && (st.rev == w->rev || unchanged(w, &st)) && st.generation == w->gen) {
+        w->rev = st.rev;
+    } else {
+        sk_hook_set *fresh = compile(w, &st);
+        if (fresh) {
+            sk_hook_set_unref(w->set);
+            w->set = fresh;
+            w->rev = st.rev;
+            w->gen = st.generation;
+        }
+    }
+    if (w->set) {
+        wc->set = sk_hook_set_ref(w->set);
+        sk_arena_defer(call->arena, release_set, wc->set);
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (wc->set && !sk_hook_set_empty(wc->set))
+        wc->n_equivalents = sk_webhook_equivalents(
+            call->res, call->route.sub ? call->route.sub->name : "", wc->equivalents,
+            SK_WEBHOOK_MAX_EQUIVALENTS);
+    return wc;
+}
+
+int sk_webhooks_wait(sk_api_call *call, sk_call_fn again)
+{
+    int64_t want = atomic_load(&call->api->webhooks_rev);
+    if (want == 0 || sk_reader_cache_rev(call->api->reader) >= want)
+        return SK_PLAN_NOW;
+    int64_t rev;
+    return sk_call_plan_read(call, want, again, &rev);
+}
+
+/* The request as the matchers see it, before anything is read for it. */
+static sk_webhook_attrs attrs_of(sk_api_call *call, const char *op, const char *name,
+                                 const json_t *obj, const json_t *old)
+{
+    const sk_resource *r = call->res;
+    const struct sk_webhooks_call *wc = call->webhooks_call;
+    /* a Namespace's own requests carry its name as their namespace */
+    sk_webhook_attrs a = {
+        .operation = op,
+        .group = r->group,
+        .version = r->version,
+        .resource = r->resource,
+        .subresource = call->route.sub ? call->route.sub->name : "",
+        .ns = !*r->group && strcmp(r->resource, "namespaces") == 0 ? name : call->ns,
+        .object = obj,
+        .old_object = old,
+        .equivalents = wc->equivalents,
+        .n_equivalents = wc->n_equivalents,
+    };
+    return a;
+}
+
+/* Create- or UpdateOptions as the request gave them (query only): a patch
+ * is reviewed with the UpdateOptions (or, creating, CreateOptions) kube
+ * makes of its PatchOptions, which carry no force. */
+static json_t *write_options(sk_api_call *call, const json_t *old, int dry_run)
+{
+    json_t *o = json_pack("{s:s, s:s}", "kind", old ? "UpdateOptions" : "CreateOptions",
+                          "apiVersion", "meta.k8s.io/v1");
     if (dry_run)
         json_object_set_new(o, "dryRun", json_pack("[s]", "All"));
     const char *fm = sk_call_query(call, "fieldManager");
@@ -58,15 +224,6 @@ static json_t *write_options(sk_api_call *call, int dry_run)
     if (fv && *fv)
         json_object_set_new(o, "fieldValidation", json_string(fv));
     return o;
-}
-
-/* kube's words for a Service that does not resolve: "PREFIX\"NAME\"". */
-static char *say(const char *prefix, const char *name)
-{
-    sk_buf m = SK_BUF_INIT;
-    sk_buf_puts(&m, prefix);
-    sk_buf_go_quoted(&m, name);
-    return sk_buf_steal(&m, NULL);
 }
 
 typedef struct slices {
@@ -126,11 +283,7 @@ static int resolve_service(void *arg, const char *ns, const char *name, int port
     sk_reader *rd = call->api->reader;
     sk_blob *blob = NULL;
     if (sk_reader_get(rd, "services", ns, name, 0, &blob) != SK_OK) {
-        sk_buf m = SK_BUF_INIT;
-        sk_buf_puts(&m, "service ");
-        sk_buf_go_quoted(&m, name);
-        sk_buf_puts(&m, " not found");
-        *why = sk_buf_steal(&m, NULL);
+        *why = sk_go_quoted_in("service ", name, " not found");
         return -1;
     }
     json_t *svc = sk_reader_object(blob);
@@ -144,7 +297,7 @@ static int resolve_service(void *arg, const char *ns, const char *name, int port
     if (!sp) {
         char prefix[64];
         snprintf(prefix, sizeof prefix, "no service port %d found for service ", port);
-        *why = say(prefix, name);
+        *why = sk_go_quoted_in(prefix, name, "");
         goto out;
     }
     const char *port_name = json_string_value(json_object_get(sp, "name"));
@@ -155,7 +308,7 @@ static int resolve_service(void *arg, const char *ns, const char *name, int port
     *addr = ready_endpoint(s.list, port_name ? port_name : "");
     json_decref(s.list);
     if (!*addr) {
-        *why = say("no endpoints available for service ", name);
+        *why = sk_go_quoted_in("no endpoints available for service ", name, "");
         goto out;
     }
     rc = 0;
@@ -166,57 +319,56 @@ out:
 
 typedef struct request {
     sk_hook_review rv;
-    json_t *mutating, *validating, *user, *options, *ns;
+    sk_api_call *call;
+    json_t *user, *options;
+    json_t *ns;   /* the namespace read, once asked */
+    int ns_state; /* 0 not read yet, 1 read, -1 missing */
 } request;
 
-static void request_init(sk_api_call *call, request *rq, const char *op, const json_t *obj,
-                         const json_t *old, json_t *options, int dry_run)
+/* sk_hook_review.ns_labels: the Namespace read once per call. */
+static int ns_labels(void *arg, const char *ns, const json_t **labels)
+{
+    request *rq = arg;
+    if (rq->ns_state == 0) {
+        sk_blob *blob = NULL;
+        rq->ns_state = -1;
+        if (sk_reader_get(rq->call->api->reader, "namespaces", "", ns, 0, &blob) == SK_OK) {
+            rq->ns = sk_reader_object(blob);
+            sk_blob_unref(blob);
+            rq->ns_state = 1;
+        }
+    }
+    *labels = json_object_get(json_object_get(rq->ns, "metadata"), "labels");
+    return rq->ns_state > 0 ? 0 : -1;
+}
+
+/* rq for a reviewed by name, with options (stolen). */
+static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs *a,
+                         const char *name, json_t *options, int dry_run)
 {
     memset(rq, 0, sizeof *rq);
     const sk_resource *r = call->res;
-    rq->mutating = configs_of(call, "mutatingwebhookconfigurations.admissionregistration.k8s.io");
-    rq->validating =
-        configs_of(call, "validatingwebhookconfigurations.admissionregistration.k8s.io");
+    rq->call = call;
     rq->options = options;
     rq->user = sk_authn_user_info(call->user);
     sk_hook_review *rv = &rq->rv;
-    rv->a.operation = op;
-    rv->a.group = r->group;
-    rv->a.version = r->version;
-    rv->a.resource = r->resource;
-    rv->a.subresource = call->route.sub ? call->route.sub->name : "";
-    /* a Namespace's own requests carry its name as their namespace */
-    const char *name = json_string_value(json_object_get(json_object_get(obj ? obj : old,
-                                                                         "metadata"),
-                                                         "name"));
-    rv->name = name ? name : call->name ? call->name : "";
-    rv->a.ns = !*r->group && strcmp(r->resource, "namespaces") == 0 ? rv->name : call->ns;
-    rv->a.object = obj;
-    rv->a.old_object = old;
+    rv->a = *a;
+    rv->res = r;
+    rv->name = name;
     rv->kind_group = r->group;
     rv->kind_version = r->version;
     rv->kind = r->kind;
     rv->user_info = rq->user;
     rv->options = options;
     rv->dry_run = dry_run;
+    rv->ns_labels = ns_labels;
+    rv->ns_labels_arg = rq;
     rv->resolve = resolve_service;
     rv->resolve_arg = call;
-    if (*rv->a.ns && (json_array_size(rq->mutating) || json_array_size(rq->validating))) {
-        sk_blob *ns = NULL;
-        if (sk_reader_get(call->api->reader, "namespaces", "", rv->a.ns, 0, &ns) == SK_OK) {
-            rq->ns = sk_reader_object(ns);
-            sk_blob_unref(ns);
-            rv->ns_labels = json_object_get(json_object_get(rq->ns, "metadata"), "labels");
-        } else {
-            rv->ns_missing = 1;
-        }
-    }
 }
 
 static void request_free(request *rq)
 {
-    json_decref(rq->mutating);
-    json_decref(rq->validating);
     json_decref(rq->user);
     json_decref(rq->options);
     json_decref(rq->ns);
@@ -236,6 +388,23 @@ static int conclude(sk_api_call *call, json_t *warnings, json_t *status)
     return -1;
 }
 
+/* The name a create or update is reviewed under: the object's (none yet
+ * for generateName before mutation). */
+static const char *name_of(const json_t *obj)
+{
+    const char *name =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    return name ? name : "";
+}
+
+int sk_webhooks_may_mutate(sk_api_call *call, const json_t *old)
+{
+    const sk_hook_set *set = state_of(call)->set;
+    sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", call->name ? call->name : "",
+                                  NULL, old);
+    return set && sk_hook_set_covers(set, 1, &a);
+}
+
 typedef struct settling {
     sk_api_call *call;
     const json_t *old;
@@ -251,45 +420,60 @@ static void settle_patched(void *arg, json_t *obj)
 int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run,
                        sk_webhooks_settle_fn settle)
 {
+    const sk_hook_set *set = state_of(call)->set;
+    const char *name = name_of(*obj);
+    sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, *obj, old);
+    if (!set || !sk_hook_set_covers(set, 1, &a))
+        return 0;
     request rq;
-    request_init(call, &rq, old ? "UPDATE" : "CREATE", *obj, old, write_options(call, dry_run),
-                 dry_run);
+    request_init(call, &rq, &a, name, write_options(call, old, dry_run), dry_run);
     settling s = {call, old, settle};
     rq.rv.settle = settle ? settle_patched : NULL;
     rq.rv.settle_arg = &s;
-    int rc = 0;
-    if (json_array_size(rq.mutating)) {
-        json_t *before = json_deep_copy(*obj);
-        json_t *warnings = json_array();
-        json_t *status = sk_hook_mutate(call->api->hooks, rq.mutating, &rq.rv, obj, warnings);
-        rc = conclude(call, warnings, status) < 0 ? -1 : !json_equal(before, *obj);
-        json_decref(before);
-    }
+    json_t *warnings = json_array();
+    int changed = 0;
+    json_t *status = sk_hook_mutate(call->api->hooks, set, &rq.rv, obj, warnings, &changed);
+    int rc = conclude(call, warnings, status) < 0 ? -1 : changed;
     request_free(&rq);
     return rc;
 }
 
 int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old, int dry_run)
 {
+    const sk_hook_set *set = state_of(call)->set;
+    const char *name = name_of(obj);
+    sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, obj, old);
+    if (!set || !sk_hook_set_covers(set, 0, &a))
+        return 0;
     request rq;
-    request_init(call, &rq, old ? "UPDATE" : "CREATE", obj, old, write_options(call, dry_run),
-                 dry_run);
-    int rc = 0;
-    if (json_array_size(rq.validating)) {
-        json_t *warnings = json_array();
-        rc = conclude(call, warnings,
-                      sk_hook_validate(call->api->hooks, rq.validating, &rq.rv, warnings));
-    }
+    request_init(call, &rq, &a, name, write_options(call, old, dry_run), dry_run);
+    json_t *warnings = json_array();
+    int rc = conclude(call, warnings,
+                      sk_hook_validate(call->api->hooks, set, &rq.rv, warnings));
     request_free(&rq);
     return rc;
 }
 
+/* DeleteOptions as decoded, in Go's field order. */
 static json_t *delete_options(const sk_delete_options *d)
 {
     static const char *const policies[] = {NULL, "Orphan", "Background", "Foreground"};
     json_t *o = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "meta.k8s.io/v1");
     if (d->has_grace)
         json_object_set_new(o, "gracePeriodSeconds", json_integer(d->grace_s));
+    if (d->precondition_uid || d->precondition_rev > 0) {
+        json_t *pre = json_object();
+        if (d->precondition_uid)
+            json_object_set_new(pre, "uid", json_string(d->precondition_uid));
+        if (d->precondition_rev > 0) {
+            char rv[24];
+            snprintf(rv, sizeof rv, "%lld", (long long)d->precondition_rev);
+            json_object_set_new(pre, "resourceVersion", json_string(rv));
+        }
+        json_object_set_new(o, "preconditions", pre);
+    }
+    if (d->orphan_dependents >= 0)
+        json_object_set_new(o, "orphanDependents", json_boolean(d->orphan_dependents));
     if (d->propagation != SK_PROPAGATION_UNSET)
         json_object_set_new(o, "propagationPolicy", json_string(policies[d->propagation]));
     if (d->dry_run)
@@ -299,17 +483,22 @@ static json_t *delete_options(const sk_delete_options *d)
 
 int sk_webhooks_delete(sk_api_call *call, const json_t *stored, const sk_delete_options *d)
 {
+    const sk_hook_set *set = state_of(call)->set;
+    /* the URL's name: "" for each object of a deletecollection */
+    const char *name = call->name ? call->name : "";
+    sk_webhook_attrs a = attrs_of(call, "DELETE", name, NULL, stored);
+    if (!set || (!sk_hook_set_covers(set, 1, &a) && !sk_hook_set_covers(set, 0, &a)))
+        return 0;
     request rq;
-    request_init(call, &rq, "DELETE", NULL, stored, delete_options(d), d->dry_run);
-    int rc = 0;
-    if (json_array_size(rq.mutating) || json_array_size(rq.validating)) {
-        json_t *warnings = json_array();
-        json_t *none = NULL;
-        json_t *status = sk_hook_mutate(call->api->hooks, rq.mutating, &rq.rv, &none, warnings);
-        if (!status)
-            status = sk_hook_validate(call->api->hooks, rq.validating, &rq.rv, warnings);
-        rc = conclude(call, warnings, status);
-    }
+    request_init(call, &rq, &a, name, delete_options(d), d->dry_run);
+    json_t *warnings = json_array();
+    json_t *none = NULL;
+    int changed = 0;
+    json_t *status =
+        sk_hook_mutate(call->api->hooks, set, &rq.rv, &none, warnings, &changed);
+    if (!status)
+        status = sk_hook_validate(call->api->hooks, set, &rq.rv, warnings);
+    int rc = conclude(call, warnings, status);
     request_free(&rq);
     return rc;
 }

@@ -76,6 +76,15 @@ void sk_buf_printf(sk_buf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+char *sk_go_quoted_in(const char *before, const char *s, const char *after)
+{
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_puts(&m, before);
+    sk_buf_go_quoted(&m, s);
+    sk_buf_puts(&m, after);
+    return sk_buf_steal(&m, NULL);
+}
+
 void sk_buf_go_quoted(sk_buf *b, const char *s)
 {
     static const char controls[] = "\a\b\f\n\r\t\v", letters[] = "abfnrtv";

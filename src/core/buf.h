@@ -32,6 +32,8 @@ void sk_buf_json_string(sk_buf *b, const char *s);
  * with: \" \\ \a \b \f \n \r \t \v, other control bytes as \xNN,
  * everything else (UTF-8 included) verbatim. */
 void sk_buf_go_quoted(sk_buf *b, const char *s);
+/* A new string: before, s as %q, after (a message in kube's words). */
+char *sk_go_quoted_in(const char *before, const char *s, const char *after);
 /* Appends d as Go's %v writes a float64 (strconv 'g', shortest): "1.5",
  * "100000", "1e+06", "1e-05", "NaN", "+Inf". */
 void sk_buf_go_float(sk_buf *b, double d);

@@ -5,7 +5,20 @@
  * failurePolicy; a webhook that cannot be called, or answers what is not
  * an AdmissionReview, is a failure its failurePolicy decides (Ignore: the
  * request goes on, logged); a webhook that answers "not allowed" refuses
- * the request; a patch that does not apply is an internal error.
+ * the request; a patch that is not a JSON patch, or does not apply, is an
+ * internal error.
+ *
+ * Which webhooks a request reaches follows generic/webhook.go's
+ * ShouldCallHook: a selector that does not match skips the webhook even
+ * when the other one could not be judged; an error (an unknown namespace,
+ * a selector that does not parse) refuses the request only for a webhook
+ * whose rules and other selector reach it. Rules are looked at first here
+ * (they cannot fail), so a namespace is read only for a webhook whose
+ * rules cover the request.
+ *
+ * The review is serialized once per state of the object (once for all
+ * validating webhooks, again after each patch for mutating ones); each
+ * call only splices its own uid in front.
  *
  * clientConfig.service is reached as kube's endpoint routing does: an
  * address of the Service's ready endpoints (resolved by the caller, from
@@ -17,12 +30,182 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "kube/convert.h"
 #include "kube/patch.h"
+#include "kube/status.h"
 #include "kube/typed.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* One webhook, compiled. */
+typedef struct hook {
+    const json_t *json; /* in the set's configurations */
+    const char *name;
+    int ignore_failure; /* failurePolicy Ignore */
+    int reinvoke;       /* reinvocationPolicy IfNeeded */
+    int dry_run_safe;   /* sideEffects None or NoneOnDryRun */
+    int timeout_s;
+    /* NULL: selects everything; a selector that does not parse is its
+     * *_error (new), an internal error for the requests it would judge */
+    sk_label_selector *ns_sel, *obj_sel;
+    char *ns_error, *obj_error;
+    const char *url; /* NULL: by Service */
+    const char *svc_ns, *svc_name, *svc_path;
+    int svc_port;
+    char *ca_file; /* NULL: the system's roots */
+    int v1beta1;   /* sent AdmissionReview v1beta1, not v1 */
+    char *unusable; /* it cannot be called: why (new), a call failure */
+} hook;
+
+enum { VALIDATING, MUTATING };
+
+struct sk_hook_set {
+    atomic_int refs;
+    json_t *configs[2];
+    hook *hooks[2];
+    size_t n[2];
+};
+
+static char *prefixed(const char *before, const char *text)
+{
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_printf(&m, "%s%s", before, text);
+    return sk_buf_steal(&m, NULL);
+}
+
+static int is(const json_t *hook, const char *field, const char *want)
+{
+    const char *v = json_string_value(json_object_get(hook, field));
+    return v && strcmp(v, want) == 0;
+}
+
+static void compile_selector(const json_t *sel, sk_label_selector **out, char **error)
+{
+    char *msg = NULL;
+    if (sk_webhook_selector_compile(sel, out, &msg) != SK_OK) {
+        *out = NULL;
+        *error = msg ? msg : strdup("invalid selector");
+    }
+}
+
+static void compile(sk_hook_client *c, const json_t *json, hook *h)
+{
+    h->json = json;
+    h->name = json_string_value(json_object_get(json, "name"));
+    if (!h->name)
+        h->name = "";
+    h->ignore_failure = is(json, "failurePolicy", "Ignore");
+    h->reinvoke = is(json, "reinvocationPolicy", "IfNeeded");
+    h->dry_run_safe = is(json, "sideEffects", "None") || is(json, "sideEffects", "NoneOnDryRun");
+    /* validated to 1..30 and defaulted to 10 when written (kube/validate.c,
+     * kube/defaults.c) */
+    const json_t *t = json_object_get(json, "timeoutSeconds");
+    h->timeout_s = json_is_integer(t) ? (int)json_integer_value(t) : 10;
+    compile_selector(json_object_get(json, "namespaceSelector"), &h->ns_sel, &h->ns_error);
+    compile_selector(json_object_get(json, "objectSelector"), &h->obj_sel, &h->obj_error);
+    const json_t *cc = json_object_get(json, "clientConfig");
+    h->url = json_string_value(json_object_get(cc, "url"));
+    const json_t *svc = json_object_get(cc, "service");
+    h->svc_ns = json_string_value(json_object_get(svc, "namespace"));
+    h->svc_name = json_string_value(json_object_get(svc, "name"));
+    h->svc_path = json_string_value(json_object_get(svc, "path"));
+    const json_t *port = json_object_get(svc, "port");
+    h->svc_port = json_is_integer(port) ? (int)json_integer_value(port) : 443;
+    const char *bundle = json_string_value(json_object_get(cc, "caBundle"));
+    if (bundle && *bundle) {
+        size_t len = 0;
+        unsigned char *ca = sk_typed_base64_decode(bundle, &len);
+        if (!ca)
+            h->unusable = strdup("could not get REST client: caBundle is not base64");
+        else if (!(h->ca_file = sk_hook_client_ca_file(c, ca, len)))
+            h->unusable = strdup("cannot keep the caBundle in a file for the TLS library");
+        free(ca);
+    }
+    /* kube's CreateAdmissionObjects: the first version of the list it
+     * knows */
+    size_t i;
+    const json_t *v;
+    int known = 0;
+    json_array_foreach(json_object_get(json, "admissionReviewVersions"), i, v)
+    {
+        const char *s = json_string_value(v);
+        if (s && (strcmp(s, "v1") == 0 || strcmp(s, "v1beta1") == 0)) {
+            h->v1beta1 = strcmp(s, "v1beta1") == 0;
+            known = 1;
+            break;
+        }
+    }
+    if (!known && !h->unusable)
+        h->unusable = strdup("could not create admission objects: webhook does not accept known "
+                             "AdmissionReview versions (v1, v1beta1)");
+}
+
+sk_hook_set *sk_hook_set_new(sk_hook_client *c, json_t *mutating, json_t *validating)
+{
+    sk_hook_set *s = calloc(1, sizeof *s);
+    SK_CHECK_ALLOC(s);
+    atomic_init(&s->refs, 1);
+    s->configs[MUTATING] = json_incref(mutating);
+    s->configs[VALIDATING] = json_incref(validating);
+    for (int k = 0; k < 2; k++) {
+        size_t n = 0, i, j;
+        json_t *config, *w;
+        json_array_foreach(s->configs[k], i, config)
+            n += json_array_size(json_object_get(config, "webhooks"));
+        s->hooks[k] = calloc(n ? n : 1, sizeof(hook));
+        SK_CHECK_ALLOC(s->hooks[k]);
+        json_array_foreach(s->configs[k], i, config)
+            json_array_foreach(json_object_get(config, "webhooks"), j, w)
+                compile(c, w, &s->hooks[k][s->n[k]++]);
+    }
+    return s;
+}
+
+sk_hook_set *sk_hook_set_ref(sk_hook_set *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+void sk_hook_set_unref(sk_hook_set *s)
+{
+    if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < s->n[k]; i++) {
+            hook *h = &s->hooks[k][i];
+            sk_label_selector_free(h->ns_sel);
+            sk_label_selector_free(h->obj_sel);
+            free(h->ns_error);
+            free(h->obj_error);
+            free(h->ca_file);
+            free(h->unusable);
+        }
+        free(s->hooks[k]);
+        json_decref(s->configs[k]);
+    }
+    free(s);
+}
+
+int sk_hook_set_empty(const sk_hook_set *s)
+{
+    return s->n[MUTATING] == 0 && s->n[VALIDATING] == 0;
+}
+
+int sk_hook_set_covers(const sk_hook_set *s, int mutating, const sk_webhook_attrs *a)
+{
+    int k = mutating ? MUTATING : VALIDATING;
+    if (s->n[k] == 0 || sk_webhook_exempt(a))
+        return 0;
+    for (size_t i = 0; i < s->n[k]; i++)
+        if (sk_webhook_rules_match(s->hooks[k][i].json, a) ||
+            sk_webhook_equivalent_match(s->hooks[k][i].json, a))
+            return 1;
+    return 0;
+}
 
 enum outcome {
     CALLED,  /* allowed (and patched, for a mutating webhook) */
@@ -30,36 +213,20 @@ enum outcome {
     REFUSED, /* *status says why */
 };
 
-/* The failure of calling hook (reason: why, stolen): under Ignore the
- * request goes on, else its Status. */
-static enum outcome failed(const json_t *hook, char *reason, json_t **status)
+/* The failure of calling h (reason: why, stolen): under Ignore the request
+ * goes on, else its Status. */
+static enum outcome failed(const hook *h, char *reason, json_t **status)
 {
-    const char *name = json_string_value(json_object_get(hook, "name"));
-    const char *policy = json_string_value(json_object_get(hook, "failurePolicy"));
     enum outcome o;
-    if (policy && strcmp(policy, "Ignore") == 0) {
-        sk_log_warn("webhooks: failed calling webhook \"%s\", failing open: %s", name, reason);
+    if (h->ignore_failure) {
+        sk_log_warn("webhooks: failed calling webhook \"%s\", failing open: %s", h->name, reason);
         o = SKIPPED;
     } else {
-        *status = sk_webhook_failure_status(name, reason);
+        *status = sk_webhook_failure_status(h->name, reason);
         o = REFUSED;
     }
     free(reason);
     return o;
-}
-
-/* before + text + after as a new string; text quoted as Go's %q when
- * quote is set. */
-static char *say(const char *before, const char *text, int quote, const char *after)
-{
-    sk_buf m = SK_BUF_INIT;
-    sk_buf_puts(&m, before);
-    if (quote)
-        sk_buf_go_quoted(&m, text);
-    else
-        sk_buf_puts(&m, text);
-    sk_buf_puts(&m, after);
-    return sk_buf_steal(&m, NULL);
 }
 
 static json_t *gvk(const char *group, const char *version, const char *kind)
@@ -73,17 +240,41 @@ static json_t *gvr(const sk_webhook_attrs *a)
                      a->resource);
 }
 
-/* AdmissionReview v1 for rv (its object as a says), with uid. New. */
-static json_t *review_of(const sk_hook_review *rv, const sk_webhook_attrs *a, const char *uid)
+/* obj (borrowed, in from's version) in to's, through the stored form
+ * (kube/convert.h). New. */
+static json_t *converted(const sk_resource *from, const sk_resource *to, const json_t *obj)
+{
+    json_t *stored = sk_convert_to_stored(from, obj);
+    json_t *out = sk_convert_from_stored(to, stored);
+    json_decref(stored);
+    return out;
+}
+
+/* The AdmissionRequest of rv (its object as a says) serialized without
+ * its uid, which each call puts in front (review_body); for a webhook
+ * reached through an equivalent resource eq (matchPolicy Equivalent), kind,
+ * resource and objects in eq's version, the request's kept as
+ * requestKind and requestResource, as kube sends them. New. */
+static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
+                          const sk_resource *eq)
 {
     json_t *req = json_object();
-    json_object_set_new(req, "uid", json_string(uid));
-    json_object_set_new(req, "kind", gvk(rv->kind_group, rv->kind_version, rv->kind));
-    json_object_set_new(req, "resource", gvr(a));
+    json_t *obj = NULL, *old = NULL;
+    if (eq) {
+        json_object_set_new(req, "kind", gvk(eq->group, eq->version, eq->kind));
+        json_object_set_new(req, "resource",
+                            json_pack("{s:s, s:s, s:s}", "group", eq->group, "version",
+                                      eq->version, "resource", eq->resource));
+        obj = a->object ? converted(rv->res, eq, a->object) : NULL;
+        old = a->old_object ? converted(rv->res, eq, a->old_object) : NULL;
+    } else {
+        json_object_set_new(req, "kind", gvk(rv->kind_group, rv->kind_version, rv->kind));
+        json_object_set_new(req, "resource", gvr(a));
+        obj = json_incref((json_t *)a->object);
+        old = json_incref((json_t *)a->old_object);
+    }
     if (*a->subresource)
         json_object_set_new(req, "subResource", json_string(a->subresource));
-    /* matchPolicy Equivalent never converts here: every webhook is sent the
-     * request as it was made */
     json_object_set_new(req, "requestKind", gvk(rv->kind_group, rv->kind_version, rv->kind));
     json_object_set_new(req, "requestResource", gvr(a));
     if (*a->subresource)
@@ -93,94 +284,83 @@ static json_t *review_of(const sk_hook_review *rv, const sk_webhook_attrs *a, co
     if (*a->ns)
         json_object_set_new(req, "namespace", json_string(a->ns));
     json_object_set_new(req, "operation", json_string(a->operation));
-    /* copied, never shared: validating webhooks build reviews on threads
-     * of their own */
-    json_object_set_new(req, "userInfo", json_deep_copy(rv->user_info));
-    json_object_set_new(req, "object", a->object ? json_deep_copy(a->object) : json_null());
-    json_object_set_new(req, "oldObject",
-                        a->old_object ? json_deep_copy(a->old_object) : json_null());
+    /* referenced, not copied: serialized here, on the request's thread */
+    json_object_set_new(req, "userInfo", json_incref((json_t *)rv->user_info));
+    json_object_set_new(req, "object", obj ? obj : json_null());
+    json_object_set_new(req, "oldObject", old ? old : json_null());
     json_object_set_new(req, "dryRun", json_boolean(rv->dry_run));
-    json_object_set_new(req, "options", rv->options ? json_deep_copy(rv->options) : json_null());
-    return json_pack("{s:s, s:s, s:o}", "kind", "AdmissionReview", "apiVersion",
-                     "admission.k8s.io/v1", "request", req);
+    json_object_set_new(req, "options",
+                        rv->options ? json_incref((json_t *)rv->options) : json_null());
+    char *text = json_dumps(req, JSON_COMPACT);
+    SK_CHECK_ALLOC(text);
+    json_decref(req);
+    return text;
 }
 
-static int timeout_of(const json_t *hook)
+/* AdmissionReview v1 (or v1beta1, the same fields) of request
+ * (request_text) with uid first, as Go writes the fields. */
+static void review_body(sk_buf *b, const char *request, const char *uid, int v1beta1)
 {
-    const json_t *t = json_object_get(hook, "timeoutSeconds");
-    json_int_t s = json_is_integer(t) ? json_integer_value(t) : 10;
-    return s < 1 ? 1 : s > 30 ? 30 : (int)s;
+    sk_buf_printf(b,
+                  "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/%s\","
+                  "\"request\":{\"uid\":\"%s\",%s}",
+                  v1beta1 ? "v1beta1" : "v1", uid, request + 1);
 }
 
-/* Sends hook the review of rv as *a says; on CALLED, *response is the
+/* Sends h the review (request: request_text); on CALLED, *response is the
  * webhook's AdmissionResponse (new). */
-static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_review *rv,
-                         const sk_webhook_attrs *a, int mutating, json_t *warnings,
-                         json_t **response, json_t **status)
+static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review *rv,
+                         const char *request, int mutating, json_t *warnings, json_t **response,
+                         json_t **status)
 {
-    const char *name = json_string_value(json_object_get(hook, "name"));
-    const json_t *cc = json_object_get(hook, "clientConfig");
-    const char *url = json_string_value(json_object_get(cc, "url"));
-    sk_buf svc_url = SK_BUF_INIT, connect_to = SK_BUF_INIT;
+    if (h->unusable)
+        return failed(h, strdup(h->unusable), status);
+    const char *url = h->url;
+    sk_buf svc_url = SK_BUF_INIT, connect_to = SK_BUF_INIT, target = SK_BUF_INIT,
+           out = SK_BUF_INIT, body = SK_BUF_INIT;
+    enum outcome o = REFUSED;
+    json_t *answer = NULL;
+    char *why = NULL;
     if (!url) {
         /* by Service: the stored Service's endpoints, the certificate
          * checked for NAME.NAMESPACE.svc, as kube's endpoint routing */
-        const json_t *svc = json_object_get(cc, "service");
-        const char *sns = json_string_value(json_object_get(svc, "namespace"));
-        const char *sname = json_string_value(json_object_get(svc, "name"));
-        const char *path = json_string_value(json_object_get(svc, "path"));
-        const json_t *port = json_object_get(svc, "port");
-        int sport = json_is_integer(port) ? (int)json_integer_value(port) : 443;
-        char *addr = NULL, *why = NULL;
-        if (!sns || !sname || !rv->resolve ||
-            rv->resolve(rv->resolve_arg, sns, sname, sport, &addr, &why) < 0) {
-            char *reason = say("could not get REST client: ",
-                               why ? why : "the service cannot be resolved", 0, "");
-            free(why);
-            return failed(hook, reason, status);
+        char *addr = NULL;
+        if (!h->svc_ns || !h->svc_name || !rv->resolve ||
+            rv->resolve(rv->resolve_arg, h->svc_ns, h->svc_name, h->svc_port, &addr, &why) < 0) {
+            o = failed(h,
+                       prefixed("could not get REST client: ",
+                                why ? why : "the service cannot be resolved"),
+                       status);
+            goto out;
         }
-        sk_buf_printf(&svc_url, "https://%s.%s.svc:%d%s", sname, sns, sport, path ? path : "");
+        sk_buf_printf(&svc_url, "https://%s.%s.svc:%d%s", h->svc_name, h->svc_ns, h->svc_port,
+                      h->svc_path ? h->svc_path : "");
         int v6 = strchr(addr, ':') != strrchr(addr, ':');
         const char *colon = strrchr(addr, ':');
-        sk_buf_printf(&connect_to, "%s.%s.svc:%d:%s%.*s%s%s", sname, sns, sport, v6 ? "[" : "",
-                      (int)(colon - addr), addr, v6 ? "]" : "", colon);
+        sk_buf_printf(&connect_to, "%s.%s.svc:%d:%s%.*s%s%s", h->svc_name, h->svc_ns,
+                      h->svc_port, v6 ? "[" : "", (int)(colon - addr), addr, v6 ? "]" : "",
+                      colon);
         free(addr);
         url = svc_url.data;
     }
-    unsigned char *ca = NULL;
-    size_t ca_len = 0;
-    const char *bundle = json_string_value(json_object_get(cc, "caBundle"));
-    if (bundle && *bundle && !(ca = sk_typed_base64_decode(bundle, &ca_len))) {
-        sk_buf_free(&svc_url);
-        sk_buf_free(&connect_to);
-        return failed(hook, strdup("could not get REST client: caBundle is not base64"), status);
-    }
     char uid[37];
     sk_uuid4(uid);
-    json_t *review = review_of(rv, a, uid);
-    char *body = json_dumps(review, JSON_COMPACT);
-    json_decref(review);
-    int timeout = timeout_of(hook);
-    sk_buf target = SK_BUF_INIT, out = SK_BUF_INIT;
+    review_body(&body, request, uid, h->v1beta1);
     /* kube tells the webhook its deadline so */
-    sk_buf_printf(&target, "%s?timeout=%ds", url, timeout);
+    sk_buf_printf(&target, "%s?timeout=%ds", url, h->timeout_s);
     sk_hook_post p = {
         .url = target.data,
         .connect_to = connect_to.data,
-        .ca = ca,
-        .ca_len = ca_len,
-        .timeout_s = timeout,
-        .body = body,
-        .body_len = strlen(body),
+        .ca_file = h->ca_file,
+        .timeout_s = h->timeout_s,
+        .body = body.data,
+        .body_len = body.len,
     };
     long http_status = 0;
-    char *why = NULL;
-    enum outcome o = REFUSED;
-    json_t *answer = NULL;
     if (sk_hook_client_post(c, &p, &http_status, &out, &why) != SK_OK) {
         sk_buf m = SK_BUF_INIT;
         sk_buf_printf(&m, "failed to call webhook: Post \"%s\": %s", target.data, why);
-        o = failed(hook, sk_buf_steal(&m, NULL), status);
+        o = failed(h, sk_buf_steal(&m, NULL), status);
         goto out;
     }
     if (http_status < 200 || http_status > 299) {
@@ -189,7 +369,7 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
                       "failed to call webhook: the server responded with the status code %ld "
                       "but did not return more information",
                       http_status);
-        o = failed(hook, sk_buf_steal(&m, NULL), status);
+        o = failed(h, sk_buf_steal(&m, NULL), status);
         goto out;
     }
     json_error_t jerr;
@@ -197,11 +377,11 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
     const json_t *resp = NULL;
     char *msg = NULL;
     if (!answer) {
-        o = failed(hook, say("failed to call webhook: ", jerr.text, 0, ""), status);
+        o = failed(h, prefixed("failed to call webhook: ", jerr.text), status);
         goto out;
     }
-    if (sk_webhook_check_response(answer, uid, mutating, &resp, &msg) != SK_OK) {
-        o = failed(hook, say("received invalid webhook response: ", msg, 0, ""), status);
+    if (sk_webhook_check_response(answer, uid, mutating, h->v1beta1, &resp, &msg) != SK_OK) {
+        o = failed(h, prefixed("received invalid webhook response: ", msg), status);
         free(msg);
         goto out;
     }
@@ -211,7 +391,7 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
         if (json_is_string(w))
             json_array_append(warnings, w);
     if (!json_is_true(json_object_get(resp, "allowed"))) {
-        *status = sk_webhook_denial_status(name, json_object_get(resp, "status"));
+        *status = sk_webhook_denial_status(h->name, json_object_get(resp, "status"));
         goto out;
     }
     *response = json_incref((json_t *)resp);
@@ -219,8 +399,7 @@ static enum outcome post(sk_hook_client *c, const json_t *hook, const sk_hook_re
 out:
     json_decref(answer);
     free(why);
-    free(body);
-    free(ca);
+    sk_buf_free(&body);
     sk_buf_free(&target);
     sk_buf_free(&out);
     sk_buf_free(&svc_url);
@@ -228,110 +407,118 @@ out:
     return o;
 }
 
-/* Whether hook is reached by a (rules and selectors); -1 with *status set
- * when that cannot be told. */
-static int reaches(const json_t *hook, const sk_hook_review *rv, const sk_webhook_attrs *a,
-                   json_t **status)
+/* namespaceSelector: 1 or 0, or 0 with *err (new) when it cannot be told. */
+static int ns_selected(const hook *h, const sk_hook_review *rv, const sk_webhook_attrs *a,
+                       json_t **err)
 {
-    if (!sk_webhook_rules_match(hook, a))
+    if (!sk_webhook_ns_selector_applies(a))
+        return 1;
+    if (h->ns_error) {
+        *err = sk_webhook_internal_status(h->ns_error);
         return 0;
-    char *msg = NULL;
-    int rc = 1;
-    if (sk_webhook_needs_ns_labels(hook, a)) {
-        const json_t *labels = NULL;
-        if (sk_webhook_ns_labels_from_object(a)) {
-            labels = json_object_get(json_object_get(a->object, "metadata"), "labels");
-        } else if (rv->ns_missing) {
-            sk_buf m = SK_BUF_INIT;
-            sk_buf_printf(&m, "namespaces \"%s\" not found", a->ns);
-            *status = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s}, s:i}", "kind",
-                                "Status", "apiVersion", "v1", "metadata", "status", "Failure",
-                                "message", m.data, "reason", "NotFound", "details", "name", a->ns,
-                                "kind", "namespaces", "code", 404);
-            sk_buf_free(&m);
-            return -1;
-        } else {
-            labels = rv->ns_labels;
-        }
-        rc = sk_webhook_selector_matches(json_object_get(hook, "namespaceSelector"), labels, &msg);
     }
-    if (rc == 1)
-        rc = sk_webhook_object_selected(hook, a, &msg);
-    if (rc < 0) {
-        sk_buf m = SK_BUF_INIT;
-        sk_buf_printf(&m, "Internal error occurred: %s", msg ? msg : "invalid selector");
-        *status = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion",
-                            "v1", "metadata", "status", "Failure", "message", m.data, "reason",
-                            "InternalError", "code", 500);
-        sk_buf_free(&m);
+    if (!h->ns_sel)
+        return 1;
+    const json_t *labels = NULL;
+    if (sk_webhook_ns_labels_from_object(a)) {
+        labels = json_object_get(json_object_get(a->object, "metadata"), "labels");
+    } else if (!rv->ns_labels || rv->ns_labels(rv->ns_labels_arg, a->ns, &labels) < 0) {
+        char *m = sk_go_quoted_in("namespaces ", a->ns, " not found");
+        *err = sk_status_new(SK_ERR_NOT_FOUND, m, NULL, "namespaces", a->ns, NULL);
+        free(m);
+        return 0;
     }
-    free(msg);
-    return rc;
+    return sk_label_selector_matches(h->ns_sel, labels);
+}
+
+/* Whether h is reached by a: 1 (*eq: NULL, or the equivalent resource
+ * its rules cover), 0, or -1 with *status set when that cannot be told (in
+ * ShouldCallHook's order: see the top). */
+static int reaches(const hook *h, const sk_hook_review *rv, const sk_webhook_attrs *a,
+                   const sk_resource **eq, json_t **status)
+{
+    *eq = NULL;
+    if (!sk_webhook_rules_match(h->json, a) && !(*eq = sk_webhook_equivalent_match(h->json, a)))
+        return 0;
+    json_t *ns_err = NULL;
+    if (!ns_selected(h, rv, a, &ns_err) && !ns_err)
+        return 0;
+    if (!h->obj_error && !sk_webhook_object_selected(h->obj_sel, a)) {
+        json_decref(ns_err);
+        return 0;
+    }
+    if (ns_err || h->obj_error) {
+        *status = ns_err ? ns_err : sk_webhook_internal_status(h->obj_error);
+        return -1;
+    }
+    return 1;
 }
 
 /* A dry run may only reach webhooks without side effects: NULL, or the
  * Status refusing it. */
-static json_t *dry_run_refusal(const json_t *hook, const sk_hook_review *rv)
+static json_t *dry_run_refusal(const hook *h, const sk_hook_review *rv)
 {
-    if (!rv->dry_run)
-        return NULL;
-    const char *side = json_string_value(json_object_get(hook, "sideEffects"));
-    if (side && (strcmp(side, "None") == 0 || strcmp(side, "NoneOnDryRun") == 0))
-        return NULL;
-    return sk_webhook_dry_run_status(json_string_value(json_object_get(hook, "name")));
+    return rv->dry_run && !h->dry_run_safe ? sk_webhook_dry_run_status(h->name) : NULL;
 }
 
-static json_t *internal_error(const char *msg)
+/* Go's name for the JSON type of v, as encoding/json words an unmarshal
+ * error. */
+static const char *go_json_type(const json_t *v)
 {
-    sk_buf m = SK_BUF_INIT;
-    sk_buf_printf(&m, "Internal error occurred: %s", msg);
-    json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:[{s:s}]}, s:i}", "kind", "Status",
-                           "apiVersion", "v1", "metadata", "status", "Failure", "message", m.data,
-                           "reason", "InternalError", "details", "causes", "message", msg, "code",
-                           500);
-    sk_buf_free(&m);
-    return st;
+    return json_is_object(v)   ? "object"
+           : json_is_string(v) ? "string"
+           : json_is_number(v) ? "number"
+                               : "bool";
 }
 
 /* Applies a mutating webhook's answer to *obj: 1 if it changed it, 0 if
- * not, REFUSED-style -1 with *status set. */
-static int apply_patch(const json_t *hook, const json_t *resp, json_t **obj, json_t **status)
+ * not, -1 with *status set. */
+static int apply_patch(const hook *h, const json_t *resp, json_t **obj, json_t **status)
 {
     const char *patch = json_string_value(json_object_get(resp, "patch"));
     if (!patch || !*patch)
         return 0;
-    const char *name = json_string_value(json_object_get(hook, "name"));
-    const char *type = json_string_value(json_object_get(resp, "patchType"));
-    if (!type || strcmp(type, "JSONPatch") != 0) {
-        char *why = say("unsupported patch type ", type ? type : "", 1, "");
-        return failed(hook, why, status) == SKIPPED ? 0 : -1;
-    }
+    /* a v1beta1 answer's patch is a JSON patch whatever it says */
+    const char *type =
+        h->v1beta1 ? "JSONPatch" : json_string_value(json_object_get(resp, "patchType"));
+    if (!type || strcmp(type, "JSONPatch") != 0)
+        return failed(h, sk_go_quoted_in("unsupported patch type ", type ? type : "", ""), status) ==
+                       SKIPPED
+                   ? 0
+                   : -1;
     size_t len;
     unsigned char *raw = sk_typed_base64_decode(patch, &len);
     if (!raw)
-        return failed(hook,
+        return failed(h,
                       strdup("received undecodable patch in webhook response: illegal base64 "
                              "data"),
                       status) == SKIPPED
                    ? 0
                    : -1;
-    json_t *ops = json_loadb((const char *)raw, len, 0, NULL);
+    json_error_t jerr;
+    json_t *ops = json_loadb((const char *)raw, len, JSON_DECODE_ANY, &jerr);
     int rc = 0;
-    if (!json_is_array(ops)) {
-        rc = failed(hook,
-                    strdup("received undecodable patch in webhook response: not a JSON patch"),
-                    status) == SKIPPED
-                 ? 0
-                 : -1;
+    /* what jsonpatch.DecodePatch refuses is kube's internal error, whatever
+     * the failurePolicy; null decodes to no operations */
+    if (!ops || !(json_is_array(ops) || json_is_null(ops))) {
+        sk_buf m = SK_BUF_INIT;
+        if (ops)
+            sk_buf_printf(&m, "json: cannot unmarshal %s into Go value of type jsonpatch.Patch",
+                          go_json_type(ops));
+        else
+            sk_buf_puts(&m, jerr.text);
+        *status = sk_webhook_internal_status(m.data);
+        sk_buf_free(&m);
+        rc = -1;
         goto out;
     }
     if (json_array_size(ops) == 0)
         goto out;
     if (!*obj) {
-        char *m = say("admission webhook ", name, 1,
-                      " attempted to modify the object, which is not supported for this "
-                      "operation");
-        *status = internal_error(m);
+        char *m = sk_go_quoted_in("admission webhook ", h->name,
+                         " attempted to modify the object, which is not supported for this "
+                         "operation");
+        *status = sk_webhook_internal_status(m);
         free(m);
         rc = -1;
         goto out;
@@ -340,7 +527,7 @@ static int apply_patch(const json_t *hook, const json_t *resp, json_t **obj, jso
     char *msg = NULL;
     if (sk_patch_apply(SK_PATCH_JSON, NULL, *obj, (const char *)raw, len, &patched, &msg) !=
         SK_OK) {
-        *status = internal_error(msg ? msg : "the webhook's patch does not apply");
+        *status = sk_webhook_internal_status(msg ? msg : "the webhook's patch does not apply");
         free(msg);
         rc = -1;
         goto out;
@@ -354,92 +541,94 @@ out:
     return rc;
 }
 
-/* Calls every webhook of configs reaching rv in order; in round 1, only
- * those flagged in again. For mutating: patches *obj, flags in again the
- * IfNeeded webhooks called before a change, and sets *changed. */
-static json_t *run(sk_hook_client *c, const json_t *configs, const sk_hook_review *rv, int mutating,
-                   json_t **obj, json_t *warnings, int round, unsigned char *again, size_t n_again,
-                   int *changed)
+/* Calls every mutating webhook of s reaching rv in order; in round 1, only
+ * those flagged in again. Patches *obj, flags in again the IfNeeded
+ * webhooks called before a change, and sets *changed. */
+static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
+                   json_t **obj, json_t *warnings, int round, unsigned char *again, int *changed)
 {
     json_t *status = NULL;
-    size_t k = 0; /* the webhook's index across configurations */
-    size_t ci, hi;
-    json_t *config, *hook;
+    size_t n = s->n[MUTATING];
+    const hook *hooks = s->hooks[MUTATING];
     /* IfNeeded webhooks called since the last change */
-    unsigned char *since = calloc(n_again ? n_again : 1, 1);
-    json_array_foreach(configs, ci, config)
-    {
-        json_array_foreach(json_object_get(config, "webhooks"), hi, hook)
-        {
-            size_t idx = k++;
-            if (round == 1 && !again[idx])
-                continue;
-            sk_webhook_attrs a = rv->a;
-            if (mutating)
-                a.object = *obj;
-            int r = reaches(hook, rv, &a, &status);
-            if (r < 0)
-                goto out;
-            if (r == 0)
-                continue;
-            if ((status = dry_run_refusal(hook, rv)) != NULL)
-                goto out;
-            json_t *resp = NULL;
-            enum outcome o = post(c, hook, rv, &a, mutating, warnings, &resp, &status);
-            if (o == REFUSED)
-                goto out;
-            if (o == CALLED && mutating) {
-                int ch = apply_patch(hook, resp, obj, &status);
-                json_decref(resp);
-                if (ch < 0)
-                    goto out;
-                if (ch) {
-                    if (rv->settle)
-                        rv->settle(rv->settle_arg, *obj);
-                    *changed = 1;
-                    for (size_t j = 0; j < n_again; j++)
-                        again[j] |= since[j];
-                    memset(since, 0, n_again);
-                }
-                const char *policy =
-                    json_string_value(json_object_get(hook, "reinvocationPolicy"));
-                if (policy && strcmp(policy, "IfNeeded") == 0)
-                    since[idx] = 1;
-            } else {
-                json_decref(resp);
+    unsigned char *since = calloc(n, 1);
+    SK_CHECK_ALLOC(since);
+    char *request = NULL; /* of *obj as it is now */
+    for (size_t idx = 0; idx < n; idx++) {
+        const hook *h = &hooks[idx];
+        if (round == 1 && !again[idx])
+            continue;
+        sk_webhook_attrs a = rv->a;
+        a.object = *obj;
+        const sk_resource *eq = NULL;
+        int r = reaches(h, rv, &a, &eq, &status);
+        if (r < 0)
+            goto out;
+        if (r == 0)
+            continue;
+        if ((status = dry_run_refusal(h, rv)) != NULL)
+            goto out;
+        /* the request's own review is kept for the next webhook; one in
+         * an equivalent version is this webhook's alone */
+        char *own = eq ? request_text(rv, &a, eq) : NULL;
+        if (!eq && !request)
+            request = request_text(rv, &a, NULL);
+        json_t *resp = NULL;
+        enum outcome o = post(c, h, rv, eq ? own : request, 1, warnings, &resp, &status);
+        free(own);
+        if (o == REFUSED)
+            goto out;
+        int ch = 0;
+        if (o == CALLED && eq && *obj) {
+            /* patched in the webhook's version, converted back (a DELETE's
+             * patch is refused below, as for any webhook) */
+            json_t *theirs = converted(rv->res, eq, *obj);
+            ch = apply_patch(h, resp, &theirs, &status);
+            if (ch > 0) {
+                json_t *back = converted(eq, rv->res, theirs);
+                ch = !json_equal(back, *obj);
+                json_decref(*obj);
+                *obj = back;
             }
+            json_decref(theirs);
+        } else if (o == CALLED) {
+            ch = apply_patch(h, resp, obj, &status);
         }
+        json_decref(resp);
+        if (ch < 0)
+            goto out;
+        if (ch) {
+            if (rv->settle)
+                rv->settle(rv->settle_arg, *obj);
+            free(request);
+            request = NULL;
+            *changed = 1;
+            for (size_t j = 0; j < n; j++)
+                again[j] |= since[j];
+            memset(since, 0, n);
+        }
+        if (o == CALLED && h->reinvoke)
+            since[idx] = 1;
     }
 out:
+    free(request);
     free(since);
     return status;
 }
 
-static size_t count_hooks(const json_t *configs)
+json_t *sk_hook_mutate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
+                       json_t **obj, json_t *warnings, int *changed)
 {
-    size_t n = 0, i;
-    json_t *config;
-    json_array_foreach(configs, i, config)
-        n += json_array_size(json_object_get(config, "webhooks"));
-    return n;
-}
-
-json_t *sk_hook_mutate(sk_hook_client *c, const json_t *configs, const sk_hook_review *rv,
-                       json_t **obj, json_t *warnings)
-{
-    if (sk_webhook_exempt(&rv->a))
-        return NULL;
-    size_t n = count_hooks(configs);
-    if (n == 0)
+    size_t n = s->n[MUTATING];
+    if (n == 0 || sk_webhook_exempt(&rv->a))
         return NULL;
     unsigned char *again = calloc(n, 1);
-    int changed = 0;
-    json_t *status = run(c, configs, rv, 1, obj, warnings, 0, again, n, &changed);
-    if (!status && changed) {
+    SK_CHECK_ALLOC(again);
+    json_t *status = run(c, s, rv, obj, warnings, 0, again, changed);
+    if (!status && *changed) {
         /* round 1 reinvokes each flagged webhook once; its own changes
          * flag nothing further */
-        int ignored = 0;
-        status = run(c, configs, rv, 1, obj, warnings, 1, again, n, &ignored);
+        status = run(c, s, rv, obj, warnings, 1, again, changed);
     }
     free(again);
     return status;
@@ -448,8 +637,10 @@ json_t *sk_hook_mutate(sk_hook_client *c, const json_t *configs, const sk_hook_r
 /* One validating webhook's call, on a thread of its own. */
 typedef struct validation {
     sk_hook_client *c;
-    const json_t *hook;
+    const hook *h;
     const sk_hook_review *rv;
+    const char *request;
+    char *own;        /* the request in an equivalent version, or NULL */
     json_t *warnings; /* its own */
     json_t *status;   /* its refusal, if any */
     pthread_t thread;
@@ -459,39 +650,46 @@ typedef struct validation {
 static void *validate_one(void *arg)
 {
     validation *v = arg;
-    if ((v->status = dry_run_refusal(v->hook, v->rv)) == NULL) {
+    if ((v->status = dry_run_refusal(v->h, v->rv)) == NULL) {
         json_t *resp = NULL;
-        post(v->c, v->hook, v->rv, &v->rv->a, 0, v->warnings, &resp, &v->status);
+        post(v->c, v->h, v->rv, v->request, 0, v->warnings, &resp, &v->status);
         json_decref(resp);
     }
     return NULL;
 }
 
-json_t *sk_hook_validate(sk_hook_client *c, const json_t *configs, const sk_hook_review *rv,
+json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
                          json_t *warnings)
 {
-    size_t n = count_hooks(configs);
-    if (sk_webhook_exempt(&rv->a) || n == 0)
+    size_t n = s->n[VALIDATING];
+    if (n == 0 || sk_webhook_exempt(&rv->a))
         return NULL;
     /* Which webhooks the request reaches is decided first, as kube does,
      * then they are called at once, each on its own thread (the last on
      * this one): the request waits for the slowest, not for the sum. */
     validation *v = calloc(n, sizeof *v);
     SK_CHECK_ALLOC(v);
-    size_t m = 0, ci, hi;
-    json_t *config, *hook, *status = NULL;
-    json_array_foreach(configs, ci, config)
-    {
-        json_array_foreach(json_object_get(config, "webhooks"), hi, hook)
-        {
-            int r = reaches(hook, rv, &rv->a, &status);
-            if (r < 0)
-                goto out;
-            if (r == 0)
-                continue;
-            v[m] = (validation){.c = c, .hook = hook, .rv = rv, .warnings = json_array()};
-            m++;
-        }
+    size_t m = 0;
+    json_t *status = NULL;
+    char *request = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const sk_resource *eq = NULL;
+        int r = reaches(&s->hooks[VALIDATING][i], rv, &rv->a, &eq, &status);
+        if (r < 0)
+            goto out;
+        if (r == 0)
+            continue;
+        v[m] = (validation){.c = c, .h = &s->hooks[VALIDATING][i], .rv = rv,
+                            .warnings = json_array()};
+        /* in an equivalent version: its own review */
+        if (eq)
+            v[m].own = request_text(rv, &rv->a, eq);
+        m++;
+    }
+    for (size_t i = 0; i < m; i++) {
+        if (!v[i].own && !request)
+            request = request_text(rv, &rv->a, NULL);
+        v[i].request = v[i].own ? v[i].own : request;
     }
     for (size_t i = 0; i + 1 < m; i++)
         v[i].threaded = pthread_create(&v[i].thread, NULL, validate_one, &v[i]) == 0;
@@ -512,7 +710,9 @@ out:
     for (size_t i = 0; i < m; i++) {
         json_decref(v[i].warnings);
         json_decref(v[i].status);
+        free(v[i].own);
     }
+    free(request);
     free(v);
     return status;
 }

@@ -5,6 +5,12 @@
  * answer does (allow, deny, patch, warn) and what a failure to call it
  * does (failurePolicy).
  *
+ * The configurations are compiled once into a set (sk_hook_set): every
+ * webhook's selectors parsed, its caBundle in the file the TLS library
+ * reads, its policies read. A set is immutable and refcounted, so requests
+ * share one while a newer one replaces it for the requests after them; a
+ * request that no webhook's rules cover costs a walk over the rules.
+ *
  * A request waits for each webhook it reaches at most that webhook's
  * timeoutSeconds: mutating ones in turn on the request's thread,
  * validating ones in parallel (threads of their own, joined before the
@@ -18,18 +24,39 @@
 
 #include <jansson.h>
 
+typedef struct sk_hook_set sk_hook_set;
+
+/* The webhooks of mutating and validating (JSON arrays of Mutating- and
+ * ValidatingWebhookConfiguration objects in kube's order, by name;
+ * borrowed, referenced by the set), compiled; c (borrowed, outlives the
+ * set) keeps their caBundles. One reference, dropped with
+ * sk_hook_set_unref. */
+sk_hook_set *sk_hook_set_new(sk_hook_client *c, json_t *mutating, json_t *validating);
+sk_hook_set *sk_hook_set_ref(sk_hook_set *s);
+void sk_hook_set_unref(sk_hook_set *s);
+
+/* 1 if the set has no webhook at all. */
+int sk_hook_set_empty(const sk_hook_set *s);
+
+/* 1 if one of the set's mutating (mutating != 0) or validating webhooks
+ * has a rule covering a: only then can the request reach one. */
+int sk_hook_set_covers(const sk_hook_set *s, int mutating, const sk_webhook_attrs *a);
+
 /* One request as webhooks see it (all borrowed). */
 typedef struct sk_hook_review {
     sk_webhook_attrs a;      /* a.object is the object before mutation */
+    const sk_resource *res;  /* the resource requested (a's) */
     const char *kind_group, *kind_version, *kind;
     const char *name;        /* "" when not known yet (generateName) */
     const json_t *user_info; /* authentication/v1 UserInfo */
     const json_t *options;   /* CreateOptions, UpdateOptions, DeleteOptions, or NULL */
     int dry_run;
-    /* the namespace's labels for namespaceSelector (a.ns's Namespace), or
-     * ns_missing when it does not exist */
-    const json_t *ns_labels;
-    int ns_missing;
+    /* The labels of Namespace ns for a namespaceSelector: 0 with *labels
+     * (borrowed until the request ends; NULL: none), or -1 when it does
+     * not exist. Asked only when a webhook's namespaceSelector needs it,
+     * on the request's thread. */
+    int (*ns_labels)(void *arg, const char *ns, const json_t **labels);
+    void *ns_labels_arg;
     /* clientConfig.service: the address ("IP:PORT", new) serving port of
      * Service ns/name, or -1 with *why (new) saying why there is none */
     int (*resolve)(void *arg, const char *ns, const char *name, int port, char **addr,
@@ -43,20 +70,19 @@ typedef struct sk_hook_review {
 } sk_hook_review;
 
 /*
- * Runs the mutating webhooks of configs (a JSON array of
- * MutatingWebhookConfiguration objects, borrowed) in order, and once more
- * those with reinvocationPolicy IfNeeded that a later webhook's change
- * followed. Each JSONPatch answer is applied to *obj (replaced, the old
- * reference released; NULL for a DELETE); warnings (an array) gets every
- * warning sent. Returns NULL when the request goes on, or the Status
- * (new) to answer with.
+ * Runs the mutating webhooks of s in order, and once more those with
+ * reinvocationPolicy IfNeeded that a later webhook's change followed. Each
+ * JSONPatch answer is applied to *obj (replaced, the old reference
+ * released; NULL for a DELETE), and *changed set when one changed it;
+ * warnings (an array) gets every warning sent. Returns NULL when the
+ * request goes on, or the Status (new) to answer with.
  */
-json_t *sk_hook_mutate(sk_hook_client *c, const json_t *configs, const sk_hook_review *rv,
-                       json_t **obj, json_t *warnings);
+json_t *sk_hook_mutate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
+                       json_t **obj, json_t *warnings, int *changed);
 
-/* Runs the validating webhooks of configs (ValidatingWebhookConfiguration
- * objects) on rv; NULL or the Status (new) to answer with, as above. */
-json_t *sk_hook_validate(sk_hook_client *c, const json_t *configs, const sk_hook_review *rv,
+/* Runs the validating webhooks of s on rv; NULL or the Status (new) to
+ * answer with, as above. */
+json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
                          json_t *warnings);
 
 #endif

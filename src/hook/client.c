@@ -9,7 +9,9 @@
  * removed at the end), named
  * by the SHA-256 of its bytes: the same bundle is the same file, and a
  * file is never rewritten once named, so threads need no lock to share
- * them (a new one is written aside and renamed into place).
+ * them (a new one is written aside and renamed into place). The file is
+ * found when the webhook configurations are compiled (hook/admission.h),
+ * not at each call.
  *
  * Connections are reused through a pool of easy handles: each keeps its
  * own kept-alive connections (libcurl does not support one connection
@@ -115,7 +117,7 @@ void sk_hook_client_free(sk_hook_client *c)
 
 /* The file holding ca (path written to path), made if missing. -1 if it
  * cannot be written. */
-static int ca_file(sk_hook_client *c, const unsigned char *ca, size_t len, char *path, size_t n)
+static int ca_file_at(sk_hook_client *c, const unsigned char *ca, size_t len, char *path, size_t n)
 {
     pthread_mutex_lock(&c->pool_mu);
     if (!c->dir_made) {
@@ -151,6 +153,12 @@ static int ca_file(sk_hook_client *c, const unsigned char *ca, size_t len, char 
         return -1;
     }
     return 0;
+}
+
+char *sk_hook_client_ca_file(sk_hook_client *c, const unsigned char *ca, size_t len)
+{
+    char path[512];
+    return ca_file_at(c, ca, len, path, sizeof path) < 0 ? NULL : strdup(path);
 }
 
 /* An idle handle with its connections, or a new one; reset either way. */
@@ -206,15 +214,10 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
                            char **why)
 {
     sk_err e = SK_ERR_UNAVAILABLE;
-    char ca_path[512];
     char errbuf[CURL_ERROR_SIZE] = "";
     sk_buf msg = SK_BUF_INIT;
     struct curl_slist *headers = NULL;
     CURL *h = take_handle(c);
-    if (p->ca && ca_file(c, p->ca, p->ca_len, ca_path, sizeof ca_path) < 0) {
-        sk_buf_puts(&msg, "cannot keep the caBundle in a file for the TLS library");
-        goto out;
-    }
     headers = curl_slist_append(headers, "Content-Type: application/json");
     headers = curl_slist_append(headers, "Accept: application/json, */*");
     curl_easy_setopt(h, CURLOPT_SHARE, c->share);
@@ -224,8 +227,8 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)p->timeout_s * 1000L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-    if (p->ca)
-        curl_easy_setopt(h, CURLOPT_CAINFO, ca_path);
+    if (p->ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, p->ca_file);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     struct curl_slist *connect_to = NULL;
     if (p->connect_to) {
@@ -253,7 +256,6 @@ sk_err sk_hook_client_post(sk_hook_client *c, const sk_hook_post *p, long *statu
     } else {
         sk_buf_puts(&msg, errbuf[0] ? errbuf : curl_easy_strerror(rc));
     }
-out:
     curl_slist_free_all(headers);
     give_back(c, h);
     if (e != SK_OK)

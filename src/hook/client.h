@@ -22,16 +22,20 @@ typedef struct sk_hook_client sk_hook_client;
 sk_hook_client *sk_hook_client_new(void);
 void sk_hook_client_free(sk_hook_client *c);
 
-/* One call (all borrowed). ca/ca_len: the PEM roots the server must chain
- * to (a caBundle), or NULL for the system's. */
+/* The file the TLS library reads the PEM roots ca (a caBundle's bytes,
+ * borrowed) from: made once per distinct bundle, kept until the client is
+ * freed. New path, or NULL when it cannot be written. */
+char *sk_hook_client_ca_file(sk_hook_client *c, const unsigned char *ca, size_t len);
+
+/* One call (all borrowed). ca_file: the roots the server must chain to (a
+ * caBundle, sk_hook_client_ca_file), or NULL for the system's. */
 typedef struct sk_hook_post {
     const char *url;
     /* "HOST:PORT:ADDR:PORT" (curl's CONNECT_TO): reach url's host and port
      * at another address while verifying the certificate for url's host;
      * NULL: url's own */
     const char *connect_to;
-    const unsigned char *ca;
-    size_t ca_len;
+    const char *ca_file;
     int timeout_s;
     const char *body;
     size_t body_len;

@@ -76,9 +76,18 @@ void sk_objmeta_on_create(json_t *obj, int64_t now_s)
         json_object_del(meta, server_only[i]);
 }
 
-sk_err sk_objmeta_on_update(json_t *obj, const json_t *old, const char *name, char **msg)
+void sk_objmeta_wipe_system(json_t *obj)
 {
+    static const char *const wiped[] = {"creationTimestamp", "uid", "deletionTimestamp",
+                                        "deletionGracePeriodSeconds", "selfLink"};
     json_t *meta = json_object_get(obj, "metadata");
+    for (size_t i = 0; i < sizeof wiped / sizeof *wiped; i++)
+        json_object_del(meta, wiped[i]);
+}
+
+sk_err sk_objmeta_check_update(const json_t *obj, const json_t *old, const char *name, char **msg)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
     const json_t *old_meta = json_object_get(old, "metadata");
     const char *given = json_string_value(json_object_get(meta, "name"));
     if (!given || strcmp(given, name) != 0)
@@ -91,6 +100,16 @@ sk_err sk_objmeta_on_update(json_t *obj, const json_t *old, const char *name, ch
         return fail(msg, SK_ERR_CONFLICT,
                     "Precondition failed: UID in precondition: %s, UID in object meta: %s", uid,
                     old_uid ? old_uid : "");
+    return SK_OK;
+}
+
+sk_err sk_objmeta_on_update(json_t *obj, const json_t *old, const char *name, char **msg)
+{
+    sk_err err = sk_objmeta_check_update(obj, old, name, msg);
+    if (err != SK_OK)
+        return err;
+    json_t *meta = json_object_get(obj, "metadata");
+    const json_t *old_meta = json_object_get(old, "metadata");
     static const char *const carried[] = {"uid", "creationTimestamp", "deletionTimestamp",
                                           "deletionGracePeriodSeconds", "generation"};
     for (size_t i = 0; i < sizeof carried / sizeof *carried; i++) {

@@ -1928,8 +1928,11 @@ static int has_string(const json_t *list, const char *want)
     return 0;
 }
 
+/* An optional (or required) enum field: field.Required when absent,
+ * field.NotSupported (fe_not_supported) for a value not in allowed
+ * (NULL-ended). */
 static void check_enum(sk_field_errors *fe, const char *field, const json_t *v,
-                       const char *const *allowed, size_t n, int required)
+                       const char *const *allowed, int required)
 {
     if (!v || json_is_null(v)) {
         if (required)
@@ -1937,10 +1940,10 @@ static void check_enum(sk_field_errors *fe, const char *field, const json_t *v,
         return;
     }
     const char *s = json_string_value(v);
-    for (size_t i = 0; s && i < n; i++)
+    for (size_t i = 0; s && allowed[i]; i++)
         if (strcmp(s, allowed[i]) == 0)
             return;
-    sk_field_errors_not_supported(fe, field, v, allowed, n);
+    fe_not_supported(fe, field, s ? s : "", allowed);
 }
 
 static void check_url(sk_field_errors *fe, const char *field, const char *url)
@@ -2001,10 +2004,10 @@ static void check_client_config(sk_field_errors *fe, const char *base, const jso
 
 static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int mutating)
 {
-    static const char *const failure[] = {"Fail", "Ignore"};
-    static const char *const side[] = {"None", "NoneOnDryRun"};
-    static const char *const match[] = {"Equivalent", "Exact"};
-    static const char *const reinvoke[] = {"IfNeeded", "Never"};
+    static const char *const failure[] = {"Fail", "Ignore", NULL};
+    static const char *const side[] = {"None", "NoneOnDryRun", NULL};
+    static const char *const match[] = {"Equivalent", "Exact", NULL};
+    static const char *const reinvoke[] = {"IfNeeded", "Never", NULL};
     const json_t *hooks = json_object_get(obj, "webhooks");
     size_t i;
     json_t *h;
@@ -2033,14 +2036,14 @@ static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int 
                                       "does not evaluate yet; remove them or select requests "
                                       "with rules, namespaceSelector and objectSelector");
         snprintf(field, sizeof field, "%s.failurePolicy", base);
-        check_enum(fe, field, json_object_get(h, "failurePolicy"), failure, 2, 0);
+        check_enum(fe, field, json_object_get(h, "failurePolicy"), failure, 0);
         snprintf(field, sizeof field, "%s.sideEffects", base);
-        check_enum(fe, field, json_object_get(h, "sideEffects"), side, 2, 1);
+        check_enum(fe, field, json_object_get(h, "sideEffects"), side, 1);
         snprintf(field, sizeof field, "%s.matchPolicy", base);
-        check_enum(fe, field, json_object_get(h, "matchPolicy"), match, 2, 0);
+        check_enum(fe, field, json_object_get(h, "matchPolicy"), match, 0);
         if (mutating) {
             snprintf(field, sizeof field, "%s.reinvocationPolicy", base);
-            check_enum(fe, field, json_object_get(h, "reinvocationPolicy"), reinvoke, 2, 0);
+            check_enum(fe, field, json_object_get(h, "reinvocationPolicy"), reinvoke, 0);
         }
         const json_t *t = json_object_get(h, "timeoutSeconds");
         snprintf(field, sizeof field, "%s.timeoutSeconds", base);
@@ -2051,10 +2054,9 @@ static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int 
         snprintf(field, sizeof field, "%s.admissionReviewVersions", base);
         if (json_array_size(versions) == 0) {
             sk_field_errors_required(fe, field, "must specify one of v1, v1beta1");
-        } else if (!has_string(versions, "v1")) {
-            /* v1beta1 is a later slice: refusing it here beats failing every call */
-            sk_field_errors_forbidden(fe, field,
-                                      "this server sends AdmissionReview v1 only: include v1");
+        } else if (!has_string(versions, "v1") && !has_string(versions, "v1beta1")) {
+            sk_field_errors_invalid_json(fe, field, versions,
+                                         "must include at least one of v1, v1beta1");
         }
         check_client_config(fe, base, json_object_get(h, "clientConfig"));
     }

@@ -10,10 +10,17 @@
 #include "core/buf.h"
 #include "kube/scale.h"
 #include "kube/selector.h"
+#include "kube/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int is_string(const json_t *obj, const char *field, const char *want)
+{
+    const char *v = json_string_value(json_object_get(obj, field));
+    return v && strcmp(v, want) == 0;
+}
 
 static int listed(const json_t *items, const char *want)
 {
@@ -67,18 +74,55 @@ static int resource_matches(const json_t *rule, const sk_webhook_attrs *a)
     return 0;
 }
 
+static int rule_matches(const json_t *rule, const sk_webhook_attrs *a)
+{
+    return scope_matches(rule, a) && listed(json_object_get(rule, "operations"), a->operation) &&
+           listed(json_object_get(rule, "apiGroups"), a->group) &&
+           listed(json_object_get(rule, "apiVersions"), a->version) && resource_matches(rule, a);
+}
+
 int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a)
 {
     size_t i;
     json_t *rule;
     json_array_foreach(json_object_get(hook, "rules"), i, rule)
-    {
-        if (scope_matches(rule, a) && listed(json_object_get(rule, "operations"), a->operation) &&
-            listed(json_object_get(rule, "apiGroups"), a->group) &&
-            listed(json_object_get(rule, "apiVersions"), a->version) && resource_matches(rule, a))
+        if (rule_matches(rule, a))
             return 1;
-    }
     return 0;
+}
+
+size_t sk_webhook_equivalents(const sk_resource *r, const char *subresource,
+                              const sk_resource **out, size_t max)
+{
+    size_t n_all = 0, n = 0;
+    const sk_resource *const *all = sk_registry_all(&n_all);
+    for (size_t i = 0; i < n_all && n < max; i++)
+        if (all[i] != r && strcmp(all[i]->storage, r->storage) == 0 &&
+            (!*subresource || sk_registry_subresource(all[i], subresource)))
+            out[n++] = all[i];
+    return n;
+}
+
+const sk_resource *sk_webhook_equivalent_match(const json_t *hook, const sk_webhook_attrs *a)
+{
+    if (a->n_equivalents == 0 || is_string(hook, "matchPolicy", "Exact"))
+        return NULL;
+    size_t i;
+    json_t *rule;
+    /* earlier rules first, as kube honours them */
+    json_array_foreach(json_object_get(hook, "rules"), i, rule)
+    {
+        for (size_t j = 0; j < a->n_equivalents; j++) {
+            const sk_resource *e = a->equivalents[j];
+            sk_webhook_attrs b = *a;
+            b.group = e->group;
+            b.version = e->version;
+            b.resource = e->resource;
+            if (rule_matches(rule, &b))
+                return e;
+        }
+    }
+    return NULL;
 }
 
 int sk_webhook_is_configuration(const char *group, const char *resource)
@@ -104,19 +148,16 @@ static int selector_empty(const json_t *selector)
            json_array_size(json_object_get(selector, "matchExpressions")) == 0;
 }
 
-int sk_webhook_selector_matches(const json_t *selector, const json_t *labels, char **msg)
+sk_err sk_webhook_selector_compile(const json_t *selector, sk_label_selector **out, char **msg)
 {
-    if (!json_is_object(selector) || selector_empty(selector))
-        return 1;
-    char *text = sk_scale_selector_string(selector, 0);
-    sk_label_selector *sel = NULL;
-    int rc = -1;
-    if (sk_label_selector_parse(text, &sel, msg) == SK_OK) {
-        rc = sk_label_selector_matches(sel, labels);
-        sk_label_selector_free(sel);
+    if (!json_is_object(selector) || selector_empty(selector)) {
+        *out = NULL;
+        return SK_OK;
     }
+    char *text = sk_scale_selector_string(selector, 0);
+    sk_err err = sk_label_selector_parse(text, out, msg);
     free(text);
-    return rc;
+    return err;
 }
 
 int sk_webhook_ns_labels_from_object(const sk_webhook_attrs *a)
@@ -125,13 +166,10 @@ int sk_webhook_ns_labels_from_object(const sk_webhook_attrs *a)
            (strcmp(a->operation, "CREATE") == 0 || strcmp(a->operation, "UPDATE") == 0);
 }
 
-int sk_webhook_needs_ns_labels(const json_t *hook, const sk_webhook_attrs *a)
+int sk_webhook_ns_selector_applies(const sk_webhook_attrs *a)
 {
     /* cluster-scoped requests are never exempted by a namespaceSelector */
-    if (!*a->ns && !is_namespace_resource(a))
-        return 0;
-    const json_t *sel = json_object_get(hook, "namespaceSelector");
-    return json_is_object(sel) && !selector_empty(sel);
+    return *a->ns || is_namespace_resource(a);
 }
 
 static const json_t *labels_of(const json_t *obj)
@@ -139,17 +177,10 @@ static const json_t *labels_of(const json_t *obj)
     return json_object_get(json_object_get(obj, "metadata"), "labels");
 }
 
-int sk_webhook_object_selected(const json_t *hook, const sk_webhook_attrs *a, char **msg)
+int sk_webhook_object_selected(const sk_label_selector *sel, const sk_webhook_attrs *a)
 {
-    const json_t *sel = json_object_get(hook, "objectSelector");
-    if (!json_is_object(sel) || selector_empty(sel))
-        return 1;
-    int rc = 0;
-    if (a->object && (rc = sk_webhook_selector_matches(sel, labels_of(a->object), msg)) != 0)
-        return rc;
-    if (a->old_object)
-        rc = sk_webhook_selector_matches(sel, labels_of(a->old_object), msg);
-    return rc;
+    return !sel || (a->object && sk_label_selector_matches(sel, labels_of(a->object))) ||
+           (a->old_object && sk_label_selector_matches(sel, labels_of(a->old_object)));
 }
 
 static sk_err bad_response(char **msg, const char *fmt, const char *a1, const char *a2)
@@ -160,12 +191,18 @@ static sk_err bad_response(char **msg, const char *fmt, const char *a1, const ch
     return SK_ERR_BAD_REQUEST;
 }
 
-sk_err sk_webhook_check_response(const json_t *review, const char *uid, int mutating,
+sk_err sk_webhook_check_response(const json_t *review, const char *uid, int mutating, int v1beta1,
                                  const json_t **response, char **msg)
 {
     const json_t *r = json_object_get(review, "response");
     if (!json_is_object(r))
         return bad_response(msg, "webhook response was absent", "", "");
+    /* v1beta1 answers were never checked for their uid, kind or patch
+     * type: kube still does not */
+    if (v1beta1) {
+        *response = r;
+        return SK_OK;
+    }
     const char *got = json_string_value(json_object_get(r, "uid"));
     if (!got || strcmp(got, uid) != 0)
         return bad_response(msg, "expected response.uid=\"%s\", got \"%s\"", uid, got ? got : "");
@@ -235,27 +272,25 @@ json_t *sk_webhook_denial_status(const char *name, const json_t *result)
     return st;
 }
 
-static json_t *status_new(int code, const char *reason, const char *message, json_t *details)
+json_t *sk_webhook_internal_status(const char *reason)
 {
-    json_t *st = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
-                           "metadata", "status", "Failure", "message", message, "reason", reason,
-                           "code", code);
-    if (details)
-        json_object_set_new(st, "details", details);
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_printf(&m, "Internal error occurred: %s", reason);
+    json_t *causes = json_array();
+    sk_status_add_cause(causes, NULL, reason, NULL);
+    json_t *st = sk_status_new(SK_ERR_INTERNAL, m.data, NULL, NULL, NULL, causes);
+    sk_buf_free(&m);
     return st;
 }
 
 json_t *sk_webhook_failure_status(const char *name, const char *reason)
 {
-    sk_buf err = SK_BUF_INIT, m = SK_BUF_INIT;
+    sk_buf err = SK_BUF_INIT;
     sk_buf_puts(&err, "failed calling webhook ");
     sk_buf_go_quoted(&err, name);
     sk_buf_printf(&err, ": %s", reason);
-    sk_buf_printf(&m, "Internal error occurred: %s", err.data);
-    json_t *st = status_new(500, "InternalError", m.data,
-                            json_pack("{s:[{s:s}]}", "causes", "message", err.data));
+    json_t *st = sk_webhook_internal_status(err.data);
     sk_buf_free(&err);
-    sk_buf_free(&m);
     return st;
 }
 
@@ -265,7 +300,7 @@ json_t *sk_webhook_dry_run_status(const char *name)
     sk_buf_puts(&m, "admission webhook ");
     sk_buf_go_quoted(&m, name);
     sk_buf_puts(&m, " does not support dry run");
-    json_t *st = status_new(400, "BadRequest", m.data, NULL);
+    json_t *st = sk_status_new(SK_ERR_BAD_REQUEST, m.data, NULL, NULL, NULL, NULL);
     sk_buf_free(&m);
     return st;
 }

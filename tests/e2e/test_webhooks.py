@@ -16,7 +16,14 @@ run reaching a NoneOnDryRun webhook with dryRun true and nothing stored;
 a configuration with matchConditions (CEL) or a plain-http URL refused
 with 422; clientConfig.service reached through the stored Service's
 EndpointSlices with the certificate checked for NAME.NAMESPACE.svc, and
-kube's reasons when it does not resolve.
+kube's reasons when it does not resolve. kube's order: mutating webhooks
+run before the registry's checks, so a webhook's added RBAC rules meet the
+escalation check (Role, ClusterRole, create and update), a CSR's requester
+is the caller's whatever the webhook wrote, and a CREATE review carries no
+uid, a null creationTimestamp and no generated name yet (validating ones see
+them); a patch is reviewed with UpdateOptions, a patch that is not a JSON
+patch is a 500 under Ignore too; DeleteOptions with preconditions, and
+deletecollection's items reviewed without a name.
 
 Why: operators (cert-manager, Cluster API, Kueue, anything kubebuilder
 made) rely on their webhooks refusing and defaulting objects; a server that
@@ -125,7 +132,8 @@ class WebhookServer:
                         {"review": review, "query": self.path.partition("?")[2],
                          "at": time.monotonic()})
                 fields = outer.behaviours[path](review["request"])
-                answer = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                # answered in the version asked, as webhook libraries do
+                answer = {"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
                           "response": dict({"uid": review["request"]["uid"]}, **fields)}
                 body = json.dumps(answer).encode()
                 try:
@@ -588,6 +596,8 @@ class Webhooks(ServerTestCase, unittest.TestCase):
             (dict(base, timeoutSeconds=31),
              "webhooks[0].timeoutSeconds: Invalid value: 31: the timeout value must be between "
              "1 and 30 seconds"),
+            (dict(base, admissionReviewVersions=["v2"]),
+             "webhooks[0].admissionReviewVersions: Invalid value: "),
         ]
         for hook, want in cases:
             for collection, kind in ((VWC, "ValidatingWebhookConfiguration"),
@@ -639,6 +649,282 @@ class Webhooks(ServerTestCase, unittest.TestCase):
                              'Internal error occurred: failed calling webhook "svc.example.com": '
                              'could not get REST client: ' + why)
             self.server.request("DELETE", VWC + "/svc-" + name + str(port))
+
+    # ---- kube's admission order: mutation first, then every check ----
+
+    def wait_for(self, fn, what):
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if fn():
+                return
+            time.sleep(0.1)
+        self.fail("timed out waiting for " + what)
+
+    def as_user(self, user, method, path, body=None):
+        # the plain-HTTP harness user is system:masters, so it may
+        # impersonate; the impersonated user is held to RBAC
+        return self.server.request(method, path, body, headers={"Impersonate-User": user})
+
+    def test_a_webhook_cannot_escalate_rbac_rules(self):
+        ns = self.namespace("wh-esc")
+        rbac = "/apis/rbac.authorization.k8s.io/v1"
+        # wh-writer may write roles in wh-esc and clusterroles, and holds
+        # only get on configmaps there
+        writer = [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
+                   "verbs": ["create", "get", "update", "patch"]},
+                  {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]
+        for path, body in (
+                ("%s/namespaces/%s/roles" % (rbac, ns),
+                 {"metadata": {"name": "writer"}, "rules": writer}),
+                ("%s/namespaces/%s/rolebindings" % (rbac, ns),
+                 {"metadata": {"name": "writer"},
+                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                              "name": "writer"},
+                  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                "name": "wh-writer"}]}),
+                (rbac + "/clusterroles",
+                 {"metadata": {"name": "wh-cluster-writer"},
+                  "rules": [{"apiGroups": ["rbac.authorization.k8s.io"],
+                             "resources": ["clusterroles"], "verbs": ["create"]}]}),
+                (rbac + "/clusterrolebindings",
+                 {"metadata": {"name": "wh-cluster-writer"},
+                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                              "name": "wh-cluster-writer"},
+                  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                                "name": "wh-writer"}]})):
+            r = self.server.request("POST", path, body)
+            self.assertEqual(r.status, 201, r)
+        self.wait_for(lambda: self.as_user(
+            "wh-writer", "GET", "/api/v1/namespaces/%s/configmaps/none" % ns).status == 404,
+            "wh-writer's binding in effect")
+        self.hooks.behaviours["/escalate"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "add", "path": "/rules/-", "value": {
+                    "apiGroups": [""], "resources": ["secrets"], "verbs": ["*"]}}])}
+        self.register(MWC, "escalate", self.webhook(
+            "escalate.example.com", "/escalate",
+            rules=[{"operations": ["CREATE", "UPDATE"],
+                    "apiGroups": ["rbac.authorization.k8s.io"], "apiVersions": ["v1"],
+                    "resources": ["roles", "clusterroles"]}],
+            objectSelector={"matchLabels": {"wh-escalate": "yes"}}))
+        own = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]
+        held = "is attempting to grant RBAC permissions not currently held"
+        cases = (("%s/namespaces/%s/roles" % (rbac, ns), "Role", "roles"),
+                 (rbac + "/clusterroles", "ClusterRole", "clusterroles"))
+        for path, kind, resource in cases:
+            body = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+                    "metadata": {"name": "wh-grows", "labels": {"wh-escalate": "yes"}},
+                    "rules": own if kind == "Role" else []}
+            before = len(self.hooks.reviews("/escalate"))
+            r = self.as_user("wh-writer", "POST", path, body)
+            # the webhook was called, and the rules it added are what the
+            # escalation check refuses
+            self.assertEqual(len(self.hooks.reviews("/escalate")) - before, 1)
+            self.assertEqual(r.status, 403, r)
+            self.assertIn(held, r.json()["message"])
+            self.assertIn('{APIGroups:[""], Resources:["secrets"], Verbs:["*"]}',
+                          r.json()["message"])
+            self.assertEqual(self.server.request("GET", path + "/wh-grows").status, 404)
+        # an update of a role the user could write is refused the same way
+        r = self.server.request("POST", "%s/namespaces/%s/roles" % (rbac, ns), {
+            "metadata": {"name": "wh-plain"}, "rules": own})
+        self.assertEqual(r.status, 201, r)
+        role = r.json()
+        role["metadata"]["labels"] = {"wh-escalate": "yes"}
+        r = self.as_user("wh-writer", "PUT", "%s/namespaces/%s/roles/wh-plain" % (rbac, ns),
+                         role)
+        self.assertEqual(r.status, 403, r)
+        self.assertIn(held, r.json()["message"])
+        # system:masters holds everything: the webhook's rule is stored
+        r = self.server.request("POST", cases[0][0], {
+            "metadata": {"name": "wh-admin", "labels": {"wh-escalate": "yes"}}, "rules": own})
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json()["rules"][-1]["resources"], ["secrets"])
+
+    def test_a_webhook_cannot_name_a_csr_requester(self):
+        csrs = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+        self.hooks.behaviours["/requester"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "add", "path": "/spec/username", "value": "system:admin"},
+                 {"op": "add", "path": "/spec/groups", "value": ["wh-evil"]},
+                 {"op": "add", "path": "/spec/uid", "value": "wh-forged"}])}
+        self.register(MWC, "requester", self.webhook(
+            "requester.example.com", "/requester",
+            rules=[{"operations": ["CREATE"], "apiGroups": ["certificates.k8s.io"],
+                    "apiVersions": ["v1"], "resources": ["certificatesigningrequests"]}]))
+        r = self.server.request("POST", csrs, {
+            "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+            "metadata": {"name": "wh-csr"},
+            "spec": {"request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+                     "signerName": "example.com/signer", "usages": ["client auth"]}})
+        self.addCleanup(self.server.request, "DELETE", csrs + "/wh-csr")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(len(self.hooks.reviews("/requester")), 1)
+        me = self.server.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "SelfSubjectReview"}).json()["status"]["userInfo"]
+        spec = self.server.request("GET", csrs + "/wh-csr").json()["spec"]
+        # the requester is who created it, whatever the webhook wrote
+        self.assertEqual(spec["username"], me["username"])
+        self.assertEqual(spec["groups"], me["groups"])
+        self.assertNotEqual(spec.get("uid"), "wh-forged")
+
+    def test_what_a_create_review_carries(self):
+        ns = self.namespace("wh-create-review")
+        self.hooks.behaviours["/look-mutating"] = lambda rq: {"allowed": True}
+        self.hooks.behaviours["/look-validating"] = lambda rq: {"allowed": True}
+        self.register(MWC, "look-create", self.webhook("look.example.com", "/look-mutating",
+                                                       **self.on_ns(ns)))
+        self.register(VWC, "look-create", self.webhook("look.example.com", "/look-validating",
+                                                       **self.on_ns(ns)))
+        r = self.server.request("POST", "/api/v1/namespaces/%s/configmaps" % ns, {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"generateName": "gen-", "uid": "client-uid",
+                         "creationTimestamp": "2020-01-01T00:00:00Z"},
+            "data": {"k": "v"}})
+        self.assertEqual(r.status, 201, r)
+        stored = r.json()["metadata"]
+        self.assertNotEqual(stored["uid"], "client-uid")
+        # kube-apiserver's create handler wipes what only the server sets
+        # and calls mutating admission before the registry fills it in:
+        # no uid, a zero creationTimestamp (Go writes null), no name yet
+        rq = self.hooks.reviews("/look-mutating")[-1]
+        meta = rq["object"]["metadata"]
+        self.assertNotIn("uid", meta)
+        self.assertIn("creationTimestamp", meta)
+        self.assertIsNone(meta["creationTimestamp"])
+        self.assertNotIn("name", meta)
+        self.assertNotIn("name", rq)
+        self.assertEqual(meta["generateName"], "gen-")
+        self.assertEqual((rq["namespace"], meta["namespace"]), (ns, ns))
+        # validating admission sees the object the registry will store
+        rq = self.hooks.reviews("/look-validating")[-1]
+        meta = rq["object"]["metadata"]
+        self.assertEqual(rq["name"], stored["name"])
+        self.assertEqual((meta["name"], meta["uid"], meta["creationTimestamp"]),
+                         (stored["name"], stored["uid"], stored["creationTimestamp"]))
+
+    def test_patch_review_options_and_undecodable_patch(self):
+        ns = self.namespace("wh-patch")
+        self.assertEqual(self.create_cm(ns, "cm").status, 201)
+        self.register(VWC, "patch-look", self.webhook("look.example.com", "/allow",
+                                                      **self.on_ns(ns)))
+        r = self.server.request(
+            "PATCH", "/api/v1/namespaces/%s/configmaps/cm?fieldManager=wh-test" % ns,
+            {"data": {"k": "patched"}}, headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r)
+        rq = self.hooks.reviews("/allow")[-1]
+        # kube reviews a patch with the UpdateOptions it makes of PatchOptions
+        self.assertEqual(rq["operation"], "UPDATE")
+        self.assertEqual(rq["options"], {"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1",
+                                         "fieldManager": "wh-test"})
+        # a patch that is not a JSON patch is kube's internal error, which
+        # failurePolicy Ignore does not let through
+        self.hooks.behaviours["/not-a-patch"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch",
+            "patch": base64.b64encode(b'{"op":"add"}').decode()}
+        self.register(MWC, "not-a-patch", self.webhook("bad.example.com", "/not-a-patch",
+                                                       failurePolicy="Ignore", **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm2")
+        self.assertEqual(r.status, 500, r)
+        self.assertEqual(r.json()["message"], "Internal error occurred: json: cannot unmarshal "
+                         "object into Go value of type jsonpatch.Patch")
+
+    def test_delete_reviews(self):
+        ns = self.namespace("wh-delete")
+        for name in ("a", "b", "c"):
+            self.assertEqual(self.create_cm(ns, name).status, 201)
+        self.hooks.behaviours["/look-delete"] = lambda rq: {"allowed": True}
+        hook = self.webhook("del.example.com", "/look-delete", **self.on_ns(ns))
+        hook["rules"][0]["operations"] = ["DELETE"]
+        self.register(VWC, "look-delete", hook)
+        uid = self.server.request("GET", "/api/v1/namespaces/%s/configmaps/a" % ns).json()[
+            "metadata"]["uid"]
+        r = self.server.request("DELETE", "/api/v1/namespaces/%s/configmaps/a" % ns, {
+            "apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid},
+            "orphanDependents": False})
+        self.assertEqual(r.status, 200, r)
+        rq = self.hooks.reviews("/look-delete")[-1]
+        self.assertEqual(rq["name"], "a")
+        self.assertEqual(rq["options"], {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+                                         "preconditions": {"uid": uid},
+                                         "orphanDependents": False})
+        # deletecollection: each object reviewed under the request's name, none
+        before = len(self.hooks.reviews("/look-delete"))
+        r = self.server.request("DELETE", "/api/v1/namespaces/%s/configmaps" % ns)
+        self.assertEqual(r.status, 200, r)
+        seen = self.hooks.reviews("/look-delete")[before:]
+        self.assertEqual(sorted(rq["oldObject"]["metadata"]["name"] for rq in seen), ["b", "c"])
+        for rq in seen:
+            self.assertNotIn("name", rq)
+            self.assertEqual(rq["namespace"], ns)
+
+    def test_admission_review_v1beta1(self):
+        ns = self.namespace("wh-v1beta1")
+        # a v1beta1 answer's patch needs no patchType (kube never checked it)
+        self.hooks.behaviours["/beta-label"] = lambda rq: {
+            "allowed": True, "patch": json_patch(
+                [{"op": "add", "path": "/metadata/labels", "value": {"beta": "yes"}}])}
+        self.hooks.behaviours["/versions"] = lambda rq: {"allowed": True}
+        self.register(MWC, "beta", self.webhook("beta.example.com", "/beta-label",
+                                                admissionReviewVersions=["v1beta1"],
+                                                **self.on_ns(ns)))
+        self.register(VWC, "versions", *[
+            self.webhook("v%d.example.com" % i, "/versions", admissionReviewVersions=versions,
+                         **self.on_ns(ns))
+            for i, versions in enumerate((["v1beta1", "v1"], ["v2", "v1"]))])
+        before = len(self.hooks.seen.get("/versions", []))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json()["metadata"]["labels"], {"beta": "yes"})
+        self.assertEqual(self.hooks.seen["/beta-label"][-1]["review"]["apiVersion"],
+                         "admission.k8s.io/v1beta1")
+        # kube sends the first version of the list it knows
+        got = sorted(s["review"]["apiVersion"] for s in self.hooks.seen["/versions"][before:])
+        self.assertEqual(got, ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"])
+
+    def test_match_policy_equivalent(self):
+        ns = self.namespace("wh-equivalent")
+        rules = [{"operations": ["CREATE"], "apiGroups": ["autoscaling"], "apiVersions": ["v2"],
+                  "resources": ["horizontalpodautoscalers"]}]
+
+        def retarget(rq):
+            # the webhook knows autoscaling/v2 only
+            assert rq["object"]["apiVersion"] == "autoscaling/v2", rq["object"]
+            return {"allowed": True, "patchType": "JSONPatch", "patch": json_patch([
+                {"op": "replace", "path": "/spec/metrics/0/resource/target/averageUtilization",
+                 "value": 70},
+                {"op": "add", "path": "/metadata/labels", "value": {"seen": "v2"}}])}
+        self.hooks.behaviours["/retarget"] = retarget
+        self.hooks.behaviours["/exact"] = lambda rq: {"allowed": True}
+        self.register(MWC, "equivalent", self.webhook("retarget.example.com", "/retarget",
+                                                      rules=rules, **self.on_ns(ns)))
+        self.register(VWC, "exact", self.webhook("exact.example.com", "/exact", rules=rules,
+                                                 matchPolicy="Exact", **self.on_ns(ns)))
+        r = self.server.request(
+            "POST", "/apis/autoscaling/v1/namespaces/%s/horizontalpodautoscalers" % ns, {
+                "apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": "hpa"},
+                "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                            "name": "d"},
+                         "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}})
+        self.assertEqual(r.status, 201, r)
+        # the v2 webhook's change, converted back to the version asked
+        self.assertEqual(r.json()["spec"]["targetCPUUtilizationPercentage"], 70)
+        self.assertEqual(r.json()["metadata"]["labels"], {"seen": "v2"})
+        rq = self.hooks.reviews("/retarget")[-1]
+        self.assertEqual(rq["kind"], {"group": "autoscaling", "version": "v2",
+                                      "kind": "HorizontalPodAutoscaler"})
+        self.assertEqual(rq["resource"], {"group": "autoscaling", "version": "v2",
+                                          "resource": "horizontalpodautoscalers"})
+        self.assertEqual(rq["requestKind"], {"group": "autoscaling", "version": "v1",
+                                             "kind": "HorizontalPodAutoscaler"})
+        self.assertEqual(rq["requestResource"]["version"], "v1")
+        self.assertEqual(rq["object"]["spec"]["metrics"][0]["resource"]["target"],
+                         {"type": "Utilization", "averageUtilization": 50})
+        # matchPolicy Exact: only the version named
+        self.assertEqual(self.hooks.reviews("/exact"), [])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -26,7 +26,8 @@ static json_t *hook_with(const char *rule_json)
 static sk_webhook_attrs attrs(const char *op, const char *group, const char *version,
                               const char *resource, const char *sub, const char *ns)
 {
-    sk_webhook_attrs a = {op, group, version, resource, sub, ns, NULL, NULL};
+    sk_webhook_attrs a = {.operation = op, .group = group, .version = version,
+                          .resource = resource, .subresource = sub, .ns = ns};
     return a;
 }
 
@@ -104,57 +105,69 @@ static void test_configurations_are_exempt(void **state)
     assert_false(sk_webhook_exempt(&cm));
 }
 
+/* sel compiled and matched against labels: 1, 0, or -1 when it does not compile. */
+static int selects(const json_t *sel, const json_t *labels)
+{
+    sk_label_selector *c = NULL;
+    char *msg = NULL;
+    if (sk_webhook_selector_compile(sel, &c, &msg) != SK_OK) {
+        assert_non_null(msg);
+        free(msg);
+        return -1;
+    }
+    int rc = !c || sk_label_selector_matches(c, labels);
+    sk_label_selector_free(c);
+    return rc;
+}
+
 static void test_selectors(void **state)
 {
     (void)state;
-    char *msg = NULL;
     json_t *labels = json_pack("{s:s, s:s}", "env", "prod", "team", "a");
     json_t *sel = json_loads("{\"matchLabels\":{\"env\":\"prod\"},\"matchExpressions\":[{\"key\":"
                              "\"team\",\"operator\":\"In\",\"values\":[\"a\",\"b\"]}]}",
                              0, NULL);
-    assert_int_equal(sk_webhook_selector_matches(sel, labels, &msg), 1);
+    assert_int_equal(selects(sel, labels), 1);
     json_object_set_new(labels, "team", json_string("c"));
-    assert_int_equal(sk_webhook_selector_matches(sel, labels, &msg), 0);
-    assert_int_equal(sk_webhook_selector_matches(sel, NULL, &msg), 0);
+    assert_int_equal(selects(sel, labels), 0);
+    assert_int_equal(selects(sel, NULL), 0);
     json_t *empty = json_object();
-    assert_int_equal(sk_webhook_selector_matches(empty, NULL, &msg), 1);
+    assert_int_equal(selects(empty, NULL), 1);
+    sk_label_selector *none = (sk_label_selector *)1;
+    char *msg = NULL;
+    assert_int_equal(sk_webhook_selector_compile(empty, &none, &msg), SK_OK);
+    assert_null(none); /* {} selects everything: nothing to match */
     json_t *dne = json_loads("{\"matchExpressions\":[{\"key\":\"skip\",\"operator\":"
                              "\"DoesNotExist\"}]}",
                              0, NULL);
-    assert_int_equal(sk_webhook_selector_matches(dne, labels, &msg), 1);
+    assert_int_equal(selects(dne, labels), 1);
     json_t *bad = json_loads("{\"matchLabels\":{\"env\":\"not a value!\"}}", 0, NULL);
-    assert_int_equal(sk_webhook_selector_matches(bad, labels, &msg), -1);
-    assert_non_null(msg);
-    free(msg);
+    assert_int_equal(selects(bad, labels), -1);
 
     /* objectSelector: the object or the old object */
-    json_t *hook = json_pack("{s:O}", "objectSelector", sel);
+    sk_label_selector *compiled = NULL;
+    assert_int_equal(sk_webhook_selector_compile(sel, &compiled, &msg), SK_OK);
     json_t *obj = json_loads("{\"metadata\":{\"labels\":{\"env\":\"dev\"}}}", 0, NULL);
     json_t *old = json_loads("{\"metadata\":{\"labels\":{\"env\":\"prod\",\"team\":\"b\"}}}", 0,
                              NULL);
     sk_webhook_attrs a = attrs("UPDATE", "", "v1", "configmaps", "", "ns");
     a.object = obj;
-    msg = NULL;
-    assert_int_equal(sk_webhook_object_selected(hook, &a, &msg), 0);
+    assert_int_equal(sk_webhook_object_selected(compiled, &a), 0);
     a.old_object = old;
-    assert_int_equal(sk_webhook_object_selected(hook, &a, &msg), 1);
+    assert_int_equal(sk_webhook_object_selected(compiled, &a), 1);
+    assert_int_equal(sk_webhook_object_selected(NULL, &a), 1);
+    sk_label_selector_free(compiled);
 
     /* namespaceSelector: not for cluster-scoped requests; a Namespace's own labels */
-    json_t *nshook = json_pack("{s:O}", "namespaceSelector", sel);
     sk_webhook_attrs node = attrs("CREATE", "", "v1", "nodes", "", "");
-    assert_false(sk_webhook_needs_ns_labels(nshook, &node));
-    assert_true(sk_webhook_needs_ns_labels(nshook, &a));
+    assert_false(sk_webhook_ns_selector_applies(&node));
+    assert_true(sk_webhook_ns_selector_applies(&a));
     sk_webhook_attrs ns_create = attrs("CREATE", "", "v1", "namespaces", "", "team");
-    assert_true(sk_webhook_needs_ns_labels(nshook, &ns_create));
+    assert_true(sk_webhook_ns_selector_applies(&ns_create));
     assert_true(sk_webhook_ns_labels_from_object(&ns_create));
     sk_webhook_attrs ns_delete = attrs("DELETE", "", "v1", "namespaces", "", "team");
     assert_false(sk_webhook_ns_labels_from_object(&ns_delete));
-    json_t *emptyhook = json_pack("{s:{}}", "namespaceSelector");
-    assert_false(sk_webhook_needs_ns_labels(emptyhook, &a));
 
-    json_decref(emptyhook);
-    json_decref(nshook);
-    json_decref(hook);
     json_decref(obj);
     json_decref(old);
     json_decref(bad);
@@ -170,7 +183,7 @@ static sk_err check(const char *review_json, int mutating, char **msg)
     assert_non_null(review);
     const json_t *resp = NULL;
     *msg = NULL;
-    sk_err e = sk_webhook_check_response(review, "u-1", mutating, &resp, msg);
+    sk_err e = sk_webhook_check_response(review, "u-1", mutating, 0, &resp, msg);
     if (e == SK_OK)
         assert_ptr_equal(resp, json_object_get(review, "response"));
     json_decref(review);
@@ -178,6 +191,39 @@ static sk_err check(const char *review_json, int mutating, char **msg)
 }
 
 #define REVIEW(resp) "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":" resp "}"
+
+/* matchPolicy Equivalent: the resources sharing storage, rules in order. */
+static void test_equivalents(void **state)
+{
+    (void)state;
+    const sk_resource *v1 = sk_registry_find("autoscaling", "v1", "horizontalpodautoscalers");
+    const sk_resource *v2 = sk_registry_find("autoscaling", "v2", "horizontalpodautoscalers");
+    assert_non_null(v1);
+    assert_non_null(v2);
+    const sk_resource *eq[SK_WEBHOOK_MAX_EQUIVALENTS];
+    size_t n = sk_webhook_equivalents(v1, "", eq, SK_WEBHOOK_MAX_EQUIVALENTS);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(eq[0], v2);
+    assert_int_equal(sk_webhook_equivalents(v1, "no-such-sub", eq, SK_WEBHOOK_MAX_EQUIVALENTS),
+                     0);
+    const sk_resource *cm = sk_registry_find("", "v1", "configmaps");
+    assert_int_equal(sk_webhook_equivalents(cm, "", eq, SK_WEBHOOK_MAX_EQUIVALENTS), 0);
+
+    n = sk_webhook_equivalents(v1, "", eq, SK_WEBHOOK_MAX_EQUIVALENTS);
+    sk_webhook_attrs a = attrs("CREATE", "autoscaling", "v1", "horizontalpodautoscalers", "",
+                               "ns");
+    a.equivalents = eq;
+    a.n_equivalents = n;
+    json_t *hook = json_loads("{\"rules\":[{\"operations\":[\"CREATE\"],\"apiGroups\":"
+                              "[\"autoscaling\"],\"apiVersions\":[\"v2\"],\"resources\":"
+                              "[\"horizontalpodautoscalers\"]}]}",
+                              0, NULL);
+    assert_false(sk_webhook_rules_match(hook, &a));
+    assert_ptr_equal(sk_webhook_equivalent_match(hook, &a), v2);
+    json_object_set_new(hook, "matchPolicy", json_string("Exact"));
+    assert_null(sk_webhook_equivalent_match(hook, &a));
+    json_decref(hook);
+}
 
 static void test_response_checks(void **state)
 {
@@ -274,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_scope),
         cmocka_unit_test(test_configurations_are_exempt),
         cmocka_unit_test(test_selectors),
+        cmocka_unit_test(test_equivalents),
         cmocka_unit_test(test_response_checks),
         cmocka_unit_test(test_statuses),
     };
