@@ -197,8 +197,11 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
         ls->has_more = 1; /* bounded work per page: hand back a token early */
         return 1;
     }
-    if (sk_outq_size(q) >= CHUNK_BYTES) {
-        *cut = 1; /* bounded memory per stream: send this, read on later */
+    /* Bounded memory per stream: send this, read on later. Not for a held
+     * page, which is sent only once whole: there a cut would end every
+     * later chunk after one item, each re-reading up to CHUNK_ROWS rows. */
+    if (!ls->hold_page && sk_outq_size(q) >= CHUNK_BYTES) {
+        *cut = 1;
         return 1;
     }
     return 0;
