@@ -10,7 +10,8 @@
 # package-lock.json; python3-yaml, openssl and curl for the compose file's
 # check and its two-instance process twin, python3-cryptography for the TLS
 # tests' certificates and, with python3-nacl, the encryption tests'
-# independent decryptions).
+# independent decryptions; python3-protobuf decodes the protobuf replies with
+# the protobuf runtime itself, tests/e2e/test_protobuf_wire.py).
 set -euo pipefail
 mode="${1:-build}"
 
@@ -26,7 +27,8 @@ pkgs=(build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev libsqlit
       libgnutls28-dev libcmocka-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler libyaml-dev
       libjemalloc-dev libsodium-dev libcurl4-gnutls-dev)
 if [[ "$mode" == test ]]; then
-    pkgs+=(python3 python3-kubernetes python3-yaml python3-cryptography python3-nacl sqlite3 postgresql-client
+    pkgs+=(python3 python3-kubernetes python3-yaml python3-cryptography python3-nacl python3-protobuf
+           sqlite3 postgresql-client
            clang libclang-rt-dev etcd-client etcd-server golang-go golang-etcd-server-dev
            openssl curl)
     command -v kubectl >/dev/null 2>&1 || pkgs+=(kubernetes-client)

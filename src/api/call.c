@@ -5,8 +5,9 @@
  * which repairs what is not UTF-8.
  *
  * Content negotiation lives here too (sk_call_negotiate): verbs render JSON,
- * and one step at the end re-encodes for clients that prefer protobuf, so
- * no verb has a protobuf path of its own.
+ * and one step at the end re-encodes a reply for clients that prefer
+ * protobuf; lists and watches, whose cost is per item, write protobuf
+ * themselves from encodings kept with the cached objects (api/pbwire.h).
  */
 #include "api/call.h"
 #include "core/check.h"
@@ -420,198 +421,6 @@ fail:
 
 /* ---- content negotiation --------------------------------------------------- */
 
-#define PB_READ_CHUNK (64 * 1024)
-
-/* A JSON list or watch stream re-encoded as protobuf. A list is one
- * envelope whose length prefixes its items, so the list's JSON is gathered
- * whole first (kube-apiserver, too, encodes a list in one piece); a watch
- * is re-encoded event by event (one JSON event per line) into frames. */
-typedef struct pb_stream {
-    sk_call_stream inner;
-    sk_buf in;      /* JSON read from inner, not yet encoded */
-    size_t in_used; /* bytes of in already encoded (watch) */
-    sk_buf out;     /* protobuf not yet handed out */
-    size_t out_off;
-    int done;
-} pb_stream;
-
-static void pb_stream_release(void *self)
-{
-    pb_stream *ps = self;
-    sk_buf_free(&ps->in);
-    sk_buf_free(&ps->out);
-}
-
-/* Encodes the complete JSON lines of a watch stream; -1 on one that fails. */
-static int pb_stream_events(pb_stream *ps)
-{
-    for (;;) {
-        const char *start = ps->in.data + ps->in_used;
-        const char *nl = memchr(start, '\n', ps->in.len - ps->in_used);
-        if (!nl)
-            break;
-        size_t n = (size_t)(nl - start);
-        ps->in_used += n + 1;
-        if (strspn(start, " \t\r") >= n)
-            continue;
-        json_error_t jerr;
-        json_t *ev = json_loadb(start, n, 0, &jerr);
-        char *why = NULL;
-        sk_err err = ev ? sk_protobuf_watch_frame(ev, &ps->out, &why) : SK_ERR_INTERNAL;
-        json_decref(ev);
-        if (err != SK_OK) {
-            sk_log_error("cannot encode a watch event as protobuf: %s", why ? why : jerr.text);
-            free(why);
-            return -1;
-        }
-    }
-    /* Keep the unfinished line only. */
-    memmove(ps->in.data, ps->in.data + ps->in_used, ps->in.len - ps->in_used);
-    ps->in.len -= ps->in_used;
-    ps->in_used = 0;
-    return 0;
-}
-
-static const char *skip_ws(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
-        p++;
-    return p;
-}
-
-/* The list as list.c renders it - {"kind":..,"apiVersion":..,"items":[...],
- * "metadata":{..}} - encoded item by item: one parsed item at a time, never
- * the whole list as a tree (several times its size in memory, and most of
- * the time it takes). 0 if done, 1 if the text has another shape, -1 if an
- * item cannot be encoded. */
-static int pb_list_by_items(pb_stream *ps, sk_buf *items)
-{
-    const char *text = ps->in.data, *end = ps->in.data + ps->in.len;
-    const char *at = strstr(text, "\"items\":[");
-    json_t *head = NULL, *tail = NULL;
-    int rc = 1;
-    if (!at)
-        goto out;
-    /* The head: what precedes "items", its last ',' closed as an object. */
-    sk_buf h = SK_BUF_INIT;
-    const char *comma = at;
-    while (comma > text && comma[-1] != ',')
-        comma--;
-    if (comma == text)
-        goto out;
-    sk_buf_append(&h, text, (size_t)(comma - 1 - text));
-    sk_buf_putc(&h, '}');
-    head = json_loadb(h.data, h.len, 0, NULL);
-    sk_buf_free(&h);
-    const char *av = json_string_value(json_object_get(head, "apiVersion"));
-    const char *kind = json_string_value(json_object_get(head, "kind"));
-    if (!av || !kind)
-        goto out;
-    const char *p = at + strlen("\"items\":[");
-    for (;;) {
-        p = skip_ws(p, end);
-        if (p < end && *p == ']')
-            break;
-        json_error_t jerr;
-        json_t *item = json_loadb(p, (size_t)(end - p), JSON_DISABLE_EOF_CHECK, &jerr);
-        if (!item)
-            goto out;
-        char *why = NULL;
-        sk_err err = sk_protobuf_list_item(av, kind, item, items, &why);
-        json_decref(item);
-        if (err != SK_OK) {
-            sk_log_error("cannot encode a list item as protobuf: %s", why ? why : "");
-            free(why);
-            rc = -1;
-            goto out;
-        }
-        p = skip_ws(p + jerr.position, end);
-        if (p < end && *p == ',')
-            p++;
-    }
-    /* The tail: what follows "]", its leading ',' opened as an object. */
-    p = skip_ws(p + 1, end);
-    if (p < end && *p == ',') {
-        sk_buf t = SK_BUF_INIT;
-        sk_buf_putc(&t, '{');
-        sk_buf_append(&t, p + 1, (size_t)(end - p - 1));
-        tail = json_loadb(t.data, t.len, 0, NULL);
-        sk_buf_free(&t);
-        if (!tail || json_object_update(head, tail) < 0)
-            goto out;
-    } else if (p >= end || *p != '}') {
-        goto out;
-    }
-    char *why = NULL;
-    if (sk_protobuf_list_finish(head, items, &ps->out, &why) != SK_OK) {
-        sk_log_error("cannot encode a list as protobuf: %s", why ? why : "");
-        rc = -1;
-    } else {
-        rc = 0;
-    }
-    free(why);
-out:
-    json_decref(head);
-    json_decref(tail);
-    return rc;
-}
-
-static int pb_stream_list(pb_stream *ps)
-{
-    sk_buf items = SK_BUF_INIT;
-    int rc = ps->in.len ? pb_list_by_items(ps, &items) : 1;
-    sk_buf_free(&items);
-    if (rc == 1) { /* another shape: the whole list at once */
-        json_error_t jerr;
-        json_t *list = json_loadb(ps->in.data ? ps->in.data : "", ps->in.len, 0, &jerr);
-        char *why = NULL;
-        sk_buf_reset(&ps->out);
-        sk_err err = list ? sk_protobuf_from_json(list, &ps->out, &why) : SK_ERR_INTERNAL;
-        json_decref(list);
-        if (err != SK_OK)
-            sk_log_error("cannot encode a list as protobuf: %s", why ? why : jerr.text);
-        free(why);
-        rc = err == SK_OK ? 0 : -1;
-    }
-    sk_buf_free(&ps->in);
-    return rc;
-}
-
-static ssize_t pb_stream_read(void *self, char *buf, size_t max)
-{
-    pb_stream *ps = self;
-    for (;;) {
-        if (ps->out_off < ps->out.len) {
-            size_t n = ps->out.len - ps->out_off;
-            if (n > max)
-                n = max;
-            memcpy(buf, ps->out.data + ps->out_off, n);
-            ps->out_off += n;
-            if (ps->out_off == ps->out.len) {
-                sk_buf_reset(&ps->out);
-                ps->out_off = 0;
-            }
-            return (ssize_t)n;
-        }
-        if (ps->done)
-            return 0;
-        sk_buf_reserve(&ps->in, PB_READ_CHUNK);
-        ssize_t got = ps->inner.read(ps->inner.self, ps->in.data + ps->in.len, PB_READ_CHUNK);
-        if (got == -2 || got == -1)
-            return got;
-        if (got == 0) {
-            ps->done = 1;
-            if (!ps->inner.is_watch && pb_stream_list(ps) < 0)
-                return -1;
-            continue;
-        }
-        ps->in.len += (size_t)got;
-        ps->in.data[ps->in.len] = '\0';
-        if (ps->inner.is_watch && pb_stream_events(ps) < 0)
-            return -1;
-    }
-}
-
 /* kube's isPrettyPrint: ?pretty=<bool> when given, else a User-Agent of a
  * browser or a command-line HTTP tool (curl, Wget). */
 static int wants_pretty(sk_api_call *call)
@@ -653,20 +462,12 @@ void sk_call_negotiate(sk_api_call *call)
 static void negotiate_protobuf(sk_api_call *call)
 {
     /* Negotiation (kube/accept.h) chose protobuf only for kinds that have
-     * it: custom resources are JSON, as kube-apiserver serves them. */
-    if (call->route.kind != SK_ROUTE_RESOURCE || !call->out_as.protobuf ||
+     * it: custom resources are JSON, as kube-apiserver serves them. Lists
+     * and watches write protobuf themselves (api/pbwire.h), from bytes
+     * kept per object version. */
+    if (call->route.kind != SK_ROUTE_RESOURCE || !call->out_as.protobuf || call->stream.read ||
         !call->content_type_out || strcmp(call->content_type_out, "application/json") != 0)
         return;
-    if (call->stream.read) {
-        pb_stream *ps = sk_arena_alloc(call->arena, sizeof *ps);
-        sk_arena_defer(call->arena, pb_stream_release, ps);
-        ps->inner = call->stream;
-        call->stream.read = pb_stream_read;
-        call->stream.self = ps;
-        call->content_type_out =
-            call->stream.is_watch ? SK_PROTOBUF_WATCH_MEDIA : SK_PROTOBUF_MEDIA;
-        return;
-    }
     json_error_t jerr;
     json_t *obj = json_loadb(call->out.data ? call->out.data : "", call->out.len, 0, &jerr);
     sk_buf pb = SK_BUF_INIT;

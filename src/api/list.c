@@ -27,14 +27,22 @@
  * to cached objects, text for the rest) and its head written before it.
  * That holds at most `limit` items, the size the client asked for, as
  * kube-apiserver holds every page.
+ *
+ * In protobuf (api/pbwire.h) the list's envelope starts with the length of
+ * everything in it, so every protobuf list is held as a page is: items as
+ * references to each version's kept message, the head written once the
+ * last item is known. Watches' initial events are frames of their own and
+ * stream.
  */
 #include "api/list.h"
 #include "api/outq.h"
+#include "api/pbwire.h"
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/check.h"
 #include "core/util.h"
 #include "kube/convert.h"
+#include "kube/protobuf.h"
 #include "kube/selector.h"
 #include "kube/status.h"
 #include "kube/partial.h"
@@ -68,6 +76,7 @@ struct sk_list_stream {
     ls_phase phase;
     int watch_events; /* render items as ADDED watch events, no list framing */
     int hold_page;    /* a paged list: items queue in `page` until the head is known */
+    int protobuf;     /* Kubernetes protobuf, not JSON (api/pbwire.h) */
     /* `{"kind":"K","apiVersion":"V",` as the server writes a built-in
      * object of the list's resource: what a list item leaves out (in the
      * call's arena; NULL where items are written whole) */
@@ -165,7 +174,13 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
         const char *data = sk_blob_data(blob, &len);
         match = len > 0 && data[0] == '{';
     }
-    if (match) {
+    if (match && ls->protobuf) {
+        const json_t *as_served = convert ? served : NULL;
+        if ((ls->watch_events ? sk_pbwire_event(q, "ADDED", ls->res, blob, as_served)
+                              : sk_pbwire_list_item(q, ls->res, blob, as_served)) < 0)
+            ls->failed = 1;
+        ls->emitted++;
+    } else if (match) {
         if (ls->watch_events)
             sk_buf_puts(&q->text, "{\"type\":\"ADDED\",\"object\":");
         else if (!ls->first_item)
@@ -190,8 +205,11 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
         ls->has_more = 1; /* bounded work per page: hand back a token early */
         return 1;
     }
-    if (sk_outq_size(q) >= CHUNK_BYTES) {
-        *cut = 1; /* bounded memory per stream: send this, read on later */
+    /* Bounded memory per stream: send this, read on later. Not for a held
+     * page, which is sent only once whole: there a cut would end every
+     * later chunk after one item, each re-reading up to CHUNK_ROWS rows. */
+    if (!ls->hold_page && sk_outq_size(q) >= CHUNK_BYTES) {
+        *cut = 1;
         return 1;
     }
     return 0;
@@ -324,6 +342,16 @@ static void render_head(sk_list_stream *ls)
     sk_buf_free(&meta);
 }
 
+/* A protobuf list, its page complete: head, items, end. */
+static void render_protobuf_list(sk_list_stream *ls)
+{
+    sk_buf meta = SK_BUF_INIT;
+    render_list_meta(ls, &meta);
+    if (sk_pbwire_list(&ls->out, ls->res, meta.data, &ls->page) < 0)
+        ls->failed = 1;
+    sk_buf_free(&meta);
+}
+
 /* Produces more output; returns -1 if the stream failed. */
 static int advance(sk_list_stream *ls)
 {
@@ -340,12 +368,16 @@ static int advance(sk_list_stream *ls)
         }
         return fetch_chunk(ls) == SK_OK ? 0 : -1;
     case LS_TAIL:
-        if (ls->hold_page) {
-            render_head(ls);
-            sk_outq_append(&ls->out, &ls->page);
+        if (ls->protobuf && !ls->watch_events) {
+            render_protobuf_list(ls);
+        } else {
+            if (ls->hold_page) {
+                render_head(ls);
+                sk_outq_append(&ls->out, &ls->page);
+            }
+            if (!ls->watch_events)
+                sk_buf_puts(&ls->out.text, "]}\n"); /* as kube's JSON encoder ends it */
         }
-        if (!ls->watch_events)
-            sk_buf_puts(&ls->out.text, "]}\n"); /* as kube's JSON encoder ends it */
         ls->phase = LS_END;
         return ls->failed ? -1 : 0;
     case LS_END:
@@ -415,8 +447,11 @@ static sk_list_stream *stream_new(sk_api_call *call, const sk_list_options *opts
     ls->first_item = 1;
     ls->limit = watch ? 0 : opts->limit;
     ls->watch_events = watch;
-    ls->hold_page = ls->limit > 0;
-    if (!watch && !call->res->custom) {
+    /* Negotiation (kube/accept.h) chose protobuf only for kinds that have
+     * it and only for the objects themselves, never Tables or metadata. */
+    ls->protobuf = call->out_as.protobuf;
+    ls->hold_page = ls->limit > 0 || (ls->protobuf && !watch);
+    if (!watch && !call->res->custom && !ls->protobuf) {
         sk_buf tm = SK_BUF_INIT;
         sk_buf_printf(&tm, "{\"kind\":\"%s\",\"apiVersion\":\"%s\",", call->res->kind,
                       call->res->api_version);
@@ -607,7 +642,7 @@ static int list_settle(sk_api_call *call)
         return SK_STEP_DONE;
     }
     call->status = 200;
-    call->content_type_out = "application/json";
+    call->content_type_out = ls->protobuf ? SK_PROTOBUF_MEDIA : "application/json";
     call->stream = (sk_call_stream){sk_list_stream_read, ls, 0};
     return SK_STEP_DONE;
 }

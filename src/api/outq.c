@@ -11,11 +11,12 @@
 #include <string.h>
 
 struct outq_seg {
-    sk_blob *blob; /* NULL: a range of text */
-    size_t off, len;
+    sk_blob *blob;     /* NULL: a range of text */
+    const char *bytes; /* of blob, which keeps them alive; NULL for text */
+    size_t off, len;   /* off: into bytes, or into the text */
 };
 
-static void push_seg(sk_outq *q, sk_blob *blob, size_t off, size_t len)
+static void push_seg(sk_outq *q, sk_blob *blob, const char *bytes, size_t off, size_t len)
 {
     if (q->head + q->n_segs == q->cap_segs) {
         if (q->head > 0) {
@@ -27,25 +28,30 @@ static void push_seg(sk_outq *q, sk_blob *blob, size_t off, size_t len)
             SK_CHECK_ALLOC(q->segs);
         }
     }
-    q->segs[q->head + q->n_segs++] = (outq_seg){blob, off, len};
+    q->segs[q->head + q->n_segs++] = (outq_seg){blob, bytes, off, len};
 }
 
 static void seal_text(sk_outq *q)
 {
     if (q->text.len > q->sealed) {
-        push_seg(q, NULL, q->sealed, q->text.len - q->sealed);
+        push_seg(q, NULL, NULL, q->sealed, q->text.len - q->sealed);
         q->sealed = q->text.len;
     }
 }
 
-void sk_outq_blob_from(sk_outq *q, sk_blob *blob, size_t off)
+void sk_outq_blob_bytes(sk_outq *q, sk_blob *blob, const char *data, size_t len)
 {
     seal_text(q);
+    push_seg(q, sk_blob_ref(blob), data, 0, len);
+    q->blob_bytes += len;
+}
+
+void sk_outq_blob_from(sk_outq *q, sk_blob *blob, size_t off)
+{
     size_t len;
-    sk_blob_data(blob, &len);
+    const char *data = sk_blob_data(blob, &len);
     SK_CHECK(off <= len);
-    push_seg(q, sk_blob_ref(blob), off, len - off);
-    q->blob_bytes += len - off;
+    sk_outq_blob_bytes(q, blob, data + off, len - off);
 }
 
 void sk_outq_blob(sk_outq *q, sk_blob *blob)
@@ -61,7 +67,7 @@ void sk_outq_append(sk_outq *dst, sk_outq *src)
         outq_seg *s = &src->segs[src->head + i];
         if (s->blob) {
             seal_text(dst);
-            push_seg(dst, s->blob, s->off, s->len); /* the reference moves */
+            push_seg(dst, s->blob, s->bytes, s->off, s->len); /* the reference moves */
             dst->blob_bytes += s->len;
         } else {
             sk_buf_append(&dst->text, src->text.data + s->off, s->len);
@@ -83,8 +89,7 @@ size_t sk_outq_read(sk_outq *q, char *buf, size_t max)
     size_t done = 0;
     while (done < max && q->n_segs > 0) {
         outq_seg *s = &q->segs[q->head];
-        size_t blob_len;
-        const char *src = (s->blob ? sk_blob_data(s->blob, &blob_len) : q->text.data) + s->off;
+        const char *src = (s->bytes ? s->bytes : q->text.data) + s->off;
         size_t n = s->len - q->seg_pos;
         if (n > max - done)
             n = max - done;

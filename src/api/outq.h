@@ -43,6 +43,9 @@ typedef struct sk_outq {
 void sk_outq_blob(sk_outq *q, sk_blob *blob);
 /* The same for the blob's bytes from offset off (at most its length) on. */
 void sk_outq_blob_from(sk_outq *q, sk_blob *blob, size_t off);
+/* The same for bytes the blob keeps alive (its derived encoding,
+ * cache/blob.h): data/len are borrowed from blob. */
+void sk_outq_blob_bytes(sk_outq *q, sk_blob *blob, const char *data, size_t len);
 /* Moves everything src holds, unread, to the end of dst; src is left empty
  * (and may be reused). For output whose head is known only once its body
  * is: the body is queued in src first. */

@@ -20,14 +20,21 @@
  *
  * When nothing is left to send the stream parks in the watch hub and the
  * HTTP layer suspends the connection: no thread and no queue per watcher.
+ *
+ * In protobuf an event is a frame whose object is a reference to the
+ * version's kept message (api/pbwire.h): encoded once, by the first
+ * protobuf reader, for every watcher. Bookmarks and errors are built as
+ * JSON lines and transcoded: they are small and rare.
  */
 #include "api/list.h"
 #include "api/outq.h"
+#include "api/pbwire.h"
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/check.h"
 #include "core/util.h"
 #include "kube/convert.h"
+#include "kube/protobuf.h"
 #include "kube/status.h"
 #include "kube/partial.h"
 #include "kube/table.h"
@@ -64,20 +71,35 @@ typedef struct watch_stream {
     sk_as as;                  /* Tables or metadata only (Accept: ...;as=...) */
     const char *meta_version;  /* of meta.k8s.io, for those */
     sk_include_object include; /* with their objects as asked */
+    int protobuf;              /* frames of Kubernetes protobuf, not JSON lines */
+    int failed;                /* an event could not be encoded: the stream ends */
 } watch_stream;
+
+/* Queues one event rendered as a JSON line in line (emptied). */
+static void emit_line(watch_stream *ws, sk_buf *line)
+{
+    if (!ws->protobuf)
+        sk_buf_append(&ws->out.text, line->data, line->len);
+    else if (sk_pbwire_json_event(&ws->out, line->data, line->len) < 0)
+        ws->failed = 1;
+    sk_buf_reset(line);
+}
 
 static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
 {
     int partial = ws->as == SK_AS_PARTIAL;
-    sk_buf_printf(&ws->out.text,
+    sk_buf line = SK_BUF_INIT;
+    sk_buf_printf(&line,
                   "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s%s\","
                   "\"metadata\":{\"resourceVersion\":\"%lld\"",
                   partial ? "PartialObjectMetadata" : ws->res->kind,
                   partial ? "meta.k8s.io/" : "", partial ? ws->meta_version : ws->res->api_version,
                   (long long)rev);
     if (initial_end)
-        sk_buf_puts(&ws->out.text, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}");
-    sk_buf_puts(&ws->out.text, "}}}\n");
+        sk_buf_puts(&line, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}");
+    sk_buf_puts(&line, "}}}\n");
+    emit_line(ws, &line);
+    sk_buf_free(&line);
     ws->bookmark_rev = rev;
 }
 
@@ -88,6 +110,11 @@ static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
 static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json_t *obj,
                          json_t *served, int64_t rev)
 {
+    if (ws->protobuf) {
+        if (sk_pbwire_event(&ws->out, type, ws->res, blob, served) < 0)
+            ws->failed = 1;
+        return;
+    }
     /* Plain appends, no printf: this runs per event per watcher. */
     sk_buf_puts(&ws->out.text, "{\"type\":\"");
     sk_buf_puts(&ws->out.text, type);
@@ -110,7 +137,10 @@ static void render_expired(watch_stream *ws, int64_t oldest)
     json_t *st = sk_status_new(SK_ERR_EXPIRED, msg, NULL, NULL, NULL, NULL);
     char *text = json_dumps(st, JSON_COMPACT);
     SK_CHECK_ALLOC(text);
-    sk_buf_printf(&ws->out.text, "{\"type\":\"ERROR\",\"object\":%s}\n", text);
+    sk_buf line = SK_BUF_INIT;
+    sk_buf_printf(&line, "{\"type\":\"ERROR\",\"object\":%s}\n", text);
+    emit_line(ws, &line);
+    sk_buf_free(&line);
     free(text);
     json_decref(st);
 }
@@ -218,6 +248,8 @@ static ssize_t watch_stream_read(void *self, char *buf, size_t max)
         size_t n = sk_outq_read(&ws->out, buf, max);
         if (n > 0)
             return (ssize_t)n;
+        if (ws->failed)
+            return -1;
         if (ws->ended)
             return 0;
         if (ws->initial) {
@@ -319,6 +351,7 @@ static int watch_start(sk_api_call *call)
     ws->as = call->out_as.as;
     ws->meta_version = call->out_as.meta_version;
     ws->include = o->include_object;
+    ws->protobuf = call->out_as.protobuf; /* only for objects: see list.c */
     ws->wake = call->wake;
     ws->wake_arg = call->wake_arg;
     ws->start_us = call->start_us;
@@ -340,7 +373,7 @@ static int watch_start(sk_api_call *call)
     sk_watch_hub_count(call->api->hub, 1, 0, 0);
     call->stream = (sk_call_stream){watch_stream_read, ws, 1};
     call->status = 200;
-    call->content_type_out = "application/json";
+    call->content_type_out = ws->protobuf ? SK_PROTOBUF_WATCH_MEDIA : "application/json";
     return SK_STEP_DONE;
 }
 

@@ -7,6 +7,12 @@
  * streams and every watcher hold references to the same bytes, which are
  * copied only into a socket's send buffer. Keys (namespace, name) live in
  * the blob, so an index holding blobs needs no key copies of its own.
+ *
+ * A blob may also carry one derived encoding of the same version (the API
+ * layer's protobuf message), opaque to the cache: made by whoever needs it
+ * first, attached once, never changed, freed with the blob. It lets every
+ * later reader copy bytes instead of encoding again, without the cache
+ * knowing what they are.
  */
 #ifndef SK_CACHE_BLOB_H
 #define SK_CACHE_BLOB_H
@@ -27,7 +33,19 @@ const char *sk_blob_ns(const sk_blob *b);
 const char *sk_blob_name(const sk_blob *b);
 /* Revision that wrote this version (its resourceVersion). */
 int64_t sk_blob_rev(const sk_blob *b);
-/* Bytes the blob occupies in memory, allocator overhead included. */
+/* The derived encoding attached to the blob (borrowed: it lives as long as
+ * the blob), or NULL when none is yet. Safe to call while another thread
+ * attaches one: it sees nothing or the whole bytes. */
+const char *sk_blob_derived(const sk_blob *b, size_t *len_out);
+/* Attaches a copy of data/len as the derived encoding unless one is
+ * attached already (by another thread that got there first): returns the
+ * attached bytes either way (borrowed), so racing encoders all end up
+ * serving the same bytes. Derived encodings must be a function of the
+ * blob's JSON alone. */
+const char *sk_blob_attach_derived(sk_blob *b, const char *data, size_t len, size_t *len_out);
+/* Bytes the blob occupies in memory, allocator overhead included; the
+ * derived encoding is not counted (it is attached later, and the cache's
+ * accounting adds and removes a blob's footprint as one fixed number). */
 size_t sk_blob_footprint(const sk_blob *b);
 /* Orders blobs by key: namespace, then name, as bytes (the SQL order). */
 int sk_blob_key_cmp(const sk_blob *b, const char *ns, const char *name);

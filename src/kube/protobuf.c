@@ -1471,79 +1471,126 @@ sk_err sk_protobuf_decode_message(const sk_schema *s, const char *data, size_t l
 /* Lists' items are their field 2 (metadata is 1), in every list kind. */
 #define LIST_ITEMS_FIELD 2
 
-/* Appends the envelope of obj; extra (the items of a list encoded apart, or
- * NULL) goes at the end of its raw message. */
-static sk_err envelope_of(pb_ctx *c, const json_t *obj, const sk_buf *extra, sk_buf *out)
+/* The message of obj as a value of the struct kind apiVersion/kind. */
+static sk_err message_of(pb_ctx *c, const char *av, const char *kind, const json_t *obj,
+                         sk_buf *out)
 {
-    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
     const sk_schema *s = av && kind ? sk_protobuf_schema_for(av, kind) : NULL;
     if (!json_is_object(obj) || !s || sk_schema_kind_of(s) != SK_SCHEMA_STRUCT) {
         fail(c, "no protobuf encoding for kind %s in %s", kind ? kind : "(none)",
              av ? av : "(none)");
         return SK_ERR_BAD_REQUEST;
     }
+    return enc_struct(c, out, s, obj) == 0 ? SK_OK : SK_ERR_BAD_REQUEST;
+}
+
+/* Hands c's failure to *why on error, frees it otherwise. */
+static sk_err settle(pb_ctx *c, sk_err err, char **why)
+{
+    if (err != SK_OK)
+        *why = c->why;
+    else
+        free(c->why);
+    return err;
+}
+
+void sk_protobuf_envelope_open(const char *api_version, const char *kind, size_t msg_len,
+                               sk_buf *out)
+{
     sk_buf_append(out, magic, sizeof magic);
     size_t at = begin_len(out, 1); /* TypeMeta */
-    put_bytes(out, 1, av, strlen(av));
+    put_bytes(out, 1, api_version, strlen(api_version));
     put_bytes(out, 2, kind, strlen(kind));
     end_len(out, at);
-    at = begin_len(out, 2); /* raw */
-    int rc = enc_struct(c, out, s, obj);
-    if (extra && extra->len)
-        sk_buf_append(out, extra->data, extra->len);
-    end_len(out, at);
-    put_bytes(out, 3, "", 0); /* contentEncoding */
-    put_bytes(out, 4, "", 0); /* contentType */
-    return rc == 0 ? SK_OK : SK_ERR_BAD_REQUEST;
+    put_tag(out, 2, WT_LEN); /* raw: the message, which the caller appends */
+    put_varint(out, msg_len);
+}
+
+/* The envelope's end: the empty contentEncoding (3) and contentType (4)
+ * Go writes after raw. */
+_Static_assert(sizeof SK_PROTOBUF_ENVELOPE_END - 1 == SK_PROTOBUF_ENVELOPE_END_LEN,
+               "the envelope's end is its length");
+
+/* Appends the envelope of obj, its apiVersion and kind picking the schema. */
+static sk_err envelope_of(pb_ctx *c, const json_t *obj, sk_buf *out)
+{
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    sk_buf msg = SK_BUF_INIT;
+    sk_err err = message_of(c, av, kind, obj, &msg);
+    if (err == SK_OK) {
+        sk_protobuf_envelope_open(av, kind, msg.len, out);
+        sk_buf_append(out, msg.data, msg.len);
+        sk_buf_append(out, SK_PROTOBUF_ENVELOPE_END, SK_PROTOBUF_ENVELOPE_END_LEN);
+    }
+    sk_buf_free(&msg);
+    return err;
 }
 
 sk_err sk_protobuf_from_json(const json_t *obj, sk_buf *out, char **why)
 {
     pb_ctx c = {NULL, 0};
-    sk_err err = envelope_of(&c, obj, NULL, out);
-    if (err != SK_OK)
-        *why = c.why;
-    else
-        free(c.why);
-    return err;
+    return settle(&c, envelope_of(&c, obj, out), why);
 }
 
-sk_err sk_protobuf_list_item(const char *api_version, const char *list_kind, const json_t *item,
-                             sk_buf *items, char **why)
+sk_err sk_protobuf_message(const char *api_version, const char *kind, const json_t *obj,
+                           sk_buf *out, char **why)
 {
     pb_ctx c = {NULL, 0};
-    const sk_schema *s = sk_protobuf_schema_for(api_version, list_kind);
-    const sk_schema_field *f = s ? sk_schema_field_by_number(s, LIST_ITEMS_FIELD) : NULL;
-    const sk_schema *t = f ? sk_schema_field_type(f) : NULL;
+    return settle(&c, message_of(&c, api_version, kind, obj, out), why);
+}
+
+sk_err sk_protobuf_list_open(const json_t *head, size_t items_len, sk_buf *out, char **why)
+{
+    pb_ctx c = {NULL, 0};
+    const char *av = json_string_value(json_object_get(head, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(head, "kind"));
+    sk_buf msg = SK_BUF_INIT;
     sk_err err = SK_ERR_BAD_REQUEST;
-    if (!t || sk_schema_kind_of(t) != SK_SCHEMA_ARRAY || !json_is_object(item)) {
-        fail(&c, "no protobuf encoding for items of kind %s in %s", list_kind, api_version);
-    } else {
-        size_t at = begin_len(items, LIST_ITEMS_FIELD);
-        if (enc_struct(&c, items, sk_schema_elem(t), item) == 0)
-            err = SK_OK;
-        end_len(items, at);
-    }
-    if (err != SK_OK)
-        *why = c.why;
+    if (json_object_get(head, "items"))
+        fail(&c, "the head of a list encoded by items has items");
     else
-        free(c.why);
-    return err;
+        err = message_of(&c, av, kind, head, &msg); /* the list's own fields: its metadata */
+    if (err == SK_OK) {
+        sk_protobuf_envelope_open(av, kind, msg.len + items_len, out);
+        sk_buf_append(out, msg.data, msg.len);
+    }
+    sk_buf_free(&msg);
+    return settle(&c, err, why);
 }
 
-sk_err sk_protobuf_list_finish(const json_t *head, const sk_buf *items, sk_buf *out, char **why)
+void sk_protobuf_list_item_open(size_t msg_len, sk_buf *out)
 {
-    pb_ctx c = {NULL, 0};
-    sk_err err =
-        json_object_get(head, "items")
-            ? (fail(&c, "the head of a list encoded by items has items"), SK_ERR_BAD_REQUEST)
-            : envelope_of(&c, head, items, out);
-    if (err != SK_OK)
-        *why = c.why;
-    else
-        free(c.why);
-    return err;
+    put_tag(out, LIST_ITEMS_FIELD, WT_LEN);
+    put_varint(out, msg_len);
+}
+
+void sk_protobuf_watch_frame_open(const char *type, size_t envelope_len, sk_buf *out)
+{
+    /* The frame's length is known up front: the bare WatchEvent is the
+     * type (1), then the RawExtension (2) whose raw (1) is the envelope. */
+    size_t type_len = strlen(type);
+    sk_buf tmp = SK_BUF_INIT;
+    put_tag(&tmp, 1, WT_LEN);
+    put_varint(&tmp, type_len);
+    size_t type_field = tmp.len + type_len;
+    sk_buf_reset(&tmp);
+    put_tag(&tmp, 1, WT_LEN);
+    put_varint(&tmp, envelope_len);
+    size_t raw_field = tmp.len + envelope_len;
+    sk_buf_reset(&tmp);
+    put_tag(&tmp, 2, WT_LEN);
+    put_varint(&tmp, raw_field);
+    size_t n = type_field + tmp.len + raw_field;
+    SK_CHECK(n <= UINT32_MAX); /* objects are far smaller (blob.h) */
+    unsigned char h[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
+                          (unsigned char)(n >> 8), (unsigned char)n};
+    sk_buf_append(out, h, sizeof h);
+    put_bytes(out, 1, type, type_len);
+    sk_buf_append(out, tmp.data, tmp.len);
+    put_tag(out, 1, WT_LEN);
+    put_varint(out, envelope_len);
+    sk_buf_free(&tmp);
 }
 
 sk_err sk_protobuf_watch_frame(const json_t *event, sk_buf *out, char **why)
@@ -1551,35 +1598,14 @@ sk_err sk_protobuf_watch_frame(const json_t *event, sk_buf *out, char **why)
     pb_ctx c = {NULL, 0};
     const char *type = json_string_value(json_object_get(event, "type"));
     const json_t *obj = json_object_get(event, "object");
+    sk_buf env = SK_BUF_INIT;
     sk_err err = SK_ERR_BAD_REQUEST;
-    size_t start = out->len;
-    if (!type || !json_is_object(obj)) {
+    if (!type || !json_is_object(obj))
         fail(&c, "a watch event needs a type and an object");
-        goto out;
+    else if ((err = envelope_of(&c, obj, &env)) == SK_OK) {
+        sk_protobuf_watch_frame_open(type, env.len, out);
+        sk_buf_append(out, env.data, env.len);
     }
-    sk_buf_append(out, "\0\0\0\0", 4);
-    put_bytes(out, 1, type, strlen(type));
-    size_t at = begin_len(out, 2);  /* RawExtension */
-    size_t raw = begin_len(out, 1); /* its raw: the object's envelope */
-    if ((err = envelope_of(&c, obj, NULL, out)) != SK_OK)
-        goto out;
-    end_len(out, raw);
-    end_len(out, at);
-    size_t n = out->len - start - 4;
-    if (n > UINT32_MAX) {
-        fail(&c, "a watch event of %zu bytes is too large for a frame", n);
-        err = SK_ERR_BAD_REQUEST;
-        goto out;
-    }
-    unsigned char *h = (unsigned char *)out->data + start;
-    h[0] = (unsigned char)(n >> 24);
-    h[1] = (unsigned char)(n >> 16);
-    h[2] = (unsigned char)(n >> 8);
-    h[3] = (unsigned char)n;
-out:
-    if (err != SK_OK)
-        *why = c.why;
-    else
-        free(c.why);
-    return err;
+    sk_buf_free(&env);
+    return settle(&c, err, why);
 }

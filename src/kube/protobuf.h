@@ -52,23 +52,43 @@ sk_err sk_protobuf_decode_message(const sk_schema *s, const char *data, size_t l
 sk_err sk_protobuf_from_json(const json_t *obj, sk_buf *out, char **why);
 
 /*
- * A list encoded item by item, so that a large list never exists as one
- * parsed tree: sk_protobuf_list_item appends each item (borrowed) of the
- * list kind apiVersion/listKind to items; sk_protobuf_list_finish appends
- * the envelope of head (the list without its items: apiVersion, kind,
- * metadata; borrowed) with those items to out. Errors as
- * sk_protobuf_from_json.
- */
-sk_err sk_protobuf_list_item(const char *api_version, const char *list_kind, const json_t *item,
-                             sk_buf *items, char **why);
-sk_err sk_protobuf_list_finish(const json_t *head, const sk_buf *items, sk_buf *out, char **why);
-
-/*
  * Appends one protobuf watch frame to out: a 4-byte big-endian length and a
  * bare meta/v1 WatchEvent {1 type, 2 RawExtension{1 raw = the envelope of
  * object}}. event is {"type": ..., "object": {...}} (borrowed). Errors as
  * sk_protobuf_from_json.
  */
 sk_err sk_protobuf_watch_frame(const json_t *event, sk_buf *out, char **why);
+
+/*
+ * Replies spliced around message bytes kept elsewhere (the API layer keeps
+ * each cached object version's message, so that lists and watch frames
+ * copy bytes instead of encoding): these write the pieces that go around
+ * them, byte for byte what the whole encoders above write.
+ *
+ * sk_protobuf_message appends the bare message of obj (borrowed) as a value
+ * of apiVersion/kind: no envelope, so no kind or apiVersion on the wire; a
+ * list's item and an envelope's raw are such messages. Errors as
+ * sk_protobuf_from_json.
+ */
+sk_err sk_protobuf_message(const char *api_version, const char *kind, const json_t *obj,
+                           sk_buf *out, char **why);
+
+/* An envelope is sk_protobuf_envelope_open, the msg_len bytes of message,
+ * then SK_PROTOBUF_ENVELOPE_END. */
+void sk_protobuf_envelope_open(const char *api_version, const char *kind, size_t msg_len,
+                               sk_buf *out);
+#define SK_PROTOBUF_ENVELOPE_END "\x1a\x00\x22\x00"
+#define SK_PROTOBUF_ENVELOPE_END_LEN 4
+
+/* A list is sk_protobuf_list_open with head (the list without items:
+ * apiVersion, kind, metadata; borrowed) and the length of all items, each
+ * item sk_protobuf_list_item_open then its message, then
+ * SK_PROTOBUF_ENVELOPE_END. Errors as sk_protobuf_from_json. */
+sk_err sk_protobuf_list_open(const json_t *head, size_t items_len, sk_buf *out, char **why);
+void sk_protobuf_list_item_open(size_t msg_len, sk_buf *out);
+
+/* A watch frame is sk_protobuf_watch_frame_open, then the object's
+ * envelope of envelope_len bytes. */
+void sk_protobuf_watch_frame_open(const char *type, size_t envelope_len, sk_buf *out);
 
 #endif

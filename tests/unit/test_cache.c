@@ -5,6 +5,7 @@
  * (new generation, old cursors expired), and the whole store's changes
  * visited across resources.
  */
+#include "cache/blob.h"
 #include "cache/cache.h"
 #include "store/store.h"
 
@@ -849,9 +850,65 @@ static void test_concurrent_readers_match_store(void **state)
     assert_true(stats.snapshot_bytes <= 4096);
 }
 
+/* A blob's derived encoding: threads attaching at once all get the one that
+ * won, nothing but that pointer ever changes, and the blob's JSON stays. */
+typedef struct attach_arg {
+    sk_blob *b;
+    atomic_int *go;
+    char mine[16];
+    const char *got;
+    size_t got_len;
+} attach_arg;
+
+static void *attach_racer(void *p)
+{
+    attach_arg *a = p;
+    while (!atomic_load(a->go))
+        ;
+    a->got = sk_blob_attach_derived(a->b, a->mine, strlen(a->mine), &a->got_len);
+    return NULL;
+}
+
+static void test_blob_derived_attached_once(void **state)
+{
+    (void)state;
+    sk_blob *b = sk_blob_new("ns", "n", 7, "{\"a\":1}", 7);
+    size_t len = 0;
+    assert_null(sk_blob_derived(b, &len));
+    enum { N = 4 };
+    attach_arg args[N];
+    pthread_t th[N];
+    atomic_int go = 0;
+    for (int i = 0; i < N; i++) {
+        args[i] = (attach_arg){.b = b, .go = &go};
+        snprintf(args[i].mine, sizeof args[i].mine, "enc-%d%s", i, i % 2 ? "-odd" : "");
+        assert_int_equal(pthread_create(&th[i], NULL, attach_racer, &args[i]), 0);
+    }
+    atomic_store(&go, 1);
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    const char *kept = sk_blob_derived(b, &len);
+    assert_non_null(kept);
+    for (int i = 0; i < N; i++) {
+        assert_ptr_equal(args[i].got, kept);
+        assert_int_equal(args[i].got_len, len);
+    }
+    int winners = 0;
+    for (int i = 0; i < N; i++)
+        winners += strlen(args[i].mine) == len && memcmp(args[i].mine, kept, len) == 0;
+    assert_int_equal(winners, 1);
+    size_t again_len;
+    assert_ptr_equal(sk_blob_attach_derived(b, "late", 4, &again_len), kept);
+    const char *json = sk_blob_data(b, &again_len);
+    assert_int_equal(again_len, 7);
+    assert_memory_equal(json, "{\"a\":1}", 8);
+    sk_blob_unref(b); /* frees both (ASan: no leak) */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blob_derived_attached_once),
         cmocka_unit_test_setup_teardown(test_reads_at_past_revisions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_events_in_order_with_previous_versions, setup,
                                         teardown),

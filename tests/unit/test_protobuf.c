@@ -652,38 +652,75 @@ static void test_watch_frame(void **state)
     sk_buf_free(&b);
 }
 
-/* A list encoded item by item is the list encoded whole, byte for byte. */
-static void test_list_by_items(void **state)
+/* A list spliced from separately encoded item messages is the list
+ * encoded whole, byte for byte; so is a watch frame spliced around an
+ * object's message. */
+static void test_spliced(void **state)
 {
     (void)state;
     json_t *list = load("{\"apiVersion\":\"apps/v1\",\"kind\":\"DeploymentList\","
                         "\"metadata\":{\"resourceVersion\":\"9\",\"remainingItemCount\":0},"
                         "\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"replicas\":2}},"
                         "{\"metadata\":{\"name\":\"b\"}}]}");
-    sk_buf whole = SK_BUF_INIT, items = SK_BUF_INIT, parts = SK_BUF_INIT;
+    sk_buf whole = SK_BUF_INIT, items = SK_BUF_INIT, parts = SK_BUF_INIT, msg = SK_BUF_INIT;
     encode_ok(list, &whole);
     char *why = NULL;
     size_t i;
     json_t *item = NULL;
     json_array_foreach(json_object_get(list, "items"), i, item)
     {
-        assert_int_equal(sk_protobuf_list_item("apps/v1", "DeploymentList", item, &items, &why),
-                         SK_OK);
+        sk_buf_reset(&msg);
+        assert_int_equal(sk_protobuf_message("apps/v1", "Deployment", item, &msg, &why), SK_OK);
+        sk_protobuf_list_item_open(msg.len, &items);
+        sk_buf_append(&items, msg.data, msg.len);
     }
-    json_object_del(list, "items");
-    assert_int_equal(sk_protobuf_list_finish(list, &items, &parts, &why), SK_OK);
+    json_t *head = json_copy(list);
+    json_object_del(head, "items");
+    assert_int_equal(sk_protobuf_list_open(list, items.len, &parts, &why), SK_ERR_BAD_REQUEST);
+    free(why);
+    sk_buf_reset(&parts);
+    assert_int_equal(sk_protobuf_list_open(head, items.len, &parts, &why), SK_OK);
+    sk_buf_append(&parts, items.data, items.len);
+    sk_buf_append(&parts, SK_PROTOBUF_ENVELOPE_END, SK_PROTOBUF_ENVELOPE_END_LEN);
     assert_int_equal(parts.len, whole.len);
     assert_memory_equal(parts.data, whole.data, whole.len);
     json_t *back = decode_ok(parts.data, parts.len);
     expect_at(back, "items.0.spec.replicas", "2");
     expect_at(back, "metadata.remainingItemCount", "0");
-    assert_int_equal(sk_protobuf_list_item("v1", "Gadget", item, &items, &why), SK_ERR_BAD_REQUEST);
+    assert_int_equal(sk_protobuf_message("v1", "Gadget", item, &msg, &why), SK_ERR_BAD_REQUEST);
     free(why);
+
+    /* A watch frame: framing + envelope head + message + envelope end; a
+     * value long enough for three-byte lengths. */
+    static char long_value[20000];
+    memset(long_value, 'x', sizeof long_value - 1);
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                            "metadata", "name", "c", "data", "k", long_value);
+    json_t *ev = json_pack("{s:s, s:O}", "type", "DELETED", "object", obj);
+    sk_buf frame = SK_BUF_INIT, spliced = SK_BUF_INIT, env = SK_BUF_INIT;
+    assert_int_equal(sk_protobuf_watch_frame(ev, &frame, &why), SK_OK);
+    sk_buf_reset(&msg);
+    assert_int_equal(sk_protobuf_message("v1", "ConfigMap", obj, &msg, &why), SK_OK);
+    sk_protobuf_envelope_open("v1", "ConfigMap", msg.len, &env);
+    sk_protobuf_watch_frame_open("DELETED", env.len + msg.len + SK_PROTOBUF_ENVELOPE_END_LEN,
+                                 &spliced);
+    sk_buf_append(&spliced, env.data, env.len);
+    sk_buf_append(&spliced, msg.data, msg.len);
+    sk_buf_append(&spliced, SK_PROTOBUF_ENVELOPE_END, SK_PROTOBUF_ENVELOPE_END_LEN);
+    assert_int_equal(spliced.len, frame.len);
+    assert_memory_equal(spliced.data, frame.data, frame.len);
+    json_decref(ev);
+    json_decref(obj);
+    sk_buf_free(&frame);
+    sk_buf_free(&spliced);
+    sk_buf_free(&env);
     json_decref(back);
+    json_decref(head);
     json_decref(list);
     sk_buf_free(&whole);
     sk_buf_free(&items);
     sk_buf_free(&parts);
+    sk_buf_free(&msg);
 }
 
 static void test_encode_errors(void **state)
@@ -880,7 +917,7 @@ int main(void)
         cmocka_unit_test(test_times),
         cmocka_unit_test(test_packed_and_merging),
         cmocka_unit_test(test_watch_frame),
-        cmocka_unit_test(test_list_by_items),
+        cmocka_unit_test(test_spliced),
         cmocka_unit_test(test_encode_errors),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_unknown_fields_skipped),
