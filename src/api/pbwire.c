@@ -12,6 +12,7 @@
  * transcoded: a protobuf list cannot skip an item it has counted.
  */
 #include "api/pbwire.h"
+#include "api/blobslots.h"
 #include "api/call.h"
 #include "core/log.h"
 #include "kube/protobuf.h"
@@ -52,7 +53,7 @@ static int message_of(const sk_resource *res, sk_blob *blob, const json_t *serve
         return 0;
     }
     m->owner = blob;
-    if ((m->data = sk_blob_derived(blob, &m->len)))
+    if ((m->data = sk_blob_derived(blob, SK_SLOT_PROTOBUF, &m->len)))
         return 0;
     /* The version's first protobuf reader: encode and keep. */
     size_t len;
@@ -60,8 +61,9 @@ static int message_of(const sk_resource *res, sk_blob *blob, const json_t *serve
     json_t *obj = sk_call_parse_stored(res, data, len, name);
     int rc = obj ? encode(res, obj, &m->scratch, name) : -1;
     if (rc == 0)
-        m->data = sk_blob_attach_derived(blob, m->scratch.data ? m->scratch.data : "",
-                                         m->scratch.len, &m->len);
+        m->data =
+            sk_blob_attach_derived(blob, SK_SLOT_PROTOBUF, m->scratch.data ? m->scratch.data : "",
+                                   m->scratch.len, &m->len);
     sk_buf_free(&m->scratch);
     json_decref(obj);
     return rc;

@@ -27,6 +27,7 @@
  * JSON lines and transcoded: they are small and rare.
  */
 #include "api/list.h"
+#include "api/metawire.h"
 #include "api/outq.h"
 #include "api/pbwire.h"
 #include "api/served.h"
@@ -36,8 +37,6 @@
 #include "kube/convert.h"
 #include "kube/protobuf.h"
 #include "kube/status.h"
-#include "kube/partial.h"
-#include "kube/table.h"
 #include "watch/hub.h"
 
 #include <stdio.h>
@@ -52,7 +51,7 @@ typedef struct watch_stream {
     sk_api *api;
     const sk_resource *res;
     sk_list_stream *ls; /* scope, selectors, initial events */
-    int initial;     /* initial events still streaming */
+    int initial;        /* initial events still streaming */
     int end_bookmark;
     int bookmarks;
     uint64_t gen;   /* the cache generation the cursor belongs to */
@@ -92,9 +91,8 @@ static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
     sk_buf_printf(&line,
                   "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"%s\",\"apiVersion\":\"%s%s\","
                   "\"metadata\":{\"resourceVersion\":\"%lld\"",
-                  partial ? "PartialObjectMetadata" : ws->res->kind,
-                  partial ? "meta.k8s.io/" : "", partial ? ws->meta_version : ws->res->api_version,
-                  (long long)rev);
+                  partial ? "PartialObjectMetadata" : ws->res->kind, partial ? "meta.k8s.io/" : "",
+                  partial ? ws->meta_version : ws->res->api_version, (long long)rev);
     if (initial_end)
         sk_buf_puts(&line, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}");
     sk_buf_puts(&line, "}}}\n");
@@ -115,15 +113,22 @@ static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json
             ws->failed = 1;
         return;
     }
+    if (ws->as != SK_AS_OBJECT) {
+        char prefix[48];
+        snprintf(prefix, sizeof prefix, "{\"type\":\"%s\",\"object\":", type);
+        int rc = ws->as == SK_AS_TABLE ? sk_metawire_table(&ws->out, prefix, ws->res, blob, obj,
+                                                           ws->include, rev, sk_wall_s())
+                                       : sk_metawire_partial(&ws->out, prefix, ws->res, blob, obj,
+                                                             served, ws->meta_version);
+        if (rc == 0)
+            sk_buf_puts(&ws->out.text, "}\n");
+        return; /* an unreadable object is skipped, as in lists */
+    }
     /* Plain appends, no printf: this runs per event per watcher. */
     sk_buf_puts(&ws->out.text, "{\"type\":\"");
     sk_buf_puts(&ws->out.text, type);
     sk_buf_puts(&ws->out.text, "\",\"object\":");
-    if (ws->as == SK_AS_TABLE)
-        sk_table_single(&ws->out.text, ws->res, obj, ws->include, rev, sk_wall_s());
-    else if (ws->as == SK_AS_PARTIAL)
-        sk_partial_append(&ws->out.text, served ? served : obj, ws->meta_version);
-    else if (served)
+    if (served)
         sk_served_append(&ws->out.text, served);
     else
         sk_outq_blob(&ws->out, blob);
@@ -161,7 +166,7 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
         return;
     int filters = sk_list_stream_filters(ws->ls), convert = sk_convert_needed(ws->res);
     json_t *obj = NULL, *served = NULL;
-    if (filters || ws->as != SK_AS_OBJECT || convert) {
+    if (filters || convert) { /* Tables and metadata parse on their own (api/metawire.h) */
         obj = parse_blob(ws, ev->obj);
         if (!obj)
             return; /* an unreadable object is skipped, as in lists */

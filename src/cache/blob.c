@@ -9,12 +9,15 @@
  * through pointers: beside the header, a comparison touches one cache line
  * of the blob, where after the JSON it touched two.
  *
- * The derived encoding is a second allocation, published with one
- * compare-and-swap from NULL (release) and read with an acquire load: once
- * a reader sees the pointer it sees the bytes behind it, and since nothing
- * ever replaces or frees them before the blob's last reference goes, no
- * lock is needed. Two threads encoding the same version at once both do
- * the work; the loser frees its copy and serves the winner's.
+ * The derived encodings hang off one pointer to an array of slots, made on
+ * the first attach (so a blob nobody derives from keeps its 32-byte
+ * header); the array and each slot's bytes are separate allocations, each
+ * published with one compare-and-swap from NULL (release) and read with an
+ * acquire load: once a reader sees a pointer it sees what is behind it, and
+ * since nothing ever replaces or frees either before the blob's last
+ * reference goes, no lock is needed. Two threads making the same array or
+ * encoding the same slot at once both do the work; the loser frees its copy
+ * and uses the winner's.
  */
 #include "cache/blob.h"
 #include "core/check.h"
@@ -29,13 +32,17 @@ typedef struct derived {
     char data[];
 } derived;
 
+typedef struct slots {
+    _Atomic(derived *) slot[SK_BLOB_SLOTS]; /* NULL until attached, then fixed */
+} slots;
+
 struct sk_blob {
     atomic_uint refs;
     uint32_t len; /* JSON bytes */
     int64_t rev;
-    uint32_t name_off;          /* the name starts at data + name_off */
-    uint32_t json_off;          /* the JSON starts at data + json_off */
-    _Atomic(derived *) derived; /* NULL until attached, then fixed */
+    uint32_t name_off;        /* the name starts at data + name_off */
+    uint32_t json_off;        /* the JSON starts at data + json_off */
+    _Atomic(slots *) derived; /* NULL until a first attach, then fixed */
     char data[];
 };
 _Static_assert(sizeof(struct sk_blob) == 32, "the blob header is 32 bytes");
@@ -81,24 +88,46 @@ int64_t sk_blob_rev(const sk_blob *b)
     return b->rev;
 }
 
-const char *sk_blob_derived(const sk_blob *b, size_t *len_out)
+const char *sk_blob_derived(const sk_blob *b, unsigned slot, size_t *len_out)
 {
-    derived *d = atomic_load_explicit(&((sk_blob *)b)->derived, memory_order_acquire);
+    SK_CHECK(slot < SK_BLOB_SLOTS);
+    slots *s = atomic_load_explicit(&((sk_blob *)b)->derived, memory_order_acquire);
+    derived *d = s ? atomic_load_explicit(&s->slot[slot], memory_order_acquire) : NULL;
     if (!d)
         return NULL;
     *len_out = d->len;
     return d->data;
 }
 
-const char *sk_blob_attach_derived(sk_blob *b, const char *data, size_t len, size_t *len_out)
+/* b's slot array, made by the first caller. */
+static slots *slots_of(sk_blob *b)
 {
+    slots *s = atomic_load_explicit(&b->derived, memory_order_acquire);
+    if (s)
+        return s;
+    slots *mine = malloc(sizeof *mine);
+    SK_CHECK_ALLOC(mine);
+    for (unsigned i = 0; i < SK_BLOB_SLOTS; i++)
+        atomic_init(&mine->slot[i], NULL);
+    if (atomic_compare_exchange_strong_explicit(&b->derived, &s, mine, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return mine;
+    free(mine); /* another thread made it first: use its array */
+    return s;
+}
+
+const char *sk_blob_attach_derived(sk_blob *b, unsigned slot, const char *data, size_t len,
+                                   size_t *len_out)
+{
+    SK_CHECK(slot < SK_BLOB_SLOTS);
+    slots *s = slots_of(b);
     derived *d = malloc(sizeof *d + len);
     SK_CHECK_ALLOC(d);
     d->len = len;
     if (len)
         memcpy(d->data, data, len);
     derived *was = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&b->derived, &was, d, memory_order_acq_rel,
+    if (!atomic_compare_exchange_strong_explicit(&s->slot[slot], &was, d, memory_order_acq_rel,
                                                  memory_order_acquire)) {
         free(d); /* another thread attached first: serve its bytes */
         d = was;
@@ -128,7 +157,10 @@ sk_blob *sk_blob_ref(sk_blob *b)
 void sk_blob_unref(sk_blob *b)
 {
     if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) {
-        free(atomic_load_explicit(&b->derived, memory_order_acquire));
+        slots *s = atomic_load_explicit(&b->derived, memory_order_acquire);
+        for (unsigned i = 0; s && i < SK_BLOB_SLOTS; i++)
+            free(atomic_load_explicit(&s->slot[i], memory_order_acquire));
+        free(s);
         free(b);
     }
 }

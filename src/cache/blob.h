@@ -8,11 +8,13 @@
  * copied only into a socket's send buffer. Keys (namespace, name) live in
  * the blob, so an index holding blobs needs no key copies of its own.
  *
- * A blob may also carry one derived encoding of the same version (the API
- * layer's protobuf message), opaque to the cache: made by whoever needs it
- * first, attached once, never changed, freed with the blob. It lets every
- * later reader copy bytes instead of encoding again, without the cache
- * knowing what they are.
+ * A blob may also carry derived encodings of the same version (the API
+ * layer's protobuf message, metadata text, table row), one per slot, opaque
+ * to the cache: each made by whoever needs it first, attached once, never
+ * changed, freed with the blob. They let every later reader copy bytes
+ * instead of parsing and encoding again, without the cache knowing what
+ * they are: slots are numbered, their meaning is the caller's (api/ names
+ * them), and the cache only guarantees first-writer-wins per slot.
  */
 #ifndef SK_CACHE_BLOB_H
 #define SK_CACHE_BLOB_H
@@ -33,18 +35,20 @@ const char *sk_blob_ns(const sk_blob *b);
 const char *sk_blob_name(const sk_blob *b);
 /* Revision that wrote this version (its resourceVersion). */
 int64_t sk_blob_rev(const sk_blob *b);
-/* The derived encoding attached to the blob (borrowed: it lives as long as
- * the blob), or NULL when none is yet. Safe to call while another thread
- * attaches one: it sees nothing or the whole bytes. */
-const char *sk_blob_derived(const sk_blob *b, size_t *len_out);
-/* Attaches a copy of data/len as the derived encoding unless one is
- * attached already (by another thread that got there first): returns the
- * attached bytes either way (borrowed), so racing encoders all end up
- * serving the same bytes. Derived encodings must be a function of the
- * blob's JSON alone. */
-const char *sk_blob_attach_derived(sk_blob *b, const char *data, size_t len, size_t *len_out);
+/* How many derived slots a blob has (slot numbers are 0 .. SK_BLOB_SLOTS-1). */
+#define SK_BLOB_SLOTS 3
+/* The derived encoding in slot (borrowed: it lives as long as the blob), or
+ * NULL when none is yet. Safe to call while another thread attaches one: it
+ * sees nothing or the whole bytes. */
+const char *sk_blob_derived(const sk_blob *b, unsigned slot, size_t *len_out);
+/* Attaches a copy of data/len in slot unless one is attached there already
+ * (by another thread that got there first): returns the attached bytes
+ * either way (borrowed), so racing encoders all end up serving the same
+ * bytes. A slot's bytes must be a function of the blob's JSON alone. */
+const char *sk_blob_attach_derived(sk_blob *b, unsigned slot, const char *data, size_t len,
+                                   size_t *len_out);
 /* Bytes the blob occupies in memory, allocator overhead included; the
- * derived encoding is not counted (it is attached later, and the cache's
+ * derived encodings are not counted (it is attached later, and the cache's
  * accounting adds and removes a blob's footprint as one fixed number). */
 size_t sk_blob_footprint(const sk_blob *b);
 /* Orders blobs by key: namespace, then name, as bytes (the SQL order). */

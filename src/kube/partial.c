@@ -9,11 +9,16 @@
 
 #include <stdlib.h>
 
-void sk_partial_append(sk_buf *b, const json_t *obj, const char *meta_version)
+void sk_partial_open(sk_buf *b, const char *meta_version)
 {
-    sk_buf_printf(b, "{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/%s\","
-                     "\"metadata\":",
+    sk_buf_printf(b,
+                  "{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/%s\","
+                  "\"metadata\":",
                   meta_version);
+}
+
+void sk_partial_metadata(sk_buf *b, const json_t *obj)
+{
     const json_t *meta = json_object_get(obj, "metadata");
     if (json_is_object(meta)) {
         char *text = json_dumps(meta, JSON_COMPACT);
@@ -23,12 +28,19 @@ void sk_partial_append(sk_buf *b, const json_t *obj, const char *meta_version)
     } else {
         sk_buf_puts(b, "{}");
     }
+}
+
+void sk_partial_append(sk_buf *b, const json_t *obj, const char *meta_version)
+{
+    sk_partial_open(b, meta_version);
+    sk_partial_metadata(b, obj);
     sk_buf_putc(b, '}');
 }
 
 void sk_partial_list_begin(sk_buf *b, const char *meta_version, const char *list_meta)
 {
-    sk_buf_printf(b, "{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":\"meta.k8s.io/%s\","
-                     "\"metadata\":%s,\"items\":[",
+    sk_buf_printf(b,
+                  "{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":\"meta.k8s.io/%s\","
+                  "\"metadata\":%s,\"items\":[",
                   meta_version, list_meta);
 }

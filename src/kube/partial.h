@@ -14,6 +14,14 @@
 
 #include <jansson.h>
 
+/* The head of a PartialObjectMetadata of meta.k8s.io/meta_version, up to
+ * its "metadata": value, which the caller appends, then '}'. */
+void sk_partial_open(sk_buf *b, const char *meta_version);
+/* obj's (borrowed) metadata as JSON text ({} when it has none), what
+ * follows sk_partial_open: a function of obj alone, so callers may keep it
+ * per object version. */
+void sk_partial_metadata(sk_buf *b, const json_t *obj);
+
 /* obj's (borrowed) metadata as a PartialObjectMetadata of meta.k8s.io/
  * meta_version ("v1" or "v1beta1"), appended to b as JSON. */
 void sk_partial_append(sk_buf *b, const json_t *obj, const char *meta_version);

@@ -11,11 +11,21 @@
  * by the server as a human duration string; kubectl prints cells as sent.
  * Cells follow the column order, wide columns included: kubectl drops the
  * priority-1 cells itself unless asked for wide output.
+ *
+ * A row is made in two steps so that its costly part can be kept per
+ * object version: a template (the row's JSON with each age left as a hole
+ * holding its source time; cell functions called with now_s = DEFER put a
+ * hole cell, an object {p, t, s}, where they would put a duration), then a
+ * fill at the request's time. A hole is written into the template as the
+ * byte 0x01 and the 8 bytes of its time: jansson escapes every control
+ * character it writes, so 0x01 occurs nowhere else in a template, and a
+ * fill reads it in one pass with memchr.
  */
 #include "kube/table.h"
 #include "core/check.h"
 #include "core/util.h"
 #include "kube/convert.h"
+#include "kube/partial.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,14 +118,33 @@ static int64_t when(const char *ts)
     return ts && *ts ? sk_parse_rfc3339(ts) : -1;
 }
 
+/* now_s when a row is made as a template: ages become holes. */
+#define DEFER INT64_MIN
+#define HOLE '\x01'
+
+/* The cell prefix + (the age of t at now_s) + suffix, or its hole. */
+static json_t *ago_cell(const char *prefix, int64_t t, const char *suffix, int64_t now_s)
+{
+    json_t *c;
+    if (now_s == DEFER) {
+        c = json_pack("{s:s, s:I, s:s}", "p", prefix, "t", (json_int_t)t, "s", suffix);
+    } else {
+        char out[32];
+        sk_table_human_duration(now_s - t, out, sizeof out);
+        c = json_sprintf("%s%s%s", prefix, out, suffix);
+    }
+    SK_CHECK_ALLOC(c);
+    return c;
+}
+
 /* "<unknown>" for an unset time, else its age at now_s. */
 static void add_since(json_t *cells, const char *ts, int64_t now_s)
 {
-    char out[32] = "<unknown>";
     int64_t t = when(ts);
     if (t >= 0)
-        sk_table_human_duration(now_s - t, out, sizeof out);
-    add_str(cells, out);
+        json_array_append_new(cells, ago_cell("", t, "", now_s));
+    else
+        add_str(cells, "<unknown>");
 }
 
 static void add_age(json_t *cells, const json_t *o, int64_t now_s)
@@ -392,13 +421,12 @@ static void cells_pod(const json_t *o, int64_t now_s, json_t *cells)
     add_str(cells, buf);
     add_str(cells, reason);
     if (restarts != 0 && last >= 0) {
-        char ago[32];
-        sk_table_human_duration(now_s - last, ago, sizeof ago);
-        snprintf(buf, sizeof buf, "%lld (%s ago)", (long long)restarts, ago);
+        snprintf(buf, sizeof buf, "%lld (", (long long)restarts);
+        json_array_append_new(cells, ago_cell(buf, last, " ago)", now_s));
     } else {
         snprintf(buf, sizeof buf, "%lld", (long long)restarts);
+        add_str(cells, buf);
     }
-    add_str(cells, buf);
     add_age(cells, o, now_s);
     const char *ip = str_at(json_array_get(json_object_get(status, "podIPs"), 0), "ip");
     const char *node = str_at(spec, "nodeName"), *nominated = str_at(status, "nominatedNodeName");
@@ -514,9 +542,12 @@ static void cells_job(const json_t *o, int64_t now_s, json_t *cells)
     int64_t start = when(str_at(o, "status.startTime"));
     int64_t end = when(str_at(o, "status.completionTime"));
     buf[0] = 0;
-    if (start >= 0)
-        sk_table_human_duration((end >= 0 ? end : now_s) - start, buf, sizeof buf);
-    add_str(cells, buf);
+    if (start >= 0 && end >= 0)
+        sk_table_human_duration(end - start, buf, sizeof buf);
+    if (start >= 0 && end < 0)
+        json_array_append_new(cells, ago_cell("", start, "", now_s)); /* running: its age */
+    else
+        add_str(cells, buf);
     add_age(cells, o, now_s);
     add_containers(cells, at(o, "spec.template.spec"));
     add_selector(cells, at(o, "spec.selector"));
@@ -738,24 +769,17 @@ static void cells_node(const json_t *o, int64_t now_s, json_t *cells)
 /* A core v1 Event (events.k8s.io Events are stored so too). */
 static void cells_event(const json_t *o, int64_t now_s, json_t *cells)
 {
-    char first[32] = "<unknown>", last[32];
-    int64_t t = when(str_at(o, "firstTimestamp"));
-    if (t < 0)
-        t = when(str_at(o, "eventTime"));
-    if (t >= 0)
-        sk_table_human_duration(now_s - t, first, sizeof first);
-    int64_t l = when(str_at(o, "lastTimestamp"));
-    if (l >= 0)
-        sk_table_human_duration(now_s - l, last, sizeof last);
-    else
-        memcpy(last, first, sizeof last);
+    /* first and last seen: -1 prints "<unknown>" */
+    int64_t first = when(str_at(o, "firstTimestamp"));
+    if (first < 0)
+        first = when(str_at(o, "eventTime"));
+    int64_t last = when(str_at(o, "lastTimestamp"));
+    if (last < 0)
+        last = first;
     json_int_t count = int_at(o, "count");
     json_t *series = json_object_get(o, "series");
     if (json_is_object(series)) {
-        int64_t s = when(str_at(series, "lastObservedTime"));
-        snprintf(last, sizeof last, "<unknown>");
-        if (s >= 0)
-            sk_table_human_duration(now_s - s, last, sizeof last);
+        last = when(str_at(series, "lastObservedTime"));
         count = int_at(series, "count");
     } else if (count == 0) {
         count = 1;
@@ -766,7 +790,8 @@ static void cells_event(const json_t *o, int64_t now_s, json_t *cells)
         sk_buf_putc(&b, (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p));
     if (*name)
         sk_buf_printf(&b, "/%s", name);
-    add_str(cells, last);
+    json_array_append_new(cells,
+                          last >= 0 ? ago_cell("", last, "", now_s) : json_string("<unknown>"));
     add_str(cells, str_at(o, "type"));
     add_str(cells, str_at(o, "reason"));
     add_buf(cells, &b);
@@ -790,7 +815,8 @@ static void cells_event(const json_t *o, int64_t now_s, json_t *cells)
     sk_buf_putc(&b, 0);
     add_str(cells, b.data);
     sk_buf_free(&b);
-    add_str(cells, first);
+    json_array_append_new(cells,
+                          first >= 0 ? ago_cell("", first, "", now_s) : json_string("<unknown>"));
     add_int(cells, count);
     add_str(cells, str_at(o, "metadata.name"));
 }
@@ -1468,11 +1494,7 @@ static json_t *custom_cell(const char *type, const json_t *v, int64_t now_s)
         return json_boolean(json_is_true(v));
     if (!strcmp(type, "date") && json_is_string(v)) {
         int64_t t = when(json_string_value(v));
-        char out[32];
-        if (t < 0)
-            return json_string("<invalid>");
-        sk_table_human_duration(now_s - t, out, sizeof out);
-        return json_string(out);
+        return t < 0 ? json_string("<invalid>") : ago_cell("", t, "", now_s);
     }
     return json_null();
 }
@@ -1492,10 +1514,9 @@ json_t *sk_table_columns(const sk_resource *r)
         json_array_foreach(cols, i, c)
         {
             const char *desc = json_string_value(json_object_get(c, "description"));
-            json_t *d = json_pack("{s:s, s:s, s:s, s:s, s:I}", "name", str_at(c, "name"),
-                                  "type", str_at(c, "type"), "format",
-                                  str_at(c, "format"), "description", "",
-                                  "priority", int_at(c, "priority"));
+            json_t *d = json_pack("{s:s, s:s, s:s, s:s, s:I}", "name", str_at(c, "name"), "type",
+                                  str_at(c, "type"), "format", str_at(c, "format"), "description",
+                                  "", "priority", int_at(c, "priority"));
             SK_CHECK_ALLOC(d);
             if (desc && *desc)
                 json_object_set_new(d, "description", json_string(desc));
@@ -1568,34 +1589,113 @@ static json_t *row_conditions(const table_kind *k, const json_t *o)
                      ok ? "The pod has completed successfully." : "The pod failed.");
 }
 
+/* Appends a cell of a template: a hole as its string with the hole's
+ * bytes, anything else as JSON. */
+static void template_cell(sk_buf *out, const json_t *c)
+{
+    json_t *t = json_is_object(c) ? json_object_get(c, "t") : NULL;
+    const json_t *parts[] = {t ? json_object_get(c, "p") : c, t ? json_object_get(c, "s") : NULL};
+    for (int i = 0; i < 2 && parts[i]; i++) {
+        char *text = json_dumps(parts[i], JSON_COMPACT | JSON_ENCODE_ANY);
+        SK_CHECK_ALLOC(text);
+        size_t n = strlen(text);
+        if (!t) {
+            sk_buf_append(out, text, n);
+        } else if (i == 0) { /* "prefix, without its closing quote */
+            sk_buf_append(out, text, n - 1);
+            int64_t when_s = json_integer_value(t);
+            sk_buf_putc(out, HOLE);
+            sk_buf_append(out, (const char *)&when_s, sizeof when_s);
+        } else { /* suffix", without its opening quote */
+            sk_buf_append(out, text + 1, n - 1);
+        }
+        free(text);
+    }
+}
+
+void sk_table_row_template(sk_buf *out, const sk_resource *r, const json_t *stored)
+{
+    json_t *cells = sk_table_cells(r, stored, DEFER);
+    sk_buf_puts(out, "{\"cells\":[");
+    size_t i;
+    const json_t *c;
+    json_array_foreach(cells, i, c)
+    {
+        if (i)
+            sk_buf_putc(out, ',');
+        template_cell(out, c);
+    }
+    sk_buf_putc(out, ']');
+    json_decref(cells);
+    json_t *conds = row_conditions(kind_of(r), stored);
+    if (conds) {
+        char *text = json_dumps(conds, JSON_COMPACT);
+        SK_CHECK_ALLOC(text);
+        sk_buf_printf(out, ",\"conditions\":%s", text);
+        free(text);
+        json_decref(conds);
+    }
+}
+
+void sk_table_row_fill(sk_buf *b, const char *tmpl, size_t len, int64_t now_s)
+{
+    const char *p = tmpl, *end = tmpl + len;
+    const char *h;
+    while ((h = memchr(p, HOLE, (size_t)(end - p)))) {
+        int64_t t;
+        SK_CHECK((size_t)(end - h) > sizeof t);
+        memcpy(&t, h + 1, sizeof t);
+        char out[32];
+        sk_table_human_duration(now_s - t, out, sizeof out);
+        sk_buf_append(b, p, (size_t)(h - p));
+        sk_buf_puts(b, out);
+        p = h + 1 + sizeof t;
+    }
+    sk_buf_append(b, p, (size_t)(end - p));
+}
+
+int sk_table_row_kept(const sk_resource *r)
+{
+    return r->custom == NULL;
+}
+
+void sk_table_row_object(sk_buf *b, const sk_resource *r, const json_t *stored)
+{
+    json_t *obj = sk_convert_from_stored(r, stored);
+    char *text = json_dumps(obj, JSON_COMPACT);
+    SK_CHECK_ALLOC(text);
+    sk_buf_printf(b, ",\"object\":%s", text);
+    free(text);
+    json_decref(obj);
+}
+
 void sk_table_row(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,
                   int64_t now_s)
 {
-    json_t *row = json_pack("{s:o}", "cells", sk_table_cells(r, stored, now_s));
-    json_t *conds = row_conditions(kind_of(r), stored);
-    if (conds)
-        json_object_set_new(row, "conditions", conds);
+    sk_buf tmpl = SK_BUF_INIT;
+    sk_table_row_template(&tmpl, r, stored);
+    sk_table_row_fill(b, tmpl.data, tmpl.len, now_s);
+    sk_buf_free(&tmpl);
     if (include == SK_INCLUDE_OBJECT) {
-        json_object_set_new(row, "object", sk_convert_from_stored(r, stored));
+        sk_table_row_object(b, r, stored);
     } else if (include == SK_INCLUDE_METADATA) {
-        json_object_set_new(row, "object",
-                            json_pack("{s:s, s:s, s:O}", "kind", "PartialObjectMetadata",
-                                      "apiVersion", "meta.k8s.io/v1", "metadata",
-                                      json_object_get(stored, "metadata")));
+        sk_buf_puts(b, ",\"object\":");
+        sk_partial_append(b, stored, "v1");
     }
-    char *text = json_dumps(row, JSON_COMPACT);
-    SK_CHECK_ALLOC(text);
-    sk_buf_puts(b, text);
-    free(text);
-    json_decref(row);
+    sk_buf_putc(b, '}');
+}
+
+void sk_table_single_begin(sk_buf *b, const sk_resource *r, int64_t rev)
+{
+    char meta[48];
+    snprintf(meta, sizeof meta, "{\"resourceVersion\":\"%lld\"}", (long long)rev);
+    sk_table_begin(b, r, meta);
 }
 
 void sk_table_single(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,
                      int64_t rev, int64_t now_s)
 {
-    char meta[48];
-    snprintf(meta, sizeof meta, "{\"resourceVersion\":\"%lld\"}", (long long)rev);
-    sk_table_begin(b, r, meta);
+    sk_table_single_begin(b, r, rev);
     sk_table_row(b, r, stored, include, now_s);
     sk_buf_puts(b, "]}");
 }

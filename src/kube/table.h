@@ -31,6 +31,25 @@ void sk_table_begin(sk_buf *b, const sk_resource *r, const char *list_meta);
  * relative to now_s. */
 void sk_table_row(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,
                   int64_t now_s);
+/*
+ * A row in two steps, for callers that keep the first per object version:
+ * the template is stored's row (as sk_table_row writes it, up to its cells
+ * and conditions, without the object and the closing '}') with each age
+ * left as a hole, a function of r's printer and stored alone; the fill
+ * writes it with the ages at now_s. Binary: only sk_table_row_fill reads it.
+ */
+void sk_table_row_template(sk_buf *out, const sk_resource *r, const json_t *stored);
+void sk_table_row_fill(sk_buf *b, const char *tmpl, size_t len, int64_t now_s);
+/* The `,"object":` member of a row with includeObject=Object: stored
+ * converted to r's version. */
+void sk_table_row_object(sk_buf *b, const sk_resource *r, const json_t *stored);
+/* Whether r's row templates may be kept with the object version: not a
+ * custom resource's, whose columns come from its CRD, which may change
+ * while the object does not. */
+int sk_table_row_kept(const sk_resource *r);
+/* The head of a whole Table of one object read at revision rev, up to its
+ * rows' '['; the caller writes the row, then "]}". */
+void sk_table_single_begin(sk_buf *b, const sk_resource *r, int64_t rev);
 /* A whole Table of one object, as read at revision rev. */
 void sk_table_single(sk_buf *b, const sk_resource *r, json_t *stored, sk_include_object include,
                      int64_t rev, int64_t now_s);

@@ -55,7 +55,24 @@ static void check_columns(const sk_resource *r, const char *want)
     json_decref(cols);
 }
 
-/* The cells of obj as r, compared with want (a JSON array). */
+/* The cells of obj's row made in two steps (a template, filled at now_s),
+ * as a JSON array (new). */
+static json_t *filled_cells(const sk_resource *r, const json_t *o, int64_t now_s)
+{
+    sk_buf tmpl = SK_BUF_INIT, row = SK_BUF_INIT;
+    sk_table_row_template(&tmpl, r, o);
+    sk_table_row_fill(&row, tmpl.data, tmpl.len, now_s);
+    sk_buf_putc(&row, '}');
+    json_t *parsed = load(row.data);
+    json_t *cells = json_incref(json_object_get(parsed, "cells"));
+    json_decref(parsed);
+    sk_buf_free(&row);
+    sk_buf_free(&tmpl);
+    return cells;
+}
+
+/* The cells of obj as r, compared with want (a JSON array); the same from
+ * a kept row template filled at that time. */
 static void check_cells(const sk_resource *r, const char *obj, const char *want)
 {
     json_t *o = load(obj), *w = load(want);
@@ -63,6 +80,12 @@ static void check_cells(const sk_resource *r, const char *obj, const char *want)
     if (!json_equal(cells, w)) {
         char *got = json_dumps(cells, JSON_COMPACT);
         fail_msg("cells: got %s\nwant %s", got, want);
+    }
+    json_decref(cells);
+    cells = filled_cells(r, o, NOW);
+    if (!json_equal(cells, w)) {
+        char *got = json_dumps(cells, JSON_COMPACT);
+        fail_msg("filled template cells: got %s\nwant %s", got, want);
     }
     json_decref(cells);
     json_decref(w);
@@ -361,6 +384,37 @@ static void test_every_kind_odd_objects(void **state)
     }
 }
 
+/* One template, filled at two times: each fill has that time's ages, the
+ * rest is the same bytes; the template holds no age, and a control byte in
+ * the object's own strings (the hole's marker, raw) is not taken for a hole. */
+static void test_row_template_fill(void **state)
+{
+    (void)state;
+    const sk_resource *pods = res("", "v1", "pods");
+    json_t *o = load("{\"metadata\":{\"name\":\"p\\u0001x\",\"creationTimestamp\":"
+                     "\"2025-12-31T23:00:00Z\"},\"spec\":{\"containers\":[{\"name\":\"c\"}]},"
+                     "\"status\":{\"phase\":\"Succeeded\",\"containerStatuses\":[{\"name\":"
+                     "\"c\",\"restartCount\":2,\"lastState\":{\"terminated\":{\"finishedAt\":"
+                     "\"2025-12-31T23:59:00Z\"}}}]}}");
+    sk_buf tmpl = SK_BUF_INIT, a = SK_BUF_INIT, b = SK_BUF_INIT, direct = SK_BUF_INIT;
+    sk_table_row_template(&tmpl, pods, o);
+    assert_null(strstr(tmpl.data, "ago)"));
+    sk_table_row_fill(&a, tmpl.data, tmpl.len, NOW);
+    sk_table_row_fill(&b, tmpl.data, tmpl.len, NOW + 7200);
+    assert_non_null(strstr(a.data, "\"2 (60s ago)\",\"60m\""));
+    assert_non_null(strstr(b.data, "\"2 (121m ago)\",\"3h\""));
+    assert_non_null(strstr(a.data, "\"p\\u0001x\""));
+    assert_non_null(strstr(a.data, "\"conditions\":[{\"type\":\"Completed\""));
+    sk_table_row(&direct, pods, o, SK_INCLUDE_NONE, NOW);
+    sk_buf_putc(&a, '}');
+    assert_string_equal(a.data, direct.data);
+    sk_buf_free(&tmpl);
+    sk_buf_free(&a);
+    sk_buf_free(&b);
+    sk_buf_free(&direct);
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_single),
         cmocka_unit_test(test_pod_conditions),
         cmocka_unit_test(test_every_kind_odd_objects),
+        cmocka_unit_test(test_row_template_fill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
