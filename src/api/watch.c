@@ -102,16 +102,17 @@ static void render_bookmark(watch_stream *ws, int64_t rev, int initial_end)
 }
 
 /* Queues one event: the object as a reference to the cache's shared bytes
- * (or a Table rendered for this watcher). */
-/* obj: the stored form, parsed if needed; served: the URL's version of it
- * when that differs (shared storage), else NULL. */
-static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json_t *obj,
-                         json_t *served, int64_t rev)
+ * (a Table or its metadata from what the version keeps: api/metawire.h).
+ * obj: the stored form, parsed if needed; served: the URL's version of it
+ * when that differs (shared storage), else NULL. Returns 0 when the object
+ * cannot be read and no event is queued (skipped, as in lists), else 1. */
+static int render_event(watch_stream *ws, const char *type, sk_blob *blob, json_t *obj,
+                        json_t *served, int64_t rev)
 {
     if (ws->protobuf) {
         if (sk_pbwire_event(&ws->out, type, ws->res, blob, served) < 0)
             ws->failed = 1;
-        return;
+        return 1;
     }
     if (ws->as != SK_AS_OBJECT) {
         char prefix[48];
@@ -122,7 +123,7 @@ static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json
                                                              served, ws->meta_version);
         if (rc == 0)
             sk_buf_puts(&ws->out.text, "}\n");
-        return; /* an unreadable object is skipped, as in lists */
+        return rc == 0;
     }
     /* Plain appends, no printf: this runs per event per watcher. */
     sk_buf_puts(&ws->out.text, "{\"type\":\"");
@@ -133,6 +134,7 @@ static void render_event(watch_stream *ws, const char *type, sk_blob *blob, json
     else
         sk_outq_blob(&ws->out, blob);
     sk_buf_puts(&ws->out.text, "}\n");
+    return 1;
 }
 
 static void render_expired(watch_stream *ws, int64_t oldest)
@@ -194,10 +196,8 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
         }
         type = now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : NULL;
     }
-    if (type) {
-        render_event(ws, type, ev->obj, obj, served, ev->rev);
+    if (type && render_event(ws, type, ev->obj, obj, served, ev->rev))
         ws->rendered++;
-    }
     json_decref(served);
     json_decref(obj);
 }
