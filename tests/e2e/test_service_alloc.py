@@ -310,7 +310,8 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
         self.server.stop()
         # as before 0005 (and so before the later ones: 0009's index of
         # live keys is back, which 0005 reads; 0011's flag is gone, and
-        # sk_objects is 0009's view without it; sk_history_key is 0001's)
+        # sk_objects is 0009's view without it; sk_history_key is 0001's;
+        # 0014's decoded table and its trigger function are gone)
         sql(self.server, "CREATE TABLE sk_current AS SELECT resource, namespace, name, "
                          "resource_version AS rev FROM sk_objects; "
                          "DROP VIEW sk_objects; DROP INDEX sk_history_key; CREATE INDEX "
@@ -318,8 +319,10 @@ class ServiceAllocation(ServerTestCase, unittest.TestCase):
                          "ALTER TABLE sk_history DROP COLUMN superseded; "
                          + objects_view_0009(self.server) +
                          " DROP VIEW sk_kv_latest; DROP VIEW sk_kv_history; "
-                         "DROP TABLE sk_allocation; DROP TABLE sk_kv; DROP TABLE sk_lease; "
-                         "DROP TABLE sk_writer; "
+                         "DROP TABLE sk_allocation; DROP TABLE sk_kv_doc; DROP TABLE sk_kv; "
+                         + ("DROP FUNCTION sk_kv_doc_compacted(); "
+                            if self.server.backend == "postgres" else "") +
+                         "DROP TABLE sk_lease; DROP TABLE sk_writer; "
                          "ALTER TABLE sk_revision DROP COLUMN kv_compact_rev; "
                          "DELETE FROM sk_migrations WHERE version >= 5")
         self.server.start()
