@@ -61,7 +61,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, REPO_ROOT, Server, free_port, sql  # noqa: E402
+from server import CONFIG, REPO_ROOT, Server, free_port, sql, wait_until  # noqa: E402
 
 ETCDCTL = shutil.which("etcdctl")
 ETCD = shutil.which("etcd")
@@ -1035,14 +1035,15 @@ class EtcdForKubeApiserver(unittest.TestCase):
         self.sh(self.etcdctl_lines()["put /registry/configmaps/default/demo hello"])
         block = howto_block("sqlite3 data/sqlkube.db ")
         self.assertEqual(len(block), 2, block)
-        outs = []
-        for line in block:
+        def run(line):
             if CONFIG.backend == "sqlite":
-                outs.append(self.sh(line))
-            else:  # the doc's psql "$DB" -c form of the same query
-                argv = shlex.split(line)
-                outs.append(self.sh("psql %s -X -A -t -c %s" % (
-                    shlex.quote(self.server.db_url), shlex.quote(argv[2]))))
+                return self.sh(line)
+            argv = shlex.split(line)  # the doc's psql "$DB" -c form of the same query
+            return self.sh("psql %s -X -A -t -c %s" % (shlex.quote(self.server.db_url),
+                                                      shlex.quote(argv[2])))
+        # the server decodes each key for SQL moments after its commit
+        wait_until(lambda: "configmaps|1\n" in run(block[0]), what="the put decoded")
+        outs = [run(line) for line in block]
         self.assertIn("configmaps|1\n", outs[0])
         self.assertRegex(outs[1], r"^default\|demo\|\d+\|bytes\n$")
 
