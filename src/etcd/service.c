@@ -779,7 +779,7 @@ typedef struct hash_kv {
     uint32_t crc;
 } hash_kv;
 
-static void put_be64(unsigned char *out, uint64_t v)
+void sk_etcd_put_be64(unsigned char *out, uint64_t v)
 {
     for (int i = 7; i >= 0; i--, v >>= 8)
         out[i] = (unsigned char)v;
@@ -788,9 +788,9 @@ static void put_be64(unsigned char *out, uint64_t v)
 size_t sk_etcd_bolt_key(const sk_kv_row *row, unsigned char out[SK_ETCD_BOLT_KEY_MAX])
 {
     size_t n = 17;
-    put_be64(out, (uint64_t)row->kv.mod_rev);
+    sk_etcd_put_be64(out, (uint64_t)row->kv.mod_rev);
     out[8] = '_';
-    put_be64(out + 9, (uint64_t)row->sub);
+    sk_etcd_put_be64(out + 9, (uint64_t)row->sub);
     if (row->deleted)
         out[n++] = 't';
     return n;

@@ -64,6 +64,9 @@ typedef struct sk_etcd_reply {
  * tombstone; returns its length. The value: the mvccpb.KeyValue etcd
  * marshals (a tombstone's holds only the key), new, *len_out bytes. */
 #define SK_ETCD_BOLT_KEY_MAX 18
+/* v as 8 bytes big-endian at out: how etcd's backend writes revisions and
+ * lease ids in its keys. */
+void sk_etcd_put_be64(unsigned char *out, uint64_t v);
 size_t sk_etcd_bolt_key(const sk_kv_row *row, unsigned char out[SK_ETCD_BOLT_KEY_MAX]);
 uint8_t *sk_etcd_bolt_value(const sk_kv_row *row, size_t *len_out);
 

@@ -76,12 +76,6 @@ static sk_err file_sink(void *arg, uint64_t off, const void *data, size_t len)
     return SK_OK;
 }
 
-static void put_be64(unsigned char *out, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        out[i] = (unsigned char)v;
-}
-
 static int put_row(void *arg, const sk_kv_row *row)
 {
     sk_bbolt_writer *w = arg;
@@ -130,7 +124,7 @@ static sk_err put_leases(sk_store *store, sk_bbolt_writer *w)
         qsort(ls.v, ls.n, sizeof *ls.v, by_id);
     for (size_t i = 0; err == SK_OK && i < ls.n; i++) {
         unsigned char key[8], value[32];
-        put_be64(key, (uint64_t)ls.v[i].id);
+        sk_etcd_put_be64(key, (uint64_t)ls.v[i].id);
         Leasepb__Lease m = LEASEPB__LEASE__INIT;
         m.id = ls.v[i].id;
         m.ttl = ls.v[i].ttl;
@@ -146,7 +140,7 @@ static sk_err put_leases(sk_store *store, sk_bbolt_writer *w)
 static sk_err put_meta_rev(sk_bbolt_writer *w, const char *name, int64_t rev)
 {
     unsigned char v[17] = {0};
-    put_be64(v, (uint64_t)rev);
+    sk_etcd_put_be64(v, (uint64_t)rev);
     v[8] = '_';
     return sk_bbolt_writer_put(w, name, strlen(name), v, sizeof v);
 }
@@ -169,7 +163,7 @@ static sk_err build_at(const sk_etcd_service *svc, int64_t rev, int64_t compact,
     if (err == SK_OK)
         err = sk_bbolt_writer_bucket(w, "meta", 4);
     unsigned char index[8];
-    put_be64(index, (uint64_t)rev);
+    sk_etcd_put_be64(index, (uint64_t)rev);
     if (err == SK_OK)
         err = sk_bbolt_writer_put(w, "consistent_index", 16, index, sizeof index);
     if (err == SK_OK && compact > 0)

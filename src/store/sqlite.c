@@ -1157,14 +1157,6 @@ static sk_err sqlite_kv_rows_after(sk_conn *c, int64_t rev, int sub, int limit, 
     return visit_kv_rows(c, st, fn, arg, "kv rows after");
 }
 
-static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
-{
-    if (s)
-        sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
-}
-
 static sk_err sqlite_kv_docs_put(sk_conn *c, const sk_kv_doc *docs, size_t n)
 {
     sqlite3_stmt *st = stmt(c, ST_BEGIN);
@@ -1180,7 +1172,7 @@ static sk_err sqlite_kv_docs_put(sk_conn *c, const sk_kv_doc *docs, size_t n)
         const char *text[] = {d->key_text, d->group, d->resource, d->ns, d->name,
                               d->encoding, d->kind, d->api_version, d->doc};
         for (int j = 0; j < 9; j++)
-            bind_text_or_null(st, 3 + j, text[j]);
+            bind_text(st, 3 + j, text[j]); /* NULL binds NULL */
         err = run_done(c, st, "kv doc");
     }
     if (err == SK_OK)
