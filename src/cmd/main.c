@@ -84,6 +84,9 @@ typedef struct options {
     const char *data_dir;
     const char *db;
     const char *etcd_snapshot;
+    const char *from_etcd; /* import: a live etcd's endpoints */
+    const char *etcd_cacert, *etcd_cert, *etcd_key;
+    int until_synced;
     int64_t compact_interval_s;
     int64_t retain;
     int64_t watch_grace_s;
@@ -132,8 +135,8 @@ static void usage(FILE *f)
         "  serve     serve the Kubernetes API\n"
         "  migrate   apply database migrations and exit\n"
         "  compact   run one compaction pass and exit\n"
-        "  import    import an etcd keyspace (--etcd-snapshot) into an empty store, with\n"
-        "            its revisions, and exit\n"
+        "  import    import an etcd keyspace (--etcd-snapshot or --from-etcd) into an\n"
+        "            empty store, with its revisions, and exit\n"
         "  reencrypt rewrite, in place, every object of the resources that\n"
         "            --encryption-provider-config encrypts which its first key did not\n"
         "            write (key rotation; safe beside running servers), and exit\n"
@@ -156,6 +159,11 @@ static void usage(FILE *f)
         "  --data-dir DIR           data directory: SQLite file, kubeconfig (default %s)\n"
         "  --etcd-snapshot FILE     import: the file `etcdctl snapshot save` wrote (or a\n"
         "                           member's db file) to import\n"
+        "  --from-etcd ENDPOINTS    import: copy a live etcd (etcdctl's --endpoints list)\n"
+        "                           at one revision, then follow its writes until SIGINT or\n"
+        "                           SIGTERM (or --until-synced: until caught up)\n"
+        "  --cacert FILE, --cert FILE, --key FILE  import --from-etcd: etcdctl's TLS flags\n"
+        "                           (https endpoints; a client certificate)\n"
         "  --db URL                 sqlite:PATH (default sqlite:DIR/sqlkube.db) or a\n"
         "                           PostgreSQL URI/conninfo (postgres://user@host:port/db)\n"
         "  --compact-interval SECS  serve: seconds between compactions, 0 = never (default %d)\n"
@@ -815,6 +823,11 @@ int main(int argc, char **argv)
         {"audit-log-maxsize", required_argument, NULL, 1011},
         {"audit-log-maxbackup", required_argument, NULL, 1012},
         {"etcd-snapshot", required_argument, NULL, 1020},
+        {"from-etcd", required_argument, NULL, 1022},
+        {"cacert", required_argument, NULL, 1023},
+        {"cert", required_argument, NULL, 1024},
+        {"key", required_argument, NULL, 1025},
+        {"until-synced", no_argument, NULL, 1026},
         {"resource", required_argument, NULL, 1021},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, 'V'},
@@ -1038,6 +1051,23 @@ int main(int argc, char **argv)
                 return fail("%s", "invalid --etcd-snapshot: empty");
             o.etcd_snapshot = optarg;
             break;
+        case 1022:
+            if (!*optarg)
+                return fail("%s", "invalid --from-etcd: empty");
+            o.from_etcd = optarg;
+            break;
+        case 1023:
+            o.etcd_cacert = optarg;
+            break;
+        case 1024:
+            o.etcd_cert = optarg;
+            break;
+        case 1025:
+            o.etcd_key = optarg;
+            break;
+        case 1026:
+            o.until_synced = 1;
+            break;
         case 'v':
             o.verbose = 1;
             break;
@@ -1072,8 +1102,15 @@ int main(int argc, char **argv)
         return fail("%s", "--etcd-cert-file and --etcd-key-file go together");
     if (o.etcd_trusted_ca_file && !o.etcd_cert_file)
         return fail("%s", "--etcd-trusted-ca-file needs --etcd-cert-file and --etcd-key-file");
-    if (o.etcd_snapshot && strcmp(cmd, "import") != 0)
-        return fail("%s", "--etcd-snapshot is a flag of import");
+    if ((o.etcd_snapshot || o.from_etcd) && strcmp(cmd, "import") != 0)
+        return fail("%s", "--etcd-snapshot and --from-etcd are flags of import");
+    if (o.etcd_snapshot && o.from_etcd)
+        return fail("%s", "import takes --etcd-snapshot or --from-etcd, not both");
+    if ((o.etcd_cacert || o.etcd_cert || o.etcd_key || o.until_synced) && !o.from_etcd)
+        return fail("%s", "--cacert, --cert, --key and --until-synced are flags of import "
+                          "--from-etcd");
+    if (!o.etcd_cert != !o.etcd_key)
+        return fail("%s", "--cert and --key go together");
     if (o.n_resources && strcmp(cmd, "reencrypt") != 0)
         return fail("%s", "--resource is a flag of reencrypt");
     if ((o.etcd_cert_file || o.etcd_trusted_ca_file || o.etcd_max_request_bytes ||
@@ -1108,7 +1145,12 @@ int main(int argc, char **argv)
         return cmd_compact(&o, db);
     if (strcmp(cmd, "import") == 0)
         return o.etcd_snapshot ? sk_cmd_import_snapshot(db, o.etcd_snapshot)
-                               : fail("%s", "import needs --etcd-snapshot FILE");
+               : o.from_etcd
+                   ? sk_cmd_import_from_etcd(
+                         db, o.from_etcd,
+                         &(sk_etcd_client_tls){o.etcd_cacert, o.etcd_cert, o.etcd_key},
+                         o.until_synced)
+                   : fail("%s", "import needs --etcd-snapshot FILE or --from-etcd ENDPOINTS");
     if (strcmp(cmd, "reencrypt") == 0)
         return o.encryption_config
                    ? sk_cmd_reencrypt(db, o.encryption_config, o.resources, o.n_resources)

@@ -120,7 +120,7 @@ static sk_err put_leases(sk_store *store, sk_bbolt_writer *w)
 {
     leases ls = {0};
     sk_err err = sk_store_leases(store, INT64_MAX, 0, collect_lease, &ls);
-    if (err == SK_OK)
+    if (err == SK_OK && ls.n) /* qsort of no array is undefined */
         qsort(ls.v, ls.n, sizeof *ls.v, by_id);
     for (size_t i = 0; err == SK_OK && i < ls.n; i++) {
         unsigned char key[8], value[32];

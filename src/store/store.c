@@ -1075,7 +1075,8 @@ sk_err sk_store_migrate_only(const char *url, char **errmsg)
  * other column of sk_kv is the source's. The commit sets the counter to the
  * source's revision; set_compacted puts the read barrier where the
  * source's was, and the compaction cursor where the source's removals
- * ended.
+ * ended. A follow-up (after_rev) appends the source's later revisions the
+ * same way, checked against the revision it continues instead of emptiness.
  */
 enum { IMPORT_CHUNK = 8192 };
 
@@ -1121,9 +1122,12 @@ static int any_lease(void *arg, const sk_lease *l)
 
 sk_err sk_store_kv_import(const char *url, const sk_store_import *imp, char **errmsg)
 {
-    SK_CHECK(imp->compact_done <= imp->compact_rev && imp->compact_rev <= imp->rev);
+    SK_CHECK(imp->after_rev ? imp->after_rev <= imp->rev
+                            : imp->compact_done <= imp->compact_rev && imp->compact_rev <= imp->rev);
     char *why = NULL;
-    import_ctx x = {NULL, NULL, imp->rev, 0, -1, 0, &why};
+    /* a follow-up's rows come strictly after the revision it continues */
+    import_ctx x = {NULL, NULL, imp->rev, imp->after_rev, imp->after_rev ? INT64_MAX : -1, 0,
+                    &why};
     int64_t rev = -1, writer = 0;
     int leased = 0, begun = 0;
     sk_err err = open_and_migrate(url, &x.ops, &x.c, &why);
@@ -1136,7 +1140,14 @@ sk_err sk_store_kv_import(const char *url, const sk_store_import *imp, char **er
     begun = 1;
     if ((err = x.ops->leases(x.c, INT64_MAX, 1, any_lease, &leased)) != SK_OK)
         goto out;
-    if (rev != 0 || leased) {
+    if (imp->after_rev && rev != imp->after_rev) {
+        SK_CHECK(asprintf(&why, "the store moved away from the import (revision %lld, not "
+                                "%lld): it was served or written meanwhile",
+                          (long long)rev, (long long)imp->after_rev) >= 0);
+        err = SK_ERR_CONFLICT;
+        goto out;
+    }
+    if (!imp->after_rev && (rev != 0 || leased)) {
         SK_CHECK(asprintf(&why, "the store is not empty (revision %lld%s): import only into a "
                                   "new one, before it is first served",
                           (long long)rev, leased ? ", leases" : "") >= 0);
@@ -1144,7 +1155,9 @@ sk_err sk_store_kv_import(const char *url, const sk_store_import *imp, char **er
         goto out;
     }
     if ((err = imp->rows(imp->arg, import_row, &x)) != SK_OK ||
-        (err = imp->leases(imp->arg, import_lease, &x)) != SK_OK ||
+        (err = imp->leases(imp->arg, import_lease, &x)) != SK_OK)
+        goto out;
+    if (!imp->after_rev &&
         (err = x.ops->set_compacted(x.c, imp->compact_rev, imp->compact_done)) != SK_OK)
         goto out;
     while (writer <= 0) { /* as sk_store_open's writer id */

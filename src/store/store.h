@@ -192,6 +192,11 @@ typedef sk_err (*sk_import_row_fn)(void *emit_arg, const sk_kv_row *row);
 typedef sk_err (*sk_import_lease_fn)(void *emit_arg, const sk_lease *l);
 typedef struct sk_store_import {
     int64_t rev, compact_rev, compact_done;
+    /* 0: into an empty store. Else the store must be at exactly this
+     * revision (a follow-up of an import, `import --from-etcd` following
+     * its source), rows come after it, leases are upserted, and the
+     * compaction stays where it is (compact_rev and compact_done unused). */
+    int64_t after_rev;
     void *arg;
     sk_err (*rows)(void *arg, sk_import_row_fn emit, void *emit_arg);
     sk_err (*leases)(void *arg, sk_import_lease_fn emit, void *emit_arg);
@@ -200,7 +205,8 @@ typedef struct sk_store_import {
 /* Opens (and migrates) the store at url and imports imp in ONE
  * transaction, on a connection of its own: all of it commits or none. The
  * store must be empty: revision 0 and no lease (one that was ever served
- * has written objects of its own), else SK_ERR_CONFLICT; a row out of
+ * has written objects of its own), or at imp->after_rev when that is set,
+ * else SK_ERR_CONFLICT; a row out of
  * order is SK_ERR_INVALID. On failure *errmsg is new, and the store is as
  * it was. No sqlkube may serve the store meanwhile (one started on the
  * empty store would not see the import). */

@@ -46,7 +46,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from server import CONFIG, Server, free_port, sql, superseded_mismatches  # noqa: E402
-from test_etcd import ETCD, ETCDCTL, QUIET, ctl, current_rev, healthy_reference, watch  # noqa: E402,E501
+from test_etcd import ETCD, ETCDCTL, QUIET, ctl, current_rev, healthy_reference, make_pki, watch  # noqa: E402,E501
 
 
 def import_snapshot(server, path):
@@ -301,6 +301,211 @@ class EtcdSnapshotImport(unittest.TestCase):
             self.assertEqual(sql(target, "SELECT rev FROM sk_revision"), [[str(self.rev)]])
         finally:
             target.cleanup()
+
+
+def import_live(server, endpoint, *flags):
+    """`sqlkube import --from-etcd endpoint` into server's store, running."""
+    return subprocess.Popen([CONFIG.binary, "import", "--from-etcd", endpoint, "--db",
+                             server.store_url()] + list(flags),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def more_traffic(port):
+    """Writes made while the import follows: every kind of row, a lease
+    granted, renewed and revoked, a compaction. Returns the lease kept."""
+    def run(*args, input=None):
+        rc, out, err = ctl(port, *args, input=input)
+        assert rc == 0, (args, err)
+        return out
+    for i in range(40):
+        run("put", "/registry/configmaps/live/cm%02d" % i, "v%d" % i)
+    run("txn", input="\nput /registry/pods/live/a 1\nput /registry/pods/live/b 2\n"
+        "del /registry/configmaps/live/cm03\n\n\n")
+    kept = run("lease", "grant", "1200").split()[1]
+    run("put", "--lease=" + kept, "/registry/events/live/e1", "event")
+    gone = run("lease", "grant", "1200").split()[1]
+    run("put", "--lease=" + gone, "/registry/events/live/e2", "event")
+    run("lease", "revoke", gone)  # deletes e2 at a revision of its own
+    compacted = current_rev(port) - 5
+    run("compaction", str(compacted))
+    for i in range(10):
+        run("put", "/registry/configmaps/live/cm%02d" % i, "again-%d" % i)
+    run("del", "/registry/configmaps/live/", "--prefix")
+    return kept, compacted
+
+
+def store_rev(server):
+    return int(sql(server, "SELECT rev FROM sk_revision")[0][0])
+
+
+@unittest.skipUnless(ETCDCTL and ETCD, "etcdctl and etcd (Debian etcd-client, etcd-server) needed")
+class EtcdLiveImport(unittest.TestCase):
+    """`sqlkube import --from-etcd` (issue 38, item 2): a live etcd 3.4's
+    keyspace, read through its own Snapshot call, then followed through its
+    Watch while kube-style writes go on (puts, a transaction, leases, a
+    lease revoked, a compaction, a prefix delete), until SIGTERM. Then the
+    store is etcd's at every revision from the first compaction on (keys,
+    values, create/mod revisions, versions, etcd's own hash), a watch from
+    before the import prints what etcd's prints, and the leases are etcd's
+    with their keys. --until-synced stops by itself at etcd's revision."""
+
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ref = healthy_reference()
+        cls.servers = []
+        try:
+            cls.compact = traffic(cls.ref.port)
+            cls.etcd_port = free_port()
+            cls.server = cls.new_server("", ["--etcd-listen", "127.0.0.1:%d" % cls.etcd_port])
+            endpoint = "http://127.0.0.1:%d" % cls.ref.port
+            cls.proc = import_live(cls.server, endpoint)
+            cls.first = cls.proc.stdout.readline()
+            cls.caught = cls.proc.stdout.readline()
+            cls.kept, cls.compacted = more_traffic(cls.ref.port)
+            cls.rev = current_rev(cls.ref.port)
+            deadline = time.monotonic() + 30
+            while store_rev(cls.server) < cls.rev and time.monotonic() < deadline:
+                time.sleep(0.1)
+            cls.proc.terminate()
+            out, err = cls.proc.communicate(timeout=30)
+            cls.last, cls.err = out, err
+            cls.server.start()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def new_server(cls, suffix, args=()):
+        server = Server(cls.__name__ + suffix, extra_args=list(args) + QUIET)
+        cls.servers.append(server)
+        return server
+
+    @classmethod
+    def tearDownClass(cls):
+        for server in cls.servers:
+            server.cleanup()
+        cls.ref.stop()
+
+    def test_a_it_said_what_it_did(self):
+        self.assertEqual(self.proc.returncode, 0, self.err)
+        self.assertRegex(self.first, r"^imported the snapshot of http://127\.0\.0\.1:\d+: \d+ "
+                         r"rows .*compacted at %d" % self.compact)
+        self.assertRegex(self.caught, r"^caught up with .* at revision \d+; following it")
+        self.assertRegex(self.last, r"^followed .* to %d: \d+ rows in \d+ commits; 2 leases "
+                         r"\(stopped by a signal\)" % self.rev)
+        self.assertEqual(self.err, "")
+
+    def test_b_every_revision_is_etcds(self):
+        mine, ref = kvs_at(self.etcd_port), kvs_at(self.ref.port)
+        self.assertEqual(mine[0], 0, mine)
+        self.assertEqual(mine, ref)
+        # every revision etcd still answers, the snapshot's and the
+        # follow's; etcd's compaction during the follow is not in a watch,
+        # so the store keeps the older ones until its own compaction runs
+        for rev in range(self.compacted, self.rev + 1):
+            self.assertEqual(kvs_at(self.etcd_port, rev), kvs_at(self.ref.port, rev), rev)
+        self.assertEqual(kvs_at(self.etcd_port, self.compact)[0], 0)
+
+    def test_c_a_watch_from_before_the_import_continues(self):
+        args = ["--rev=%d" % self.compacted, "--prefix", "/registry/", "--prev-kv"]
+        mine = watch(self.etcd_port, args, [], settle=1.5)
+        ref = watch(self.ref.port, args, [], settle=1.5)
+        self.assertEqual(mine[1], ref[1])
+        self.assertIn("again-9", mine[1])
+        self.assertNotIn("compacted", mine[2])
+
+    def test_d_leases_are_etcds(self):
+        rc, out, err = ctl(self.etcd_port, "lease", "timetolive", self.kept, "--keys", "-w", "json")
+        self.assertEqual(rc, 0, err)
+        ttl = json.loads(out)
+        self.assertEqual(ttl["granted-ttl"], 1200)
+        self.assertGreater(ttl["ttl"], 1100)
+        self.assertEqual(ttl["keys"], ["L3JlZ2lzdHJ5L2V2ZW50cy9saXZlL2Ux"])  # .../live/e1
+        self.assertEqual(sorted(ctl(self.etcd_port, "lease", "list")[1].split()[1:]),
+                         sorted(ctl(self.ref.port, "lease", "list")[1].split()[1:]))
+
+    def test_e_until_synced_stops_by_itself(self):
+        target = self.new_server("-synced")
+        p = import_live(target, "127.0.0.1:%d" % self.ref.port, "--until-synced")
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        now = current_rev(self.ref.port)
+        self.assertIn("from revision %d to %d: 0 rows in 0 commits; 2 leases; in sync" % (now, now),
+                      out)
+        self.assertEqual(store_rev(target), now)
+
+    def test_f_an_unreachable_source_imports_nothing(self):
+        target = self.new_server("-none")
+        p = import_live(target, "127.0.0.1:%d" % free_port(), "--until-synced")
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot reach the etcd to import from", err)
+        self.assertIn("nothing was imported", err)
+        p = import_live(target, "127.0.0.1:%d" % self.ref.port, "--until-synced")
+        self.assertEqual(p.communicate(timeout=60)[0].count("\n"), 3)
+        self.assertEqual(p.returncode, 0)
+
+
+@unittest.skipUnless(ETCDCTL, "etcdctl (Debian etcd-client) needed")
+class EtcdLiveImportTLS(unittest.TestCase):
+    """--from-etcd https://... with etcdctl's --cacert/--cert/--key, from an
+    etcd API that requires client certificates (sqlkube's own etcd face,
+    the one here that takes etcd's TLS flags): the import works with them,
+    and without the client certificate, or trusting another CA, it is
+    refused with the reason and imports nothing."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="sk-etcd-live-tls.")
+        cls.pki = make_pki(os.path.join(cls.dir, "a"))
+        cls.other = make_pki(os.path.join(cls.dir, "b"))
+        cls.port = free_port()
+        cls.source = Server(cls.__name__, extra_args=[
+            "--etcd-listen", "127.0.0.1:%d" % cls.port,
+            "--etcd-cert-file", cls.pki["server.crt"], "--etcd-key-file", cls.pki["server.key"],
+            "--etcd-trusted-ca-file", cls.pki["ca.crt"]] + QUIET)
+        cls.target = Server(cls.__name__ + "-target")
+        try:
+            cls.source.start()
+            p = subprocess.run([ETCDCTL, "--endpoints=https://127.0.0.1:%d" % cls.port,
+                                "--cacert", cls.pki["ca.crt"], "--cert", cls.pki["client.crt"],
+                                "--key", cls.pki["client.key"], "put", "/tls/k", "v"],
+                               capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, ETCDCTL_API="3"))
+            assert p.returncode == 0, p.stderr
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.source.cleanup()
+        cls.target.cleanup()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def run_import(self, *flags):
+        p = import_live(self.target, "https://127.0.0.1:%d" % self.port, "--until-synced", *flags)
+        out, err = p.communicate(timeout=60)
+        return p.returncode, out, err
+
+    def test_refused_then_imported(self):
+        rc, out, err = self.run_import("--cacert", self.pki["ca.crt"])
+        self.assertEqual(rc, 1)
+        self.assertIn("nothing was imported", err)
+        rc, out, err = self.run_import("--cacert", self.other["ca.crt"], "--cert",
+                                       self.other["client.crt"], "--key", self.other["client.key"])
+        self.assertEqual(rc, 1)
+        self.assertIn("TLS: ", err)
+        self.assertIn("nothing was imported", err)
+        # the store is untouched: the import below needs it empty
+        rc, out, err = self.run_import("--cacert", self.pki["ca.crt"], "--cert",
+                                       self.pki["client.crt"], "--key", self.pki["client.key"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("in sync", out)
+        self.assertEqual(sql(self.target, "SELECT count(*), max(length(key)), max(length(value)) "
+                                          "FROM sk_kv"), [["1", "6", "1"]])  # /tls/k = v
 
 
 if __name__ == "__main__":

@@ -3045,7 +3045,8 @@ static sk_err import_leases_fn(void *arg, sk_import_lease_fn emit, void *emit_ar
 
 static sk_err run_import(fixture *f, import_src src, char **why)
 {
-    sk_store_import imp = {5, 3, 2, &src, import_rows_fn, import_leases_fn};
+    sk_store_import imp = {.rev = 5, .compact_rev = 3, .compact_done = 2, .arg = &src,
+                           .rows = import_rows_fn, .leases = import_leases_fn};
     *why = NULL;
     return sk_store_kv_import(f->url, &imp, why);
 }
@@ -3123,6 +3124,74 @@ static void test_kv_import(void **state)
     free(why);
 }
 
+/* Rows import_rows[from, to) of the keyspace above, as a follow-up sends
+ * them; the lease only with the last slice. */
+typedef struct import_slice {
+    int from, to;
+} import_slice;
+
+static sk_err import_slice_rows(void *arg, sk_import_row_fn emit, void *emit_arg)
+{
+    const import_slice *sl = arg;
+    sk_err err = SK_OK;
+    for (int i = sl->from; i < sl->to && err == SK_OK; i++)
+        err = emit(emit_arg, &import_rows[i]);
+    return err;
+}
+
+static sk_err import_slice_leases(void *arg, sk_import_lease_fn emit, void *emit_arg)
+{
+    const import_slice *sl = arg;
+    return sl->to == 6 ? import_leases_fn(arg, emit, emit_arg) : SK_OK;
+}
+
+static sk_err run_slice(fixture *f, int64_t after, int64_t rev, import_slice sl, char **why)
+{
+    sk_store_import imp = {.rev = rev, .after_rev = after, .arg = &sl,
+                           .rows = import_slice_rows, .leases = import_slice_leases};
+    *why = NULL;
+    return sk_store_kv_import(f->url, &imp, why);
+}
+
+/* A follow-up (after_rev, `import --from-etcd` following its source)
+ * continues exactly where the store is: another revision is refused, as
+ * is a row at or below it; the rows keep their revisions, the compaction
+ * stays the first import's, the lease is upserted. */
+static void test_kv_import_follow_up(void **state)
+{
+    fixture *f = *state;
+    char *why = NULL;
+    assert_int_equal(run_slice(f, 0, 3, (import_slice){0, 3}, &why), SK_OK);
+    assert_int_equal(run_slice(f, 2, 5, (import_slice){3, 6}, &why), SK_ERR_CONFLICT);
+    assert_non_null(strstr(why, "moved away from the import (revision 3, not 2)"));
+    free(why);
+    assert_int_equal(run_slice(f, 3, 5, (import_slice){2, 6}, &why), SK_ERR_INVALID);
+    assert_non_null(strstr(why, "out of order"));
+    free(why);
+    assert_int_equal(run_slice(f, 3, 5, (import_slice){3, 6}, &why), SK_OK);
+    assert_int_equal(run_slice(f, 5, 5, (import_slice){6, 6}, &why), SK_OK); /* leases only */
+    store_open(f);
+    int64_t rev = 0, compact = -1, hdr = 0;
+    assert_int_equal(sk_store_revisions(f->s, &rev, &compact), SK_OK);
+    assert_int_equal(rev, 5);
+    assert_int_equal(compact, 0);
+    sk_arena *a = sk_arena_new();
+    sk_kv_range_result rr;
+    sk_kv_range q = kv_q("a", "\0", 1);
+    assert_int_equal(sk_store_kv_range(f->s, &q, a, &rr, &hdr), SK_OK);
+    assert_int_equal(rr.n_kvs, 2);
+    assert_kv(&rr.kvs[0], "a", "5", 2, 5, 3);
+    assert_kv(&rr.kvs[1], "c", "x", 5, 5, 1);
+    seen_change seen = {{0}, 0};
+    assert_int_equal(sk_store_kv_changes(f->s, 2, 5, note_change, &seen), SK_OK);
+    assert_string_equal(seen.text, "3.0 b=2|3.1 a=3 prev=2:1|4.0 b=[deleted] prev=3:2|"
+                                   "5.0 a=5 prev=3:3|5.1 c=x|");
+    sk_lease l;
+    assert_int_equal(sk_store_lease_get(f->s, 7, &l), SK_OK);
+    assert_int_equal(kv_put(f, "d", "next"), 6);
+    sk_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -3169,6 +3238,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kv_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_lease_expires_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kv_import, setup_empty, teardown),
+        cmocka_unit_test_setup_teardown(test_kv_import_follow_up, setup_empty, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
