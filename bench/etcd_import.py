@@ -14,7 +14,13 @@ times `etcdctl snapshot save` against it (the file built, streamed and
 written by etcdctl), against etcd's own in the same run, with the files'
 sizes and what `etcdctl snapshot status` counts in each.
 
-usage: bench/etcd_import.py [N]   (SQLKUBE_BIN: default build/sqlkube)
+Then `import --from-etcd` into another new store per backend: the time to
+the "caught up" line (the etcd's own snapshot streamed, checked and
+imported), then, while it follows, --follow-keys more keys (default
+20,000, 125 per transaction) written to etcd; the lag is from etcd's answer
+to the last write until the store's revision equals etcd's.
+
+usage: bench/etcd_import.py [N [FOLLOW_KEYS]]   (SQLKUBE_BIN: default build/sqlkube)
 """
 
 import os
@@ -72,18 +78,63 @@ def saved_back(name, url, tmp):
         log.close()
 
 
+def write_keys(port, first, n, pad):
+    for b in range(first, first + n, 125):
+        body = "\n" + "".join("put /registry/configmaps/ns%d/cm%07d %s\n" % (i % 50, i, pad)
+                              for i in range(b, min(first + n, b + 125))) + "\n\n"
+        rc, _, err = ctl(port, "txn", input=body)
+        assert rc == 0, err
+
+
+def store_rev(url):
+    if url.startswith("sqlite:"):
+        cmd = ["sqlite3", "-cmd", ".timeout 5000", url[len("sqlite:"):]]
+    else:
+        cmd = ["psql", url, "-XAtqc"]
+    p = subprocess.run(cmd + ["SELECT rev FROM sk_revision"], capture_output=True, text=True)
+    return int(p.stdout.strip() or 0) if p.returncode == 0 else 0
+
+
+def followed(name, url, ref, first, n, pad):
+    """import --from-etcd into url: seconds to catch up, then the lag after
+    n more keys written while it follows."""
+    start = time.monotonic()
+    proc = subprocess.Popen([BIN, "import", "--from-etcd", "127.0.0.1:%d" % ref.port, "--db",
+                             url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc.stdout.readline()
+        caught = proc.stdout.readline()
+        assert caught.startswith("caught up"), caught + proc.stderr.read()
+        copy = time.monotonic() - start
+        write_keys(ref.port, first, n, pad)
+        wrote = time.monotonic()
+        rc, out, err = ctl(ref.port, "get", "sk-no-such-key", "-w", "json")
+        target = int(out.split('"revision":')[1].split(",")[0])
+        while store_rev(url) < target:
+            assert time.monotonic() - wrote < 120, "the follow did not catch up"
+            time.sleep(0.01)
+        lag = time.monotonic() - wrote
+        proc.terminate()
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        print("%s: from-etcd caught up in %.2f s; %d keys written while following, in the "
+              "store %.0f ms after etcd's last answer; %s" % (name, copy, n, lag * 1000,
+                                                              out.strip()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
+    follow_n = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
     tmp = tempfile.mkdtemp(prefix="sk-import-bench.")
     ref = healthy_reference()
     try:
         pad = "v" * 500
         start = time.monotonic()
-        for b in range(0, n, 125):
-            body = "\n" + "".join("put /registry/configmaps/ns%d/cm%07d %s\n" % (i % 50, i, pad)
-                                  for i in range(b, min(n, b + 125))) + "\n\n"
-            rc, _, err = ctl(ref.port, "txn", input=body)
-            assert rc == 0, err
+        write_keys(ref.port, 0, n, pad)
         print("etcd: %d keys written in %.0f s" % (n, time.monotonic() - start))
         snap = os.path.join(tmp, "snap.db")
         took = save(ref.port, snap)
@@ -103,6 +154,15 @@ def main():
             assert p.returncode == 0, p.stderr
             print("%s: %s (%s)" % (name, p.stdout.strip(), p.stderr.strip().splitlines()[-1]))
             saved_back(name, url, tmp)
+        follows = [("sqlite", "sqlite:" + os.path.join(tmp, "followed.db"))]
+        if pg:
+            subprocess.run(["psql", pg, "-XAqc", "DROP DATABASE sk_import_bench"], check=True)
+            subprocess.run(["psql", pg, "-XAqc", "CREATE DATABASE sk_import_bench"], check=True)
+            follows.append(("postgres", pg.rsplit("/", 1)[0] + "/sk_import_bench"))
+        first = n
+        for name, url in follows:
+            followed(name, url, ref, first, follow_n, pad)
+            first += follow_n
         if pg:
             subprocess.run(["psql", pg, "-XAqc", "DROP DATABASE sk_import_bench"], check=True)
     finally:
