@@ -18,8 +18,17 @@ PostgreSQL, then two sqlkube instances sharing that database with every
 other watch connection on the second instance (writes go to the first), so
 half the watches see the writes through the other instance's feed.
 
+--rest adds the same churn through the Kubernetes REST face (bench/restload,
+Go's standard library: ConfigMaps created, updated with their
+resourceVersion and deleted with preconditions over HTTPS as served, each
+watch on its own HTTPS connection) on each sqlkube target, with its own
+--rest-rate, --rest-watchers and --rest-size (an HTTPS watch per
+connection, JSON per event: the client's cost per delivery is far above a
+gRPC stream's on these two shared cores).
+
 usage: bench/churn.py [--bin build/sqlkube] [--pg-url URL] [--seconds 30]
                       [--rate 500] [--writers 16] [--watchers 1000] [--streams 10]
+                      [--rest [--rest-rate 200] [--rest-watchers 200] [--rest-size 256]]
 """
 
 import argparse
@@ -34,6 +43,42 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from etcd_side_by_side import build_etcdload, rss_kb, start_etcd, start_sqlkube, wait_up  # noqa: E402,E501
+from gobuild import go_build  # noqa: E402
+
+
+def sample_peaks(targets, done, peaks):
+    while not done.is_set():
+        for i, t in enumerate(targets):
+            try:
+                peaks[i] = max(peaks[i], rss_kb(t.proc.pid))
+            except OSError:
+                pass
+        time.sleep(0.1)
+
+
+def rest_churn(restload, targets, args):
+    """bench/restload against targets[0]'s REST face (HTTPS, its CA and the
+    bench token), every other watch on targets[1]'s if given; its result
+    and each server's peak RSS."""
+    peaks, done = [0] * len(targets), threading.Event()
+    sampler = threading.Thread(target=sample_peaks, args=(targets, done, peaks))
+    sampler.start()
+    cacert, token = targets[0].tls
+    cmd = [restload, "-url", "https://127.0.0.1:%d" % targets[0].rest_port, "-cacert", cacert,
+           "-token", token, "-writers", str(args.writers), "-rate", str(args.rest_rate),
+           "-seconds", str(args.seconds), "-keys", str(args.keys), "-size", str(args.rest_size),
+           "-watchers", str(args.rest_watchers)]
+    if len(targets) > 1:
+        cmd += ["-watch-url", "https://127.0.0.1:%d" % targets[1].rest_port,
+                "-watch-cacert", targets[1].tls[0]]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.seconds + 300)
+    finally:
+        done.set()
+        sampler.join()
+    if p.returncode != 0:
+        raise SystemExit("restload failed: %s" % p.stderr[-2000:])
+    return json.loads(p.stdout.strip().splitlines()[-1]), peaks
 
 
 def churn(etcdload, targets, args):
@@ -42,16 +87,7 @@ def churn(etcdload, targets, args):
     of each target's process."""
     peaks = [0] * len(targets)
     done = threading.Event()
-
-    def sample():
-        while not done.is_set():
-            for i, t in enumerate(targets):
-                try:
-                    peaks[i] = max(peaks[i], rss_kb(t.proc.pid))
-                except OSError:
-                    pass
-            time.sleep(0.1)
-    sampler = threading.Thread(target=sample)
+    sampler = threading.Thread(target=sample_peaks, args=(targets, done, peaks))
     sampler.start()
     cmd = [etcdload, "-endpoint", "127.0.0.1:%d" % targets[0].port, "-mode", "churn",
            "-writers", str(args.writers), "-rate", str(args.rate), "-seconds", str(args.seconds),
@@ -79,8 +115,14 @@ def main():
     ap.add_argument("--keys", type=int, default=100, help="keys per writer")
     ap.add_argument("--watchers", type=int, default=1000)
     ap.add_argument("--streams", type=int, default=10)
+    ap.add_argument("--rest", action="store_true", help="also through the REST face")
+    ap.add_argument("--rest-rate", type=int, default=200)
+    ap.add_argument("--rest-watchers", type=int, default=200)
+    ap.add_argument("--rest-size", type=int, default=256)
     args = ap.parse_args()
     etcdload = build_etcdload(os.path.dirname(os.path.abspath(args.bin)))
+    restload = (go_build(os.path.join(HERE, "restload"), os.path.dirname(os.path.abspath(args.bin)),
+                         "restload") if args.rest else None)
     runs = [("etcd 3.4", [start_etcd]),
             ("sqlkube (SQLite)", [lambda: start_sqlkube(args.bin, None)])]
     if args.pg_url:
@@ -106,6 +148,23 @@ def main():
             r["expected"], r["complete_watchers"], args.watchers, r["invented"], r["lag_p50_ms"],
             r["lag_p99_ms"], r["lag_max_ms"], r["write_p99_ms"],
             " + ".join("%.0f" % (k / 1024) for k in peaks)), flush=True)
+        if restload and name.startswith("sqlkube"):
+            targets = []
+            try:
+                for start in starters:
+                    targets.append(start())
+                    wait_up(etcdload, targets[-1])
+                r, peaks = rest_churn(restload, targets, args)
+            finally:
+                for t in targets:
+                    t.stop()
+            print("| %s, REST (%d/s offered, %d watches) | %d | %d | %d / %d | %d / %d | %d | "
+                  "%.1f | %.1f | %.1f | %.1f | %s |" % (
+                      name, args.rest_rate, args.rest_watchers, r["writes"], r["write_errors"],
+                      r["delivered"], r["expected"], r["complete_watchers"], args.rest_watchers,
+                      r["invented"], r["lag_p50_ms"], r["lag_p99_ms"], r["lag_max_ms"],
+                      r["write_p99_ms"], " + ".join("%.0f" % (k / 1024) for k in peaks)),
+                  flush=True)
 
 
 if __name__ == "__main__":

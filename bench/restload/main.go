@@ -1,0 +1,356 @@
+// restload: k0smotron's churn load through the Kubernetes REST face (issue
+// 39, item 3), as bench/etcdload's churn mode drives the etcd face, with
+// the Go standard library only (HTTPS, a bearer token, JSON).
+//
+// -writers goroutines create, update and delete ConfigMaps among their own
+// -keys names in namespace "churn" at -rate operations a second in all, with
+// kube's preconditions (an update carries the resourceVersion it read; a
+// delete, preconditions.resourceVersion). -watchers watches of the
+// namespace's ConfigMaps, each on its own HTTPS connection, from the
+// namespace's list resourceVersion, take every event (with -watch-url, every
+// other watch is on that server: a second instance on the same database).
+// Prints one JSON line:
+// write errors (must be 0), events delivered against writes times watchers,
+// complete watches (each write once, per key in write order, resourceVersions
+// strictly increasing, none invented), write-to-event lag p50/p99/max and
+// the writes' p50/p99.
+//
+// A delete's answer is a Status without the deletion's resourceVersion, so
+// events are matched to writes per key and in order: a key's events must be
+// exactly its writes (ADDED for a create, MODIFIED for an update with the
+// resourceVersion the update answered, DELETED for a delete).
+//
+// usage: restload -url https://127.0.0.1:PORT -cacert ca.crt -token T
+//
+//	[-writers 16] [-rate 200] [-seconds 20] [-keys 100] [-size 256] [-watchers 200]
+//	[-watch-url https://127.0.0.1:PORT2 -watch-cacert ca2.crt]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const ns = "churn"
+
+type write struct {
+	kind string // ADDED, MODIFIED, DELETED
+	rv   string // "" for a delete
+	sent time.Time
+}
+
+type event struct {
+	Type   string `json:"type"`
+	Object struct {
+		Metadata struct {
+			Name            string `json:"name"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	} `json:"object"`
+}
+
+type delivery struct {
+	kind, name, rv string
+	at             time.Time
+}
+
+var (
+	base  string
+	token string
+)
+
+func request(c *http.Client, method, path string, body interface{}) (int, map[string]interface{}, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, base+path, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var out map[string]interface{}
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out, err
+}
+
+func rvOf(obj map[string]interface{}) string {
+	md, _ := obj["metadata"].(map[string]interface{})
+	rv, _ := md["resourceVersion"].(string)
+	return rv
+}
+
+func percentiles(d []time.Duration) (float64, float64, float64) {
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
+	return ms(d[len(d)*50/100]), ms(d[len(d)*99/100]), ms(d[len(d)-1])
+}
+
+func fail(format string, a ...interface{}) {
+	fmt.Fprintf(os.Stderr, format+"\n", a...)
+	os.Exit(2)
+}
+
+func main() {
+	url := flag.String("url", "", "the REST API's https:// URL")
+	cacert := flag.String("cacert", "", "the server's CA (PEM)")
+	flag.StringVar(&token, "token", "", "a bearer token")
+	writers := flag.Int("writers", 16, "goroutines issuing the writes")
+	perSecond := flag.Float64("rate", 200, "writes a second, all writers together")
+	seconds := flag.Int("seconds", 20, "how long the writes go on")
+	keys := flag.Int("keys", 100, "names per writer")
+	size := flag.Int("size", 256, "bytes of data per ConfigMap")
+	watchers := flag.Int("watchers", 200, "watches, each on its own connection")
+	watchURL := flag.String("watch-url", "", "every other watch's server (another instance)")
+	watchCA := flag.String("watch-cacert", "", "that server's CA (PEM)")
+	flag.Parse()
+	base = *url
+	tlsFor := func(path string) *tls.Config {
+		pem, err := os.ReadFile(path)
+		if err != nil {
+			fail("cacert: %v", err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		return &tls.Config{RootCAs: pool}
+	}
+	tr := &http.Transport{TLSClientConfig: tlsFor(*cacert), MaxIdleConnsPerHost: *writers * 2}
+	watchTLS, watchBase := tr.TLSClientConfig, base
+	if *watchURL != "" {
+		watchTLS, watchBase = tlsFor(*watchCA), *watchURL
+	}
+	client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+
+	// the server may still be starting: its namespace is the first write
+	var code int
+	var err error
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		code, _, err = request(client, "POST", "/api/v1/namespaces",
+			map[string]interface{}{"apiVersion": "v1", "kind": "Namespace",
+				"metadata": map[string]string{"name": ns}})
+		if err == nil && (code == 201 || code == 409) {
+			break
+		}
+		if time.Since(start) > 60*time.Second {
+			fail("namespace: %d %v", code, err)
+		}
+	}
+	code, list, err := request(client, "GET", "/api/v1/namespaces/"+ns+"/configmaps?limit=1", nil)
+	if err != nil || code != 200 {
+		fail("list: %d %v", code, err)
+	}
+	from := rvOf(list)
+
+	got := make([][]delivery, *watchers)
+	counts := make([]int64, *watchers)
+	var wg sync.WaitGroup
+	started := make(chan error, *watchers)
+	var bodies []io.Closer
+	var bodiesMu sync.Mutex
+	for w := 0; w < *watchers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			// a transport of its own: one connection per watch, as informers
+			// in different processes have
+			cfg, server := tr.TLSClientConfig, base
+			if w%2 == 1 {
+				cfg, server = watchTLS, watchBase
+			}
+			wc := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+			req, _ := http.NewRequest("GET", fmt.Sprintf(
+				"%s/api/v1/namespaces/%s/configmaps?watch=1&resourceVersion=%s", server, ns, from), nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := wc.Do(req)
+			if err == nil && resp.StatusCode != 200 {
+				err = fmt.Errorf("watch: HTTP %d", resp.StatusCode)
+			}
+			started <- err
+			if err != nil {
+				return
+			}
+			bodiesMu.Lock()
+			bodies = append(bodies, resp.Body)
+			bodiesMu.Unlock()
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 16<<20)
+			for sc.Scan() {
+				now := time.Now()
+				var ev event
+				if json.Unmarshal(sc.Bytes(), &ev) != nil {
+					continue
+				}
+				got[w] = append(got[w], delivery{ev.Type, ev.Object.Metadata.Name,
+					ev.Object.Metadata.ResourceVersion, now})
+				atomic.AddInt64(&counts[w], 1)
+			}
+		}(w)
+	}
+	for w := 0; w < *watchers; w++ {
+		if err := <-started; err != nil {
+			fail("%v", err)
+		}
+	}
+
+	value := strings.Repeat("x", *size)
+	run := time.Now().UnixNano() % 1000000000 // names of this run's own
+	tokens := make(chan struct{}, *writers)
+	deadline := time.Now().Add(time.Duration(*seconds) * time.Second)
+	go func() {
+		tick := time.NewTicker(time.Duration(float64(time.Second) / *perSecond))
+		defer tick.Stop()
+		for now := range tick.C {
+			if now.After(deadline) {
+				break
+			}
+			tokens <- struct{}{}
+		}
+		close(tokens)
+	}()
+	var mu sync.Mutex
+	writes := map[string][]write{}
+	var writeLat []time.Duration
+	failed, total := 0, 0
+	var wwg sync.WaitGroup
+	for g := 0; g < *writers; g++ {
+		wwg.Add(1)
+		go func(g int) {
+			defer wwg.Done()
+			rv := make([]string, *keys) // each name's resourceVersion; "": absent
+			mine := map[string][]write{}
+			var lat []time.Duration
+			bad, n := 0, 0
+			for i := 0; ; i++ {
+				if _, ok := <-tokens; !ok {
+					break
+				}
+				k := (i * 7919) % *keys
+				name := fmt.Sprintf("r%d-w%03d-k%05d", run, g, k)
+				path := "/api/v1/namespaces/" + ns + "/configmaps"
+				cm := map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap",
+					"metadata": map[string]interface{}{"name": name},
+					// n changes every write: an update that changes nothing is no
+					// write at all in kube (same resourceVersion, no event)
+					"data": map[string]string{"v": value, "n": fmt.Sprint(i)}}
+				var code, want int
+				var out map[string]interface{}
+				var err error
+				var kind string
+				t0 := time.Now()
+				switch {
+				case rv[k] == "":
+					kind, want = "ADDED", 201
+					code, out, err = request(client, "POST", path, cm)
+				case i%3 == 2:
+					kind, want = "DELETED", 200
+					code, out, err = request(client, "DELETE", path+"/"+name,
+						map[string]interface{}{"preconditions": map[string]string{
+							"resourceVersion": rv[k]}})
+				default:
+					kind, want = "MODIFIED", 200
+					cm["metadata"].(map[string]interface{})["resourceVersion"] = rv[k]
+					code, out, err = request(client, "PUT", path+"/"+name, cm)
+				}
+				if err != nil || code != want {
+					bad++
+					continue
+				}
+				lat = append(lat, time.Since(t0))
+				n++
+				w := write{kind, "", t0}
+				if kind == "DELETED" {
+					rv[k] = ""
+				} else {
+					rv[k] = rvOf(out)
+					w.rv = rv[k]
+				}
+				mine[name] = append(mine[name], w)
+			}
+			mu.Lock()
+			for name, ws := range mine {
+				writes[name] = ws
+			}
+			writeLat = append(writeLat, lat...)
+			failed += bad
+			total += n
+			mu.Unlock()
+		}(g)
+	}
+	wwg.Wait()
+	waitUntil := time.Now().Add(30 * time.Second)
+	for time.Now().Before(waitUntil) {
+		caughtUp := true
+		for w := range counts {
+			if atomic.LoadInt64(&counts[w]) < int64(total) {
+				caughtUp = false
+			}
+		}
+		if caughtUp {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	bodiesMu.Lock()
+	for _, b := range bodies {
+		b.Close()
+	}
+	bodiesMu.Unlock()
+	wg.Wait()
+
+	var lags []time.Duration
+	complete, invented, delivered := 0, 0, 0
+	for w := range got {
+		ok := len(got[w]) == total
+		delivered += len(got[w])
+		next := map[string]int{}
+		last := int64(-1)
+		for _, d := range got[w] {
+			var rv int64
+			fmt.Sscan(d.rv, &rv)
+			if rv <= last {
+				ok = false
+			}
+			last = rv
+			ws := writes[d.name]
+			i := next[d.name]
+			if i >= len(ws) || ws[i].kind != d.kind || (ws[i].rv != "" && ws[i].rv != d.rv) {
+				invented++
+				ok = false
+				continue
+			}
+			next[d.name] = i + 1
+			lags = append(lags, d.at.Sub(ws[i].sent))
+		}
+		if ok {
+			complete++
+		}
+	}
+	p50, p99, max := percentiles(lags)
+	wp50, wp99, _ := percentiles(writeLat)
+	out, _ := json.Marshal(map[string]interface{}{"mode": "rest-churn", "writers": *writers,
+		"rate": *perSecond, "watchers": *watchers, "writes": total, "write_errors": failed,
+		"expected": total * *watchers, "delivered": delivered, "complete_watchers": complete,
+		"invented": invented, "lag_p50_ms": p50, "lag_p99_ms": p99, "lag_max_ms": max,
+		"write_p50_ms": wp50, "write_p99_ms": wp99})
+	fmt.Println(string(out))
+}
