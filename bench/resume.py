@@ -72,7 +72,7 @@ class Server:
 
     def replay_line(self):
         with open(self.log) as f:
-            m = re.search(r"watch cache: replayed .*", f.read())
+            m = re.search(r"watch cache: (?:listed|replayed) .*", f.read())
         return m.group(0) if m else "(no replay line)"
 
 

@@ -822,16 +822,19 @@ static sk_err build_with_history(sk_cache *c)
         from = compact;
     if (from < 1) /* revision 0 holds nothing, and reads take 0 for "latest" */
         from = rev < 1 ? rev : 1;
-    int64_t t0 = sk_now_ms();
+    int64_t t0 = sk_now_ms(), listed = 0;
     err = rebuild_at(c, from);
-    if (err == SK_OK && from < rev)
-        err = feed_catch_up(c, rev);
+    if (err == SK_OK) {
+        listed = sk_now_ms();
+        if (from < rev)
+            err = feed_catch_up(c, rev);
+    }
     if (err == SK_OK) {
         atomic_store(&c->store_rev, rev);
-        sk_log_info("watch cache: replayed revisions %lld to %lld in %lld ms: watches from "
-                    "resourceVersion %lld on resume",
-                    (long long)from + 1, (long long)rev, (long long)(sk_now_ms() - t0),
-                    (long long)c->base);
+        sk_log_info("watch cache: listed revision %lld in %lld ms, replayed revisions %lld to "
+                    "%lld in %lld ms: watches from resourceVersion %lld on resume",
+                    (long long)from, (long long)(listed - t0), (long long)from + 1,
+                    (long long)rev, (long long)(sk_now_ms() - listed), (long long)c->base);
         return SK_OK;
     }
     if (!is_anomaly(err))

@@ -142,14 +142,17 @@ enum {
  * scan after one page whatever the table size. OFFSET 0 keeps the NOT EXISTS
  * a per-row subplan: as a join, generic plans for one namespace chose a merge
  * anti-join that sorts the whole namespace first (75 ms for a page of a
- * 150k-row namespace, growing with it). Parameters: $1 resource, $2 snapshot
- * revision, $3 page size, then the key range's.
+ * 150k-row namespace, growing with it). A version not superseded (migration
+ * 0011) has no newer one at all: OR evaluates left to right and stops there,
+ * so the probe runs only for versions a later write replaced (the sqlite.c
+ * twin says what it saved). Parameters: $1 resource, $2 snapshot revision,
+ * $3 page size, then the key range's.
  */
 #define LIST_SQL(KEY_RANGE)                                                                        \
     "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = $1" KEY_RANGE                        \
-    " AND h.rev <= $2 AND NOT h.deleted AND NOT EXISTS (SELECT 1 FROM sk_history n"                \
-    " WHERE n.resource = h.resource AND n.namespace = h.namespace AND n.name = h.name"             \
-    " AND n.rev > h.rev AND n.rev <= $2 OFFSET 0) AND " NOT_COMPACTED(                             \
+    " AND h.rev <= $2 AND NOT h.deleted AND (NOT h.superseded OR NOT EXISTS (SELECT 1 FROM"        \
+    " sk_history n WHERE n.resource = h.resource AND n.namespace = h.namespace"                    \
+    " AND n.name = h.name AND n.rev > h.rev AND n.rev <= $2 OFFSET 0)) AND " NOT_COMPACTED(        \
         "$2") " ORDER BY h.namespace, h.name LIMIT $3"
 
 /*
