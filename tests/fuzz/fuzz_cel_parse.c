@@ -6,7 +6,9 @@
  * Invariants checked: a parse gives a tree or at least one error, never
  * both; errors are in cel-go's order (by line, then column) at a real
  * position (line >= 1, col >= 1) or at none (-1:0, the limits); a tree's
- * debug string is non-empty and ends in a node's adornment. Both recursion
+ * debug string is non-empty and ends in a node's adornment, and it is the
+ * same when the optional syntax and backquoted names are enabled and the
+ * limits are the defaults (each only accepts more). Both recursion
  * limits are small here (the first byte's high bits) so deep inputs reach
  * them often; memory errors and unbounded recursion are the sanitizers'.
  */
@@ -50,10 +52,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     if (e) {
-        sk_buf b = SK_BUF_INIT;
+        sk_buf b = SK_BUF_INIT, wide = SK_BUF_INIT;
         sk_cel_debug_string(&b, e);
         if (b.len == 0 || b.data[b.len - 1] != '#')
             abort();
+        sk_cel_parse_options all = {.enable_optional_syntax = 1,
+                                    .enable_ident_escape = 1,
+                                    .disable_macros = opt.disable_macros};
+        const sk_cel_expr *w =
+            sk_cel_ast_expr(sk_cel_parse(a, (const char *)data + 1, size - 1, &all));
+        if (!w)
+            abort();
+        sk_cel_debug_string(&wide, w);
+        if (wide.len != b.len || memcmp(wide.data, b.data, b.len) != 0)
+            abort();
+        sk_buf_free(&wide);
         sk_buf_free(&b);
     }
     sk_arena_free(a);
