@@ -62,6 +62,23 @@ static void test_optional_syntax_when_enabled(void **state)
     expect("[?a, b] + x.?y", NULL, "1:2: unsupported syntax '?'\n1:12: unsupported syntax '.?'");
 }
 
+/* cel-go's parser_test.go cases with its options on (its trees, ids dropped). */
+static void test_cel_gos_cases_with_the_options_on(void **state)
+{
+    sk_cel_parse_options opt = {.enable_optional_syntax = 1};
+    expect("a.?b[?0] && a[?c]", &opt,
+           "_&&_(\n  _[?_](\n    _?._(\n      a" ID ",\n      \"b\"" STR "\n    )" CALL
+           ",\n    0" INT "\n  )" CALL ",\n  _[?_](\n    a" ID ",\n    c" ID "\n  )" CALL
+           "\n)" CALL);
+    expect("[?a[?b]]", &opt,
+           "[\n  _[?_](\n    a" ID ",\n    b" ID "\n  )" CALL "\n]^#*expr.Expr_ListExpr#");
+    expect("Msg{?field: value}", &opt, "Msg{\n  ?field:value" ID ENTRY "\n}" OBJ);
+    sk_cel_parse_options esc = {.enable_ident_escape = 1};
+    expect("a.`b c`", &esc, "a" ID ".b c^#*expr.Expr_SelectExpr#");
+    expect("a.`/foo`", &esc, "a" ID "./foo^#*expr.Expr_SelectExpr#");
+    expect("a.`b.c`()", &esc, "1:8: Syntax error: mismatched input '(' expecting <EOF>");
+}
+
 static void test_backquoted_names_when_enabled(void **state)
 {
     sk_cel_parse_options on = {.enable_ident_escape = 1};
@@ -146,6 +163,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_optional_syntax_when_enabled),
+        cmocka_unit_test(test_cel_gos_cases_with_the_options_on),
         cmocka_unit_test(test_backquoted_names_when_enabled),
         cmocka_unit_test(test_macros_can_be_turned_off),
         cmocka_unit_test(test_literals_at_their_limits_and_as_go_prints_them),
