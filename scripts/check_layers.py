@@ -22,6 +22,7 @@ import sys
 LAYERS = {
     "core": [],
     "kube": ["core"],
+    "cel": ["core"],
     "store": ["core"],
     "enc": ["core", "kube"],
     "cache": ["core", "store"],

@@ -6,8 +6,9 @@
 # etcdctl plus a real etcd server: the etcd face's tests compare the two;
 # Go and Debian's clientv3 sources, for the program that replays
 # kube-apiserver's etcd calls, tests/etcd/kubeshapes; Node.js, and the
-# JavaScript client from the npm registry into tests/node, pinned by its
-# package-lock.json; python3-yaml, openssl and curl for the compose file's
+# JavaScript client and the CEL spec's tests (@bufbuild/cel-spec, for
+# tests/cel/parse_test.py) from the npm registry into tests/node, pinned by
+# its package-lock.json; python3-yaml, openssl and curl for the compose file's
 # check and its two-instance process twin, python3-cryptography for the TLS
 # tests' certificates and, with python3-nacl, the encryption tests'
 # independent decryptions; python3-protobuf decodes the protobuf replies with
@@ -45,8 +46,10 @@ done
 node_client() {
     local dir
     dir="$(dirname "$0")/../tests/node"
-    [[ "$mode" == test && ! -d "$dir/node_modules/@kubernetes/client-node" ]] || return 0
-    echo "installing: @kubernetes/client-node (npm, into tests/node)" >&2
+    [[ "$mode" == test ]] || return 0
+    [[ -d "$dir/node_modules/@kubernetes/client-node" && -d "$dir/node_modules/@bufbuild/cel-spec" ]] &&
+        return 0
+    echo "installing: @kubernetes/client-node, @bufbuild/cel-spec (npm, into tests/node)" >&2
     npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >/dev/null
 }
 if [[ ${#missing[@]} -eq 0 ]]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite: the layer check (scripts/check_layers.py), cmocka
-# unit tests (release and ASan+UBSan builds),
+# unit tests (release and ASan+UBSan builds), the CEL parser against
+# cel-go's trees,
 # the libFuzzer targets for a bounded time,
 # the shared store suite and the schema check on SQLite and on a real
 # PostgreSQL started in a temp dir, the end-to-end tests that drive the
@@ -41,6 +42,11 @@ suite "layer check (src/ includes follow the layer order)" \
     sh -c 'python3 scripts/check_layers.py --self-test && python3 scripts/check_layers.py'
 suite "unit (release)" ctest --test-dir "$BUILD" --output-on-failure
 suite "unit (asan+ubsan)" ctest --test-dir "$ASAN_BUILD" --output-on-failure
+# cel-go's parser against ours over the cel-spec npm package's parsing,
+# conformance and comprehension tests: every tree byte for byte, every refusal
+# at cel-go's position (tests/cel/parse_test.py).
+suite "cel parse (cel-go's trees, asan+ubsan)" \
+    python3 tests/cel/parse_test.py "$ASAN_BUILD/cel_parse"
 
 suite "fuzz (libFuzzer, ${FUZZ_SECONDS:-60}s per target)" tests/fuzz/run.sh "${FUZZ_BUILD:-build-fuzz}"
 

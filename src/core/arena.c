@@ -113,6 +113,18 @@ char *sk_arena_printf(sk_arena *a, const char *fmt, ...)
     return s;
 }
 
+void *sk_arena_grow(sk_arena *a, void *items, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return items;
+    size_t slots = *cap ? *cap * 2 : 8;
+    void *grown = sk_arena_alloc(a, slots * size);
+    if (n)
+        memcpy(grown, items, n * size);
+    *cap = slots;
+    return grown;
+}
+
 void sk_arena_defer(sk_arena *a, void (*release)(void *ptr), void *ptr)
 {
     deferred *d = sk_arena_alloc(a, sizeof *d);

@@ -30,6 +30,11 @@ char *sk_arena_strdup(sk_arena *a, const char *s);
 char *sk_arena_strndup(sk_arena *a, const char *s, size_t n);
 /* A formatted string in the arena. */
 char *sk_arena_printf(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An array of n items of size bytes in a (NULL with *cap 0 at first) with
+ * room for one more: items itself if n < *cap, else a copy with twice the
+ * slots (at least 8), *cap updated. The old array stays until the arena
+ * is freed, which bounds the waste at the array's final size. */
+void *sk_arena_grow(sk_arena *a, void *items, size_t n, size_t *cap, size_t size);
 /* Calls release(ptr) when the arena is freed. */
 void sk_arena_defer(sk_arena *a, void (*release)(void *ptr), void *ptr);
 

@@ -1,9 +1,11 @@
 /*
- * utf8.c - see utf8.h. One decoder (valid_len) serves all three functions,
- * so validity, repair and truncation can never disagree about where a
+ * utf8.c - see utf8.h. One decoder (valid_len) serves every function,
+ * so validity, repair, truncation and decoding can never disagree about where a
  * character ends.
  */
 #include "core/utf8.h"
+
+#include <string.h>
 
 /* Length of the valid UTF-8 character at s (at most n bytes available), or
  * 0 if the bytes there are not one. */
@@ -89,4 +91,98 @@ void sk_utf8_repair(sk_buf *out, const char *s, size_t len)
         sk_buf_append(out, s + i, n);
         i += n;
     }
+}
+
+size_t sk_utf8_decode(const char *s, size_t len, uint32_t *cp)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = valid_len(p, len);
+    if (n == 0) {
+        *cp = 0xfffd;
+        return 1;
+    }
+    if (n == 1)
+        *cp = p[0];
+    else if (n == 2)
+        *cp = (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+    else if (n == 3)
+        *cp = (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+    else
+        *cp = (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+              (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+    return n;
+}
+
+size_t sk_utf8_encode(uint32_t cp, char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | cp >> 12);
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | cp >> 18);
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* Go's unicode.IsPrint, as far as it can be told without Unicode's tables
+ * (see utf8.h). */
+static int go_printable(uint32_t c)
+{
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0xad)
+        return 0;
+    if (c == 0xa0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) ||
+        (c >= 0x205f && c <= 0x206f) || c == 0x3000)
+        return 0;
+    if ((c >= 0x600 && c <= 0x605) || c == 0x61c || c == 0x6dd || c == 0x70f || c == 0x180e)
+        return 0;
+    if (c == 0xfeff || (c >= 0xfff9 && c <= 0xfffb) || (c & 0xfffe) == 0xfffe ||
+        (c >= 0xfdd0 && c <= 0xfdef))
+        return 0;
+    /* Surrogates, private use, and the planes above CJK's, all unassigned
+     * but for the variation selectors E0100..E01EF. */
+    if ((c >= 0xd800 && c <= 0xf8ff) || (c >= 0x323b0 && c <= 0xe00ff) || c >= 0xe01f0)
+        return 0;
+    return 1;
+}
+
+void sk_utf8_go_quote(sk_buf *b, const char *s, size_t len)
+{
+    static const char controls[] = "\a\b\f\n\r\t\v", letters[] = "abfnrtv";
+    sk_buf_putc(b, '"');
+    for (size_t i = 0; i < len;) {
+        uint32_t c;
+        size_t n = sk_utf8_decode(s + i, len - i, &c);
+        int invalid = c == 0xfffd && n == 1;
+        const char *ctl = c && c < 0x80 ? strchr(controls, (int)c) : NULL;
+        if (c == '"' || c == '\\')
+            sk_buf_printf(b, "\\%c", (char)c);
+        else if (ctl)
+            sk_buf_printf(b, "\\%c", letters[ctl - controls]);
+        else if (invalid || c < 0x80) {
+            if (invalid || !go_printable(c))
+                sk_buf_printf(b, "\\x%02x", (unsigned char)s[i]);
+            else
+                sk_buf_putc(b, (char)c);
+        } else if (go_printable(c))
+            sk_buf_append(b, s + i, n);
+        else if (c < 0x10000)
+            sk_buf_printf(b, "\\u%04x", (unsigned)c);
+        else
+            sk_buf_printf(b, "\\U%08x", (unsigned)c);
+        i += n;
+    }
+    sk_buf_putc(b, '"');
 }

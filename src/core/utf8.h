@@ -19,6 +19,7 @@
 #include "core/buf.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Non-zero if the len bytes at s are valid UTF-8. */
 int sk_utf8_valid(const char *s, size_t len);
@@ -32,5 +33,25 @@ size_t sk_utf8_prefix(const char *s, size_t len, size_t max);
  * U+FFFD (as Go's strings.ToValidUTF8 does, one replacement per maximal
  * invalid run). */
 void sk_utf8_repair(sk_buf *out, const char *s, size_t len);
+
+/* Decodes the character at s (len > 0 bytes available) into *cp and returns
+ * its length in bytes; an invalid byte is one character, U+FFFD (what Go's
+ * range over a string yields, so code point columns agree with cel-go). */
+size_t sk_utf8_decode(const char *s, size_t len, uint32_t *cp);
+
+/* Writes cp (<= U+10FFFF, not a surrogate) as UTF-8 to out; its length. */
+size_t sk_utf8_encode(uint32_t cp, char out[4]);
+
+/* Appends the len bytes at s as Go's strconv.Quote writes them: \a \b \f
+ * \n \r \t \v \" \\, other non-printable characters as \xNN (below
+ * U+0080 and invalid bytes), \uNNNN or \UNNNNNNNN, printable ones verbatim.
+ * Unlike sk_buf_go_quoted it reads NULs and decodes UTF-8. Go's
+ * unicode.IsPrint is approximated without its tables: controls (C0, DEL,
+ * C1), the space separators other than ' ', the format characters of the
+ * Latin, Arabic, general punctuation and specials blocks, private use,
+ * surrogates, noncharacters and the unassigned planes 4 to 13 are
+ * non-printable; unassigned code points elsewhere (non-printable in Go) are
+ * printed verbatim. */
+void sk_utf8_go_quote(sk_buf *b, const char *s, size_t len);
 
 #endif

@@ -37,6 +37,25 @@ static void test_allocations_are_zeroed_aligned_and_kept(void **state)
     sk_arena_free(NULL);
 }
 
+static void test_grow_keeps_the_items_and_doubles(void **state)
+{
+    sk_arena *a = sk_arena_new();
+    int *v = NULL;
+    size_t n = 0, cap = 0;
+    for (int i = 0; i < 1000; i++) {
+        int *before = v;
+        size_t had = cap;
+        v = sk_arena_grow(a, v, n, &cap, sizeof *v);
+        assert_true(cap > n);
+        assert_true(v == before || cap == (had ? had * 2 : 8)); /* moved only when full */
+        v[n++] = i;
+    }
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(v[i], i);
+    assert_int_equal(cap, 1024);
+    sk_arena_free(a);
+}
+
 static int order[8], n_order;
 
 static void record(void *p)
@@ -63,6 +82,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocations_are_zeroed_aligned_and_kept),
+        cmocka_unit_test(test_grow_keeps_the_items_and_doubles),
         cmocka_unit_test(test_deferred_releases_run_newest_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

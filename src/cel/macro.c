@@ -1,0 +1,131 @@
+/*
+ * macro.c - the standard macros' expansions (see macro.h), after cel-go's
+ * MakeHas, makeQuantifier, MakeMap and MakeFilter: the same checks in the
+ * same order, with the same messages, and the same trees.
+ */
+#include "cel/macro.h"
+
+#include <string.h>
+
+#define ACCU "@result"
+
+typedef enum kind { HAS, ALL, EXISTS, EXISTS_ONE, MAP, FILTER } kind;
+
+static const struct {
+    const char *function;
+    size_t nargs;
+    int receiver;
+    kind kind;
+} macros[] = {
+    {"has", 1, 0, HAS},
+    {"all", 2, 1, ALL},
+    {"exists", 2, 1, EXISTS},
+    {"exists_one", 2, 1, EXISTS_ONE},
+    {"existsOne", 2, 1, EXISTS_ONE},
+    {"map", 2, 1, MAP},
+    {"map", 3, 1, MAP},
+    {"filter", 2, 1, FILTER},
+};
+
+static const sk_cel_expr *accu(sk_arena *a, int line, int col)
+{
+    return sk_cel_new_ident(a, ACCU, line, col);
+}
+
+static const sk_cel_expr *boolean(sk_arena *a, int v, int line, int col)
+{
+    sk_cel_expr *e = sk_cel_new_const(a, SK_CEL_BOOL, line, col);
+    e->u.lit.b = v;
+    return e;
+}
+
+static const sk_cel_expr *integer(sk_arena *a, int64_t v, int line, int col)
+{
+    sk_cel_expr *e = sk_cel_new_const(a, SK_CEL_INT, line, col);
+    e->u.lit.i = v;
+    return e;
+}
+
+static const sk_cel_expr *list1(sk_arena *a, const sk_cel_expr *elem, int line, int col)
+{
+    const sk_cel_expr **elems = NULL;
+    if (elem) {
+        elems = sk_arena_alloc(a, sizeof *elems);
+        elems[0] = elem;
+    }
+    return sk_cel_new_list(a, elems, elem ? 1 : 0, NULL, 0, line, col);
+}
+
+int sk_cel_macro_expand(sk_arena *a, const char *function, const sk_cel_expr *target,
+                        const sk_cel_expr *const *args, size_t nargs, int line, int col,
+                        sk_cel_macro_result *res)
+{
+    size_t m = 0;
+    for (; m < sizeof macros / sizeof macros[0]; m++)
+        if (strcmp(macros[m].function, function) == 0 && macros[m].nargs == nargs &&
+            macros[m].receiver == (target != NULL))
+            break;
+    if (m == sizeof macros / sizeof macros[0])
+        return 0;
+    kind k = macros[m].kind;
+    memset(res, 0, sizeof *res);
+    if (k == HAS) {
+        if (args[0]->kind == SK_CEL_SELECT)
+            res->expr = sk_cel_new_select(a, args[0]->u.select.operand, args[0]->u.select.field, 1,
+                                          args[0]->line, args[0]->col);
+        else
+            res->error = "invalid argument to has() macro";
+        goto out;
+    }
+    if (args[0]->kind != SK_CEL_IDENT) {
+        res->error = k == MAP || k == FILTER ? "argument is not an identifier"
+                                             : "argument must be a simple name";
+        goto out;
+    }
+    const char *v = args[0]->u.ident;
+    if (strcmp(v, ACCU) == 0 || strcmp(v, "__result__") == 0) {
+        res->error = "iteration variable overwrites accumulator variable";
+        goto out;
+    }
+    const sk_cel_expr *init, *cond, *step, *result = accu(a, line, col);
+    switch (k) {
+    case ALL:
+        init = boolean(a, 1, line, col);
+        cond =
+            sk_cel_new_call3(a, "@not_strictly_false", accu(a, line, col), NULL, NULL, line, col);
+        step = sk_cel_new_call3(a, "_&&_", accu(a, line, col), args[1], NULL, line, col);
+        break;
+    case EXISTS:
+        init = boolean(a, 0, line, col);
+        cond =
+            sk_cel_new_call3(a, "@not_strictly_false",
+                             sk_cel_new_call3(a, "!_", accu(a, line, col), NULL, NULL, line, col),
+                             NULL, NULL, line, col);
+        step = sk_cel_new_call3(a, "_||_", accu(a, line, col), args[1], NULL, line, col);
+        break;
+    case EXISTS_ONE:
+        init = integer(a, 0, line, col);
+        cond = boolean(a, 1, line, col);
+        step = sk_cel_new_call3(a, "_?_:_", args[1],
+                                sk_cel_new_call3(a, "_+_", accu(a, line, col),
+                                                 integer(a, 1, line, col), NULL, line, col),
+                                accu(a, line, col), line, col);
+        result = sk_cel_new_call3(a, "_==_", accu(a, line, col), integer(a, 1, line, col), NULL,
+                                  line, col);
+        break;
+    default: /* MAP, FILTER */
+        init = list1(a, NULL, line, col);
+        cond = boolean(a, 1, line, col);
+        step = sk_cel_new_call3(a, "_+_", accu(a, line, col),
+                                list1(a, k == FILTER ? args[0] : args[nargs - 1], line, col), NULL,
+                                line, col);
+        if (k == FILTER || nargs == 3)
+            step = sk_cel_new_call3(a, "_?_:_", args[1], step, accu(a, line, col), line, col);
+        break;
+    }
+    res->expr = sk_cel_new_comprehension(a, v, target, ACCU, init, cond, step, result, line, col);
+out:
+    if (res->error)
+        res->error_at = args[0];
+    return 1;
+}
