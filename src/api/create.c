@@ -16,6 +16,7 @@
 #include "api/admit.h"
 #include "api/alloc.h"
 #include "api/body.h"
+#include "api/crconvert.h"
 #include "api/manage.h"
 #include "api/served.h"
 #include "api/verbs.h"
@@ -160,13 +161,25 @@ int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo,
     sk_status_rules_on_create(call->res, st->obj);
     /* admitted in the URL's version, written in the stored one (once: retries reuse it) */
     int convert = sk_convert_needed(call->res);
-    if (convert)
-        st->obj = sk_call_keep(call, sk_convert_to_stored(call->res, st->obj));
+    json_t *failed = NULL;
+    if (convert) {
+        json_t *stored = sk_crconvert_to_stored(call->api, call->res, st->obj, &failed);
+        if (!stored) {
+            sk_call_reply_status_object(call, failed);
+            return SK_STEP_DONE;
+        }
+        st->obj = sk_call_keep(call, stored);
+    }
     if (wo->dry_run) {
         /* answered as a write is: the stored form in the URL's version (so
          * autoscaling/v1 shows the CPU target its conversion implies) */
-        json_t *reply = convert ? sk_convert_from_stored(call->res, st->obj) : json_incref(st->obj);
-        sk_call_reply_json(call, 201, reply);
+        json_t *reply = convert ? sk_crconvert_from_stored(call->api, call->res, st->obj, NULL,
+                                                           &failed)
+                                : json_incref(st->obj);
+        if (reply)
+            sk_call_reply_json(call, 201, reply);
+        else
+            sk_call_reply_status_object(call, failed);
         json_decref(reply);
         return SK_STEP_DONE;
     }

@@ -5,6 +5,7 @@
  * object or, for `kubectl get`, as a Table.
  */
 #include "api/call.h"
+#include "api/crconvert.h"
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
@@ -29,18 +30,21 @@ static void reply_partial(sk_api_call *call, const json_t *obj)
 /* The object as st->view shows it (a subresource's kind, e.g. Scale), or
  * in the URL's version when there is no view; its metadata alone when the
  * Accept header asked for that. */
-static void reply_view(sk_api_call *call, get_state *st, const sk_blob *blob)
+static void reply_view(sk_api_call *call, get_state *st, sk_blob *blob)
 {
     size_t len;
     const char *data = sk_blob_data(blob, &len);
     json_t *obj = sk_call_parse_stored(call->res, data, len, sk_blob_name(blob));
+    json_t *failed = NULL;
     json_t *v = !obj       ? NULL
                 : st->view ? st->view(call, obj)
-                           : sk_convert_from_stored(call->res, obj);
+                           : sk_crconvert_from_stored(call->api, call->res, obj, blob, &failed);
     if (v && call->out_as.as == SK_AS_PARTIAL)
         reply_partial(call, v);
     else if (v)
         sk_call_reply_json(call, 200, v);
+    else if (failed)
+        sk_call_reply_status_object(call, failed);
     else if (!obj)
         sk_call_reply_errorf(call, SK_ERR_INTERNAL, "the stored object %s \"%s\" cannot be decoded",
                              call->res->resource, sk_blob_name(blob));
@@ -99,6 +103,8 @@ static int get_read(sk_api_call *call)
             sk_call_reply_errorf(call, SK_ERR_INTERNAL,
                                  "the stored object %s \"%s\" cannot be decoded",
                                  call->res->resource, sk_blob_name(blob));
+        else if (sk_crconvert_webhook(call->res))
+            reply_view(call, st, blob); /* the kept form, if the blob has it */
         else
             sk_served_reply(call, 200, data, len);
     }

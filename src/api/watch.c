@@ -26,6 +26,7 @@
  * protobuf reader, for every watcher. Bookmarks and errors are built as
  * JSON lines and transcoded: they are small and rare.
  */
+#include "api/crconvert.h"
 #include "api/list.h"
 #include "api/metawire.h"
 #include "api/outq.h"
@@ -72,6 +73,7 @@ typedef struct watch_stream {
     sk_include_object include; /* with their objects as asked */
     int protobuf;              /* frames of Kubernetes protobuf, not JSON lines */
     int failed;                /* an event could not be encoded: the stream ends */
+    json_t *failure; /* an event its CRD's webhook could not convert: the Status */
 } watch_stream;
 
 /* Queues one event rendered as a JSON line in line (emptied). */
@@ -137,11 +139,9 @@ static int render_event(watch_stream *ws, const char *type, sk_blob *blob, json_
     return 1;
 }
 
-static void render_expired(watch_stream *ws, int64_t oldest)
+/* An ERROR event carrying st (borrowed), the stream's last. */
+static void render_error(watch_stream *ws, const json_t *st)
 {
-    char msg[160];
-    snprintf(msg, sizeof msg, EXPIRED_REASON_FMT, (long long)ws->cursor, (long long)oldest);
-    json_t *st = sk_status_new(SK_ERR_EXPIRED, msg, NULL, NULL, NULL, NULL);
     char *text = json_dumps(st, JSON_COMPACT);
     SK_CHECK_ALLOC(text);
     sk_buf line = SK_BUF_INIT;
@@ -149,6 +149,14 @@ static void render_expired(watch_stream *ws, int64_t oldest)
     emit_line(ws, &line);
     sk_buf_free(&line);
     free(text);
+}
+
+static void render_expired(watch_stream *ws, int64_t oldest)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, EXPIRED_REASON_FMT, (long long)ws->cursor, (long long)oldest);
+    json_t *st = sk_status_new(SK_ERR_EXPIRED, msg, NULL, NULL, NULL, NULL);
+    render_error(ws, st);
     json_decref(st);
 }
 
@@ -172,8 +180,13 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
         obj = parse_blob(ws, ev->obj);
         if (!obj)
             return; /* an unreadable object is skipped, as in lists */
-        if (convert)
-            served = sk_convert_from_stored(ws->res, obj);
+        /* by a CRD's webhook: once per version, kept in the blob for the
+         * other watchers of the version */
+        if (convert &&
+            !(served = sk_crconvert_from_stored(ws->api, ws->res, obj, ev->obj, &ws->failure))) {
+            json_decref(obj);
+            return;
+        }
     }
     static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
     const char *type = names[ev->type];
@@ -187,9 +200,15 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
         } else if (ev->prev) {
             json_t *pobj = parse_blob(ws, ev->prev);
             if (pobj && convert) {
-                json_t *p = sk_convert_from_stored(ws->res, pobj);
+                json_t *p = sk_crconvert_from_stored(ws->api, ws->res, pobj, ev->prev,
+                                                     &ws->failure);
                 json_decref(pobj);
                 pobj = p;
+            }
+            if (ws->failure) {
+                json_decref(served);
+                json_decref(obj);
+                return;
             }
             before = pobj && sk_list_stream_matches(ws->ls, pobj);
             json_decref(pobj);
@@ -206,7 +225,7 @@ static int take_event(void *arg, const sk_cache_event *ev)
 {
     watch_stream *ws = arg;
     render_cache_event(ws, ev);
-    return sk_outq_size(&ws->out) >= OUT_HIGH_WATER;
+    return ws->failure || sk_outq_size(&ws->out) >= OUT_HIGH_WATER;
 }
 
 /* Reads the events after the cursor into the output. Returns -1 if the
@@ -228,6 +247,10 @@ static int read_events(watch_stream *ws)
          * HTTP thread, and 1,000 watchers each add every event. */
         sk_watch_hub_count(ws->api->hub, 0, ws->rendered, 0);
         ws->rendered = 0;
+        if (ws->failure) {
+            render_error(ws, ws->failure);
+            return -1;
+        }
         if (err == SK_ERR_EXPIRED) {
             sk_cache_state st;
             sk_cache_get_state(ws->api->cache, &st);
@@ -317,6 +340,7 @@ static void watch_stream_release(void *self)
         sk_watch_hub_cancel(ws->api->hub, ws->ticket);
     sk_watch_hub_count(ws->api->hub, -1, 0, 0);
     sk_outq_free(&ws->out);
+    json_decref(ws->failure);
 }
 
 /* The stream's start: its revision (waiting for the cache to reach it, see

@@ -274,13 +274,10 @@ static char *ready_endpoint(const json_t *list, const char *port_name)
     return NULL;
 }
 
-/* sk_hook_review.resolve: kube's endpoint routing over the stored Service
- * and its EndpointSlices (no kube-proxy here to reach a cluster IP). */
-static int resolve_service(void *arg, const char *ns, const char *name, int port, char **addr,
-                           char **why)
+int sk_webhooks_resolve(void *api, const char *ns, const char *name, int port, char **addr,
+                        char **why)
 {
-    sk_api_call *call = arg;
-    sk_reader *rd = call->api->reader;
+    sk_reader *rd = ((sk_api *)api)->reader;
     sk_blob *blob = NULL;
     if (sk_reader_get(rd, "services", ns, name, 0, &blob) != SK_OK) {
         *why = sk_go_quoted_in("service ", name, " not found");
@@ -363,8 +360,8 @@ static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs 
     rv->dry_run = dry_run;
     rv->ns_labels = ns_labels;
     rv->ns_labels_arg = rq;
-    rv->resolve = resolve_service;
-    rv->resolve_arg = call;
+    rv->resolve = sk_webhooks_resolve;
+    rv->resolve_arg = call->api;
 }
 
 static void request_free(request *rq)

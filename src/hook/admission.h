@@ -20,6 +20,7 @@
 #define SK_HOOK_ADMISSION_H
 
 #include "hook/client.h"
+#include "hook/endpoint.h"
 #include "kube/webhook.h"
 
 #include <jansson.h>
@@ -59,8 +60,7 @@ typedef struct sk_hook_review {
     void *ns_labels_arg;
     /* clientConfig.service: the address ("IP:PORT", new) serving port of
      * Service ns/name, or -1 with *why (new) saying why there is none */
-    int (*resolve)(void *arg, const char *ns, const char *name, int port, char **addr,
-                   char **why);
+    sk_hook_resolve_fn resolve;
     void *resolve_arg;
     /* Called on the object after each patch that changed it, before the
      * next webhook sees it (kube decodes and defaults each patched object);
