@@ -63,15 +63,14 @@ static json_t *failure(const char *msg)
 /* Converts objects (an array) to desired through r's webhook. New array,
  * or NULL with *status. */
 static json_t *convert(sk_api *api, const sk_resource *r, const char *desired,
-                       const json_t *objects, const char *in_gvk, int list, json_t **status)
+                       const json_t *objects, const char *list_gvk, json_t **status)
 {
     sk_hook_converter *cv =
         sk_hook_converter_new(api->hooks, json_object_get(conversion_of(r), "webhook"));
     sk_hook_conversion conv = {
         .desired = desired,
         .objects = objects,
-        .in_gvk = in_gvk,
-        .list = list,
+        .list_gvk = list_gvk,
         .resolve = sk_webhooks_resolve,
         .resolve_arg = api,
     };
@@ -86,30 +85,14 @@ static json_t *convert(sk_api *api, const sk_resource *r, const char *desired,
     return out;
 }
 
-/* Go's GroupVersionKind text of obj. New. */
-static char *gvk_of(const json_t *obj)
-{
-    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
-    const char *slash = av ? strchr(av, '/') : NULL;
-    sk_buf b = SK_BUF_INIT;
-    if (slash)
-        sk_buf_printf(&b, "%s, Kind=%s", av, kind ? kind : "");
-    else /* a core-group version prints with a leading slash */
-        sk_buf_printf(&b, "/%s, Kind=%s", av ? av : "", kind ? kind : "");
-    return sk_buf_steal(&b, NULL);
-}
-
 json_t *sk_crconvert_to_stored(sk_api *api, const sk_resource *r, const json_t *obj,
                                json_t **status)
 {
     if (!sk_crconvert_webhook(r))
         return sk_convert_to_stored(r, obj);
     json_t *objects = json_pack("[O]", obj);
-    char *gvk = gvk_of(obj);
-    json_t *out = convert(api, r, r->stored_as->api_version, objects, gvk, 0, status);
+    json_t *out = convert(api, r, r->stored_as->api_version, objects, NULL, status);
     json_t *one = out ? json_incref(json_array_get(out, 0)) : NULL;
-    free(gvk);
     json_decref(out);
     json_decref(objects);
     return one;
@@ -182,10 +165,7 @@ static int from_stored(sk_api *api, const sk_resource *r, json_t *const *stored,
         sk_buf gvk = SK_BUF_INIT;
         if (list)
             sk_buf_printf(&gvk, "%s, Kind=%s", r->api_version, r->list_kind);
-        char *own = list ? NULL : gvk_of(json_array_get(missing, 0));
-        json_t *conv =
-            convert(api, r, r->api_version, missing, list ? gvk.data : own, list, status);
-        free(own);
+        json_t *conv = convert(api, r, r->api_version, missing, list ? gvk.data : NULL, status);
         sk_buf_free(&gvk);
         if (!conv) {
             rc = -1;

@@ -196,13 +196,17 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, json_t *parsed, json_t
         const char *prefix = ls->watch_events ? "{\"type\":\"ADDED\",\"object\":"
                              : ls->first_item ? ""
                                               : ",";
+        /* a row of a version its webhook converted is that version's (a
+         * custom resource's row is made per request: nothing is kept) */
+        const json_t *row_of = conv ? served : obj;
         int rc =
             ls->as != SK_AS_TABLE
                 ? sk_metawire_partial(q, prefix, ls->res, blob, obj, served, ls->meta_version)
             : ls->watch_events
-                ? sk_metawire_table(q, prefix, ls->res, blob, obj, ls->include_object,
+                ? sk_metawire_table(q, prefix, ls->res, blob, row_of, ls->include_object,
                                     sk_blob_rev(blob), sk_wall_s())
-                : sk_metawire_row(q, prefix, ls->res, blob, obj, ls->include_object, sk_wall_s());
+                : sk_metawire_row(q, prefix, ls->res, blob, row_of, ls->include_object,
+                                  sk_wall_s());
         if (rc == 0) {
             if (ls->watch_events)
                 sk_buf_puts(&q->text, "}\n");

@@ -119,7 +119,10 @@ static int render_event(watch_stream *ws, const char *type, sk_blob *blob, json_
     if (ws->as != SK_AS_OBJECT) {
         char prefix[48];
         snprintf(prefix, sizeof prefix, "{\"type\":\"%s\",\"object\":", type);
-        int rc = ws->as == SK_AS_TABLE ? sk_metawire_table(&ws->out, prefix, ws->res, blob, obj,
+        /* a row of a version its webhook converted is that version's (a
+         * custom resource's row is made per request: nothing is kept) */
+        const json_t *row_of = served && sk_crconvert_webhook(ws->res) ? served : obj;
+        int rc = ws->as == SK_AS_TABLE ? sk_metawire_table(&ws->out, prefix, ws->res, blob, row_of,
                                                            ws->include, rev, sk_wall_s())
                                        : sk_metawire_partial(&ws->out, prefix, ws->res, blob, obj,
                                                              served, ws->meta_version);

@@ -82,6 +82,14 @@ static const char *gv_of(const json_t *obj)
     return str(obj, "apiVersion");
 }
 
+/* Go's GroupVersionKind text of obj's apiVersion and kind (a core-group
+ * version prints with a leading slash, as does an empty one). New. */
+static char *gvk_text(const json_t *obj)
+{
+    const char *av = gv_of(obj);
+    return fmt("%s%s, Kind=%s", strchr(av, '/') ? "" : "/", av, str(obj, "kind"));
+}
+
 /* The webhook's answer (getConvertedObjectsFromResponse): NULL, or why it
  * is refused (new). *objs: its convertedObjects (borrowed from answer;
  * NULL when it has none). */
@@ -89,9 +97,12 @@ static char *refused(const json_t *answer, const char *uid, int v1, const json_t
 {
     if (v1 && (strcmp(str(answer, "apiVersion"), "apiextensions.k8s.io/v1") != 0 ||
                strcmp(str(answer, "kind"), "ConversionReview") != 0)) {
-        return fmt("expected webhook response of apiextensions.k8s.io/v1, "
-                   "Kind=ConversionReview, got %s, Kind=%s",
-                   str(answer, "apiVersion"), str(answer, "kind"));
+        char *got = gvk_text(answer);
+        char *m = fmt("expected webhook response of apiextensions.k8s.io/v1, "
+                      "Kind=ConversionReview, got %s",
+                      got);
+        free(got);
+        return m;
     }
     const json_t *resp = json_object_get(answer, "response");
     if (!json_is_object(resp))
@@ -114,7 +125,7 @@ static char *refused(const json_t *answer, const char *uid, int v1, const json_t
     return NULL;
 }
 
-/* validateConvertedObject: "" or why (new) converted is not original. */
+/* validateConvertedObject: NULL, or why (new) converted is not original. */
 static char *not_same(const json_t *in, const json_t *out)
 {
     if (strcmp(str(in, "kind"), str(out, "kind")) != 0)
@@ -182,10 +193,11 @@ static char *restore_meta(const json_t *original, json_t *converted)
 
 /* Checks the webhook's objects against what was sent (delegatingCRConverter
  * after the call) and restores their metadata; NULL or kube's text (new). */
-static char *check_converted(const sk_hook_conversion *conv, const json_t *sent, json_t *got)
+static char *check_converted(const sk_hook_conversion *conv, const char *in_gvk,
+                             const json_t *sent, json_t *got)
 {
     if (json_array_size(got) != json_array_size(sent))
-        return fmt("conversion for %s returned %zu objects, expected %zu", conv->in_gvk,
+        return fmt("conversion for %s returned %zu objects, expected %zu", in_gvk,
                    json_array_size(got), json_array_size(sent));
     for (size_t i = 0; i < json_array_size(sent); i++) {
         const json_t *in = json_array_get(sent, i);
@@ -195,25 +207,25 @@ static char *check_converted(const sk_hook_conversion *conv, const json_t *sent,
         if (!json_is_object(out))
             return fmt("conversion for %s returned invalid converted object at index %zu: "
                        "invalid kind (expected %s, received )",
-                       conv->in_gvk, at, str(in, "kind"));
+                       in_gvk, at, str(in, "kind"));
         if (strcmp(gv_of(out), conv->desired) != 0)
             return fmt("conversion for %s returned invalid converted object at index %zu: "
                        "invalid groupVersion (expected %s, received %s)",
-                       conv->in_gvk, at, conv->desired, gv_of(out));
+                       in_gvk, at, conv->desired, gv_of(out));
         if (strcmp(str(out, "kind"), str(in, "kind")) != 0)
             return fmt("conversion for %s returned invalid converted object at index %zu: "
                        "invalid kind (expected %s, received %s)",
-                       conv->in_gvk, at, str(in, "kind"), str(out, "kind"));
+                       in_gvk, at, str(in, "kind"), str(out, "kind"));
         char *why = not_same(in, out);
         if (why) {
             char *m = fmt("conversion for %s returned invalid converted object at index %zu: %s",
-                          conv->in_gvk, at, why);
+                          in_gvk, at, why);
             free(why);
             return m;
         }
         if ((why = restore_meta(in, out))) {
             char *m = fmt("conversion for %s returned invalid metadata in object at index %zu: %s",
-                          conv->in_gvk, at, why);
+                          in_gvk, at, why);
             free(why);
             return m;
         }
@@ -229,7 +241,7 @@ static char *call(sk_hook_client *c, const sk_hook_converter *cv, const sk_hook_
     if (!cv->review_version)
         return strdup("no supported conversion review versions");
     /* kube names the list it was handed: one object goes in a list of no kind */
-    const char *list_gvk = conv->list ? conv->in_gvk : "/, Kind=";
+    const char *list_gvk = conv->list_gvk ? conv->list_gvk : "/, Kind=";
     char uid[37];
     sk_uuid4(uid);
     int v1 = strcmp(cv->review_version, "v1") == 0;
@@ -285,26 +297,36 @@ sk_err sk_hook_convert(sk_hook_client *c, const sk_hook_converter *cv,
     json_t *sent = json_array();
     size_t i;
     json_t *o;
-    json_array_foreach(conv->objects, i, o) if (strcmp(gv_of(o), conv->desired) != 0)
-        json_array_append(sent, o);
-    json_t *got = NULL, *result = NULL;
+    json_array_foreach(conv->objects, i, o)
+    {
+        if (strcmp(gv_of(o), conv->desired) != 0)
+            json_array_append(sent, o);
+    }
+    json_t *got = NULL;
     char *err = NULL;
+    char *in_gvk = conv->list_gvk ? strdup(conv->list_gvk)
+                                  : gvk_text(json_array_get(conv->objects, 0));
+    SK_CHECK_ALLOC(in_gvk);
     if (json_array_size(sent) > 0) {
         char *inner = call(c, cv, conv, sent, &got);
         if (inner) {
-            err = fmt("conversion for %s failed: %s", conv->in_gvk, inner);
+            err = fmt("conversion for %s failed: %s", in_gvk, inner);
             free(inner);
             goto out;
         }
-        if ((err = check_converted(conv, sent, got)))
+        if ((err = check_converted(conv, in_gvk, sent, got)))
             goto out;
     }
-    result = json_array();
+    json_t *result = json_array();
     size_t next = 0;
-    json_array_foreach(conv->objects, i, o) json_array_append(
-        result, strcmp(gv_of(o), conv->desired) != 0 ? json_array_get(got, next++) : o);
+    json_array_foreach(conv->objects, i, o)
+    {
+        json_array_append(result,
+                          strcmp(gv_of(o), conv->desired) != 0 ? json_array_get(got, next++) : o);
+    }
     *out = result;
 out:
+    free(in_gvk);
     json_decref(sent);
     json_decref(got);
     if (err)

@@ -30,10 +30,9 @@ void sk_hook_converter_free(sk_hook_converter *cv);
 typedef struct sk_hook_conversion {
     const char *desired;   /* desiredAPIVersion: "group/version" */
     const json_t *objects; /* an array of objects, each with apiVersion and kind */
-    /* "group/version, Kind=Kind" (Go's GroupVersionKind) of what is
-     * converted, as kube's messages name it: the object's, or the list's */
-    const char *in_gvk;
-    int list; /* a list's items: kube's messages name the list twice */
+    /* a list's items: the list's "group/version, Kind=KindList", as kube's
+     * messages name it; NULL: one object, named by its own kind */
+    const char *list_gvk;
     sk_hook_resolve_fn resolve;
     void *resolve_arg;
 } sk_hook_conversion;

@@ -978,7 +978,12 @@ class Webhooks(ServerTestCase, unittest.TestCase):
                 "spec": {"type": "object", "properties": {field: {"type": "integer"}}},
                 "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}
             return {"name": name, "served": True, "storage": storage,
-                    "schema": {"openAPIV3Schema": schema}, "subresources": {"status": {}}}
+                    "schema": {"openAPIV3Schema": schema},
+                    "additionalPrinterColumns": [
+                        {"name": "Count", "type": "integer", "jsonPath": ".spec." + field}],
+                    "subresources": {"status": {}, "scale": {
+                        "specReplicasPath": ".spec." + field,
+                        "statusReplicasPath": ".status.replicas"}}}
         crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
                "metadata": {"name": "%s.%s" % (plural, CONV_GROUP)},
                "spec": {"group": CONV_GROUP, "scope": "Namespaced",
@@ -1054,6 +1059,16 @@ class Webhooks(ServerTestCase, unittest.TestCase):
                          (CONV_GROUP + "/v2", {"ready": True}))
         got = self.server.request("GET", self.widgets("v1", ns, "w1")).json()
         self.assertEqual((got["spec"], got["status"]), ({"size": 7}, {"ready": True}))
+        # /scale reads and writes the version's own path
+        for version in ("v1", "v2"):
+            sc = self.server.request("GET", self.widgets(version, ns, "w1") + "/scale").json()
+            self.assertEqual(sc["spec"], {"replicas": 7}, version)
+        r = self.server.request("PATCH", self.widgets("v2", ns, "w1") + "/scale",
+                                {"spec": {"replicas": 8}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r)
+        got = self.server.request("GET", self.widgets("v1", ns, "w1")).json()
+        self.assertEqual(got["spec"], {"size": 8})
 
     def test_conversion_of_lists_and_watches(self):
         self.hooks.behaviours["/convert"] = self.convert_widgets
@@ -1074,6 +1089,14 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         # the whole list in one review, as kube sends it
         self.assertEqual(len(sent), 1, sent)
         self.assertEqual([o["metadata"]["name"] for o in sent[0]["objects"]], ["w0", "w1", "w2"])
+        # as Tables, the v2 column reads the converted objects
+        table = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+        for path in (self.widgets("v2", ns), self.widgets("v1", ns)):
+            t = self.server.request("GET", path, headers=table).json()
+            self.assertEqual([r["cells"] for r in t["rows"]],
+                             [["w%d" % i, i] for i in range(3)], path)
+        t = self.server.request("GET", self.widgets("v2", ns, "w2"), headers=table).json()
+        self.assertEqual(t["rows"][0]["cells"], ["w2", 2])
         # two watchers of v2, one of v1: each event converted once for v2
         v2 = [WatchStream(self.server, self.widgets("v2", ns) + "?watch=true&resourceVersion=%s"
                           % lst["metadata"]["resourceVersion"]) for _ in range(2)]
