@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/util.h"
+#include "kube/validate.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -165,30 +166,48 @@ static char *restore_meta(const json_t *original, json_t *converted)
         return fmt("invalid metadata of type %s in converted object", go_type(cm));
     json_t *result = om ? json_deep_copy(om) : json_object();
     SK_CHECK_ALLOC(result);
-    static const char *const fields[] = {"labels", "annotations"};
-    for (size_t i = 0; i < 2; i++) {
-        const json_t *field = json_object_get(cm, fields[i]);
+    char *why = NULL;
+    /* kube's paths: the annotations' is "metadata.annotation" */
+    static const char *const fields[][2] = {{"labels", "metadata.labels"},
+                                            {"annotations", "metadata.annotation"}};
+    for (size_t i = 0; i < 2 && !why; i++) {
+        const char *name = fields[i][0];
+        const json_t *field = json_object_get(cm, name);
         if (!field || json_is_null(field)) {
-            json_object_del(result, fields[i]);
+            json_object_del(result, name);
             continue;
         }
         if (!json_is_object(field)) {
-            json_decref(result);
-            return fmt("invalid metadata.%s of type %s in converted object", fields[i],
-                       go_type(field));
+            why = fmt("invalid metadata.%s of type %s in converted object", name, go_type(field));
+            break;
         }
         const char *k;
         const json_t *v;
-        json_object_foreach((json_t *)field, k, v) if (!json_is_string(v))
+        json_object_foreach((json_t *)field, k, v)
         {
-            json_decref(result);
-            return fmt("metadata.%s[%s] must be a string, but is %s in converted object", fields[i],
-                       k, go_type(v));
+            if (!why && !json_is_string(v))
+                why = fmt("metadata.%s[%s] must be a string, but is %s in converted object", name,
+                          k, go_type(v));
         }
-        json_object_set_new(result, fields[i], json_deep_copy(field));
+        /* what the webhook changed is validated, as kube validates it */
+        if (!why && !json_equal(field, json_object_get(om, name))) {
+            sk_field_errors *fe = sk_field_errors_new();
+            if (i == 0)
+                sk_validate_labels(fe, field, fields[i][1]);
+            else
+                sk_validate_annotations(fe, field, fields[i][1]);
+            if (sk_field_errors_count(fe) > 0)
+                why = sk_field_errors_message(fe);
+            sk_field_errors_free(fe);
+        }
+        if (!why)
+            json_object_set_new(result, name, json_deep_copy(field));
     }
-    json_object_set_new(converted, "metadata", result);
-    return NULL;
+    if (why)
+        json_decref(result);
+    else
+        json_object_set_new(converted, "metadata", result);
+    return why;
 }
 
 /* Checks the webhook's objects against what was sent (delegatingCRConverter
