@@ -13,7 +13,7 @@
  */
 #include "api/crconvert.h"
 #include "api/blobslots.h"
-#include "api/webhooks.h"
+#include "api/svcroute.h"
 #include "core/check.h"
 #include "hook/conversion.h"
 #include "kube/convert.h"
@@ -71,7 +71,7 @@ static json_t *convert(sk_api *api, const sk_resource *r, const char *desired,
         .desired = desired,
         .objects = objects,
         .list_gvk = list_gvk,
-        .resolve = sk_webhooks_resolve,
+        .resolve = sk_svcroute_resolve,
         .resolve_arg = api,
     };
     json_t *out = NULL;

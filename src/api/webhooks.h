@@ -49,10 +49,4 @@ int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old
  * request's name (none), as kube does. -1 after replying, else 0. */
 int sk_webhooks_delete(sk_api_call *call, const json_t *stored, const sk_delete_options *d);
 
-/* sk_hook_resolve_fn over the server api (an sk_api *): kube's endpoint
- * routing over the stored Service and its EndpointSlices (no kube-proxy
- * here to reach a cluster IP), for admission and conversion webhooks. */
-int sk_webhooks_resolve(void *api, const char *ns, const char *name, int port, char **addr,
-                        char **why);
-
 #endif

@@ -219,22 +219,32 @@ static json_t *gvr(const sk_webhook_attrs *a)
 }
 
 /* obj (borrowed, in from's version) in to's, through the stored form
- * (kube/convert.h). New. */
-static json_t *converted(const sk_resource *from, const sk_resource *to, const json_t *obj)
+ * (rv->convert, or kube/convert.h's rewrites): 0 with *out (new), or -1
+ * with *status (new), kube's internal error. */
+static int converted(const sk_hook_review *rv, const sk_resource *from, const sk_resource *to,
+                     const json_t *obj, json_t **out, json_t **status)
 {
+    if (rv->convert) {
+        char *why = rv->convert(rv->convert_arg, from, to, obj, out);
+        if (why)
+            *status = sk_webhook_internal_status(why);
+        free(why);
+        return why ? -1 : 0;
+    }
     json_t *stored = sk_convert_to_stored(from, obj);
-    json_t *out = sk_convert_from_stored(to, stored);
+    *out = sk_convert_from_stored(to, stored);
     json_decref(stored);
-    return out;
+    return 0;
 }
 
 /* The AdmissionRequest of rv (its object as a says) serialized without
  * its uid, which each call puts in front (review_body); for a webhook
  * reached through an equivalent resource eq (matchPolicy Equivalent), kind,
  * resource and objects in eq's version, the request's kept as
- * requestKind and requestResource, as kube sends them. New. */
+ * requestKind and requestResource, as kube sends them. New, or NULL with
+ * *status when the objects cannot be converted to eq's version. */
 static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
-                          const sk_resource *eq)
+                          const sk_resource *eq, json_t **status)
 {
     json_t *req = json_object();
     json_t *obj = NULL, *old = NULL;
@@ -243,8 +253,12 @@ static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
         json_object_set_new(req, "resource",
                             json_pack("{s:s, s:s, s:s}", "group", eq->group, "version",
                                       eq->version, "resource", eq->resource));
-        obj = a->object ? converted(rv->res, eq, a->object) : NULL;
-        old = a->old_object ? converted(rv->res, eq, a->old_object) : NULL;
+        if ((a->object && converted(rv, rv->res, eq, a->object, &obj, status) < 0) ||
+            (a->old_object && converted(rv, rv->res, eq, a->old_object, &old, status) < 0)) {
+            json_decref(obj);
+            json_decref(req);
+            return NULL;
+        }
     } else {
         json_object_set_new(req, "kind", gvk(rv->kind_group, rv->kind_version, rv->kind));
         json_object_set_new(req, "resource", gvr(a));
@@ -516,9 +530,11 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
             goto out;
         /* the request's own review is kept for the next webhook; one in
          * an equivalent version is this webhook's alone */
-        char *own = eq ? request_text(rv, &a, eq) : NULL;
+        char *own = eq ? request_text(rv, &a, eq, &status) : NULL;
+        if (eq && !own)
+            goto out;
         if (!eq && !request)
-            request = request_text(rv, &a, NULL);
+            request = request_text(rv, &a, NULL, &status);
         json_t *resp = NULL;
         enum outcome o = post(c, h, rv, eq ? own : request, 1, warnings, &resp, &status);
         free(own);
@@ -528,10 +544,13 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
         if (o == CALLED && eq && *obj) {
             /* patched in the webhook's version, converted back (a DELETE's
              * patch is refused below, as for any webhook) */
-            json_t *theirs = converted(rv->res, eq, *obj);
-            ch = apply_patch(h, resp, &theirs, &status);
+            json_t *theirs = NULL, *back = NULL;
+            ch = converted(rv, rv->res, eq, *obj, &theirs, &status) < 0
+                     ? -1
+                     : apply_patch(h, resp, &theirs, &status);
+            if (ch > 0 && converted(rv, eq, rv->res, theirs, &back, &status) < 0)
+                ch = -1;
             if (ch > 0) {
-                json_t *back = converted(eq, rv->res, theirs);
                 ch = !json_equal(back, *obj);
                 json_decref(*obj);
                 *obj = back;
@@ -628,13 +647,14 @@ json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_
         v[m] = (validation){.c = c, .h = &s->hooks[VALIDATING][i], .rv = rv,
                             .warnings = json_array()};
         /* in an equivalent version: its own review */
-        if (eq)
-            v[m].own = request_text(rv, &rv->a, eq);
+        int unconverted = eq && !(v[m].own = request_text(rv, &rv->a, eq, &status));
         m++;
+        if (unconverted)
+            goto out;
     }
     for (size_t i = 0; i < m; i++) {
         if (!v[i].own && !request)
-            request = request_text(rv, &rv->a, NULL);
+            request = request_text(rv, &rv->a, NULL, &status);
         v[i].request = v[i].own ? v[i].own : request;
     }
     for (size_t i = 0; i + 1 < m; i++)

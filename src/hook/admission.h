@@ -62,6 +62,13 @@ typedef struct sk_hook_review {
      * Service ns/name, or -1 with *why (new) saying why there is none */
     sk_hook_resolve_fn resolve;
     void *resolve_arg;
+    /* obj (borrowed, in from's version) in to's version for a webhook
+     * reached through an equivalent resource: NULL with *out (new), or why
+     * it cannot be (new: a CRD's conversion webhook failed). NULL: through
+     * kube/convert.h's rewrites. */
+    char *(*convert)(void *arg, const sk_resource *from, const sk_resource *to, const json_t *obj,
+                     json_t **out);
+    void *convert_arg;
     /* Called on the object after each patch that changed it, before the
      * next webhook sees it (kube decodes and defaults each patched object);
      * NULL: nothing. */

@@ -1145,6 +1145,31 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         got = self.server.request("GET", self.widgets("v1", ns, "s", plural="sprockets")).json()
         self.assertEqual(got["spec"], {"size": 4})
 
+    def test_admission_in_an_equivalent_version_through_the_conversion_webhook(self):
+        self.hooks.behaviours["/convert"] = self.convert_widgets
+
+        def resize(rq):
+            # the webhook knows v1 only
+            assert rq["object"]["apiVersion"] == CONV_GROUP + "/v1", rq["object"]
+            return {"allowed": True, "patchType": "JSONPatch", "patch": json_patch([
+                {"op": "replace", "path": "/spec/size", "value": rq["object"]["spec"]["size"] * 10}])}
+        self.hooks.behaviours["/resize"] = resize
+        self.conversion_crd("widgets", "Widget", "/convert")
+        ns = self.namespace("conv-admission")
+        rules = [{"operations": ["CREATE"], "apiGroups": [CONV_GROUP], "apiVersions": ["v1"],
+                  "resources": ["widgets"]}]
+        self.register(MWC, "resize", self.webhook("resize.example.com", "/resize", rules=rules,
+                                                  **self.on_ns(ns)))
+        r = self.server.request("POST", self.widgets("v2", ns), self.widget("v2", "w", 4))
+        self.assertEqual(r.status, 201, r)
+        # reviewed in v1 (converted by the CRD's webhook), patched there, converted back
+        self.assertEqual(r.json()["spec"], {"replicas": 40})
+        rq = self.hooks.reviews("/resize")[-1]
+        self.assertEqual(rq["object"]["spec"], {"size": 4})
+        self.assertEqual((rq["kind"]["version"], rq["requestKind"]["version"]), ("v1", "v2"))
+        got = self.server.request("GET", self.widgets("v1", ns, "w")).json()
+        self.assertEqual(got["spec"], {"size": 40})
+
     def test_failing_conversion_is_a_500_and_nothing_is_stored(self):
         url = "https://127.0.0.1:%d/" % dead_port()
         self.conversion_crd("gadgets", "Gadget", url=url)
