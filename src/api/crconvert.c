@@ -2,8 +2,8 @@
  * crconvert.c - see crconvert.h.
  *
  * The webhook's configuration is the CRD row's own (r->custom->crd, kept
- * as long as the row: registry "retire, never free"), compiled per
- * conversion: that is a decode of the caBundle beside an HTTPS call.
+ * as long as the row: registry "retire, never free"), compiled by
+ * hook/conversion.c per call that sends anything.
  *
  * The kept forms: slot SK_SLOT_SERVED + k of a blob holds the compact JSON
  * of the k-th non-storage version of the CRD's spec.versions (the first
@@ -45,10 +45,16 @@ static const json_t *conversion_of(const sk_resource *r)
 
 int sk_crconvert_webhook(const sk_resource *r)
 {
-    if (!r->custom || !sk_convert_needed(r))
+    if (!r->custom)
         return 0;
+    const json_t *versions = json_object_get(json_object_get(r->custom->crd, "spec"), "versions");
     const char *strategy = json_string_value(json_object_get(conversion_of(r), "strategy"));
-    return strategy && strcmp(strategy, "Webhook") == 0;
+    return json_array_size(versions) > 1 && strategy && strcmp(strategy, "Webhook") == 0;
+}
+
+int sk_crconvert_needed(const sk_resource *r)
+{
+    return sk_convert_needed(r) || sk_crconvert_webhook(r);
 }
 
 /* kube's answer to an error that is no API status (ErrorToAPIStatus):
@@ -65,8 +71,6 @@ static json_t *failure(const char *msg)
 static json_t *convert(sk_api *api, const sk_resource *r, const char *desired,
                        const json_t *objects, const char *list_gvk, json_t **status)
 {
-    sk_hook_converter *cv =
-        sk_hook_converter_new(api->hooks, json_object_get(conversion_of(r), "webhook"));
     sk_hook_conversion conv = {
         .desired = desired,
         .objects = objects,
@@ -76,12 +80,12 @@ static json_t *convert(sk_api *api, const sk_resource *r, const char *desired,
     };
     json_t *out = NULL;
     char *msg = NULL;
-    if (sk_hook_convert(api->hooks, cv, &conv, &out, &msg) != SK_OK) {
+    if (sk_hook_convert(api->hooks, json_object_get(conversion_of(r), "webhook"), &conv, &out,
+                        &msg) != SK_OK) {
         *status = failure(msg);
         free(msg);
         out = NULL;
     }
-    sk_hook_converter_free(cv);
     return out;
 }
 
@@ -105,6 +109,8 @@ static int slot_of(const sk_resource *r)
     size_t i;
     const json_t *v;
     int k = 0;
+    if (r == r->stored_as)
+        return -1; /* what it keeps is an older storage version's conversion: rare */
     json_array_foreach(versions, i, v)
     {
         if (v == r->custom->version)

@@ -23,9 +23,18 @@
 
 #include <jansson.h>
 
-/* 1 if r's objects go through its CRD's conversion webhook: r is a served
- * version, not the storage version, of a CRD whose strategy is Webhook. */
+/* 1 if r's objects go through its CRD's conversion webhook: r is a version
+ * of a CRD with several versions whose strategy is Webhook. Its storage
+ * version too: objects written before the storage version changed are
+ * stored in another version, and are converted when read (kube converts
+ * whatever version a stored object is in); objects already in the version
+ * asked are never sent. */
 int sk_crconvert_webhook(const sk_resource *r);
+
+/* 1 if r's stored objects may differ from r's version: kube/convert.h's
+ * sk_convert_needed, or a webhook-converted CRD's version. Where it is 0,
+ * the stored bytes are r's form as they are. */
+int sk_crconvert_needed(const sk_resource *r);
 
 /* obj (borrowed, in r's version) in the stored form. New, or NULL with
  * *status (new) to answer. */

@@ -22,7 +22,6 @@
 #include "api/verbs.h"
 #include "api/webhooks.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/lifecycle.h"
 #include "kube/objmeta.h"
 #include "kube/status.h"
@@ -160,7 +159,7 @@ int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo,
         sk_managed_update(m->type, NULL, st->obj, &m->w);
     sk_status_rules_on_create(call->res, st->obj);
     /* admitted in the URL's version, written in the stored one (once: retries reuse it) */
-    int convert = sk_convert_needed(call->res);
+    int convert = sk_crconvert_needed(call->res);
     json_t *failed = NULL;
     if (convert) {
         json_t *stored = sk_crconvert_to_stored(call->api, call->res, st->obj, &failed);

@@ -27,7 +27,6 @@
 #include "api/webhooks.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/lifecycle.h"
 #include "kube/selector.h"
 
@@ -77,7 +76,7 @@ static deletion *deletion_new(sk_api_call *call, const sk_delete_options *d, con
  * NULL with *failed (new) when its CRD's conversion webhook failed. */
 static json_t *served_form(const sk_api_call *call, const json_t *obj, json_t **failed)
 {
-    return sk_convert_needed(call->res)
+    return sk_crconvert_needed(call->res)
                ? sk_crconvert_from_stored(call->api, call->res, obj, NULL, failed)
                : json_incref((json_t *)obj);
 }

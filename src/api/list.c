@@ -163,7 +163,7 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, json_t *parsed, json_t
     ls->scanned_page++;
     set_after(ls, sk_blob_ns(blob), sk_blob_name(blob));
     json_t *obj = NULL, *served = NULL; /* stored form; the URL's version if it differs */
-    int match = 1, convert = sk_convert_needed(ls->res);
+    int match = 1, convert = sk_crconvert_needed(ls->res);
     if (conv) {
         obj = json_incref(parsed);
         served = json_incref(conv);

@@ -4,14 +4,13 @@
 #include "api/served.h"
 #include "api/crconvert.h"
 #include "core/check.h"
-#include "kube/convert.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 void sk_served_reply(sk_api_call *call, int status, const char *data, size_t len)
 {
-    if (!sk_convert_needed(call->res)) {
+    if (!sk_crconvert_needed(call->res)) {
         sk_call_reply_raw(call, status, data, len);
         return;
     }

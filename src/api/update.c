@@ -37,7 +37,6 @@
 #include "core/buf.h"
 #include "core/jsontext.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/fieldcheck.h"
 #include "kube/lifecycle.h"
 #include "kube/limits.h"
@@ -326,7 +325,7 @@ static int update_done(sk_api_call *call)
         json_t *obj = sk_call_parse_stored(call->res, call->write_row.value,
                                            call->write_row.value_len, call->name);
         json_t *failed = NULL;
-        if (obj && sk_convert_needed(call->res)) {
+        if (obj && sk_crconvert_needed(call->res)) {
             json_t *served = sk_crconvert_from_stored(call->api, call->res, obj, NULL, &failed);
             json_decref(obj);
             obj = served;
@@ -389,7 +388,7 @@ static int read_and_write(sk_api_call *call)
         return SK_STEP_DONE;
     }
     json_t *failed = NULL;
-    if (sk_convert_needed(call->res)) {
+    if (sk_crconvert_needed(call->res)) {
         /* PUT bodies and patches are in the URL's version: so is the old object */
         json_t *served = sk_crconvert_from_stored(call->api, call->res, old, NULL, &failed);
         json_decref(old);
@@ -458,7 +457,7 @@ static int read_and_write(sk_api_call *call)
         reply_object(call, st, st->wo.dry_run ? obj : old);
         goto out;
     }
-    if (sk_convert_needed(call->res)) {
+    if (sk_crconvert_needed(call->res)) {
         json_t *stored = sk_crconvert_to_stored(call->api, call->res, obj, &failed);
         json_decref(obj);
         obj = stored;

@@ -35,7 +35,6 @@
 #include "api/verbs.h"
 #include "core/check.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/protobuf.h"
 #include "kube/status.h"
 #include "watch/hub.h"
@@ -177,7 +176,7 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
     const char *ns = sk_list_stream_ns(ws->ls);
     if (ns && strcmp(sk_blob_ns(ev->obj), ns) != 0)
         return;
-    int filters = sk_list_stream_filters(ws->ls), convert = sk_convert_needed(ws->res);
+    int filters = sk_list_stream_filters(ws->ls), convert = sk_crconvert_needed(ws->res);
     json_t *obj = NULL, *served = NULL;
     if (filters || convert) { /* Tables and metadata parse on their own (api/metawire.h) */
         obj = parse_blob(ws, ev->obj);

@@ -23,36 +23,25 @@
 
 #define TIMEOUT_S 30
 
-struct sk_hook_converter {
+/* The webhook's clientConfig compiled, and the review version it is sent:
+ * the first of its conversionReviewVersions kube knows (NULL: none). */
+typedef struct converter {
     sk_hook_endpoint *endpoint;
-    const char *review_version; /* "v1" or "v1beta1"; NULL: none it knows */
-};
+    const char *review_version;
+} converter;
 
-sk_hook_converter *sk_hook_converter_new(sk_hook_client *c, const json_t *webhook)
+static void converter_init(converter *cv, sk_hook_client *c, const json_t *webhook)
 {
-    sk_hook_converter *cv = calloc(1, sizeof *cv);
-    SK_CHECK_ALLOC(cv);
     cv->endpoint = sk_hook_endpoint_new(c, json_object_get(webhook, "clientConfig"));
-    /* createConversionReviewObjects: the first version of the list it knows */
+    cv->review_version = NULL;
     size_t i;
     const json_t *v;
     json_array_foreach(json_object_get(webhook, "conversionReviewVersions"), i, v)
     {
         const char *s = json_string_value(v);
-        if (s && (strcmp(s, "v1") == 0 || strcmp(s, "v1beta1") == 0)) {
+        if (!cv->review_version && s && (strcmp(s, "v1") == 0 || strcmp(s, "v1beta1") == 0))
             cv->review_version = s;
-            break;
-        }
     }
-    return cv;
-}
-
-void sk_hook_converter_free(sk_hook_converter *cv)
-{
-    if (!cv)
-        return;
-    sk_hook_endpoint_free(cv->endpoint);
-    free(cv);
 }
 
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
@@ -254,7 +243,7 @@ static char *check_converted(const sk_hook_conversion *conv, const char *in_gvk,
 
 /* The call itself (webhookConverter.Convert): NULL with *got (new) the
  * answer's objects, or the error (new), unwrapped. */
-static char *call(sk_hook_client *c, const sk_hook_converter *cv, const sk_hook_conversion *conv,
+static char *call(sk_hook_client *c, const converter *cv, const sk_hook_conversion *conv,
                   const json_t *sent, json_t **got)
 {
     if (!cv->review_version)
@@ -309,8 +298,8 @@ out:
     return err;
 }
 
-sk_err sk_hook_convert(sk_hook_client *c, const sk_hook_converter *cv,
-                       const sk_hook_conversion *conv, json_t **out, char **msg)
+sk_err sk_hook_convert(sk_hook_client *c, const json_t *webhook, const sk_hook_conversion *conv,
+                       json_t **out, char **msg)
 {
     /* getObjectsToConvert: only what is not in the desired version yet */
     json_t *sent = json_array();
@@ -327,7 +316,11 @@ sk_err sk_hook_convert(sk_hook_client *c, const sk_hook_converter *cv,
                                   : gvk_text(json_array_get(conv->objects, 0));
     SK_CHECK_ALLOC(in_gvk);
     if (json_array_size(sent) > 0) {
-        char *inner = call(c, cv, conv, sent, &got);
+        /* compiled per call: a caBundle's decoding beside an HTTPS call */
+        converter cv;
+        converter_init(&cv, c, webhook);
+        char *inner = call(c, &cv, conv, sent, &got);
+        sk_hook_endpoint_free(cv.endpoint);
         if (inner) {
             err = fmt("conversion for %s failed: %s", in_gvk, inner);
             free(inner);

@@ -19,13 +19,6 @@
 
 #include <jansson.h>
 
-typedef struct sk_hook_converter sk_hook_converter;
-
-/* The CRD's spec.conversion.webhook (borrowed; must outlive the
- * converter), compiled with c's help. Free with sk_hook_converter_free. */
-sk_hook_converter *sk_hook_converter_new(sk_hook_client *c, const json_t *webhook);
-void sk_hook_converter_free(sk_hook_converter *cv);
-
 /* One conversion (all borrowed). */
 typedef struct sk_hook_conversion {
     const char *desired;   /* desiredAPIVersion: "group/version" */
@@ -37,11 +30,12 @@ typedef struct sk_hook_conversion {
     void *resolve_arg;
 } sk_hook_conversion;
 
-/* Converts cv's objects to cv->desired; objects already in it are not sent
- * (and when none is left, nothing is). SK_OK: *out (new) is the array in
- * the desired version, in the same order. Otherwise *msg (new) is kube's
- * error text. */
-sk_err sk_hook_convert(sk_hook_client *c, const sk_hook_converter *cv,
-                       const sk_hook_conversion *conv, json_t **out, char **msg);
+/* Converts conv's objects to conv->desired through the webhook of the
+ * CRD's spec.conversion.webhook (borrowed), c calling it; objects already
+ * in the desired version are not sent (and when none is left, nothing
+ * is). SK_OK: *out (new) is the array in the desired version, in the same
+ * order. Otherwise *msg (new) is kube's error text. */
+sk_err sk_hook_convert(sk_hook_client *c, const json_t *webhook, const sk_hook_conversion *conv,
+                       json_t **out, char **msg);
 
 #endif

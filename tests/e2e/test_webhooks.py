@@ -1170,6 +1170,40 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         got = self.server.request("GET", self.widgets("v1", ns, "w")).json()
         self.assertEqual(got["spec"], {"size": 40})
 
+    def test_objects_of_an_older_storage_version_are_converted(self):
+        self.hooks.behaviours["/convert-mig"] = self.convert_widgets
+        self.conversion_crd("doohickeys", "Doohickey", "/convert-mig")
+        ns = self.namespace("conv-migrate")
+        path = lambda version, name="": self.widgets(version, ns, name, plural="doohickeys")
+        old = {"apiVersion": CONV_GROUP + "/v1", "kind": "Doohickey",
+               "metadata": {"name": "old"}, "spec": {"size": 2}}
+        self.assertEqual(self.server.request("POST", path("v1"), old).status, 201)
+        # v2 becomes the storage version: "old" stays stored as v1
+        crd = self.server.request("GET", "%s/doohickeys.%s" % (CRDS, CONV_GROUP)).json()
+        for v in crd["spec"]["versions"]:
+            v["storage"] = v["name"] == "v2"
+        r = self.server.request("PUT", "%s/doohickeys.%s" % (CRDS, CONV_GROUP), crd)
+        self.assertEqual(r.status, 200, r)
+        n = len(self.hooks.reviews("/convert-mig"))
+        got = self.server.request("GET", path("v2", "old")).json()
+        self.assertEqual((got["apiVersion"], got["spec"]), (CONV_GROUP + "/v2", {"replicas": 2}))
+        sent = self.hooks.reviews("/convert-mig")[n:]
+        self.assertEqual([(rq["desiredAPIVersion"], rq["objects"][0]["apiVersion"]) for rq in sent],
+                         [(CONV_GROUP + "/v2", CONV_GROUP + "/v1")])
+        items = self.server.request("GET", path("v2")).json()["items"]
+        self.assertEqual([o["spec"] for o in items], [{"replicas": 2}])
+        # read in the version it is stored in: not sent
+        n = len(self.hooks.reviews("/convert-mig"))
+        got = self.server.request("GET", path("v1", "old")).json()
+        self.assertEqual((got["apiVersion"], got["spec"]), (CONV_GROUP + "/v1", {"size": 2}))
+        # a write in the new storage version is stored as it is, not sent
+        new = {"apiVersion": CONV_GROUP + "/v2", "kind": "Doohickey",
+               "metadata": {"name": "new"}, "spec": {"replicas": 5}}
+        r = self.server.request("POST", path("v2"), new)
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json()["spec"], {"replicas": 5})
+        self.assertEqual(len(self.hooks.reviews("/convert-mig")), n)
+
     def test_failing_conversion_is_a_500_and_nothing_is_stored(self):
         url = "https://127.0.0.1:%d/" % dead_port()
         self.conversion_crd("gadgets", "Gadget", url=url)
