@@ -57,6 +57,14 @@ int sk_crconvert_needed(const sk_resource *r)
     return sk_convert_needed(r) || sk_crconvert_webhook(r);
 }
 
+int sk_crconvert_as_is(const sk_resource *r, const json_t *stored)
+{
+    if (!sk_crconvert_needed(r))
+        return 1;
+    const char *av = json_string_value(json_object_get(stored, "apiVersion"));
+    return sk_crconvert_webhook(r) && av && strcmp(av, r->api_version) == 0;
+}
+
 /* kube's answer to an error that is no API status (ErrorToAPIStatus):
  * 500, no reason. New. */
 static json_t *failure(const char *msg)

@@ -36,6 +36,11 @@ int sk_crconvert_webhook(const sk_resource *r);
  * the stored bytes are r's form as they are. */
 int sk_crconvert_needed(const sk_resource *r);
 
+/* 1 if stored (borrowed, a stored object of r) is r's form as it is: r's
+ * objects need no conversion, or it is a webhook CRD's object already in
+ * r's version. A reader may then use the stored bytes. */
+int sk_crconvert_as_is(const sk_resource *r, const json_t *stored);
+
 /* obj (borrowed, in r's version) in the stored form. New, or NULL with
  * *status (new) to answer. */
 json_t *sk_crconvert_to_stored(sk_api *api, const sk_resource *r, const json_t *obj,

@@ -165,9 +165,10 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, json_t *parsed, json_t
     json_t *obj = NULL, *served = NULL; /* stored form; the URL's version if it differs */
     int match = 1, convert = sk_crconvert_needed(ls->res);
     if (conv) {
+        /* one already in the version asked is written as stored */
         obj = json_incref(parsed);
-        served = json_incref(conv);
-        match = sk_list_stream_matches(ls, served);
+        served = sk_crconvert_as_is(ls->res, parsed) ? NULL : json_incref(conv);
+        match = sk_list_stream_matches(ls, served ? served : obj);
     } else if (convert || sk_list_stream_filters(ls)) {
         size_t len;
         const char *data = sk_blob_data(blob, &len);
@@ -198,7 +199,7 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, json_t *parsed, json_t
                                               : ",";
         /* a row of a version its webhook converted is that version's (a
          * custom resource's row is made per request: nothing is kept) */
-        const json_t *row_of = conv ? served : obj;
+        const json_t *row_of = conv && served ? served : obj;
         int rc =
             ls->as != SK_AS_TABLE
                 ? sk_metawire_partial(q, prefix, ls->res, blob, obj, served, ls->meta_version)

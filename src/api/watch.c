@@ -183,8 +183,9 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
         if (!obj)
             return; /* an unreadable object is skipped, as in lists */
         /* by a CRD's webhook: once per version, kept in the blob for the
-         * other watchers of the version */
-        if (convert &&
+         * other watchers of the version; one already in the version
+         * asked is sent as stored */
+        if (convert && !sk_crconvert_as_is(ws->res, obj) &&
             !(served = sk_crconvert_from_stored(ws->api, ws->res, obj, ev->obj, &ws->failure))) {
             json_decref(obj);
             return;
@@ -201,7 +202,7 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
             before = sk_list_stream_matches(ws->ls, cur);
         } else if (ev->prev) {
             json_t *pobj = parse_blob(ws, ev->prev);
-            if (pobj && convert) {
+            if (pobj && convert && !sk_crconvert_as_is(ws->res, pobj)) {
                 json_t *p = sk_crconvert_from_stored(ws->api, ws->res, pobj, ev->prev,
                                                      &ws->failure);
                 json_decref(pobj);
