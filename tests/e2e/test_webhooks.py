@@ -1220,10 +1220,19 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         self.assertTrue(st["message"].startswith(prefix), st["message"])
         self.assertEqual(self.server.request(
             "GET", self.widgets("v1", ns, plural="gadgets")).json()["items"], [])
-        # stored in v1 (no webhook), unreadable in v2, as one and as a list
+        # stored in v1 (no webhook), unreadable in v2, as one, as a list and as a watch
+        lst = self.server.request("GET", self.widgets("v1", ns, plural="gadgets")).json()
+        watch = WatchStream(self.server, self.widgets("v2", ns, plural="gadgets") +
+                            "?watch=true&resourceVersion=" + lst["metadata"]["resourceVersion"])
+        self.addCleanup(watch.close)
         gadget.update(apiVersion=CONV_GROUP + "/v1", spec={"size": 1})
         r = self.server.request("POST", self.widgets("v1", ns, plural="gadgets"), gadget)
         self.assertEqual(r.status, 201, r)
+        evs = watch.wait_for(lambda e: len(e) >= 1, what="the watch's ERROR event")
+        self.assertEqual((evs[0]["type"], evs[0]["object"]["code"]), ("ERROR", 500), evs)
+        self.assertTrue(evs[0]["object"]["message"].startswith(
+            "conversion for %s/v1, Kind=Gadget failed: " % CONV_GROUP), evs)
+        self.assertTrue(watch.done.wait(10), "the watch ends after the ERROR event")
         r = self.server.request("GET", self.widgets("v2", ns, "g", plural="gadgets"))
         self.assertEqual(r.status, 500, r)
         self.assertTrue(r.json()["message"].startswith(
