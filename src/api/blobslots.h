@@ -13,7 +13,12 @@ enum {
     SK_SLOT_PROTOBUF,  /* the version's protobuf message (api/pbwire.c) */
     SK_SLOT_METADATA,  /* its metadata as JSON text (api/metawire.c) */
     SK_SLOT_TABLE_ROW, /* its Table row template (api/metawire.c) */
+    /* a custom resource's served versions converted by webhook, as JSON
+     * text, one slot per version (api/crconvert.c) */
+    SK_SLOT_SERVED,
 };
-_Static_assert(SK_SLOT_TABLE_ROW < SK_BLOB_SLOTS, "every API slot exists in a blob");
+#define SK_SLOT_SERVED_N 3
+_Static_assert(SK_SLOT_SERVED + SK_SLOT_SERVED_N <= SK_BLOB_SLOTS,
+               "every API slot exists in a blob");
 
 #endif

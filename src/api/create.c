@@ -16,12 +16,12 @@
 #include "api/admit.h"
 #include "api/alloc.h"
 #include "api/body.h"
+#include "api/crconvert.h"
 #include "api/manage.h"
 #include "api/served.h"
 #include "api/verbs.h"
 #include "api/webhooks.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/lifecycle.h"
 #include "kube/objmeta.h"
 #include "kube/status.h"
@@ -159,14 +159,26 @@ int sk_create_object(sk_api_call *call, json_t *obj, const sk_write_options *wo,
         sk_managed_update(m->type, NULL, st->obj, &m->w);
     sk_status_rules_on_create(call->res, st->obj);
     /* admitted in the URL's version, written in the stored one (once: retries reuse it) */
-    int convert = sk_convert_needed(call->res);
-    if (convert)
-        st->obj = sk_call_keep(call, sk_convert_to_stored(call->res, st->obj));
+    int convert = sk_crconvert_needed(call->res);
+    json_t *failed = NULL;
+    if (convert) {
+        json_t *stored = sk_crconvert_to_stored(call->api, call->res, st->obj, &failed);
+        if (!stored) {
+            sk_call_reply_status_object(call, failed);
+            return SK_STEP_DONE;
+        }
+        st->obj = sk_call_keep(call, stored);
+    }
     if (wo->dry_run) {
         /* answered as a write is: the stored form in the URL's version (so
          * autoscaling/v1 shows the CPU target its conversion implies) */
-        json_t *reply = convert ? sk_convert_from_stored(call->res, st->obj) : json_incref(st->obj);
-        sk_call_reply_json(call, 201, reply);
+        json_t *reply = convert ? sk_crconvert_from_stored(call->api, call->res, st->obj, NULL,
+                                                           &failed)
+                                : json_incref(st->obj);
+        if (reply)
+            sk_call_reply_json(call, 201, reply);
+        else
+            sk_call_reply_status_object(call, failed);
         json_decref(reply);
         return SK_STEP_DONE;
     }

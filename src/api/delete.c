@@ -21,11 +21,12 @@
  */
 #include "api/body.h"
 #include "api/call.h"
+#include "api/crconvert.h"
 #include "api/served.h"
 #include "api/verbs.h"
 #include "api/webhooks.h"
+#include "core/log.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/lifecycle.h"
 #include "kube/selector.h"
 
@@ -71,11 +72,28 @@ static deletion *deletion_new(sk_api_call *call, const sk_delete_options *d, con
     return del;
 }
 
-/* obj (borrowed, stored form) as the call's version: new reference. */
-static json_t *served_form(const sk_api_call *call, const json_t *obj)
+/* obj (borrowed, stored form) as the call's version: new reference, or
+ * NULL with *failed (new) when its CRD's conversion webhook failed. */
+static json_t *served_form(const sk_api_call *call, const json_t *obj, json_t **failed)
 {
-    return sk_convert_needed(call->res) ? sk_convert_from_stored(call->res, obj)
-                                        : json_incref((json_t *)obj);
+    return sk_crconvert_needed(call->res)
+               ? sk_crconvert_from_stored(call->api, call->res, obj, NULL, failed)
+               : json_incref((json_t *)obj);
+}
+
+/* The result of a run, obj (borrowed) as the call's version; a webhook that
+ * fails to convert what is already written leaves it NULL (answered as a
+ * Status Success), logged. */
+static json_t *result_form(const sk_api_call *call, const json_t *obj)
+{
+    json_t *failed = NULL;
+    json_t *out = served_form(call, obj, &failed);
+    if (!out)
+        sk_log_warn("delete of %s \"%s\": %s", call->res->resource,
+                    call->name ? call->name : "",
+                    json_string_value(json_object_get(failed, "message")));
+    json_decref(failed);
+    return out;
 }
 
 static int deletion_step(sk_api_call *call);
@@ -90,7 +108,7 @@ static int deletion_written(sk_api_call *call)
     if (call->write_err == SK_OK) {
         json_t *obj = sk_call_parse_stored(call->res, call->write_row.value,
                                            call->write_row.value_len, del->name);
-        del->result = obj ? served_form(call, obj) : NULL;
+        del->result = obj ? result_form(call, obj) : NULL;
         json_decref(obj);
     }
     return del->done(call);
@@ -115,8 +133,11 @@ static int deletion_step(sk_api_call *call)
     /* kube runs a delete's admission on the object as read, before it
      * plans (an eviction's is the eviction's own create: a later slice) */
     if (stored && !del->evict) {
-        json_t *served = served_form(call, stored);
-        int refused = sk_webhooks_delete(call, served, &del->d);
+        json_t *failed = NULL;
+        json_t *served = served_form(call, stored, &failed);
+        if (!served)
+            sk_call_reply_status_object(call, failed);
+        int refused = served ? sk_webhooks_delete(call, served, &del->d) : -1;
         json_decref(served);
         if (refused < 0) {
             json_decref(stored);
@@ -132,7 +153,7 @@ static int deletion_step(sk_api_call *call)
         return del->done(call);
     }
     if (plan == SK_DELETE_PENDING || del->d.dry_run) {
-        del->result = stored ? served_form(call, plan == SK_DELETE_MARK ? updated : stored) : NULL;
+        del->result = stored ? result_form(call, plan == SK_DELETE_MARK ? updated : stored) : NULL;
         del->removed = plan == SK_DELETE_NOW;
         json_decref(stored);
         json_decref(updated);

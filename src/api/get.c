@@ -5,10 +5,10 @@
  * object or, for `kubectl get`, as a Table.
  */
 #include "api/call.h"
+#include "api/crconvert.h"
 #include "api/served.h"
 #include "api/verbs.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/partial.h"
 #include "kube/table.h"
 
@@ -26,21 +26,25 @@ static void reply_partial(sk_api_call *call, const json_t *obj)
     sk_buf_free(&b);
 }
 
-/* The object as st->view shows it (a subresource's kind, e.g. Scale), or
- * in the URL's version when there is no view; its metadata alone when the
- * Accept header asked for that. */
-static void reply_view(sk_api_call *call, get_state *st, const sk_blob *blob)
+/* The object in the URL's version, as st->view shows it (a subresource's
+ * kind, e.g. Scale) when there is one; its metadata alone when the Accept
+ * header asked for that. */
+static void reply_view(sk_api_call *call, get_state *st, sk_blob *blob)
 {
     size_t len;
     const char *data = sk_blob_data(blob, &len);
     json_t *obj = sk_call_parse_stored(call->res, data, len, sk_blob_name(blob));
-    json_t *v = !obj       ? NULL
-                : st->view ? st->view(call, obj)
-                           : sk_convert_from_stored(call->res, obj);
+    json_t *failed = NULL;
+    /* a view (a Scale) shows the object in the URL's version, whose paths it reads */
+    json_t *served = obj ? sk_crconvert_from_stored(call->api, call->res, obj, blob, &failed) : NULL;
+    json_t *v = served && st->view ? st->view(call, served) : json_incref(served);
+    json_decref(served);
     if (v && call->out_as.as == SK_AS_PARTIAL)
         reply_partial(call, v);
     else if (v)
         sk_call_reply_json(call, 200, v);
+    else if (failed)
+        sk_call_reply_status_object(call, failed);
     else if (!obj)
         sk_call_reply_errorf(call, SK_ERR_INTERNAL, "the stored object %s \"%s\" cannot be decoded",
                              call->res->resource, sk_blob_name(blob));
@@ -49,7 +53,7 @@ static void reply_view(sk_api_call *call, get_state *st, const sk_blob *blob)
 }
 
 /* One object as a Table (Accept: ...;as=Table). */
-static void reply_table(sk_api_call *call, const sk_blob *blob)
+static void reply_table(sk_api_call *call, sk_blob *blob)
 {
     size_t len;
     const char *data = sk_blob_data(blob, &len);
@@ -58,6 +62,18 @@ static void reply_table(sk_api_call *call, const sk_blob *blob)
         sk_call_reply_errorf(call, SK_ERR_INTERNAL, "the stored object %s \"%s\" cannot be decoded",
                              call->res->resource, sk_blob_name(blob));
         return;
+    }
+    if (sk_crconvert_webhook(call->res)) {
+        /* the row of the version its webhook converts to (the table's own
+         * conversion leaves that version as it is) */
+        json_t *failed = NULL;
+        json_t *served = sk_crconvert_from_stored(call->api, call->res, obj, blob, &failed);
+        json_decref(obj);
+        if (!served) {
+            sk_call_reply_status_object(call, failed);
+            return;
+        }
+        obj = served;
     }
     sk_include_object include;
     if (sk_parse_include_object(sk_call_query(call, "includeObject"), &include) < 0)
@@ -99,6 +115,8 @@ static int get_read(sk_api_call *call)
             sk_call_reply_errorf(call, SK_ERR_INTERNAL,
                                  "the stored object %s \"%s\" cannot be decoded",
                                  call->res->resource, sk_blob_name(blob));
+        else if (sk_crconvert_webhook(call->res))
+            reply_view(call, st, blob); /* the kept form, if the blob has it */
         else
             sk_served_reply(call, 200, data, len);
     }

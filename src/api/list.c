@@ -35,6 +35,7 @@
  * stream.
  */
 #include "api/list.h"
+#include "api/crconvert.h"
 #include "api/metawire.h"
 #include "api/outq.h"
 #include "api/pbwire.h"
@@ -85,6 +86,7 @@ struct sk_list_stream {
     sk_outq out;
     sk_outq page;
     int failed;
+    json_t *failure; /* why a chunk failed to convert (a Status), if it did */
 };
 
 static const char *scope_ns(const sk_list_stream *ls)
@@ -147,8 +149,11 @@ static void append_list_object(sk_list_stream *ls, sk_outq *q, sk_blob *blob, js
     json_decref(obj);
 }
 
-/* Renders one item; returns non-zero to stop the chunk. */
-static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
+/* Renders one item; returns non-zero to stop the chunk. conv: the item
+ * converted by its CRD's webhook (borrowed, with parsed, its stored form),
+ * or NULL to convert here. */
+static int render_item(sk_list_stream *ls, sk_blob *blob, json_t *parsed, json_t *conv,
+                       int *cut)
 {
     sk_outq *q = items_out(ls);
     if (ls->limit && ls->emitted == ls->limit) {
@@ -158,8 +163,13 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
     ls->scanned_page++;
     set_after(ls, sk_blob_ns(blob), sk_blob_name(blob));
     json_t *obj = NULL, *served = NULL; /* stored form; the URL's version if it differs */
-    int match = 1, convert = sk_convert_needed(ls->res);
-    if (convert || sk_list_stream_filters(ls)) {
+    int match = 1, convert = sk_crconvert_needed(ls->res);
+    if (conv) {
+        /* one already in the version asked is written as stored */
+        obj = json_incref(parsed);
+        served = sk_crconvert_as_is(ls->res, parsed) ? NULL : json_incref(conv);
+        match = sk_list_stream_matches(ls, served ? served : obj);
+    } else if (convert || sk_list_stream_filters(ls)) {
         size_t len;
         const char *data = sk_blob_data(blob, &len);
         obj = sk_call_parse_stored(ls->res, data, len, sk_blob_name(blob));
@@ -187,13 +197,17 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, int *cut)
         const char *prefix = ls->watch_events ? "{\"type\":\"ADDED\",\"object\":"
                              : ls->first_item ? ""
                                               : ",";
+        /* a row of a version its webhook converted is that version's (a
+         * custom resource's row is made per request: nothing is kept) */
+        const json_t *row_of = conv && served ? served : obj;
         int rc =
             ls->as != SK_AS_TABLE
                 ? sk_metawire_partial(q, prefix, ls->res, blob, obj, served, ls->meta_version)
             : ls->watch_events
-                ? sk_metawire_table(q, prefix, ls->res, blob, obj, ls->include_object,
+                ? sk_metawire_table(q, prefix, ls->res, blob, row_of, ls->include_object,
                                     sk_blob_rev(blob), sk_wall_s())
-                : sk_metawire_row(q, prefix, ls->res, blob, obj, ls->include_object, sk_wall_s());
+                : sk_metawire_row(q, prefix, ls->res, blob, row_of, ls->include_object,
+                                  sk_wall_s());
         if (rc == 0) {
             if (ls->watch_events)
                 sk_buf_puts(&q->text, "}\n");
@@ -248,11 +262,34 @@ static sk_err fetch_chunk(sk_list_stream *ls)
     if (err != SK_OK)
         return err;
     sk_metrics_list_chunk(ls->api->metrics, source == SK_READ_CACHE);
+    /* A CRD's conversion webhook converts the chunk in one review */
+    json_t *parsed[CHUNK_ROWS], *conv[CHUNK_ROWS];
+    int by_webhook = sk_crconvert_webhook(ls->res);
+    if (by_webhook) {
+        for (int i = 0; i < n; i++) {
+            size_t len;
+            const char *data = sk_blob_data(items[i], &len);
+            parsed[i] = sk_call_parse_stored(ls->res, data, len, sk_blob_name(items[i]));
+        }
+        if (sk_crconvert_list_from_stored(ls->api, ls->res, parsed, items, (size_t)n, conv,
+                                          &ls->failure) < 0) {
+            for (int i = 0; i < n; i++) {
+                json_decref(parsed[i]);
+                sk_blob_unref(items[i]);
+            }
+            return SK_ERR_INTERNAL;
+        }
+    }
     for (int i = 0; i < n; i++) {
         /* Filtering and rendering happen here, after the read released
          * every lock; the references are dropped as they are used. */
-        if (rendered == i && !render_item(ls, items[i], &cut))
+        if (rendered == i && !render_item(ls, items[i], by_webhook ? parsed[i] : NULL,
+                                          by_webhook ? conv[i] : NULL, &cut))
             rendered++;
+        if (by_webhook) {
+            json_decref(parsed[i]);
+            json_decref(conv[i]);
+        }
         sk_blob_unref(items[i]);
     }
     if (ls->has_more || (n < want && !cut))
@@ -428,6 +465,7 @@ static void stream_release(void *self)
     sk_field_selector_free(ls->fields);
     sk_outq_free(&ls->out);
     sk_outq_free(&ls->page);
+    json_decref(ls->failure);
 }
 
 /* A watch of one object is the collection's narrowed by metadata.name, the
@@ -648,6 +686,8 @@ static int list_settle(sk_api_call *call)
     if (!ls->exhausted && (err = fetch_chunk(ls)) != SK_OK) {
         if (err == SK_ERR_EXPIRED && st->opts.cont)
             reply_expired_token(call, ls);
+        else if (ls->failure)
+            sk_call_reply_status_object(call, json_incref(ls->failure));
         else
             sk_call_reply_store_error(call, err, "");
         return SK_STEP_DONE;

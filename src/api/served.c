@@ -2,15 +2,15 @@
  * served.c - see served.h.
  */
 #include "api/served.h"
+#include "api/crconvert.h"
 #include "core/check.h"
-#include "kube/convert.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 void sk_served_reply(sk_api_call *call, int status, const char *data, size_t len)
 {
-    if (!sk_convert_needed(call->res)) {
+    if (!sk_crconvert_needed(call->res)) {
         sk_call_reply_raw(call, status, data, len);
         return;
     }
@@ -19,8 +19,12 @@ void sk_served_reply(sk_api_call *call, int status, const char *data, size_t len
         sk_call_reply_error(call, SK_ERR_INTERNAL, "the stored object cannot be decoded");
         return;
     }
-    json_t *obj = sk_convert_from_stored(call->res, stored);
-    sk_call_reply_json(call, status, obj);
+    json_t *failed = NULL;
+    json_t *obj = sk_crconvert_from_stored(call->api, call->res, stored, NULL, &failed);
+    if (obj)
+        sk_call_reply_json(call, status, obj);
+    else
+        sk_call_reply_status_object(call, failed);
     json_decref(obj);
     json_decref(stored);
 }

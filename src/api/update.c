@@ -29,6 +29,7 @@
 #include "api/admit.h"
 #include "api/alloc.h"
 #include "api/body.h"
+#include "api/crconvert.h"
 #include "api/manage.h"
 #include "api/served.h"
 #include "api/verbs.h"
@@ -36,7 +37,6 @@
 #include "core/buf.h"
 #include "core/jsontext.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/fieldcheck.h"
 #include "kube/lifecycle.h"
 #include "kube/limits.h"
@@ -324,13 +324,16 @@ static int update_done(sk_api_call *call)
     } else if (st->view && st->view->reply) {
         json_t *obj = sk_call_parse_stored(call->res, call->write_row.value,
                                            call->write_row.value_len, call->name);
-        if (obj && sk_convert_needed(call->res)) {
-            json_t *served = sk_convert_from_stored(call->res, obj);
+        json_t *failed = NULL;
+        if (obj && sk_crconvert_needed(call->res)) {
+            json_t *served = sk_crconvert_from_stored(call->api, call->res, obj, NULL, &failed);
             json_decref(obj);
             obj = served;
         }
         if (obj)
             st->view->reply(call, obj);
+        else if (failed)
+            sk_call_reply_status_object(call, failed);
         else
             sk_call_reply_error(call, SK_ERR_INTERNAL, "the written object cannot be decoded");
         json_decref(obj);
@@ -384,10 +387,15 @@ static int read_and_write(sk_api_call *call)
                              call->res->resource, call->name);
         return SK_STEP_DONE;
     }
-    if (sk_convert_needed(call->res)) {
+    json_t *failed = NULL;
+    if (sk_crconvert_needed(call->res)) {
         /* PUT bodies and patches are in the URL's version: so is the old object */
-        json_t *served = sk_convert_from_stored(call->res, old);
+        json_t *served = sk_crconvert_from_stored(call->api, call->res, old, NULL, &failed);
         json_decref(old);
+        if (!served) {
+            sk_call_reply_status_object(call, failed);
+            return SK_STEP_DONE;
+        }
         old = served;
     }
     int rc = SK_STEP_DONE;
@@ -449,10 +457,14 @@ static int read_and_write(sk_api_call *call)
         reply_object(call, st, st->wo.dry_run ? obj : old);
         goto out;
     }
-    if (sk_convert_needed(call->res)) {
-        json_t *stored = sk_convert_to_stored(call->res, obj);
+    if (sk_crconvert_needed(call->res)) {
+        json_t *stored = sk_crconvert_to_stored(call->api, call->res, obj, &failed);
         json_decref(obj);
         obj = stored;
+        if (!obj) {
+            sk_call_reply_status_object(call, failed);
+            goto out;
+        }
     }
     sk_write w = sk_admit_write(call, obj, st->current.rev);
     sk_alloc_attach(st->alloc, &w);

@@ -68,7 +68,7 @@ typedef struct sk_update_view {
 int sk_update_start(sk_api_call *call, int is_patch, const sk_update_view *view);
 /* A verb on a subresource (call->route.sub): subresource.c. */
 int sk_verb_subresource(sk_api_call *call);
-/* GET of the object as view shows it (NULL: as stored). */
+/* GET of the object in the URL's version as view shows it (NULL: as it is). */
 int sk_verb_get_view(sk_api_call *call, json_t *(*view)(sk_api_call *call, const json_t *obj));
 /* DELETE of the object with the options given (copied; body already
  * decoded; d->dry_run: plan and answer, write nothing); evict: answer as an

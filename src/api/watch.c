@@ -26,6 +26,7 @@
  * protobuf reader, for every watcher. Bookmarks and errors are built as
  * JSON lines and transcoded: they are small and rare.
  */
+#include "api/crconvert.h"
 #include "api/list.h"
 #include "api/metawire.h"
 #include "api/outq.h"
@@ -34,7 +35,6 @@
 #include "api/verbs.h"
 #include "core/check.h"
 #include "core/util.h"
-#include "kube/convert.h"
 #include "kube/protobuf.h"
 #include "kube/status.h"
 #include "watch/hub.h"
@@ -72,6 +72,7 @@ typedef struct watch_stream {
     sk_include_object include; /* with their objects as asked */
     int protobuf;              /* frames of Kubernetes protobuf, not JSON lines */
     int failed;                /* an event could not be encoded: the stream ends */
+    json_t *failure; /* an event its CRD's webhook could not convert: the Status */
 } watch_stream;
 
 /* Queues one event rendered as a JSON line in line (emptied). */
@@ -117,7 +118,10 @@ static int render_event(watch_stream *ws, const char *type, sk_blob *blob, json_
     if (ws->as != SK_AS_OBJECT) {
         char prefix[48];
         snprintf(prefix, sizeof prefix, "{\"type\":\"%s\",\"object\":", type);
-        int rc = ws->as == SK_AS_TABLE ? sk_metawire_table(&ws->out, prefix, ws->res, blob, obj,
+        /* a row of a version its webhook converted is that version's (a
+         * custom resource's row is made per request: nothing is kept) */
+        const json_t *row_of = served && sk_crconvert_webhook(ws->res) ? served : obj;
+        int rc = ws->as == SK_AS_TABLE ? sk_metawire_table(&ws->out, prefix, ws->res, blob, row_of,
                                                            ws->include, rev, sk_wall_s())
                                        : sk_metawire_partial(&ws->out, prefix, ws->res, blob, obj,
                                                              served, ws->meta_version);
@@ -137,11 +141,9 @@ static int render_event(watch_stream *ws, const char *type, sk_blob *blob, json_
     return 1;
 }
 
-static void render_expired(watch_stream *ws, int64_t oldest)
+/* An ERROR event carrying st (borrowed), the stream's last. */
+static void render_error(watch_stream *ws, const json_t *st)
 {
-    char msg[160];
-    snprintf(msg, sizeof msg, EXPIRED_REASON_FMT, (long long)ws->cursor, (long long)oldest);
-    json_t *st = sk_status_new(SK_ERR_EXPIRED, msg, NULL, NULL, NULL, NULL);
     char *text = json_dumps(st, JSON_COMPACT);
     SK_CHECK_ALLOC(text);
     sk_buf line = SK_BUF_INIT;
@@ -149,6 +151,14 @@ static void render_expired(watch_stream *ws, int64_t oldest)
     emit_line(ws, &line);
     sk_buf_free(&line);
     free(text);
+}
+
+static void render_expired(watch_stream *ws, int64_t oldest)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, EXPIRED_REASON_FMT, (long long)ws->cursor, (long long)oldest);
+    json_t *st = sk_status_new(SK_ERR_EXPIRED, msg, NULL, NULL, NULL, NULL);
+    render_error(ws, st);
     json_decref(st);
 }
 
@@ -166,14 +176,20 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
     const char *ns = sk_list_stream_ns(ws->ls);
     if (ns && strcmp(sk_blob_ns(ev->obj), ns) != 0)
         return;
-    int filters = sk_list_stream_filters(ws->ls), convert = sk_convert_needed(ws->res);
+    int filters = sk_list_stream_filters(ws->ls), convert = sk_crconvert_needed(ws->res);
     json_t *obj = NULL, *served = NULL;
     if (filters || convert) { /* Tables and metadata parse on their own (api/metawire.h) */
         obj = parse_blob(ws, ev->obj);
         if (!obj)
             return; /* an unreadable object is skipped, as in lists */
-        if (convert)
-            served = sk_convert_from_stored(ws->res, obj);
+        /* by a CRD's webhook: once per version, kept in the blob for the
+         * other watchers of the version; one already in the version
+         * asked is sent as stored */
+        if (convert && !sk_crconvert_as_is(ws->res, obj) &&
+            !(served = sk_crconvert_from_stored(ws->api, ws->res, obj, ev->obj, &ws->failure))) {
+            json_decref(obj);
+            return;
+        }
     }
     static const char *const names[] = {"ADDED", "MODIFIED", "DELETED"};
     const char *type = names[ev->type];
@@ -186,10 +202,16 @@ static void render_cache_event(watch_stream *ws, const sk_cache_event *ev)
             before = sk_list_stream_matches(ws->ls, cur);
         } else if (ev->prev) {
             json_t *pobj = parse_blob(ws, ev->prev);
-            if (pobj && convert) {
-                json_t *p = sk_convert_from_stored(ws->res, pobj);
+            if (pobj && convert && !sk_crconvert_as_is(ws->res, pobj)) {
+                json_t *p = sk_crconvert_from_stored(ws->api, ws->res, pobj, ev->prev,
+                                                     &ws->failure);
                 json_decref(pobj);
                 pobj = p;
+            }
+            if (ws->failure) {
+                json_decref(served);
+                json_decref(obj);
+                return;
             }
             before = pobj && sk_list_stream_matches(ws->ls, pobj);
             json_decref(pobj);
@@ -206,7 +228,7 @@ static int take_event(void *arg, const sk_cache_event *ev)
 {
     watch_stream *ws = arg;
     render_cache_event(ws, ev);
-    return sk_outq_size(&ws->out) >= OUT_HIGH_WATER;
+    return ws->failure || sk_outq_size(&ws->out) >= OUT_HIGH_WATER;
 }
 
 /* Reads the events after the cursor into the output. Returns -1 if the
@@ -228,6 +250,10 @@ static int read_events(watch_stream *ws)
          * HTTP thread, and 1,000 watchers each add every event. */
         sk_watch_hub_count(ws->api->hub, 0, ws->rendered, 0);
         ws->rendered = 0;
+        if (ws->failure) {
+            render_error(ws, ws->failure);
+            return -1;
+        }
         if (err == SK_ERR_EXPIRED) {
             sk_cache_state st;
             sk_cache_get_state(ws->api->cache, &st);
@@ -317,6 +343,7 @@ static void watch_stream_release(void *self)
         sk_watch_hub_cancel(ws->api->hub, ws->ticket);
     sk_watch_hub_count(ws->api->hub, -1, 0, 0);
     sk_outq_free(&ws->out);
+    json_decref(ws->failure);
 }
 
 /* The stream's start: its revision (waiting for the cache to reach it, see

@@ -21,6 +21,8 @@
  */
 #include "api/webhooks.h"
 #include "api/authn.h"
+#include "api/crconvert.h"
+#include "api/svcroute.h"
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -226,97 +228,6 @@ static json_t *write_options(sk_api_call *call, const json_t *old, int dry_run)
     return o;
 }
 
-typedef struct slices {
-    const char *service;
-    json_t *list;
-} slices;
-
-static int add_slice(void *arg, sk_blob *item)
-{
-    slices *s = arg;
-    json_t *obj = sk_reader_object(item);
-    const char *owner = json_string_value(json_object_get(
-        json_object_get(json_object_get(obj, "metadata"), "labels"), "kubernetes.io/service-name"));
-    if (owner && strcmp(owner, s->service) == 0)
-        json_array_append(s->list, obj);
-    json_decref(obj);
-    return 0;
-}
-
-/* The first ready endpoint address (and the slice's number for the
- * service port's name) of the EndpointSlices in list; NULL if none. */
-static char *ready_endpoint(const json_t *list, const char *port_name)
-{
-    size_t i, j, k;
-    json_t *slice, *port, *ep;
-    json_array_foreach(list, i, slice)
-    {
-        json_int_t number = 0;
-        json_array_foreach(json_object_get(slice, "ports"), j, port)
-        {
-            const char *name = json_string_value(json_object_get(port, "name"));
-            if (strcmp(name ? name : "", port_name) == 0)
-                number = json_integer_value(json_object_get(port, "port"));
-        }
-        if (number <= 0)
-            continue;
-        json_array_foreach(json_object_get(slice, "endpoints"), k, ep)
-        {
-            const json_t *ready = json_object_get(json_object_get(ep, "conditions"), "ready");
-            const char *addr = json_string_value(json_array_get(json_object_get(ep, "addresses"), 0));
-            if (!addr || json_is_false(ready))
-                continue;
-            sk_buf b = SK_BUF_INIT;
-            sk_buf_printf(&b, "%s:%" JSON_INTEGER_FORMAT, addr, number);
-            return sk_buf_steal(&b, NULL);
-        }
-    }
-    return NULL;
-}
-
-/* sk_hook_review.resolve: kube's endpoint routing over the stored Service
- * and its EndpointSlices (no kube-proxy here to reach a cluster IP). */
-static int resolve_service(void *arg, const char *ns, const char *name, int port, char **addr,
-                           char **why)
-{
-    sk_api_call *call = arg;
-    sk_reader *rd = call->api->reader;
-    sk_blob *blob = NULL;
-    if (sk_reader_get(rd, "services", ns, name, 0, &blob) != SK_OK) {
-        *why = sk_go_quoted_in("service ", name, " not found");
-        return -1;
-    }
-    json_t *svc = sk_reader_object(blob);
-    sk_blob_unref(blob);
-    const json_t *sp = NULL, *p;
-    size_t i;
-    json_array_foreach(json_object_get(json_object_get(svc, "spec"), "ports"), i, p)
-        if (json_integer_value(json_object_get(p, "port")) == port)
-            sp = p;
-    int rc = -1;
-    if (!sp) {
-        char prefix[64];
-        snprintf(prefix, sizeof prefix, "no service port %d found for service ", port);
-        *why = sk_go_quoted_in(prefix, name, "");
-        goto out;
-    }
-    const char *port_name = json_string_value(json_object_get(sp, "name"));
-    slices s = {name, json_array()};
-    int64_t rev = sk_reader_cache_rev(rd);
-    if (rev > 0)
-        sk_reader_scan(rd, "endpointslices.discovery.k8s.io", ns, rev, add_slice, &s);
-    *addr = ready_endpoint(s.list, port_name ? port_name : "");
-    json_decref(s.list);
-    if (!*addr) {
-        *why = sk_go_quoted_in("no endpoints available for service ", name, "");
-        goto out;
-    }
-    rc = 0;
-out:
-    json_decref(svc);
-    return rc;
-}
-
 typedef struct request {
     sk_hook_review rv;
     sk_api_call *call;
@@ -342,6 +253,27 @@ static int ns_labels(void *arg, const char *ns, const json_t **labels)
     return rq->ns_state > 0 ? 0 : -1;
 }
 
+/* sk_hook_review.convert: between two versions of one storage, as the
+ * API converts (a custom resource's through its CRD's webhook). */
+static char *convert_equivalent(void *arg, const sk_resource *from, const sk_resource *to,
+                                const json_t *obj, json_t **out)
+{
+    sk_api *api = arg;
+    json_t *failed = NULL;
+    json_t *stored = sk_crconvert_to_stored(api, from, obj, &failed);
+    json_t *conv = stored ? sk_crconvert_from_stored(api, to, stored, NULL, &failed) : NULL;
+    json_decref(stored);
+    char *why = NULL;
+    if (conv) {
+        *out = conv;
+    } else {
+        why = strdup(json_string_value(json_object_get(failed, "message")));
+        SK_CHECK_ALLOC(why);
+    }
+    json_decref(failed);
+    return why;
+}
+
 /* rq for a reviewed by name, with options (stolen). */
 static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs *a,
                          const char *name, json_t *options, int dry_run)
@@ -363,8 +295,10 @@ static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs 
     rv->dry_run = dry_run;
     rv->ns_labels = ns_labels;
     rv->ns_labels_arg = rq;
-    rv->resolve = resolve_service;
-    rv->resolve_arg = call;
+    rv->resolve = sk_svcroute_resolve;
+    rv->resolve_arg = call->api;
+    rv->convert = convert_equivalent;
+    rv->convert_arg = call->api;
 }
 
 static void request_free(request *rq)

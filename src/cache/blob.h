@@ -9,7 +9,8 @@
  * the blob, so an index holding blobs needs no key copies of its own.
  *
  * A blob may also carry derived encodings of the same version (the API
- * layer's protobuf message, metadata text, table row), one per slot, opaque
+ * layer's protobuf message, metadata text, table row, versions converted by
+ * webhook), one per slot, opaque
  * to the cache: each made by whoever needs it first, attached once, never
  * changed, freed with the blob. They let every later reader copy bytes
  * instead of parsing and encoding again, without the cache knowing what
@@ -36,7 +37,7 @@ const char *sk_blob_name(const sk_blob *b);
 /* Revision that wrote this version (its resourceVersion). */
 int64_t sk_blob_rev(const sk_blob *b);
 /* How many derived slots a blob has (slot numbers are 0 .. SK_BLOB_SLOTS-1). */
-#define SK_BLOB_SLOTS 3
+#define SK_BLOB_SLOTS 6
 /* The derived encoding in slot (borrowed: it lives as long as the blob), or
  * NULL when none is yet. Safe to call while another thread attaches one: it
  * sees nothing or the whole bytes. */

@@ -20,10 +20,8 @@
  * validating webhooks, again after each patch for mutating ones); each
  * call only splices its own uid in front.
  *
- * clientConfig.service is reached as kube's endpoint routing does: an
- * address of the Service's ready endpoints (resolved by the caller, from
- * the stored Service and EndpointSlices: no kube-proxy runs here), the
- * certificate checked for NAME.NAMESPACE.svc.
+ * Where a webhook is and how it is reached (url or Service, caBundle) is
+ * hook/endpoint.h's, shared with CRD conversion webhooks.
  */
 #include "hook/admission.h"
 #include "core/buf.h"
@@ -52,10 +50,7 @@ typedef struct hook {
      * *_error (new), an internal error for the requests it would judge */
     sk_label_selector *ns_sel, *obj_sel;
     char *ns_error, *obj_error;
-    const char *url; /* NULL: by Service */
-    const char *svc_ns, *svc_name, *svc_path;
-    int svc_port;
-    char *ca_file; /* NULL: the system's roots */
+    sk_hook_endpoint *endpoint; /* its clientConfig */
     int v1beta1;   /* sent AdmissionReview v1beta1, not v1 */
     char *unusable; /* it cannot be called: why (new), a call failure */
 } hook;
@@ -106,24 +101,7 @@ static void compile(sk_hook_client *c, const json_t *json, hook *h)
     h->timeout_s = json_is_integer(t) ? (int)json_integer_value(t) : 10;
     compile_selector(json_object_get(json, "namespaceSelector"), &h->ns_sel, &h->ns_error);
     compile_selector(json_object_get(json, "objectSelector"), &h->obj_sel, &h->obj_error);
-    const json_t *cc = json_object_get(json, "clientConfig");
-    h->url = json_string_value(json_object_get(cc, "url"));
-    const json_t *svc = json_object_get(cc, "service");
-    h->svc_ns = json_string_value(json_object_get(svc, "namespace"));
-    h->svc_name = json_string_value(json_object_get(svc, "name"));
-    h->svc_path = json_string_value(json_object_get(svc, "path"));
-    const json_t *port = json_object_get(svc, "port");
-    h->svc_port = json_is_integer(port) ? (int)json_integer_value(port) : 443;
-    const char *bundle = json_string_value(json_object_get(cc, "caBundle"));
-    if (bundle && *bundle) {
-        size_t len = 0;
-        unsigned char *ca = sk_typed_base64_decode(bundle, &len);
-        if (!ca)
-            h->unusable = strdup("could not get REST client: caBundle is not base64");
-        else if (!(h->ca_file = sk_hook_client_ca_file(c, ca, len)))
-            h->unusable = strdup("cannot keep the caBundle in a file for the TLS library");
-        free(ca);
-    }
+    h->endpoint = sk_hook_endpoint_new(c, json_object_get(json, "clientConfig"));
     /* kube's CreateAdmissionObjects: the first version of the list it
      * knows */
     size_t i;
@@ -138,7 +116,7 @@ static void compile(sk_hook_client *c, const json_t *json, hook *h)
             break;
         }
     }
-    if (!known && !h->unusable)
+    if (!known)
         h->unusable = strdup("could not create admission objects: webhook does not accept known "
                              "AdmissionReview versions (v1, v1beta1)");
 }
@@ -181,7 +159,7 @@ void sk_hook_set_unref(sk_hook_set *s)
             sk_label_selector_free(h->obj_sel);
             free(h->ns_error);
             free(h->obj_error);
-            free(h->ca_file);
+            sk_hook_endpoint_free(h->endpoint);
             free(h->unusable);
         }
         free(s->hooks[k]);
@@ -241,22 +219,32 @@ static json_t *gvr(const sk_webhook_attrs *a)
 }
 
 /* obj (borrowed, in from's version) in to's, through the stored form
- * (kube/convert.h). New. */
-static json_t *converted(const sk_resource *from, const sk_resource *to, const json_t *obj)
+ * (rv->convert, or kube/convert.h's rewrites): 0 with *out (new), or -1
+ * with *status (new), kube's internal error. */
+static int converted(const sk_hook_review *rv, const sk_resource *from, const sk_resource *to,
+                     const json_t *obj, json_t **out, json_t **status)
 {
+    if (rv->convert) {
+        char *why = rv->convert(rv->convert_arg, from, to, obj, out);
+        if (why)
+            *status = sk_webhook_internal_status(why);
+        free(why);
+        return why ? -1 : 0;
+    }
     json_t *stored = sk_convert_to_stored(from, obj);
-    json_t *out = sk_convert_from_stored(to, stored);
+    *out = sk_convert_from_stored(to, stored);
     json_decref(stored);
-    return out;
+    return 0;
 }
 
 /* The AdmissionRequest of rv (its object as a says) serialized without
  * its uid, which each call puts in front (review_body); for a webhook
  * reached through an equivalent resource eq (matchPolicy Equivalent), kind,
  * resource and objects in eq's version, the request's kept as
- * requestKind and requestResource, as kube sends them. New. */
+ * requestKind and requestResource, as kube sends them. New, or NULL with
+ * *status when the objects cannot be converted to eq's version. */
 static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
-                          const sk_resource *eq)
+                          const sk_resource *eq, json_t **status)
 {
     json_t *req = json_object();
     json_t *obj = NULL, *old = NULL;
@@ -265,8 +253,12 @@ static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
         json_object_set_new(req, "resource",
                             json_pack("{s:s, s:s, s:s}", "group", eq->group, "version",
                                       eq->version, "resource", eq->resource));
-        obj = a->object ? converted(rv->res, eq, a->object) : NULL;
-        old = a->old_object ? converted(rv->res, eq, a->old_object) : NULL;
+        if ((a->object && converted(rv, rv->res, eq, a->object, &obj, status) < 0) ||
+            (a->old_object && converted(rv, rv->res, eq, a->old_object, &old, status) < 0)) {
+            json_decref(obj);
+            json_decref(req);
+            return NULL;
+        }
     } else {
         json_object_set_new(req, "kind", gvk(rv->kind_group, rv->kind_version, rv->kind));
         json_object_set_new(req, "resource", gvr(a));
@@ -315,52 +307,23 @@ static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review 
 {
     if (h->unusable)
         return failed(h, strdup(h->unusable), status);
-    const char *url = h->url;
-    sk_buf svc_url = SK_BUF_INIT, connect_to = SK_BUF_INIT, target = SK_BUF_INIT,
-           out = SK_BUF_INIT, body = SK_BUF_INIT;
+    sk_buf out = SK_BUF_INIT, body = SK_BUF_INIT;
     enum outcome o = REFUSED;
     json_t *answer = NULL;
     char *why = NULL;
-    if (!url) {
-        /* by Service: the stored Service's endpoints, the certificate
-         * checked for NAME.NAMESPACE.svc, as kube's endpoint routing */
-        char *addr = NULL;
-        if (!h->svc_ns || !h->svc_name || !rv->resolve ||
-            rv->resolve(rv->resolve_arg, h->svc_ns, h->svc_name, h->svc_port, &addr, &why) < 0) {
-            o = failed(h,
-                       prefixed("could not get REST client: ",
-                                why ? why : "the service cannot be resolved"),
-                       status);
-            goto out;
-        }
-        sk_buf_printf(&svc_url, "https://%s.%s.svc:%d%s", h->svc_name, h->svc_ns, h->svc_port,
-                      h->svc_path ? h->svc_path : "");
-        int v6 = strchr(addr, ':') != strrchr(addr, ':');
-        const char *colon = strrchr(addr, ':');
-        sk_buf_printf(&connect_to, "%s.%s.svc:%d:%s%.*s%s%s", h->svc_name, h->svc_ns,
-                      h->svc_port, v6 ? "[" : "", (int)(colon - addr), addr, v6 ? "]" : "",
-                      colon);
-        free(addr);
-        url = svc_url.data;
-    }
     char uid[37];
     sk_uuid4(uid);
     review_body(&body, request, uid, h->v1beta1);
-    /* kube tells the webhook its deadline so */
-    sk_buf_printf(&target, "%s?timeout=%ds", url, h->timeout_s);
-    sk_hook_post p = {
-        .url = target.data,
-        .connect_to = connect_to.data,
-        .ca_file = h->ca_file,
-        .timeout_s = h->timeout_s,
-        .body = body.data,
-        .body_len = body.len,
-    };
     long http_status = 0;
-    if (sk_hook_client_post(c, &p, &http_status, &out, &why) != SK_OK) {
-        sk_buf m = SK_BUF_INIT;
-        sk_buf_printf(&m, "failed to call webhook: Post \"%s\": %s", target.data, why);
-        o = failed(h, sk_buf_steal(&m, NULL), status);
+    sk_err err = sk_hook_endpoint_post(c, h->endpoint, rv->resolve, rv->resolve_arg,
+                                       h->timeout_s, body.data, body.len, &http_status, &out,
+                                       &why);
+    if (err != SK_OK) {
+        o = failed(h,
+                   prefixed(err == SK_ERR_INVALID ? "could not get REST client: "
+                                                  : "failed to call webhook: ",
+                            why),
+                   status);
         goto out;
     }
     if (http_status < 200 || http_status > 299) {
@@ -400,10 +363,7 @@ out:
     json_decref(answer);
     free(why);
     sk_buf_free(&body);
-    sk_buf_free(&target);
     sk_buf_free(&out);
-    sk_buf_free(&svc_url);
-    sk_buf_free(&connect_to);
     return o;
 }
 
@@ -570,9 +530,11 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
             goto out;
         /* the request's own review is kept for the next webhook; one in
          * an equivalent version is this webhook's alone */
-        char *own = eq ? request_text(rv, &a, eq) : NULL;
+        char *own = eq ? request_text(rv, &a, eq, &status) : NULL;
+        if (eq && !own)
+            goto out;
         if (!eq && !request)
-            request = request_text(rv, &a, NULL);
+            request = request_text(rv, &a, NULL, &status);
         json_t *resp = NULL;
         enum outcome o = post(c, h, rv, eq ? own : request, 1, warnings, &resp, &status);
         free(own);
@@ -582,10 +544,13 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
         if (o == CALLED && eq && *obj) {
             /* patched in the webhook's version, converted back (a DELETE's
              * patch is refused below, as for any webhook) */
-            json_t *theirs = converted(rv->res, eq, *obj);
-            ch = apply_patch(h, resp, &theirs, &status);
+            json_t *theirs = NULL, *back = NULL;
+            ch = converted(rv, rv->res, eq, *obj, &theirs, &status) < 0
+                     ? -1
+                     : apply_patch(h, resp, &theirs, &status);
+            if (ch > 0 && converted(rv, eq, rv->res, theirs, &back, &status) < 0)
+                ch = -1;
             if (ch > 0) {
-                json_t *back = converted(eq, rv->res, theirs);
                 ch = !json_equal(back, *obj);
                 json_decref(*obj);
                 *obj = back;
@@ -682,13 +647,14 @@ json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_
         v[m] = (validation){.c = c, .h = &s->hooks[VALIDATING][i], .rv = rv,
                             .warnings = json_array()};
         /* in an equivalent version: its own review */
-        if (eq)
-            v[m].own = request_text(rv, &rv->a, eq);
+        int unconverted = eq && !(v[m].own = request_text(rv, &rv->a, eq, &status));
         m++;
+        if (unconverted)
+            goto out;
     }
     for (size_t i = 0; i < m; i++) {
         if (!v[i].own && !request)
-            request = request_text(rv, &rv->a, NULL);
+            request = request_text(rv, &rv->a, NULL, &status);
         v[i].request = v[i].own ? v[i].own : request;
     }
     for (size_t i = 0; i + 1 < m; i++)

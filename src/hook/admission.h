@@ -20,6 +20,7 @@
 #define SK_HOOK_ADMISSION_H
 
 #include "hook/client.h"
+#include "hook/endpoint.h"
 #include "kube/webhook.h"
 
 #include <jansson.h>
@@ -59,9 +60,15 @@ typedef struct sk_hook_review {
     void *ns_labels_arg;
     /* clientConfig.service: the address ("IP:PORT", new) serving port of
      * Service ns/name, or -1 with *why (new) saying why there is none */
-    int (*resolve)(void *arg, const char *ns, const char *name, int port, char **addr,
-                   char **why);
+    sk_hook_resolve_fn resolve;
     void *resolve_arg;
+    /* obj (borrowed, in from's version) in to's version for a webhook
+     * reached through an equivalent resource: NULL with *out (new), or why
+     * it cannot be (new: a CRD's conversion webhook failed). NULL: through
+     * kube/convert.h's rewrites. */
+    char *(*convert)(void *arg, const sk_resource *from, const sk_resource *to, const json_t *obj,
+                     json_t **out);
+    void *convert_arg;
     /* Called on the object after each patch that changed it, before the
      * next webhook sees it (kube decodes and defaults each patched object);
      * NULL: nothing. */

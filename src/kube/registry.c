@@ -543,10 +543,11 @@ static json_t *served_form(const json_t *crd)
 {
     const json_t *spec = json_object_get(crd, "spec");
     int terminating = json_object_get(json_object_get(crd, "metadata"), "deletionTimestamp") != NULL;
-    json_t *f = json_pack("{s:O?, s:O?, s:O?, s:O?, s:b}", "group", json_object_get(spec, "group"),
-                          "names", json_object_get(spec, "names"), "scope",
-                          json_object_get(spec, "scope"), "versions",
-                          json_object_get(spec, "versions"), "terminating", terminating);
+    json_t *f = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?, s:b}", "group",
+                          json_object_get(spec, "group"), "names", json_object_get(spec, "names"),
+                          "scope", json_object_get(spec, "scope"), "versions",
+                          json_object_get(spec, "versions"), "conversion",
+                          json_object_get(spec, "conversion"), "terminating", terminating);
     SK_CHECK_ALLOC(f);
     return f;
 }
@@ -594,8 +595,9 @@ void sk_registry_install(const json_t *crd)
             storage = all[i];
     }
     for (size_t i = 0; i < nv; i++) {
-        /* conversion None: objects are stored in the storage version's
-         * form, which differs only in apiVersion */
+        /* objects are stored in the storage version's form: with
+         * conversion None it differs only in apiVersion; with Webhook the
+         * API converts through the CRD's webhook (api/crconvert.h) */
         all[i]->stored_as = storage ? storage : all[i];
         if (json_is_true(json_object_get(json_array_get(versions, i), "served")))
             in->rows[in->n++] = all[i];

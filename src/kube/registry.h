@@ -60,7 +60,8 @@ typedef struct sk_subresource {
 /* What a custom resource's entry knows of its CustomResourceDefinition.
  * Every pointer is into the entry's own immutable copy of the CRD. */
 typedef struct sk_custom {
-    const json_t *crd;            /* the CustomResourceDefinition as installed */
+    const json_t *crd;            /* the CRD as installed: metadata, and the spec's group,
+                                   * names, scope, versions and conversion */
     const json_t *version;        /* its spec.versions[] item for this entry */
     const json_t *schema;         /* that version's openAPIV3Schema; NULL if none */
     const json_t *columns;        /* its additionalPrinterColumns (array); NULL if none */

@@ -744,8 +744,6 @@ static void validate_meta_at(sk_field_errors *fe, const json_t *meta, const char
     const char *name = str_at(meta, "name");
     const char *ns = str_at(meta, "namespace");
     const json_t *generation = at(meta, "generation");
-    const char *k;
-    const json_t *v;
     sk_buf f = SK_BUF_INIT;
     if (gen && *gen)
         invalid_each(fe, sub(&f, base, "generateName"), gen, msgs, name_msgs(rule, gen, 1, msgs));
@@ -762,31 +760,45 @@ static void validate_meta_at(sk_field_errors *fe, const json_t *meta, const char
     if (generation && json_integer_value(generation) < 0)
         fe_invalid_int(fe, sub(&f, base, "generation"), json_integer_value(generation),
                        "must be greater than or equal to 0");
-    json_object_foreach((json_t *)at(meta, "labels"), k, v)
+    sk_validate_labels(fe, at(meta, "labels"), sub(&f, base, "labels"));
+    sk_validate_annotations(fe, at(meta, "annotations"), sub(&f, base, "annotations"));
+    validate_owner_refs(fe, at(meta, "ownerReferences"), base);
+    validate_finalizers(fe, at(meta, "finalizers"), sub(&f, base, "finalizers"));
+    if (kube)
+        validate_kube_finalizers(fe, at(meta, "finalizers"), sub(&f, base, "finalizers"));
+    sk_buf_free(&f);
+}
+
+void sk_validate_labels(sk_field_errors *fe, const json_t *labels, const char *field)
+{
+    const char *msgs[SK_VALIDATE_MAX_MSGS];
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)labels, k, v)
     {
         const char *val = json_string_value(v) ? json_string_value(v) : "";
-        invalid_each(fe, sub(&f, base, "labels"), k, msgs, sk_validate_qualified_name(k, msgs));
-        invalid_each(fe, sub(&f, base, "labels"), val, msgs, sk_validate_label_value(val, msgs));
+        invalid_each(fe, field, k, msgs, sk_validate_qualified_name(k, msgs));
+        invalid_each(fe, field, val, msgs, sk_validate_label_value(val, msgs));
     }
-    json_object_foreach((json_t *)at(meta, "annotations"), k, v)
+}
+
+void sk_validate_annotations(sk_field_errors *fe, const json_t *annotations, const char *field)
+{
+    const char *msgs[SK_VALIDATE_MAX_MSGS];
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)annotations, k, v)
     {
         /* Annotation keys are qualified names, case-insensitively. */
         char *lower = strdup(k);
         SK_CHECK_ALLOC(lower);
         for (char *c = lower; *c; c++)
             *c = (char)tolower((unsigned char)*c);
-        invalid_each(fe, sub(&f, base, "annotations"), k, msgs,
-                     sk_validate_qualified_name(lower, msgs));
+        invalid_each(fe, field, k, msgs, sk_validate_qualified_name(lower, msgs));
         free(lower);
     }
-    if (sk_validate_annotations_size(at(meta, "annotations")) > SK_VALIDATE_MAX_ANNOTATIONS_SIZE)
-        sk_field_errors_too_long(fe, sub(&f, base, "annotations"),
-                                 SK_VALIDATE_MAX_ANNOTATIONS_SIZE);
-    validate_owner_refs(fe, at(meta, "ownerReferences"), base);
-    validate_finalizers(fe, at(meta, "finalizers"), sub(&f, base, "finalizers"));
-    if (kube)
-        validate_kube_finalizers(fe, at(meta, "finalizers"), sub(&f, base, "finalizers"));
-    sk_buf_free(&f);
+    if (sk_validate_annotations_size(annotations) > SK_VALIDATE_MAX_ANNOTATIONS_SIZE)
+        sk_field_errors_too_long(fe, field, SK_VALIDATE_MAX_ANNOTATIONS_SIZE);
 }
 
 static void validate_meta(sk_field_errors *fe, const json_t *obj, int namespaced, name_rule rule,

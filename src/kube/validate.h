@@ -69,6 +69,11 @@ typedef struct sk_field_errors sk_field_errors;
  * stand-in name). */
 void sk_validate_embedded_meta(sk_field_errors *fe, const json_t *meta, const char *base);
 
+/* ValidateLabels (metav1) and ValidateAnnotations (apimachinery) of labels
+ * or annotations (borrowed objects; NULL: none), their errors at field. */
+void sk_validate_labels(sk_field_errors *fe, const json_t *labels, const char *field);
+void sk_validate_annotations(sk_field_errors *fe, const json_t *annotations, const char *field);
+
 /*
  * A list of field errors rendered like k8s.io/apimachinery field.ErrorList:
  * each error is "<field>: <body>", the aggregate is the single message, or

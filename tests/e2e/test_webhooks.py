@@ -25,6 +25,17 @@ them); a patch is reviewed with UpdateOptions, a patch that is not a JSON
 patch is a 500 under Ignore too; DeleteOptions with preconditions, and
 deletecollection's items reviewed without a name.
 
+CRD conversion webhooks (ConversionReview v1), a CRD whose v1 stores
+spec.size and whose v2 says spec.replicas: a create, update, patch and
+status patch in v2 converted to v1 before they are stored and the answer
+back; reads in v1 and writes in v1 never sent; GET and LIST in v2 (the
+list's items in one review); watchers of v2 seeing converted events, each
+event sent once for all of them; the webhook by Service; a dead webhook
+and wrong answers (a renamed object, too few objects, a Failure result) as
+kube's 500 texts with nothing stored; labels from the answer kept, the rest
+of metadata the original's, and labels the webhook made invalid refused
+with kube's field error.
+
 Why: operators (cert-manager, Cluster API, Kueue, anything kubebuilder
 made) rely on their webhooks refusing and defaulting objects; a server that
 stores webhook configurations but never calls them diverges silently.
@@ -47,6 +58,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
 from server import ServerTestCase, describe  # noqa: E402
+from test_watch import WatchStream  # noqa: E402
 
 from cryptography import x509  # noqa: E402
 from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
@@ -54,6 +66,8 @@ from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 from cryptography.x509.oid import NameOID  # noqa: E402
 
 VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+CONV_GROUP = "conv.example.com"
 MWC = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
 
@@ -101,7 +115,7 @@ def json_patch(ops):
 
 
 class WebhookServer:
-    """An HTTPS server answering AdmissionReviews; a path is a behaviour
+    """An HTTPS server answering AdmissionReviews and ConversionReviews; a path is a behaviour
     (self.behaviours[path](request) -> response fields), every review it
     receives is kept in self.seen[path]."""
 
@@ -132,8 +146,9 @@ class WebhookServer:
                         {"review": review, "query": self.path.partition("?")[2],
                          "at": time.monotonic()})
                 fields = outer.behaviours[path](review["request"])
-                # answered in the version asked, as webhook libraries do
-                answer = {"apiVersion": review["apiVersion"], "kind": "AdmissionReview",
+                # answered in the version and kind asked (an AdmissionReview
+                # or a ConversionReview), as webhook libraries do
+                answer = {"apiVersion": review["apiVersion"], "kind": review["kind"],
                           "response": dict({"uid": review["request"]["uid"]}, **fields)}
                 body = json.dumps(answer).encode()
                 try:
@@ -608,8 +623,17 @@ class Webhooks(ServerTestCase, unittest.TestCase):
                 self.assertEqual(r.status, 422, r)
                 self.assertIn(want, r.json()["message"])
 
-    def test_service_reference_through_endpoint_slices(self):
-        ns = self.namespace(SERVICE_NS)
+    def hooks_service(self):
+        """Services hooks and nohooks in SERVICE_NS (the webhook server's
+        certificate names hooks.SERVICE_NS.svc), hooks' EndpointSlice
+        pointing at the webhook server; made once, shared by the tests."""
+        ns = SERVICE_NS
+        r = self.server.request("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns, "labels": {"wh": ns}}})
+        if r.status == 409:
+            return ns
+        self.assertEqual(r.status, 201, r)
         svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hooks"},
                "spec": {"ports": [{"name": "https", "port": 443,
                                    "targetPort": self.hooks.port}]}}
@@ -627,6 +651,10 @@ class Webhooks(ServerTestCase, unittest.TestCase):
                 "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}],
                 "ports": [{"name": "https", "port": self.hooks.port, "protocol": "TCP"}]})
         self.assertEqual(r.status, 201, r)
+        return ns
+
+    def test_service_reference_through_endpoint_slices(self):
+        ns = self.hooks_service()
         hook = self.webhook("svc.example.com", "/deny", **self.on_ns(ns))
         hook["clientConfig"] = {"service": {"namespace": ns, "name": "hooks", "path": "/deny"},
                                 "caBundle": self.ca_bundle}
@@ -924,6 +952,360 @@ class Webhooks(ServerTestCase, unittest.TestCase):
                          {"type": "Utilization", "averageUtilization": 50})
         # matchPolicy Exact: only the version named
         self.assertEqual(self.hooks.reviews("/exact"), [])
+
+    # ---- CRD conversion webhooks (ConversionReview v1) ----
+
+    @staticmethod
+    def convert_widgets(rq):
+        """v1 keeps the count as spec.size, v2 as spec.replicas."""
+        out = []
+        to = rq["desiredAPIVersion"]
+        for o in rq["objects"]:
+            o = json.loads(json.dumps(o))
+            spec = o.get("spec") or {}
+            if to.endswith("/v2") and "size" in spec:
+                spec["replicas"] = spec.pop("size")
+            if to.endswith("/v1") and "replicas" in spec:
+                spec["size"] = spec.pop("replicas")
+            o["apiVersion"] = to
+            out.append(o)
+        return {"convertedObjects": out, "result": {"status": "Success"}}
+
+    def conversion_crd(self, plural, kind, path=None, url=None):
+        """A two-version CRD (v1 stored, spec.size; v2, spec.replicas)
+        converted by the webhook at path (or url)."""
+        def version(name, field, storage):
+            schema = {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {field: {"type": "integer"}}},
+                "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}
+            return {"name": name, "served": True, "storage": storage,
+                    "schema": {"openAPIV3Schema": schema},
+                    "additionalPrinterColumns": [
+                        {"name": "Count", "type": "integer", "jsonPath": ".spec." + field}],
+                    "subresources": {"status": {}, "scale": {
+                        "specReplicasPath": ".spec." + field,
+                        "statusReplicasPath": ".status.replicas"}}}
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "%s.%s" % (plural, CONV_GROUP)},
+               "spec": {"group": CONV_GROUP, "scope": "Namespaced",
+                        "names": {"plural": plural, "singular": plural[:-1], "kind": kind},
+                        "versions": [version("v1", "size", True),
+                                     version("v2", "replicas", False)],
+                        "conversion": {"strategy": "Webhook", "webhook": {
+                            "clientConfig": {"url": url or self.hooks.url(path),
+                                             "caBundle": self.ca_bundle},
+                            "conversionReviewVersions": ["v1"]}}}}
+        r = self.server.request("POST", CRDS, crd)
+        if r.status == 409 and plural == "widgets":
+            return  # shared by the tests that convert correctly
+        self.assertEqual(r.status, 201, r)
+        if plural != "widgets":
+            self.addCleanup(self.server.request, "DELETE", "%s/%s.%s" % (CRDS, plural, CONV_GROUP))
+
+    def widgets(self, version, ns, name="", plural="widgets"):
+        return "/apis/%s/%s/namespaces/%s/%s%s" % (CONV_GROUP, version, ns, plural,
+                                                   "/" + name if name else "")
+
+    def widget(self, version, name, count):
+        field = "size" if version == "v1" else "replicas"
+        return {"apiVersion": "%s/%s" % (CONV_GROUP, version), "kind": "Widget",
+                "metadata": {"name": name, "labels": {"app": "w"}}, "spec": {field: count}}
+
+    def conversions(self):
+        return self.hooks.reviews("/convert")
+
+    def test_conversion_on_write_and_read(self):
+        self.hooks.behaviours["/convert"] = self.convert_widgets
+        self.conversion_crd("widgets", "Widget", "/convert")
+        ns = self.namespace("conv-rw")
+        before = len(self.conversions())
+        r = self.server.request("POST", self.widgets("v2", ns), self.widget("v2", "w1", 3))
+        self.assertEqual(r.status, 201, r)
+        made = r.json()
+        self.assertEqual((made["apiVersion"], made["spec"]), (CONV_GROUP + "/v2", {"replicas": 3}))
+        sent = self.conversions()[before:]
+        # to the storage version, then the answer back to the version asked
+        self.assertEqual([rq["desiredAPIVersion"] for rq in sent],
+                         [CONV_GROUP + "/v1", CONV_GROUP + "/v2"], sent)
+        self.assertEqual(sent[0]["objects"][0]["spec"], {"replicas": 3})
+        self.assertEqual(sent[0]["objects"][0]["apiVersion"], CONV_GROUP + "/v2")
+        self.assertEqual(len(sent[0]["uid"]), 36)
+        self.assertEqual(sent[1]["objects"][0]["spec"], {"size": 3})
+        # stored as v1: read in v1, the webhook not asked
+        n = len(self.conversions())
+        got = self.server.request("GET", self.widgets("v1", ns, "w1")).json()
+        self.assertEqual((got["apiVersion"], got["spec"]), (CONV_GROUP + "/v1", {"size": 3}))
+        self.assertEqual(got["metadata"]["uid"], made["metadata"]["uid"])
+        # a write in the storage version is not sent either
+        r = self.server.request("PATCH", self.widgets("v1", ns, "w1"), {"spec": {"size": 5}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["spec"], {"size": 5})
+        self.assertEqual(len(self.conversions()), n, "same-version reads and writes are not sent")
+        # and back in v2
+        got = self.server.request("GET", self.widgets("v2", ns, "w1")).json()
+        self.assertEqual((got["apiVersion"], got["spec"]), (CONV_GROUP + "/v2", {"replicas": 5}))
+        self.assertEqual(got["metadata"]["labels"], {"app": "w"})
+        self.assertEqual(self.conversions()[-1]["desiredAPIVersion"], CONV_GROUP + "/v2")
+        # an update and the status subresource in v2: converted to be stored
+        got["spec"]["replicas"] = 7
+        r = self.server.request("PUT", self.widgets("v2", ns, "w1"), got)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["spec"], {"replicas": 7})
+        r = self.server.request("PATCH", self.widgets("v2", ns, "w1") + "/status",
+                                {"status": {"ready": True}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual((r.json()["apiVersion"], r.json()["status"]),
+                         (CONV_GROUP + "/v2", {"ready": True}))
+        got = self.server.request("GET", self.widgets("v1", ns, "w1")).json()
+        self.assertEqual((got["spec"], got["status"]), ({"size": 7}, {"ready": True}))
+        # /scale reads and writes the version's own path
+        for version in ("v1", "v2"):
+            sc = self.server.request("GET", self.widgets(version, ns, "w1") + "/scale").json()
+            self.assertEqual(sc["spec"], {"replicas": 7}, version)
+        r = self.server.request("PATCH", self.widgets("v2", ns, "w1") + "/scale",
+                                {"spec": {"replicas": 8}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r)
+        got = self.server.request("GET", self.widgets("v1", ns, "w1")).json()
+        self.assertEqual(got["spec"], {"size": 8})
+
+    def test_conversion_of_lists_and_watches(self):
+        self.hooks.behaviours["/convert"] = self.convert_widgets
+        self.conversion_crd("widgets", "Widget", "/convert")
+        ns = self.namespace("conv-list")
+        for i in range(3):
+            r = self.server.request("POST", self.widgets("v1", ns), self.widget("v1", "w%d" % i, i))
+            self.assertEqual(r.status, 201, r)
+        n = len(self.conversions())
+        items = self.server.request("GET", self.widgets("v1", ns)).json()["items"]
+        self.assertEqual([o["spec"] for o in items], [{"size": i} for i in range(3)])
+        self.assertEqual(len(self.conversions()), n, "a list in the storage version is not sent")
+        lst = self.server.request("GET", self.widgets("v2", ns)).json()
+        self.assertEqual(lst["apiVersion"], CONV_GROUP + "/v2")
+        self.assertEqual([(o["apiVersion"], o["spec"]) for o in lst["items"]],
+                         [(CONV_GROUP + "/v2", {"replicas": i}) for i in range(3)])
+        sent = self.conversions()[n:]
+        # the whole list in one review, as kube sends it
+        self.assertEqual(len(sent), 1, sent)
+        self.assertEqual([o["metadata"]["name"] for o in sent[0]["objects"]], ["w0", "w1", "w2"])
+        # as Tables, the v2 column reads the converted objects
+        table = {"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+        for path in (self.widgets("v2", ns), self.widgets("v1", ns)):
+            t = self.server.request("GET", path, headers=table).json()
+            self.assertEqual([r["cells"] for r in t["rows"]],
+                             [["w%d" % i, i] for i in range(3)], path)
+        t = self.server.request("GET", self.widgets("v2", ns, "w2"), headers=table).json()
+        self.assertEqual(t["rows"][0]["cells"], ["w2", 2])
+        # two watchers of v2, one of v1: each event converted once for v2
+        v2 = [WatchStream(self.server, self.widgets("v2", ns) + "?watch=true&resourceVersion=%s"
+                          % lst["metadata"]["resourceVersion"]) for _ in range(2)]
+        v1 = WatchStream(self.server, self.widgets("v1", ns) + "?watch=true&resourceVersion=%s"
+                         % lst["metadata"]["resourceVersion"])
+        for w in v2 + [v1]:
+            self.addCleanup(w.close)
+        n = len(self.conversions())
+        r = self.server.request("POST", self.widgets("v1", ns), self.widget("v1", "w9", 9))
+        self.assertEqual(r.status, 201, r)
+        r = self.server.request("PATCH", self.widgets("v1", ns, "w9"), {"spec": {"size": 10}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r)
+        for w in v2:
+            evs = w.wait_for(lambda e: len(e) >= 2, what="two v2 events")
+            self.assertEqual([(e["type"], e["object"]["apiVersion"], e["object"]["spec"])
+                              for e in evs[:2]],
+                             [("ADDED", CONV_GROUP + "/v2", {"replicas": 9}),
+                              ("MODIFIED", CONV_GROUP + "/v2", {"replicas": 10})])
+        evs = v1.wait_for(lambda e: len(e) >= 2, what="two v1 events")
+        self.assertEqual([e["object"]["spec"] for e in evs[:2]], [{"size": 9}, {"size": 10}])
+        sent = self.conversions()[n:]
+        self.assertEqual([[o["spec"] for o in rq["objects"]] for rq in sent],
+                         [[{"size": 9}], [{"size": 10}]],
+                         "each event converted once for both v2 watchers")
+
+    def test_conversion_webhook_by_service(self):
+        self.hooks.behaviours["/convert-svc"] = self.convert_widgets
+        svc_ns = self.hooks_service()
+        self.conversion_crd("sprockets", "Sprocket", "/convert-svc")
+        r = self.server.request("PATCH", "%s/sprockets.%s" % (CRDS, CONV_GROUP), {
+            "spec": {"conversion": {"webhook": {"clientConfig": {
+                "url": None, "service": {"namespace": svc_ns, "name": "hooks",
+                                         "path": "/convert-svc"}}}}}},
+            headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r)
+        ns = self.namespace("conv-svc")
+        r = self.server.request("POST", self.widgets("v2", ns, plural="sprockets"), {
+            "apiVersion": CONV_GROUP + "/v2", "kind": "Sprocket", "metadata": {"name": "s"},
+            "spec": {"replicas": 4}})
+        # reached at the slice's address, its certificate checked for hooks.NS.svc
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(len(self.hooks.reviews("/convert-svc")), 2)
+        self.assertEqual(self.hooks.seen["/convert-svc"][-1]["query"], "timeout=30s")
+        got = self.server.request("GET", self.widgets("v1", ns, "s", plural="sprockets")).json()
+        self.assertEqual(got["spec"], {"size": 4})
+
+    def test_admission_in_an_equivalent_version_through_the_conversion_webhook(self):
+        self.hooks.behaviours["/convert"] = self.convert_widgets
+
+        def resize(rq):
+            # the webhook knows v1 only
+            assert rq["object"]["apiVersion"] == CONV_GROUP + "/v1", rq["object"]
+            return {"allowed": True, "patchType": "JSONPatch", "patch": json_patch([
+                {"op": "replace", "path": "/spec/size", "value": rq["object"]["spec"]["size"] * 10}])}
+        self.hooks.behaviours["/resize"] = resize
+        self.conversion_crd("widgets", "Widget", "/convert")
+        ns = self.namespace("conv-admission")
+        rules = [{"operations": ["CREATE"], "apiGroups": [CONV_GROUP], "apiVersions": ["v1"],
+                  "resources": ["widgets"]}]
+        self.register(MWC, "resize", self.webhook("resize.example.com", "/resize", rules=rules,
+                                                  **self.on_ns(ns)))
+        r = self.server.request("POST", self.widgets("v2", ns), self.widget("v2", "w", 4))
+        self.assertEqual(r.status, 201, r)
+        # reviewed in v1 (converted by the CRD's webhook), patched there, converted back
+        self.assertEqual(r.json()["spec"], {"replicas": 40})
+        rq = self.hooks.reviews("/resize")[-1]
+        self.assertEqual(rq["object"]["spec"], {"size": 4})
+        self.assertEqual((rq["kind"]["version"], rq["requestKind"]["version"]), ("v1", "v2"))
+        got = self.server.request("GET", self.widgets("v1", ns, "w")).json()
+        self.assertEqual(got["spec"], {"size": 40})
+
+    def test_objects_of_an_older_storage_version_are_converted(self):
+        self.hooks.behaviours["/convert-mig"] = self.convert_widgets
+        self.conversion_crd("doohickeys", "Doohickey", "/convert-mig")
+        ns = self.namespace("conv-migrate")
+        path = lambda version, name="": self.widgets(version, ns, name, plural="doohickeys")
+        old = {"apiVersion": CONV_GROUP + "/v1", "kind": "Doohickey",
+               "metadata": {"name": "old"}, "spec": {"size": 2}}
+        self.assertEqual(self.server.request("POST", path("v1"), old).status, 201)
+        # v2 becomes the storage version: "old" stays stored as v1
+        crd = self.server.request("GET", "%s/doohickeys.%s" % (CRDS, CONV_GROUP)).json()
+        for v in crd["spec"]["versions"]:
+            v["storage"] = v["name"] == "v2"
+        r = self.server.request("PUT", "%s/doohickeys.%s" % (CRDS, CONV_GROUP), crd)
+        self.assertEqual(r.status, 200, r)
+        n = len(self.hooks.reviews("/convert-mig"))
+        got = self.server.request("GET", path("v2", "old")).json()
+        self.assertEqual((got["apiVersion"], got["spec"]), (CONV_GROUP + "/v2", {"replicas": 2}))
+        sent = self.hooks.reviews("/convert-mig")[n:]
+        self.assertEqual([(rq["desiredAPIVersion"], rq["objects"][0]["apiVersion"]) for rq in sent],
+                         [(CONV_GROUP + "/v2", CONV_GROUP + "/v1")])
+        items = self.server.request("GET", path("v2")).json()["items"]
+        self.assertEqual([o["spec"] for o in items], [{"replicas": 2}])
+        # read in the version it is stored in: not sent
+        n = len(self.hooks.reviews("/convert-mig"))
+        got = self.server.request("GET", path("v1", "old")).json()
+        self.assertEqual((got["apiVersion"], got["spec"]), (CONV_GROUP + "/v1", {"size": 2}))
+        # a write in the new storage version is stored as it is, not sent
+        new = {"apiVersion": CONV_GROUP + "/v2", "kind": "Doohickey",
+               "metadata": {"name": "new"}, "spec": {"replicas": 5}}
+        r = self.server.request("POST", path("v2"), new)
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json()["spec"], {"replicas": 5})
+        self.assertEqual(len(self.hooks.reviews("/convert-mig")), n)
+
+    def test_failing_conversion_is_a_500_and_nothing_is_stored(self):
+        url = "https://127.0.0.1:%d/" % dead_port()
+        self.conversion_crd("gadgets", "Gadget", url=url)
+        ns = self.namespace("conv-dead")
+        gadget = {"apiVersion": CONV_GROUP + "/v2", "kind": "Gadget",
+                  "metadata": {"name": "g"}, "spec": {"replicas": 1}}
+        r = self.server.request("POST", self.widgets("v2", ns, plural="gadgets"), gadget)
+        self.assertEqual(r.status, 500, r)
+        st = r.json()
+        self.assertEqual((st["kind"], st["status"], st["code"]), ("Status", "Failure", 500))
+        self.assertNotIn("reason", st)  # kube's answer to an error that is no API status
+        prefix = ('conversion for %s/v2, Kind=Gadget failed: conversion webhook for /, Kind= '
+                  'failed: Post "%s?timeout=30s": ' % (CONV_GROUP, url))
+        self.assertTrue(st["message"].startswith(prefix), st["message"])
+        self.assertEqual(self.server.request(
+            "GET", self.widgets("v1", ns, plural="gadgets")).json()["items"], [])
+        # stored in v1 (no webhook), unreadable in v2, as one, as a list and as a watch
+        lst = self.server.request("GET", self.widgets("v1", ns, plural="gadgets")).json()
+        watch = WatchStream(self.server, self.widgets("v2", ns, plural="gadgets") +
+                            "?watch=true&resourceVersion=" + lst["metadata"]["resourceVersion"])
+        self.addCleanup(watch.close)
+        gadget.update(apiVersion=CONV_GROUP + "/v1", spec={"size": 1})
+        r = self.server.request("POST", self.widgets("v1", ns, plural="gadgets"), gadget)
+        self.assertEqual(r.status, 201, r)
+        evs = watch.wait_for(lambda e: len(e) >= 1, what="the watch's ERROR event")
+        self.assertEqual((evs[0]["type"], evs[0]["object"]["code"]), ("ERROR", 500), evs)
+        self.assertTrue(evs[0]["object"]["message"].startswith(
+            "conversion for %s/v1, Kind=Gadget failed: " % CONV_GROUP), evs)
+        self.assertTrue(watch.done.wait(10), "the watch ends after the ERROR event")
+        r = self.server.request("GET", self.widgets("v2", ns, "g", plural="gadgets"))
+        self.assertEqual(r.status, 500, r)
+        self.assertTrue(r.json()["message"].startswith(
+            "conversion for %s/v1, Kind=Gadget failed: conversion webhook for /, Kind= failed: "
+            % CONV_GROUP), r.json()["message"])
+        r = self.server.request("GET", self.widgets("v2", ns, plural="gadgets"))
+        self.assertEqual(r.status, 500, r)
+        self.assertTrue(r.json()["message"].startswith(
+            "conversion for %s/v2, Kind=GadgetList failed: conversion webhook for %s/v2, "
+            "Kind=GadgetList failed: Post " % (CONV_GROUP, CONV_GROUP)), r.json()["message"])
+        # a failed update leaves the stored object as it was
+        r = self.server.request("PATCH", self.widgets("v2", ns, "g", plural="gadgets"),
+                                {"spec": {"replicas": 4}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 500, r)
+        got = self.server.request("GET", self.widgets("v1", ns, "g", plural="gadgets")).json()
+        self.assertEqual(got["spec"], {"size": 1})
+
+    def test_conversion_answers_are_checked_as_kube_checks_them(self):
+        def renamed(rq):
+            out = self.convert_widgets(rq)
+            for o in out["convertedObjects"]:
+                o["metadata"]["name"] = "other"
+            return out
+
+        def relabelled(rq):
+            out = self.convert_widgets(rq)
+            for o in out["convertedObjects"]:
+                o["metadata"]["labels"] = {"converted": "yes"}
+                o["metadata"]["generation"] = 42  # not the webhook's to change: restored
+            return out
+        h = self.hooks.behaviours
+        h["/conv-renamed"] = renamed
+        h["/conv-none"] = lambda rq: {"convertedObjects": [], "result": {"status": "Success"}}
+        h["/conv-failed"] = lambda rq: {"result": {"status": "Failure", "message": "cannot"}}
+        h["/conv-relabelled"] = relabelled
+
+        def badly_labelled(rq):
+            out = self.convert_widgets(rq)
+            for o in out["convertedObjects"]:
+                o["metadata"]["labels"] = {"bad key!": "x"}
+            return out
+        h["/conv-bad-label"] = badly_labelled
+        cases = [
+            ("/conv-bad-label", "conversion for %s/v2, Kind=Gizmo returned invalid metadata in "
+             "object at index 1: metadata.labels: Invalid value: \"bad key!\": name part must "
+             "consist of alphanumeric characters" % CONV_GROUP),
+            ("/conv-renamed", "conversion for %s/v2, Kind=Gizmo returned invalid converted "
+             "object at index 1: must have the same name: g != other" % CONV_GROUP),
+            ("/conv-none", "conversion for %s/v2, Kind=Gizmo returned 0 objects, expected 1"
+             % CONV_GROUP),
+            ("/conv-failed", "conversion for %s/v2, Kind=Gizmo failed: conversion webhook for "
+             "/, Kind= failed: cannot" % CONV_GROUP),
+        ]
+        ns = self.namespace("conv-checked")
+        gizmo = {"apiVersion": CONV_GROUP + "/v2", "kind": "Gizmo", "metadata": {"name": "g"},
+                 "spec": {"replicas": 2}}
+        for path, message in cases:
+            self.conversion_crd("gizmos", "Gizmo", path)
+            r = self.server.request("POST", self.widgets("v2", ns, plural="gizmos"), gizmo)
+            self.assertEqual(r.status, 500, r)
+            self.assertTrue(r.json()["message"].startswith(message), (path, r.json()["message"]))
+            r = self.server.request("DELETE", "%s/gizmos.%s" % (CRDS, CONV_GROUP))
+            self.assertEqual(r.status, 200, r)
+            self.wait_for(lambda: self.server.request("GET", "%s/gizmos.%s" % (
+                CRDS, CONV_GROUP)).status == 404, "the CRD gone")
+        self.conversion_crd("gizmos", "Gizmo", "/conv-relabelled")
+        r = self.server.request("POST", self.widgets("v2", ns, plural="gizmos"), gizmo)
+        self.assertEqual(r.status, 201, r)
+        # labels and annotations are the webhook's, the rest of metadata the original's
+        self.assertEqual(r.json()["metadata"]["labels"], {"converted": "yes"})
+        self.assertEqual(r.json()["metadata"]["generation"], 1)
+        self.assertEqual(r.json()["spec"], {"replicas": 2})
 
 
 if __name__ == "__main__":
