@@ -2,7 +2,7 @@
  * writebench.c - closed-loop HTTP load generator for the create path.
  *
  *   writebench --url http[s]://127.0.0.1:PORT --namespace NS --clients N
- *              --seconds S [--size BYTES] [--prefix P]
+ *              --seconds S [--count C] [--size BYTES] [--prefix P]
  *              [--cacert FILE] [--cert FILE --key FILE] [--token TOKEN]
  *
  * N threads each hold one HTTP/1.1 keep-alive connection and POST ConfigMaps
@@ -10,6 +10,9 @@
  * seconds, then one JSON line goes to stdout:
  *   {"clients":N,"seconds":S,"ok":..,"failed":..,"creates_per_s":..,
  *    "p50_ms":..,"p99_ms":..}
+ * With --count C the run also ends once C creates have been sent in all (the
+ * threads take them from one shared counter), so a benchmark can fill a
+ * store with exactly C objects as fast as the server takes them.
  * "ok" counts 201 responses; anything else, and any transport error, is a
  * failure. Latency is send-to-last-byte of each successful request, so
  * p50/p99 are what a client saw; creates_per_s divides ok by the wall time
@@ -60,6 +63,7 @@ typedef struct options {
     const char *ns;
     int clients;
     int seconds;
+    long count; /* creates to send in all; 0: no limit */
     size_t size;
     const char *prefix;
     int tls;
@@ -94,6 +98,8 @@ typedef struct worker {
 } worker;
 
 static atomic_int reported_failure;
+/* Creates sent so far by every thread, against --count. */
+static atomic_long sent;
 
 static int64_t now_ns(void)
 {
@@ -389,6 +395,8 @@ static void *worker_main(void *arg)
     pthread_barrier_wait(w->start);
     int64_t deadline = now_ns() + (int64_t)o->seconds * 1000000000;
     for (long seq = 0; now_ns() < deadline; seq++) {
+        if (o->count > 0 && atomic_fetch_add(&sent, 1) >= o->count)
+            break;
         if (c->fd < 0 && conn_open(c, o) < 0) {
             w->failed++;
             report_first_failure("connect failed", NULL);
@@ -445,7 +453,7 @@ static double percentile(const double *v, size_t n, double p)
 static void usage(void)
 {
     fprintf(stderr, "usage: writebench --url http[s]://HOST:PORT --namespace NS --clients N "
-                    "--seconds S [--size BYTES] [--prefix P] [--cacert FILE] "
+                    "--seconds S [--count C] [--size BYTES] [--prefix P] [--cacert FILE] "
                     "[--cert FILE --key FILE] [--token TOKEN]\n");
     exit(2);
 }
@@ -488,6 +496,7 @@ static void parse_args(int argc, char **argv, options *o)
         {"namespace", required_argument, NULL, 'n'},
         {"clients", required_argument, NULL, 'c'},
         {"seconds", required_argument, NULL, 's'},
+        {"count", required_argument, NULL, 'N'},
         {"size", required_argument, NULL, 'z'},
         {"prefix", required_argument, NULL, 'p'},
         {"cacert", required_argument, NULL, 'a'},
@@ -513,6 +522,9 @@ static void parse_args(int argc, char **argv, options *o)
         case 's':
             o->seconds = atoi(optarg);
             break;
+        case 'N':
+            o->count = atol(optarg);
+            break;
         case 'z':
             size = atol(optarg);
             break;
@@ -536,6 +548,7 @@ static void parse_args(int argc, char **argv, options *o)
         }
     }
     if (!url || !o->ns || optind != argc || o->clients < 1 || o->clients > 4096 || o->seconds < 1 ||
+        o->count < 0 ||
         size < 0 || size > 64 << 20 || parse_url(url, o) < 0 || !cert != !key ||
         (token && strlen(token) > sizeof o->auth - 64))
         usage();

@@ -37,16 +37,31 @@
 //	       (complete: every write, each once, in revision order, with the
 //	       right key and type; invented: an event no write made), and the
 //	       write-to-event lag over every delivery.
+//	bulkput -file F -clients N -conns C: loads the key/value pairs of F
+//	       (records of a 4-byte big-endian key length, the key, a 4-byte
+//	       value length, the value) as fast as the server takes them: N
+//	       goroutines over C connections, each put a Txn of up to 128 puts
+//	       (etcd's default --max-txn-ops); keys, bytes, seconds.
+//	pages  -prefix P -limit L -reps R: reads every key under P in pages of
+//	       L as kube-apiserver's etcd3 store pages a LIST with a limit
+//	       (Get(key, WithRange(prefix end), WithLimit(L)), every page after
+//	       the first WithRev of the first page's revision, the next from
+//	       the last key + "\x00"), R times over one connection made (and
+//	       used once) before the clock starts; per pass: seconds, pages,
+//	       keys and value bytes.
 //
 // Built in GOPATH mode (GO111MODULE=off) against Debian's
 // golang-etcd-server-dev (clientv3 3.4).
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -495,9 +510,127 @@ func churn(endpoints, watchEndpoint string, writers int, perSecond float64, seco
 		"write_p50_ms": wp50, "write_p99_ms": wp99}
 }
 
+// txnOps is the most puts one Txn may carry under etcd's default
+// --max-txn-ops.
+const txnOps = 128
+
+func bulkput(endpoints, file string, clients, conns int) result {
+	f, err := os.Open(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bulkput:", err)
+		os.Exit(2)
+	}
+	defer f.Close()
+	in := bufio.NewReaderSize(f, 1<<20)
+	readField := func() ([]byte, error) {
+		var n uint32
+		if err := binary.Read(in, binary.BigEndian, &n); err != nil {
+			return nil, err
+		}
+		b := make([]byte, n)
+		_, err := io.ReadFull(in, b)
+		return b, err
+	}
+	var batches [][]clientv3.Op
+	var batch []clientv3.Op
+	keys, bytes := 0, 0
+	for {
+		k, err := readField()
+		if err == io.EOF {
+			break
+		}
+		v, err2 := readField()
+		if err != nil || err2 != nil {
+			fmt.Fprintln(os.Stderr, "bulkput: truncated file")
+			os.Exit(2)
+		}
+		batch = append(batch, clientv3.OpPut(string(k), string(v)))
+		keys++
+		bytes += len(k) + len(v)
+		if len(batch) == txnOps {
+			batches = append(batches, batch)
+			batch = nil
+		}
+	}
+	if len(batch) > 0 {
+		batches = append(batches, batch)
+	}
+	cs := connect(endpoints, conns)
+	work := make(chan []clientv3.Op)
+	var failed int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := 0; g < clients; g++ {
+		wg.Add(1)
+		go func(c *clientv3.Client) {
+			defer wg.Done()
+			for ops := range work {
+				if _, err := c.Txn(context.Background()).Then(ops...).Commit(); err != nil {
+					fmt.Fprintln(os.Stderr, "bulkput:", err)
+					atomic.AddInt64(&failed, int64(len(ops)))
+				}
+			}
+		}(cs[g%len(cs)])
+	}
+	for _, b := range batches {
+		work <- b
+	}
+	close(work)
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	for _, c := range cs {
+		c.Close()
+	}
+	return result{"mode": "bulkput", "keys": keys, "bytes": bytes, "failed": failed,
+		"seconds": elapsed}
+}
+
+func pages(endpoints, prefix string, limit int64, reps int) result {
+	c := connect(endpoints, 1)[0]
+	defer c.Close()
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	// The connection is up and used before any pass is timed, as the
+	// REST client's keep-alive connection is.
+	if _, err := c.Get(context.Background(), prefix, clientv3.WithRange(end),
+		clientv3.WithCountOnly()); err != nil {
+		fmt.Fprintln(os.Stderr, "pages:", err)
+		os.Exit(2)
+	}
+	var passes []result
+	for r := 0; r < reps; r++ {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
+		key, rev := prefix, int64(0)
+		n, bytes, pageCount := 0, 0, 0
+		start := time.Now()
+		for {
+			resp, err := c.Get(context.Background(), key, opts...)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "pages:", err)
+				os.Exit(2)
+			}
+			pageCount++
+			for _, kv := range resp.Kvs {
+				n++
+				bytes += len(kv.Value)
+			}
+			if !resp.More || len(resp.Kvs) == 0 {
+				break
+			}
+			if rev == 0 {
+				rev = resp.Header.Revision
+				opts = append(opts, clientv3.WithRev(rev))
+			}
+			key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		}
+		passes = append(passes, result{"seconds": time.Since(start).Seconds(), "pages": pageCount,
+			"keys": n, "value_bytes": bytes})
+	}
+	return result{"mode": "pages", "limit": limit, "passes": passes}
+}
+
 func main() {
 	endpoints := flag.String("endpoint", "127.0.0.1:2379", "endpoints, comma-separated")
-	mode := flag.String("mode", "put", "put, watch or churn")
+	mode := flag.String("mode", "put", "put, watch, churn, bulkput or pages")
 	clients := flag.Int("clients", 32, "put: concurrent writers")
 	conns := flag.Int("conns", 8, "put: gRPC connections the writers share")
 	seconds := flag.Int("seconds", 10, "put: duration")
@@ -512,6 +645,10 @@ func main() {
 	writers := flag.Int("writers", 1, "watch, churn: goroutines issuing the writes")
 	keys := flag.Int("keys", 100, "churn: keys per writer")
 	watchEndpoint := flag.String("watch-endpoint", "", "churn: every other watch connection's endpoint")
+	file := flag.String("file", "", "bulkput: the key/value records to load")
+	prefix := flag.String("prefix", "", "pages: the key prefix to read")
+	limit := flag.Int64("limit", 500, "pages: keys per page")
+	reps := flag.Int("reps", 1, "pages: passes over the prefix")
 	flag.Parse()
 	var r result
 	switch *mode {
@@ -530,6 +667,18 @@ func main() {
 		}
 		r = churn(*endpoints, *watchEndpoint, *writers, *perSecond, *seconds, *keys, *size,
 			*watchers, *streams, *watchConns)
+	case "bulkput":
+		if *file == "" || *clients < 1 || *conns < 1 {
+			fmt.Fprintln(os.Stderr, "bulkput needs -file, -clients and -conns >= 1")
+			os.Exit(2)
+		}
+		r = bulkput(*endpoints, *file, *clients, *conns)
+	case "pages":
+		if *prefix == "" || *limit < 1 || *reps < 1 {
+			fmt.Fprintln(os.Stderr, "pages needs -prefix, -limit and -reps >= 1")
+			os.Exit(2)
+		}
+		r = pages(*endpoints, *prefix, *limit, *reps)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", *mode)
 		os.Exit(2)

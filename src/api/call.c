@@ -11,6 +11,7 @@
  */
 #include "api/call.h"
 #include "core/check.h"
+#include "core/jsontext.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "ctl/crd.h"
@@ -270,8 +271,11 @@ void sk_call_add_warning(sk_api_call *call, const char *text)
 json_t *sk_call_parse_stored(const sk_resource *r, const char *value, size_t len,
                              const char *name)
 {
-    json_error_t jerr;
-    json_t *obj = json_loadb(value, len, 0, &jerr);
+    json_error_t jerr = {0}; /* left alone when the text parses to a non-object */
+    /* core/jsontext's parser, not json_loadb: a version's first protobuf
+     * encoding parses it (api/pbwire.c), and jansson's byte-stream lexer
+     * was three quarters of a cold protobuf list page. */
+    json_t *obj = sk_jsontext_load(value, len, &jerr);
     if (obj && json_is_object(obj))
         return obj;
     json_decref(obj);
@@ -468,8 +472,8 @@ static void negotiate_protobuf(sk_api_call *call)
     if (call->route.kind != SK_ROUTE_RESOURCE || !call->out_as.protobuf || call->stream.read ||
         !call->content_type_out || strcmp(call->content_type_out, "application/json") != 0)
         return;
-    json_error_t jerr;
-    json_t *obj = json_loadb(call->out.data ? call->out.data : "", call->out.len, 0, &jerr);
+    json_error_t jerr = {0};
+    json_t *obj = sk_jsontext_load(call->out.data ? call->out.data : "", call->out.len, &jerr);
     sk_buf pb = SK_BUF_INIT;
     char *why = NULL;
     sk_err err = obj ? sk_protobuf_from_json(obj, &pb, &why) : SK_ERR_INTERNAL;

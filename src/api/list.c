@@ -315,42 +315,22 @@ static char *encode_token(sk_list_stream *ls, int64_t rev)
 
 /* The number of items after the page's last key at the list's revision,
  * -1 if it cannot be read. kube-apiserver reports it (remainingItemCount)
- * on an unfiltered page that has more; like etcd's count it costs a walk
- * over the remaining keys (references only, nothing is parsed). */
+ * on an unfiltered page that has more; etcd counts the rest of the range
+ * for it on every page, the cache's snapshot knows it from its key counts
+ * (cache/btree.h), and only a read outside the cache walks the rest. */
 static int64_t count_remaining(sk_list_stream *ls)
 {
-    int64_t count = 0;
-    char *after_ns = ls->after_ns ? strdup(ls->after_ns) : NULL;
-    char *after_name = ls->after_name ? strdup(ls->after_name) : NULL;
-    int n = SK_READ_MAX_ITEMS;
-    while (n == SK_READ_MAX_ITEMS && count >= 0) {
-        sk_blob *items[SK_READ_MAX_ITEMS];
-        sk_read_source source;
-        sk_read_query q = {
-            .resource = ls->res->storage,
-            .ns = ls->ns,
-            .after_ns = after_ns,
-            .after_name = after_name,
-            .rev = ls->rev,
-            .limit = SK_READ_MAX_ITEMS,
-        };
-        if (sk_reader_list(ls->api->reader, &q, items, &n, &source) != SK_OK) {
-            count = -1;
-            break;
-        }
-        count += n;
-        if (n > 0) {
-            free(after_ns);
-            free(after_name);
-            after_ns = strdup(sk_blob_ns(items[n - 1]));
-            after_name = strdup(sk_blob_name(items[n - 1]));
-            SK_CHECK(after_ns && after_name);
-        }
-        for (int i = 0; i < n; i++)
-            sk_blob_unref(items[i]);
-    }
-    free(after_ns);
-    free(after_name);
+    int64_t count = -1;
+    sk_read_query q = {
+        .resource = ls->res->storage,
+        .ns = ls->ns,
+        .after_ns = ls->after_ns,
+        .after_name = ls->after_name,
+        .rev = ls->rev,
+        .limit = 1,
+    };
+    if (sk_reader_count(ls->api->reader, &q, &count) != SK_OK)
+        count = -1;
     return count;
 }
 

@@ -46,9 +46,12 @@ typedef union word {
 struct sk_btree_node {
     uint16_t n; /* blobs (leaf) or children (interior) */
     uint8_t leaf;
+    uint32_t keys; /* blobs in the subtree: fixed when the node is made, as all else */
     sk_btree_node *garbage_next;
     word w[]; /* leaf: w[0..n-1] blobs; interior: w[2i] child i's lowest blob, w[2i+1] child i */
 };
+
+_Static_assert(sizeof(sk_btree_node) <= 16, "the key count fits in the header's padding");
 
 /* What a node is made of, one per blob or child, as updates edit it: low is
  * the blob (leaf) or the child's lowest blob (interior). */
@@ -107,11 +110,17 @@ static sk_btree_node *node_make(int leaf, const slot *from, int n, sk_btree_chan
     x->leaf = (uint8_t)leaf;
     x->garbage_next = NULL;
     if (leaf) {
+        x->keys = (uint32_t)n;
         for (int i = 0; i < n; i++)
             x->w[i].blob = from[i].low;
     } else {
         _Static_assert(sizeof(slot) == 2 * sizeof(word), "a child's slot is its two words");
         memcpy(x->w, from, (size_t)n * sizeof(slot));
+        x->keys = 0;
+        for (int i = 0; i < n; i++) {
+            SK_CHECK(from[i].kid->keys <= UINT32_MAX - x->keys);
+            x->keys += from[i].kid->keys;
+        }
     }
     ch->new_bytes += footprint(x);
     return x;
@@ -200,6 +209,30 @@ sk_blob *sk_btree_get(const sk_btree_node *root, const char *ns, const char *nam
         return NULL;
     int i = leaf_lower_bound(x, ns, name);
     return i < x->n && sk_blob_key_cmp(blob_at(x, i), ns, name) == 0 ? blob_at(x, i) : NULL;
+}
+
+int64_t sk_btree_rank(const sk_btree_node *root, const char *ns, const char *name, int after)
+{
+    int64_t below = 0;
+    const sk_btree_node *x = root;
+    while (x && !x->leaf) {
+        int i = child_for(x, ns, name);
+        for (int j = 0; j < i; j++)
+            below += kid(x, j)->keys;
+        x = kid(x, i);
+    }
+    if (x) {
+        int i = leaf_lower_bound(x, ns, name);
+        if (after && i < x->n && sk_blob_key_cmp(blob_at(x, i), ns, name) == 0)
+            i++;
+        below += i;
+    }
+    return below;
+}
+
+int64_t sk_btree_size(const sk_btree_node *root)
+{
+    return root ? (int64_t)root->keys : 0;
 }
 
 /* ---- put ---------------------------------------------------------------------- */
@@ -453,6 +486,7 @@ typedef struct verify_ctx {
 static int verify_rec(const sk_btree_node *x, int depth, int is_root, verify_ctx *v)
 {
     int min = is_root ? (x->leaf ? 1 : 2) : MIN_FILL;
+    int64_t before = v->keys;
     if (x->n < min || x->n > FANOUT)
         return 0;
     if (x->leaf) {
@@ -467,12 +501,12 @@ static int verify_rec(const sk_btree_node *x, int depth, int is_root, verify_ctx
             v->prev = b;
             v->keys++;
         }
-        return 1;
+        return x->keys == (uint32_t)x->n;
     }
     for (int i = 0; i < x->n; i++)
         if (kid_lowest(x, i) != lowest(kid(x, i)) || !verify_rec(kid(x, i), depth + 1, 0, v))
             return 0;
-    return 1;
+    return v->keys - before == (int64_t)x->keys;
 }
 
 int64_t sk_btree_verify(const sk_btree_node *root)

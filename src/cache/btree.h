@@ -13,6 +13,12 @@
  * its level), and never copies an
  * object's bytes: leaves point at shared, refcounted sk_blobs.
  *
+ * Every node records how many keys its subtree holds (in the header's
+ * padding, so it costs no memory), so the keys in a range are counted in
+ * one descent (sk_btree_rank) rather than by walking them: a list page's
+ * remainingItemCount, asked on every page of a paged list, would otherwise
+ * walk everything after the page, O(n^2 / limit) for a whole paged list.
+ *
  * Reclaiming without per-node reference counts. An update reports the
  * nodes it replaced (the old path, and a sibling it merged with) in its
  * sk_btree_change: they are reachable from the roots before the update and
@@ -85,9 +91,15 @@ void sk_btree_seek(sk_btree_iter *it, const sk_btree_node *root, const char *ns,
 /* The next version in key order (borrowed), NULL at the end. */
 sk_blob *sk_btree_next(sk_btree_iter *it);
 
+/* How many keys sort before (ns, name); with `after`, before or equal to
+ * it. One root-to-leaf descent. */
+int64_t sk_btree_rank(const sk_btree_node *root, const char *ns, const char *name, int after);
+/* How many keys the tree holds. */
+int64_t sk_btree_size(const sk_btree_node *root);
+
 /* Checks every structural invariant (keys strictly ascending, each
- * interior node's record of its children's lowest keys, fill bounds, all
- * leaves at one depth). Returns the number of keys, or -1 if an invariant
+ * interior node's record of its children's lowest keys, every node's key
+ * count, fill bounds, all leaves at one depth). Returns the number of keys, or -1 if an invariant
  * is broken. For tests. */
 int64_t sk_btree_verify(const sk_btree_node *root);
 /* Levels from the root to a leaf (0 for an empty tree). */

@@ -1013,6 +1013,15 @@ out:
     return err;
 }
 
+/* Whether a list starts after q's continue key rather than at the first
+ * key of its namespace (or of the tree). */
+static int starts_after_key(const sk_cache_list_query *q)
+{
+    const char *from_ns = q->ns ? q->ns : "";
+    return q->after_ns && (strcmp(q->after_ns, from_ns) > 0 ||
+                           (strcmp(q->after_ns, from_ns) == 0 && *q->after_name));
+}
+
 /* The walk behind sk_cache_list, with no trust check: the consistency
  * check walks distrusted resources too (that is how they earn trust back). */
 static sk_err list_index(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn fn, void *arg,
@@ -1027,10 +1036,7 @@ static sk_err list_index(sk_cache *c, const sk_cache_list_query *q, sk_cache_ite
     if (err != SK_OK)
         goto out;
     sk_btree_iter it;
-    /* The start key: after the continue key, or the namespace's first. */
-    const char *from_ns = q->ns ? q->ns : "";
-    if (q->after_ns &&
-        (strcmp(q->after_ns, from_ns) > 0 || (strcmp(q->after_ns, from_ns) == 0 && *q->after_name)))
+    if (starts_after_key(q))
         sk_btree_seek(&it, root, q->after_ns, q->after_name, 1);
     else
         sk_btree_seek(&it, root, q->ns, "", 0);
@@ -1055,6 +1061,39 @@ sk_err sk_cache_list(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn
     if (atomic_load(&c->distrusted[q->res]))
         return SK_ERR_EXPIRED;
     return list_index(c, q, fn, arg, visited_out);
+}
+
+sk_err sk_cache_count(sk_cache *c, const sk_cache_list_query *q, int64_t *count_out)
+{
+    SK_CHECK(q->res >= 0 && q->res < c->n_res);
+    if (atomic_load(&c->distrusted[q->res]))
+        return SK_ERR_EXPIRED;
+    /* Keys of namespace ns sort below (ns + "\x01", ""), the least key of
+     * any namespace after it (names hold no NUL). */
+    char *past_ns = NULL;
+    if (q->ns) {
+        size_t len = strlen(q->ns);
+        past_ns = malloc(len + 2);
+        SK_CHECK_ALLOC(past_ns);
+        memcpy(past_ns, q->ns, len);
+        past_ns[len] = '\x01';
+        past_ns[len + 1] = '\0';
+    }
+    int64_t rev = q->rev;
+    const sk_btree_node *root = NULL;
+    pthread_rwlock_rdlock(&c->lock);
+    sk_err err = root_at_locked(c, q->res, &rev, &root);
+    if (err != SK_OK)
+        goto out;
+    int64_t from = starts_after_key(q) ? sk_btree_rank(root, q->after_ns, q->after_name, 1)
+                   : q->ns             ? sk_btree_rank(root, q->ns, "", 0)
+                                       : 0;
+    int64_t to = past_ns ? sk_btree_rank(root, past_ns, "", 0) : sk_btree_size(root);
+    *count_out = to > from ? to - from : 0;
+out:
+    pthread_rwlock_unlock(&c->lock);
+    free(past_ns);
+    return err;
 }
 
 #define EVENT_SCAN_MAX 4096 /* revisions examined per call: bounds the time the lock is held */

@@ -146,6 +146,10 @@ typedef struct sk_cache_list_query {
  * the items. */
 sk_err sk_cache_list(sk_cache *c, const sk_cache_list_query *q, sk_cache_item_fn fn, void *arg,
                      int *visited_out);
+/* How many objects sk_cache_list would visit with no limit (q->limit is
+ * not used), counted from the snapshot's key counts without visiting
+ * them; errors as sk_cache_list's. */
+sk_err sk_cache_count(sk_cache *c, const sk_cache_list_query *q, int64_t *count_out);
 
 typedef enum { SK_EVENT_ADDED, SK_EVENT_MODIFIED, SK_EVENT_DELETED } sk_event_type;
 

@@ -40,6 +40,7 @@
  */
 #include "kube/protobuf.h"
 #include "core/check.h"
+#include "core/jsontext.h"
 #include "core/utf8.h"
 #include "kube/registry.h"
 
@@ -1118,10 +1119,16 @@ static int enc_value(pb_ctx *c, sk_buf *b, uint32_t num, const sk_schema *t, con
     case SK_SCHEMA_FIELDS_V1:
         at = begin_len(b, num);
         if (v) {
-            char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            /* managedFields' field sets are most of a small object's
+             * protobuf: core/jsontext writes them, jansson what is no
+             * object or array (which it writes only with JSON_ENCODE_ANY) */
+            size_t len = 0;
+            int container = json_is_object(v) || json_is_array(v);
+            char *text = container ? sk_jsontext_dump(v, &len)
+                                   : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
             if (!text)
                 return fail(c, "%s.%s: cannot be encoded as JSON", where, field);
-            put_bytes(b, 1, text, strlen(text));
+            put_bytes(b, 1, text, container ? len : strlen(text));
             free(text);
         }
         end_len(b, at);

@@ -146,11 +146,16 @@ int64_t sk_reader_cache_rev(sk_reader *rd)
     return st.rev;
 }
 
-sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64_t rev,
-                      sk_reader_item_fn fn, void *arg)
+/* Visits every object after q's start key (q->limit: the page size), as
+ * sk_reader_scan does from the first. */
+static sk_err scan_from(sk_reader *rd, const sk_read_query *start, sk_reader_item_fn fn, void *arg)
 {
-    sk_read_query q = {.resource = resource, .ns = ns, .rev = rev, .limit = SK_READ_MAX_ITEMS};
-    char *after_ns = NULL, *after_name = NULL;
+    sk_read_query q = *start;
+    q.limit = SK_READ_MAX_ITEMS;
+    char *after_ns = start->after_ns ? strdup(start->after_ns) : NULL;
+    char *after_name = start->after_name ? strdup(start->after_name) : NULL;
+    SK_CHECK(after_ns || !start->after_ns);
+    SK_CHECK(after_name || !start->after_name);
     int n = SK_READ_MAX_ITEMS, stop = 0;
     sk_err err = SK_OK;
     while (err == SK_OK && n == SK_READ_MAX_ITEMS && !stop) {
@@ -176,6 +181,47 @@ sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64
     }
     free(after_ns);
     free(after_name);
+    return err;
+}
+
+sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64_t rev,
+                      sk_reader_item_fn fn, void *arg)
+{
+    sk_read_query q = {.resource = resource, .ns = ns, .rev = rev, .limit = SK_READ_MAX_ITEMS};
+    return scan_from(rd, &q, fn, arg);
+}
+
+static int count_item(void *arg, sk_blob *item)
+{
+    (void)item;
+    ++*(int64_t *)arg;
+    return 0;
+}
+
+sk_err sk_reader_count(sk_reader *rd, const sk_read_query *q, int64_t *count_out)
+{
+    int64_t count = 0;
+    int res = sk_cache_resource(rd->cache, q->resource);
+    sk_err err = SK_ERR_EXPIRED;
+    if (res >= 0) {
+        sk_cache_list_query cq = {
+            .res = res,
+            .ns = q->ns,
+            .after_ns = q->after_ns,
+            .after_name = q->after_name,
+            .rev = q->rev,
+            .limit = 1,
+        };
+        err = sk_cache_count(rd->cache, &cq, &count);
+    }
+    if (err != SK_OK) {
+        /* Outside the cache's snapshots: the objects read and counted
+         * (from SQL, or from the cache once it catches up). */
+        count = 0;
+        err = scan_from(rd, q, count_item, &count);
+    }
+    if (err == SK_OK)
+        *count_out = count;
     return err;
 }
 

@@ -55,6 +55,11 @@ typedef struct sk_read_query {
 sk_err sk_reader_list(sk_reader *rd, const sk_read_query *q, sk_blob **items, int *n_out,
                       sk_read_source *source_out);
 
+/* How many objects live at q->rev come after the start key (q->limit is
+ * not used): from the cache's key counts when it holds q->rev, without
+ * visiting them; otherwise by reading them, page by page. */
+sk_err sk_reader_count(sk_reader *rd, const sk_read_query *q, int64_t *count_out);
+
 /* The object item holds, parsed (new reference), or NULL if its bytes are
  * not a JSON object (an older version could store such). */
 json_t *sk_reader_object(const sk_blob *item);

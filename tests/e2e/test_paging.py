@@ -289,6 +289,8 @@ class Paging(ServerTestCase, unittest.TestCase):
             self.assertEqual(list(body), ["kind", "apiVersion", "metadata", "items"])
             meta = ["resourceVersion"] + (["continue", "remainingItemCount"] if limit else [])
             self.assertEqual(list(body["metadata"]), meta)
+            if limit:  # counted from the cache's key counts: the one item after the page
+                self.assertEqual(body["metadata"]["remainingItemCount"], 1)
             self.assertEqual([i["metadata"]["name"] for i in body["items"]], ["a", "b", "c"][:limit])
             for item in body["items"]:
                 self.assertEqual(list(item)[:2], ["metadata", "data"], item)

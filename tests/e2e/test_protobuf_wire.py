@@ -292,7 +292,7 @@ class ProtobufWire(ServerTestCase, unittest.TestCase):
             pages += 1
             if not js["metadata"].get("continue"):
                 break
-            self.assertTrue(lst.metadata.remainingItemCount > 0)
+            self.assertEqual(lst.metadata.remainingItemCount, 41 - 15 * pages)
             query = "?limit=15&continue=" + js["metadata"]["continue"]
         self.assertEqual(pages, 3)
         # A label selector, and an empty page.

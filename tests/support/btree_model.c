@@ -208,6 +208,21 @@ static int same_run(const bt_model *m, const snap *s, sk_btree_iter *it, const i
     return 1;
 }
 
+/* Compares sk_btree_rank at (ns, name) (NULL: the tree's size) with the
+ * model's live keys among order[0..upto). */
+static int same_rank(const bt_model *m, const snap *s, const int *order, int upto, const char *ns,
+                     const char *name, int after)
+{
+    int64_t want = 0;
+    for (int i = 0; i < upto; i++)
+        want += s->revs[order[i]] != 0;
+    int64_t got = ns ? sk_btree_rank(s->root, ns, name, after) : sk_btree_size(s->root);
+    if (got != want)
+        fprintf(stderr, "rank of %s/%s%s: want %lld, got %lld\n", ns ? ns : "(end)",
+                name ? name : "", after ? " (after)" : "", (long long)want, (long long)got);
+    return got == want;
+}
+
 int bt_model_check(bt_model *m, int i, unsigned probe)
 {
     const snap *s = &m->snaps[i];
@@ -228,7 +243,8 @@ int bt_model_check(bt_model *m, int i, unsigned probe)
         int at = (int)((probe + (unsigned)t * 2654435761u) % (unsigned)m->n_keys);
         int k = order[at];
         sk_btree_seek(&it, s->root, m->ns[k], m->name[k], t & 1);
-        ok = same_run(m, s, &it, order, at + (t & 1), t & 1 ? "seek after" : "seek at");
+        ok = same_run(m, s, &it, order, at + (t & 1), t & 1 ? "seek after" : "seek at") &&
+             same_rank(m, s, order, at + (t & 1), m->ns[k], m->name[k], t & 1);
         sk_blob *b = sk_btree_get(s->root, m->ns[k], m->name[k]);
         if (ok && (b ? sk_blob_rev(b) : 0) != s->revs[k]) {
             fprintf(stderr, "get %s/%s: want rev %lld\n", m->ns[k], m->name[k],
@@ -243,7 +259,9 @@ int bt_model_check(bt_model *m, int i, unsigned probe)
         while (at < m->n_keys && strcmp(m->ns[order[at]], ns) < 0)
             at++;
         sk_btree_seek(&it, s->root, ns, "", 0);
-        ok = same_run(m, s, &it, order, at, "namespace start");
+        ok = same_run(m, s, &it, order, at, "namespace start") &&
+             same_rank(m, s, order, at, ns, "", 0) &&
+             same_rank(m, s, order, m->n_keys, NULL, NULL, 0);
     }
     return ok;
 }

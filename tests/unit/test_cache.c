@@ -601,6 +601,9 @@ static void differential_against_store(fixture *f, int window_events, int64_t sn
                 assert_int_equal(mem.n, sql.n);
                 for (int i = 0; i < mem.n; i++)
                     assert_string_equal(mem.k[i], sql.k[i]);
+                int64_t count = -1; /* the key counts agree with the walk */
+                assert_int_equal(sk_cache_count(f->cache, &cq, &count), SK_OK);
+                assert_int_equal(count, sql.n);
                 compared++;
             }
         }

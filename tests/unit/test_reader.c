@@ -4,6 +4,9 @@
  * SQL history, then switches to the window, and the events seen are
  * exactly the history's (type, key, previous version), each once, in
  * revision order; below the compaction floor the answer is SK_ERR_EXPIRED.
+ * sk_reader_count counts the same objects a list would visit, from the
+ * cache's key counts at a revision it holds and by reading SQL at one it
+ * no longer holds.
  */
 #include "cache/cache.h"
 #include "read/reader.h"
@@ -195,10 +198,62 @@ static void test_old_cursor_pages_sql_then_window(void **state)
     assert_int_equal(sk_reader_events(f->reader, &q, take, &none, &scanned, &source), SK_OK);
 }
 
+static int64_t count_after(fixture *f, const char *ns, const char *after, int64_t rev)
+{
+    sk_read_query q = {.resource = "configmaps",
+                       .ns = ns,
+                       .after_ns = after ? "ns" : NULL,
+                       .after_name = after,
+                       .rev = rev,
+                       .limit = 1};
+    int64_t n = -1;
+    assert_int_equal(sk_reader_count(f->reader, &q, &n), SK_OK);
+    return n;
+}
+
+static void test_count_from_cache_and_sql(void **state)
+{
+    fixture *f = *state;
+    enum { N = SK_READ_MAX_ITEMS + 6, GONE = WINDOW + 5 }; /* SQL reads more than one page */
+    char name[16];
+    int64_t mid = 0;
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "c%04d", i);
+        mid = put(f, SK_WRITE_CREATE, "configmaps", name);
+    }
+    put(f, SK_WRITE_CREATE, "secrets", "other");
+    sk_cache_config cfg = {.resources = resources, .n_resources = 2, .window_events = WINDOW};
+    assert_int_equal(sk_cache_new(f->store, &cfg, on_notify, f, &f->cache), SK_OK);
+    f->reader = sk_reader_new(f->store, f->cache);
+    int64_t now = 0;
+    for (int i = 0; i < GONE; i++) {
+        snprintf(name, sizeof name, "c%04d", i);
+        now = put(f, SK_WRITE_DELETE, "configmaps", name);
+    }
+    sk_cache_state st;
+    assert_int_equal(sk_cache_wait(f->cache, now, 5000, &st), SK_OK);
+    /* mid is outside the cache's snapshots: the count there comes from SQL. */
+    sk_cache_list_query cq = {.res = 0, .ns = "ns", .rev = mid, .limit = 1};
+    int64_t n;
+    assert_int_equal(sk_cache_count(f->cache, &cq, &n), SK_ERR_EXPIRED);
+    assert_int_equal(count_after(f, "ns", NULL, mid), N);
+    assert_int_equal(count_after(f, "ns", "c0010", mid), N - 11);
+    assert_int_equal(count_after(f, NULL, "c0500", mid), N - 501);
+    assert_int_equal(count_after(f, "other", NULL, mid), 0);
+    /* Now, from the cache. */
+    assert_int_equal(count_after(f, "ns", NULL, now), N - GONE);
+    assert_int_equal(count_after(f, "ns", "c0010", now), N - GONE);
+    assert_int_equal(count_after(f, NULL, "c0500", now), N - 501);
+    assert_int_equal(count_after(f, "ns", "c9999", now), 0);
+    assert_int_equal(count_after(f, "nr", NULL, now), 0);
+    assert_int_equal(count_after(f, "n", NULL, now), 0); /* a prefix of "ns" */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_old_cursor_pages_sql_then_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_count_from_cache_and_sql, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
