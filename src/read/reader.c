@@ -242,8 +242,12 @@ static sk_err events_from_cache(sk_reader *rd, int res, const sk_read_events *q,
             err = SK_OK;
             break;
         }
-        if (err == SK_ERR_EXPIRED && cursor != q->after_rev)
+        /* The cache was rebuilt after some events went out: they stand, and
+         * the caller's next call meets the expiry at the cursor. */
+        if (err == SK_ERR_EXPIRED && cursor != q->after_rev) {
             err = SK_OK;
+            break;
+        }
         if (err != SK_OK)
             break;
         cursor = ev.rev;

@@ -249,11 +249,70 @@ static void test_count_from_cache_and_sql(void **state)
     assert_int_equal(count_after(f, "n", NULL, now), 0); /* a prefix of "ns" */
 }
 
+/* Distrusts the resource on the first event and waits until the feed has
+ * rebuilt it: the rest of the read must then stop, not go on with events
+ * the rebuild may have changed. */
+typedef struct rebuild_midway {
+    fixture *f;
+    seen got;
+} rebuild_midway;
+
+static int take_then_rebuild(void *arg, const sk_cache_event *ev)
+{
+    rebuild_midway *m = arg;
+    assert_non_null(ev->obj);
+    take(&m->got, ev);
+    if (m->got.n == 1) {
+        sk_cache_stats before, now;
+        sk_cache_get_stats(m->f->cache, &before);
+        sk_cache_distrust(m->f->cache, 0);
+        int64_t t = 0;
+        do {
+            usleep(10000);
+            sk_cache_get_stats(m->f->cache, &now);
+        } while (now.rebuilds == before.rebuilds && (t += 10) < 5000);
+        assert_true(now.rebuilds > before.rebuilds);
+    }
+    return 0;
+}
+
+/* A rebuild between two events of one read: the events sent stand, the
+ * read ends there with SK_OK (the next one meets the expiry), and the
+ * callback never sees an empty event. */
+static void test_rebuild_midway_ends_the_read(void **state)
+{
+    fixture *f = *state;
+    put(f, SK_WRITE_CREATE, "configmaps", "first");
+    sk_cache_config cfg = {.resources = resources, .n_resources = 2, .window_events = WINDOW};
+    assert_int_equal(sk_cache_new(f->store, &cfg, on_notify, f, &f->cache), SK_OK);
+    f->reader = sk_reader_new(f->store, f->cache);
+    sk_cache_state st;
+    sk_cache_get_state(f->cache, &st);
+    int64_t from = st.rev, now = 0;
+    for (int i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%d", i);
+        now = put(f, SK_WRITE_CREATE, "configmaps", name);
+    }
+    assert_int_equal(sk_cache_wait(f->cache, now, 5000, &st), SK_OK);
+    rebuild_midway m = {.f = f};
+    sk_read_events q = {.resource = "configmaps", .gen = st.generation, .after_rev = from};
+    int64_t scanned = 0;
+    sk_read_source source;
+    assert_int_equal(sk_reader_events(f->reader, &q, take_then_rebuild, &m, &scanned, &source),
+                     SK_OK);
+    assert_int_equal(source, SK_READ_CACHE);
+    assert_int_equal(m.got.n, 1);
+    assert_string_equal(m.got.v[0].name, "m0");
+    assert_int_equal(scanned, m.got.v[0].rev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_old_cursor_pages_sql_then_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_count_from_cache_and_sql, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rebuild_midway_ends_the_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
