@@ -338,12 +338,18 @@ static void emit(sk_api_call *call, const char *stage)
                         strcmp(stage, "RequestReceived") == 0
                             ? micro_time(call->audit_received_us)
                             : micro_time(wall_us()));
-    if (call->authz_decision && strcmp(stage, "RequestReceived") != 0) {
+    /* what the authorizer and admission annotated, known once the call
+     * has gone past them */
+    if ((call->authz_decision || call->audit_annotations) &&
+        strcmp(stage, "RequestReceived") != 0) {
         json_t *ann = json_object();
-        json_object_set_new(ann, "authorization.k8s.io/decision",
-                            json_string(call->authz_decision));
-        json_object_set_new(ann, "authorization.k8s.io/reason",
-                            json_string(call->authz_reason ? call->authz_reason : ""));
+        if (call->authz_decision) {
+            json_object_set_new(ann, "authorization.k8s.io/decision",
+                                json_string(call->authz_decision));
+            json_object_set_new(ann, "authorization.k8s.io/reason",
+                                json_string(call->authz_reason ? call->authz_reason : ""));
+        }
+        json_object_update(ann, call->audit_annotations);
         json_object_set_new(ev, "annotations", ann);
     }
     char *text = json_dumps(ev, JSON_COMPACT);

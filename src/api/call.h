@@ -138,6 +138,9 @@ struct sk_api_call {
     int64_t audit_received_us;        /* wall clock */
     int audit_flags;
     const char *authz_decision, *authz_reason;
+    /* admission's audit annotations (webhooks.c), NULL: none; released by
+     * the arena */
+    json_t *audit_annotations;
 
     /* Response. */
     int status;

@@ -131,7 +131,7 @@ static int deletion_step(sk_api_call *call)
     char *msg = NULL;
     sk_delete_plan plan = SK_DELETE_NOW;
     /* kube runs a delete's admission on the object as read, before it
-     * plans (an eviction's is the eviction's own create: a later slice) */
+     * plans; an eviction's is the Eviction's own create (subresource.c) */
     if (stored && !del->evict) {
         json_t *failed = NULL;
         json_t *served = served_form(call, stored, &failed);

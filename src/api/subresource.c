@@ -14,7 +14,8 @@
  *    owns the parent's replicas.
  *  - pods/binding (POST Binding): spec.nodeName of an unbound pod; 409 if
  *    it is bound or being deleted.
- *  - pods/eviction (POST Eviction): a delete with the eviction's
+ *  - pods/eviction (POST Eviction): admission webhooks on the Eviction
+ *    (a CREATE of pods/eviction), then a delete with the eviction's
  *    DeleteOptions (delete.c). PodDisruptionBudgets are not consulted: no
  *    controller keeps their status here, so none could allow a disruption.
  *  - what needs a kubelet (log, exec, attach, portforward, proxy) or a
@@ -24,9 +25,11 @@
 #include "api/body.h"
 #include "api/call.h"
 #include "api/verbs.h"
+#include "api/webhooks.h"
 #include "core/util.h"
 #include "kube/condition.h"
 #include "kube/jwt.h"
+#include "kube/objmeta.h"
 #include "kube/options.h"
 #include "kube/scale.h"
 #include "kube/status_rules.h"
@@ -222,8 +225,30 @@ static const sk_update_view binding_view = {
 
 /* ---- pods/eviction ---- */
 
+/* The Eviction as kube's create handler admits it: policy/v1 (the
+ * eviction subresource's kind), in the request's namespace, what only the
+ * server sets wiped. New. */
+static json_t *eviction_admitted(sk_api_call *call, const json_t *body)
+{
+    json_t *ev = json_deep_copy(body);
+    json_object_set_new(ev, "kind", json_string("Eviction"));
+    json_object_set_new(ev, "apiVersion", json_string("policy/v1"));
+    if (!json_is_object(json_object_get(ev, "metadata")))
+        json_object_set_new(ev, "metadata", json_object());
+    json_object_set_new(json_object_get(ev, "metadata"), "namespace", json_string(call->ns));
+    sk_objmeta_wipe_system(ev);
+    return ev;
+}
+
+/* kube's order (create handler, then EvictionREST.Create): the body
+ * decoded, mutating and validating webhooks on the Eviction (a CREATE of
+ * pods/eviction), then its name and deleteOptions as they left it; the
+ * pod's deletion calls no webhook of its own. */
 static int evict(sk_api_call *call)
 {
+    int ready = sk_webhooks_wait(call, evict);
+    if (ready != SK_PLAN_NOW)
+        return ready;
     if (!sk_body_media_supported(call->content_type)) {
         sk_call_reply_error(call, SK_ERR_UNSUPPORTED_MEDIA,
                             "the body of the request was in an unsupported content type");
@@ -233,28 +258,34 @@ static int evict(sk_api_call *call)
     if (!body)
         return SK_STEP_DONE;
     const char *kind = json_string_value(json_object_get(body, "kind"));
-    const char *name =
-        json_string_value(json_object_get(json_object_get(body, "metadata"), "name"));
     if (kind && *kind && !is(kind, "Eviction")) {
         sk_call_reply_errorf(
             call, SK_ERR_BAD_REQUEST,
             "the kind in the data (%s) does not match the expected kind (Eviction)", kind);
         return SK_STEP_DONE;
     }
+    sk_write_options wo;
+    json_t *status = NULL;
+    if (sk_write_options_parse(sk_call_query, call, "CreateOptions", &wo, &status) != SK_OK) {
+        sk_call_reply_status_object(call, status);
+        return SK_STEP_DONE;
+    }
+    /* kept: a precondition uid points into it */
+    json_t *ev = eviction_admitted(call, body);
+    if (sk_webhooks_create_own(call, &ev, "policy", "v1", "Eviction", wo.dry_run) < 0) {
+        json_decref(ev);
+        return SK_STEP_DONE;
+    }
+    sk_call_keep(call, ev);
+    const char *name = json_string_value(json_object_get(json_object_get(ev, "metadata"), "name"));
     if (name && *name && !is(name, call->name)) {
         sk_call_reply_error(call, SK_ERR_BAD_REQUEST,
                             "name in URL does not match name in Eviction object");
         return SK_STEP_DONE;
     }
     sk_delete_options d = SK_DELETE_OPTIONS_INIT;
-    json_t *opts = json_object_get(body, "deleteOptions");
-    json_t *status = NULL;
+    json_t *opts = json_object_get(ev, "deleteOptions");
     if (json_is_object(opts) && sk_delete_options_decode(opts, &d, &status) != SK_OK) {
-        sk_call_reply_status_object(call, status);
-        return SK_STEP_DONE;
-    }
-    sk_write_options wo;
-    if (sk_write_options_parse(sk_call_query, call, "CreateOptions", &wo, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;
     }

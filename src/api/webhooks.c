@@ -27,6 +27,7 @@
 #include "core/check.h"
 #include "core/log.h"
 #include "hook/admission.h"
+#include "kube/scale.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -274,6 +275,14 @@ static char *convert_equivalent(void *arg, const sk_resource *from, const sk_res
     return why;
 }
 
+/* A /scale request's objects are the parent's autoscaling/v1 Scale, as
+ * kube's scale REST hands admission (scaleUpdatedObjectInfo,
+ * toScaleUpdateValidation), through every version of the parent. */
+static int is_scale(const sk_api_call *call)
+{
+    return call->route.sub && strcmp(call->route.sub->name, "scale") == 0;
+}
+
 /* rq for a reviewed by name, with options (stolen). */
 static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs *a,
                          const char *name, json_t *options, int dry_run)
@@ -290,6 +299,12 @@ static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs 
     rv->kind_group = r->group;
     rv->kind_version = r->version;
     rv->kind = r->kind;
+    if (is_scale(call)) {
+        rv->kind_group = "autoscaling";
+        rv->kind_version = "v1";
+        rv->kind = "Scale";
+        rv->own_kind = 1;
+    }
     rv->user_info = rq->user;
     rv->options = options;
     rv->dry_run = dry_run;
@@ -308,14 +323,30 @@ static void request_free(request *rq)
     json_decref(rq->ns);
 }
 
-/* Passes warnings on; replies with status (stolen) if any. -1 if it replied. */
-static int conclude(sk_api_call *call, json_t *warnings, json_t *status)
+/* Passes warnings on, keeps the audit annotations (both stolen); replies
+ * with status (stolen) if any. -1 if it replied. */
+static int conclude(sk_api_call *call, json_t *warnings, json_t *annotations, json_t *status)
 {
     size_t i;
     json_t *w;
     json_array_foreach(warnings, i, w)
         sk_call_add_warning(call, json_string_value(w));
     json_decref(warnings);
+    if (json_object_size(annotations) > 0 && !call->audit_annotations)
+        call->audit_annotations = sk_call_keep(call, json_object());
+    /* a deletecollection's objects each add theirs: a key keeps its first
+     * value, as kube's attributes do */
+    const char *key;
+    json_t *value;
+    json_object_foreach(annotations, key, value)
+    {
+        char *msg = NULL;
+        if (sk_webhook_annotate(call->audit_annotations, key, json_string_value(value), &msg) !=
+            SK_OK)
+            sk_log_warn("webhooks: %s", msg);
+        free(msg);
+    }
+    json_decref(annotations);
     if (!status)
         return 0;
     sk_call_reply_status_object(call, status);
@@ -351,24 +382,63 @@ static void settle_patched(void *arg, json_t *obj)
     s->fn(s->call, obj, s->old);
 }
 
+/* The Scale a /scale request's webhooks see of parent (NULL: none). New. */
+static json_t *scale_of(sk_api_call *call, const json_t *parent)
+{
+    return parent ? sk_scale_view(call->res, parent) : NULL;
+}
+
+/* The parent with the replicas of scale, a webhook's patched Scale, as
+ * kube's scale REST takes them: NULL after replying when they are not a
+ * count. New. */
+static json_t *scaled(sk_api_call *call, const json_t *scale, const json_t *parent)
+{
+    json_t *obj = json_deep_copy(parent);
+    char *msg = NULL;
+    sk_err err = sk_scale_apply(call->res, scale, obj, &msg);
+    if (err != SK_OK) {
+        sk_call_reply_error(call, err, msg ? msg : "invalid Scale");
+        json_decref(obj);
+        obj = NULL;
+    }
+    free(msg);
+    return obj;
+}
+
 int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run,
                        sk_webhooks_settle_fn settle)
 {
     const sk_hook_set *set = state_of(call)->set;
     const char *name = name_of(*obj);
-    sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, *obj, old);
+    int scale = is_scale(call);
+    /* what the webhooks see and patch: the object, or its Scale */
+    json_t *seen = scale ? scale_of(call, *obj) : json_incref(*obj);
+    json_t *old_seen = scale ? scale_of(call, old) : json_incref((json_t *)old);
+    sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, seen, old_seen);
+    int rc = 0;
     if (!set || !sk_hook_set_covers(set, 1, &a))
-        return 0;
+        goto out;
     request rq;
     request_init(call, &rq, &a, name, write_options(call, old, dry_run), dry_run);
     settling s = {call, old, settle};
-    rq.rv.settle = settle ? settle_patched : NULL;
+    rq.rv.settle = settle && !scale ? settle_patched : NULL;
     rq.rv.settle_arg = &s;
-    json_t *warnings = json_array();
+    json_t *warnings = json_array(), *annotations = json_object();
     int changed = 0;
-    json_t *status = sk_hook_mutate(call->api->hooks, set, &rq.rv, obj, warnings, &changed);
-    int rc = conclude(call, warnings, status) < 0 ? -1 : changed;
+    json_t *status =
+        sk_hook_mutate(call->api->hooks, set, &rq.rv, &seen, warnings, annotations, &changed);
+    rc = conclude(call, warnings, annotations, status) < 0 ? -1 : changed;
     request_free(&rq);
+    json_t *result = rc <= 0 ? NULL : scale ? scaled(call, seen, *obj) : json_incref(seen);
+    if (result) {
+        json_decref(*obj);
+        *obj = result;
+    } else if (rc > 0) {
+        rc = -1;
+    }
+out:
+    json_decref(seen);
+    json_decref(old_seen);
     return rc;
 }
 
@@ -376,14 +446,48 @@ int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old
 {
     const sk_hook_set *set = state_of(call)->set;
     const char *name = name_of(obj);
-    sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, obj, old);
-    if (!set || !sk_hook_set_covers(set, 0, &a))
+    int scale = is_scale(call);
+    json_t *seen = scale ? scale_of(call, obj) : json_incref((json_t *)obj);
+    json_t *old_seen = scale ? scale_of(call, old) : json_incref((json_t *)old);
+    sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, seen, old_seen);
+    int rc = 0;
+    if (set && sk_hook_set_covers(set, 0, &a)) {
+        request rq;
+        request_init(call, &rq, &a, name, write_options(call, old, dry_run), dry_run);
+        json_t *warnings = json_array(), *annotations = json_object();
+        rc = conclude(call, warnings, annotations,
+                      sk_hook_validate(call->api->hooks, set, &rq.rv, warnings, annotations));
+        request_free(&rq);
+    }
+    json_decref(seen);
+    json_decref(old_seen);
+    return rc;
+}
+
+int sk_webhooks_create_own(sk_api_call *call, json_t **obj, const char *group, const char *version,
+                           const char *kind, int dry_run)
+{
+    const sk_hook_set *set = state_of(call)->set;
+    /* the URL's name: the object's own is checked after admission */
+    const char *name = call->name ? call->name : "";
+    sk_webhook_attrs a = attrs_of(call, "CREATE", name, *obj, NULL);
+    if (!set || (!sk_hook_set_covers(set, 1, &a) && !sk_hook_set_covers(set, 0, &a)))
         return 0;
     request rq;
-    request_init(call, &rq, &a, name, write_options(call, old, dry_run), dry_run);
-    json_t *warnings = json_array();
-    int rc = conclude(call, warnings,
-                      sk_hook_validate(call->api->hooks, set, &rq.rv, warnings));
+    request_init(call, &rq, &a, name, write_options(call, NULL, dry_run), dry_run);
+    rq.rv.kind_group = group;
+    rq.rv.kind_version = version;
+    rq.rv.kind = kind;
+    rq.rv.own_kind = 1;
+    json_t *warnings = json_array(), *annotations = json_object();
+    int changed = 0;
+    json_t *status =
+        sk_hook_mutate(call->api->hooks, set, &rq.rv, obj, warnings, annotations, &changed);
+    if (!status) {
+        rq.rv.a.object = *obj;
+        status = sk_hook_validate(call->api->hooks, set, &rq.rv, warnings, annotations);
+    }
+    int rc = conclude(call, warnings, annotations, status);
     request_free(&rq);
     return rc;
 }
@@ -425,14 +529,14 @@ int sk_webhooks_delete(sk_api_call *call, const json_t *stored, const sk_delete_
         return 0;
     request rq;
     request_init(call, &rq, &a, name, delete_options(d), d->dry_run);
-    json_t *warnings = json_array();
+    json_t *warnings = json_array(), *annotations = json_object();
     json_t *none = NULL;
     int changed = 0;
     json_t *status =
-        sk_hook_mutate(call->api->hooks, set, &rq.rv, &none, warnings, &changed);
+        sk_hook_mutate(call->api->hooks, set, &rq.rv, &none, warnings, annotations, &changed);
     if (!status)
-        status = sk_hook_validate(call->api->hooks, set, &rq.rv, warnings);
-    int rc = conclude(call, warnings, status);
+        status = sk_hook_validate(call->api->hooks, set, &rq.rv, warnings, annotations);
+    int rc = conclude(call, warnings, annotations, status);
     request_free(&rq);
     return rc;
 }

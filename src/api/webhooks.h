@@ -44,6 +44,14 @@ int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int d
  * replying, else 0. */
 int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old, int dry_run);
 
+/* Both, for a create on a subresource whose object is its own kind
+ * (pods/eviction's policy/v1 Eviction, kind group/version/kind): *obj
+ * (replaced by what the mutating webhooks leave) reviewed under the URL's
+ * name, then the validating webhooks on the result. -1 after replying,
+ * else 0. */
+int sk_webhooks_create_own(sk_api_call *call, json_t **obj, const char *group, const char *version,
+                           const char *kind, int dry_run);
+
 /* Both, for the deletion of stored (borrowed, in the URL's version) with
  * options d: one object of a deletecollection is reviewed under the
  * request's name (none), as kube does. -1 after replying, else 0. */

@@ -22,6 +22,13 @@
  *
  * Where a webhook is and how it is reached (url or Service, caBundle) is
  * hook/endpoint.h's, shared with CRD conversion webhooks.
+ *
+ * Audit annotations are recorded where kube's dispatchers record them: a
+ * webhook's own once its answer is a valid review (before whether it
+ * allows), the mutation annotation for every mutating call past the
+ * selectors, the failed-open one when failurePolicy Ignore lets a failure
+ * through. Validating calls run on threads of their own, so each keeps its
+ * annotations and they are merged after the join.
  */
 #include "hook/admission.h"
 #include "core/buf.h"
@@ -35,6 +42,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +50,7 @@
 typedef struct hook {
     const json_t *json; /* in the set's configurations */
     const char *name;
+    const char *config; /* its configuration's name */
     int ignore_failure; /* failurePolicy Ignore */
     int reinvoke;       /* reinvocationPolicy IfNeeded */
     int dry_run_safe;   /* sideEffects None or NoneOnDryRun */
@@ -86,12 +95,15 @@ static void compile_selector(const json_t *sel, sk_label_selector **out, char **
     }
 }
 
-static void compile(sk_hook_client *c, const json_t *json, hook *h)
+static void compile(sk_hook_client *c, const json_t *config, const json_t *json, hook *h)
 {
     h->json = json;
     h->name = json_string_value(json_object_get(json, "name"));
     if (!h->name)
         h->name = "";
+    h->config = json_string_value(json_object_get(json_object_get(config, "metadata"), "name"));
+    if (!h->config)
+        h->config = "";
     h->ignore_failure = is(json, "failurePolicy", "Ignore");
     h->reinvoke = is(json, "reinvocationPolicy", "IfNeeded");
     h->dry_run_safe = is(json, "sideEffects", "None") || is(json, "sideEffects", "NoneOnDryRun");
@@ -137,7 +149,7 @@ sk_hook_set *sk_hook_set_new(sk_hook_client *c, json_t *mutating, json_t *valida
         SK_CHECK_ALLOC(s->hooks[k]);
         json_array_foreach(s->configs[k], i, config)
             json_array_foreach(json_object_get(config, "webhooks"), j, w)
-                compile(c, w, &s->hooks[k][s->n[k]++]);
+                compile(c, config, w, &s->hooks[k][s->n[k]++]);
     }
     return s;
 }
@@ -191,13 +203,34 @@ enum outcome {
     REFUSED, /* *status says why */
 };
 
+/* Records an audit annotation of the request, or logs why it cannot be
+ * one (kube logs it and goes on). */
+static void annotate(json_t *ann, const char *key, const char *value)
+{
+    char *msg = NULL;
+    if (sk_webhook_annotate(ann, key, value, &msg) != SK_OK)
+        sk_log_warn("webhooks: failed to set admission audit annotation %s to %s: %s", key, value,
+                    msg);
+    free(msg);
+}
+
+/* One call's audit annotations, as kube's webhook annotator keys them:
+ * ann the request's (or the call's own, on a validating thread), open_key
+ * the key a failure that fails open is recorded under. */
+typedef struct annotator {
+    json_t *ann;
+    char open_key[96];
+} annotator;
+
 /* The failure of calling h (reason: why, stolen): under Ignore the request
- * goes on, else its Status. */
-static enum outcome failed(const hook *h, char *reason, json_t **status)
+ * goes on (the failure recorded in the audit annotations), else its
+ * Status. */
+static enum outcome failed(const hook *h, char *reason, annotator *an, json_t **status)
 {
     enum outcome o;
     if (h->ignore_failure) {
         sk_log_warn("webhooks: failed calling webhook \"%s\", failing open: %s", h->name, reason);
+        annotate(an->ann, an->open_key, h->name);
         o = SKIPPED;
     } else {
         *status = sk_webhook_failure_status(h->name, reason);
@@ -216,6 +249,12 @@ static json_t *gvr(const sk_webhook_attrs *a)
 {
     return json_pack("{s:s, s:s, s:s}", "group", a->group, "version", a->version, "resource",
                      a->resource);
+}
+
+static json_t *resource_gvr(const sk_resource *r)
+{
+    return json_pack("{s:s, s:s, s:s}", "group", r->group, "version", r->version, "resource",
+                     r->resource);
 }
 
 /* obj (borrowed, in from's version) in to's, through the stored form
@@ -248,11 +287,9 @@ static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
 {
     json_t *req = json_object();
     json_t *obj = NULL, *old = NULL;
-    if (eq) {
+    if (eq && !rv->own_kind) {
         json_object_set_new(req, "kind", gvk(eq->group, eq->version, eq->kind));
-        json_object_set_new(req, "resource",
-                            json_pack("{s:s, s:s, s:s}", "group", eq->group, "version",
-                                      eq->version, "resource", eq->resource));
+        json_object_set_new(req, "resource", resource_gvr(eq));
         if ((a->object && converted(rv, rv->res, eq, a->object, &obj, status) < 0) ||
             (a->old_object && converted(rv, rv->res, eq, a->old_object, &old, status) < 0)) {
             json_decref(obj);
@@ -261,7 +298,7 @@ static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
         }
     } else {
         json_object_set_new(req, "kind", gvk(rv->kind_group, rv->kind_version, rv->kind));
-        json_object_set_new(req, "resource", gvr(a));
+        json_object_set_new(req, "resource", eq ? resource_gvr(eq) : gvr(a));
         obj = json_incref((json_t *)a->object);
         old = json_incref((json_t *)a->old_object);
     }
@@ -302,11 +339,11 @@ static void review_body(sk_buf *b, const char *request, const char *uid, int v1b
 /* Sends h the review (request: request_text); on CALLED, *response is the
  * webhook's AdmissionResponse (new). */
 static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review *rv,
-                         const char *request, int mutating, json_t *warnings, json_t **response,
-                         json_t **status)
+                         const char *request, int mutating, json_t *warnings, annotator *an,
+                         json_t **response, json_t **status)
 {
     if (h->unusable)
-        return failed(h, strdup(h->unusable), status);
+        return failed(h, strdup(h->unusable), an, status);
     sk_buf out = SK_BUF_INIT, body = SK_BUF_INIT;
     enum outcome o = REFUSED;
     json_t *answer = NULL;
@@ -323,7 +360,7 @@ static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review 
                    prefixed(err == SK_ERR_INVALID ? "could not get REST client: "
                                                   : "failed to call webhook: ",
                             why),
-                   status);
+                   an, status);
         goto out;
     }
     if (http_status < 200 || http_status > 299) {
@@ -332,7 +369,7 @@ static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review 
                       "failed to call webhook: the server responded with the status code %ld "
                       "but did not return more information",
                       http_status);
-        o = failed(h, sk_buf_steal(&m, NULL), status);
+        o = failed(h, sk_buf_steal(&m, NULL), an, status);
         goto out;
     }
     json_error_t jerr;
@@ -340,13 +377,26 @@ static enum outcome post(sk_hook_client *c, const hook *h, const sk_hook_review 
     const json_t *resp = NULL;
     char *msg = NULL;
     if (!answer) {
-        o = failed(h, prefixed("failed to call webhook: ", jerr.text), status);
+        o = failed(h, prefixed("failed to call webhook: ", jerr.text), an, status);
         goto out;
     }
     if (sk_webhook_check_response(answer, uid, mutating, h->v1beta1, &resp, &msg) != SK_OK) {
-        o = failed(h, prefixed("received invalid webhook response: ", msg), status);
+        o = failed(h, prefixed("received invalid webhook response: ", msg), an, status);
         free(msg);
         goto out;
+    }
+    /* the webhook's own audit annotations, under its name, whatever it
+     * answers */
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(resp, "auditAnnotations"), k, v)
+    {
+        if (!json_is_string(v))
+            continue;
+        sk_buf key = SK_BUF_INIT;
+        sk_buf_printf(&key, "%s/%s", h->name, k);
+        annotate(an->ann, key.data, json_string_value(v));
+        sk_buf_free(&key);
     }
     size_t i;
     json_t *w;
@@ -433,7 +483,8 @@ static const char *go_json_type(const json_t *v)
 
 /* Applies a mutating webhook's answer to *obj: 1 if it changed it, 0 if
  * not, -1 with *status set. */
-static int apply_patch(const hook *h, const json_t *resp, json_t **obj, json_t **status)
+static int apply_patch(const hook *h, const json_t *resp, annotator *an, json_t **obj,
+                       json_t **status)
 {
     const char *patch = json_string_value(json_object_get(resp, "patch"));
     if (!patch || !*patch)
@@ -442,8 +493,8 @@ static int apply_patch(const hook *h, const json_t *resp, json_t **obj, json_t *
     const char *type =
         h->v1beta1 ? "JSONPatch" : json_string_value(json_object_get(resp, "patchType"));
     if (!type || strcmp(type, "JSONPatch") != 0)
-        return failed(h, sk_go_quoted_in("unsupported patch type ", type ? type : "", ""), status) ==
-                       SKIPPED
+        return failed(h, sk_go_quoted_in("unsupported patch type ", type ? type : "", ""), an,
+                      status) == SKIPPED
                    ? 0
                    : -1;
     size_t len;
@@ -452,7 +503,7 @@ static int apply_patch(const hook *h, const json_t *resp, json_t **obj, json_t *
         return failed(h,
                       strdup("received undecodable patch in webhook response: illegal base64 "
                              "data"),
-                      status) == SKIPPED
+                      an, status) == SKIPPED
                    ? 0
                    : -1;
     json_error_t jerr;
@@ -501,11 +552,26 @@ out:
     return rc;
 }
 
+/* kube's mutation annotation: which webhook of which configuration ran
+ * in this round at this index, and whether it changed the object. */
+static void annotate_mutation(json_t *ann, const hook *h, int round, size_t idx, int mutated)
+{
+    char key[96];
+    snprintf(key, sizeof key, "mutation.webhook.admission.k8s.io/round_%d_index_%zu", round, idx);
+    json_t *v = json_pack("{s:s, s:s, s:b}", "configuration", h->config, "webhook", h->name,
+                          "mutated", mutated);
+    char *text = json_dumps(v, JSON_COMPACT);
+    SK_CHECK_ALLOC(text);
+    annotate(ann, key, text);
+    free(text);
+    json_decref(v);
+}
+
 /* Calls every mutating webhook of s reaching rv in order; in round 1, only
  * those flagged in again. Patches *obj, flags in again the IfNeeded
  * webhooks called before a change, and sets *changed. */
-static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
-                   json_t **obj, json_t *warnings, int round, unsigned char *again, int *changed)
+static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv, json_t **obj,
+                   json_t *warnings, json_t *ann, int round, unsigned char *again, int *changed)
 {
     json_t *status = NULL;
     size_t n = s->n[MUTATING];
@@ -526,8 +592,14 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
             goto out;
         if (r == 0)
             continue;
-        if ((status = dry_run_refusal(h, rv)) != NULL)
+        /* kube annotates every call from here on, refused or failed */
+        annotator an = {.ann = ann};
+        snprintf(an.open_key, sizeof an.open_key,
+                 "failed-open.mutation.webhook.admission.k8s.io/round_%d_index_%zu", round, idx);
+        if ((status = dry_run_refusal(h, rv)) != NULL) {
+            annotate_mutation(ann, h, round, idx, 0);
             goto out;
+        }
         /* the request's own review is kept for the next webhook; one in
          * an equivalent version is this webhook's alone */
         char *own = eq ? request_text(rv, &a, eq, &status) : NULL;
@@ -536,18 +608,18 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
         if (!eq && !request)
             request = request_text(rv, &a, NULL, &status);
         json_t *resp = NULL;
-        enum outcome o = post(c, h, rv, eq ? own : request, 1, warnings, &resp, &status);
+        enum outcome o = post(c, h, rv, eq ? own : request, 1, warnings, &an, &resp, &status);
         free(own);
         if (o == REFUSED)
             goto out;
         int ch = 0;
-        if (o == CALLED && eq && *obj) {
+        if (o == CALLED && eq && !rv->own_kind && *obj) {
             /* patched in the webhook's version, converted back (a DELETE's
              * patch is refused below, as for any webhook) */
             json_t *theirs = NULL, *back = NULL;
             ch = converted(rv, rv->res, eq, *obj, &theirs, &status) < 0
                      ? -1
-                     : apply_patch(h, resp, &theirs, &status);
+                     : apply_patch(h, resp, &an, &theirs, &status);
             if (ch > 0 && converted(rv, eq, rv->res, theirs, &back, &status) < 0)
                 ch = -1;
             if (ch > 0) {
@@ -557,9 +629,10 @@ static json_t *run(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review
             }
             json_decref(theirs);
         } else if (o == CALLED) {
-            ch = apply_patch(h, resp, obj, &status);
+            ch = apply_patch(h, resp, &an, obj, &status);
         }
         json_decref(resp);
+        annotate_mutation(ann, h, round, idx, ch > 0);
         if (ch < 0)
             goto out;
         if (ch) {
@@ -582,18 +655,18 @@ out:
 }
 
 json_t *sk_hook_mutate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
-                       json_t **obj, json_t *warnings, int *changed)
+                       json_t **obj, json_t *warnings, json_t *annotations, int *changed)
 {
     size_t n = s->n[MUTATING];
     if (n == 0 || sk_webhook_exempt(&rv->a))
         return NULL;
     unsigned char *again = calloc(n, 1);
     SK_CHECK_ALLOC(again);
-    json_t *status = run(c, s, rv, obj, warnings, 0, again, changed);
+    json_t *status = run(c, s, rv, obj, warnings, annotations, 0, again, changed);
     if (!status && *changed) {
         /* round 1 reinvokes each flagged webhook once; its own changes
          * flag nothing further */
-        status = run(c, s, rv, obj, warnings, 1, again, changed);
+        status = run(c, s, rv, obj, warnings, annotations, 1, again, changed);
     }
     free(again);
     return status;
@@ -607,6 +680,7 @@ typedef struct validation {
     const char *request;
     char *own;        /* the request in an equivalent version, or NULL */
     json_t *warnings; /* its own */
+    annotator an;     /* its own annotations, merged after the join */
     json_t *status;   /* its refusal, if any */
     pthread_t thread;
     int threaded;
@@ -617,14 +691,14 @@ static void *validate_one(void *arg)
     validation *v = arg;
     if ((v->status = dry_run_refusal(v->h, v->rv)) == NULL) {
         json_t *resp = NULL;
-        post(v->c, v->h, v->rv, v->request, 0, v->warnings, &resp, &v->status);
+        post(v->c, v->h, v->rv, v->request, 0, v->warnings, &v->an, &resp, &v->status);
         json_decref(resp);
     }
     return NULL;
 }
 
 json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
-                         json_t *warnings)
+                         json_t *warnings, json_t *annotations)
 {
     size_t n = s->n[VALIDATING];
     if (n == 0 || sk_webhook_exempt(&rv->a))
@@ -644,8 +718,14 @@ json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_
             goto out;
         if (r == 0)
             continue;
-        v[m] = (validation){.c = c, .h = &s->hooks[VALIDATING][i], .rv = rv,
-                            .warnings = json_array()};
+        v[m] = (validation){.c = c,
+                            .h = &s->hooks[VALIDATING][i],
+                            .rv = rv,
+                            .warnings = json_array(),
+                            .an.ann = json_object()};
+        /* kube's index is among the webhooks the request reaches */
+        snprintf(v[m].an.open_key, sizeof v[m].an.open_key,
+                 "failed-open.validating.webhook.admission.k8s.io/round_0_index_%zu", m);
         /* in an equivalent version: its own review */
         int unconverted = eq && !(v[m].own = request_text(rv, &rv->a, eq, &status));
         m++;
@@ -669,12 +749,17 @@ json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_
      * is the same answer made deterministic */
     for (size_t i = 0; i < m; i++) {
         json_array_extend(warnings, v[i].warnings);
+        const char *key;
+        json_t *value;
+        json_object_foreach(v[i].an.ann, key, value)
+            annotate(annotations, key, json_string_value(value));
         if (!status)
             status = json_incref(v[i].status);
     }
 out:
     for (size_t i = 0; i < m; i++) {
         json_decref(v[i].warnings);
+        json_decref(v[i].an.ann);
         json_decref(v[i].status);
         free(v[i].own);
     }

@@ -48,6 +48,10 @@ typedef struct sk_hook_review {
     sk_webhook_attrs a;      /* a.object is the object before mutation */
     const sk_resource *res;  /* the resource requested (a's) */
     const char *kind_group, *kind_version, *kind;
+    /* The objects are a subresource's own kind (a Scale, an Eviction), the
+     * same through every equivalent resource: only the resource differs,
+     * nothing is converted. */
+    int own_kind;
     const char *name;        /* "" when not known yet (generateName) */
     const json_t *user_info; /* authentication/v1 UserInfo */
     const json_t *options;   /* CreateOptions, UpdateOptions, DeleteOptions, or NULL */
@@ -81,15 +85,24 @@ typedef struct sk_hook_review {
  * reinvocationPolicy IfNeeded that a later webhook's change followed. Each
  * JSONPatch answer is applied to *obj (replaced, the old reference
  * released; NULL for a DELETE), and *changed set when one changed it;
- * warnings (an array) gets every warning sent. Returns NULL when the
- * request goes on, or the Status (new) to answer with.
+ * warnings (an array) gets every warning sent, annotations (an object) the
+ * request's audit annotations as kube's dispatcher records them at the
+ * Metadata level: each webhook's own auditAnnotations as "NAME/KEY" (keys
+ * that are not qualified names left out, logged), every call's
+ * mutation.webhook.admission.k8s.io/round_R_index_I, and a failure that
+ * failed open as failed-open.mutation.webhook.admission.k8s.io/... (kube's
+ * patch.webhook.admission.k8s.io/ ones are Request level, not kept).
+ * Returns NULL when the request goes on, or the Status (new) to answer
+ * with.
  */
 json_t *sk_hook_mutate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
-                       json_t **obj, json_t *warnings, int *changed);
+                       json_t **obj, json_t *warnings, json_t *annotations, int *changed);
 
 /* Runs the validating webhooks of s on rv; NULL or the Status (new) to
- * answer with, as above. */
+ * answer with, as above (a failure failing open is recorded as
+ * failed-open.validating.webhook.admission.k8s.io/round_0_index_I, I
+ * among the webhooks reached). */
 json_t *sk_hook_validate(sk_hook_client *c, const sk_hook_set *s, const sk_hook_review *rv,
-                         json_t *warnings);
+                         json_t *warnings, json_t *annotations);
 
 #endif

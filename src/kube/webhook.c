@@ -11,6 +11,7 @@
 #include "kube/scale.h"
 #include "kube/selector.h"
 #include "kube/status.h"
+#include "kube/validate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,4 +304,36 @@ json_t *sk_webhook_dry_run_status(const char *name)
     json_t *st = sk_status_new(SK_ERR_BAD_REQUEST, m.data, NULL, NULL, NULL, NULL);
     sk_buf_free(&m);
     return st;
+}
+
+sk_err sk_webhook_annotate(json_t *ann, const char *key, const char *value, char **msg)
+{
+    const char *slash = strchr(key, '/');
+    const char *msgs[SK_VALIDATE_MAX_MSGS];
+    size_t n = 0;
+    const char *had = json_string_value(json_object_get(ann, key));
+    sk_buf m = SK_BUF_INIT;
+    if (!slash || strchr(slash + 1, '/')) {
+        sk_buf_puts(&m, "annotation key has invalid format, the right format is a DNS subdomain "
+                        "prefix and '/' and key name. (e.g. "
+                        "'podsecuritypolicy.admission.k8s.io/admit-policy')");
+    } else if ((n = sk_validate_qualified_name(key, msgs)) > 0) {
+        sk_buf_puts(&m, "annotation key has invalid format ");
+        for (size_t i = 0; i < n; i++)
+            sk_buf_printf(&m, "%s%s", i ? "," : "", msgs[i]);
+        sk_buf_puts(&m, ". A qualified name like 'podsecuritypolicy.admission.k8s.io/admit-policy' "
+                        "is required.");
+    } else if (had && strcmp(had, value) != 0) {
+        sk_buf_printf(&m,
+                      "admission annotations are not allowd to be overwritten, key:\"%s\", old "
+                      "value: %s, new value: %s",
+                      key, had, value);
+    } else {
+        json_object_set_new(ann, key, json_string(value));
+    }
+    sk_err err = m.len > 0 ? SK_ERR_INVALID : SK_OK;
+    if (err != SK_OK)
+        *msg = sk_buf_steal(&m, NULL);
+    sk_buf_free(&m);
+    return err;
 }

@@ -98,4 +98,11 @@ json_t *sk_webhook_failure_status(const char *name, const char *reason);
 /* kube's 400 for a dry run reaching a webhook with side effects. New. */
 json_t *sk_webhook_dry_run_status(const char *name);
 
+/* Records an admission audit annotation in ann (an object, edited), as
+ * kube's AttributesRecord.AddAnnotation does: the key must be a qualified
+ * name with exactly one '/' ("<webhook name>/<key>" for a webhook's own
+ * auditAnnotations), and a key already set keeps its first value.
+ * SK_ERR_INVALID with *msg (new, kube's text) when refused. */
+sk_err sk_webhook_annotate(json_t *ann, const char *key, const char *value, char **msg);
+
 #endif

@@ -23,7 +23,13 @@ is the caller's whatever the webhook wrote, and a CREATE review carries no
 uid, a null creationTimestamp and no generated name yet (validating ones see
 them); a patch is reviewed with UpdateOptions, a patch that is not a JSON
 patch is a 500 under Ignore too; DeleteOptions with preconditions, and
-deletecollection's items reviewed without a name.
+deletecollection's items reviewed without a name. Audit annotations in the
+audit log's ResponseComplete event: a webhook's own as NAME/KEY (an invalid
+key left out, a refusing webhook's kept), kube's mutation.webhook... and
+failed-open... ones. A /scale update reviewed as the autoscaling/v1 Scale
+(object and oldObject, a patch setting the parent's replicas); a pod
+eviction as a CREATE of pods/eviction with the policy/v1 Eviction, a patch
+to its deleteOptions obeyed, the pod's DELETE webhooks not called.
 
 CRD conversion webhooks (ConversionReview v1), a CRD whose v1 stores
 spec.size and whose v2 says spec.replicas: a create, update, patch and
@@ -57,7 +63,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import ServerTestCase, describe  # noqa: E402
+from server import CONFIG, ServerTestCase, describe, wait_until  # noqa: E402
 from test_watch import WatchStream  # noqa: E402
 
 from cryptography import x509  # noqa: E402
@@ -216,6 +222,10 @@ def dead_port():
 class Webhooks(ServerTestCase, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        cls.audit_log = os.path.join(CONFIG.ensure_work_dir(), "webhooks-audit-%d.log" % os.getpid())
+        if os.path.exists(cls.audit_log):
+            os.unlink(cls.audit_log)
+        cls.server_args = ["--audit-log-path", cls.audit_log]
         super().setUpClass()
         cls.tmp = tempfile.TemporaryDirectory()
         cls.ca_pem, cert, key = make_pki(cls.tmp.name)
@@ -297,6 +307,17 @@ class Webhooks(ServerTestCase, unittest.TestCase):
 
     def on_ns(self, ns):
         return {"namespaceSelector": {"matchLabels": {"wh": ns}}}
+
+    def audit_events(self, r):
+        """The audit events of response r (by its Audit-Id), once its ResponseComplete is in."""
+        aid = r.headers.get("audit-id")
+        self.assertTrue(aid, r.headers)
+
+        def got():
+            with open(self.audit_log) as f:
+                evs = [e for e in map(json.loads, f) if e["auditID"] == aid]
+            return evs if evs and evs[-1]["stage"] == "ResponseComplete" else None
+        return wait_until(got, timeout=10, what="audit events of %s" % aid)
 
     # ---- tests ----
 
@@ -1307,6 +1328,180 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         self.assertEqual(r.json()["metadata"]["generation"], 1)
         self.assertEqual(r.json()["spec"], {"replicas": 2})
 
+
+    # ---- audit annotations, /scale, pods/eviction ----
+
+    def test_audit_annotations(self):
+        """A webhook's auditAnnotations land in the audit event as NAME/KEY (a key that is not a
+        qualified name left out), with kube's own mutation and failed-open annotations; kube's
+        patch.webhook... ones are Request level, not written at Metadata."""
+        ns = self.namespace("wh-audit")
+        self.hooks.behaviours["/annotate-m"] = lambda rq: {
+            "allowed": True, "auditAnnotations": {"decision": "stamped", "Bad Key!": "x"},
+            "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "add", "path": "/data/stamp", "value": "yes"}])}
+        self.hooks.behaviours["/annotate-v"] = lambda rq: {
+            "allowed": True, "auditAnnotations": {"verdict": "fine"}}
+        self.hooks.behaviours["/annotate-deny"] = lambda rq: {
+            "allowed": False, "auditAnnotations": {"why": "named-no"},
+            "status": {"code": 403, "message": "no"}}
+        dead = "https://127.0.0.1:%d/dead" % dead_port()
+        self.register(MWC, "audit-m",
+                      self.webhook("annotate.example.com", "/annotate-m", **self.on_ns(ns)),
+                      self.webhook("dead.example.com", url=dead, failurePolicy="Ignore",
+                                   **self.on_ns(ns)))
+        self.register(VWC, "audit-v",
+                      self.webhook("check.example.com", "/annotate-v", **self.on_ns(ns)),
+                      self.webhook("dead-v.example.com", url=dead, failurePolicy="Ignore",
+                                   **self.on_ns(ns)))
+        r = self.create_cm(ns, "cm")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(r.json()["data"]["stamp"], "yes")
+        evs = self.audit_events(r)
+        self.assertEqual([e["stage"] for e in evs], ["RequestReceived", "ResponseComplete"])
+        self.assertNotIn("annotations", evs[0])
+        ann = evs[-1]["annotations"]
+        self.assertEqual(ann["authorization.k8s.io/decision"], "allow")
+        mine = {k: v for k, v in ann.items() if not k.startswith("authorization.k8s.io/")}
+        mutation = "mutation.webhook.admission.k8s.io/round_0_index_%d"
+        self.assertEqual({k: v for k, v in mine.items() if not k.startswith("mutation.")}, {
+            "annotate.example.com/decision": "stamped",
+            "check.example.com/verdict": "fine",
+            "failed-open.mutation.webhook.admission.k8s.io/round_0_index_1": "dead.example.com",
+            "failed-open.validating.webhook.admission.k8s.io/round_0_index_1":
+                "dead-v.example.com",
+        })
+        self.assertEqual(json.loads(mine[mutation % 0]), {
+            "configuration": "audit-m", "webhook": "annotate.example.com", "mutated": True})
+        self.assertEqual(json.loads(mine[mutation % 1]), {
+            "configuration": "audit-m", "webhook": "dead.example.com", "mutated": False})
+        self.assertEqual(len(mine), 6, mine)
+        # a refusal keeps what the refusing webhook annotated
+        self.register(VWC, "audit-w", self.webhook("refuse.example.com", "/annotate-deny",
+                                                    **self.on_ns(ns)))
+        r = self.create_cm(ns, "refused")
+        self.assertEqual(r.status, 403, r)
+        ann = self.audit_events(r)[-1]["annotations"]
+        self.assertEqual(ann.get("refuse.example.com/why"), "named-no", ann)
+        self.assertEqual(ann["annotate.example.com/decision"], "stamped")
+
+    def test_scale_is_reviewed_as_a_scale(self):
+        """A /scale update sends webhooks the autoscaling/v1 Scale (and the old Scale), kind
+        autoscaling/v1 Scale, resource the parent's, subResource scale; a JSONPatch on the Scale
+        sets the parent's replicas; validating webhooks see the Scale as admitted."""
+        ns = self.namespace("wh-scale")
+        self.hooks.behaviours["/scale-m"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "replace", "path": "/spec/replicas", "value": 5}]
+                if rq["object"]["spec"]["replicas"] == 3 else [])}
+        self.hooks.behaviours["/scale-v"] = lambda rq: {"allowed": True}
+        rules = [{"operations": ["UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
+                  "resources": ["deployments/scale"]}]
+        self.register(MWC, "scale-m", self.webhook("scale-m.example.com", "/scale-m",
+                                                   rules=rules, **self.on_ns(ns)))
+        self.register(VWC, "scale-v", self.webhook("scale-v.example.com", "/scale-v",
+                                                   rules=rules, **self.on_ns(ns)))
+        deps = "/apis/apps/v1/namespaces/%s/deployments" % ns
+        r = self.server.request("POST", deps, {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+                     "template": {"metadata": {"labels": {"app": "d"}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+        self.assertEqual(r.status, 201, r)
+        # the parent's own update is not a scale request
+        self.assertEqual(self.hooks.reviews("/scale-m"), [])
+        r = self.server.request("PATCH", deps + "/d/scale", {"spec": {"replicas": 3}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual((r.json()["kind"], r.json()["spec"]["replicas"]), ("Scale", 5))
+        got = self.server.request("GET", deps + "/d").json()
+        self.assertEqual(got["spec"]["replicas"], 5)
+        for path, new in (("/scale-m", 3), ("/scale-v", 5)):
+            rq = self.hooks.reviews(path)[-1]
+            scale = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+            self.assertEqual((rq["kind"], rq["requestKind"]), (scale, scale), path)
+            parent = {"group": "apps", "version": "v1", "resource": "deployments"}
+            self.assertEqual((rq["resource"], rq["requestResource"]), (parent, parent), path)
+            self.assertEqual((rq["subResource"], rq["operation"], rq["name"]),
+                             ("scale", "UPDATE", "d"))
+            for obj, replicas in ((rq["object"], new), (rq["oldObject"], 1)):
+                self.assertEqual((obj["apiVersion"], obj["kind"]), ("autoscaling/v1", "Scale"))
+                self.assertEqual(obj["metadata"]["name"], "d")
+                self.assertEqual(obj["spec"], {"replicas": replicas}, path)
+                self.assertNotIn("template", json.dumps(obj))
+        # a PUT of a Scale too
+        scale = self.server.request("GET", deps + "/d/scale").json()
+        scale["spec"]["replicas"] = 3
+        r = self.server.request("PUT", deps + "/d/scale", scale)
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json()["spec"]["replicas"], 5)
+        self.assertEqual(self.hooks.reviews("/scale-m")[-1]["oldObject"]["spec"]["replicas"], 5)
+
+    def test_eviction_is_reviewed_as_an_eviction(self):
+        """POST pods/NAME/eviction is a CREATE of pods/eviction whose object is the policy/v1
+        Eviction; a mutating webhook's patch to its deleteOptions is what the eviction does; the
+        pod's deletion itself calls no DELETE webhook of pods, as kube's eviction REST."""
+        ns = self.namespace("wh-evict")
+        pods = "/api/v1/namespaces/%s/pods" % ns
+
+        def make_pod(name):
+            r = self.server.request("POST", pods, {
+                "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+            self.assertEqual(r.status, 201, r)
+
+        def evict(name):
+            return self.server.request("POST", "%s/%s/eviction" % (pods, name), {
+                "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}})
+        make_pod("p")
+        self.hooks.behaviours["/evict-dry"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "add", "path": "/deleteOptions", "value": {"dryRun": ["All"]}}])}
+        self.hooks.behaviours["/evict-v"] = lambda rq: {"allowed": True}
+        on_evict = [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                     "resources": ["pods/eviction"]}]
+        self.register(MWC, "evict-dry", self.webhook("evict-dry.example.com", "/evict-dry",
+                                                     rules=on_evict, **self.on_ns(ns)))
+        self.register(VWC, "evict-v", self.webhook("evict-v.example.com", "/evict-v",
+                                                   rules=on_evict, **self.on_ns(ns)))
+        pod_delete = self.webhook("nodelete.example.com", "/deny", **self.on_ns(ns))
+        pod_delete["rules"] = [{"operations": ["DELETE"], "apiGroups": [""],
+                                "apiVersions": ["v1"], "resources": ["pods"]}]
+        self.register(VWC, "evict-pod-nodelete", pod_delete)
+        r = evict("p")
+        self.assertEqual(r.status, 201, r)
+        # the webhook made it a dry run: the pod stays
+        self.assertEqual(self.server.request("GET", pods + "/p").status, 200)
+        rq = self.hooks.reviews("/evict-dry")[-1]
+        self.assertEqual(rq["kind"], {"group": "policy", "version": "v1", "kind": "Eviction"})
+        self.assertEqual(rq["resource"], {"group": "", "version": "v1", "resource": "pods"})
+        self.assertEqual((rq["subResource"], rq["operation"], rq["name"], rq["namespace"]),
+                         ("eviction", "CREATE", "p", ns))
+        self.assertEqual((rq["object"]["apiVersion"], rq["object"]["kind"]),
+                         ("policy/v1", "Eviction"))
+        self.assertEqual((rq["object"]["metadata"]["name"], rq["object"]["metadata"]["namespace"]),
+                         ("p", ns))
+        self.assertIsNone(rq["oldObject"])
+        self.assertEqual(rq["options"]["kind"], "CreateOptions")
+        # validating webhooks see the mutated Eviction
+        self.assertEqual(self.hooks.reviews("/evict-v")[-1]["object"]["deleteOptions"],
+                         {"dryRun": ["All"]})
+        # without the mutating webhook the pod goes, its DELETE webhook never asked
+        self.server.request("DELETE", MWC + "/evict-dry")
+        denials = len(self.hooks.reviews("/deny"))
+        r = evict("p")
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(self.server.request("GET", pods + "/p").status, 404)
+        self.assertEqual(len(self.hooks.reviews("/deny")), denials)
+        # a refusing webhook keeps the pod
+        make_pod("q")
+        self.register(VWC, "evict-deny", self.webhook("evict-deny.example.com", "/deny",
+                                                      rules=on_evict, **self.on_ns(ns)))
+        r = evict("q")
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(r.json()["message"],
+                         'admission webhook "evict-deny.example.com" denied the request: no thanks')
+        self.assertEqual(self.server.request("GET", pods + "/q").status, 200)
 
 if __name__ == "__main__":
     unittest.main()

@@ -312,6 +312,36 @@ static void test_statuses(void **state)
     json_decref(result);
 }
 
+/* kube's AddAnnotation: a qualified name with one '/', a first value kept. */
+static void test_audit_annotations(void **state)
+{
+    (void)state;
+    json_t *ann = json_object();
+    char *msg = NULL;
+    assert_int_equal(sk_webhook_annotate(ann, "hook.example.com/decision", "yes", &msg), SK_OK);
+    assert_int_equal(sk_webhook_annotate(ann, "hook.example.com/decision", "yes", &msg), SK_OK);
+    assert_int_equal(sk_webhook_annotate(ann, "hook.example.com/decision", "no", &msg),
+                     SK_ERR_INVALID);
+    assert_non_null(strstr(msg, "not allowd to be overwritten"));
+    free(msg);
+    msg = NULL;
+    assert_string_equal(json_string_value(json_object_get(ann, "hook.example.com/decision")),
+                        "yes");
+    assert_int_equal(sk_webhook_annotate(ann, "hook.example.com/Bad Key!", "x", &msg),
+                     SK_ERR_INVALID);
+    assert_non_null(strstr(msg, "annotation key has invalid format name part must consist"));
+    free(msg);
+    msg = NULL;
+    assert_int_equal(sk_webhook_annotate(ann, "a/b/c", "x", &msg), SK_ERR_INVALID);
+    assert_non_null(strstr(msg, "DNS subdomain prefix and '/' and key name"));
+    free(msg);
+    msg = NULL;
+    assert_int_equal(sk_webhook_annotate(ann, "nokey", "x", &msg), SK_ERR_INVALID);
+    free(msg);
+    assert_int_equal(json_object_size(ann), 1);
+    json_decref(ann);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_equivalents),
         cmocka_unit_test(test_response_checks),
         cmocka_unit_test(test_statuses),
+        cmocka_unit_test(test_audit_annotations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
