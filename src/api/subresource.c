@@ -272,7 +272,7 @@ static int evict(sk_api_call *call)
     }
     /* kept: a precondition uid points into it */
     json_t *ev = eviction_admitted(call, body);
-    if (sk_webhooks_create_own(call, &ev, "policy", "v1", "Eviction", wo.dry_run) < 0) {
+    if (sk_webhooks_mutate(call, &ev, NULL, wo.dry_run, NULL) < 0) {
         json_decref(ev);
         return SK_STEP_DONE;
     }
@@ -283,8 +283,14 @@ static int evict(sk_api_call *call)
                             "name in URL does not match name in Eviction object");
         return SK_STEP_DONE;
     }
-    sk_delete_options d = SK_DELETE_OPTIONS_INIT;
+    /* kube's propagateDryRun: the query's dryRun into deleteOptions that
+     * name none, before the validating webhooks see the Eviction */
     json_t *opts = json_object_get(ev, "deleteOptions");
+    if (wo.dry_run && json_is_object(opts) && json_array_size(json_object_get(opts, "dryRun")) == 0)
+        json_object_set_new(opts, "dryRun", json_pack("[s]", "All"));
+    if (sk_webhooks_validate(call, ev, NULL, wo.dry_run) < 0)
+        return SK_STEP_DONE;
+    sk_delete_options d = SK_DELETE_OPTIONS_INIT;
     if (json_is_object(opts) && sk_delete_options_decode(opts, &d, &status) != SK_OK) {
         sk_call_reply_status_object(call, status);
         return SK_STEP_DONE;

@@ -275,12 +275,17 @@ static char *convert_equivalent(void *arg, const sk_resource *from, const sk_res
     return why;
 }
 
+static int is_sub(const sk_api_call *call, const char *name)
+{
+    return call->route.sub && strcmp(call->route.sub->name, name) == 0;
+}
+
 /* A /scale request's objects are the parent's autoscaling/v1 Scale, as
  * kube's scale REST hands admission (scaleUpdatedObjectInfo,
  * toScaleUpdateValidation), through every version of the parent. */
 static int is_scale(const sk_api_call *call)
 {
-    return call->route.sub && strcmp(call->route.sub->name, "scale") == 0;
+    return is_sub(call, "scale");
 }
 
 /* rq for a reviewed by name, with options (stolen). */
@@ -299,10 +304,13 @@ static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs 
     rv->kind_group = r->group;
     rv->kind_version = r->version;
     rv->kind = r->kind;
-    if (is_scale(call)) {
-        rv->kind_group = "autoscaling";
+    /* the subresources whose objects are their own kind, as kube's
+     * storage for them names it: a Scale, and pods/eviction's Eviction
+     * (its body, api/subresource.c) */
+    if (is_scale(call) || is_sub(call, "eviction")) {
+        rv->kind_group = is_scale(call) ? "autoscaling" : "policy";
         rv->kind_version = "v1";
-        rv->kind = "Scale";
+        rv->kind = is_scale(call) ? "Scale" : "Eviction";
         rv->own_kind = 1;
     }
     rv->user_info = rq->user;
@@ -353,12 +361,15 @@ static int conclude(sk_api_call *call, json_t *warnings, json_t *annotations, js
     return -1;
 }
 
-/* The name a create or update is reviewed under: the object's (none yet
+/* The name a create or update is reviewed under: a subresource's the
+ * URL's (an Eviction's body may name none), else the object's (none yet
  * for generateName before mutation). */
-static const char *name_of(const json_t *obj)
+static const char *name_of(const sk_api_call *call, const json_t *obj)
 {
     const char *name =
-        json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+        call->route.sub && call->name
+            ? call->name
+            : json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
     return name ? name : "";
 }
 
@@ -409,7 +420,7 @@ int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int d
                        sk_webhooks_settle_fn settle)
 {
     const sk_hook_set *set = state_of(call)->set;
-    const char *name = name_of(*obj);
+    const char *name = name_of(call, *obj);
     int scale = is_scale(call);
     /* what the webhooks see and patch: the object, or its Scale */
     json_t *seen = scale ? scale_of(call, *obj) : json_incref(*obj);
@@ -445,7 +456,7 @@ out:
 int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old, int dry_run)
 {
     const sk_hook_set *set = state_of(call)->set;
-    const char *name = name_of(obj);
+    const char *name = name_of(call, obj);
     int scale = is_scale(call);
     json_t *seen = scale ? scale_of(call, obj) : json_incref((json_t *)obj);
     json_t *old_seen = scale ? scale_of(call, old) : json_incref((json_t *)old);
@@ -461,34 +472,6 @@ int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old
     }
     json_decref(seen);
     json_decref(old_seen);
-    return rc;
-}
-
-int sk_webhooks_create_own(sk_api_call *call, json_t **obj, const char *group, const char *version,
-                           const char *kind, int dry_run)
-{
-    const sk_hook_set *set = state_of(call)->set;
-    /* the URL's name: the object's own is checked after admission */
-    const char *name = call->name ? call->name : "";
-    sk_webhook_attrs a = attrs_of(call, "CREATE", name, *obj, NULL);
-    if (!set || (!sk_hook_set_covers(set, 1, &a) && !sk_hook_set_covers(set, 0, &a)))
-        return 0;
-    request rq;
-    request_init(call, &rq, &a, name, write_options(call, NULL, dry_run), dry_run);
-    rq.rv.kind_group = group;
-    rq.rv.kind_version = version;
-    rq.rv.kind = kind;
-    rq.rv.own_kind = 1;
-    json_t *warnings = json_array(), *annotations = json_object();
-    int changed = 0;
-    json_t *status =
-        sk_hook_mutate(call->api->hooks, set, &rq.rv, obj, warnings, annotations, &changed);
-    if (!status) {
-        rq.rv.a.object = *obj;
-        status = sk_hook_validate(call->api->hooks, set, &rq.rv, warnings, annotations);
-    }
-    int rc = conclude(call, warnings, annotations, status);
-    request_free(&rq);
     return rc;
 }
 

@@ -35,7 +35,9 @@ int sk_webhooks_may_mutate(sk_api_call *call, const json_t *old);
 /* The mutating webhooks for a create (old NULL) or update of *obj (may be
  * replaced by a patched object; old borrowed); settle(call, obj, old) runs
  * on each patched object before the next webhook sees it. Returns 1 if a
- * webhook changed *obj, 0 if not, -1 after replying. */
+ * webhook changed *obj, 0 if not, -1 after replying. The objects of a
+ * /scale request are the parent (the webhooks see its Scale, and a patched
+ * Scale's replicas are set on it); pods/eviction's is its Eviction. */
 typedef void (*sk_webhooks_settle_fn)(sk_api_call *call, json_t *obj, const json_t *old);
 int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int dry_run,
                        sk_webhooks_settle_fn settle);
@@ -43,14 +45,6 @@ int sk_webhooks_mutate(sk_api_call *call, json_t **obj, const json_t *old, int d
 /* The validating webhooks for the admitted obj (borrowed). -1 after
  * replying, else 0. */
 int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old, int dry_run);
-
-/* Both, for a create on a subresource whose object is its own kind
- * (pods/eviction's policy/v1 Eviction, kind group/version/kind): *obj
- * (replaced by what the mutating webhooks leave) reviewed under the URL's
- * name, then the validating webhooks on the result. -1 after replying,
- * else 0. */
-int sk_webhooks_create_own(sk_api_call *call, json_t **obj, const char *group, const char *version,
-                           const char *kind, int dry_run);
 
 /* Both, for the deletion of stored (borrowed, in the URL's version) with
  * options d: one object of a deletecollection is reviewed under the

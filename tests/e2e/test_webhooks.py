@@ -491,6 +491,17 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         seen = self.hooks.reviews("/reinvoked")[before:]
         self.assertEqual(len(seen), 2)
         self.assertEqual(seen[1]["object"]["metadata"]["labels"], {"late": "yes"})
+        # the audit event names each call by round and index, across configurations
+        ann = self.audit_events(r)[-1]["annotations"]
+        calls = {k: json.loads(v) for k, v in ann.items() if k.startswith("mutation.webhook.")}
+        self.assertEqual(calls, {
+            "mutation.webhook.admission.k8s.io/round_0_index_0": {
+                "configuration": "a-counting", "webhook": "count.example.com", "mutated": True},
+            "mutation.webhook.admission.k8s.io/round_0_index_1": {
+                "configuration": "b-late", "webhook": "late.example.com", "mutated": True},
+            "mutation.webhook.admission.k8s.io/round_1_index_0": {
+                "configuration": "a-counting", "webhook": "count.example.com", "mutated": True},
+        })
         # Never (the default): called once
         self.server.request("DELETE", MWC + "/a-counting")
         self.register(MWC, "a-counting-never", self.webhook("count.example.com", "/reinvoked",
@@ -1486,8 +1497,19 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         # validating webhooks see the mutated Eviction
         self.assertEqual(self.hooks.reviews("/evict-v")[-1]["object"]["deleteOptions"],
                          {"dryRun": ["All"]})
-        # without the mutating webhook the pod goes, its DELETE webhook never asked
+        # without the mutating webhook: the query's dryRun is put into deleteOptions before
+        # the validating webhooks (kube's propagateDryRun)
         self.server.request("DELETE", MWC + "/evict-dry")
+        r = self.server.request("POST", "%s/p/eviction?dryRun=All" % pods, {
+            "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"},
+            "deleteOptions": {"gracePeriodSeconds": 0}})
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(self.server.request("GET", pods + "/p").status, 200)
+        rq = self.hooks.reviews("/evict-v")[-1]
+        self.assertIs(rq["dryRun"], True)
+        self.assertEqual(rq["object"]["deleteOptions"], {"gracePeriodSeconds": 0,
+                                                         "dryRun": ["All"]})
+        # and the pod goes, its DELETE webhook never asked
         denials = len(self.hooks.reviews("/deny"))
         r = evict("p")
         self.assertEqual(r.status, 201, r)
