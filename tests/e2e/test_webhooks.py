@@ -1447,6 +1447,18 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json()["spec"]["replicas"], 5)
         self.assertEqual(self.hooks.reviews("/scale-m")[-1]["oldObject"]["spec"]["replicas"], 5)
+        # kubectl scale goes the same way
+        p = self.server.kubectl("scale", "deployment", "d", "-n", ns, "--replicas=3")
+        self.assertEqual(p.returncode, 0, describe(p))
+        self.assertEqual(self.server.request("GET", deps + "/d").json()["spec"]["replicas"], 5)
+        # a patched Scale whose replicas are not a count is refused, nothing written
+        self.hooks.behaviours["/scale-m"] = lambda rq: {
+            "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
+                [{"op": "replace", "path": "/spec/replicas", "value": -1}])}
+        r = self.server.request("PATCH", deps + "/d/scale", {"spec": {"replicas": 2}},
+                                headers={"Content-Type": "application/merge-patch+json"})
+        self.assertEqual(r.status, 422, r)
+        self.assertEqual(self.server.request("GET", deps + "/d").json()["spec"]["replicas"], 5)
 
     def test_eviction_is_reviewed_as_an_eviction(self):
         """POST pods/NAME/eviction is a CREATE of pods/eviction whose object is the policy/v1
