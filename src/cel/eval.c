@@ -55,6 +55,22 @@ static int charge(ctx *c, uint64_t n)
     return 1;
 }
 
+/* A budget for the work of one comparison or lookup (value.h): what is
+ * left of the steps, 64 units a step. */
+static sk_cel_work budget(ctx *c)
+{
+    uint64_t left = c->max_steps - c->steps;
+    sk_cel_work w = {0, left > UINT64_MAX / 128 ? UINT64_MAX : left * 64 + 63};
+    return w;
+}
+
+/* Charges the work done; 0 once the budget is spent (a comparison that
+ * gave up has always spent it). */
+static int settle(ctx *c, const sk_cel_work *w)
+{
+    return charge(c, w->done / 64);
+}
+
 static const sk_cel_val *no_overload(ctx *c, const char *function, const sk_cel_val *x,
                                      const sk_cel_val *y)
 {
@@ -88,9 +104,17 @@ static int is_local(ctx *c, const char *name)
  * "self.spec" once. */
 static const sk_cel_val *bound(ctx *c, const char *name)
 {
-    for (var_cache *v = c->vars; v; v = v->next)
-        if (strcmp(v->name, name) == 0)
+    /* The scan is charged: a source of many names and a loop over them
+     * would otherwise do unbounded work in a bounded number of steps.
+     * Exhaustion is seen by the next node. */
+    uint64_t scanned = 0;
+    for (var_cache *v = c->vars; v; v = v->next, scanned++) {
+        if (strcmp(v->name, name) == 0) {
+            charge(c, scanned / 64);
             return v->val;
+        }
+    }
+    charge(c, scanned / 64);
     const sk_cel_val *r = NULL;
     if (c->opt->resolve)
         r = c->opt->resolve(c->opt->resolve_ctx, c->a, name);
@@ -182,11 +206,14 @@ static const sk_cel_val *map_literal(ctx *c, const sk_cel_expr *e)
             return vals[i];
         if (!valid_key(keys[i]))
             return sk_cel_error(c->a, "unsupported key type: %s", sk_cel_type_name(keys[i]));
-        if (!charge(c, 1 + i / 64))
+        sk_cel_work w = budget(c);
+        int repeated = 0;
+        for (size_t k = 0; k < i && !repeated; k++)
+            repeated = sk_cel_equal(keys[k], keys[i], &w);
+        if (!settle(c, &w))
             return c->exhausted;
-        for (size_t k = 0; k < i; k++)
-            if (sk_cel_equal(keys[k], keys[i]))
-                return sk_cel_error(c->a, "Failed with repeated key");
+        if (repeated)
+            return sk_cel_error(c->a, "Failed with repeated key");
     }
     return sk_cel_map(c->a, keys, vals, n);
 }
@@ -198,7 +225,10 @@ static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_v
     if (x->type == SK_CEL_V_MAP) {
         if (!valid_key(i) && i->type != SK_CEL_V_DOUBLE)
             return sk_cel_error(c->a, "unsupported key type: %s", sk_cel_type_name(i));
-        long k = sk_cel_map_find(x, i);
+        sk_cel_work w = budget(c);
+        long k = sk_cel_map_find(x, i, &w);
+        if (!settle(c, &w))
+            return c->exhausted;
         if (k < 0) {
             if (i->type == SK_CEL_V_STRING)
                 return sk_cel_error(c->a, "no such key: %s", i->u.str.s);
@@ -228,7 +258,10 @@ static const sk_cel_val *field(ctx *c, const sk_cel_val *x, const char *f, int t
         return sk_cel_error(c->a, "type '%s' does not support field selection",
                             sk_cel_type_name(x));
     sk_cel_val key = {.type = SK_CEL_V_STRING, .u.str = {f, strlen(f)}};
-    long k = sk_cel_map_find(x, &key);
+    sk_cel_work w = budget(c);
+    long k = sk_cel_map_find(x, &key, &w);
+    if (!settle(c, &w))
+        return c->exhausted;
     if (test_only)
         return sk_cel_bool(k >= 0);
     if (k < 0)
@@ -294,17 +327,15 @@ static const sk_cel_val *overflow(ctx *c, const char *what)
 static const sk_cel_val *concat(ctx *c, const sk_cel_val *x, const sk_cel_val *y)
 {
     if (x->type == SK_CEL_V_LIST) {
-        size_t n = x->u.list.n + y->u.list.n;
-        if (!charge(c, n / 64))
+        /* The copy is at most twice the lists' items, which were charged
+         * when they were made; its work is charged after. */
+        size_t copied;
+        const sk_cel_val *r = sk_cel_list_concat(c->a, x, y, &copied);
+        if (!charge(c, copied / 64))
             return c->exhausted;
-        const sk_cel_val **items = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *items);
-        memcpy(items, x->u.list.items, x->u.list.n * sizeof *items);
-        memcpy(items + x->u.list.n, y->u.list.items, y->u.list.n * sizeof *items);
-        return sk_cel_list(c->a, items, n);
+        return r;
     }
     size_t n = x->u.str.len + y->u.str.len;
-    if (!charge(c, n / 64))
-        return c->exhausted;
     char *s = sk_arena_alloc(c->a, n + 1);
     memcpy(s, x->u.str.s, x->u.str.len);
     memcpy(s + x->u.str.len, y->u.str.s, y->u.str.len);
@@ -419,25 +450,15 @@ static const sk_cel_val *negate(ctx *c, const sk_cel_val *x)
 
 /* ---- relations ---- */
 
-static uint64_t weight(const sk_cel_val *v)
-{
-    if (v->type == SK_CEL_V_LIST)
-        return v->u.list.n;
-    if (v->type == SK_CEL_V_MAP)
-        return v->u.map.n * v->u.map.n;
-    if (v->type == SK_CEL_V_STRING || v->type == SK_CEL_V_BYTES)
-        return v->u.str.len;
-    return 0;
-}
-
 static const sk_cel_val *relation(ctx *c, const char *f, const sk_cel_val *x, const sk_cel_val *y)
 {
-    if (!charge(c, weight(x) / 64))
-        return c->exhausted;
-    if (strcmp(f, "_==_") == 0)
-        return sk_cel_bool(sk_cel_equal(x, y));
-    if (strcmp(f, "_!=_") == 0)
-        return sk_cel_bool(!sk_cel_equal(x, y));
+    if (strcmp(f, "_==_") == 0 || strcmp(f, "_!=_") == 0) {
+        sk_cel_work w = budget(c);
+        int eq = sk_cel_equal(x, y, &w);
+        if (!settle(c, &w))
+            return c->exhausted;
+        return sk_cel_bool(eq == (f[1] == '='));
+    }
     int cmp = 0;
     int ordered = sk_cel_compare(x, y, &cmp);
     if (ordered < 0)
@@ -455,20 +476,19 @@ static const sk_cel_val *relation(ctx *c, const char *f, const sk_cel_val *x, co
 
 static const sk_cel_val *in(ctx *c, const sk_cel_val *x, const sk_cel_val *y)
 {
+    int found = 0;
+    sk_cel_work w = budget(c);
     if (y->type == SK_CEL_V_LIST) {
-        if (!charge(c, y->u.list.n * (1 + weight(x)) / 64))
-            return c->exhausted;
-        for (size_t i = 0; i < y->u.list.n; i++)
-            if (sk_cel_equal(x, y->u.list.items[i]))
-                return sk_cel_bool(1);
-        return sk_cel_bool(0);
+        for (size_t i = 0; i < y->u.list.n && !found; i++)
+            found = sk_cel_equal(x, y->u.list.items[i], &w);
+    } else if (y->type == SK_CEL_V_MAP) {
+        found = sk_cel_map_find(y, x, &w) >= 0;
+    } else {
+        return no_overload(c, "@in", x, y);
     }
-    if (y->type == SK_CEL_V_MAP) {
-        if (!charge(c, y->u.map.n / 64))
-            return c->exhausted;
-        return sk_cel_bool(sk_cel_map_find(y, x) >= 0);
-    }
-    return no_overload(c, "@in", x, y);
+    if (!settle(c, &w))
+        return c->exhausted;
+    return sk_cel_bool(found);
 }
 
 /* ---- strings ---- */
@@ -519,8 +539,7 @@ static const sk_cel_val *string_test(ctx *c, const char *f, const sk_cel_val *s,
         return no_overload(c, f, s, t);
     if (strcmp(f, "matches") == 0)
         return sk_cel_error(c->a, "matches is not supported yet");
-    if (!charge(c, s->u.str.len / 64))
-        return c->exhausted;
+    /* glibc's memmem is linear (two-way) in both lengths. */
     size_t n = s->u.str.len, m = t->u.str.len;
     if (m > n)
         return sk_cel_bool(0);
@@ -528,12 +547,7 @@ static const sk_cel_val *string_test(ctx *c, const char *f, const sk_cel_val *s,
         return sk_cel_bool(memcmp(s->u.str.s, t->u.str.s, m) == 0);
     if (strcmp(f, "endsWith") == 0)
         return sk_cel_bool(memcmp(s->u.str.s + n - m, t->u.str.s, m) == 0);
-    if (!charge(c, (uint64_t)n * (m + 1) / 4096))
-        return c->exhausted;
-    for (size_t i = 0; i + m <= n; i++)
-        if (memcmp(s->u.str.s + i, t->u.str.s, m) == 0)
-            return sk_cel_bool(1);
-    return sk_cel_bool(0);
+    return sk_cel_bool(m == 0 || memmem(s->u.str.s, n, t->u.str.s, m) != NULL);
 }
 
 static const sk_cel_val *size_of(ctx *c, const sk_cel_val *x)
@@ -810,9 +824,16 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
         return sk_cel_error(c->a, "no such overload: %s with %zu arguments", f, nargs);
     for (size_t i = 0; i < nargs; i++)
         v[n++] = eval(c, e->u.call.args[i]);
-    for (size_t i = 0; i < n; i++)
+    /* Every function of strings and bytes here (concatenation, ordering,
+     * search, size, conversion, error messages quoting them) is linear in
+     * their lengths: charged once for all of them. */
+    for (size_t i = 0; i < n; i++) {
         if (is_err(v[i]))
             return v[i];
+        if ((v[i]->type == SK_CEL_V_STRING || v[i]->type == SK_CEL_V_BYTES) &&
+            !charge(c, v[i]->u.str.len / 64))
+            return c->exhausted;
+    }
     int method = e->u.call.target != NULL;
     if (n == 1 && !method) {
         if (strcmp(f, "!_") == 0)

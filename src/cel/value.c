@@ -95,6 +95,38 @@ sk_cel_val *sk_cel_list(sk_arena *a, const sk_cel_val *const *items, size_t n)
     return v;
 }
 
+/* The storage behind lists made by concatenation: cap slots, the first
+ * used of them filled by some list. */
+struct sk_cel_listbuf {
+    size_t cap, used;
+};
+
+sk_cel_val *sk_cel_list_concat(sk_arena *a, const sk_cel_val *x, const sk_cel_val *y,
+                               size_t *copied)
+{
+    size_t nx = x->u.list.n, ny = y->u.list.n, n = nx + ny;
+    struct sk_cel_listbuf *b = x->u.list.buf;
+    const sk_cel_val **items;
+    if (b && b->used == nx && n <= b->cap) {
+        /* The slots past used belong to no list yet: filling them changes
+         * no value anyone holds. */
+        items = (const sk_cel_val **)x->u.list.items;
+        memcpy(items + nx, y->u.list.items, ny * sizeof *items);
+        *copied = ny;
+    } else {
+        b = sk_arena_alloc(a, sizeof *b);
+        b->cap = n < 4 ? 8 : 2 * n;
+        items = sk_arena_alloc(a, b->cap * sizeof *items);
+        memcpy(items, x->u.list.items, nx * sizeof *items);
+        memcpy(items + nx, y->u.list.items, ny * sizeof *items);
+        *copied = n;
+    }
+    b->used = n;
+    sk_cel_val *v = sk_cel_list(a, items, n);
+    v->u.list.buf = b;
+    return v;
+}
+
 sk_cel_val *sk_cel_map(sk_arena *a, const sk_cel_val *const *keys, const sk_cel_val *const *vals,
                        size_t n)
 {
@@ -261,8 +293,19 @@ int sk_cel_compare(const sk_cel_val *x, const sk_cel_val *y, int *cmp)
     return 1;
 }
 
-int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y)
+/* Charges n units to w; 0 once past its limit. */
+static int spend(sk_cel_work *w, uint64_t n)
 {
+    if (!w)
+        return 1;
+    w->done += n;
+    return w->done <= w->limit;
+}
+
+int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w)
+{
+    if (!spend(w, 1))
+        return -1;
     if (is_number(x) && is_number(y))
         return cmp_numbers(x, y) == 0;
     if (x->type != y->type)
@@ -276,21 +319,30 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y)
     case SK_CEL_V_BYTES:
     case SK_CEL_V_TYPE:
     case SK_CEL_V_ERROR:
-        return cmp_bytes(x, y) == 0;
+        if (x->u.str.len != y->u.str.len)
+            return 0;
+        if (!spend(w, x->u.str.len / 64))
+            return -1;
+        return memcmp(x->u.str.s, y->u.str.s, x->u.str.len) == 0;
     case SK_CEL_V_LIST:
         if (x->u.list.n != y->u.list.n)
             return 0;
-        for (size_t i = 0; i < x->u.list.n; i++)
-            if (!sk_cel_equal(x->u.list.items[i], y->u.list.items[i]))
-                return 0;
+        for (size_t i = 0; i < x->u.list.n; i++) {
+            int r = sk_cel_equal(x->u.list.items[i], y->u.list.items[i], w);
+            if (r != 1)
+                return r;
+        }
         return 1;
     case SK_CEL_V_MAP:
         if (x->u.map.n != y->u.map.n)
             return 0;
         for (size_t i = 0; i < x->u.map.n; i++) {
-            long k = sk_cel_map_find(y, x->u.map.keys[i]);
-            if (k < 0 || !sk_cel_equal(x->u.map.vals[i], y->u.map.vals[k]))
-                return 0;
+            long k = sk_cel_map_find(y, x->u.map.keys[i], w);
+            if (k < 0)
+                return k == -2 ? -1 : 0;
+            int r = sk_cel_equal(x->u.map.vals[i], y->u.map.vals[k], w);
+            if (r != 1)
+                return r;
         }
         return 1;
     default:
@@ -298,10 +350,14 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y)
     }
 }
 
-long sk_cel_map_find(const sk_cel_val *m, const sk_cel_val *key)
+long sk_cel_map_find(const sk_cel_val *m, const sk_cel_val *key, sk_cel_work *w)
 {
-    for (size_t i = 0; i < m->u.map.n; i++)
-        if (sk_cel_equal(m->u.map.keys[i], key))
+    for (size_t i = 0; i < m->u.map.n; i++) {
+        int r = sk_cel_equal(m->u.map.keys[i], key, w);
+        if (r < 0)
+            return -2;
+        if (r)
             return (long)i;
+    }
     return -1;
 }

@@ -59,6 +59,8 @@ struct sk_cel_val {
         struct {
             const sk_cel_val *const *items;
             size_t n;
+            /* Room after items that sk_cel_list_concat may fill, or NULL. */
+            struct sk_cel_listbuf *buf;
         } list;
         struct {
             const sk_cel_val *const *keys;
@@ -82,6 +84,15 @@ sk_cel_val *sk_cel_list(sk_arena *a, const sk_cel_val *const *items, size_t n);
 /* keys, vals: n each; keys valid and distinct (see above). */
 sk_cel_val *sk_cel_map(sk_arena *a, const sk_cel_val *const *keys, const sk_cel_val *const *vals,
                        size_t n);
+/* x + y (two lists) as a new list, copying as Go's append does: when x
+ * ends where its storage's filled part ends and there is room, y's items
+ * go after x's in place (x still sees only its own n), else both are
+ * copied into storage with room for as many again. So a comprehension's
+ * `@result + [e]` costs amortized O(1) an iteration instead of copying the
+ * list each time (a map() over 15,000 items took 3 s and 470 MB). *copied
+ * is set to the items copied, for the caller's cost count. */
+sk_cel_val *sk_cel_list_concat(sk_arena *a, const sk_cel_val *x, const sk_cel_val *y,
+                               size_t *copied);
 /* name: a type's name as type() gives it ("int", "list", "null_type"). */
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name);
 sk_cel_val *sk_cel_error(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -94,10 +105,18 @@ const sk_cel_val *sk_cel_from_json(sk_arena *a, const json_t *j);
 /* The name type(v) has: "int", "map", ...; for an error "error". */
 const char *sk_cel_type_name(const sk_cel_val *v);
 
+/* The work equality and map lookup do, for a caller's cost bound: done
+ * grows by one for each value compared and for each 64 bytes of strings or
+ * bytes compared; once it passes limit they stop (see below). */
+typedef struct sk_cel_work {
+    uint64_t done, limit;
+} sk_cel_work;
+
 /* CEL equality (cel-go's heterogeneous form): numbers compare by value
  * across int, uint and double (NaN equals nothing); lists and maps
- * elementwise; values of different kinds are unequal. Neither an error. */
-int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y);
+ * elementwise; values of different kinds are unequal. Neither an error.
+ * Returns 1 or 0, or -1 once w (NULL: unbounded) passed its limit. */
+int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w);
 
 /* Ordering of two numbers (any mix of int, uint, double), two strings
  * (bytewise, which is code point order in UTF-8), two bytes or two bools:
@@ -106,7 +125,8 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y);
 int sk_cel_compare(const sk_cel_val *x, const sk_cel_val *y, int *cmp);
 
 /* The index of the entry of map m whose key equals key (CEL equality, so
- * 1, 1u and 1.0 find the same entry), or -1. */
-long sk_cel_map_find(const sk_cel_val *m, const sk_cel_val *key);
+ * 1, 1u and 1.0 find the same entry), -1 if none, -2 once w (NULL:
+ * unbounded) passed its limit. */
+long sk_cel_map_find(const sk_cel_val *m, const sk_cel_val *key, sk_cel_work *w);
 
 #endif

@@ -41,7 +41,7 @@ static void check_value(const sk_cel_val *v)
             if (k->type != SK_CEL_V_BOOL && k->type != SK_CEL_V_INT && k->type != SK_CEL_V_UINT &&
                 k->type != SK_CEL_V_STRING)
                 abort();
-            if (sk_cel_map_find(v, k) != (long)i || v->u.map.vals[i]->type == SK_CEL_V_ERROR)
+            if (sk_cel_map_find(v, k, NULL) != (long)i || v->u.map.vals[i]->type == SK_CEL_V_ERROR)
                 abort();
             check_value(v->u.map.vals[i]);
         }

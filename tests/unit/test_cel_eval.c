@@ -174,6 +174,13 @@ static void test_maps_lists_and_types(void **state)
     expect_int("[1, 2, 3].map(x, x * 2).filter(x, x > 2).size()", 2);
     expect_int("size([1] + [2, 3]) + size('ab' + 'c') + size(b'a' + b'b')", 8);
     expect_bool("[1, 2].exists_one(x, x > 1) && {'a': 1, 'b': 2}.all(k, k.size() == 1)", 1);
+    /* Lists made by + share storage with room to grow (value.h): a list
+     * appended to twice keeps both results apart. */
+    expect_bool("[[1] + [2]].all(x, x + [3] != x + [4] && (x + [3])[2] == 3 && "
+                "(x + [4])[2] == 4 && size(x) == 2 && (x + [3] + [5])[3] == 5 && "
+                "(x + [6])[2] == 6 && x == [1, 2])",
+                1);
+    expect_int("[1, 2, 3].map(x, [x, x]).map(l, l + l).filter(l, l[3] > 1).size()", 2);
     /* An inner comprehension's variable shadows the outer one. */
     expect_bool("[[1], [2]].all(x, x.all(x, x > 0))", 1);
 }
@@ -267,6 +274,29 @@ static void test_the_step_bound_stops_runaway_expressions(void **state)
     assert_true(r.steps > 32768);
     sk_arena_free(r.a);
     json_decref(vars);
+    /* Comparisons are charged for what they touch: a 100,000-item list
+     * against itself, or searched, is 1,500 steps or more, not one. */
+    json_t *list = json_array();
+    for (int i = 0; i < 100000; i++)
+        json_array_append_new(list, json_pack("{s:i}", "k", i));
+    json_t *lvars = json_pack("{s:o}", "l", list);
+    sk_cel_eval_options lopt = {.vars = lvars, .max_steps = 1000};
+    static const char *const costly[] = {"l == l", "{'k': 99999} in l", "[l, l] == [l, l]",
+                                         "{1: l} == {1u: l}"};
+    for (size_t i = 0; i < sizeof costly / sizeof *costly; i++) {
+        lopt.max_steps = 1000;
+        r = eval_with(costly[i], &lopt);
+        if (r.v->type != SK_CEL_V_ERROR)
+            fail_msg("%s: a %s under 1,000 steps", costly[i], sk_cel_type_name(r.v));
+        sk_arena_free(r.a);
+        lopt.max_steps = 0;
+        r = eval_with(costly[i], &lopt);
+        if (r.v->type != SK_CEL_V_BOOL || !r.v->u.b || r.steps < 1500)
+            fail_msg("%s: a %s in %llu steps", costly[i], sk_cel_type_name(r.v),
+                     (unsigned long long)r.steps);
+        sk_arena_free(r.a);
+    }
+    json_decref(lvars);
     /* The default bound applies without options. */
     r = eval_with(src, NULL);
     assert_int_equal(r.v->type, SK_CEL_V_ERROR);
