@@ -14,15 +14,23 @@
  * Supported: the operators, indexing, field selection and has() on maps,
  * `in`, size, concatenation, the comprehensions every macro expands to,
  * int() uint() double() string() bytes() bool() type() dyn(),
- * contains/startsWith/endsWith. Not yet: matches (an error saying so),
- * duration and timestamp, optional values, protobuf messages (a message
- * literal is an error), qualified identifiers resolved through containers.
+ * contains/startsWith/endsWith, variables with dotted names (a.b.c is the
+ * variable "a.b.c", else field c of "a.b", else of a's field b, as in
+ * cel-go). Not yet: matches (an error saying so), duration and timestamp,
+ * optional values, protobuf messages (a message literal is an error), the
+ * extension libraries, names resolved through a container.
  *
- * Bound: every node evaluated, every comprehension iteration and every
- * 64 bytes or items a concatenation or comparison touches costs a step;
- * past max_steps evaluation stops and the result is the error "evaluation
- * step limit exceeded", which nothing absorbs. With the parser's depth
- * limit this bounds time, stack and memory for any expression and input.
+ * Bound: a step is charged for every node evaluated and every
+ * comprehension iteration, and for every 64 of anything whose size is not
+ * fixed: the bytes of each string or bytes argument of a function, the
+ * items a list concatenation copies, the values and bytes an equality,
+ * `in` or map lookup compares (sk_cel_work), the entries of the variable
+ * cache scanned. Past max_steps evaluation stops and the result is the
+ * error "evaluation step limit exceeded (N steps)", which nothing absorbs.
+ * With the parser's depth limit this bounds time, stack and memory for any
+ * expression and input, but for converting the JSON object's variables,
+ * which is linear in what the caller handed in. A million steps take some
+ * 0.2-0.3 s (build/cel_eval, nested comprehensions).
  */
 #ifndef SK_CEL_EVAL_H
 #define SK_CEL_EVAL_H
