@@ -71,13 +71,10 @@ static int settle(ctx *c, const sk_cel_work *w)
     return charge(c, w->done / 64);
 }
 
-static const sk_cel_val *no_overload(ctx *c, const char *function, const sk_cel_val *x,
-                                     const sk_cel_val *y)
+/* cel-go's words for a function with no overload for its arguments. */
+static const sk_cel_val *no_overload(ctx *c)
 {
-    if (y)
-        return sk_cel_error(c->a, "no such overload: %s(%s, %s)", function, sk_cel_type_name(x),
-                            sk_cel_type_name(y));
-    return sk_cel_error(c->a, "no such overload: %s(%s)", function, sk_cel_type_name(x));
+    return sk_cel_error(c->a, "no such overload");
 }
 
 static int is_err(const sk_cel_val *v)
@@ -237,7 +234,7 @@ static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_v
         return x->u.map.vals[k];
     }
     if (x->type != SK_CEL_V_LIST)
-        return no_overload(c, "_[_]", x, i);
+        return no_overload(c);
     int64_t at;
     if (i->type == SK_CEL_V_INT)
         at = i->u.i;
@@ -246,9 +243,10 @@ static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_v
     else if (i->type == SK_CEL_V_DOUBLE && i->u.d == trunc(i->u.d) && fabs(i->u.d) < 9.2e18)
         at = (int64_t)i->u.d;
     else
-        return no_overload(c, "_[_]", x, i);
+        return no_overload(c);
     if (at < 0 || (uint64_t)at >= x->u.list.n)
-        return sk_cel_error(c->a, "index out of range: %lld", (long long)at);
+        return sk_cel_error(c->a, "index '%lld' out of range in list size '%zu'", (long long)at,
+                            x->u.list.n);
     return x->u.list.items[at];
 }
 
@@ -348,7 +346,7 @@ static const sk_cel_val *arith(ctx *c, const char *f, const sk_cel_val *x, const
 {
     char op = f[1];
     if (x->type != y->type)
-        return no_overload(c, f, x, y);
+        return no_overload(c);
     switch (x->type) {
     case SK_CEL_V_INT: {
         int64_t a = x->u.i, b = y->u.i, r;
@@ -422,7 +420,7 @@ static const sk_cel_val *arith(ctx *c, const char *f, const sk_cel_val *x, const
         case '/':
             return sk_cel_double(c->a, a / b);
         default:
-            return no_overload(c, f, x, y);
+            return no_overload(c);
         }
     }
     case SK_CEL_V_STRING:
@@ -430,9 +428,9 @@ static const sk_cel_val *arith(ctx *c, const char *f, const sk_cel_val *x, const
     case SK_CEL_V_LIST:
         if (op == '+')
             return concat(c, x, y);
-        return no_overload(c, f, x, y);
+        return no_overload(c);
     default:
-        return no_overload(c, f, x, y);
+        return no_overload(c);
     }
 }
 
@@ -445,7 +443,7 @@ static const sk_cel_val *negate(ctx *c, const sk_cel_val *x)
     }
     if (x->type == SK_CEL_V_DOUBLE)
         return sk_cel_double(c->a, -x->u.d);
-    return no_overload(c, "-_", x, NULL);
+    return no_overload(c);
 }
 
 /* ---- relations ---- */
@@ -462,7 +460,7 @@ static const sk_cel_val *relation(ctx *c, const char *f, const sk_cel_val *x, co
     int cmp = 0;
     int ordered = sk_cel_compare(x, y, &cmp);
     if (ordered < 0)
-        return no_overload(c, f, x, y);
+        return no_overload(c);
     if (!ordered)
         return sk_cel_bool(0);
     if (strcmp(f, "_<_") == 0)
@@ -484,7 +482,7 @@ static const sk_cel_val *in(ctx *c, const sk_cel_val *x, const sk_cel_val *y)
     } else if (y->type == SK_CEL_V_MAP) {
         found = sk_cel_map_find(y, x, &w) >= 0;
     } else {
-        return no_overload(c, "@in", x, y);
+        return no_overload(c);
     }
     if (!settle(c, &w))
         return c->exhausted;
@@ -536,7 +534,7 @@ static const sk_cel_val *string_test(ctx *c, const char *f, const sk_cel_val *s,
                                      const sk_cel_val *t)
 {
     if (s->type != SK_CEL_V_STRING || t->type != SK_CEL_V_STRING)
-        return no_overload(c, f, s, t);
+        return no_overload(c);
     if (strcmp(f, "matches") == 0)
         return sk_cel_error(c->a, "matches is not supported yet");
     /* glibc's memmem is linear (two-way) in both lengths. */
@@ -562,7 +560,7 @@ static const sk_cel_val *size_of(ctx *c, const sk_cel_val *x)
     case SK_CEL_V_MAP:
         return sk_cel_int(c->a, (int64_t)x->u.map.n);
     default:
-        return no_overload(c, "size", x, NULL);
+        return no_overload(c);
     }
 }
 
@@ -627,6 +625,12 @@ static const sk_cel_val *format_double(ctx *c, double d)
     return sk_cel_string(c->a, sk_arena_strndup(c->a, out, o), o);
 }
 
+/* cel-go's words for a string that does not parse as the type. */
+static const sk_cel_val *conversion_error(ctx *c, const char *type)
+{
+    return sk_cel_error(c->a, "type conversion error from 'string' to '%s'", type);
+}
+
 static const sk_cel_val *to_int(ctx *c, const sk_cel_val *x)
 {
     switch (x->type) {
@@ -648,11 +652,11 @@ static const sk_cel_val *to_int(ctx *c, const sk_cel_val *x)
         long long v = strtoll(s, &end, 10);
         if (x->u.str.len == 0 || *end || (size_t)(end - s) != x->u.str.len || errno ||
             !(s[0] == '-' || s[0] == '+' || (s[0] >= '0' && s[0] <= '9')))
-            return sk_cel_error(c->a, "cannot convert string '%s' to int", s);
+            return conversion_error(c, "int");
         return sk_cel_int(c->a, v);
     }
     default:
-        return no_overload(c, "int", x, NULL);
+        return no_overload(c);
     }
 }
 
@@ -676,11 +680,11 @@ static const sk_cel_val *to_uint(ctx *c, const sk_cel_val *x)
         unsigned long long v = strtoull(s, &end, 10);
         if (x->u.str.len == 0 || *end || (size_t)(end - s) != x->u.str.len || errno ||
             !(s[0] >= '0' && s[0] <= '9'))
-            return sk_cel_error(c->a, "cannot convert string '%s' to uint", s);
+            return conversion_error(c, "uint");
         return sk_cel_uint(c->a, v);
     }
     default:
-        return no_overload(c, "uint", x, NULL);
+        return no_overload(c);
     }
 }
 
@@ -703,11 +707,11 @@ static const sk_cel_val *to_double(ctx *c, const sk_cel_val *x)
             !(s[0] == '-' || s[0] == '+' || s[0] == '.' || (s[0] >= '0' && s[0] <= '9') ||
               s[0] == 'i' || s[0] == 'I' || s[0] == 'n' || s[0] == 'N') ||
             strchr(s, '('))
-            return sk_cel_error(c->a, "cannot convert string '%s' to double", s);
+            return conversion_error(c, "double");
         return sk_cel_double(c->a, v);
     }
     default:
-        return no_overload(c, "double", x, NULL);
+        return no_overload(c);
     }
 }
 
@@ -733,7 +737,7 @@ static const sk_cel_val *to_string(ctx *c, const sk_cel_val *x)
             return sk_cel_error(c->a, "invalid UTF-8 in bytes, cannot convert to string");
         return sk_cel_string(c->a, x->u.str.s, x->u.str.len);
     default:
-        return no_overload(c, "string", x, NULL);
+        return no_overload(c);
     }
 }
 
@@ -745,14 +749,14 @@ static const sk_cel_val *to_bool(ctx *c, const sk_cel_val *x)
     if (x->type == SK_CEL_V_BOOL)
         return x;
     if (x->type != SK_CEL_V_STRING)
-        return no_overload(c, "bool", x, NULL);
+        return no_overload(c);
     for (size_t i = 0; i < 6; i++) {
         if (strlen(yes[i]) == x->u.str.len && strcmp(x->u.str.s, yes[i]) == 0)
             return sk_cel_bool(1);
         if (strlen(no[i]) == x->u.str.len && strcmp(x->u.str.s, no[i]) == 0)
             return sk_cel_bool(0);
     }
-    return sk_cel_error(c->a, "cannot convert string '%s' to bool", x->u.str.s);
+    return conversion_error(c, "bool");
 }
 
 static const sk_cel_val *to_bytes(ctx *c, const sk_cel_val *x)
@@ -761,7 +765,7 @@ static const sk_cel_val *to_bytes(ctx *c, const sk_cel_val *x)
         return x;
     if (x->type == SK_CEL_V_STRING)
         return sk_cel_bytes(c->a, x->u.str.s, x->u.str.len);
-    return no_overload(c, "bytes", x, NULL);
+    return no_overload(c);
 }
 
 /* ---- calls ---- */
@@ -786,7 +790,7 @@ static const sk_cel_val *logic(ctx *c, const sk_cel_expr *e, int is_and)
         return x;
     if (is_err(y))
         return y;
-    return no_overload(c, e->u.call.function, x, y);
+    return no_overload(c);
 }
 
 static const sk_cel_val *conditional(ctx *c, const sk_cel_expr *e)
@@ -795,7 +799,7 @@ static const sk_cel_val *conditional(ctx *c, const sk_cel_expr *e)
     if (is_err(x))
         return x;
     if (x->type != SK_CEL_V_BOOL)
-        return no_overload(c, "_?_:_", x, NULL);
+        return no_overload(c);
     return eval(c, e->u.call.args[x->u.b ? 1 : 2]);
 }
 
@@ -821,7 +825,7 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     if (e->u.call.target)
         v[n++] = eval(c, e->u.call.target);
     if (nargs + n > 3)
-        return sk_cel_error(c->a, "no such overload: %s with %zu arguments", f, nargs);
+        return no_overload(c);
     for (size_t i = 0; i < nargs; i++)
         v[n++] = eval(c, e->u.call.args[i]);
     /* Every function of strings and bytes here (concatenation, ordering,
@@ -837,8 +841,7 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     int method = e->u.call.target != NULL;
     if (n == 1 && !method) {
         if (strcmp(f, "!_") == 0)
-            return v[0]->type == SK_CEL_V_BOOL ? sk_cel_bool(!v[0]->u.b)
-                                               : no_overload(c, f, v[0], NULL);
+            return v[0]->type == SK_CEL_V_BOOL ? sk_cel_bool(!v[0]->u.b) : no_overload(c);
         if (strcmp(f, "-_") == 0)
             return negate(c, v[0]);
         if (strcmp(f, "int") == 0)
@@ -875,9 +878,7 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     if (n == 2 && (strcmp(f, "contains") == 0 || strcmp(f, "startsWith") == 0 ||
                    strcmp(f, "endsWith") == 0 || strcmp(f, "matches") == 0))
         return string_test(c, f, v[0], v[1]);
-    if (n == 0)
-        return sk_cel_error(c->a, "no such overload: %s()", f);
-    return no_overload(c, f, v[0], n > 1 ? v[1] : NULL);
+    return no_overload(c);
 }
 
 /* ---- comprehensions ---- */

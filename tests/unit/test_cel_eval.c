@@ -1,6 +1,7 @@
 /*
  * test_cel_eval.c - the CEL evaluator (cel/eval.h) where the conformance
- * tests (tests/cel/eval_test.py) do not look closely: which error a strict
+ * tests (tests/cel/eval_test.py) do not look closely: which error (in
+ * cel-go's words, which Kubernetes shows its users) a strict
  * function passes on, that && and || absorb errors from either side, the
  * integer edges, variables from a callback and from a JSON object, and the
  * step bound stopping expressions that would run for hours.
@@ -80,24 +81,24 @@ static void test_and_or_absorb_errors_from_either_side(void **state)
     /* A non-bool operand is no error but has no overload, unless absorbed. */
     expect_bool("false && 1", 0);
     expect_bool("1 && false", 0);
-    expect_error("true && 1", "no such overload: _&&_(bool, int)");
+    expect_error("true && 1", "no such overload");
     /* The ternary is strict in its condition only. */
     expect_int("true ? 1 : 1 / 0", 1);
     expect_error("1 / 0 == 1 ? 1 : 2", "division by zero");
-    expect_error("'x' ? 1 : 2", "no such overload: _?_:_(string)");
+    expect_error("'x' ? 1 : 2", "no such overload");
 }
 
 static void test_strict_functions_pass_the_first_error_on(void **state)
 {
     (void)state;
-    expect_error("[1][2] + {}['k']", "index out of range: 2");
+    expect_error("[1][2] + {}['k']", "index '2' out of range in list size '1'");
     expect_error("size([1 / 0])", "division by zero");
     expect_error("{'a': 1 % 0}", "modulus by zero");
     expect_error("[0, 1].all(x, 1 / x > 0)", "division by zero");
     /* all() and exists() absorb an error when another element decides. */
     expect_bool("[0, 1].exists(x, 1 / x > 0)", 1);
     expect_bool("[0, -1].all(x, 1 / x > 0)", 0);
-    expect_error("!'a'", "no such overload: !_(string)");
+    expect_error("!'a'", "no such overload");
 }
 
 static void test_integer_edges(void **state)
@@ -113,12 +114,11 @@ static void test_integer_edges(void **state)
     expect_error("1u / 0u", "division by zero");
     expect_int("-7 / 2", -3);
     expect_int("-7 % 2", -1);
-    expect_error("1 + 1u", "no such overload: _+_(int, uint)");
+    expect_error("1 + 1u", "no such overload");
     expect_error("int(9223372036854775807u + 1u)", "integer overflow");
     expect_error("uint(-1)", "unsigned integer overflow");
     expect_error("int(1e19)", "integer overflow");
-    expect_error("int('9223372036854775808')",
-                 "cannot convert string '9223372036854775808' to int");
+    expect_error("int('9223372036854775808')", "type conversion error from 'string' to 'int'");
     /* Heterogeneous numbers: equal and ordered by value, no overflow. */
     expect_bool("1 == 1u && 1u == 1.0 && -1 < 0u && 2.5 > 2", 1);
     expect_bool("18446744073709551615u > 9223372036854775807", 1);
@@ -150,9 +150,9 @@ static void test_string_conversions_are_gos(void **state)
     }
     expect_error("string(b'\\xff')", "invalid UTF-8 in bytes, cannot convert to string");
     expect_error("string(b'\\xed\\xa0\\x80')", "invalid UTF-8 in bytes, cannot convert to string");
-    expect_error("bool('yes')", "cannot convert string 'yes' to bool");
-    expect_error("double(' 1')", "cannot convert string ' 1' to double");
-    expect_error("uint('+1')", "cannot convert string '+1' to uint");
+    expect_error("bool('yes')", "type conversion error from 'string' to 'bool'");
+    expect_error("double(' 1')", "type conversion error from 'string' to 'double'");
+    expect_error("uint('+1')", "type conversion error from 'string' to 'uint'");
     expect_int("size('h\xc3\xa9llo')", 5);
     expect_int("size(b'h\xc3\xa9llo')", 6);
     expect_error("'abc'.matches('a')", "matches is not supported yet");
@@ -167,7 +167,7 @@ static void test_maps_lists_and_types(void **state)
     expect_error("{'a': 1}.b", "no such key: b");
     expect_error("1.b", "type 'int' does not support field selection");
     expect_bool("has({'a': 1}.a) && !has({'a': 1}.b)", 1);
-    expect_error("[1, 2][-1]", "index out of range: -1");
+    expect_error("[1, 2][-1]", "index '-1' out of range in list size '2'");
     expect_bool("type(1) == int && type(type(1)) == type && type(null) == null_type", 1);
     expect_bool("type([]) == list && type({}) != list && dyn(1u) == 1", 1);
     expect_error("x", "undeclared reference to 'x'");
