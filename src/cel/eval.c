@@ -700,13 +700,17 @@ static const sk_cel_val *to_double(ctx *c, const sk_cel_val *x)
     case SK_CEL_V_STRING: {
         const char *s = x->u.str.s;
         char *end;
+        errno = 0;
         double v = strtod(s, &end);
-        /* strtod skips leading space and reads "nan(...)" and hex; Go's
-         * ParseFloat reads neither the space nor the parenthesis. */
+        /* Go's ParseFloat, which cel-go uses, is strtod but for: no
+         * leading space, no "nan(...)", a hex mantissa only with a p
+         * exponent, and a finite number too large for a double is an
+         * error, not an infinity (a too small one is still 0). */
+        int hex = strpbrk(s, "xX") != NULL;
         if (x->u.str.len == 0 || *end || (size_t)(end - s) != x->u.str.len ||
             !(s[0] == '-' || s[0] == '+' || s[0] == '.' || (s[0] >= '0' && s[0] <= '9') ||
               s[0] == 'i' || s[0] == 'I' || s[0] == 'n' || s[0] == 'N') ||
-            strchr(s, '('))
+            strchr(s, '(') || (hex && !strpbrk(s, "pP")) || (errno == ERANGE && isinf(v)))
             return conversion_error(c, "double");
         return sk_cel_double(c->a, v);
     }

@@ -152,6 +152,11 @@ static void test_string_conversions_are_gos(void **state)
     expect_error("string(b'\\xed\\xa0\\x80')", "invalid UTF-8 in bytes, cannot convert to string");
     expect_error("bool('yes')", "type conversion error from 'string' to 'bool'");
     expect_error("double(' 1')", "type conversion error from 'string' to 'double'");
+    expect_error("double('1e400')", "type conversion error from 'string' to 'double'");
+    expect_error("double('0x10')", "type conversion error from 'string' to 'double'");
+    expect_bool("double('0x1p3') == 8.0 && double('1e-400') == 0.0 && double('-Inf') < 0.0 && "
+                "double('infinity') > 1e308",
+                1);
     expect_error("uint('+1')", "type conversion error from 'string' to 'uint'");
     expect_int("size('h\xc3\xa9llo')", 5);
     expect_int("size(b'h\xc3\xa9llo')", 6);
