@@ -879,8 +879,11 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
         if (strcmp(f, "_[_]") == 0)
             return index_value(c, v[0], v[1]);
     }
-    if (n == 2 && (strcmp(f, "contains") == 0 || strcmp(f, "startsWith") == 0 ||
-                   strcmp(f, "endsWith") == 0 || strcmp(f, "matches") == 0))
+    /* contains, startsWith and endsWith are methods only; matches is
+     * both (cel-go's overloads). */
+    if (n == 2 && ((method && (strcmp(f, "contains") == 0 || strcmp(f, "startsWith") == 0 ||
+                               strcmp(f, "endsWith") == 0)) ||
+                   strcmp(f, "matches") == 0))
         return string_test(c, f, v[0], v[1]);
     return no_overload(c);
 }
