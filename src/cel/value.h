@@ -5,8 +5,9 @@
  * that `false && ...` can still absorb).
  *
  * Like the expression nodes (ast.h) the struct is public: every part of the
- * evaluator reads it, it is immutable once made, and a value is nothing but
- * its shape. Values live in the caller's sk_arena and borrow everything
+ * evaluator reads it, it is immutable once made (list concatenation writes
+ * only into storage past the end of every list that shares it), and a
+ * value is nothing but its shape. Values live in the caller's sk_arena and borrow everything
  * handed to their constructors (strings, item arrays), which must live at
  * least as long; nothing is freed on its own.
  *
@@ -16,9 +17,10 @@
  * the same key); strings are UTF-8 (not checked here: the lexer and JSON
  * give UTF-8), may hold NUL, and are NUL-terminated too.
  *
- * Maps are arrays searched linearly: the maps CEL meets in Kubernetes are
+ * Maps are arrays searched linearly: most maps CEL meets in Kubernetes are
  * objects of tens of fields, and a hash would cost more to build than the
- * few lookups a rule makes.
+ * few lookups a rule makes; a big map (a ConfigMap's data) costs its size
+ * a lookup, which the evaluator's step bound charges (sk_cel_work).
  */
 #ifndef SK_CEL_VALUE_H
 #define SK_CEL_VALUE_H
