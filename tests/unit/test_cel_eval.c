@@ -3,12 +3,14 @@
  * tests (tests/cel/eval_test.py) do not look closely: which error (in
  * cel-go's words, which Kubernetes shows its users) a strict
  * function passes on, that && and || absorb errors from either side, the
- * integer edges, variables from a callback and from a JSON object, and the
- * step bound stopping expressions that would run for hours.
+ * integer edges, variables from a callback and from a JSON object, Gateway
+ * API's listener rules over JSON listeners, and the step bound stopping
+ * expressions that would run for hours.
  */
 #include "cel/eval.h"
 #include "cel/parse.h"
 #include "core/arena.h"
+#include "core/buf.h"
 
 #include <jansson.h>
 #include <setjmp.h>
@@ -243,6 +245,88 @@ static void test_variables_from_a_callback_and_json(void **state)
     json_decref(obj);
 }
 
+/* Gateway API's rules on a Gateway's spec.listeners (gateway_types.go),
+ * over listeners as JSON: a valid set, then one break of each rule. */
+static const char *const listener_rules[] = {
+    "self.all(l, l.protocol in ['HTTP', 'TCP', 'UDP'] ? !has(l.tls) : true)",
+    "self.all(l, (l.protocol == 'HTTPS' && has(l.tls)) ? (l.tls.mode == '' || l.tls.mode == "
+    "'Terminate') : true)",
+    "self.all(l, l.protocol in ['TCP', 'UDP']  ? (!has(l.hostname) || l.hostname == '') : true)",
+    "self.all(l1, self.exists_one(l2, l1.name == l2.name))",
+    "self.all(l1, self.exists_one(l2, l1.port == l2.port && l1.protocol == l2.protocol && "
+    "(has(l1.hostname) && has(l2.hostname) ? l1.hostname == l2.hostname : !has(l1.hostname) && "
+    "!has(l2.hostname))))",
+};
+
+/* Each rule's verdict on the listeners (a JSON array) as a bit mask, bit i
+ * set when rule i holds; fails on an error. */
+static unsigned listener_verdicts(const char *listeners, uint64_t *max_steps)
+{
+    json_t *self = json_loads(listeners, 0, NULL);
+    assert_non_null(self);
+    json_t *vars = json_pack("{s:o}", "self", self);
+    sk_cel_eval_options opt = {.vars = vars};
+    unsigned mask = 0;
+    *max_steps = 0;
+    for (size_t i = 0; i < sizeof listener_rules / sizeof *listener_rules; i++) {
+        run r = eval_with(listener_rules[i], &opt);
+        if (r.v->type != SK_CEL_V_BOOL)
+            fail_msg("rule %zu: a %s (%s)", i, sk_cel_type_name(r.v),
+                     r.v->type == SK_CEL_V_ERROR ? r.v->u.str.s : "");
+        mask |= (unsigned)r.v->u.b << i;
+        if (r.steps > *max_steps)
+            *max_steps = r.steps;
+        sk_arena_free(r.a);
+    }
+    json_decref(vars);
+    return mask;
+}
+
+static void test_gateway_api_listener_rules(void **state)
+{
+    (void)state;
+    uint64_t steps;
+#define HTTP "{\"name\": \"http\", \"port\": 80, \"protocol\": \"HTTP\"}"
+#define HTTPS(mode)                                                                                \
+    "{\"name\": \"https\", \"port\": 443, \"protocol\": \"HTTPS\", \"hostname\": "                 \
+    "\"a.example.com\", \"tls\": {\"mode\": \"" mode "\"}}"
+#define TCP "{\"name\": \"tcp\", \"port\": 9000, \"protocol\": \"TCP\"}"
+    assert_int_equal(listener_verdicts("[" HTTP ", " HTTPS("Terminate") ", " TCP "]", &steps),
+                     0x1f);
+    assert_int_equal(listener_verdicts("[{\"name\": \"http\", \"port\": 80, \"protocol\": "
+                                       "\"HTTP\", \"tls\": {}}]",
+                                       &steps),
+                     0x1f & ~1u);
+    assert_int_equal(listener_verdicts("[" HTTP ", " HTTPS("Passthrough") "]", &steps), 0x1f & ~2u);
+    assert_int_equal(listener_verdicts("[{\"name\": \"tcp\", \"port\": 9000, \"protocol\": "
+                                       "\"TCP\", \"hostname\": \"b.example.com\"}]",
+                                       &steps),
+                     0x1f & ~4u);
+    assert_int_equal(listener_verdicts("[" HTTP ", {\"name\": \"http\", \"port\": 81, "
+                                       "\"protocol\": \"HTTP\"}]",
+                                       &steps),
+                     0x1f & ~8u);
+    assert_int_equal(listener_verdicts("[" HTTP ", {\"name\": \"http2\", \"port\": 80, "
+                                       "\"protocol\": \"HTTP\"}]",
+                                       &steps),
+                     0x1f & ~16u);
+    /* The CRD's maximum, 64 listeners: the quadratic rules stay far under
+     * the default bound. */
+    sk_buf b = SK_BUF_INIT;
+    sk_buf_putc(&b, '[');
+    for (int i = 0; i < 64; i++)
+        sk_buf_printf(&b, "%s{\"name\": \"l%d\", \"port\": %d, \"protocol\": \"HTTP\"}",
+                      i ? ", " : "", i, 8000 + i);
+    sk_buf_putc(&b, ']');
+    sk_buf_putc(&b, 0);
+    assert_int_equal(listener_verdicts(b.data, &steps), 0x1f);
+    assert_true(steps > 64 * 64 && steps < SK_CEL_DEFAULT_MAX_STEPS / 4);
+    sk_buf_free(&b);
+#undef HTTP
+#undef HTTPS
+#undef TCP
+}
+
 static void test_the_step_bound_stops_runaway_expressions(void **state)
 {
     (void)state;
@@ -323,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_string_conversions_are_gos),
         cmocka_unit_test(test_maps_lists_and_types),
         cmocka_unit_test(test_variables_from_a_callback_and_json),
+        cmocka_unit_test(test_gateway_api_listener_rules),
         cmocka_unit_test(test_the_step_bound_stops_runaway_expressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
