@@ -30,7 +30,9 @@
  * With the parser's depth limit this bounds time, stack and memory for any
  * expression and input, but for converting the JSON object's variables,
  * which is linear in what the caller handed in. A million steps take some
- * 0.2-0.3 s (build/cel_eval, nested comprehensions).
+ * 0.2-0.3 s (build/cel_eval, nested comprehensions); memory is bounded by
+ * some 64 bytes a step beyond the variables (a million steps spent on
+ * concatenating a 1 MB string: 65 MB resident, 0.08 s).
  */
 #ifndef SK_CEL_EVAL_H
 #define SK_CEL_EVAL_H
