@@ -220,18 +220,25 @@ static const sk_cel_val *map_literal(ctx *c, const sk_cel_expr *e)
 static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_val *i)
 {
     if (x->type == SK_CEL_V_MAP) {
-        if (!valid_key(i) && i->type != SK_CEL_V_DOUBLE)
-            return sk_cel_error(c->a, "unsupported key type: %s", sk_cel_type_name(i));
+        /* A key of a type no map key has is just not found, as in cel-go. */
         sk_cel_work w = budget(c);
         long k = sk_cel_map_find(x, i, &w);
         if (!settle(c, &w))
             return c->exhausted;
-        if (k < 0) {
-            if (i->type == SK_CEL_V_STRING)
-                return sk_cel_error(c->a, "no such key: %s", i->u.str.s);
+        if (k >= 0)
+            return x->u.map.vals[k];
+        switch (i->type) {
+        case SK_CEL_V_STRING:
+            return sk_cel_error(c->a, "no such key: %s", i->u.str.s);
+        case SK_CEL_V_INT:
+            return sk_cel_error(c->a, "no such key: %lld", (long long)i->u.i);
+        case SK_CEL_V_UINT:
+            return sk_cel_error(c->a, "no such key: %llu", (unsigned long long)i->u.u);
+        case SK_CEL_V_BOOL:
+            return sk_cel_error(c->a, "no such key: %s", i->u.b ? "true" : "false");
+        default:
             return sk_cel_error(c->a, "no such key");
         }
-        return x->u.map.vals[k];
     }
     if (x->type != SK_CEL_V_LIST)
         return no_overload(c);

@@ -177,6 +177,10 @@ static void test_maps_lists_and_types(void **state)
     expect_error("{1: 1, 1u: 2}", "Failed with repeated key");
     expect_error("{[1]: 2}", "unsupported key type: list");
     expect_error("{'a': 1}.b", "no such key: b");
+    expect_error("{'a': 1}[b'a']", "no such key");
+    expect_error("{1: 1}[2u]", "no such key: 2");
+    expect_error("{true: 1}[false]", "no such key: false");
+    expect_int("{1: 1, 2: 2}[2.0] + {1u: 1}[1]", 3);
     expect_error("1.b", "type 'int' does not support field selection");
     expect_bool("has({'a': 1}.a) && !has({'a': 1}.b)", 1);
     expect_error("[1, 2][-1]", "index '-1' out of range in list size '2'");
