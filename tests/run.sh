@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite: the layer check (scripts/check_layers.py), cmocka
 # unit tests (release and ASan+UBSan builds), the CEL parser against
-# cel-go's trees,
+# cel-go's trees, the CEL evaluator against the cel-spec conformance tests,
 # the libFuzzer targets for a bounded time,
 # the shared store suite and the schema check on SQLite and on a real
 # PostgreSQL started in a temp dir, the end-to-end tests that drive the
@@ -47,6 +47,10 @@ suite "unit (asan+ubsan)" ctest --test-dir "$ASAN_BUILD" --output-on-failure
 # at cel-go's position (tests/cel/parse_test.py).
 suite "cel parse (cel-go's trees, asan+ubsan)" \
     python3 tests/cel/parse_test.py "$ASAN_BUILD/cel_parse"
+# The evaluator over the cel-spec conformance tests whose values it has
+# (pass/skip counts per section, skips by reason; tests/cel/eval_test.py).
+suite "cel eval (cel-spec conformance, asan+ubsan)" \
+    python3 tests/cel/eval_test.py "$ASAN_BUILD/cel_eval"
 
 suite "fuzz (libFuzzer, ${FUZZ_SECONDS:-60}s per target)" tests/fuzz/run.sh "${FUZZ_BUILD:-build-fuzz}"
 

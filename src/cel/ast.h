@@ -1,10 +1,11 @@
 /*
  * ast.h - the parsed form of a CEL expression: cel-go's ast.Expr, as plain data.
  *
- * The cel layer is the Common Expression Language (issue 41): this slice owns
- * the lexer (lex.c), the parser with its macros (parse.c, macro.c) and the
- * debug printer (debug.c); there is no evaluator yet. Everything is pure: no
- * I/O, no globals, all memory in the caller's sk_arena.
+ * The cel layer is the Common Expression Language (issue 41): the lexer
+ * (lex.c), the parser with its macros (parse.c, macro.c), the debug printer
+ * (debug.c), runtime values (value.c) and the evaluator over this tree
+ * (eval.c; no type checker yet). Everything is pure: no I/O, no globals,
+ * all memory in the caller's sk_arena.
  *
  * Nodes are the shapes of cel.expr.Expr (constant, ident, select, call, list,
  * struct/map, comprehension), so a later checker and evaluator walk the same

@@ -1,0 +1,974 @@
+/*
+ * eval.c - the CEL evaluator: a recursive walk of the tree (eval.h).
+ *
+ * The walk's depth is the tree's, which the parser bounds (its recursion
+ * limits), plus nothing: comprehensions iterate, they do not recurse. Local
+ * variables (a comprehension's iteration and accumulator variables) are a
+ * stack of name/value pairs searched innermost first, so an inner macro's
+ * variable shadows an outer one as in cel-go. Once the step budget is spent
+ * the context is marked exhausted and every node returns the same error at
+ * once, so the walk unwinds without doing more work and no `&&` can absorb
+ * the error.
+ */
+#include "cel/eval.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct local {
+    const char *name;
+    const sk_cel_val *val;
+    struct local *next;
+} local;
+
+typedef struct var_cache {
+    const char *name;
+    const sk_cel_val *val; /* NULL: not bound */
+    struct var_cache *next;
+} var_cache;
+
+typedef struct ctx {
+    sk_arena *a;
+    const sk_cel_eval_options *opt;
+    uint64_t steps, max_steps;
+    const sk_cel_val *exhausted;
+    local *locals;
+    var_cache *vars;
+} ctx;
+
+static const sk_cel_val *eval(ctx *c, const sk_cel_expr *e);
+
+/* Charges n steps; 0 once the budget is spent. */
+static int charge(ctx *c, uint64_t n)
+{
+    if (c->exhausted)
+        return 0;
+    c->steps += n;
+    if (c->steps > c->max_steps) {
+        c->exhausted = sk_cel_error(c->a, "evaluation step limit exceeded (%llu steps)",
+                                    (unsigned long long)c->max_steps);
+        return 0;
+    }
+    return 1;
+}
+
+/* A budget for the work of one comparison or lookup (value.h): what is
+ * left of the steps, 64 units a step. */
+static sk_cel_work budget(ctx *c)
+{
+    uint64_t left = c->max_steps - c->steps;
+    sk_cel_work w = {0, left > UINT64_MAX / 128 ? UINT64_MAX : left * 64 + 63};
+    return w;
+}
+
+/* Charges the work done; 0 once the budget is spent (a comparison that
+ * gave up has always spent it). */
+static int settle(ctx *c, const sk_cel_work *w)
+{
+    return charge(c, w->done / 64);
+}
+
+/* cel-go's words for a function with no overload for its arguments. */
+static const sk_cel_val *no_overload(ctx *c)
+{
+    return sk_cel_error(c->a, "no such overload");
+}
+
+static int is_err(const sk_cel_val *v)
+{
+    return v->type == SK_CEL_V_ERROR;
+}
+
+/* ---- variables ---- */
+
+static const char *const type_names[] = {"bool",  "int",  "uint", "double",    "string",
+                                         "bytes", "list", "map",  "null_type", "type"};
+
+static int is_local(ctx *c, const char *name)
+{
+    for (local *l = c->locals; l; l = l->next)
+        if (strcmp(l->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* A variable of the caller's (callback, then JSON), or NULL. Answers are
+ * kept for the rest of the evaluation, misses too: a rule reading
+ * self.spec.x in a loop converts self once and asks for "self.spec.x" and
+ * "self.spec" once. */
+static const sk_cel_val *bound(ctx *c, const char *name)
+{
+    /* The scan is charged: a source of many names and a loop over them
+     * would otherwise do unbounded work in a bounded number of steps.
+     * Exhaustion is seen by the next node. */
+    uint64_t scanned = 0;
+    for (var_cache *v = c->vars; v; v = v->next, scanned++) {
+        if (strcmp(v->name, name) == 0) {
+            charge(c, scanned / 64);
+            return v->val;
+        }
+    }
+    charge(c, scanned / 64);
+    const sk_cel_val *r = NULL;
+    if (c->opt->resolve)
+        r = c->opt->resolve(c->opt->resolve_ctx, c->a, name);
+    if (!r && c->opt->vars) {
+        const json_t *j = json_object_get(c->opt->vars, name);
+        if (j)
+            r = sk_cel_from_json(c->a, j);
+    }
+    var_cache *v = sk_arena_alloc(c->a, sizeof *v);
+    v->name = name;
+    v->val = r;
+    v->next = c->vars;
+    c->vars = v;
+    return r;
+}
+
+static const sk_cel_val *lookup(ctx *c, const char *name)
+{
+    for (local *l = c->locals; l; l = l->next)
+        if (strcmp(l->name, name) == 0)
+            return l->val;
+    const sk_cel_val *r = bound(c, name);
+    if (r)
+        return r;
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+        if (strcmp(name, type_names[i]) == 0)
+            return sk_cel_type(c->a, type_names[i]);
+    return sk_cel_error(c->a, "undeclared reference to '%s'", name);
+}
+
+/* ---- literals ---- */
+
+static const sk_cel_val *constant(ctx *c, const sk_cel_expr *e)
+{
+    switch (e->u.lit.kind) {
+    case SK_CEL_NULL:
+        return sk_cel_null();
+    case SK_CEL_BOOL:
+        return sk_cel_bool(e->u.lit.b);
+    case SK_CEL_INT:
+        return sk_cel_int(c->a, e->u.lit.i);
+    case SK_CEL_UINT:
+        return sk_cel_uint(c->a, e->u.lit.u);
+    case SK_CEL_DOUBLE:
+        return sk_cel_double(c->a, e->u.lit.d);
+    case SK_CEL_STRING:
+        return sk_cel_string(c->a, e->u.lit.s, e->u.lit.len);
+    default:
+        return sk_cel_bytes(c->a, e->u.lit.s, e->u.lit.len);
+    }
+}
+
+static const sk_cel_val *list_literal(ctx *c, const sk_cel_expr *e)
+{
+    if (e->u.list.noptional)
+        return sk_cel_error(c->a, "optional list elements are not supported");
+    size_t n = e->u.list.n;
+    const sk_cel_val **items = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *items);
+    for (size_t i = 0; i < n; i++) {
+        items[i] = eval(c, e->u.list.elems[i]);
+        if (is_err(items[i]))
+            return items[i];
+    }
+    return sk_cel_list(c->a, items, n);
+}
+
+static int valid_key(const sk_cel_val *k)
+{
+    return k->type == SK_CEL_V_BOOL || k->type == SK_CEL_V_INT || k->type == SK_CEL_V_UINT ||
+           k->type == SK_CEL_V_STRING;
+}
+
+static const sk_cel_val *map_literal(ctx *c, const sk_cel_expr *e)
+{
+    if (e->u.obj.message)
+        return sk_cel_error(c->a, "message literals are not supported: %s", e->u.obj.message);
+    size_t n = e->u.obj.n;
+    const sk_cel_val **keys = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *keys);
+    const sk_cel_val **vals = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *vals);
+    for (size_t i = 0; i < n; i++) {
+        const sk_cel_entry *en = &e->u.obj.entries[i];
+        if (en->optional)
+            return sk_cel_error(c->a, "optional map entries are not supported");
+        keys[i] = eval(c, en->key);
+        if (is_err(keys[i]))
+            return keys[i];
+        vals[i] = eval(c, en->value);
+        if (is_err(vals[i]))
+            return vals[i];
+        if (!valid_key(keys[i]))
+            return sk_cel_error(c->a, "unsupported key type: %s", sk_cel_type_name(keys[i]));
+        sk_cel_work w = budget(c);
+        int repeated = 0;
+        for (size_t k = 0; k < i && !repeated; k++)
+            repeated = sk_cel_equal(keys[k], keys[i], &w);
+        if (!settle(c, &w))
+            return c->exhausted;
+        if (repeated)
+            return sk_cel_error(c->a, "Failed with repeated key");
+    }
+    return sk_cel_map(c->a, keys, vals, n);
+}
+
+/* ---- member access ---- */
+
+static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_val *i)
+{
+    if (x->type == SK_CEL_V_MAP) {
+        /* A key of a type no map key has is just not found, as in cel-go. */
+        sk_cel_work w = budget(c);
+        long k = sk_cel_map_find(x, i, &w);
+        if (!settle(c, &w))
+            return c->exhausted;
+        if (k >= 0)
+            return x->u.map.vals[k];
+        switch (i->type) {
+        case SK_CEL_V_STRING:
+            return sk_cel_error(c->a, "no such key: %s", i->u.str.s);
+        case SK_CEL_V_INT:
+            return sk_cel_error(c->a, "no such key: %lld", (long long)i->u.i);
+        case SK_CEL_V_UINT:
+            return sk_cel_error(c->a, "no such key: %llu", (unsigned long long)i->u.u);
+        case SK_CEL_V_BOOL:
+            return sk_cel_error(c->a, "no such key: %s", i->u.b ? "true" : "false");
+        default:
+            return sk_cel_error(c->a, "no such key");
+        }
+    }
+    if (x->type != SK_CEL_V_LIST)
+        return no_overload(c);
+    int64_t at;
+    if (i->type == SK_CEL_V_INT)
+        at = i->u.i;
+    else if (i->type == SK_CEL_V_UINT)
+        at = i->u.u > INT64_MAX ? -1 : (int64_t)i->u.u;
+    else if (i->type == SK_CEL_V_DOUBLE && i->u.d == trunc(i->u.d) && fabs(i->u.d) < 9.2e18)
+        at = (int64_t)i->u.d;
+    else
+        return no_overload(c);
+    if (at < 0 || (uint64_t)at >= x->u.list.n)
+        return sk_cel_error(c->a, "index '%lld' out of range in list size '%zu'", (long long)at,
+                            x->u.list.n);
+    return x->u.list.items[at];
+}
+
+static const sk_cel_val *field(ctx *c, const sk_cel_val *x, const char *f, int test_only)
+{
+    if (x->type != SK_CEL_V_MAP)
+        return sk_cel_error(c->a, "type '%s' does not support field selection",
+                            sk_cel_type_name(x));
+    sk_cel_val key = {.type = SK_CEL_V_STRING, .u.str = {f, strlen(f)}};
+    sk_cel_work w = budget(c);
+    long k = sk_cel_map_find(x, &key, &w);
+    if (!settle(c, &w))
+        return c->exhausted;
+    if (test_only)
+        return sk_cel_bool(k >= 0);
+    if (k < 0)
+        return sk_cel_error(c->a, "no such key: %s", f);
+    return x->u.map.vals[k];
+}
+
+/* a.b.c: when a is not a local variable, cel-go reads it as the longest
+ * dotted prefix the caller binds ("a.b.c", then "a.b" and its field c, ...,
+ * then a and its fields b and c), so variables may have qualified names. */
+static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e)
+{
+    int test_only = e->u.select.test_only;
+    size_t n = 1;
+    const sk_cel_expr *root = e->u.select.operand;
+    while (root->kind == SK_CEL_SELECT && !root->u.select.test_only) {
+        n++;
+        root = root->u.select.operand;
+    }
+    if (root->kind != SK_CEL_IDENT || is_local(c, root->u.ident)) {
+        const sk_cel_val *x = eval(c, e->u.select.operand);
+        if (is_err(x))
+            return x;
+        return field(c, x, e->u.select.field, test_only);
+    }
+    /* parts[0] the identifier, parts[1..n] the fields, outermost last */
+    const char **parts = sk_arena_alloc(c->a, (n + 1) * sizeof *parts);
+    const sk_cel_expr *s = e;
+    for (size_t i = n; i > 0; i--, s = s->u.select.operand)
+        parts[i] = s->u.select.field;
+    parts[0] = root->u.ident;
+    const sk_cel_val *x = NULL;
+    size_t k = test_only ? n - 1 : n;
+    for (; k > 0; k--) {
+        size_t len = 0;
+        for (size_t i = 0; i <= k; i++)
+            len += strlen(parts[i]) + 1;
+        if (!charge(c, 1 + len / 64))
+            return c->exhausted;
+        char *name = sk_arena_alloc(c->a, len), *p = name;
+        for (size_t i = 0; i <= k; i++)
+            p += sprintf(p, i ? ".%s" : "%s", parts[i]);
+        if ((x = bound(c, name)))
+            break;
+    }
+    if (!x)
+        x = lookup(c, parts[0]);
+    for (size_t i = k + 1; i <= n && !is_err(x); i++) {
+        if (!charge(c, 1))
+            return c->exhausted;
+        x = field(c, x, parts[i], test_only && i == n);
+    }
+    return x;
+}
+
+/* ---- arithmetic ---- */
+
+static const sk_cel_val *overflow(ctx *c, const char *what)
+{
+    return sk_cel_error(c->a, "%s overflow", what);
+}
+
+static const sk_cel_val *concat(ctx *c, const sk_cel_val *x, const sk_cel_val *y)
+{
+    if (x->type == SK_CEL_V_LIST) {
+        /* The copy is at most twice the lists' items, which were charged
+         * when they were made; its work is charged after. */
+        size_t copied;
+        const sk_cel_val *r = sk_cel_list_concat(c->a, x, y, &copied);
+        if (!charge(c, copied / 64))
+            return c->exhausted;
+        return r;
+    }
+    size_t n = x->u.str.len + y->u.str.len;
+    char *s = sk_arena_alloc(c->a, n + 1);
+    memcpy(s, x->u.str.s, x->u.str.len);
+    memcpy(s + x->u.str.len, y->u.str.s, y->u.str.len);
+    sk_cel_val *r = sk_cel_string(c->a, s, n);
+    r->type = x->type;
+    return r;
+}
+
+static const sk_cel_val *arith(ctx *c, const char *f, const sk_cel_val *x, const sk_cel_val *y)
+{
+    char op = f[1];
+    if (x->type != y->type)
+        return no_overload(c);
+    switch (x->type) {
+    case SK_CEL_V_INT: {
+        int64_t a = x->u.i, b = y->u.i, r;
+        switch (op) {
+        case '+':
+            if (__builtin_add_overflow(a, b, &r))
+                return overflow(c, "integer");
+            break;
+        case '-':
+            if (__builtin_sub_overflow(a, b, &r))
+                return overflow(c, "integer");
+            break;
+        case '*':
+            if (__builtin_mul_overflow(a, b, &r))
+                return overflow(c, "integer");
+            break;
+        case '/':
+            if (b == 0)
+                return sk_cel_error(c->a, "division by zero");
+            if (a == INT64_MIN && b == -1)
+                return overflow(c, "integer");
+            r = a / b;
+            break;
+        default:
+            if (b == 0)
+                return sk_cel_error(c->a, "modulus by zero");
+            if (a == INT64_MIN && b == -1)
+                return overflow(c, "integer");
+            r = a % b;
+            break;
+        }
+        return sk_cel_int(c->a, r);
+    }
+    case SK_CEL_V_UINT: {
+        uint64_t a = x->u.u, b = y->u.u, r;
+        switch (op) {
+        case '+':
+            if (__builtin_add_overflow(a, b, &r))
+                return overflow(c, "unsigned integer");
+            break;
+        case '-':
+            if (__builtin_sub_overflow(a, b, &r))
+                return overflow(c, "unsigned integer");
+            break;
+        case '*':
+            if (__builtin_mul_overflow(a, b, &r))
+                return overflow(c, "unsigned integer");
+            break;
+        case '/':
+            if (b == 0)
+                return sk_cel_error(c->a, "division by zero");
+            r = a / b;
+            break;
+        default:
+            if (b == 0)
+                return sk_cel_error(c->a, "modulus by zero");
+            r = a % b;
+            break;
+        }
+        return sk_cel_uint(c->a, r);
+    }
+    case SK_CEL_V_DOUBLE: {
+        double a = x->u.d, b = y->u.d;
+        switch (op) {
+        case '+':
+            return sk_cel_double(c->a, a + b);
+        case '-':
+            return sk_cel_double(c->a, a - b);
+        case '*':
+            return sk_cel_double(c->a, a * b);
+        case '/':
+            return sk_cel_double(c->a, a / b);
+        default:
+            return no_overload(c);
+        }
+    }
+    case SK_CEL_V_STRING:
+    case SK_CEL_V_BYTES:
+    case SK_CEL_V_LIST:
+        if (op == '+')
+            return concat(c, x, y);
+        return no_overload(c);
+    default:
+        return no_overload(c);
+    }
+}
+
+static const sk_cel_val *negate(ctx *c, const sk_cel_val *x)
+{
+    if (x->type == SK_CEL_V_INT) {
+        if (x->u.i == INT64_MIN)
+            return overflow(c, "integer");
+        return sk_cel_int(c->a, -x->u.i);
+    }
+    if (x->type == SK_CEL_V_DOUBLE)
+        return sk_cel_double(c->a, -x->u.d);
+    return no_overload(c);
+}
+
+/* ---- relations ---- */
+
+static const sk_cel_val *relation(ctx *c, const char *f, const sk_cel_val *x, const sk_cel_val *y)
+{
+    if (strcmp(f, "_==_") == 0 || strcmp(f, "_!=_") == 0) {
+        sk_cel_work w = budget(c);
+        int eq = sk_cel_equal(x, y, &w);
+        if (!settle(c, &w))
+            return c->exhausted;
+        return sk_cel_bool(eq == (f[1] == '='));
+    }
+    int cmp = 0;
+    int ordered = sk_cel_compare(x, y, &cmp);
+    if (ordered < 0)
+        return no_overload(c);
+    if (!ordered)
+        return sk_cel_bool(0);
+    if (strcmp(f, "_<_") == 0)
+        return sk_cel_bool(cmp < 0);
+    if (strcmp(f, "_<=_") == 0)
+        return sk_cel_bool(cmp <= 0);
+    if (strcmp(f, "_>_") == 0)
+        return sk_cel_bool(cmp > 0);
+    return sk_cel_bool(cmp >= 0);
+}
+
+static const sk_cel_val *in(ctx *c, const sk_cel_val *x, const sk_cel_val *y)
+{
+    int found = 0;
+    sk_cel_work w = budget(c);
+    if (y->type == SK_CEL_V_LIST) {
+        for (size_t i = 0; i < y->u.list.n && !found; i++)
+            found = sk_cel_equal(x, y->u.list.items[i], &w);
+    } else if (y->type == SK_CEL_V_MAP) {
+        found = sk_cel_map_find(y, x, &w) >= 0;
+    } else {
+        return no_overload(c);
+    }
+    if (!settle(c, &w))
+        return c->exhausted;
+    return sk_cel_bool(found);
+}
+
+/* ---- strings ---- */
+
+static size_t utf8_length(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+static int utf8_valid(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned char b = s[i];
+        size_t n;
+        uint32_t cp, min;
+        if (b < 0x80) {
+            i++;
+            continue;
+        } else if ((b & 0xE0) == 0xC0) {
+            n = 1, cp = b & 0x1F, min = 0x80;
+        } else if ((b & 0xF0) == 0xE0) {
+            n = 2, cp = b & 0x0F, min = 0x800;
+        } else if ((b & 0xF8) == 0xF0) {
+            n = 3, cp = b & 0x07, min = 0x10000;
+        } else {
+            return 0;
+        }
+        for (size_t k = 1; k <= n; k++) {
+            if (i + k >= len || (s[i + k] & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (s[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        i += n + 1;
+    }
+    return 1;
+}
+
+static const sk_cel_val *string_test(ctx *c, const char *f, const sk_cel_val *s,
+                                     const sk_cel_val *t)
+{
+    if (s->type != SK_CEL_V_STRING || t->type != SK_CEL_V_STRING)
+        return no_overload(c);
+    if (strcmp(f, "matches") == 0)
+        return sk_cel_error(c->a, "matches is not supported yet");
+    /* glibc's memmem is linear (two-way) in both lengths. */
+    size_t n = s->u.str.len, m = t->u.str.len;
+    if (m > n)
+        return sk_cel_bool(0);
+    if (strcmp(f, "startsWith") == 0)
+        return sk_cel_bool(memcmp(s->u.str.s, t->u.str.s, m) == 0);
+    if (strcmp(f, "endsWith") == 0)
+        return sk_cel_bool(memcmp(s->u.str.s + n - m, t->u.str.s, m) == 0);
+    return sk_cel_bool(m == 0 || memmem(s->u.str.s, n, t->u.str.s, m) != NULL);
+}
+
+static const sk_cel_val *size_of(ctx *c, const sk_cel_val *x)
+{
+    switch (x->type) {
+    case SK_CEL_V_STRING:
+        return sk_cel_int(c->a, (int64_t)utf8_length(x->u.str.s, x->u.str.len));
+    case SK_CEL_V_BYTES:
+        return sk_cel_int(c->a, (int64_t)x->u.str.len);
+    case SK_CEL_V_LIST:
+        return sk_cel_int(c->a, (int64_t)x->u.list.n);
+    case SK_CEL_V_MAP:
+        return sk_cel_int(c->a, (int64_t)x->u.map.n);
+    default:
+        return no_overload(c);
+    }
+}
+
+/* ---- conversions ---- */
+
+/* Go's strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double)
+ * is: the shortest digits that read back as d, in %e form when the
+ * exponent is below -4 or at least 21, else plain. */
+static const sk_cel_val *format_double(ctx *c, double d)
+{
+    char buf[64];
+    if (isnan(d))
+        return sk_cel_string(c->a, "NaN", 3);
+    if (isinf(d))
+        return d > 0 ? sk_cel_string(c->a, "+Inf", 4) : sk_cel_string(c->a, "-Inf", 4);
+    int prec;
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+    /* buf: [-]D[.DDD]e[+-]XX */
+    char digits[32];
+    size_t nd = 0;
+    const char *p = buf;
+    int neg = *p == '-';
+    if (neg)
+        p++;
+    for (; *p != 'e'; p++)
+        if (*p != '.')
+            digits[nd++] = *p;
+    int exp = atoi(p + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    char out[64];
+    size_t o = 0;
+    if (neg)
+        out[o++] = '-';
+    if (exp < -4 || exp >= 21) {
+        out[o++] = digits[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            memcpy(out + o, digits + 1, nd - 1);
+            o += nd - 1;
+        }
+        o += (size_t)snprintf(out + o, sizeof out - o, "e%c%02d", exp < 0 ? '-' : '+', abs(exp));
+    } else if (exp < 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int k = -1; k > exp; k--)
+            out[o++] = '0';
+        memcpy(out + o, digits, nd);
+        o += nd;
+    } else {
+        for (int k = 0; k <= exp || (size_t)k < nd; k++) {
+            if (k == exp + 1)
+                out[o++] = '.';
+            out[o++] = (size_t)k < nd ? digits[k] : '0';
+        }
+    }
+    return sk_cel_string(c->a, sk_arena_strndup(c->a, out, o), o);
+}
+
+/* cel-go's words for a string that does not parse as the type. */
+static const sk_cel_val *conversion_error(ctx *c, const char *type)
+{
+    return sk_cel_error(c->a, "type conversion error from 'string' to '%s'", type);
+}
+
+static const sk_cel_val *to_int(ctx *c, const sk_cel_val *x)
+{
+    switch (x->type) {
+    case SK_CEL_V_INT:
+        return x;
+    case SK_CEL_V_UINT:
+        if (x->u.u > INT64_MAX)
+            return overflow(c, "integer");
+        return sk_cel_int(c->a, (int64_t)x->u.u);
+    case SK_CEL_V_DOUBLE:
+        /* cel-go refuses both ends: -2^63 itself is out of range there. */
+        if (isnan(x->u.d) || x->u.d <= -9223372036854775808.0 || x->u.d >= 9223372036854775808.0)
+            return overflow(c, "integer");
+        return sk_cel_int(c->a, (int64_t)x->u.d);
+    case SK_CEL_V_STRING: {
+        const char *s = x->u.str.s;
+        char *end;
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (x->u.str.len == 0 || *end || (size_t)(end - s) != x->u.str.len || errno ||
+            !(s[0] == '-' || s[0] == '+' || (s[0] >= '0' && s[0] <= '9')))
+            return conversion_error(c, "int");
+        return sk_cel_int(c->a, v);
+    }
+    default:
+        return no_overload(c);
+    }
+}
+
+static const sk_cel_val *to_uint(ctx *c, const sk_cel_val *x)
+{
+    switch (x->type) {
+    case SK_CEL_V_UINT:
+        return x;
+    case SK_CEL_V_INT:
+        if (x->u.i < 0)
+            return overflow(c, "unsigned integer");
+        return sk_cel_uint(c->a, (uint64_t)x->u.i);
+    case SK_CEL_V_DOUBLE:
+        if (isnan(x->u.d) || x->u.d < 0 || x->u.d >= 18446744073709551616.0)
+            return overflow(c, "unsigned integer");
+        return sk_cel_uint(c->a, (uint64_t)x->u.d);
+    case SK_CEL_V_STRING: {
+        const char *s = x->u.str.s;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (x->u.str.len == 0 || *end || (size_t)(end - s) != x->u.str.len || errno ||
+            !(s[0] >= '0' && s[0] <= '9'))
+            return conversion_error(c, "uint");
+        return sk_cel_uint(c->a, v);
+    }
+    default:
+        return no_overload(c);
+    }
+}
+
+static const sk_cel_val *to_double(ctx *c, const sk_cel_val *x)
+{
+    switch (x->type) {
+    case SK_CEL_V_DOUBLE:
+        return x;
+    case SK_CEL_V_INT:
+        return sk_cel_double(c->a, (double)x->u.i);
+    case SK_CEL_V_UINT:
+        return sk_cel_double(c->a, (double)x->u.u);
+    case SK_CEL_V_STRING: {
+        const char *s = x->u.str.s;
+        char *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        /* Go's ParseFloat, which cel-go uses, is strtod but for: no
+         * leading space, no "nan(...)", a hex mantissa only with a p
+         * exponent, and a finite number too large for a double is an
+         * error, not an infinity (a too small one is still 0). */
+        int hex = strpbrk(s, "xX") != NULL;
+        if (x->u.str.len == 0 || *end || (size_t)(end - s) != x->u.str.len ||
+            !(s[0] == '-' || s[0] == '+' || s[0] == '.' || (s[0] >= '0' && s[0] <= '9') ||
+              s[0] == 'i' || s[0] == 'I' || s[0] == 'n' || s[0] == 'N') ||
+            strchr(s, '(') || (hex && !strpbrk(s, "pP")) || (errno == ERANGE && isinf(v)))
+            return conversion_error(c, "double");
+        return sk_cel_double(c->a, v);
+    }
+    default:
+        return no_overload(c);
+    }
+}
+
+static const sk_cel_val *to_string(ctx *c, const sk_cel_val *x)
+{
+    char buf[32];
+    int n;
+    switch (x->type) {
+    case SK_CEL_V_STRING:
+        return x;
+    case SK_CEL_V_INT:
+        n = snprintf(buf, sizeof buf, "%lld", (long long)x->u.i);
+        return sk_cel_string(c->a, sk_arena_strndup(c->a, buf, (size_t)n), (size_t)n);
+    case SK_CEL_V_UINT:
+        n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x->u.u);
+        return sk_cel_string(c->a, sk_arena_strndup(c->a, buf, (size_t)n), (size_t)n);
+    case SK_CEL_V_DOUBLE:
+        return format_double(c, x->u.d);
+    case SK_CEL_V_BOOL:
+        return x->u.b ? sk_cel_string(c->a, "true", 4) : sk_cel_string(c->a, "false", 5);
+    case SK_CEL_V_BYTES:
+        if (!utf8_valid((const unsigned char *)x->u.str.s, x->u.str.len))
+            return sk_cel_error(c->a, "invalid UTF-8 in bytes, cannot convert to string");
+        return sk_cel_string(c->a, x->u.str.s, x->u.str.len);
+    default:
+        return no_overload(c);
+    }
+}
+
+static const sk_cel_val *to_bool(ctx *c, const sk_cel_val *x)
+{
+    /* Go's strconv.ParseBool, which cel-go's bool(string) is. */
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    if (x->type == SK_CEL_V_BOOL)
+        return x;
+    if (x->type != SK_CEL_V_STRING)
+        return no_overload(c);
+    for (size_t i = 0; i < 6; i++) {
+        if (strlen(yes[i]) == x->u.str.len && strcmp(x->u.str.s, yes[i]) == 0)
+            return sk_cel_bool(1);
+        if (strlen(no[i]) == x->u.str.len && strcmp(x->u.str.s, no[i]) == 0)
+            return sk_cel_bool(0);
+    }
+    return conversion_error(c, "bool");
+}
+
+static const sk_cel_val *to_bytes(ctx *c, const sk_cel_val *x)
+{
+    if (x->type == SK_CEL_V_BYTES)
+        return x;
+    if (x->type == SK_CEL_V_STRING)
+        return sk_cel_bytes(c->a, x->u.str.s, x->u.str.len);
+    return no_overload(c);
+}
+
+/* ---- calls ---- */
+
+static const sk_cel_val *logic(ctx *c, const sk_cel_expr *e, int is_and)
+{
+    /* The absorbing value is false for && and true for ||; either operand
+     * having it decides, whatever the other is (an error included). */
+    const sk_cel_val *x = eval(c, e->u.call.args[0]);
+    if (c->exhausted)
+        return c->exhausted;
+    if (x->type == SK_CEL_V_BOOL && x->u.b != is_and)
+        return x;
+    const sk_cel_val *y = eval(c, e->u.call.args[1]);
+    if (c->exhausted)
+        return c->exhausted;
+    if (y->type == SK_CEL_V_BOOL && y->u.b != is_and)
+        return y;
+    if (x->type == SK_CEL_V_BOOL && y->type == SK_CEL_V_BOOL)
+        return x;
+    if (is_err(x))
+        return x;
+    if (is_err(y))
+        return y;
+    return no_overload(c);
+}
+
+static const sk_cel_val *conditional(ctx *c, const sk_cel_expr *e)
+{
+    const sk_cel_val *x = eval(c, e->u.call.args[0]);
+    if (is_err(x))
+        return x;
+    if (x->type != SK_CEL_V_BOOL)
+        return no_overload(c);
+    return eval(c, e->u.call.args[x->u.b ? 1 : 2]);
+}
+
+static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
+{
+    const char *f = e->u.call.function;
+    size_t nargs = e->u.call.nargs;
+    int is_and = strcmp(f, "_&&_") == 0;
+    if (!e->u.call.target && nargs == 2 && (is_and || strcmp(f, "_||_") == 0))
+        return logic(c, e, is_and);
+    if (!e->u.call.target && nargs == 3 && strcmp(f, "_?_:_") == 0)
+        return conditional(c, e);
+    if (!e->u.call.target && nargs == 1 && strcmp(f, "@not_strictly_false") == 0) {
+        const sk_cel_val *x = eval(c, e->u.call.args[0]);
+        if (c->exhausted)
+            return c->exhausted;
+        return x->type == SK_CEL_V_BOOL ? x : sk_cel_bool(1);
+    }
+    /* Every other function is strict: the first error among the receiver
+     * and the arguments, left to right, is the result. */
+    const sk_cel_val *v[3];
+    size_t n = 0;
+    if (e->u.call.target)
+        v[n++] = eval(c, e->u.call.target);
+    if (nargs + n > 3)
+        return no_overload(c);
+    for (size_t i = 0; i < nargs; i++)
+        v[n++] = eval(c, e->u.call.args[i]);
+    /* Every function of strings and bytes here (concatenation, ordering,
+     * search, size, conversion, error messages quoting them) is linear in
+     * their lengths: charged once for all of them. */
+    for (size_t i = 0; i < n; i++) {
+        if (is_err(v[i]))
+            return v[i];
+        if ((v[i]->type == SK_CEL_V_STRING || v[i]->type == SK_CEL_V_BYTES) &&
+            !charge(c, v[i]->u.str.len / 64))
+            return c->exhausted;
+    }
+    int method = e->u.call.target != NULL;
+    if (n == 1 && !method) {
+        if (strcmp(f, "!_") == 0)
+            return v[0]->type == SK_CEL_V_BOOL ? sk_cel_bool(!v[0]->u.b) : no_overload(c);
+        if (strcmp(f, "-_") == 0)
+            return negate(c, v[0]);
+        if (strcmp(f, "int") == 0)
+            return to_int(c, v[0]);
+        if (strcmp(f, "uint") == 0)
+            return to_uint(c, v[0]);
+        if (strcmp(f, "double") == 0)
+            return to_double(c, v[0]);
+        if (strcmp(f, "string") == 0)
+            return to_string(c, v[0]);
+        if (strcmp(f, "bytes") == 0)
+            return to_bytes(c, v[0]);
+        if (strcmp(f, "bool") == 0)
+            return to_bool(c, v[0]);
+        if (strcmp(f, "type") == 0)
+            return sk_cel_type(c->a, sk_cel_type_name(v[0]));
+        if (strcmp(f, "dyn") == 0)
+            return v[0];
+    }
+    if (n == 1 && strcmp(f, "size") == 0)
+        return size_of(c, v[0]);
+    if (n == 2 && !method) {
+        if (strcmp(f, "_+_") == 0 || strcmp(f, "_-_") == 0 || strcmp(f, "_*_") == 0 ||
+            strcmp(f, "_/_") == 0 || strcmp(f, "_%_") == 0)
+            return arith(c, f, v[0], v[1]);
+        if (strcmp(f, "_==_") == 0 || strcmp(f, "_!=_") == 0 || strcmp(f, "_<_") == 0 ||
+            strcmp(f, "_<=_") == 0 || strcmp(f, "_>_") == 0 || strcmp(f, "_>=_") == 0)
+            return relation(c, f, v[0], v[1]);
+        if (strcmp(f, "@in") == 0)
+            return in(c, v[0], v[1]);
+        if (strcmp(f, "_[_]") == 0)
+            return index_value(c, v[0], v[1]);
+    }
+    /* contains, startsWith and endsWith are methods only; matches is
+     * both (cel-go's overloads). */
+    if (n == 2 && ((method && (strcmp(f, "contains") == 0 || strcmp(f, "startsWith") == 0 ||
+                               strcmp(f, "endsWith") == 0)) ||
+                   strcmp(f, "matches") == 0))
+        return string_test(c, f, v[0], v[1]);
+    return no_overload(c);
+}
+
+/* ---- comprehensions ---- */
+
+static const sk_cel_val *comprehension(ctx *c, const sk_cel_expr *e)
+{
+    const sk_cel_val *range = eval(c, e->u.comp.iter_range);
+    if (is_err(range))
+        return range;
+    const sk_cel_val *const *items;
+    size_t n;
+    if (range->type == SK_CEL_V_LIST) {
+        items = range->u.list.items;
+        n = range->u.list.n;
+    } else if (range->type == SK_CEL_V_MAP) {
+        items = range->u.map.keys;
+        n = range->u.map.n;
+    } else {
+        return sk_cel_error(c->a, "expression of type '%s' cannot be range of a comprehension",
+                            sk_cel_type_name(range));
+    }
+    local accu = {e->u.comp.accu_var, eval(c, e->u.comp.accu_init), c->locals};
+    local iter = {e->u.comp.iter_var, NULL, &accu};
+    local *saved = c->locals;
+    const sk_cel_val *r;
+    for (size_t i = 0; i < n; i++) {
+        if (!charge(c, 1))
+            break;
+        iter.val = items[i];
+        c->locals = &iter;
+        const sk_cel_val *cond = eval(c, e->u.comp.loop_cond);
+        if (cond->type == SK_CEL_V_BOOL && !cond->u.b)
+            break;
+        accu.val = eval(c, e->u.comp.loop_step);
+    }
+    c->locals = &accu;
+    r = eval(c, e->u.comp.result);
+    c->locals = saved;
+    return r;
+}
+
+static const sk_cel_val *eval(ctx *c, const sk_cel_expr *e)
+{
+    if (!charge(c, 1))
+        return c->exhausted;
+    switch (e->kind) {
+    case SK_CEL_CONST:
+        return constant(c, e);
+    case SK_CEL_IDENT:
+        return lookup(c, e->u.ident);
+    case SK_CEL_SELECT:
+        return select_field(c, e);
+    case SK_CEL_CALL:
+        return call(c, e);
+    case SK_CEL_LIST:
+        return list_literal(c, e);
+    case SK_CEL_MAP:
+    case SK_CEL_STRUCT:
+        return map_literal(c, e);
+    case SK_CEL_COMPREHENSION:
+        return comprehension(c, e);
+    default:
+        return sk_cel_error(c->a, "expression with errors");
+    }
+}
+
+const sk_cel_val *sk_cel_eval(sk_arena *a, const sk_cel_expr *e, const sk_cel_eval_options *opt,
+                              uint64_t *steps)
+{
+    static const sk_cel_eval_options none = {0};
+    ctx c = {.a = a, .opt = opt ? opt : &none};
+    c.max_steps = c.opt->max_steps ? c.opt->max_steps : SK_CEL_DEFAULT_MAX_STEPS;
+    const sk_cel_val *r = eval(&c, e);
+    if (c.exhausted)
+        r = c.exhausted;
+    if (steps)
+        *steps = c.steps;
+    return r;
+}
