@@ -121,37 +121,6 @@ def postgres_cpu_seconds(postmaster):
     return total
 
 
-def pb_varint(data, i):
-    """The protobuf varint at data[i:]: (value, index after it)."""
-    v = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, i
-
-
-def pb_fields(data):
-    """A protobuf message's fields, {number: [values]}: ints for varints,
-    bytes for length-delimited fields (the only wire types kube's messages
-    use besides fixed ones, which are refused)."""
-    out, i = {}, 0
-    while i < len(data):
-        tag, i = pb_varint(data, i)
-        num, wt = tag >> 3, tag & 7
-        if wt == 0:
-            v, i = pb_varint(data, i)
-        elif wt == 2:
-            n, i = pb_varint(data, i)
-            v, i = data[i:i + n], i + n
-        else:
-            raise ValueError("unexpected wire type %d" % wt)
-        out.setdefault(num, []).append(v)
-    return out
-
-
 class Client:
     def __init__(self, port, context=None):
         if context is not None:

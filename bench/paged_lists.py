@@ -59,9 +59,10 @@ import time
 import urllib.parse
 
 from authz import Server
-from benchlib import (cpu_seconds, create_database, drop_database, pb_fields, pb_varint,
-                      postgres_cpu_seconds, postmaster_pid)
+from benchlib import (cpu_seconds, create_database, drop_database, postgres_cpu_seconds,
+                      postmaster_pid)
 from etcd_side_by_side import build_etcdload, load, start_etcd, wait_up
+from pbcodec import fields as pb_fields, read_varint as pb_varint, varint  # tests/support
 
 NS = "bench"
 CMS = "/api/v1/namespaces/%s/configmaps" % NS
@@ -72,15 +73,6 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 # contentType, as kube's protobuf serializer writes it.
 TYPEMETA = b"\n\x0f\n\x02v1\x12\tConfigMap"
 CONTINUE_JSON = re.compile(rb'"continue":"([^"]*)"')
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def envelope(item):

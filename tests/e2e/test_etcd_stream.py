@@ -27,6 +27,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
+from pbcodec import fields, varint  # noqa: E402
 from server import Server, free_port  # noqa: E402
 
 ETCDCTL = shutil.which("etcdctl")
@@ -35,51 +36,12 @@ WATCH = b"/etcdserverpb.Watch/Watch"
 # ---- protobuf, just what WatchRequest / WatchResponse need -------------------
 
 
-def varint(n):
-    if n < 0:
-        n += 1 << 64
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def pb_int(num, v):
     return varint(num << 3) + varint(v)
 
 
 def pb_bytes(num, b):
     return varint(num << 3 | 2) + varint(len(b)) + b
-
-
-def pb_decode(buf):
-    """Field number -> list of values (ints, or bytes for length-delimited)."""
-    out, i = {}, 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        num, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = read_varint(buf, i)
-        elif wire == 2:
-            n, i = read_varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        else:
-            raise AssertionError("unexpected wire type %d" % wire)
-        out.setdefault(num, []).append(v)
-    return out
-
-
-def read_varint(buf, i):
-    n = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
 
 
 def signed(v):
@@ -104,8 +66,8 @@ class Resp:
     """A decoded WatchResponse."""
 
     def __init__(self, raw):
-        f = pb_decode(raw)
-        self.rev = pb_decode(f[1][0]).get(3, [0])[0] if 1 in f else 0
+        f = fields(raw)
+        self.rev = fields(f[1][0]).get(3, [0])[0] if 1 in f else 0
         self.id = signed(f.get(2, [0])[0])
         self.created = bool(f.get(3, [0])[0])
         self.canceled = bool(f.get(4, [0])[0])
@@ -113,8 +75,8 @@ class Resp:
         self.reason = f.get(6, [b""])[0].decode()
         self.events = []
         for e in f.get(11, []):
-            e = pb_decode(e)
-            kv = pb_decode(e[2][0])
+            e = fields(e)
+            kv = fields(e[2][0])
             self.events.append((e.get(1, [0])[0], kv[1][0], kv.get(3, [0])[0],
                                 kv.get(5, [b""])[0]))
 

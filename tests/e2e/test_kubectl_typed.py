@@ -23,6 +23,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from pbcodec import varint  # noqa: E402
 from server import ServerTestCase, describe  # noqa: E402
 from test_kubectl import KubectlMixin  # noqa: E402
 
@@ -31,19 +32,6 @@ SERVER_META = ("uid", "resourceVersion", "creationTimestamp", "generation", "man
 
 
 # --- a minimal protobuf encoder (field numbers from upstream generated.proto) --
-
-def varint(v):
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
 
 def f_int(num, v):
     return varint(num << 3) + varint(v)

@@ -26,42 +26,13 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from pbcodec import fields  # noqa: E402
 from server import ServerTestCase  # noqa: E402
 from test_kubectl import KubectlMixin  # noqa: E402
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 VOLATILE = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
             "clusterIP", "clusterIPs", "nodePort")
-
-
-# --- a minimal protobuf decoder ---------------------------------------------------
-
-def read_varint(data, i):
-    v = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, i
-
-
-def fields(data):
-    """{number: [values]}: ints for varints, bytes for length-delimited."""
-    out, i = {}, 0
-    while i < len(data):
-        tag, i = read_varint(data, i)
-        num, wt = tag >> 3, tag & 7
-        if wt == 0:
-            v, i = read_varint(data, i)
-        elif wt == 2:
-            n, i = read_varint(data, i)
-            v, i = data[i:i + n], i + n
-        else:
-            raise ValueError("unexpected wire type %d" % wt)
-        out.setdefault(num, []).append(v)
-    return out
 
 
 def unwrap(body):
