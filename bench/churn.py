@@ -46,23 +46,46 @@ from etcd_side_by_side import build_etcdload, rss_kb, start_etcd, start_sqlkube,
 from gobuild import go_build  # noqa: E402
 
 
-def sample_peaks(targets, done, peaks):
-    while not done.is_set():
-        for i, t in enumerate(targets):
-            try:
-                peaks[i] = max(peaks[i], rss_kb(t.proc.pid))
-            except OSError:
-                pass
-        time.sleep(0.1)
-
-
-def rest_churn(restload, targets, args):
-    """bench/restload against targets[0]'s REST face (HTTPS, its CA and the
-    bench token), every other watch on targets[1]'s if given; its result
-    and each server's peak RSS."""
+def measured(cmd, targets, args):
+    """Runs a load generator's cmd against targets, sampling each target's
+    RSS every 100 ms: (the generator's JSON line, each target's peak KiB)."""
     peaks, done = [0] * len(targets), threading.Event()
-    sampler = threading.Thread(target=sample_peaks, args=(targets, done, peaks))
+
+    def sample():
+        while not done.is_set():
+            for i, t in enumerate(targets):
+                try:
+                    peaks[i] = max(peaks[i], rss_kb(t.proc.pid))
+                except OSError:
+                    pass
+            time.sleep(0.1)
+    sampler = threading.Thread(target=sample)
     sampler.start()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.seconds + 300)
+    finally:
+        done.set()
+        sampler.join()
+    if p.returncode != 0:
+        raise SystemExit("%s failed: %s" % (os.path.basename(cmd[0]), p.stderr[-2000:]))
+    return json.loads(p.stdout.strip().splitlines()[-1]), peaks
+
+
+def churn_cmd(etcdload, targets, args):
+    """etcdload's churn mode with writes to targets[0] (and every other
+    watch connection on targets[1], if given)."""
+    cmd = [etcdload, "-endpoint", "127.0.0.1:%d" % targets[0].port, "-mode", "churn",
+           "-writers", str(args.writers), "-rate", str(args.rate), "-seconds", str(args.seconds),
+           "-keys", str(args.keys), "-watchers", str(args.watchers), "-streams",
+           str(args.streams), "-watch-conns", str(args.streams)]
+    if len(targets) > 1:
+        cmd += ["-watch-endpoint", "127.0.0.1:%d" % targets[1].port]
+    return cmd
+
+
+def rest_churn_cmd(restload, targets, args):
+    """bench/restload against targets[0]'s REST face (HTTPS, its CA and the
+    bench token), every other watch on targets[1]'s if given."""
     cacert, token = targets[0].tls
     cmd = [restload, "-url", "https://127.0.0.1:%d" % targets[0].rest_port, "-cacert", cacert,
            "-token", token, "-writers", str(args.writers), "-rate", str(args.rest_rate),
@@ -71,38 +94,26 @@ def rest_churn(restload, targets, args):
     if len(targets) > 1:
         cmd += ["-watch-url", "https://127.0.0.1:%d" % targets[1].rest_port,
                 "-watch-cacert", targets[1].tls[0]]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.seconds + 300)
-    finally:
-        done.set()
-        sampler.join()
-    if p.returncode != 0:
-        raise SystemExit("restload failed: %s" % p.stderr[-2000:])
-    return json.loads(p.stdout.strip().splitlines()[-1]), peaks
+    return cmd
 
 
-def churn(etcdload, targets, args):
-    """Runs the churn load with writes to targets[0] (and watches on
-    targets[1] too, if given); returns etcdload's result and the peak RSS
-    of each target's process."""
-    peaks = [0] * len(targets)
-    done = threading.Event()
-    sampler = threading.Thread(target=sample_peaks, args=(targets, done, peaks))
-    sampler.start()
-    cmd = [etcdload, "-endpoint", "127.0.0.1:%d" % targets[0].port, "-mode", "churn",
-           "-writers", str(args.writers), "-rate", str(args.rate), "-seconds", str(args.seconds),
-           "-keys", str(args.keys), "-watchers", str(args.watchers), "-streams",
-           str(args.streams), "-watch-conns", str(args.streams)]
-    if len(targets) > 1:
-        cmd += ["-watch-endpoint", "127.0.0.1:%d" % targets[1].port]
+def run_row(label, starters, etcdload, make_cmd, watchers, args):
+    """Starts the targets, runs make_cmd's load on them, stops them and
+    prints the table's row."""
+    targets = []
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.seconds + 300)
+        for start in starters:
+            targets.append(start())
+            wait_up(etcdload, targets[-1])
+        r, peaks = measured(make_cmd(targets), targets, args)
     finally:
-        done.set()
-        sampler.join()
-    if p.returncode != 0:
-        raise SystemExit("etcdload failed: %s" % p.stderr[-2000:])
-    return json.loads(p.stdout.strip().splitlines()[-1]), peaks
+        for t in targets:
+            t.stop()
+    print("| %s | %d | %d | %d / %d | %d / %d | %d | %.1f | %.1f | %.1f | %.1f | %s |" % (
+        label, r["writes"], r["write_errors"] + r.get("writes_refused", 0), r["delivered"],
+        r["expected"], r["complete_watchers"], watchers, r["invented"], r["lag_p50_ms"],
+        r["lag_p99_ms"], r["lag_max_ms"], r["write_p99_ms"],
+        " + ".join("%.0f" % (k / 1024) for k in peaks)), flush=True)
 
 
 def main():
@@ -134,37 +145,13 @@ def main():
           "| invented | lag p50 ms | lag p99 ms | lag max ms | write p99 ms | peak RSS MB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, starters in runs:
-        targets = []
-        try:
-            for start in starters:
-                targets.append(start())
-                wait_up(etcdload, targets[-1])
-            r, peaks = churn(etcdload, targets, args)
-        finally:
-            for t in targets:
-                t.stop()
-        print("| %s | %d | %d | %d / %d | %d / %d | %d | %.1f | %.1f | %.1f | %.1f | %s |" % (
-            name, r["writes"], r["write_errors"] + r["writes_refused"], r["delivered"],
-            r["expected"], r["complete_watchers"], args.watchers, r["invented"], r["lag_p50_ms"],
-            r["lag_p99_ms"], r["lag_max_ms"], r["write_p99_ms"],
-            " + ".join("%.0f" % (k / 1024) for k in peaks)), flush=True)
+        run_row(name, starters, etcdload, lambda ts: churn_cmd(etcdload, ts, args),
+                args.watchers, args)
         if restload and name.startswith("sqlkube"):
-            targets = []
-            try:
-                for start in starters:
-                    targets.append(start())
-                    wait_up(etcdload, targets[-1])
-                r, peaks = rest_churn(restload, targets, args)
-            finally:
-                for t in targets:
-                    t.stop()
-            print("| %s, REST (%d/s offered, %d watches) | %d | %d | %d / %d | %d / %d | %d | "
-                  "%.1f | %.1f | %.1f | %.1f | %s |" % (
-                      name, args.rest_rate, args.rest_watchers, r["writes"], r["write_errors"],
-                      r["delivered"], r["expected"], r["complete_watchers"], args.rest_watchers,
-                      r["invented"], r["lag_p50_ms"], r["lag_p99_ms"], r["lag_max_ms"],
-                      r["write_p99_ms"], " + ".join("%.0f" % (k / 1024) for k in peaks)),
-                  flush=True)
+            run_row("%s, REST (%d/s offered, %d watches)" % (name, args.rest_rate,
+                                                             args.rest_watchers),
+                    starters, etcdload, lambda ts: rest_churn_cmd(restload, ts, args),
+                    args.rest_watchers, args)
 
 
 if __name__ == "__main__":
