@@ -298,22 +298,6 @@ static sk_err pending_rows(void *arg, sk_import_row_fn emit, void *emit_arg)
     return err;
 }
 
-static sk_err no_leases(void *arg, sk_import_lease_fn emit, void *emit_arg)
-{
-    (void)arg;
-    (void)emit;
-    (void)emit_arg;
-    return SK_OK;
-}
-
-static sk_err no_rows(void *arg, sk_import_row_fn emit, void *emit_arg)
-{
-    (void)arg;
-    (void)emit;
-    (void)emit_arg;
-    return SK_OK;
-}
-
 static void drop_pending(follower *f)
 {
     for (size_t i = 0; i < f->n_pending; i++)
@@ -330,8 +314,7 @@ static int commit_pending(follower *f)
     Etcdserverpb__WatchResponse *last = f->pending[f->n_pending - 1];
     int64_t rev = last->events[last->n_events - 1]->kv->mod_revision;
     char *why = NULL;
-    sk_store_import imp = {
-        .rev = rev, .after_rev = f->applied, .arg = f, .rows = pending_rows, .leases = no_leases};
+    sk_store_import imp = {.rev = rev, .after_rev = f->applied, .arg = f, .rows = pending_rows};
     sk_err err = sk_store_kv_import(f->db, &imp, &why);
     if (err != SK_OK) {
         SK_CHECK(asprintf(&f->error, "revisions %lld to %lld could not be stored: %s",
@@ -453,11 +436,8 @@ static int sync_leases(follower *f, sk_etcd_client *c)
         else
             etcdserverpb__lease_time_to_live_response__free_unpacked(t, NULL);
     }
-    sk_store_import imp = {.rev = f->applied,
-                           .after_rev = f->applied,
-                           .arg = f,
-                           .rows = no_rows,
-                           .leases = source_leases};
+    sk_store_import imp = {
+        .rev = f->applied, .after_rev = f->applied, .arg = f, .leases = source_leases};
     if (sk_store_kv_import(f->db, &imp, &why) != SK_OK)
         goto out;
     rc = 0;

@@ -1154,8 +1154,8 @@ sk_err sk_store_kv_import(const char *url, const sk_store_import *imp, char **er
         err = SK_ERR_CONFLICT;
         goto out;
     }
-    if ((err = imp->rows(imp->arg, import_row, &x)) != SK_OK ||
-        (err = imp->leases(imp->arg, import_lease, &x)) != SK_OK)
+    if ((imp->rows && (err = imp->rows(imp->arg, import_row, &x)) != SK_OK) ||
+        (imp->leases && (err = imp->leases(imp->arg, import_lease, &x)) != SK_OK))
         goto out;
     if (!imp->after_rev &&
         (err = x.ops->set_compacted(x.c, imp->compact_rev, imp->compact_done)) != SK_OK)

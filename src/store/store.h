@@ -186,7 +186,7 @@ sk_err sk_store_open(const char *url, sk_store **out, char **errmsg);
  * each with 1 <= rev <= the import's rev, through emit (row borrowed for
  * the call; a tombstone has only its key); leases likewise each lease as
  * it is to be stored (id > 0, ttl and absolute expiry). Either returns the
- * first non-OK emit answer, or its own error.
+ * first non-OK emit answer, or its own error; either may be NULL (none).
  */
 typedef sk_err (*sk_import_row_fn)(void *emit_arg, const sk_kv_row *row);
 typedef sk_err (*sk_import_lease_fn)(void *emit_arg, const sk_lease *l);
