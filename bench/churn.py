@@ -18,8 +18,8 @@ PostgreSQL, then two sqlkube instances sharing that database with every
 other watch connection on the second instance (writes go to the first), so
 half the watches see the writes through the other instance's feed.
 
---rest adds the same churn through the Kubernetes REST face (bench/restload,
-Go's standard library: ConfigMaps created, updated with their
+--rest adds the same churn through the Kubernetes REST face (etcdload's
+rest-churn mode, bench/etcdload/rest.go: ConfigMaps created, updated with their
 resourceVersion and deleted with preconditions over HTTPS as served, each
 watch on its own HTTPS connection) on each sqlkube target, with its own
 --rest-rate, --rest-watchers and --rest-size (an HTTPS watch per
@@ -43,7 +43,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from etcd_side_by_side import build_etcdload, rss_kb, start_etcd, start_sqlkube, wait_up  # noqa: E402,E501
-from gobuild import go_build  # noqa: E402
 
 
 def measured(cmd, targets, args):
@@ -83,11 +82,12 @@ def churn_cmd(etcdload, targets, args):
     return cmd
 
 
-def rest_churn_cmd(restload, targets, args):
-    """bench/restload against targets[0]'s REST face (HTTPS, its CA and the
+def rest_churn_cmd(etcdload, targets, args):
+    """etcdload's rest-churn mode against targets[0]'s REST face (HTTPS, its CA and the
     bench token), every other watch on targets[1]'s if given."""
     cacert, token = targets[0].tls
-    cmd = [restload, "-url", "https://127.0.0.1:%d" % targets[0].rest_port, "-cacert", cacert,
+    cmd = [etcdload, "-mode", "rest-churn", "-url", "https://127.0.0.1:%d" % targets[0].rest_port,
+           "-cacert", cacert,
            "-token", token, "-writers", str(args.writers), "-rate", str(args.rest_rate),
            "-seconds", str(args.seconds), "-keys", str(args.keys), "-size", str(args.rest_size),
            "-watchers", str(args.rest_watchers)]
@@ -132,8 +132,6 @@ def main():
     ap.add_argument("--rest-size", type=int, default=256)
     args = ap.parse_args()
     etcdload = build_etcdload(os.path.dirname(os.path.abspath(args.bin)))
-    restload = (go_build(os.path.join(HERE, "restload"), os.path.dirname(os.path.abspath(args.bin)),
-                         "restload") if args.rest else None)
     runs = [("etcd 3.4", [start_etcd]),
             ("sqlkube (SQLite)", [lambda: start_sqlkube(args.bin, None)])]
     if args.pg_url:
@@ -147,10 +145,10 @@ def main():
     for name, starters in runs:
         run_row(name, starters, etcdload, lambda ts: churn_cmd(etcdload, ts, args),
                 args.watchers, args)
-        if restload and name.startswith("sqlkube"):
+        if args.rest and name.startswith("sqlkube"):
             run_row("%s, REST (%d/s offered, %d watches)" % (name, args.rest_rate,
                                                              args.rest_watchers),
-                    starters, etcdload, lambda ts: rest_churn_cmd(restload, ts, args),
+                    starters, etcdload, lambda ts: rest_churn_cmd(etcdload, ts, args),
                     args.rest_watchers, args)
 
 

@@ -37,6 +37,9 @@
 //	       (complete: every write, each once, in revision order, with the
 //	       right key and type; invented: an event no write made), and the
 //	       write-to-event lag over every delivery.
+//	rest-churn -url U -cacert F -token T -writers N -rate R -seconds S -keys K
+//	       -size B -watchers W [-watch-url U2 -watch-cacert F2]: the churn
+//	       load through the Kubernetes REST face over HTTPS (rest.go).
 //	bulkput -file F -clients N -conns C: loads the key/value pairs of F
 //	       (records of a 4-byte big-endian key length, the key, a 4-byte
 //	       value length, the value) as fast as the server takes them: N
@@ -86,6 +89,44 @@ func percentiles(d []time.Duration) (p50, p99, max float64) {
 	return ms(d[len(d)*50/100]), ms(d[len(d)*99/100]), ms(d[len(d)-1])
 }
 
+// pacedTokens hands out perSecond tokens a second in all until deadline,
+// then closes the channel; buffer is how many may wait unclaimed. The
+// sender stops at the deadline too, so a send never outlives the workers.
+func pacedTokens(perSecond float64, buffer int, deadline time.Time) chan struct{} {
+	tokens := make(chan struct{}, buffer)
+	go func() {
+		limiter := rate.NewLimiter(rate.Limit(perSecond), 1)
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		for limiter.Wait(ctx) == nil {
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+			}
+		}
+		close(tokens)
+	}()
+	return tokens
+}
+
+// awaitDeliveries gives every watch until 30 s after the last write to
+// have counted want events.
+func awaitDeliveries(counts []int64, want int) {
+	waitUntil := time.Now().Add(30 * time.Second)
+	for time.Now().Before(waitUntil) {
+		caughtUp := true
+		for w := range counts {
+			if atomic.LoadInt64(&counts[w]) < int64(want) {
+				caughtUp = false
+			}
+		}
+		if caughtUp {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func connect(endpoints string, n int) []*clientv3.Client {
 	var cs []*clientv3.Client
 	for i := 0; i < n; i++ {
@@ -117,21 +158,7 @@ func put(endpoints string, clients, conns, seconds, size int, perSecond float64)
 	// goroutine goes back to back.
 	var tokens chan struct{}
 	if perSecond > 0 {
-		tokens = make(chan struct{}, clients)
-		go func() {
-			limiter := rate.NewLimiter(rate.Limit(perSecond), 1)
-			ctx, cancel := context.WithDeadline(context.Background(), deadline)
-			defer cancel()
-			// The workers stop at the deadline too, so a send must not
-			// outlive it.
-			for limiter.Wait(ctx) == nil {
-				select {
-				case tokens <- struct{}{}:
-				case <-ctx.Done():
-				}
-			}
-			close(tokens)
-		}()
+		tokens = pacedTokens(perSecond, clients, deadline)
 	}
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -382,20 +409,7 @@ func churn(endpoints, watchEndpoint string, writers int, perSecond float64, seco
 		}
 	}
 	value := strings.Repeat("x", size)
-	tokens := make(chan struct{}, writers)
-	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
-	go func() {
-		limiter := rate.NewLimiter(rate.Limit(perSecond), 1)
-		lctx, lcancel := context.WithDeadline(context.Background(), deadline)
-		defer lcancel()
-		for limiter.Wait(lctx) == nil {
-			select {
-			case tokens <- struct{}{}:
-			case <-lctx.Done():
-			}
-		}
-		close(tokens)
-	}()
+	tokens := pacedTokens(perSecond, writers, time.Now().Add(time.Duration(seconds)*time.Second))
 	var mu sync.Mutex
 	var writes []churnWrite
 	var writeLat []time.Duration
@@ -456,20 +470,7 @@ func churn(endpoints, watchEndpoint string, writers int, perSecond float64, seco
 	for _, wr := range writes {
 		byRev[wr.rev] = wr
 	}
-	// Every watch has until this long after the last write to catch up.
-	waitUntil := time.Now().Add(30 * time.Second)
-	for time.Now().Before(waitUntil) {
-		caughtUp := true
-		for w := range counts {
-			if atomic.LoadInt64(&counts[w]) < int64(len(writes)) {
-				caughtUp = false
-			}
-		}
-		if caughtUp {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	awaitDeliveries(counts, len(writes))
 	cancel()
 	wg.Wait()
 	var lags []time.Duration
@@ -630,7 +631,7 @@ func pages(endpoints, prefix string, limit int64, reps int) result {
 
 func main() {
 	endpoints := flag.String("endpoint", "127.0.0.1:2379", "endpoints, comma-separated")
-	mode := flag.String("mode", "put", "put, watch, churn, bulkput or pages")
+	mode := flag.String("mode", "put", "put, watch, churn, rest-churn, bulkput or pages")
 	clients := flag.Int("clients", 32, "put: concurrent writers")
 	conns := flag.Int("conns", 8, "put: gRPC connections the writers share")
 	seconds := flag.Int("seconds", 10, "put: duration")
@@ -649,6 +650,11 @@ func main() {
 	prefix := flag.String("prefix", "", "pages: the key prefix to read")
 	limit := flag.Int64("limit", 500, "pages: keys per page")
 	reps := flag.Int("reps", 1, "pages: passes over the prefix")
+	restURL := flag.String("url", "", "rest-churn: the Kubernetes API's https:// URL")
+	cacert := flag.String("cacert", "", "rest-churn: its CA (PEM)")
+	token := flag.String("token", "", "rest-churn: a bearer token")
+	watchURL := flag.String("watch-url", "", "rest-churn: every other watch's server")
+	watchCA := flag.String("watch-cacert", "", "rest-churn: that server's CA (PEM)")
 	flag.Parse()
 	var r result
 	switch *mode {
@@ -667,6 +673,13 @@ func main() {
 		}
 		r = churn(*endpoints, *watchEndpoint, *writers, *perSecond, *seconds, *keys, *size,
 			*watchers, *streams, *watchConns)
+	case "rest-churn":
+		if *restURL == "" || *cacert == "" || *writers < 1 || *perSecond <= 0 || *keys < 1 {
+			fmt.Fprintln(os.Stderr, "rest-churn needs -url, -cacert, -writers, -keys >= 1 and -rate > 0")
+			os.Exit(2)
+		}
+		r = restChurn(restTarget{*restURL, *cacert, *token, *watchURL, *watchCA}, *writers,
+			*perSecond, *seconds, *keys, *size, *watchers)
 	case "bulkput":
 		if *file == "" || *clients < 1 || *conns < 1 {
 			fmt.Fprintln(os.Stderr, "bulkput needs -file, -clients and -conns >= 1")

@@ -27,8 +27,8 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NODE_DIR = os.path.join(ROOT, "tests", "node")
+from celspec import ROOT  # noqa: E402 (beside this file)
+import celspec  # noqa: E402
 
 # Values as cel_eval tags them (see tests/cel/cel_eval.c); a kind it has no
 # tag for becomes ["unsupported", kind].
@@ -149,11 +149,7 @@ def check(t, got):
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "cel_eval")
-    dump = subprocess.run(["node", "-e", DUMP], cwd=NODE_DIR, capture_output=True, timeout=120)
-    if dump.returncode != 0:
-        raise SystemExit("cannot load @bufbuild/cel-spec from %s (scripts/deps.sh test installs "
-                         "it): %s" % (NODE_DIR, dump.stderr.decode()))
-    tests = json.loads(dump.stdout)
+    tests = celspec.load(DUMP)
     run = [t for t in tests if skip_reason(t) is None]
     p = subprocess.run([binary], input=json.dumps(run).encode(), capture_output=True,
                        timeout=120)

@@ -32,8 +32,8 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NODE_DIR = os.path.join(ROOT, "tests", "node")
+from celspec import ROOT  # noqa: E402 (beside this file)
+import celspec  # noqa: E402
 
 DUMP = r"""
 const t = require("@bufbuild/cel-spec/testdata/tests.js");
@@ -100,11 +100,7 @@ def check(test, got):
 
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "cel_parse")
-    dump = subprocess.run(["node", "-e", DUMP], cwd=NODE_DIR, capture_output=True, timeout=120)
-    if dump.returncode != 0:
-        raise SystemExit("cannot load @bufbuild/cel-spec from %s (scripts/deps.sh test installs "
-                         "it): %s" % (NODE_DIR, dump.stderr.decode()))
-    tests = json.loads(dump.stdout)
+    tests = celspec.load(DUMP)
     results = [None] * len(tests)
     for macros in (True, False):
         idx = [i for i, t in enumerate(tests) if t["disableMacros"] != macros]
