@@ -191,13 +191,6 @@ sk_err sk_reader_scan(sk_reader *rd, const char *resource, const char *ns, int64
     return scan_from(rd, &q, fn, arg);
 }
 
-static int count_item(void *arg, sk_blob *item)
-{
-    (void)item;
-    ++*(int64_t *)arg;
-    return 0;
-}
-
 sk_err sk_reader_count(sk_reader *rd, const sk_read_query *q, int64_t *count_out)
 {
     int64_t count = 0;
@@ -215,10 +208,17 @@ sk_err sk_reader_count(sk_reader *rd, const sk_read_query *q, int64_t *count_out
         err = sk_cache_count(rd->cache, &cq, &count);
     }
     if (err != SK_OK) {
-        /* Outside the cache's snapshots: the objects read and counted
-         * (from SQL, or from the cache once it catches up). */
-        count = 0;
-        err = scan_from(rd, q, count_item, &count);
+        /* Outside the cache's snapshots: SQL counts the rows, reading no
+         * value. */
+        sk_list_query sq = {
+            .resource = q->resource,
+            .ns = q->ns,
+            .after_ns = q->after_ns,
+            .after_name = q->after_name,
+            .rev = q->rev,
+            .limit = 1,
+        };
+        err = sk_store_count(rd->store, &sq, &count);
     }
     if (err == SK_OK)
         *count_out = count;

@@ -82,6 +82,9 @@ typedef struct sk_backend_ops {
     sk_err (*get_at)(sk_conn *c, const char *resource, const char *ns, const char *name,
                      int64_t at_rev, sk_row *out);
     sk_err (*list)(sk_conn *c, const sk_list_query *q, sk_row_fn fn, void *arg);
+    /* How many rows list would visit for q with no limit (q->limit unused),
+     * values unread. */
+    sk_err (*count)(sk_conn *c, const sk_list_query *q, int64_t *out);
     /* history also yields each revision of the etcd keyspace (sk_kv) as one
      * row with resource "" and no object, so the feed has no gap. */
     sk_err (*history)(sk_conn *c, int64_t after_rev, int limit, sk_row_fn fn, void *arg);

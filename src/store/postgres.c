@@ -154,6 +154,7 @@ enum {
     " sk_history n WHERE n.resource = h.resource AND n.namespace = h.namespace"                    \
     " AND n.name = h.name AND n.rev > h.rev AND n.rev <= $2 OFFSET 0)) AND " NOT_COMPACTED(        \
         "$2") " ORDER BY h.namespace, h.name LIMIT $3"
+#define COUNT_SQL(KEY_RANGE) "SELECT count(*) FROM (" LIST_SQL(KEY_RANGE) ") x"
 
 /*
  * The etcd keyspace: the live version of each key from $1 (the caller's END
@@ -184,6 +185,10 @@ typedef enum {
     ST_LIST_ALL_AFTER,
     ST_LIST_NS,
     ST_LIST_NS_AFTER,
+    ST_COUNT_ALL,
+    ST_COUNT_ALL_AFTER,
+    ST_COUNT_NS,
+    ST_COUNT_NS_AFTER,
     ST_HISTORY,
     ST_COMPACT,
     ST_CLAIM,
@@ -253,6 +258,13 @@ static const struct {
     [ST_LIST_ALL_AFTER] = {"list_all_after", LIST_SQL(" AND (h.namespace, h.name) > ($4, $5)")},
     [ST_LIST_NS] = {"list_ns", LIST_SQL(" AND h.namespace = $4")},
     [ST_LIST_NS_AFTER] = {"list_ns_after", LIST_SQL(" AND h.namespace = $4 AND h.name > $5")},
+    /* The same rows counted: the list with no LIMIT ($3 NULL) under count(*),
+     * so the predicate is the list's own; PostgreSQL drops the subquery's
+     * unused outputs, so no value is read. */
+    [ST_COUNT_ALL] = {"count_all", COUNT_SQL("")},
+    [ST_COUNT_ALL_AFTER] = {"count_all_after", COUNT_SQL(" AND (h.namespace, h.name) > ($4, $5)")},
+    [ST_COUNT_NS] = {"count_ns", COUNT_SQL(" AND h.namespace = $4")},
+    [ST_COUNT_NS_AFTER] = {"count_ns_after", COUNT_SQL(" AND h.namespace = $4 AND h.name > $5")},
     /* Both tables in revision order; an etcd revision is its first row,
      * without an object. Each arm has its own LIMIT, so each stays an index
      * range scan that stops after one page: the generic plan of a bare
@@ -1501,34 +1513,68 @@ static sk_err pg_get_at(sk_conn *c, const char *resource, const char *ns, const 
     return get_row(c, ST_GET_AT, 4, values, out);
 }
 
+/* A list's statement (count: its count's) and parameters for q: 0, or -1
+ * when the start key lies beyond q's namespace (no rows). values has 5
+ * slots, [1] and [2] the caller's (revision, limit). */
+static int list_stmt(const sk_list_query *q, int count, const char **values, stmt_id *id,
+                     int *nparams)
+{
+    values[0] = q->resource;
+    if (!q->ns) {
+        *id = count ? (q->after_ns ? ST_COUNT_ALL_AFTER : ST_COUNT_ALL)
+                    : (q->after_ns ? ST_LIST_ALL_AFTER : ST_LIST_ALL);
+        *nparams = q->after_ns ? 5 : 3;
+        values[3] = q->after_ns;
+        values[4] = q->after_name;
+        return 0;
+    }
+    /* The start key precedes the namespace (list all of it), falls in it
+     * (list the rest) or lies beyond it (nothing): byte order, as
+     * COLLATE "C" compares. */
+    int where = q->after_ns ? strcmp(q->after_ns, q->ns) : -1;
+    if (where > 0)
+        return -1;
+    *id = count ? (where == 0 ? ST_COUNT_NS_AFTER : ST_COUNT_NS)
+                : (where == 0 ? ST_LIST_NS_AFTER : ST_LIST_NS);
+    *nparams = where == 0 ? 5 : 4;
+    values[3] = q->ns;
+    values[4] = q->after_name;
+    return 0;
+}
+
 static sk_err pg_list(sk_conn *c, const sk_list_query *q, sk_row_fn fn, void *arg)
 {
-    sk_err err = SK_OK;
     char rev[24], limit[24];
     format_i64(rev, q->rev);
     format_i64(limit, q->limit);
-    const char *values[] = {q->resource, rev, limit, NULL, NULL};
+    const char *values[5] = {NULL, rev, limit, NULL, NULL};
     stmt_id id;
     int nparams;
-    if (!q->ns) {
-        id = q->after_ns ? ST_LIST_ALL_AFTER : ST_LIST_ALL;
-        nparams = q->after_ns ? 5 : 3;
-        values[3] = q->after_ns;
-        values[4] = q->after_name;
-    } else {
-        /* The start key precedes the namespace (list all of it), falls in it
-         * (list the rest) or lies beyond it (nothing): byte order, as
-         * COLLATE "C" compares. */
-        int where = q->after_ns ? strcmp(q->after_ns, q->ns) : -1;
-        if (where > 0)
-            goto out;
-        id = where == 0 ? ST_LIST_NS_AFTER : ST_LIST_NS;
-        nparams = where == 0 ? 5 : 4;
-        values[3] = q->ns;
-        values[4] = q->after_name;
+    if (list_stmt(q, 0, values, &id, &nparams) != 0)
+        return SK_OK;
+    return visit_rows(c, id, nparams, values, fn, arg);
+}
+
+static sk_err pg_count(sk_conn *c, const sk_list_query *q, int64_t *out)
+{
+    char rev[24];
+    format_i64(rev, q->rev);
+    const char *values[5] = {NULL, rev, NULL /* LIMIT NULL: every row */, NULL, NULL};
+    stmt_id id;
+    int nparams;
+    int64_t n = 0;
+    PGresult *res = NULL;
+    sk_err err = SK_OK;
+    if (list_stmt(q, 1, values, &id, &nparams) == 0 &&
+        (err = run(c, id, nparams, values, NULL, NULL, &res)) == SK_OK) {
+        if (PQntuples(res) == 1)
+            n = sk_parse_i64(PQgetvalue(res, 0, 0));
+        else
+            err = SK_ERR_INTERNAL;
     }
-    err = visit_rows(c, id, nparams, values, fn, arg);
-out:
+    PQclear(res);
+    if (err == SK_OK)
+        *out = n;
     return err;
 }
 
@@ -2172,6 +2218,7 @@ const sk_backend_ops sk_backend_postgres = {
     .revisions = pg_revisions,
     .get_at = pg_get_at,
     .list = pg_list,
+    .count = pg_count,
     .history = pg_history,
     .compact_batch = pg_compact_batch,
     .compact_claim = pg_compact_claim,

@@ -55,6 +55,8 @@ enum {
     ST_GET_AT,
     ST_LIST_ONE_NS,
     ST_LIST_ALL,
+    ST_COUNT_ONE_NS,
+    ST_COUNT_ALL,
     ST_HISTORY,
     ST_COMPACT_CANDIDATES,
     ST_COMPACT_DELETE,
@@ -114,6 +116,15 @@ enum {
  * compacted past revision P. Uncorrelated, so evaluated once, before the scan. */
 #define NOT_COMPACTED(P) "(SELECT compact_rev FROM sk_revision WHERE id = 1) <= " P
 
+/* A list's rows at snapshot ?4 after the start key, ?1 the resource: (?2
+ * namespace, ?3 name) within one namespace, (?2, ?3) over all of them. */
+#define LIST_ONE_NS                                                                                \
+    "h.resource = ?1 AND h.namespace = ?2 AND h.name > ?3 AND h.rev <= ?4 AND h.deleted = 0 "     \
+    "AND " LATEST_AT_SNAPSHOT " AND " NOT_COMPACTED("?4")
+#define LIST_ALL                                                                                   \
+    "h.resource = ?1 AND (h.namespace, h.name) > (?2, ?3) AND h.rev <= ?4 AND h.deleted = 0 "     \
+    "AND " LATEST_AT_SNAPSHOT " AND " NOT_COMPACTED("?4")
+
 /* The etcd keyspace: the live version of each key in [?1, ?2) (the caller's
  * END adds the upper bound) at revision ?3, values left out when ?5. The
  * (key, rev) index yields key order and the NOT EXISTS probes beside it. */
@@ -156,16 +167,14 @@ static const char *const sql_text[ST__COUNT] = {
     [ST_GET_AT] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND h.namespace = "
                   "?2 AND h.name = ?3 AND h.rev <= ?4 AND " NOT_COMPACTED(
                       "?4") " ORDER BY h.rev DESC LIMIT 1",
-    [ST_LIST_ONE_NS] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND "
-                       "h.namespace = ?2 AND h.name > ?3 AND h.rev <= ?4 AND h.deleted = 0 "
-                       "AND " LATEST_AT_SNAPSHOT
-                       " AND " NOT_COMPACTED("?4") " ORDER BY h.resource, h.namespace, h.name "
-                                                   "LIMIT ?5",
-    [ST_LIST_ALL] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.resource = ?1 AND "
-                    "(h.namespace, h.name) > (?2, ?3) AND h.rev <= ?4 AND h.deleted = 0 "
-                    "AND " LATEST_AT_SNAPSHOT
-                    " AND " NOT_COMPACTED("?4") " ORDER BY h.resource, h.namespace, h.name "
-                                                "LIMIT ?5",
+    [ST_LIST_ONE_NS] = "SELECT " ROW_COLS " FROM sk_history h WHERE " LIST_ONE_NS
+                       " ORDER BY h.resource, h.namespace, h.name LIMIT ?5",
+    [ST_LIST_ALL] = "SELECT " ROW_COLS " FROM sk_history h WHERE " LIST_ALL
+                    " ORDER BY h.resource, h.namespace, h.name LIMIT ?5",
+    /* The same rows counted, from the key index alone (remainingItemCount of
+     * a page the cache cannot count). */
+    [ST_COUNT_ONE_NS] = "SELECT count(*) FROM sk_history h WHERE " LIST_ONE_NS,
+    [ST_COUNT_ALL] = "SELECT count(*) FROM sk_history h WHERE " LIST_ALL,
     /* Both tables in revision order (a merge of two rowid/index range scans);
      * an etcd revision is its first row, without an object. */
     [ST_HISTORY] = "SELECT " ROW_COLS " FROM sk_history h WHERE h.rev > ?1 AND " NOT_COMPACTED(
@@ -674,11 +683,9 @@ static sk_err sqlite_get_at(sk_conn *c, const char *resource, const char *ns, co
     return one_row(c, st, out, "get");
 }
 
-static sk_err sqlite_list(sk_conn *c, const sk_list_query *q, sk_row_fn fn, void *arg)
+/* Binds a list's range (?1 to ?4) to st, a list or a count statement. */
+static void bind_list_range(sqlite3_stmt *st, const sk_list_query *q)
 {
-    sqlite3_stmt *st = stmt(c, q->ns ? ST_LIST_ONE_NS : ST_LIST_ALL);
-    if (!st)
-        return SK_ERR_INTERNAL;
     /* The visitor may replace the caller's start key while rows are still
      * being stepped, so the key is bound as a private copy. */
     bind_text(st, 1, q->resource);
@@ -691,8 +698,31 @@ static sk_err sqlite_list(sk_conn *c, const sk_list_query *q, sk_row_fn fn, void
         sqlite3_bind_text(st, 3, q->after_name ? q->after_name : "", -1, SQLITE_TRANSIENT);
     }
     sqlite3_bind_int64(st, 4, q->rev);
+}
+
+static sk_err sqlite_list(sk_conn *c, const sk_list_query *q, sk_row_fn fn, void *arg)
+{
+    sqlite3_stmt *st = stmt(c, q->ns ? ST_LIST_ONE_NS : ST_LIST_ALL);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_list_range(st, q);
     sqlite3_bind_int(st, 5, q->limit);
     return visit_rows(c, st, fn, arg, "list");
+}
+
+static sk_err sqlite_count(sk_conn *c, const sk_list_query *q, int64_t *out)
+{
+    sqlite3_stmt *st = stmt(c, q->ns ? ST_COUNT_ONE_NS : ST_COUNT_ALL);
+    if (!st)
+        return SK_ERR_INTERNAL;
+    bind_list_range(st, q);
+    int rc = sqlite3_step(st);
+    int64_t n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return map_rc(c, rc, "count");
+    *out = n;
+    return SK_OK;
 }
 
 static sk_err sqlite_history(sk_conn *c, int64_t after_rev, int limit, sk_row_fn fn, void *arg)
@@ -1400,6 +1430,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .revisions = sqlite_revisions,
     .get_at = sqlite_get_at,
     .list = sqlite_list,
+    .count = sqlite_count,
     .history = sqlite_history,
     .compact_batch = sqlite_compact_batch,
     .compact_claim = sqlite_compact_claim,

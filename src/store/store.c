@@ -1363,6 +1363,23 @@ sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const cha
     return err;
 }
 
+/* A one-namespace range with a start key from another namespace starts at
+ * the range's beginning or lies wholly before the key: backends only ever
+ * see a start name inside the namespace. *out is q's range put so; 0 when
+ * it holds nothing. */
+static int list_range(const sk_list_query *q, sk_list_query *out)
+{
+    *out = *q;
+    if (q->ns && q->after_ns) {
+        int order = strcmp(q->after_ns, q->ns);
+        if (order > 0)
+            return 0;
+        if (order < 0)
+            out->after_ns = out->after_name = NULL;
+    }
+    return 1;
+}
+
 sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *arg)
 {
     SK_CHECK(q->rev > 0 && q->limit > 0);
@@ -1371,22 +1388,31 @@ sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *ar
     if (err != SK_OK)
         return err;
     counted k = {s, fn, arg, 0};
-    /* A one-namespace range with a start key from another namespace starts at
-     * the range's beginning or lies wholly before the key: backends only ever
-     * see a start name inside the namespace. */
-    sk_list_query nq = *q;
-    if (q->ns && q->after_ns) {
-        int order = strcmp(q->after_ns, q->ns);
-        if (order > 0)
-            goto out;
-        if (order < 0)
-            nq.after_ns = nq.after_name = NULL;
-    }
-    err = s->ops->list(c, &nq, count_row, &k);
-out:
+    sk_list_query nq;
+    if (list_range(q, &nq))
+        err = s->ops->list(c, &nq, count_row, &k);
     if (err == SK_OK && k.n == 0)
         err = expired_if_compacted(s, c, q->rev);
     pool_put(s, c, err);
+    return err;
+}
+
+sk_err sk_store_count(sk_store *s, const sk_list_query *q, int64_t *count_out)
+{
+    SK_CHECK(q->rev > 0);
+    sk_conn *c;
+    sk_err err = pool_get(s, &c);
+    if (err != SK_OK)
+        return err;
+    int64_t n = 0;
+    sk_list_query nq;
+    if (list_range(q, &nq))
+        err = s->ops->count(c, &nq, &n);
+    if (err == SK_OK && n == 0)
+        err = expired_if_compacted(s, c, q->rev);
+    pool_put(s, c, err);
+    if (err == SK_OK)
+        *count_out = n;
     return err;
 }
 

@@ -256,6 +256,10 @@ sk_err sk_store_get(sk_store *s, const char *resource, const char *ns, const cha
 /* Visits up to q->limit live objects at q->rev in key order. SK_ERR_EXPIRED
  * (no row visited) if q->rev is older than the compact revision. */
 sk_err sk_store_list(sk_store *s, const sk_list_query *q, sk_row_fn fn, void *arg);
+/* How many objects sk_store_list would visit for q with no limit
+ * (q->limit unused), counted in SQL without reading a value
+ * (remainingItemCount). Errors as sk_store_list's. */
+sk_err sk_store_count(sk_store *s, const sk_list_query *q, int64_t *count_out);
 
 /* Reads an etcd range (store/kv.h) at q->rev (0: current) into *out, its
  * memory in arena a; *rev_out is the current revision (etcd's header

@@ -871,6 +871,27 @@ static void test_list_old_revisions(void **state)
         assert_int_equal(list_all_pages(f, CM, NULL, at, 11, NULL, &got), SK_OK);
         model_at(&history, CM, NULL, at, &want);
         assert_same_rows(&got, &want);
+        /* sk_store_count counts the same rows: all, and after each third key */
+        for (size_t i = 0; i <= want.n; i += 3) {
+            sk_list_query q = {.resource = CM,
+                               .after_ns = i ? want.v[i - 1].ns : NULL,
+                               .after_name = i ? want.v[i - 1].name : NULL,
+                               .rev = at,
+                               .limit = 1};
+            int64_t n = -1;
+            assert_int_equal(sk_store_count(f->s, &q, &n), SK_OK); /* nothing compacted here */
+            assert_int_equal(n, (int64_t)(want.n - i));
+            /* and within the key's namespace */
+            if (i < want.n) {
+                const char *ns = want.v[i].ns;
+                int64_t in_ns = 0;
+                for (size_t j = i; j < want.n; j++)
+                    in_ns += strcmp(want.v[j].ns, ns) == 0;
+                q.ns = ns;
+                assert_int_equal(sk_store_count(f->s, &q, &n), SK_OK);
+                assert_int_equal(n, in_ns);
+            }
+        }
         rows_free(&got);
         rows_free(&want);
     }
