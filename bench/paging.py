@@ -81,10 +81,19 @@ def rows(n):
         yield (rev, RESOURCE, NS, name, uid, created, prev, 0, obj_json(name, rev, uid, "u"))
 
 
+COLUMNS = "rev, resource, namespace, name, uid, create_rev, prev_rev, deleted, value"
+# Migration 0011's flag, as the writer leaves it: every version but its key's
+# newest is superseded (lists at a past revision rely on it).
+SUPERSEDE = ("UPDATE sk_history SET superseded = %s WHERE EXISTS (SELECT 1 FROM sk_history n "
+             "WHERE n.resource = sk_history.resource AND n.namespace = sk_history.namespace "
+             "AND n.name = sk_history.name AND n.rev > sk_history.rev)")
+
+
 def load_sqlite(path, n):
     db = sqlite3.connect(path)
     db.execute("PRAGMA synchronous=OFF")
-    db.executemany("INSERT INTO sk_history VALUES (?,?,?,?,?,?,?,?,?)", rows(n))
+    db.executemany("INSERT INTO sk_history (%s) VALUES (?,?,?,?,?,?,?,?,?)" % COLUMNS, rows(n))
+    db.execute(SUPERSEDE % "1")
     maxrev = db.execute("SELECT max(rev) FROM sk_history").fetchone()[0]
     db.execute("UPDATE sk_revision SET rev = ?", (maxrev,))
     db.commit()
@@ -97,8 +106,9 @@ def load_postgres(url, n):
         tmp.write("\t".join([str(r[0]), r[1], r[2], r[3], r[4], str(r[5]), str(r[6]),
                              "t" if r[7] else "f", r[8].replace("\\", "\\\\")]) + "\n")
     tmp.close()
-    sql = ("\\copy sk_history FROM '%s'\n"
-           "UPDATE sk_revision SET rev = (SELECT max(rev) FROM sk_history);\n" % tmp.name)
+    sql = ("\\copy sk_history (%s) FROM '%s'\n%s;\n"
+           "UPDATE sk_revision SET rev = (SELECT max(rev) FROM sk_history);\n"
+           % (COLUMNS, tmp.name, SUPERSEDE % "true"))
     subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", url], input=sql, text=True, check=True)
     os.unlink(tmp.name)
 
