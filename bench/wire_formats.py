@@ -12,6 +12,8 @@ each Accept header:
   protobuf  application/vnd.kubernetes.protobuf
   table     application/json;as=Table;v=v1;g=meta.k8s.io        (kubectl get)
   partial   application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io
+  partial-protobuf  client-go's metadata client: application/vnd.kubernetes.protobuf;
+            as=PartialObjectMetadataList;g=meta.k8s.io;v=v1, then the JSON clause
 
 The requests are made by curl (one process, one keep-alive HTTPS connection
 for all of them: `--next` keeps the connection), so the client's own cost is
@@ -48,6 +50,9 @@ FORMATS = [
     ("protobuf", "application/vnd.kubernetes.protobuf"),
     ("table", "application/json;as=Table;v=v1;g=meta.k8s.io"),
     ("partial", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"),
+    ("partial-protobuf",
+     "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"),
 ]
 
 

@@ -345,6 +345,37 @@ def refs_of(schema, acc):
             refs_of(v, acc)
 
 
+def go_definition(go, name, gvks):
+    """The schema of a Go type the OpenAPI document leaves out, built from
+    its Go fields alone: each field a $ref to the definition of its named
+    struct type, or an array of them; apiVersion and kind strings (TypeMeta).
+    Only such fields: a scalar or map field would need its OpenAPI type,
+    which only the document has, so meeting one is an error."""
+    fields, _ = go_fields_of(go, name)
+    if not fields:
+        die("goDefinitions: %s is not a Go struct of the given sources" % name)
+    pkg_prefix = name.rsplit(".", 1)[0]
+    props = {}
+    for jname, f in fields.items():
+        if f is None:  # TypeMeta's apiVersion and kind
+            props[jname] = {"type": "string"}
+            continue
+        expr = f["expr"]
+        array = expr.startswith("[]")
+        path, tname = f["file"].path_of(expr[2:] if array else expr)
+        if tname in GO_BUILTIN or tname.startswith("map["):
+            die("goDefinitions: %s.%s is not a struct type" % (name, jname))
+        if path is None:
+            ref = pkg_prefix + "." + tname
+        elif path.startswith("k8s.io/"):
+            ref = "io.k8s." + path[len("k8s.io/"):].replace("/", ".") + "." + tname
+        else:
+            die("goDefinitions: %s.%s: type from outside k8s.io" % (name, jname))
+        ref = {"$ref": "#/definitions/" + ref}
+        props[jname] = {"type": "array", "items": ref} if array else ref
+    return {"type": "object", "properties": props, "x-kubernetes-group-version-kind": gvks}
+
+
 def closure(defs, roots):
     seen, todo = set(), list(roots)
     while todo:
@@ -524,6 +555,11 @@ def main():
         roots.add(extra)
 
     go, named = load_go_types(args.go_types)
+    for name, gvks in sorted(overlay.get("goDefinitions", {}).items()):
+        if name in src_defs:
+            die("goDefinitions: %s is in the OpenAPI document" % name)
+        src_defs[name] = go_definition(go, name, gvks)
+        roots.add(name)
     defs = {}
     for name in sorted(closure(src_defs, roots)):
         d = strip(src_defs[name])

@@ -13,6 +13,7 @@ enum {
     SK_SLOT_PROTOBUF,  /* the version's protobuf message (api/pbwire.c) */
     SK_SLOT_METADATA,  /* its metadata as JSON text (api/metawire.c) */
     SK_SLOT_TABLE_ROW, /* its Table row template (api/metawire.c) */
+    SK_SLOT_PARTIAL_PROTOBUF, /* its PartialObjectMetadata message (api/pbwire.c) */
     /* a custom resource's served versions converted by webhook, as JSON
      * text, one slot per version (api/crconvert.c) */
     SK_SLOT_SERVED,

@@ -466,7 +466,8 @@ void sk_call_negotiate(sk_api_call *call)
 static void negotiate_protobuf(sk_api_call *call)
 {
     /* Negotiation (kube/accept.h) chose protobuf only for kinds that have
-     * it: custom resources are JSON, as kube-apiserver serves them. Lists
+     * it and for metadata-only answers: a custom resource itself is JSON,
+     * as kube-apiserver serves it. Lists
      * and watches write protobuf themselves (api/pbwire.h), from bytes
      * kept per object version. */
     if (call->route.kind != SK_ROUTE_RESOURCE || !call->out_as.protobuf || call->stream.read ||

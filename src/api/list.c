@@ -79,6 +79,7 @@ struct sk_list_stream {
     int watch_events; /* render items as ADDED watch events, no list framing */
     int hold_page;    /* a paged list: items queue in `page` until the head is known */
     int protobuf;     /* Kubernetes protobuf, not JSON (api/pbwire.h) */
+    uint32_t items_field; /* a protobuf list's items field (sk_pbwire_items_field) */
     /* `{"kind":"K","apiVersion":"V",` as the server writes a built-in
      * object of the list's resource: what a list item leaves out (in the
      * call's arena; NULL where items are written whole) */
@@ -189,8 +190,10 @@ static int render_item(sk_list_stream *ls, sk_blob *blob, json_t *parsed, json_t
     }
     if (match && ls->protobuf) {
         const json_t *as_served = convert ? served : NULL;
-        if ((ls->watch_events ? sk_pbwire_event(q, "ADDED", ls->res, blob, as_served)
-                              : sk_pbwire_list_item(q, ls->res, blob, as_served)) < 0)
+        const char *partial = ls->as == SK_AS_OBJECT ? NULL : ls->meta_version;
+        if ((ls->watch_events ? sk_pbwire_event(q, "ADDED", ls->res, blob, as_served, partial)
+                              : sk_pbwire_list_item(q, ls->items_field, ls->res, blob, as_served,
+                                                    partial)) < 0)
             ls->failed = 1;
         ls->emitted++;
     } else if (match && ls->as != SK_AS_OBJECT) {
@@ -377,7 +380,8 @@ static void render_protobuf_list(sk_list_stream *ls)
 {
     sk_buf meta = SK_BUF_INIT;
     render_list_meta(ls, &meta);
-    if (sk_pbwire_list(&ls->out, ls->res, meta.data, &ls->page) < 0)
+    if (sk_pbwire_list(&ls->out, ls->res, ls->as == SK_AS_OBJECT ? NULL : ls->meta_version,
+                       meta.data, &ls->page) < 0)
         ls->failed = 1;
     sk_buf_free(&meta);
 }
@@ -478,9 +482,12 @@ static sk_list_stream *stream_new(sk_api_call *call, const sk_list_options *opts
     ls->first_item = 1;
     ls->limit = watch ? 0 : opts->limit;
     ls->watch_events = watch;
-    /* Negotiation (kube/accept.h) chose protobuf only for kinds that have
-     * it and only for the objects themselves, never Tables or metadata. */
+    /* Negotiation (kube/accept.h) chose protobuf only for the objects of
+     * kinds that have it and for metadata-only answers, never Tables. */
     ls->protobuf = call->out_as.protobuf;
+    if (ls->protobuf && !watch)
+        ls->items_field =
+            sk_pbwire_items_field(ls->res, ls->as == SK_AS_OBJECT ? NULL : ls->meta_version);
     ls->hold_page = ls->limit > 0 || (ls->protobuf && !watch);
     if (!watch && !call->res->custom && !ls->protobuf) {
         sk_buf tm = SK_BUF_INIT;

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "kube/protobuf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,22 +30,42 @@ typedef struct message {
     sk_buf scratch;
 } message;
 
-static int encode(const sk_resource *res, const json_t *obj, sk_buf *out, const char *name)
+/* The meta.k8s.io apiVersion ("meta.k8s.io/v1") of partial into out. */
+static const char *partial_api_version(char out[32], const char *partial)
+{
+    snprintf(out, 32, "meta.k8s.io/%s", partial);
+    return out;
+}
+
+/* Appends obj's message as res's kind, or (partial) its
+ * PartialObjectMetadata's. 0, or -1 (logged). */
+static int encode(const sk_resource *res, const json_t *obj, const char *partial, sk_buf *out,
+                  const char *name)
 {
     char *why = NULL;
-    sk_err err = sk_protobuf_message(res->api_version, res->kind, obj, out, &why);
+    sk_err err;
+    if (partial) {
+        json_t *md = json_object_get(obj, "metadata");
+        json_t *pom = md ? json_pack("{s:O}", "metadata", md) : json_pack("{s:{}}", "metadata");
+        err = pom ? sk_protobuf_message("meta.k8s.io/v1", "PartialObjectMetadata", pom, out, &why)
+                  : SK_ERR_INTERNAL;
+        json_decref(pom);
+    } else {
+        err = sk_protobuf_message(res->api_version, res->kind, obj, out, &why);
+    }
     if (err != SK_OK)
         sk_log_error("%s \"%s\" has no protobuf encoding: %s", res->resource, name, why ? why : "");
     free(why);
     return err == SK_OK ? 0 : -1;
 }
 
-static int message_of(const sk_resource *res, sk_blob *blob, const json_t *served, message *m)
+static int message_of(const sk_resource *res, sk_blob *blob, const json_t *served,
+                      const char *partial, message *m)
 {
     *m = (message){NULL, 0, NULL, SK_BUF_INIT};
     const char *name = sk_blob_name(blob);
     if (served) {
-        if (encode(res, served, &m->scratch, name) < 0) {
+        if (encode(res, served, partial, &m->scratch, name) < 0) {
             sk_buf_free(&m->scratch);
             return -1;
         }
@@ -52,18 +73,18 @@ static int message_of(const sk_resource *res, sk_blob *blob, const json_t *serve
         m->len = m->scratch.len;
         return 0;
     }
+    unsigned slot = partial ? SK_SLOT_PARTIAL_PROTOBUF : SK_SLOT_PROTOBUF;
     m->owner = blob;
-    if ((m->data = sk_blob_derived(blob, SK_SLOT_PROTOBUF, &m->len)))
+    if ((m->data = sk_blob_derived(blob, slot, &m->len)))
         return 0;
     /* The version's first protobuf reader: encode and keep. */
     size_t len;
     const char *data = sk_blob_data(blob, &len);
     json_t *obj = sk_call_parse_stored(res, data, len, name);
-    int rc = obj ? encode(res, obj, &m->scratch, name) : -1;
+    int rc = obj ? encode(res, obj, partial, &m->scratch, name) : -1;
     if (rc == 0)
-        m->data =
-            sk_blob_attach_derived(blob, SK_SLOT_PROTOBUF, m->scratch.data ? m->scratch.data : "",
-                                   m->scratch.len, &m->len);
+        m->data = sk_blob_attach_derived(blob, slot, m->scratch.data ? m->scratch.data : "",
+                                         m->scratch.len, &m->len);
     sk_buf_free(&m->scratch);
     json_decref(obj);
     return rc;
@@ -79,20 +100,34 @@ static void queue_message(sk_outq *q, message *m)
     sk_buf_free(&m->scratch);
 }
 
-int sk_pbwire_list_item(sk_outq *q, const sk_resource *res, sk_blob *blob, const json_t *served)
+uint32_t sk_pbwire_items_field(const sk_resource *res, const char *partial)
+{
+    char av[32];
+    return partial ? sk_protobuf_list_items_field(partial_api_version(av, partial),
+                                                  "PartialObjectMetadataList")
+           : res->list_kind ? sk_protobuf_list_items_field(res->api_version, res->list_kind)
+                            : 0;
+}
+
+int sk_pbwire_list_item(sk_outq *q, uint32_t items_field, const sk_resource *res, sk_blob *blob,
+                        const json_t *served, const char *partial)
 {
     message m;
-    if (message_of(res, blob, served, &m) < 0)
+    if (items_field == 0 || message_of(res, blob, served, partial, &m) < 0)
         return -1;
-    sk_protobuf_list_item_open(m.len, &q->text);
+    sk_protobuf_list_item_open(items_field, m.len, &q->text);
     queue_message(q, &m);
     return 0;
 }
 
-int sk_pbwire_list(sk_outq *out, const sk_resource *res, const char *meta_json, sk_outq *items)
+int sk_pbwire_list(sk_outq *out, const sk_resource *res, const char *partial,
+                   const char *meta_json, sk_outq *items)
 {
-    json_t *head = json_pack("{s:s, s:s, s:o}", "apiVersion", res->api_version, "kind",
-                             res->list_kind, "metadata", json_loads(meta_json, 0, NULL));
+    char av[32];
+    const char *kind = partial ? "PartialObjectMetadataList" : res->list_kind;
+    json_t *head = json_pack("{s:s, s:s, s:o}", "apiVersion",
+                             partial ? partial_api_version(av, partial) : res->api_version, "kind",
+                             kind, "metadata", json_loads(meta_json, 0, NULL));
     char *why = NULL;
     sk_err err =
         head ? sk_protobuf_list_open(head, sk_outq_size(items), &out->text, &why) : SK_ERR_INTERNAL;
@@ -100,7 +135,7 @@ int sk_pbwire_list(sk_outq *out, const sk_resource *res, const char *meta_json, 
         sk_outq_append(out, items);
         sk_buf_append(&out->text, SK_PROTOBUF_ENVELOPE_END, SK_PROTOBUF_ENVELOPE_END_LEN);
     } else {
-        sk_log_error("cannot encode a %s as protobuf: %s", res->list_kind, why ? why : "");
+        sk_log_error("cannot encode a %s as protobuf: %s", kind, why ? why : "");
     }
     free(why);
     json_decref(head);
@@ -108,13 +143,18 @@ int sk_pbwire_list(sk_outq *out, const sk_resource *res, const char *meta_json, 
 }
 
 int sk_pbwire_event(sk_outq *q, const char *type, const sk_resource *res, sk_blob *blob,
-                    const json_t *served)
+                    const json_t *served, const char *partial)
 {
     message m;
-    if (message_of(res, blob, served, &m) < 0)
+    if (message_of(res, blob, served, partial, &m) < 0)
         return -1;
     sk_buf env = SK_BUF_INIT;
-    sk_protobuf_envelope_open(res->api_version, res->kind, m.len, &env);
+    char av[32];
+    if (partial)
+        sk_protobuf_envelope_open(partial_api_version(av, partial), "PartialObjectMetadata", m.len,
+                                  &env);
+    else
+        sk_protobuf_envelope_open(res->api_version, res->kind, m.len, &env);
     sk_protobuf_watch_frame_open(type, env.len + m.len + SK_PROTOBUF_ENVELOPE_END_LEN, &q->text);
     sk_buf_append(&q->text, env.data, env.len);
     queue_message(q, &m);

@@ -111,7 +111,8 @@ static int render_event(watch_stream *ws, const char *type, sk_blob *blob, json_
                         json_t *served, int64_t rev)
 {
     if (ws->protobuf) {
-        if (sk_pbwire_event(&ws->out, type, ws->res, blob, served) < 0)
+        if (sk_pbwire_event(&ws->out, type, ws->res, blob, served,
+                            ws->as == SK_AS_OBJECT ? NULL : ws->meta_version) < 0)
             ws->failed = 1;
         return 1;
     }
@@ -383,7 +384,7 @@ static int watch_start(sk_api_call *call)
     ws->as = call->out_as.as;
     ws->meta_version = call->out_as.meta_version;
     ws->include = o->include_object;
-    ws->protobuf = call->out_as.protobuf; /* only for objects: see list.c */
+    ws->protobuf = call->out_as.protobuf; /* objects or their metadata: see list.c */
     ws->wake = call->wake;
     ws->wake_arg = call->wake_arg;
     ws->start_us = call->start_us;

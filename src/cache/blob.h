@@ -37,7 +37,7 @@ const char *sk_blob_name(const sk_blob *b);
 /* Revision that wrote this version (its resourceVersion). */
 int64_t sk_blob_rev(const sk_blob *b);
 /* How many derived slots a blob has (slot numbers are 0 .. SK_BLOB_SLOTS-1). */
-#define SK_BLOB_SLOTS 6
+#define SK_BLOB_SLOTS 7
 /* The derived encoding in slot (borrowed: it lives as long as the blob), or
  * NULL when none is yet. Safe to call while another thread attaches one: it
  * sees nothing or the whole bytes. */

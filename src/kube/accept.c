@@ -127,7 +127,10 @@ static int converts(const clause *c, media m, sk_accept *out)
         out->as = SK_AS_PARTIAL_LIST;
     else
         return 0;
-    return m == MEDIA_JSON;
+    /* kube's AllowsMediaTypeTransform: a Table in JSON (or YAML) only, the
+     * metadata-only forms in every media type, protobuf included, for
+     * custom resources too (their messages are meta.k8s.io's own) */
+    return out->as == SK_AS_TABLE ? m == MEDIA_JSON : 1;
 }
 
 sk_err sk_accept_negotiate(const char *header, int protobuf_ok, sk_accept *out)
@@ -161,7 +164,7 @@ sk_err sk_accept_negotiate(const char *header, int protobuf_ok, sk_accept *out)
                 continue;
             /* matched, but not written here: kube would answer it; the next
              * clause may be one this server writes */
-            if (m == MEDIA_YAML || (m == MEDIA_PROTOBUF && !protobuf_ok))
+            if (m == MEDIA_YAML || (m == MEDIA_PROTOBUF && !protobuf_ok && a.as == SK_AS_OBJECT))
                 continue;
             a.protobuf = m == MEDIA_PROTOBUF;
             *out = a;

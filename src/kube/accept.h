@@ -32,9 +32,9 @@ typedef struct sk_accept {
  * first whose media type the server writes (JSON, or protobuf when
  * protobuf_ok: the kind has a protobuf form) and whose as/g/v it can
  * convert to (Table, PartialObjectMetadata and PartialObjectMetadataList of
- * meta.k8s.io v1 or v1beta1; Table in JSON only, and the two metadata-only
- * forms in JSON only here, for their protobuf messages are not among the
- * generated schema's types) wins. SK_OK with *out; SK_ERR_NOT_ACCEPTABLE
+ * meta.k8s.io v1 or v1beta1; Table in JSON only; the two metadata-only
+ * forms in protobuf too, whatever protobuf_ok says, as kube serves them
+ * for custom resources) wins. SK_OK with *out; SK_ERR_NOT_ACCEPTABLE
  * when no clause can be answered and one asked for a conversion. A header
  * naming only media types the server does not write is answered JSON, as
  * sqlkube always has, where kube answers 406.

@@ -1268,6 +1268,29 @@ static const sk_schema *meta_schema(const char *kind)
     return NULL;
 }
 
+/* A kind of the meta.k8s.io group itself (PartialObjectMetadata and its
+ * lists): no resource serves it, so the generated schema's definitions of
+ * meta/v1 and meta/v1beta1 are searched for its group/version/kind. */
+static const sk_schema *meta_group_schema(const char *version, const char *kind)
+{
+    static const char *const packages[] = {meta_prefix, "io.k8s.apimachinery.pkg.apis.meta.v1beta1."};
+    for (size_t i = 0; i < sizeof packages / sizeof packages[0]; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s%s", packages[i], kind);
+        const sk_schema *s = sk_schema_named(name);
+        size_t j;
+        const json_t *gvk;
+        json_array_foreach(s ? sk_schema_gvks(s) : NULL, j, gvk)
+        {
+            if (strcmp(json_string_value(json_object_get(gvk, "group")), "meta.k8s.io") == 0 &&
+                strcmp(json_string_value(json_object_get(gvk, "version")), version) == 0 &&
+                strcmp(json_string_value(json_object_get(gvk, "kind")), kind) == 0)
+                return s;
+        }
+    }
+    return NULL;
+}
+
 const sk_schema *sk_protobuf_schema_for(const char *api_version, const char *kind)
 {
     char group[256];
@@ -1282,6 +1305,9 @@ const sk_schema *sk_protobuf_schema_for(const char *api_version, const char *kin
         group[n] = '\0';
         version = slash + 1;
     }
+    const sk_schema *meta = strcmp(group, "meta.k8s.io") == 0 ? meta_group_schema(version, kind) : NULL;
+    if (meta)
+        return meta;
     const sk_resource *r = sk_registry_find_kind(group, version, kind);
     if (r)
         return r->schema;
@@ -1475,9 +1501,6 @@ sk_err sk_protobuf_decode_message(const sk_schema *s, const char *data, size_t l
     return err;
 }
 
-/* Lists' items are their field 2 (metadata is 1), in every list kind. */
-#define LIST_ITEMS_FIELD 2
-
 /* The message of obj as a value of the struct kind apiVersion/kind. */
 static sk_err message_of(pb_ctx *c, const char *av, const char *kind, const json_t *obj,
                          sk_buf *out)
@@ -1566,9 +1589,17 @@ sk_err sk_protobuf_list_open(const json_t *head, size_t items_len, sk_buf *out, 
     return settle(&c, err, why);
 }
 
-void sk_protobuf_list_item_open(size_t msg_len, sk_buf *out)
+uint32_t sk_protobuf_list_items_field(const char *api_version, const char *kind)
 {
-    put_tag(out, LIST_ITEMS_FIELD, WT_LEN);
+    const sk_schema *s = sk_protobuf_schema_for(api_version, kind);
+    const sk_schema_field *f = s ? sk_schema_field_find(s, "items", 5) : NULL;
+    return f ? sk_schema_field_number(f) : 0;
+}
+
+void sk_protobuf_list_item_open(uint32_t items_field, size_t msg_len, sk_buf *out)
+{
+    SK_CHECK(items_field > 0);
+    put_tag(out, items_field, WT_LEN);
     put_varint(out, msg_len);
 }
 

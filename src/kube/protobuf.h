@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The media type, and the one watch streams answer with. */
 #define SK_PROTOBUF_MEDIA "application/vnd.kubernetes.protobuf"
@@ -21,8 +22,9 @@
 int sk_protobuf_is_media(const char *ct);
 
 /* The schema of the kind apiVersion/kind names: a registered kind, its list
- * kind, a subresource's kind (Scale, Eviction), or meta/v1 Status,
- * DeleteOptions, WatchEvent in any group version. NULL if none. */
+ * kind, a subresource's kind (Scale, Eviction), meta/v1 Status,
+ * DeleteOptions, WatchEvent in any group version, or a meta.k8s.io kind
+ * (PartialObjectMetadata, PartialObjectMetadataList). NULL if none. */
 const sk_schema *sk_protobuf_schema_for(const char *api_version, const char *kind);
 
 /*
@@ -82,10 +84,15 @@ void sk_protobuf_envelope_open(const char *api_version, const char *kind, size_t
 
 /* A list is sk_protobuf_list_open with head (the list without items:
  * apiVersion, kind, metadata; borrowed) and the length of all items, each
- * item sk_protobuf_list_item_open then its message, then
- * SK_PROTOBUF_ENVELOPE_END. Errors as sk_protobuf_from_json. */
+ * item sk_protobuf_list_item_open (with the list kind's items field) then
+ * its message, then SK_PROTOBUF_ENVELOPE_END. Errors as
+ * sk_protobuf_from_json. */
 sk_err sk_protobuf_list_open(const json_t *head, size_t items_len, sk_buf *out, char **why);
-void sk_protobuf_list_item_open(size_t msg_len, sk_buf *out);
+void sk_protobuf_list_item_open(uint32_t items_field, size_t msg_len, sk_buf *out);
+/* The field number of the items of list kind apiVersion/kind, from its
+ * schema (2 in kube's lists but meta.k8s.io/v1beta1's
+ * PartialObjectMetadataList, where it is 1); 0 if it has none. */
+uint32_t sk_protobuf_list_items_field(const char *api_version, const char *kind);
 
 /* A watch frame is sk_protobuf_watch_frame_open, then the object's
  * envelope of envelope_len bytes. */

@@ -32,11 +32,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # noqa: E402
 
-from server import ServerTestCase  # noqa: E402
+from server import ServerTestCase, wait_until  # noqa: E402
 
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 NS = "pbwire"
 CMS = "/api/v1/namespaces/%s/configmaps" % NS
+GROUP = "pbwire.example.com"
+WIDGETS = "/apis/%s/v1/namespaces/%s/widgets" % (GROUP, NS)
+# client-go's metadata client: protobuf first, JSON as its fallback
+METADATA_CLIENT = ("application/vnd.kubernetes.protobuf;as=%s;g=meta.k8s.io;v=%s,"
+                   "application/json;as=%s;g=meta.k8s.io;v=%s")
+
+
+def metadata_accept(kind, version, json_only=False):
+    accept = METADATA_CLIENT % (kind, version, kind, version)
+    return accept.split(",")[1] if json_only else accept
 
 # --- kube's messages, as generated.proto declares them -------------------------
 # (package, message) -> [(field, number, type, repeated)]; a type is a scalar,
@@ -45,6 +55,7 @@ META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 RUNTIME = "k8s.io.apimachinery.pkg.runtime"
 CORE = "k8s.io.api.core.v1"
 EVENTS = "k8s.io.api.events.v1"
+META_V1BETA1 = "k8s.io.apimachinery.pkg.apis.meta.v1beta1"
 MESSAGES = {
     (RUNTIME, "TypeMeta"): [("apiVersion", 1, "string"), ("kind", 2, "string")],
     (RUNTIME, "Unknown"): [("typeMeta", 1, RUNTIME + ".TypeMeta"), ("raw", 2, "bytes"),
@@ -97,6 +108,12 @@ MESSAGES = {
         ("deprecatedLastTimestamp", 14, META + ".Time"), ("deprecatedCount", 15, "int32")],
     (EVENTS, "EventList"): [("metadata", 1, META + ".ListMeta"),
                             ("items", 2, EVENTS + ".Event", True)],
+    (META, "PartialObjectMetadata"): [("metadata", 1, META + ".ObjectMeta")],
+    (META, "PartialObjectMetadataList"): [("metadata", 1, META + ".ListMeta"),
+                                          ("items", 2, META + ".PartialObjectMetadata", True)],
+    # meta/v1beta1 numbers its list's fields the other way round
+    (META_V1BETA1, "PartialObjectMetadataList"): [
+        ("items", 1, META + ".PartialObjectMetadata", True), ("metadata", 2, META + ".ListMeta")],
 }
 SCALARS = {"string": 9, "bytes": 12, "int64": 3, "int32": 5, "bool": 8}
 
@@ -107,7 +124,7 @@ def build_classes():
     by_pkg = {}
     for (pkg, name), fields in MESSAGES.items():
         by_pkg.setdefault(pkg, []).append((name, fields))
-    order = [RUNTIME, META, CORE, EVENTS]  # each file needs the ones before it
+    order = [RUNTIME, META, CORE, EVENTS, META_V1BETA1]  # each file needs the ones before it
     for i, pkg in enumerate(order):
         fdp = descriptor_pb2.FileDescriptorProto(name=pkg + ".proto", package=pkg,
                                                  syntax="proto2",
@@ -135,7 +152,8 @@ def build_classes():
                     f.type_name = "." + typ
         pool.Add(fdp)
     factory = message_factory.MessageFactory(pool)
-    return {("events." if pkg == EVENTS else "") + name:
+    prefix = {EVENTS: "events.", META_V1BETA1: "v1beta1."}
+    return {prefix.get(pkg, "") + name:
             factory.GetPrototype(pool.FindMessageTypeByName(pkg + "." + name))
             for (pkg, name) in MESSAGES}
 
@@ -255,6 +273,24 @@ class ProtobufWire(ServerTestCase, unittest.TestCase):
             if i % 7 == 0:
                 cm["immutable"] = True
             r = cls.server.request("POST", CMS, body=cm)
+            assert r.status == 201, r
+        r = cls.server.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                               body={
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets." + GROUP},
+            "spec": {"group": GROUP, "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                         "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                             "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]}})
+        assert r.status == 201, r
+        wait_until(lambda: cls.server.request("GET", WIDGETS).status == 200, what="widgets served")
+        for i in range(5):
+            r = cls.server.request("POST", WIDGETS, body={
+                "apiVersion": GROUP + "/v1", "kind": "Widget",
+                "metadata": {"name": "w-%d" % i, "labels": {"i": str(i)},
+                             "annotations": {"size": "%d" % (10 * i)}},
+                "spec": {"size": i}})
             assert r.status == 201, r
 
     def get(self, path, accept, want=200):
@@ -387,6 +423,87 @@ class ProtobufWire(ServerTestCase, unittest.TestCase):
                          [("MODIFIED", "cm-05"), ("MODIFIED", "cm-06"), ("DELETED", "cm-08")])
         self.assertEqual([(t, to_json(o)) for t, o in pb],
                          [(e["type"], item_json(e["object"])) for e in js])
+
+    def test_metadata_only_lists_in_protobuf(self):
+        # client-go's metadata client (the garbage collector, controller-
+        # runtime's metadata-only informers) asks protobuf first: a
+        # PartialObjectMetadataList of meta.k8s.io, for built-in and custom
+        # resources alike, equal to the JSON answer at the same revision.
+        # Twice each: the first request keeps each version's message.
+        for version in ("v1", "v1beta1", "v1"):
+            kind = {"v1": "PartialObjectMetadataList",
+                    "v1beta1": "v1beta1.PartialObjectMetadataList"}[version]
+            for path, n in ((CMS, 41), (WIDGETS, 5)):
+                r = self.get(path, metadata_accept("PartialObjectMetadataList", version))
+                self.assertEqual(r.headers["content-type"], PROTOBUF)
+                av, lst = unwrap(self, r.body, kind)
+                self.assertEqual(av, "meta.k8s.io/" + version)
+                self.assertEqual(len(lst.items), n)
+                exact = "?resourceVersion=%s&resourceVersionMatch=Exact" % \
+                    lst.metadata.resourceVersion
+                js = self.get(path + exact, metadata_accept("PartialObjectMetadataList", version,
+                                                            json_only=True)).json()
+                self.assertEqual(js["kind"], "PartialObjectMetadataList")
+                self.assert_same_list(lst, js)
+                self.assertTrue(all(i.metadata.uid for i in lst.items))
+        # Pages: continue tokens and remaining counts as in JSON.
+        accept = metadata_accept("PartialObjectMetadataList", "v1")
+        query, pages, seen = "?limit=15", 0, []
+        while True:
+            av, lst = unwrap(self, self.get(CMS + query, accept).body, "PartialObjectMetadataList")
+            pages += 1
+            seen += [i.metadata.name for i in lst.items]
+            if not lst.metadata.__getattribute__("continue"):
+                break
+            self.assertEqual(lst.metadata.remainingItemCount, 41 - 15 * pages)
+            query = "?limit=15&continue=" + lst.metadata.__getattribute__("continue")
+        self.assertEqual(pages, 3)
+        js = self.get(CMS, "application/json").json()
+        self.assertEqual(seen, [i["metadata"]["name"] for i in js["items"]])
+        # A label selector.
+        av, lst = unwrap(self, self.get(WIDGETS + "?labelSelector=i%3D3", accept).body,
+                         "PartialObjectMetadataList")
+        self.assertEqual([(i.metadata.name, dict(i.metadata.annotations)) for i in lst.items],
+                         [("w-3", {"size": "30"})])
+
+    def test_metadata_only_get_and_watch_in_protobuf(self):
+        one = metadata_accept("PartialObjectMetadata", "v1")
+        for path in (CMS + "/cm-04", WIDGETS + "/w-2"):
+            r = self.get(path, one)
+            self.assertEqual(r.headers["content-type"], PROTOBUF)
+            av, got = unwrap(self, r.body, "PartialObjectMetadata")
+            self.assertEqual(av, "meta.k8s.io/v1")
+            js = self.get(path, metadata_accept("PartialObjectMetadata", "v1", True)).json()
+            self.assertEqual(to_json(got), item_json(js))
+        # A list type asked of one object: refused in protobuf as in JSON.
+        self.get(CMS + "/cm-04", metadata_accept("PartialObjectMetadataList", "v1"), want=406)
+        # Watches: initial events, a bookmark, then changes, each event a
+        # PartialObjectMetadata frame equal to the JSON event.
+        for path in (CMS, WIDGETS):
+            rv = self.get(path, "application/json").json()["metadata"]["resourceVersion"]
+            wl = path + ("?watch=1&timeoutSeconds=1&sendInitialEvents=true"
+                         "&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan"
+                         "&labelSelector=i%3D3")
+            r = self.get(wl, one)
+            self.assertEqual(r.headers["content-type"], PROTOBUF + ";stream=watch")
+            pb = frames(self, r.body, "PartialObjectMetadata")
+            self.assertEqual([t for t, _ in pb[:2]], ["ADDED", "BOOKMARK"])
+            self.assertEqual(pb[0][1].metadata.labels["i"], "3")
+            self.assertEqual(dict(pb[1][1].metadata.annotations),
+                             {"k8s.io/initial-events-end": "true"})
+            name = "cm-03" if path == CMS else "w-3"
+            r = self.server.request("PATCH", path + "/" + name,
+                                    body={"metadata": {"labels": {"seen": "yes"}}},
+                                    headers={"Content-Type": "application/merge-patch+json"})
+            self.assertEqual(r.status, 200, r)
+            live = path + "?watch=1&timeoutSeconds=1&resourceVersion=%s" % rv
+            pb = frames(self, self.get(live, one).body, "PartialObjectMetadata")
+            js = json_lines(self.get(live, metadata_accept("PartialObjectMetadata", "v1",
+                                                           True)).body)
+            self.assertEqual([(t, to_json(o)) for t, o in pb],
+                             [(e["type"], item_json(e["object"])) for e in js])
+            self.assertEqual([(t, o.metadata.name, o.metadata.labels["seen"]) for t, o in pb],
+                             [("MODIFIED", name, "yes")])
 
     def test_shared_storage_served_version(self):
         # events.k8s.io/v1 Events are stored as core v1 Events: the core

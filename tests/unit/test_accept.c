@@ -57,9 +57,19 @@ static void test_conversions(void **state)
     assert_int_equal(a.as, SK_AS_TABLE);
     assert_string_equal(a.meta_version, "v1");
     assert_false(a.protobuf);
-    /* client-go's metadata client: its protobuf clause passes over to JSON */
-    a = pick("application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
-             "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 1);
+    /* client-go's metadata client: its first clause, protobuf, wins, for a
+     * kind without a protobuf form too (a custom resource) */
+    const char *metadata_client =
+        "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    for (int protobuf_ok = 0; protobuf_ok <= 1; protobuf_ok++) {
+        a = pick(metadata_client, protobuf_ok);
+        assert_int_equal(a.as, SK_AS_PARTIAL_LIST);
+        assert_string_equal(a.meta_version, "v1");
+        assert_true(a.protobuf);
+    }
+    a = pick("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+             "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 1);
     assert_int_equal(a.as, SK_AS_PARTIAL_LIST);
     assert_false(a.protobuf);
     a = pick("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", 1);

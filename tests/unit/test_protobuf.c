@@ -671,9 +671,16 @@ static void test_spliced(void **state)
     {
         sk_buf_reset(&msg);
         assert_int_equal(sk_protobuf_message("apps/v1", "Deployment", item, &msg, &why), SK_OK);
-        sk_protobuf_list_item_open(msg.len, &items);
+        sk_protobuf_list_item_open(sk_protobuf_list_items_field("apps/v1", "DeploymentList"),
+                                   msg.len, &items);
         sk_buf_append(&items, msg.data, msg.len);
     }
+    /* the items field from each list's schema */
+    assert_int_equal(sk_protobuf_list_items_field("apps/v1", "DeploymentList"), 2);
+    assert_int_equal(sk_protobuf_list_items_field("meta.k8s.io/v1", "PartialObjectMetadataList"), 2);
+    assert_int_equal(sk_protobuf_list_items_field("meta.k8s.io/v1beta1", "PartialObjectMetadataList"),
+                     1);
+    assert_int_equal(sk_protobuf_list_items_field("apps/v1", "Deployment"), 0);
     json_t *head = json_copy(list);
     json_object_del(head, "items");
     assert_int_equal(sk_protobuf_list_open(list, items.len, &parts, &why), SK_ERR_BAD_REQUEST);
