@@ -21,7 +21,7 @@ import sys
 # layer -> the layers it may include (itself always allowed)
 LAYERS = {
     "core": [],
-    "kube": ["core"],
+    "kube": ["core", "cel"],
     "cel": ["core"],
     "store": ["core"],
     "enc": ["core", "kube"],
@@ -29,7 +29,7 @@ LAYERS = {
     "watch": ["core"],
     "read": ["core", "kube", "store", "cache"],
     "ctl": ["core", "kube", "store", "cache", "read"],
-    "hook": ["core", "kube"],
+    "hook": ["core", "kube", "cel"],
     "api": ["core", "kube", "store", "cache", "watch", "read", "ctl", "hook"],
     "http": ["core", "api"],
     "etcd": ["core", "kube", "store", "cache", "watch", "read"],

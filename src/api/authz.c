@@ -19,6 +19,7 @@
  * denial would hide: discovery lists what exists).
  */
 #include "api/authz.h"
+#include "kube/status.h"
 #include "api/call.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -277,26 +278,7 @@ int sk_authz_call_attrs(sk_api_call *call, sk_rbac_attrs *a)
 void sk_authz_reply_forbidden(sk_api_call *call, const char *group, const char *resource,
                               const char *name, const char *text)
 {
-    /* kube's NewForbidden: "<resource>[.<group>] [\"<name>\" ]is forbidden: <text>",
-     * or "forbidden: <text>" without a resource. */
-    sk_buf msg = SK_BUF_INIT;
-    if (!resource || !*resource) {
-        sk_buf_puts(&msg, "forbidden: ");
-    } else {
-        sk_buf_puts(&msg, resource);
-        if (group && *group)
-            sk_buf_printf(&msg, ".%s", group);
-        if (name && *name) {
-            sk_buf_putc(&msg, ' ');
-            sk_buf_go_quoted(&msg, name);
-        }
-        sk_buf_puts(&msg, " is forbidden: ");
-    }
-    sk_buf_puts(&msg, text);
-    sk_call_reply_status(call, SK_ERR_FORBIDDEN, msg.data, resource && *resource ? group : NULL,
-                         resource && *resource ? resource : NULL, name && *name ? name : NULL,
-                         NULL);
-    sk_buf_free(&msg);
+    sk_call_reply_status_object(call, sk_status_forbidden(group, resource, name, text));
 }
 
 /* Decides a (AlwaysAllow aside): *d filled, the caller clears it; when it

@@ -84,9 +84,6 @@ static int is_err(const sk_cel_val *v)
 
 /* ---- variables ---- */
 
-static const char *const type_names[] = {"bool",  "int",  "uint", "double",    "string",
-                                         "bytes", "list", "map",  "null_type", "type"};
-
 static int is_local(ctx *c, const char *name)
 {
     for (local *l = c->locals; l; l = l->next)
@@ -136,9 +133,9 @@ static const sk_cel_val *lookup(ctx *c, const char *name)
     const sk_cel_val *r = bound(c, name);
     if (r)
         return r;
-    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
-        if (strcmp(name, type_names[i]) == 0)
-            return sk_cel_type(c->a, type_names[i]);
+    const char *type = sk_cel_type_named(name);
+    if (type)
+        return sk_cel_type(c->a, type);
     return sk_cel_error(c->a, "undeclared reference to '%s'", name);
 }
 

@@ -184,6 +184,16 @@ const sk_cel_val *sk_cel_from_json(sk_arena *a, const json_t *j)
     return r;
 }
 
+const char *sk_cel_type_named(const char *name)
+{
+    static const char *const names[] = {"bool",  "int",  "uint", "double",    "string",
+                                        "bytes", "list", "map",  "null_type", "type"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name, names[i]) == 0)
+            return names[i];
+    return NULL;
+}
+
 const char *sk_cel_type_name(const sk_cel_val *v)
 {
     static const char *const names[] = {

@@ -104,6 +104,10 @@ sk_cel_val *sk_cel_error(sk_arena *a, const char *fmt, ...) __attribute__((forma
  * double. Converted whole, so the result borrows only j's strings. */
 const sk_cel_val *sk_cel_from_json(sk_arena *a, const json_t *j);
 
+/* name itself (static) if it names a type as an identifier does (int,
+ * list, null_type, ...: what an unbound name evaluates to), else NULL. */
+const char *sk_cel_type_named(const char *name);
+
 /* The name type(v) has: "int", "map", ...; for an error "error". */
 const char *sk_cel_type_name(const sk_cel_val *v);
 

@@ -31,6 +31,9 @@
  * annotations and they are merged after the join.
  */
 #include "hook/admission.h"
+#include "cel/compile.h"
+#include "cel/eval.h"
+#include "core/arena.h"
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -62,7 +65,26 @@ typedef struct hook {
     sk_hook_endpoint *endpoint; /* its clientConfig */
     int v1beta1;   /* sent AdmissionReview v1beta1, not v1 */
     char *unusable; /* it cannot be called: why (new), a call failure */
+    /* matchConditions, compiled into arena (NULL when there are none) */
+    sk_arena *arena;
+    struct condition *conds;
+    size_t n_conds;
 } hook;
+
+/* One match condition: its tree, or why it does not compile (a
+ * configuration stored before it was validated, or through another face). */
+typedef struct condition {
+    const char *name, *expression;
+    const sk_cel_expr *tree;
+    const char *compile_error;
+} condition;
+
+/* What kube's match conditions see (admission/plugin/cel), and their cost
+ * budget (celconfig.RuntimeCELCostBudgetMatchConditions), spent by every
+ * condition of a webhook in turn: one step of ours stands for one unit. */
+static const char *const condition_variables[] = {"object", "oldObject", "namespaceObject",
+                                                  "request", NULL};
+#define CONDITIONS_BUDGET 2500000
 
 enum { VALIDATING, MUTATING };
 
@@ -95,6 +117,30 @@ static void compile_selector(const json_t *sel, sk_label_selector **out, char **
     }
 }
 
+static void compile_conditions(const json_t *conds, hook *h)
+{
+    size_t n = json_array_size(conds);
+    if (n == 0)
+        return;
+    h->arena = sk_arena_new();
+    h->conds = sk_arena_alloc(h->arena, n * sizeof *h->conds);
+    h->n_conds = n;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *c = json_array_get(conds, i);
+        condition *k = &h->conds[i];
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *expr = json_string_value(json_object_get(c, "expression"));
+        k->name = sk_arena_strdup(h->arena, name ? name : "");
+        k->expression = sk_arena_strdup(h->arena, expr ? expr : "");
+        sk_buf errors = SK_BUF_INIT;
+        k->tree = sk_cel_compile(h->arena, k->expression, strlen(k->expression),
+                                 condition_variables, NULL, &errors);
+        k->compile_error =
+            k->tree ? NULL : sk_arena_strdup(h->arena, errors.data ? errors.data : "");
+        sk_buf_free(&errors);
+    }
+}
+
 static void compile(sk_hook_client *c, const json_t *config, const json_t *json, hook *h)
 {
     h->json = json;
@@ -114,6 +160,7 @@ static void compile(sk_hook_client *c, const json_t *config, const json_t *json,
     compile_selector(json_object_get(json, "namespaceSelector"), &h->ns_sel, &h->ns_error);
     compile_selector(json_object_get(json, "objectSelector"), &h->obj_sel, &h->obj_error);
     h->endpoint = sk_hook_endpoint_new(c, json_object_get(json, "clientConfig"));
+    compile_conditions(json_object_get(json, "matchConditions"), h);
     /* kube's CreateAdmissionObjects: the first version of the list it
      * knows */
     size_t i;
@@ -173,6 +220,8 @@ void sk_hook_set_unref(sk_hook_set *s)
             free(h->obj_error);
             sk_hook_endpoint_free(h->endpoint);
             free(h->unusable);
+            if (h->arena)
+                sk_arena_free(h->arena);
         }
         free(s->hooks[k]);
         json_decref(s->configs[k]);
@@ -276,14 +325,15 @@ static int converted(const sk_hook_review *rv, const sk_resource *from, const sk
     return 0;
 }
 
-/* The AdmissionRequest of rv (its object as a says) serialized without
- * its uid, which each call puts in front (review_body); for a webhook
- * reached through an equivalent resource eq (matchPolicy Equivalent), kind,
- * resource and objects in eq's version, the request's kept as
- * requestKind and requestResource, as kube sends them. New, or NULL with
- * *status when the objects cannot be converted to eq's version. */
-static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
-                          const sk_resource *eq, json_t **status)
+/* The AdmissionRequest of rv (its object as a says) up to its userInfo,
+ * without its uid: for a webhook reached through an equivalent resource eq
+ * (matchPolicy Equivalent), kind and resource in eq's version, the
+ * request's kept as requestKind and requestResource, as kube sends them.
+ * New, with *obj and *old (new or NULL) the objects in the version sent,
+ * or NULL with *status when they cannot be converted to eq's version. */
+static json_t *request_head(const sk_hook_review *rv, const sk_webhook_attrs *a,
+                            const sk_resource *eq, json_t **obj_out, json_t **old_out,
+                            json_t **status)
 {
     json_t *req = json_object();
     json_t *obj = NULL, *old = NULL;
@@ -313,13 +363,34 @@ static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
     if (*a->ns)
         json_object_set_new(req, "namespace", json_string(a->ns));
     json_object_set_new(req, "operation", json_string(a->operation));
-    /* referenced, not copied: serialized here, on the request's thread */
+    /* referenced, not copied: used on the request's thread */
     json_object_set_new(req, "userInfo", json_incref((json_t *)rv->user_info));
-    json_object_set_new(req, "object", obj ? obj : json_null());
-    json_object_set_new(req, "oldObject", old ? old : json_null());
+    *obj_out = obj;
+    *old_out = old;
+    return req;
+}
+
+/* The end of an AdmissionRequest, after its objects. */
+static void request_tail(json_t *req, const sk_hook_review *rv)
+{
     json_object_set_new(req, "dryRun", json_boolean(rv->dry_run));
     json_object_set_new(req, "options",
                         rv->options ? json_incref((json_t *)rv->options) : json_null());
+}
+
+/* The AdmissionRequest (request_head's, objects included) serialized
+ * without its uid, which each call puts in front (review_body). New, or
+ * NULL with *status. */
+static char *request_text(const sk_hook_review *rv, const sk_webhook_attrs *a,
+                          const sk_resource *eq, json_t **status)
+{
+    json_t *obj, *old;
+    json_t *req = request_head(rv, a, eq, &obj, &old, status);
+    if (!req)
+        return NULL;
+    json_object_set_new(req, "object", obj ? obj : json_null());
+    json_object_set_new(req, "oldObject", old ? old : json_null());
+    request_tail(req, rv);
     char *text = json_dumps(req, JSON_COMPACT);
     SK_CHECK_ALLOC(text);
     json_decref(req);
@@ -441,6 +512,109 @@ static int ns_selected(const hook *h, const sk_hook_review *rv, const sk_webhook
     return sk_label_selector_matches(h->ns_sel, labels);
 }
 
+/* A typed AdmissionRequest's zero values where its JSON leaves a field
+ * out: CEL reads kube's request as a typed object (request.name is ""
+ * before a name is generated), not as a map that lacks the key. */
+static void request_defaults(json_t *req)
+{
+    static const char *const strings[] = {"subResource", "requestSubResource", "name",
+                                          "namespace"};
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
+        if (!json_object_get(req, strings[i]))
+            json_object_set_new(req, strings[i], json_string(""));
+    /* a copy: the request's userInfo is shared */
+    json_t *ui = json_copy(json_object_get(req, "userInfo"));
+    if (!ui)
+        ui = json_object();
+    if (!json_object_get(ui, "username"))
+        json_object_set_new(ui, "username", json_string(""));
+    if (!json_object_get(ui, "uid"))
+        json_object_set_new(ui, "uid", json_string(""));
+    if (!json_object_get(ui, "groups"))
+        json_object_set_new(ui, "groups", json_array());
+    if (!json_object_get(ui, "extra"))
+        json_object_set_new(ui, "extra", json_object());
+    json_object_set_new(req, "userInfo", ui);
+}
+
+/* Whether h's matchConditions (in order) let a through, as kube's
+ * matchconditions.Matcher judges them: 0 when one is false, whatever the
+ * others gave; else, when one could not be evaluated (an error, an
+ * exhausted budget), the webhook's failurePolicy decides: Ignore skips the
+ * webhook (0), Fail refuses the request (-1 with *status, kube's
+ * Forbidden); else 1. A result that is neither false nor an error lets
+ * the request through, as in kube. */
+static int conditions_match(const hook *h, const sk_hook_review *rv, const sk_webhook_attrs *a,
+                            const sk_resource *eq, json_t **status)
+{
+    if (h->n_conds == 0)
+        return 1;
+    json_t *obj, *old;
+    json_t *req = request_head(rv, a, eq, &obj, &old, status);
+    if (!req)
+        return -1;
+    request_tail(req, rv);
+    request_defaults(req);
+    json_t *vars = json_pack("{s:o, s:o, s:o, s:n}", "request", req, "object",
+                             obj ? obj : json_null(), "oldObject", old ? old : json_null(),
+                             "namespaceObject");
+    SK_CHECK_ALLOC(vars);
+    sk_arena *ar = sk_arena_new();
+    sk_buf failures = SK_BUF_INIT; /* ", "-separated */
+    size_t n_failures = 0;
+    uint64_t left = CONDITIONS_BUDGET;
+    int verdict = 1;
+    for (size_t i = 0; i < h->n_conds && verdict; i++) {
+        const condition *k = &h->conds[i];
+        sk_buf one = SK_BUF_INIT;
+        if (k->compile_error) {
+            sk_buf_printf(&one, "compilation error: compilation failed: %s", k->compile_error);
+        } else {
+            sk_cel_eval_options opt = {.vars = vars, .max_steps = left};
+            uint64_t steps = 0;
+            const sk_cel_val *v = sk_cel_eval(ar, k->tree, &opt, &steps);
+            if (v->type == SK_CEL_V_ERROR && steps >= left) {
+                /* kube stops at once: the budget is the only failure */
+                sk_buf_reset(&failures);
+                sk_buf_puts(&failures, "validation failed due to running out of cost budget, no "
+                                       "further validation rules will be run");
+                n_failures = 1;
+                sk_buf_free(&one);
+                break;
+            }
+            left -= steps;
+            if (v->type == SK_CEL_V_BOOL && !v->u.b)
+                verdict = 0;
+            else if (v->type == SK_CEL_V_ERROR)
+                sk_buf_printf(&one, "expression '%s' resulted in error: %s", k->expression,
+                              v->u.str.s);
+        }
+        if (one.len) {
+            if (n_failures++)
+                sk_buf_puts(&failures, ", ");
+            sk_buf_append(&failures, one.data, one.len);
+        }
+        sk_buf_free(&one);
+    }
+    int rc = verdict;
+    if (verdict && n_failures) {
+        if (h->ignore_failure) {
+            rc = 0;
+        } else {
+            /* utilerrors' aggregate: one error as itself, more in brackets */
+            sk_buf text = SK_BUF_INIT;
+            sk_buf_printf(&text, n_failures > 1 ? "[%s]" : "%s", failures.data);
+            *status = sk_status_forbidden(a->group, a->resource, rv->name, text.data);
+            sk_buf_free(&text);
+            rc = -1;
+        }
+    }
+    sk_buf_free(&failures);
+    sk_arena_free(ar);
+    json_decref(vars);
+    return rc;
+}
+
 /* Whether h is reached by a: 1 (*eq: NULL, or the equivalent resource
  * its rules cover), 0, or -1 with *status set when that cannot be told (in
  * ShouldCallHook's order: see the top). */
@@ -461,7 +635,7 @@ static int reaches(const hook *h, const sk_hook_review *rv, const sk_webhook_att
         *status = ns_err ? ns_err : sk_webhook_internal_status(h->obj_error);
         return -1;
     }
-    return 1;
+    return conditions_match(h, rv, a, *eq, status);
 }
 
 /* A dry run may only reach webhooks without side effects: NULL, or the

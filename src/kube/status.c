@@ -60,6 +60,30 @@ json_t *sk_status_new(sk_err e, const char *message, const char *group, const ch
     return st;
 }
 
+json_t *sk_status_forbidden(const char *group, const char *resource, const char *name,
+                            const char *text)
+{
+    int has_resource = resource && *resource;
+    sk_buf msg = SK_BUF_INIT;
+    if (!has_resource) {
+        sk_buf_puts(&msg, "forbidden: ");
+    } else {
+        sk_buf_puts(&msg, resource);
+        if (group && *group)
+            sk_buf_printf(&msg, ".%s", group);
+        if (name && *name) {
+            sk_buf_putc(&msg, ' ');
+            sk_buf_go_quoted(&msg, name);
+        }
+        sk_buf_puts(&msg, " is forbidden: ");
+    }
+    sk_buf_puts(&msg, text);
+    json_t *st = sk_status_new(SK_ERR_FORBIDDEN, msg.data, has_resource ? group : NULL,
+                               has_resource ? resource : NULL, name, NULL);
+    sk_buf_free(&msg);
+    return st;
+}
+
 void sk_status_add_cause(json_t *causes, const char *reason, const char *message, const char *field)
 {
     json_t *c = json_object();

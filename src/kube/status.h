@@ -23,6 +23,12 @@
 json_t *sk_status_new(sk_err e, const char *message, const char *group, const char *kind,
                       const char *name, json_t *causes);
 
+/* kube's NewForbidden as a new Status: "<resource>[.<group>] [\"<name>\" ]is
+ * forbidden: <text>", or "forbidden: <text>" without a resource (NULL or
+ * ""), with the resource and name as its details. */
+json_t *sk_status_forbidden(const char *group, const char *resource, const char *name,
+                            const char *text);
+
 /* Appends {"reason":reason,"message":message,"field":field} to causes (an array). */
 void sk_status_add_cause(json_t *causes, const char *reason, const char *message,
                          const char *field);

@@ -22,6 +22,7 @@
  * messages embed the upstream regex text verbatim because clients see it.
  */
 #include "kube/validate.h"
+#include "cel/compile.h"
 #include "kube/status.h"
 #include "kube/typed.h"
 #include "core/buf.h"
@@ -1927,8 +1928,76 @@ static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
 
 /* ---- admissionregistration/v1 webhook configurations ---- */
 /* The fields this server acts on, as admissionregistration's validation
- * checks them; matchConditions are refused (CEL is not evaluated here, and
- * ignoring them would call webhooks they exclude). */
+ * checks them. */
+
+/* The variables a webhook's match condition may use, as kube declares
+ * them (admission/plugin/cel: no params for webhooks). */
+static const char *const match_condition_variables[] = {
+    "object", "oldObject", "namespaceObject", "request", "authorizer", NULL};
+/* The same without authorizer, which this server cannot answer for. */
+static const char *const match_condition_evaluated[] = {"object", "oldObject", "namespaceObject",
+                                                        "request", NULL};
+
+/* One expression: kube's field.Invalid "compilation failed: ..." when it
+ * does not compile; refused too when it asks the authorizer, which is
+ * never silently taken as true or false. */
+static void check_match_expression(sk_field_errors *fe, const char *field, const char *expr)
+{
+    sk_arena *a = sk_arena_new();
+    sk_buf errors = SK_BUF_INIT, detail = SK_BUF_INIT;
+    size_t len = strlen(expr);
+    if (!sk_cel_compile(a, expr, len, match_condition_variables, NULL, &errors)) {
+        sk_buf_printf(&detail, "compilation failed: %s", errors.data);
+        sk_field_errors_invalid(fe, field, expr, detail.data);
+    } else if (sk_buf_reset(&errors),
+               !sk_cel_compile(a, expr, len, match_condition_evaluated, NULL, &errors)) {
+        sk_field_errors_forbidden(fe, field,
+                                  "the authorizer variable (authorization checks in CEL) is not "
+                                  "supported by this server");
+    }
+    sk_buf_free(&errors);
+    sk_buf_free(&detail);
+    sk_arena_free(a);
+}
+
+/* validateMatchConditions: at most 64, each with a qualified name of its
+ * own and an expression that compiles. */
+static void check_match_conditions(sk_field_errors *fe, const char *base, const json_t *conds)
+{
+    char field[160];
+    size_t n = json_array_size(conds);
+    snprintf(field, sizeof field, "%s.matchConditions", base);
+    if (n > 64)
+        sk_field_errors_too_many(fe, field, (long)n, 64);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *c = json_array_get(conds, i);
+        const char *expr = json_string_value(json_object_get(c, "expression"));
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *t = expr ? expr : "";
+        while (*t && isspace((unsigned char)*t))
+            t++;
+        snprintf(field, sizeof field, "%s.matchConditions[%zu].expression", base, i);
+        if (!*t)
+            sk_field_errors_required(fe, field, NULL);
+        else
+            check_match_expression(fe, field, expr);
+        snprintf(field, sizeof field, "%s.matchConditions[%zu].name", base, i);
+        if (!name || !*name) {
+            sk_field_errors_required(fe, field, NULL);
+        } else {
+            const char *msgs[SK_VALIDATE_MAX_MSGS];
+            invalid_each(fe, field, name, msgs, sk_validate_qualified_name(name, msgs));
+            for (size_t j = 0; j < i; j++) {
+                const char *other =
+                    json_string_value(json_object_get(json_array_get(conds, j), "name"));
+                if (other && strcmp(other, name) == 0) {
+                    sk_field_errors_duplicate(fe, field, json_object_get(c, "name"));
+                    break;
+                }
+            }
+        }
+    }
+}
 
 static int has_string(const json_t *list, const char *want)
 {
@@ -2041,12 +2110,6 @@ static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int 
                 }
             }
         }
-        snprintf(field, sizeof field, "%s.matchConditions", base);
-        if (json_array_size(json_object_get(h, "matchConditions")) > 0)
-            sk_field_errors_forbidden(fe, field,
-                                      "matchConditions are CEL expressions, which this server "
-                                      "does not evaluate yet; remove them or select requests "
-                                      "with rules, namespaceSelector and objectSelector");
         snprintf(field, sizeof field, "%s.failurePolicy", base);
         check_enum(fe, field, json_object_get(h, "failurePolicy"), failure, 0);
         snprintf(field, sizeof field, "%s.sideEffects", base);
@@ -2071,6 +2134,7 @@ static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int 
                                          "must include at least one of v1, v1beta1");
         }
         check_client_config(fe, base, json_object_get(h, "clientConfig"));
+        check_match_conditions(fe, base, json_object_get(h, "matchConditions"));
     }
 }
 

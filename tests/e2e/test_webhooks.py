@@ -13,8 +13,13 @@ that answers too late (timeoutSeconds) and on one whose certificate the
 caBundle does not vouch for; validating webhooks called in parallel;
 connections kept alive between calls; namespaceSelector and objectSelector; a dry
 run reaching a NoneOnDryRun webhook with dryRun true and nothing stored;
-a configuration with matchConditions (CEL) or a plain-http URL refused
-with 422; clientConfig.service reached through the stored Service's
+matchConditions (CEL, evaluated with object, oldObject and request as
+kube binds them): a false condition skips the webhook whatever the others
+gave, an error or an exhausted cost budget is decided by failurePolicy
+(Fail: kube's Forbidden with "expression '...' resulted in error: ..."),
+and a condition that does not compile (or asks the authorizer, which
+sqlkube cannot answer) refused with 422 when the configuration is written,
+with cel-go's display of the error; a plain-http URL refused with 422; clientConfig.service reached through the stored Service's
 EndpointSlices with the certificate checked for NAME.NAMESPACE.svc, and
 kube's reasons when it does not resolve. kube's order: mutating webhooks
 run before the registry's checks, so a webhook's added RBAC rules meet the
@@ -625,8 +630,27 @@ class Webhooks(ServerTestCase, unittest.TestCase):
     def test_configurations_are_validated(self):
         base = self.webhook("v.example.com", "/allow")
         cases = [
-            (dict(base, matchConditions=[{"name": "c", "expression": "true"}]),
-             "webhooks[0].matchConditions: Forbidden: matchConditions are CEL expressions"),
+            (dict(base, matchConditions=[{"name": "c", "expression": "params.x == 1"}]),
+             'webhooks[0].matchConditions[0].expression: Invalid value: "params.x == 1": '
+             "compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in "
+             "container '')\n | params.x == 1\n | ^"),
+            (dict(base, matchConditions=[{"name": "c", "expression": "object.metadata.name =="}]),
+             'webhooks[0].matchConditions[0].expression: Invalid value: "object.metadata.name '
+             '==": compilation failed: ERROR: <input>:1:24: Syntax error: '),
+            (dict(base, matchConditions=[{"name": "c", "expression": " "},
+                                         {"name": "c", "expression": "true"},
+                                         {"name": "Not Valid!", "expression": "true"}]),
+             "webhooks[0].matchConditions[0].expression: Required value, "
+             "webhooks[0].matchConditions[1].name: Duplicate value: \"c\", "
+             "webhooks[0].matchConditions[2].name: Invalid value: \"Not Valid!\": name part "
+             "must consist of alphanumeric characters"),
+            (dict(base, matchConditions=[{"name": "c%d" % i, "expression": "true"}
+                                         for i in range(65)]),
+             "webhooks[0].matchConditions: Too many: 65: must have at most 64 items"),
+            (dict(base, matchConditions=[{"name": "c", "expression":
+                                          "authorizer.group('').resource('pods').check('get')"
+                                          ".allowed()"}]),
+             "webhooks[0].matchConditions[0].expression: Forbidden: the authorizer variable"),
             (dict(base, clientConfig={"url": "http://127.0.0.1:1/"}),
              "webhooks[0].clientConfig.url: Invalid value: \"http://127.0.0.1:1/\": 'https' is "
              "the only allowed URL scheme"),
@@ -654,6 +678,96 @@ class Webhooks(ServerTestCase, unittest.TestCase):
                     "metadata": {"name": "refused"}, "webhooks": [hook]})
                 self.assertEqual(r.status, 422, r)
                 self.assertIn(want, r.json()["message"])
+
+    def test_match_conditions(self):
+        ns = self.namespace("wh-match")
+        cms = "/api/v1/namespaces/%s/configmaps" % ns
+        guarded = {"name": "guarded",
+                   "expression": "has(object.metadata.labels) && "
+                                 "'guarded' in object.metadata.labels"}
+        self.register(VWC, "match", self.webhook(
+            "match.example.com", "/deny", matchConditions=[guarded], **self.on_ns(ns)))
+        before = len(self.hooks.reviews("/deny"))
+        self.assertEqual(self.create_cm(ns, "free").status, 201)
+        self.assertEqual(len(self.hooks.reviews("/deny")), before)  # not called
+        r = self.create_cm(ns, "kept", labels={"guarded": "yes"})
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(r.json()["message"],
+                         'admission webhook "match.example.com" denied the request: no thanks')
+        self.assertEqual(len(self.hooks.reviews("/deny")), before + 1)
+
+    def test_match_conditions_see_request_and_old_object(self):
+        ns = self.namespace("wh-match-vars")
+        cms = "/api/v1/namespaces/%s/configmaps" % ns
+        changed = {"name": "data-changed", "expression":
+                   "request.operation == 'UPDATE' && request.name == 'cm' && "
+                   "request.namespace == '%s' && request.subResource == '' && "
+                   "request.userInfo.username != '' && request.dryRun == false && "
+                   "request.kind.kind == 'ConfigMap' && request.resource.resource == 'configmaps' "
+                   "&& oldObject.data.k != object.data.k" % ns}
+        doomed = {"name": "doomed", "expression":
+                  "request.operation == 'DELETE' && object == null && "
+                  "oldObject.metadata.name == 'doomed'"}
+        self.register(VWC, "match-vars",
+                      self.webhook("changed.example.com", "/deny", matchConditions=[changed],
+                                   **self.on_ns(ns)),
+                      self.webhook("doomed.example.com", "/deny", matchConditions=[doomed],
+                                   **self.on_ns(ns)))
+        for name in ("cm", "doomed", "other"):
+            self.assertEqual(self.create_cm(ns, name).status, 201)
+        cm = self.server.request("GET", cms + "/cm").json()
+        cm["metadata"]["labels"] = {"same": "data"}
+        r = self.server.request("PUT", cms + "/cm", cm)
+        self.assertEqual(r.status, 200, r)
+        cm = r.json()
+        cm["data"]["k"] = "changed"
+        r = self.server.request("PUT", cms + "/cm", cm)
+        self.assertEqual((r.status, r.json()["message"]), (
+            403, 'admission webhook "changed.example.com" denied the request: no thanks'))
+        # the same change as a dry run: request.dryRun is true, not matched
+        self.assertEqual(self.server.request("PUT", cms + "/cm?dryRun=All", cm).status, 200)
+        self.assertEqual(self.server.request("DELETE", cms + "/other").status, 200)
+        r = self.server.request("DELETE", cms + "/doomed")
+        self.assertEqual((r.status, r.json()["message"]), (
+            403, 'admission webhook "doomed.example.com" denied the request: no thanks'))
+
+    def test_match_condition_errors_follow_failure_policy(self):
+        ns = self.namespace("wh-match-err")
+        missing = {"name": "missing", "expression": "object.metadata.labels.missing == 'x'"}
+        never = {"name": "never", "expression": "object.metadata.name == 'never'"}
+        levels = "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]"
+        costly = {"name": "costly", "expression": "%s.all(a, %s.all(b, %s.all(c, %s.all(d, "
+                  "%s.all(e, a + b + c + d + e >= 0)))))" % ((levels,) * 5)}
+        self.register(VWC, "match-err", self.webhook(
+            "fail.example.com", "/allow", matchConditions=[missing], **self.on_ns(ns)))
+        r = self.create_cm(ns, "a", labels={"l": "1"})
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(r.json(), {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "configmaps \"a\" is forbidden: expression 'object.metadata.labels."
+                       "missing == 'x'' resulted in error: no such key: missing",
+            "reason": "Forbidden", "details": {"name": "a", "kind": "configmaps"},
+            "code": 403})
+        self.server.request("DELETE", VWC + "/match-err")
+        # a false condition skips the webhook whatever an error before it
+        before = len(self.hooks.reviews("/deny"))
+        self.register(VWC, "match-err-2",
+                      self.webhook("false-wins.example.com", "/deny",
+                                   matchConditions=[missing, never], **self.on_ns(ns)),
+                      self.webhook("ignored.example.com", "/deny", failurePolicy="Ignore",
+                                   matchConditions=[missing], **self.on_ns(ns)))
+        self.assertEqual(self.create_cm(ns, "b", labels={"l": "1"}).status, 201)
+        self.assertEqual(len(self.hooks.reviews("/deny")), before)
+        # the cost budget: stopped, then failurePolicy (Fail), in bounded time
+        self.register(VWC, "match-cost", self.webhook(
+            "costly.example.com", "/allow", matchConditions=[costly], **self.on_ns(ns)))
+        t0 = time.monotonic()
+        r = self.create_cm(ns, "c")
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(r.json()["message"],
+                         'configmaps "c" is forbidden: validation failed due to running out of '
+                         'cost budget, no further validation rules will be run')
 
     def hooks_service(self):
         """Services hooks and nohooks in SERVICE_NS (the webhook server's

@@ -1,0 +1,173 @@
+/*
+ * compile.c - see compile.h.
+ *
+ * The reference check walks the tree with the names comprehensions bind in
+ * scope (a macro's iteration variable and its accumulator are seen by the
+ * loop's condition, step and result, not by the range or the initial
+ * value), and reports every free identifier that is neither declared nor a
+ * type, and every message literal (kube declares no message type). A select chain a.b.c is reported at its root a: the variables kube
+ * declares have plain names, so a dotted name can only resolve through its
+ * first part. Errors are reported in source order, as cel-go sorts them.
+ */
+#include "cel/compile.h"
+#include "cel/value.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Names a comprehension binds, innermost first. */
+typedef struct scope {
+    const char *iter, *accu;
+    const struct scope *outer;
+} scope;
+
+typedef struct refs {
+    sk_arena *a;
+    const char *const *variables;
+    sk_cel_diag *found;
+    size_t n, cap;
+} refs;
+
+static int declared(const refs *r, const scope *s, const char *name)
+{
+    for (; s; s = s->outer)
+        if (strcmp(s->iter, name) == 0 || strcmp(s->accu, name) == 0)
+            return 1;
+    for (size_t i = 0; r->variables[i]; i++)
+        if (strcmp(r->variables[i], name) == 0)
+            return 1;
+    return sk_cel_type_named(name) != NULL;
+}
+
+static void undeclared(refs *r, int line, int col, const char *name)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 4;
+        sk_cel_diag *grown = sk_arena_alloc(r->a, cap * sizeof *grown);
+        if (r->n)
+            memcpy(grown, r->found, r->n * sizeof *grown);
+        r->found = grown;
+        r->cap = cap;
+    }
+    sk_buf m = SK_BUF_INIT;
+    sk_buf_printf(&m, "undeclared reference to '%s' (in container '')", name);
+    r->found[r->n++] = (sk_cel_diag){line, col, sk_arena_strdup(r->a, m.data)};
+    sk_buf_free(&m);
+}
+
+static void walk(refs *r, const sk_cel_expr *e, const scope *s)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case SK_CEL_IDENT:
+        if (!declared(r, s, e->u.ident))
+            undeclared(r, e->line, e->col, e->u.ident);
+        break;
+    case SK_CEL_SELECT:
+        walk(r, e->u.select.operand, s);
+        break;
+    case SK_CEL_CALL:
+        walk(r, e->u.call.target, s);
+        for (size_t i = 0; i < e->u.call.nargs; i++)
+            walk(r, e->u.call.args[i], s);
+        break;
+    case SK_CEL_LIST:
+        for (size_t i = 0; i < e->u.list.n; i++)
+            walk(r, e->u.list.elems[i], s);
+        break;
+    case SK_CEL_STRUCT:
+        /* no message type is declared: cel-go refuses the type and looks
+         * no further into the literal */
+        undeclared(r, e->line, e->col, e->u.obj.message);
+        break;
+    case SK_CEL_MAP:
+        for (size_t i = 0; i < e->u.obj.n; i++) {
+            walk(r, e->u.obj.entries[i].key, s);
+            walk(r, e->u.obj.entries[i].value, s);
+        }
+        break;
+    case SK_CEL_COMPREHENSION: {
+        walk(r, e->u.comp.iter_range, s);
+        walk(r, e->u.comp.accu_init, s);
+        scope inner = {e->u.comp.iter_var, e->u.comp.accu_var, s};
+        walk(r, e->u.comp.loop_cond, &inner);
+        walk(r, e->u.comp.loop_step, &inner);
+        walk(r, e->u.comp.result, &inner);
+        break;
+    }
+    case SK_CEL_CONST:
+    case SK_CEL_ERROR_NODE:
+        break;
+    }
+}
+
+static int by_position(const void *pa, const void *pb)
+{
+    const sk_cel_diag *a = pa, *b = pb;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    return (a->col > b->col) - (a->col < b->col);
+}
+
+/* Bytes of the UTF-8 sequence starting at p (1 for a stray byte). */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+    size_t n = *p < 0x80 ? 1 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1;
+    return (size_t)(end - p) < n ? 1 : n;
+}
+
+void sk_cel_format_error(sk_buf *b, const char *src, size_t len, const sk_cel_diag *d)
+{
+    sk_buf_printf(b, "ERROR: <input>:%d:%d: %s", d->line, d->col, d->message);
+    if (d->line < 1)
+        return;
+    /* cel-go's Snippet: the line's text, its newline left out */
+    const char *line = src, *end = src + len;
+    for (int l = 1; l < d->line && line < end; l++) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        line = nl ? nl + 1 : end;
+    }
+    if (line == end && d->line > 1)
+        return;
+    const char *stop = memchr(line, '\n', (size_t)(end - line));
+    if (!stop)
+        stop = end;
+    sk_buf_puts(b, "\n | ");
+    for (const char *p = line; p < stop; p++)
+        sk_buf_putc(b, *p == '\t' ? ' ' : *p);
+    sk_buf_puts(b, "\n | ");
+    const unsigned char *p = (const unsigned char *)line, *lend = (const unsigned char *)stop;
+    for (int c = 1; c < d->col && p < lend; c++) {
+        size_t n = utf8_len(p, lend);
+        sk_buf_puts(b, n > 1 ? "\xef\xbc\x8e" : "."); /* U+FF0E for a wide character */
+        p += n;
+    }
+    sk_buf_puts(b, p < lend && utf8_len(p, lend) > 1 ? "\xef\xbc\xbe" : "^"); /* U+FF3E */
+}
+
+const sk_cel_expr *sk_cel_compile(sk_arena *a, const char *src, size_t len,
+                                  const char *const *variables, const sk_cel_parse_options *opt,
+                                  sk_buf *errors)
+{
+    /* kube's environment has cel.OptionalTypes, which turns the syntax on */
+    static const sk_cel_parse_options kube = {.enable_optional_syntax = 1};
+    sk_cel_ast *ast = sk_cel_parse(a, src, len, opt ? opt : &kube);
+    const sk_cel_expr *e = sk_cel_ast_expr(ast);
+    refs r = {a, variables, NULL, 0, 0};
+    const sk_cel_diag *diags = NULL;
+    size_t n = 0;
+    if (e) {
+        walk(&r, e, NULL);
+        if (r.n > 1)
+            qsort(r.found, r.n, sizeof *r.found, by_position);
+        diags = r.found;
+        n = r.n;
+    }
+    for (size_t i = 0; i < (e ? n : sk_cel_ast_error_count(ast)); i++) {
+        if (i)
+            sk_buf_putc(errors, '\n');
+        sk_cel_format_error(errors, src, len, e ? &diags[i] : sk_cel_ast_error(ast, i));
+    }
+    return e && n == 0 ? e : NULL;
+}
