@@ -88,10 +88,18 @@ static const struct {
     {"watch", "Watch for changes instead of listing."},
 };
 
-/* Patch types the server accepts; strategic merge is what kubectl apply probes for. */
-static const char *const patch_types[] = {"application/json-patch+json",
-                                          "application/merge-patch+json",
-                                          "application/strategic-merge-patch+json", NULL};
+/* Patch types the server accepts, as kube lists them: strategic merge,
+ * what kubectl apply probes for, for built-in kinds only; a custom
+ * resource's PATCH offers the others (apiextensions' OpenAPI builder), so
+ * kubectl apply sends it a merge patch, which it accepts. (kube 1.32's own
+ * lists add application/apply-patch+cbor, behind a feature gate that is
+ * off by default; sqlkube reads no CBOR.) */
+static const char *const patch_types[] = {
+    "application/json-patch+json", "application/merge-patch+json",
+    "application/strategic-merge-patch+json", "application/apply-patch+yaml", NULL};
+static const char *const custom_patch_types[] = {"application/json-patch+json",
+                                                 "application/merge-patch+json",
+                                                 "application/apply-patch+yaml", NULL};
 static const char *const object_types[] = {"application/json", "application/yaml",
                                            "application/vnd.kubernetes.protobuf", NULL};
 static const char *const any_type[] = {"*/*", NULL};
@@ -499,7 +507,9 @@ static json_t *operation(dialect d, json_t *schemas, const target *t, const op_s
     } else if (op->body == BODY_PATCH) {
         body = json_pack("{s:s}", "type", "object");
     }
-    const char *const *consumes = op->body == BODY_PATCH ? patch_types : any_type;
+    const char *const *consumes = op->body != BODY_PATCH ? any_type
+                                  : t->r->custom         ? custom_patch_types
+                                                         : patch_types;
     if (body && d == V3) {
         set(o, "requestBody",
             json_pack("{s:o, s:b}", "content", content(consumes, body), "required",

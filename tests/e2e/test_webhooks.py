@@ -216,6 +216,201 @@ class WebhookServer:
         self.httpd.server_close()
 
 
+# ---- a kubebuilder project's layout (issue 40: "as envtest would set them up") ----
+# What `kubebuilder create api` and `kubebuilder create webhook --defaulting
+# --programmatic-validation` leave in config/ after `make manifests`
+# (controller-gen's output shape, written here for a CronJob kind of our own):
+# the CRD in config/crd/bases, both webhook configurations in
+# config/webhook/manifests.yaml, addressed to the in-cluster webhook Service.
+KB_GROUP = "batch.tutorial.kubebuilder.io"
+KB_CRD = """---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    controller-gen.kubebuilder.io/version: v0.16.4
+  name: cronjobs.batch.tutorial.kubebuilder.io
+spec:
+  group: batch.tutorial.kubebuilder.io
+  names:
+    kind: CronJob
+    listKind: CronJobList
+    plural: cronjobs
+    singular: cronjob
+  scope: Namespaced
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        description: CronJob is the Schema for the cronjobs API
+        properties:
+          apiVersion:
+            type: string
+          kind:
+            type: string
+          metadata:
+            type: object
+          spec:
+            properties:
+              concurrencyPolicy:
+                enum:
+                - Allow
+                - Forbid
+                - Replace
+                type: string
+              failedJobsHistoryLimit:
+                format: int32
+                minimum: 0
+                type: integer
+              jobTemplate:
+                type: object
+                x-kubernetes-preserve-unknown-fields: true
+              schedule:
+                minLength: 0
+                type: string
+              startingDeadlineSeconds:
+                format: int64
+                minimum: 0
+                type: integer
+              successfulJobsHistoryLimit:
+                format: int32
+                minimum: 0
+                type: integer
+              suspend:
+                type: boolean
+            required:
+            - jobTemplate
+            - schedule
+            type: object
+          status:
+            properties:
+              lastScheduleTime:
+                format: date-time
+                type: string
+            type: object
+        type: object
+    served: true
+    storage: true
+    subresources:
+      status: {}
+"""
+KB_WEBHOOKS = """---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: mutating-webhook-configuration
+webhooks:
+- admissionReviewVersions:
+  - v1
+  clientConfig:
+    service:
+      name: webhook-service
+      namespace: system
+      path: /mutate-batch-tutorial-kubebuilder-io-v1-cronjob
+  failurePolicy: Fail
+  name: mcronjob-v1.kb.io
+  rules:
+  - apiGroups:
+    - batch.tutorial.kubebuilder.io
+    apiVersions:
+    - v1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - cronjobs
+  sideEffects: None
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: validating-webhook-configuration
+webhooks:
+- admissionReviewVersions:
+  - v1
+  clientConfig:
+    service:
+      name: webhook-service
+      namespace: system
+      path: /validate-batch-tutorial-kubebuilder-io-v1-cronjob
+  failurePolicy: Fail
+  name: vcronjob-v1.kb.io
+  rules:
+  - apiGroups:
+    - batch.tutorial.kubebuilder.io
+    apiVersions:
+    - v1
+    operations:
+    - CREATE
+    - UPDATE
+    resources:
+    - cronjobs
+  sideEffects: None
+"""
+
+
+def envtest_rewrite(manifests, base_url, ca_bundle):
+    """What envtest's WebhookInstallOptions does to config/webhook before it
+    installs it: each webhook's service reference becomes a URL on the
+    local webhook server (its path kept), with envtest's CA as caBundle."""
+    out = []
+    for doc in manifests.split("\n---\n"):
+        lines, path = [], None
+        skip = 0
+        for line in doc.strip("-\n").splitlines():
+            if line.strip() == "service:":
+                skip = 3  # name, namespace, path
+                continue
+            if skip:
+                skip -= 1
+                if line.strip().startswith("path:"):
+                    path = line.split(":", 1)[1].strip()
+                    lines.append("    caBundle: %s" % ca_bundle)
+                    lines.append("    url: %s%s" % (base_url, path))
+                continue
+            lines.append(line)
+        out.append("\n".join(lines))
+    return "---\n" + "\n---\n".join(out) + "\n"
+
+
+def kb_default(rq):
+    """The CronJob defaulter of the kubebuilder tutorial, answered as
+    controller-runtime's admission.Defaulter answers: the defaulted object
+    as a JSON patch against the one sent."""
+    spec = rq["object"]["spec"]
+    ops = [{"op": "add", "path": "/spec/" + field, "value": value}
+           for field, value in (("concurrencyPolicy", "Allow"), ("suspend", False),
+                                ("successfulJobsHistoryLimit", 3),
+                                ("failedJobsHistoryLimit", 1)) if field not in spec]
+    return {"allowed": True, "patchType": "JSONPatch", "patch": json_patch(ops)} if ops else \
+        {"allowed": True}
+
+
+def kb_validate(rq):
+    """Its validator, refusing as controller-runtime does an error made with
+    apierrors.NewInvalid: the response carries that error's Status."""
+    obj = rq["object"]
+    name = obj["metadata"]["name"]
+    causes = []
+    if len(name) > 52:
+        causes.append(("metadata.name", json.dumps(name), "must be no more than 52 characters"))
+    if len(obj["spec"]["schedule"].split()) != 5:
+        causes.append(("spec.schedule", json.dumps(obj["spec"]["schedule"]),
+                       "Expected exactly 5 fields, found %d: %s" % (
+                           len(obj["spec"]["schedule"].split()), obj["spec"]["schedule"])))
+    if not causes:
+        return {"allowed": True}
+    msgs = ["%s: Invalid value: %s: %s" % c for c in causes]
+    message = 'CronJob.%s "%s" is invalid: %s' % (
+        KB_GROUP, name, msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]")
+    return {"allowed": False, "status": {
+        "metadata": {}, "status": "Failure", "message": message, "reason": "Invalid",
+        "details": {"name": name, "group": KB_GROUP, "kind": "CronJob",
+                    "causes": [{"reason": "FieldValueInvalid", "message": "Invalid value: %s: %s"
+                                % (v, m), "field": f} for f, v, m in causes]},
+        "code": 422}}
+
+
 def dead_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -246,6 +441,8 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         h["/huge"] = lambda rq: {"allowed": True, "warnings": ["w" * (17 << 20)]}
         h["/label"] = cls.label_hook
         h["/reinvoked"] = cls.counting_hook
+        h["/mutate-batch-tutorial-kubebuilder-io-v1-cronjob"] = kb_default
+        h["/validate-batch-tutorial-kubebuilder-io-v1-cronjob"] = kb_validate
         h["/late-label"] = lambda rq: {"allowed": True} if "late" in (
             rq["object"]["metadata"].get("labels") or {}) else {
             "allowed": True, "patchType": "JSONPatch", "patch": json_patch(
@@ -768,6 +965,84 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         self.assertEqual(r.json()["message"],
                          'configmaps "c" is forbidden: validation failed due to running out of '
                          'cost budget, no further validation rules will be run')
+
+    def test_kubebuilder_layout_as_envtest_installs_it(self):
+        # A kubebuilder project's config/ (the CRD and controller-gen's
+        # webhook manifests), rewritten as envtest does (service -> url on
+        # the local webhook server, envtest's CA), applied with kubectl;
+        # then an operator developer's cycle against it.
+        tmp = tempfile.mkdtemp(dir=self.tmp.name)
+        for rel, text in (("config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml",
+                           KB_CRD),
+                          ("config/webhook/manifests.yaml",
+                           envtest_rewrite(KB_WEBHOOKS, self.hooks.url(""), self.ca_bundle))):
+            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
+            with open(os.path.join(tmp, rel), "w") as f:
+                f.write(text)
+        for rel in ("config/crd/bases", "config/webhook"):
+            p = self.server.kubectl("apply", "-f", os.path.join(tmp, rel))
+            self.assertEqual(p.returncode, 0, describe(p))
+        self.addCleanup(self.server.request, "DELETE", MWC + "/mutating-webhook-configuration")
+        self.addCleanup(self.server.request, "DELETE", VWC + "/validating-webhook-configuration")
+        mwc = self.server.request("GET", MWC + "/mutating-webhook-configuration").json()
+        self.assertEqual(mwc["webhooks"][0]["clientConfig"]["url"],
+                         self.hooks.url("/mutate-batch-tutorial-kubebuilder-io-v1-cronjob"))
+        cjs = "/apis/%s/v1/namespaces/default/cronjobs" % KB_GROUP
+        wait_until(lambda: self.server.request("GET", cjs).status == 200, what="cronjobs served")
+
+        def cronjob(name, schedule, **spec):
+            return json.dumps({"apiVersion": KB_GROUP + "/v1", "kind": "CronJob",
+                               "metadata": {"name": name, "namespace": "default"},
+                               "spec": dict({"schedule": schedule, "jobTemplate": {
+                                   "spec": {"template": {"spec": {"containers": [
+                                       {"name": "hello", "image": "busybox"}]}}}}}, **spec)})
+
+        # defaulted by the mutating webhook, accepted by the validating one
+        p = self.server.kubectl("apply", "-f", "-", input=cronjob("nightly", "0 3 * * *"))
+        self.assertEqual(p.returncode, 0, describe(p))
+        self.assertIn("cronjob.batch.tutorial.kubebuilder.io/nightly created", p.stdout)
+        got = self.server.request("GET", cjs + "/nightly").json()["spec"]
+        self.assertEqual({k: got[k] for k in ("concurrencyPolicy", "suspend",
+                                              "successfulJobsHistoryLimit",
+                                              "failedJobsHistoryLimit")},
+                         {"concurrencyPolicy": "Allow", "suspend": False,
+                          "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1})
+        # refused by the validator: its Status passed on under kube's
+        # "denied the request" (ToStatusErr keeps code, reason and causes),
+        # which kubectl prints from the causes; nothing stored
+        p = self.server.kubectl("apply", "-f", "-", input=cronjob("broken", "every day"))
+        self.assertNotEqual(p.returncode, 0, describe(p))
+        self.assertEqual(p.stderr, 'The CronJob "broken" is invalid: spec.schedule: Invalid '
+                         'value: "every day": Expected exactly 5 fields, found 2: every day\n')
+        r = self.server.request("POST", cjs, json.loads(cronjob("broken", "every day")))
+        st = r.json()
+        self.assertEqual((r.status, st["reason"], st["code"], st["details"]["causes"][0]["field"]),
+                         (422, "Invalid", 422, "spec.schedule"))
+        self.assertEqual(st["message"], 'admission webhook "vcronjob-v1.kb.io" denied the '
+                         'request: CronJob.%s "broken" is invalid: spec.schedule: Invalid value: '
+                         '"every day": Expected exactly 5 fields, found 2: every day' % KB_GROUP)
+        self.assertEqual(self.server.request("GET", cjs + "/broken").status, 404)
+        # an update keeps its own values and is validated against them
+        p = self.server.kubectl("apply", "-f", "-", input=cronjob(
+            "nightly", "30 3 * * *", concurrencyPolicy="Forbid"))
+        self.assertEqual(p.returncode, 0, describe(p))
+        got = self.server.request("GET", cjs + "/nightly").json()["spec"]
+        self.assertEqual((got["schedule"], got["concurrencyPolicy"]), ("30 3 * * *", "Forbid"))
+        p = self.server.kubectl("patch", "cronjobs." + KB_GROUP, "nightly", "--type=merge",
+                                "-p", '{"spec": {"schedule": "now"}}')
+        self.assertNotEqual(p.returncode, 0, describe(p))
+        self.assertIn('The CronJob "nightly" is invalid: spec.schedule: Invalid value: "now"',
+                      p.stderr)
+        # server-side apply and a server dry run reach both webhooks too
+        p = self.server.kubectl("apply", "--server-side", "--dry-run=server", "-f", "-",
+                                input=cronjob("dry", "* * * * *"))
+        self.assertEqual(p.returncode, 0, describe(p))
+        seen = self.hooks.reviews("/validate-batch-tutorial-kubebuilder-io-v1-cronjob")
+        self.assertEqual((seen[-1]["name"], seen[-1]["dryRun"],
+                          seen[-1]["object"]["spec"]["failedJobsHistoryLimit"]), ("dry", True, 1))
+        self.assertEqual(self.server.request("GET", cjs + "/dry").status, 404)
+        p = self.server.kubectl("delete", "cronjobs." + KB_GROUP, "nightly")
+        self.assertEqual(p.returncode, 0, describe(p))
 
     def hooks_service(self):
         """Services hooks and nohooks in SERVICE_NS (the webhook server's
