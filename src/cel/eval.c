@@ -11,6 +11,7 @@
  * the error.
  */
 #include "cel/eval.h"
+#include "cel/time.h"
 
 #include <errno.h>
 #include <math.h>
@@ -84,8 +85,28 @@ static int is_err(const sk_cel_val *v)
 
 /* ---- variables ---- */
 
-static const char *const type_names[] = {"bool",  "int",  "uint", "double",    "string",
-                                         "bytes", "list", "map",  "null_type", "type"};
+static const char *const type_names[] = {"bool",
+                                         "int",
+                                         "uint",
+                                         "double",
+                                         "string",
+                                         "bytes",
+                                         "list",
+                                         "map",
+                                         "null_type",
+                                         "type",
+                                         "google.protobuf.Duration",
+                                         "google.protobuf.Timestamp",
+                                         "optional_type"};
+
+/* The type a name spells, or NULL. */
+static const sk_cel_val *type_named(ctx *c, const char *name)
+{
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+        if (strcmp(name, type_names[i]) == 0)
+            return sk_cel_type(c->a, type_names[i]);
+    return NULL;
+}
 
 static int is_local(ctx *c, const char *name)
 {
@@ -134,11 +155,10 @@ static const sk_cel_val *lookup(ctx *c, const char *name)
         if (strcmp(l->name, name) == 0)
             return l->val;
     const sk_cel_val *r = bound(c, name);
+    if (!r)
+        r = type_named(c, name);
     if (r)
         return r;
-    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
-        if (strcmp(name, type_names[i]) == 0)
-            return sk_cel_type(c->a, type_names[i]);
     return sk_cel_error(c->a, "undeclared reference to '%s'", name);
 }
 
@@ -309,7 +329,7 @@ static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e)
         char *name = sk_arena_alloc(c->a, len), *p = name;
         for (size_t i = 0; i <= k; i++)
             p += sprintf(p, i ? ".%s" : "%s", parts[i]);
-        if ((x = bound(c, name)))
+        if ((x = bound(c, name)) || (k == n && (x = type_named(c, name))))
             break;
     }
     if (!x)
@@ -850,6 +870,12 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
             return c->exhausted;
     }
     int method = e->u.call.target != NULL;
+    sk_cel_work w = budget(c);
+    const sk_cel_val *r = sk_cel_time_call(c->a, f, method, v, n, &w);
+    if (!settle(c, &w))
+        return c->exhausted;
+    if (r)
+        return r;
     if (n == 1 && !method) {
         if (strcmp(f, "!_") == 0)
             return v[0]->type == SK_CEL_V_BOOL ? sk_cel_bool(!v[0]->u.b) : no_overload(c);

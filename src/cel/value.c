@@ -71,6 +71,31 @@ sk_cel_val *sk_cel_bytes(sk_arena *a, const char *s, size_t len)
     return text(a, SK_CEL_V_BYTES, s, len);
 }
 
+static sk_cel_val *moment(sk_arena *a, sk_cel_vtype type, int64_t sec, int32_t nsec)
+{
+    sk_cel_val *v = make(a, type);
+    v->u.time.sec = sec;
+    v->u.time.nsec = nsec;
+    return v;
+}
+
+sk_cel_val *sk_cel_duration(sk_arena *a, int64_t sec, int32_t nsec)
+{
+    return moment(a, SK_CEL_V_DURATION, sec, nsec);
+}
+
+sk_cel_val *sk_cel_timestamp(sk_arena *a, int64_t sec, int32_t nsec)
+{
+    return moment(a, SK_CEL_V_TIMESTAMP, sec, nsec);
+}
+
+sk_cel_val *sk_cel_optional(sk_arena *a, const sk_cel_val *v)
+{
+    sk_cel_val *o = make(a, SK_CEL_V_OPTIONAL);
+    o->u.opt = v;
+    return o;
+}
+
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name)
 {
     return text(a, SK_CEL_V_TYPE, name, strlen(name));
@@ -187,10 +212,20 @@ const sk_cel_val *sk_cel_from_json(sk_arena *a, const json_t *j)
 const char *sk_cel_type_name(const sk_cel_val *v)
 {
     static const char *const names[] = {
-        [SK_CEL_V_NULL] = "null_type", [SK_CEL_V_BOOL] = "bool",     [SK_CEL_V_INT] = "int",
-        [SK_CEL_V_UINT] = "uint",      [SK_CEL_V_DOUBLE] = "double", [SK_CEL_V_STRING] = "string",
-        [SK_CEL_V_BYTES] = "bytes",    [SK_CEL_V_LIST] = "list",     [SK_CEL_V_MAP] = "map",
-        [SK_CEL_V_TYPE] = "type",      [SK_CEL_V_ERROR] = "error",
+        [SK_CEL_V_NULL] = "null_type",
+        [SK_CEL_V_BOOL] = "bool",
+        [SK_CEL_V_INT] = "int",
+        [SK_CEL_V_UINT] = "uint",
+        [SK_CEL_V_DOUBLE] = "double",
+        [SK_CEL_V_STRING] = "string",
+        [SK_CEL_V_BYTES] = "bytes",
+        [SK_CEL_V_LIST] = "list",
+        [SK_CEL_V_MAP] = "map",
+        [SK_CEL_V_TYPE] = "type",
+        [SK_CEL_V_ERROR] = "error",
+        [SK_CEL_V_DURATION] = "google.protobuf.Duration",
+        [SK_CEL_V_TIMESTAMP] = "google.protobuf.Timestamp",
+        [SK_CEL_V_OPTIONAL] = "optional_type",
     };
     return names[v->type];
 }
@@ -285,6 +320,10 @@ int sk_cel_compare(const sk_cel_val *x, const sk_cel_val *y, int *cmp)
         c = cmp_bytes(x, y);
     else if (x->type == SK_CEL_V_BOOL)
         c = x->u.b - y->u.b;
+    else if (x->type == SK_CEL_V_DURATION || x->type == SK_CEL_V_TIMESTAMP)
+        c = x->u.time.sec != y->u.time.sec     ? (x->u.time.sec < y->u.time.sec ? -1 : 1)
+            : x->u.time.nsec != y->u.time.nsec ? (x->u.time.nsec < y->u.time.nsec ? -1 : 1)
+                                               : 0;
     else
         return -1;
     if (c == 2)
@@ -324,6 +363,13 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w)
         if (!spend(w, x->u.str.len / 64))
             return -1;
         return memcmp(x->u.str.s, y->u.str.s, x->u.str.len) == 0;
+    case SK_CEL_V_DURATION:
+    case SK_CEL_V_TIMESTAMP:
+        return x->u.time.sec == y->u.time.sec && x->u.time.nsec == y->u.time.nsec;
+    case SK_CEL_V_OPTIONAL:
+        if (!x->u.opt || !y->u.opt)
+            return x->u.opt == y->u.opt;
+        return sk_cel_equal(x->u.opt, y->u.opt, w);
     case SK_CEL_V_LIST:
         if (x->u.list.n != y->u.list.n)
             return 0;

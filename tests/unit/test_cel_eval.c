@@ -4,8 +4,9 @@
  * cel-go's words, which Kubernetes shows its users) a strict
  * function passes on, that && and || absorb errors from either side, the
  * integer edges, variables from a callback and from a JSON object, Gateway
- * API's listener rules over JSON listeners, and the step bound stopping
- * expressions that would run for hours.
+ * API's listener rules over JSON listeners, the step bound stopping
+ * expressions that would run for hours, and durations and timestamps at
+ * their range edges and in time zones (tzdata's rules past 2037 too).
  */
 #include "cel/eval.h"
 #include "cel/parse.h"
@@ -88,6 +89,89 @@ static void test_and_or_absorb_errors_from_either_side(void **state)
     expect_int("true ? 1 : 1 / 0", 1);
     expect_error("1 / 0 == 1 ? 1 : 2", "division by zero");
     expect_error("'x' ? 1 : 2", "no such overload");
+}
+
+static void test_durations_are_gos(void **state)
+{
+    (void)state;
+    expect_bool("duration('1h2m3.5s') == duration('3723500ms')", 1);
+    expect_bool("string(duration('1h2m3.5s')) == '3723.5s'", 1);
+    expect_bool("string(duration('-1ns')) == '-0.000000001s'", 1);
+    expect_bool("string(duration('1.5h')) == '5400s' && string(duration('0')) == '0s'", 1);
+    expect_int("int(duration('-1ns'))", -1);
+    expect_int("int(duration('1us') + duration('1\u00b5s'))", 2000);
+    /* cel-go's durations are Go's: int64 nanoseconds, both ends exact. */
+    expect_int("int(duration('9223372036.854775807s'))", INT64_MAX);
+    expect_int("int(duration('-9223372036.854775808s'))", INT64_MIN);
+    expect_error("duration('9223372036.854775808s')",
+                 "time: invalid duration \"9223372036.854775808s\" (duration overflow)");
+    expect_error("-duration('-9223372036.854775808s')", "duration overflow");
+    expect_error("duration('9223372036s') + duration('1s')", "duration overflow");
+    expect_error("duration('1')", "time: invalid duration \"1\"");
+    expect_error("duration('1d')", "time: invalid duration \"1d\"");
+    expect_error("duration('.s')", "time: invalid duration \".s\"");
+    /* Accessors truncate toward zero; getMilliseconds is the whole. */
+    expect_int("duration('-1.5h').getHours()", -1);
+    expect_int("duration('-1.5h').getMinutes()", -90);
+    expect_int("duration('1.5s').getMilliseconds()", 1500);
+    expect_error("duration('1s').getFullYear()", "no such overload");
+    expect_error("1 + duration('1s')", "no such overload");
+}
+
+static void test_timestamps_are_gos(void **state)
+{
+    (void)state;
+    expect_bool("timestamp('2009-02-13T23:31:30+01:00') == timestamp('2009-02-13T22:31:30Z')", 1);
+    expect_bool("string(timestamp('2009-02-13T23:31:30.120Z')) == '2009-02-13T23:31:30.12Z'", 1);
+    expect_bool("string(timestamp(-1)) == '1969-12-31T23:59:59Z'", 1);
+    expect_int("int(timestamp('1969-12-31T23:59:59.5Z'))", -1);
+    expect_error("timestamp('2009-02-29T00:00:00Z')",
+                 "parsing time \"2009-02-29T00:00:00Z\" as \"2006-01-02T15:04:05Z07:00\"");
+    expect_error("timestamp('2009-02-13 23:31:30Z')",
+                 "parsing time \"2009-02-13 23:31:30Z\" as \"2006-01-02T15:04:05Z07:00\"");
+    /* The range is 0001-01-01 .. 9999-12-31 in UTC, whatever the offset. */
+    expect_error("timestamp('0001-01-01T00:00:00+00:01')", "timestamp overflow");
+    expect_int("int(timestamp(253402300799))", 253402300799LL);
+    expect_error("timestamp(253402300800)", "timestamp overflow");
+    expect_error("timestamp('9999-12-31T23:59:59.999999999Z') + duration('1ns')",
+                 "timestamp overflow");
+    /* A difference is a duration: int64 nanoseconds at most. */
+    expect_bool("timestamp('2262-04-11T23:47:16.854775807Z') - timestamp(0) == "
+                "duration('9223372036.854775807s')",
+                1);
+    expect_error("timestamp('2262-04-11T23:47:16.854775808Z') - timestamp(0)", "duration overflow");
+    expect_error("timestamp(0) + timestamp(0)", "no such overload");
+    expect_int("timestamp(0).getDayOfWeek()", 4);
+    expect_int("timestamp('0001-01-01T00:00:00Z').getDayOfWeek()", 1);
+    expect_int("timestamp('2024-12-31T12:00:00Z').getDayOfYear()", 365);
+}
+
+static void test_time_zones(void **state)
+{
+    (void)state;
+    /* Transitions from the TZif file, then its footer's rule past 2037. */
+    expect_int("timestamp('2023-07-01T12:00:00Z').getHours('America/New_York')", 8);
+    expect_int("timestamp('2023-01-01T12:00:00Z').getHours('America/New_York')", 7);
+    expect_int("timestamp('2100-07-01T12:00:00Z').getHours('America/New_York')", 8);
+    expect_int("timestamp('2100-01-01T12:00:00Z').getHours('America/New_York')", 7);
+    /* Southern summer spans the new year. */
+    expect_int("timestamp('2100-01-01T12:00:00Z').getHours('Australia/Sydney')", 23);
+    expect_int("timestamp('2100-07-01T12:00:00Z').getHours('Australia/Sydney')", 22);
+    /* Before the first transition: local mean time, -4:56:02. */
+    expect_int("timestamp('1800-01-01T12:00:00Z').getSeconds('America/New_York')", 58);
+    /* Offsets as cel-go reads them: Atoi on each side of the ':'. */
+    expect_int("timestamp('2009-02-13T23:31:30Z').getHours('+05:30')", 5);
+    expect_int("timestamp('2009-02-13T23:31:30Z').getMinutes('-00:30')", 1);
+    expect_int("timestamp('2009-02-13T23:31:30Z').getHours('UTC')", 23);
+    expect_int("timestamp('2009-02-13T23:31:30Z').getHours('')", 23);
+    expect_error("timestamp(0).getHours('+5:x')", "strconv.Atoi: parsing \"x\": invalid syntax");
+    /* Only zoneinfo files, named as Go allows. */
+    expect_error("timestamp(0).getHours('Nowhere/Zone')", "unknown time zone Nowhere/Zone");
+    expect_error("timestamp(0).getHours('../../../etc/passwd')",
+                 "unknown time zone ../../../etc/passwd");
+    expect_error("timestamp(0).getHours('/etc/passwd')", "unknown time zone /etc/passwd");
+    expect_error("timestamp(0).getHours('America')", "unknown time zone America");
+    expect_error("timestamp(0).getHours(1)", "no such overload");
 }
 
 static void test_strict_functions_pass_the_first_error_on(void **state)
@@ -408,6 +492,9 @@ int main(void)
         cmocka_unit_test(test_and_or_absorb_errors_from_either_side),
         cmocka_unit_test(test_strict_functions_pass_the_first_error_on),
         cmocka_unit_test(test_integer_edges),
+        cmocka_unit_test(test_durations_are_gos),
+        cmocka_unit_test(test_timestamps_are_gos),
+        cmocka_unit_test(test_time_zones),
         cmocka_unit_test(test_string_conversions_are_gos),
         cmocka_unit_test(test_maps_lists_and_types),
         cmocka_unit_test(test_variables_from_a_callback_and_json),
