@@ -6,7 +6,7 @@ the value it must give, or that it must give an error.
 
 A test runs when its section, its bindings and its expected value need only
 what the evaluator has (null, bool, int, uint, double, string, bytes, list,
-map, type, duration, timestamp; no protobuf messages, enums, optionals,
+map, type, duration, timestamp, optional; no protobuf messages, enums,
 regular expressions, extensions, unknowns, containers, type checker).
 Every other test is skipped and counted under its reason, which the
 section (SECTION_SKIPS), the values or the expression (EXPR_SKIPS) gives;
@@ -109,7 +109,7 @@ SECTION_SKIPS = {
     "proto3": "protobuf messages", "enums": "protobuf messages",
     "wrappers": "protobuf messages", "dynamic": "protobuf messages",
     "type_deductions": "type checker",
-    "optionals": "optional types (later slice)", "string_ext": "extension library",
+    "string_ext": "extension library",
     "math_ext": "extension library", "encoders_ext": "extension library",
     "bindings_ext": "extension library", "block_ext": "extension library",
     "unknowns": "unknowns",
@@ -119,8 +119,6 @@ EXPR_SKIPS = [
     (re.compile(r"google\.protobuf\.(?!(Timestamp|Duration)\b)|TestAllTypes"
                 r"|NestedTestAllTypes|\bcel\.expr\b|\.proto"),
      "protobuf messages"),
-    (re.compile(r"\boptional\.|\.\?|\[\?|\{\?|\borValue\b|\bhasValue\b"),
-     "optional types (later slice)"),
     (re.compile(r"\bmatches\s*\("), "matches (RE2: later slice)"),
     (re.compile(r"\.(all|exists|existsOne|transformList|transformMap|transformMapEntry)"
                 r"\(\s*\w+\s*,\s*\w+\s*,"),

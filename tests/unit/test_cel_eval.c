@@ -6,7 +6,8 @@
  * integer edges, variables from a callback and from a JSON object, Gateway
  * API's listener rules over JSON listeners, the step bound stopping
  * expressions that would run for hours, and durations and timestamps at
- * their range edges and in time zones (tzdata's rules past 2037 too).
+ * their range edges and in time zones (tzdata's rules past 2037 too), and
+ * optionals where the conformance tests stop (laziness, unwrap, errors).
  */
 #include "cel/eval.h"
 #include "cel/parse.h"
@@ -33,7 +34,9 @@ typedef struct run {
 static run eval_with(const char *src, const sk_cel_eval_options *opt)
 {
     run r = {.a = sk_arena_new()};
-    sk_cel_ast *ast = sk_cel_parse(r.a, src, strlen(src), NULL);
+    /* Kubernetes' environment has optional types. */
+    sk_cel_parse_options popt = {.enable_optional_syntax = 1};
+    sk_cel_ast *ast = sk_cel_parse(r.a, src, strlen(src), &popt);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     assert_non_null(e);
     r.v = sk_cel_eval(r.a, e, opt, &r.steps);
@@ -172,6 +175,38 @@ static void test_time_zones(void **state)
     expect_error("timestamp(0).getHours('/etc/passwd')", "unknown time zone /etc/passwd");
     expect_error("timestamp(0).getHours('America')", "unknown time zone America");
     expect_error("timestamp(0).getHours(1)", "no such overload");
+}
+
+static void test_optionals(void **state)
+{
+    (void)state;
+    /* or and orValue evaluate their argument only for none. */
+    expect_int("optional.of(1).orValue(1 / 0)", 1);
+    expect_bool("optional.of(1).or(optional.of(1 / 0)) == optional.of(1)", 1);
+    expect_error("optional.none().orValue(1 / 0)", "division by zero");
+    expect_error("optional.none().or(1)", "no such overload");
+    expect_error("1.orValue(2)", "no such overload");
+    expect_error("optional.none().value()", "optional.none() dereference");
+    /* Optional entries must be optionals; none leaves them out. */
+    expect_error("[?1]", "cannot initialize optional entry from non-optional value");
+    expect_error("{?'a': 1}", "cannot initialize optional entry from non-optional value");
+    expect_int("size({?'a': optional.none(), 'b': 1, ?'c': optional.of(2)})", 2);
+    expect_bool("[1, ?optional.none(), ?optional.of(3)] == [1, 3]", 1);
+    expect_bool("optional.unwrap([optional.of(1), optional.none(), optional.of(3)]) == [1, 3]", 1);
+    expect_bool("[optional.none(), optional.of('x')].unwrapOpt() == ['x']", 1);
+    expect_error("optional.unwrap([1])", "no such overload");
+    /* Selection and indexing on an optional are ?-selection on its value. */
+    expect_bool("optional.of({'a': [1]}).a[1] == optional.none()", 1);
+    expect_bool("optional.of({'a': [1]}).a[0] == optional.of(1)", 1);
+    expect_error("optional.of(1).a", "type 'int' does not support field selection");
+    expect_bool("!has(optional.none().a) && has(optional.of({'a': 1}).a)", 1);
+    /* optMap's variable is local to its body; ofNonZeroValue uses Go's
+     * zero time, not the epoch. */
+    expect_int("[1].map(x, optional.of(x + 10).optMap(x, x * 2).value())[0]", 22);
+    expect_bool("optional.ofNonZeroValue(timestamp(0)).hasValue()", 1);
+    expect_bool("optional.ofNonZeroValue(timestamp('0001-01-01T00:00:00Z')).hasValue()", 0);
+    expect_bool("optional.ofNonZeroValue(duration('0s')).hasValue()", 0);
+    expect_bool("type(optional.none()) == optional_type", 1);
 }
 
 static void test_strict_functions_pass_the_first_error_on(void **state)
@@ -495,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_durations_are_gos),
         cmocka_unit_test(test_timestamps_are_gos),
         cmocka_unit_test(test_time_zones),
+        cmocka_unit_test(test_optionals),
         cmocka_unit_test(test_string_conversions_are_gos),
         cmocka_unit_test(test_maps_lists_and_types),
         cmocka_unit_test(test_variables_from_a_callback_and_json),
