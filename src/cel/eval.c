@@ -12,6 +12,7 @@
  */
 #include "cel/eval.h"
 #include "cel/optional.h"
+#include "cel/strext.h"
 #include "cel/time.h"
 
 #include <errno.h>
@@ -917,12 +918,13 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     const char *f = e->u.call.function;
     const sk_cel_expr *target = e->u.call.target;
     size_t nargs = e->u.call.nargs;
-    /* optional.of(x) parses as a method of an identifier "optional": it
-     * is the function optional.of unless a comprehension names a variable
-     * so. */
-    if (target && target->kind == SK_CEL_IDENT && strcmp(target->u.ident, "optional") == 0 &&
-        !is_local(c, "optional")) {
-        f = sk_arena_printf(c->a, "optional.%s", f);
+    /* optional.of(x) and strings.quote(s) parse as methods of an
+     * identifier: they are the qualified functions unless a comprehension
+     * names a variable so. */
+    if (target && target->kind == SK_CEL_IDENT &&
+        (strcmp(target->u.ident, "optional") == 0 || strcmp(target->u.ident, "strings") == 0) &&
+        !is_local(c, target->u.ident)) {
+        f = sk_arena_printf(c->a, "%s.%s", target->u.ident, f);
         target = NULL;
     }
     int is_and = strcmp(f, "_&&_") == 0;
@@ -963,6 +965,8 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     const sk_cel_val *r = sk_cel_time_call(c->a, f, method, v, n, &w);
     if (!r)
         r = sk_cel_optional_call(c->a, f, method, v, n, &w);
+    if (!r)
+        r = sk_cel_strext_call(c->a, f, method, v, n, &w);
     if (!settle(c, &w))
         return c->exhausted;
     if (r)

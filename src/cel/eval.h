@@ -17,9 +17,9 @@
  * contains/startsWith/endsWith, variables with dotted names (a.b.c is the
  * variable "a.b.c", else field c of "a.b", else of a's field b, as in
  * cel-go), durations and timestamps (time.h), optional values
- * (optional.h). Not yet: matches (an error saying so), protobuf messages
- * (a message literal is an error), the extension libraries, names
- * resolved through a container.
+ * (optional.h), the strings extension (strext.h). Not yet: matches (an error saying so), protobuf
+ * messages (a message literal is an error), the extension libraries, names resolved through a
+ * container.
  *
  * Bound: a step is charged for every node evaluated and every
  * comprehension iteration, and for every 64 of anything whose size is not

@@ -7,7 +7,8 @@
  * API's listener rules over JSON listeners, the step bound stopping
  * expressions that would run for hours, and durations and timestamps at
  * their range edges and in time zones (tzdata's rules past 2037 too), and
- * optionals where the conformance tests stop (laziness, unwrap, errors).
+ * optionals where the conformance tests stop (laziness, unwrap, errors),
+ * and the strings extension's edges and its work bound.
  */
 #include "cel/eval.h"
 #include "cel/parse.h"
@@ -207,6 +208,76 @@ static void test_optionals(void **state)
     expect_bool("optional.ofNonZeroValue(timestamp('0001-01-01T00:00:00Z')).hasValue()", 0);
     expect_bool("optional.ofNonZeroValue(duration('0s')).hasValue()", 0);
     expect_bool("type(optional.none()) == optional_type", 1);
+}
+
+static void expect_str(const char *src, const char *want)
+{
+    run r = eval_with(src, NULL);
+    if (r.v->type != SK_CEL_V_STRING)
+        fail_msg("%s: a %s (%s), not a string", src, sk_cel_type_name(r.v),
+                 r.v->type == SK_CEL_V_ERROR ? r.v->u.str.s : "");
+    assert_string_equal(r.v->u.str.s, want);
+    sk_arena_free(r.a);
+}
+
+static void test_strings_extension(void **state)
+{
+    (void)state;
+    /* Go's Replace and SplitN with an empty pattern: between code points. */
+    expect_str("'a\\u00e9c'.replace('', '-')", "-a-\xc3\xa9-c-");
+    expect_str("'a\\u00e9c'.replace('', '-', 2)", "-a-\xc3\xa9"
+                                                  "c");
+    expect_str("'aaa'.replace('a', 'bb', -1)", "bbbbbb");
+    expect_bool("'a\\u00e9c'.split('') == ['a', '\\u00e9', 'c']", 1);
+    expect_bool("'a,b,c'.split(',', 2) == ['a', 'b,c'] && ''.split(',') == ['']", 1);
+    expect_bool("''.split('') == []", 1);
+    /* lastIndexOf counts code points and finds overlapping matches. */
+    expect_int("'\\u00e9aaaa'.lastIndexOf('aa')", 3);
+    expect_int("'\\u00e9aaaa'.lastIndexOf('aa', 2)", 2);
+    expect_int("'\\u00e9aaaa'.indexOf('aa', 2)", 2);
+    expect_int("'ab'.lastIndexOf('abc')", -1);
+    /* cel-go v0.22 (Kubernetes 1.32) refuses an offset past the end. */
+    expect_error("''.indexOf('a')", "index out of range: 0");
+    expect_error("'abc'.indexOf('a', 3)", "index out of range: 3");
+    /* Only Go's unicode.IsSpace is trimmed; U+200B is no space. */
+    expect_str("'\\u3000 x\\u200b \\u0085'.trim()", "x\xe2\x80\x8b");
+    expect_str("strings.quote('a\\x01\\\\\"')", "\"a\x01\\\\\\\"\"");
+    expect_error("[1].join()", "join: invalid input: int");
+    expect_str("['a', 'b'].join(', ')", "a, b");
+    /* A variable named strings is not the namespace inside a macro. */
+    expect_bool("[{'quote': 1}].all(strings, strings.quote == 1)", 1);
+}
+
+static void test_strings_extension_is_bounded(void **state)
+{
+    (void)state;
+    /* A 64 KB string with every code point replaced by 64 KB would be
+     * 4 GB: the result's size is charged before it is made. */
+    char *big = malloc(1 << 16);
+    memset(big, 'x', 1 << 16);
+    json_t *vars = json_pack("{s:s#}", "big", big, (size_t)(1 << 16));
+    free(big);
+    sk_cel_eval_options opt = {.vars = vars};
+    const char *bombs[] = {"size(big.replace('', big))", "size(big.replace('x', big))",
+                           "size([big, big].join(big.replace('x', big)))",
+                           "size(big.split('')) > 0 && size(big.split('').join(big)) > 0"};
+    for (size_t i = 0; i < sizeof bombs / sizeof *bombs; i++) {
+        run r = eval_with(bombs[i], &opt);
+        if (r.v->type != SK_CEL_V_ERROR)
+            fail_msg("%s: not stopped", bombs[i]);
+        assert_string_equal(r.v->u.str.s, "evaluation step limit exceeded (1000000 steps)");
+        sk_arena_free(r.a);
+    }
+    /* Linear searches stay cheap: 100 lastIndexOf over 64 KB of 'x' for
+     * a needle that almost matches everywhere (quadratic: 4e11 compares). */
+    run r = eval_with("[1,2,3,4,5,6,7,8,9,10].all(i, [1,2,3,4,5,6,7,8,9,10].all(j, "
+                      "big.lastIndexOf(big.substring(1) + 'y') == -1))",
+                      &opt);
+    if (r.v->type != SK_CEL_V_BOOL)
+        fail_msg("lastIndexOf: %s", r.v->type == SK_CEL_V_ERROR ? r.v->u.str.s : "not a bool");
+    assert_true(r.v->u.b);
+    sk_arena_free(r.a);
+    json_decref(vars);
 }
 
 static void test_strict_functions_pass_the_first_error_on(void **state)
@@ -531,6 +602,8 @@ int main(void)
         cmocka_unit_test(test_timestamps_are_gos),
         cmocka_unit_test(test_time_zones),
         cmocka_unit_test(test_optionals),
+        cmocka_unit_test(test_strings_extension),
+        cmocka_unit_test(test_strings_extension_is_bounded),
         cmocka_unit_test(test_string_conversions_are_gos),
         cmocka_unit_test(test_maps_lists_and_types),
         cmocka_unit_test(test_variables_from_a_callback_and_json),
