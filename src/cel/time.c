@@ -77,13 +77,14 @@ static int64_t floor_div(int64_t a, int64_t b)
 
 static const sk_cel_val *duration_ns(sk_arena *a, int64_t ns)
 {
-    int64_t sec = floor_div(ns, NS);
-    return sk_cel_duration(a, sec, (int32_t)(ns - sec * NS));
+    return sk_cel_duration(a, floor_div(ns, NS), (int32_t)((ns % NS + NS) % NS));
 }
 
 static int64_t ns_of(const sk_cel_val *d)
 {
-    return d->u.time.sec * NS + d->u.time.nsec;
+    /* In 128 bits: the most negative duration's seconds times 1e9 are
+     * below INT64_MIN before its nanoseconds are added. */
+    return (int64_t)((__int128)d->u.time.sec * NS + d->u.time.nsec);
 }
 
 /* A timestamp of ns nanoseconds since the epoch, or the range error. */

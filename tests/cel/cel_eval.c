@@ -62,7 +62,7 @@ static const sk_cel_val *from_tagged(sk_arena *a, const json_t *t)
     if (strcmp(tag, "duration") == 0) {
         long long ns = strtoll(json_string_value(v), NULL, 10);
         long long sec = ns / 1000000000 - (ns % 1000000000 < 0);
-        return sk_cel_duration(a, sec, (int32_t)(ns - sec * 1000000000));
+        return sk_cel_duration(a, sec, (int32_t)((ns % 1000000000 + 1000000000) % 1000000000));
     }
     if (strcmp(tag, "timestamp") == 0)
         return sk_cel_timestamp(a, strtoll(json_string_value(v), NULL, 10),
@@ -142,7 +142,8 @@ static json_t *to_tagged(const sk_cel_val *v)
     case SK_CEL_V_TYPE:
         return json_pack("[s,s]", "type", v->u.str.s);
     case SK_CEL_V_DURATION:
-        snprintf(buf, sizeof buf, "%lld", (long long)v->u.time.sec * 1000000000 + v->u.time.nsec);
+        snprintf(buf, sizeof buf, "%lld",
+                 (long long)((__int128)v->u.time.sec * 1000000000 + v->u.time.nsec));
         return json_pack("[s,s]", "duration", buf);
     case SK_CEL_V_TIMESTAMP:
         snprintf(buf, sizeof buf, "%lld", (long long)v->u.time.sec);
