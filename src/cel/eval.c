@@ -648,65 +648,6 @@ static const sk_cel_val *size_of(ctx *c, const sk_cel_val *x)
 
 /* ---- conversions ---- */
 
-/* Go's strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double)
- * is: the shortest digits that read back as d, in %e form when the
- * exponent is below -4 or at least 21, else plain. */
-static const sk_cel_val *format_double(ctx *c, double d)
-{
-    char buf[64];
-    if (isnan(d))
-        return sk_cel_string(c->a, "NaN", 3);
-    if (isinf(d))
-        return d > 0 ? sk_cel_string(c->a, "+Inf", 4) : sk_cel_string(c->a, "-Inf", 4);
-    int prec;
-    for (prec = 1; prec < 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
-    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-    /* buf: [-]D[.DDD]e[+-]XX */
-    char digits[32];
-    size_t nd = 0;
-    const char *p = buf;
-    int neg = *p == '-';
-    if (neg)
-        p++;
-    for (; *p != 'e'; p++)
-        if (*p != '.')
-            digits[nd++] = *p;
-    int exp = atoi(p + 1);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    char out[64];
-    size_t o = 0;
-    if (neg)
-        out[o++] = '-';
-    if (exp < -4 || exp >= 21) {
-        out[o++] = digits[0];
-        if (nd > 1) {
-            out[o++] = '.';
-            memcpy(out + o, digits + 1, nd - 1);
-            o += nd - 1;
-        }
-        o += (size_t)snprintf(out + o, sizeof out - o, "e%c%02d", exp < 0 ? '-' : '+', abs(exp));
-    } else if (exp < 0) {
-        out[o++] = '0';
-        out[o++] = '.';
-        for (int k = -1; k > exp; k--)
-            out[o++] = '0';
-        memcpy(out + o, digits, nd);
-        o += nd;
-    } else {
-        for (int k = 0; k <= exp || (size_t)k < nd; k++) {
-            if (k == exp + 1)
-                out[o++] = '.';
-            out[o++] = (size_t)k < nd ? digits[k] : '0';
-        }
-    }
-    return sk_cel_string(c->a, sk_arena_strndup(c->a, out, o), o);
-}
-
 /* cel-go's words for a string that does not parse as the type. */
 static const sk_cel_val *conversion_error(ctx *c, const char *type)
 {
@@ -815,7 +756,7 @@ static const sk_cel_val *to_string(ctx *c, const sk_cel_val *x)
         n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x->u.u);
         return sk_cel_string(c->a, sk_arena_strndup(c->a, buf, (size_t)n), (size_t)n);
     case SK_CEL_V_DOUBLE:
-        return format_double(c, x->u.d);
+        return sk_cel_double_string(c->a, x->u.d);
     case SK_CEL_V_BOOL:
         return x->u.b ? sk_cel_string(c->a, "true", 4) : sk_cel_string(c->a, "false", 5);
     case SK_CEL_V_BYTES:

@@ -10,7 +10,9 @@
  * so it is linear too rather than a backwards scan of every position.
  */
 #include "cel/strext.h"
+#include "cel/time.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -328,6 +330,305 @@ static const sk_cel_val *quote(sk_arena *a, const sk_cel_val *s, sk_cel_work *w)
     return sk_cel_string(a, out, o);
 }
 
+/* ---- format ---- */
+
+/* The text format builds: grown in the arena, every byte charged to w
+ * before it is written (a list holding one big string many times formats
+ * to far more than its size). */
+typedef struct text {
+    sk_arena *a;
+    sk_cel_work *w;
+    char *p;
+    size_t len, cap;
+    const char *err; /* the first error; nothing more is written */
+} text;
+
+static void put(text *t, const char *s, size_t n)
+{
+    if (t->err)
+        return;
+    if (!spend(t->w, n)) {
+        t->err = "evaluation step limit exceeded";
+        return;
+    }
+    if (t->len + n + 1 > t->cap) {
+        size_t cap = 2 * t->cap > t->len + n + 1 ? 2 * t->cap : t->len + n + 1 + 64;
+        char *p = sk_arena_alloc(t->a, cap);
+        if (t->len)
+            memcpy(p, t->p, t->len);
+        t->p = p;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = 0;
+}
+
+static void puts_(text *t, const char *s)
+{
+    put(t, s, strlen(s));
+}
+
+static void fail(text *t, const char *err)
+{
+    if (!t->err)
+        t->err = err;
+}
+
+/* NaN and the infinities as the clauses spell them, or NULL. */
+static const char *special_double(double d)
+{
+    return isnan(d) ? "NaN" : isinf(d) ? (d > 0 ? "Infinity" : "-Infinity") : NULL;
+}
+
+static void put_int(text *t, const char *fmt, const sk_cel_val *v)
+{
+    char buf[80];
+    if (v->type == SK_CEL_V_INT)
+        snprintf(buf, sizeof buf, fmt, (long long)v->u.i);
+    else
+        snprintf(buf, sizeof buf, fmt, (unsigned long long)v->u.u);
+    puts_(t, buf);
+}
+
+/* Go's %b of an integer: binary digits, a '-' for a negative int. */
+static void put_binary(text *t, const sk_cel_val *v)
+{
+    char buf[72], *p = buf + sizeof buf;
+    uint64_t u =
+        v->type == SK_CEL_V_INT ? (v->u.i < 0 ? 0 - (uint64_t)v->u.i : (uint64_t)v->u.i) : v->u.u;
+    *--p = 0;
+    do
+        *--p = (char)('0' + (u & 1));
+    while (u >>= 1);
+    if (v->type == SK_CEL_V_INT && v->u.i < 0)
+        *--p = '-';
+    puts_(t, p);
+}
+
+static void put_signed(text *t, const char *fmt, const sk_cel_val *v)
+{
+    /* Go prints a negative int in %o and %x as '-' and the magnitude. */
+    if (v->type == SK_CEL_V_INT && v->u.i < 0) {
+        sk_cel_val m = {.type = SK_CEL_V_UINT, .u.u = 0 - (uint64_t)v->u.i};
+        puts_(t, "-");
+        put_int(t, fmt, &m);
+        return;
+    }
+    put_int(t, fmt, v);
+}
+
+static void format_string(text *t, const sk_cel_val *v, int depth);
+
+/* %s of a map: entries "k: v" sorted by the key's text. */
+static void format_map(text *t, const sk_cel_val *m, int depth)
+{
+    size_t n = m->u.map.n;
+    text *keys = sk_arena_alloc(t->a, (n ? n : 1) * sizeof *keys);
+    for (size_t i = 0; i < n; i++) {
+        keys[i] = (text){.a = t->a, .w = t->w};
+        format_string(&keys[i], m->u.map.keys[i], depth + 1);
+        if (keys[i].err)
+            fail(t, keys[i].err);
+    }
+    if (!spend(t->w, n * n))
+        fail(t, "evaluation step limit exceeded");
+    size_t *order = sk_arena_alloc(t->a, (n ? n : 1) * sizeof *order);
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    /* Insertion sort: maps here are small, and n * n was charged. */
+    for (size_t i = 1; i < n && !t->err; i++)
+        for (size_t k = i; k > 0; k--) {
+            text *x = &keys[order[k - 1]], *y = &keys[order[k]];
+            size_t l = x->len < y->len ? x->len : y->len;
+            int c = memcmp(x->p ? x->p : "", y->p ? y->p : "", l);
+            if (c < 0 || (c == 0 && x->len <= y->len))
+                break;
+            size_t tmp = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = tmp;
+        }
+    puts_(t, "{");
+    for (size_t i = 0; i < n && !t->err; i++) {
+        if (i)
+            puts_(t, ", ");
+        put(t, keys[order[i]].p ? keys[order[i]].p : "", keys[order[i]].len);
+        puts_(t, ": ");
+        format_string(t, m->u.map.vals[order[i]], depth + 1);
+    }
+    puts_(t, "}");
+}
+
+/* %s: a value's text, lists and maps element by element. depth bounds
+ * the recursion as the values' nesting (made by the parser's bounded
+ * literals or from JSON) already is. */
+static void format_string(text *t, const sk_cel_val *v, int depth)
+{
+    char buf[401];
+    const char *sp;
+    if (depth > 100) {
+        fail(t, "error during formatting: nesting too deep");
+        return;
+    }
+    switch (v->type) {
+    case SK_CEL_V_NULL:
+        puts_(t, "null");
+        break;
+    case SK_CEL_V_BOOL:
+        puts_(t, v->u.b ? "true" : "false");
+        break;
+    case SK_CEL_V_INT:
+    case SK_CEL_V_UINT:
+        put_int(t, v->type == SK_CEL_V_INT ? "%lld" : "%llu", v);
+        break;
+    case SK_CEL_V_DOUBLE:
+        if ((sp = special_double(v->u.d)))
+            puts_(t, sp);
+        else
+            put(t, buf, sk_cel_double_text(v->u.d, 'g', buf));
+        break;
+    case SK_CEL_V_STRING:
+    case SK_CEL_V_BYTES:
+    case SK_CEL_V_TYPE:
+        put(t, v->u.str.s, v->u.str.len);
+        break;
+    case SK_CEL_V_DURATION:
+    case SK_CEL_V_TIMESTAMP: {
+        const sk_cel_val *x = sk_cel_time_string(t->a, v);
+        put(t, x->u.str.s, x->u.str.len);
+        break;
+    }
+    case SK_CEL_V_LIST:
+        puts_(t, "[");
+        for (size_t i = 0; i < v->u.list.n && !t->err; i++) {
+            if (i)
+                puts_(t, ", ");
+            format_string(t, v->u.list.items[i], depth + 1);
+        }
+        puts_(t, "]");
+        break;
+    case SK_CEL_V_MAP:
+        format_map(t, v, depth);
+        break;
+    default:
+        fail(t, "error during formatting: string clause can only be used on strings, bools, bytes, "
+                "ints, doubles, maps, lists, types, durations, and timestamps");
+        break;
+    }
+}
+
+/* One clause (the letter c, the precision prec or -1) of argument v. */
+static void format_clause(text *t, char c, int prec, const sk_cel_val *v)
+{
+    char buf[512];
+    const char *sp = v->type == SK_CEL_V_DOUBLE ? special_double(v->u.d) : NULL;
+    int integer = v->type == SK_CEL_V_INT || v->type == SK_CEL_V_UINT;
+    switch (c) {
+    case 's':
+        format_string(t, v, 0);
+        break;
+    case 'd':
+        if (sp)
+            puts_(t, sp);
+        else if (integer)
+            put_int(t, v->type == SK_CEL_V_INT ? "%lld" : "%llu", v);
+        else
+            fail(t, "error during formatting: decimal clause can only be used on integers");
+        break;
+    case 'f':
+    case 'e':
+        if (v->type != SK_CEL_V_DOUBLE) {
+            fail(t, c == 'f' ? "error during formatting: fixed-point clause can only be used on "
+                               "doubles"
+                             : "error during formatting: scientific clause can only be used on "
+                               "doubles");
+        } else if (sp) {
+            puts_(t, sp);
+        } else {
+            /* %f of 1e308 is 309 digits and its precision: within buf
+             * for precisions up to 100, which the parse allows. */
+            snprintf(buf, sizeof buf, c == 'f' ? "%.*f" : "%.*e", prec < 0 ? 6 : prec, v->u.d);
+            puts_(t, buf);
+        }
+        break;
+    case 'b':
+        if (integer)
+            put_binary(t, v);
+        else if (v->type == SK_CEL_V_BOOL)
+            puts_(t, v->u.b ? "1" : "0");
+        else
+            fail(t, "error during formatting: only integers and bools can be formatted as binary");
+        break;
+    case 'o':
+        if (integer)
+            put_signed(t, "%llo", v);
+        else
+            fail(t, "error during formatting: octal clause can only be used on integers");
+        break;
+    default: /* x, X */
+        if (integer) {
+            put_signed(t, c == 'x' ? "%llx" : "%llX", v);
+        } else if (v->type == SK_CEL_V_STRING || v->type == SK_CEL_V_BYTES) {
+            static const char lower[] = "0123456789abcdef", upper[] = "0123456789ABCDEF";
+            const char *digits = c == 'x' ? lower : upper;
+            for (size_t i = 0; i < v->u.str.len && !t->err; i++) {
+                unsigned char b = (unsigned char)v->u.str.s[i];
+                char pair[2] = {digits[b >> 4], digits[b & 15]};
+                put(t, pair, 2);
+            }
+        } else {
+            fail(t, "error during formatting: only integers, byte buffers, and strings can be "
+                    "formatted as hex");
+        }
+        break;
+    }
+}
+
+/* s.format(args): %% and the clauses %s %d %f %e %b %o %x %X, %f and %e
+ * with an optional .precision, each taking the next argument. */
+static const sk_cel_val *format(sk_arena *a, const sk_cel_val *s, const sk_cel_val *args,
+                                sk_cel_work *w)
+{
+    text t = {.a = a, .w = w};
+    const char *p = s->u.str.s, *end = p + s->u.str.len;
+    size_t next = 0;
+    put(&t, "", 0);
+    while (p < end && !t.err) {
+        const char *pct = memchr(p, '%', (size_t)(end - p));
+        if (!pct) {
+            put(&t, p, (size_t)(end - p));
+            break;
+        }
+        put(&t, p, (size_t)(pct - p));
+        p = pct + 1;
+        if (p < end && *p == '%') {
+            put(&t, "%", 1);
+            p++;
+            continue;
+        }
+        int prec = -1;
+        if (p < end && *p == '.') {
+            prec = 0;
+            for (p++; p < end && *p >= '0' && *p <= '9'; p++)
+                if ((prec = prec * 10 + (*p - '0')) > 100)
+                    return sk_cel_error(a, "could not parse formatting clause: precision too "
+                                           "large");
+        }
+        if (p == end || !strchr("sdfebxXo", *p) || !*p || (prec >= 0 && *p != 'f' && *p != 'e'))
+            return sk_cel_error(a,
+                                "could not parse formatting clause: unrecognized formatting "
+                                "clause \"%c\"",
+                                p < end ? *p : '%');
+        if (next >= args->u.list.n)
+            return sk_cel_error(a, "index %zu out of range", next);
+        format_clause(&t, *p++, prec, args->u.list.items[next++]);
+    }
+    if (t.err)
+        return strcmp(t.err, "evaluation step limit exceeded") == 0 ? over_budget(a)
+                                                                    : sk_cel_error(a, "%s", t.err);
+    return sk_cel_string(a, t.p, t.len);
+}
+
 const sk_cel_val *sk_cel_strext_call(sk_arena *a, const char *f, int method,
                                      const sk_cel_val *const *v, size_t n, sk_cel_work *w)
 {
@@ -335,6 +636,11 @@ const sk_cel_val *sk_cel_strext_call(sk_arena *a, const char *f, int method,
         if (strcmp(f, "strings.quote") != 0)
             return NULL;
         return n == 1 && is_str(v[0]) ? quote(a, v[0], w) : no_overload(a);
+    }
+    if (strcmp(f, "format") == 0) {
+        if (n != 2 || !is_str(v[0]) || v[1]->type != SK_CEL_V_LIST)
+            return no_overload(a);
+        return format(a, v[0], v[1], w);
     }
     static const char *const names[] = {"charAt",     "indexOf", "lastIndexOf", "lowerAscii",
                                         "upperAscii", "replace", "split",       "substring",

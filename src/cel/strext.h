@@ -2,9 +2,14 @@
  * strext.h - cel-go's strings extension as Kubernetes 1.32 enables it
  * (ext.Strings(ext.StringsVersion(2)), cel-go v0.22): charAt, indexOf,
  * lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim,
- * join and strings.quote. Indices are in code points, as cel-go's are.
- * Not here: format (version 1; a later slice) and reverse (version 3,
- * which 1.32 does not enable).
+ * join, strings.quote and format. Indices are in code points, as cel-go's
+ * are. Not here: reverse (version 3, which 1.32 does not enable).
+ *
+ * format follows cel-spec's conformance tests (%s of a list or map writes
+ * its elements' %s text, "[abc, 3.14]"; NaN and the infinities are "NaN",
+ * "Infinity", "-Infinity"); cel-go releases before its formatting rewrite
+ * quote strings and print doubles with six decimals inside lists, so a
+ * message built from a list may read differently from kube's there.
  */
 #ifndef SK_CEL_STREXT_H
 #define SK_CEL_STREXT_H

@@ -267,43 +267,10 @@ static const sk_cel_val *format_duration(sk_arena *a, const sk_cel_val *dur)
 {
     int64_t ns = ns_of(dur);
     double secs = (double)(ns / NS) + (double)(ns % NS) / 1e9;
-    char e[40], out[400];
-    int prec;
-    for (prec = 1; prec < 17; prec++) {
-        snprintf(e, sizeof e, "%.*e", prec - 1, secs);
-        if (strtod(e, NULL) == secs)
-            break;
-    }
-    snprintf(e, sizeof e, "%.*e", prec - 1, secs);
-    char dig[24];
-    int nd = 0, o = 0;
-    const char *p = e;
-    if (*p == '-')
-        out[o++] = *p++;
-    for (; *p != 'e'; p++)
-        if (*p != '.')
-            dig[nd++] = *p;
-    int exp = atoi(p + 1);
-    while (nd > 1 && dig[nd - 1] == '0')
-        nd--;
-    if (secs == 0) {
-        out[o++] = '0';
-    } else if (exp < 0) {
-        out[o++] = '0';
-        out[o++] = '.';
-        for (int k = -1; k > exp; k--)
-            out[o++] = '0';
-        memcpy(out + o, dig, (size_t)nd);
-        o += nd;
-    } else {
-        for (int k = 0; k <= exp || k < nd; k++) {
-            if (k == exp + 1)
-                out[o++] = '.';
-            out[o++] = k < nd ? dig[k] : '0';
-        }
-    }
+    char out[401];
+    size_t o = sk_cel_double_text(secs, 'f', out);
     out[o++] = 's';
-    return sk_cel_string(a, sk_arena_strndup(a, out, (size_t)o), (size_t)o);
+    return sk_cel_string(a, sk_arena_strndup(a, out, o), o);
 }
 
 /* ---- time zones ---- */
@@ -700,6 +667,11 @@ static const sk_cel_val *duration_field(sk_arena *a, int k, const sk_cel_val *du
     return sk_cel_int(a, (int64_t)v);
 }
 
+const sk_cel_val *sk_cel_time_string(sk_arena *a, const sk_cel_val *d)
+{
+    return d->type == SK_CEL_V_DURATION ? format_duration(a, d) : format_timestamp(a, d);
+}
+
 /* ---- dispatch ---- */
 
 static int is_time(const sk_cel_val *v)
@@ -749,7 +721,7 @@ const sk_cel_val *sk_cel_time_call(sk_arena *a, const char *f, int method,
         if (!is_time(x))
             return NULL;
         if (strcmp(f, "string") == 0)
-            return x->type == SK_CEL_V_DURATION ? format_duration(a, x) : format_timestamp(a, x);
+            return sk_cel_time_string(a, x);
         if (strcmp(f, "int") == 0)
             return sk_cel_int(a, x->type == SK_CEL_V_DURATION ? ns_of(x) : x->u.time.sec);
         if (strcmp(f, "-_") == 0) {

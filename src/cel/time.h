@@ -35,4 +35,8 @@
 const sk_cel_val *sk_cel_time_call(sk_arena *a, const char *f, int method,
                                    const sk_cel_val *const *v, size_t n, sk_cel_work *w);
 
+/* string(d) of a duration or timestamp d ("3723.5s",
+ * "2009-02-13T23:31:30Z"), new in a. */
+const sk_cel_val *sk_cel_time_string(sk_arena *a, const sk_cel_val *d);
+
 #endif

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const sk_cel_val null_value = {.type = SK_CEL_V_NULL};
@@ -406,4 +407,73 @@ long sk_cel_map_find(const sk_cel_val *m, const sk_cel_val *key, sk_cel_work *w)
             return (long)i;
     }
     return -1;
+}
+
+/* The shortest decimal digits that read back as d (finite), as Go's
+ * strconv finds them: at most 17, no dot, sign or trailing zeros ("0" for
+ * zero); their count, and *exp the power of ten of the first. */
+static int shortest_digits(double d, char digits[18], int *exp)
+{
+    char buf[40];
+    int prec;
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+    /* buf: [-]D[.DDD]e[+-]XX */
+    int nd = 0;
+    const char *p = buf + (buf[0] == '-');
+    for (; *p != 'e'; p++)
+        if (*p != '.')
+            digits[nd++] = *p;
+    *exp = atoi(p + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    return nd;
+}
+
+size_t sk_cel_double_text(double d, char fmt, char out[400])
+{
+    char digits[18];
+    int exp, nd = shortest_digits(d, digits, &exp);
+    size_t o = 0;
+    if (signbit(d))
+        out[o++] = '-';
+    if (fmt == 'g' && (exp < -4 || exp >= 21)) {
+        out[o++] = digits[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            memcpy(out + o, digits + 1, (size_t)nd - 1);
+            o += (size_t)nd - 1;
+        }
+        o += (size_t)snprintf(out + o, 400 - o, "e%c%02d", exp < 0 ? '-' : '+', abs(exp));
+    } else if (exp < 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int k = -1; k > exp; k--)
+            out[o++] = '0';
+        memcpy(out + o, digits, (size_t)nd);
+        o += (size_t)nd;
+    } else {
+        for (int k = 0; k <= exp || k < nd; k++) {
+            if (k == exp + 1)
+                out[o++] = '.';
+            out[o++] = k < nd ? digits[k] : '0';
+        }
+    }
+    out[o] = 0;
+    return o;
+}
+
+const sk_cel_val *sk_cel_double_string(sk_arena *a, double d)
+{
+    if (isnan(d))
+        return sk_cel_string(a, "NaN", 3);
+    if (isinf(d))
+        return d > 0 ? sk_cel_string(a, "+Inf", 4) : sk_cel_string(a, "-Inf", 4);
+    char out[400];
+    size_t n = sk_cel_double_text(d, 'g', out);
+    return sk_cel_string(a, sk_arena_strndup(a, out, n), n);
 }

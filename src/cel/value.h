@@ -116,6 +116,15 @@ sk_cel_val *sk_cel_optional(sk_arena *a, const sk_cel_val *v);
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name);
 sk_cel_val *sk_cel_error(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The finite double d in the shortest decimal that reads back as it, as
+ * Go's strconv.FormatFloat(d, fmt, -1, 64) writes it: fmt 'g' (exponent
+ * form below 1e-4 and from 1e21: "1e+21", "1.5") or 'f' (always plain:
+ * "0.000000001"). Writes out (NUL-terminated; 400 bytes hold any double
+ * in 'f') and returns the length. */
+size_t sk_cel_double_text(double d, char fmt, char out[400]);
+/* string(d) as cel-go has it: 'g' above, and "NaN", "+Inf", "-Inf". */
+const sk_cel_val *sk_cel_double_string(sk_arena *a, double d);
+
 /* A JSON value (borrowed; must outlive a) as CEL sees a Kubernetes object:
  * objects are maps with string keys, arrays lists, integers int, reals
  * double. Converted whole, so the result borrows only j's strings. */

@@ -244,6 +244,22 @@ static void test_strings_extension(void **state)
     expect_str("strings.quote('a\\x01\\\\\"')", "\"a\x01\\\\\\\"\"");
     expect_error("[1].join()", "join: invalid input: int");
     expect_str("['a', 'b'].join(', ')", "a, b");
+    /* format: Go's signed %x %o %b, NaN and infinities spelled out, maps
+     * sorted by their keys' text, a precision bounded. */
+    expect_str("'%x %o %b %X'.format([-30, -8, -5, 255u])", "-1e -10 -101 FF");
+    expect_str("'%.2f|%e|%d|%s'.format([double('-Infinity'), double('NaN'), double('Infinity'), "
+               "[1.0, -0.0, 1e21]])",
+               "-Infinity|NaN|Infinity|[1, -0, 1e+21]");
+    expect_str("'%s'.format([{'b': [true], 'a': {2: null}, 10: b'x'}])",
+               "{10: x, a: {2: null}, b: [true]}");
+    expect_error("'%.101f'.format([1.0])",
+                 "could not parse formatting clause: precision too large");
+    expect_error("'%s %s'.format([1])", "index 1 out of range");
+    expect_error("'%.2d'.format([1])",
+                 "could not parse formatting clause: unrecognized formatting clause \"d\"");
+    expect_error("'%s'.format([optional.none()])",
+                 "error during formatting: string clause can only be used on strings, bools, "
+                 "bytes, ints, doubles, maps, lists, types, durations, and timestamps");
     /* A variable named strings is not the namespace inside a macro. */
     expect_bool("[{'quote': 1}].all(strings, strings.quote == 1)", 1);
 }
@@ -260,7 +276,8 @@ static void test_strings_extension_is_bounded(void **state)
     sk_cel_eval_options opt = {.vars = vars};
     const char *bombs[] = {"size(big.replace('', big))", "size(big.replace('x', big))",
                            "size([big, big].join(big.replace('x', big)))",
-                           "size(big.split('')) > 0 && size(big.split('').join(big)) > 0"};
+                           "size(big.split('')) > 0 && size(big.split('').join(big)) > 0",
+                           "size('%s'.format([big.split('').map(c, big)]))"};
     for (size_t i = 0; i < sizeof bombs / sizeof *bombs; i++) {
         run r = eval_with(bombs[i], &opt);
         if (r.v->type != SK_CEL_V_ERROR)
