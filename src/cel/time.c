@@ -87,13 +87,16 @@ static int64_t ns_of(const sk_cel_val *d)
     return (int64_t)((__int128)d->u.time.sec * NS + d->u.time.nsec);
 }
 
-/* A timestamp of ns nanoseconds since the epoch, or the range error. */
-static const sk_cel_val *timestamp_ns(sk_arena *a, __int128 ns)
+/* A timestamp of ns nanoseconds since the epoch shown at UTC offset off
+ * (seconds east), or the range error. */
+static const sk_cel_val *timestamp_ns(sk_arena *a, __int128 ns, int32_t off)
 {
     __int128 sec = ns / NS - (ns % NS < 0);
     if (sec < MIN_UNIX || sec > MAX_UNIX)
         return sk_cel_error(a, "timestamp overflow");
-    return sk_cel_timestamp(a, (int64_t)sec, (int32_t)(ns - sec * NS));
+    sk_cel_val *t = sk_cel_timestamp(a, (int64_t)sec, (int32_t)(ns - sec * NS));
+    t->u.time.off = off;
+    return t;
 }
 
 static __int128 ts_ns(const sk_cel_val *t)
@@ -235,17 +238,20 @@ static const sk_cel_val *parse_timestamp(sk_arena *a, const char *s, size_t len)
     int64_t when = days_from_civil(y, mo, d) * DAY + h * 3600 + mi * 60 + sec - off;
     if (when < MIN_UNIX || when > MAX_UNIX)
         return sk_cel_error(a, "timestamp overflow");
-    return sk_cel_timestamp(a, when, (int32_t)nsec);
+    sk_cel_val *t = sk_cel_timestamp(a, when, (int32_t)nsec);
+    t->u.time.off = off;
+    return t;
 bad:
     return sk_cel_error(a, "parsing time \"%.*s\" as \"2006-01-02T15:04:05Z07:00\"", (int)len, s);
 }
 
 /* ---- formatting ---- */
 
-/* Go's time.Format(time.RFC3339Nano) in UTC. */
+/* Go's time.Format(time.RFC3339Nano) at the timestamp's offset. */
 static const sk_cel_val *format_timestamp(sk_arena *a, const sk_cel_val *t)
 {
-    int64_t days = floor_div(t->u.time.sec, DAY), y, rem = t->u.time.sec - days * DAY;
+    int off = t->u.time.off;
+    int64_t local = t->u.time.sec + off, days = floor_div(local, DAY), y, rem = local - days * DAY;
     int m, d;
     civil_from_days(days, &y, &m, &d);
     char buf[48];
@@ -256,7 +262,11 @@ static const sk_cel_val *format_timestamp(sk_arena *a, const sk_cel_val *t)
         while (buf[n - 1] == '0')
             n--;
     }
-    buf[n++] = 'Z';
+    if (off == 0)
+        buf[n++] = 'Z';
+    else
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%c%02d:%02d", off < 0 ? '-' : '+',
+                      abs(off) / 3600, abs(off) / 60 % 60);
     return sk_cel_string(a, sk_arena_strndup(a, buf, (size_t)n), (size_t)n);
 }
 
@@ -690,9 +700,10 @@ static const sk_cel_val *arith(sk_arena *a, char op, const sk_cel_val *x, const 
         return duration_ns(a, r);
     }
     if (tx == SK_CEL_V_TIMESTAMP && ty == SK_CEL_V_DURATION)
-        return timestamp_ns(a, op == '+' ? ts_ns(x) + ns_of(y) : ts_ns(x) - ns_of(y));
+        return timestamp_ns(a, op == '+' ? ts_ns(x) + ns_of(y) : ts_ns(x) - ns_of(y),
+                            x->u.time.off);
     if (op == '+' && tx == SK_CEL_V_DURATION && ty == SK_CEL_V_TIMESTAMP)
-        return timestamp_ns(a, ts_ns(y) + ns_of(x));
+        return timestamp_ns(a, ts_ns(y) + ns_of(x), y->u.time.off);
     if (op == '-' && tx == SK_CEL_V_TIMESTAMP && ty == SK_CEL_V_TIMESTAMP) {
         __int128 r = ts_ns(x) - ts_ns(y);
         if (r > INT64_MAX || r < INT64_MIN)
@@ -715,7 +726,7 @@ const sk_cel_val *sk_cel_time_call(sk_arena *a, const char *f, int method,
         if (to_ts && x->type == SK_CEL_V_STRING)
             return parse_timestamp(a, x->u.str.s, x->u.str.len);
         if (to_ts && x->type == SK_CEL_V_INT)
-            return timestamp_ns(a, (__int128)x->u.i * NS);
+            return timestamp_ns(a, (__int128)x->u.i * NS, 0);
         if (to_dur || to_ts)
             return sk_cel_error(a, "no such overload");
         if (!is_time(x))

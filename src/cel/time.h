@@ -4,7 +4,11 @@
  * (Go's time.ParseDuration and RFC 3339), timestamp(int), int() and
  * string() of either, +, - and unary - over them, and the accessors
  * getFullYear ... getMilliseconds, on a timestamp with an optional time
- * zone ("UTC", an IANA name, "+hh:mm") and on a duration.
+ * zone ("UTC", an IANA name, "+hh:mm"; without one UTC, as Kubernetes'
+ * environment sets cel.DefaultUTCTimeZone) and on a duration. A timestamp
+ * keeps the offset it was written with for its text, as Go's time.Time
+ * keeps its location: string(timestamp('2009-02-13T23:31:30+01:00')) is
+ * that string, and so is the timestamp plus a duration.
  *
  * Ranges are cel-go's: a timestamp is within 0001-01-01T00:00:00Z ..
  * 9999-12-31T23:59:59.999999999Z (protobuf's); a duration is a Go

@@ -46,7 +46,11 @@ typedef enum sk_cel_vtype {
     SK_CEL_V_ERROR, /* its message in str */
     /* time.sec and time.nsec: seconds (since the Unix epoch for a
      * timestamp) and nanoseconds in [0, 1e9), floored (-1ns is -1 s and
-     * 999999999 ns), so each value has one spelling; ranges in time.h */
+     * 999999999 ns), so each value has one spelling; ranges in time.h.
+     * A timestamp's time.off is the UTC offset it was written with
+     * (seconds east), which only its text shows: cel-go keeps Go's
+     * time.Time location, so string() of '...+01:00' ends in +01:00;
+     * equality and order are of the instant. */
     SK_CEL_V_DURATION,
     SK_CEL_V_TIMESTAMP,
     SK_CEL_V_OPTIONAL, /* opt: the value, or NULL for optional.none() */
@@ -79,6 +83,7 @@ struct sk_cel_val {
         struct {
             int64_t sec;
             int32_t nsec;
+            int32_t off;
         } time;
         const sk_cel_val *opt;
     } u;
@@ -107,7 +112,8 @@ sk_cel_val *sk_cel_map(sk_arena *a, const sk_cel_val *const *keys, const sk_cel_
  * is set to the items copied, for the caller's cost count. */
 sk_cel_val *sk_cel_list_concat(sk_arena *a, const sk_cel_val *x, const sk_cel_val *y,
                                size_t *copied);
-/* sec, nsec: normalized as above; the range is the caller's to check. */
+/* sec, nsec: normalized as above; the range is the caller's to check; a
+ * timestamp's offset is 0 (UTC). */
 sk_cel_val *sk_cel_duration(sk_arena *a, int64_t sec, int32_t nsec);
 sk_cel_val *sk_cel_timestamp(sk_arena *a, int64_t sec, int32_t nsec);
 /* v: a non-error value, or NULL for optional.none(). */
