@@ -11,6 +11,7 @@
  */
 #include "cel/strext.h"
 #include "cel/time.h"
+#include "core/utf8.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -63,13 +64,12 @@ static size_t byte_at(const char *s, size_t len, size_t k)
     return i;
 }
 
-/* The length of the UTF-8 sequence starting at s[i] (1 for a stray byte). */
+/* The length of the character at s[i] (an invalid byte is one, as in
+ * Go's []rune). */
 static size_t rune_len(const char *s, size_t len, size_t i)
 {
-    size_t k = i + 1;
-    while (k < len && ((unsigned char)s[k] & 0xC0) == 0x80)
-        k++;
-    return k - i;
+    uint32_t cp;
+    return sk_utf8_decode(s + i, len - i, &cp);
 }
 
 static const sk_cel_val *string_of(sk_arena *a, const char *s, size_t len)
@@ -242,22 +242,14 @@ static const sk_cel_val *substring(sk_arena *a, const sk_cel_val *s, int64_t sta
     return string_of(a, s->u.str.s + b, e - b);
 }
 
-/* Go's unicode.IsSpace, which strings.TrimSpace trims: the code point at
- * s[i] and its length, or 0. */
+/* Go's unicode.IsSpace, which strings.TrimSpace trims: the length of the
+ * character at s[i] if it is one, else 0. */
 static size_t space_at(const unsigned char *s, size_t len, size_t i)
 {
-    static const uint32_t spaces[] = {0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000};
-    unsigned char c = s[i];
-    if (c == ' ' || (c >= '\t' && c <= '\r'))
-        return 1;
-    size_t n = rune_len((const char *)s, len, i);
+    static const uint32_t spaces[] = {'\t', '\n',   '\v',   '\f',   '\r',   ' ',    0x85,
+                                      0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000};
     uint32_t cp;
-    if (n == 2 && (c & 0xE0) == 0xC0)
-        cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
-    else if (n == 3 && (c & 0xF0) == 0xE0)
-        cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-    else
-        return 0;
+    size_t n = sk_utf8_decode((const char *)s + i, len - i, &cp);
     if (cp >= 0x2000 && cp <= 0x200A)
         return n;
     for (size_t k = 0; k < sizeof spaces / sizeof *spaces; k++)
