@@ -84,13 +84,13 @@ static const sk_cel_expr *opt_map(sk_arena *a, kind k, const sk_cel_expr *target
 }
 
 int sk_cel_macro_expand(sk_arena *a, const char *function, const sk_cel_expr *target,
-                        const sk_cel_expr *const *args, size_t nargs, int optional_types, int line,
+                        const sk_cel_expr *const *args, size_t nargs, int optional, int line,
                         int col, sk_cel_macro_result *res)
 {
     size_t m = 0;
     for (; m < sizeof macros / sizeof macros[0]; m++)
         if (strcmp(macros[m].function, function) == 0 && macros[m].nargs == nargs &&
-            macros[m].receiver == (target != NULL) && (optional_types || macros[m].kind < OPT_MAP))
+            macros[m].receiver == (target != NULL) && (optional || macros[m].kind < OPT_MAP))
             break;
     if (m == sizeof macros / sizeof macros[0])
         return 0;

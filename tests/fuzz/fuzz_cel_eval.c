@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           " \"tags\": [\"x\", \"y\", \"x\"], \"none\": null}}}",
                           0, NULL);
     sk_arena *a = sk_arena_new();
-    sk_cel_parse_options popt = {.enable_optional_syntax = 1};
+    sk_cel_parse_options popt = {.enable_optional_syntax = 1, .enable_optional_macros = 1};
     sk_cel_ast *ast = sk_cel_parse(a, (const char *)data, size, &popt);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     if (e) {

@@ -36,7 +36,7 @@ static run eval_with(const char *src, const sk_cel_eval_options *opt)
 {
     run r = {.a = sk_arena_new()};
     /* Kubernetes' environment has optional types. */
-    sk_cel_parse_options popt = {.enable_optional_syntax = 1};
+    sk_cel_parse_options popt = {.enable_optional_syntax = 1, .enable_optional_macros = 1};
     sk_cel_ast *ast = sk_cel_parse(r.a, src, strlen(src), &popt);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     assert_non_null(e);
