@@ -26,7 +26,9 @@
  * fixed: the bytes of each string or bytes argument of a function, the
  * items a list concatenation copies, the values and bytes an equality,
  * `in` or map lookup compares (sk_cel_work), the entries of the variable
- * cache scanned. Past max_steps evaluation stops and the result is the
+ * cache scanned, the bytes of a zoneinfo file read (time.h), the items
+ * optional.unwrap reads and the bytes and items the strings extension
+ * makes (strext.h: charged before they are made). Past max_steps evaluation stops and the result is the
  * error "evaluation step limit exceeded (N steps)", which nothing absorbs.
  * With the parser's depth limit this bounds time, stack and memory for any
  * expression and input, but for converting the JSON object's variables,
