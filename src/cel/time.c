@@ -577,13 +577,17 @@ static const sk_cel_val *zone_offset(sk_arena *a, const sk_cel_val *tz, int64_t 
         return sk_cel_error(a, "unknown time zone %.*s", (int)(len > 255 ? 255 : len), s);
     char path[300];
     snprintf(path, sizeof path, "/usr/share/zoneinfo/%s", s);
+    /* The file's bytes live only for this call (on the heap, not in the
+     * arena): a loop over a zoned accessor keeps no copy of them. */
     FILE *f = fopen(path, "rb");
-    unsigned char *buf = f ? sk_arena_alloc(a, MAX_TZIF) : NULL;
+    unsigned char *buf = f ? malloc(MAX_TZIF) : NULL;
     size_t n = buf ? fread(buf, 1, MAX_TZIF, f) : 0;
     if (f)
         fclose(f);
     w->done += n;
-    if (!n || n == MAX_TZIF || !tzif_offset(buf, n, t, off))
+    int ok = n > 0 && n < MAX_TZIF && tzif_offset(buf, n, t, off);
+    free(buf);
+    if (!ok)
         return sk_cel_error(a, "unknown time zone %s", s);
     return NULL;
 }
