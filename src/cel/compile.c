@@ -150,8 +150,9 @@ const sk_cel_expr *sk_cel_compile(sk_arena *a, const char *src, size_t len,
                                   const char *const *variables, const sk_cel_parse_options *opt,
                                   sk_buf *errors)
 {
-    /* kube's environment has cel.OptionalTypes, which turns the syntax on */
-    static const sk_cel_parse_options kube = {.enable_optional_syntax = 1};
+    /* kube's environment has cel.OptionalTypes: the syntax and its macros */
+    static const sk_cel_parse_options kube = {.enable_optional_syntax = 1,
+                                              .enable_optional_macros = 1};
     sk_cel_ast *ast = sk_cel_parse(a, src, len, opt ? opt : &kube);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     refs r = {a, variables, NULL, 0, 0};

@@ -11,6 +11,9 @@
  * the error.
  */
 #include "cel/eval.h"
+#include "cel/optional.h"
+#include "cel/strext.h"
+#include "cel/time.h"
 
 #include <errno.h>
 #include <math.h>
@@ -84,6 +87,13 @@ static int is_err(const sk_cel_val *v)
 
 /* ---- variables ---- */
 
+/* The type a name spells (value.h's list), or NULL. */
+static const sk_cel_val *type_named(ctx *c, const char *name)
+{
+    const char *type = sk_cel_type_named(name);
+    return type ? sk_cel_type(c->a, type) : NULL;
+}
+
 static int is_local(ctx *c, const char *name)
 {
     for (local *l = c->locals; l; l = l->next)
@@ -131,11 +141,10 @@ static const sk_cel_val *lookup(ctx *c, const char *name)
         if (strcmp(l->name, name) == 0)
             return l->val;
     const sk_cel_val *r = bound(c, name);
+    if (!r)
+        r = type_named(c, name);
     if (r)
         return r;
-    const char *type = sk_cel_type_named(name);
-    if (type)
-        return sk_cel_type(c->a, type);
     return sk_cel_error(c->a, "undeclared reference to '%s'", name);
 }
 
@@ -161,18 +170,33 @@ static const sk_cel_val *constant(ctx *c, const sk_cel_expr *e)
     }
 }
 
+/* The value of an optional element or entry ([?x], {?k: x}): x's value,
+ * or NULL when x is none, or an error when x is no optional. */
+static const sk_cel_val *optional_part(ctx *c, const sk_cel_val *x, const sk_cel_val **err)
+{
+    if (x->type != SK_CEL_V_OPTIONAL)
+        *err = sk_cel_error(c->a, "cannot initialize optional entry from non-optional value");
+    return x->type == SK_CEL_V_OPTIONAL ? x->u.opt : NULL;
+}
+
 static const sk_cel_val *list_literal(ctx *c, const sk_cel_expr *e)
 {
-    if (e->u.list.noptional)
-        return sk_cel_error(c->a, "optional list elements are not supported");
-    size_t n = e->u.list.n;
+    size_t n = e->u.list.n, k = 0, o = 0;
     const sk_cel_val **items = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *items);
     for (size_t i = 0; i < n; i++) {
-        items[i] = eval(c, e->u.list.elems[i]);
-        if (is_err(items[i]))
-            return items[i];
+        const sk_cel_val *x = eval(c, e->u.list.elems[i]), *err = NULL;
+        if (is_err(x))
+            return x;
+        if (o < e->u.list.noptional && e->u.list.optional[o] == i) {
+            o++;
+            x = optional_part(c, x, &err);
+            if (err)
+                return err;
+        }
+        if (x)
+            items[k++] = x;
     }
-    return sk_cel_list(c->a, items, n);
+    return sk_cel_list(c->a, items, k);
 }
 
 static int valid_key(const sk_cel_val *k)
@@ -188,16 +212,24 @@ static const sk_cel_val *map_literal(ctx *c, const sk_cel_expr *e)
     size_t n = e->u.obj.n;
     const sk_cel_val **keys = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *keys);
     const sk_cel_val **vals = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *vals);
-    for (size_t i = 0; i < n; i++) {
-        const sk_cel_entry *en = &e->u.obj.entries[i];
-        if (en->optional)
-            return sk_cel_error(c->a, "optional map entries are not supported");
+    for (size_t i = 0, at = 0; at < e->u.obj.n; at++) {
+        const sk_cel_entry *en = &e->u.obj.entries[at];
         keys[i] = eval(c, en->key);
         if (is_err(keys[i]))
             return keys[i];
         vals[i] = eval(c, en->value);
         if (is_err(vals[i]))
             return vals[i];
+        if (en->optional) {
+            const sk_cel_val *err = NULL;
+            vals[i] = optional_part(c, vals[i], &err);
+            if (err)
+                return err;
+            if (!vals[i]) {
+                n--;
+                continue;
+            }
+        }
         if (!valid_key(keys[i]))
             return sk_cel_error(c->a, "unsupported key type: %s", sk_cel_type_name(keys[i]));
         sk_cel_work w = budget(c);
@@ -208,13 +240,16 @@ static const sk_cel_val *map_literal(ctx *c, const sk_cel_expr *e)
             return c->exhausted;
         if (repeated)
             return sk_cel_error(c->a, "Failed with repeated key");
+        i++;
     }
     return sk_cel_map(c->a, keys, vals, n);
 }
 
 /* ---- member access ---- */
 
-static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_val *i)
+/* x[i]; a missing key or an index out of range also sets *missing (if
+ * not NULL). */
+static const sk_cel_val *index_plain(ctx *c, const sk_cel_val *x, const sk_cel_val *i, int *missing)
 {
     if (x->type == SK_CEL_V_MAP) {
         /* A key of a type no map key has is just not found, as in cel-go. */
@@ -224,6 +259,8 @@ static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_v
             return c->exhausted;
         if (k >= 0)
             return x->u.map.vals[k];
+        if (missing)
+            *missing = 1;
         switch (i->type) {
         case SK_CEL_V_STRING:
             return sk_cel_error(c->a, "no such key: %s", i->u.str.s);
@@ -248,14 +285,37 @@ static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_v
         at = (int64_t)i->u.d;
     else
         return no_overload(c);
+    if ((at < 0 || (uint64_t)at >= x->u.list.n) && missing)
+        *missing = 1;
     if (at < 0 || (uint64_t)at >= x->u.list.n)
         return sk_cel_error(c->a, "index '%lld' out of range in list size '%zu'", (long long)at,
                             x->u.list.n);
     return x->u.list.items[at];
 }
 
+/* x[i]; on an optional, x[?i] on its value (none stays none). */
+static const sk_cel_val *index_value(ctx *c, const sk_cel_val *x, const sk_cel_val *i)
+{
+    if (x->type != SK_CEL_V_OPTIONAL)
+        return index_plain(c, x, i, NULL);
+    if (!x->u.opt)
+        return x;
+    int missing = 0;
+    const sk_cel_val *r = index_plain(c, x->u.opt, i, &missing);
+    if (missing)
+        return sk_cel_optional(c->a, NULL);
+    return is_err(r) ? r : sk_cel_optional(c->a, r);
+}
+
+/* x.f, or has(x.f); on an optional, x.?f on its value (none stays none,
+ * and has() of it is false). */
 static const sk_cel_val *field(ctx *c, const sk_cel_val *x, const char *f, int test_only)
 {
+    int opt = x->type == SK_CEL_V_OPTIONAL;
+    if (opt && !x->u.opt)
+        return test_only ? sk_cel_bool(0) : x;
+    if (opt)
+        x = x->u.opt;
     if (x->type != SK_CEL_V_MAP)
         return sk_cel_error(c->a, "type '%s' does not support field selection",
                             sk_cel_type_name(x));
@@ -266,6 +326,8 @@ static const sk_cel_val *field(ctx *c, const sk_cel_val *x, const char *f, int t
         return c->exhausted;
     if (test_only)
         return sk_cel_bool(k >= 0);
+    if (opt)
+        return sk_cel_optional(c->a, k >= 0 ? x->u.map.vals[k] : NULL);
     if (k < 0)
         return sk_cel_error(c->a, "no such key: %s", f);
     return x->u.map.vals[k];
@@ -306,7 +368,7 @@ static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e)
         char *name = sk_arena_alloc(c->a, len), *p = name;
         for (size_t i = 0; i <= k; i++)
             p += sprintf(p, i ? ".%s" : "%s", parts[i]);
-        if ((x = bound(c, name)))
+        if ((x = bound(c, name)) || (k == n && (x = type_named(c, name))))
             break;
     }
     if (!x)
@@ -570,65 +632,6 @@ static const sk_cel_val *size_of(ctx *c, const sk_cel_val *x)
 
 /* ---- conversions ---- */
 
-/* Go's strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double)
- * is: the shortest digits that read back as d, in %e form when the
- * exponent is below -4 or at least 21, else plain. */
-static const sk_cel_val *format_double(ctx *c, double d)
-{
-    char buf[64];
-    if (isnan(d))
-        return sk_cel_string(c->a, "NaN", 3);
-    if (isinf(d))
-        return d > 0 ? sk_cel_string(c->a, "+Inf", 4) : sk_cel_string(c->a, "-Inf", 4);
-    int prec;
-    for (prec = 1; prec < 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
-    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-    /* buf: [-]D[.DDD]e[+-]XX */
-    char digits[32];
-    size_t nd = 0;
-    const char *p = buf;
-    int neg = *p == '-';
-    if (neg)
-        p++;
-    for (; *p != 'e'; p++)
-        if (*p != '.')
-            digits[nd++] = *p;
-    int exp = atoi(p + 1);
-    while (nd > 1 && digits[nd - 1] == '0')
-        nd--;
-    char out[64];
-    size_t o = 0;
-    if (neg)
-        out[o++] = '-';
-    if (exp < -4 || exp >= 21) {
-        out[o++] = digits[0];
-        if (nd > 1) {
-            out[o++] = '.';
-            memcpy(out + o, digits + 1, nd - 1);
-            o += nd - 1;
-        }
-        o += (size_t)snprintf(out + o, sizeof out - o, "e%c%02d", exp < 0 ? '-' : '+', abs(exp));
-    } else if (exp < 0) {
-        out[o++] = '0';
-        out[o++] = '.';
-        for (int k = -1; k > exp; k--)
-            out[o++] = '0';
-        memcpy(out + o, digits, nd);
-        o += nd;
-    } else {
-        for (int k = 0; k <= exp || (size_t)k < nd; k++) {
-            if (k == exp + 1)
-                out[o++] = '.';
-            out[o++] = (size_t)k < nd ? digits[k] : '0';
-        }
-    }
-    return sk_cel_string(c->a, sk_arena_strndup(c->a, out, o), o);
-}
-
 /* cel-go's words for a string that does not parse as the type. */
 static const sk_cel_val *conversion_error(ctx *c, const char *type)
 {
@@ -737,7 +740,7 @@ static const sk_cel_val *to_string(ctx *c, const sk_cel_val *x)
         n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)x->u.u);
         return sk_cel_string(c->a, sk_arena_strndup(c->a, buf, (size_t)n), (size_t)n);
     case SK_CEL_V_DOUBLE:
-        return format_double(c, x->u.d);
+        return sk_cel_double_string(c->a, x->u.d);
     case SK_CEL_V_BOOL:
         return x->u.b ? sk_cel_string(c->a, "true", 4) : sk_cel_string(c->a, "false", 5);
     case SK_CEL_V_BYTES:
@@ -811,16 +814,52 @@ static const sk_cel_val *conditional(ctx *c, const sk_cel_expr *e)
     return eval(c, e->u.call.args[x->u.b ? 1 : 2]);
 }
 
+/* x.or(y), x.orValue(y): y is evaluated only when x is none (cel-go's
+ * evalOptionalOr). */
+static const sk_cel_val *optional_or(ctx *c, const sk_cel_expr *target, const sk_cel_expr *arg,
+                                     int or_value)
+{
+    const sk_cel_val *x = eval(c, target);
+    if (is_err(x))
+        return x;
+    if (x->type != SK_CEL_V_OPTIONAL)
+        return no_overload(c);
+    if (x->u.opt)
+        return or_value ? x->u.opt : x;
+    const sk_cel_val *y = eval(c, arg);
+    if (is_err(y) || or_value || y->type == SK_CEL_V_OPTIONAL)
+        return y;
+    return no_overload(c);
+}
+
+/* The value an optional gets for x.?f and x[?i] (its value selected). */
+static const sk_cel_val *as_optional(ctx *c, const sk_cel_val *x)
+{
+    return x->type == SK_CEL_V_OPTIONAL ? x : sk_cel_optional(c->a, x);
+}
+
 static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
 {
     const char *f = e->u.call.function;
+    const sk_cel_expr *target = e->u.call.target;
     size_t nargs = e->u.call.nargs;
+    /* optional.of(x) and strings.quote(s) parse as methods of an
+     * identifier: they are the qualified functions unless a comprehension
+     * names a variable so. */
+    if (target && target->kind == SK_CEL_IDENT &&
+        (strcmp(target->u.ident, "optional") == 0 || strcmp(target->u.ident, "strings") == 0) &&
+        !is_local(c, target->u.ident)) {
+        f = sk_arena_printf(c->a, "%s.%s", target->u.ident, f);
+        target = NULL;
+    }
     int is_and = strcmp(f, "_&&_") == 0;
-    if (!e->u.call.target && nargs == 2 && (is_and || strcmp(f, "_||_") == 0))
+    if (!target && nargs == 2 && (is_and || strcmp(f, "_||_") == 0))
         return logic(c, e, is_and);
-    if (!e->u.call.target && nargs == 3 && strcmp(f, "_?_:_") == 0)
+    if (!target && nargs == 3 && strcmp(f, "_?_:_") == 0)
         return conditional(c, e);
-    if (!e->u.call.target && nargs == 1 && strcmp(f, "@not_strictly_false") == 0) {
+    if (target && nargs == 1 && (strcmp(f, "or") == 0 || strcmp(f, "orValue") == 0))
+        return optional_or(c, target, e->u.call.args[0], f[2] == 'V');
+    if (!target && nargs == 1 && strcmp(f, "@not_strictly_false") == 0) {
         const sk_cel_val *x = eval(c, e->u.call.args[0]);
         if (c->exhausted)
             return c->exhausted;
@@ -828,11 +867,11 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     }
     /* Every other function is strict: the first error among the receiver
      * and the arguments, left to right, is the result. */
-    const sk_cel_val *v[3];
+    const sk_cel_val *v[4];
     size_t n = 0;
-    if (e->u.call.target)
-        v[n++] = eval(c, e->u.call.target);
-    if (nargs + n > 3)
+    if (target)
+        v[n++] = eval(c, target);
+    if (nargs + n > 4)
         return no_overload(c);
     for (size_t i = 0; i < nargs; i++)
         v[n++] = eval(c, e->u.call.args[i]);
@@ -846,7 +885,17 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
             !charge(c, v[i]->u.str.len / 64))
             return c->exhausted;
     }
-    int method = e->u.call.target != NULL;
+    int method = target != NULL;
+    sk_cel_work w = budget(c);
+    const sk_cel_val *r = sk_cel_time_call(c->a, f, method, v, n, &w);
+    if (!r)
+        r = sk_cel_optional_call(c->a, f, method, v, n, &w);
+    if (!r)
+        r = sk_cel_strext_call(c->a, f, method, v, n, &w);
+    if (!settle(c, &w))
+        return c->exhausted;
+    if (r)
+        return r;
     if (n == 1 && !method) {
         if (strcmp(f, "!_") == 0)
             return v[0]->type == SK_CEL_V_BOOL ? sk_cel_bool(!v[0]->u.b) : no_overload(c);
@@ -882,6 +931,10 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
             return in(c, v[0], v[1]);
         if (strcmp(f, "_[_]") == 0)
             return index_value(c, v[0], v[1]);
+        if (strcmp(f, "_[?_]") == 0)
+            return index_value(c, as_optional(c, v[0]), v[1]);
+        if (strcmp(f, "_?._") == 0 && v[1]->type == SK_CEL_V_STRING)
+            return field(c, as_optional(c, v[0]), v[1]->u.str.s, 0);
     }
     /* contains, startsWith and endsWith are methods only; matches is
      * both (cel-go's overloads). */

@@ -16,16 +16,19 @@
  * int() uint() double() string() bytes() bool() type() dyn(),
  * contains/startsWith/endsWith, variables with dotted names (a.b.c is the
  * variable "a.b.c", else field c of "a.b", else of a's field b, as in
- * cel-go). Not yet: matches (an error saying so), duration and timestamp,
- * optional values, protobuf messages (a message literal is an error), the
- * extension libraries, names resolved through a container.
+ * cel-go), durations and timestamps (time.h), optional values
+ * (optional.h), the strings extension (strext.h). Not yet: matches (an error saying so), protobuf
+ * messages (a message literal is an error), the extension libraries, names resolved through a
+ * container.
  *
  * Bound: a step is charged for every node evaluated and every
  * comprehension iteration, and for every 64 of anything whose size is not
  * fixed: the bytes of each string or bytes argument of a function, the
  * items a list concatenation copies, the values and bytes an equality,
  * `in` or map lookup compares (sk_cel_work), the entries of the variable
- * cache scanned. Past max_steps evaluation stops and the result is the
+ * cache scanned, the bytes of a zoneinfo file read (time.h), the items
+ * optional.unwrap reads and the bytes and items the strings extension
+ * makes (strext.h: charged before they are made). Past max_steps evaluation stops and the result is the
  * error "evaluation step limit exceeded (N steps)", which nothing absorbs.
  * With the parser's depth limit this bounds time, stack and memory for any
  * expression and input, but for converting the JSON object's variables,

@@ -1,7 +1,8 @@
 /*
  * macro.c - the standard macros' expansions (see macro.h), after cel-go's
  * MakeHas, makeQuantifier, MakeMap and MakeFilter: the same checks in the
- * same order, with the same messages, and the same trees.
+ * same order, with the same messages, and the same trees; and optMap and
+ * optFlatMap as cel-go's optional library expands them.
  */
 #include "cel/macro.h"
 
@@ -9,7 +10,7 @@
 
 #define ACCU "@result"
 
-typedef enum kind { HAS, ALL, EXISTS, EXISTS_ONE, MAP, FILTER } kind;
+typedef enum kind { HAS, ALL, EXISTS, EXISTS_ONE, MAP, FILTER, OPT_MAP, OPT_FLAT_MAP } kind;
 
 static const struct {
     const char *function;
@@ -25,6 +26,8 @@ static const struct {
     {"map", 2, 1, MAP},
     {"map", 3, 1, MAP},
     {"filter", 2, 1, FILTER},
+    {"optMap", 2, 1, OPT_MAP},
+    {"optFlatMap", 2, 1, OPT_FLAT_MAP},
 };
 
 static const sk_cel_expr *accu(sk_arena *a, int line, int col)
@@ -56,19 +59,51 @@ static const sk_cel_expr *list1(sk_arena *a, const sk_cel_expr *elem, int line, 
     return sk_cel_new_list(a, elems, elem ? 1 : 0, NULL, 0, line, col);
 }
 
+static const sk_cel_expr *optional_call(sk_arena *a, const char *function, const sk_cel_expr *arg,
+                                        int line, int col)
+{
+    const sk_cel_expr **args = sk_arena_alloc(a, sizeof *args);
+    args[0] = arg;
+    return sk_cel_new_call(a, function, sk_cel_new_ident(a, "optional", line, col), args,
+                           arg ? 1 : 0, line, col);
+}
+
+/* cel-go's optMap and optFlatMap: target.hasValue() ? [optional.of](the
+ * body with v bound to target.value()) : optional.none(), the binding a
+ * comprehension over an empty list whose accumulator is v. */
+static const sk_cel_expr *opt_map(sk_arena *a, kind k, const sk_cel_expr *target,
+                                  const sk_cel_expr *const *args, int line, int col)
+{
+    const sk_cel_expr *bind = sk_cel_new_comprehension(
+        a, "#unused", list1(a, NULL, line, col), args[0]->u.ident,
+        sk_cel_new_call(a, "value", target, NULL, 0, line, col), boolean(a, 0, line, col),
+        sk_cel_new_ident(a, args[0]->u.ident, line, col), args[1], line, col);
+    return sk_cel_new_call3(a, "_?_:_", sk_cel_new_call(a, "hasValue", target, NULL, 0, line, col),
+                            k == OPT_MAP ? optional_call(a, "of", bind, line, col) : bind,
+                            optional_call(a, "none", NULL, line, col), line, col);
+}
+
 int sk_cel_macro_expand(sk_arena *a, const char *function, const sk_cel_expr *target,
-                        const sk_cel_expr *const *args, size_t nargs, int line, int col,
-                        sk_cel_macro_result *res)
+                        const sk_cel_expr *const *args, size_t nargs, int optional, int line,
+                        int col, sk_cel_macro_result *res)
 {
     size_t m = 0;
     for (; m < sizeof macros / sizeof macros[0]; m++)
         if (strcmp(macros[m].function, function) == 0 && macros[m].nargs == nargs &&
-            macros[m].receiver == (target != NULL))
+            macros[m].receiver == (target != NULL) && (optional || macros[m].kind < OPT_MAP))
             break;
     if (m == sizeof macros / sizeof macros[0])
         return 0;
     kind k = macros[m].kind;
     memset(res, 0, sizeof *res);
+    if (k == OPT_MAP || k == OPT_FLAT_MAP) {
+        if (args[0]->kind == SK_CEL_IDENT)
+            res->expr = opt_map(a, k, target, args, line, col);
+        else
+            res->error = k == OPT_MAP ? "optMap() variable name must be a simple identifier"
+                                      : "optFlatMap() variable name must be a simple identifier";
+        goto out;
+    }
     if (k == HAS) {
         if (args[0]->kind == SK_CEL_SELECT)
             res->expr = sk_cel_new_select(a, args[0]->u.select.operand, args[0]->u.select.field, 1,

@@ -6,6 +6,10 @@
  * m.exists_one(v, p) (also spelled existsOne), m.map(v, f), m.map(v, p, f)
  * and m.filter(v, p) become comprehensions whose accumulator is "@result"
  * (cel-go's hidden accumulator name, which no source identifier can spell).
+ * m.optMap(v, e) and m.optFlatMap(v, e) become
+ * m.hasValue() ? optional.of(e with v = m.value()) : optional.none()
+ * (optFlatMap: e itself), as cel-go's optional library has them, when
+ * the caller asks for that library's macros.
  * The trees are node for node cel-go's, so the debug strings agree and a
  * later evaluator needs no macro of its own.
  */
@@ -26,11 +30,12 @@ typedef struct sk_cel_macro_result {
 } sk_cel_macro_result;
 
 /* If the call function(args) on target (NULL for a global call) is a
- * macro, fills *res and returns 1; else returns 0 and leaves *res alone.
+ * macro (optMap and optFlatMap only when optional), fills *res and returns
+ * 1; else returns 0 and leaves *res alone.
  * line and col (the call's) place the new nodes. Nodes in a; arguments are
  * borrowed into the expansion. */
 int sk_cel_macro_expand(sk_arena *a, const char *function, const sk_cel_expr *target,
-                        const sk_cel_expr *const *args, size_t nargs, int line, int col,
-                        sk_cel_macro_result *res);
+                        const sk_cel_expr *const *args, size_t nargs, int optional, int line,
+                        int col, sk_cel_macro_result *res);
 
 #endif

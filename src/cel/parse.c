@@ -160,7 +160,8 @@ static res call_or_macro(parser *p, const char *function, const sk_cel_expr *tar
 {
     sk_cel_macro_result m;
     if (!p->opt.disable_macros &&
-        sk_cel_macro_expand(p->a, function, target, args, nargs, line, col, &m)) {
+        sk_cel_macro_expand(p->a, function, target, args, nargs, p->opt.enable_optional_macros,
+                            line, col, &m)) {
         if (!m.expr)
             return semantic_error(p, m.error_at->line, m.error_at->col, m.error);
         return (res){m.expr, 0};

@@ -40,6 +40,10 @@ typedef struct sk_cel_parse_options {
     int enable_ident_escape;
     /* Calls named like macros stay calls. */
     int disable_macros;
+    /* The optional library's macros, m.optMap(v, e) and m.optFlatMap(v,
+     * e) (macro.h). Off, as in cel-go's parser without that library;
+     * Kubernetes has them, and the optional syntax, always. */
+    int enable_optional_macros;
 } sk_cel_parse_options;
 
 /* One parse: its tree or its errors. Opaque; lives in the arena. */

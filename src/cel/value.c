@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const sk_cel_val null_value = {.type = SK_CEL_V_NULL};
@@ -69,6 +70,31 @@ sk_cel_val *sk_cel_string(sk_arena *a, const char *s, size_t len)
 sk_cel_val *sk_cel_bytes(sk_arena *a, const char *s, size_t len)
 {
     return text(a, SK_CEL_V_BYTES, s, len);
+}
+
+static sk_cel_val *moment(sk_arena *a, sk_cel_vtype type, int64_t sec, int32_t nsec)
+{
+    sk_cel_val *v = make(a, type);
+    v->u.time.sec = sec;
+    v->u.time.nsec = nsec;
+    return v;
+}
+
+sk_cel_val *sk_cel_duration(sk_arena *a, int64_t sec, int32_t nsec)
+{
+    return moment(a, SK_CEL_V_DURATION, sec, nsec);
+}
+
+sk_cel_val *sk_cel_timestamp(sk_arena *a, int64_t sec, int32_t nsec)
+{
+    return moment(a, SK_CEL_V_TIMESTAMP, sec, nsec);
+}
+
+sk_cel_val *sk_cel_optional(sk_arena *a, const sk_cel_val *v)
+{
+    sk_cel_val *o = make(a, SK_CEL_V_OPTIONAL);
+    o->u.opt = v;
+    return o;
 }
 
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name)
@@ -186,8 +212,19 @@ const sk_cel_val *sk_cel_from_json(sk_arena *a, const json_t *j)
 
 const char *sk_cel_type_named(const char *name)
 {
-    static const char *const names[] = {"bool",  "int",  "uint", "double",    "string",
-                                        "bytes", "list", "map",  "null_type", "type"};
+    static const char *const names[] = {"bool",
+                                        "int",
+                                        "uint",
+                                        "double",
+                                        "string",
+                                        "bytes",
+                                        "list",
+                                        "map",
+                                        "null_type",
+                                        "type",
+                                        "google.protobuf.Duration",
+                                        "google.protobuf.Timestamp",
+                                        "optional_type"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(name, names[i]) == 0)
             return names[i];
@@ -197,10 +234,20 @@ const char *sk_cel_type_named(const char *name)
 const char *sk_cel_type_name(const sk_cel_val *v)
 {
     static const char *const names[] = {
-        [SK_CEL_V_NULL] = "null_type", [SK_CEL_V_BOOL] = "bool",     [SK_CEL_V_INT] = "int",
-        [SK_CEL_V_UINT] = "uint",      [SK_CEL_V_DOUBLE] = "double", [SK_CEL_V_STRING] = "string",
-        [SK_CEL_V_BYTES] = "bytes",    [SK_CEL_V_LIST] = "list",     [SK_CEL_V_MAP] = "map",
-        [SK_CEL_V_TYPE] = "type",      [SK_CEL_V_ERROR] = "error",
+        [SK_CEL_V_NULL] = "null_type",
+        [SK_CEL_V_BOOL] = "bool",
+        [SK_CEL_V_INT] = "int",
+        [SK_CEL_V_UINT] = "uint",
+        [SK_CEL_V_DOUBLE] = "double",
+        [SK_CEL_V_STRING] = "string",
+        [SK_CEL_V_BYTES] = "bytes",
+        [SK_CEL_V_LIST] = "list",
+        [SK_CEL_V_MAP] = "map",
+        [SK_CEL_V_TYPE] = "type",
+        [SK_CEL_V_ERROR] = "error",
+        [SK_CEL_V_DURATION] = "google.protobuf.Duration",
+        [SK_CEL_V_TIMESTAMP] = "google.protobuf.Timestamp",
+        [SK_CEL_V_OPTIONAL] = "optional_type",
     };
     return names[v->type];
 }
@@ -295,6 +342,10 @@ int sk_cel_compare(const sk_cel_val *x, const sk_cel_val *y, int *cmp)
         c = cmp_bytes(x, y);
     else if (x->type == SK_CEL_V_BOOL)
         c = x->u.b - y->u.b;
+    else if (x->type == SK_CEL_V_DURATION || x->type == SK_CEL_V_TIMESTAMP)
+        c = x->u.time.sec != y->u.time.sec     ? (x->u.time.sec < y->u.time.sec ? -1 : 1)
+            : x->u.time.nsec != y->u.time.nsec ? (x->u.time.nsec < y->u.time.nsec ? -1 : 1)
+                                               : 0;
     else
         return -1;
     if (c == 2)
@@ -334,6 +385,13 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w)
         if (!spend(w, x->u.str.len / 64))
             return -1;
         return memcmp(x->u.str.s, y->u.str.s, x->u.str.len) == 0;
+    case SK_CEL_V_DURATION:
+    case SK_CEL_V_TIMESTAMP:
+        return x->u.time.sec == y->u.time.sec && x->u.time.nsec == y->u.time.nsec;
+    case SK_CEL_V_OPTIONAL:
+        if (!x->u.opt || !y->u.opt)
+            return x->u.opt == y->u.opt;
+        return sk_cel_equal(x->u.opt, y->u.opt, w);
     case SK_CEL_V_LIST:
         if (x->u.list.n != y->u.list.n)
             return 0;
@@ -370,4 +428,73 @@ long sk_cel_map_find(const sk_cel_val *m, const sk_cel_val *key, sk_cel_work *w)
             return (long)i;
     }
     return -1;
+}
+
+/* The shortest decimal digits that read back as d (finite), as Go's
+ * strconv finds them: at most 17, no dot, sign or trailing zeros ("0" for
+ * zero); their count, and *exp the power of ten of the first. */
+static int shortest_digits(double d, char digits[18], int *exp)
+{
+    char buf[40];
+    int prec;
+    for (prec = 1; prec < 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+        if (strtod(buf, NULL) == d)
+            break;
+    }
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+    /* buf: [-]D[.DDD]e[+-]XX */
+    int nd = 0;
+    const char *p = buf + (buf[0] == '-');
+    for (; *p != 'e'; p++)
+        if (*p != '.')
+            digits[nd++] = *p;
+    *exp = atoi(p + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    return nd;
+}
+
+size_t sk_cel_double_text(double d, char fmt, char out[400])
+{
+    char digits[18];
+    int exp, nd = shortest_digits(d, digits, &exp);
+    size_t o = 0;
+    if (signbit(d))
+        out[o++] = '-';
+    if (fmt == 'g' && (exp < -4 || exp >= 21)) {
+        out[o++] = digits[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            memcpy(out + o, digits + 1, (size_t)nd - 1);
+            o += (size_t)nd - 1;
+        }
+        o += (size_t)snprintf(out + o, 400 - o, "e%c%02d", exp < 0 ? '-' : '+', abs(exp));
+    } else if (exp < 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int k = -1; k > exp; k--)
+            out[o++] = '0';
+        memcpy(out + o, digits, (size_t)nd);
+        o += (size_t)nd;
+    } else {
+        for (int k = 0; k <= exp || k < nd; k++) {
+            if (k == exp + 1)
+                out[o++] = '.';
+            out[o++] = k < nd ? digits[k] : '0';
+        }
+    }
+    out[o] = 0;
+    return o;
+}
+
+const sk_cel_val *sk_cel_double_string(sk_arena *a, double d)
+{
+    if (isnan(d))
+        return sk_cel_string(a, "NaN", 3);
+    if (isinf(d))
+        return d > 0 ? sk_cel_string(a, "+Inf", 4) : sk_cel_string(a, "-Inf", 4);
+    char out[400];
+    size_t n = sk_cel_double_text(d, 'g', out);
+    return sk_cel_string(a, sk_arena_strndup(a, out, n), n);
 }

@@ -1,8 +1,9 @@
 /*
  * value.h - CEL runtime values (cel-spec doc/langdef.md "Values"): null,
  * bool, int (int64), uint (uint64), double, string, bytes, list, map, type,
- * and errors, which CEL treats as values (a failed index is an error value
- * that `false && ...` can still absorb).
+ * duration and timestamp (time.c), optional, and errors, which CEL treats
+ * as values (a failed index is an error value that `false && ...` can
+ * still absorb).
  *
  * Like the expression nodes (ast.h) the struct is public: every part of the
  * evaluator reads it, it is immutable once made (list concatenation writes
@@ -43,6 +44,16 @@ typedef enum sk_cel_vtype {
     SK_CEL_V_MAP,
     SK_CEL_V_TYPE,  /* a type as a value: type(1), int; its name in str */
     SK_CEL_V_ERROR, /* its message in str */
+    /* time.sec and time.nsec: seconds (since the Unix epoch for a
+     * timestamp) and nanoseconds in [0, 1e9), floored (-1ns is -1 s and
+     * 999999999 ns), so each value has one spelling; ranges in time.h.
+     * A timestamp's time.off is the UTC offset it was written with
+     * (seconds east), which only its text shows: cel-go keeps Go's
+     * time.Time location, so string() of '...+01:00' ends in +01:00;
+     * equality and order are of the instant. */
+    SK_CEL_V_DURATION,
+    SK_CEL_V_TIMESTAMP,
+    SK_CEL_V_OPTIONAL, /* opt: the value, or NULL for optional.none() */
 } sk_cel_vtype;
 
 typedef struct sk_cel_val sk_cel_val;
@@ -69,6 +80,12 @@ struct sk_cel_val {
             const sk_cel_val *const *vals;
             size_t n;
         } map;
+        struct {
+            int64_t sec;
+            int32_t nsec;
+            int32_t off;
+        } time;
+        const sk_cel_val *opt;
     } u;
 };
 
@@ -95,9 +112,24 @@ sk_cel_val *sk_cel_map(sk_arena *a, const sk_cel_val *const *keys, const sk_cel_
  * is set to the items copied, for the caller's cost count. */
 sk_cel_val *sk_cel_list_concat(sk_arena *a, const sk_cel_val *x, const sk_cel_val *y,
                                size_t *copied);
+/* sec, nsec: normalized as above; the range is the caller's to check; a
+ * timestamp's offset is 0 (UTC). */
+sk_cel_val *sk_cel_duration(sk_arena *a, int64_t sec, int32_t nsec);
+sk_cel_val *sk_cel_timestamp(sk_arena *a, int64_t sec, int32_t nsec);
+/* v: a non-error value, or NULL for optional.none(). */
+sk_cel_val *sk_cel_optional(sk_arena *a, const sk_cel_val *v);
 /* name: a type's name as type() gives it ("int", "list", "null_type"). */
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name);
 sk_cel_val *sk_cel_error(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The finite double d in the shortest decimal that reads back as it, as
+ * Go's strconv.FormatFloat(d, fmt, -1, 64) writes it: fmt 'g' (exponent
+ * form below 1e-4 and from 1e21: "1e+21", "1.5") or 'f' (always plain:
+ * "0.000000001"). Writes out (NUL-terminated; 400 bytes hold any double
+ * in 'f') and returns the length. */
+size_t sk_cel_double_text(double d, char fmt, char out[400]);
+/* string(d) as cel-go has it: 'g' above, and "NaN", "+Inf", "-Inf". */
+const sk_cel_val *sk_cel_double_string(sk_arena *a, double d);
 
 /* A JSON value (borrowed; must outlive a) as CEL sees a Kubernetes object:
  * objects are maps with string keys, arrays lists, integers int, reals
@@ -125,7 +157,8 @@ typedef struct sk_cel_work {
 int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w);
 
 /* Ordering of two numbers (any mix of int, uint, double), two strings
- * (bytewise, which is code point order in UTF-8), two bytes or two bools:
+ * (bytewise, which is code point order in UTF-8), two bytes, two bools,
+ * two durations or two timestamps:
  * returns 1 with *cmp -1, 0 or 1, 0 if they are unordered (a NaN), or -1
  * if the pair has no ordering (leaving *cmp alone). */
 int sk_cel_compare(const sk_cel_val *x, const sk_cel_val *y, int *cmp);

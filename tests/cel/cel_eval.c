@@ -8,7 +8,9 @@
  * Values are tagged so that JSON keeps CEL's types: ["null"], ["bool", b],
  * ["int", "decimal"], ["uint", "decimal"], ["double", number or "NaN",
  * "Infinity", "-Infinity"], ["string", s], ["bytes", "hex"], ["list",
- * [values]], ["map", [[key, value], ...]], ["type", name]. Bindings are
+ * [values]], ["map", [[key, value], ...]], ["type", name], ["duration",
+ * "nanoseconds"], ["timestamp", "unix seconds", nanos], ["optional"] (none)
+ * or ["optional", value]. Bindings are
  * handed to the evaluator through its resolve callback, as a caller with
  * values JSON cannot spell (uint, bytes) would.
  *
@@ -57,6 +59,18 @@ static const sk_cel_val *from_tagged(sk_arena *a, const json_t *t)
     }
     if (strcmp(tag, "type") == 0)
         return sk_cel_type(a, sk_arena_strdup(a, json_string_value(v)));
+    if (strcmp(tag, "duration") == 0) {
+        long long ns = strtoll(json_string_value(v), NULL, 10);
+        long long sec = ns / 1000000000 - (ns % 1000000000 < 0);
+        return sk_cel_duration(a, sec, (int32_t)((ns % 1000000000 + 1000000000) % 1000000000));
+    }
+    if (strcmp(tag, "timestamp") == 0)
+        return sk_cel_timestamp(a, strtoll(json_string_value(v), NULL, 10),
+                                (int32_t)json_integer_value(json_array_get(t, 2)));
+    if (strcmp(tag, "optional") == 0) {
+        const sk_cel_val *x = v ? from_tagged(a, v) : NULL;
+        return v && !x ? NULL : sk_cel_optional(a, x);
+    }
     if (strcmp(tag, "list") == 0) {
         size_t n = json_array_size(v);
         const sk_cel_val **items = sk_arena_alloc(a, (n + 1) * sizeof *items);
@@ -127,6 +141,16 @@ static json_t *to_tagged(const sk_cel_val *v)
     }
     case SK_CEL_V_TYPE:
         return json_pack("[s,s]", "type", v->u.str.s);
+    case SK_CEL_V_DURATION:
+        snprintf(buf, sizeof buf, "%lld",
+                 (long long)((__int128)v->u.time.sec * 1000000000 + v->u.time.nsec));
+        return json_pack("[s,s]", "duration", buf);
+    case SK_CEL_V_TIMESTAMP:
+        snprintf(buf, sizeof buf, "%lld", (long long)v->u.time.sec);
+        return json_pack("[s,s,i]", "timestamp", buf, (json_int_t)v->u.time.nsec);
+    case SK_CEL_V_OPTIONAL:
+        return v->u.opt ? json_pack("[s,o]", "optional", to_tagged(v->u.opt))
+                        : json_pack("[s]", "optional");
     default:
         return NULL;
     }
@@ -171,7 +195,9 @@ int main(int argc, char **argv)
         /* cel-go's conformance runner parses with backquoted names on. */
         sk_cel_parse_options popt = {.disable_macros =
                                          json_is_true(json_object_get(test, "disableMacros")),
-                                     .enable_ident_escape = 1};
+                                     .enable_ident_escape = 1,
+                                     .enable_optional_syntax = 1,
+                                     .enable_optional_macros = 1};
         sk_cel_ast *ast = sk_cel_parse(a, json_string_value(src), json_string_length(src), &popt);
         const sk_cel_expr *e = sk_cel_ast_expr(ast);
         json_t *r;

@@ -1,6 +1,7 @@
 /*
  * fuzz_cel_eval.c - libFuzzer target: the CEL evaluator (cel/eval.h) over
- * whatever parses (cel/parse.h, default options, macros on), with a JSON
+ * whatever parses (cel/parse.h, macros and optional syntax on, as in
+ * Kubernetes), with a JSON
  * object bound as self (a small Kubernetes-like object: maps, lists,
  * strings, ints, a double, a bool, a null) and a small step bound.
  *
@@ -46,6 +47,17 @@ static void check_value(const sk_cel_val *v)
             check_value(v->u.map.vals[i]);
         }
         break;
+    case SK_CEL_V_OPTIONAL:
+        if (v->u.opt && v->u.opt->type == SK_CEL_V_ERROR)
+            abort();
+        if (v->u.opt)
+            check_value(v->u.opt);
+        break;
+    case SK_CEL_V_DURATION:
+    case SK_CEL_V_TIMESTAMP:
+        if (v->u.time.nsec < 0 || v->u.time.nsec >= 1000000000)
+            abort();
+        break;
     case SK_CEL_V_ERROR:
         if (!v->u.str.s || !v->u.str.s[0])
             abort();
@@ -65,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           " \"tags\": [\"x\", \"y\", \"x\"], \"none\": null}}}",
                           0, NULL);
     sk_arena *a = sk_arena_new();
-    sk_cel_ast *ast = sk_cel_parse(a, (const char *)data, size, NULL);
+    sk_cel_parse_options popt = {.enable_optional_syntax = 1, .enable_optional_macros = 1};
+    sk_cel_ast *ast = sk_cel_parse(a, (const char *)data, size, &popt);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     if (e) {
         sk_cel_eval_options opt = {.vars = vars, .max_steps = MAX_STEPS};

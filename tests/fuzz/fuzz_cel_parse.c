@@ -31,6 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     sk_cel_parse_options opt = {
         .enable_optional_syntax = data[0] & 1,
+        /* The optional library's macros come with its syntax, as in
+         * Kubernetes. */
+        .enable_optional_macros = data[0] & 1,
         .enable_ident_escape = (data[0] >> 1) & 1,
         .disable_macros = (data[0] >> 2) & 1,
         .max_recursion_depth = (data[0] >> 3) ? (data[0] >> 3) : 0,
@@ -60,7 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         sk_cel_parse_options all = {.enable_optional_syntax = 1,
                                     .enable_ident_escape = 1,
-                                    .disable_macros = opt.disable_macros};
+                                    .disable_macros = opt.disable_macros,
+                                    .enable_optional_macros = opt.enable_optional_macros};
         const sk_cel_expr *w =
             sk_cel_ast_expr(sk_cel_parse(a, (const char *)data + 1, size - 1, &all));
         if (!w)

@@ -4,8 +4,11 @@
  * cel-go's words, which Kubernetes shows its users) a strict
  * function passes on, that && and || absorb errors from either side, the
  * integer edges, variables from a callback and from a JSON object, Gateway
- * API's listener rules over JSON listeners, and the step bound stopping
- * expressions that would run for hours.
+ * API's listener rules over JSON listeners, the step bound stopping
+ * expressions that would run for hours, and durations and timestamps at
+ * their range edges and in time zones (tzdata's rules past 2037 too), and
+ * optionals where the conformance tests stop (laziness, unwrap, errors),
+ * and the strings extension's edges and its work bound.
  */
 #include "cel/eval.h"
 #include "cel/parse.h"
@@ -32,7 +35,9 @@ typedef struct run {
 static run eval_with(const char *src, const sk_cel_eval_options *opt)
 {
     run r = {.a = sk_arena_new()};
-    sk_cel_ast *ast = sk_cel_parse(r.a, src, strlen(src), NULL);
+    /* Kubernetes' environment has optional types. */
+    sk_cel_parse_options popt = {.enable_optional_syntax = 1, .enable_optional_macros = 1};
+    sk_cel_ast *ast = sk_cel_parse(r.a, src, strlen(src), &popt);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     assert_non_null(e);
     r.v = sk_cel_eval(r.a, e, opt, &r.steps);
@@ -69,6 +74,16 @@ static void expect_int(const char *src, int64_t want)
     sk_arena_free(r.a);
 }
 
+static void expect_str(const char *src, const char *want)
+{
+    run r = eval_with(src, NULL);
+    if (r.v->type != SK_CEL_V_STRING)
+        fail_msg("%s: a %s (%s), not a string", src, sk_cel_type_name(r.v),
+                 r.v->type == SK_CEL_V_ERROR ? r.v->u.str.s : "");
+    assert_string_equal(r.v->u.str.s, want);
+    sk_arena_free(r.a);
+}
+
 static void test_and_or_absorb_errors_from_either_side(void **state)
 {
     (void)state;
@@ -88,6 +103,203 @@ static void test_and_or_absorb_errors_from_either_side(void **state)
     expect_int("true ? 1 : 1 / 0", 1);
     expect_error("1 / 0 == 1 ? 1 : 2", "division by zero");
     expect_error("'x' ? 1 : 2", "no such overload");
+}
+
+static void test_durations_are_gos(void **state)
+{
+    (void)state;
+    expect_bool("duration('1h2m3.5s') == duration('3723500ms')", 1);
+    expect_bool("string(duration('1h2m3.5s')) == '3723.5s'", 1);
+    expect_bool("string(duration('-1ns')) == '-0.000000001s'", 1);
+    expect_bool("string(duration('1.5h')) == '5400s' && string(duration('0')) == '0s'", 1);
+    expect_int("int(duration('-1ns'))", -1);
+    expect_int("int(duration('1us') + duration('1\u00b5s'))", 2000);
+    /* cel-go's durations are Go's: int64 nanoseconds, both ends exact. */
+    expect_int("int(duration('9223372036.854775807s'))", INT64_MAX);
+    expect_int("int(duration('-9223372036.854775808s'))", INT64_MIN);
+    expect_error("duration('9223372036.854775808s')",
+                 "time: invalid duration \"9223372036.854775808s\" (duration overflow)");
+    expect_error("-duration('-9223372036.854775808s')", "duration overflow");
+    expect_error("duration('9223372036s') + duration('1s')", "duration overflow");
+    expect_error("duration('1')", "time: invalid duration \"1\"");
+    expect_error("duration('1d')", "time: invalid duration \"1d\"");
+    expect_error("duration('.s')", "time: invalid duration \".s\"");
+    /* Accessors truncate toward zero; getMilliseconds is the whole. */
+    expect_int("duration('-1.5h').getHours()", -1);
+    expect_int("duration('-1.5h').getMinutes()", -90);
+    expect_int("duration('1.5s').getMilliseconds()", 1500);
+    expect_error("duration('1s').getFullYear()", "no such overload");
+    expect_error("1 + duration('1s')", "no such overload");
+}
+
+static void test_timestamps_are_gos(void **state)
+{
+    (void)state;
+    expect_bool("timestamp('2009-02-13T23:31:30+01:00') == timestamp('2009-02-13T22:31:30Z')", 1);
+    /* The offset written stays for the text only (Go's time.Time). */
+    expect_str("string(timestamp('2009-02-13T23:31:30.5-02:30') + duration('1h'))",
+               "2009-02-14T00:31:30.5-02:30");
+    expect_int("timestamp('2009-02-13T23:31:30+01:00').getHours()", 22);
+    expect_str("string(timestamp('2009-02-13T23:31:30-00:00'))", "2009-02-13T23:31:30Z");
+    expect_bool("string(timestamp('2009-02-13T23:31:30.120Z')) == '2009-02-13T23:31:30.12Z'", 1);
+    expect_bool("string(timestamp(-1)) == '1969-12-31T23:59:59Z'", 1);
+    expect_int("int(timestamp('1969-12-31T23:59:59.5Z'))", -1);
+    expect_error("timestamp('2009-02-29T00:00:00Z')",
+                 "parsing time \"2009-02-29T00:00:00Z\" as \"2006-01-02T15:04:05Z07:00\"");
+    expect_error("timestamp('2009-02-13 23:31:30Z')",
+                 "parsing time \"2009-02-13 23:31:30Z\" as \"2006-01-02T15:04:05Z07:00\"");
+    /* The range is 0001-01-01 .. 9999-12-31 in UTC, whatever the offset. */
+    expect_error("timestamp('0001-01-01T00:00:00+00:01')", "timestamp overflow");
+    expect_int("int(timestamp(253402300799))", 253402300799LL);
+    expect_error("timestamp(253402300800)", "timestamp overflow");
+    expect_error("timestamp('9999-12-31T23:59:59.999999999Z') + duration('1ns')",
+                 "timestamp overflow");
+    /* A difference is a duration: int64 nanoseconds at most. */
+    expect_bool("timestamp('2262-04-11T23:47:16.854775807Z') - timestamp(0) == "
+                "duration('9223372036.854775807s')",
+                1);
+    expect_error("timestamp('2262-04-11T23:47:16.854775808Z') - timestamp(0)", "duration overflow");
+    expect_error("timestamp(0) + timestamp(0)", "no such overload");
+    expect_int("timestamp(0).getDayOfWeek()", 4);
+    expect_int("timestamp('0001-01-01T00:00:00Z').getDayOfWeek()", 1);
+    expect_int("timestamp('2024-12-31T12:00:00Z').getDayOfYear()", 365);
+}
+
+static void test_time_zones(void **state)
+{
+    (void)state;
+    /* Transitions from the TZif file, then its footer's rule past 2037. */
+    expect_int("timestamp('2023-07-01T12:00:00Z').getHours('America/New_York')", 8);
+    expect_int("timestamp('2023-01-01T12:00:00Z').getHours('America/New_York')", 7);
+    expect_int("timestamp('2100-07-01T12:00:00Z').getHours('America/New_York')", 8);
+    expect_int("timestamp('2100-01-01T12:00:00Z').getHours('America/New_York')", 7);
+    /* Southern summer spans the new year. */
+    expect_int("timestamp('2100-01-01T12:00:00Z').getHours('Australia/Sydney')", 23);
+    expect_int("timestamp('2100-07-01T12:00:00Z').getHours('Australia/Sydney')", 22);
+    /* Before the first transition: local mean time, -4:56:02. */
+    expect_int("timestamp('1800-01-01T12:00:00Z').getSeconds('America/New_York')", 58);
+    /* Offsets as cel-go reads them: Atoi on each side of the ':'. */
+    expect_int("timestamp('2009-02-13T23:31:30Z').getHours('+05:30')", 5);
+    expect_int("timestamp('2009-02-13T23:31:30Z').getMinutes('-00:30')", 1);
+    expect_int("timestamp('2009-02-13T23:31:30Z').getHours('UTC')", 23);
+    expect_int("timestamp('2009-02-13T23:31:30Z').getHours('')", 23);
+    expect_error("timestamp(0).getHours('+5:x')", "strconv.Atoi: parsing \"x\": invalid syntax");
+    /* Only zoneinfo files, named as Go allows. */
+    expect_error("timestamp(0).getHours('Nowhere/Zone')", "unknown time zone Nowhere/Zone");
+    expect_error("timestamp(0).getHours('../../../etc/passwd')",
+                 "unknown time zone ../../../etc/passwd");
+    expect_error("timestamp(0).getHours('/etc/passwd')", "unknown time zone /etc/passwd");
+    expect_error("timestamp(0).getHours('America')", "unknown time zone America");
+    expect_error("timestamp(0).getHours(1)", "no such overload");
+}
+
+static void test_optionals(void **state)
+{
+    (void)state;
+    /* or and orValue evaluate their argument only for none. */
+    expect_int("optional.of(1).orValue(1 / 0)", 1);
+    expect_bool("optional.of(1).or(optional.of(1 / 0)) == optional.of(1)", 1);
+    expect_error("optional.none().orValue(1 / 0)", "division by zero");
+    expect_error("optional.none().or(1)", "no such overload");
+    expect_error("1.orValue(2)", "no such overload");
+    expect_error("optional.none().value()", "optional.none() dereference");
+    /* Optional entries must be optionals; none leaves them out. */
+    expect_error("[?1]", "cannot initialize optional entry from non-optional value");
+    expect_error("{?'a': 1}", "cannot initialize optional entry from non-optional value");
+    expect_int("size({?'a': optional.none(), 'b': 1, ?'c': optional.of(2)})", 2);
+    expect_bool("[1, ?optional.none(), ?optional.of(3)] == [1, 3]", 1);
+    expect_bool("optional.unwrap([optional.of(1), optional.none(), optional.of(3)]) == [1, 3]", 1);
+    expect_bool("[optional.none(), optional.of('x')].unwrapOpt() == ['x']", 1);
+    expect_error("optional.unwrap([1])", "no such overload");
+    /* Selection and indexing on an optional are ?-selection on its value. */
+    expect_bool("optional.of({'a': [1]}).a[1] == optional.none()", 1);
+    expect_bool("optional.of({'a': [1]}).a[0] == optional.of(1)", 1);
+    expect_error("optional.of(1).a", "type 'int' does not support field selection");
+    expect_bool("!has(optional.none().a) && has(optional.of({'a': 1}).a)", 1);
+    /* optMap's variable is local to its body; ofNonZeroValue uses Go's
+     * zero time, not the epoch. */
+    expect_int("[1].map(x, optional.of(x + 10).optMap(x, x * 2).value())[0]", 22);
+    expect_bool("optional.ofNonZeroValue(timestamp(0)).hasValue()", 1);
+    expect_bool("optional.ofNonZeroValue(timestamp('0001-01-01T00:00:00Z')).hasValue()", 0);
+    expect_bool("optional.ofNonZeroValue(duration('0s')).hasValue()", 0);
+    expect_bool("type(optional.none()) == optional_type", 1);
+}
+
+static void test_strings_extension(void **state)
+{
+    (void)state;
+    /* Go's Replace and SplitN with an empty pattern: between code points. */
+    expect_str("'a\\u00e9c'.replace('', '-')", "-a-\xc3\xa9-c-");
+    expect_str("'a\\u00e9c'.replace('', '-', 2)", "-a-\xc3\xa9"
+                                                  "c");
+    expect_str("'aaa'.replace('a', 'bb', -1)", "bbbbbb");
+    expect_bool("'a\\u00e9c'.split('') == ['a', '\\u00e9', 'c']", 1);
+    expect_bool("'a,b,c'.split(',', 2) == ['a', 'b,c'] && ''.split(',') == ['']", 1);
+    expect_bool("''.split('') == []", 1);
+    /* lastIndexOf counts code points and finds overlapping matches. */
+    expect_int("'\\u00e9aaaa'.lastIndexOf('aa')", 3);
+    expect_int("'\\u00e9aaaa'.lastIndexOf('aa', 2)", 2);
+    expect_int("'\\u00e9aaaa'.indexOf('aa', 2)", 2);
+    expect_int("'ab'.lastIndexOf('abc')", -1);
+    /* cel-go v0.22 (Kubernetes 1.32) refuses an offset past the end. */
+    expect_error("''.indexOf('a')", "index out of range: 0");
+    expect_error("'abc'.indexOf('a', 3)", "index out of range: 3");
+    /* Only Go's unicode.IsSpace is trimmed; U+200B is no space. */
+    expect_str("'\\u3000 x\\u200b \\u0085'.trim()", "x\xe2\x80\x8b");
+    expect_str("strings.quote('a\\x01\\\\\"')", "\"a\x01\\\\\\\"\"");
+    expect_error("[1].join()", "join: invalid input: int");
+    expect_str("['a', 'b'].join(', ')", "a, b");
+    /* format: Go's signed %x %o %b, NaN and infinities spelled out, maps
+     * sorted by their keys' text, a precision bounded. */
+    expect_str("'%x %o %b %X'.format([-30, -8, -5, 255u])", "-1e -10 -101 FF");
+    expect_str("'%.2f|%e|%d|%s'.format([double('-Infinity'), double('NaN'), double('Infinity'), "
+               "[1.0, -0.0, 1e21]])",
+               "-Infinity|NaN|Infinity|[1, -0, 1e+21]");
+    expect_str("'%s'.format([{'b': [true], 'a': {2: null}, 10: b'x'}])",
+               "{10: x, a: {2: null}, b: [true]}");
+    expect_error("'%.101f'.format([1.0])",
+                 "could not parse formatting clause: precision too large");
+    expect_error("'%s %s'.format([1])", "index 1 out of range");
+    expect_error("'%.2d'.format([1])",
+                 "could not parse formatting clause: unrecognized formatting clause \"d\"");
+    expect_error("'%s'.format([optional.none()])",
+                 "error during formatting: string clause can only be used on strings, bools, "
+                 "bytes, ints, doubles, maps, lists, types, durations, and timestamps");
+    /* A variable named strings is not the namespace inside a macro. */
+    expect_bool("[{'quote': 1}].all(strings, strings.quote == 1)", 1);
+}
+
+static void test_strings_extension_is_bounded(void **state)
+{
+    (void)state;
+    /* A 64 KB string with every code point replaced by 64 KB would be
+     * 4 GB: the result's size is charged before it is made. */
+    char *big = malloc(1 << 16);
+    memset(big, 'x', 1 << 16);
+    json_t *vars = json_pack("{s:s#}", "big", big, (size_t)(1 << 16));
+    free(big);
+    sk_cel_eval_options opt = {.vars = vars};
+    const char *bombs[] = {"size(big.replace('', big))", "size(big.replace('x', big))",
+                           "size([big, big].join(big.replace('x', big)))",
+                           "size(big.split('')) > 0 && size(big.split('').join(big)) > 0",
+                           "size('%s'.format([big.split('').map(c, big)]))"};
+    for (size_t i = 0; i < sizeof bombs / sizeof *bombs; i++) {
+        run r = eval_with(bombs[i], &opt);
+        if (r.v->type != SK_CEL_V_ERROR)
+            fail_msg("%s: not stopped", bombs[i]);
+        assert_string_equal(r.v->u.str.s, "evaluation step limit exceeded (1000000 steps)");
+        sk_arena_free(r.a);
+    }
+    /* Linear searches stay cheap: 100 lastIndexOf over 64 KB of 'x' for
+     * a needle that almost matches everywhere (quadratic: 4e11 compares). */
+    run r = eval_with("[1,2,3,4,5,6,7,8,9,10].all(i, [1,2,3,4,5,6,7,8,9,10].all(j, "
+                      "big.lastIndexOf(big.substring(1) + 'y') == -1))",
+                      &opt);
+    if (r.v->type != SK_CEL_V_BOOL)
+        fail_msg("lastIndexOf: %s", r.v->type == SK_CEL_V_ERROR ? r.v->u.str.s : "not a bool");
+    assert_true(r.v->u.b);
+    sk_arena_free(r.a);
+    json_decref(vars);
 }
 
 static void test_strict_functions_pass_the_first_error_on(void **state)
@@ -408,6 +620,12 @@ int main(void)
         cmocka_unit_test(test_and_or_absorb_errors_from_either_side),
         cmocka_unit_test(test_strict_functions_pass_the_first_error_on),
         cmocka_unit_test(test_integer_edges),
+        cmocka_unit_test(test_durations_are_gos),
+        cmocka_unit_test(test_timestamps_are_gos),
+        cmocka_unit_test(test_time_zones),
+        cmocka_unit_test(test_optionals),
+        cmocka_unit_test(test_strings_extension),
+        cmocka_unit_test(test_strings_extension_is_bounded),
         cmocka_unit_test(test_string_conversions_are_gos),
         cmocka_unit_test(test_maps_lists_and_types),
         cmocka_unit_test(test_variables_from_a_callback_and_json),

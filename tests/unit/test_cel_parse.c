@@ -94,6 +94,25 @@ static void test_macros_can_be_turned_off(void **state)
     expect("x.all(y)", NULL, "x" ID ".all(\n  y" ID "\n)" CALL); /* no 1-argument all */
 }
 
+/* optMap and optFlatMap are the optional library's: calls without it. */
+static void test_optional_macros_when_enabled(void **state)
+{
+    (void)state;
+    sk_cel_parse_options on = {.enable_optional_macros = 1};
+    expect("x.optMap(y, y)", NULL, "x" ID ".optMap(\n  y" ID ",\n  y" ID "\n)" CALL);
+    char *got = parse("x.optMap(y, y)", 14, &on);
+    assert_true(strncmp(got, "_?_:_(\n  x" ID ".hasValue()" CALL ",\n  optional" ID ".of(", 60) ==
+                0);
+    free(got);
+    got = parse("x.optFlatMap(y, y)", 18, &on);
+    assert_non_null(strstr(got, "__comprehension__"));
+    assert_null(strstr(got, ".of("));
+    free(got);
+    expect("x.optMap(y.z, 1)", &on, "1:11: optMap() variable name must be a simple identifier");
+    expect("x.optFlatMap(1, 1)", &on,
+           "1:14: optFlatMap() variable name must be a simple identifier");
+}
+
 static void test_literals_at_their_limits_and_as_go_prints_them(void **state)
 {
     expect("-9223372036854775808", NULL, "-9223372036854775808" INT);
@@ -166,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_cel_gos_cases_with_the_options_on),
         cmocka_unit_test(test_backquoted_names_when_enabled),
         cmocka_unit_test(test_macros_can_be_turned_off),
+        cmocka_unit_test(test_optional_macros_when_enabled),
         cmocka_unit_test(test_literals_at_their_limits_and_as_go_prints_them),
         cmocka_unit_test(test_errors_are_all_reported_in_order),
         cmocka_unit_test(test_default_limits),
