@@ -17,6 +17,7 @@
  * on it for every date after the rule took effect).
  */
 #include "cel/time.h"
+#include "core/civil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,44 +30,6 @@
 #define DAY 86400
 /* No TZif file comes near this (the largest in tzdata is some 4 KB). */
 #define MAX_TZIF (256 * 1024)
-
-/* ---- calendar ---- */
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-static int is_leap(int64_t y)
-{
-    return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-}
-
-static int days_in(int64_t y, int m)
-{
-    static const int n[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    return n[m - 1] + (m == 2 && is_leap(y));
-}
 
 static int64_t floor_div(int64_t a, int64_t b)
 {
@@ -214,7 +177,7 @@ static const sk_cel_val *parse_timestamp(sk_arena *a, const char *s, size_t len)
     if (len < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':')
         goto bad;
     if ((y = digits(s, 4, 0, 9999)) < 0 || (mo = digits(s + 5, 2, 1, 12)) < 0 ||
-        (d = digits(s + 8, 2, 1, 31)) < 0 || d > days_in(y, mo) ||
+        (d = digits(s + 8, 2, 1, 31)) < 0 || d > sk_civil_days_in_month(y, mo) ||
         (h = digits(s + 11, 2, 0, 23)) < 0 || (mi = digits(s + 14, 2, 0, 59)) < 0 ||
         (sec = digits(s + 17, 2, 0, 59)) < 0)
         goto bad;
@@ -235,7 +198,7 @@ static const sk_cel_val *parse_timestamp(sk_arena *a, const char *s, size_t len)
     } else {
         goto bad;
     }
-    int64_t when = days_from_civil(y, mo, d) * DAY + h * 3600 + mi * 60 + sec - off;
+    int64_t when = sk_civil_days_from(y, mo, d) * DAY + h * 3600 + mi * 60 + sec - off;
     if (when < MIN_UNIX || when > MAX_UNIX)
         return sk_cel_error(a, "timestamp overflow");
     sk_cel_val *t = sk_cel_timestamp(a, when, (int32_t)nsec);
@@ -253,7 +216,7 @@ static const sk_cel_val *format_timestamp(sk_arena *a, const sk_cel_val *t)
     int off = t->u.time.off;
     int64_t local = t->u.time.sec + off, days = floor_div(local, DAY), y, rem = local - days * DAY;
     int m, d;
-    civil_from_days(days, &y, &m, &d);
+    sk_civil_from_days(days, &y, &m, &d);
     char buf[48];
     int n = snprintf(buf, sizeof buf, "%04lld-%02d-%02dT%02d:%02d:%02d", (long long)y, m, d,
                      (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
@@ -386,15 +349,15 @@ static int64_t tz_rule_time(int64_t y, const tzrule *r, int off)
 {
     int64_t d;
     if (r->kind == 'J') {
-        d = r->day - 1 + (is_leap(y) && r->day >= 60);
+        d = r->day - 1 + (sk_civil_is_leap(y) && r->day >= 60);
     } else if (r->kind == 'D') {
         d = r->day;
     } else {
-        int64_t first = days_from_civil(y, r->mon, 1);
+        int64_t first = sk_civil_days_from(y, r->mon, 1);
         int dow = (int)(((first + 4) % 7 + 7) % 7), md = ((r->day - dow) % 7 + 7) % 7;
-        for (int i = 1; i < r->week && md + 7 < days_in(y, r->mon); i++)
+        for (int i = 1; i < r->week && md + 7 < sk_civil_days_in_month(y, r->mon); i++)
             md += 7;
-        d = first - days_from_civil(y, 1, 1) + md;
+        d = first - sk_civil_days_from(y, 1, 1) + md;
     }
     return d * DAY + r->time - off;
 }
@@ -430,8 +393,8 @@ static int tz_posix(const char *s, int64_t t, int *off)
         return 0;
     int64_t y, days = floor_div(t, DAY);
     int m, d;
-    civil_from_days(days, &y, &m, &d);
-    int64_t ysec = t - days_from_civil(y, 1, 1) * DAY;
+    sk_civil_from_days(days, &y, &m, &d);
+    int64_t ysec = t - sk_civil_days_from(y, 1, 1) * DAY;
     int64_t a = tz_rule_time(y, &start, std), b = tz_rule_time(y, &end, dst);
     /* Southern zones have their summer across the new year: then the
      * year's outer parts are daylight time (Go swaps the pair). */
@@ -620,7 +583,7 @@ static const sk_cel_val *timestamp_field(sk_arena *a, int k, const sk_cel_val *t
     int64_t local = t->u.time.sec + off, days = floor_div(local, DAY), y;
     int64_t rem = local - days * DAY, r;
     int m, d;
-    civil_from_days(days, &y, &m, &d);
+    sk_civil_from_days(days, &y, &m, &d);
     switch (k) {
     case 0:
         r = y;
@@ -638,7 +601,7 @@ static const sk_cel_val *timestamp_field(sk_arena *a, int k, const sk_cel_val *t
         r = ((days + 4) % 7 + 7) % 7;
         break;
     case 5:
-        r = days - days_from_civil(y, 1, 1);
+        r = days - sk_civil_days_from(y, 1, 1);
         break;
     case 6:
         r = rem / 3600;

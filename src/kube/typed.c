@@ -30,6 +30,7 @@
  * words of each error; it never builds a value.
  */
 #include "kube/typed.h"
+#include "core/civil.h"
 #include "kube/schema.h"
 #include "core/buf.h"
 #include "core/check.h"
@@ -351,36 +352,6 @@ static char *time_error(const char *layout, const char *v, const char *rest, con
     return sk_buf_steal(&b, NULL);
 }
 
-static int days_in_month(int month, int year)
-{
-    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    return days[month - 1] + (month == 2 && leap);
-}
-
-/* Days since 1970-01-01 of a civil date (proleptic Gregorian). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
 
 /* v's last n decimal digits at p (v >= 0). */
 static void put_digits(char *p, int64_t v, int n)
@@ -451,14 +422,14 @@ static char *parse_time(const char *v, int micro, char **canon)
         if (p[0] == '-')
             off = -off;
     }
-    if (f[4] > days_in_month(f[2], f[0]))
+    if (f[4] > sk_civil_days_in_month(f[0], f[2]))
         return time_error(lay, v, NULL, NULL, "day");
     int64_t secs =
-        days_from_civil(f[0], f[2], f[4]) * 86400 + f[6] * 3600 + f[8] * 60 + f[10] - off;
+        sk_civil_days_from(f[0], f[2], f[4]) * 86400 + f[6] * 3600 + f[8] * 60 + f[10] - off;
     int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
     int64_t rem = secs - days * 86400, y;
     int m, d;
-    civil_from_days(days, &y, &m, &d);
+    sk_civil_from_days(days, &y, &m, &d);
     sk_buf b = SK_BUF_INIT;
     if (y >= 0 && y <= 9999) {
         /* every object's creationTimestamp comes here: without printf */
