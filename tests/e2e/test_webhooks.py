@@ -294,11 +294,11 @@ spec:
     subresources:
       status: {}
 """
-KB_WEBHOOKS = """---
+KB_WEBHOOK = """---
 apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
+kind: {kind}WebhookConfiguration
 metadata:
-  name: mutating-webhook-configuration
+  name: {prefix}-webhook-configuration
 webhooks:
 - admissionReviewVersions:
   - v1
@@ -306,35 +306,9 @@ webhooks:
     service:
       name: webhook-service
       namespace: system
-      path: /mutate-batch-tutorial-kubebuilder-io-v1-cronjob
+      path: /{verb}-batch-tutorial-kubebuilder-io-v1-cronjob
   failurePolicy: Fail
-  name: mcronjob-v1.kb.io
-  rules:
-  - apiGroups:
-    - batch.tutorial.kubebuilder.io
-    apiVersions:
-    - v1
-    operations:
-    - CREATE
-    - UPDATE
-    resources:
-    - cronjobs
-  sideEffects: None
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata:
-  name: validating-webhook-configuration
-webhooks:
-- admissionReviewVersions:
-  - v1
-  clientConfig:
-    service:
-      name: webhook-service
-      namespace: system
-      path: /validate-batch-tutorial-kubebuilder-io-v1-cronjob
-  failurePolicy: Fail
-  name: vcronjob-v1.kb.io
+  name: {letter}cronjob-v1.kb.io
   rules:
   - apiGroups:
     - batch.tutorial.kubebuilder.io
@@ -347,6 +321,8 @@ webhooks:
     - cronjobs
   sideEffects: None
 """
+KB_WEBHOOKS = "".join(KB_WEBHOOK.format(kind=kind, prefix=kind.lower(), verb=verb, letter=verb[0])
+                      for kind, verb in (("Mutating", "mutate"), ("Validating", "validate")))
 
 
 def envtest_rewrite(manifests, base_url, ca_bundle):
