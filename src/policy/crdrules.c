@@ -189,6 +189,21 @@ static int in_scope(const scope *s, const char *name)
     return 0;
 }
 
+/* A call of one of ext.TwoVarComprehensions' macros: l.all(k, v, p),
+ * transformList(i, v, [filter,] e) and the like. */
+static int two_var_macro(const sk_cel_expr *e)
+{
+    static const char *const names[] = {"all",           "exists",       "existsOne",
+                                        "transformList", "transformMap", "transformMapEntry"};
+    if (!e->u.call.target || e->u.call.nargs < 3 || e->u.call.args[0]->kind != SK_CEL_IDENT ||
+        e->u.call.args[1]->kind != SK_CEL_IDENT)
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(e->u.call.function, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Walks e: oldSelf references, identifiers nothing declares. */
 static void analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
 {
@@ -221,6 +236,16 @@ static void analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
         analyze(an, e->u.select.operand, sc);
         break;
     case SK_CEL_CALL:
+        if (two_var_macro(e)) {
+            /* kube 1.32's ext.TwoVarComprehensions, which the parser here
+             * leaves as calls: its first two arguments are variables */
+            scope inner = {
+                .up = sc, .a = e->u.call.args[0]->u.ident, .b = e->u.call.args[1]->u.ident};
+            analyze(an, e->u.call.target, sc);
+            for (size_t i = 2; i < e->u.call.nargs; i++)
+                analyze(an, e->u.call.args[i], &inner);
+            break;
+        }
         /* a namespaced function's target (sets.contains) is no variable */
         if (e->u.call.target && e->u.call.target->kind != SK_CEL_IDENT)
             analyze(an, e->u.call.target, sc);
