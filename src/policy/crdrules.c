@@ -14,12 +14,15 @@
  * arena; `self` is converted once per value a node with rules meets.
  *
  * Without a type checker, what kube's compiler refuses is caught where
- * the tree shows it: syntax, identifiers that are neither self, oldSelf,
- * a comprehension's variable nor a type name ("undeclared reference"), a
- * literal rule that is not a bool or messageExpression that is not a
- * string. Type errors (self.x where the schema has no x, 1 + "a") are
- * runtime errors here, reported as kube reports runtime errors, so such a
- * CRD is accepted and its objects refused where kube refuses the CRD.
+ * the tree and the schema show it: syntax, identifiers that are neither
+ * self, oldSelf, a comprehension's variable nor a type name ("undeclared
+ * reference"), fields an object's type lacks ("undefined field", through
+ * self, its fields, list items by index or comprehension, map values,
+ * metadata's name and generateName at a resource's root), a literal rule
+ * that is not a bool or messageExpression that is not a string. Other type
+ * errors (1 + "a", a field of a string, unknown functions) are runtime
+ * errors here, reported as kube reports runtime errors, so such a CRD is
+ * accepted and its objects refused where kube refuses the CRD.
  *
  * Cost: kube counts CEL cost units, this module the evaluator's steps
  * (cel/eval.h), which are of the same order (one a node, one an iteration,
@@ -48,9 +51,11 @@ typedef struct rule {
     const json_t *raw;       /* the x-kubernetes-validations entry */
     const char *src;         /* rule as written */
     const sk_cel_expr *expr; /* NULL: empty, or refused at compile */
+    const char *error;       /* why it was refused (kube's Error.Detail), or NULL */
     const char *message;     /* trimmed; "" when unset */
     const char *msg_src;     /* messageExpression or NULL */
     const sk_cel_expr *msg_expr;
+    const char *msg_error;  /* why messageExpression was refused, or NULL */
     const char *reason;     /* NULL: FieldValueInvalid */
     const char *field_path; /* normalized, or NULL */
     int uses_old_self, optional_old_self;
@@ -68,6 +73,7 @@ struct rnode {
     const json_t *raw;
     const char *type; /* "" when unset */
     int nullable, int_or_string, preserve, embedded;
+    int resource;           /* a resource's root: the CRD's, or an embedded resource */
     const char *list_type;  /* NULL when unset */
     const json_t *map_keys; /* x-kubernetes-list-map-keys */
     int map_correlatable;   /* x-kubernetes-map-type unset, granular or atomic */
@@ -168,25 +174,94 @@ static const char *const type_names[] = {
     "string", "type",  "uint",   "dyn", "optional_type", "google",
 };
 
+/* What the analysis knows of an expression's type: a schema node (an
+ * object's fields are checked), the metadata kube shows at a resource's
+ * root (name and generateName), or nothing (dyn, a scalar, unknown). */
+typedef struct ty {
+    const rnode *n;
+    int resource; /* n is a resource's root: apiVersion, kind, metadata too */
+    int meta;
+} ty;
+
 typedef struct scope {
     const struct scope *up;
     const char *a, *b; /* a comprehension's iteration and accumulator variables */
+    ty ta;             /* a's type */
 } scope;
 
+typedef struct issue {
+    int line, col;
+    const char *message;
+} issue;
+
 typedef struct analysis {
+    sk_arena *a;
     int uses_old_self;
-    sk_buf *issues; /* undeclared references, cel-go's format; NULL: not wanted */
-    const char *src;
-    size_t len;
-    int nissues;
+    ty self;
+    issue *issues;
+    size_t nissues, cap;
 } analysis;
 
-static int in_scope(const scope *s, const char *name)
+static const scope *find_scope(const scope *s, const char *name)
 {
     for (; s; s = s->up)
         if ((s->a && strcmp(s->a, name) == 0) || (s->b && strcmp(s->b, name) == 0))
-            return 1;
-    return 0;
+            return s;
+    return NULL;
+}
+
+static void add_issue(analysis *an, const sk_cel_expr *e, const char *message)
+{
+    an->issues = sk_arena_grow(an->a, an->issues, an->nissues, &an->cap, sizeof *an->issues);
+    an->issues[an->nissues++] = (issue){e->line, e->col, message};
+}
+
+/* Whether kube gives schema node n a CEL type (SchemaDeclType not nil):
+ * a field without one is left out of its object's type. */
+static int has_decl_type(const rnode *n)
+{
+    const char *t = n->type;
+    if (n->int_or_string)
+        return 1;
+    if (strcmp(t, "array") == 0)
+        return n->items && has_decl_type(n->items);
+    if (strcmp(t, "object") == 0)
+        return !n->ap || has_decl_type(n->ap);
+    return strcmp(t, "string") == 0 || strcmp(t, "boolean") == 0 || strcmp(t, "number") == 0 ||
+           strcmp(t, "integer") == 0;
+}
+
+static ty node_ty(const rnode *n, int resource)
+{
+    return (ty){.n = n && has_decl_type(n) ? n : NULL, .resource = resource};
+}
+
+/* The type of field f (escaped, as written) of a value of type t; an
+ * undefined field of an object is cel-go's checker error at e. */
+static ty select_field(analysis *an, const sk_cel_expr *e, ty t, const char *f)
+{
+    ty none = {0};
+    if (t.meta) {
+        if (strcmp(f, "name") != 0 && strcmp(f, "generateName") != 0)
+            goto undefined;
+        return none;
+    }
+    const rnode *n = t.n;
+    if (!n || n->int_or_string || strcmp(n->type, "object") != 0)
+        return none; /* dyn; a scalar or list: cel-go's other errors, not checked here */
+    if (n->ap)
+        return node_ty(n->ap, n->ap->embedded);
+    if (t.resource && (strcmp(f, "apiVersion") == 0 || strcmp(f, "kind") == 0))
+        return none;
+    if (t.resource && strcmp(f, "metadata") == 0)
+        return (ty){.meta = 1};
+    for (size_t i = 0; i < n->nprops; i++)
+        if (n->props[i].escaped && strcmp(n->props[i].escaped, f) == 0 &&
+            has_decl_type(n->props[i].n))
+            return node_ty(n->props[i].n, n->props[i].n->embedded);
+undefined:
+    add_issue(an, e, sk_arena_printf(an->a, "undefined field '%s'", f));
+    return none;
 }
 
 /* A call of one of ext.TwoVarComprehensions' macros: l.all(k, v, p),
@@ -204,37 +279,42 @@ static int two_var_macro(const sk_cel_expr *e)
     return 0;
 }
 
-/* Walks e: oldSelf references, identifiers nothing declares. */
-static void analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
+/* Walks e as cel-go's checker would where the schema says enough: oldSelf
+ * references, identifiers nothing declares, fields an object type does
+ * not have. Returns e's type as far as known. */
+static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
 {
+    ty none = {0}, out = none;
     if (!e)
-        return;
+        return none;
     switch (e->kind) {
-    case SK_CEL_IDENT:
-        if (in_scope(sc, e->u.ident))
-            break;
-        if (strcmp(e->u.ident, "oldSelf") == 0) {
-            an->uses_old_self = 1;
+    case SK_CEL_IDENT: {
+        const scope *s = find_scope(sc, e->u.ident);
+        if (s) {
+            out = s->a && strcmp(s->a, e->u.ident) == 0 ? s->ta : none;
             break;
         }
-        if (strcmp(e->u.ident, "self") == 0)
+        if (strcmp(e->u.ident, "oldSelf") == 0)
+            an->uses_old_self = 1;
+        if (strcmp(e->u.ident, "oldSelf") == 0 || strcmp(e->u.ident, "self") == 0) {
+            out = an->self;
             break;
+        }
         for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
             if (strcmp(e->u.ident, type_names[i]) == 0)
-                return;
-        if (an->issues) {
-            if (an->nissues++ > 0)
-                sk_buf_putc(an->issues, '\n');
-            sk_buf *m = an->issues;
-            sk_buf msg = SK_BUF_INIT;
-            sk_buf_printf(&msg, "undeclared reference to '%s' (in container '')", e->u.ident);
-            sk_cel_issue_format(m, an->src, an->len, e->line, e->col, msg.data);
-            sk_buf_free(&msg);
-        }
+                return none;
+        add_issue(
+            an, e,
+            sk_arena_printf(an->a, "undeclared reference to '%s' (in container '')", e->u.ident));
         break;
-    case SK_CEL_SELECT:
-        analyze(an, e->u.select.operand, sc);
+    }
+    case SK_CEL_SELECT: {
+        ty t = analyze(an, e->u.select.operand, sc);
+        out = select_field(an, e, t, e->u.select.field);
+        if (e->u.select.test_only)
+            out = none;
         break;
+    }
     case SK_CEL_CALL:
         if (two_var_macro(e)) {
             /* kube 1.32's ext.TwoVarComprehensions, which the parser here
@@ -247,13 +327,25 @@ static void analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
             break;
         }
         /* a namespaced function's target (sets.contains) is no variable */
-        if (e->u.call.target && e->u.call.target->kind != SK_CEL_IDENT)
+        if (e->u.call.target &&
+            (e->u.call.target->kind != SK_CEL_IDENT || find_scope(sc, e->u.call.target->u.ident) ||
+             strcmp(e->u.call.target->u.ident, "oldSelf") == 0 ||
+             strcmp(e->u.call.target->u.ident, "self") == 0))
             analyze(an, e->u.call.target, sc);
-        else if (e->u.call.target && (in_scope(sc, e->u.call.target->u.ident) ||
-                                      strcmp(e->u.call.target->u.ident, "oldSelf") == 0))
-            analyze(an, e->u.call.target, sc);
-        for (size_t i = 0; i < e->u.call.nargs; i++)
-            analyze(an, e->u.call.args[i], sc);
+        ty first = none;
+        for (size_t i = 0; i < e->u.call.nargs; i++) {
+            ty t = analyze(an, e->u.call.args[i], sc);
+            if (i == 0)
+                first = t;
+        }
+        /* l[i], m[k]: an item of a list, a value of a map */
+        if (strcmp(e->u.call.function, "_[_]") == 0 && first.n) {
+            const rnode *n = first.n;
+            if (strcmp(n->type, "array") == 0 && n->items)
+                out = node_ty(n->items, n->items->embedded);
+            else if (strcmp(n->type, "object") == 0 && n->ap)
+                out = node_ty(n->ap, n->ap->embedded);
+        }
         break;
     case SK_CEL_LIST:
         for (size_t i = 0; i < e->u.list.n; i++)
@@ -267,9 +359,12 @@ static void analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
         }
         break;
     case SK_CEL_COMPREHENSION: {
-        analyze(an, e->u.comp.iter_range, sc);
+        ty range = analyze(an, e->u.comp.iter_range, sc);
         analyze(an, e->u.comp.accu_init, sc);
         scope inner = {.up = sc, .a = e->u.comp.iter_var, .b = e->u.comp.accu_var};
+        /* a list's items; a map's keys are strings */
+        if (range.n && strcmp(range.n->type, "array") == 0 && range.n->items)
+            inner.ta = node_ty(range.n->items, range.n->items->embedded);
         analyze(an, e->u.comp.loop_cond, &inner);
         analyze(an, e->u.comp.loop_step, &inner);
         analyze(an, e->u.comp.result, &inner);
@@ -278,6 +373,15 @@ static void analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
     default:
         break;
     }
+    return out;
+}
+
+static int by_position(const void *x, const void *y)
+{
+    const issue *a = x, *b = y;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    return a->col < b->col ? -1 : a->col > b->col;
 }
 
 /* A literal whose type is plainly not want (a constant, list or map): the
@@ -289,10 +393,11 @@ static int plainly_not(const sk_cel_expr *e, sk_cel_const_kind want)
     return e->kind == SK_CEL_CONST && e->u.lit.kind != want;
 }
 
-/* Parses src for a rule or message expression: the tree, or NULL with
- * the compile error's detail (without its prefix) in *detail. */
-static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, int *uses_old_self,
-                                       sk_buf *detail)
+/* Parses src for a rule or message expression of node n (resource: a
+ * resource's root): the tree, or NULL with the compile error's detail
+ * (without its prefix) in *detail. */
+static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
+                                       int *uses_old_self, sk_buf *detail)
 {
     size_t len = strlen(src);
     sk_cel_ast *ast = sk_cel_parse(a, src, len, &parse_opts);
@@ -301,10 +406,25 @@ static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, int *uses_o
         sk_cel_issues_format(detail, src, len, ast);
         return NULL;
     }
-    analysis an = {.issues = detail, .src = src, .len = len};
+    analysis an = {.a = a, .self = node_ty(n, resource)};
     analyze(&an, e, NULL);
     *uses_old_self = an.uses_old_self;
-    return an.nissues ? NULL : e;
+    if (!an.nissues)
+        return e;
+    /* cel-go sorts its errors by position (stable) */
+    for (size_t i = 1; i < an.nissues; i++)
+        for (size_t j = i; j > 0 && by_position(&an.issues[j - 1], &an.issues[j]) > 0; j--) {
+            issue t = an.issues[j];
+            an.issues[j] = an.issues[j - 1];
+            an.issues[j - 1] = t;
+        }
+    for (size_t i = 0; i < an.nissues; i++) {
+        if (i > 0)
+            sk_buf_putc(detail, '\n');
+        sk_cel_issue_format(detail, src, len, an.issues[i].line, an.issues[i].col,
+                            an.issues[i].message);
+    }
+    return NULL;
 }
 
 /* ---- fieldPath (ValidFieldPath) -------------------------------------------- */
@@ -398,8 +518,26 @@ out:
 
 /* ---- building the tree ------------------------------------------------------- */
 
-static rnode *build(sk_arena *a, const json_t *sch);
+static rnode *build(sk_arena *a, const json_t *sch, int root);
 static void normalize_paths(sk_arena *a, rnode *n);
+
+/* Compiles expression src of node n as kube's compileRule does: the tree,
+ * or NULL with *error set to prefix + cel-go's errors, or to wrong_type
+ * when the result is plainly not of the type wanted. */
+static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const char *src,
+                                      const char *prefix, sk_cel_const_kind want,
+                                      const char *wrong_type, int *uses_old_self,
+                                      const char **error)
+{
+    sk_buf detail = SK_BUF_INIT;
+    const sk_cel_expr *e = compile_expr(a, src, n, n->resource, uses_old_self, &detail);
+    if (!e)
+        *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
+    else if (plainly_not(e, want))
+        *error = wrong_type;
+    sk_buf_free(&detail);
+    return *error ? NULL : e;
+}
 
 static void build_rules(sk_arena *a, rnode *n)
 {
@@ -415,27 +553,25 @@ static void build_rules(sk_arena *a, rnode *n)
         r->message = trim(a, kw_str(v, "message"));
         r->reason = json_string_value(kw(v, "reason"));
         r->optional_old_self = json_is_true(kw(v, "optionalOldSelf"));
-        if (*trim(a, r->src)) {
-            sk_buf detail = SK_BUF_INIT;
-            r->expr = compile_expr(a, r->src, &r->uses_old_self, &detail);
-            if (r->expr && plainly_not(r->expr, SK_CEL_BOOL))
-                r->expr = NULL;
-            sk_buf_free(&detail);
-        }
+        if (!*trim(a, r->src))
+            continue; /* kube compiles nothing for it, runs nothing */
+        r->expr =
+            compile_one(a, n, r->src, "compilation failed: ", SK_CEL_BOOL,
+                        "cel expression must evaluate to a bool", &r->uses_old_self, &r->error);
+        if (!r->expr)
+            r->uses_old_self = 0;
         const char *me = kw_str(v, "messageExpression");
         if (r->expr && *me) {
             int unused = 0;
-            sk_buf detail = SK_BUF_INIT;
             r->msg_src = me;
-            r->msg_expr = compile_expr(a, me, &unused, &detail);
-            if (r->msg_expr && plainly_not(r->msg_expr, SK_CEL_STRING))
-                r->msg_expr = NULL;
-            sk_buf_free(&detail);
+            r->msg_expr =
+                compile_one(a, n, me, "messageExpression compilation failed: ", SK_CEL_STRING,
+                            "messageExpression must evaluate to a string", &unused, &r->msg_error);
         }
     }
 }
 
-static rnode *build(sk_arena *a, const json_t *sch)
+static rnode *build(sk_arena *a, const json_t *sch, int root)
 {
     if (!json_is_object(sch))
         return NULL;
@@ -447,12 +583,11 @@ static rnode *build(sk_arena *a, const json_t *sch)
     n->int_or_string = json_is_true(kw(sch, "x-kubernetes-int-or-string"));
     n->preserve = json_is_true(kw(sch, "x-kubernetes-preserve-unknown-fields"));
     n->embedded = json_is_true(kw(sch, "x-kubernetes-embedded-resource"));
+    n->resource = root || n->embedded;
     n->list_type = json_string_value(kw(sch, "x-kubernetes-list-type"));
     n->map_keys = kw(sch, "x-kubernetes-list-map-keys");
     const char *mt = kw_str(sch, "x-kubernetes-map-type");
     n->map_correlatable = !*mt || strcmp(mt, "granular") == 0 || strcmp(mt, "atomic") == 0;
-    build_rules(a, n);
-    n->active = n->nrules > 0;
     const json_t *props = kw(sch, "properties");
     if (json_is_object(props)) {
         n->has_props = 1;
@@ -461,16 +596,18 @@ static rnode *build(sk_arena *a, const json_t *sch)
         const json_t *v;
         json_object_foreach((json_t *)props, k, v)
         {
-            rnode *c = build(a, v);
+            rnode *c = build(a, v, 0);
             if (!c)
                 continue;
             n->props[n->nprops++] = (prop){.name = k, .escaped = escape(a, k), .n = c};
             n->active |= c->active;
         }
     }
-    n->ap = build(a, kw(sch, "additionalProperties"));
-    n->items = build(a, kw(sch, "items"));
-    n->active |= (n->ap && n->ap->active) || (n->items && n->items->active);
+    n->ap = build(a, kw(sch, "additionalProperties"), 0);
+    n->items = build(a, kw(sch, "items"), 0);
+    /* the rules last: their analysis reads the children */
+    build_rules(a, n);
+    n->active |= n->nrules > 0 || (n->ap && n->ap->active) || (n->items && n->items->active);
     return n;
 }
 
@@ -492,7 +629,7 @@ sk_crdrules *sk_crdrules_compile(const json_t *schema)
     SK_CHECK_ALLOC(c);
     c->a = sk_arena_new();
     c->schema = json_deep_copy(schema);
-    c->root = build(c->a, c->schema);
+    c->root = build(c->a, c->schema, 1);
     if (!c->root || !c->root->active) {
         sk_crdrules_free(c);
         return NULL;
@@ -597,58 +734,30 @@ static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char 
 static void check_rule_compile(checker *ck, const rnode *n, size_t i, const char *at,
                                const char *forbid_old, sk_field_errors *fe)
 {
-    const json_t *v = n->rules[i].raw;
-    const char *src = kw_str(v, "rule");
+    const rule *r = &n->rules[i];
+    const json_t *v = r->raw;
     const char *f_rule = sk_arena_printf(ck->a, "%s.rule", at);
-    int uses_old = 0;
-    sk_buf detail = SK_BUF_INIT, val = SK_BUF_INIT;
+    sk_buf val = SK_BUF_INIT;
     go_rule(&val, v);
-    const sk_cel_expr *e = compile_expr(ck->a, src, &uses_old, &detail);
-    if (!e) {
-        sk_buf d = SK_BUF_INIT;
-        sk_buf_printf(&d, "compilation failed: %s", detail.data ? detail.data : "");
-        sk_field_errors_invalid_rendered(fe, f_rule, val.data, d.data);
-        sk_buf_free(&d);
-        uses_old = 0;
-    } else if (plainly_not(e, SK_CEL_BOOL)) {
-        sk_field_errors_invalid_rendered(fe, f_rule, val.data,
-                                         "cel expression must evaluate to a bool");
-        uses_old = 0;
-    } else {
-        const char *me = kw_str(v, "messageExpression");
-        if (*me) {
-            int unused = 0;
-            sk_buf md = SK_BUF_INIT;
-            const sk_cel_expr *m = compile_expr(ck->a, me, &unused, &md);
-            const char *f_me = sk_arena_printf(ck->a, "%s.messageExpression", at);
-            if (!m) {
-                sk_buf d = SK_BUF_INIT;
-                sk_buf_printf(&d, "messageExpression compilation failed: %s",
-                              md.data ? md.data : "");
-                sk_field_errors_invalid_rendered(fe, f_me, val.data, d.data);
-                sk_buf_free(&d);
-            } else if (plainly_not(m, SK_CEL_STRING)) {
-                sk_field_errors_invalid_rendered(fe, f_me, val.data,
-                                                 "messageExpression must evaluate to a string");
-            }
-            sk_buf_free(&md);
-        }
-    }
-    if (uses_old && forbid_old) {
+    if (r->error)
+        sk_field_errors_invalid_rendered(fe, f_rule, val.data, r->error);
+    if (r->msg_error)
+        sk_field_errors_invalid_rendered(fe, sk_arena_printf(ck->a, "%s.messageExpression", at),
+                                         val.data, r->msg_error);
+    if (r->uses_old_self && forbid_old) {
         sk_buf d = SK_BUF_INIT;
         sk_buf_printf(&d,
                       "oldSelf cannot be used on the uncorrelatable portion of the schema "
                       "within %s",
                       forbid_old);
-        sk_field_errors_invalid(fe, f_rule, src, d.data);
+        sk_field_errors_invalid(fe, f_rule, r->src, d.data);
         sk_buf_free(&d);
-    } else if (!uses_old && kw(v, "optionalOldSelf")) {
+    } else if (!r->uses_old_self && kw(v, "optionalOldSelf")) {
         sk_field_errors_invalid_rendered(fe, sk_arena_printf(ck->a, "%s.optionalOldSelf", at),
                                          json_is_true(kw(v, "optionalOldSelf")) ? "true" : "false",
                                          "may not be set if oldSelf is not used in rule");
     }
-    ck->unenforced += uses_old && json_is_true(kw(v, "optionalOldSelf"));
-    sk_buf_free(&detail);
+    ck->unenforced += r->uses_old_self && r->optional_old_self;
     sk_buf_free(&val);
 }
 
@@ -696,7 +805,7 @@ int sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe)
     json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"), i, ver)
     {
         const json_t *schema = json_object_get(json_object_get(ver, "schema"), "openAPIV3Schema");
-        rnode *root = build(ck.a, schema);
+        rnode *root = build(ck.a, schema, 1);
         if (!root || !root->active)
             continue;
         check_node(&ck, root, sk_arena_printf(ck.a, "spec.versions[%zu].schema.openAPIV3Schema", i),
@@ -930,8 +1039,15 @@ static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *ol
     const char *type = n->type;
     for (size_t i = 0; i < n->nrules && !r->stopped; i++) {
         const rule *ru = &n->rules[i];
+        if (ru->error) {
+            /* a rule stored before it was refused (kube's CRD validation
+             * lets none through now) */
+            sk_field_errors_invalid(r->fe, at, type,
+                                    sk_arena_printf(r->a, "rule compile error: %s", ru->error));
+            continue;
+        }
         if (!ru->expr || (ru->uses_old_self && (!old || ru->optional_old_self)))
-            continue; /* refused at CRD time; no old value; optionalOldSelf: unenforced */
+            continue; /* empty; no old value; optionalOldSelf: unenforced */
         if (!v.self) {
             v.self = to_val(r->a, n, j, resource);
             if (old)

@@ -4,7 +4,8 @@ does (issue 41), through kubectl and direct HTTPS requests.
 Covers: a CRD whose rules do not compile (syntax, an undeclared name, a
 messageExpression that is not a string, oldSelf under an atomic list, an
 unsupported reason, a fieldPath naming no field) is 422 with kube's field
-paths and words; rules run at every level of a custom resource (the root,
+paths and words (cel-go's checker errors where the schema's types show
+them: undeclared names, undefined fields); rules run at every level of a custom resource (the root,
 with metadata.name visible, properties, map values, map-list items) with
 message, messageExpression, reason and fieldPath shaping the error;
 integer vs number and int-or-string values as kube's CEL sees them;
@@ -173,6 +174,10 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
              "rule", go_rule("replicas > 1"),
              "compilation failed: ERROR: <input>:1:1: undeclared reference to 'replicas' "
              "(in container '')\n | replicas > 1\n | ^"),
+            ({"rule": "self.replicas > 1"},
+             "rule", go_rule("self.replicas > 1"),
+             "compilation failed: ERROR: <input>:1:5: undefined field 'replicas'\n"
+             " | self.replicas > 1\n | ....^"),
             ({"rule": "self.minReplicas > 0", "messageExpression": "42"},
              "messageExpression", go_rule("self.minReplicas > 0", message_expression="42"),
              "messageExpression must evaluate to a string"),

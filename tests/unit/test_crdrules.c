@@ -151,6 +151,29 @@ static void test_crd_checks(void **state)
                            "supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", "
                            "\"FieldValueInvalid\", \"FieldValueRequired\"");
     free(m);
+    /* fields the schema's types do not have: cel-go's checker error at the
+     * select; map keys and type-less values are not checked */
+    m = check(RULES("{\"rule\":\"self.m.any == '' && self.nope > 0\"}"), NULL);
+    assert_string_equal(m, AT "[0].rule: Invalid value: apiextensions.ValidationRule{"
+                              "Rule:\"self.m.any == '' && self.nope > 0\", Message:\"\", "
+                              "MessageExpression:\"\", Reason:(*apiextensions."
+                              "FieldValueErrorReason)(nil), FieldPath:\"\", "
+                              "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: "
+                              "<input>:1:25: undefined field 'nope'\n"
+                              " | self.m.any == '' && self.nope > 0\n"
+                              " | ........................^");
+    free(m);
+    /* at the root, metadata has name and generateName only; list items are
+     * typed through comprehensions and indexes */
+    m = check("{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":"
+              "\"self.metadata.name != '' && self.l.all(i, i.x > 0) && self.l[0].y > 0 && "
+              "has(self.metadata.labels)\",\"message\":\"m\"}],\"properties\":{\"l\":{"
+              "\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"x\":"
+              "{\"type\":\"integer\"}}}}}}",
+              NULL);
+    assert_non_null(strstr(m, "compilation failed: ERROR: <input>:1:64: undefined field 'y'\n"));
+    assert_non_null(strstr(m, "\nERROR: <input>:1:77: undefined field 'labels'\n"));
+    free(m);
     /* kube 1.32's two-variable comprehensions declare both names */
     m = check(RULES("{\"rule\":\"self.m.all(k, v, k != v)\"}"), NULL);
     assert_string_equal(m, "");
@@ -189,6 +212,17 @@ static void test_values_as_kube_sees_them(void **state)
                      "[{\"rule\":\"self.a > 0\",\"message\":\"positive\"}]}}}";
     expect(rt, OBJ("{}"), NULL,
            "spec: Invalid value: \"object\": no such key: a evaluating rule: positive");
+}
+
+static void test_stored_rule_that_does_not_compile(void **state)
+{
+    (void)state;
+    /* a rule kube's CRD validation would refuse now, stored before */
+    expect("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+           "\"x-kubernetes-validations\":[{\"rule\":\"1\"}]}}}",
+           OBJ("{}"), NULL,
+           "spec: Invalid value: \"object\": rule compile error: cel expression must evaluate "
+           "to a bool");
 }
 
 static void test_message_expression_falls_back(void **state)
@@ -282,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_issue_display),
         cmocka_unit_test(test_crd_checks),
         cmocka_unit_test(test_values_as_kube_sees_them),
+        cmocka_unit_test(test_stored_rule_that_does_not_compile),
         cmocka_unit_test(test_message_expression_falls_back),
         cmocka_unit_test(test_ratcheting),
         cmocka_unit_test(test_cost_bounds),
