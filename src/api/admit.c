@@ -124,19 +124,22 @@ static void validate_rules(sk_api_call *call, const json_t *obj, const json_t *o
                                   "enforced by this server");
 }
 
-/* What structural schemas add to validation: a custom resource against its
- * version's schema and rules, a CustomResourceDefinition's schemas and
- * rules compiled. -1 if it replied (422 with every violation). */
-static int validate_structural(sk_api_call *call, const json_t *obj, const json_t *old)
+/* Validation, as the registry's strategy runs it: the kind's rules (the
+ * metadata's, for a custom resource), then what structural schemas add (a
+ * custom resource against its version's schema and rules, a
+ * CustomResourceDefinition's schemas and rules compiled), every violation
+ * in one 422. -1 if it replied. */
+static int validated(sk_api_call *call, const json_t *obj, const json_t *old)
 {
     const sk_resource *r = call->res;
     sk_field_errors *fe = sk_field_errors_new();
+    sk_validate_typed_errors(r, obj, old, fe);
     const sk_structural *s = sk_crschema_of(r);
     int unenforced = 0;
     if (s) {
         sk_structural_validate(s, obj, fe);
         validate_rules(call, obj, old, fe);
-    } else if (strcmp(r->storage, SK_REGISTRY_CRD_STORAGE) == 0) {
+    } else if (strcmp(r->storage, SK_REGISTRY_CRD_STORAGE) == 0 && sk_field_errors_count(fe) == 0) {
         sk_crschema_check_crd(obj, fe);
         /* kube compiles a schema's rules only when the schema is sound */
         if (sk_field_errors_count(fe) == 0)
@@ -283,8 +286,7 @@ static int mutated(sk_api_call *call, json_t *obj, const json_t *old, const sk_w
  * mutating webhook sees no uid or creationTimestamp on a create, nor a name
  * generateName will give, and nothing it returns skips a check.
  */
-int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
-                    const sk_write_options *wo)
+int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, const sk_write_options *wo)
 {
     char *msg = NULL;
     if (decoded(call, obj, wo) < 0)
@@ -309,25 +311,14 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
     }
     if (settle(call, obj, old) < 0)
         return -1;
-    json_t *causes = NULL;
-    sk_err err = sk_validate_typed(call->res, obj, old, &causes, &msg);
-    if (err != SK_OK) {
-        const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                             "name"));
-        sk_call_reply_status(call, err, msg ? msg : "invalid object", call->res->group,
-                             call->res->kind, name, causes);
-        free(msg);
-        return -1;
-    }
-    if (validate_structural(call, obj, old) < 0)
+    if (validated(call, obj, old) < 0)
         return -1;
     return sk_webhooks_validate(call, obj, old, wo->dry_run);
 }
 
 sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)
 {
-    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                         "name"));
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
     sk_write w = {
         .op = expected_rev > 0 ? SK_WRITE_UPDATE : SK_WRITE_CREATE,
         .resource = call->res->storage,
@@ -337,8 +328,7 @@ sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)
         .object = json_incref(obj),
         .require_namespace = expected_rev == 0 && call->res->namespaced ? call->ns : NULL,
         .namespace_open = sk_lifecycle_namespace_open,
-        .expires_at_ms =
-            sk_expiry_for(call->res, obj, call->api->event_ttl_s, sk_wall_ms()),
+        .expires_at_ms = sk_expiry_for(call->res, obj, call->api->event_ttl_s, sk_wall_ms()),
         .max_bytes = call->api->max_object_bytes,
     };
     return w;

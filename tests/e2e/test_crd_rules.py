@@ -236,6 +236,28 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
         r = self.post(widget("w-root"))
         self.assertEqual(r.status, 201, r)
 
+    def test_metadata_schema_and_rule_errors_in_one_answer(self):
+        # kube's custom-resource strategy lists the metadata's errors, then
+        # the schema's, then the rules' (an Invalid name does not block them)
+        r = self.post(widget("x_1", minReplicas="two"))
+        self.assertEqual(r.status, 422, r)
+        causes = [(c["field"], c["reason"]) for c in r.json()["details"]["causes"]]
+        self.assertEqual(causes, [("metadata.name", "FieldValueInvalid"),
+                                  ("spec.minReplicas", "FieldValueTypeInvalid"),
+                                  ("<nil>", "FieldValueInvalid")])
+        self.assertEqual(r.json()["details"]["causes"][2]["message"],
+                         'Invalid value: "null": some validation rules were not checked because '
+                         "the object was invalid; correct the existing errors to complete "
+                         "validation")
+        r = self.post(widget("x_1"))
+        self.invalid(r, "x_1", [
+            ("metadata.name", "FieldValueInvalid",
+             'Invalid value: "x_1": a lowercase RFC 1123 subdomain must consist of lower case '
+             "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+             "character (e.g. 'example.com', regex used for validation is "
+             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
+            ("<nil>", "FieldValueInvalid", 'Invalid value: "object": name must start with w-')])
+
     def test_reason_and_field_path(self):
         r = self.post(widget("w-minmax", minReplicas=5, maxReplicas=3))
         self.invalid(r, "w-minmax", [("spec.minReplicas", "FieldValueForbidden",
