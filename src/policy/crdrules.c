@@ -24,6 +24,14 @@
  * errors here, reported as kube reports runtime errors, so such a CRD is
  * accepted and its objects refused where kube refuses the CRD.
  *
+ * The evaluator lacks some of kube's CEL library (cel/eval.h: matches,
+ * timestamps, optionals, the extension libraries, as of this writing). A
+ * rule that calls beyond its core and fails with what such a gap gives
+ * ("no such overload", "... is not supported yet") is not enforced for
+ * that value, and a warning says so: valid objects (Gateway API's
+ * HTTPRoutes check paths with matches) are not refused for the server's
+ * gap, and the rule is enforced as soon as the evaluator has the function.
+ *
  * Cost: kube counts CEL cost units, this module the evaluator's steps
  * (cel/eval.h), which are of the same order (one a node, one an iteration,
  * one a 64 bytes compared). The bounds are kube's numbers in those units.
@@ -59,6 +67,7 @@ typedef struct rule {
     const char *reason;     /* NULL: FieldValueInvalid */
     const char *field_path; /* normalized, or NULL */
     int uses_old_self, optional_old_self;
+    const char *ext_fn; /* a function called beyond the evaluator's documented core, or NULL */
 } rule;
 
 typedef struct rnode rnode;
@@ -197,6 +206,7 @@ typedef struct issue {
 typedef struct analysis {
     sk_arena *a;
     int uses_old_self;
+    const char *ext_fn;
     ty self;
     issue *issues;
     size_t nissues, cap;
@@ -279,6 +289,23 @@ static int two_var_macro(const sk_cel_expr *e)
     return 0;
 }
 
+/* The functions cel/eval.h documents as supported: CEL's operators and
+ * its core functions. A rule calling anything else (an extension
+ * library's function, matches, timestamps) may meet a gap of the
+ * evaluator rather than a fault of the object (see gap_error). */
+static int core_function(const char *f)
+{
+    static const char *const core[] = {"size",   "int",      "uint",       "double",
+                                       "string", "bytes",    "bool",       "type",
+                                       "dyn",    "contains", "startsWith", "endsWith"};
+    if (f[0] == '_' || f[0] == '@' || strcmp(f, "!_") == 0 || strcmp(f, "-_") == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof core / sizeof *core; i++)
+        if (strcmp(f, core[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Walks e as cel-go's checker would where the schema says enough: oldSelf
  * references, identifiers nothing declares, fields an object type does
  * not have. Returns e's type as far as known. */
@@ -316,6 +343,8 @@ static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
         break;
     }
     case SK_CEL_CALL:
+        if (!an->ext_fn && !core_function(e->u.call.function))
+            an->ext_fn = e->u.call.function;
         if (two_var_macro(e)) {
             /* kube 1.32's ext.TwoVarComprehensions, which the parser here
              * leaves as calls: its first two arguments are variables */
@@ -397,7 +426,7 @@ static int plainly_not(const sk_cel_expr *e, sk_cel_const_kind want)
  * resource's root): the tree, or NULL with the compile error's detail
  * (without its prefix) in *detail. */
 static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
-                                       int *uses_old_self, sk_buf *detail)
+                                       int *uses_old_self, const char **ext_fn, sk_buf *detail)
 {
     size_t len = strlen(src);
     sk_cel_ast *ast = sk_cel_parse(a, src, len, &parse_opts);
@@ -409,6 +438,7 @@ static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode
     analysis an = {.a = a, .self = node_ty(n, resource)};
     analyze(&an, e, NULL);
     *uses_old_self = an.uses_old_self;
+    *ext_fn = an.ext_fn;
     if (!an.nissues)
         return e;
     /* cel-go sorts its errors by position (stable) */
@@ -527,10 +557,10 @@ static void normalize_paths(sk_arena *a, rnode *n);
 static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const char *src,
                                       const char *prefix, sk_cel_const_kind want,
                                       const char *wrong_type, int *uses_old_self,
-                                      const char **error)
+                                      const char **ext_fn, const char **error)
 {
     sk_buf detail = SK_BUF_INIT;
-    const sk_cel_expr *e = compile_expr(a, src, n, n->resource, uses_old_self, &detail);
+    const sk_cel_expr *e = compile_expr(a, src, n, n->resource, uses_old_self, ext_fn, &detail);
     if (!e)
         *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
     else if (plainly_not(e, want))
@@ -555,18 +585,19 @@ static void build_rules(sk_arena *a, rnode *n)
         r->optional_old_self = json_is_true(kw(v, "optionalOldSelf"));
         if (!*trim(a, r->src))
             continue; /* kube compiles nothing for it, runs nothing */
-        r->expr =
-            compile_one(a, n, r->src, "compilation failed: ", SK_CEL_BOOL,
-                        "cel expression must evaluate to a bool", &r->uses_old_self, &r->error);
+        r->expr = compile_one(a, n, r->src, "compilation failed: ", SK_CEL_BOOL,
+                              "cel expression must evaluate to a bool", &r->uses_old_self,
+                              &r->ext_fn, &r->error);
         if (!r->expr)
             r->uses_old_self = 0;
         const char *me = kw_str(v, "messageExpression");
         if (r->expr && *me) {
             int unused = 0;
+            const char *msg_ext = NULL;
             r->msg_src = me;
-            r->msg_expr =
-                compile_one(a, n, me, "messageExpression compilation failed: ", SK_CEL_STRING,
-                            "messageExpression must evaluate to a string", &unused, &r->msg_error);
+            r->msg_expr = compile_one(
+                a, n, me, "messageExpression compilation failed: ", SK_CEL_STRING,
+                "messageExpression must evaluate to a string", &unused, &msg_ext, &r->msg_error);
         }
     }
 }
@@ -997,6 +1028,17 @@ static const sk_cel_val *eval(run *r, const sk_cel_expr *e, vars *v, int *why)
     return out;
 }
 
+/* Whether error msg of rule ru is the evaluator's gap rather than the
+ * object's fault: a function it does not have ("no such overload" for an
+ * unknown one, "... is not supported yet") in a rule that calls beyond
+ * the core. Such a rule is not enforced (a warning says so) rather than
+ * refusing objects kube accepts. */
+static int gap_error(const rule *ru, const char *msg)
+{
+    return ru->ext_fn &&
+           (strncmp(msg, "no such overload", 16) == 0 || strstr(msg, "is not supported yet"));
+}
+
 /* A failed rule's error, or its warning when ratcheted. */
 static void add_error(run *r, const rule *ru, const corr *c, const char *field, const char *type,
                       const char *detail, int as_is)
@@ -1082,6 +1124,15 @@ static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *ol
         }
         if (res->type == SK_CEL_V_ERROR) {
             const char *msg = res->u.str.s;
+            if (gap_error(ru, msg)) {
+                json_array_append_new(
+                    r->warnings,
+                    json_string(sk_arena_printf(r->a,
+                                                "%s: x-kubernetes-validations rule not enforced "
+                                                "by this server (%s): %s",
+                                                at, msg, res_str)));
+                continue;
+            }
             if (strncmp(msg, "no such overload", 16) == 0)
                 sk_field_errors_invalid(
                     r->fe, at, type,

@@ -225,6 +225,38 @@ static void test_stored_rule_that_does_not_compile(void **state)
            "to a bool");
 }
 
+static void test_evaluator_gaps_are_warnings(void **state)
+{
+    (void)state;
+    /* a function the evaluator does not have (here one nobody has: kube
+     * would refuse it at compile time) leaves the rule unenforced, said in
+     * a warning, instead of refusing the object; a core-only rule's runtime
+     * error stays an error */
+    json_t *s = parse("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+                      "\"properties\":{\"a\":{\"type\":\"string\"}},"
+                      "\"x-kubernetes-validations\":[{\"rule\":\"self.a.frobnicate()\"},"
+                      "{\"rule\":\"self.a + 1 == ''\"}]}}}");
+    sk_crdrules *c = sk_crdrules_compile(s);
+    json_t *obj = parse(OBJ("{\"a\":\"x\"}"));
+    sk_field_errors *fe = sk_field_errors_new();
+    json_t *w = json_array();
+    sk_crdrules_validate(c, obj, NULL, 0, NULL, fe, w);
+    assert_int_equal(json_array_size(w), 1);
+    assert_string_equal(json_string_value(json_array_get(w, 0)),
+                        "spec: x-kubernetes-validations rule not enforced by this server (no such "
+                        "overload): self.a.frobnicate()");
+    char *m = message(fe);
+    assert_string_equal(m, "spec: Invalid value: \"object\": 'no such overload': call arguments "
+                           "did not match a supported operator, function or macro signature for "
+                           "rule: self.a + 1 == ''");
+    free(m);
+    sk_field_errors_free(fe);
+    json_decref(w);
+    json_decref(obj);
+    sk_crdrules_free(c);
+    json_decref(s);
+}
+
 static void test_message_expression_falls_back(void **state)
 {
     (void)state;
@@ -317,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_crd_checks),
         cmocka_unit_test(test_values_as_kube_sees_them),
         cmocka_unit_test(test_stored_rule_that_does_not_compile),
+        cmocka_unit_test(test_evaluator_gaps_are_warnings),
         cmocka_unit_test(test_message_expression_falls_back),
         cmocka_unit_test(test_ratcheting),
         cmocka_unit_test(test_cost_bounds),
