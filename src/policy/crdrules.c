@@ -1235,7 +1235,9 @@ static void walk(run *r, const rnode *n, const json_t *j, const json_t *old, con
                 walk(r, n->ap, v, was, sk_arena_printf(r->a, "%s[%s]", root ? "" : at, k),
                      n->ap->embedded, sub);
             for (size_t i = 0; i < n->nprops; i++)
-                if (strcmp(n->props[i].name, k) == 0)
+                /* a field kube gives no CEL type is left out of CEL
+                 * validation entirely, rules below it included */
+                if (strcmp(n->props[i].name, k) == 0 && has_decl_type(n->props[i].n))
                     walk(r, n->props[i].n, v, was, root ? k : sk_arena_printf(r->a, "%s.%s", at, k),
                          n->props[i].n->embedded, sub);
         }

@@ -206,6 +206,12 @@ static void test_values_as_kube_sees_them(void **state)
            "<nil>: Invalid value: \"object\": failed rule: self.metadata.size() == 1 && "
            "self.spec.__namespace__ == 'x' && self.spec.a__dash__b == 1 && !has(self.spec.c) && "
            "self.spec.size() == 2");
+    /* a field without a CEL type (no type, unknown fields kept): kube
+     * leaves it and the rules below it out of CEL validation */
+    expect("{\"type\":\"object\",\"properties\":{\"spec\":{\"x-kubernetes-preserve-unknown-"
+           "fields\":true,\"properties\":{\"a\":{\"type\":\"integer\","
+           "\"x-kubernetes-validations\":[{\"rule\":\"self > 5\"}]}}}}}",
+           OBJ("{\"a\":1}"), NULL, "");
     /* runtime errors in kube's words */
     const char *rt = "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
                      "\"properties\":{\"a\":{\"type\":\"integer\"}},\"x-kubernetes-validations\":"
