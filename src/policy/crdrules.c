@@ -188,8 +188,9 @@ static const char *const type_names[] = {
  * root (name and generateName), or nothing (dyn, a scalar, unknown). */
 typedef struct ty {
     const rnode *n;
-    int resource; /* n is a resource's root: apiVersion, kind, metadata too */
-    int meta;
+    int resource;       /* n is a resource's root: apiVersion, kind, metadata too */
+    int meta;           /* metadata there: name and generateName */
+    const char *scalar; /* a scalar's CEL type name, which has no fields */
 } ty;
 
 typedef struct scope {
@@ -241,28 +242,59 @@ static int has_decl_type(const rnode *n)
            strcmp(t, "integer") == 0;
 }
 
+/* The CEL type name kube gives a scalar schema node (SchemaDeclType, as
+ * cel-go's FormatCELType prints it), or NULL for others. */
+static const char *scalar_name(const rnode *n)
+{
+    const char *t = n->type, *f = kw_str(n->raw, "format");
+    if (n->int_or_string)
+        return NULL;
+    if (strcmp(t, "integer") == 0)
+        return "int";
+    if (strcmp(t, "number") == 0)
+        return "double";
+    if (strcmp(t, "boolean") == 0)
+        return "bool";
+    if (strcmp(t, "string") != 0)
+        return NULL;
+    if (strcmp(f, "byte") == 0)
+        return "bytes";
+    if (strcmp(f, "duration") == 0)
+        return "google.protobuf.Duration";
+    if (strcmp(f, "date") == 0 || strcmp(f, "date-time") == 0)
+        return "google.protobuf.Timestamp";
+    return "string";
+}
+
 static ty node_ty(const rnode *n, int resource)
 {
-    return (ty){.n = n && has_decl_type(n) ? n : NULL, .resource = resource};
+    if (!n || !has_decl_type(n))
+        return (ty){0};
+    return (ty){.n = n, .resource = resource, .scalar = scalar_name(n)};
 }
 
 /* The type of field f (escaped, as written) of a value of type t; an
  * undefined field of an object is cel-go's checker error at e. */
 static ty select_field(analysis *an, const sk_cel_expr *e, ty t, const char *f)
 {
-    ty none = {0};
+    ty none = {0}, string = {.scalar = "string"};
+    if (t.scalar) {
+        add_issue(an, e,
+                  sk_arena_printf(an->a, "type '%s' does not support field selection", t.scalar));
+        return none;
+    }
     if (t.meta) {
         if (strcmp(f, "name") != 0 && strcmp(f, "generateName") != 0)
             goto undefined;
-        return none;
+        return string;
     }
     const rnode *n = t.n;
     if (!n || n->int_or_string || strcmp(n->type, "object") != 0)
-        return none; /* dyn; a scalar or list: cel-go's other errors, not checked here */
+        return none; /* dyn, or a list: its type's name is not worth spelling here */
     if (n->ap)
         return node_ty(n->ap, n->ap->embedded);
     if (t.resource && (strcmp(f, "apiVersion") == 0 || strcmp(f, "kind") == 0))
-        return none;
+        return string;
     if (t.resource && strcmp(f, "metadata") == 0)
         return (ty){.meta = 1};
     for (size_t i = 0; i < n->nprops; i++)

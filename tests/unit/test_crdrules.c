@@ -174,6 +174,11 @@ static void test_crd_checks(void **state)
     assert_non_null(strstr(m, "compilation failed: ERROR: <input>:1:64: undefined field 'y'\n"));
     assert_non_null(strstr(m, "\nERROR: <input>:1:77: undefined field 'labels'\n"));
     free(m);
+    /* a scalar has no fields */
+    m = check(RULES("{\"rule\":\"has(self.a.b)\",\"message\":\"m\"}"), NULL);
+    assert_non_null(strstr(m, "compilation failed: ERROR: <input>:1:4: type 'int' does not "
+                              "support field selection\n | has(self.a.b)\n | ...^"));
+    free(m);
     /* kube 1.32's two-variable comprehensions declare both names */
     m = check(RULES("{\"rule\":\"self.m.all(k, v, k != v)\"}"), NULL);
     assert_string_equal(m, "");
