@@ -294,8 +294,8 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
 
     def test_kubectl_create_and_apply_show_kube_error(self):
         path = self.write("bad.json", widget("w-kubectl", minReplicas=9, maxReplicas=1))
-        for verb in ("create", "apply"):
-            p = self.bad(verb, "-f", path)
+        for verb in (["create"], ["apply"], ["apply", "--server-side"]):
+            p = self.bad(*verb, "-f", path)
             self.assertIn('The Widget "w-kubectl" is invalid: spec.minReplicas: Forbidden: '
                           "minReplicas must not exceed maxReplicas", p.stderr)
 
