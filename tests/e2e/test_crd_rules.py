@@ -90,6 +90,13 @@ def widget_schema(tags_rule=False):
                             {"rule": "self.size() <= 5", "reason": "FieldValueRequired",
                              "message": "a selector value has at most 5 characters"}]}},
                     "tags": {"type": "array", "items": tags_items},
+                    "template": {
+                        "type": "object", "x-kubernetes-embedded-resource": True,
+                        "x-kubernetes-preserve-unknown-fields": True,
+                        "x-kubernetes-validations": [
+                            {"rule": "self.kind == 'ConfigMap' && "
+                                     "self.metadata.name.startsWith('cm-')",
+                             "message": "a ConfigMap named cm-*"}]},
                     "hostile": {"type": "array", "items": {"type": "integer"},
                                 "x-kubernetes-validations": [
                                     {"rule": "self.all(x, self.all(y, self.all(z, "
@@ -257,6 +264,31 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
              "character (e.g. 'example.com', regex used for validation is "
              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
             ("<nil>", "FieldValueInvalid", 'Invalid value: "object": name must start with w-')])
+
+    def test_embedded_resource(self):
+        # an embedded resource shows apiVersion, kind and metadata's name
+        # and generateName only (labels are there, and invisible)
+        tpl = {"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "cm-a", "labels": {"a": "b"}}}
+        r = self.post(widget("w-tpl", template=tpl))
+        self.assertEqual(r.status, 201, r)
+        tpl["metadata"]["name"] = "other"
+        r = self.post(widget("w-tpl2", template=tpl))
+        self.invalid(r, "w-tpl2", [("spec.template", "FieldValueInvalid",
+                                    'Invalid value: "object": a ConfigMap named cm-*')])
+        # and kube's compiler refuses a rule that reads labels there
+        schema = widget_schema()
+        schema["properties"]["spec"]["properties"]["template"]["x-kubernetes-validations"] = [
+            {"rule": "has(self.metadata.labels)"}]
+        c = crd("bads", "Bad", schema)
+        r = self.post(c, CRDS)
+        self.invalid(r, c["metadata"]["name"], [(
+            SCHEMA_PATH + ".properties[spec].properties[template].x-kubernetes-validations[0].rule",
+            "FieldValueInvalid",
+            "Invalid value: %s: compilation failed: ERROR: <input>:1:4: undefined field "
+            "'labels'\n | has(self.metadata.labels)\n | ...^" % go_rule(
+                "has(self.metadata.labels)"))],
+            kind="CustomResourceDefinition.apiextensions.k8s.io")
 
     def test_reason_and_field_path(self):
         r = self.post(widget("w-minmax", minReplicas=5, maxReplicas=3))
