@@ -1,22 +1,24 @@
 """CRD x-kubernetes-validations (CEL) rules, enforced as kube-apiserver 1.32
 does (issue 41), through kubectl and direct HTTPS requests.
 
-Covers: a CRD whose rules do not compile (syntax, an undeclared name, a
-messageExpression that is not a string, oldSelf under an atomic list, an
-unsupported reason, a fieldPath naming no field) is 422 with kube's field
-paths and words (cel-go's checker errors where the schema's types show
-them: undeclared names, undefined fields); rules run at every level of a custom resource (the root,
-with metadata.name visible, properties, map values, map-list items) with
-message, messageExpression, reason and fieldPath shaping the error;
-integer vs number and int-or-string values as kube's CEL sees them;
-transition rules (oldSelf) on updates, correlated by map-list keys;
-ratcheting (an unchanged value's failure is a warning on update, not on a
-status write); status subresource writes; patches; and a hostile rule
-stopped by the per-call bound with kube's cost error while the server
-stays responsive. The answers are compared whole: code 422, reason
-Invalid, the message and every cause (field, reason, message), as
-apiextensions-apiserver 1.32 builds them (pkg/apiserver/schema/cel/
-validation.go, pkg/apis/apiextensions/validation/validation.go).
+Covers: a CRD whose rules do not compile (syntax, an undeclared name, an
+undefined field, a messageExpression that is not a string, oldSelf under an
+atomic list, an unsupported reason, a fieldPath naming no field) is 422
+with kube's field paths and words; rules run at every level of a custom
+resource (the root, with metadata.name visible, properties, map values,
+map-list items, an embedded resource) with message, messageExpression,
+reason and fieldPath shaping the error; integer vs number and
+int-or-string values as kube's CEL sees them; metadata, schema and rule
+errors in one answer; transition rules (oldSelf) on updates, correlated by
+map-list keys; ratcheting (an unchanged value's failure is a warning on
+update); status subresource writes; patches and server-side apply; a
+hostile rule stopped by the per-call bound with kube's cost error while
+the server stays responsive, and an object whose rules together spend the
+per-object budget refused with kube's budget error; Gateway API's listener
+rules. The answers are compared whole: code 422, reason Invalid, the
+message and every cause (field, reason, message), as apiextensions-apiserver
+1.32 builds them (pkg/apiserver/schema/cel/validation.go,
+pkg/apis/apiextensions/validation/validation.go).
 Why: CRDs of real operators (Gateway API, cert-manager, ...) carry their
 invariants as CEL rules; a server that stores but does not run them accepts
 objects kube refuses.
@@ -97,6 +99,10 @@ def widget_schema(tags_rule=False):
                             {"rule": "self.kind == 'ConfigMap' && "
                                      "self.metadata.name.startsWith('cm-')",
                              "message": "a ConfigMap named cm-*"}]},
+                    "matrix": {"type": "array", "items": {
+                        "type": "array", "items": {"type": "integer"},
+                        "x-kubernetes-validations": [
+                            {"rule": "self.all(x, self.all(y, x + y >= 0))"}]}},
                     "hostile": {"type": "array", "items": {"type": "integer"},
                                 "x-kubernetes-validations": [
                                     {"rule": "self.all(x, self.all(y, self.all(z, "
@@ -417,6 +423,23 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.assertEqual(self.server.request("GET", "/readyz").status, 200)
         self.assertEqual(self.post(widget("w-after", hostile=[1, 2])).status, 201)
 
+    def test_object_budget_runs_out(self):
+        # each row's rule stays under the per-call limit; all rows together
+        # spend the object's budget (RuntimeCELCostBudget)
+        t0 = time.monotonic()
+        r = self.post(widget("w-matrix", matrix=[list(range(250))] * 40))
+        took = time.monotonic() - t0
+        self.assertEqual(r.status, 422, r)
+        causes = r.json()["details"]["causes"]
+        self.assertEqual(len(causes), 1, causes)
+        self.assertRegex(causes[0]["field"], r"^spec\.matrix\[[0-9]+\]$")
+        self.assertEqual((causes[0]["reason"], causes[0]["message"]), (
+            "FieldValueInvalid",
+            'Invalid value: "array": validation failed due to running out of cost budget, no '
+            "further validation rules will be run"))
+        self.assertLess(took, 10.0)
+        r = self.post(widget("w-matrix", matrix=[list(range(250))] * 2))
+        self.assertEqual(r.status, 201, r)
 
 # Gateway API's listener rules (gateway.networking.k8s.io v1 Gateway,
 # config/crd/standard/gateway.networking.k8s.io_gateways.yaml): the rules,
