@@ -23,6 +23,7 @@ LAYERS = {
     "core": [],
     "kube": ["core", "cel"],
     "cel": ["core"],
+    "policy": ["core", "kube", "cel"],
     "store": ["core"],
     "enc": ["core", "kube"],
     "cache": ["core", "store"],
@@ -30,11 +31,11 @@ LAYERS = {
     "read": ["core", "kube", "store", "cache"],
     "ctl": ["core", "kube", "store", "cache", "read"],
     "hook": ["core", "kube", "cel"],
-    "api": ["core", "kube", "store", "cache", "watch", "read", "ctl", "hook"],
+    "api": ["core", "kube", "store", "cache", "watch", "read", "ctl", "hook", "policy"],
     "http": ["core", "api"],
     "etcd": ["core", "kube", "store", "cache", "watch", "read"],
-    "cmd": ["core", "kube", "store", "enc", "cache", "watch", "read", "ctl", "hook", "api", "http",
-            "etcd"],
+    "cmd": ["core", "kube", "store", "enc", "cache", "watch", "read", "ctl", "hook", "policy", "api",
+            "http", "etcd"],
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

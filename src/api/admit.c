@@ -14,6 +14,7 @@
 #include "kube/objmeta.h"
 #include "kube/typed.h"
 #include "kube/validate.h"
+#include "policy/crdrules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,25 +75,79 @@ static int decode_custom(sk_api_call *call, json_t *obj, sk_field_validation fv)
     return sk_body_act_on_findings(call, fv, findings, NULL);
 }
 
-/* What structural schemas add to validation: a custom resource against its
- * version's schema, a CustomResourceDefinition's schemas compiled. -1 if it
- * replied (422 with every violation). */
-static int validate_structural(sk_api_call *call, const json_t *obj)
+/* kube's hasBlockingErr: the schema errors that keep a custom resource's
+ * CEL rules from running (a rule could not rely on its field's type). */
+static int blocking(const sk_field_errors *fe)
+{
+    static const char *const block[] = {"FieldValueNotSupported", "FieldValueRequired",
+                                        "FieldValueTooLong", "FieldValueTooMany",
+                                        "FieldValueTypeInvalid"};
+    size_t i;
+    const json_t *cause;
+    json_array_foreach(sk_field_errors_causes(fe), i, cause)
+    {
+        const char *reason = json_string_value(json_object_get(cause, "reason"));
+        for (size_t k = 0; reason && k < sizeof block / sizeof *block; k++)
+            if (strcmp(reason, block[k]) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+/* A custom resource's x-kubernetes-validations rules after its schema's
+ * validation (kube's customResourceStrategy Validate/ValidateUpdate and
+ * the status strategy's, which does not ratchet). */
+static void validate_rules(sk_api_call *call, const json_t *obj, const json_t *old,
+                           sk_field_errors *fe)
+{
+    const sk_crdrules *rules = sk_crdrules_of(call->res);
+    if (!rules)
+        return;
+    if (blocking(fe)) {
+        sk_field_errors_invalid(fe, "<nil>", "null",
+                                "some validation rules were not checked because the object was "
+                                "invalid; correct the existing errors to complete validation");
+        return;
+    }
+    json_t *warnings = json_array();
+    int status = call->route.sub && strcmp(call->route.sub->name, "status") == 0;
+    sk_crdrules_validate(rules, obj, old, !status, NULL, fe, warnings);
+    size_t i;
+    json_t *w;
+    json_array_foreach(warnings, i, w)
+    {
+        sk_call_add_warning(call, json_string_value(w));
+    }
+    json_decref(warnings);
+    if (sk_crdrules_unenforced(rules))
+        sk_call_add_warning(call, "x-kubernetes-validations rules with optionalOldSelf are not "
+                                  "enforced by this server");
+}
+
+/* Validation, as the registry's strategy runs it: the kind's rules (the
+ * metadata's, for a custom resource), then what structural schemas add (a
+ * custom resource against its version's schema and rules, a
+ * CustomResourceDefinition's schemas and rules compiled), every violation
+ * in one 422. -1 if it replied. */
+static int validated(sk_api_call *call, const json_t *obj, const json_t *old)
 {
     const sk_resource *r = call->res;
     sk_field_errors *fe = sk_field_errors_new();
+    sk_validate_typed_errors(r, obj, old, fe);
     const sk_structural *s = sk_crschema_of(r);
-    int cel = 0;
+    int unenforced = 0;
     if (s) {
         sk_structural_validate(s, obj, fe);
-        cel = sk_structural_has_cel_rules(s);
-    } else if (strcmp(r->storage, SK_REGISTRY_CRD_STORAGE) == 0) {
-        cel = sk_crschema_check_crd(obj, fe);
+        validate_rules(call, obj, old, fe);
+    } else if (strcmp(r->storage, SK_REGISTRY_CRD_STORAGE) == 0 && sk_field_errors_count(fe) == 0) {
+        sk_crschema_check_crd(obj, fe);
+        /* kube compiles a schema's rules only when the schema is sound */
+        if (sk_field_errors_count(fe) == 0)
+            unenforced = sk_crdrules_check_crd(obj, fe);
     }
-    /* Nothing is refused silently: CEL rules are accepted but not run. */
-    if (cel && sk_field_errors_count(fe) == 0)
-        sk_call_add_warning(call, "x-kubernetes-validations (CEL) rules are not enforced by "
-                                  "this server");
+    if (unenforced && sk_field_errors_count(fe) == 0)
+        sk_call_add_warning(call, "x-kubernetes-validations rules with optionalOldSelf are not "
+                                  "enforced by this server");
     int rc = 0;
     if (sk_field_errors_count(fe) > 0) {
         const char *name =
@@ -231,8 +286,7 @@ static int mutated(sk_api_call *call, json_t *obj, const json_t *old, const sk_w
  * mutating webhook sees no uid or creationTimestamp on a create, nor a name
  * generateName will give, and nothing it returns skips a check.
  */
-int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
-                    const sk_write_options *wo)
+int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old, const sk_write_options *wo)
 {
     char *msg = NULL;
     if (decoded(call, obj, wo) < 0)
@@ -257,25 +311,14 @@ int sk_admit_object(sk_api_call *call, json_t *obj, const json_t *old,
     }
     if (settle(call, obj, old) < 0)
         return -1;
-    json_t *causes = NULL;
-    sk_err err = sk_validate_typed(call->res, obj, old, &causes, &msg);
-    if (err != SK_OK) {
-        const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                             "name"));
-        sk_call_reply_status(call, err, msg ? msg : "invalid object", call->res->group,
-                             call->res->kind, name, causes);
-        free(msg);
-        return -1;
-    }
-    if (validate_structural(call, obj) < 0)
+    if (validated(call, obj, old) < 0)
         return -1;
     return sk_webhooks_validate(call, obj, old, wo->dry_run);
 }
 
 sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)
 {
-    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                         "name"));
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
     sk_write w = {
         .op = expected_rev > 0 ? SK_WRITE_UPDATE : SK_WRITE_CREATE,
         .resource = call->res->storage,
@@ -285,8 +328,7 @@ sk_write sk_admit_write(sk_api_call *call, json_t *obj, int64_t expected_rev)
         .object = json_incref(obj),
         .require_namespace = expected_rev == 0 && call->res->namespaced ? call->ns : NULL,
         .namespace_open = sk_lifecycle_namespace_open,
-        .expires_at_ms =
-            sk_expiry_for(call->res, obj, call->api->event_ttl_s, sk_wall_ms()),
+        .expires_at_ms = sk_expiry_for(call->res, obj, call->api->event_ttl_s, sk_wall_ms()),
         .max_bytes = call->api->max_object_bytes,
     };
     return w;

@@ -10,6 +10,7 @@
  * first part. Errors are reported in source order, as cel-go sorts them.
  */
 #include "cel/compile.h"
+#include "cel/issues.h"
 #include "cel/value.h"
 
 #include <stdlib.h>
@@ -110,42 +111,6 @@ static int by_position(const void *pa, const void *pb)
     return (a->col > b->col) - (a->col < b->col);
 }
 
-/* Bytes of the UTF-8 sequence starting at p (1 for a stray byte). */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    size_t n = *p < 0x80 ? 1 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 1;
-    return (size_t)(end - p) < n ? 1 : n;
-}
-
-void sk_cel_format_error(sk_buf *b, const char *src, size_t len, const sk_cel_diag *d)
-{
-    sk_buf_printf(b, "ERROR: <input>:%d:%d: %s", d->line, d->col, d->message);
-    if (d->line < 1)
-        return;
-    /* cel-go's Snippet: the line's text, its newline left out */
-    const char *line = src, *end = src + len;
-    for (int l = 1; l < d->line && line < end; l++) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        line = nl ? nl + 1 : end;
-    }
-    if (line == end && d->line > 1)
-        return;
-    const char *stop = memchr(line, '\n', (size_t)(end - line));
-    if (!stop)
-        stop = end;
-    sk_buf_puts(b, "\n | ");
-    for (const char *p = line; p < stop; p++)
-        sk_buf_putc(b, *p == '\t' ? ' ' : *p);
-    sk_buf_puts(b, "\n | ");
-    const unsigned char *p = (const unsigned char *)line, *lend = (const unsigned char *)stop;
-    for (int c = 1; c < d->col && p < lend; c++) {
-        size_t n = utf8_len(p, lend);
-        sk_buf_puts(b, n > 1 ? "\xef\xbc\x8e" : "."); /* U+FF0E for a wide character */
-        p += n;
-    }
-    sk_buf_puts(b, p < lend && utf8_len(p, lend) > 1 ? "\xef\xbc\xbe" : "^"); /* U+FF3E */
-}
-
 const sk_cel_expr *sk_cel_compile(sk_arena *a, const char *src, size_t len,
                                   const char *const *variables, const sk_cel_parse_options *opt,
                                   sk_buf *errors)
@@ -165,10 +130,12 @@ const sk_cel_expr *sk_cel_compile(sk_arena *a, const char *src, size_t len,
         diags = r.found;
         n = r.n;
     }
-    for (size_t i = 0; i < (e ? n : sk_cel_ast_error_count(ast)); i++) {
+    if (!e)
+        sk_cel_issues_format(errors, src, len, ast);
+    for (size_t i = 0; i < n; i++) {
         if (i)
             sk_buf_putc(errors, '\n');
-        sk_cel_format_error(errors, src, len, e ? &diags[i] : sk_cel_ast_error(ast, i));
+        sk_cel_issue_format(errors, src, len, diags[i].line, diags[i].col, diags[i].message);
     }
     return e && n == 0 ? e : NULL;
 }

@@ -33,16 +33,10 @@
  * variables named in variables (a NULL-ended array, borrowed) are
  * declared, parsed with opt (NULL: kube's syntax, optional values on).
  * Returns the tree (in a), or NULL with the errors appended to errors in
- * cel-go's display form, one after another, "\n" between them.
+ * cel-go's display form (cel/issues.h), "\n" between them.
  */
 const sk_cel_expr *sk_cel_compile(sk_arena *a, const char *src, size_t len,
                                   const char *const *variables, const sk_cel_parse_options *opt,
                                   sk_buf *errors);
-
-/* Appends d, an error of the source src (len bytes), in cel-go's display
- * form: "ERROR: <input>:LINE:COL: MESSAGE", then, when the line exists,
- * "\n | " and that line and "\n | " and a dot per code point before the
- * column and a caret (full-width ones where the text is not ASCII). */
-void sk_cel_format_error(sk_buf *b, const char *src, size_t len, const sk_cel_diag *d);
 
 #endif

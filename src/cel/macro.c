@@ -105,9 +105,11 @@ int sk_cel_macro_expand(sk_arena *a, const char *function, const sk_cel_expr *ta
         goto out;
     }
     if (k == HAS) {
+        /* at the call, as cel-go's nextMacroID places it: a checker's
+         * "undefined field" for has(x.f) points at has's '(' */
         if (args[0]->kind == SK_CEL_SELECT)
             res->expr = sk_cel_new_select(a, args[0]->u.select.operand, args[0]->u.select.field, 1,
-                                          args[0]->line, args[0]->col);
+                                          line, col);
         else
             res->error = "invalid argument to has() macro";
         goto out;

@@ -43,9 +43,8 @@ const sk_structural *sk_crschema_of(const sk_resource *r)
     return out;
 }
 
-int sk_crschema_check_crd(const json_t *crd, sk_field_errors *fe)
+void sk_crschema_check_crd(const json_t *crd, sk_field_errors *fe)
 {
-    int cel = 0;
     size_t i;
     const json_t *ver;
     json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"), i, ver)
@@ -56,11 +55,8 @@ int sk_crschema_check_crd(const json_t *crd, sk_field_errors *fe)
         sk_buf path = SK_BUF_INIT;
         sk_buf_printf(&path, "spec.versions[%zu].schema.openAPIV3Schema", i);
         sk_structural *s = NULL;
-        if (sk_structural_compile(schema, path.data, fe, &s) == SK_OK) {
-            cel += sk_structural_has_cel_rules(s) != 0;
+        if (sk_structural_compile(schema, path.data, fe, &s) == SK_OK)
             sk_structural_free(s);
-        }
         sk_buf_free(&path);
     }
-    return cel;
 }

@@ -23,9 +23,8 @@
 const sk_structural *sk_crschema_of(const sk_resource *r);
 
 /* Appends to fe what compiling each version's openAPIV3Schema of crd
- * (borrowed, a CustomResourceDefinition) finds, at kube's field paths.
- * Returns how many of the schemas carry CEL rules (x-kubernetes-validations),
- * which sqlkube does not enforce: the caller says so. */
-int sk_crschema_check_crd(const json_t *crd, sk_field_errors *fe);
+ * (borrowed, a CustomResourceDefinition) finds, at kube's field paths
+ * (its CEL rules are policy/crdrules.h's). */
+void sk_crschema_check_crd(const json_t *crd, sk_field_errors *fe);
 
 #endif

@@ -31,7 +31,8 @@
  * steps (VALIDATE_BUDGET) that only pathological nesting reaches; a default
  * inside embedded metadata is checked with the same metadata rules as a
  * value, not through kube's coercion (same errors, possibly more than
- * kube's first one); CEL rules are detected, not compiled or run.
+ * kube's first one). x-kubernetes-validations (CEL) rules are the policy
+ * layer's (policy/crdrules.h).
  */
 #include "kube/structural.h"
 #include "kube/validate.h"
@@ -84,7 +85,6 @@ struct sk_structural {
     node *root;
     pattern *patterns; /* sorted by key */
     size_t npatterns;
-    int cel;
 };
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -1017,8 +1017,6 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
         trunc_to(p, m);
     }
     crd_list_checks(sch, p, fe);
-    if (json_array_size(kw(sch, "x-kubernetes-validations")))
-        s->cel = 1;
 }
 
 /* ---- structural invariants (schema/validation.go, complete.go) ---------- */
@@ -2933,9 +2931,4 @@ void sk_structural_check_status_root(const json_t *schema, const char *path, sk_
         }
     }
     sk_buf_free(&p);
-}
-
-int sk_structural_has_cel_rules(const sk_structural *s)
-{
-    return s->cel;
 }

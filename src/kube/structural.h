@@ -59,8 +59,4 @@ void sk_structural_prune(const sk_structural *s, json_t *obj, json_t *unknown);
  * root's ObjectMeta is the caller's to validate). */
 void sk_structural_validate(const sk_structural *s, const json_t *obj, sk_field_errors *fe);
 
-/* Non-zero if the schema carries x-kubernetes-validations (CEL) anywhere;
- * they are not evaluated, so the caller warns. */
-int sk_structural_has_cel_rules(const sk_structural *s);
-
 #endif

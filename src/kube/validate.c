@@ -74,9 +74,9 @@ static const char msg_config_key[] =
     "'[-._a-zA-Z0-9]+')";
 static const char msg_immutable_set[] = "field is immutable when `immutable` is set";
 
-#define MAX_OBJECT_SIZE (1024 * 1024)     /* core.MaxSecretSize */
-#define EVENT_FIELD_LIMIT 128             /* reportingInstance, action, reason */
-#define EVENT_NOTE_LIMIT 1024             /* message */
+#define MAX_OBJECT_SIZE (1024 * 1024) /* core.MaxSecretSize */
+#define EVENT_FIELD_LIMIT 128         /* reportingInstance, action, reason */
+#define EVENT_NOTE_LIMIT 1024         /* message */
 
 /* ---- field error list -------------------------------------------------- */
 
@@ -2003,9 +2003,8 @@ static int has_string(const json_t *list, const char *want)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(list, i, v)
-        if (json_is_string(v) && strcmp(json_string_value(v), want) == 0)
-            return 1;
+    json_array_foreach(list, i, v) if (json_is_string(v) &&
+                                       strcmp(json_string_value(v), want) == 0) return 1;
     return 0;
 }
 
@@ -2040,7 +2039,8 @@ static void check_url(sk_field_errors *fe, const char *field, const char *url)
     else if (strchr(url, '?'))
         detail = "query parameters are not permitted";
     else if (strchr(rest + 3, '@') &&
-             strchr(rest + 3, '@') < (strchr(rest + 3, '/') ? strchr(rest + 3, '/') : url + strlen(url)))
+             strchr(rest + 3, '@') <
+                 (strchr(rest + 3, '/') ? strchr(rest + 3, '/') : url + strlen(url)))
         detail = "user information is not permitted in the URL";
     if (detail)
         sk_field_errors_invalid(fe, field, url, detail);
@@ -2186,20 +2186,10 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
     }
 }
 
-sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t *old,
-                          json_t **causes_out, char **msg_out)
-{
-    char *msg = NULL;
-    if (sk_typed_check(r, obj, &msg) != SK_OK) {
-        *causes_out = NULL;
-        *msg_out = msg;
-        return SK_ERR_BAD_REQUEST;
-    }
-    return sk_validate_typed(r, obj, old, causes_out, msg_out);
-}
-
-sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *old,
-                         json_t **causes_out, char **msg_out)
+/* The kind's errors of a typed obj as the Status parts: SK_ERR_INVALID
+ * with *causes_out and *msg_out new, or SK_OK. */
+static sk_err validate_typed(const sk_resource *r, const json_t *obj, const json_t *old,
+                             json_t **causes_out, char **msg_out)
 {
     sk_field_errors *fe = NULL;
     sk_err e = SK_OK;
@@ -2223,4 +2213,22 @@ sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *
 out:
     sk_field_errors_free(fe);
     return e;
+}
+
+sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t *old,
+                          json_t **causes_out, char **msg_out)
+{
+    char *msg = NULL;
+    if (sk_typed_check(r, obj, &msg) != SK_OK) {
+        *causes_out = NULL;
+        *msg_out = msg;
+        return SK_ERR_BAD_REQUEST;
+    }
+    return validate_typed(r, obj, old, causes_out, msg_out);
+}
+
+void sk_validate_typed_errors(const sk_resource *r, const json_t *obj, const json_t *old,
+                              sk_field_errors *fe)
+{
+    validate_kind(r, fe, obj, old);
 }

@@ -33,10 +33,15 @@
 sk_err sk_validate_object(const sk_resource *r, const json_t *obj, const json_t *old,
                           json_t **causes_out, char **msg_out);
 
-/* sk_validate_object for an obj already through sk_typed_normalize
- * (kube/typed.h): skips the decode check, so never SK_ERR_BAD_REQUEST. */
-sk_err sk_validate_typed(const sk_resource *r, const json_t *obj, const json_t *old,
-                         json_t **causes_out, char **msg_out);
+typedef struct sk_field_errors sk_field_errors;
+
+/* sk_validate_object's checks for an obj already through
+ * sk_typed_normalize (kube/typed.h; so no decode check), their errors
+ * appended to fe (borrowed) for a caller that adds its own to the same
+ * list: a custom resource's schema and CEL errors follow its metadata's
+ * in one Invalid, as kube's custom-resource strategy lists them. */
+void sk_validate_typed_errors(const sk_resource *r, const json_t *obj, const json_t *old,
+                              sk_field_errors *fe);
 
 /* The size ValidateAnnotationsSize counts for annotations (an object,
  * borrowed; NULL counts 0): every key's and value's length. Above
@@ -59,8 +64,6 @@ size_t sk_validate_qualified_name(const char *s, const char *msgs[SK_VALIDATE_MA
 size_t sk_validate_label_value(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
 /* The same for IsDNS1035Label. */
 size_t sk_validate_dns1035_label(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
-
-typedef struct sk_field_errors sk_field_errors;
 
 /* ValidateObjectMeta as kube runs it on the metadata (borrowed, an object)
  * of an x-kubernetes-embedded-resource at field path base

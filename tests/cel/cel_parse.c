@@ -14,6 +14,7 @@
  */
 #include "cel/compile.h"
 #include "cel/debug.h"
+#include "cel/issues.h"
 #include "cel/parse.h"
 #include "core/arena.h"
 #include "core/buf.h"
@@ -86,10 +87,8 @@ int main(int argc, char **argv)
                 const sk_cel_diag *d = sk_cel_ast_error(ast, k);
                 json_array_append_new(errs, json_pack("{s:i,s:i,s:s}", "line", d->line, "col",
                                                       d->col, "message", d->message));
-                if (k)
-                    sk_buf_putc(&display, '\n');
-                sk_cel_format_error(&display, src, len, d);
             }
+            sk_cel_issues_format(&display, src, len, ast);
             json_array_append_new(out, json_pack("{s:o,s:s#}", "errors", errs, "display",
                                                  display.data ? display.data : "", display.len));
             sk_buf_free(&display);

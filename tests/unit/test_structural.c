@@ -386,18 +386,6 @@ static void test_status_root(void **state)
     json_decref(bad_field);
 }
 
-static void test_cel_detected(void **state)
-{
-    (void)state;
-    sk_structural *s = compile_ok(SPEC("\"a\":{\"type\":\"integer\",\"x-kubernetes-validations\":"
-                                       "[{\"rule\":\"self > 0\"}]}"));
-    assert_true(sk_structural_has_cel_rules(s));
-    sk_structural_free(s);
-    s = compile_ok(SPEC("\"a\":{\"type\":\"integer\"}"));
-    assert_false(sk_structural_has_cel_rules(s));
-    sk_structural_free(s);
-}
-
 /* ---- value validation -------------------------------------------------- */
 
 static void test_value_types(void **state)
@@ -739,7 +727,6 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_defaults_in_meta),
         cmocka_unit_test(test_list_types),
-        cmocka_unit_test(test_cel_detected),
         cmocka_unit_test(test_status_root),
         cmocka_unit_test(test_value_types),
         cmocka_unit_test(test_value_constraints),

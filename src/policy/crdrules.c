@@ -1,0 +1,1341 @@
+/*
+ * crdrules.c - see crdrules.h. After k8s.io/apiextensions-apiserver 1.32
+ * (pkg/apiserver/schema/cel: compilation.go, validation.go;
+ * pkg/apis/apiextensions/validation/validation.go for the CRD-side checks)
+ * and k8s.io/apiserver 1.32 (pkg/cel/common/values.go for how values look
+ * to CEL, pkg/cel/escaping.go for property names, pkg/cel/common/
+ * equality.go for ratcheting's correlation).
+ *
+ * The compiled form is a tree over the schema's structural spine
+ * (properties, additionalProperties, items), each node with its parsed
+ * rules; nodes with no rules at or below them are left out of the walk.
+ * It is built once per served version (the cache below) and is immutable:
+ * requests share it across threads. Each evaluation works in its own
+ * arena; `self` is converted once per value a node with rules meets.
+ *
+ * Without a type checker, what kube's compiler refuses is caught where
+ * the tree and the schema show it: syntax, identifiers that are neither
+ * self, oldSelf, a comprehension's variable nor a type name ("undeclared
+ * reference"), fields an object's type lacks ("undefined field", through
+ * self, its fields, list items by index or comprehension, map values,
+ * metadata's name and generateName at a resource's root), a literal rule
+ * that is not a bool or messageExpression that is not a string. Other type
+ * errors (1 + "a", a field of a string, unknown functions) are runtime
+ * errors here, reported as kube reports runtime errors, so such a CRD is
+ * accepted and its objects refused where kube refuses the CRD.
+ *
+ * The evaluator lacks some of kube's CEL library (cel/eval.h: matches,
+ * timestamps, optionals, the extension libraries, as of this writing). A
+ * rule that calls beyond its core and fails with what such a gap gives
+ * ("no such overload", "... is not supported yet") is not enforced for
+ * that value, and a warning says so: valid objects (Gateway API's
+ * HTTPRoutes check paths with matches) are not refused for the server's
+ * gap, and the rule is enforced as soon as the evaluator has the function.
+ *
+ * Cost: kube counts CEL cost units, this module the evaluator's steps
+ * (cel/eval.h), which are of the same order (one a node, one an iteration,
+ * one a 64 bytes compared). The bounds are kube's numbers in those units.
+ */
+#include "policy/crdrules.h"
+#include "cel/value.h"
+#include "cel/eval.h"
+#include "cel/issues.h"
+#include "cel/parse.h"
+#include "core/arena.h"
+#include "core/buf.h"
+#include "core/check.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PER_CALL_LIMIT 1000000ULL     /* celconfig.PerCallLimit */
+#define PER_OBJECT_BUDGET 10000000ULL /* celconfig.RuntimeCELCostBudget */
+#define MAX_MESSAGE_BYTES (5 * 1024)  /* MaxEvaluatedMessageExpressionSizeBytes */
+
+/* ---- the compiled tree --------------------------------------------------- */
+
+typedef struct rule {
+    const json_t *raw;       /* the x-kubernetes-validations entry */
+    const char *src;         /* rule as written */
+    const sk_cel_expr *expr; /* NULL: empty, or refused at compile */
+    const char *error;       /* why it was refused (kube's Error.Detail), or NULL */
+    const char *message;     /* trimmed; "" when unset */
+    const char *msg_src;     /* messageExpression or NULL */
+    const sk_cel_expr *msg_expr;
+    const char *msg_error;  /* why messageExpression was refused, or NULL */
+    const char *reason;     /* NULL: FieldValueInvalid */
+    const char *field_path; /* normalized, or NULL */
+    int uses_old_self, optional_old_self;
+    const char *ext_fn; /* a function called beyond the evaluator's documented core, or NULL */
+} rule;
+
+typedef struct rnode rnode;
+
+typedef struct prop {
+    const char *name;    /* as in the object */
+    const char *escaped; /* the name CEL sees; NULL when it cannot be escaped */
+    rnode *n;
+} prop;
+
+struct rnode {
+    const json_t *raw;
+    const char *type; /* "" when unset */
+    int nullable, int_or_string, preserve, embedded;
+    int resource;           /* a resource's root: the CRD's, or an embedded resource */
+    const char *list_type;  /* NULL when unset */
+    const json_t *map_keys; /* x-kubernetes-list-map-keys */
+    int map_correlatable;   /* x-kubernetes-map-type unset, granular or atomic */
+    rule *rules;
+    size_t nrules;
+    int has_props; /* "properties" given: an object with fields, not a map */
+    prop *props;
+    size_t nprops;
+    rnode *ap, *items;
+    int active; /* rules here or below */
+};
+
+struct sk_crdrules {
+    sk_arena *a;
+    json_t *schema; /* the copy the tree points into */
+    rnode *root;
+    int unenforced;
+};
+
+/* ---- names ----------------------------------------------------------------- */
+
+static const char *const reserved[] = {
+    "true",     "false",   "null",      "in",       "as",  "break",  "const",
+    "continue", "else",    "for",       "function", "if",  "import", "let",
+    "loop",     "package", "namespace", "return",   "var", "void",   "while",
+};
+
+/* cel.Escape: the identifier CEL sees for property name, NULL if none. */
+static const char *escape(sk_arena *a, const char *name)
+{
+    if (!*name || isdigit((unsigned char)*name))
+        return NULL;
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (strcmp(name, reserved[i]) == 0)
+            return sk_arena_printf(a, "__%s__", name);
+    sk_buf b = SK_BUF_INIT;
+    const char *out = NULL;
+    for (const char *p = name; *p; p++) {
+        if (p[0] == '_' && p[1] == '_') {
+            sk_buf_puts(&b, "__underscores__");
+            p++;
+        } else if (*p == '.') {
+            sk_buf_puts(&b, "__dot__");
+        } else if (*p == '-') {
+            sk_buf_puts(&b, "__dash__");
+        } else if (*p == '/') {
+            sk_buf_puts(&b, "__slash__");
+        } else if (isalnum((unsigned char)*p) || *p == '_') {
+            sk_buf_putc(&b, *p);
+        } else {
+            goto out;
+        }
+    }
+    out = sk_arena_strdup(a, b.data ? b.data : "");
+out:
+    sk_buf_free(&b);
+    return out;
+}
+
+/* ---- strings as Go's strings.TrimSpace sees them ----------------------------- */
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static const char *trim(sk_arena *a, const char *s)
+{
+    while (is_space(*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && is_space(s[n - 1]))
+        n--;
+    return sk_arena_strndup(a, s, n);
+}
+
+/* ---- schema keywords --------------------------------------------------------- */
+
+static const json_t *kw(const json_t *sch, const char *name)
+{
+    const json_t *v = json_is_object(sch) ? json_object_get(sch, name) : NULL;
+    return json_is_null(v) ? NULL : v;
+}
+
+static const char *kw_str(const json_t *sch, const char *name)
+{
+    const char *s = json_string_value(kw(sch, name));
+    return s ? s : "";
+}
+
+/* ---- rules: what a compile can tell ------------------------------------------ */
+
+static const sk_cel_parse_options parse_opts = {.enable_optional_syntax = 1,
+                                                .enable_optional_macros = 1};
+
+
+/* What the analysis knows of an expression's type: a schema node (an
+ * object's fields are checked), the metadata kube shows at a resource's
+ * root (name and generateName), or nothing (dyn, a scalar, unknown). */
+typedef struct ty {
+    const rnode *n;
+    int resource;       /* n is a resource's root: apiVersion, kind, metadata too */
+    int meta;           /* metadata there: name and generateName */
+    const char *scalar; /* a scalar's CEL type name, which has no fields */
+} ty;
+
+typedef struct scope {
+    const struct scope *up;
+    const char *a, *b; /* a comprehension's iteration and accumulator variables */
+    ty ta;             /* a's type */
+} scope;
+
+typedef struct issue {
+    int line, col;
+    const char *message;
+} issue;
+
+typedef struct analysis {
+    sk_arena *a;
+    int uses_old_self;
+    const char *ext_fn;
+    ty self;
+    issue *issues;
+    size_t nissues, cap;
+} analysis;
+
+static const scope *find_scope(const scope *s, const char *name)
+{
+    for (; s; s = s->up)
+        if ((s->a && strcmp(s->a, name) == 0) || (s->b && strcmp(s->b, name) == 0))
+            return s;
+    return NULL;
+}
+
+static void add_issue(analysis *an, const sk_cel_expr *e, const char *message)
+{
+    an->issues = sk_arena_grow(an->a, an->issues, an->nissues, &an->cap, sizeof *an->issues);
+    an->issues[an->nissues++] = (issue){e->line, e->col, message};
+}
+
+/* Whether kube gives schema node n a CEL type (SchemaDeclType not nil):
+ * a field without one is left out of its object's type. */
+static int has_decl_type(const rnode *n)
+{
+    const char *t = n->type;
+    if (n->int_or_string)
+        return 1;
+    if (strcmp(t, "array") == 0)
+        return n->items && has_decl_type(n->items);
+    if (strcmp(t, "object") == 0)
+        return !n->ap || has_decl_type(n->ap);
+    return strcmp(t, "string") == 0 || strcmp(t, "boolean") == 0 || strcmp(t, "number") == 0 ||
+           strcmp(t, "integer") == 0;
+}
+
+/* The CEL type name kube gives a scalar schema node (SchemaDeclType, as
+ * cel-go's FormatCELType prints it), or NULL for others. */
+static const char *scalar_name(const rnode *n)
+{
+    const char *t = n->type, *f = kw_str(n->raw, "format");
+    if (n->int_or_string)
+        return NULL;
+    if (strcmp(t, "integer") == 0)
+        return "int";
+    if (strcmp(t, "number") == 0)
+        return "double";
+    if (strcmp(t, "boolean") == 0)
+        return "bool";
+    if (strcmp(t, "string") != 0)
+        return NULL;
+    if (strcmp(f, "byte") == 0)
+        return "bytes";
+    if (strcmp(f, "duration") == 0)
+        return "google.protobuf.Duration";
+    if (strcmp(f, "date") == 0 || strcmp(f, "date-time") == 0)
+        return "google.protobuf.Timestamp";
+    return "string";
+}
+
+static ty node_ty(const rnode *n, int resource)
+{
+    if (!n || !has_decl_type(n))
+        return (ty){0};
+    return (ty){.n = n, .resource = resource, .scalar = scalar_name(n)};
+}
+
+/* The type of field f (escaped, as written) of a value of type t; an
+ * undefined field of an object is cel-go's checker error at e. */
+static ty select_field(analysis *an, const sk_cel_expr *e, ty t, const char *f)
+{
+    ty none = {0}, string = {.scalar = "string"};
+    if (t.scalar) {
+        add_issue(an, e,
+                  sk_arena_printf(an->a, "type '%s' does not support field selection", t.scalar));
+        return none;
+    }
+    if (t.meta) {
+        if (strcmp(f, "name") != 0 && strcmp(f, "generateName") != 0)
+            goto undefined;
+        return string;
+    }
+    const rnode *n = t.n;
+    if (!n || n->int_or_string || strcmp(n->type, "object") != 0)
+        return none; /* dyn, or a list: its type's name is not worth spelling here */
+    if (n->ap)
+        return node_ty(n->ap, n->ap->embedded);
+    if (t.resource && (strcmp(f, "apiVersion") == 0 || strcmp(f, "kind") == 0))
+        return string;
+    if (t.resource && strcmp(f, "metadata") == 0)
+        return (ty){.meta = 1};
+    for (size_t i = 0; i < n->nprops; i++)
+        if (n->props[i].escaped && strcmp(n->props[i].escaped, f) == 0 &&
+            has_decl_type(n->props[i].n))
+            return node_ty(n->props[i].n, n->props[i].n->embedded);
+undefined:
+    add_issue(an, e, sk_arena_printf(an->a, "undefined field '%s'", f));
+    return none;
+}
+
+/* A call of one of ext.TwoVarComprehensions' macros: l.all(k, v, p),
+ * transformList(i, v, [filter,] e) and the like. */
+static int two_var_macro(const sk_cel_expr *e)
+{
+    static const char *const names[] = {"all",           "exists",       "existsOne",
+                                        "transformList", "transformMap", "transformMapEntry"};
+    if (!e->u.call.target || e->u.call.nargs < 3 || e->u.call.args[0]->kind != SK_CEL_IDENT ||
+        e->u.call.args[1]->kind != SK_CEL_IDENT)
+        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(e->u.call.function, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The functions cel/eval.h documents as supported: CEL's operators and
+ * its core functions. A rule calling anything else (an extension
+ * library's function, matches, timestamps) may meet a gap of the
+ * evaluator rather than a fault of the object (see gap_error). */
+static int core_function(const char *f)
+{
+    static const char *const core[] = {"size",   "int",      "uint",       "double",
+                                       "string", "bytes",    "bool",       "type",
+                                       "dyn",    "contains", "startsWith", "endsWith"};
+    if (f[0] == '_' || f[0] == '@' || strcmp(f, "!_") == 0 || strcmp(f, "-_") == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof core / sizeof *core; i++)
+        if (strcmp(f, core[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Walks e as cel-go's checker would where the schema says enough: oldSelf
+ * references, identifiers nothing declares, fields an object type does
+ * not have. Returns e's type as far as known. */
+static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
+{
+    ty none = {0}, out = none;
+    if (!e)
+        return none;
+    switch (e->kind) {
+    case SK_CEL_IDENT: {
+        const scope *s = find_scope(sc, e->u.ident);
+        if (s) {
+            out = s->a && strcmp(s->a, e->u.ident) == 0 ? s->ta : none;
+            break;
+        }
+        if (strcmp(e->u.ident, "oldSelf") == 0)
+            an->uses_old_self = 1;
+        if (strcmp(e->u.ident, "oldSelf") == 0 || strcmp(e->u.ident, "self") == 0) {
+            out = an->self;
+            break;
+        }
+        /* a type's name, or the root of google.protobuf.Duration's */
+        if (sk_cel_type_named(e->u.ident) || strcmp(e->u.ident, "google") == 0)
+            return none;
+        add_issue(
+            an, e,
+            sk_arena_printf(an->a, "undeclared reference to '%s' (in container '')", e->u.ident));
+        break;
+    }
+    case SK_CEL_SELECT: {
+        ty t = analyze(an, e->u.select.operand, sc);
+        out = select_field(an, e, t, e->u.select.field);
+        if (e->u.select.test_only)
+            out = none;
+        break;
+    }
+    case SK_CEL_CALL:
+        if (!an->ext_fn && !core_function(e->u.call.function))
+            an->ext_fn = e->u.call.function;
+        if (two_var_macro(e)) {
+            /* kube 1.32's ext.TwoVarComprehensions, which the parser here
+             * leaves as calls: its first two arguments are variables */
+            scope inner = {
+                .up = sc, .a = e->u.call.args[0]->u.ident, .b = e->u.call.args[1]->u.ident};
+            analyze(an, e->u.call.target, sc);
+            for (size_t i = 2; i < e->u.call.nargs; i++)
+                analyze(an, e->u.call.args[i], &inner);
+            break;
+        }
+        /* a namespaced function's target (sets.contains) is no variable */
+        if (e->u.call.target &&
+            (e->u.call.target->kind != SK_CEL_IDENT || find_scope(sc, e->u.call.target->u.ident) ||
+             strcmp(e->u.call.target->u.ident, "oldSelf") == 0 ||
+             strcmp(e->u.call.target->u.ident, "self") == 0))
+            analyze(an, e->u.call.target, sc);
+        ty first = none;
+        for (size_t i = 0; i < e->u.call.nargs; i++) {
+            ty t = analyze(an, e->u.call.args[i], sc);
+            if (i == 0)
+                first = t;
+        }
+        /* l[i], m[k]: an item of a list, a value of a map */
+        if (strcmp(e->u.call.function, "_[_]") == 0 && first.n) {
+            const rnode *n = first.n;
+            if (strcmp(n->type, "array") == 0 && n->items)
+                out = node_ty(n->items, n->items->embedded);
+            else if (strcmp(n->type, "object") == 0 && n->ap)
+                out = node_ty(n->ap, n->ap->embedded);
+        }
+        break;
+    case SK_CEL_LIST:
+        for (size_t i = 0; i < e->u.list.n; i++)
+            analyze(an, e->u.list.elems[i], sc);
+        break;
+    case SK_CEL_MAP:
+    case SK_CEL_STRUCT:
+        for (size_t i = 0; i < e->u.obj.n; i++) {
+            analyze(an, e->u.obj.entries[i].key, sc);
+            analyze(an, e->u.obj.entries[i].value, sc);
+        }
+        break;
+    case SK_CEL_COMPREHENSION: {
+        ty range = analyze(an, e->u.comp.iter_range, sc);
+        analyze(an, e->u.comp.accu_init, sc);
+        scope inner = {.up = sc, .a = e->u.comp.iter_var, .b = e->u.comp.accu_var};
+        /* a list's items; a map's keys are strings */
+        if (range.n && strcmp(range.n->type, "array") == 0 && range.n->items)
+            inner.ta = node_ty(range.n->items, range.n->items->embedded);
+        analyze(an, e->u.comp.loop_cond, &inner);
+        analyze(an, e->u.comp.loop_step, &inner);
+        analyze(an, e->u.comp.result, &inner);
+        break;
+    }
+    default:
+        break;
+    }
+    return out;
+}
+
+static int by_position(const void *x, const void *y)
+{
+    const issue *a = x, *b = y;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    return a->col < b->col ? -1 : a->col > b->col;
+}
+
+/* A literal whose type is plainly not want (a constant, list or map): the
+ * one case of kube's "must evaluate to a bool/string" visible untyped. */
+static int plainly_not(const sk_cel_expr *e, sk_cel_const_kind want)
+{
+    if (e->kind == SK_CEL_LIST || e->kind == SK_CEL_MAP)
+        return 1;
+    return e->kind == SK_CEL_CONST && e->u.lit.kind != want;
+}
+
+/* Parses src for a rule or message expression of node n (resource: a
+ * resource's root): the tree, or NULL with the compile error's detail
+ * (without its prefix) in *detail. */
+static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
+                                       int *uses_old_self, const char **ext_fn, sk_buf *detail)
+{
+    size_t len = strlen(src);
+    sk_cel_ast *ast = sk_cel_parse(a, src, len, &parse_opts);
+    const sk_cel_expr *e = sk_cel_ast_expr(ast);
+    if (!e) {
+        sk_cel_issues_format(detail, src, len, ast);
+        return NULL;
+    }
+    analysis an = {.a = a, .self = node_ty(n, resource)};
+    analyze(&an, e, NULL);
+    *uses_old_self = an.uses_old_self;
+    *ext_fn = an.ext_fn;
+    if (!an.nissues)
+        return e;
+    /* cel-go sorts its errors by position (stable) */
+    for (size_t i = 1; i < an.nissues; i++)
+        for (size_t j = i; j > 0 && by_position(&an.issues[j - 1], &an.issues[j]) > 0; j--) {
+            issue t = an.issues[j];
+            an.issues[j] = an.issues[j - 1];
+            an.issues[j - 1] = t;
+        }
+    for (size_t i = 0; i < an.nissues; i++) {
+        if (i > 0)
+            sk_buf_putc(detail, '\n');
+        sk_cel_issue_format(detail, src, len, an.issues[i].line, an.issues[i].col,
+                            an.issues[i].message);
+    }
+    return NULL;
+}
+
+/* ---- fieldPath (ValidFieldPath) -------------------------------------------- */
+
+/* Unescapes a single-quoted fieldPath segment into b; -1 on a bad escape. */
+static int unquote_segment(const char *s, size_t n, sk_buf *b)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\' || i + 1 == n) {
+            sk_buf_putc(b, s[i]);
+            continue;
+        }
+        static const char from[] = "abfnrtv'\\", to[] = "\a\b\f\n\r\t\v'\\";
+        const char *f = strchr(from, s[++i]);
+        if (!f || !s[i])
+            return -1;
+        sk_buf_putc(b, to[f - from]);
+    }
+    return 0;
+}
+
+/* The next token of a field path at *p: a delimiter, a quoted string
+ * (through its closing quote not after a backslash) or the text up to a
+ * delimiter, as kube's bufio.Scanner split function cuts them. */
+static size_t next_token(const char *p)
+{
+    if (*p == '\'') {
+        for (size_t i = 1; p[i]; i++)
+            if (p[i] == '\'' && p[i - 1] != '\\')
+                return i + 1;
+        return strlen(p);
+    }
+    if (*p == '.' || *p == '[' || *p == ']')
+        return 1;
+    return strcspn(p, ".[]");
+}
+
+/* ValidFieldPath: the field.Path string of json path fp from node n
+ * (written to out), 0; -1 if it is not a valid path. */
+static int valid_field_path(const rnode *n, const char *fp, sk_buf *out)
+{
+    const char *p = fp;
+    int rc = -1;
+    sk_buf seg = SK_BUF_INIT;
+    while (*p) {
+        size_t t = next_token(p);
+        int bracket = *p == '[';
+        if (!bracket && *p != '.')
+            goto out; /* expected [ or . */
+        p += t;
+        if (!*p)
+            goto out;
+        t = next_token(p);
+        sk_buf_reset(&seg);
+        if (bracket) {
+            if (t < 2 || p[0] != '\'' || p[t - 1] != '\'' ||
+                unquote_segment(p + 1, t - 2, &seg) < 0)
+                goto out;
+        } else {
+            sk_buf_append(&seg, p, t);
+        }
+        sk_buf_putc(&seg, '\0');
+        p += t;
+        if (bracket) {
+            if (*p != ']')
+                goto out;
+            p++;
+        }
+        const char *name = seg.data;
+        if (n->has_props) {
+            const rnode *next = NULL;
+            for (size_t i = 0; i < n->nprops && !next; i++)
+                if (strcmp(n->props[i].name, name) == 0)
+                    next = n->props[i].n;
+            if (!next)
+                goto out;
+            sk_buf_printf(out, "%s%s", out->len ? "." : "", name);
+            n = next;
+        } else if (n->ap) {
+            sk_buf_printf(out, "[%s]", name);
+            n = n->ap;
+        } else {
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    sk_buf_free(&seg);
+    return rc;
+}
+
+/* ---- building the tree ------------------------------------------------------- */
+
+static rnode *build(sk_arena *a, const json_t *sch, int root);
+static void normalize_paths(sk_arena *a, rnode *n);
+
+/* Compiles expression src of node n as kube's compileRule does: the tree,
+ * or NULL with *error set to prefix + cel-go's errors, or to wrong_type
+ * when the result is plainly not of the type wanted. */
+static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const char *src,
+                                      const char *prefix, sk_cel_const_kind want,
+                                      const char *wrong_type, int *uses_old_self,
+                                      const char **ext_fn, const char **error)
+{
+    sk_buf detail = SK_BUF_INIT;
+    const sk_cel_expr *e = compile_expr(a, src, n, n->resource, uses_old_self, ext_fn, &detail);
+    if (!e)
+        *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
+    else if (plainly_not(e, want))
+        *error = wrong_type;
+    sk_buf_free(&detail);
+    return *error ? NULL : e;
+}
+
+static void build_rules(sk_arena *a, rnode *n)
+{
+    const json_t *list = kw(n->raw, "x-kubernetes-validations");
+    n->nrules = json_array_size(list);
+    n->rules = n->nrules ? sk_arena_alloc(a, n->nrules * sizeof *n->rules) : NULL;
+    for (size_t i = 0; i < n->nrules; i++) {
+        const json_t *v = json_array_get(list, i);
+        rule *r = &n->rules[i];
+        memset(r, 0, sizeof *r);
+        r->raw = v;
+        r->src = kw_str(v, "rule");
+        r->message = trim(a, kw_str(v, "message"));
+        r->reason = json_string_value(kw(v, "reason"));
+        r->optional_old_self = json_is_true(kw(v, "optionalOldSelf"));
+        if (!*trim(a, r->src))
+            continue; /* kube compiles nothing for it, runs nothing */
+        r->expr = compile_one(a, n, r->src, "compilation failed: ", SK_CEL_BOOL,
+                              "cel expression must evaluate to a bool", &r->uses_old_self,
+                              &r->ext_fn, &r->error);
+        if (!r->expr)
+            r->uses_old_self = 0;
+        const char *me = kw_str(v, "messageExpression");
+        if (r->expr && *me) {
+            int unused = 0;
+            const char *msg_ext = NULL;
+            r->msg_src = me;
+            r->msg_expr = compile_one(
+                a, n, me, "messageExpression compilation failed: ", SK_CEL_STRING,
+                "messageExpression must evaluate to a string", &unused, &msg_ext, &r->msg_error);
+        }
+    }
+}
+
+static rnode *build(sk_arena *a, const json_t *sch, int root)
+{
+    if (!json_is_object(sch))
+        return NULL;
+    rnode *n = sk_arena_alloc(a, sizeof *n);
+    memset(n, 0, sizeof *n);
+    n->raw = sch;
+    n->type = kw_str(sch, "type");
+    n->nullable = json_is_true(kw(sch, "nullable"));
+    n->int_or_string = json_is_true(kw(sch, "x-kubernetes-int-or-string"));
+    n->preserve = json_is_true(kw(sch, "x-kubernetes-preserve-unknown-fields"));
+    n->embedded = json_is_true(kw(sch, "x-kubernetes-embedded-resource"));
+    n->resource = root || n->embedded;
+    n->list_type = json_string_value(kw(sch, "x-kubernetes-list-type"));
+    n->map_keys = kw(sch, "x-kubernetes-list-map-keys");
+    const char *mt = kw_str(sch, "x-kubernetes-map-type");
+    n->map_correlatable = !*mt || strcmp(mt, "granular") == 0 || strcmp(mt, "atomic") == 0;
+    const json_t *props = kw(sch, "properties");
+    if (json_is_object(props)) {
+        n->has_props = 1;
+        n->props = sk_arena_alloc(a, (json_object_size(props) + 1) * sizeof *n->props);
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)props, k, v)
+        {
+            rnode *c = build(a, v, 0);
+            if (!c)
+                continue;
+            n->props[n->nprops++] = (prop){.name = k, .escaped = escape(a, k), .n = c};
+            n->active |= c->active;
+        }
+    }
+    n->ap = build(a, kw(sch, "additionalProperties"), 0);
+    n->items = build(a, kw(sch, "items"), 0);
+    /* the rules last: their analysis reads the children */
+    build_rules(a, n);
+    n->active |= n->nrules > 0 || (n->ap && n->ap->active) || (n->items && n->items->active);
+    return n;
+}
+
+static int count_unenforced(const rnode *n)
+{
+    if (!n)
+        return 0;
+    int c = 0;
+    for (size_t i = 0; i < n->nrules; i++)
+        c += n->rules[i].optional_old_self && n->rules[i].uses_old_self;
+    for (size_t i = 0; i < n->nprops; i++)
+        c += count_unenforced(n->props[i].n);
+    return c + count_unenforced(n->ap) + count_unenforced(n->items);
+}
+
+sk_crdrules *sk_crdrules_compile(const json_t *schema)
+{
+    sk_crdrules *c = calloc(1, sizeof *c);
+    SK_CHECK_ALLOC(c);
+    c->a = sk_arena_new();
+    c->schema = json_deep_copy(schema);
+    c->root = build(c->a, c->schema, 1);
+    if (!c->root || !c->root->active) {
+        sk_crdrules_free(c);
+        return NULL;
+    }
+    normalize_paths(c->a, c->root);
+    c->unenforced = count_unenforced(c->root);
+    return c;
+}
+
+void sk_crdrules_free(sk_crdrules *c)
+{
+    if (!c)
+        return;
+    sk_arena_free(c->a);
+    json_decref(c->schema);
+    free(c);
+}
+
+int sk_crdrules_unenforced(const sk_crdrules *c)
+{
+    return c ? c->unenforced : 0;
+}
+
+/* ---- CRD validation ------------------------------------------------------------ */
+
+static const char *const reasons[] = {"FieldValueDuplicate", "FieldValueForbidden",
+                                      "FieldValueInvalid", "FieldValueRequired"};
+
+/* Go's %#v of the internal apiextensions.ValidationRule v, the value kube
+ * shows for a rule that does not compile. A set pointer prints as its
+ * address in Go; a fixed stand-in here. */
+static void go_rule(sk_buf *b, const json_t *v)
+{
+    sk_buf_puts(b, "apiextensions.ValidationRule{Rule:");
+    sk_buf_go_quoted(b, kw_str(v, "rule"));
+    sk_buf_puts(b, ", Message:");
+    sk_buf_go_quoted(b, kw_str(v, "message"));
+    sk_buf_puts(b, ", MessageExpression:");
+    sk_buf_go_quoted(b, kw_str(v, "messageExpression"));
+    sk_buf_printf(b, ", Reason:(*apiextensions.FieldValueErrorReason)(%s), FieldPath:",
+                  kw(v, "reason") ? "0xc000000000" : "nil");
+    sk_buf_go_quoted(b, kw_str(v, "fieldPath"));
+    sk_buf_printf(b, ", OptionalOldSelf:(*bool)(%s)}",
+                  kw(v, "optionalOldSelf") ? "0xc000000001" : "nil");
+}
+
+typedef struct checker {
+    sk_arena *a;
+    int unenforced;
+} checker;
+
+/* The schema errors of rule i of n (its fields other than the
+ * expressions), at schema path at (".../x-kubernetes-validations[i]"). */
+static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char *at,
+                              sk_field_errors *fe)
+{
+    const json_t *v = n->rules[i].raw;
+    const char *rule_src = kw_str(v, "rule"), *msg = kw_str(v, "message");
+    const char *t_rule = trim(ck->a, rule_src), *t_msg = trim(ck->a, msg);
+    const char *me = kw_str(v, "messageExpression"), *fp = kw_str(v, "fieldPath");
+#define AT(child) sk_arena_printf(ck->a, "%s.%s", at, child)
+    if (!*t_rule)
+        sk_field_errors_required(fe, AT("rule"), "rule is not specified");
+    else if (*msg && !*t_msg)
+        sk_field_errors_invalid(fe, AT("message"), msg, "message must be non-empty if specified");
+    else if (strchr(t_msg, '\n'))
+        sk_field_errors_invalid(fe, AT("message"), msg, "message must not contain line breaks");
+    else if (strchr(t_rule, '\n') && !*t_msg)
+        sk_field_errors_required(fe, AT("message"),
+                                 "message must be specified if rule contains line breaks");
+    if (*me && !*trim(ck->a, me))
+        sk_field_errors_required(fe, AT("messageExpression"),
+                                 "messageExpression must be non-empty if specified");
+    const char *reason = json_string_value(kw(v, "reason"));
+    if (reason) {
+        int ok = 0;
+        for (size_t k = 0; k < sizeof reasons / sizeof *reasons; k++)
+            ok |= strcmp(reason, reasons[k]) == 0;
+        if (!ok) {
+            json_t *val = json_string(reason);
+            sk_field_errors_not_supported(fe, AT("reason"), val, reasons,
+                                          sizeof reasons / sizeof *reasons);
+            json_decref(val);
+        }
+    }
+    if (*fp && !*trim(ck->a, fp))
+        sk_field_errors_invalid(fe, AT("fieldPath"), fp,
+                                "fieldPath must be non-empty if specified");
+    if (strchr(fp, '\n'))
+        sk_field_errors_invalid(fe, AT("fieldPath"), fp, "fieldPath must not contain line breaks");
+    if (*fp) {
+        sk_buf out = SK_BUF_INIT;
+        if (valid_field_path(n, fp, &out) < 0)
+            sk_field_errors_invalid(fe, AT("fieldPath"), fp, "fieldPath must be a valid path");
+        sk_buf_free(&out);
+    }
+#undef AT
+}
+
+/* What compiling rule i of n says (kube's CELErrors for it). forbid_old:
+ * the schema path under which oldSelf cannot be used, or NULL. */
+static void check_rule_compile(checker *ck, const rnode *n, size_t i, const char *at,
+                               const char *forbid_old, sk_field_errors *fe)
+{
+    const rule *r = &n->rules[i];
+    const json_t *v = r->raw;
+    const char *f_rule = sk_arena_printf(ck->a, "%s.rule", at);
+    sk_buf val = SK_BUF_INIT;
+    go_rule(&val, v);
+    if (r->error)
+        sk_field_errors_invalid_rendered(fe, f_rule, val.data, r->error);
+    if (r->msg_error)
+        sk_field_errors_invalid_rendered(fe, sk_arena_printf(ck->a, "%s.messageExpression", at),
+                                         val.data, r->msg_error);
+    if (r->uses_old_self && forbid_old) {
+        sk_buf d = SK_BUF_INIT;
+        sk_buf_printf(&d,
+                      "oldSelf cannot be used on the uncorrelatable portion of the schema "
+                      "within %s",
+                      forbid_old);
+        sk_field_errors_invalid(fe, f_rule, r->src, d.data);
+        sk_buf_free(&d);
+    } else if (!r->uses_old_self && kw(v, "optionalOldSelf")) {
+        sk_field_errors_invalid_rendered(fe, sk_arena_printf(ck->a, "%s.optionalOldSelf", at),
+                                         json_is_true(kw(v, "optionalOldSelf")) ? "true" : "false",
+                                         "may not be set if oldSelf is not used in rule");
+    }
+    ck->unenforced += r->uses_old_self && r->optional_old_self;
+    sk_buf_free(&val);
+}
+
+/* ValidateCustomResourceDefinitionOpenAPISchema's rule part for n at
+ * schema path at: children first; a node's rules compile only when there
+ * are no schema errors at it or below. Schema errors into sfe, compile
+ * errors into cfe (kube lists all schema errors, then all CEL ones).
+ * Returns the schema errors found at or below n. */
+static size_t check_node(checker *ck, const rnode *n, const char *at, const char *forbid_old,
+                         sk_field_errors *sfe, sk_field_errors *cfe)
+{
+    size_t before = sk_field_errors_count(sfe);
+    if (n->ap)
+        check_node(ck, n->ap, sk_arena_printf(ck->a, "%s.additionalProperties", at), forbid_old,
+                   sfe, cfe);
+    for (size_t i = 0; i < n->nprops; i++) {
+        const char *sub_forbid = forbid_old ? forbid_old : n->map_correlatable ? NULL : at;
+        check_node(ck, n->props[i].n,
+                   sk_arena_printf(ck->a, "%s.properties[%s]", at, n->props[i].name), sub_forbid,
+                   sfe, cfe);
+    }
+    if (n->items) {
+        const char *sub_forbid = forbid_old;
+        if (!sub_forbid && (!n->list_type || strcmp(n->list_type, "map") != 0))
+            sub_forbid = at;
+        check_node(ck, n->items, sk_arena_printf(ck->a, "%s.items", at), sub_forbid, sfe, cfe);
+    }
+    for (size_t i = 0; i < n->nrules; i++)
+        check_rule_fields(ck, n, i,
+                          sk_arena_printf(ck->a, "%s.x-kubernetes-validations[%zu]", at, i), sfe);
+    if (sk_field_errors_count(sfe) == before)
+        for (size_t i = 0; i < n->nrules; i++)
+            check_rule_compile(ck, n, i,
+                               sk_arena_printf(ck->a, "%s.x-kubernetes-validations[%zu]", at, i),
+                               forbid_old, cfe);
+    return sk_field_errors_count(sfe) - before;
+}
+
+int sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe)
+{
+    checker ck = {.a = sk_arena_new()};
+    sk_field_errors *sfe = sk_field_errors_new(), *cfe = sk_field_errors_new();
+    size_t i;
+    const json_t *ver;
+    json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"), i, ver)
+    {
+        const json_t *schema = json_object_get(json_object_get(ver, "schema"), "openAPIV3Schema");
+        rnode *root = build(ck.a, schema, 1);
+        if (!root || !root->active)
+            continue;
+        check_node(&ck, root, sk_arena_printf(ck.a, "spec.versions[%zu].schema.openAPIV3Schema", i),
+                   NULL, sfe, cfe);
+    }
+    sk_field_errors_append(fe, sfe);
+    sk_field_errors_append(fe, cfe);
+    sk_field_errors_free(sfe);
+    sk_field_errors_free(cfe);
+    sk_arena_free(ck.a);
+    return ck.unenforced;
+}
+
+/* ---- values as kube's CEL sees them -------------------------------------------- */
+
+static const sk_cel_val *to_val(sk_arena *a, const rnode *n, const json_t *j, int resource);
+
+/* An object's fields the schema declares, under their escaped names; at a
+ * resource's root (or an embedded resource) apiVersion, kind and metadata
+ * as WithTypeAndObjectMeta declares them (metadata: name, generateName). */
+static const sk_cel_val *object_val(sk_arena *a, const rnode *n, const json_t *j, int resource)
+{
+    size_t cap = json_object_size(j) + 3, k = 0;
+    const sk_cel_val **keys = sk_arena_alloc(a, cap * sizeof *keys);
+    const sk_cel_val **vals = sk_arena_alloc(a, cap * sizeof *vals);
+    const char *name;
+    const json_t *v;
+    json_object_foreach((json_t *)j, name, v)
+    {
+        if (json_is_null(v) || k == cap)
+            continue; /* a null field is an absent one */
+        const sk_cel_val *cv = NULL;
+        const char *key = NULL;
+        if (resource && (strcmp(name, "apiVersion") == 0 || strcmp(name, "kind") == 0)) {
+            if (!json_is_string(v))
+                continue;
+            key = name;
+            cv = sk_cel_string(a, json_string_value(v), json_string_length(v));
+        } else if (resource && strcmp(name, "metadata") == 0) {
+            const sk_cel_val **mk = sk_arena_alloc(a, 2 * sizeof *mk);
+            const sk_cel_val **mv = sk_arena_alloc(a, 2 * sizeof *mv);
+            size_t m = 0;
+            static const char *const visible[] = {"name", "generateName"};
+            for (size_t i = 0; i < 2; i++) {
+                const json_t *s = json_object_get(v, visible[i]);
+                if (!json_is_string(s))
+                    continue;
+                mk[m] = sk_cel_string(a, visible[i], strlen(visible[i]));
+                mv[m++] = sk_cel_string(a, json_string_value(s), json_string_length(s));
+            }
+            key = name;
+            cv = sk_cel_map(a, mk, mv, m);
+        } else if (n->has_props) {
+            for (size_t i = 0; i < n->nprops && !key; i++)
+                if (strcmp(n->props[i].name, name) == 0 && n->props[i].escaped) {
+                    key = n->props[i].escaped;
+                    cv = to_val(a, n->props[i].n, v, n->props[i].n->embedded);
+                }
+        } else if (n->ap) {
+            key = name;
+            cv = to_val(a, n->ap, v, n->ap->embedded);
+        }
+        if (!key)
+            continue;
+        if (cv->type == SK_CEL_V_ERROR)
+            return cv;
+        keys[k] = sk_cel_string(a, key, strlen(key));
+        vals[k++] = cv;
+    }
+    return sk_cel_map(a, keys, vals, k);
+}
+
+/* UnstructuredToVal: j under node n (resource: the root or an embedded
+ * resource). Converted eagerly, so an error anywhere is the whole value's
+ * (kube's values are lazy; only pruned, schema-valid objects get here). */
+static const sk_cel_val *to_val(sk_arena *a, const rnode *n, const json_t *j, int resource)
+{
+    if (json_is_null(j))
+        return n->nullable ? sk_cel_null()
+                           : sk_cel_error(a, "invalid data, got null for schema with "
+                                             "nullable=false");
+    if (n->int_or_string) {
+        if (json_is_integer(j))
+            return sk_cel_int(a, json_integer_value(j));
+        if (json_is_string(j))
+            return sk_cel_string(a, json_string_value(j), json_string_length(j));
+        return sk_cel_error(a, "invalid data, expected XIntOrString value to be either a "
+                               "string or integer");
+    }
+    const char *t = n->type;
+    if (strcmp(t, "object") == 0) {
+        if (!json_is_object(j))
+            return sk_cel_error(a, "invalid data, expected a map for the provided schema with "
+                                   "type=object");
+        return object_val(a, n, j, resource || n->embedded);
+    }
+    if (strcmp(t, "array") == 0) {
+        if (!json_is_array(j))
+            return sk_cel_error(a, "invalid data, expected an array for the provided schema "
+                                   "with type=array");
+        if (!n->items)
+            return sk_cel_error(a, "invalid array type, expected Items with a non-empty Schema");
+        size_t len = json_array_size(j);
+        const sk_cel_val **items = sk_arena_alloc(a, (len + 1) * sizeof *items);
+        for (size_t i = 0; i < len; i++) {
+            items[i] = to_val(a, n->items, json_array_get(j, i), n->items->embedded);
+            if (items[i]->type == SK_CEL_V_ERROR)
+                return items[i];
+        }
+        return sk_cel_list(a, items, len);
+    }
+    if (strcmp(t, "string") == 0)
+        return json_is_string(j) ? sk_cel_string(a, json_string_value(j), json_string_length(j))
+                                 : sk_cel_error(a, "invalid data, expected string");
+    if (strcmp(t, "number") == 0)
+        return json_is_number(j) ? sk_cel_double(a, json_number_value(j))
+                                 : sk_cel_error(a, "invalid data, expected float");
+    if (strcmp(t, "integer") == 0)
+        return json_is_integer(j) ? sk_cel_int(a, json_integer_value(j))
+                                  : sk_cel_error(a, "invalid data, expected int");
+    if (strcmp(t, "boolean") == 0)
+        return json_is_boolean(j) ? sk_cel_bool(json_is_true(j))
+                                  : sk_cel_error(a, "invalid data, expected bool");
+    if (n->preserve)
+        return sk_cel_from_json(a, j);
+    return sk_cel_error(a,
+                        "invalid type, expected object, array, number, integer, boolean or "
+                        "string, or no type with x-kubernetes-int-or-string or "
+                        "x-kubernetes-preserve-unknown-fields is true, got %s",
+                        t);
+}
+
+/* ---- evaluation ------------------------------------------------------------------ */
+
+typedef struct run {
+    sk_arena *a;
+    sk_field_errors *fe;
+    json_t *warnings;
+    uint64_t per_call;
+    uint64_t remaining;
+    int stopped; /* kube's remainingBudget < 0: no further rules */
+    int ratchet;
+} run;
+
+typedef struct vars {
+    const sk_cel_val *self, *old_self;
+} vars;
+
+static const sk_cel_val *resolve(void *ctx, sk_arena *a, const char *name)
+{
+    (void)a;
+    const vars *v = ctx;
+    if (strcmp(name, "self") == 0)
+        return v->self;
+    if (strcmp(name, "oldSelf") == 0)
+        return v->old_self;
+    return NULL;
+}
+
+/* The correlation ratcheting follows: the nearest node whose old value
+ * correlates (new and old both there), and its values. */
+typedef struct corr {
+    const json_t *now, *was; /* NULL: nothing correlates (a create) */
+} corr;
+
+static int should_ratchet(const run *r, const corr *c)
+{
+    return r->ratchet && c->now && c->was && json_equal((json_t *)c->now, (json_t *)c->was);
+}
+
+/* Evaluates e under v with the per-call bound and the object's remaining
+ * budget: the value, or NULL when a limit stopped it (*why set: 1 the
+ * per-call limit, 2 the budget). */
+static const sk_cel_val *eval(run *r, const sk_cel_expr *e, vars *v, int *why)
+{
+    uint64_t steps = 0, cap = r->per_call;
+    sk_cel_eval_options o = {.resolve = resolve, .resolve_ctx = v, .max_steps = cap};
+    const sk_cel_val *out = sk_cel_eval(r->a, e, &o, &steps);
+    if (out->type == SK_CEL_V_ERROR && steps >= cap &&
+        strncmp(out->u.str.s, "evaluation step limit exceeded", 30) == 0) {
+        *why = r->remaining < cap ? 2 : 1;
+        return NULL;
+    }
+    if (steps > r->remaining) {
+        *why = 2;
+        return NULL;
+    }
+    r->remaining -= steps;
+    return out;
+}
+
+/* Whether error msg of rule ru is the evaluator's gap rather than the
+ * object's fault: a function it does not have ("no such overload" for an
+ * unknown one, "... is not supported yet") in a rule that calls beyond
+ * the core. Such a rule is not enforced (a warning says so) rather than
+ * refusing objects kube accepts. */
+static int gap_error(const rule *ru, const char *msg)
+{
+    return ru->ext_fn &&
+           (strncmp(msg, "no such overload", 16) == 0 || strstr(msg, "is not supported yet"));
+}
+
+/* A failed rule's error, or its warning when ratcheted. */
+static void add_error(run *r, const rule *ru, const corr *c, const char *field, const char *type,
+                      const char *detail, int as_is)
+{
+    sk_field_errors *fe = r->fe;
+    sk_field_errors *one = NULL;
+    if (!ru->uses_old_self && should_ratchet(r, c))
+        fe = one = sk_field_errors_new();
+    const char *reason = as_is ? NULL : ru->reason;
+    if (reason && strcmp(reason, "FieldValueForbidden") == 0) {
+        sk_field_errors_forbidden(fe, field, detail);
+    } else if (reason && strcmp(reason, "FieldValueRequired") == 0) {
+        sk_field_errors_required(fe, field, detail);
+    } else if (reason && strcmp(reason, "FieldValueDuplicate") == 0) {
+        json_t *t = json_string(type);
+        sk_field_errors_duplicate(fe, field, t);
+        json_decref(t);
+    } else {
+        sk_field_errors_invalid(fe, field, type, detail);
+    }
+    if (one) {
+        char *m = sk_field_errors_message(one);
+        json_array_append_new(r->warnings, json_string(m));
+        free(m);
+        sk_field_errors_free(one);
+    }
+}
+
+static const char *rule_error_string(const rule *ru, sk_arena *a)
+{
+    return *ru->message ? ru->message : trim(a, ru->src);
+}
+
+/* The rules of n on value j (old: its correlated old value or NULL) at
+ * field path at ("<nil>" at the root). */
+static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *old, const char *at,
+                       int resource, const corr *c)
+{
+    vars v = {.self = NULL, .old_self = NULL};
+    const char *type = n->type;
+    for (size_t i = 0; i < n->nrules && !r->stopped; i++) {
+        const rule *ru = &n->rules[i];
+        if (ru->error) {
+            /* a rule stored before it was refused (kube's CRD validation
+             * lets none through now) */
+            sk_field_errors_invalid(r->fe, at, type,
+                                    sk_arena_printf(r->a, "rule compile error: %s", ru->error));
+            continue;
+        }
+        if (!ru->expr || (ru->uses_old_self && (!old || ru->optional_old_self)))
+            continue; /* empty; no old value; optionalOldSelf: unenforced */
+        if (!v.self) {
+            v.self = to_val(r->a, n, j, resource);
+            if (old)
+                v.old_self = to_val(r->a, n, old, resource);
+        }
+        if (r->remaining == 0) {
+            sk_field_errors_invalid(r->fe, at, type,
+                                    "validation failed due to running out of "
+                                    "cost budget, no further validation rules "
+                                    "will be run");
+            r->stopped = 1;
+            return;
+        }
+        int why = 0;
+        const sk_cel_val *res = eval(r, ru->expr, &v, &why);
+        const char *res_str = rule_error_string(ru, r->a);
+        if (!res) {
+            if (why == 2)
+                sk_field_errors_invalid(r->fe, at, type,
+                                        "validation failed due to running out of cost budget, "
+                                        "no further validation rules will be run");
+            else
+                sk_field_errors_invalid(
+                    r->fe, at, type,
+                    sk_arena_printf(r->a,
+                                    "'operation cancelled: actual cost limit exceeded': no "
+                                    "further validation rules will be run due to call "
+                                    "cost exceeds limit for rule: %s",
+                                    res_str));
+            r->stopped = 1;
+            return;
+        }
+        if (res->type == SK_CEL_V_ERROR) {
+            const char *msg = res->u.str.s;
+            if (gap_error(ru, msg)) {
+                json_array_append_new(
+                    r->warnings,
+                    json_string(sk_arena_printf(r->a,
+                                                "%s: x-kubernetes-validations rule not enforced "
+                                                "by this server (%s): %s",
+                                                at, msg, res_str)));
+                continue;
+            }
+            if (strncmp(msg, "no such overload", 16) == 0)
+                sk_field_errors_invalid(
+                    r->fe, at, type,
+                    sk_arena_printf(r->a,
+                                    "'%s': call arguments did not match a supported "
+                                    "operator, function or macro signature for rule: %s",
+                                    msg, res_str));
+            else
+                sk_field_errors_invalid(
+                    r->fe, at, type, sk_arena_printf(r->a, "%s evaluating rule: %s", msg, res_str));
+            continue;
+        }
+        if (res->type == SK_CEL_V_BOOL && res->u.b)
+            continue;
+        const char *field = at;
+        if (ru->field_path)
+            field = strcmp(at, "<nil>") == 0 ? ru->field_path
+                                             : sk_arena_printf(r->a, "%s.%s", at, ru->field_path);
+        const char *fallback =
+            *ru->message ? ru->message : sk_arena_printf(r->a, "failed rule: %s", res_str);
+        if (!ru->msg_expr) {
+            add_error(r, ru, c, field, type, fallback, 0);
+            continue;
+        }
+        const sk_cel_val *m = eval(r, ru->msg_expr, &v, &why);
+        if (!m) {
+            sk_buf d = SK_BUF_INIT;
+            if (why == 2) {
+                sk_buf_puts(&d, "messageExpression evaluation failed due to running out of cost "
+                                "budget, no further validation rules will be run");
+            } else {
+                sk_buf_puts(&d, "no further validation rules will be run due to call cost "
+                                "exceeds limit for messageExpression: ");
+                sk_buf_go_quoted(&d, ru->msg_src);
+            }
+            add_error(r, ru, c, field, type, d.data, 1);
+            sk_buf_free(&d);
+            r->stopped = 1;
+            return;
+        }
+        const char *text = m->type == SK_CEL_V_STRING ? trim(r->a, m->u.str.s) : NULL;
+        if (!text || !*text || strlen(text) > MAX_MESSAGE_BYTES || strchr(text, '\n'))
+            text = fallback;
+        add_error(r, ru, c, field, type, text, 0);
+    }
+}
+
+/* makeMapList(...).Get: the item of old (a list) with the same values of
+ * the list's map keys as item, or NULL. */
+static const json_t *correlate_item(const rnode *n, const json_t *old, const json_t *item)
+{
+    if (!n->list_type || strcmp(n->list_type, "map") != 0 || !json_is_array(old) ||
+        !json_array_size(n->map_keys) || !json_is_object(item))
+        return NULL;
+    size_t i, k;
+    const json_t *o, *key;
+    json_array_foreach(old, i, o)
+    {
+        int same = json_is_object(o);
+        json_array_foreach(n->map_keys, k, key)
+        {
+            const json_t *x = json_object_get(item, json_string_value(key));
+            const json_t *y = json_object_get(o, json_string_value(key));
+            same = same && (x == y || (x && y && json_equal((json_t *)x, (json_t *)y)));
+        }
+        if (same)
+            return o;
+    }
+    return NULL;
+}
+
+static void walk(run *r, const rnode *n, const json_t *j, const json_t *old, const char *at,
+                 int resource, corr c)
+{
+    if (!n || !n->active || !j || json_is_null(j) || r->stopped)
+        return;
+    eval_rules(r, n, j, old, at, resource, &c);
+    int root = strcmp(at, "<nil>") == 0;
+    if (json_is_array(j) && n->items && n->items->active) {
+        size_t i;
+        const json_t *item;
+        json_array_foreach(j, i, item)
+        {
+            const json_t *was = correlate_item(n, old, item);
+            corr sub = was ? (corr){item, was} : c;
+            walk(r, n->items, item, was, sk_arena_printf(r->a, "%s[%zu]", root ? "" : at, i),
+                 n->items->embedded, sub);
+        }
+    } else if (json_is_object(j)) {
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)j, k, v)
+        {
+            const json_t *was = n->map_correlatable ? json_object_get(old, k) : NULL;
+            const json_t *was_r = json_object_get(old, k); /* ratcheting ignores map-type */
+            corr sub = was_r ? (corr){v, was_r} : c;
+            if (root && (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0))
+                sub = (corr){NULL, NULL};
+            if (n->ap)
+                walk(r, n->ap, v, was, sk_arena_printf(r->a, "%s[%s]", root ? "" : at, k),
+                     n->ap->embedded, sub);
+            for (size_t i = 0; i < n->nprops; i++)
+                /* a field kube gives no CEL type is left out of CEL
+                 * validation entirely, rules below it included */
+                if (strcmp(n->props[i].name, k) == 0 && has_decl_type(n->props[i].n))
+                    walk(r, n->props[i].n, v, was, root ? k : sk_arena_printf(r->a, "%s.%s", at, k),
+                         n->props[i].n->embedded, sub);
+        }
+    }
+}
+
+/* Normalizes every rule's fieldPath (compilation's NormalizedRuleFieldPath). */
+static void normalize_paths(sk_arena *a, rnode *n)
+{
+    if (!n)
+        return;
+    for (size_t i = 0; i < n->nrules; i++) {
+        const char *fp = kw_str(n->rules[i].raw, "fieldPath");
+        sk_buf out = SK_BUF_INIT;
+        if (*fp && valid_field_path(n, fp, &out) == 0 && out.data)
+            n->rules[i].field_path = sk_arena_strdup(a, out.data);
+        sk_buf_free(&out);
+    }
+    for (size_t i = 0; i < n->nprops; i++)
+        normalize_paths(a, n->props[i].n);
+    normalize_paths(a, n->ap);
+    normalize_paths(a, n->items);
+}
+
+void sk_crdrules_validate(const sk_crdrules *c, const json_t *obj, const json_t *old, int ratchet,
+                          const sk_crdrules_limits *lim, sk_field_errors *fe, json_t *warnings)
+{
+    if (!c)
+        return;
+    run r = {
+        .a = sk_arena_new(),
+        .fe = fe,
+        .warnings = warnings,
+        .per_call = lim && lim->per_call ? lim->per_call : PER_CALL_LIMIT,
+        .remaining = lim && lim->per_object ? lim->per_object : PER_OBJECT_BUDGET,
+        .ratchet = ratchet && old,
+    };
+    walk(&r, c->root, obj, old, "<nil>", 1, (corr){old ? obj : NULL, old});
+    sk_arena_free(r.a);
+}
+
+/* ---- the per-version cache ------------------------------------------------------ */
+
+typedef struct cached {
+    struct cached *next;
+    const json_t *schema; /* the registry entry's, never freed */
+    sk_crdrules *c;       /* NULL: no rules */
+} cached;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static cached *all;
+
+const sk_crdrules *sk_crdrules_of(const sk_resource *r)
+{
+    if (!r->custom || !r->custom->schema)
+        return NULL;
+    pthread_mutex_lock(&mu);
+    cached *c = all;
+    while (c && c->schema != r->custom->schema)
+        c = c->next;
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        SK_CHECK_ALLOC(c);
+        c->schema = r->custom->schema;
+        c->c = sk_crdrules_compile(c->schema);
+        c->next = all;
+        all = c;
+    }
+    const sk_crdrules *out = c->c;
+    pthread_mutex_unlock(&mu);
+    return out;
+}

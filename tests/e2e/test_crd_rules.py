@@ -1,0 +1,561 @@
+"""CRD x-kubernetes-validations (CEL) rules, enforced as kube-apiserver 1.32
+does (issue 41), through kubectl and direct HTTPS requests.
+
+Covers: a CRD whose rules do not compile (syntax, an undeclared name, an
+undefined field, a messageExpression that is not a string, oldSelf under an
+atomic list, an unsupported reason, a fieldPath naming no field) is 422
+with kube's field paths and words; rules run at every level of a custom
+resource (the root, with metadata.name visible, properties, map values,
+map-list items, an embedded resource) with message, messageExpression,
+reason and fieldPath shaping the error; integer vs number and
+int-or-string values as kube's CEL sees them; metadata, schema and rule
+errors in one answer; transition rules (oldSelf) on updates, correlated by
+map-list keys; ratcheting (an unchanged value's failure is a warning on
+update); status subresource writes; patches and server-side apply; a
+hostile rule stopped by the per-call bound with kube's cost error while
+the server stays responsive, and an object whose rules together spend the
+per-object budget refused with kube's budget error; Gateway API's listener
+rules. The answers are compared whole: code 422, reason Invalid, the
+message and every cause (field, reason, message), as apiextensions-apiserver
+1.32 builds them (pkg/apiserver/schema/cel/validation.go,
+pkg/apis/apiextensions/validation/validation.go).
+Why: CRDs of real operators (Gateway API, cert-manager, ...) carry their
+invariants as CEL rules; a server that stores but does not run them accepts
+objects kube refuses.
+"""
+
+import copy
+import json
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from server import ServerTestCase, wait_until  # noqa: E402
+from test_kubectl import KubectlMixin  # noqa: E402
+
+GROUP = "rules.example.com"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+WIDGETS = "/apis/%s/v1/namespaces/default/widgets" % GROUP
+SCHEMA_PATH = "spec.versions[0].schema.openAPIV3Schema"
+
+
+def widget_schema(tags_rule=False):
+    tags_items = {"type": "string"}
+    if tags_rule:
+        tags_items["x-kubernetes-validations"] = [{"rule": "self != 'bad'"}]
+    return {
+        "type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.metadata.name.startsWith('w-')", "message": "name must start with w-"}],
+        "properties": {
+            "spec": {
+                "type": "object",
+                "x-kubernetes-validations": [
+                    {"rule": "!has(self.minReplicas) || !has(self.maxReplicas) || "
+                             "self.minReplicas <= self.maxReplicas",
+                     "message": "minReplicas must not exceed maxReplicas",
+                     "fieldPath": ".minReplicas", "reason": "FieldValueForbidden"},
+                    {"rule": "!has(self.ratio) || self.ratio < 1.5",
+                     "messageExpression": "'ratio ' + string(self.ratio) + ' is too big'"},
+                ],
+                "properties": {
+                    "minReplicas": {"type": "integer"},
+                    "maxReplicas": {"type": "integer"},
+                    "ratio": {"type": "number", "x-kubernetes-validations": [
+                        {"rule": "type(self) == double", "message": "a number is a double"}]},
+                    "mode": {"type": "string", "x-kubernetes-validations": [
+                        {"rule": "self == oldSelf", "message": "mode is immutable"}]},
+                    "size": {"x-kubernetes-int-or-string": True, "x-kubernetes-validations": [
+                        {"rule": "type(self) == int ? self > 0 : self.endsWith('%')",
+                         "message": "size is a positive count or a percentage"}]},
+                    "ports": {
+                        "type": "array",
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["name"],
+                        "items": {
+                            "type": "object", "required": ["name"],
+                            "properties": {
+                                "name": {"type": "string"},
+                                "port": {"type": "integer", "x-kubernetes-validations": [
+                                    {"rule": "self >= 1 && self <= 65535"}]},
+                                "protocol": {"type": "string", "x-kubernetes-validations": [
+                                    {"rule": "self == oldSelf",
+                                     "message": "protocol is immutable"}]},
+                            }}},
+                    "selectors": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string", "x-kubernetes-validations": [
+                            {"rule": "self.size() <= 5", "reason": "FieldValueRequired",
+                             "message": "a selector value has at most 5 characters"}]}},
+                    "tags": {"type": "array", "items": tags_items},
+                    "template": {
+                        "type": "object", "x-kubernetes-embedded-resource": True,
+                        "x-kubernetes-preserve-unknown-fields": True,
+                        "x-kubernetes-validations": [
+                            {"rule": "self.kind == 'ConfigMap' && "
+                                     "self.metadata.name.startsWith('cm-')",
+                             "message": "a ConfigMap named cm-*"}]},
+                    "matrix": {"type": "array", "items": {
+                        "type": "array", "items": {"type": "integer"},
+                        "x-kubernetes-validations": [
+                            {"rule": "self.all(x, self.all(y, x + y >= 0))"}]}},
+                    "hostile": {"type": "array", "items": {"type": "integer"},
+                                "x-kubernetes-validations": [
+                                    {"rule": "self.all(x, self.all(y, self.all(z, "
+                                             "x + y + z >= 0)))"}]},
+                }},
+            "status": {
+                "type": "object",
+                "properties": {"phase": {"type": "string", "x-kubernetes-validations": [
+                    {"rule": "self in ['Ready', 'Pending']", "reason": "FieldValueDuplicate"}]}}},
+        }}
+
+
+def crd(name="widgets", kind="Widget", schema=None):
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "%s.%s" % (name, GROUP)},
+        "spec": {
+            "group": GROUP, "scope": "Namespaced",
+            "names": {"plural": name, "singular": name[:-1], "kind": kind},
+            "versions": [{"name": "v1", "served": True, "storage": True,
+                          "schema": {"openAPIV3Schema": schema or widget_schema()},
+                          "subresources": {"status": {}}}],
+        }}
+
+
+def widget(name, **spec):
+    return {"apiVersion": GROUP + "/v1", "kind": "Widget", "metadata": {"name": name},
+            "spec": spec}
+
+
+def go_rule(rule, message="", message_expression="", field_path=""):
+    """Go's %#v of the internal apiextensions.ValidationRule kube shows as the
+    bad value of a rule that does not compile (pointers unset)."""
+    return ('apiextensions.ValidationRule{Rule:%s, Message:%s, MessageExpression:%s, '
+            'Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:%s, '
+            'OptionalOldSelf:(*bool)(nil)}' % tuple(json.dumps(s) for s in (
+                rule, message, message_expression, field_path)))
+
+
+class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
+    server_tls = True
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        r = cls.server.request("POST", CRDS, crd())
+        assert r.status == 201, r
+        assert "not enforced" not in r.headers.get("warning", ""), r.headers
+        p = cls.server.kubectl("wait", "--for", "condition=established",
+                               "crd/widgets." + GROUP, "--timeout=20s")
+        assert p.returncode == 0, p.stderr
+
+    def invalid(self, r, name, causes, kind="Widget." + GROUP):
+        """r is kube's 422 for object name with exactly these causes
+        [(field, reason, message)]."""
+        self.assertEqual(r.status, 422, r)
+        st = r.json()
+        self.assertEqual((st["kind"], st["status"], st["reason"], st["code"]),
+                         ("Status", "Failure", "Invalid", 422))
+        bodies = ["%s: %s" % (f, m) for f, _, m in causes]
+        agg = bodies[0] if len(bodies) == 1 else "[" + ", ".join(bodies) + "]"
+        self.assertEqual(st["message"], '%s "%s" is invalid: %s' % (kind, name, agg))
+        self.assertEqual(st["details"]["name"], name)
+        self.assertEqual([(c.get("field"), c.get("reason"), c.get("message"))
+                          for c in st["details"]["causes"]], list(causes))
+
+    def post(self, obj, path=WIDGETS):
+        return self.server.request("POST", path, obj)
+
+    # --- the CRD: rules checked when it is written --------------------------------
+
+    def test_crd_rules_that_do_not_compile_are_refused(self):
+        at = SCHEMA_PATH + ".properties[spec]"
+        cases = [
+            ({"rule": "self.minReplicas >"},
+             "rule", go_rule("self.minReplicas >"),
+             "compilation failed: ERROR: <input>:1:19: Syntax error: mismatched input '<EOF>' "
+             "expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, "
+             "NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | self.minReplicas >\n"
+             " | ..................^"),
+            ({"rule": "replicas > 1"},
+             "rule", go_rule("replicas > 1"),
+             "compilation failed: ERROR: <input>:1:1: undeclared reference to 'replicas' "
+             "(in container '')\n | replicas > 1\n | ^"),
+            ({"rule": "self.replicas > 1"},
+             "rule", go_rule("self.replicas > 1"),
+             "compilation failed: ERROR: <input>:1:5: undefined field 'replicas'\n"
+             " | self.replicas > 1\n | ....^"),
+            ({"rule": "self.minReplicas > 0", "messageExpression": "42"},
+             "messageExpression", go_rule("self.minReplicas > 0", message_expression="42"),
+             "messageExpression must evaluate to a string"),
+            ({"rule": "'yes'"}, "rule", go_rule("'yes'"), "cel expression must evaluate to a bool"),
+        ]
+        for i, (rule, field, value, detail) in enumerate(cases):
+            schema = widget_schema()
+            schema["properties"]["spec"]["x-kubernetes-validations"] = [rule]
+            c = crd("bads", "Bad", schema)
+            r = self.post(c, CRDS)
+            f = "%s.x-kubernetes-validations[0].%s" % (at, field)
+            self.invalid(r, c["metadata"]["name"],
+                         [(f, "FieldValueInvalid", "Invalid value: %s: %s" % (value, detail))],
+                         kind="CustomResourceDefinition.apiextensions.k8s.io")
+
+    def test_crd_rule_fields_checked(self):
+        schema = widget_schema()
+        spec = schema["properties"]["spec"]
+        spec["x-kubernetes-validations"] = [
+            {"rule": "self.minReplicas > 0", "reason": "Bogus"},
+            {"rule": "self.minReplicas > 0", "fieldPath": ".nope"},
+            {"rule": "self.minReplicas > 0", "messageExpression": "  "},
+        ]
+        c = crd("bads", "Bad", schema)
+        r = self.post(c, CRDS)
+        at = SCHEMA_PATH + ".properties[spec].x-kubernetes-validations"
+        self.invalid(r, c["metadata"]["name"], [
+            (at + "[0].reason", "FieldValueNotSupported",
+             'Unsupported value: "Bogus": supported values: "FieldValueDuplicate", '
+             '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"'),
+            (at + "[1].fieldPath", "FieldValueInvalid",
+             'Invalid value: ".nope": fieldPath must be a valid path'),
+            (at + "[2].messageExpression", "FieldValueRequired",
+             "Required value: messageExpression must be non-empty if specified"),
+        ], kind="CustomResourceDefinition.apiextensions.k8s.io")
+
+    def test_crd_old_self_under_atomic_list_refused(self):
+        schema = widget_schema()
+        schema["properties"]["spec"]["properties"]["tags"]["items"][
+            "x-kubernetes-validations"] = [{"rule": "self == oldSelf"}]
+        c = crd("bads", "Bad", schema)
+        r = self.post(c, CRDS)
+        tags = SCHEMA_PATH + ".properties[spec].properties[tags]"
+        self.invalid(r, c["metadata"]["name"], [
+            (tags + ".items.x-kubernetes-validations[0].rule", "FieldValueInvalid",
+             'Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable '
+             "portion of the schema within " + tags)],
+            kind="CustomResourceDefinition.apiextensions.k8s.io")
+
+    # --- custom resources: rules at every level -------------------------------------
+
+    def test_root_rule_sees_metadata_name(self):
+        r = self.post(widget("x-1"))
+        self.invalid(r, "x-1", [("<nil>", "FieldValueInvalid",
+                                 'Invalid value: "object": name must start with w-')])
+        r = self.post(widget("w-root"))
+        self.assertEqual(r.status, 201, r)
+
+    def test_metadata_schema_and_rule_errors_in_one_answer(self):
+        # kube's custom-resource strategy lists the metadata's errors, then
+        # the schema's, then the rules' (an Invalid name does not block them)
+        r = self.post(widget("x_1", minReplicas="two"))
+        self.assertEqual(r.status, 422, r)
+        causes = [(c["field"], c["reason"]) for c in r.json()["details"]["causes"]]
+        self.assertEqual(causes, [("metadata.name", "FieldValueInvalid"),
+                                  ("spec.minReplicas", "FieldValueTypeInvalid"),
+                                  ("<nil>", "FieldValueInvalid")])
+        self.assertEqual(r.json()["details"]["causes"][2]["message"],
+                         'Invalid value: "null": some validation rules were not checked because '
+                         "the object was invalid; correct the existing errors to complete "
+                         "validation")
+        r = self.post(widget("x_1"))
+        self.invalid(r, "x_1", [
+            ("metadata.name", "FieldValueInvalid",
+             'Invalid value: "x_1": a lowercase RFC 1123 subdomain must consist of lower case '
+             "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+             "character (e.g. 'example.com', regex used for validation is "
+             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
+            ("<nil>", "FieldValueInvalid", 'Invalid value: "object": name must start with w-')])
+
+    def test_embedded_resource(self):
+        # an embedded resource shows apiVersion, kind and metadata's name
+        # and generateName only (labels are there, and invisible)
+        tpl = {"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "cm-a", "labels": {"a": "b"}}}
+        r = self.post(widget("w-tpl", template=tpl))
+        self.assertEqual(r.status, 201, r)
+        tpl["metadata"]["name"] = "other"
+        r = self.post(widget("w-tpl2", template=tpl))
+        self.invalid(r, "w-tpl2", [("spec.template", "FieldValueInvalid",
+                                    'Invalid value: "object": a ConfigMap named cm-*')])
+        # and kube's compiler refuses a rule that reads labels there
+        schema = widget_schema()
+        schema["properties"]["spec"]["properties"]["template"]["x-kubernetes-validations"] = [
+            {"rule": "has(self.metadata.labels)"}]
+        c = crd("bads", "Bad", schema)
+        r = self.post(c, CRDS)
+        self.invalid(r, c["metadata"]["name"], [(
+            SCHEMA_PATH + ".properties[spec].properties[template].x-kubernetes-validations[0].rule",
+            "FieldValueInvalid",
+            "Invalid value: %s: compilation failed: ERROR: <input>:1:4: undefined field "
+            "'labels'\n | has(self.metadata.labels)\n | ...^" % go_rule(
+                "has(self.metadata.labels)"))],
+            kind="CustomResourceDefinition.apiextensions.k8s.io")
+
+    def test_reason_and_field_path(self):
+        r = self.post(widget("w-minmax", minReplicas=5, maxReplicas=3))
+        self.invalid(r, "w-minmax", [("spec.minReplicas", "FieldValueForbidden",
+                                      "Forbidden: minReplicas must not exceed maxReplicas")])
+
+    def test_message_expression_and_number_is_double(self):
+        r = self.post(widget("w-ratio", ratio=2))
+        self.invalid(r, "w-ratio", [("spec", "FieldValueInvalid",
+                                     'Invalid value: "object": ratio 2 is too big')])
+        r = self.post(widget("w-ratio", ratio=1))
+        self.assertEqual(r.status, 201, r)
+
+    def test_int_or_string(self):
+        r = self.post(widget("w-size", size="50"))
+        self.invalid(r, "w-size", [("spec.size", "FieldValueInvalid",
+                                    'Invalid value: "": size is a positive count or a percentage')])
+        for i, size in enumerate((3, "50%")):
+            r = self.post(widget("w-size-%d" % i, size=size))
+            self.assertEqual(r.status, 201, r)
+
+    def test_list_items_and_map_values(self):
+        r = self.post(widget("w-ports", ports=[{"name": "http", "port": 80},
+                                               {"name": "big", "port": 70000}],
+                             selectors={"a": "ok", "b": "toolong"}))
+        st = r.json()
+        self.assertEqual(r.status, 422, r)
+        # kube walks an object's fields in Go map order: compare as a set
+        self.assertEqual(sorted((c["field"], c["reason"], c["message"])
+                                for c in st["details"]["causes"]), [
+            ("spec.ports[1].port", "FieldValueInvalid",
+             'Invalid value: "integer": failed rule: self >= 1 && self <= 65535'),
+            ("spec.selectors[b]", "FieldValueRequired",
+             "Required value: a selector value has at most 5 characters")])
+
+    def test_kubectl_create_and_apply_show_kube_error(self):
+        path = self.write("bad.json", widget("w-kubectl", minReplicas=9, maxReplicas=1))
+        for verb in (["create"], ["apply"], ["apply", "--server-side"]):
+            p = self.bad(*verb, "-f", path)
+            self.assertIn('The Widget "w-kubectl" is invalid: spec.minReplicas: Forbidden: '
+                          "minReplicas must not exceed maxReplicas", p.stderr)
+
+    # --- updates: transition rules, correlation, ratcheting, status, patches -------
+
+    def test_transition_rules_and_map_list_correlation(self):
+        r = self.post(widget("w-trans", mode="a", ports=[{"name": "http", "protocol": "TCP"}]))
+        self.assertEqual(r.status, 201, r)
+        merge = {"Content-Type": "application/merge-patch+json"}
+        r = self.server.request("PATCH", WIDGETS + "/w-trans",
+                                json.dumps({"spec": {"mode": "b"}}), headers=merge)
+        self.invalid(r, "w-trans", [("spec.mode", "FieldValueInvalid",
+                                     'Invalid value: "string": mode is immutable')])
+        # a new item first: "http" still correlates by its key, at index 1
+        ports = [{"name": "dns", "protocol": "UDP"}, {"name": "http", "protocol": "TCP"}]
+        r = self.server.request("PATCH", WIDGETS + "/w-trans",
+                                json.dumps({"spec": {"ports": ports}}), headers=merge)
+        self.assertEqual(r.status, 200, r)
+        ports[1]["protocol"] = "UDP"
+        r = self.server.request("PATCH", WIDGETS + "/w-trans",
+                                json.dumps({"spec": {"ports": ports}}), headers=merge)
+        self.invalid(r, "w-trans", [("spec.ports[1].protocol", "FieldValueInvalid",
+                                     'Invalid value: "string": protocol is immutable')])
+        # kubectl: the same refusal through a strategic-merge patch
+        p = self.bad("patch", "widget", "w-trans", "--type=merge", "-p",
+                     json.dumps({"spec": {"mode": "c"}}))
+        self.assertIn('The Widget "w-trans" is invalid: spec.mode: Invalid value: "string": '
+                      "mode is immutable", p.stderr)
+
+    def test_status_subresource(self):
+        r = self.post(widget("w-status"))
+        self.assertEqual(r.status, 201, r)
+        obj = r.json()
+        obj["status"] = {"phase": "Broken"}
+        r = self.server.request("PUT", WIDGETS + "/w-status/status", obj)
+        self.invalid(r, "w-status", [("status.phase", "FieldValueDuplicate",
+                                      'Duplicate value: "string"')])
+        obj["status"] = {"phase": "Ready"}
+        r = self.server.request("PUT", WIDGETS + "/w-status/status", obj)
+        self.assertEqual(r.status, 200, r)
+
+    def test_ratcheting_unchanged_values(self):
+        # objects written before the rule existed keep their value on updates
+        c = crd("gizmos", "Gizmo")
+        r = self.post(c, CRDS)
+        self.assertEqual(r.status, 201, r)
+        path = "/apis/%s/v1/namespaces/default/gizmos" % GROUP
+        self.ok("wait", "--for", "condition=established", "crd/gizmos." + GROUP, "--timeout=20s")
+        g = widget("w-gizmo", tags=["bad"], minReplicas=1)
+        g["kind"] = "Gizmo"
+        self.assertEqual(self.post(g, path).status, 201)
+        c = self.server.request("GET", CRDS + "/gizmos." + GROUP).json()
+        c["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = widget_schema(tags_rule=True)
+        r = self.server.request("PUT", CRDS + "/gizmos." + GROUP, c)
+        self.assertEqual(r.status, 200, r)
+        merge = {"Content-Type": "application/merge-patch+json"}
+        # the new rule is served once the CRD controller has installed it
+        wait_until(lambda: self.server.request(
+            "POST", path, dict(g, metadata={"name": "w-probe"})).status == 422,
+            what="the tags rule to be served")
+        r = self.server.request("PATCH", path + "/w-gizmo",
+                                json.dumps({"spec": {"minReplicas": 2}}), headers=merge)
+        self.assertEqual(r.status, 200, r)
+        # the warning kube's ratcheting adds: the error's text, quoted as RFC 7234 says
+        self.assertEqual(r.headers.get("warning"),
+                         '299 - "spec.tags[0]: Invalid value: \\"string\\": failed rule: '
+                         'self != \'bad\'"')
+        r = self.server.request("PATCH", path + "/w-gizmo",
+                                json.dumps({"spec": {"tags": ["bad", "ok"]}}), headers=merge)
+        self.invalid(r, "w-gizmo", [("spec.tags[0]", "FieldValueInvalid",
+                                     "Invalid value: \"string\": failed rule: self != 'bad'")],
+                     kind="Gizmo." + GROUP)
+
+    # --- the bound ---------------------------------------------------------------------
+
+    def test_hostile_rule_hits_the_per_call_limit(self):
+        t0 = time.monotonic()
+        r = self.post(widget("w-hostile", hostile=list(range(300))))
+        took = time.monotonic() - t0
+        self.invalid(r, "w-hostile", [(
+            "spec.hostile", "FieldValueInvalid",
+            "Invalid value: \"array\": 'operation cancelled: actual cost limit exceeded': no "
+            "further validation rules will be run due to call cost exceeds limit for rule: "
+            "self.all(x, self.all(y, self.all(z, x + y + z >= 0)))")])
+        self.assertLess(took, 10.0)
+        # the server answers others meanwhile and after
+        self.assertEqual(self.server.request("GET", "/readyz").status, 200)
+        self.assertEqual(self.post(widget("w-after", hostile=[1, 2])).status, 201)
+
+    def test_object_budget_runs_out(self):
+        # each row's rule stays under the per-call limit; all rows together
+        # spend the object's budget (RuntimeCELCostBudget)
+        t0 = time.monotonic()
+        r = self.post(widget("w-matrix", matrix=[list(range(250))] * 40))
+        took = time.monotonic() - t0
+        self.assertEqual(r.status, 422, r)
+        causes = r.json()["details"]["causes"]
+        self.assertEqual(len(causes), 1, causes)
+        self.assertRegex(causes[0]["field"], r"^spec\.matrix\[[0-9]+\]$")
+        self.assertEqual((causes[0]["reason"], causes[0]["message"]), (
+            "FieldValueInvalid",
+            'Invalid value: "array": validation failed due to running out of cost budget, no '
+            "further validation rules will be run"))
+        self.assertLess(took, 10.0)
+        r = self.post(widget("w-matrix", matrix=[list(range(250))] * 2))
+        self.assertEqual(r.status, 201, r)
+
+# Gateway API's listener rules (gateway.networking.k8s.io v1 Gateway,
+# config/crd/standard/gateway.networking.k8s.io_gateways.yaml): the rules,
+# messages and the schema around them as the CRD has them, trimmed to the
+# fields they read. The cases follow its tests/cel/gateway_test.go.
+GW_LISTENERS = {
+    "type": "array", "minItems": 1, "maxItems": 64,
+    "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+    "x-kubernetes-validations": [
+        {"message": "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']",
+         "rule": "self.all(l, l.protocol in ['HTTP', 'TCP', 'UDP'] ? !has(l.tls) : true)"},
+        {"message": "tls mode must be Terminate for protocol HTTPS",
+         "rule": "self.all(l, (l.protocol == 'HTTPS' && has(l.tls)) ? (l.tls.mode == '' || "
+                 "l.tls.mode == 'Terminate') : true)"},
+        {"message": "tls mode must be set for protocol TLS",
+         "rule": "self.all(l, (l.protocol == 'TLS' ? has(l.tls) && has(l.tls.mode) && "
+                 "l.tls.mode != '' : true))"},
+        {"message": "hostname must not be specified for protocols ['TCP', 'UDP']",
+         "rule": "self.all(l, l.protocol in ['TCP', 'UDP']  ? (!has(l.hostname) || "
+                 "l.hostname == '') : true)"},
+        {"message": "Listener name must be unique within the Gateway",
+         "rule": "self.all(l1, self.exists_one(l2, l1.name == l2.name))"},
+        {"message": "Combination of port, protocol and hostname must be unique for each listener",
+         "rule": "self.all(l1, self.exists_one(l2, l1.port == l2.port && l1.protocol == "
+                 "l2.protocol && (has(l1.hostname) && has(l2.hostname) ? l1.hostname == "
+                 "l2.hostname : !has(l1.hostname) && !has(l2.hostname))))"},
+    ],
+    "items": {
+        "type": "object", "required": ["name", "port", "protocol"],
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 253},
+            "hostname": {"type": "string", "minLength": 1, "maxLength": 253},
+            "port": {"type": "integer", "format": "int32", "minimum": 1, "maximum": 65535},
+            "protocol": {"type": "string", "minLength": 1, "maxLength": 255},
+            "tls": {
+                "type": "object",
+                "x-kubernetes-validations": [
+                    {"message": "certificateRefs or options must be specified when mode is "
+                                "Terminate",
+                     "rule": "self.mode == 'Terminate' ? size(self.certificateRefs) > 0 || "
+                             "size(self.options) > 0 : true"}],
+                "properties": {
+                    "certificateRefs": {"type": "array", "maxItems": 64, "items": {
+                        "type": "object", "required": ["name"],
+                        "properties": {"name": {"type": "string"}}}},
+                    "mode": {"type": "string", "default": "Terminate",
+                             "enum": ["Terminate", "Passthrough"]},
+                    "options": {"type": "object", "maxProperties": 16,
+                                "additionalProperties": {"type": "string"}},
+                }},
+        }},
+}
+
+
+class GatewayListenerRules(ServerTestCase, unittest.TestCase):
+    server_tls = True
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        schema = {"type": "object", "properties": {"spec": {
+            "type": "object", "required": ["listeners"],
+            "properties": {"listeners": GW_LISTENERS}}}}
+        r = cls.server.request("POST", CRDS, crd("gateways", "Gateway", schema))
+        assert r.status == 201, r
+        wait_until(lambda: cls.server.request(
+            "GET", "/apis/%s/v1/namespaces/default/gateways" % GROUP).status == 200,
+            what="gateways to be served")
+
+    def gateway(self, name, *listeners):
+        obj = {"apiVersion": GROUP + "/v1", "kind": "Gateway", "metadata": {"name": name},
+               "spec": {"listeners": list(listeners)}}
+        return self.server.request("POST", "/apis/%s/v1/namespaces/default/gateways" % GROUP,
+                                   obj)
+
+    def causes(self, r):
+        self.assertEqual(r.status, 422, r)
+        return [(c["field"], c["reason"], c["message"]) for c in r.json()["details"]["causes"]]
+
+    def test_valid_gateway(self):
+        r = self.gateway("ok", {"name": "http", "port": 80, "protocol": "HTTP"},
+                         {"name": "https", "port": 443, "protocol": "HTTPS", "hostname": "a.b",
+                          "tls": {"certificateRefs": [{"name": "cert"}]}})
+        self.assertEqual(r.status, 201, r)
+
+    def test_tls_on_http(self):
+        r = self.gateway("g1", {"name": "http", "port": 80, "protocol": "HTTP",
+                                "tls": {"options": {"a": "b"}}})
+        self.assertEqual(self.causes(r), [(
+            "spec.listeners", "FieldValueInvalid",
+            "Invalid value: \"array\": tls must not be specified for protocols "
+            "['HTTP', 'TCP', 'UDP']")])
+
+    def test_tls_mode_for_tls_protocol(self):
+        r = self.gateway("g2", {"name": "tls", "port": 443, "protocol": "TLS"})
+        self.assertEqual(self.causes(r), [(
+            "spec.listeners", "FieldValueInvalid",
+            'Invalid value: "array": tls mode must be set for protocol TLS')])
+
+    def test_terminate_without_certificates(self):
+        # the defaulted mode is Terminate; the absent certificateRefs is a
+        # runtime error of the rule, reported with the rule's message
+        r = self.gateway("g3", {"name": "https", "port": 443, "protocol": "HTTPS", "tls": {}})
+        self.assertEqual(self.causes(r), [(
+            "spec.listeners[0].tls", "FieldValueInvalid",
+            'Invalid value: "object": no such key: certificateRefs evaluating rule: '
+            "certificateRefs or options must be specified when mode is Terminate")])
+
+    def test_duplicate_port_protocol_hostname(self):
+        r = self.gateway("g4", {"name": "a", "port": 80, "protocol": "HTTP"},
+                         {"name": "b", "port": 80, "protocol": "HTTP"})
+        self.assertEqual(self.causes(r), [(
+            "spec.listeners", "FieldValueInvalid",
+            'Invalid value: "array": Combination of port, protocol and hostname must be unique '
+            "for each listener")])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,369 @@
+/*
+ * test_crdrules.c - CRD x-kubernetes-validations rules (policy/crdrules.h)
+ * where the e2e module (tests/e2e/test_crd_rules.py) does not look
+ * closely: cel-go's error display, the CRD-side checks of rule fields,
+ * property names as kube escapes them, values CEL sees (unknown fields
+ * hidden, null fields absent), runtime errors, message expressions that
+ * fall back to the message, ratcheting, and both cost bounds.
+ */
+#include "cel/issues.h"
+#include "cel/parse.h"
+#include "core/arena.h"
+#include "core/buf.h"
+#include "kube/validate.h"
+#include "policy/crdrules.h"
+
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static json_t *parse(const char *text)
+{
+    json_error_t err;
+    json_t *j = json_loads(text, 0, &err);
+    if (!j)
+        fail_msg("bad JSON in test: %s: %s", err.text, text);
+    return j;
+}
+
+/* The aggregate message of fe ("" when empty), freed by the caller. */
+static char *message(const sk_field_errors *fe)
+{
+    return sk_field_errors_count(fe) ? sk_field_errors_message(fe) : strdup("");
+}
+
+/* Runs the rules of schema on obj (old: an update) and checks the
+ * aggregate error message. */
+static void expect(const char *schema, const char *obj, const char *old, const char *want)
+{
+    json_t *s = parse(schema), *o = parse(obj), *was = old ? parse(old) : NULL;
+    sk_crdrules *c = sk_crdrules_compile(s);
+    assert_non_null(c);
+    sk_field_errors *fe = sk_field_errors_new();
+    json_t *warnings = json_array();
+    sk_crdrules_validate(c, o, was, 1, NULL, fe, warnings);
+    char *m = message(fe);
+    assert_string_equal(m, want);
+    free(m);
+    json_decref(warnings);
+    sk_field_errors_free(fe);
+    sk_crdrules_free(c);
+    json_decref(s);
+    json_decref(o);
+    json_decref(was);
+}
+
+static void test_issue_display(void **state)
+{
+    (void)state;
+    sk_arena *a = sk_arena_new();
+    const char *src = "'\xc3\xa9t\xc3\xa9' +\t";
+    sk_cel_ast *ast = sk_cel_parse(a, src, strlen(src), NULL);
+    sk_buf b = SK_BUF_INIT;
+    sk_cel_issues_format(&b, src, strlen(src), ast);
+    /* the column counts code points; the tab shows as a space; before the
+     * caret a '.' for each code point, U+FF0E for a multi-byte one */
+    assert_string_equal(
+        b.data, "ERROR: <input>:1:9: Syntax error: mismatched input '<EOF>' "
+                "expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', "
+                "'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, "
+                "IDENTIFIER}\n | '\xc3\xa9t\xc3\xa9' + \n | .\xef\xbc\x8e.\xef\xbc\x8e....^");
+    sk_buf_free(&b);
+    /* a wide code point under the caret */
+    sk_buf_reset(&b);
+    sk_cel_issue_format(&b, "x \xc3\xa9", 4, 1, 3, "m");
+    assert_string_equal(b.data, "ERROR: <input>:1:3: m\n | x \xc3\xa9\n | ..\xef\xbc\xbe");
+    sk_buf_free(&b);
+    /* no line: no snippet */
+    sk_buf_reset(&b);
+    sk_cel_issue_format(&b, "x", 1, -1, 0, "limit");
+    assert_string_equal(b.data, "ERROR: <input>:-1:0: limit");
+    sk_buf_free(&b);
+    sk_arena_free(a);
+}
+
+/* sk_crdrules_check_crd on a CRD with schema, its aggregate message. */
+static char *check(const char *schema, int *unenforced)
+{
+    json_t *s = parse(schema);
+    json_t *crd = json_pack("{s:{s:[{s:s, s:{s:O}}]}}", "spec", "versions", "name", "v1", "schema",
+                            "openAPIV3Schema", s);
+    sk_field_errors *fe = sk_field_errors_new();
+    int n = sk_crdrules_check_crd(crd, fe);
+    if (unenforced)
+        *unenforced = n;
+    char *m = message(fe);
+    sk_field_errors_free(fe);
+    json_decref(crd);
+    json_decref(s);
+    return m;
+}
+
+#define RULES(...)                                                                                 \
+    "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"          \
+    "\"a\":{\"type\":\"integer\"},\"m\":{\"type\":\"object\",\"additionalProperties\":"            \
+    "{\"type\":\"string\"}}},\"x-kubernetes-validations\":[" __VA_ARGS__ "]}}}"
+#define AT "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+
+static void test_crd_checks(void **state)
+{
+    (void)state;
+    char *m = check(RULES("{\"rule\":\"self.a > 0\\n&& true\"}"), NULL);
+    assert_string_equal(m, AT "[0].message: Required value: message must be specified if rule "
+                              "contains line breaks");
+    free(m);
+    m = check(RULES("{\"rule\":\"self.a > 0\",\"message\":\"two\\nlines\"}"), NULL);
+    assert_string_equal(m, AT "[0].message: Invalid value: \"two\\nlines\": message must not "
+                              "contain line breaks");
+    free(m);
+    m = check(RULES("{\"rule\":\"  \"}"), NULL);
+    assert_string_equal(m, AT "[0].rule: Required value: rule is not specified");
+    free(m);
+    m = check(RULES("{\"rule\":\"self.a > 0\",\"optionalOldSelf\":true}"), NULL);
+    assert_string_equal(m, AT "[0].optionalOldSelf: Invalid value: true: may not be set if "
+                              "oldSelf is not used in rule");
+    free(m);
+    /* a comprehension's variables are declared, others not; fieldPaths
+     * through map keys are valid */
+    m = check(RULES("{\"rule\":\"self.m.all(k, k != '' && y)\",\"fieldPath\":\".m['x.y']\"}"),
+              NULL);
+    assert_string_equal(m, AT "[0].rule: Invalid value: apiextensions.ValidationRule{"
+                              "Rule:\"self.m.all(k, k != '' && y)\", Message:\"\", "
+                              "MessageExpression:\"\", Reason:(*apiextensions."
+                              "FieldValueErrorReason)(nil), FieldPath:\".m['x.y']\", "
+                              "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: "
+                              "<input>:1:26: undeclared reference to 'y' (in container '')\n"
+                              " | self.m.all(k, k != '' && y)\n | .........................^");
+    free(m);
+    /* a schema error anywhere below keeps the node's rules from compiling */
+    m = check("{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":\"(\"}],"
+              "\"properties\":{\"b\":{\"type\":\"string\",\"x-kubernetes-validations\":"
+              "[{\"rule\":\"self != ''\",\"reason\":\"Nope\"}]}}}",
+              NULL);
+    assert_string_equal(m, "spec.versions[0].schema.openAPIV3Schema.properties[b]."
+                           "x-kubernetes-validations[0].reason: Unsupported value: \"Nope\": "
+                           "supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", "
+                           "\"FieldValueInvalid\", \"FieldValueRequired\"");
+    free(m);
+    /* fields the schema's types do not have: cel-go's checker error at the
+     * select; map keys and type-less values are not checked */
+    m = check(RULES("{\"rule\":\"self.m.any == '' && self.nope > 0\"}"), NULL);
+    assert_string_equal(m, AT "[0].rule: Invalid value: apiextensions.ValidationRule{"
+                              "Rule:\"self.m.any == '' && self.nope > 0\", Message:\"\", "
+                              "MessageExpression:\"\", Reason:(*apiextensions."
+                              "FieldValueErrorReason)(nil), FieldPath:\"\", "
+                              "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: "
+                              "<input>:1:25: undefined field 'nope'\n"
+                              " | self.m.any == '' && self.nope > 0\n"
+                              " | ........................^");
+    free(m);
+    /* at the root, metadata has name and generateName only; list items are
+     * typed through comprehensions and indexes */
+    m = check("{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":"
+              "\"self.metadata.name != '' && self.l.all(i, i.x > 0) && self.l[0].y > 0 && "
+              "has(self.metadata.labels)\",\"message\":\"m\"}],\"properties\":{\"l\":{"
+              "\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"x\":"
+              "{\"type\":\"integer\"}}}}}}",
+              NULL);
+    assert_non_null(strstr(m, "compilation failed: ERROR: <input>:1:64: undefined field 'y'\n"));
+    assert_non_null(strstr(m, "\nERROR: <input>:1:77: undefined field 'labels'\n"));
+    free(m);
+    /* a scalar has no fields */
+    m = check(RULES("{\"rule\":\"has(self.a.b)\",\"message\":\"m\"}"), NULL);
+    assert_non_null(strstr(m, "compilation failed: ERROR: <input>:1:4: type 'int' does not "
+                              "support field selection\n | has(self.a.b)\n | ...^"));
+    free(m);
+    /* kube 1.32's two-variable comprehensions declare both names */
+    m = check(RULES("{\"rule\":\"self.m.all(k, v, k != v)\"}"), NULL);
+    assert_string_equal(m, "");
+    free(m);
+    int unenforced = 0;
+    m = check(RULES("{\"rule\":\"oldSelf.hasValue()\",\"optionalOldSelf\":true}"), &unenforced);
+    assert_string_equal(m, "");
+    assert_int_equal(unenforced, 1);
+    free(m);
+}
+
+#define OBJ(spec)                                                                                  \
+    "{\"apiVersion\":\"g/v1\",\"kind\":\"K\",\"metadata\":{\"name\":\"n\","                        \
+    "\"labels\":{\"a\":\"b\"}},\"spec\":" spec "}"
+
+static void test_values_as_kube_sees_them(void **state)
+{
+    (void)state;
+    /* escaped names; unknown fields invisible (iterating skips them); null
+     * fields absent */
+    const char *schema =
+        "{\"type\":\"object\",\"x-kubernetes-validations\":[{\"rule\":"
+        "\"has(self.metadata.name) && self.spec.__namespace__ == 'x' && "
+        "self.spec.a__dash__b == 1 && !has(self.spec.c) && self.spec.all(k, k != 'other')\"}],"
+        "\"properties\":{\"spec\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":"
+        "true,\"properties\":{\"namespace\":{\"type\":\"string\"},\"a-b\":{\"type\":\"integer\"},"
+        "\"c\":{\"type\":\"string\",\"nullable\":true}}}}}";
+    expect(schema, OBJ("{\"namespace\":\"x\",\"a-b\":1,\"c\":null,\"other\":1}"), NULL, "");
+    expect(schema, OBJ("{\"namespace\":\"y\",\"a-b\":1}"), NULL,
+           "<nil>: Invalid value: \"object\": failed rule: has(self.metadata.name) && "
+           "self.spec.__namespace__ == 'x' && self.spec.a__dash__b == 1 && !has(self.spec.c) && "
+           "self.spec.all(k, k != 'other')");
+    /* a field without a CEL type (no type, unknown fields kept): kube
+     * leaves it and the rules below it out of CEL validation */
+    expect("{\"type\":\"object\",\"properties\":{\"spec\":{\"x-kubernetes-preserve-unknown-"
+           "fields\":true,\"properties\":{\"a\":{\"type\":\"integer\","
+           "\"x-kubernetes-validations\":[{\"rule\":\"self > 5\"}]}}}}}",
+           OBJ("{\"a\":1}"), NULL, "");
+    /* runtime errors in kube's words */
+    const char *rt = "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+                     "\"properties\":{\"a\":{\"type\":\"integer\"}},\"x-kubernetes-validations\":"
+                     "[{\"rule\":\"self.a > 0\",\"message\":\"positive\"}]}}}";
+    expect(rt, OBJ("{}"), NULL,
+           "spec: Invalid value: \"object\": no such key: a evaluating rule: positive");
+}
+
+static void test_stored_rule_that_does_not_compile(void **state)
+{
+    (void)state;
+    /* a rule kube's CRD validation would refuse now, stored before */
+    expect("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+           "\"x-kubernetes-validations\":[{\"rule\":\"1\"}]}}}",
+           OBJ("{}"), NULL,
+           "spec: Invalid value: \"object\": rule compile error: cel expression must evaluate "
+           "to a bool");
+}
+
+static void test_evaluator_gaps_are_warnings(void **state)
+{
+    (void)state;
+    /* a function the evaluator does not have (here one nobody has: kube
+     * would refuse it at compile time) leaves the rule unenforced, said in
+     * a warning, instead of refusing the object; a core-only rule's runtime
+     * error stays an error */
+    json_t *s = parse("{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\","
+                      "\"properties\":{\"a\":{\"type\":\"string\"}},"
+                      "\"x-kubernetes-validations\":[{\"rule\":\"self.a.frobnicate()\"},"
+                      "{\"rule\":\"self.a + 1 == ''\"}]}}}");
+    sk_crdrules *c = sk_crdrules_compile(s);
+    json_t *obj = parse(OBJ("{\"a\":\"x\"}"));
+    sk_field_errors *fe = sk_field_errors_new();
+    json_t *w = json_array();
+    sk_crdrules_validate(c, obj, NULL, 0, NULL, fe, w);
+    assert_int_equal(json_array_size(w), 1);
+    assert_string_equal(json_string_value(json_array_get(w, 0)),
+                        "spec: x-kubernetes-validations rule not enforced by this server (no such "
+                        "overload): self.a.frobnicate()");
+    char *m = message(fe);
+    assert_string_equal(m, "spec: Invalid value: \"object\": 'no such overload': call arguments "
+                           "did not match a supported operator, function or macro signature for "
+                           "rule: self.a + 1 == ''");
+    free(m);
+    sk_field_errors_free(fe);
+    json_decref(w);
+    json_decref(obj);
+    sk_crdrules_free(c);
+    json_decref(s);
+}
+
+static void test_message_expression_falls_back(void **state)
+{
+    (void)state;
+    const char *schema =
+        "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":"
+        "{\"a\":{\"type\":\"integer\"}},\"x-kubernetes-validations\":["
+        "{\"rule\":\"self.a > 0\",\"messageExpression\":\"'  '\"},"
+        "{\"rule\":\"self.a > 1\",\"message\":\"m\",\"messageExpression\":\"'a\\\\nb'\"},"
+        "{\"rule\":\"self.a > 2\",\"messageExpression\":\"'  a is ' + string(self.a) + ' '\"}"
+        "]}}}";
+    expect(schema, OBJ("{\"a\":0}"), NULL,
+           "[spec: Invalid value: \"object\": failed rule: self.a > 0, spec: Invalid value: "
+           "\"object\": m, spec: Invalid value: \"object\": a is 0]");
+}
+
+static void test_ratcheting(void **state)
+{
+    (void)state;
+    const char *schema =
+        "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"
+        "\"a\":{\"type\":\"integer\",\"x-kubernetes-validations\":[{\"rule\":\"self > 5\"}]},"
+        "\"b\":{\"type\":\"integer\"}}}}}";
+    json_t *s = parse(schema);
+    sk_crdrules *c = sk_crdrules_compile(s);
+    json_t *old = parse(OBJ("{\"a\":1,\"b\":1}")), *now = parse(OBJ("{\"a\":1,\"b\":2}"));
+    sk_field_errors *fe = sk_field_errors_new();
+    json_t *w = json_array();
+    sk_crdrules_validate(c, now, old, 1, NULL, fe, w);
+    assert_int_equal(sk_field_errors_count(fe), 0);
+    assert_int_equal(json_array_size(w), 1);
+    assert_string_equal(json_string_value(json_array_get(w, 0)),
+                        "spec.a: Invalid value: \"integer\": failed rule: self > 5");
+    /* no ratcheting (a status write): the error stands */
+    sk_crdrules_validate(c, now, old, 0, NULL, fe, w);
+    assert_int_equal(sk_field_errors_count(fe), 1);
+    sk_field_errors_free(fe);
+    json_decref(w);
+    json_decref(old);
+    json_decref(now);
+    sk_crdrules_free(c);
+    json_decref(s);
+}
+
+static void test_cost_bounds(void **state)
+{
+    (void)state;
+    const char *schema =
+        "{\"type\":\"object\",\"properties\":{\"spec\":{\"type\":\"object\",\"properties\":{"
+        "\"l\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"x-kubernetes-validations\":"
+        "[{\"rule\":\"self >= 0\"}]}}},\"x-kubernetes-validations\":["
+        "{\"rule\":\"self.l.all(x, self.l.all(y, x + y >= 0))\"}]}}}";
+    json_t *s = parse(schema);
+    sk_crdrules *c = sk_crdrules_compile(s);
+    json_t *obj = json_pack("{s:{s:[]}}", "spec", "l");
+    json_t *l = json_object_get(json_object_get(obj, "spec"), "l");
+    for (int i = 0; i < 100; i++)
+        json_array_append_new(l, json_integer(i));
+    /* the per-call limit stops the quadratic rule, and every rule after */
+    sk_crdrules_limits lim = {.per_call = 1000};
+    sk_field_errors *fe = sk_field_errors_new();
+    json_t *w = json_array();
+    sk_crdrules_validate(c, obj, NULL, 0, &lim, fe, w);
+    char *m = message(fe);
+    assert_string_equal(m, "spec: Invalid value: \"object\": 'operation cancelled: actual cost "
+                           "limit exceeded': no further validation rules will be run due to "
+                           "call cost exceeds limit for rule: self.l.all(x, self.l.all(y, x + "
+                           "y >= 0))");
+    free(m);
+    sk_field_errors_free(fe);
+    /* the object's budget runs out among the items' rules */
+    lim = (sk_crdrules_limits){.per_call = 100000, .per_object = 50000};
+    fe = sk_field_errors_new();
+    sk_crdrules_validate(c, obj, NULL, 0, &lim, fe, w);
+    m = message(fe);
+    assert_non_null(strstr(m, ": validation failed due to running "
+                              "out of cost budget, no further validation rules will be run"));
+    assert_int_equal(sk_field_errors_count(fe), 1);
+    free(m);
+    sk_field_errors_free(fe);
+    json_decref(w);
+    json_decref(obj);
+    sk_crdrules_free(c);
+    json_decref(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_issue_display),
+        cmocka_unit_test(test_crd_checks),
+        cmocka_unit_test(test_values_as_kube_sees_them),
+        cmocka_unit_test(test_stored_rule_that_does_not_compile),
+        cmocka_unit_test(test_evaluator_gaps_are_warnings),
+        cmocka_unit_test(test_message_expression_falls_back),
+        cmocka_unit_test(test_ratcheting),
+        cmocka_unit_test(test_cost_bounds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
