@@ -21,6 +21,7 @@
  */
 #include "api/webhooks.h"
 #include "api/authn.h"
+#include "api/authz.h"
 #include "api/crconvert.h"
 #include "api/svcroute.h"
 #include "core/buf.h"
@@ -275,6 +276,18 @@ static char *convert_equivalent(void *arg, const sk_resource *from, const sk_res
     return why;
 }
 
+/* sk_hook_review.authorize: as this server authorizes requests. */
+static void authorize(void *arg, const sk_rbac_attrs *a, sk_rbac_decision *out)
+{
+    const sk_api *api = arg;
+    if (api->always_allow) {
+        *out = (sk_rbac_decision){1, strdup("")};
+        SK_CHECK_ALLOC(out->reason);
+        return;
+    }
+    sk_authz_decide(api->authz, a, out);
+}
+
 static int is_sub(const sk_api_call *call, const char *name)
 {
     return call->route.sub && strcmp(call->route.sub->name, name) == 0;
@@ -314,6 +327,9 @@ static void request_init(sk_api_call *call, request *rq, const sk_webhook_attrs 
         rv->own_kind = 1;
     }
     rv->user_info = rq->user;
+    rv->user = call->user;
+    rv->authorize = authorize;
+    rv->authorize_arg = call->api;
     rv->options = options;
     rv->dry_run = dry_run;
     rv->ns_labels = ns_labels;

@@ -892,6 +892,8 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
         r = sk_cel_optional_call(c->a, f, method, v, n, &w);
     if (!r)
         r = sk_cel_strext_call(c->a, f, method, v, n, &w);
+    if (!r)
+        r = sk_cel_authz_call(c->a, f, method, v, n, c->opt->authorize, c->opt->authorize_ctx);
     if (!settle(c, &w))
         return c->exhausted;
     if (r)

@@ -17,8 +17,10 @@
  * contains/startsWith/endsWith, variables with dotted names (a.b.c is the
  * variable "a.b.c", else field c of "a.b", else of a's field b, as in
  * cel-go), durations and timestamps (time.h), optional values
- * (optional.h), the strings extension (strext.h). Not yet: matches (an error saying so), protobuf
- * messages (a message literal is an error), the extension libraries, names resolved through a
+ * (optional.h), the strings extension (strext.h), Kubernetes' authorization
+ * library (authz.h, decided by the caller's authorize callback). Not yet:
+ * matches (an error saying so), protobuf messages (a message literal is an
+ * error), the other extension libraries, names resolved through a
  * container.
  *
  * Bound: a step is charged for every node evaluated and every
@@ -41,6 +43,7 @@
 #define SK_CEL_EVAL_H
 
 #include "cel/ast.h"
+#include "cel/authz.h"
 #include "cel/value.h"
 #include "core/arena.h"
 
@@ -63,6 +66,10 @@ typedef struct sk_cel_eval_options {
     const json_t *vars;
     /* 0: SK_CEL_DEFAULT_MAX_STEPS. */
     uint64_t max_steps;
+    /* Decides the authorization library's checks (cel/authz.h); NULL: a
+     * check is an error. */
+    sk_cel_authorize_fn authorize;
+    void *authorize_ctx;
 } sk_cel_eval_options;
 
 /* The value of e (borrowed; from a parse without errors) under opt (NULL:

@@ -97,6 +97,14 @@ sk_cel_val *sk_cel_optional(sk_arena *a, const sk_cel_val *v)
     return o;
 }
 
+sk_cel_val *sk_cel_object(sk_arena *a, const char *type, const void *data)
+{
+    sk_cel_val *o = make(a, SK_CEL_V_OBJECT);
+    o->u.object.type = type;
+    o->u.object.data = data;
+    return o;
+}
+
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name)
 {
     return text(a, SK_CEL_V_TYPE, name, strlen(name));
@@ -250,7 +258,7 @@ const char *sk_cel_type_name(const sk_cel_val *v)
         [SK_CEL_V_TIMESTAMP] = "google.protobuf.Timestamp",
         [SK_CEL_V_OPTIONAL] = "optional_type",
     };
-    return names[v->type];
+    return v->type == SK_CEL_V_OBJECT ? v->u.object.type : names[v->type];
 }
 
 static int is_number(const sk_cel_val *v)
@@ -389,6 +397,8 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w)
     case SK_CEL_V_DURATION:
     case SK_CEL_V_TIMESTAMP:
         return x->u.time.sec == y->u.time.sec && x->u.time.nsec == y->u.time.nsec;
+    case SK_CEL_V_OBJECT:
+        return x->u.object.data == y->u.object.data;
     case SK_CEL_V_OPTIONAL:
         if (!x->u.opt || !y->u.opt)
             return x->u.opt == y->u.opt;

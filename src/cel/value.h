@@ -54,6 +54,10 @@ typedef enum sk_cel_vtype {
     SK_CEL_V_DURATION,
     SK_CEL_V_TIMESTAMP,
     SK_CEL_V_OPTIONAL, /* opt: the value, or NULL for optional.none() */
+    /* a library's object, opaque here: object.type (its type's name, as
+     * type() gives it) and object.data (the library's, immutable); equal
+     * only to itself */
+    SK_CEL_V_OBJECT,
 } sk_cel_vtype;
 
 typedef struct sk_cel_val sk_cel_val;
@@ -86,6 +90,10 @@ struct sk_cel_val {
             int32_t off;
         } time;
         const sk_cel_val *opt;
+        struct {
+            const char *type;
+            const void *data;
+        } object;
     } u;
 };
 
@@ -118,6 +126,8 @@ sk_cel_val *sk_cel_duration(sk_arena *a, int64_t sec, int32_t nsec);
 sk_cel_val *sk_cel_timestamp(sk_arena *a, int64_t sec, int32_t nsec);
 /* v: a non-error value, or NULL for optional.none(). */
 sk_cel_val *sk_cel_optional(sk_arena *a, const sk_cel_val *v);
+/* type (static) and data (borrowed): see SK_CEL_V_OBJECT. */
+sk_cel_val *sk_cel_object(sk_arena *a, const char *type, const void *data);
 /* name: a type's name as type() gives it ("int", "list", "null_type"). */
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name);
 sk_cel_val *sk_cel_error(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -31,6 +31,7 @@
  * annotations and they are merged after the join.
  */
 #include "hook/admission.h"
+#include "cel/authz.h"
 #include "cel/compile.h"
 #include "cel/eval.h"
 #include "core/arena.h"
@@ -42,6 +43,7 @@
 #include "kube/patch.h"
 #include "kube/status.h"
 #include "kube/typed.h"
+#include "kube/validate.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -82,8 +84,8 @@ typedef struct condition {
 /* What kube's match conditions see (admission/plugin/cel), and their cost
  * budget (celconfig.RuntimeCELCostBudgetMatchConditions), spent by every
  * condition of a webhook in turn: one step of ours stands for one unit. */
-static const char *const condition_variables[] = {"object", "oldObject", "namespaceObject",
-                                                  "request", NULL};
+static const char *const condition_variables[] = {"object",  "oldObject",  "namespaceObject",
+                                                  "request", "authorizer", NULL};
 #define CONDITIONS_BUDGET 2500000
 
 enum { VALIDATING, MUTATING };
@@ -537,6 +539,70 @@ static void request_defaults(json_t *req)
     json_object_set_new(req, "userInfo", ui);
 }
 
+/* What a match condition's authorizer checks need: the review (its user,
+ * its callback) and the request's resource for authorizer.requestResource. */
+typedef struct authz_ctx {
+    const sk_hook_review *rv;
+    const sk_webhook_attrs *a;
+} authz_ctx;
+
+/* sk_cel_resolve_fn: `authorizer` and `authorizer.requestResource`. */
+static const sk_cel_val *authz_variable(void *arg, sk_arena *ar, const char *name)
+{
+    const authz_ctx *x = arg;
+    if (strcmp(name, "authorizer") == 0)
+        return sk_cel_authorizer(ar);
+    if (strcmp(name, "authorizer.requestResource") == 0)
+        return sk_cel_authorizer_request(ar, x->a->group, x->a->resource, x->a->subresource,
+                                         x->a->ns, x->rv->name);
+    return NULL;
+}
+
+/* sk_cel_authorize_fn: the check as the server's authorizer decides it,
+ * for the requester or (serviceAccount()) the account, as kube's
+ * ServiceAccountInfo names it. */
+static const char *authz_decide(void *arg, sk_arena *ar, const sk_cel_authz *chk,
+                                const char *verb, int *allowed, const char **reason,
+                                const char **error)
+{
+    const authz_ctx *x = arg;
+    (void)error; /* the RBAC authorizer has no errors of its own */
+    sk_user sa;
+    const char *groups[2];
+    const sk_user *user = x->rv->user;
+    if (chk->sa_name) {
+        if (sk_validate_dns1123_subdomain(chk->sa_name))
+            return "Invalid service account name";
+        if (sk_validate_dns1123_label(chk->sa_namespace))
+            return "Invalid service account namespace";
+        groups[0] = "system:serviceaccounts";
+        groups[1] = sk_arena_printf(ar, "system:serviceaccounts:%s", chk->sa_namespace);
+        sa = (sk_user){.name = sk_arena_printf(ar, "system:serviceaccount:%s:%s",
+                                               chk->sa_namespace, chk->sa_name),
+                       .uid = "",
+                       .groups = groups,
+                       .n_groups = 2};
+        user = &sa;
+    }
+    sk_rbac_attrs at = {.user = user, .verb = verb};
+    if (chk->stage == SK_CEL_AUTHZ_PATH) {
+        at.path = chk->path;
+    } else {
+        at.resource_request = 1;
+        at.group = chk->group ? chk->group : "";
+        at.resource = chk->resource ? chk->resource : "";
+        at.subresource = chk->subresource ? chk->subresource : "";
+        at.ns = chk->namespace ? chk->namespace : "";
+        at.name = chk->name ? chk->name : "";
+    }
+    sk_rbac_decision d = {0, NULL};
+    x->rv->authorize(x->rv->authorize_arg, &at, &d);
+    *allowed = d.allowed;
+    *reason = sk_arena_strdup(ar, d.reason ? d.reason : "");
+    sk_rbac_decision_clear(&d);
+    return NULL;
+}
+
 /* Whether h's matchConditions (in order) let a through, as kube's
  * matchconditions.Matcher judges them: 0 when one is false, whatever the
  * others gave; else, when one could not be evaluated (an error, an
@@ -570,7 +636,13 @@ static int conditions_match(const hook *h, const sk_hook_review *rv, const sk_we
         if (k->compile_error) {
             sk_buf_printf(&one, "compilation error: compilation failed: %s", k->compile_error);
         } else {
-            sk_cel_eval_options opt = {.vars = vars, .max_steps = left};
+            authz_ctx ax = {rv, a};
+            sk_cel_eval_options opt = {.vars = vars,
+                                       .max_steps = left,
+                                       .resolve = authz_variable,
+                                       .resolve_ctx = &ax,
+                                       .authorize = rv->authorize ? authz_decide : NULL,
+                                       .authorize_ctx = &ax};
             uint64_t steps = 0;
             const sk_cel_val *v = sk_cel_eval(ar, k->tree, &opt, &steps);
             if (v->type == SK_CEL_V_ERROR && steps >= left) {

@@ -21,6 +21,7 @@
 
 #include "hook/client.h"
 #include "hook/endpoint.h"
+#include "kube/rbac.h"
 #include "kube/webhook.h"
 
 #include <jansson.h>
@@ -54,6 +55,12 @@ typedef struct sk_hook_review {
     int own_kind;
     const char *name;        /* "" when not known yet (generateName) */
     const json_t *user_info; /* authentication/v1 UserInfo */
+    /* The requester, and how matchConditions' authorizer checks are
+     * decided: *out filled for a (borrowed; a->user the requester or a
+     * service account). NULL: such a check is an error. */
+    const sk_user *user;
+    void (*authorize)(void *arg, const sk_rbac_attrs *a, sk_rbac_decision *out);
+    void *authorize_arg;
     const json_t *options;   /* CreateOptions, UpdateOptions, DeleteOptions, or NULL */
     int dry_run;
     /* The labels of Namespace ns for a namespaceSelector: 0 with *labels

@@ -1934,26 +1934,16 @@ static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
  * them (admission/plugin/cel: no params for webhooks). */
 static const char *const match_condition_variables[] = {
     "object", "oldObject", "namespaceObject", "request", "authorizer", NULL};
-/* The same without authorizer, which this server cannot answer for. */
-static const char *const match_condition_evaluated[] = {"object", "oldObject", "namespaceObject",
-                                                        "request", NULL};
 
 /* One expression: kube's field.Invalid "compilation failed: ..." when it
- * does not compile; refused too when it asks the authorizer, which is
- * never silently taken as true or false. */
+ * does not compile. */
 static void check_match_expression(sk_field_errors *fe, const char *field, const char *expr)
 {
     sk_arena *a = sk_arena_new();
     sk_buf errors = SK_BUF_INIT, detail = SK_BUF_INIT;
-    size_t len = strlen(expr);
-    if (!sk_cel_compile(a, expr, len, match_condition_variables, NULL, &errors)) {
+    if (!sk_cel_compile(a, expr, strlen(expr), match_condition_variables, NULL, &errors)) {
         sk_buf_printf(&detail, "compilation failed: %s", errors.data);
         sk_field_errors_invalid(fe, field, expr, detail.data);
-    } else if (sk_buf_reset(&errors),
-               !sk_cel_compile(a, expr, len, match_condition_evaluated, NULL, &errors)) {
-        sk_field_errors_forbidden(fe, field,
-                                  "the authorizer variable (authorization checks in CEL) is not "
-                                  "supported by this server");
     }
     sk_buf_free(&errors);
     sk_buf_free(&detail);

@@ -17,9 +17,9 @@ matchConditions (CEL, evaluated with object, oldObject and request as
 kube binds them): a false condition skips the webhook whatever the others
 gave, an error or an exhausted cost budget is decided by failurePolicy
 (Fail: kube's Forbidden with "expression '...' resulted in error: ..."),
-and a condition that does not compile (or asks the authorizer, which
-sqlkube cannot answer) refused with 422 when the configuration is written,
-with cel-go's display of the error; a plain-http URL refused with 422; clientConfig.service reached through the stored Service's
+authorizer checks (kube's CEL authorization library) decided by the
+server's RBAC, and a condition that does not compile refused with 422 when
+the configuration is written, with cel-go's display of the error; a plain-http URL refused with 422; clientConfig.service reached through the stored Service's
 EndpointSlices with the certificate checked for NAME.NAMESPACE.svc, and
 kube's reasons when it does not resolve. kube's order: mutating webhooks
 run before the registry's checks, so a webhook's added RBAC rules meet the
@@ -820,10 +820,7 @@ class Webhooks(ServerTestCase, unittest.TestCase):
             (dict(base, matchConditions=[{"name": "c%d" % i, "expression": "true"}
                                          for i in range(65)]),
              "webhooks[0].matchConditions: Too many: 65: must have at most 64 items"),
-            (dict(base, matchConditions=[{"name": "c", "expression":
-                                          "authorizer.group('').resource('pods').check('get')"
-                                          ".allowed()"}]),
-             "webhooks[0].matchConditions[0].expression: Forbidden: the authorizer variable"),
+
             (dict(base, clientConfig={"url": "http://127.0.0.1:1/"}),
              "webhooks[0].clientConfig.url: Invalid value: \"http://127.0.0.1:1/\": 'https' is "
              "the only allowed URL scheme"),
@@ -903,6 +900,46 @@ class Webhooks(ServerTestCase, unittest.TestCase):
         r = self.server.request("DELETE", cms + "/doomed")
         self.assertEqual((r.status, r.json()["message"]), (
             403, 'admission webhook "doomed.example.com" denied the request: no thanks'))
+
+    def test_match_conditions_ask_the_authorizer(self):
+        # kube's CEL authorization library: checks decided by this server's
+        # RBAC, for a service account here (the test's own user may do
+        # anything), so a RoleBinding written in between changes the answer.
+        ns = self.namespace("wh-match-authz")
+        sa_cannot = {"name": "sa-cannot-list-secrets", "expression":
+                     "!authorizer.serviceAccount(request.namespace, 'reader').group('')"
+                     ".resource('secrets').namespace(request.namespace).check('list').allowed()"
+                     " && authorizer.requestResource.check('create').allowed()"
+                     " && authorizer.path('/healthz').check('get').allowed()"}
+        self.register(VWC, "match-authz", self.webhook(
+            "authz.example.com", "/deny", matchConditions=[sa_cannot], **self.on_ns(ns)))
+        r = self.create_cm(ns, "first")
+        self.assertEqual((r.status, r.json()["message"]), (
+            403, 'admission webhook "authz.example.com" denied the request: no thanks'))
+        rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/" % ns
+        self.assertEqual(self.server.request("POST", rbac + "roles", {
+            "metadata": {"name": "secret-lister"},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}]}).status,
+            201)
+        self.assertEqual(self.server.request("POST", rbac + "rolebindings", {
+            "metadata": {"name": "reader-lists"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                        "name": "secret-lister"},
+            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}]}).status,
+            201)
+        wait_until(lambda: self.create_cm(ns, "second").status == 201,
+                   what="the binding seen by the condition")
+        # an invalid account is an error of the expression: failurePolicy
+        bad = {"name": "bad-account", "expression":
+               "authorizer.serviceAccount(request.namespace, 'Not_A_Name').group('')"
+               ".resource('pods').check('get').allowed()"}
+        self.server.request("DELETE", VWC + "/match-authz")
+        self.register(VWC, "match-authz-bad", self.webhook(
+            "bad.example.com", "/allow", matchConditions=[bad], **self.on_ns(ns)))
+        r = self.create_cm(ns, "third")
+        self.assertEqual((r.status, r.json()["message"]), (
+            403, "configmaps \"third\" is forbidden: expression '%s' resulted in error: Invalid "
+                 "service account name" % bad["expression"]))
 
     def test_match_condition_errors_follow_failure_policy(self):
         ns = self.namespace("wh-match-err")
