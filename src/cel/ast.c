@@ -91,6 +91,7 @@ sk_cel_expr *sk_cel_new_comprehension(sk_arena *a, const char *iter_var,
 {
     sk_cel_expr *e = node(a, SK_CEL_COMPREHENSION, line, col);
     e->u.comp.iter_var = iter_var;
+    e->u.comp.iter_var2 = NULL;
     e->u.comp.iter_range = iter_range;
     e->u.comp.accu_var = accu_var;
     e->u.comp.accu_init = accu_init;

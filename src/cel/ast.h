@@ -102,6 +102,10 @@ struct sk_cel_expr {
         } obj;
         struct {
             const char *iter_var;
+            /* the second variable of a two-variable comprehension (cel-go's
+             * TwoVarComprehensions: a list's index and item, a map's key
+             * and value), else NULL */
+            const char *iter_var2;
             const sk_cel_expr *iter_range;
             const char *accu_var;
             const sk_cel_expr *accu_init;

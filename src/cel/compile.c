@@ -18,7 +18,7 @@
 
 /* Names a comprehension binds, innermost first. */
 typedef struct scope {
-    const char *iter, *accu;
+    const char *iter, *iter2, *accu; /* iter2: NULL for one variable */
     const struct scope *outer;
 } scope;
 
@@ -32,7 +32,8 @@ typedef struct refs {
 static int declared(const refs *r, const scope *s, const char *name)
 {
     for (; s; s = s->outer)
-        if (strcmp(s->iter, name) == 0 || strcmp(s->accu, name) == 0)
+        if (strcmp(s->iter, name) == 0 || strcmp(s->accu, name) == 0 ||
+            (s->iter2 && strcmp(s->iter2, name) == 0))
             return 1;
     for (size_t i = 0; r->variables[i]; i++)
         if (strcmp(r->variables[i], name) == 0)
@@ -91,7 +92,7 @@ static void walk(refs *r, const sk_cel_expr *e, const scope *s)
     case SK_CEL_COMPREHENSION: {
         walk(r, e->u.comp.iter_range, s);
         walk(r, e->u.comp.accu_init, s);
-        scope inner = {e->u.comp.iter_var, e->u.comp.accu_var, s};
+        scope inner = {e->u.comp.iter_var, e->u.comp.iter_var2, e->u.comp.accu_var, s};
         walk(r, e->u.comp.loop_cond, &inner);
         walk(r, e->u.comp.loop_step, &inner);
         walk(r, e->u.comp.result, &inner);
@@ -115,9 +116,10 @@ const sk_cel_expr *sk_cel_compile(sk_arena *a, const char *src, size_t len,
                                   const char *const *variables, const sk_cel_parse_options *opt,
                                   sk_buf *errors)
 {
-    /* kube's environment has cel.OptionalTypes: the syntax and its macros */
-    static const sk_cel_parse_options kube = {.enable_optional_syntax = 1,
-                                              .enable_optional_macros = 1};
+    /* kube's environment has cel.OptionalTypes (the syntax and its macros)
+     * and, from 1.32, TwoVarComprehensions */
+    static const sk_cel_parse_options kube = {
+        .enable_optional_syntax = 1, .enable_optional_macros = 1, .enable_two_var_macros = 1};
     sk_cel_ast *ast = sk_cel_parse(a, src, len, opt ? opt : &kube);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     refs r = {a, variables, NULL, 0, 0};

@@ -186,6 +186,11 @@ static void comprehension(writer *w, const sk_cel_expr *e)
             expr(w, parts[i].e);
         if (i + 1 < sizeof parts / sizeof parts[0])
             put(w, ",");
+        if (i == 0 && e->u.comp.iter_var2) { /* cel-go writes it under the first */
+            newline(w);
+            put(w, e->u.comp.iter_var2);
+            put(w, ",");
+        }
     }
     put(w, ")");
     w->indent--;

@@ -838,6 +838,42 @@ static const sk_cel_val *as_optional(ctx *c, const sk_cel_val *x)
     return x->type == SK_CEL_V_OPTIONAL ? x : sk_cel_optional(c->a, x);
 }
 
+/* cel.@mapInsert(m, k, v) and cel.@mapInsert(m, entries) of the
+ * two-variable comprehensions' map macros: m with the new entries, an
+ * error ("insert failed: key ... already exists") when a key is in m. The
+ * copy is charged: a transformMap over n entries costs n^2/2 copies, as
+ * the work it does. */
+static const sk_cel_val *map_insert(ctx *c, const sk_cel_val *m, const sk_cel_val *const *keys,
+                                    const sk_cel_val *const *vals, size_t add)
+{
+    if (m->type != SK_CEL_V_MAP)
+        return no_overload(c);
+    size_t n = m->u.map.n;
+    if (!charge(c, (n + add) / 8 + 1))
+        return c->exhausted;
+    const sk_cel_val **k = sk_arena_alloc(c->a, (n + add) * sizeof *k);
+    const sk_cel_val **v = sk_arena_alloc(c->a, (n + add) * sizeof *v);
+    memcpy(k, m->u.map.keys, n * sizeof *k);
+    memcpy(v, m->u.map.vals, n * sizeof *v);
+    for (size_t i = 0; i < add; i++) {
+        if (!valid_key(keys[i]))
+            return sk_cel_error(c->a, "unsupported key type: %s", sk_cel_type_name(keys[i]));
+        sk_cel_work w = budget(c);
+        sk_cel_val probe = {.type = SK_CEL_V_MAP, .u.map = {k, v, n + i}};
+        long at = sk_cel_map_find(&probe, keys[i], &w);
+        if (!settle(c, &w))
+            return c->exhausted;
+        if (at >= 0) {
+            const sk_cel_val *shown = to_string(c, keys[i]);
+            return sk_cel_error(c->a, "insert failed: key %s already exists",
+                                shown->type == SK_CEL_V_STRING ? shown->u.str.s : "?");
+        }
+        k[n + i] = keys[i];
+        v[n + i] = vals[i];
+    }
+    return sk_cel_map(c->a, k, v, n + add);
+}
+
 static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
 {
     const char *f = e->u.call.function;
@@ -922,6 +958,13 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     }
     if (n == 1 && strcmp(f, "size") == 0)
         return size_of(c, v[0]);
+    if (!method && strcmp(f, "cel.@mapInsert") == 0) {
+        if (n == 3)
+            return map_insert(c, v[0], &v[1], &v[2], 1);
+        if (n == 2 && v[1]->type == SK_CEL_V_MAP)
+            return map_insert(c, v[0], v[1]->u.map.keys, v[1]->u.map.vals, v[1]->u.map.n);
+        return no_overload(c);
+    }
     if (n == 2 && !method) {
         if (strcmp(f, "_+_") == 0 || strcmp(f, "_-_") == 0 || strcmp(f, "_*_") == 0 ||
             strcmp(f, "_/_") == 0 || strcmp(f, "_%_") == 0)
@@ -968,13 +1011,22 @@ static const sk_cel_val *comprehension(ctx *c, const sk_cel_expr *e)
     }
     local accu = {e->u.comp.accu_var, eval(c, e->u.comp.accu_init), c->locals};
     local iter = {e->u.comp.iter_var, NULL, &accu};
+    /* two variables: a list's index and item, a map's key and value */
+    local iter2 = {e->u.comp.iter_var2, NULL, &iter};
+    int two = e->u.comp.iter_var2 != NULL;
     local *saved = c->locals;
     const sk_cel_val *r;
     for (size_t i = 0; i < n; i++) {
         if (!charge(c, 1))
             break;
-        iter.val = items[i];
-        c->locals = &iter;
+        if (two && range->type == SK_CEL_V_LIST) {
+            iter.val = sk_cel_int(c->a, (int64_t)i);
+            iter2.val = items[i];
+        } else {
+            iter.val = items[i];
+            iter2.val = two ? range->u.map.vals[i] : NULL;
+        }
+        c->locals = two ? &iter2 : &iter;
         const sk_cel_val *cond = eval(c, e->u.comp.loop_cond);
         if (cond->type == SK_CEL_V_BOOL && !cond->u.b)
             break;

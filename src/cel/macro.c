@@ -10,24 +10,47 @@
 
 #define ACCU "@result"
 
-typedef enum kind { HAS, ALL, EXISTS, EXISTS_ONE, MAP, FILTER, OPT_MAP, OPT_FLAT_MAP } kind;
+typedef enum kind {
+    HAS,
+    ALL,
+    EXISTS,
+    EXISTS_ONE,
+    MAP,
+    FILTER,
+    OPT_MAP,
+    OPT_FLAT_MAP,
+    TRANSFORM_LIST,
+    TRANSFORM_MAP,
+    TRANSFORM_MAP_ENTRY,
+} kind;
 
 static const struct {
     const char *function;
     size_t nargs;
     int receiver;
     kind kind;
+    unsigned lib; /* 0: standard; else the SK_CEL_MACROS_* bit it needs */
 } macros[] = {
-    {"has", 1, 0, HAS},
-    {"all", 2, 1, ALL},
-    {"exists", 2, 1, EXISTS},
-    {"exists_one", 2, 1, EXISTS_ONE},
-    {"existsOne", 2, 1, EXISTS_ONE},
-    {"map", 2, 1, MAP},
-    {"map", 3, 1, MAP},
-    {"filter", 2, 1, FILTER},
-    {"optMap", 2, 1, OPT_MAP},
-    {"optFlatMap", 2, 1, OPT_FLAT_MAP},
+    {"has", 1, 0, HAS, 0},
+    {"all", 2, 1, ALL, 0},
+    {"exists", 2, 1, EXISTS, 0},
+    {"exists_one", 2, 1, EXISTS_ONE, 0},
+    {"existsOne", 2, 1, EXISTS_ONE, 0},
+    {"map", 2, 1, MAP, 0},
+    {"map", 3, 1, MAP, 0},
+    {"filter", 2, 1, FILTER, 0},
+    {"optMap", 2, 1, OPT_MAP, SK_CEL_MACROS_OPTIONAL},
+    {"optFlatMap", 2, 1, OPT_FLAT_MAP, SK_CEL_MACROS_OPTIONAL},
+    {"all", 3, 1, ALL, SK_CEL_MACROS_TWO_VAR},
+    {"exists", 3, 1, EXISTS, SK_CEL_MACROS_TWO_VAR},
+    {"existsOne", 3, 1, EXISTS_ONE, SK_CEL_MACROS_TWO_VAR},
+    {"exists_one", 3, 1, EXISTS_ONE, SK_CEL_MACROS_TWO_VAR},
+    {"transformList", 3, 1, TRANSFORM_LIST, SK_CEL_MACROS_TWO_VAR},
+    {"transformList", 4, 1, TRANSFORM_LIST, SK_CEL_MACROS_TWO_VAR},
+    {"transformMap", 3, 1, TRANSFORM_MAP, SK_CEL_MACROS_TWO_VAR},
+    {"transformMap", 4, 1, TRANSFORM_MAP, SK_CEL_MACROS_TWO_VAR},
+    {"transformMapEntry", 3, 1, TRANSFORM_MAP_ENTRY, SK_CEL_MACROS_TWO_VAR},
+    {"transformMapEntry", 4, 1, TRANSFORM_MAP_ENTRY, SK_CEL_MACROS_TWO_VAR},
 };
 
 static const sk_cel_expr *accu(sk_arena *a, int line, int col)
@@ -83,19 +106,96 @@ static const sk_cel_expr *opt_map(sk_arena *a, kind k, const sk_cel_expr *target
                             optional_call(a, "none", NULL, line, col), line, col);
 }
 
+/* The two-variable comprehension of kind k over target with variables
+ * args[0] and args[1] (checked), as ext/comprehensions.go expands it; its
+ * filter and transform are args[2] (and args[3]). */
+static void two_var(sk_arena *a, kind k, const sk_cel_expr *target, const sk_cel_expr *const *args,
+                    size_t nargs, int line, int col, sk_cel_macro_result *res)
+{
+    for (int i = 0; i < 2; i++)
+        if (args[i]->kind != SK_CEL_IDENT) {
+            res->error = "argument must be a simple name";
+            res->error_at = args[i];
+            return;
+        }
+    const char *v1 = args[0]->u.ident, *v2 = args[1]->u.ident;
+    if (strcmp(v1, v2) == 0) {
+        res->error = sk_arena_printf(a, "duplicate variable name: %s", v1);
+        res->error_at = args[1];
+        return;
+    }
+    for (int i = 0; i < 2; i++)
+        if (strcmp(args[i]->u.ident, ACCU) == 0 || strcmp(args[i]->u.ident, "__result__") == 0) {
+            res->error = "iteration variable overwrites accumulator variable";
+            res->error_at = args[i];
+            return;
+        }
+    const sk_cel_expr *filter = nargs == 4 ? args[2] : NULL, *transform = args[nargs - 1];
+    const sk_cel_expr *init, *cond = boolean(a, 1, line, col), *step,
+                                  *result = accu(a, line, col);
+    switch (k) {
+    case ALL:
+        init = boolean(a, 1, line, col);
+        cond =
+            sk_cel_new_call3(a, "@not_strictly_false", accu(a, line, col), NULL, NULL, line, col);
+        step = sk_cel_new_call3(a, "_&&_", accu(a, line, col), args[2], NULL, line, col);
+        break;
+    case EXISTS:
+        init = boolean(a, 0, line, col);
+        cond =
+            sk_cel_new_call3(a, "@not_strictly_false",
+                             sk_cel_new_call3(a, "!_", accu(a, line, col), NULL, NULL, line, col),
+                             NULL, NULL, line, col);
+        step = sk_cel_new_call3(a, "_||_", accu(a, line, col), args[2], NULL, line, col);
+        break;
+    case EXISTS_ONE:
+        init = integer(a, 0, line, col);
+        step = sk_cel_new_call3(a, "_?_:_", args[2],
+                                sk_cel_new_call3(a, "_+_", accu(a, line, col),
+                                                 integer(a, 1, line, col), NULL, line, col),
+                                accu(a, line, col), line, col);
+        result = sk_cel_new_call3(a, "_==_", accu(a, line, col), integer(a, 1, line, col), NULL,
+                                  line, col);
+        break;
+    case TRANSFORM_LIST:
+        init = list1(a, NULL, line, col);
+        step = sk_cel_new_call3(a, "_+_", accu(a, line, col), list1(a, transform, line, col), NULL,
+                                line, col);
+        break;
+    default: /* TRANSFORM_MAP, TRANSFORM_MAP_ENTRY */
+        init = sk_cel_new_object(a, NULL, NULL, 0, line, col);
+        step = k == TRANSFORM_MAP
+                   ? sk_cel_new_call3(a, "cel.@mapInsert", accu(a, line, col),
+                                      sk_cel_new_ident(a, v1, line, col), transform, line, col)
+                   : sk_cel_new_call3(a, "cel.@mapInsert", accu(a, line, col), transform, NULL,
+                                      line, col);
+        break;
+    }
+    if (filter)
+        step = sk_cel_new_call3(a, "_?_:_", filter, step, accu(a, line, col), line, col);
+    sk_cel_expr *c =
+        sk_cel_new_comprehension(a, v1, target, ACCU, init, cond, step, result, line, col);
+    c->u.comp.iter_var2 = v2;
+    res->expr = c;
+}
+
 int sk_cel_macro_expand(sk_arena *a, const char *function, const sk_cel_expr *target,
-                        const sk_cel_expr *const *args, size_t nargs, int optional, int line,
+                        const sk_cel_expr *const *args, size_t nargs, unsigned libs, int line,
                         int col, sk_cel_macro_result *res)
 {
     size_t m = 0;
     for (; m < sizeof macros / sizeof macros[0]; m++)
         if (strcmp(macros[m].function, function) == 0 && macros[m].nargs == nargs &&
-            macros[m].receiver == (target != NULL) && (optional || macros[m].kind < OPT_MAP))
+            macros[m].receiver == (target != NULL) && (!macros[m].lib || (libs & macros[m].lib)))
             break;
     if (m == sizeof macros / sizeof macros[0])
         return 0;
     kind k = macros[m].kind;
     memset(res, 0, sizeof *res);
+    if (macros[m].lib == SK_CEL_MACROS_TWO_VAR) {
+        two_var(a, k, target, args, nargs, line, col, res);
+        return 1;
+    }
     if (k == OPT_MAP || k == OPT_FLAT_MAP) {
         if (args[0]->kind == SK_CEL_IDENT)
             res->expr = opt_map(a, k, target, args, line, col);

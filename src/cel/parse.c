@@ -160,7 +160,9 @@ static res call_or_macro(parser *p, const char *function, const sk_cel_expr *tar
 {
     sk_cel_macro_result m;
     if (!p->opt.disable_macros &&
-        sk_cel_macro_expand(p->a, function, target, args, nargs, p->opt.enable_optional_macros,
+        sk_cel_macro_expand(p->a, function, target, args, nargs,
+                            (p->opt.enable_optional_macros ? SK_CEL_MACROS_OPTIONAL : 0) |
+                                (p->opt.enable_two_var_macros ? SK_CEL_MACROS_TWO_VAR : 0),
                             line, col, &m)) {
         if (!m.expr)
             return semantic_error(p, m.error_at->line, m.error_at->col, m.error);

@@ -44,6 +44,11 @@ typedef struct sk_cel_parse_options {
      * e) (macro.h). Off, as in cel-go's parser without that library;
      * Kubernetes has them, and the optional syntax, always. */
     int enable_optional_macros;
+    /* The two-variable comprehensions (cel-go's TwoVarComprehensions,
+     * macro.h): m.all(k, v, p), exists, existsOne/exists_one,
+     * transformList, transformMap, transformMapEntry. Off, as in cel-go's
+     * parser without that library; Kubernetes 1.32 has them. */
+    int enable_two_var_macros;
 } sk_cel_parse_options;
 
 /* One parse: its tree or its errors. Opaque; lives in the arena. */

@@ -230,7 +230,6 @@ const char *sk_cel_type_named(const char *name)
                                         "map",
                                         "null_type",
                                         "type",
-                                        "dyn",
                                         "google.protobuf.Duration",
                                         "google.protobuf.Timestamp",
                                         "optional_type"};

@@ -176,8 +176,8 @@ static const char *kw_str(const json_t *sch, const char *name)
 
 /* ---- rules: what a compile can tell ------------------------------------------ */
 
-static const sk_cel_parse_options parse_opts = {.enable_optional_syntax = 1,
-                                                .enable_optional_macros = 1};
+static const sk_cel_parse_options parse_opts = {
+    .enable_optional_syntax = 1, .enable_optional_macros = 1, .enable_two_var_macros = 1};
 
 
 /* What the analysis knows of an expression's type: a schema node (an
@@ -192,8 +192,11 @@ typedef struct ty {
 
 typedef struct scope {
     const struct scope *up;
-    const char *a, *b; /* a comprehension's iteration and accumulator variables */
-    ty ta;             /* a's type */
+    /* a comprehension's iteration variable, its second one (two-variable
+     * comprehensions) and its accumulator */
+    const char *a, *a2, *b;
+    ty ta; /* the type of the variable bound to a list's item or map's value */
+    const char *typed; /* which variable that is (a or a2) */
 } scope;
 
 typedef struct issue {
@@ -213,7 +216,8 @@ typedef struct analysis {
 static const scope *find_scope(const scope *s, const char *name)
 {
     for (; s; s = s->up)
-        if ((s->a && strcmp(s->a, name) == 0) || (s->b && strcmp(s->b, name) == 0))
+        if ((s->a && strcmp(s->a, name) == 0) || (s->a2 && strcmp(s->a2, name) == 0) ||
+            (s->b && strcmp(s->b, name) == 0))
             return s;
     return NULL;
 }
@@ -303,21 +307,6 @@ undefined:
     return none;
 }
 
-/* A call of one of ext.TwoVarComprehensions' macros: l.all(k, v, p),
- * transformList(i, v, [filter,] e) and the like. */
-static int two_var_macro(const sk_cel_expr *e)
-{
-    static const char *const names[] = {"all",           "exists",       "existsOne",
-                                        "transformList", "transformMap", "transformMapEntry"};
-    if (!e->u.call.target || e->u.call.nargs < 3 || e->u.call.args[0]->kind != SK_CEL_IDENT ||
-        e->u.call.args[1]->kind != SK_CEL_IDENT)
-        return 0;
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (strcmp(e->u.call.function, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* The functions cel/eval.h documents as supported: CEL's operators and
  * its core functions. A rule calling anything else (an extension
  * library's function, matches, timestamps) may meet a gap of the
@@ -347,7 +336,7 @@ static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
     case SK_CEL_IDENT: {
         const scope *s = find_scope(sc, e->u.ident);
         if (s) {
-            out = s->a && strcmp(s->a, e->u.ident) == 0 ? s->ta : none;
+            out = s->typed && strcmp(s->typed, e->u.ident) == 0 ? s->ta : none;
             break;
         }
         if (strcmp(e->u.ident, "oldSelf") == 0)
@@ -374,16 +363,6 @@ static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
     case SK_CEL_CALL:
         if (!an->ext_fn && !core_function(e->u.call.function))
             an->ext_fn = e->u.call.function;
-        if (two_var_macro(e)) {
-            /* kube 1.32's ext.TwoVarComprehensions, which the parser here
-             * leaves as calls: its first two arguments are variables */
-            scope inner = {
-                .up = sc, .a = e->u.call.args[0]->u.ident, .b = e->u.call.args[1]->u.ident};
-            analyze(an, e->u.call.target, sc);
-            for (size_t i = 2; i < e->u.call.nargs; i++)
-                analyze(an, e->u.call.args[i], &inner);
-            break;
-        }
         /* a namespaced function's target (sets.contains) is no variable */
         if (e->u.call.target &&
             (e->u.call.target->kind != SK_CEL_IDENT || find_scope(sc, e->u.call.target->u.ident) ||
@@ -419,10 +398,21 @@ static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
     case SK_CEL_COMPREHENSION: {
         ty range = analyze(an, e->u.comp.iter_range, sc);
         analyze(an, e->u.comp.accu_init, sc);
-        scope inner = {.up = sc, .a = e->u.comp.iter_var, .b = e->u.comp.accu_var};
-        /* a list's items; a map's keys are strings */
-        if (range.n && strcmp(range.n->type, "array") == 0 && range.n->items)
-            inner.ta = node_ty(range.n->items, range.n->items->embedded);
+        scope inner = {.up = sc,
+                       .a = e->u.comp.iter_var,
+                       .a2 = e->u.comp.iter_var2,
+                       .b = e->u.comp.accu_var};
+        /* one variable: a list's items (a map's keys are strings); two: a
+         * list's index and item, a map's key and value */
+        const rnode *r = range.n;
+        const rnode *elem = !r ? NULL
+                            : strcmp(r->type, "array") == 0 ? r->items
+                            : inner.a2 && strcmp(r->type, "object") == 0 ? r->ap
+                                                                         : NULL;
+        if (elem) {
+            inner.ta = node_ty(elem, elem->embedded);
+            inner.typed = inner.a2 ? inner.a2 : inner.a;
+        }
         analyze(an, e->u.comp.loop_cond, &inner);
         analyze(an, e->u.comp.loop_step, &inner);
         analyze(an, e->u.comp.result, &inner);

@@ -197,7 +197,8 @@ int main(int argc, char **argv)
                                          json_is_true(json_object_get(test, "disableMacros")),
                                      .enable_ident_escape = 1,
                                      .enable_optional_syntax = 1,
-                                     .enable_optional_macros = 1};
+                                     .enable_optional_macros = 1,
+                                     .enable_two_var_macros = 1};
         sk_cel_ast *ast = sk_cel_parse(a, json_string_value(src), json_string_length(src), &popt);
         const sk_cel_expr *e = sk_cel_ast_expr(ast);
         json_t *r;

@@ -122,9 +122,6 @@ EXPR_SKIPS = [
                 r"|NestedTestAllTypes|\bcel\.expr\b|\.proto"),
      "protobuf messages"),
     (re.compile(r"\bmatches\s*\("), "matches (RE2: later slice)"),
-    (re.compile(r"\.(all|exists|existsOne|transformList|transformMap|transformMapEntry)"
-                r"\(\s*\w+\s*,\s*\w+\s*,"),
-     "two-variable comprehensions (extension)"),
 ]
 
 # section/group/name: why cel-go, hence Kubernetes, answers otherwise.

@@ -6,8 +6,8 @@ undefined field, a messageExpression that is not a string, oldSelf under an
 atomic list, an unsupported reason, a fieldPath naming no field) is 422
 with kube's field paths and words; rules run at every level of a custom
 resource (the root, with metadata.name visible, properties, map values,
-map-list items, an embedded resource) with message, messageExpression,
-reason and fieldPath shaping the error; integer vs number and
+map-list items, an embedded resource), two-variable comprehensions, with
+message, messageExpression, reason and fieldPath shaping the error; integer vs number and
 int-or-string values as kube's CEL sees them; metadata, schema and rule
 errors in one answer; transition rules (oldSelf) on updates, correlated by
 map-list keys; ratcheting (an unchanged value's failure is a warning on
@@ -61,6 +61,10 @@ def widget_schema(tags_rule=False):
                      "fieldPath": ".minReplicas", "reason": "FieldValueForbidden"},
                     {"rule": "!has(self.ratio) || self.ratio < 1.5",
                      "messageExpression": "'ratio ' + string(self.ratio) + ' is too big'"},
+                    # kube 1.32's two-variable comprehensions
+                    {"rule": "!has(self.selectors) || self.selectors.all(k, v, k != v)",
+                     "messageExpression": "'selectors ' + self.selectors.transformList("
+                                          "k, v, k == v, k).join(', ') + ' map to themselves'"},
                 ],
                 "properties": {
                     "minReplicas": {"type": "integer"},
@@ -194,6 +198,11 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
             ({"rule": "self.minReplicas > 0", "messageExpression": "42"},
              "messageExpression", go_rule("self.minReplicas > 0", message_expression="42"),
              "messageExpression must evaluate to a string"),
+            # a two-variable comprehension's item has its list's item type
+            ({"rule": "self.ports.all(i, p, p.nmae != '')"},
+             "rule", go_rule("self.ports.all(i, p, p.nmae != '')"),
+             "compilation failed: ERROR: <input>:1:23: undefined field 'nmae'\n"
+             " | self.ports.all(i, p, p.nmae != '')\n | ......................^"),
             ({"rule": "'yes'"}, "rule", go_rule("'yes'"), "cel expression must evaluate to a bool"),
         ]
         for i, (rule, field, value, detail) in enumerate(cases):
@@ -329,6 +338,13 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
              'Invalid value: "integer": failed rule: self >= 1 && self <= 65535'),
             ("spec.selectors[b]", "FieldValueRequired",
              "Required value: a selector value has at most 5 characters")])
+
+    def test_two_variable_comprehensions(self):
+        r = self.post(widget("w-sel", selectors={"a": "a", "b": "c", "d": "d"}))
+        self.invalid(r, "w-sel", [("spec", "FieldValueInvalid",
+                                   'Invalid value: "object": selectors a, d map to themselves')])
+        r = self.post(widget("w-sel", selectors={"a": "b"}))
+        self.assertEqual(r.status, 201, r)
 
     def test_kubectl_create_and_apply_show_kube_error(self):
         path = self.write("bad.json", widget("w-kubectl", minReplicas=9, maxReplicas=1))
