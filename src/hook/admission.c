@@ -31,9 +31,6 @@
  * annotations and they are merged after the join.
  */
 #include "hook/admission.h"
-#include "cel/compile.h"
-#include "cel/eval.h"
-#include "core/arena.h"
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -42,6 +39,7 @@
 #include "kube/patch.h"
 #include "kube/status.h"
 #include "kube/typed.h"
+#include "policy/conditions.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -65,26 +63,12 @@ typedef struct hook {
     sk_hook_endpoint *endpoint; /* its clientConfig */
     int v1beta1;   /* sent AdmissionReview v1beta1, not v1 */
     char *unusable; /* it cannot be called: why (new), a call failure */
-    /* matchConditions, compiled into arena (NULL when there are none) */
-    sk_arena *arena;
-    struct condition *conds;
-    size_t n_conds;
+    sk_conditions *conds; /* its matchConditions (NULL: none) */
 } hook;
 
-/* One match condition: its tree, or why it does not compile (a
- * configuration stored before it was validated, or through another face). */
-typedef struct condition {
-    const char *name, *expression;
-    const sk_cel_expr *tree;
-    const char *compile_error;
-} condition;
-
-/* What kube's match conditions see (admission/plugin/cel), and their cost
- * budget (celconfig.RuntimeCELCostBudgetMatchConditions), spent by every
- * condition of a webhook in turn: one step of ours stands for one unit. */
+/* What kube's match conditions see (admission/plugin/cel). */
 static const char *const condition_variables[] = {"object", "oldObject", "namespaceObject",
                                                   "request", NULL};
-#define CONDITIONS_BUDGET 2500000
 
 enum { VALIDATING, MUTATING };
 
@@ -117,30 +101,6 @@ static void compile_selector(const json_t *sel, sk_label_selector **out, char **
     }
 }
 
-static void compile_conditions(const json_t *conds, hook *h)
-{
-    size_t n = json_array_size(conds);
-    if (n == 0)
-        return;
-    h->arena = sk_arena_new();
-    h->conds = sk_arena_alloc(h->arena, n * sizeof *h->conds);
-    h->n_conds = n;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *c = json_array_get(conds, i);
-        condition *k = &h->conds[i];
-        const char *name = json_string_value(json_object_get(c, "name"));
-        const char *expr = json_string_value(json_object_get(c, "expression"));
-        k->name = sk_arena_strdup(h->arena, name ? name : "");
-        k->expression = sk_arena_strdup(h->arena, expr ? expr : "");
-        sk_buf errors = SK_BUF_INIT;
-        k->tree = sk_cel_compile(h->arena, k->expression, strlen(k->expression),
-                                 condition_variables, NULL, &errors);
-        k->compile_error =
-            k->tree ? NULL : sk_arena_strdup(h->arena, errors.data ? errors.data : "");
-        sk_buf_free(&errors);
-    }
-}
-
 static void compile(sk_hook_client *c, const json_t *config, const json_t *json, hook *h)
 {
     h->json = json;
@@ -160,7 +120,7 @@ static void compile(sk_hook_client *c, const json_t *config, const json_t *json,
     compile_selector(json_object_get(json, "namespaceSelector"), &h->ns_sel, &h->ns_error);
     compile_selector(json_object_get(json, "objectSelector"), &h->obj_sel, &h->obj_error);
     h->endpoint = sk_hook_endpoint_new(c, json_object_get(json, "clientConfig"));
-    compile_conditions(json_object_get(json, "matchConditions"), h);
+    h->conds = sk_conditions_new(json_object_get(json, "matchConditions"), condition_variables);
     /* kube's CreateAdmissionObjects: the first version of the list it
      * knows */
     size_t i;
@@ -220,8 +180,7 @@ void sk_hook_set_unref(sk_hook_set *s)
             free(h->obj_error);
             sk_hook_endpoint_free(h->endpoint);
             free(h->unusable);
-            if (h->arena)
-                sk_arena_free(h->arena);
+            sk_conditions_free(h->conds);
         }
         free(s->hooks[k]);
         json_decref(s->configs[k]);
@@ -537,17 +496,26 @@ static void request_defaults(json_t *req)
     json_object_set_new(req, "userInfo", ui);
 }
 
-/* Whether h's matchConditions (in order) let a through, as kube's
- * matchconditions.Matcher judges them: 0 when one is false, whatever the
- * others gave; else, when one could not be evaluated (an error, an
- * exhausted budget), the webhook's failurePolicy decides: Ignore skips the
- * webhook (0), Fail refuses the request (-1 with *status, kube's
- * Forbidden); else 1. A result that is neither false nor an error lets
- * the request through, as in kube. */
+json_t *sk_hook_request(const sk_hook_review *rv)
+{
+    json_t *obj = NULL, *old = NULL, *status = NULL;
+    /* in the request's own version: nothing to convert, nothing to fail */
+    json_t *req = request_head(rv, &rv->a, NULL, &obj, &old, &status);
+    json_decref(obj);
+    json_decref(old);
+    request_tail(req, rv);
+    request_defaults(req);
+    return req;
+}
+
+/* Whether h's matchConditions let a through (policy/conditions.h): when
+ * one could not be evaluated, the webhook's failurePolicy decides: Ignore
+ * skips the webhook (0), Fail refuses the request (-1 with *status, kube's
+ * Forbidden). */
 static int conditions_match(const hook *h, const sk_hook_review *rv, const sk_webhook_attrs *a,
                             const sk_resource *eq, json_t **status)
 {
-    if (h->n_conds == 0)
+    if (!h->conds)
         return 1;
     json_t *obj, *old;
     json_t *req = request_head(rv, a, eq, &obj, &old, status);
@@ -559,58 +527,15 @@ static int conditions_match(const hook *h, const sk_hook_review *rv, const sk_we
                              obj ? obj : json_null(), "oldObject", old ? old : json_null(),
                              "namespaceObject");
     SK_CHECK_ALLOC(vars);
-    sk_arena *ar = sk_arena_new();
-    sk_buf failures = SK_BUF_INIT; /* ", "-separated */
-    size_t n_failures = 0;
-    uint64_t left = CONDITIONS_BUDGET;
-    int verdict = 1;
-    for (size_t i = 0; i < h->n_conds && verdict; i++) {
-        const condition *k = &h->conds[i];
-        sk_buf one = SK_BUF_INIT;
-        if (k->compile_error) {
-            sk_buf_printf(&one, "compilation error: compilation failed: %s", k->compile_error);
-        } else {
-            sk_cel_eval_options opt = {.vars = vars, .max_steps = left};
-            uint64_t steps = 0;
-            const sk_cel_val *v = sk_cel_eval(ar, k->tree, &opt, &steps);
-            if (v->type == SK_CEL_V_ERROR && steps >= left) {
-                /* kube stops at once: the budget is the only failure */
-                sk_buf_reset(&failures);
-                sk_buf_puts(&failures, "validation failed due to running out of cost budget, no "
-                                       "further validation rules will be run");
-                n_failures = 1;
-                sk_buf_free(&one);
-                break;
-            }
-            left -= steps;
-            if (v->type == SK_CEL_V_BOOL && !v->u.b)
-                verdict = 0;
-            else if (v->type == SK_CEL_V_ERROR)
-                sk_buf_printf(&one, "expression '%s' resulted in error: %s", k->expression,
-                              v->u.str.s);
-        }
-        if (one.len) {
-            if (n_failures++)
-                sk_buf_puts(&failures, ", ");
-            sk_buf_append(&failures, one.data, one.len);
-        }
-        sk_buf_free(&one);
+    sk_cel_eval_options opt = {.vars = vars};
+    char *failures = NULL;
+    int rc = sk_conditions_match(h->conds, &opt, &failures);
+    if (rc < 0 && h->ignore_failure) {
+        rc = 0;
+    } else if (rc < 0) {
+        *status = sk_status_forbidden(a->group, a->resource, rv->name, failures);
     }
-    int rc = verdict;
-    if (verdict && n_failures) {
-        if (h->ignore_failure) {
-            rc = 0;
-        } else {
-            /* utilerrors' aggregate: one error as itself, more in brackets */
-            sk_buf text = SK_BUF_INIT;
-            sk_buf_printf(&text, n_failures > 1 ? "[%s]" : "%s", failures.data);
-            *status = sk_status_forbidden(a->group, a->resource, rv->name, text.data);
-            sk_buf_free(&text);
-            rc = -1;
-        }
-    }
-    sk_buf_free(&failures);
-    sk_arena_free(ar);
+    free(failures);
     json_decref(vars);
     return rc;
 }

@@ -80,6 +80,11 @@ typedef struct sk_hook_review {
     void *settle_arg;
 } sk_hook_review;
 
+/* The AdmissionRequest of rv as CEL sees it (`request`, for
+ * ValidatingAdmissionPolicies): the fields a webhook is sent but its uid
+ * and objects, typed zero values where JSON would leave one out. New. */
+json_t *sk_hook_request(const sk_hook_review *rv);
+
 /*
  * Runs the mutating webhooks of s in order, and once more those with
  * reinvocationPolicy IfNeeded that a later webhook's change followed. Each
