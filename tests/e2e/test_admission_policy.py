@@ -1,7 +1,8 @@
 """ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding
 (admissionregistration.k8s.io/v1), enforced as kube-apiserver 1.32's
 validating policy plugin enforces them, and validated when written as its
-admissionregistration validation does.
+admissionregistration validation does. README's example, applied with
+kubectl as written, does what README says.
 
 Checked here, each against kube's texts (dispatcher.go, validator.go,
 policy_dispatcher.go's CollectParams, validation.go): the Kubernetes docs'
@@ -160,6 +161,36 @@ class AdmissionPolicy(ServerTestCase, unittest.TestCase):
                       "'demo-policy.example.com' with binding 'demo-binding-test.example.com' "
                       "denied request: failed expression: object.spec.replicas <= 5",
                       p.stderr, describe(p))
+
+    def test_readme_example_applied_with_kubectl(self):
+        """README's example, applied as written with kubectl apply."""
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                               "README.md")) as f:
+            readme = f.read()
+        start = readme.index("### ValidatingAdmissionPolicy")
+        start = readme.index("```yaml\n", start) + len("```yaml\n")
+        manifest = readme[start:readme.index("```", start)]
+        ns = "vap-readme"
+        r = self.server.request("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": ns, "labels": {"environment": "test"}}})
+        self.assertEqual(r.status, 201, r)
+        p = self.server.kubectl("apply", "-f", "-", input=manifest)
+        self.assertEqual(p.returncode, 0, describe(p))
+        self.addCleanup(self.server.kubectl, "delete", "-f", "-", input=manifest)
+        p = self.server.kubectl("create", "configmap", "replicas-limit", "-n", ns,
+                                "--from-literal=max=5")
+        self.assertEqual(p.returncode, 0, describe(p))
+        coll = "/apis/apps/v1/namespaces/%s/deployments" % ns
+        r = self.server.request("POST", coll, deployment("web", 6))
+        self.assertEqual(r.status, 422, r)
+        self.assertEqual(r.json()["message"],
+                         "deployments.apps \"web\" is forbidden: ValidatingAdmissionPolicy "
+                         "'replicas-limit' with binding 'replicas-limit-test' denied request: "
+                         "at most 5 replicas")
+        r = self.server.request("POST", coll, deployment("web", 5))
+        self.assertEqual(r.status, 201, r)
+        self.assertEqual(self.audit_annotations(r)["replicas-limit/replicas"], "5")
 
     def test_warn_and_audit_actions_and_audit_annotations(self):
         ns = self.namespace("vap-warn")
