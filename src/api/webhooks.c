@@ -333,6 +333,10 @@ static int find_params(void *arg, const char *api_version, const char *kind, con
         *why = sk_buf_steal(&m, NULL);
         return -1;
     }
+    if (!r->namespaced && *ns) {
+        *why = strdup("paramRef.namespace must not be provided for a cluster-scoped `paramKind`");
+        return -1;
+    }
     if (r->namespaced && !*ns && !*ns_default) {
         *why = strdup("cannot use namespaced paramRef in policy binding that matches "
                       "cluster-scoped resources");
@@ -340,10 +344,14 @@ static int find_params(void *arg, const char *api_version, const char *kind, con
     }
     const char *in = !r->namespaced ? "" : *ns ? ns : ns_default;
     param_scan ps = {api, r, sel, json_array()};
-    sk_err err = SK_OK;
-    if (name) {
+    /* at the latest revision, not the cache's: a param just written counts
+     * (kube's informer may lag; a client should not have to guess by how
+     * much) */
+    int64_t rev = 0;
+    sk_err err = sk_store_revisions(api->store, &rev, NULL);
+    if (err == SK_OK && name) {
         sk_blob *blob = NULL;
-        err = sk_reader_get(api->reader, r->storage, in, name, 0, &blob);
+        err = sk_reader_get(api->reader, r->storage, in, name, rev, &blob);
         json_t *obj = err == SK_OK ? sk_reader_object(blob) : NULL;
         if (obj)
             add_param(&ps, obj);
@@ -351,11 +359,9 @@ static int find_params(void *arg, const char *api_version, const char *kind, con
         sk_blob_unref(blob);
         if (err == SK_ERR_NOT_FOUND)
             err = SK_OK;
-    } else {
-        int64_t rev = sk_reader_cache_rev(api->reader);
-        if (rev > 0)
-            err = sk_reader_scan(api->reader, r->storage, r->namespaced ? in : NULL, rev,
-                                 scan_param, &ps);
+    } else if (err == SK_OK && rev > 0) {
+        err = sk_reader_scan(api->reader, r->storage, r->namespaced ? in : NULL, rev, scan_param,
+                             &ps);
     }
     if (err != SK_OK) {
         json_decref(ps.out);

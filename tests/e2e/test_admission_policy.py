@@ -88,6 +88,7 @@ class AdmissionPolicy(ServerTestCase, unittest.TestCase):
                                  "metadata": {"name": name}, "spec": s})
 
     def binding(self, name, policy, ns, actions=("Deny",), **spec):
+        """A binding of policy to namespace ns (by its label), unless spec says otherwise."""
         s = {"policyName": policy, "validationActions": list(actions),
              "matchResources": {"namespaceSelector": {"matchLabels": {"vap": ns}}}}
         s.update(spec)
@@ -336,6 +337,46 @@ class AdmissionPolicy(ServerTestCase, unittest.TestCase):
             "denied request: validation failed due to running out of cost budget, no further "
             "validation rules will be run"), r)
         self.assertLess(took, 30, "the budget did not bound the request")
+
+    def test_cluster_scoped_request_and_param_namespaces(self):
+        """A namespaced paramRef without a namespace cannot serve a cluster-scoped request,
+        and a cluster-scoped paramKind takes no namespace: kube's configuration errors."""
+        rules = [{"apiGroups": ["rbac.authorization.k8s.io"], "apiVersions": ["v1"],
+                  "operations": ["CREATE"], "resources": ["clusterroles"]}]
+        coll = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+
+        def clusterrole(name, label):
+            return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": name, "labels": {label: "yes"}}, "rules": []}
+        self.policy("vap-cs", [{"expression": "true"}], rules=rules,
+                    paramKind={"apiVersion": "v1", "kind": "ConfigMap"})
+        self.binding("vap-cs-b", "vap-cs", None, matchResources={
+            "objectSelector": {"matchLabels": {"vap-cs": "yes"}}},
+            paramRef={"name": "limits", "parameterNotFoundAction": "Deny"})
+        r = self.server.request("POST", coll, clusterrole("vap-cs-a", "vap-cs"))
+        self.assertEqual(r.status, 422, r)
+        self.assertEqual(r.json()["message"],
+                         "clusterroles.rbac.authorization.k8s.io \"vap-cs-a\" is forbidden: "
+                         "ValidatingAdmissionPolicy 'vap-cs' with binding 'vap-cs-b' denied "
+                         "request: failed to configure binding: cannot use namespaced paramRef in "
+                         "policy binding that matches cluster-scoped resources")
+        self.policy("vap-cs2", [{"expression": "params.metadata.name == 'default'"}],
+                    rules=rules, paramKind={"apiVersion": "v1", "kind": "Namespace"})
+        self.binding("vap-cs2-b", "vap-cs2", None, matchResources={
+            "objectSelector": {"matchLabels": {"vap-cs2": "yes"}}},
+            paramRef={"name": "default", "namespace": "default",
+                      "parameterNotFoundAction": "Deny"})
+        r = self.server.request("POST", coll, clusterrole("vap-cs-b", "vap-cs2"))
+        self.assertEqual(r.status, 422, r)
+        self.assertTrue(r.json()["message"].endswith(
+            "failed to configure binding: paramRef.namespace must not be provided for a "
+            "cluster-scoped `paramKind`"), r)
+        # no namespace given: the Namespace named is the param
+        self.assertEqual(self.server.request("DELETE", VAPB + "/vap-cs2-b").status, 200)
+        self.binding("vap-cs2-c", "vap-cs2", None, matchResources={
+            "objectSelector": {"matchLabels": {"vap-cs2": "yes"}}},
+            paramRef={"name": "default", "parameterNotFoundAction": "Deny"})
+        self.create(coll, clusterrole("vap-cs-b", "vap-cs2"))
 
     def test_delete_is_reviewed(self):
         ns = self.namespace("vap-del")
