@@ -172,14 +172,17 @@ static void compile_policy(sk_arena *a, const json_t *obj, policy *p)
     const json_t *pk = json_object_get(spec, "paramKind");
     const char *name = str(json_object_get(obj, "metadata"), "name");
     /* what kube declares for a policy's expressions (the authorizer is
-     * refused when written, so never declared here) */
-    const char *names[] = {"object",  "oldObject",          "namespaceObject",
-                           "request", pk ? "params" : NULL, "variables",
-                           NULL};
-    if (!pk) {
-        names[4] = "variables";
-        names[5] = NULL;
-    }
+     * refused when written, so never declared here); matchConditions see
+     * no variables */
+    const char *cond_names[6] = {"object", "oldObject", "namespaceObject", "request"};
+    const char *names[7];
+    size_t n = 4;
+    if (pk)
+        cond_names[n++] = "params";
+    cond_names[n] = NULL;
+    memcpy(names, cond_names, n * sizeof *names);
+    names[n++] = "variables";
+    names[n] = NULL;
     p->name = name ? name : "";
     p->ignore = str(spec, "failurePolicy") && strcmp(str(spec, "failurePolicy"), "Ignore") == 0;
     compile_criteria(json_object_get(spec, "matchConstraints"), &p->match);
@@ -187,8 +190,6 @@ static void compile_policy(sk_arena *a, const json_t *obj, policy *p)
         p->param_version = str(pk, "apiVersion") ? str(pk, "apiVersion") : "";
         p->param_kind = str(pk, "kind") ? str(pk, "kind") : "";
     }
-    const char *cond_names[] = {"object",  "oldObject",          "namespaceObject",
-                                "request", pk ? "params" : NULL, NULL};
     p->conds = sk_conditions_new(json_object_get(spec, "matchConditions"), cond_names);
     const json_t *vars = json_object_get(spec, "variables");
     const json_t *vals = json_object_get(spec, "validations");
@@ -375,7 +376,8 @@ static int criteria_match(state *st, const criteria *c, char **err)
             const json_t *ns = namespace_of(st);
             if (!ns) {
                 sk_buf m = SK_BUF_INIT;
-                sk_buf_printf(&m, "namespace \"%s\" not found", a->ns);
+                /* the Namespace lister's NotFound */
+                sk_buf_printf(&m, "namespaces \"%s\" not found", a->ns);
                 *err = sk_buf_steal(&m, NULL);
                 return -1;
             }
