@@ -357,8 +357,9 @@ static const json_t *namespace_of(state *st)
     return st->ns_read > 0 ? st->ns : NULL;
 }
 
-/* Matcher.Matches: 1, 0, or -1 with *err (new) when a selector that would
- * decide cannot be judged. */
+/* Matcher.Matches, in its order: a selector that does not match skips
+ * even when the namespace could not be read; that error (*err, new) is
+ * returned (-1) only for a request the rest matches. 1 or 0 otherwise. */
 static int criteria_match(state *st, const criteria *c, char **err)
 {
     const sk_webhook_attrs *a = &st->rq->a;
@@ -368,31 +369,32 @@ static int criteria_match(state *st, const criteria *c, char **err)
         *err = strdup(c->error);
         return -1;
     }
+    int ns_missing = 0;
     if (sk_webhook_ns_selector_applies(a) && c->ns_sel) {
         const json_t *labels = NULL;
         if (sk_webhook_ns_labels_from_object(a)) {
             labels = json_object_get(json_object_get(a->object, "metadata"), "labels");
         } else {
             const json_t *ns = namespace_of(st);
-            if (!ns) {
-                sk_buf m = SK_BUF_INIT;
-                /* the Namespace lister's NotFound */
-                sk_buf_printf(&m, "namespaces \"%s\" not found", a->ns);
-                *err = sk_buf_steal(&m, NULL);
-                return -1;
-            }
+            ns_missing = !ns;
             labels = json_object_get(json_object_get(ns, "metadata"), "labels");
         }
-        if (!sk_label_selector_matches(c->ns_sel, labels))
+        if (!ns_missing && !sk_label_selector_matches(c->ns_sel, labels))
             return 0;
     }
-    if (!sk_webhook_object_selected(c->obj_sel, a))
+    if (!sk_webhook_object_selected(c->obj_sel, a) || rules_cover(c->json, 1, a, st->rq->name))
         return 0;
-    if (rules_cover(c->json, 1, a, st->rq->name))
+    if (json_array_size(json_object_get(c->json, "resourceRules")) > 0 &&
+        !rules_cover(c->json, 0, a, st->rq->name))
         return 0;
-    if (json_array_size(json_object_get(c->json, "resourceRules")) == 0)
-        return 1;
-    return rules_cover(c->json, 0, a, st->rq->name);
+    if (ns_missing) {
+        /* the Namespace lister's NotFound */
+        sk_buf m = SK_BUF_INIT;
+        sk_buf_printf(&m, "namespaces \"%s\" not found", a->ns);
+        *err = sk_buf_steal(&m, NULL);
+        return -1;
+    }
+    return 1;
 }
 
 static const char *reason_of(const char *reason)

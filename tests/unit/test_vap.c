@@ -4,7 +4,8 @@
  * ValidatingAdmissionPolicy applied to a request built by hand: the
  * denial's Status, Warn's warning and Audit's annotation, variables,
  * params (found, missing under Deny and Allow), excludeResourceRules with
- * resourceNames, failurePolicy Ignore, and the cost budget.
+ * resourceNames, failurePolicy Ignore, the cost budget, and a
+ * namespaceSelector over a namespace that does not exist.
  */
 #include "policy/conditions.h"
 #include "policy/vap.h"
@@ -88,6 +89,15 @@ static int params(void *arg, const char *api_version, const char *kind, const ch
     return 0;
 }
 
+/* the request's namespace does not exist */
+static int no_namespace(void *arg, const char *ns, const json_t **obj)
+{
+    (void)arg;
+    (void)ns;
+    (void)obj;
+    return -1;
+}
+
 static json_t *apply(const char *policy, const char *binding, const char *name, const char *object,
                      json_t *warnings, json_t *annotations)
 {
@@ -109,6 +119,7 @@ static json_t *apply(const char *policy, const char *binding, const char *name, 
         .name = name,
         .request = req,
         .params = params,
+        .ns_object = no_namespace,
     };
     json_t *status = NULL;
     if (sk_vap_set_covers(s, &rq.a, name))
@@ -265,6 +276,34 @@ static void test_exclusions_ignore_and_budget(void **state)
     json_decref(ann);
 }
 
+static void test_missing_namespace(void **state)
+{
+    (void)state;
+    json_t *w = json_array(), *ann = json_object();
+    const char *pol = POLICY("", "[{\"expression\":\"false\"}]");
+    /* a namespaceSelector cannot be judged: kube's configuration error */
+    json_t *s = apply(pol,
+                      BINDING("\"matchResources\":{\"namespaceSelector\":{\"matchLabels\":"
+                              "{\"a\":\"b\"}}},",
+                              "[\"Deny\"]"),
+                      "cm", "{}", w, ann);
+    assert_non_null(s);
+    assert_string_equal(json_string_value(json_object_get(s, "message")),
+                        "configmaps \"cm\" is forbidden: ValidatingAdmissionPolicy 'p' with "
+                        "binding 'b' denied request: failed to configure binding: namespaces "
+                        "\"ns\" not found");
+    json_decref(s);
+    /* unless the object selector already skips the binding */
+    s = apply(pol,
+              BINDING("\"matchResources\":{\"namespaceSelector\":{\"matchLabels\":"
+                      "{\"a\":\"b\"}},\"objectSelector\":{\"matchLabels\":{\"x\":\"y\"}}},",
+                      "[\"Deny\"]"),
+              "cm", "{}", w, ann);
+    assert_null(s);
+    json_decref(w);
+    json_decref(ann);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_warn_audit_variables_and_reason),
         cmocka_unit_test(test_params_and_not_found),
         cmocka_unit_test(test_exclusions_ignore_and_budget),
+        cmocka_unit_test(test_missing_namespace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
