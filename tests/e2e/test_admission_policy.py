@@ -6,7 +6,8 @@ kubectl as written, does what README says.
 
 Checked here, each against kube's texts (dispatcher.go, validator.go,
 policy_dispatcher.go's CollectParams, validation.go): the Kubernetes docs'
-replicas limit on Deployments refused with kube's Status (Invalid, 422,
+replicas limit on Deployments (and its ReplicaLimit custom resource as
+params) refused with kube's Status (Invalid, 422,
 "deployments.apps \"N\" is forbidden: ValidatingAdmissionPolicy 'P' with
 binding 'B' denied request: failed expression: ...", the message as its
 one cause) and as kubectl prints it; Warn as kube's Warning header and
@@ -192,6 +193,45 @@ class AdmissionPolicy(ServerTestCase, unittest.TestCase):
         r = self.server.request("POST", coll, deployment("web", 5))
         self.assertEqual(r.status, 201, r)
         self.assertEqual(self.audit_annotations(r)["replicas-limit/replicas"], "5")
+
+    def test_docs_custom_resource_params(self):
+        """The Kubernetes docs' ReplicaLimit param, a custom resource, by name and namespace."""
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "replicalimits.rules.example.com"},
+               "spec": {"group": "rules.example.com", "scope": "Namespaced",
+                        "names": {"plural": "replicalimits", "singular": "replicalimit",
+                                  "kind": "ReplicaLimit"},
+                        "versions": [{"name": "v1", "served": True, "storage": True,
+                                      "schema": {"openAPIV3Schema": {
+                                          "type": "object",
+                                          "properties": {"maxReplicas": {"type": "integer"}}}}}]}}
+        self.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        ns = self.namespace("vap-crd")
+        self.policy("replicalimit-policy.example.com",
+                    [{"expression": "object.spec.replicas <= params.maxReplicas",
+                      "messageExpression": "'object.spec.replicas must be no greater than ' + "
+                                           "string(params.maxReplicas)",
+                      "reason": "Invalid"}],
+                    rules=[{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                            "operations": ["CREATE", "UPDATE"], "resources": ["deployments"]}],
+                    paramKind={"apiVersion": "rules.example.com/v1", "kind": "ReplicaLimit"})
+        self.create("/apis/rules.example.com/v1/namespaces/default/replicalimits", {
+            "apiVersion": "rules.example.com/v1", "kind": "ReplicaLimit",
+            "metadata": {"name": "replica-limit-test.example.com", "namespace": "default"},
+            "maxReplicas": 3})
+        self.binding("replicalimit-binding-test.example.com", "replicalimit-policy.example.com",
+                     ns, paramRef={"name": "replica-limit-test.example.com",
+                                   "namespace": "default", "parameterNotFoundAction": "Deny"})
+        coll = "/apis/apps/v1/namespaces/%s/deployments" % ns
+        r = self.server.request("POST", coll, deployment("four", 4))
+        self.assertEqual(r.status, 422, r)
+        self.assertEqual(r.json()["message"],
+                         "deployments.apps \"four\" is forbidden: ValidatingAdmissionPolicy "
+                         "'replicalimit-policy.example.com' with binding "
+                         "'replicalimit-binding-test.example.com' denied request: "
+                         "object.spec.replicas must be no greater than 3")
+        r = self.server.request("POST", coll, deployment("three", 3))
+        self.assertEqual(r.status, 201, r)
 
     def test_warn_and_audit_actions_and_audit_annotations(self):
         ns = self.namespace("vap-warn")
