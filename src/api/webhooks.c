@@ -373,23 +373,40 @@ static int find_params(void *arg, const char *api_version, const char *kind, con
     return 0;
 }
 
+/* sk_vap_request.versioned: the request as a webhook would be sent it
+ * through eq, with its objects converted to eq's version. */
+static int versioned(void *arg, const sk_resource *eq, json_t **req_out, json_t **object,
+                     json_t **old, char **why)
+{
+    request *rq = arg;
+    json_t *status = NULL;
+    json_t *req = sk_hook_request(&rq->rv, &rq->rv.a, eq, object, old, &status);
+    if (!req) {
+        const char *m = json_string_value(json_object_get(status, "message"));
+        *why = strdup(m ? m : "the object cannot be converted");
+        SK_CHECK_ALLOC(*why);
+        json_decref(status);
+        return -1;
+    }
+    *req_out = req;
+    return 0;
+}
+
 /* The admission policies for rq: NULL, or the Status refusing it. */
 static json_t *apply_policies(sk_api_call *call, const sk_vap_set *vaps, request *rq,
                               json_t *warnings, json_t *annotations)
 {
-    json_t *req = sk_hook_request(&rq->rv);
     sk_vap_request vr = {
         .a = rq->rv.a,
         .name = rq->rv.name,
-        .request = req,
+        .versioned = versioned,
+        .versioned_arg = rq,
         .ns_object = ns_object,
         .ns_arg = rq,
         .params = find_params,
         .params_arg = call->api,
     };
-    json_t *status = sk_vap_validate(vaps, &vr, warnings, annotations);
-    json_decref(req);
-    return status;
+    return sk_vap_validate(vaps, &vr, warnings, annotations);
 }
 
 /* sk_hook_review.convert: between two versions of one storage, as the

@@ -496,15 +496,14 @@ static void request_defaults(json_t *req)
     json_object_set_new(req, "userInfo", ui);
 }
 
-json_t *sk_hook_request(const sk_hook_review *rv)
+json_t *sk_hook_request(const sk_hook_review *rv, const sk_webhook_attrs *a,
+                        const sk_resource *eq, json_t **obj, json_t **old, json_t **status)
 {
-    json_t *obj = NULL, *old = NULL, *status = NULL;
-    /* in the request's own version: nothing to convert, nothing to fail */
-    json_t *req = request_head(rv, &rv->a, NULL, &obj, &old, &status);
-    json_decref(obj);
-    json_decref(old);
-    request_tail(req, rv);
-    request_defaults(req);
+    json_t *req = request_head(rv, a, eq, obj, old, status);
+    if (req) {
+        request_tail(req, rv);
+        request_defaults(req);
+    }
     return req;
 }
 
@@ -518,11 +517,9 @@ static int conditions_match(const hook *h, const sk_hook_review *rv, const sk_we
     if (!h->conds)
         return 1;
     json_t *obj, *old;
-    json_t *req = request_head(rv, a, eq, &obj, &old, status);
+    json_t *req = sk_hook_request(rv, a, eq, &obj, &old, status);
     if (!req)
         return -1;
-    request_tail(req, rv);
-    request_defaults(req);
     json_t *vars = json_pack("{s:o, s:o, s:o, s:n}", "request", req, "object",
                              obj ? obj : json_null(), "oldObject", old ? old : json_null(),
                              "namespaceObject");

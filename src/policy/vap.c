@@ -311,14 +311,19 @@ static int exact(const json_t *match)
 }
 
 /* resourceRules (or, exclude, excludeResourceRules) of match cover a: a's
- * own resource, or under matchPolicy Equivalent one sharing its storage. */
+ * own resource (*eq NULL), or under matchPolicy Equivalent one sharing its
+ * storage (*eq that one; eq may be NULL). */
 static int rules_cover(const json_t *match, int exclude, const sk_webhook_attrs *a,
-                       const char *name)
+                       const char *name, const sk_resource **eq)
 {
     const json_t *rules =
         json_object_get(match, exclude ? "excludeResourceRules" : "resourceRules");
-    return sk_webhook_rule_list_match(rules, a, name) ||
-           (!exact(match) && sk_webhook_rule_list_equivalent(rules, a, name));
+    const sk_resource *e = NULL;
+    int hit = sk_webhook_rule_list_match(rules, a, name) ||
+              (!exact(match) && (e = sk_webhook_rule_list_equivalent(rules, a, name)) != NULL);
+    if (eq)
+        *eq = e;
+    return hit;
 }
 
 int sk_vap_set_any(const sk_vap_set *s)
@@ -331,7 +336,7 @@ int sk_vap_set_covers(const sk_vap_set *s, const sk_webhook_attrs *a, const char
     if (s->n_binds == 0 || sk_webhook_exempt(a))
         return 0;
     for (size_t i = 0; i < s->n_binds; i++)
-        if (rules_cover(s->binds[i].p->match.json, 0, a, name))
+        if (rules_cover(s->binds[i].p->match.json, 0, a, name, NULL))
             return 1;
     return 0;
 }
@@ -359,10 +364,12 @@ static const json_t *namespace_of(state *st)
 
 /* Matcher.Matches, in its order: a selector that does not match skips
  * even when the namespace could not be read; that error (*err, new) is
- * returned (-1) only for a request the rest matches. 1 or 0 otherwise. */
-static int criteria_match(state *st, const criteria *c, char **err)
+ * returned (-1) only for a request the rest matches. 1 (*eq: NULL, or the
+ * equivalent resource the rules cover) or 0 otherwise. */
+static int criteria_match(state *st, const criteria *c, const sk_resource **eq, char **err)
 {
     const sk_webhook_attrs *a = &st->rq->a;
+    *eq = NULL;
     if (!c->json)
         return 1;
     if (c->error) {
@@ -382,10 +389,11 @@ static int criteria_match(state *st, const criteria *c, char **err)
         if (!ns_missing && !sk_label_selector_matches(c->ns_sel, labels))
             return 0;
     }
-    if (!sk_webhook_object_selected(c->obj_sel, a) || rules_cover(c->json, 1, a, st->rq->name))
+    if (!sk_webhook_object_selected(c->obj_sel, a) ||
+        rules_cover(c->json, 1, a, st->rq->name, NULL))
         return 0;
     if (json_array_size(json_object_get(c->json, "resourceRules")) > 0 &&
-        !rules_cover(c->json, 0, a, st->rq->name))
+        !rules_cover(c->json, 0, a, st->rq->name, eq))
         return 0;
     if (ns_missing) {
         /* the Namespace lister's NotFound */
@@ -492,6 +500,37 @@ static void act(state *st, const policy *p, const binding *b, size_t index, cons
 static const sk_cel_val *from_json(sk_arena *a, const json_t *j)
 {
     return j ? sk_cel_from_json(a, j) : sk_cel_null();
+}
+
+/* The request as a policy sees it (sk_vap_versioned_fn's), made when a
+ * binding of the policy first needs it. */
+typedef struct view {
+    const sk_resource *eq;
+    int made; /* 1 made, -1 could not be */
+    json_t *request, *object, *old;
+    char *why;
+} view;
+
+static int view_of(state *st, view *v)
+{
+    if (!v->made) {
+        v->made = st->rq->versioned &&
+                          st->rq->versioned(st->rq->versioned_arg, v->eq, &v->request,
+                                            &v->object, &v->old, &v->why) == 0
+                      ? 1
+                      : -1;
+        if (v->made < 0 && !v->why)
+            v->why = strdup("the request cannot be read");
+    }
+    return v->made;
+}
+
+static void view_clear(view *v)
+{
+    json_decref(v->request);
+    json_decref(v->object);
+    json_decref(v->old);
+    free(v->why);
 }
 
 /* One evaluation: a policy, a binding, one param. */
@@ -633,17 +672,18 @@ static void collect(json_t *collected, const char *key, const char *value)
     json_array_append_new(values, json_string(value));
 }
 
-/* Validator.Validate for one param (NULL: none), its decisions acted on. */
-static void evaluate(state *st, const binding *b, const json_t *param, json_t *collected)
+/* Validator.Validate for one param (NULL: none) on the request as vw
+ * says, its decisions acted on. */
+static void evaluate(state *st, const binding *b, const view *vw, const json_t *param,
+                     json_t *collected)
 {
     const policy *p = b->p;
     const sk_vap_request *rq = st->rq;
     evaluation x = {.p = p, .left = RUNTIME_BUDGET};
     x.ar = sk_arena_new();
-    x.object = from_json(x.ar, rq->a.object);
-    x.old = from_json(x.ar, rq->a.old_object);
-    x.request = from_json(x.ar, rq->request);
-    /* a Namespace's own requests see no namespaceObject, as in kube */
+    x.object = from_json(x.ar, vw->object);
+    x.old = from_json(x.ar, vw->old);
+    x.request = from_json(x.ar, vw->request);
     x.ns = from_json(x.ar, sk_webhook_ns_labels_from_object(&rq->a) ||
                                    strcmp(rq->a.resource, "namespaces") == 0
                                ? NULL
@@ -713,37 +753,62 @@ out:
     sk_arena_free(x.ar);
 }
 
-/* CollectParams, then an evaluation per param. */
-static void run_binding(state *st, const binding *b, json_t *collected)
+/* CollectParams for b: 0 with *found (new, possibly empty), or -1 after a
+ * configuration error. */
+static int collect_params(state *st, const binding *b, json_t **found)
 {
     const policy *p = b->p;
-    if (!p->param_kind || !b->param_ref) {
-        evaluate(st, b, NULL, collected);
-        return;
-    }
     if (b->param_sel_error) {
         config_error(st, p, b, b->param_sel_error);
-        return;
+        return -1;
     }
     const char *name = str(b->param_ref, "name");
     const char *ns = str(b->param_ref, "namespace");
-    json_t *found = NULL;
     char *why = NULL;
     if (!st->rq->params ||
         st->rq->params(st->rq->params_arg, p->param_version, p->param_kind, ns ? ns : "",
-                       st->rq->a.ns, name && *name ? name : NULL, b->param_sel, &found, &why) < 0) {
+                       st->rq->a.ns, name && *name ? name : NULL, b->param_sel, found,
+                       &why) < 0) {
         config_error(st, p, b, why ? why : "params cannot be read");
         free(why);
-        return;
+        return -1;
     }
     const char *action = str(b->param_ref, "parameterNotFoundAction");
-    if (json_array_size(found) == 0 && action && strcmp(action, "Deny") == 0)
+    if (json_array_size(*found) == 0 && action && strcmp(action, "Deny") == 0) {
         config_error(st, p, b,
                      "no params found for policy binding with `Deny` parameterNotFoundAction");
-    size_t i;
-    json_t *param;
-    json_array_foreach(found, i, param)
-        evaluate(st, b, param, collected);
+        json_decref(*found);
+        return -1;
+    }
+    return 0;
+}
+
+/* CollectParams, then an evaluation per param (none under Allow when none
+ * is found), on the request in the policy's version (vw, made when first
+ * needed, as kube converts only for a policy that evaluates). */
+static void run_binding(state *st, const binding *b, view *vw, json_t *collected)
+{
+    const policy *p = b->p;
+    json_t *found = NULL;
+    if (p->param_kind && b->param_ref && collect_params(st, b, &found) < 0)
+        return;
+    if (found && json_array_size(found) == 0) {
+        json_decref(found);
+        return;
+    }
+    if (view_of(st, vw) < 0) {
+        sk_buf m = SK_BUF_INIT;
+        sk_buf_printf(&m, "failed to convert object version: %s", vw->why);
+        config_error(st, p, b, m.data);
+        sk_buf_free(&m);
+    } else if (!found) {
+        evaluate(st, b, vw, NULL, collected);
+    } else {
+        size_t i;
+        json_t *param;
+        json_array_foreach(found, i, param)
+            evaluate(st, b, vw, param, collected);
+    }
     json_decref(found);
 }
 
@@ -760,7 +825,8 @@ json_t *sk_vap_validate(const sk_vap_set *s, const sk_vap_request *rq, json_t *w
         while (end < s->n_binds && s->binds[end].p == p)
             end++;
         char *err = NULL;
-        int m = criteria_match(&st, &p->match, &err);
+        view vw = {0};
+        int m = criteria_match(&st, &p->match, &vw.eq, &err);
         if (m < 0)
             config_error(&st, p, NULL, err);
         free(err);
@@ -768,13 +834,14 @@ json_t *sk_vap_validate(const sk_vap_set *s, const sk_vap_request *rq, json_t *w
             json_t *collected = json_object();
             for (size_t j = i; j < end; j++) {
                 const binding *b = &s->binds[j];
+                const sk_resource *unused;
                 err = NULL;
-                int bm = criteria_match(&st, &b->match, &err);
+                int bm = criteria_match(&st, &b->match, &unused, &err);
                 if (bm < 0)
                     config_error(&st, p, b, err);
                 free(err);
                 if (bm > 0)
-                    run_binding(&st, b, collected);
+                    run_binding(&st, b, &vw, collected);
             }
             const char *key;
             json_t *values;
@@ -792,6 +859,7 @@ json_t *sk_vap_validate(const sk_vap_set *s, const sk_vap_request *rq, json_t *w
             }
             json_decref(collected);
         }
+        view_clear(&vw);
         i = end;
     }
     return st.denial;

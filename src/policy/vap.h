@@ -49,11 +49,19 @@ typedef int (*sk_vap_params_fn)(void *arg, const char *api_version, const char *
                                 const char *ns, const char *ns_default, const char *name,
                                 const sk_label_selector *sel, json_t **out, char **why);
 
+/* The request as a policy matched through resource eq (NULL: the
+ * request's own) sees it: 0 with *request (the AdmissionRequest, kind and
+ * resource eq's), *object and *old (NULL where the operation has none), all
+ * new, the objects converted to eq's version; or -1 with *why (new). */
+typedef int (*sk_vap_versioned_fn)(void *arg, const sk_resource *eq, json_t **request,
+                                   json_t **object, json_t **old, char **why);
+
 /* One request as policies see it (all borrowed). */
 typedef struct sk_vap_request {
-    sk_webhook_attrs a;
-    const char *name;      /* "" before a name is generated */
-    const json_t *request; /* the AdmissionRequest (hook/admission.h's sk_hook_request) */
+    sk_webhook_attrs a; /* its objects are what the selectors judge */
+    const char *name;   /* "" before a name is generated */
+    sk_vap_versioned_fn versioned;
+    void *versioned_arg;
     /* The request's Namespace (a.ns; a Namespace's own requests use their
      * object): 0 with *ns (borrowed until the request ends), -1 when it does
      * not exist. */

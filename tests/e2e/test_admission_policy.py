@@ -15,7 +15,9 @@ Audit as the validation.policy.admission.k8s.io/validation_failure audit
 annotation; a policy's auditAnnotations as POLICY/KEY; message,
 messageExpression and reason (Forbidden: 403); variables; params by name,
 by selector (each param evaluated), and parameterNotFoundAction Deny and
-Allow; namespaceSelector, objectSelector, excludeResourceRules and
+Allow; kube's errors for a paramRef's namespace against the kinds' scopes;
+matchPolicy Equivalent (a v2 request converted to the v1 the policy names,
+request.kind v1, requestKind v2) and Exact; namespaceSelector, objectSelector, excludeResourceRules and
 resourceNames; matchConditions; failurePolicy Fail and Ignore on an
 evaluation error; a costly expression cut off by the cost budget in bounded
 time; the write-time 422s (an expression that does not compile, the
@@ -232,6 +234,54 @@ class AdmissionPolicy(ServerTestCase, unittest.TestCase):
                          "object.spec.replicas must be no greater than 3")
         r = self.server.request("POST", coll, deployment("three", 3))
         self.assertEqual(r.status, 201, r)
+
+    def test_equivalent_version_converted(self):
+        """A policy on v1 of a custom resource judges a v2 request on the object converted to v1,
+        with request.kind v1 and request.requestKind v2 (matchPolicy Equivalent)."""
+        schema = {"openAPIV3Schema": {"type": "object",
+                                      "x-kubernetes-preserve-unknown-fields": True}}
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "gadgets.vapeq.example.com"},
+               "spec": {"group": "vapeq.example.com", "scope": "Namespaced",
+                        "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                        "versions": [
+                            {"name": "v1", "served": True, "storage": True, "schema": schema},
+                            {"name": "v2", "served": True, "storage": False,
+                             "schema": schema}]}}
+        self.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        ns = self.namespace("vap-eq")
+        self.policy("vap-eq", [
+            {"expression": "object.apiVersion == 'vapeq.example.com/v1'",
+             "message": "not converted"},
+            {"expression": "request.kind.version == 'v1' && "
+                           "request.requestKind.version == 'v2'", "message": "kinds"},
+            {"expression": "object.spec.size <= 3", "message": "too big"}],
+            rules=[{"apiGroups": ["vapeq.example.com"], "apiVersions": ["v1"],
+                    "operations": ["CREATE"], "resources": ["gadgets"]}])
+        self.binding("vap-eq-b", "vap-eq", ns)
+        coll = "/apis/vapeq.example.com/v2/namespaces/%s/gadgets" % ns
+
+        def gadget(name, size):
+            return {"apiVersion": "vapeq.example.com/v2", "kind": "Gadget",
+                    "metadata": {"name": name}, "spec": {"size": size}}
+        r = self.server.request("POST", coll, gadget("small", 2))
+        self.assertEqual(r.status, 201, r)
+        r = self.server.request("POST", coll, gadget("big", 5))
+        self.assertEqual(r.status, 422, r)
+        self.assertTrue(r.json()["message"].endswith("denied request: too big"), r)
+        # matchPolicy Exact: a v2 request is not the policy's
+        self.server.request("DELETE", VAPB + "/vap-eq-b")
+        self.policy("vap-eq-exact", [{"expression": "false", "message": "exact"}],
+                    rules=[{"apiGroups": ["vapeq.example.com"], "apiVersions": ["v1"],
+                            "operations": ["CREATE"], "resources": ["gadgets"]}],
+                    matchConstraints={"matchPolicy": "Exact", "resourceRules": [
+                        {"apiGroups": ["vapeq.example.com"], "apiVersions": ["v1"],
+                         "operations": ["CREATE"], "resources": ["gadgets"]}]})
+        self.binding("vap-eq-exact-b", "vap-eq-exact", ns)
+        self.assertEqual(self.server.request("POST", coll, gadget("exact", 9)).status, 201)
+        r = self.server.request("POST", "/apis/vapeq.example.com/v1/namespaces/%s/gadgets" % ns,
+                                dict(gadget("exact-v1", 1), apiVersion="vapeq.example.com/v1"))
+        self.assertEqual(r.status, 422, r)
 
     def test_warn_and_audit_actions_and_audit_annotations(self):
         ns = self.namespace("vap-warn")

@@ -89,6 +89,21 @@ static int params(void *arg, const char *api_version, const char *kind, const ch
     return 0;
 }
 
+/* the request in its own version: {operation, name} and its object */
+static json_t *the_request, *the_object;
+
+static int versioned(void *arg, const sk_resource *eq, json_t **request, json_t **object,
+                     json_t **old, char **why)
+{
+    (void)arg;
+    (void)why;
+    assert_null(eq);
+    *request = json_incref(the_request);
+    *object = json_incref(the_object);
+    *old = NULL;
+    return 0;
+}
+
 /* the request's namespace does not exist */
 static int no_namespace(void *arg, const char *ns, const json_t **obj)
 {
@@ -108,6 +123,8 @@ static json_t *apply(const char *policy, const char *binding, const char *name, 
     sk_vap_set *s = sk_vap_set_new(pols, binds);
     json_t *obj = json_loads(object, 0, NULL);
     json_t *req = json_pack("{s:s, s:s}", "operation", "CREATE", "name", name);
+    the_request = req;
+    the_object = obj;
     sk_vap_request rq = {
         .a = {.operation = "CREATE",
               .group = "",
@@ -117,7 +134,7 @@ static json_t *apply(const char *policy, const char *binding, const char *name, 
               .ns = "ns",
               .object = obj},
         .name = name,
-        .request = req,
+        .versioned = versioned,
         .params = params,
         .ns_object = no_namespace,
     };
