@@ -50,6 +50,10 @@
 /* dispatcher.go's maxAuditAnnotationValueLength */
 #define MAX_AUDIT_VALUE (10 * 1024)
 
+/* what an expression that does not compile is when evaluated (cel
+ * filter's), before the compiler's "compilation failed: ..." */
+#define COMPILATION_ERROR "compilation error: "
+
 static const char *const budget_spent = "validation failed due to running out of cost budget, "
                                         "no further validation rules will be run";
 
@@ -133,7 +137,7 @@ static void compile_expr(sk_arena *a, const char *text, const char *const *names
     out->error = NULL;
     if (!out->tree) {
         sk_buf m = SK_BUF_INIT;
-        sk_buf_printf(&m, "compilation error: compilation failed: %s",
+        sk_buf_printf(&m, COMPILATION_ERROR "compilation failed: %s",
                       errors.data ? errors.data : "");
         out->error = sk_arena_strdup(a, m.data);
         sk_buf_free(&m);
@@ -571,7 +575,11 @@ static const sk_cel_val *resolve(void *ctx, sk_arena *a, const char *name)
                 return sk_cel_error(x->ar, "composited variable \"%s\" refers to itself", v->name);
             x->var_busy[i] = 1;
             const sk_cel_val *r = run(x, &v->e);
-            if (r->type == SK_CEL_V_ERROR)
+            if (v->e.error)
+                /* kube's variableAccessor, around the compiler's own text */
+                r = sk_cel_error(x->ar, "composited variable \"%s\" fails to compile: %s",
+                                 v->name, v->e.error + strlen(COMPILATION_ERROR));
+            else if (r->type == SK_CEL_V_ERROR)
                 r = sk_cel_error(x->ar, "composited variable \"%s\" fails to evaluate: %s", v->name,
                                  r->u.str.s);
             x->var_vals[i] = r;

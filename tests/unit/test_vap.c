@@ -293,6 +293,30 @@ static void test_exclusions_ignore_and_budget(void **state)
     json_decref(ann);
 }
 
+static void test_variable_errors(void **state)
+{
+    (void)state;
+    json_t *w = json_array(), *ann = json_object();
+    json_t *s = apply(POLICY("\"variables\":[{\"name\":\"v\",\"expression\":\"object.missing\"}],",
+                             "[{\"expression\":\"variables.v == 1\"}]"),
+                      BINDING("", "[\"Deny\"]"), "cm", "{}", w, ann);
+    assert_non_null(s);
+    assert_non_null(strstr(json_string_value(json_object_get(s, "message")),
+                           "denied request: expression 'variables.v == 1' resulted in error: "
+                           "composited variable \"v\" fails to evaluate: no such key: missing"));
+    json_decref(s);
+    s = apply(POLICY("\"variables\":[{\"name\":\"v\",\"expression\":\"1 +\"}],",
+                     "[{\"expression\":\"variables.v == 1\"}]"),
+              BINDING("", "[\"Deny\"]"), "cm", "{}", w, ann);
+    assert_non_null(s);
+    assert_non_null(strstr(json_string_value(json_object_get(s, "message")),
+                           "resulted in error: composited variable \"v\" fails to compile: "
+                           "compilation failed: ERROR: <input>:1:4: Syntax error"));
+    json_decref(s);
+    json_decref(w);
+    json_decref(ann);
+}
+
 static void test_missing_namespace(void **state)
 {
     (void)state;
@@ -329,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_warn_audit_variables_and_reason),
         cmocka_unit_test(test_params_and_not_found),
         cmocka_unit_test(test_exclusions_ignore_and_budget),
+        cmocka_unit_test(test_variable_errors),
         cmocka_unit_test(test_missing_namespace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
