@@ -30,7 +30,7 @@ LAYERS = {
     "watch": ["core"],
     "read": ["core", "kube", "store", "cache"],
     "ctl": ["core", "kube", "store", "cache", "read"],
-    "hook": ["core", "kube", "cel"],
+    "hook": ["core", "kube", "cel", "policy"],
     "api": ["core", "kube", "store", "cache", "watch", "read", "ctl", "hook", "policy"],
     "http": ["core", "api"],
     "etcd": ["core", "kube", "store", "cache", "watch", "read"],

@@ -29,16 +29,21 @@
 #include "core/log.h"
 #include "hook/admission.h"
 #include "kube/scale.h"
+#include "policy/vap.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* in the order compile() reads them */
 static const char *const resources[] = {
     "mutatingwebhookconfigurations.admissionregistration.k8s.io",
     "validatingwebhookconfigurations.admissionregistration.k8s.io",
+    "validatingadmissionpolicies.admissionregistration.k8s.io",
+    "validatingadmissionpolicybindings.admissionregistration.k8s.io",
 };
+#define N_RESOURCES (sizeof resources / sizeof *resources)
 
 struct sk_webhooks {
     sk_reader *reader;
@@ -46,7 +51,8 @@ struct sk_webhooks {
     sk_hook_client *client;
     pthread_mutex_t mu;
     sk_hook_set *set; /* NULL until first compiled */
-    int64_t rev;      /* the cache revision set is true at */
+    sk_vap_set *vaps; /* the admission policies, compiled with set */
+    int64_t rev;      /* the cache revision both are true at */
     uint64_t gen;     /* the cache generation rev belongs to */
 };
 
@@ -66,6 +72,7 @@ void sk_webhooks_free(sk_webhooks *w)
     if (!w)
         return;
     sk_hook_set_unref(w->set);
+    sk_vap_set_unref(w->vaps);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }
@@ -79,7 +86,7 @@ static int unchanged(sk_webhooks *w, const sk_cache_state *st)
 {
     if (st->generation != w->gen || st->rev - w->rev > MAX_SCAN)
         return 0;
-    for (size_t i = 0; i < sizeof resources / sizeof *resources; i++) {
+    for (size_t i = 0; i < N_RESOURCES; i++) {
         int res = sk_cache_resource(w->cache, resources[i]);
         int64_t cursor = w->rev;
         while (cursor < st->rev) {
@@ -110,30 +117,36 @@ static int add_config(void *arg, sk_blob *item)
     return 0;
 }
 
-/* The set at st->rev, compiled from the cache; NULL if it cannot be read. */
-static sk_hook_set *compile(sk_webhooks *w, const sk_cache_state *st)
+/* The webhooks and policies at st->rev, compiled from the cache into *set
+ * and *vaps (new); -1 if they cannot be read. */
+static int compile(sk_webhooks *w, const sk_cache_state *st, sk_hook_set **set, sk_vap_set **vaps)
 {
-    json_t *configs[2] = {json_array(), json_array()};
-    sk_hook_set *set = NULL;
-    for (size_t i = 0; i < 2; i++) {
+    json_t *objs[N_RESOURCES];
+    int rc = -1;
+    for (size_t i = 0; i < N_RESOURCES; i++)
+        objs[i] = json_array();
+    for (size_t i = 0; i < N_RESOURCES; i++) {
         /* revision 0 is an empty store: nothing to read */
         if (st->rev > 0 &&
-            sk_reader_scan(w->reader, resources[i], NULL, st->rev, add_config, configs[i]) !=
-                SK_OK) {
-            sk_log_warn("webhooks: cannot read %s: webhooks are not called", resources[i]);
+            sk_reader_scan(w->reader, resources[i], NULL, st->rev, add_config, objs[i]) != SK_OK) {
+            sk_log_warn("webhooks: cannot read %s: webhooks and policies are not applied",
+                        resources[i]);
             goto out;
         }
     }
-    set = sk_hook_set_new(w->client, configs[0], configs[1]);
+    *set = sk_hook_set_new(w->client, objs[0], objs[1]);
+    *vaps = sk_vap_set_new(objs[2], objs[3]);
+    rc = 0;
 out:
-    json_decref(configs[0]);
-    json_decref(configs[1]);
-    return set;
+    for (size_t i = 0; i < N_RESOURCES; i++)
+        json_decref(objs[i]);
+    return rc;
 }
 
 /* What a call keeps between its admission steps. */
 struct sk_webhooks_call {
     sk_hook_set *set; /* NULL: the configurations cannot be read */
+    sk_vap_set *vaps; /* NULL with set */
     /* the resources sharing the call's resource's storage */
     const sk_resource *equivalents[SK_WEBHOOK_MAX_EQUIVALENTS];
     size_t n_equivalents;
@@ -142,6 +155,11 @@ struct sk_webhooks_call {
 static void release_set(void *set)
 {
     sk_hook_set_unref(set);
+}
+
+static void release_vaps(void *vaps)
+{
+    sk_vap_set_unref(vaps);
 }
 
 /* The call's admission state, made at its first use: the set it is
@@ -161,10 +179,13 @@ static struct sk_webhooks_call *state_of(sk_api_call *call)
     if (w->set && (st.rev == w->rev || unchanged(w, &st)) && st.generation == w->gen) {
         w->rev = st.rev;
     } else {
-        sk_hook_set *fresh = compile(w, &st);
-        if (fresh) {
+        sk_hook_set *fresh = NULL;
+        sk_vap_set *vaps = NULL;
+        if (compile(w, &st, &fresh, &vaps) == 0) {
             sk_hook_set_unref(w->set);
+            sk_vap_set_unref(w->vaps);
             w->set = fresh;
+            w->vaps = vaps;
             w->rev = st.rev;
             w->gen = st.generation;
         }
@@ -172,9 +193,11 @@ static struct sk_webhooks_call *state_of(sk_api_call *call)
     if (w->set) {
         wc->set = sk_hook_set_ref(w->set);
         sk_arena_defer(call->arena, release_set, wc->set);
+        wc->vaps = sk_vap_set_ref(w->vaps);
+        sk_arena_defer(call->arena, release_vaps, wc->vaps);
     }
     pthread_mutex_unlock(&w->mu);
-    if (wc->set && !sk_hook_set_empty(wc->set))
+    if (wc->set && (!sk_hook_set_empty(wc->set) || sk_vap_set_any(wc->vaps)))
         wc->n_equivalents = sk_webhook_equivalents(
             call->res, call->route.sub ? call->route.sub->name : "", wc->equivalents,
             SK_WEBHOOK_MAX_EQUIVALENTS);
@@ -253,6 +276,147 @@ static int ns_labels(void *arg, const char *ns, const json_t **labels)
     }
     *labels = json_object_get(json_object_get(rq->ns, "metadata"), "labels");
     return rq->ns_state > 0 ? 0 : -1;
+}
+
+/* sk_vap_request.ns_object: the Namespace read once per call. */
+static int ns_object(void *arg, const char *ns, const json_t **obj)
+{
+    request *rq = arg;
+    const json_t *labels;
+    int rc = ns_labels(arg, ns, &labels);
+    *obj = rq->ns;
+    return rc;
+}
+
+typedef struct param_scan {
+    sk_api *api;
+    const sk_resource *r;
+    const sk_label_selector *sel;
+    json_t *out;
+} param_scan;
+
+/* obj (stored form) in the params' version, appended to ps->out. */
+static void add_param(param_scan *ps, const json_t *stored)
+{
+    json_t *failed = NULL;
+    json_t *obj = sk_crconvert_from_stored(ps->api, ps->r, stored, NULL, &failed);
+    if (obj)
+        json_array_append_new(ps->out, obj);
+    json_decref(failed);
+}
+
+static int scan_param(void *arg, sk_blob *item)
+{
+    param_scan *ps = arg;
+    json_t *obj = sk_reader_object(item);
+    if (obj && sk_label_selector_matches(
+                   ps->sel, json_object_get(json_object_get(obj, "metadata"), "labels")))
+        add_param(ps, obj);
+    json_decref(obj);
+    return 0;
+}
+
+/* sk_vap_request.params: CollectParams over the cache, the kind resolved
+ * through the registry (a custom resource's too). */
+static int find_params(void *arg, const char *api_version, const char *kind, const char *ns,
+                       const char *ns_default, const char *name, const sk_label_selector *sel,
+                       json_t **out, char **why)
+{
+    sk_api *api = arg;
+    const char *slash = strchr(api_version, '/');
+    char group[256];
+    snprintf(group, sizeof group, "%.*s", slash ? (int)(slash - api_version) : 0, api_version);
+    const sk_resource *r = sk_registry_find_kind(group, slash ? slash + 1 : api_version, kind);
+    sk_buf m = SK_BUF_INIT;
+    if (!r) {
+        sk_buf_printf(&m, "paramKind kind `&ParamKind{APIVersion:%s,Kind:%s,}` not known",
+                      api_version, kind);
+        *why = sk_buf_steal(&m, NULL);
+        return -1;
+    }
+    if (!r->namespaced && *ns) {
+        *why = strdup("paramRef.namespace must not be provided for a cluster-scoped `paramKind`");
+        return -1;
+    }
+    if (r->namespaced && !*ns && !*ns_default) {
+        *why = strdup("cannot use namespaced paramRef in policy binding that matches "
+                      "cluster-scoped resources");
+        return -1;
+    }
+    const char *in = !r->namespaced ? "" : *ns ? ns : ns_default;
+    param_scan ps = {api, r, sel, json_array()};
+    /* at the latest revision, not the cache's: a param just written counts
+     * (kube's informer may lag; a client should not have to guess by how
+     * much) */
+    int64_t rev = 0;
+    sk_err err = sk_store_revisions(api->store, &rev, NULL);
+    if (err == SK_OK && name) {
+        sk_blob *blob = NULL;
+        err = sk_reader_get(api->reader, r->storage, in, name, rev, &blob);
+        json_t *obj = err == SK_OK ? sk_reader_object(blob) : NULL;
+        if (obj)
+            add_param(&ps, obj);
+        json_decref(obj);
+        sk_blob_unref(blob);
+        if (err == SK_ERR_NOT_FOUND)
+            err = SK_OK;
+    } else if (err == SK_OK && rev > 0) {
+        err = sk_reader_scan(api->reader, r->storage, r->namespaced ? in : NULL, rev, scan_param,
+                             &ps);
+    }
+    if (err != SK_OK) {
+        json_decref(ps.out);
+        sk_buf_printf(&m, "cannot read the params: %s", sk_err_name(err));
+        *why = sk_buf_steal(&m, NULL);
+        return -1;
+    }
+    *out = ps.out;
+    return 0;
+}
+
+/* sk_vap_request.versioned: the request as a webhook would be sent it
+ * through eq, with its objects converted to eq's version. */
+static int versioned(void *arg, const sk_resource *eq, json_t **req_out, json_t **object,
+                     json_t **old, char **why)
+{
+    request *rq = arg;
+    json_t *status = NULL;
+    json_t *req = sk_hook_request(&rq->rv, &rq->rv.a, eq, object, old, &status);
+    if (!req) {
+        const char *m = json_string_value(json_object_get(status, "message"));
+        *why = strdup(m ? m : "the object cannot be converted");
+        SK_CHECK_ALLOC(*why);
+        json_decref(status);
+        return -1;
+    }
+    *req_out = req;
+    return 0;
+}
+
+/* The admission policies for rq: NULL, or the Status refusing it. */
+static json_t *apply_policies(sk_api_call *call, const sk_vap_set *vaps, request *rq,
+                              json_t *warnings, json_t *annotations)
+{
+    sk_policy_authz z = {.user = rq->rv.user,
+                         .authorize = rq->rv.authorize,
+                         .authorize_arg = rq->rv.authorize_arg,
+                         .group = rq->rv.a.group,
+                         .resource = rq->rv.a.resource,
+                         .subresource = rq->rv.a.subresource,
+                         .ns = rq->rv.a.ns,
+                         .name = rq->rv.name};
+    sk_vap_request vr = {
+        .a = rq->rv.a,
+        .name = rq->rv.name,
+        .versioned = versioned,
+        .versioned_arg = rq,
+        .ns_object = ns_object,
+        .ns_arg = rq,
+        .params = find_params,
+        .params_arg = call->api,
+        .authz = &z,
+    };
+    return sk_vap_validate(vaps, &vr, warnings, annotations);
 }
 
 /* sk_hook_review.convert: between two versions of one storage, as the
@@ -478,12 +642,18 @@ int sk_webhooks_validate(sk_api_call *call, const json_t *obj, const json_t *old
     json_t *old_seen = scale ? scale_of(call, old) : json_incref((json_t *)old);
     sk_webhook_attrs a = attrs_of(call, old ? "UPDATE" : "CREATE", name, seen, old_seen);
     int rc = 0;
-    if (set && sk_hook_set_covers(set, 0, &a)) {
+    const sk_vap_set *vaps = call->webhooks_call->vaps;
+    int hooks = set && sk_hook_set_covers(set, 0, &a);
+    int policies = vaps && sk_vap_set_covers(vaps, &a, name);
+    if (hooks || policies) {
         request rq;
         request_init(call, &rq, &a, name, write_options(call, old, dry_run), dry_run);
         json_t *warnings = json_array(), *annotations = json_object();
-        rc = conclude(call, warnings, annotations,
-                      sk_hook_validate(call->api->hooks, set, &rq.rv, warnings, annotations));
+        /* kube's order: the policies, then the validating webhooks */
+        json_t *status = policies ? apply_policies(call, vaps, &rq, warnings, annotations) : NULL;
+        if (!status && hooks)
+            status = sk_hook_validate(call->api->hooks, set, &rq.rv, warnings, annotations);
+        rc = conclude(call, warnings, annotations, status);
         request_free(&rq);
     }
     json_decref(seen);
@@ -524,7 +694,9 @@ int sk_webhooks_delete(sk_api_call *call, const json_t *stored, const sk_delete_
     /* the URL's name: "" for each object of a deletecollection */
     const char *name = call->name ? call->name : "";
     sk_webhook_attrs a = attrs_of(call, "DELETE", name, NULL, stored);
-    if (!set || (!sk_hook_set_covers(set, 1, &a) && !sk_hook_set_covers(set, 0, &a)))
+    const sk_vap_set *vaps = call->webhooks_call->vaps;
+    int policies = vaps && sk_vap_set_covers(vaps, &a, name);
+    if (!set || (!sk_hook_set_covers(set, 1, &a) && !sk_hook_set_covers(set, 0, &a) && !policies))
         return 0;
     request rq;
     request_init(call, &rq, &a, name, delete_options(d), d->dry_run);
@@ -533,6 +705,8 @@ int sk_webhooks_delete(sk_api_call *call, const json_t *stored, const sk_delete_
     int changed = 0;
     json_t *status =
         sk_hook_mutate(call->api->hooks, set, &rq.rv, &none, warnings, annotations, &changed);
+    if (!status && policies)
+        status = apply_policies(call, vaps, &rq, warnings, annotations);
     if (!status)
         status = sk_hook_validate(call->api->hooks, set, &rq.rv, warnings, annotations);
     int rc = conclude(call, warnings, annotations, status);

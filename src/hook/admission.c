@@ -31,10 +31,6 @@
  * annotations and they are merged after the join.
  */
 #include "hook/admission.h"
-#include "cel/authz.h"
-#include "cel/compile.h"
-#include "cel/eval.h"
-#include "core/arena.h"
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/log.h"
@@ -43,7 +39,8 @@
 #include "kube/patch.h"
 #include "kube/status.h"
 #include "kube/typed.h"
-#include "kube/validate.h"
+#include "policy/authorizer.h"
+#include "policy/conditions.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -67,26 +64,12 @@ typedef struct hook {
     sk_hook_endpoint *endpoint; /* its clientConfig */
     int v1beta1;   /* sent AdmissionReview v1beta1, not v1 */
     char *unusable; /* it cannot be called: why (new), a call failure */
-    /* matchConditions, compiled into arena (NULL when there are none) */
-    sk_arena *arena;
-    struct condition *conds;
-    size_t n_conds;
+    sk_conditions *conds; /* its matchConditions (NULL: none) */
 } hook;
 
-/* One match condition: its tree, or why it does not compile (a
- * configuration stored before it was validated, or through another face). */
-typedef struct condition {
-    const char *name, *expression;
-    const sk_cel_expr *tree;
-    const char *compile_error;
-} condition;
-
-/* What kube's match conditions see (admission/plugin/cel), and their cost
- * budget (celconfig.RuntimeCELCostBudgetMatchConditions), spent by every
- * condition of a webhook in turn: one step of ours stands for one unit. */
+/* What kube's match conditions see (admission/plugin/cel). */
 static const char *const condition_variables[] = {"object",  "oldObject",  "namespaceObject",
                                                   "request", "authorizer", NULL};
-#define CONDITIONS_BUDGET 2500000
 
 enum { VALIDATING, MUTATING };
 
@@ -119,30 +102,6 @@ static void compile_selector(const json_t *sel, sk_label_selector **out, char **
     }
 }
 
-static void compile_conditions(const json_t *conds, hook *h)
-{
-    size_t n = json_array_size(conds);
-    if (n == 0)
-        return;
-    h->arena = sk_arena_new();
-    h->conds = sk_arena_alloc(h->arena, n * sizeof *h->conds);
-    h->n_conds = n;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *c = json_array_get(conds, i);
-        condition *k = &h->conds[i];
-        const char *name = json_string_value(json_object_get(c, "name"));
-        const char *expr = json_string_value(json_object_get(c, "expression"));
-        k->name = sk_arena_strdup(h->arena, name ? name : "");
-        k->expression = sk_arena_strdup(h->arena, expr ? expr : "");
-        sk_buf errors = SK_BUF_INIT;
-        k->tree = sk_cel_compile(h->arena, k->expression, strlen(k->expression),
-                                 condition_variables, NULL, &errors);
-        k->compile_error =
-            k->tree ? NULL : sk_arena_strdup(h->arena, errors.data ? errors.data : "");
-        sk_buf_free(&errors);
-    }
-}
-
 static void compile(sk_hook_client *c, const json_t *config, const json_t *json, hook *h)
 {
     h->json = json;
@@ -162,7 +121,7 @@ static void compile(sk_hook_client *c, const json_t *config, const json_t *json,
     compile_selector(json_object_get(json, "namespaceSelector"), &h->ns_sel, &h->ns_error);
     compile_selector(json_object_get(json, "objectSelector"), &h->obj_sel, &h->obj_error);
     h->endpoint = sk_hook_endpoint_new(c, json_object_get(json, "clientConfig"));
-    compile_conditions(json_object_get(json, "matchConditions"), h);
+    h->conds = sk_conditions_new(json_object_get(json, "matchConditions"), condition_variables);
     /* kube's CreateAdmissionObjects: the first version of the list it
      * knows */
     size_t i;
@@ -222,8 +181,7 @@ void sk_hook_set_unref(sk_hook_set *s)
             free(h->obj_error);
             sk_hook_endpoint_free(h->endpoint);
             free(h->unusable);
-            if (h->arena)
-                sk_arena_free(h->arena);
+            sk_conditions_free(h->conds);
         }
         free(s->hooks[k]);
         json_decref(s->configs[k]);
@@ -539,150 +497,53 @@ static void request_defaults(json_t *req)
     json_object_set_new(req, "userInfo", ui);
 }
 
-/* What a match condition's authorizer checks need: the review (its user,
- * its callback) and the request's resource for authorizer.requestResource. */
-typedef struct authz_ctx {
-    const sk_hook_review *rv;
-    const sk_webhook_attrs *a;
-} authz_ctx;
-
-/* sk_cel_resolve_fn: `authorizer` and `authorizer.requestResource`. */
-static const sk_cel_val *authz_variable(void *arg, sk_arena *ar, const char *name)
+json_t *sk_hook_request(const sk_hook_review *rv, const sk_webhook_attrs *a,
+                        const sk_resource *eq, json_t **obj, json_t **old, json_t **status)
 {
-    const authz_ctx *x = arg;
-    if (strcmp(name, "authorizer") == 0)
-        return sk_cel_authorizer(ar);
-    if (strcmp(name, "authorizer.requestResource") == 0)
-        return sk_cel_authorizer_request(ar, x->a->group, x->a->resource, x->a->subresource,
-                                         x->a->ns, x->rv->name);
-    return NULL;
+    json_t *req = request_head(rv, a, eq, obj, old, status);
+    if (req) {
+        request_tail(req, rv);
+        request_defaults(req);
+    }
+    return req;
 }
 
-/* sk_cel_authorize_fn: the check as the server's authorizer decides it,
- * for the requester or (serviceAccount()) the account, as kube's
- * ServiceAccountInfo names it. */
-static const char *authz_decide(void *arg, sk_arena *ar, const sk_cel_authz *chk,
-                                const char *verb, int *allowed, const char **reason,
-                                const char **error)
-{
-    const authz_ctx *x = arg;
-    (void)error; /* the RBAC authorizer has no errors of its own */
-    sk_user sa;
-    const char *groups[2];
-    const sk_user *user = x->rv->user;
-    if (chk->sa_name) {
-        if (sk_validate_dns1123_subdomain(chk->sa_name))
-            return "Invalid service account name";
-        if (sk_validate_dns1123_label(chk->sa_namespace))
-            return "Invalid service account namespace";
-        groups[0] = "system:serviceaccounts";
-        groups[1] = sk_arena_printf(ar, "system:serviceaccounts:%s", chk->sa_namespace);
-        sa = (sk_user){.name = sk_arena_printf(ar, "system:serviceaccount:%s:%s",
-                                               chk->sa_namespace, chk->sa_name),
-                       .uid = "",
-                       .groups = groups,
-                       .n_groups = 2};
-        user = &sa;
-    }
-    sk_rbac_attrs at = {.user = user, .verb = verb};
-    if (chk->stage == SK_CEL_AUTHZ_PATH) {
-        at.path = chk->path;
-    } else {
-        at.resource_request = 1;
-        at.group = chk->group ? chk->group : "";
-        at.resource = chk->resource ? chk->resource : "";
-        at.subresource = chk->subresource ? chk->subresource : "";
-        at.ns = chk->namespace ? chk->namespace : "";
-        at.name = chk->name ? chk->name : "";
-    }
-    sk_rbac_decision d = {0, NULL};
-    x->rv->authorize(x->rv->authorize_arg, &at, &d);
-    *allowed = d.allowed;
-    *reason = sk_arena_strdup(ar, d.reason ? d.reason : "");
-    sk_rbac_decision_clear(&d);
-    return NULL;
-}
-
-/* Whether h's matchConditions (in order) let a through, as kube's
- * matchconditions.Matcher judges them: 0 when one is false, whatever the
- * others gave; else, when one could not be evaluated (an error, an
- * exhausted budget), the webhook's failurePolicy decides: Ignore skips the
- * webhook (0), Fail refuses the request (-1 with *status, kube's
- * Forbidden); else 1. A result that is neither false nor an error lets
- * the request through, as in kube. */
+/* Whether h's matchConditions let a through (policy/conditions.h): when
+ * one could not be evaluated, the webhook's failurePolicy decides: Ignore
+ * skips the webhook (0), Fail refuses the request (-1 with *status, kube's
+ * Forbidden). */
 static int conditions_match(const hook *h, const sk_hook_review *rv, const sk_webhook_attrs *a,
                             const sk_resource *eq, json_t **status)
 {
-    if (h->n_conds == 0)
+    if (!h->conds)
         return 1;
     json_t *obj, *old;
-    json_t *req = request_head(rv, a, eq, &obj, &old, status);
+    json_t *req = sk_hook_request(rv, a, eq, &obj, &old, status);
     if (!req)
         return -1;
-    request_tail(req, rv);
-    request_defaults(req);
     json_t *vars = json_pack("{s:o, s:o, s:o, s:n}", "request", req, "object",
                              obj ? obj : json_null(), "oldObject", old ? old : json_null(),
                              "namespaceObject");
     SK_CHECK_ALLOC(vars);
-    sk_arena *ar = sk_arena_new();
-    sk_buf failures = SK_BUF_INIT; /* ", "-separated */
-    size_t n_failures = 0;
-    uint64_t left = CONDITIONS_BUDGET;
-    int verdict = 1;
-    for (size_t i = 0; i < h->n_conds && verdict; i++) {
-        const condition *k = &h->conds[i];
-        sk_buf one = SK_BUF_INIT;
-        if (k->compile_error) {
-            sk_buf_printf(&one, "compilation error: compilation failed: %s", k->compile_error);
-        } else {
-            authz_ctx ax = {rv, a};
-            sk_cel_eval_options opt = {.vars = vars,
-                                       .max_steps = left,
-                                       .resolve = authz_variable,
-                                       .resolve_ctx = &ax,
-                                       .authorize = rv->authorize ? authz_decide : NULL,
-                                       .authorize_ctx = &ax};
-            uint64_t steps = 0;
-            const sk_cel_val *v = sk_cel_eval(ar, k->tree, &opt, &steps);
-            if (v->type == SK_CEL_V_ERROR && steps >= left) {
-                /* kube stops at once: the budget is the only failure */
-                sk_buf_reset(&failures);
-                sk_buf_puts(&failures, "validation failed due to running out of cost budget, no "
-                                       "further validation rules will be run");
-                n_failures = 1;
-                sk_buf_free(&one);
-                break;
-            }
-            left -= steps;
-            if (v->type == SK_CEL_V_BOOL && !v->u.b)
-                verdict = 0;
-            else if (v->type == SK_CEL_V_ERROR)
-                sk_buf_printf(&one, "expression '%s' resulted in error: %s", k->expression,
-                              v->u.str.s);
-        }
-        if (one.len) {
-            if (n_failures++)
-                sk_buf_puts(&failures, ", ");
-            sk_buf_append(&failures, one.data, one.len);
-        }
-        sk_buf_free(&one);
+    sk_policy_authz z = {.user = rv->user,
+                         .authorize = rv->authorize,
+                         .authorize_arg = rv->authorize_arg,
+                         .group = a->group,
+                         .resource = a->resource,
+                         .subresource = a->subresource,
+                         .ns = a->ns,
+                         .name = rv->name};
+    sk_cel_eval_options opt = {
+        .vars = vars, .resolve = sk_policy_authz_variable, .resolve_ctx = &z};
+    sk_policy_authz_options(&z, &opt);
+    char *failures = NULL;
+    int rc = sk_conditions_match(h->conds, &opt, &failures);
+    if (rc < 0 && h->ignore_failure) {
+        rc = 0;
+    } else if (rc < 0) {
+        *status = sk_status_forbidden(a->group, a->resource, rv->name, failures);
     }
-    int rc = verdict;
-    if (verdict && n_failures) {
-        if (h->ignore_failure) {
-            rc = 0;
-        } else {
-            /* utilerrors' aggregate: one error as itself, more in brackets */
-            sk_buf text = SK_BUF_INIT;
-            sk_buf_printf(&text, n_failures > 1 ? "[%s]" : "%s", failures.data);
-            *status = sk_status_forbidden(a->group, a->resource, rv->name, text.data);
-            sk_buf_free(&text);
-            rc = -1;
-        }
-    }
-    sk_buf_free(&failures);
-    sk_arena_free(ar);
+    free(failures);
     json_decref(vars);
     return rc;
 }

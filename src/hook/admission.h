@@ -87,6 +87,17 @@ typedef struct sk_hook_review {
     void *settle_arg;
 } sk_hook_review;
 
+/* The AdmissionRequest of rv (its objects as a says) as CEL sees it
+ * (`request`, for match conditions and ValidatingAdmissionPolicies): the
+ * fields a webhook is sent but its uid and objects, typed zero values where
+ * JSON would leave one out; for a rule matched through an equivalent
+ * resource eq (NULL: none), kind and resource in eq's version, the
+ * request's kept as requestKind and requestResource. New, with *obj and
+ * *old (new or NULL) the objects in that version, or NULL with *status
+ * (new) when they cannot be converted. */
+json_t *sk_hook_request(const sk_hook_review *rv, const sk_webhook_attrs *a,
+                        const sk_resource *eq, json_t **obj, json_t **old, json_t **status);
+
 /*
  * Runs the mutating webhooks of s in order, and once more those with
  * reinvocationPolicy IfNeeded that a later webhook's change followed. Each

@@ -1930,18 +1930,40 @@ static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
 /* The fields this server acts on, as admissionregistration's validation
  * checks them. */
 
-/* The variables a webhook's match condition may use, as kube declares
- * them (admission/plugin/cel: no params for webhooks). */
-static const char *const match_condition_variables[] = {
-    "object", "oldObject", "namespaceObject", "request", "authorizer", NULL};
+/* What an admission expression may use beyond object, oldObject,
+ * namespaceObject and request (admission/plugin/cel's
+ * OptionalVariableDeclarations): params when the policy has a paramKind,
+ * variables when it composes some, the authorizer where kube declares it. */
+enum { DECL_PARAMS = 1, DECL_VARIABLES = 2, DECL_AUTHORIZER = 4 };
+
+/* The names declared for decl (at most 7, NULL-ended) into out. */
+static void declared(unsigned decl, const char *out[8])
+{
+    size_t n = 0;
+    out[n++] = "object";
+    out[n++] = "oldObject";
+    out[n++] = "namespaceObject";
+    out[n++] = "request";
+    if (decl & DECL_PARAMS)
+        out[n++] = "params";
+    if (decl & DECL_VARIABLES)
+        out[n++] = "variables";
+    if (decl & DECL_AUTHORIZER)
+        out[n++] = "authorizer";
+    out[n] = NULL;
+}
 
 /* One expression: kube's field.Invalid "compilation failed: ..." when it
- * does not compile. */
-static void check_match_expression(sk_field_errors *fe, const char *field, const char *expr)
+ * does not compile where decl's variables are declared. */
+static void check_expression(sk_field_errors *fe, const char *field, const char *expr,
+                             unsigned decl)
 {
     sk_arena *a = sk_arena_new();
     sk_buf errors = SK_BUF_INIT, detail = SK_BUF_INIT;
-    if (!sk_cel_compile(a, expr, strlen(expr), match_condition_variables, NULL, &errors)) {
+    size_t len = strlen(expr);
+    const char *names[8];
+    declared(decl, names);
+    if (!sk_cel_compile(a, expr, len, names, NULL, &errors)) {
         sk_buf_printf(&detail, "compilation failed: %s", errors.data);
         sk_field_errors_invalid(fe, field, expr, detail.data);
     }
@@ -1950,9 +1972,24 @@ static void check_match_expression(sk_field_errors *fe, const char *field, const
     sk_arena_free(a);
 }
 
+/* An expression field kube requires: field.Required with detail (NULL for
+ * none) when it is empty or blank, else compiled. */
+static void check_required_expression(sk_field_errors *fe, const char *field, const char *expr,
+                                      const char *detail, unsigned decl)
+{
+    const char *t = expr ? expr : "";
+    while (*t && isspace((unsigned char)*t))
+        t++;
+    if (!*t)
+        sk_field_errors_required(fe, field, detail);
+    else
+        check_expression(fe, field, expr, decl);
+}
+
 /* validateMatchConditions: at most 64, each with a qualified name of its
  * own and an expression that compiles. */
-static void check_match_conditions(sk_field_errors *fe, const char *base, const json_t *conds)
+static void check_match_conditions(sk_field_errors *fe, const char *base, const json_t *conds,
+                                   unsigned decl)
 {
     char field[160];
     size_t n = json_array_size(conds);
@@ -1963,14 +2000,8 @@ static void check_match_conditions(sk_field_errors *fe, const char *base, const 
         const json_t *c = json_array_get(conds, i);
         const char *expr = json_string_value(json_object_get(c, "expression"));
         const char *name = json_string_value(json_object_get(c, "name"));
-        const char *t = expr ? expr : "";
-        while (*t && isspace((unsigned char)*t))
-            t++;
         snprintf(field, sizeof field, "%s.matchConditions[%zu].expression", base, i);
-        if (!*t)
-            sk_field_errors_required(fe, field, NULL);
-        else
-            check_match_expression(fe, field, expr);
+        check_required_expression(fe, field, expr, NULL, decl | DECL_AUTHORIZER);
         snprintf(field, sizeof field, "%s.matchConditions[%zu].name", base, i);
         if (!name || !*name) {
             sk_field_errors_required(fe, field, NULL);
@@ -2124,8 +2155,216 @@ static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int 
                                          "must include at least one of v1, v1beta1");
         }
         check_client_config(fe, base, json_object_get(h, "clientConfig"));
-        check_match_conditions(fe, base, json_object_get(h, "matchConditions"));
+        check_match_conditions(fe, base, json_object_get(h, "matchConditions"), 0);
     }
+}
+
+/* ---- ValidatingAdmissionPolicy and its binding ---- */
+
+/* isCELIdentifier: [_a-zA-Z][_a-zA-Z0-9]* and not a reserved word. */
+static int is_cel_identifier(const char *s)
+{
+    static const char *const reserved[] = {
+        "true",     "false",     "null",   "in",     "as",      "break", "const",
+        "continue", "else",      "for",    "function", "if",    "import", "let",
+        "loop",     "package",   "namespace", "return", "var",  "void",  "while"};
+    if (!(isalpha((unsigned char)*s) || *s == '_'))
+        return 0;
+    for (const char *p = s; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return 0;
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (strcmp(s, reserved[i]) == 0)
+            return 0;
+    return 1;
+}
+
+static int blank(const char *s)
+{
+    while (s && *s && isspace((unsigned char)*s))
+        s++;
+    return !s || !*s;
+}
+
+/* validateMatchResources: the fields this server acts on. */
+static void check_match_resources(sk_field_errors *fe, const char *base, const json_t *mr)
+{
+    static const char *const match[] = {"Equivalent", "Exact", NULL};
+    char field[128];
+    snprintf(field, sizeof field, "%s.matchPolicy", base);
+    check_enum(fe, field, json_object_get(mr, "matchPolicy"), match, 1);
+}
+
+static void check_validation(sk_field_errors *fe, const char *base, const json_t *v, unsigned decl)
+{
+    static const char *const reasons[] = {"Forbidden", "Invalid", "RequestEntityTooLarge",
+                                          "Unauthorized", NULL};
+    char field[192];
+    const char *expr = json_string_value(json_object_get(v, "expression"));
+    const char *msg = json_string_value(json_object_get(v, "message"));
+    const char *mexpr = json_string_value(json_object_get(v, "messageExpression"));
+    snprintf(field, sizeof field, "%s.expression", base);
+    check_required_expression(fe, field, expr, "expression is not specified", decl);
+    snprintf(field, sizeof field, "%s.messageExpression", base);
+    if (mexpr && *mexpr && blank(mexpr))
+        sk_field_errors_invalid(fe, field, mexpr, "must be non-empty if specified");
+    else if (mexpr && *mexpr)
+        check_expression(fe, field, mexpr, decl & ~DECL_AUTHORIZER);
+    snprintf(field, sizeof field, "%s.message", base);
+    if (msg && *msg && blank(msg))
+        sk_field_errors_invalid(fe, field, msg, "message must be non-empty if specified");
+    else if (msg && strpbrk(msg, "\r\n"))
+        sk_field_errors_invalid(fe, field, msg, "message must not contain line breaks");
+    snprintf(field, sizeof field, "%s.reason", base);
+    check_enum(fe, field, json_object_get(v, "reason"), reasons, 0);
+}
+
+static void validate_admission_policy(sk_field_errors *fe, const json_t *obj)
+{
+    static const char *const failure[] = {"Fail", "Ignore", NULL};
+    const json_t *spec = json_object_get(obj, "spec");
+    const json_t *pk = json_object_get(spec, "paramKind");
+    const json_t *mc = json_object_get(spec, "matchConstraints");
+    const json_t *vars = json_object_get(spec, "variables");
+    const json_t *vals = json_object_get(spec, "validations");
+    const json_t *anns = json_object_get(spec, "auditAnnotations");
+    const char *name = str_at(obj, "metadata.name");
+    unsigned decl = DECL_AUTHORIZER | (pk ? DECL_PARAMS : 0) |
+                    (json_array_size(vars) ? DECL_VARIABLES : 0);
+    char field[128];
+    size_t i;
+    json_t *v;
+    check_enum(fe, "spec.failurePolicy", json_object_get(spec, "failurePolicy"), failure, 1);
+    if (pk) {
+        if (blank(json_string_value(json_object_get(pk, "apiVersion"))))
+            sk_field_errors_required(fe, "spec.paramKind.apiVersion", NULL);
+        if (blank(json_string_value(json_object_get(pk, "kind"))))
+            sk_field_errors_required(fe, "spec.paramKind.kind", NULL);
+    }
+    if (!mc) {
+        sk_field_errors_required(fe, "spec.matchConstraints", NULL);
+    } else {
+        check_match_resources(fe, "spec.matchConstraints", mc);
+        /* at least one resourceRule, to give the expressions a type */
+        if (json_array_size(json_object_get(mc, "resourceRules")) == 0)
+            sk_field_errors_required(fe, "spec.matchConstraints.resourceRules", NULL);
+    }
+    check_match_conditions(fe, "spec", json_object_get(spec, "matchConditions"),
+                           pk ? DECL_PARAMS : 0);
+    json_array_foreach(vars, i, v)
+    {
+        const char *vname = json_string_value(json_object_get(v, "name"));
+        snprintf(field, sizeof field, "spec.variables[%zu].name", i);
+        if (blank(vname))
+            sk_field_errors_required(fe, field, "name is not specified");
+        else if (!is_cel_identifier(vname))
+            sk_field_errors_invalid(fe, field, vname, "name is not a valid CEL identifier");
+        snprintf(field, sizeof field, "spec.variables[%zu].expression", i);
+        check_required_expression(fe, field, json_string_value(json_object_get(v, "expression")),
+                                  "expression is not specified", decl);
+    }
+    if (json_array_size(vals) == 0 && json_array_size(anns) == 0) {
+        const char *d = "validations or auditAnnotations must contain at least one item";
+        sk_field_errors_required(fe, "spec.validations", d);
+        sk_field_errors_required(fe, "spec.auditAnnotations", d);
+        return;
+    }
+    json_array_foreach(vals, i, v)
+    {
+        char base[64];
+        snprintf(base, sizeof base, "spec.validations[%zu]", i);
+        check_validation(fe, base, v, decl);
+    }
+    if (json_array_size(anns) > 20)
+        sk_field_errors_invalid_json(fe, "spec.auditAnnotations", anns,
+                                     "must not have more than 20 auditAnnotations");
+    json_array_foreach(anns, i, v)
+    {
+        const char *key = json_string_value(json_object_get(v, "key"));
+        const char *vexpr = json_string_value(json_object_get(v, "valueExpression"));
+        snprintf(field, sizeof field, "spec.auditAnnotations[%zu].key", i);
+        if (name && *name) {
+            sk_buf q = SK_BUF_INIT;
+            sk_buf_printf(&q, "%s/%s", name, key ? key : "");
+            const char *msgs[SK_VALIDATE_MAX_MSGS];
+            invalid_each(fe, field, q.data, msgs, sk_validate_qualified_name(q.data, msgs));
+            sk_buf_free(&q);
+        } else {
+            sk_field_errors_invalid(fe, field, key ? key : "", "requires metadata.name be non-empty");
+        }
+        for (size_t j = 0; j < i; j++) {
+            const char *other =
+                json_string_value(json_object_get(json_array_get(anns, j), "key"));
+            if (other && key && strcmp(other, key) == 0) {
+                sk_field_errors_duplicate(fe, field, json_object_get(v, "key"));
+                break;
+            }
+        }
+        snprintf(field, sizeof field, "spec.auditAnnotations[%zu].valueExpression", i);
+        if (vexpr && strlen(vexpr) > 5 * 1024)
+            sk_field_errors_required(fe, field, "must not exceed 5120 bytes in length");
+        else
+            check_required_expression(fe, field, vexpr, "valueExpression is not specified", decl);
+    }
+}
+
+static void validate_admission_policy_binding(sk_field_errors *fe, const json_t *obj)
+{
+    static const char *const actions[] = {"Audit", "Deny", "Warn", NULL};
+    static const char *const not_found[] = {"Deny", "Allow", NULL};
+    const json_t *spec = json_object_get(obj, "spec");
+    const char *policy = json_string_value(json_object_get(spec, "policyName"));
+    const json_t *pr = json_object_get(spec, "paramRef");
+    const json_t *va = json_object_get(spec, "validationActions");
+    const char *bad;
+    if (!policy || !*policy)
+        sk_field_errors_required(fe, "spec.policyName", NULL);
+    else if ((bad = sk_validate_dns1123_subdomain(policy)) != NULL)
+        sk_field_errors_invalid(fe, "spec.policyName", policy, bad);
+    if (pr) {
+        const char *pname = json_string_value(json_object_get(pr, "name"));
+        const json_t *sel = json_object_get(pr, "selector");
+        int has_name = pname && *pname, has_sel = sel && !json_is_null(sel);
+        if (has_name && has_sel) {
+            sk_field_errors_forbidden(fe, "spec.paramRef.name",
+                                      "name and selector are mutually exclusive");
+            sk_field_errors_forbidden(fe, "spec.paramRef.selector",
+                                      "name and selector are mutually exclusive");
+        }
+        if (!has_name && !has_sel)
+            sk_field_errors_required(fe, "spec.paramRef", "one of name or selector must be specified");
+        const json_t *pnf = json_object_get(pr, "parameterNotFoundAction");
+        if (!json_string_length(pnf))
+            sk_field_errors_required(fe, "spec.paramRef.parameterNotFoundAction", NULL);
+        else
+            check_enum(fe, "spec.paramRef.parameterNotFoundAction", pnf, not_found, 1);
+    }
+    if (json_object_get(spec, "matchResources"))
+        check_match_resources(fe, "spec.matchResources", json_object_get(spec, "matchResources"));
+    size_t i;
+    json_t *v;
+    int deny = 0, warn = 0;
+    json_array_foreach(va, i, v)
+    {
+        char field[64];
+        snprintf(field, sizeof field, "spec.validationActions[%zu]", i);
+        check_enum(fe, field, v, actions, 1);
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(json_array_get(va, j), v)) {
+                sk_field_errors_duplicate(fe, field, v);
+                break;
+            }
+        deny |= json_is_string(v) && strcmp(json_string_value(v), "Deny") == 0;
+        warn |= json_is_string(v) && strcmp(json_string_value(v), "Warn") == 0;
+    }
+    if (deny && warn)
+        sk_field_errors_invalid_json(fe, "spec.validationActions", va,
+                                     "must not contain both Deny and Warn (repeating the same "
+                                     "validation failure information in the API response and "
+                                     "headers serves no purpose)");
+    if (json_array_size(va) == 0)
+        sk_field_errors_required(fe, "spec.validationActions",
+                                 "at least one validation action is required");
 }
 
 static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_t *obj,
@@ -2165,6 +2404,12 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
                    (strcmp(r->kind, "ValidatingWebhookConfiguration") == 0 ||
                     strcmp(r->kind, "MutatingWebhookConfiguration") == 0)) {
             validate_webhook_config(fe, obj, r->kind[0] == 'M');
+        } else if (strcmp(r->group, "admissionregistration.k8s.io") == 0 &&
+                   strcmp(r->kind, "ValidatingAdmissionPolicy") == 0) {
+            validate_admission_policy(fe, obj);
+        } else if (strcmp(r->group, "admissionregistration.k8s.io") == 0 &&
+                   strcmp(r->kind, "ValidatingAdmissionPolicyBinding") == 0) {
+            validate_admission_policy_binding(fe, obj);
         }
         for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
             if (strcmp(workloads[i].kind, r->kind) != 0 || strcmp(workloads[i].group, r->group))

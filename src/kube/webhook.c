@@ -82,14 +82,33 @@ static int rule_matches(const json_t *rule, const sk_webhook_attrs *a)
            listed(json_object_get(rule, "apiVersions"), a->version) && resource_matches(rule, a);
 }
 
-int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a)
+/* A NamedRuleWithOperations' resourceNames: empty lists every name. */
+static int name_listed(const json_t *rule, const char *name)
+{
+    const json_t *names = json_object_get(rule, "resourceNames");
+    size_t i;
+    json_t *v;
+    if (json_array_size(names) == 0)
+        return 1;
+    json_array_foreach(names, i, v)
+        if (json_is_string(v) && name && strcmp(json_string_value(v), name) == 0)
+            return 1;
+    return 0;
+}
+
+int sk_webhook_rule_list_match(const json_t *rules, const sk_webhook_attrs *a, const char *name)
 {
     size_t i;
     json_t *rule;
-    json_array_foreach(json_object_get(hook, "rules"), i, rule)
-        if (rule_matches(rule, a))
+    json_array_foreach(rules, i, rule)
+        if (rule_matches(rule, a) && name_listed(rule, name))
             return 1;
     return 0;
+}
+
+int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a)
+{
+    return sk_webhook_rule_list_match(json_object_get(hook, "rules"), a, NULL);
 }
 
 size_t sk_webhook_equivalents(const sk_resource *r, const char *subresource,
@@ -106,13 +125,23 @@ size_t sk_webhook_equivalents(const sk_resource *r, const char *subresource,
 
 const sk_resource *sk_webhook_equivalent_match(const json_t *hook, const sk_webhook_attrs *a)
 {
-    if (a->n_equivalents == 0 || is_string(hook, "matchPolicy", "Exact"))
+    if (is_string(hook, "matchPolicy", "Exact"))
+        return NULL;
+    return sk_webhook_rule_list_equivalent(json_object_get(hook, "rules"), a, NULL);
+}
+
+const sk_resource *sk_webhook_rule_list_equivalent(const json_t *rules, const sk_webhook_attrs *a,
+                                                   const char *name)
+{
+    if (a->n_equivalents == 0)
         return NULL;
     size_t i;
     json_t *rule;
     /* earlier rules first, as kube honours them */
-    json_array_foreach(json_object_get(hook, "rules"), i, rule)
+    json_array_foreach(rules, i, rule)
     {
+        if (!name_listed(rule, name))
+            continue;
         for (size_t j = 0; j < a->n_equivalents; j++) {
             const sk_resource *e = a->equivalents[j];
             sk_webhook_attrs b = *a;
@@ -130,17 +159,17 @@ int sk_webhook_is_configuration(const char *group, const char *resource)
 {
     return strcmp(group, "admissionregistration.k8s.io") == 0 &&
            (strcmp(resource, "validatingwebhookconfigurations") == 0 ||
-            strcmp(resource, "mutatingwebhookconfigurations") == 0);
+            strcmp(resource, "mutatingwebhookconfigurations") == 0 ||
+            strcmp(resource, "validatingadmissionpolicies") == 0 ||
+            strcmp(resource, "validatingadmissionpolicybindings") == 0);
 }
 
 int sk_webhook_exempt(const sk_webhook_attrs *a)
 {
     return sk_webhook_is_configuration(a->group, a->resource) ||
            (strcmp(a->group, "admissionregistration.k8s.io") == 0 &&
-           (strcmp(a->resource, "validatingadmissionpolicies") == 0 ||
-            strcmp(a->resource, "validatingadmissionpolicybindings") == 0 ||
-            strcmp(a->resource, "mutatingadmissionpolicies") == 0 ||
-            strcmp(a->resource, "mutatingadmissionpolicybindings") == 0));
+            (strcmp(a->resource, "mutatingadmissionpolicies") == 0 ||
+             strcmp(a->resource, "mutatingadmissionpolicybindings") == 0));
 }
 
 static int selector_empty(const json_t *selector)

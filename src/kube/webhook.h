@@ -33,6 +33,11 @@ typedef struct sk_webhook_attrs {
  * covers a. */
 int sk_webhook_rules_match(const json_t *hook, const sk_webhook_attrs *a);
 
+/* The same for a list of rules (borrowed), a ValidatingAdmissionPolicy's
+ * resourceRules or excludeResourceRules: a rule with resourceNames covers
+ * only a request on one of them (name NULL or "": none does). */
+int sk_webhook_rule_list_match(const json_t *rules, const sk_webhook_attrs *a, const char *name);
+
 /* kube's EquivalentResourceMapper: up to max resources other than r that
  * share its storage (another version or group of the same objects), with
  * subresource too ("" for none), in the registry's order; their count. */
@@ -45,9 +50,14 @@ size_t sk_webhook_equivalents(const sk_resource *r, const char *subresource,
  * ShouldCallHook), or NULL. For a webhook whose rules do not cover a
  * itself. */
 const sk_resource *sk_webhook_equivalent_match(const json_t *hook, const sk_webhook_attrs *a);
+/* The same for a list of rules, whatever the matchPolicy (the caller's
+ * to check), resourceNames judged against name. */
+const sk_resource *sk_webhook_rule_list_equivalent(const json_t *rules, const sk_webhook_attrs *a,
+                                                   const char *name);
 
 /* 1 if group/resource holds webhook configurations (validating or
- * mutating): their writes change which webhooks later requests reach. */
+ * mutating) or ValidatingAdmissionPolicies or their bindings: their writes
+ * change what later requests go through. */
 int sk_webhook_is_configuration(const char *group, const char *resource);
 
 /* 1 if the request on a configuration itself: kube never sends those to

@@ -1,0 +1,111 @@
+/*
+ * conditions.c - see conditions.h. The texts are matchconditions/matcher.go's:
+ * each failure "expression 'E' resulted in error: ..." or "compilation
+ * error: compilation failed: ...", joined as utilerrors' aggregate does
+ * (one as itself, more in brackets, ", " between); running out of budget
+ * stops at once and is the only failure reported.
+ */
+#include "policy/conditions.h"
+#include "cel/compile.h"
+#include "core/arena.h"
+#include "core/buf.h"
+
+#include <string.h>
+
+/* one step of ours stands for one unit of kube's cost */
+#define CONDITIONS_BUDGET 2500000
+
+typedef struct condition {
+    const char *expression;
+    const sk_cel_expr *tree;
+    const char *compile_error; /* when tree is NULL */
+} condition;
+
+struct sk_conditions {
+    sk_arena *arena; /* everything below */
+    condition *conds;
+    size_t n;
+};
+
+sk_conditions *sk_conditions_new(const json_t *conds, const char *const *variables)
+{
+    size_t n = json_array_size(conds);
+    if (n == 0)
+        return NULL;
+    sk_arena *a = sk_arena_new();
+    sk_conditions *c = sk_arena_alloc(a, sizeof *c);
+    c->arena = a;
+    c->n = n;
+    c->conds = sk_arena_alloc(a, n * sizeof *c->conds);
+    for (size_t i = 0; i < n; i++) {
+        condition *k = &c->conds[i];
+        const char *expr =
+            json_string_value(json_object_get(json_array_get(conds, i), "expression"));
+        k->expression = sk_arena_strdup(a, expr ? expr : "");
+        sk_buf errors = SK_BUF_INIT;
+        k->tree = sk_cel_compile(a, k->expression, strlen(k->expression), variables, NULL, &errors);
+        k->compile_error = k->tree ? NULL : sk_arena_strdup(a, errors.data ? errors.data : "");
+        sk_buf_free(&errors);
+    }
+    return c;
+}
+
+void sk_conditions_free(sk_conditions *c)
+{
+    if (c)
+        sk_arena_free(c->arena);
+}
+
+int sk_conditions_match(const sk_conditions *c, const sk_cel_eval_options *opt, char **failures)
+{
+    if (!c)
+        return 1;
+    sk_arena *ar = sk_arena_new();
+    sk_buf all = SK_BUF_INIT; /* ", "-separated */
+    size_t n_failures = 0;
+    uint64_t left = CONDITIONS_BUDGET;
+    int verdict = 1;
+    for (size_t i = 0; i < c->n && verdict; i++) {
+        const condition *k = &c->conds[i];
+        sk_buf one = SK_BUF_INIT;
+        if (k->compile_error) {
+            sk_buf_printf(&one, "compilation error: compilation failed: %s", k->compile_error);
+        } else {
+            sk_cel_eval_options o = *opt;
+            o.max_steps = left;
+            uint64_t steps = 0;
+            const sk_cel_val *v = sk_cel_eval(ar, k->tree, &o, &steps);
+            if (v->type == SK_CEL_V_ERROR && steps >= left) {
+                /* kube stops at once: the budget is the only failure */
+                sk_buf_reset(&all);
+                sk_buf_puts(&all, "validation failed due to running out of cost budget, no "
+                                  "further validation rules will be run");
+                n_failures = 1;
+                sk_buf_free(&one);
+                break;
+            }
+            left -= steps;
+            if (v->type == SK_CEL_V_BOOL && !v->u.b)
+                verdict = 0;
+            else if (v->type == SK_CEL_V_ERROR)
+                sk_buf_printf(&one, "expression '%s' resulted in error: %s", k->expression,
+                              v->u.str.s);
+        }
+        if (one.len) {
+            if (n_failures++)
+                sk_buf_puts(&all, ", ");
+            sk_buf_append(&all, one.data, one.len);
+        }
+        sk_buf_free(&one);
+    }
+    int rc = verdict;
+    if (verdict && n_failures) {
+        sk_buf text = SK_BUF_INIT;
+        sk_buf_printf(&text, n_failures > 1 ? "[%s]" : "%s", all.data);
+        *failures = sk_buf_steal(&text, NULL);
+        rc = -1;
+    }
+    sk_buf_free(&all);
+    sk_arena_free(ar);
+    return rc;
+}
