@@ -12,6 +12,9 @@
  */
 #include "cel/eval.h"
 
+#include "cel/env.h"
+#include "cel/lib.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,13 +33,15 @@ typedef struct var_cache {
     struct var_cache *next;
 } var_cache;
 
-typedef struct ctx {
+/* The context is what env.h calls an sk_cel_env. */
+typedef struct sk_cel_env {
     sk_arena *a;
     const sk_cel_eval_options *opt;
     uint64_t steps, max_steps;
     const sk_cel_val *exhausted;
     local *locals;
     var_cache *vars;
+    void *lib_state;
 } ctx;
 
 static const sk_cel_val *eval(ctx *c, const sk_cel_expr *e);
@@ -69,6 +74,40 @@ static sk_cel_work budget(ctx *c)
 static int settle(ctx *c, const sk_cel_work *w)
 {
     return charge(c, w->done / 64);
+}
+
+/* ---- env.h, for the libraries (lib.h) ---- */
+
+sk_arena *sk_cel_env_arena(sk_cel_env *env)
+{
+    return env->a;
+}
+
+int sk_cel_env_charge(sk_cel_env *env, uint64_t n)
+{
+    return charge(env, n);
+}
+
+const sk_cel_val *sk_cel_env_exhausted(sk_cel_env *env)
+{
+    return env->exhausted;
+}
+
+uint64_t sk_cel_env_work_left(sk_cel_env *env)
+{
+    return budget(env).limit;
+}
+
+void **sk_cel_env_lib_state(sk_cel_env *env)
+{
+    return &env->lib_state;
+}
+
+static const sk_cel_val *arith(ctx *c, const char *f, const sk_cel_val *x, const sk_cel_val *y);
+
+const sk_cel_val *sk_cel_env_add(sk_cel_env *env, const sk_cel_val *x, const sk_cel_val *y)
+{
+    return arith(env, "_+_", x, y);
 }
 
 /* cel-go's words for a function with no overload for its arguments. */
@@ -542,8 +581,6 @@ static const sk_cel_val *string_test(ctx *c, const char *f, const sk_cel_val *s,
 {
     if (s->type != SK_CEL_V_STRING || t->type != SK_CEL_V_STRING)
         return no_overload(c);
-    if (strcmp(f, "matches") == 0)
-        return sk_cel_error(c->a, "matches is not supported yet");
     /* glibc's memmem is linear (two-way) in both lengths. */
     size_t n = s->u.str.len, m = t->u.str.len;
     if (m > n)
@@ -886,13 +923,13 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
         if (strcmp(f, "_[_]") == 0)
             return index_value(c, v[0], v[1]);
     }
-    /* contains, startsWith and endsWith are methods only; matches is
-     * both (cel-go's overloads). */
-    if (n == 2 && ((method && (strcmp(f, "contains") == 0 || strcmp(f, "startsWith") == 0 ||
-                               strcmp(f, "endsWith") == 0)) ||
-                   strcmp(f, "matches") == 0))
+    /* contains, startsWith and endsWith are methods only (cel-go's
+     * overloads). */
+    if (n == 2 && method &&
+        (strcmp(f, "contains") == 0 || strcmp(f, "startsWith") == 0 || strcmp(f, "endsWith") == 0))
         return string_test(c, f, v[0], v[1]);
-    return no_overload(c);
+    const sk_cel_val *r = sk_cel_lib_call(c, f, method, v, n);
+    return r ? r : no_overload(c);
 }
 
 /* ---- comprehensions ---- */

@@ -16,7 +16,8 @@
  * int() uint() double() string() bytes() bool() type() dyn(),
  * contains/startsWith/endsWith, variables with dotted names (a.b.c is the
  * variable "a.b.c", else field c of "a.b", else of a's field b, as in
- * cel-go). Not yet: matches (an error saying so), duration and timestamp,
+ * cel-go), and whatever the libraries of lib.h have (matches, the
+ * Kubernetes libraries). Not yet: duration and timestamp,
  * optional values, protobuf messages (a message literal is an error), the
  * extension libraries, names resolved through a container.
  *
@@ -25,7 +26,8 @@
  * fixed: the bytes of each string or bytes argument of a function, the
  * items a list concatenation copies, the values and bytes an equality,
  * `in` or map lookup compares (sk_cel_work), the entries of the variable
- * cache scanned. Past max_steps evaluation stops and the result is the
+ * cache scanned, the work of a library function (a regular expression's
+ * size to compile it, 64 of its thread steps to search). Past max_steps evaluation stops and the result is the
  * error "evaluation step limit exceeded (N steps)", which nothing absorbs.
  * With the parser's depth limit this bounds time, stack and memory for any
  * expression and input, but for converting the JSON object's variables,

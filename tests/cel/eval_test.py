@@ -7,7 +7,7 @@ the value it must give, or that it must give an error.
 A test runs when its section, its bindings and its expected value need only
 what the evaluator has (null, bool, int, uint, double, string, bytes, list,
 map, type; no protobuf messages, enums, timestamps, durations, optionals,
-regular expressions, extensions, unknowns, containers, type checker).
+extensions, unknowns, containers, type checker).
 Every other test is skipped and counted under its reason, which the
 section (SECTION_SKIPS), the values or the expression (EXPR_SKIPS) gives;
 no test is skipped by name. A run test passes when ours is the expected
@@ -94,7 +94,6 @@ EXPR_SKIPS = [
      "protobuf messages"),
     (re.compile(r"\boptional\.|\.\?|\[\?|\{\?|\borValue\b|\bhasValue\b"),
      "optional types (later slice)"),
-    (re.compile(r"\bmatches\s*\("), "matches (RE2: later slice)"),
     (re.compile(r"\.(all|exists|existsOne|transformList|transformMap|transformMapEntry)"
                 r"\(\s*\w+\s*,\s*\w+\s*,"),
      "two-variable comprehensions (extension)"),

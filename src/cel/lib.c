@@ -1,0 +1,15 @@
+/*
+ * lib.c - routes a call the evaluator does not know to the library that
+ * has the function (lib.h). Each library answers NULL for a name it does
+ * not have, so the order only matters for speed.
+ */
+#include "cel/lib.h"
+
+#include "cel/lib_regex.h"
+
+const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
+                                  const sk_cel_val *const *v, size_t n)
+{
+    const sk_cel_val *r = sk_cel_lib_regex(env, f, method, v, n);
+    return r;
+}
