@@ -5,11 +5,14 @@
  */
 #include "cel/lib.h"
 
+#include "cel/lib_lists.h"
 #include "cel/lib_regex.h"
 
 const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
                                   const sk_cel_val *const *v, size_t n)
 {
     const sk_cel_val *r = sk_cel_lib_regex(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_lists(env, f, method, v, n);
     return r;
 }

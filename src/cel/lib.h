@@ -6,8 +6,9 @@
  * it does not know itself.
  *
  * A function whose arguments are of no overload it has answers cel-go's
- * "no such overload"; a function of no library answers NULL, so the
- * evaluator says the same.
+ * "no such overload"; a function of no library, or a method whose receiver
+ * is of no kind the library knows (so that libraries may share a name),
+ * answers NULL, and the evaluator says the same.
  */
 #ifndef SK_CEL_LIB_H
 #define SK_CEL_LIB_H

@@ -144,12 +144,53 @@ static void test_regex_work_is_linear_and_bounded(void **state)
     free(s);
 }
 
+static void test_lists_library(void **state)
+{
+    (void)state;
+    /* lists.go's examples */
+    expect("[1, 2, 3].isSorted()", "true");
+    expect("['a', 'b', 'b', 'c'].isSorted()", "true");
+    expect("[2.0, 1.0].isSorted()", "false");
+    expect("[1].isSorted()", "true");
+    expect("[].isSorted()", "true");
+    expect("[1, 3].sum()", "4");
+    expect("[1.0, 3.0].sum()", "4.0");
+    expect("[1u, 3u].sum()", "4u");
+    expect("[].sum()", "0");
+    expect("[1, 3].min()", "1");
+    expect("[1, 3].max()", "3");
+    expect("[1].min()", "1");
+    expect("([0] + []).min()", "0");
+    expect("[1, 2, 2, 3].indexOf(2)", "1");
+    expect("['a', 'b', 'b', 'c'].lastIndexOf('b')", "2");
+    expect("[1.0].indexOf(1.1)", "-1");
+    expect("[].indexOf('string')", "-1");
+    /* more, as cel-go evaluates them */
+    expect("['b', 'a', 'c'].min()", "'a'");
+    expect("[b'b', b'a'].max()", "b'b'");
+    expect("[false, true].isSorted()", "true");
+    expect("[1, 2u, 3.0].isSorted()", "true");
+    expect("[3, 1u, 2.5].min()", "1u");
+    expect("[[1], [2]].indexOf([2])", "1");
+    expect("[1, 2.0, 3u].lastIndexOf(2)", "1");
+    expect_error("[].min()", "min called on empty list");
+    expect_error("[].max()", "max called on empty list");
+    expect_error("[9223372036854775807, 1].sum()", "integer overflow");
+    expect_error("[1, 1.0].sum()", "no such overload");
+    expect_error("['a'].sum()", "no such overload");
+    expect_error("[[1], [2]].min()", "no such overload");
+    expect_error("[null].isSorted()", "no such overload");
+    expect_error("'abc'.indexOf('b')", "no such overload");
+    expect_error("{}.isSorted()", "no such overload");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches),
         cmocka_unit_test(test_regex_library),
         cmocka_unit_test(test_regex_work_is_linear_and_bounded),
+        cmocka_unit_test(test_lists_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
