@@ -870,8 +870,18 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
      * and the arguments, left to right, is the result. */
     const sk_cel_val *v[3];
     size_t n = 0;
-    if (e->u.call.target)
-        v[n++] = eval(c, e->u.call.target);
+    const sk_cel_expr *target = e->u.call.target;
+    /* ip.isCanonical(s) parses as a method of the name ip; a library
+     * function of that qualified name is what cel-go calls. */
+    if (target && target->kind == SK_CEL_IDENT && !is_local(c, target->u.ident)) {
+        const char *q = sk_arena_printf(c->a, "%s.%s", target->u.ident, f);
+        if (sk_cel_lib_qualified(q)) {
+            f = q;
+            target = NULL;
+        }
+    }
+    if (target)
+        v[n++] = eval(c, target);
     if (nargs + n > 3)
         return no_overload(c);
     for (size_t i = 0; i < nargs; i++)
@@ -886,7 +896,7 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
             !charge(c, v[i]->u.str.len / 64))
             return c->exhausted;
     }
-    int method = e->u.call.target != NULL;
+    int method = target != NULL;
     if (n == 1 && !method) {
         if (strcmp(f, "!_") == 0)
             return v[0]->type == SK_CEL_V_BOOL ? sk_cel_bool(!v[0]->u.b) : no_overload(c);
@@ -898,7 +908,7 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
             return to_uint(c, v[0]);
         if (strcmp(f, "double") == 0)
             return to_double(c, v[0]);
-        if (strcmp(f, "string") == 0)
+        if (strcmp(f, "string") == 0 && v[0]->type != SK_CEL_V_OPAQUE)
             return to_string(c, v[0]);
         if (strcmp(f, "bytes") == 0)
             return to_bytes(c, v[0]);

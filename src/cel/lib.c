@@ -6,7 +6,10 @@
 #include "cel/lib.h"
 
 #include "cel/lib_lists.h"
+#include "cel/lib_net.h"
 #include "cel/lib_regex.h"
+
+#include <string.h>
 
 const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
                                   const sk_cel_val *const *v, size_t n)
@@ -14,5 +17,12 @@ const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
     const sk_cel_val *r = sk_cel_lib_regex(env, f, method, v, n);
     if (!r)
         r = sk_cel_lib_lists(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_net(env, f, method, v, n);
     return r;
+}
+
+int sk_cel_lib_qualified(const char *name)
+{
+    return strcmp(name, "ip.isCanonical") == 0;
 }

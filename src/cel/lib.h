@@ -24,4 +24,7 @@
 const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
                                   const sk_cel_val *const *v, size_t n);
 
+/* 1 if a library has a function of the dotted name (ip.isCanonical). */
+int sk_cel_lib_qualified(const char *name);
+
 #endif

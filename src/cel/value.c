@@ -184,8 +184,18 @@ const sk_cel_val *sk_cel_from_json(sk_arena *a, const json_t *j)
     return r;
 }
 
+sk_cel_val *sk_cel_opaque(sk_arena *a, const sk_cel_opaque_type *type, const void *data)
+{
+    sk_cel_val *v = make(a, SK_CEL_V_OPAQUE);
+    v->u.opaque.type = type;
+    v->u.opaque.data = data;
+    return v;
+}
+
 const char *sk_cel_type_name(const sk_cel_val *v)
 {
+    if (v->type == SK_CEL_V_OPAQUE)
+        return v->u.opaque.type->name;
     static const char *const names[] = {
         [SK_CEL_V_NULL] = "null_type", [SK_CEL_V_BOOL] = "bool",     [SK_CEL_V_INT] = "int",
         [SK_CEL_V_UINT] = "uint",      [SK_CEL_V_DOUBLE] = "double", [SK_CEL_V_STRING] = "string",
@@ -345,6 +355,9 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w)
                 return r;
         }
         return 1;
+    case SK_CEL_V_OPAQUE:
+        return x->u.opaque.type == y->u.opaque.type &&
+               x->u.opaque.type->equal(x->u.opaque.data, y->u.opaque.data);
     default:
         return 0;
     }

@@ -1,6 +1,7 @@
 /*
  * value.h - CEL runtime values (cel-spec doc/langdef.md "Values"): null,
  * bool, int (int64), uint (uint64), double, string, bytes, list, map, type,
+ * the opaque values of the libraries (lib.h: kubernetes.URL, net.IP, ...),
  * and errors, which CEL treats as values (a failed index is an error value
  * that `false && ...` can still absorb).
  *
@@ -41,11 +42,20 @@ typedef enum sk_cel_vtype {
     SK_CEL_V_BYTES,
     SK_CEL_V_LIST,
     SK_CEL_V_MAP,
-    SK_CEL_V_TYPE,  /* a type as a value: type(1), int; its name in str */
-    SK_CEL_V_ERROR, /* its message in str */
+    SK_CEL_V_TYPE,   /* a type as a value: type(1), int; its name in str */
+    SK_CEL_V_ERROR,  /* its message in str */
+    SK_CEL_V_OPAQUE, /* a library's value (kubernetes.URL, net.IP, ...): opaque */
 } sk_cel_vtype;
 
 typedef struct sk_cel_val sk_cel_val;
+
+/* A kind of value a library (lib.h) makes: the name type() gives it and its
+ * equality (1 or 0; both values of this kind). Values of different kinds
+ * are unequal and no kind is ordered. */
+typedef struct sk_cel_opaque_type {
+    const char *name;
+    int (*equal)(const void *x, const void *y);
+} sk_cel_opaque_type;
 
 struct sk_cel_val {
     sk_cel_vtype type;
@@ -69,6 +79,10 @@ struct sk_cel_val {
             const sk_cel_val *const *vals;
             size_t n;
         } map;
+        struct {
+            const sk_cel_opaque_type *type;
+            const void *data; /* the library's, in the arena */
+        } opaque;
     } u;
 };
 
@@ -98,6 +112,8 @@ sk_cel_val *sk_cel_list_concat(sk_arena *a, const sk_cel_val *x, const sk_cel_va
 /* name: a type's name as type() gives it ("int", "list", "null_type"). */
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name);
 sk_cel_val *sk_cel_error(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* data: borrowed, the kind's own representation. */
+sk_cel_val *sk_cel_opaque(sk_arena *a, const sk_cel_opaque_type *type, const void *data);
 
 /* A JSON value (borrowed; must outlive a) as CEL sees a Kubernetes object:
  * objects are maps with string keys, arrays lists, integers int, reals

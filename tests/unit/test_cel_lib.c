@@ -184,6 +184,116 @@ static void test_lists_library(void **state)
     expect_error("{}.isSorted()", "no such overload");
 }
 
+static void test_ip_and_cidr_libraries(void **state)
+{
+    (void)state;
+    /* ip_test.go */
+    expect("ip('192.168.0.1') == ip('192.168.0.1')", "true");
+    expect("ip('192.168.0.1') == ip('192.168.0.2')", "false");
+    expect_error("ip('192.168.0.1.0')",
+                 "IP Address \"192.168.0.1.0\" parse error during conversion "
+                 "from string: ParseAddr(\"192.168.0.1.0\"): IPv4 address "
+                 "too long");
+    expect("isIP('192.168.0.1')", "true");
+    expect("isIP('192.168.0.1.0')", "false");
+    expect("ip.isCanonical('127.0.0.1')", "true");
+    expect_error("ip.isCanonical('127.0.0.1.0')",
+                 "IP Address \"127.0.0.1.0\" parse error during conversion from string: "
+                 "ParseAddr(\"127.0.0.1.0\"): IPv4 address too long");
+    expect("ip('192.168.0.1').family()", "4");
+    expect("ip('0.0.0.0').isUnspecified()", "true");
+    expect("ip('127.0.0.1').isUnspecified()", "false");
+    expect("ip('127.0.0.1').isLoopback()", "true");
+    expect("ip('1.2.3.4').isLoopback()", "false");
+    expect("ip('224.0.0.1').isLinkLocalMulticast()", "true");
+    expect("ip('224.0.1.1').isLinkLocalMulticast()", "false");
+    expect("ip('169.254.169.254').isLinkLocalUnicast()", "true");
+    expect("ip('192.168.0.1').isLinkLocalUnicast()", "false");
+    expect("ip('192.168.0.1').isGlobalUnicast()", "true");
+    expect("ip('255.255.255.255').isGlobalUnicast()", "false");
+    expect("ip('2001:db8::68') == ip('2001:0db8:0::68')", "true");
+    expect_error("ip('2001:db8:::68')",
+                 "IP Address \"2001:db8:::68\" parse error during conversion from string: "
+                 "ParseAddr(\"2001:db8:::68\"): each colon-separated field must have at least "
+                 "one digit (at \":68\")");
+    expect("isIP('2001:db8::68')", "true");
+    expect("isIP('2001:db8:::68')", "false");
+    expect("ip.isCanonical('2001:db8::68')", "true");
+    expect("ip.isCanonical('2001:DB8::68')", "false");
+    expect("ip.isCanonical('2001:db8::0:0:0:abcd')", "false");
+    expect("ip('2001:db8::68').family()", "6");
+    expect("ip('::').isUnspecified()", "true");
+    expect("ip('::1').isUnspecified()", "false");
+    expect("ip('::1').isLoopback()", "true");
+    expect("ip('2001:db8::abcd').isLoopback()", "false");
+    expect("ip('ff02::1').isLinkLocalMulticast()", "true");
+    expect("ip('fd00::1').isLinkLocalMulticast()", "false");
+    expect("ip('fe80::1').isLinkLocalUnicast()", "true");
+    expect("ip('fd80::1').isLinkLocalUnicast()", "false");
+    expect("ip('2001:db8::abcd').isGlobalUnicast()", "true");
+    expect("ip('ff00::1').isGlobalUnicast()", "false");
+    expect("string(ip('192.168.0.1'))", "'192.168.0.1'");
+    expect("string(ip('2001:0db8:0:0:1:0:0:1'))", "'2001:db8::1:0:0:1'");
+    expect("string(ip('0:0:1::'))", "'0:0:1::'");
+    expect("type(ip('::1')) == type(ip('1.2.3.4')) && type(ip('::1')) != type(cidr('::1/128'))",
+           "true");
+    /* ip.go's refusals and netip's errors */
+    expect_error("ip('127.0.0.256')", "IP Address \"127.0.0.256\" parse error during conversion "
+                                      "from string: ParseAddr(\"127.0.0.256\"): IPv4 field has "
+                                      "value >255");
+    expect_error("ip('01.2.3.4')", "IP Address \"01.2.3.4\" parse error during conversion from "
+                                   "string: ParseAddr(\"01.2.3.4\"): IPv4 field has octet with "
+                                   "leading zero");
+    expect_error("ip('::ffff:1.2.3.4')", "IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not "
+                                         "allowed");
+    expect_error("ip('fe80::1%eth0')", "IP address \"fe80::1%eth0\" with zone value is not "
+                                       "allowed");
+    expect("isIP(':::1') || isIP('') || isIP('1.2.3') || isIP('::1:2:3:4:5:6:7:8')", "false");
+    expect("ip('::1.2.3.4') == ip('::102:304')", "true");
+    expect_error("isIP(1)", "no such overload");
+    expect_error("ip('::1').prefixLength()", "no such overload");
+    /* cidr_test.go */
+    expect_error("cidr('192.168.0.0/')",
+                 "network address parse error during conversion from string: network address "
+                 "parse error during conversion from string: netip.ParsePrefix(\"192.168.0.0/\"): "
+                 "bad bits after slash: \"\"");
+    expect("cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))", "true");
+    expect("cidr('192.168.0.0/24').containsIP(ip('192.168.1.1'))", "false");
+    expect("cidr('192.168.0.0/24').containsIP('192.168.0.1')", "true");
+    expect("cidr('192.168.0.0/24').containsIP('192.168.1.1')", "false");
+    expect("cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/25'))", "true");
+    expect("cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/23'))", "false");
+    expect("cidr('192.168.0.0/24').containsCIDR('192.168.0.0/25')", "true");
+    expect("cidr('192.168.0.0/24').containsCIDR('192.168.0.0/23')", "false");
+    expect("cidr('192.168.0.0/24').ip() == ip('192.168.0.0')", "true");
+    expect("cidr('192.168.0.1/24').masked() == cidr('192.168.0.0/24')", "true");
+    expect("cidr('192.168.0.1/24') == cidr('192.168.0.1/24').masked()", "false");
+    expect("cidr('192.168.0.0/24').prefixLength()", "24");
+    expect("cidr('2001:db8::/32').containsIP(ip('2001:db8::1'))", "true");
+    expect("cidr('2001:db8::/32').containsIP(ip('2001:dc8::1'))", "false");
+    expect("cidr('2001:db8::/32').containsCIDR('2001:db8::/33')", "true");
+    expect("cidr('2001:db8::/32').containsCIDR(cidr('2001:db8::/31'))", "false");
+    expect("cidr('2001:db8::/32').ip() == ip('2001:db8::')", "true");
+    expect("cidr('2001:db8:1::/32').masked() == cidr('2001:db8::/32')", "true");
+    expect("cidr('2001:db8::/32').prefixLength()", "32");
+    expect("string(cidr('192.168.0.0/24'))", "'192.168.0.0/24'");
+    expect("cidr('192.168.0.1/24').ip().family()", "4");
+    /* kube compares the other CIDR's address unmasked */
+    expect("cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')", "false");
+    expect("cidr('192.168.0.0/24').containsIP('::1')", "false");
+    expect("isCIDR('192.168.0.0/16') && isCIDR('::1/128') && !isCIDR('192.168.0.0/33') && "
+           "!isCIDR('::1/129') && !isCIDR('1.2.3.4/08') && !isCIDR('1.2.3.4/+8') && "
+           "!isCIDR('fe80::1%eth0/64') && !isCIDR('1.2.3.4')",
+           "true");
+    expect_error("cidr('::ffff:1.2.3.4/120')",
+                 "network address parse error during conversion from string: IPv4-mapped IPv6 "
+                 "address \"::ffff:1.2.3.4/120\" is not allowed");
+    expect_error("cidr('192.168.0.0/24').containsIP('bad')", "no such overload");
+    expect_error("cidr('192.168.0.0/24').containsCIDR('bad')",
+                 "network address parse error during conversion from string: network address "
+                 "parse error during conversion from string: netip.ParsePrefix(\"bad\"): no '/'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_regex_library),
         cmocka_unit_test(test_regex_work_is_linear_and_bounded),
         cmocka_unit_test(test_lists_library),
+        cmocka_unit_test(test_ip_and_cidr_libraries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
