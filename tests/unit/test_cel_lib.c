@@ -294,6 +294,69 @@ static void test_ip_and_cidr_libraries(void **state)
                  "parse error during conversion from string: netip.ParsePrefix(\"bad\"): no '/'");
 }
 
+static void test_url_library(void **state)
+{
+    (void)state;
+    /* urls.go's examples */
+    expect("isURL('https://user:pass@example.com:80/path?query=val#fragment')", "true");
+    expect("isURL('/absolute-path')", "true");
+    expect("isURL('https://a:b:c/')", "false");
+    expect("isURL('../relative-path')", "false");
+    expect_error("url('https://a:b:c/')", "URL parse error during conversion from string: parse "
+                                          "\"https://a:b:c/\": invalid port \":c\" after host");
+    expect_error("url('../relative-path')", "URL parse error during conversion from string: parse "
+                                            "\"../relative-path\": invalid URI for request");
+    expect("url('/path').getScheme()", "''");
+    expect("url('https://example.com/').getScheme()", "'https'");
+    expect("url('https://example.com:80/').getHost()", "'example.com:80'");
+    expect("url('https://example.com/').getHost()", "'example.com'");
+    expect("url('https://[::1]:80/').getHost()", "'[::1]:80'");
+    expect("url('https://[::1]/').getHost()", "'[::1]'");
+    expect("url('/path').getHost()", "''");
+    expect("url('https://example.com:80/').getHostname()", "'example.com'");
+    expect("url('https://127.0.0.1:80/').getHostname()", "'127.0.0.1'");
+    expect("url('https://[::1]:80/').getHostname()", "'::1'");
+    expect("url('/path').getHostname()", "''");
+    expect("url('https://example.com:80/').getPort()", "'80'");
+    expect("url('https://example.com/').getPort()", "''");
+    expect("url('/path').getPort()", "''");
+    expect("url('https://example.com/path').getEscapedPath()", "'/path'");
+    expect("url('https://example.com/path with spaces/').getEscapedPath()",
+           "'/path%20with%20spaces/'");
+    expect("url('https://example.com').getEscapedPath()", "''");
+    expect("url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()",
+           "{'k1': ['a'], 'k2': ['b', 'c']}");
+    expect("url('https://example.com/path?key with spaces=value with spaces').getQuery()",
+           "{'key with spaces': ['value with spaces']}");
+    expect("url('https://example.com/path?').getQuery()", "{}");
+    expect("url('https://example.com/path').getQuery()", "{}");
+    /* Go's answers (net/url) for odder ones */
+    expect("url('HTTPS://Example.COM/a%2Fb?x=%zz&y=1;2&z=%41#f%20g').getQuery()", "{'z': ['A']}");
+    expect("url('HTTPS://Example.COM/a%2Fb').getEscapedPath()", "'/a%2Fb'");
+    expect("url('http://x/a%2f?a=1&&b=&=c').getQuery()", "{'': ['c'], 'a': ['1'], 'b': ['']}");
+    expect("url('ftp://x/\u00fcn').getEscapedPath()", "'/%C3%BCn'");
+    expect("url('http://[fe80::1%25en0]:8080/p').getHostname()", "'fe80::1%en0'");
+    expect_error("url('http://exa mple.com/')", "URL parse error during conversion from string: "
+                                                "parse \"http://exa mple.com/\": invalid "
+                                                "character \" \" in host name");
+    expect_error("url('http://x/%')", "URL parse error during conversion from string: parse "
+                                      "\"http://x/%\": invalid URL escape \"%\"");
+    expect_error("url('http://[::1')", "URL parse error during conversion from string: parse "
+                                       "\"http://[::1\": missing ']' in host");
+    expect_error("url('')", "URL parse error during conversion from string: parse \"\": empty url");
+    expect("isURL('mailto:a@b') && isURL('*') && isURL('http://u@s@x/')", "true");
+    expect("url('//host/path').getHost()", "'host'");
+    /* equality is of Go's String() */
+    expect("url('HTTPS://x/') == url('https://x/')", "true");
+    expect("url('https://x/a b') == url('https://x/a%20b')", "true");
+    expect("url('https://x/a%2Fb') == url('https://x/a/b')", "false");
+    expect("url('https://u:p@x/') == url('https://u:p@x')", "false");
+    expect("url('https://x/#a b') == url('https://x/#a%20b')", "true");
+    expect("url('https://x:80/') == url('https://x/')", "false");
+    expect_error("url(1)", "no such overload");
+    expect_error("'https://x/'.getHost()", "no such overload");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_regex_work_is_linear_and_bounded),
         cmocka_unit_test(test_lists_library),
         cmocka_unit_test(test_ip_and_cidr_libraries),
+        cmocka_unit_test(test_url_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
