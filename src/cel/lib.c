@@ -7,6 +7,7 @@
 
 #include "cel/lib_lists.h"
 #include "cel/lib_net.h"
+#include "cel/lib_quantity.h"
 #include "cel/lib_regex.h"
 #include "cel/lib_url.h"
 
@@ -22,6 +23,8 @@ const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
         r = sk_cel_lib_net(env, f, method, v, n);
     if (!r)
         r = sk_cel_lib_url(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_quantity(env, f, method, v, n);
     return r;
 }
 

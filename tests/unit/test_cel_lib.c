@@ -357,6 +357,96 @@ static void test_url_library(void **state)
     expect_error("'https://x/'.getHost()", "no such overload");
 }
 
+static void test_quantity_library(void **state)
+{
+    (void)state;
+    /* quantity_test.go (the functions 1.32 has) */
+    expect("quantity('12Mi') == quantity('12582912')", "true");
+    expect_error("quantity('10Mo')", "quantities must match the regular expression "
+                                     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    expect_error("quantity('10Mm')", "unable to parse quantity's suffix");
+    expect("isQuantity('20') && isQuantity('20M') && isQuantity('20Mi')", "true");
+    expect("isQuantity('20Mo') || isQuantity('10Mm')", "false");
+    expect_error("isQuantity([1, 2, 3])", "no such overload");
+    expect("quantity('200M') == quantity('200M')", "true");
+    expect("quantity('200M') == quantity('0.2G') && quantity('0.2G') == quantity('200M')", "true");
+    expect("quantity('2M') == quantity('0.002G') && quantity('2000k') == quantity('2M') && "
+           "quantity('0.002G') == quantity('2000k')",
+           "true");
+    expect("quantity('200M') == quantity('0.3G')", "false");
+    expect("quantity('50M').isLessThan(quantity('50Mi'))", "true");
+    expect("quantity('50M').isLessThan(quantity('100M'))", "true");
+    expect("quantity('100M').isLessThan(quantity('50M'))", "false");
+    expect("quantity('50Mi').isGreaterThan(quantity('50M'))", "true");
+    expect("quantity('150Mi').isGreaterThan(quantity('100Mi'))", "true");
+    expect("quantity('50M').isGreaterThan(quantity('100M'))", "false");
+    expect("quantity('200M').compareTo(quantity('0.2G'))", "0");
+    expect("quantity('50M').compareTo(quantity('50Mi'))", "-1");
+    expect("quantity('50Mi').compareTo(quantity('50M'))", "1");
+    expect("quantity('50k').add(quantity('20')) == quantity('50.02k')", "true");
+    expect("quantity('50k').add(20).isLessThan(quantity('50020'))", "false");
+    expect("quantity('50k').sub(quantity('20')) == quantity('49.98k')", "true");
+    expect("quantity('50k').sub(20) == quantity('49980')", "true");
+    expect("quantity('50k').add(20).sub(quantity('100k')).asInteger()", "-49980");
+    expect("quantity('50k').add(20).sub(quantity('100k')).sub(-50000).asInteger()", "20");
+    expect("quantity('50k').asInteger()", "50000");
+    expect_error("quantity('9999999999999999999999999999999999999G').asInteger()",
+                 "cannot convert value to integer");
+    expect("quantity('9999999999999999999999999999999999999G').isInteger()", "false");
+    expect("quantity('50').isInteger()", "true");
+    expect("quantity('50.703k').asApproximateFloat()", "50703.0");
+    /* quantity.go's examples */
+    expect("quantity('50000000G').isInteger()", "true");
+    expect("quantity('50k').sub(20000).asApproximateFloat() == 30000.0", "true");
+    expect("quantity('50k').add(20).sub(quantity('100k')).sub(-50000) == quantity('20')", "true");
+    /* apimachinery's answers (v0.32.0's resource package, run on the same
+     * inputs): AsInt64 needs an int64Amount of scale >= 0, the slow path
+     * rounds up to 1n and makes an inf.Dec, BinarySI caps at 2^63-1 */
+    expect("quantity('1.0').isInteger()", "false");
+    expect("quantity('0.5Gi').isInteger()", "false");
+    expect("quantity('0.5Gi').asApproximateFloat()", "536870912.0");
+    expect("quantity('9999999999999999999999999999999999999G').asApproximateFloat()",
+           "1.0000000000000001e+46");
+    expect("quantity('9Ei') == quantity('9223372036854775807')", "true");
+    expect("quantity('1e-20') == quantity('1n')", "true");
+    expect("quantity('Mi').sign()", "0");
+    expect("sign(quantity('-1.5Ki'))", "-1");
+    expect("quantity('5.Ei').asApproximateFloat()", "5.764607523034235e+18");
+    expect("quantity('100m').sub(quantity('0.1')).sign()", "0");
+    expect("quantity('9223372036854775807').add(1).isInteger()", "false");
+    expect("quantity('9223372036854775807').add(1).compareTo(quantity('9223372036854775808'))",
+           "0");
+    expect_error("quantity('+.Ei')", "unable to parse numeric part of quantity");
+    expect_error("quantity('')", "quantities must match the regular expression "
+                                 "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+    expect_error("quantity('1').add(1.0)", "no such overload");
+    expect_error("quantity('1').isLessThan(1)", "no such overload");
+    expect_error("'1'.asInteger()", "no such overload");
+}
+
+static void test_quantity_work_is_charged(void **state)
+{
+    (void)state;
+    /* 10^999999999 parses cheaply (an int64Amount of that scale), but
+     * adding 1 to it would write a billion digits: the budget is spent,
+     * not the memory */
+    sk_arena *a = sk_arena_new();
+    uint64_t steps;
+    const sk_cel_val *v = eval_in(a,
+                                  "quantity('1e999999999').sign() == 1 && "
+                                  "quantity('1e999999999').add(1).sign() == 1",
+                                  NULL, &steps);
+    assert_int_equal(v->type, SK_CEL_V_ERROR);
+    assert_string_equal(v->u.str.s, "evaluation step limit exceeded (1000000 steps)");
+    sk_arena_free(a);
+    /* a sum that must align 10^20000 with 1n costs its digits */
+    a = sk_arena_new();
+    v = eval_in(a, "quantity('1e20000').add(quantity('1n')).sign()", NULL, &steps);
+    assert_int_equal(v->type, SK_CEL_V_INT);
+    assert_true(steps > 20000 / 64);
+    sk_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +456,8 @@ int main(void)
         cmocka_unit_test(test_lists_library),
         cmocka_unit_test(test_ip_and_cidr_libraries),
         cmocka_unit_test(test_url_library),
+        cmocka_unit_test(test_quantity_library),
+        cmocka_unit_test(test_quantity_work_is_charged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
