@@ -28,6 +28,11 @@ const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
     return r;
 }
 
+int sk_cel_lib_type(const char *name)
+{
+    return strcmp(name, "net.IP") == 0 || strcmp(name, "net.CIDR") == 0;
+}
+
 int sk_cel_lib_qualified(const char *name)
 {
     return strcmp(name, "ip.isCanonical") == 0;

@@ -24,6 +24,10 @@
 const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
                                   const sk_cel_val *const *v, size_t n);
 
+/* 1 if a library declares the dotted name as a type (net.IP, net.CIDR,
+ * as kube's ip and cidr libraries declare them). */
+int sk_cel_lib_type(const char *name);
+
 /* 1 if a library has a function of the dotted name (ip.isCanonical). */
 int sk_cel_lib_qualified(const char *name);
 

@@ -237,6 +237,7 @@ static void test_ip_and_cidr_libraries(void **state)
     expect("string(ip('0:0:1::'))", "'0:0:1::'");
     expect("type(ip('::1')) == type(ip('1.2.3.4')) && type(ip('::1')) != type(cidr('::1/128'))",
            "true");
+    expect("type(ip('192.168.0.1')) == net.IP && type(cidr('192.168.0.0/24')) == net.CIDR", "true");
     /* ip.go's refusals and netip's errors */
     expect_error("ip('127.0.0.256')", "IP Address \"127.0.0.256\" parse error during conversion "
                                       "from string: ParseAddr(\"127.0.0.256\"): IPv4 field has "
