@@ -114,7 +114,13 @@ folds = sorted(set(folds))
 out.write("\n/* clang-format off */\nstatic const uint32_t folds[][2] = {")
 out.write(",".join("{0x%x,0x%x}" % cf for cf in folds))
 out.write("};\n/* clang-format on */\n\n")
-out.write("""uint32_t sk_cel_unicode_simple_fold(uint32_t c)
+out.write("""const uint32_t (*sk_cel_unicode_folds(size_t *n))[2]
+{
+    *n = sizeof folds / sizeof *folds;
+    return folds;
+}
+
+uint32_t sk_cel_unicode_simple_fold(uint32_t c)
 {
     size_t lo = 0, hi = sizeof folds / sizeof *folds;
     while (lo < hi) {

@@ -115,31 +115,14 @@ static void add_range(parser *ps, rlist *l, uint32_t lo, uint32_t hi)
     l->n++;
 }
 
-static void add_ranges(parser *ps, rlist *l, const rng *r, size_t n, int negate)
-{
-    if (!negate) {
-        for (size_t i = 0; i < n; i++)
-            add_range(ps, l, r[i].lo, r[i].hi);
-        return;
-    }
-    uint32_t next = 0; /* r is sorted and disjoint */
-    for (size_t i = 0; i < n; i++) {
-        if (r[i].lo > next)
-            add_range(ps, l, next, r[i].lo - 1);
-        next = r[i].hi + 1;
-    }
-    if (next <= 0x10FFFF)
-        add_range(ps, l, next, 0x10FFFF);
-}
-
 static int by_lo(const void *x, const void *y)
 {
     const rng *a = x, *b = y;
     return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-/* Sorts and merges the ranges into a class node. */
-static node *class_node(parser *ps, rlist *l, int fold, int negate)
+/* Sorts and merges l's ranges in place. */
+static void merge(rlist *l)
 {
     qsort(l->r, l->n, sizeof *l->r, by_lo);
     size_t k = 0;
@@ -151,9 +134,53 @@ static node *class_node(parser *ps, rlist *l, int fold, int negate)
             l->r[k++] = l->r[i];
         }
     }
+    l->n = k;
+}
+
+static int in_ranges(const rng *r, size_t n, uint32_t c);
+
+/* Adds the n sorted, disjoint ranges at r to l, or their complement. A
+ * named class negated under (?i) (\W, \P{Lu}, [:^lower:]) is Go's: the
+ * class's case closure, then its complement, so (?i)\W refuses the long s
+ * U+017F, which folds to s. */
+static void add_ranges(parser *ps, rlist *l, const rng *r, size_t n, int negate, int fold)
+{
+    if (!negate) {
+        for (size_t i = 0; i < n; i++)
+            add_range(ps, l, r[i].lo, r[i].hi);
+        return;
+    }
+    if (fold) {
+        rlist closed = {0};
+        size_t nf;
+        const uint32_t(*folds)[2] = sk_cel_unicode_folds(&nf);
+        for (size_t i = 0; i < n; i++)
+            add_range(ps, &closed, r[i].lo, r[i].hi);
+        for (size_t i = 0; i < nf; i++)
+            if (in_ranges(r, n, folds[i][0]))
+                for (uint32_t f = folds[i][1]; f != folds[i][0]; f = sk_cel_unicode_simple_fold(f))
+                    add_range(ps, &closed, f, f);
+        merge(&closed);
+        r = closed.r;
+        n = closed.n;
+    }
+    uint32_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].lo > next)
+            add_range(ps, l, next, r[i].lo - 1);
+        next = r[i].hi + 1;
+    }
+    if (next <= 0x10FFFF)
+        add_range(ps, l, next, 0x10FFFF);
+}
+
+/* Sorts and merges the ranges into a class node. */
+static node *class_node(parser *ps, rlist *l, int fold, int negate)
+{
+    merge(l);
     node *n = mk(ps, N_CLASS);
     n->r = l->r;
-    n->nr = k;
+    n->nr = l->n;
     n->fold = fold;
     n->negate = negate;
     return n;
@@ -228,20 +255,20 @@ static const named posix[] = {
 };
 
 /* At p (just past a backslash) a Perl class letter: adds it, 1; else 0. */
-static int perl_class(parser *ps, rlist *l, char c)
+static int perl_class(parser *ps, rlist *l, char c, int fold)
 {
     switch (c) {
     case 'd':
     case 'D':
-        add_ranges(ps, l, digit, 1, c == 'D');
+        add_ranges(ps, l, digit, 1, c == 'D', fold);
         return 1;
     case 's':
     case 'S':
-        add_ranges(ps, l, space, 3, c == 'S');
+        add_ranges(ps, l, space, 3, c == 'S', fold);
         return 1;
     case 'w':
     case 'W':
-        add_ranges(ps, l, word, 4, c == 'W');
+        add_ranges(ps, l, word, 4, c == 'W', fold);
         return 1;
     default:
         return 0;
@@ -250,7 +277,7 @@ static int perl_class(parser *ps, rlist *l, char c)
 
 /* At ps->p a \p or \P escape (p points at the backslash): adds the class,
  * 1; NULL-like 0 with the error set. */
-static int unicode_class(parser *ps, rlist *l)
+static int unicode_class(parser *ps, rlist *l, int fold)
 {
     const char *start = ps->p;
     int negate = ps->p[1] == 'P';
@@ -282,7 +309,7 @@ static int unicode_class(parser *ps, rlist *l)
         len == 3 && memcmp(name, "Any", 3) == 0 ? any : sk_cel_unicode_class(name, len, &n);
     if (!pairs)
         return fail(ps, "invalid character class range", start, (size_t)(ps->p - start)), 0;
-    add_ranges(ps, l, (const rng *)pairs, n, negate);
+    add_ranges(ps, l, (const rng *)pairs, n, negate, fold);
     return 1;
 }
 
@@ -378,7 +405,7 @@ static int64_t escape_char(parser *ps)
 static node *parse_class(parser *ps, int flags)
 {
     const char *start = ps->p++;
-    int negate = 0;
+    int negate = 0, fold = (flags & F_FOLD) != 0;
     rlist l = {0};
     if (ps->p < ps->end && *ps->p == '^') {
         negate = 1;
@@ -406,18 +433,18 @@ static node *parse_class(parser *ps, int flags)
                 if (i == sizeof posix / sizeof *posix)
                     return fail(ps, "invalid character class range", item,
                                 (size_t)(close + 2 - item));
-                add_ranges(ps, &l, posix[i].r, posix[i].n, neg);
+                add_ranges(ps, &l, posix[i].r, posix[i].n, neg, fold);
                 ps->p = close + 2;
                 continue;
             }
         }
         if (*ps->p == '\\' && ps->end - ps->p >= 2) {
-            if (perl_class(ps, &l, ps->p[1])) {
+            if (perl_class(ps, &l, ps->p[1], fold)) {
                 ps->p += 2;
                 continue;
             }
             if (ps->p[1] == 'p' || ps->p[1] == 'P') {
-                if (!unicode_class(ps, &l))
+                if (!unicode_class(ps, &l, fold))
                     return NULL;
                 continue;
             }
@@ -449,7 +476,7 @@ static node *parse_class(parser *ps, int flags)
     if (ps->p >= ps->end)
         return fail(ps, "missing closing ]", start, (size_t)(ps->end - start));
     ps->p++;
-    return class_node(ps, &l, (flags & F_FOLD) != 0, negate);
+    return class_node(ps, &l, fold, negate);
 }
 
 /* ---- expressions ---- */
@@ -684,10 +711,10 @@ static node *parse_cat(parser *ps, int *flags)
             } else {
                 rlist l = {0};
                 if (e == 'p' || e == 'P') {
-                    if (!unicode_class(ps, &l))
+                    if (!unicode_class(ps, &l, (*flags & F_FOLD) != 0))
                         return NULL;
                 } else {
-                    perl_class(ps, &l, e);
+                    perl_class(ps, &l, e, (*flags & F_FOLD) != 0);
                     ps->p += 2;
                 }
                 atom = class_node(ps, &l, (*flags & F_FOLD) != 0, 0);

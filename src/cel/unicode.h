@@ -19,4 +19,8 @@ const uint32_t *sk_cel_unicode_class(const char *name, size_t len, size_t *n);
  * when it has no other case); following it from c comes back to c. */
 uint32_t sk_cel_unicode_simple_fold(uint32_t c);
 
+/* The code points that fold to another, each with its simple fold, sorted
+ * (static; *n pairs): for a class's case closure. */
+const uint32_t (*sk_cel_unicode_folds(size_t *n))[2];
+
 #endif

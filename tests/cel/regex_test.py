@@ -76,11 +76,16 @@ FIXED = [
     ("(?i)\u01c5", "\u01c6"), ("(?i)\u00b5", "\u039c"), ("a{2}{3}", "aaaaaa"), ("^*", "a"),
     ("\\8", "8"), ("\\_", "_"), ("a\\", "a"), ("((.)*?)*", "a1c"), ("(?i)\u0131", "I"),
     ("[\\p{Greek}\\d]+", "1\u03b12"), ("(?-i)a", "A"), ("(?)", "a"), ("x*", "\u00e9x\u00e9"),
+    # a named class negated under (?i) is the complement of its case closure
+    ("(?i)\\W", "\u017f"), ("(?i)\\W", "\u212a"), ("(?i)[\\W]", "\u017f"), ("(?i)[^\\w]", "\u017f"),
+    ("(?i)[[:^lower:]]", "k"), ("(?i)\\P{Lu}", "a"), ("(?i)[\\P{Lu}]", "A"),
+    ("(?i)[[:^upper:]]", "A"), ("(?i)\\PL", "a"), ("(?i)\\D", "x"),
 ]
 
 ATOMS = ["a", "b", "c", ".", "\\d", "\\w", "\\s", "[ab]", "[^a]", "(?i)A", "\\b", "\\B", "^", "$",
          "\u00e9", "[[:alpha:]]", "\\pL", "\\p{Greek}", "x", "\\.", "[a-c\u00e9]", "(?s:.)",
-         "(?m:^)", "\u03b1"]
+         "(?m:^)", "\u03b1", "\\W", "\\D", "\\P{Lu}", "[[:^lower:]]", "(?i)\\W", "[^\\S]",
+         "\u017f"]
 OPS = ["*", "+", "?", "*?", "+?", "??", "{2}", "{1,3}", "{0,}", "{2,}?", "{0,1}"]
 
 
@@ -101,7 +106,8 @@ def cases(n):
     rng = random.Random(41)
     out = list(FIXED)
     for _ in range(n):
-        text = "".join(rng.choice("abcAx\u00e9\u03b11 _\n.") for _ in range(rng.randint(0, 14)))
+        text = "".join(rng.choice("abcAxk\u00e9\u03b11 _\n.\u017f\u212a")
+                       for _ in range(rng.randint(0, 14)))
         out.append((generate(rng), text))
     return out
 

@@ -126,6 +126,13 @@ static void test_unicode_code_points(void **state)
     expect("(?i)σ", "Σ", 0, 2);
     expect("(?i)ǅ", "ǆ", 0, 2);
     expect("(?i)µ", "Μ", 0, 2);
+    /* a named class negated under (?i) is the complement of its case
+     * closure, as Go builds it: \w folded holds U+017F and U+212A */
+    expect("(?i)\\W", "\xc5\xbf", -1, -1);
+    expect("(?i)\\W", "\xe2\x84\xaa", -1, -1);
+    expect("(?i)[[:^lower:]]", "k", -1, -1);
+    expect("(?i)\\P{Lu}", "a", -1, -1);
+    expect("(?i)\\D", "x", 0, 1);
 }
 
 static void test_what_re2_refuses_is_a_compile_error(void **state)
