@@ -95,7 +95,7 @@ const sk_cel_val *sk_cel_env_exhausted(sk_cel_env *env)
 
 uint64_t sk_cel_env_work_left(sk_cel_env *env)
 {
-    return budget(env).limit;
+    return env->exhausted ? 0 : budget(env).limit;
 }
 
 void **sk_cel_env_lib_state(sk_cel_env *env)

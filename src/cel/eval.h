@@ -27,7 +27,8 @@
  * items a list concatenation copies, the values and bytes an equality,
  * `in` or map lookup compares (sk_cel_work), the entries of the variable
  * cache scanned, the work of a library function (a regular expression's
- * size to compile it, 64 of its thread steps to search). Past max_steps
+ * length and the memory compiling it takes, 64 of its thread steps to
+ * search, the digits a quantity's arithmetic writes). Past max_steps
  * evaluation stops and the result is the error "evaluation step limit
  * exceeded (N steps)", which nothing absorbs.
  * With the parser's depth limit this bounds time, stack and memory for any

@@ -53,9 +53,11 @@ static sk_cel_re *compiled(sk_cel_env *env, const sk_cel_val *p, const char **er
         }
     }
     const char *why = NULL;
-    sk_cel_re *re = sk_cel_re_compile(a, p->u.str.s, p->u.str.len, &why);
-    /* compiling is linear in the pattern and the program it makes */
-    if (!sk_cel_env_charge(env, (p->u.str.len + (re ? sk_cel_re_size(re) : 0)) / 64))
+    size_t bytes;
+    sk_cel_re *re = sk_cel_re_compile(a, p->u.str.s, p->u.str.len, &why, &bytes);
+    /* compiling is linear in the pattern and in the memory it takes, which
+     * is charged as the evaluator charges memory: 64 bytes a step */
+    if (!sk_cel_env_charge(env, (p->u.str.len + bytes) / 64))
         return NULL;
     cached *e = &c->e[c->next];
     c->next = (c->next + 1) % CACHE;

@@ -84,7 +84,24 @@ typedef struct parser {
     const char *s, *p, *end;
     const char *err;
     int depth;
+    size_t bytes; /* taken from the arena so far, parse and compile */
 } parser;
+
+static void *take(parser *ps, size_t n)
+{
+    ps->bytes += n;
+    return sk_arena_alloc(ps->a, n);
+}
+
+/* sk_arena_grow, counting what a new array takes. */
+static void *grow(parser *ps, void *items, size_t n, size_t *cap, size_t size)
+{
+    size_t before = *cap;
+    items = sk_arena_grow(ps->a, items, n, cap, size);
+    if (*cap != before)
+        ps->bytes += *cap * size;
+    return items;
+}
 
 static node *fail(parser *ps, const char *code, const char *text, size_t len)
 {
@@ -95,7 +112,7 @@ static node *fail(parser *ps, const char *code, const char *text, size_t len)
 
 static node *mk(parser *ps, enum kind k)
 {
-    node *n = sk_arena_alloc(ps->a, sizeof *n);
+    node *n = take(ps, sizeof *n);
     memset(n, 0, sizeof *n);
     n->kind = k;
     return n;
@@ -109,7 +126,7 @@ typedef struct rlist {
 
 static void add_range(parser *ps, rlist *l, uint32_t lo, uint32_t hi)
 {
-    l->r = sk_arena_grow(ps->a, l->r, l->n, &l->cap, sizeof *l->r);
+    l->r = grow(ps, l->r, l->n, &l->cap, sizeof *l->r);
     l->r[l->n].lo = lo;
     l->r[l->n].hi = hi;
     l->n++;
@@ -763,7 +780,7 @@ static node *parse_alt(parser *ps, int *flags)
 /* ---- compile ---- */
 
 typedef struct compiler {
-    sk_arena *a;
+    parser *ps; /* its arena and byte count */
     inst *prog;
     size_t n, cap;
     int too_large;
@@ -775,7 +792,7 @@ static uint32_t emit(compiler *c, uint8_t op)
         c->too_large = 1;
         return (uint32_t)(c->n - 1);
     }
-    c->prog = sk_arena_grow(c->a, c->prog, c->n, &c->cap, sizeof *c->prog);
+    c->prog = grow(c->ps, c->prog, c->n, &c->cap, sizeof *c->prog);
     memset(&c->prog[c->n], 0, sizeof *c->prog);
     c->prog[c->n].op = op;
     return (uint32_t)c->n++;
@@ -872,7 +889,7 @@ static void compile(compiler *c, const node *n)
         size_t count = 0, nj = 0;
         for (const node *k = n->kids; k; k = k->next)
             count++;
-        uint32_t *js = sk_arena_alloc(c->a, count * sizeof *js);
+        uint32_t *js = take(c->ps, count * sizeof *js);
         for (const node *k = n->kids; k; k = k->next) {
             uint32_t split = 0;
             if (k->next)
@@ -905,7 +922,7 @@ static void compile(compiler *c, const node *n)
         }
         /* (x(x(x)?)?)?: each optional copy's split skips all the rest */
         size_t extra = (size_t)(n->max - n->min);
-        uint32_t *splits = sk_arena_alloc(c->a, (extra ? extra : 1) * sizeof *splits);
+        uint32_t *splits = take(c->ps, (extra ? extra : 1) * sizeof *splits);
         for (size_t i = 0; i < extra; i++) {
             splits[i] = emit(c, OP_SPLIT);
             compile(c, x);
@@ -921,7 +938,8 @@ static void compile(compiler *c, const node *n)
     }
 }
 
-sk_cel_re *sk_cel_re_compile(sk_arena *a, const char *pat, size_t len, const char **err)
+sk_cel_re *sk_cel_re_compile(sk_arena *a, const char *pat, size_t len, const char **err,
+                             size_t *bytes)
 {
     sk_cel_re *re = NULL;
     parser ps = {.a = a, .s = pat, .p = pat, .end = pat + len};
@@ -935,25 +953,26 @@ sk_cel_re *sk_cel_re_compile(sk_arena *a, const char *pat, size_t len, const cha
         root = fail(&ps, "unexpected )", pat, len);
     if (!root)
         goto out;
-    compiler c = {.a = a};
+    compiler c = {.ps = &ps};
     compile(&c, root);
     emit(&c, OP_MATCH);
     if (c.too_large) {
         fail(&ps, "expression too large", "", 0);
         goto out;
     }
-    re = sk_arena_alloc(a, sizeof *re);
+    re = take(&ps, sizeof *re);
     re->prog = c.prog;
     re->n = c.n;
     for (int i = 0; i < 2; i++) {
-        re->lists[i].dense = sk_arena_alloc(a, c.n * sizeof(uint32_t));
-        re->lists[i].sparse = sk_arena_alloc(a, c.n * sizeof(uint32_t));
-        re->lists[i].start = sk_arena_alloc(a, c.n * sizeof(size_t));
+        re->lists[i].dense = take(&ps, c.n * sizeof(uint32_t));
+        re->lists[i].sparse = take(&ps, c.n * sizeof(uint32_t));
+        re->lists[i].start = take(&ps, c.n * sizeof(size_t));
     }
-    re->stack = sk_arena_alloc(a, 2 * c.n * sizeof *re->stack);
+    re->stack = take(&ps, 2 * c.n * sizeof *re->stack);
 out:
     if (!re)
         *err = ps.err;
+    *bytes = ps.bytes;
     return re;
 }
 

@@ -28,8 +28,12 @@
 typedef struct sk_cel_re sk_cel_re;
 
 /* The compiled form of the len bytes at pat (borrowed), in a, or NULL with
- * *err set to Go's message (in a). */
-sk_cel_re *sk_cel_re_compile(sk_arena *a, const char *pat, size_t len, const char **err);
+ * *err set to Go's message (in a). *bytes is set to the memory taken from a
+ * either way (the tree, the classes, the program and a search's working
+ * memory), for a caller bounding memory: a short pattern can take much
+ * (each \pL copies some 600 ranges, x{1000} a thousand copies of x). */
+sk_cel_re *sk_cel_re_compile(sk_arena *a, const char *pat, size_t len, const char **err,
+                             size_t *bytes);
 
 /* The program's size in instructions: a search's cost per input character. */
 size_t sk_cel_re_size(const sk_cel_re *re);

@@ -5,7 +5,8 @@
  *
  * Invariants checked: a pattern either compiles or gives Go's
  * "error parsing regexp: " message; a program is never larger than
- * SK_CEL_RE_MAX_PROG; a match lies within the text, after the offset, on
+ * SK_CEL_RE_MAX_PROG and the memory reported covers at least its working
+ * memory; a match lies within the text, after the offset, on
  * character boundaries (of valid UTF-8); the yes/no search agrees with the positional one;
  * a search costs at most twice the program's size a character (the linear
  * bound) and one given a small limit stops with -1 soon after passing it.
@@ -31,14 +32,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t from = slen ? (unsigned char)s[0] % (slen + 1) : 0;
     sk_arena *a = sk_arena_new();
     const char *err = NULL;
-    sk_cel_re *re = sk_cel_re_compile(a, p, plen, &err);
+    size_t bytes = 0;
+    sk_cel_re *re = sk_cel_re_compile(a, p, plen, &err, &bytes);
     if (!re) {
         if (!err || strncmp(err, "error parsing regexp: ", 22) != 0)
             abort();
         goto out;
     }
     size_t n = sk_cel_re_size(re);
-    if (n == 0 || n > SK_CEL_RE_MAX_PROG)
+    if (n == 0 || n > SK_CEL_RE_MAX_PROG || bytes < 40 * n)
         abort();
     size_t start = 0, end = 0;
     uint64_t work = 0;

@@ -135,6 +135,12 @@ static void test_regex_work_is_linear_and_bounded(void **state)
     assert_int_equal(v->type, SK_CEL_V_ERROR);
     assert_string_equal(v->u.str.s, "evaluation step limit exceeded (1000000 steps)");
     sk_arena_free(a);
+    /* compiling is charged for its memory: a thousand copies of a class */
+    a = sk_arena_new();
+    v = eval_in(a, "'x'.matches('^[\\\\p{L}\\\\p{N}]{1000}$')", NULL, &steps);
+    assert_int_equal(v->type, SK_CEL_V_BOOL);
+    assert_true(steps > 1000);
+    sk_arena_free(a);
     /* findAll over many matches is charged too */
     a = sk_arena_new();
     opt.max_steps = 1000;

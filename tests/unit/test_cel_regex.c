@@ -26,7 +26,8 @@ static void expect(const char *pattern, const char *input, long start, long end)
 {
     sk_arena *a = sk_arena_new();
     const char *err = NULL;
-    sk_cel_re *re = sk_cel_re_compile(a, pattern, strlen(pattern), &err);
+    size_t bytes;
+    sk_cel_re *re = sk_cel_re_compile(a, pattern, strlen(pattern), &err, &bytes);
     if (!re)
         fail_msg("%s: %s", pattern, err);
     size_t s = 0, e = 0;
@@ -47,7 +48,8 @@ static void expect_error(const char *pattern, const char *want)
 {
     sk_arena *a = sk_arena_new();
     const char *err = NULL;
-    sk_cel_re *re = sk_cel_re_compile(a, pattern, strlen(pattern), &err);
+    size_t bytes;
+    sk_cel_re *re = sk_cel_re_compile(a, pattern, strlen(pattern), &err, &bytes);
     if (re)
         fail_msg("%s compiled", pattern);
     assert_string_equal(err, want);
@@ -187,7 +189,8 @@ static void test_pathological_patterns_take_linear_time(void **state)
     (void)state;
     sk_arena *a = sk_arena_new();
     const char *err;
-    sk_cel_re *re = sk_cel_re_compile(a, "(a*)*b", 6, &err);
+    size_t bytes;
+    sk_cel_re *re = sk_cel_re_compile(a, "(a*)*b", 6, &err, &bytes);
     assert_non_null(re);
     double t_small, t_big;
     uint64_t small = work_of(re, 10000, &t_small);
