@@ -9,8 +9,8 @@
  * path) and keeps what Parse gives, as kube does; two URLs are equal when
  * their String() forms are (kube's URL.Equal), which is computed once when
  * the value is made. Every step here is linear in the string, which the
- * evaluator charged as an argument; getQuery's map is charged a step an
- * entry.
+ * evaluator charged as an argument; getQuery's map is charged a step a
+ * pair and its key search as value.h's lookups are.
  */
 #include "cel/lib_url.h"
 
@@ -475,9 +475,13 @@ static const sk_cel_val *query(sk_cel_env *env, const url *u)
         char *v = k ? unescape(a, eq ? eq + 1 : "", eq ? len - kl - 1 : 0, QUERY, &err) : NULL;
         if (!v)
             continue;
+        /* the keys so far are searched linearly, and charged: a query of
+         * many distinct keys costs its square, not its length */
         size_t i;
         for (i = 0; i < nk && strcmp(keys[i]->u.str.s, k) != 0; i++)
             ;
+        if (!sk_cel_env_charge(env, i / 64))
+            return sk_cel_env_exhausted(env);
         const sk_cel_val **one = sk_arena_alloc(a, sizeof *one);
         one[0] = sk_cel_string(a, v, strlen(v));
         if (i == nk) {

@@ -360,6 +360,19 @@ static void test_url_library(void **state)
     expect("url('https://u:p@x/') == url('https://u:p@x')", "false");
     expect("url('https://x/#a b') == url('https://x/#a%20b')", "true");
     expect("url('https://x:80/') == url('https://x/')", "false");
+    /* 20,000 distinct query keys: their search is charged (200 million
+     * comparisons, past the default bound) */
+    sk_arena *a = sk_arena_new();
+    char *q = sk_arena_alloc(a, 20000 * 8 + 64);
+    size_t o = (size_t)sprintf(q, "/p?");
+    for (int i = 0; i < 20000; i++)
+        o += (size_t)sprintf(q + o, "k%d&", i);
+    sk_cel_eval_options opt = {.resolve = resolve_s, .resolve_ctx = q};
+    uint64_t steps;
+    const sk_cel_val *v = eval_in(a, "url(s).getQuery().size()", &opt, &steps);
+    assert_int_equal(v->type, SK_CEL_V_ERROR);
+    assert_string_equal(v->u.str.s, "evaluation step limit exceeded (1000000 steps)");
+    sk_arena_free(a);
     expect_error("url(1)", "no such overload");
     expect_error("'https://x/'.getHost()", "no such overload");
 }
