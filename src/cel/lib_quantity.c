@@ -167,10 +167,12 @@ static int mul64(int64_t x, int64_t y, int64_t *r)
     return !__builtin_mul_overflow(x, y, r);
 }
 
-/* positiveScaleInt64 */
+/* positiveScaleInt64; 0 stays 0 at once (Go loops over the whole scale,
+ * which '0e999999999' makes a billion) and any other value overflows
+ * within 19 steps, so this is O(1). */
 static int scale64(int64_t v, int64_t scale, int64_t *r)
 {
-    for (int64_t i = 0; i < scale; i++)
+    for (int64_t i = 0; i < scale && v != 0; i++)
         if (!mul64(v, 10, &v))
             return 0;
     *r = v;

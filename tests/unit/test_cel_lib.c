@@ -459,6 +459,13 @@ static void test_quantity_work_is_charged(void **state)
     assert_int_equal(v->type, SK_CEL_V_ERROR);
     assert_string_equal(v->u.str.s, "evaluation step limit exceeded (1000000 steps)");
     sk_arena_free(a);
+    /* zero at scale 10^9 is an integer at once */
+    a = sk_arena_new();
+    v = eval_in(a,
+                "quantity('0e999999999').isInteger() && quantity('0e999999999').asInteger() == 0",
+                NULL, &steps);
+    assert_true(v->type == SK_CEL_V_BOOL && v->u.b);
+    sk_arena_free(a);
     /* a sum that must align 10^20000 with 1n costs its digits */
     a = sk_arena_new();
     v = eval_in(a, "quantity('1e20000').add(quantity('1n')).sign()", NULL, &steps);
