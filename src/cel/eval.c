@@ -879,8 +879,8 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     /* ip.isCanonical(s) parses as a method of the name ip; a library
      * function of that qualified name is what cel-go calls. */
     if (target && target->kind == SK_CEL_IDENT && !is_local(c, target->u.ident)) {
-        const char *q = sk_arena_printf(c->a, "%s.%s", target->u.ident, f);
-        if (sk_cel_lib_qualified(q)) {
+        const char *q = sk_cel_lib_qualified(target->u.ident, f);
+        if (q) {
             f = q;
             target = NULL;
         }

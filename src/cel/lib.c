@@ -33,7 +33,7 @@ int sk_cel_lib_type(const char *name)
     return strcmp(name, "net.IP") == 0 || strcmp(name, "net.CIDR") == 0;
 }
 
-int sk_cel_lib_qualified(const char *name)
+const char *sk_cel_lib_qualified(const char *ns, const char *f)
 {
-    return strcmp(name, "ip.isCanonical") == 0;
+    return strcmp(ns, "ip") == 0 && strcmp(f, "isCanonical") == 0 ? "ip.isCanonical" : NULL;
 }

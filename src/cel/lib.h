@@ -28,7 +28,8 @@ const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
  * as kube's ip and cidr libraries declare them). */
 int sk_cel_lib_type(const char *name);
 
-/* 1 if a library has a function of the dotted name (ip.isCanonical). */
-int sk_cel_lib_qualified(const char *name);
+/* The name of a library's function ns.f (ip.isCanonical; static), or
+ * NULL if there is none. */
+const char *sk_cel_lib_qualified(const char *ns, const char *f);
 
 #endif

@@ -42,8 +42,14 @@ static int cidr_equal(const void *x, const void *y)
     return a->bits == b->bits && ip_equal(&a->ip, &b->ip);
 }
 
-static const sk_cel_opaque_type ip_type = {"net.IP", ip_equal};
-static const sk_cel_opaque_type cidr_type = {"net.CIDR", cidr_equal};
+static size_t fixed_size(const void *x)
+{
+    (void)x;
+    return sizeof(prefix);
+}
+
+static const sk_cel_opaque_type ip_type = {"net.IP", ip_equal, fixed_size};
+static const sk_cel_opaque_type cidr_type = {"net.CIDR", cidr_equal, fixed_size};
 
 static int is(const sk_cel_val *v, const sk_cel_opaque_type *t)
 {

@@ -394,7 +394,13 @@ static int qty_equal(const void *x, const void *y)
     return cmp(&nx, &ny) == 0;
 }
 
-static const sk_cel_opaque_type qty_type = {"kubernetes.Quantity", qty_equal};
+static size_t qty_size(const void *x)
+{
+    const qty *q = x;
+    return q->dec ? strlen(q->digits) : sizeof *q;
+}
+
+static const sk_cel_opaque_type qty_type = {"kubernetes.Quantity", qty_equal, qty_size};
 
 static const qty *as_qty(const sk_cel_val *v)
 {

@@ -33,7 +33,12 @@ static int url_equal(const void *x, const void *y)
     return strcmp(((const url *)x)->string, ((const url *)y)->string) == 0;
 }
 
-static const sk_cel_opaque_type url_type = {"kubernetes.URL", url_equal};
+static size_t url_size(const void *x)
+{
+    return strlen(((const url *)x)->string);
+}
+
+static const sk_cel_opaque_type url_type = {"kubernetes.URL", url_equal, url_size};
 
 static int ishex(char c)
 {

@@ -356,8 +356,11 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w)
         }
         return 1;
     case SK_CEL_V_OPAQUE:
-        return x->u.opaque.type == y->u.opaque.type &&
-               x->u.opaque.type->equal(x->u.opaque.data, y->u.opaque.data);
+        if (x->u.opaque.type != y->u.opaque.type)
+            return 0;
+        if (!spend(w, x->u.opaque.type->size(x->u.opaque.data) / 64))
+            return -1;
+        return x->u.opaque.type->equal(x->u.opaque.data, y->u.opaque.data);
     default:
         return 0;
     }

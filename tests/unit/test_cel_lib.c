@@ -373,6 +373,24 @@ static void test_url_library(void **state)
     assert_int_equal(v->type, SK_CEL_V_ERROR);
     assert_string_equal(v->u.str.s, "evaluation step limit exceeded (1000000 steps)");
     sk_arena_free(a);
+    /* equality compares the String() forms and is charged for them as
+     * value.h charges strings (64 bytes a unit, 64 units a step): a 500 kB
+     * URL is 7,812 steps to make (its argument) and 122 a comparison, so
+     * comparing it 100 times costs over 12,200 more */
+    a = sk_arena_new();
+    q = sk_arena_alloc(a, 500064);
+    o = (size_t)sprintf(q, "http://x/");
+    memset(q + o, 'p', 500000);
+    opt.resolve_ctx = q;
+    char *src = sk_arena_alloc(a, 1024);
+    o = (size_t)sprintf(src, "[url(s)].all(u, [");
+    for (int i = 0; i < 100; i++)
+        o += (size_t)sprintf(src + o, i ? ", %d" : "%d", i);
+    sprintf(src + o, "].all(i, u == u))");
+    v = eval_in(a, src, &opt, &steps);
+    assert_true(v->type == SK_CEL_V_BOOL && v->u.b);
+    assert_true(steps > 7812 + 100 * 122);
+    sk_arena_free(a);
     expect_error("url(1)", "no such overload");
     expect_error("'https://x/'.getHost()", "no such overload");
 }
