@@ -51,6 +51,10 @@ suite "cel parse (cel-go's trees, asan+ubsan)" \
 # (pass/skip counts per section, skips by reason; tests/cel/eval_test.py).
 suite "cel eval (cel-spec conformance, asan+ubsan)" \
     python3 tests/cel/eval_test.py "$ASAN_BUILD/cel_eval"
+# matches() and findAll() against Go's regexp over fixed and generated
+# patterns (tests/cel/regex_test.py).
+suite "cel regex (Go's regexp, asan+ubsan)" \
+    python3 tests/cel/regex_test.py "$ASAN_BUILD/cel_eval"
 
 suite "fuzz (libFuzzer, ${FUZZ_SECONDS:-60}s per target)" tests/fuzz/run.sh "${FUZZ_BUILD:-build-fuzz}"
 

@@ -17,12 +17,25 @@
 
 #include <string.h>
 
-static const char *const stage_types[] = {
-    [SK_CEL_AUTHZ_AUTHORIZER] = "kubernetes.authorization.Authorizer",
-    [SK_CEL_AUTHZ_PATH] = "kubernetes.authorization.PathCheck",
-    [SK_CEL_AUTHZ_GROUP] = "kubernetes.authorization.GroupCheck",
-    [SK_CEL_AUTHZ_RESOURCE] = "kubernetes.authorization.ResourceCheck",
-    [SK_CEL_AUTHZ_DECISION] = "kubernetes.authorization.Decision",
+/* Each stage's value is equal only to itself (cel-go compares the
+ * library's values by identity too). */
+static int same(const void *x, const void *y)
+{
+    return x == y;
+}
+
+static size_t fixed_size(const void *x)
+{
+    (void)x;
+    return sizeof(sk_cel_authz);
+}
+
+static const sk_cel_opaque_type stage_types[] = {
+    [SK_CEL_AUTHZ_AUTHORIZER] = {"kubernetes.authorization.Authorizer", same, fixed_size},
+    [SK_CEL_AUTHZ_PATH] = {"kubernetes.authorization.PathCheck", same, fixed_size},
+    [SK_CEL_AUTHZ_GROUP] = {"kubernetes.authorization.GroupCheck", same, fixed_size},
+    [SK_CEL_AUTHZ_RESOURCE] = {"kubernetes.authorization.ResourceCheck", same, fixed_size},
+    [SK_CEL_AUTHZ_DECISION] = {"kubernetes.authorization.Decision", same, fixed_size},
 };
 
 /* A copy of from (NULL: a fresh one) at stage. */
@@ -39,7 +52,7 @@ static sk_cel_authz *derive(sk_arena *a, const sk_cel_authz *from, sk_cel_authz_
 
 static const sk_cel_val *wrap(sk_arena *a, const sk_cel_authz *z)
 {
-    return sk_cel_object(a, stage_types[z->stage], z);
+    return sk_cel_opaque(a, &stage_types[z->stage], z);
 }
 
 const sk_cel_val *sk_cel_authorizer(sk_arena *a)
@@ -76,10 +89,10 @@ static int blank(const char *s)
 /* The stage of v, or -1 when v is no authz value. */
 static int stage_of(const sk_cel_val *v)
 {
-    if (v->type != SK_CEL_V_OBJECT)
+    if (v->type != SK_CEL_V_OPAQUE)
         return -1;
     for (size_t i = 0; i < sizeof stage_types / sizeof *stage_types; i++)
-        if (v->u.object.type == stage_types[i])
+        if (v->u.opaque.type == &stage_types[i])
             return (int)i;
     return -1;
 }
@@ -129,7 +142,7 @@ const sk_cel_val *sk_cel_authz_call(sk_arena *a, const char *f, int method,
     int stage = stage_of(v[0]);
     if (stage < 0)
         return NULL;
-    const sk_cel_authz *z = v[0]->u.object.data;
+    const sk_cel_authz *z = v[0]->u.opaque.data;
     const char *s1 = n >= 2 && v[1]->type == SK_CEL_V_STRING ? v[1]->u.str.s : NULL;
     if (n == 1 && stage == SK_CEL_AUTHZ_DECISION) {
         if (strcmp(f, "allowed") == 0)

@@ -11,7 +11,7 @@
  *   authorizer.requestResource.check('delete').errored() / .error()
  *   ...resource('pods').fieldSelector('spec.nodeName=n').labelSelector('a=b')
  *
- * Each stage is an object value (value.h's SK_CEL_V_OBJECT) of its own
+ * Each stage is an object value (value.h's SK_CEL_V_OPAQUE) of its own
  * type (kubernetes.authorization.Authorizer, PathCheck, GroupCheck,
  * ResourceCheck, Decision) holding an sk_cel_authz; the builders copy and
  * amend, so a value is never changed once made. The one effect, check(verb), asks the caller's

@@ -15,6 +15,9 @@
 #include "cel/strext.h"
 #include "cel/time.h"
 
+#include "cel/env.h"
+#include "cel/lib.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -33,13 +36,15 @@ typedef struct var_cache {
     struct var_cache *next;
 } var_cache;
 
-typedef struct ctx {
+/* The context is what env.h calls an sk_cel_env. */
+typedef struct sk_cel_env {
     sk_arena *a;
     const sk_cel_eval_options *opt;
     uint64_t steps, max_steps;
     const sk_cel_val *exhausted;
     local *locals;
     var_cache *vars;
+    void *lib_state;
 } ctx;
 
 static const sk_cel_val *eval(ctx *c, const sk_cel_expr *e);
@@ -72,6 +77,40 @@ static sk_cel_work budget(ctx *c)
 static int settle(ctx *c, const sk_cel_work *w)
 {
     return charge(c, w->done / 64);
+}
+
+/* ---- env.h, for the libraries (lib.h) ---- */
+
+sk_arena *sk_cel_env_arena(sk_cel_env *env)
+{
+    return env->a;
+}
+
+int sk_cel_env_charge(sk_cel_env *env, uint64_t n)
+{
+    return charge(env, n);
+}
+
+const sk_cel_val *sk_cel_env_exhausted(sk_cel_env *env)
+{
+    return env->exhausted;
+}
+
+uint64_t sk_cel_env_work_left(sk_cel_env *env)
+{
+    return env->exhausted ? 0 : budget(env).limit;
+}
+
+void **sk_cel_env_lib_state(sk_cel_env *env)
+{
+    return &env->lib_state;
+}
+
+static const sk_cel_val *arith(ctx *c, const char *f, const sk_cel_val *x, const sk_cel_val *y);
+
+const sk_cel_val *sk_cel_env_add(sk_cel_env *env, const sk_cel_val *x, const sk_cel_val *y)
+{
+    return arith(env, "_+_", x, y);
 }
 
 /* cel-go's words for a function with no overload for its arguments. */
@@ -370,6 +409,11 @@ static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e)
             p += sprintf(p, i ? ".%s" : "%s", parts[i]);
         if ((x = bound(c, name)) || (k == n && (x = type_named(c, name))))
             break;
+        /* a library's type by its qualified name (net.IP) */
+        if (sk_cel_lib_type(name)) {
+            x = sk_cel_type(c->a, name);
+            break;
+        }
     }
     if (!x)
         x = lookup(c, parts[0]);
@@ -601,8 +645,6 @@ static const sk_cel_val *string_test(ctx *c, const char *f, const sk_cel_val *s,
 {
     if (s->type != SK_CEL_V_STRING || t->type != SK_CEL_V_STRING)
         return no_overload(c);
-    if (strcmp(f, "matches") == 0)
-        return sk_cel_error(c->a, "matches is not supported yet");
     /* glibc's memmem is linear (two-way) in both lengths. */
     size_t n = s->u.str.len, m = t->u.str.len;
     if (m > n)
@@ -879,14 +921,18 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     const char *f = e->u.call.function;
     const sk_cel_expr *target = e->u.call.target;
     size_t nargs = e->u.call.nargs;
-    /* optional.of(x) and strings.quote(s) parse as methods of an
-     * identifier: they are the qualified functions unless a comprehension
-     * names a variable so. */
-    if (target && target->kind == SK_CEL_IDENT &&
-        (strcmp(target->u.ident, "optional") == 0 || strcmp(target->u.ident, "strings") == 0) &&
-        !is_local(c, target->u.ident)) {
-        f = sk_arena_printf(c->a, "%s.%s", target->u.ident, f);
-        target = NULL;
+    /* optional.of(x), strings.quote(s) and ip.isCanonical(s) parse as
+     * methods of an identifier: they are the qualified functions unless a
+     * comprehension names a variable so. */
+    if (target && target->kind == SK_CEL_IDENT && !is_local(c, target->u.ident)) {
+        const char *ns = target->u.ident;
+        const char *q = strcmp(ns, "optional") == 0 || strcmp(ns, "strings") == 0
+                            ? sk_arena_printf(c->a, "%s.%s", ns, f)
+                            : sk_cel_lib_qualified(ns, f);
+        if (q) {
+            f = q;
+            target = NULL;
+        }
     }
     int is_and = strcmp(f, "_&&_") == 0;
     if (!target && nargs == 2 && (is_and || strcmp(f, "_||_") == 0))
@@ -945,7 +991,7 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
             return to_uint(c, v[0]);
         if (strcmp(f, "double") == 0)
             return to_double(c, v[0]);
-        if (strcmp(f, "string") == 0)
+        if (strcmp(f, "string") == 0 && v[0]->type != SK_CEL_V_OPAQUE)
             return to_string(c, v[0]);
         if (strcmp(f, "bytes") == 0)
             return to_bytes(c, v[0]);
@@ -981,13 +1027,13 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
         if (strcmp(f, "_?._") == 0 && v[1]->type == SK_CEL_V_STRING)
             return field(c, as_optional(c, v[0]), v[1]->u.str.s, 0);
     }
-    /* contains, startsWith and endsWith are methods only; matches is
-     * both (cel-go's overloads). */
-    if (n == 2 && ((method && (strcmp(f, "contains") == 0 || strcmp(f, "startsWith") == 0 ||
-                               strcmp(f, "endsWith") == 0)) ||
-                   strcmp(f, "matches") == 0))
+    /* contains, startsWith and endsWith are methods only (cel-go's
+     * overloads). */
+    if (n == 2 && method &&
+        (strcmp(f, "contains") == 0 || strcmp(f, "startsWith") == 0 || strcmp(f, "endsWith") == 0))
         return string_test(c, f, v[0], v[1]);
-    return no_overload(c);
+    r = sk_cel_lib_call(c, f, method, v, n);
+    return r ? r : no_overload(c);
 }
 
 /* ---- comprehensions ---- */

@@ -18,10 +18,10 @@
  * variable "a.b.c", else field c of "a.b", else of a's field b, as in
  * cel-go), durations and timestamps (time.h), optional values
  * (optional.h), the strings extension (strext.h), Kubernetes' authorization
- * library (authz.h, decided by the caller's authorize callback). Not yet:
- * matches (an error saying so), protobuf messages (a message literal is an
- * error), the other extension libraries, names resolved through a
- * container.
+ * library (authz.h, decided by the caller's authorize callback), and
+ * whatever the libraries of lib.h have (matches, the other Kubernetes
+ * libraries). Not yet: protobuf messages (a message literal is an error),
+ * the other extension libraries, names resolved through a container.
  *
  * Bound: a step is charged for every node evaluated and every
  * comprehension iteration, and for every 64 of anything whose size is not
@@ -30,8 +30,12 @@
  * `in` or map lookup compares (sk_cel_work), the entries of the variable
  * cache scanned, the bytes of a zoneinfo file read (time.h), the items
  * optional.unwrap reads and the bytes and items the strings extension
- * makes (strext.h: charged before they are made). Past max_steps evaluation stops and the result is the
- * error "evaluation step limit exceeded (N steps)", which nothing absorbs.
+ * makes (strext.h: charged before they are made), the work of a library
+ * function (a regular expression's length and the memory compiling it
+ * takes, 64 of its thread steps to search, the digits a quantity's
+ * arithmetic writes). Past max_steps evaluation stops and the result is
+ * the error "evaluation step limit exceeded (N steps)", which nothing
+ * absorbs.
  * With the parser's depth limit this bounds time, stack and memory for any
  * expression and input, but for converting the JSON object's variables,
  * which is linear in what the caller handed in. A million steps take some

@@ -648,8 +648,9 @@ const sk_cel_val *sk_cel_strext_call(sk_arena *a, const char *f, int method,
             return no_overload(a);
         return join(a, s, n == 2 ? v[1] : NULL, w);
     }
+    /* a list's indexOf and lastIndexOf are kube's lists library's */
     if (!is_str(s))
-        return no_overload(a);
+        return (k == 1 || k == 2) && s->type == SK_CEL_V_LIST ? NULL : no_overload(a);
     switch (k) {
     case 0:
         return n == 2 && is_int(v[1]) ? char_at(a, s, v[1]->u.i) : no_overload(a);

@@ -97,14 +97,6 @@ sk_cel_val *sk_cel_optional(sk_arena *a, const sk_cel_val *v)
     return o;
 }
 
-sk_cel_val *sk_cel_object(sk_arena *a, const char *type, const void *data)
-{
-    sk_cel_val *o = make(a, SK_CEL_V_OBJECT);
-    o->u.object.type = type;
-    o->u.object.data = data;
-    return o;
-}
-
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name)
 {
     return text(a, SK_CEL_V_TYPE, name, strlen(name));
@@ -239,8 +231,18 @@ const char *sk_cel_type_named(const char *name)
     return NULL;
 }
 
+sk_cel_val *sk_cel_opaque(sk_arena *a, const sk_cel_opaque_type *type, const void *data)
+{
+    sk_cel_val *v = make(a, SK_CEL_V_OPAQUE);
+    v->u.opaque.type = type;
+    v->u.opaque.data = data;
+    return v;
+}
+
 const char *sk_cel_type_name(const sk_cel_val *v)
 {
+    if (v->type == SK_CEL_V_OPAQUE)
+        return v->u.opaque.type->name;
     static const char *const names[] = {
         [SK_CEL_V_NULL] = "null_type",
         [SK_CEL_V_BOOL] = "bool",
@@ -257,7 +259,7 @@ const char *sk_cel_type_name(const sk_cel_val *v)
         [SK_CEL_V_TIMESTAMP] = "google.protobuf.Timestamp",
         [SK_CEL_V_OPTIONAL] = "optional_type",
     };
-    return v->type == SK_CEL_V_OBJECT ? v->u.object.type : names[v->type];
+    return names[v->type];
 }
 
 static int is_number(const sk_cel_val *v)
@@ -396,8 +398,6 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w)
     case SK_CEL_V_DURATION:
     case SK_CEL_V_TIMESTAMP:
         return x->u.time.sec == y->u.time.sec && x->u.time.nsec == y->u.time.nsec;
-    case SK_CEL_V_OBJECT:
-        return x->u.object.data == y->u.object.data;
     case SK_CEL_V_OPTIONAL:
         if (!x->u.opt || !y->u.opt)
             return x->u.opt == y->u.opt;
@@ -423,6 +423,12 @@ int sk_cel_equal(const sk_cel_val *x, const sk_cel_val *y, sk_cel_work *w)
                 return r;
         }
         return 1;
+    case SK_CEL_V_OPAQUE:
+        if (x->u.opaque.type != y->u.opaque.type)
+            return 0;
+        if (!spend(w, x->u.opaque.type->size(x->u.opaque.data) / 64))
+            return -1;
+        return x->u.opaque.type->equal(x->u.opaque.data, y->u.opaque.data);
     default:
         return 0;
     }

@@ -1,9 +1,10 @@
 /*
  * value.h - CEL runtime values (cel-spec doc/langdef.md "Values"): null,
  * bool, int (int64), uint (uint64), double, string, bytes, list, map, type,
- * duration and timestamp (time.c), optional, and errors, which CEL treats
- * as values (a failed index is an error value that `false && ...` can
- * still absorb).
+ * duration and timestamp (time.c), optional, the opaque values of the
+ * libraries (lib.h: kubernetes.URL, net.IP, ...; authz.h's checks), and
+ * errors, which CEL treats as values (a failed index is an error value
+ * that `false && ...` can still absorb).
  *
  * Like the expression nodes (ast.h) the struct is public: every part of the
  * evaluator reads it, it is immutable once made (list concatenation writes
@@ -54,13 +55,20 @@ typedef enum sk_cel_vtype {
     SK_CEL_V_DURATION,
     SK_CEL_V_TIMESTAMP,
     SK_CEL_V_OPTIONAL, /* opt: the value, or NULL for optional.none() */
-    /* a library's object, opaque here: object.type (its type's name, as
-     * type() gives it) and object.data (the library's, immutable); equal
-     * only to itself */
-    SK_CEL_V_OBJECT,
+    SK_CEL_V_OPAQUE,   /* a library's value (kubernetes.URL, net.IP, ...): opaque */
 } sk_cel_vtype;
 
 typedef struct sk_cel_val sk_cel_val;
+
+/* A kind of value a library (lib.h) makes: the name type() gives it, its
+ * equality (1 or 0; both values of this kind) and the bytes equality may
+ * compare of a value, which sk_cel_equal charges as it charges strings.
+ * Values of different kinds are unequal and no kind is ordered. */
+typedef struct sk_cel_opaque_type {
+    const char *name;
+    int (*equal)(const void *x, const void *y);
+    size_t (*size)(const void *x);
+} sk_cel_opaque_type;
 
 struct sk_cel_val {
     sk_cel_vtype type;
@@ -91,9 +99,9 @@ struct sk_cel_val {
         } time;
         const sk_cel_val *opt;
         struct {
-            const char *type;
-            const void *data;
-        } object;
+            const sk_cel_opaque_type *type;
+            const void *data; /* the library's, in the arena */
+        } opaque;
     } u;
 };
 
@@ -126,11 +134,11 @@ sk_cel_val *sk_cel_duration(sk_arena *a, int64_t sec, int32_t nsec);
 sk_cel_val *sk_cel_timestamp(sk_arena *a, int64_t sec, int32_t nsec);
 /* v: a non-error value, or NULL for optional.none(). */
 sk_cel_val *sk_cel_optional(sk_arena *a, const sk_cel_val *v);
-/* type (static) and data (borrowed): see SK_CEL_V_OBJECT. */
-sk_cel_val *sk_cel_object(sk_arena *a, const char *type, const void *data);
 /* name: a type's name as type() gives it ("int", "list", "null_type"). */
 sk_cel_val *sk_cel_type(sk_arena *a, const char *name);
 sk_cel_val *sk_cel_error(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* data: borrowed, the kind's own representation. */
+sk_cel_val *sk_cel_opaque(sk_arena *a, const sk_cel_opaque_type *type, const void *data);
 
 /* The finite double d in the shortest decimal that reads back as it, as
  * Go's strconv.FormatFloat(d, fmt, -1, 64) writes it: fmt 'g' (exponent

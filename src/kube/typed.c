@@ -34,6 +34,7 @@
 #include "kube/schema.h"
 #include "core/buf.h"
 #include "core/check.h"
+#include "core/quantity.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -463,127 +464,13 @@ static char *parse_time(const char *v, int micro, char **canon)
     return NULL;
 }
 
-/* ---- quantities (k8s.io/apimachinery/pkg/api/resource) ------------------ */
+/* ---- quantities (k8s.io/apimachinery/pkg/api/resource; syntax: core) ---- */
 
-static const char q_err_format[] = "quantities must match the regular expression "
-                                   "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
-static const char q_err_numeric[] = "unable to parse numeric part of quantity";
-static const char q_err_suffix[] = "unable to parse quantity's suffix";
-
-typedef enum { Q_DECIMAL_EXPONENT, Q_BINARY_SI, Q_DECIMAL_SI } q_format;
 typedef unsigned __int128 u128;
-
-/* parseQuantityString: spans into s. */
-typedef struct {
-    int positive;
-    const char *value, *num, *denom, *suffix;
-    size_t value_len, num_len, denom_len, suffix_len;
-} q_parts;
 
 static int is_digit(char c)
 {
     return c >= '0' && c <= '9';
-}
-
-static const char *q_split(const char *s, q_parts *q)
-{
-    size_t pos = 0, end = strlen(s);
-    memset(q, 0, sizeof *q);
-    q->positive = 1;
-    q->value = s;
-    q->suffix = s + end;
-    if (end && (s[0] == '-' || s[0] == '+')) {
-        q->positive = s[0] != '-';
-        pos++;
-    }
-    while (pos < end && s[pos] == '0')
-        pos++;
-    if (pos >= end) {
-        q->num = "0";
-        q->num_len = 1;
-        q->value = "0";
-        q->value_len = 1;
-        return NULL;
-    }
-    size_t i = pos;
-    while (i < end && is_digit(s[i]))
-        i++;
-    q->num = s + pos;
-    q->num_len = i - pos;
-    if (i >= end) {
-        q->value_len = end;
-        return NULL;
-    }
-    pos = i;
-    if (q->num_len == 0) {
-        q->num = "0";
-        q->num_len = 1;
-    }
-    if (s[pos] == '.') {
-        pos++;
-        i = pos;
-        while (i < end && is_digit(s[i]))
-            i++;
-        q->denom = s + pos;
-        q->denom_len = i - pos;
-        if (i >= end) {
-            q->value_len = end;
-            return NULL;
-        }
-        pos = i;
-    }
-    q->value_len = pos;
-    size_t suffix_start = pos;
-    while (pos < end && strchr("eEinumkKMGTP", s[pos]))
-        pos++;
-    if (pos < end && (s[pos] == '-' || s[pos] == '+'))
-        pos++;
-    while (pos < end && is_digit(s[pos]))
-        pos++;
-    if (pos < end)
-        return q_err_format;
-    q->suffix = s + suffix_start;
-    q->suffix_len = end - suffix_start;
-    return NULL;
-}
-
-/* suffixHandler.interpret. */
-static int q_suffix(const char *s, size_t len, int *base, int *exp, q_format *fmt)
-{
-    static const struct {
-        const char *s;
-        int exp;
-    } dec[] = {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0},   {"k", 3},
-               {"M", 6},  {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}},
-      bin[] = {{"Ki", 10}, {"Mi", 20}, {"Gi", 30}, {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
-    for (size_t i = 0; i < sizeof dec / sizeof dec[0]; i++)
-        if (strlen(dec[i].s) == len && memcmp(dec[i].s, s, len) == 0) {
-            *base = 10, *exp = dec[i].exp, *fmt = Q_DECIMAL_SI;
-            return 1;
-        }
-    for (size_t i = 0; i < sizeof bin / sizeof bin[0]; i++)
-        if (strlen(bin[i].s) == len && memcmp(bin[i].s, s, len) == 0) {
-            *base = 2, *exp = bin[i].exp, *fmt = Q_BINARY_SI;
-            return 1;
-        }
-    if (len > 1 && (s[0] == 'e' || s[0] == 'E')) {
-        /* strconv.ParseInt(s[1:], 10, 64): optional sign, then digits only. */
-        size_t i = 1;
-        int neg = 0;
-        if (s[i] == '+' || s[i] == '-')
-            neg = s[i++] == '-';
-        if (i == len)
-            return 0;
-        long long v = 0;
-        for (; i < len; i++) {
-            if (!is_digit(s[i]) || v > 100000000)
-                return 0;
-            v = v * 10 + (s[i] - '0');
-        }
-        *base = 10, *exp = (int)(neg ? -v : v), *fmt = Q_DECIMAL_EXPONENT;
-        return 1;
-    }
-    return 0;
 }
 
 static void put_u128(sk_buf *b, int negative, u128 v)
@@ -603,14 +490,14 @@ static void put_u128(sk_buf *b, int negative, u128 v)
 static const u128 U128_MAX = ~(u128)0;
 
 /* CanonicalizeBytes of sign * u * 10^e in format fmt (new string). */
-static char *q_canonical(int negative, u128 u, int e, q_format fmt)
+static char *q_canonical(int negative, u128 u, int e, sk_quantity_format fmt)
 {
     sk_buf b = SK_BUF_INIT;
     if (u == 0) {
         sk_buf_puts(&b, "0");
         goto out;
     }
-    if (fmt == Q_BINARY_SI) {
+    if (fmt == SK_QUANTITY_BINARY_SI) {
         /* Exact integer value, if any, and below 1024 in magnitude? */
         u128 v = u;
         int exact = 1;
@@ -625,7 +512,7 @@ static char *q_canonical(int negative, u128 u, int e, q_format fmt)
         int small = exact ? v < 1024 : 0;
         if (!exact || small) {
             /* |q| < 1024 with a fraction is small too: it shows as decimal. */
-            fmt = Q_DECIMAL_SI;
+            fmt = SK_QUANTITY_DECIMAL_SI;
         } else {
             static const char *const bin[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
             int k = 0;
@@ -647,7 +534,7 @@ static char *q_canonical(int negative, u128 u, int e, q_format fmt)
         e--;
     }
     put_u128(&b, negative, u);
-    if (fmt == Q_DECIMAL_EXPONENT) {
+    if (fmt == SK_QUANTITY_DECIMAL_EXPONENT) {
         if (e != 0)
             sk_buf_printf(&b, "e%d", e);
     } else {
@@ -669,7 +556,8 @@ static char *dup_str(const char *s)
 /* q's value * base^exp as *u * 10^*e10, rounded up to 1n as inf.Dec is,
  * and the format it prints in (*fmt updated). 0 when it has more digits
  * than a u128 holds: Go keeps such a string as it was sent. */
-static int q_exact(const q_parts *q, int base, int exp, q_format *fmt, u128 *u_out, int *e10_out)
+static int q_exact(const sk_quantity_parts *q, int base, int exp, sk_quantity_format *fmt,
+                   u128 *u_out, int *e10_out)
 {
     u128 u = 0;
     int e10 = -(int)q->denom_len, digits = 0;
@@ -699,7 +587,7 @@ static int q_exact(const q_parts *q, int base, int exp, q_format *fmt, u128 *u_o
         }
         u += rest;
     }
-    if (*fmt == Q_BINARY_SI) {
+    if (*fmt == SK_QUANTITY_BINARY_SI) {
         /* Capped at the largest int64; between 0 and 1 it is decimal. */
         u128 whole = u;
         for (int i = e10; i < 0; i++)
@@ -713,7 +601,7 @@ static int q_exact(const q_parts *q, int base, int exp, q_format *fmt, u128 *u_o
             u = (u128)INT64_MAX;
             e10 = 0;
         } else if (whole == 0 && u != 0) {
-            *fmt = Q_DECIMAL_SI;
+            *fmt = SK_QUANTITY_DECIMAL_SI;
         }
     }
     *u_out = u;
@@ -723,28 +611,28 @@ static int q_exact(const q_parts *q, int base, int exp, q_format *fmt, u128 *u_o
 
 sk_err sk_typed_quantity(const char *s, char **out, const char **err)
 {
-    q_parts q;
+    sk_quantity_parts q;
     int base, exp;
-    q_format fmt;
+    sk_quantity_format fmt;
     const char *e = NULL;
     if (!*s) {
-        e = q_err_format;
+        e = sk_quantity_err_format;
         goto fail;
     }
     if (strcmp(s, "0") == 0) {
         *out = dup_str(s);
         return SK_OK;
     }
-    if ((e = q_split(s, &q)) != NULL)
+    if ((e = sk_quantity_split(s, &q)) != NULL)
         goto fail;
-    if (!q_suffix(q.suffix, q.suffix_len, &base, &exp, &fmt)) {
-        e = q_err_suffix;
+    if (!sk_quantity_suffix(q.suffix, q.suffix_len, &base, &exp, &fmt)) {
+        e = sk_quantity_err_suffix;
         goto fail;
     }
     /* The int64 fast path, whose results Go may keep as the input string. */
     int precision = 0, scale = 0;
     int64_t mantissa = 1;
-    if (fmt == Q_BINARY_SI) {
+    if (fmt == SK_QUANTITY_BINARY_SI) {
         if (exp >= 0 && q.denom_len == 0) {
             mantissa = (int64_t)1 << exp;
             precision = 15 - (int)q.num_len - (int)((float)exp * 3 / 10) - 1;
@@ -766,7 +654,7 @@ sk_err sk_typed_quantity(const char *s, char **out, const char **err)
         u128 result = value * (u128)mantissa;
         if (result <= (u128)INT64_MAX) {
             size_t sl = strlen(shifted);
-            int keep = fmt == Q_BINARY_SI
+            int keep = fmt == SK_QUANTITY_BINARY_SI
                            ? exp % 10 == 0 && (value & 7) != 0
                            : scale % 3 == 0 && !(sl >= 3 && strcmp(shifted + sl - 3, "000") == 0) &&
                                  shifted[0] != '0';
@@ -777,7 +665,7 @@ sk_err sk_typed_quantity(const char *s, char **out, const char **err)
     /* The arbitrary-precision path: value * base^exp, rounded up to 1n. */
     /* inf.Dec.SetString fails on a value of no digits or ending in '.'. */
     if (q.value_len == 0 || q.value[q.value_len - 1] == '.') {
-        e = q_err_numeric;
+        e = sk_quantity_err_numeric;
         goto fail;
     }
     u128 u;
@@ -792,13 +680,13 @@ fail:
 
 char *sk_typed_quantity_round_up_milli(const char *s)
 {
-    q_parts q;
+    sk_quantity_parts q;
     int base, exp, e10, rest = 0;
-    q_format fmt;
+    sk_quantity_format fmt;
     u128 u;
-    if (q_split(s, &q) || !q_suffix(q.suffix, q.suffix_len, &base, &exp, &fmt) ||
-        q.value_len == 0 || q.value[q.value_len - 1] == '.' ||
-        !q_exact(&q, base, exp, &fmt, &u, &e10))
+    if (sk_quantity_split(s, &q) ||
+        !sk_quantity_suffix(q.suffix, q.suffix_len, &base, &exp, &fmt) || q.value_len == 0 ||
+        q.value[q.value_len - 1] == '.' || !q_exact(&q, base, exp, &fmt, &u, &e10))
         return NULL;
     while (e10 < -3) {
         rest |= u % 10 != 0;

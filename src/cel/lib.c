@@ -1,0 +1,39 @@
+/*
+ * lib.c - routes a call the evaluator does not know to the library that
+ * has the function (lib.h). Each library answers NULL for a name it does
+ * not have, so the order only matters for speed.
+ */
+#include "cel/lib.h"
+
+#include "cel/lib_lists.h"
+#include "cel/lib_net.h"
+#include "cel/lib_quantity.h"
+#include "cel/lib_regex.h"
+#include "cel/lib_url.h"
+
+#include <string.h>
+
+const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
+                                  const sk_cel_val *const *v, size_t n)
+{
+    const sk_cel_val *r = sk_cel_lib_regex(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_lists(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_net(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_url(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_quantity(env, f, method, v, n);
+    return r;
+}
+
+int sk_cel_lib_type(const char *name)
+{
+    return strcmp(name, "net.IP") == 0 || strcmp(name, "net.CIDR") == 0;
+}
+
+const char *sk_cel_lib_qualified(const char *ns, const char *f)
+{
+    return strcmp(ns, "ip") == 0 && strcmp(f, "isCanonical") == 0 ? "ip.isCanonical" : NULL;
+}

@@ -1,0 +1,35 @@
+/*
+ * lib.h - the CEL functions beyond the evaluator's built-in operators:
+ * matches (RE2, regex.h) and the Kubernetes libraries of
+ * k8s.io/apiserver/pkg/cel/library at release-1.32 (regex find/findAll,
+ * lists, url, quantity, ip and cidr). The evaluator asks here for any call
+ * it does not know itself.
+ *
+ * A function whose arguments are of no overload it has answers cel-go's
+ * "no such overload"; a function of no library, or a method whose receiver
+ * is of no kind the library knows (so that libraries may share a name),
+ * answers NULL, and the evaluator says the same.
+ */
+#ifndef SK_CEL_LIB_H
+#define SK_CEL_LIB_H
+
+#include "cel/env.h"
+#include "cel/value.h"
+
+#include <stddef.h>
+
+/* f over v[0..n) (none an error; v[0] the receiver when method), in the
+ * env's arena: a value, possibly an error, or NULL if no library has f
+ * with that form and arity. */
+const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
+                                  const sk_cel_val *const *v, size_t n);
+
+/* 1 if a library declares the dotted name as a type (net.IP, net.CIDR,
+ * as kube's ip and cidr libraries declare them). */
+int sk_cel_lib_type(const char *name);
+
+/* The name of a library's function ns.f (ip.isCanonical; static), or
+ * NULL if there is none. */
+const char *sk_cel_lib_qualified(const char *ns, const char *f);
+
+#endif
