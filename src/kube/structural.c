@@ -19,11 +19,8 @@
  * Go map (properties), this module takes properties in schema order and
  * sorted where kube sorts.
  *
- * Deviations kept on purpose (see the comments at each): patterns are POSIX
- * extended regular expressions translated from RE2 (\d, (?i), (?:),
- * escapes inside brackets, lazy quantifiers, literal braces, RE2's
- * repetition errors; no \p{..} or \z, and "." is a byte, not a rune);
- * other invalid patterns are described in regerror's words; formats are
+ * Patterns are RE2 as Go's regexp has them (cel/regex.h), with Go's
+ * error texts. Deviations kept on purpose (see the comments at each): formats are
  * kube/strfmt.c's (some approximate); a keyword of the wrong JSON type is an
  * Invalid error here where kube fails to decode the CRD; anyOf/oneOf
  * best-failure selection follows kube-openapi's match count as far as this
@@ -37,6 +34,7 @@
 #include "kube/structural.h"
 #include "kube/validate.h"
 #include "kube/schema.h"
+#include "cel/regex.h"
 #include "kube/strfmt.h"
 #include "kube/typed.h"
 #include "core/buf.h"
@@ -45,7 +43,7 @@
 
 #include <ctype.h>
 #include <math.h>
-#include <regex.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,9 +73,12 @@ struct node {
     node *items;
 };
 
+/* A schema's pattern, compiled once with the schema. */
 typedef struct {
     const json_t *key; /* the pattern string in s->schema */
-    regex_t re;
+    sk_arena *arena;   /* owns re and lock */
+    sk_cel_re *re;
+    pthread_mutex_t *lock; /* a search at a time (pattern_matches) */
 } pattern;
 
 struct sk_structural {
@@ -380,226 +381,30 @@ static void node_free(node *n)
     free(n);
 }
 
-/* ---- patterns: RE2 syntax translated to POSIX ERE ----------------------- */
+/* ---- patterns: RE2, as Go's regexp (cel/regex.h) ----------------------- */
 
-/* Appends the bracket expression starting at re[*i] == '[' as POSIX wants
- * it: escapes resolved to literal members, \d \w \s expanded, and ']' first,
- * '^' not first, '-' last so none of them is taken as syntax. */
-static int bracket(const char *re, size_t *i, sk_buf *out)
+/* Compiles pattern re as kube's regexp.Compile does: the compiled form in a
+ * new arena (*arena, also on failure), or NULL with Go's error text
+ * ("error parsing regexp: ...") in *err (in *arena). */
+static sk_cel_re *compile_re(const char *re, sk_arena **arena, const char **err)
 {
-    sk_buf body = SK_BUF_INIT;
-    int neg = 0, close = 0, caret = 0, dash = 0;
-    size_t j = *i + 1;
-    if (re[j] == '^') {
-        neg = 1;
-        j++;
-    }
-    for (int first = 1; re[j]; first = 0) {
-        char lo;
-        if (re[j] == ']' && !first)
-            break;
-        if (re[j] == '[' && re[j + 1] == ':') {
-            const char *end = strstr(re + j + 2, ":]");
-            if (!end)
-                goto fail;
-            sk_buf_append(&body, re + j, (size_t)(end + 2 - (re + j)));
-            j = (size_t)(end + 2 - re);
-            continue;
-        }
-        if (re[j] == '\\') {
-            char c = re[j + 1];
-            if (!c)
-                goto fail;
-            j += 2;
-            if (c == 'd' || c == 'w' || c == 's') {
-                sk_buf_puts(&body, c == 'd' ? "0-9" : c == 'w' ? "A-Za-z0-9_" : " \t\n\r\f\v");
-                continue;
-            }
-            if (isalnum((unsigned char)c) && !strchr("ntrfv", c))
-                goto fail; /* \D, \pL, ... have no POSIX bracket form */
-            lo = c == 'n'   ? '\n'
-                 : c == 't' ? '\t'
-                 : c == 'r' ? '\r'
-                 : c == 'f' ? '\f'
-                 : c == 'v' ? '\v'
-                            : c;
-        } else {
-            lo = re[j++];
-        }
-        if (re[j] == '-' && re[j + 1] && re[j + 1] != ']') {
-            char hi = re[j + 1];
-            j += 2;
-            if (hi == '\\') {
-                if (!re[j])
-                    goto fail;
-                hi = re[j++];
-            }
-            sk_buf_printf(&body, "%c-%c", lo, hi);
-            continue;
-        }
-        if (lo == ']')
-            close = 1;
-        else if (lo == '^')
-            caret = 1;
-        else if (lo == '-')
-            dash = 1;
-        else
-            sk_buf_putc(&body, lo);
-    }
-    if (re[j] != ']' || (!body.len && !close && !caret && !dash))
-        goto fail;
-    sk_buf_putc(out, '[');
-    if (neg)
-        sk_buf_putc(out, '^');
-    if (close)
-        sk_buf_putc(out, ']');
-    if (body.len)
-        sk_buf_puts(out, body.data);
-    if (caret)
-        sk_buf_putc(out, '^');
-    if (dash)
-        sk_buf_putc(out, '-');
-    sk_buf_putc(out, ']');
-    sk_buf_free(&body);
-    *i = j + 1;
-    return 1;
-fail:
-    sk_buf_free(&body);
-    return 0;
+    size_t bytes;
+    *arena = sk_arena_new();
+    return sk_cel_re_compile(*arena, re, strlen(re), err, &bytes);
 }
 
-/* Length of a counted repetition {n}, {n,} or {n,m} at s, else 0 (Go
- * takes any other '{' literally). */
-static size_t counted_len(const char *s)
+/* Whether the len bytes at v match p anywhere (Go's MatchString). Linear
+ * in the pattern's program times len (a Pike VM), as Go's is; searches of
+ * one pattern take turns, since the compiled form holds the working memory
+ * of a search. */
+static int pattern_matches(const pattern *p, const char *v, size_t len)
 {
-    size_t i = 1;
-    if (!isdigit((unsigned char)s[i]))
-        return 0;
-    while (isdigit((unsigned char)s[i]))
-        i++;
-    if (s[i] == ',')
-        for (i++; isdigit((unsigned char)s[i]); i++)
-            ;
-    return s[i] == '}' ? i + 1 : 0;
-}
-
-/* Compiles an RE2 pattern; 0 on success, else writes Go's (or regerror's)
- * text to err. MatchString only asks whether a match exists, so lazy
- * quantifiers may become greedy without changing any answer. */
-static int compile_re(const char *re, regex_t *out, char *err, size_t errlen)
-{
-    sk_buf b = SK_BUF_INIT;
-    int flags = REG_EXTENDED | REG_NOSUB, rc = 0;
-    /* atom: the last token can be repeated; rep: it was a repetition
-     * (POSIX accepts "*" at the start and "a**"; RE2 does not). */
-    int atom = 0, rep = 0;
-    size_t i = 0, last_rep = 0;
-    if (strncmp(re, "(?i)", 4) == 0) {
-        flags |= REG_ICASE;
-        i = 4;
-    }
-    sk_buf_puts(&b, "");
-    while (re[i]) {
-        char c = re[i];
-        size_t counted = c == '{' ? counted_len(re + i) : 0;
-        if (c == '*' || c == '+' || c == '?' || counted) {
-            size_t len = counted ? counted : 1;
-            if (rep) {
-                snprintf(err, errlen, "invalid nested repetition operator: `%.*s`",
-                         (int)(i + len - last_rep), re + last_rep);
-                rc = -1;
-                goto out;
-            }
-            if (!atom) {
-                snprintf(err, errlen, "missing argument to repetition operator: `%.*s`", (int)len,
-                         re + i);
-                rc = -1;
-                goto out;
-            }
-            sk_buf_append(&b, re + i, len);
-            last_rep = i;
-            i += len;
-            if (re[i] == '?') /* lazy: same matches for MatchString */
-                i++;
-            atom = 0;
-            rep = 1;
-            continue;
-        }
-        rep = 0;
-        atom = 1;
-        if (c == '[') {
-            if (!bracket(re, &i, &b)) {
-                snprintf(err, errlen, "unsupported or unterminated character class");
-                rc = -1;
-                goto out;
-            }
-            continue;
-        }
-        if (c == '(' && re[i + 1] == '?' && re[i + 2] == ':') {
-            sk_buf_putc(&b, '(');
-            i += 3;
-            atom = 0;
-            continue;
-        }
-        if (c == '(' && re[i + 1] == '?') {
-            snprintf(err, errlen, "invalid or unsupported Perl syntax: `%.3s`", re + i);
-            rc = -1;
-            goto out;
-        }
-        if (c == '(' || c == '|' || c == '^' || c == '$')
-            atom = 0;
-        if (c == '{' || c == '}') { /* not a count: a literal to RE2, an error to POSIX */
-            sk_buf_printf(&b, "\\%c", c);
-            i++;
-            continue;
-        }
-        if (c == '\\') {
-            char e = re[i + 1];
-            if (!e) {
-                snprintf(err, errlen, "trailing backslash at end of expression");
-                rc = -1;
-                goto out;
-            }
-            if (e == 'd' || e == 'D')
-                sk_buf_puts(&b, e == 'd' ? "[0-9]" : "[^0-9]");
-            else if (e == 'n' || e == 't' || e == 'r' || e == 'f' || e == 'v')
-                sk_buf_putc(&b, e == 'n'   ? '\n'
-                                : e == 't' ? '\t'
-                                : e == 'r' ? '\r'
-                                : e == 'f' ? '\f'
-                                           : '\v');
-            else if (e == 'w' || e == 'W' || e == 's' || e == 'S' || !isalnum((unsigned char)e))
-                sk_buf_printf(&b, "\\%c", e);
-            else if (e == 'b' || e == 'B') {
-                sk_buf_printf(&b, "\\%c", e);
-                atom = 0;
-            } else {
-                snprintf(err, errlen, "invalid escape sequence: `\\%c`", e);
-                rc = -1;
-                goto out;
-            }
-            i += 2;
-            continue;
-        }
-        sk_buf_putc(&b, c);
-        i++;
-    }
-    rc = regcomp(out, b.data, flags);
-    if (rc != 0) {
-        /* Go's words for the common mistakes; regerror's for the rest. */
-        if (rc == REG_EPAREN)
-            snprintf(err, errlen, "%s: `%s`",
-                     strchr(re, '(') ? "missing closing )" : "unexpected )", re);
-        else if (rc == REG_EBRACK)
-            snprintf(err, errlen, "missing closing ]: `%s`",
-                     strchr(re, '[') ? strchr(re, '[') : re);
-        else
-            regerror(rc, out, err, errlen);
-        regfree(out);
-    }
-out:
-    sk_buf_free(&b);
-    return rc;
+    uint64_t work = 0;
+    pthread_mutex_lock(p->lock);
+    int r = sk_cel_re_search(p->re, v, len, 0, NULL, NULL, &work, UINT64_MAX);
+    pthread_mutex_unlock(p->lock);
+    SK_CHECK(r >= 0);
+    return r;
 }
 
 static int by_key_ptr(const void *a, const void *b)
@@ -618,12 +423,17 @@ static void collect_patterns(sk_structural *s, const json_t *sch)
     if (!json_is_object(sch))
         return;
     if (json_string_length(p)) {
-        char err[128];
-        regex_t re;
-        if (compile_re(json_string_value(p), &re, err, sizeof err) == 0) {
+        const char *err;
+        sk_arena *arena;
+        sk_cel_re *re = compile_re(json_string_value(p), &arena, &err);
+        if (re) {
+            pthread_mutex_t *lock = sk_arena_alloc(arena, sizeof *lock);
+            pthread_mutex_init(lock, NULL);
             s->patterns = realloc(s->patterns, (s->npatterns + 1) * sizeof *s->patterns);
             SK_CHECK_ALLOC(s->patterns);
-            s->patterns[s->npatterns++] = (pattern){p, re};
+            s->patterns[s->npatterns++] = (pattern){p, arena, re, lock};
+        } else {
+            sk_arena_free(arena);
         }
     }
     for (size_t i = 0; subs[i]; i++)
@@ -638,13 +448,12 @@ static void collect_patterns(sk_structural *s, const json_t *sch)
     json_object_foreach((json_t *)kw(sch, "properties"), k, v) collect_patterns(s, v);
 }
 
-static const regex_t *pattern_of(const sk_structural *s, const json_t *p)
+static const pattern *pattern_of(const sk_structural *s, const json_t *p)
 {
-    pattern want = {p, {0}};
+    pattern want = {.key = p};
     if (!s->npatterns)
         return NULL;
-    const pattern *hit = bsearch(&want, s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
-    return hit ? &hit->re : NULL;
+    return bsearch(&want, s->patterns, s->npatterns, sizeof *s->patterns, by_key_ptr);
 }
 
 /* ---- CRD-side checks (ValidateCustomResourceDefinitionOpenAPISchema) ---- */
@@ -1133,18 +942,17 @@ static void value_validation(const json_t *sch, int skip_any_of, int skip_first_
     }
     const char *pat = kw_str(sch, "pattern");
     if (*pat) {
-        char err[128], detail[200];
-        regex_t re;
-        if (compile_re(pat, &re, err, sizeof err) == 0) {
-            regfree(&re);
-        } else {
-            snprintf(detail, sizeof detail,
-                     "must be a valid regular expression, but isn't: error parsing regexp: %s",
-                     err);
+        const char *err;
+        sk_arena *arena;
+        if (!compile_re(pat, &arena, &err)) {
+            sk_buf detail = SK_BUF_INIT;
+            sk_buf_printf(&detail, "must be a valid regular expression, but isn't: %s", err);
             m = child(p, "pattern");
-            invalid_str(fe, p, pat, detail);
+            invalid_str(fe, p, pat, detail.data);
             trunc_to(p, m);
+            sk_buf_free(&detail);
         }
+        sk_arena_free(arena);
     }
 }
 
@@ -1851,8 +1659,8 @@ static void string_validate(vctx *c, const json_t *sch, const json_t *d, const c
         return;
     }
     if (json_string_length(p)) {
-        const regex_t *re = pattern_of(c->s, p);
-        if (re && regexec(re, v, 0, NULL, 0) != 0)
+        const pattern *re = pattern_of(c->s, p);
+        if (re && !pattern_matches(re, v, json_string_length(d)))
             vres_add(r, E_OTHER, path, json_deep_copy(d), "%s in body should match '%s'", path,
                      json_string_value(p));
     }
@@ -2804,8 +2612,10 @@ void sk_structural_free(sk_structural *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->npatterns; i++)
-        regfree(&s->patterns[i].re);
+    for (size_t i = 0; i < s->npatterns; i++) {
+        pthread_mutex_destroy(s->patterns[i].lock);
+        sk_arena_free(s->patterns[i].arena);
+    }
     free(s->patterns);
     node_free(s->root);
     json_decref(s->schema);

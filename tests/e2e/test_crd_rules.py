@@ -573,5 +573,37 @@ class GatewayListenerRules(ServerTestCase, unittest.TestCase):
             "for each listener")])
 
 
+    def test_http_route_header_pattern(self):
+        # Gateway API's HTTPHeaderName pattern (httproutes CRD) has RE2's
+        # \x60 inside a bracket, and its hostname pattern an alternation;
+        # both are Go regexp patterns, as kube compiles them
+        header = r"^[A-Za-z0-9!#$%&'*+\-.^_\x60|~]+$"
+        host = (r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+        schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "hostnames": {"type": "array", "items": {"type": "string", "pattern": host}},
+            "headers": {"type": "array", "items": {
+                "type": "object", "properties": {
+                    "name": {"type": "string", "pattern": header},
+                    "value": {"type": "string", "pattern": r"^\p{L}+$"}}}}}}}}
+        r = self.server.request("POST", CRDS, crd("httproutes", "HTTPRoute", schema))
+        self.assertEqual(r.status, 201, r)
+        routes = "/apis/%s/v1/namespaces/default/httproutes" % GROUP
+        wait_until(lambda: self.server.request("GET", routes).status == 200,
+                   what="httproutes to be served")
+
+        def route(name, hostnames, headers):
+            return self.server.request("POST", routes, {
+                "apiVersion": GROUP + "/v1", "kind": "HTTPRoute", "metadata": {"name": name},
+                "spec": {"hostnames": hostnames, "headers": headers}})
+        r = route("ok", ["*.example.com"], [{"name": "X-Tick`Name", "value": "Grüße"}])
+        self.assertEqual(r.status, 201, r)
+        r = route("bad", ["Example.com"], [{"name": "bad header", "value": "x1"}])
+        self.assertEqual(sorted(f for f, _, _ in self.causes(r)),
+                         ["spec.headers[0].name", "spec.headers[0].value", "spec.hostnames[0]"])
+        for f, reason, message in self.causes(r):
+            self.assertEqual(reason, "FieldValueInvalid")
+            self.assertIn("%s in body should match '" % f, message)
+
+
 if __name__ == "__main__":
     unittest.main()
