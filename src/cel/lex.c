@@ -12,6 +12,7 @@
 
 #include "core/buf.h"
 #include "core/utf8.h"
+#include "core/util.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -371,11 +372,6 @@ const sk_cel_diag *sk_cel_lexed_error(const sk_cel_lexed *l, size_t i)
     return &l->errs[i];
 }
 
-static int hex_value(int c)
-{
-    return is_digit(c) ? c - '0' : (c | 0x20) - 'a' + 10;
-}
-
 const char *sk_cel_unquote(sk_arena *a, const char *text, size_t len, int is_bytes,
                            const char **out, size_t *out_len)
 {
@@ -425,7 +421,7 @@ const char *sk_cel_unquote(sk_arena *a, const char *text, size_t len, int is_byt
             }
             cp = 0;
             for (int k = 0; k < digits; k++)
-                cp = cp << 4 | (uint32_t)hex_value(s[2 + k]);
+                cp = cp << 4 | (uint32_t)sk_hex_value(s[2 + k]);
             s += 2 + digits;
         }
         if (is_bytes) {

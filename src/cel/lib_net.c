@@ -16,6 +16,7 @@
 #include "cel/lib_net.h"
 
 #include "cel/quote.h"
+#include "core/util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -104,17 +105,6 @@ static int parse4(const char *s, size_t n, uint8_t out[4], why *w)
     return 1;
 }
 
-static int hexdigit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* netip's parseIPv6 over s[0..n) (in: the whole input, for messages);
  * *zoned is set when a zone followed. */
 static int parse6(const char *s, size_t n, uint8_t ip[16], int *zoned, why *w, sk_arena *a)
@@ -138,8 +128,8 @@ static int parse6(const char *s, size_t n, uint8_t ip[16], int *zoned, why *w, s
     while (i < 16) {
         size_t off = 0;
         uint32_t acc = 0;
-        for (; off < n && hexdigit(s[off]) >= 0; off++) {
-            acc = (acc << 4) + (uint32_t)hexdigit(s[off]);
+        for (; off < n && sk_hex_value(s[off]) >= 0; off++) {
+            acc = (acc << 4) + (uint32_t)sk_hex_value(s[off]);
             if (acc > 0xFFFF)
                 return fail(w, "IPv6 field has value >=2^16", s, n);
         }

@@ -106,6 +106,44 @@ static const sk_cel_expr *opt_map(sk_arena *a, kind k, const sk_cel_expr *target
                             optional_call(a, "none", NULL, line, col), line, col);
 }
 
+/* all, exists and exists_one over predicate pred, as cel-go expands them
+ * for one iteration variable or two: 1 with the accumulator's start, the
+ * loop condition, the step and the result written (*cond and *result
+ * only where they differ from the defaults the caller set), else 0 (k is
+ * no quantifier). */
+static int quantifier(sk_arena *a, kind k, const sk_cel_expr *pred, int line, int col,
+                      const sk_cel_expr **init, const sk_cel_expr **cond,
+                      const sk_cel_expr **step, const sk_cel_expr **result)
+{
+    switch (k) {
+    case ALL:
+        *init = boolean(a, 1, line, col);
+        *cond =
+            sk_cel_new_call3(a, "@not_strictly_false", accu(a, line, col), NULL, NULL, line, col);
+        *step = sk_cel_new_call3(a, "_&&_", accu(a, line, col), pred, NULL, line, col);
+        return 1;
+    case EXISTS:
+        *init = boolean(a, 0, line, col);
+        *cond =
+            sk_cel_new_call3(a, "@not_strictly_false",
+                             sk_cel_new_call3(a, "!_", accu(a, line, col), NULL, NULL, line, col),
+                             NULL, NULL, line, col);
+        *step = sk_cel_new_call3(a, "_||_", accu(a, line, col), pred, NULL, line, col);
+        return 1;
+    case EXISTS_ONE:
+        *init = integer(a, 0, line, col);
+        *step = sk_cel_new_call3(a, "_?_:_", pred,
+                                 sk_cel_new_call3(a, "_+_", accu(a, line, col),
+                                                  integer(a, 1, line, col), NULL, line, col),
+                                 accu(a, line, col), line, col);
+        *result = sk_cel_new_call3(a, "_==_", accu(a, line, col), integer(a, 1, line, col), NULL,
+                                   line, col);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* The two-variable comprehension of kind k over target with variables
  * args[0] and args[1] (checked), as ext/comprehensions.go expands it; its
  * filter and transform are args[2] (and args[3]). */
@@ -133,46 +171,21 @@ static void two_var(sk_arena *a, kind k, const sk_cel_expr *target, const sk_cel
     const sk_cel_expr *filter = nargs == 4 ? args[2] : NULL, *transform = args[nargs - 1];
     const sk_cel_expr *init, *cond = boolean(a, 1, line, col), *step,
                                   *result = accu(a, line, col);
-    switch (k) {
-    case ALL:
-        init = boolean(a, 1, line, col);
-        cond =
-            sk_cel_new_call3(a, "@not_strictly_false", accu(a, line, col), NULL, NULL, line, col);
-        step = sk_cel_new_call3(a, "_&&_", accu(a, line, col), args[2], NULL, line, col);
-        break;
-    case EXISTS:
-        init = boolean(a, 0, line, col);
-        cond =
-            sk_cel_new_call3(a, "@not_strictly_false",
-                             sk_cel_new_call3(a, "!_", accu(a, line, col), NULL, NULL, line, col),
-                             NULL, NULL, line, col);
-        step = sk_cel_new_call3(a, "_||_", accu(a, line, col), args[2], NULL, line, col);
-        break;
-    case EXISTS_ONE:
-        init = integer(a, 0, line, col);
-        step = sk_cel_new_call3(a, "_?_:_", args[2],
-                                sk_cel_new_call3(a, "_+_", accu(a, line, col),
-                                                 integer(a, 1, line, col), NULL, line, col),
-                                accu(a, line, col), line, col);
-        result = sk_cel_new_call3(a, "_==_", accu(a, line, col), integer(a, 1, line, col), NULL,
-                                  line, col);
-        break;
-    case TRANSFORM_LIST:
-        init = list1(a, NULL, line, col);
-        step = sk_cel_new_call3(a, "_+_", accu(a, line, col), list1(a, transform, line, col), NULL,
-                                line, col);
-        break;
-    default: /* TRANSFORM_MAP, TRANSFORM_MAP_ENTRY */
-        init = sk_cel_new_object(a, NULL, NULL, 0, line, col);
-        step = k == TRANSFORM_MAP
-                   ? sk_cel_new_call3(a, "cel.@mapInsert", accu(a, line, col),
-                                      sk_cel_new_ident(a, v1, line, col), transform, line, col)
-                   : sk_cel_new_call3(a, "cel.@mapInsert", accu(a, line, col), transform, NULL,
-                                      line, col);
-        break;
+    if (!quantifier(a, k, args[2], line, col, &init, &cond, &step, &result)) {
+        init = k == TRANSFORM_LIST ? list1(a, NULL, line, col)
+                                   : sk_cel_new_object(a, NULL, NULL, 0, line, col);
+        if (k == TRANSFORM_LIST)
+            step = sk_cel_new_call3(a, "_+_", accu(a, line, col), list1(a, transform, line, col),
+                                    NULL, line, col);
+        else if (k == TRANSFORM_MAP)
+            step = sk_cel_new_call3(a, "cel.@mapInsert", accu(a, line, col),
+                                    sk_cel_new_ident(a, v1, line, col), transform, line, col);
+        else /* TRANSFORM_MAP_ENTRY */
+            step = sk_cel_new_call3(a, "cel.@mapInsert", accu(a, line, col), transform, NULL,
+                                    line, col);
+        if (filter)
+            step = sk_cel_new_call3(a, "_?_:_", filter, step, accu(a, line, col), line, col);
     }
-    if (filter)
-        step = sk_cel_new_call3(a, "_?_:_", filter, step, accu(a, line, col), line, col);
     sk_cel_expr *c =
         sk_cel_new_comprehension(a, v1, target, ACCU, init, cond, step, result, line, col);
     c->u.comp.iter_var2 = v2;
@@ -224,41 +237,16 @@ int sk_cel_macro_expand(sk_arena *a, const char *function, const sk_cel_expr *ta
         res->error = "iteration variable overwrites accumulator variable";
         goto out;
     }
-    const sk_cel_expr *init, *cond, *step, *result = accu(a, line, col);
-    switch (k) {
-    case ALL:
-        init = boolean(a, 1, line, col);
-        cond =
-            sk_cel_new_call3(a, "@not_strictly_false", accu(a, line, col), NULL, NULL, line, col);
-        step = sk_cel_new_call3(a, "_&&_", accu(a, line, col), args[1], NULL, line, col);
-        break;
-    case EXISTS:
-        init = boolean(a, 0, line, col);
-        cond =
-            sk_cel_new_call3(a, "@not_strictly_false",
-                             sk_cel_new_call3(a, "!_", accu(a, line, col), NULL, NULL, line, col),
-                             NULL, NULL, line, col);
-        step = sk_cel_new_call3(a, "_||_", accu(a, line, col), args[1], NULL, line, col);
-        break;
-    case EXISTS_ONE:
-        init = integer(a, 0, line, col);
-        cond = boolean(a, 1, line, col);
-        step = sk_cel_new_call3(a, "_?_:_", args[1],
-                                sk_cel_new_call3(a, "_+_", accu(a, line, col),
-                                                 integer(a, 1, line, col), NULL, line, col),
-                                accu(a, line, col), line, col);
-        result = sk_cel_new_call3(a, "_==_", accu(a, line, col), integer(a, 1, line, col), NULL,
-                                  line, col);
-        break;
-    default: /* MAP, FILTER */
+    const sk_cel_expr *init, *cond = boolean(a, 1, line, col), *step,
+                                  *result = accu(a, line, col);
+    if (!quantifier(a, k, args[1], line, col, &init, &cond, &step, &result)) {
+        /* MAP, FILTER */
         init = list1(a, NULL, line, col);
-        cond = boolean(a, 1, line, col);
         step = sk_cel_new_call3(a, "_+_", accu(a, line, col),
                                 list1(a, k == FILTER ? args[0] : args[nargs - 1], line, col), NULL,
                                 line, col);
         if (k == FILTER || nargs == 3)
             step = sk_cel_new_call3(a, "_?_:_", args[1], step, accu(a, line, col), line, col);
-        break;
     }
     res->expr = sk_cel_new_comprehension(a, v, target, ACCU, init, cond, step, result, line, col);
 out:

@@ -25,6 +25,7 @@
 
 #include "cel/unicode.h"
 #include "core/utf8.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -332,17 +333,6 @@ static int unicode_class(parser *ps, rlist *l, int fold)
 
 /* ---- escapes ---- */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A single-character escape at ps->p (the backslash): its code point, with
  * ps->p past it; -1 with the error set. */
 static int64_t escape_char(parser *ps)
@@ -378,8 +368,8 @@ static int64_t escape_char(parser *ps)
             uint32_t v = 0;
             int digits = 0;
             ps->p++;
-            while (ps->p < ps->end && hexval(*ps->p) >= 0) {
-                v = v * 16 + (uint32_t)hexval(*ps->p++);
+            while (ps->p < ps->end && sk_hex_value(*ps->p) >= 0) {
+                v = v * 16 + (uint32_t)sk_hex_value(*ps->p++);
                 if (v > 0x10FFFF)
                     break;
                 digits++;
@@ -389,10 +379,10 @@ static int64_t escape_char(parser *ps)
             ps->p++;
             return v;
         }
-        if (ps->end - ps->p < 2 || hexval(ps->p[0]) < 0 || hexval(ps->p[1]) < 0)
+        if (ps->end - ps->p < 2 || sk_hex_value(ps->p[0]) < 0 || sk_hex_value(ps->p[1]) < 0)
             break;
         ps->p += 2;
-        return hexval(ps->p[-2]) * 16 + hexval(ps->p[-1]);
+        return sk_hex_value(ps->p[-2]) * 16 + sk_hex_value(ps->p[-1]);
     }
     case 'a':
         return 7;

@@ -179,6 +179,17 @@ int64_t sk_parse_i64(const char *s)
     return v;
 }
 
+int sk_hex_value(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 int sk_cmp_strp(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);

@@ -34,6 +34,8 @@ void sk_random_bytes(void *out, size_t n);
 void sk_uuid4(char out[37]);
 /* Parses a non-negative decimal int64 with no sign, spaces or leading '+'; -1 on error. */
 int64_t sk_parse_i64(const char *s);
+/* The value of hex digit c (0-9, a-f, A-F), or -1 when it is none. */
+int sk_hex_value(int c);
 /* qsort comparator for an array of const char * (strcmp order). */
 int sk_cmp_strp(const void *a, const void *b);
 /* The whole file at path as a new NUL-terminated buffer (*len_out bytes,

@@ -8,22 +8,12 @@
 #include "core/buf.h"
 #include "core/check.h"
 #include "core/utf8.h"
+#include "core/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 typedef enum { PIECE_SEGMENT, PIECE_QUERY } piece_kind;
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 static void set_msg(char **errmsg, const char *what, const char *s, size_t len)
 {
@@ -51,8 +41,8 @@ static sk_err decode_piece(const char *s, size_t len, piece_kind kind, char **ou
         } else if (c == '%') {
             int hi = -1, lo = -1;
             if (i + 2 < len) {
-                hi = hex_value(s[i + 1]);
-                lo = hex_value(s[i + 2]);
+                hi = sk_hex_value(s[i + 1]);
+                lo = sk_hex_value(s[i + 2]);
             }
             if (hi < 0 || lo < 0) {
                 size_t shown = len - i < 3 ? len - i : 3;
