@@ -119,9 +119,6 @@ static void validate_rules(sk_api_call *call, const json_t *obj, const json_t *o
         sk_call_add_warning(call, json_string_value(w));
     }
     json_decref(warnings);
-    if (sk_crdrules_unenforced(rules))
-        sk_call_add_warning(call, "x-kubernetes-validations rules with optionalOldSelf are not "
-                                  "enforced by this server");
 }
 
 /* Validation, as the registry's strategy runs it: the kind's rules (the
@@ -135,7 +132,6 @@ static int validated(sk_api_call *call, const json_t *obj, const json_t *old)
     sk_field_errors *fe = sk_field_errors_new();
     sk_validate_typed_errors(r, obj, old, fe);
     const sk_structural *s = sk_crschema_of(r);
-    int unenforced = 0;
     if (s) {
         sk_structural_validate(s, obj, fe);
         validate_rules(call, obj, old, fe);
@@ -143,11 +139,8 @@ static int validated(sk_api_call *call, const json_t *obj, const json_t *old)
         sk_crschema_check_crd(obj, fe);
         /* kube compiles a schema's rules only when the schema is sound */
         if (sk_field_errors_count(fe) == 0)
-            unenforced = sk_crdrules_check_crd(obj, fe);
+            sk_crdrules_check_crd(obj, fe);
     }
-    if (unenforced && sk_field_errors_count(fe) == 0)
-        sk_call_add_warning(call, "x-kubernetes-validations rules with optionalOldSelf are not "
-                                  "enforced by this server");
     int rc = 0;
     if (sk_field_errors_count(fe) > 0) {
         const char *name =

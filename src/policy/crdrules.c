@@ -100,7 +100,6 @@ struct sk_crdrules {
     sk_arena *a;
     json_t *schema; /* the copy the tree points into */
     rnode *root;
-    int unenforced;
 };
 
 /* ---- names ----------------------------------------------------------------- */
@@ -209,6 +208,7 @@ typedef struct analysis {
     int uses_old_self;
     const char *ext_fn;
     ty self;
+    int optional_old_self; /* oldSelf is an optional of self's type */
     issue *issues;
     size_t nissues, cap;
 } analysis;
@@ -341,10 +341,13 @@ static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
         }
         if (strcmp(e->u.ident, "oldSelf") == 0)
             an->uses_old_self = 1;
-        if (strcmp(e->u.ident, "oldSelf") == 0 || strcmp(e->u.ident, "self") == 0) {
+        if (strcmp(e->u.ident, "self") == 0 ||
+            (strcmp(e->u.ident, "oldSelf") == 0 && !an->optional_old_self)) {
             out = an->self;
             break;
         }
+        if (strcmp(e->u.ident, "oldSelf") == 0)
+            break; /* an optional: its fields are value()'s */
         /* a type's name, or the root of google.protobuf.Duration's */
         if (sk_cel_type_named(e->u.ident) || strcmp(e->u.ident, "google") == 0)
             return none;
@@ -442,10 +445,12 @@ static int plainly_not(const sk_cel_expr *e, sk_cel_const_kind want)
 }
 
 /* Parses src for a rule or message expression of node n (resource: a
- * resource's root): the tree, or NULL with the compile error's detail
- * (without its prefix) in *detail. */
+ * resource's root; optional_old_self: the rule's optionalOldSelf): the
+ * tree, or NULL with the compile error's detail (without its prefix) in
+ * *detail. */
 static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
-                                       int *uses_old_self, const char **ext_fn, sk_buf *detail)
+                                       int optional_old_self, int *uses_old_self,
+                                       const char **ext_fn, sk_buf *detail)
 {
     size_t len = strlen(src);
     sk_cel_ast *ast = sk_cel_parse(a, src, len, &parse_opts);
@@ -454,7 +459,8 @@ static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode
         sk_cel_issues_format(detail, src, len, ast);
         return NULL;
     }
-    analysis an = {.a = a, .self = node_ty(n, resource)};
+    analysis an = {
+        .a = a, .self = node_ty(n, resource), .optional_old_self = optional_old_self};
     analyze(&an, e, NULL);
     *uses_old_self = an.uses_old_self;
     *ext_fn = an.ext_fn;
@@ -573,13 +579,14 @@ static void normalize_paths(sk_arena *a, rnode *n);
 /* Compiles expression src of node n as kube's compileRule does: the tree,
  * or NULL with *error set to prefix + cel-go's errors, or to wrong_type
  * when the result is plainly not of the type wanted. */
-static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const char *src,
-                                      const char *prefix, sk_cel_const_kind want,
+static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r,
+                                      const char *src, const char *prefix, sk_cel_const_kind want,
                                       const char *wrong_type, int *uses_old_self,
                                       const char **ext_fn, const char **error)
 {
     sk_buf detail = SK_BUF_INIT;
-    const sk_cel_expr *e = compile_expr(a, src, n, n->resource, uses_old_self, ext_fn, &detail);
+    const sk_cel_expr *e = compile_expr(a, src, n, n->resource, r->optional_old_self,
+                                        uses_old_self, ext_fn, &detail);
     if (!e)
         *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
     else if (plainly_not(e, want))
@@ -604,7 +611,7 @@ static void build_rules(sk_arena *a, rnode *n)
         r->optional_old_self = json_is_true(kw(v, "optionalOldSelf"));
         if (!*trim(a, r->src))
             continue; /* kube compiles nothing for it, runs nothing */
-        r->expr = compile_one(a, n, r->src, "compilation failed: ", SK_CEL_BOOL,
+        r->expr = compile_one(a, n, r, r->src, "compilation failed: ", SK_CEL_BOOL,
                               "cel expression must evaluate to a bool", &r->uses_old_self,
                               &r->ext_fn, &r->error);
         if (!r->expr)
@@ -615,7 +622,7 @@ static void build_rules(sk_arena *a, rnode *n)
             const char *msg_ext = NULL;
             r->msg_src = me;
             r->msg_expr = compile_one(
-                a, n, me, "messageExpression compilation failed: ", SK_CEL_STRING,
+                a, n, r, me, "messageExpression compilation failed: ", SK_CEL_STRING,
                 "messageExpression must evaluate to a string", &unused, &msg_ext, &r->msg_error);
         }
     }
@@ -661,18 +668,6 @@ static rnode *build(sk_arena *a, const json_t *sch, int root)
     return n;
 }
 
-static int count_unenforced(const rnode *n)
-{
-    if (!n)
-        return 0;
-    int c = 0;
-    for (size_t i = 0; i < n->nrules; i++)
-        c += n->rules[i].optional_old_self && n->rules[i].uses_old_self;
-    for (size_t i = 0; i < n->nprops; i++)
-        c += count_unenforced(n->props[i].n);
-    return c + count_unenforced(n->ap) + count_unenforced(n->items);
-}
-
 sk_crdrules *sk_crdrules_compile(const json_t *schema)
 {
     sk_crdrules *c = calloc(1, sizeof *c);
@@ -685,7 +680,6 @@ sk_crdrules *sk_crdrules_compile(const json_t *schema)
         return NULL;
     }
     normalize_paths(c->a, c->root);
-    c->unenforced = count_unenforced(c->root);
     return c;
 }
 
@@ -696,11 +690,6 @@ void sk_crdrules_free(sk_crdrules *c)
     sk_arena_free(c->a);
     json_decref(c->schema);
     free(c);
-}
-
-int sk_crdrules_unenforced(const sk_crdrules *c)
-{
-    return c ? c->unenforced : 0;
 }
 
 /* ---- CRD validation ------------------------------------------------------------ */
@@ -728,7 +717,6 @@ static void go_rule(sk_buf *b, const json_t *v)
 
 typedef struct checker {
     sk_arena *a;
-    int unenforced;
 } checker;
 
 /* The schema errors of rule i of n (its fields other than the
@@ -807,7 +795,6 @@ static void check_rule_compile(checker *ck, const rnode *n, size_t i, const char
                                          json_is_true(kw(v, "optionalOldSelf")) ? "true" : "false",
                                          "may not be set if oldSelf is not used in rule");
     }
-    ck->unenforced += r->uses_old_self && r->optional_old_self;
     sk_buf_free(&val);
 }
 
@@ -846,7 +833,7 @@ static size_t check_node(checker *ck, const rnode *n, const char *at, const char
     return sk_field_errors_count(sfe) - before;
 }
 
-int sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe)
+void sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe)
 {
     checker ck = {.a = sk_arena_new()};
     sk_field_errors *sfe = sk_field_errors_new(), *cfe = sk_field_errors_new();
@@ -866,7 +853,6 @@ int sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe)
     sk_field_errors_free(sfe);
     sk_field_errors_free(cfe);
     sk_arena_free(ck.a);
-    return ck.unenforced;
 }
 
 /* ---- values as kube's CEL sees them -------------------------------------------- */
@@ -1096,7 +1082,8 @@ static const char *rule_error_string(const rule *ru, sk_arena *a)
 static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *old, const char *at,
                        int resource, const corr *c)
 {
-    vars v = {.self = NULL, .old_self = NULL};
+    /* opt: the activation of optionalOldSelf rules, oldSelf an optional */
+    vars v = {.self = NULL, .old_self = NULL}, opt = v;
     const char *type = n->type;
     for (size_t i = 0; i < n->nrules && !r->stopped; i++) {
         const rule *ru = &n->rules[i];
@@ -1107,12 +1094,16 @@ static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *ol
                                     sk_arena_printf(r->a, "rule compile error: %s", ru->error));
             continue;
         }
-        if (!ru->expr || (ru->uses_old_self && (!old || ru->optional_old_self)))
-            continue; /* empty; no old value; optionalOldSelf: unenforced */
+        /* a transition rule runs only with an old value, unless its
+         * oldSelf is optional (none then) */
+        if (!ru->expr || (ru->uses_old_self && !old && !ru->optional_old_self))
+            continue;
         if (!v.self) {
             v.self = to_val(r->a, n, j, resource);
             if (old)
                 v.old_self = to_val(r->a, n, old, resource);
+            opt.self = v.self;
+            opt.old_self = sk_cel_optional(r->a, v.old_self);
         }
         if (r->remaining == 0) {
             sk_field_errors_invalid(r->fe, at, type,
@@ -1123,7 +1114,8 @@ static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *ol
             return;
         }
         int why = 0;
-        const sk_cel_val *res = eval(r, ru->expr, &v, &why);
+        /* (kube evaluates a messageExpression with the plain activation) */
+        const sk_cel_val *res = eval(r, ru->expr, ru->optional_old_self ? &opt : &v, &why);
         const char *res_str = rule_error_string(ru, r->a);
         if (!res) {
             if (why == 2)

@@ -33,9 +33,8 @@ typedef struct sk_crdrules sk_crdrules;
 /* What CRD validation says of the rules in each version's openAPIV3Schema
  * of crd (borrowed): errors appended to fe, at kube's field paths. Run only
  * on schemas that compiled without errors (kube skips rule compilation
- * where there are schema errors). Returns how many rules the server will
- * not enforce (optionalOldSelf rules), for the caller's warning. */
-int sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe);
+ * where there are schema errors). */
+void sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe);
 
 /* The compiled rules of custom resource r's version (borrowed, process
  * lifetime, keyed by the registry entry's schema like kube/crschema.h);
@@ -46,9 +45,6 @@ const sk_crdrules *sk_crdrules_of(const sk_resource *r);
  * owns it: free with sk_crdrules_free. NULL when there are no rules. */
 sk_crdrules *sk_crdrules_compile(const json_t *schema);
 void sk_crdrules_free(sk_crdrules *c); /* NULL-safe */
-
-/* Rules the server leaves unenforced (optionalOldSelf ones). */
-int sk_crdrules_unenforced(const sk_crdrules *c);
 
 /* Bounds, in evaluator steps (cel/eval.h): 0 is kube's, PerCallLimit
  * (1,000,000) a rule and RuntimeCELCostBudget (10,000,000) an object. */

@@ -10,7 +10,7 @@ map-list items, an embedded resource), two-variable comprehensions, with
 message, messageExpression, reason and fieldPath shaping the error; integer vs number and
 int-or-string values as kube's CEL sees them; metadata, schema and rule
 errors in one answer; transition rules (oldSelf) on updates, correlated by
-map-list keys; ratcheting (an unchanged value's failure is a warning on
+map-list keys, and optionalOldSelf ones on creates too; ratcheting (an unchanged value's failure is a warning on
 update); status subresource writes; patches and server-side apply; a
 hostile rule stopped by the per-call bound with kube's cost error while
 the server stays responsive, and an object whose rules together spend the
@@ -73,6 +73,10 @@ def widget_schema(tags_rule=False):
                         {"rule": "type(self) == double", "message": "a number is a double"}]},
                     "mode": {"type": "string", "x-kubernetes-validations": [
                         {"rule": "self == oldSelf", "message": "mode is immutable"}]},
+                    "level": {"type": "integer", "x-kubernetes-validations": [
+                        {"rule": "oldSelf.hasValue() ? self >= oldSelf.value() : self == 1",
+                         "message": "level starts at 1 and never decreases",
+                         "optionalOldSelf": True}]},
                     "size": {"x-kubernetes-int-or-string": True, "x-kubernetes-validations": [
                         {"rule": "type(self) == int ? self > 0 : self.endsWith('%')",
                          "message": "size is a positive count or a percentage"}]},
@@ -378,6 +382,21 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
                      json.dumps({"spec": {"mode": "c"}}))
         self.assertIn('The Widget "w-trans" is invalid: spec.mode: Invalid value: "string": '
                       "mode is immutable", p.stderr)
+
+    def test_optional_old_self(self):
+        # the rule runs on a create too, oldSelf an optional (none there)
+        r = self.post(widget("w-level", level=2))
+        self.invalid(r, "w-level", [("spec.level", "FieldValueInvalid",
+                                     'Invalid value: "integer": level starts at 1 and never '
+                                     "decreases")])
+        r = self.post(widget("w-level", level=1))
+        self.assertEqual(r.status, 201, r)
+        self.assertNotIn("warning", r.headers)
+        merge = {"Content-Type": "application/merge-patch+json"}
+        for level, status in ((3, 200), (2, 422), (3, 200)):
+            r = self.server.request("PATCH", WIDGETS + "/w-level",
+                                    json.dumps({"spec": {"level": level}}), headers=merge)
+            self.assertEqual(r.status, status, r)
 
     def test_status_subresource(self):
         r = self.post(widget("w-status"))
