@@ -40,7 +40,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, ServerTestCase, describe, wait_until  # noqa: E402
+from server import AuditedServerTestCase, describe, wait_until  # noqa: E402
 
 ADM = "/apis/admissionregistration.k8s.io/v1"
 VAP = ADM + "/validatingadmissionpolicies"
@@ -57,15 +57,7 @@ def deployment(name, replicas, labels=None):
                                   "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
 
 
-class AdmissionPolicy(ServerTestCase, unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.audit_log = os.path.join(CONFIG.ensure_work_dir(), "vap-audit-%d.log" % os.getpid())
-        if os.path.exists(cls.audit_log):
-            os.unlink(cls.audit_log)
-        cls.server_args = ["--audit-log-path", cls.audit_log]
-        super().setUpClass()
-
+class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
     # ---- helpers ----
 
     def namespace(self, name):
@@ -120,15 +112,7 @@ class AdmissionPolicy(ServerTestCase, unittest.TestCase):
                 "code": code}
 
     def audit_annotations(self, r):
-        aid = r.headers.get("audit-id")
-        self.assertTrue(aid, r.headers)
-
-        def got():
-            with open(self.audit_log) as f:
-                evs = [e for e in map(json.loads, f) if e["auditID"] == aid]
-            return evs if evs and evs[-1]["stage"] == "ResponseComplete" else None
-        return wait_until(got, timeout=10, what="audit events of %s" % aid)[-1].get(
-            "annotations", {})
+        return self.audit_events(r)[-1].get("annotations", {})
 
     # ---- enforcement ----
 

@@ -68,7 +68,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 
-from server import CONFIG, ServerTestCase, describe, wait_until  # noqa: E402
+from server import AuditedServerTestCase, describe, wait_until  # noqa: E402
 from test_watch import WatchStream  # noqa: E402
 
 from cryptography import x509  # noqa: E402
@@ -395,13 +395,9 @@ def dead_port():
     return port
 
 
-class Webhooks(ServerTestCase, unittest.TestCase):
+class Webhooks(AuditedServerTestCase, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.audit_log = os.path.join(CONFIG.ensure_work_dir(), "webhooks-audit-%d.log" % os.getpid())
-        if os.path.exists(cls.audit_log):
-            os.unlink(cls.audit_log)
-        cls.server_args = ["--audit-log-path", cls.audit_log]
         super().setUpClass()
         cls.tmp = tempfile.TemporaryDirectory()
         cls.ca_pem, cert, key = make_pki(cls.tmp.name)
@@ -485,17 +481,6 @@ class Webhooks(ServerTestCase, unittest.TestCase):
 
     def on_ns(self, ns):
         return {"namespaceSelector": {"matchLabels": {"wh": ns}}}
-
-    def audit_events(self, r):
-        """The audit events of response r (by its Audit-Id), once its ResponseComplete is in."""
-        aid = r.headers.get("audit-id")
-        self.assertTrue(aid, r.headers)
-
-        def got():
-            with open(self.audit_log) as f:
-                evs = [e for e in map(json.loads, f) if e["auditID"] == aid]
-            return evs if evs and evs[-1]["stage"] == "ResponseComplete" else None
-        return wait_until(got, timeout=10, what="audit events of %s" % aid)
 
     # ---- tests ----
 

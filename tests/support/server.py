@@ -495,3 +495,28 @@ class ServerTestCase:
         if cls.server is not None:
             cls.server.cleanup()
         super().tearDownClass()
+
+
+class AuditedServerTestCase(ServerTestCase):
+    """ServerTestCase whose server writes kube's audit log to cls.audit_log
+    (a fresh file), read back with audit_events."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.audit_log = os.path.join(CONFIG.ensure_work_dir(),
+                                     "%s-audit-%d.log" % (cls.__name__, os.getpid()))
+        if os.path.exists(cls.audit_log):
+            os.unlink(cls.audit_log)
+        cls.server_args = list(cls.server_args) + ["--audit-log-path", cls.audit_log]
+        super().setUpClass()
+
+    def audit_events(self, r):
+        """The audit events of response r (by its Audit-Id), once its ResponseComplete is in."""
+        aid = r.headers.get("audit-id")
+        self.assertTrue(aid, r.headers)
+
+        def got():
+            with open(self.audit_log) as f:
+                evs = [e for e in map(json.loads, f) if e["auditID"] == aid]
+            return evs if evs and evs[-1]["stage"] == "ResponseComplete" else None
+        return wait_until(got, timeout=10, what="audit events of %s" % aid)
