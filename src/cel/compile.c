@@ -7,10 +7,13 @@
  * value), and reports every free identifier that is neither declared nor a
  * type, and every message literal (kube declares no message type). A select chain a.b.c is reported at its root a: the variables kube
  * declares have plain names, so a dotted name can only resolve through its
- * first part. Errors are reported in source order, as cel-go sorts them.
+ * first part, unless the whole chain names a type (net.IP). A call of a
+ * namespaced function (sets.contains, optional.of) is no method of a
+ * variable. Errors are reported in source order, as cel-go sorts them.
  */
 #include "cel/compile.h"
 #include "cel/issues.h"
+#include "cel/lib.h"
 #include "cel/value.h"
 
 #include <stdlib.h>
@@ -67,10 +70,15 @@ static void walk(refs *r, const sk_cel_expr *e, const scope *s)
             undeclared(r, e->line, e->col, e->u.ident);
         break;
     case SK_CEL_SELECT:
-        walk(r, e->u.select.operand, s);
+        if (!sk_cel_names_type(r->a, e))
+            walk(r, e->u.select.operand, s);
         break;
     case SK_CEL_CALL:
-        walk(r, e->u.call.target, s);
+        /* sets.contains(a, b) and the like: no variable's method */
+        if (!(e->u.call.target && e->u.call.target->kind == SK_CEL_IDENT &&
+              !declared(r, s, e->u.call.target->u.ident) &&
+              sk_cel_lib_qualified(e->u.call.target->u.ident, e->u.call.function)))
+            walk(r, e->u.call.target, s);
         for (size_t i = 0; i < e->u.call.nargs; i++)
             walk(r, e->u.call.args[i], s);
         break;
@@ -102,6 +110,27 @@ static void walk(refs *r, const sk_cel_expr *e, const scope *s)
     case SK_CEL_ERROR_NODE:
         break;
     }
+}
+
+int sk_cel_names_type(sk_arena *a, const sk_cel_expr *e)
+{
+    size_t len = 0;
+    const sk_cel_expr *x = e;
+    for (; x->kind == SK_CEL_SELECT && !x->u.select.test_only; x = x->u.select.operand)
+        len += strlen(x->u.select.field) + 1;
+    if (x->kind != SK_CEL_IDENT)
+        return 0;
+    len += strlen(x->u.ident);
+    char *name = sk_arena_alloc(a, len + 1), *end = name + len;
+    *end = '\0';
+    for (x = e; x->kind == SK_CEL_SELECT; x = x->u.select.operand) {
+        size_t n = strlen(x->u.select.field);
+        end -= n;
+        memcpy(end, x->u.select.field, n);
+        *--end = '.';
+    }
+    memcpy(name, x->u.ident, strlen(x->u.ident));
+    return sk_cel_type_named(name) != NULL || sk_cel_lib_type(name);
 }
 
 static int by_position(const void *pa, const void *pb)

@@ -10,8 +10,9 @@
  * condition, a function with no overload for its arguments) passes here and
  * is an error value when evaluated. What is checked is what needs no
  * types: syntax, macros, and that every free identifier names a declared
- * variable, a type (int, string, ...) or a variable bound by a
- * comprehension around it ("undeclared reference to 'x' (in container
+ * variable, a type (int, string, net.IP, ...) or a variable bound by a
+ * comprehension around it (a namespaced function's namespace, as in
+ * sets.contains or optional.of, is no reference) ("undeclared reference to 'x' (in container
  * '')", at each use, as cel-go's checker reports it), and that no message
  * literal is written (kube's environment declares no message type).
  * Function names are not checked: a call of an unknown function is an
@@ -38,5 +39,9 @@
 const sk_cel_expr *sk_cel_compile(sk_arena *a, const char *src, size_t len,
                                   const char *const *variables, const sk_cel_parse_options *opt,
                                   sk_buf *errors);
+
+/* 1 if e, an identifier or a chain of selects on one (scratch in a),
+ * spells a type's name: int, google.protobuf.Duration, net.IP. */
+int sk_cel_names_type(sk_arena *a, const sk_cel_expr *e);
 
 #endif

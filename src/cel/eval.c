@@ -921,14 +921,11 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
     const char *f = e->u.call.function;
     const sk_cel_expr *target = e->u.call.target;
     size_t nargs = e->u.call.nargs;
-    /* optional.of(x), strings.quote(s) and ip.isCanonical(s) parse as
-     * methods of an identifier: they are the qualified functions unless a
-     * comprehension names a variable so. */
+    /* optional.of(x), strings.quote(s), sets.contains(a, b) and the like
+     * parse as methods of an identifier: they are the qualified functions
+     * unless a comprehension names a variable so. */
     if (target && target->kind == SK_CEL_IDENT && !is_local(c, target->u.ident)) {
-        const char *ns = target->u.ident;
-        const char *q = strcmp(ns, "optional") == 0 || strcmp(ns, "strings") == 0
-                            ? sk_arena_printf(c->a, "%s.%s", ns, f)
-                            : sk_cel_lib_qualified(ns, f);
+        const char *q = sk_cel_lib_qualified(target->u.ident, f);
         if (q) {
             f = q;
             target = NULL;

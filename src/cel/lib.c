@@ -9,6 +9,7 @@
 #include "cel/lib_net.h"
 #include "cel/lib_quantity.h"
 #include "cel/lib_regex.h"
+#include "cel/lib_sets.h"
 #include "cel/lib_url.h"
 
 #include <string.h>
@@ -25,6 +26,8 @@ const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
         r = sk_cel_lib_url(env, f, method, v, n);
     if (!r)
         r = sk_cel_lib_quantity(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_sets(env, f, method, v, n);
     return r;
 }
 
@@ -35,5 +38,14 @@ int sk_cel_lib_type(const char *name)
 
 const char *sk_cel_lib_qualified(const char *ns, const char *f)
 {
-    return strcmp(ns, "ip") == 0 && strcmp(f, "isCanonical") == 0 ? "ip.isCanonical" : NULL;
+    static const char *const names[] = {
+        "ip.isCanonical",  "optional.none",   "optional.of",     "optional.ofNonZeroValue",
+        "optional.unwrap", "sets.contains",   "sets.equivalent", "sets.intersects",
+        "strings.quote"};
+    size_t len = strlen(ns);
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strncmp(names[i], ns, len) == 0 && names[i][len] == '.' &&
+            strcmp(names[i] + len + 1, f) == 0)
+            return names[i];
+    return NULL;
 }

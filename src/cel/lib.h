@@ -1,9 +1,9 @@
 /*
  * lib.h - the CEL functions beyond the evaluator's built-in operators:
- * matches (RE2, regex.h) and the Kubernetes libraries of
+ * matches (RE2, regex.h), the Kubernetes libraries of
  * k8s.io/apiserver/pkg/cel/library at release-1.32 (regex find/findAll,
- * lists, url, quantity, ip and cidr). The evaluator asks here for any call
- * it does not know itself.
+ * lists, url, quantity, ip and cidr) and cel-go's sets extension. The
+ * evaluator asks here for any call it does not know itself.
  *
  * A function whose arguments are of no overload it has answers cel-go's
  * "no such overload"; a function of no library, or a method whose receiver
@@ -28,8 +28,9 @@ const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
  * as kube's ip and cidr libraries declare them). */
 int sk_cel_lib_type(const char *name);
 
-/* The name of a library's function ns.f (ip.isCanonical; static), or
- * NULL if there is none. */
+/* The name of a function the evaluator has under namespace ns (static:
+ * ip.isCanonical, optional.of, sets.contains, strings.quote, ...), which
+ * parses as the method f of the identifier ns; NULL if there is none. */
 const char *sk_cel_lib_qualified(const char *ns, const char *f);
 
 #endif

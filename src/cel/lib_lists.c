@@ -51,6 +51,8 @@ static const sk_cel_val *ordered(sk_cel_env *env, const char *f, const sk_cel_va
         else if (sorted || (want_min ? greater(&w, best, x) : greater(&w, x, best)))
             best = x;
     }
+    if (w.done > w.limit)
+        w.done = w.limit + 64; /* stopped early: the charge below fails */
     if (!sk_cel_env_charge(env, w.done / 64))
         return sk_cel_env_exhausted(env);
     if (r)
@@ -87,8 +89,10 @@ static const sk_cel_val *index_of(sk_cel_env *env, const sk_cel_val *list, const
     for (size_t k = 0; k < n && at < 0; k++) {
         size_t i = last ? n - 1 - k : k;
         int eq = sk_cel_equal(list->u.list.items[i], x, &w);
-        if (eq < 0)
+        if (eq < 0) {
+            w.done = w.limit + 64; /* past the bound: the charge below fails */
             break;
+        }
         if (eq)
             at = (int64_t)i;
     }

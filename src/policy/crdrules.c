@@ -37,6 +37,7 @@
  * one a 64 bytes compared). The bounds are kube's numbers in those units.
  */
 #include "policy/crdrules.h"
+#include "cel/compile.h"
 #include "cel/value.h"
 #include "cel/eval.h"
 #include "cel/issues.h"
@@ -348,8 +349,7 @@ static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
         }
         if (strcmp(e->u.ident, "oldSelf") == 0)
             break; /* an optional: its fields are value()'s */
-        /* a type's name, or the root of google.protobuf.Duration's */
-        if (sk_cel_type_named(e->u.ident) || strcmp(e->u.ident, "google") == 0)
+        if (sk_cel_type_named(e->u.ident))
             return none;
         add_issue(
             an, e,
@@ -357,6 +357,8 @@ static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
         break;
     }
     case SK_CEL_SELECT: {
+        if (sk_cel_names_type(an->a, e))
+            return none; /* net.IP */
         ty t = analyze(an, e->u.select.operand, sc);
         out = select_field(an, e, t, e->u.select.field);
         if (e->u.select.test_only)

@@ -349,6 +349,26 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
         wait_until(lambda: self.cm(ns, "c", labels={"approved": "yes"}).status == 201,
                    what="the binding seen by the policy")
 
+    def test_namespaced_functions_and_library_types(self):
+        # sets.contains, optional.of, ip.isCanonical and net.IP compile as
+        # kube's environment declares them (no variables named sets, net)
+        ns = self.namespace("vap-sets")
+        self.policy("vap-sets", [
+            {"expression": "!has(object.data) || sets.contains(['a', 'b', 'ip'], "
+                           "object.data.map(k, k))", "message": "only keys a, b and ip"},
+            {"expression": "!has(object.data.ip) || (ip.isCanonical(object.data.ip) && "
+                           "type(ip(object.data.ip)) == net.IP && "
+                           "optional.of(object.data.ip).hasValue())",
+             "message": "a canonical address"}])
+        self.binding("vap-sets-b", "vap-sets", ns)
+        self.assertEqual(self.cm(ns, "ok", {"a": "1", "b": "2"}).status, 201)
+        r = self.cm(ns, "other", {"a": "1", "c": "3"})
+        self.assertEqual(r.status, 422, r)
+        self.assertTrue(r.json()["message"].endswith("denied request: only keys a, b and ip"), r)
+        r = self.cm(ns, "ip", {"ip": "2001:DB8::1"})
+        self.assertEqual(r.status, 422, r)
+        self.assertTrue(r.json()["message"].endswith("denied request: a canonical address"), r)
+
     def test_params_by_name_selector_and_not_found(self):
         ns = self.namespace("vap-params")
         self.policy("vap-params", [{"expression": "size(object.data) <= int(params.data.max)",

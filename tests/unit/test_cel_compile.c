@@ -61,6 +61,18 @@ static void test_declared_and_bound(void **state)
             "ERROR: <input>:1:24: undeclared reference to 'x' (in container '')\n"
             " | object.all(x, true) && x\n"
             " | .......................^");
+    /* namespaced functions and library types are no variables */
+    assert_null(compile("optional.of(1) != optional.none() && strings.quote('a') != '' && "
+                        "sets.contains([1], [1.0]) && ip.isCanonical('::1') && "
+                        "type(ip('::1')) == net.IP && type(duration('1s')) == "
+                        "google.protobuf.Duration"));
+    refused("has(net.IP) || nets.contains([], [])",
+            "ERROR: <input>:1:5: undeclared reference to 'net' (in container '')\n"
+            " | has(net.IP) || nets.contains([], [])\n"
+            " | ....^\n"
+            "ERROR: <input>:1:16: undeclared reference to 'nets' (in container '')\n"
+            " | has(net.IP) || nets.contains([], [])\n"
+            " | ...............^");
     /* a dotted name is judged by its root; no message type is declared */
     refused("params.spec.x == Foo{a: b}",
             "ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n"

@@ -192,6 +192,38 @@ static void test_lists_library(void **state)
     expect_error("{}.isSorted()", "no such overload");
 }
 
+/* cel-go's ext/sets_test.go cases, membership by heterogeneous equality */
+static void test_sets_extension(void **state)
+{
+    (void)state;
+    expect("sets.contains([], [])", "true");
+    expect("sets.contains([1], [])", "true");
+    expect("sets.contains([1, 2, 3], [3, 1])", "true");
+    expect("sets.contains([1, 2], [2, 2, 3])", "false");
+    expect("sets.contains([1], [1.0, 1u])", "true");
+    expect("sets.contains([[1], [2, 3]], [[2, 3]])", "true");
+    expect("sets.equivalent([1, 2, 2], [2, 1])", "true");
+    expect("sets.equivalent([1, 2], [1, 2, 3])", "false");
+    expect("sets.intersects([1, 2], [3, 2.0])", "true");
+    expect("sets.intersects([], [1])", "false");
+    expect("sets.intersects([1], [])", "false");
+    expect_error("sets.contains([1], 1)", "no such overload");
+    /* quadratic work (10,000 x 10,000 comparisons) stops at the step bound */
+    json_t *a = json_array(), *b = json_array();
+    for (int i = 0; i < 10000; i++) {
+        json_array_append_new(a, json_integer(i));
+        json_array_append_new(b, json_integer(-i - 1));
+    }
+    json_t *vars = json_pack("{s:o, s:o}", "a", a, "b", b);
+    sk_arena *ar = sk_arena_new();
+    sk_cel_eval_options opt = {.vars = vars};
+    const sk_cel_val *v = eval_in(ar, "sets.intersects(a, b)", &opt, NULL);
+    assert_int_equal(v->type, SK_CEL_V_ERROR);
+    assert_string_equal(v->u.str.s, "evaluation step limit exceeded (1000000 steps)");
+    sk_arena_free(ar);
+    json_decref(vars);
+}
+
 static void test_ip_and_cidr_libraries(void **state)
 {
     (void)state;
@@ -501,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_regex_library),
         cmocka_unit_test(test_regex_work_is_linear_and_bounded),
         cmocka_unit_test(test_lists_library),
+        cmocka_unit_test(test_sets_extension),
         cmocka_unit_test(test_ip_and_cidr_libraries),
         cmocka_unit_test(test_url_library),
         cmocka_unit_test(test_quantity_library),
