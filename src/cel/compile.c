@@ -130,7 +130,7 @@ int sk_cel_names_type(sk_arena *a, const sk_cel_expr *e)
         *--end = '.';
     }
     memcpy(name, x->u.ident, strlen(x->u.ident));
-    return sk_cel_type_named(name) != NULL || sk_cel_lib_type(name);
+    return sk_cel_type_named(name) != NULL;
 }
 
 static int by_position(const void *pa, const void *pb)

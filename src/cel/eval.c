@@ -409,11 +409,6 @@ static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e)
             p += sprintf(p, i ? ".%s" : "%s", parts[i]);
         if ((x = bound(c, name)) || (k == n && (x = type_named(c, name))))
             break;
-        /* a library's type by its qualified name (net.IP) */
-        if (sk_cel_lib_type(name)) {
-            x = sk_cel_type(c->a, name);
-            break;
-        }
     }
     if (!x)
         x = lookup(c, parts[0]);

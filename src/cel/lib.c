@@ -31,11 +31,6 @@ const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
     return r;
 }
 
-int sk_cel_lib_type(const char *name)
-{
-    return strcmp(name, "net.IP") == 0 || strcmp(name, "net.CIDR") == 0;
-}
-
 const char *sk_cel_lib_qualified(const char *ns, const char *f)
 {
     static const char *const names[] = {

@@ -24,10 +24,6 @@
 const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
                                   const sk_cel_val *const *v, size_t n);
 
-/* 1 if a library declares the dotted name as a type (net.IP, net.CIDR,
- * as kube's ip and cidr libraries declare them). */
-int sk_cel_lib_type(const char *name);
-
 /* The name of a function the evaluator has under namespace ns (static:
  * ip.isCanonical, optional.of, sets.contains, strings.quote, ...), which
  * parses as the method f of the identifier ns; NULL if there is none. */

@@ -212,19 +212,11 @@ const sk_cel_val *sk_cel_from_json(sk_arena *a, const json_t *j)
 
 const char *sk_cel_type_named(const char *name)
 {
-    static const char *const names[] = {"bool",
-                                        "int",
-                                        "uint",
-                                        "double",
-                                        "string",
-                                        "bytes",
-                                        "list",
-                                        "map",
-                                        "null_type",
-                                        "type",
-                                        "google.protobuf.Duration",
-                                        "google.protobuf.Timestamp",
-                                        "optional_type"};
+    static const char *const names[] = {"bool", "int", "uint", "double", "string", "bytes", "list",
+                                        "map", "null_type", "type", "google.protobuf.Duration",
+                                        "google.protobuf.Timestamp", "optional_type",
+                                        /* kube's ip and cidr libraries' */
+                                        "net.IP", "net.CIDR"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(name, names[i]) == 0)
             return names[i];

@@ -154,8 +154,9 @@ const sk_cel_val *sk_cel_double_string(sk_arena *a, double d);
  * double. Converted whole, so the result borrows only j's strings. */
 const sk_cel_val *sk_cel_from_json(sk_arena *a, const json_t *j);
 
-/* name itself (static) if it names a type as an identifier does (int,
- * list, null_type, ...: what an unbound name evaluates to), else NULL. */
+/* name itself (static) if it names a type as an identifier or a dotted
+ * name does (int, list, null_type, google.protobuf.Duration, net.IP, ...:
+ * what an unbound name evaluates to), else NULL. */
 const char *sk_cel_type_named(const char *name);
 
 /* The name type(v) has: "int", "map", ...; for an error "error". */

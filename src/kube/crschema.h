@@ -17,6 +17,21 @@
 
 #include <jansson.h>
 
+/* The compiled forms of a schema: this module's structural one, and the
+ * CEL rules policy/crdrules.h compiles. */
+typedef enum sk_crschema_form {
+    SK_CRSCHEMA_STRUCTURAL,
+    SK_CRSCHEMA_RULES,
+    SK_CRSCHEMA_FORMS
+} sk_crschema_form;
+
+/* Form form of custom resource r's schema: what make(schema) gave the
+ * first time any request asked (made under the cache's lock, kept for the
+ * process; possibly NULL), the same value ever after. NULL for built-in
+ * kinds and a version without a schema. Thread-safe. */
+const void *sk_crschema_form_of(const sk_resource *r, sk_crschema_form form,
+                                void *(*make)(const json_t *schema));
+
 /* The compiled schema of custom resource r (borrowed, process lifetime);
  * NULL for built-in kinds, a version without a schema, or a schema that
  * does not compile (the CRD's validation refuses those). */

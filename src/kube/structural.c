@@ -90,22 +90,21 @@ struct sk_structural {
 
 /* ---- small helpers ----------------------------------------------------- */
 
-/* A keyword of schema sch; NULL when absent or null (Go decodes null as unset). */
-static const json_t *kw(const json_t *sch, const char *name)
+const json_t *sk_structural_kw(const json_t *sch, const char *name)
 {
     const json_t *v = json_is_object(sch) ? json_object_get(sch, name) : NULL;
     return json_is_null(v) ? NULL : v;
 }
 
-static const char *kw_str(const json_t *sch, const char *name)
+const char *sk_structural_kw_str(const json_t *sch, const char *name)
 {
-    const char *s = json_string_value(kw(sch, name));
+    const char *s = json_string_value(sk_structural_kw(sch, name));
     return s ? s : "";
 }
 
 static int kw_true(const json_t *sch, const char *name)
 {
-    return json_is_true(kw(sch, name));
+    return json_is_true(sk_structural_kw(sch, name));
 }
 
 static void trunc_to(sk_buf *b, size_t n)
@@ -198,9 +197,7 @@ static kw_kind keyword_kind(const sk_schema *props, const sk_schema *t)
         return K_INT;
     case SK_SCHEMA_ARRAY:
         e = sk_schema_elem(t);
-        return e == props                                       ? K_SCHEMAS
-               : sk_schema_kind_of(e) == SK_SCHEMA_STRING ? K_STRS
-                                                               : K_ARRAY;
+        return e == props ? K_SCHEMAS : sk_schema_kind_of(e) == SK_SCHEMA_STRING ? K_STRS : K_ARRAY;
     case SK_SCHEMA_MAP:
         e = sk_schema_elem(t);
         return e == props ? K_SCHEMA_MAP : K_DEPS;
@@ -269,7 +266,7 @@ static void shape(const json_t *sch, sk_buf *p, sk_field_errors *fe)
     for (size_t i = 0; i < n; i++) {
         const sk_schema_field *f = sk_schema_pb_at(props, i);
         const char *name = sk_schema_field_name(f);
-        const json_t *v = kw(sch, name);
+        const json_t *v = sk_structural_kw(sch, name);
         const char *want = NULL;
         if (!v)
             continue;
@@ -339,15 +336,15 @@ static node *build(const json_t *sch)
     node *n = calloc(1, sizeof *n);
     SK_CHECK_ALLOC(n);
     n->raw = sch;
-    n->type = kw_str(sch, "type");
+    n->type = sk_structural_kw_str(sch, "type");
     n->nullable = kw_true(sch, "nullable");
     n->preserve = kw_true(sch, "x-kubernetes-preserve-unknown-fields");
     n->embedded = kw_true(sch, "x-kubernetes-embedded-resource");
     n->int_or_string = kw_true(sch, "x-kubernetes-int-or-string");
-    n->list_type = json_string_value(kw(sch, "x-kubernetes-list-type"));
-    n->map_keys = kw(sch, "x-kubernetes-list-map-keys");
-    n->dflt = kw(sch, "default");
-    const json_t *props = kw(sch, "properties");
+    n->list_type = json_string_value(sk_structural_kw(sch, "x-kubernetes-list-type"));
+    n->map_keys = sk_structural_kw(sch, "x-kubernetes-list-map-keys");
+    n->dflt = sk_structural_kw(sch, "default");
+    const json_t *props = sk_structural_kw(sch, "properties");
     if (json_object_size(props)) {
         const char *k;
         const json_t *v;
@@ -359,11 +356,11 @@ static node *build(const json_t *sch)
             n->props[n->nprops++].schema = build(v);
         }
     }
-    const json_t *ap = kw(sch, "additionalProperties");
+    const json_t *ap = sk_structural_kw(sch, "additionalProperties");
     n->has_ap = ap != NULL;
     if (json_is_object(ap))
         n->ap = build(ap);
-    const json_t *items = kw(sch, "items");
+    const json_t *items = sk_structural_kw(sch, "items");
     if (json_is_object(items))
         n->items = build(items);
     return n;
@@ -419,7 +416,7 @@ static void collect_patterns(sk_structural *s, const json_t *sch)
 {
     static const char *const subs[] = {"items", "additionalProperties", "not", NULL};
     static const char *const lists[] = {"allOf", "anyOf", "oneOf", NULL};
-    const json_t *p = kw(sch, "pattern");
+    const json_t *p = sk_structural_kw(sch, "pattern");
     if (!json_is_object(sch))
         return;
     if (json_string_length(p)) {
@@ -437,15 +434,15 @@ static void collect_patterns(sk_structural *s, const json_t *sch)
         }
     }
     for (size_t i = 0; subs[i]; i++)
-        collect_patterns(s, kw(sch, subs[i]));
+        collect_patterns(s, sk_structural_kw(sch, subs[i]));
     for (size_t i = 0; lists[i]; i++) {
         size_t j;
         const json_t *e;
-        json_array_foreach(kw(sch, lists[i]), j, e) collect_patterns(s, e);
+        json_array_foreach(sk_structural_kw(sch, lists[i]), j, e) collect_patterns(s, e);
     }
     const char *k;
     const json_t *v;
-    json_object_foreach((json_t *)kw(sch, "properties"), k, v) collect_patterns(s, v);
+    json_object_foreach((json_t *)sk_structural_kw(sch, "properties"), k, v) collect_patterns(s, v);
 }
 
 static const pattern *pattern_of(const sk_structural *s, const json_t *p)
@@ -476,7 +473,7 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
 
 static void ssv_validate(const json_t *sch, sk_buf *p, ssv v, sk_field_errors *fe)
 {
-    const char *type = kw_str(sch, "type");
+    const char *type = sk_structural_kw_str(sch, "type");
     size_t m;
     if (*type) {
         int known = 0;
@@ -500,7 +497,7 @@ static void ssv_validate(const json_t *sch, sk_buf *p, ssv v, sk_field_errors *f
         {"dependencies", "dependencies is not supported"},
         {"$ref", "$ref is not supported"},
     };
-    if (kw(sch, "default") && !v.allow_defaults) {
+    if (sk_structural_kw(sch, "default") && !v.allow_defaults) {
         sk_buf d = SK_BUF_INIT;
         sk_buf_puts(&d, "must not be set");
         if (v.no_default_reason)
@@ -511,7 +508,7 @@ static void ssv_validate(const json_t *sch, sk_buf *p, ssv v, sk_field_errors *f
         sk_buf_free(&d);
     }
     for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
-        const json_t *x = kw(sch, unsupported[i].kw);
+        const json_t *x = sk_structural_kw(sch, unsupported[i].kw);
         /* kube tests an empty id, patternProperties and definitions as unset. */
         int empty = !strcmp(unsupported[i].kw, "id") ? !json_string_length(x)
                     : !strcmp(unsupported[i].kw, "patternProperties") ||
@@ -530,7 +527,8 @@ static void ssv_validate(const json_t *sch, sk_buf *p, ssv v, sk_field_errors *f
                                   "type cannot be set to null, use nullable as an alternative");
         trunc_to(p, m);
     }
-    if (json_is_array(kw(sch, "items")) && json_array_size(kw(sch, "items"))) {
+    if (json_is_array(sk_structural_kw(sch, "items")) &&
+        json_array_size(sk_structural_kw(sch, "items"))) {
         m = child(p, "items");
         sk_field_errors_forbidden(fe, str(p), "items must be a schema object and not an array");
         trunc_to(p, m);
@@ -552,11 +550,11 @@ static void crd_sub(const json_t *sch, sk_buf *p, const char *name, ssv v, sk_st
 
 static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
 {
-    const char *type = kw_str(sch, "type");
-    const json_t *lt = kw(sch, "x-kubernetes-list-type");
-    const json_t *mt = kw(sch, "x-kubernetes-map-type");
-    const json_t *keys = kw(sch, "x-kubernetes-list-map-keys");
-    const json_t *items = kw(sch, "items");
+    const char *type = sk_structural_kw_str(sch, "type");
+    const json_t *lt = sk_structural_kw(sch, "x-kubernetes-list-type");
+    const json_t *mt = sk_structural_kw(sch, "x-kubernetes-map-type");
+    const json_t *keys = sk_structural_kw(sch, "x-kubernetes-list-map-keys");
+    const json_t *items = sk_structural_kw(sch, "items");
     const json_t *is = json_is_object(items) ? items : NULL;
     const char *lts = json_string_value(lt);
     size_t m;
@@ -585,9 +583,9 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
             invalid_str(fe, p, type, "must be array if x-kubernetes-list-type is specified");
         trunc_to(p, m);
     } else if (lts && strcmp(lts, "set") == 0 && is) {
-        const char *it = kw_str(is, "type");
-        const json_t *ilt = kw(is, "x-kubernetes-list-type");
-        const json_t *imt = kw(is, "x-kubernetes-map-type");
+        const char *it = sk_structural_kw_str(is, "type");
+        const json_t *ilt = sk_structural_kw(is, "x-kubernetes-list-type");
+        const json_t *imt = sk_structural_kw(is, "x-kubernetes-map-type");
         if (strcmp(it, "array") == 0 && ilt && strcmp(json_string_value(ilt), "atomic")) {
             m = child(p, "items");
             child(p, "x-kubernetes-list-type");
@@ -636,22 +634,23 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
             sk_field_errors_invalid_json(
                 fe, str(p), items,
                 "must only have a single schema if x-kubernetes-list-type is map");
-        else if (strcmp(kw_str(is, "type"), "object")) {
+        else if (strcmp(sk_structural_kw_str(is, "type"), "object")) {
             child(p, "type");
-            invalid_str(fe, p, kw_str(is, "type"),
+            invalid_str(fe, p, sk_structural_kw_str(is, "type"),
                         "must be object if parent array's x-kubernetes-list-type is map");
         }
         trunc_to(p, m);
-        if (is && strcmp(kw_str(is, "type"), "object") == 0) {
+        if (is && strcmp(sk_structural_kw_str(is, "type"), "object") == 0) {
             size_t i, j;
             const json_t *k;
             sk_buf rendered = SK_BUF_INIT;
             sk_go_string_slice(&rendered, keys);
             json_array_foreach(keys, i, k)
             {
-                const json_t *ks = kw(kw(is, "properties"), json_string_value(k));
+                const json_t *ks =
+                    sk_structural_kw(sk_structural_kw(is, "properties"), json_string_value(k));
                 if (ks) {
-                    const char *kt = kw_str(ks, "type");
+                    const char *kt = sk_structural_kw_str(ks, "type");
                     if (!strcmp(kt, "array") || !strcmp(kt, "object")) {
                         m = child(p, "items");
                         child(p, "properties");
@@ -697,8 +696,9 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
             const json_t *k;
             json_array_foreach(keys, i, k)
             {
-                const json_t *ks = kw(kw(is, "properties"), json_string_value(k));
-                const json_t *req = kw(is, "required");
+                const json_t *ks =
+                    sk_structural_kw(sk_structural_kw(is, "properties"), json_string_value(k));
+                const json_t *req = sk_structural_kw(is, "required");
                 const json_t *r;
                 int required = 0;
                 if (!ks)
@@ -708,7 +708,7 @@ static void crd_list_checks(const json_t *sch, sk_buf *p, sk_field_errors *fe)
                 child(p, "properties");
                 key(p, json_string_value(k));
                 size_t m2 = p->len;
-                if (!required && !kw(ks, "default")) {
+                if (!required && !sk_structural_kw(ks, "default")) {
                     child(p, "default");
                     sk_field_errors_required(
                         fe, str(p),
@@ -745,8 +745,8 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
                                   "becomes quadratic");
         trunc_to(p, m);
     }
-    const json_t *ap = kw(sch, "additionalProperties");
-    const json_t *props = kw(sch, "properties");
+    const json_t *ap = sk_structural_kw(sch, "additionalProperties");
+    const json_t *props = sk_structural_kw(sch, "properties");
     if (ap) {
         if (json_object_size(props) && (json_is_false(ap) || json_is_object(ap))) {
             m = child(p, "additionalProperties");
@@ -780,11 +780,11 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
         crd_schema(e, p, sub, 0, s, fe);
         trunc_to(p, m);
     }
-    if (kw(sch, "not"))
-        crd_sub(kw(sch, "not"), p, "not", v, s, fe);
+    if (sk_structural_kw(sch, "not"))
+        crd_sub(sk_structural_kw(sch, "not"), p, "not", v, s, fe);
     static const char *const lists[] = {"allOf", "oneOf", "anyOf"};
     for (size_t l = 0; l < 3; l++) {
-        json_array_foreach(kw(sch, lists[l]), i, e)
+        json_array_foreach(sk_structural_kw(sch, lists[l]), i, e)
         {
             m = child(p, lists[l]);
             idx(p, i);
@@ -792,14 +792,14 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
             trunc_to(p, m);
         }
     }
-    json_object_foreach((json_t *)kw(sch, "definitions"), k, e)
+    json_object_foreach((json_t *)sk_structural_kw(sch, "definitions"), k, e)
     {
         m = child(p, "definitions");
         key(p, k);
         crd_schema(e, p, v, 0, s, fe);
         trunc_to(p, m);
     }
-    const json_t *items = kw(sch, "items");
+    const json_t *items = sk_structural_kw(sch, "items");
     if (json_is_object(items)) {
         crd_sub(items, p, "items", v, s, fe);
     } else {
@@ -811,7 +811,7 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
             trunc_to(p, m);
         }
     }
-    json_object_foreach((json_t *)kw(sch, "dependencies"), k, e)
+    json_object_foreach((json_t *)sk_structural_kw(sch, "dependencies"), k, e)
     {
         if (!json_is_object(e))
             continue;
@@ -820,7 +820,7 @@ static void crd_schema(const json_t *sch, sk_buf *p, ssv v, int is_root, sk_stru
         crd_schema(e, p, v, 0, s, fe);
         trunc_to(p, m);
     }
-    if (json_is_false(kw(sch, "x-kubernetes-preserve-unknown-fields"))) {
+    if (json_is_false(sk_structural_kw(sch, "x-kubernetes-preserve-unknown-fields"))) {
         m = child(p, "x-kubernetes-preserve-unknown-fields");
         sk_field_errors_invalid_json(fe, str(p), json_false(), "must be true or undefined");
         trunc_to(p, m);
@@ -834,13 +834,14 @@ typedef enum { LVL_ROOT, LVL_ITEM, LVL_FIELD } level;
 
 static int is_type_only(const json_t *sch, const char *type)
 {
-    return json_is_object(sch) && json_object_size(sch) == 1 && !strcmp(kw_str(sch, "type"), type);
+    return json_is_object(sch) && json_object_size(sch) == 1 &&
+           !strcmp(sk_structural_kw_str(sch, "type"), type);
 }
 
 /* anyOf: [{type: integer}, {type: string}], the int-or-string idiom. */
 static int int_or_string_any_of(const json_t *sch)
 {
-    const json_t *a = kw(sch, "anyOf");
+    const json_t *a = sk_structural_kw(sch, "anyOf");
     return json_array_size(a) == 2 && is_type_only(json_array_get(a, 0), "integer") &&
            is_type_only(json_array_get(a, 1), "string");
 }
@@ -876,12 +877,12 @@ static void nested_value_validation(const json_t *sch, int skip_any_of, sk_buf *
     if (!json_is_object(sch))
         return;
     value_validation(sch, skip_any_of, 0, p, fe);
-    if (kw(sch, "items")) {
+    if (sk_structural_kw(sch, "items")) {
         m = child(p, "items");
-        nested_value_validation(kw(sch, "items"), 0, p, fe);
+        nested_value_validation(sk_structural_kw(sch, "items"), 0, p, fe);
         trunc_to(p, m);
     }
-    json_object_foreach((json_t *)kw(sch, "properties"), k, e)
+    json_object_foreach((json_t *)sk_structural_kw(sch, "properties"), k, e)
     {
         m = child(p, "properties");
         key(p, k);
@@ -889,7 +890,7 @@ static void nested_value_validation(const json_t *sch, int skip_any_of, sk_buf *
         trunc_to(p, m);
     }
     for (size_t i = 0; i < sizeof forbidden / sizeof forbidden[0]; i++) {
-        const json_t *v = kw(sch, forbidden[i].kw);
+        const json_t *v = sk_structural_kw(sch, forbidden[i].kw);
         int hit = forbidden[i].kind == 0   ? v != NULL
                   : forbidden[i].kind == 1 ? json_is_true(v)
                                            : (json_string_length(v) || json_array_size(v));
@@ -899,7 +900,7 @@ static void nested_value_validation(const json_t *sch, int skip_any_of, sk_buf *
         sk_field_errors_forbidden(fe, str(p), forbidden[i].msg);
         trunc_to(p, m);
     }
-    if (kw(kw(sch, "properties"), "metadata")) {
+    if (sk_structural_kw(sk_structural_kw(sch, "properties"), "metadata")) {
         m = child(p, "properties");
         key(p, "metadata");
         sk_field_errors_forbidden(fe, str(p), "must not be specified in a nested context");
@@ -913,7 +914,7 @@ static void value_validation(const json_t *sch, int skip_any_of, int skip_first_
     size_t i, m;
     const json_t *e;
     if (!skip_any_of) {
-        json_array_foreach(kw(sch, "anyOf"), i, e)
+        json_array_foreach(sk_structural_kw(sch, "anyOf"), i, e)
         {
             m = child(p, "anyOf");
             idx(p, i);
@@ -921,26 +922,26 @@ static void value_validation(const json_t *sch, int skip_any_of, int skip_first_
             trunc_to(p, m);
         }
     }
-    json_array_foreach(kw(sch, "allOf"), i, e)
+    json_array_foreach(sk_structural_kw(sch, "allOf"), i, e)
     {
         m = child(p, "allOf");
         idx(p, i);
         nested_value_validation(e, skip_first_all_of_any_of && i == 0, p, fe);
         trunc_to(p, m);
     }
-    json_array_foreach(kw(sch, "oneOf"), i, e)
+    json_array_foreach(sk_structural_kw(sch, "oneOf"), i, e)
     {
         m = child(p, "oneOf");
         idx(p, i);
         nested_value_validation(e, 0, p, fe);
         trunc_to(p, m);
     }
-    if (kw(sch, "not")) {
+    if (sk_structural_kw(sch, "not")) {
         m = child(p, "not");
-        nested_value_validation(kw(sch, "not"), 0, p, fe);
+        nested_value_validation(sk_structural_kw(sch, "not"), 0, p, fe);
         trunc_to(p, m);
     }
-    const char *pat = kw_str(sch, "pattern");
+    const char *pat = sk_structural_kw_str(sch, "pattern");
     if (*pat) {
         const char *err;
         sk_arena *arena;
@@ -1018,7 +1019,7 @@ static void metadata_invariants(const node *md, int check, level lvl, sk_buf *p,
     int ok = 1;
     for (size_t i = 0; structural_keys[i] && ok; i++) {
         const char *k = structural_keys[i];
-        const json_t *v = kw(md->raw, k);
+        const json_t *v = sk_structural_kw(md->raw, k);
         if (!strcmp(k, "type") || !strcmp(k, "default") || is_zero(v))
             continue;
         if (!strcmp(k, "properties")) {
@@ -1075,7 +1076,7 @@ static void invariants(const node *n, level lvl, sk_buf *p, sk_field_errors *fe)
                                      "must be false if x-kubernetes-int-or-string is true");
         trunc_to(p, m);
     }
-    const json_t *all0 = json_array_get(kw(n->raw, "allOf"), 0);
+    const json_t *all0 = json_array_get(sk_structural_kw(n->raw, "allOf"), 0);
     value_validation(n->raw, int_or_string_any_of(n->raw), all0 && int_or_string_any_of(all0), p,
                      fe);
     int check_meta = lvl == LVL_ROOT || n->embedded;
@@ -1158,13 +1159,13 @@ static void complete_nested(const json_t *v, const node *s, sk_buf *sp, sk_buf *
         return;
     }
     complete_value(v, s, sp, vp, fe);
-    if (kw(v, "items")) {
+    if (sk_structural_kw(v, "items")) {
         size_t ms = child(sp, "items"), mv = child(vp, "items");
-        complete_nested(kw(v, "items"), s->items, sp, vp, fe);
+        complete_nested(sk_structural_kw(v, "items"), s->items, sp, vp, fe);
         trunc_to(sp, ms);
         trunc_to(vp, mv);
     }
-    json_object_foreach((json_t *)kw(v, "properties"), k, e)
+    json_object_foreach((json_t *)sk_structural_kw(v, "properties"), k, e)
     {
         size_t ms = child(sp, "properties"), mv = child(vp, "properties");
         key(sp, k);
@@ -1185,13 +1186,13 @@ static void complete_value(const json_t *v, const node *s, sk_buf *sp, sk_buf *v
     static const char *const lists[] = {"allOf", "anyOf", "oneOf"};
     size_t i, mv;
     const json_t *e;
-    if (kw(v, "not")) {
+    if (sk_structural_kw(v, "not")) {
         mv = child(vp, "not");
-        complete_nested(kw(v, "not"), s, sp, vp, fe);
+        complete_nested(sk_structural_kw(v, "not"), s, sp, vp, fe);
         trunc_to(vp, mv);
     }
     for (size_t l = 0; l < 3; l++) {
-        json_array_foreach(kw(v, lists[l]), i, e)
+        json_array_foreach(sk_structural_kw(v, lists[l]), i, e)
         {
             mv = child(vp, lists[l]);
             idx(vp, i);
@@ -1391,8 +1392,8 @@ static types types_of(const json_t *sch)
         t.t[0] = "integer";
         t.t[1] = "string";
         t.n = 2;
-    } else if (*kw_str(sch, "type")) {
-        t.t[0] = kw_str(sch, "type");
+    } else if (*sk_structural_kw_str(sch, "type")) {
+        t.t[0] = sk_structural_kw_str(sch, "type");
         t.n = 1;
     }
     return t;
@@ -1415,7 +1416,7 @@ static void types_join(sk_buf *b, types t)
 /* The checker for the schema's format, or NULL when kube ignores it. */
 static sk_strfmt_check format_of(const json_t *sch)
 {
-    return sk_strfmt_lookup(kw_str(sch, "format"));
+    return sk_strfmt_lookup(sk_structural_kw_str(sch, "format"));
 }
 
 /* ---- the validators, in SchemaValidator's order ------------------------ */
@@ -1468,7 +1469,7 @@ static int enum_matches(const json_t *d, const json_t *e)
 
 static void enum_validate(const json_t *sch, const json_t *d, const char *path, vres *r)
 {
-    const json_t *en = kw(sch, "enum");
+    const json_t *en = sk_structural_kw(sch, "enum");
     size_t i;
     const json_t *e;
     if (!json_array_size(en))
@@ -1514,7 +1515,7 @@ static int type_validate(const json_t *sch, const json_t *d, const char *path, v
         const char *dfmt = json_is_integer(d) ? "int64" : json_is_real(d) ? "float64" : "";
         char *q = quoted(dfmt);
         vres_add(r, E_TYPE, path, json_string(dfmt), "%s in body must be of type %s: %s", path,
-                 kw_str(sch, "format"), q);
+                 sk_structural_kw_str(sch, "format"), q);
         free(q);
     } else if (!types_has(t, "number") && !types_has(t, "integer") && has_format &&
                (json_is_string(d) || json_is_array(d))) {
@@ -1536,7 +1537,8 @@ static void props_validate(vctx *c, const json_t *sch, const json_t *d, const ch
     size_t i;
     const json_t *e;
     char *q = quoted(path);
-    const json_t *any = kw(sch, "anyOf"), *one = kw(sch, "oneOf"), *all = kw(sch, "allOf");
+    const json_t *any = sk_structural_kw(sch, "anyOf"), *one = sk_structural_kw(sch, "oneOf"),
+                 *all = sk_structural_kw(sch, "allOf");
     if (json_array_size(any)) {
         vres best = {0}, first = {0};
         int have_best = 0, succeeded = 0;
@@ -1620,9 +1622,9 @@ static void props_validate(vctx *c, const json_t *sch, const json_t *d, const ch
             vres_add(r, E_COMPOSITE, path, NULL, "%s must validate all the schemas (allOf)%s", q,
                      valid == 0 ? ". None validated" : "");
     }
-    if (kw(sch, "not")) {
+    if (sk_structural_kw(sch, "not")) {
         vres res = {0};
-        schema_validate(c, kw(sch, "not"), d, path, &res);
+        schema_validate(c, sk_structural_kw(sch, "not"), d, path, &res);
         if (res.n == 0)
             vres_add(r, E_COMPOSITE, path, NULL, "%s must not validate the schema (not)", q);
         vres_free(&res);
@@ -1644,8 +1646,8 @@ static void string_validate(vctx *c, const json_t *sch, const json_t *d, const c
 {
     const char *v = json_string_value(d);
     size_t runes = rune_count(v, json_string_length(d));
-    const json_t *maxl = kw(sch, "maxLength"), *minl = kw(sch, "minLength"),
-                 *p = kw(sch, "pattern");
+    const json_t *maxl = sk_structural_kw(sch, "maxLength"),
+                 *minl = sk_structural_kw(sch, "minLength"), *p = sk_structural_kw(sch, "pattern");
     if (maxl && (json_int_t)runes > json_integer_value(maxl)) {
         vres_add_count(r, E_TOO_LONG, path, (long)runes, (long)json_integer_value(maxl),
                        "%s in body should be at most %" JSON_INTEGER_FORMAT " chars long", path,
@@ -1692,7 +1694,8 @@ static json_int_t to_int64(double f)
 static void number_validate(const json_t *sch, const json_t *d, const char *path, vres *r)
 {
     vres mult = {0}, min = {0}, max = {0};
-    const json_t *mo = kw(sch, "multipleOf"), *mx = kw(sch, "maximum"), *mn = kw(sch, "minimum");
+    const json_t *mo = sk_structural_kw(sch, "multipleOf"), *mx = sk_structural_kw(sch, "maximum"),
+                 *mn = sk_structural_kw(sch, "minimum");
     int is_int = json_is_integer(d);
     json_int_t iv = json_integer_value(d);
     double fv = json_number_value(d);
@@ -1756,7 +1759,7 @@ static void slice_validate(vctx *c, const json_t *sch, const json_t *d, const ch
 {
     size_t i, n = json_array_size(d);
     const json_t *e;
-    const json_t *items = kw(sch, "items");
+    const json_t *items = sk_structural_kw(sch, "items");
     if (json_is_object(items)) {
         json_array_foreach(d, i, e)
         {
@@ -1768,7 +1771,7 @@ static void slice_validate(vctx *c, const json_t *sch, const json_t *d, const ch
             sk_buf_free(&p);
         }
     }
-    const json_t *mn = kw(sch, "minItems"), *mx = kw(sch, "maxItems");
+    const json_t *mn = sk_structural_kw(sch, "minItems"), *mx = sk_structural_kw(sch, "maxItems");
     if (mn && (json_int_t)n < json_integer_value(mn))
         vres_add(r, E_OTHER, path, json_integer((json_int_t)n),
                  "%s in body should have at least %" JSON_INTEGER_FORMAT " items", path,
@@ -1798,8 +1801,10 @@ static void object_validate(vctx *c, const json_t *sch, const json_t *d, const c
     const char *k;
     const json_t *v;
     size_t i, n = json_object_size(d);
-    const json_t *props = kw(sch, "properties"), *ap = kw(sch, "additionalProperties");
-    const json_t *mn = kw(sch, "minProperties"), *mx = kw(sch, "maxProperties");
+    const json_t *props = sk_structural_kw(sch, "properties"),
+                 *ap = sk_structural_kw(sch, "additionalProperties");
+    const json_t *mn = sk_structural_kw(sch, "minProperties"),
+                 *mx = sk_structural_kw(sch, "maxProperties");
     if (mn && (json_int_t)n < json_integer_value(mn))
         vres_add(r, E_OTHER, path, json_integer((json_int_t)n),
                  "%s in body should have at least %" JSON_INTEGER_FORMAT " properties", path,
@@ -1836,7 +1841,7 @@ static void object_validate(vctx *c, const json_t *sch, const json_t *d, const c
         vres_merge(r, &res);
         free(p);
     }
-    json_array_foreach(kw(sch, "required"), i, v)
+    json_array_foreach(sk_structural_kw(sch, "required"), i, v)
     {
         const char *rk = json_string_value(v);
         if (!rk || json_object_get(d, rk))
@@ -1869,7 +1874,7 @@ static void schema_validate(vctx *c, const json_t *sch, const json_t *d, const c
             if (!f(json_string_value(d))) {
                 char *q = quoted(json_string_value(d));
                 vres_add(r, E_TYPE, path, json_deep_copy(d), "%s in body must be of type %s: %s",
-                         path, kw_str(sch, "format"), q);
+                         path, sk_structural_kw_str(sch, "format"), q);
                 free(q);
             }
             r->match++;
@@ -2714,7 +2719,7 @@ void sk_structural_check_status_root(const json_t *schema, const char *path, sk_
     };
     sk_buf p = SK_BUF_INIT;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        const json_t *v = kw(schema, fields[i].key);
+        const json_t *v = sk_structural_kw(schema, fields[i].key);
         if (is_zero(v) && !json_is_number(v))
             continue;
         if (!strcmp(fields[i].key, "type")) {

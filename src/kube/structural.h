@@ -59,4 +59,10 @@ void sk_structural_prune(const sk_structural *s, json_t *obj, json_t *unknown);
  * root's ObjectMeta is the caller's to validate). */
 void sk_structural_validate(const sk_structural *s, const json_t *obj, sk_field_errors *fe);
 
+/* Keyword name of schema node sch (borrowed); NULL when absent or null
+ * (Go decodes null as unset), or when sch is no object. */
+const json_t *sk_structural_kw(const json_t *sch, const char *name);
+/* Its string, "" when absent or not a string. */
+const char *sk_structural_kw_str(const json_t *sch, const char *name);
+
 #endif

@@ -38,6 +38,8 @@
  */
 #include "policy/crdrules.h"
 #include "cel/compile.h"
+#include "kube/crschema.h"
+#include "kube/structural.h"
 #include "cel/value.h"
 #include "cel/eval.h"
 #include "cel/issues.h"
@@ -47,7 +49,6 @@
 #include "core/check.h"
 
 #include <ctype.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,25 +161,10 @@ static const char *trim(sk_arena *a, const char *s)
     return sk_arena_strndup(a, s, n);
 }
 
-/* ---- schema keywords --------------------------------------------------------- */
-
-static const json_t *kw(const json_t *sch, const char *name)
-{
-    const json_t *v = json_is_object(sch) ? json_object_get(sch, name) : NULL;
-    return json_is_null(v) ? NULL : v;
-}
-
-static const char *kw_str(const json_t *sch, const char *name)
-{
-    const char *s = json_string_value(kw(sch, name));
-    return s ? s : "";
-}
-
 /* ---- rules: what a compile can tell ------------------------------------------ */
 
 static const sk_cel_parse_options parse_opts = {
     .enable_optional_syntax = 1, .enable_optional_macros = 1, .enable_two_var_macros = 1};
-
 
 /* What the analysis knows of an expression's type: a schema node (an
  * object's fields are checked), the metadata kube shows at a resource's
@@ -195,7 +181,7 @@ typedef struct scope {
     /* a comprehension's iteration variable, its second one (two-variable
      * comprehensions) and its accumulator */
     const char *a, *a2, *b;
-    ty ta; /* the type of the variable bound to a list's item or map's value */
+    ty ta;             /* the type of the variable bound to a list's item or map's value */
     const char *typed; /* which variable that is (a or a2) */
 } scope;
 
@@ -248,7 +234,7 @@ static int has_decl_type(const rnode *n)
  * cel-go's FormatCELType prints it), or NULL for others. */
 static const char *scalar_name(const rnode *n)
 {
-    const char *t = n->type, *f = kw_str(n->raw, "format");
+    const char *t = n->type, *f = sk_structural_kw_str(n->raw, "format");
     if (n->int_or_string)
         return NULL;
     if (strcmp(t, "integer") == 0)
@@ -403,15 +389,13 @@ static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
     case SK_CEL_COMPREHENSION: {
         ty range = analyze(an, e->u.comp.iter_range, sc);
         analyze(an, e->u.comp.accu_init, sc);
-        scope inner = {.up = sc,
-                       .a = e->u.comp.iter_var,
-                       .a2 = e->u.comp.iter_var2,
-                       .b = e->u.comp.accu_var};
+        scope inner = {
+            .up = sc, .a = e->u.comp.iter_var, .a2 = e->u.comp.iter_var2, .b = e->u.comp.accu_var};
         /* one variable: a list's items (a map's keys are strings); two: a
          * list's index and item, a map's key and value */
         const rnode *r = range.n;
-        const rnode *elem = !r ? NULL
-                            : strcmp(r->type, "array") == 0 ? r->items
+        const rnode *elem = !r                                           ? NULL
+                            : strcmp(r->type, "array") == 0              ? r->items
                             : inner.a2 && strcmp(r->type, "object") == 0 ? r->ap
                                                                          : NULL;
         if (elem) {
@@ -461,8 +445,7 @@ static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode
         sk_cel_issues_format(detail, src, len, ast);
         return NULL;
     }
-    analysis an = {
-        .a = a, .self = node_ty(n, resource), .optional_old_self = optional_old_self};
+    analysis an = {.a = a, .self = node_ty(n, resource), .optional_old_self = optional_old_self};
     analyze(&an, e, NULL);
     *uses_old_self = an.uses_old_self;
     *ext_fn = an.ext_fn;
@@ -581,14 +564,14 @@ static void normalize_paths(sk_arena *a, rnode *n);
 /* Compiles expression src of node n as kube's compileRule does: the tree,
  * or NULL with *error set to prefix + cel-go's errors, or to wrong_type
  * when the result is plainly not of the type wanted. */
-static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r,
-                                      const char *src, const char *prefix, sk_cel_const_kind want,
+static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r, const char *src,
+                                      const char *prefix, sk_cel_const_kind want,
                                       const char *wrong_type, int *uses_old_self,
                                       const char **ext_fn, const char **error)
 {
     sk_buf detail = SK_BUF_INIT;
-    const sk_cel_expr *e = compile_expr(a, src, n, n->resource, r->optional_old_self,
-                                        uses_old_self, ext_fn, &detail);
+    const sk_cel_expr *e =
+        compile_expr(a, src, n, n->resource, r->optional_old_self, uses_old_self, ext_fn, &detail);
     if (!e)
         *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
     else if (plainly_not(e, want))
@@ -599,7 +582,7 @@ static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r
 
 static void build_rules(sk_arena *a, rnode *n)
 {
-    const json_t *list = kw(n->raw, "x-kubernetes-validations");
+    const json_t *list = sk_structural_kw(n->raw, "x-kubernetes-validations");
     n->nrules = json_array_size(list);
     n->rules = n->nrules ? sk_arena_alloc(a, n->nrules * sizeof *n->rules) : NULL;
     for (size_t i = 0; i < n->nrules; i++) {
@@ -607,10 +590,10 @@ static void build_rules(sk_arena *a, rnode *n)
         rule *r = &n->rules[i];
         memset(r, 0, sizeof *r);
         r->raw = v;
-        r->src = kw_str(v, "rule");
-        r->message = trim(a, kw_str(v, "message"));
-        r->reason = json_string_value(kw(v, "reason"));
-        r->optional_old_self = json_is_true(kw(v, "optionalOldSelf"));
+        r->src = sk_structural_kw_str(v, "rule");
+        r->message = trim(a, sk_structural_kw_str(v, "message"));
+        r->reason = json_string_value(sk_structural_kw(v, "reason"));
+        r->optional_old_self = json_is_true(sk_structural_kw(v, "optionalOldSelf"));
         if (!*trim(a, r->src))
             continue; /* kube compiles nothing for it, runs nothing */
         r->expr = compile_one(a, n, r, r->src, "compilation failed: ", SK_CEL_BOOL,
@@ -618,7 +601,7 @@ static void build_rules(sk_arena *a, rnode *n)
                               &r->ext_fn, &r->error);
         if (!r->expr)
             r->uses_old_self = 0;
-        const char *me = kw_str(v, "messageExpression");
+        const char *me = sk_structural_kw_str(v, "messageExpression");
         if (r->expr && *me) {
             int unused = 0;
             const char *msg_ext = NULL;
@@ -637,17 +620,17 @@ static rnode *build(sk_arena *a, const json_t *sch, int root)
     rnode *n = sk_arena_alloc(a, sizeof *n);
     memset(n, 0, sizeof *n);
     n->raw = sch;
-    n->type = kw_str(sch, "type");
-    n->nullable = json_is_true(kw(sch, "nullable"));
-    n->int_or_string = json_is_true(kw(sch, "x-kubernetes-int-or-string"));
-    n->preserve = json_is_true(kw(sch, "x-kubernetes-preserve-unknown-fields"));
-    n->embedded = json_is_true(kw(sch, "x-kubernetes-embedded-resource"));
+    n->type = sk_structural_kw_str(sch, "type");
+    n->nullable = json_is_true(sk_structural_kw(sch, "nullable"));
+    n->int_or_string = json_is_true(sk_structural_kw(sch, "x-kubernetes-int-or-string"));
+    n->preserve = json_is_true(sk_structural_kw(sch, "x-kubernetes-preserve-unknown-fields"));
+    n->embedded = json_is_true(sk_structural_kw(sch, "x-kubernetes-embedded-resource"));
     n->resource = root || n->embedded;
-    n->list_type = json_string_value(kw(sch, "x-kubernetes-list-type"));
-    n->map_keys = kw(sch, "x-kubernetes-list-map-keys");
-    const char *mt = kw_str(sch, "x-kubernetes-map-type");
+    n->list_type = json_string_value(sk_structural_kw(sch, "x-kubernetes-list-type"));
+    n->map_keys = sk_structural_kw(sch, "x-kubernetes-list-map-keys");
+    const char *mt = sk_structural_kw_str(sch, "x-kubernetes-map-type");
     n->map_correlatable = !*mt || strcmp(mt, "granular") == 0 || strcmp(mt, "atomic") == 0;
-    const json_t *props = kw(sch, "properties");
+    const json_t *props = sk_structural_kw(sch, "properties");
     if (json_is_object(props)) {
         n->has_props = 1;
         n->props = sk_arena_alloc(a, (json_object_size(props) + 1) * sizeof *n->props);
@@ -662,8 +645,8 @@ static rnode *build(sk_arena *a, const json_t *sch, int root)
             n->active |= c->active;
         }
     }
-    n->ap = build(a, kw(sch, "additionalProperties"), 0);
-    n->items = build(a, kw(sch, "items"), 0);
+    n->ap = build(a, sk_structural_kw(sch, "additionalProperties"), 0);
+    n->items = build(a, sk_structural_kw(sch, "items"), 0);
     /* the rules last: their analysis reads the children */
     build_rules(a, n);
     n->active |= n->nrules > 0 || (n->ap && n->ap->active) || (n->items && n->items->active);
@@ -705,16 +688,16 @@ static const char *const reasons[] = {"FieldValueDuplicate", "FieldValueForbidde
 static void go_rule(sk_buf *b, const json_t *v)
 {
     sk_buf_puts(b, "apiextensions.ValidationRule{Rule:");
-    sk_buf_go_quoted(b, kw_str(v, "rule"));
+    sk_buf_go_quoted(b, sk_structural_kw_str(v, "rule"));
     sk_buf_puts(b, ", Message:");
-    sk_buf_go_quoted(b, kw_str(v, "message"));
+    sk_buf_go_quoted(b, sk_structural_kw_str(v, "message"));
     sk_buf_puts(b, ", MessageExpression:");
-    sk_buf_go_quoted(b, kw_str(v, "messageExpression"));
+    sk_buf_go_quoted(b, sk_structural_kw_str(v, "messageExpression"));
     sk_buf_printf(b, ", Reason:(*apiextensions.FieldValueErrorReason)(%s), FieldPath:",
-                  kw(v, "reason") ? "0xc000000000" : "nil");
-    sk_buf_go_quoted(b, kw_str(v, "fieldPath"));
+                  sk_structural_kw(v, "reason") ? "0xc000000000" : "nil");
+    sk_buf_go_quoted(b, sk_structural_kw_str(v, "fieldPath"));
     sk_buf_printf(b, ", OptionalOldSelf:(*bool)(%s)}",
-                  kw(v, "optionalOldSelf") ? "0xc000000001" : "nil");
+                  sk_structural_kw(v, "optionalOldSelf") ? "0xc000000001" : "nil");
 }
 
 typedef struct checker {
@@ -727,9 +710,11 @@ static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char 
                               sk_field_errors *fe)
 {
     const json_t *v = n->rules[i].raw;
-    const char *rule_src = kw_str(v, "rule"), *msg = kw_str(v, "message");
+    const char *rule_src = sk_structural_kw_str(v, "rule"),
+               *msg = sk_structural_kw_str(v, "message");
     const char *t_rule = trim(ck->a, rule_src), *t_msg = trim(ck->a, msg);
-    const char *me = kw_str(v, "messageExpression"), *fp = kw_str(v, "fieldPath");
+    const char *me = sk_structural_kw_str(v, "messageExpression"),
+               *fp = sk_structural_kw_str(v, "fieldPath");
 #define AT(child) sk_arena_printf(ck->a, "%s.%s", at, child)
     if (!*t_rule)
         sk_field_errors_required(fe, AT("rule"), "rule is not specified");
@@ -743,7 +728,7 @@ static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char 
     if (*me && !*trim(ck->a, me))
         sk_field_errors_required(fe, AT("messageExpression"),
                                  "messageExpression must be non-empty if specified");
-    const char *reason = json_string_value(kw(v, "reason"));
+    const char *reason = json_string_value(sk_structural_kw(v, "reason"));
     if (reason) {
         int ok = 0;
         for (size_t k = 0; k < sizeof reasons / sizeof *reasons; k++)
@@ -792,10 +777,11 @@ static void check_rule_compile(checker *ck, const rnode *n, size_t i, const char
                       forbid_old);
         sk_field_errors_invalid(fe, f_rule, r->src, d.data);
         sk_buf_free(&d);
-    } else if (!r->uses_old_self && kw(v, "optionalOldSelf")) {
-        sk_field_errors_invalid_rendered(fe, sk_arena_printf(ck->a, "%s.optionalOldSelf", at),
-                                         json_is_true(kw(v, "optionalOldSelf")) ? "true" : "false",
-                                         "may not be set if oldSelf is not used in rule");
+    } else if (!r->uses_old_self && sk_structural_kw(v, "optionalOldSelf")) {
+        sk_field_errors_invalid_rendered(
+            fe, sk_arena_printf(ck->a, "%s.optionalOldSelf", at),
+            json_is_true(sk_structural_kw(v, "optionalOldSelf")) ? "true" : "false",
+            "may not be set if oldSelf is not used in rule");
     }
     sk_buf_free(&val);
 }
@@ -1263,7 +1249,7 @@ static void normalize_paths(sk_arena *a, rnode *n)
     if (!n)
         return;
     for (size_t i = 0; i < n->nrules; i++) {
-        const char *fp = kw_str(n->rules[i].raw, "fieldPath");
+        const char *fp = sk_structural_kw_str(n->rules[i].raw, "fieldPath");
         sk_buf out = SK_BUF_INIT;
         if (*fp && valid_field_path(n, fp, &out) == 0 && out.data)
             n->rules[i].field_path = sk_arena_strdup(a, out.data);
@@ -1294,32 +1280,12 @@ void sk_crdrules_validate(const sk_crdrules *c, const json_t *obj, const json_t 
 
 /* ---- the per-version cache ------------------------------------------------------ */
 
-typedef struct cached {
-    struct cached *next;
-    const json_t *schema; /* the registry entry's, never freed */
-    sk_crdrules *c;       /* NULL: no rules */
-} cached;
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static cached *all;
+static void *make_rules(const json_t *schema)
+{
+    return sk_crdrules_compile(schema);
+}
 
 const sk_crdrules *sk_crdrules_of(const sk_resource *r)
 {
-    if (!r->custom || !r->custom->schema)
-        return NULL;
-    pthread_mutex_lock(&mu);
-    cached *c = all;
-    while (c && c->schema != r->custom->schema)
-        c = c->next;
-    if (!c) {
-        c = calloc(1, sizeof *c);
-        SK_CHECK_ALLOC(c);
-        c->schema = r->custom->schema;
-        c->c = sk_crdrules_compile(c->schema);
-        c->next = all;
-        all = c;
-    }
-    const sk_crdrules *out = c->c;
-    pthread_mutex_unlock(&mu);
-    return out;
+    return sk_crschema_form_of(r, SK_CRSCHEMA_RULES, make_rules);
 }
