@@ -70,11 +70,14 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -154,6 +157,9 @@ typedef struct conn_ctx {
     sk_stream *stream;
     int streamed;
     int stream_end;
+    /* The session corked for this request's response (cork_response):
+     * on_completed sends it. */
+    gnutls_session_t corked;
 } conn_ctx;
 
 /* ---- connections ---------------------------------------------------------- */
@@ -561,6 +567,56 @@ static int stream_watch(conn_ctx *cc, const sk_api_response *r)
     return taken;
 }
 
+/* Corks the connection's TLS session when the whole response is small
+ * and the socket's send queue is empty. MHD 0.9.75 hands a TLS session the
+ * header and the body in two calls, which GnuTLS seals as two records and
+ * sends with two sendmsg(2): a second pass through the loopback's stack and
+ * a second wake-up of the client, per request (bench/README.md, "One TLS
+ * record per response"). Corked, both calls only buffer and on_completed
+ * sends them as one record. MHD notifies completion before it reuses or
+ * shuts down the session (connection.c: connection_reset and
+ * MHD_connection_close_ call notify_completed first), so nothing MHD sends
+ * can overtake the corked bytes. The empty queue and the size bound make
+ * the uncork's one send fit the socket buffer. */
+#define CORK_MAX (8 * 1024)
+static void cork_response(conn_ctx *cc, size_t body_len)
+{
+    if (!cc->srv->tls_cert || body_len > CORK_MAX - 1024)
+        return;
+    const union MHD_ConnectionInfo *fd_info =
+        MHD_get_connection_info(cc->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *tls_info =
+        MHD_get_connection_info(cc->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    int queued = 0;
+    if (!fd_info || !tls_info || !tls_info->tls_session ||
+        ioctl(fd_info->connect_fd, SIOCOUTQ, &queued) != 0 || queued != 0)
+        return;
+    cc->corked = (gnutls_session_t)tls_info->tls_session;
+    gnutls_record_cork(cc->corked);
+}
+
+/* Sends what cork_response held back, in one record. A send the socket
+ * refuses (a client that stopped reading) leaves the session corked, and
+ * MHD would then only add to it: the connection is shut down instead. */
+static void uncork_response(conn_ctx *cc)
+{
+    if (!cc->corked)
+        return;
+    const union MHD_ConnectionInfo *fd_info =
+        MHD_get_connection_info(cc->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (fd_info) {
+        int fd = fd_info->connect_fd, on = 1;
+        if (gnutls_record_uncork(cc->corked, 0) < 0 || gnutls_record_check_corked(cc->corked) > 0)
+            shutdown(fd, SHUT_RDWR);
+        else
+            /* MHD pushed (TCP_NODELAY) after its last send, which only
+             * reached the cork: the socket may still hold TCP_CORK, and
+             * Linux pushes what is queued when TCP_NODELAY is set. */
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    }
+    cc->corked = NULL;
+}
+
 static enum MHD_Result send_response(conn_ctx *cc)
 {
     sk_api_response r;
@@ -591,6 +647,8 @@ static enum MHD_Result send_response(conn_ctx *cc)
     if (r.stall_timeout_s > 0) /* MHD enforces it only while not suspended */
         MHD_set_connection_option(cc->conn, MHD_CONNECTION_OPTION_TIMEOUT,
                                   (unsigned int)r.stall_timeout_s);
+    if (!r.streaming)
+        cork_response(cc, r.body_len);
     enum MHD_Result ret = MHD_queue_response(cc->conn, (unsigned)r.status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -729,6 +787,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     conn_ctx *cc = *con_cls;
     if (!cc)
         return;
+    uncork_response(cc);
     /* A call still waiting for the writer cannot be freed under it; MHD only
      * completes suspended connections at daemon stop, after the store has
      * drained every pending write. */

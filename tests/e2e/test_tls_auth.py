@@ -360,6 +360,80 @@ class TlsAuth(ServerTestCase, unittest.TestCase):
             with self.subTest(v), self.assertRaises((ssl.SSLError, ConnectionResetError)):
                 self.handshake(self.tls_context(v))
 
+    def records_per_response(self, requests):
+        """Sends each request in turn on one keep-alive TLS 1.2 connection
+        (the admin certificate) and reads its response off the wire through
+        a MemoryBIO; returns, per request, (TLS application-data records
+        the response came in, seconds it took, the response's bytes)."""
+        ctx = self.tls_context(ssl.TLSVersion.TLSv1_2)
+        inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = ctx.wrap_bio(inc, out, server_hostname="localhost")
+        results = []
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as raw:
+            while True:
+                try:
+                    tls.do_handshake()
+                    break
+                except ssl.SSLWantReadError:
+                    raw.sendall(out.read())
+                    inc.write(raw.recv(65536))
+            raw.sendall(out.read())
+            for req in requests:
+                tls.write(req.encode())
+                t0 = time.monotonic()
+                raw.sendall(out.read())
+                wire, plain, records = b"", b"", 0
+                while not self.complete_response(plain):
+                    chunk = raw.recv(65536)
+                    self.assertTrue(chunk, "connection closed mid-response")
+                    wire += chunk
+                    while len(wire) >= 5 and len(wire) >= 5 + int.from_bytes(wire[3:5], "big"):
+                        n = 5 + int.from_bytes(wire[3:5], "big")
+                        records += wire[0] == 23  # application data
+                        inc.write(wire[:n])
+                        wire = wire[n:]
+                    try:
+                        while True:
+                            plain += tls.read(65536)
+                    except ssl.SSLWantReadError:
+                        pass
+                results.append((records, time.monotonic() - t0, plain))
+        return results
+
+    @staticmethod
+    def complete_response(data):
+        head, sep, body = data.partition(b"\r\n\r\n")
+        if not sep:
+            return False
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                return len(body) >= int(value)
+        return body.endswith(b"0\r\n\r\n")  # chunked
+
+    def test_small_response_in_one_record(self):
+        """A small response (header and body) goes out as one TLS record,
+        at once: MHD hands GnuTLS the header and the body separately, which
+        cost a second record, send and client wake-up per request. A large
+        one (a list past the cork bound) still arrives whole after them,
+        on the same connection."""
+        get = "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        for i in range(20):
+            self.server.request("POST", "/api/v1/namespaces/default/configmaps", body={
+                "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rec-%d" % i},
+                "data": {"k": "v" * 1000}})
+        got = self.records_per_response(
+            [get % "/version", get % "/api/v1/namespaces/default",
+             get % "/api/v1/namespaces/nope", get % "/api/v1/namespaces/default/configmaps",
+             get % "/version"])
+        for (records, seconds, body), want in zip(got, (200, 200, 404, 200, 200)):
+            self.assertTrue(body.startswith(b"HTTP/1.1 %d " % want), body[:200])
+            self.assertLess(seconds, 0.1, body[:200])  # no TCP_CORK stall (200 ms)
+        self.assertEqual([r for r, _, _ in got[:3]], [1, 1, 1])
+        self.assertGreater(got[3][0], 1)  # 20 KiB: not corked
+        self.assertIn(b'"rec-19"', got[3][2])
+        self.assertEqual(got[4][0], 1)
+
     def s_client(self, script):
         """openssl s_client (TLS 1.2, the admin certificate) fed script, a
         list of strings and pauses; returns (stdout, stderr)."""
