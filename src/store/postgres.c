@@ -230,10 +230,17 @@ typedef enum {
     ST__COUNT
 } stmt_id;
 
-/* Each statement is prepared under its name; the names also label log lines. */
+/* Each statement is prepared under its name; the names also label log lines.
+ * A statement returning keys or values (bytea) asks for its answers in
+ * binary format: in text format PostgreSQL hex-encodes each byte (two
+ * characters) and libpq's PQunescapeBytea decodes them into a new copy,
+ * which on etcd puts was a visible share of both processes' CPU (the
+ * follower feeds read every value, and its previous version, back). The
+ * column readers (int_at, bool_at, bytes_at) read either format. */
 static const struct {
     const char *name;
     const char *sql;
+    int binary; /* answers in binary format */
 } stmts[ST__COUNT] = {
     [ST_GET_CURRENT] = {"get_current", "SELECT " ROW_COLS " FROM " NEWEST_ROW("$1", "$2", "$3")},
     /* Listeners learn of a commit from NOTIFY, delivered only at COMMIT. The
@@ -355,8 +362,8 @@ static const struct {
                          "INSERT INTO sk_allocation (kind, value, resource, namespace, name)"
                          " VALUES ($1, $2, $3, $4, $5)"},
     [ST_CLAIMS_LIST] = {"claims_list", "SELECT value FROM sk_allocation WHERE kind = $1"},
-    [ST_KV_RANGE] = {"kv_range", KV_SQL(" AND k.key < $5") " ORDER BY k.key LIMIT $4"},
-    [ST_KV_RANGE_FROM] = {"kv_range_from", KV_SQL("") " ORDER BY k.key LIMIT $4"},
+    [ST_KV_RANGE] = {"kv_range", KV_SQL(" AND k.key < $5") " ORDER BY k.key LIMIT $4", 1},
+    [ST_KV_RANGE_FROM] = {"kv_range_from", KV_SQL("") " ORDER BY k.key LIMIT $4", 1},
     [ST_KV_COUNT] = {"kv_count", "SELECT count(*) FROM (" KV_SQL(" AND k.key < $4") ") r"},
     [ST_KV_COUNT_FROM] = {"kv_count_from", "SELECT count(*) FROM (" KV_SQL("") ") r"},
     [ST_DB_SIZE] = {"db_size", "SELECT pg_database_size(current_database())"},
@@ -382,19 +389,19 @@ static const struct {
                        " LEFT JOIN LATERAL (SELECT * FROM sk_kv q WHERE q.key = k.key AND"
                        " q.rev < k.rev ORDER BY q.rev DESC LIMIT 1) p ON NOT p.deleted"
                        " WHERE k.rev > $1::bigint AND k.rev <= $2::bigint AND "
-                       NOT_COMPACTED("$1::bigint + 1") " ORDER BY k.rev, k.sub"},
+                       NOT_COMPACTED("$1::bigint + 1") " ORDER BY k.rev, k.sub", 1},
     /* Rows above the compaction $2, and at or below it each key's newest
      * live row up to $1: one (key, rev) index probe per old row. */
     [ST_KV_KEPT] = {"kv_kept",
                     "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted,"
                     " k.value FROM sk_kv k WHERE k.rev <= $1::bigint AND (k.rev > $2::bigint OR"
                     " (NOT k.deleted AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key"
-                    " AND n.rev > k.rev AND n.rev <= $1::bigint))) ORDER BY k.rev, k.sub"},
+                    " AND n.rev > k.rev AND n.rev <= $1::bigint))) ORDER BY k.rev, k.sub", 1},
     /* The same columns as kv_kept: rows after ($1, $2), the primary key's order. */
     [ST_KV_ROWS_AFTER] = {"kv_rows_after",
                           "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted,"
                           " k.value FROM sk_kv k WHERE (k.rev, k.sub) > ($1::bigint, $2::int)"
-                          " ORDER BY k.rev, k.sub LIMIT $3::int"},
+                          " ORDER BY k.rev, k.sub LIMIT $3::int", 1},
     /* A batch of docs as arrays (array_literal), one statement. */
     [ST_KV_DOCS_PUT] = {"kv_docs_put",
                         "INSERT INTO sk_kv_doc (rev, sub, key_text, \"group\", resource, namespace,"
@@ -421,13 +428,13 @@ static const struct {
                           "SELECT k.key, k.create_rev, k.rev, k.version, k.lease FROM sk_kv k"
                           " WHERE k.lease = $1::bigint AND k.lease <> 0 AND NOT k.deleted"
                           " AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key"
-                          " AND n.rev > k.rev OFFSET 0) ORDER BY k.key"},
+                          " AND n.rev > k.rev OFFSET 0) ORDER BY k.key", 1},
     /* The newest row of each key of $1 (bytea[]) if live: one backward
      * probe of the (key, rev) index per key, however many versions it has. */
     [ST_KV_PREFETCH] = {"kv_prefetch",
                         "SELECT k.key, k.create_rev, k.rev, k.version, k.lease, k.value"
                         " FROM unnest($1::bytea[]) u(key) CROSS JOIN LATERAL (SELECT * FROM sk_kv n"
-                        " WHERE n.key = u.key ORDER BY n.rev DESC LIMIT 1) k WHERE NOT k.deleted"},
+                        " WHERE n.key = u.key ORDER BY n.rev DESC LIMIT 1) k WHERE NOT k.deleted", 1},
     /* The live row of each key of ($1, $2, $3) (text[] each, in step): one
      * backward probe of sk_history_key per key. LATERAL with OFFSET 0 leaves
      * the planner only those probes: as plain joins, the generic plan made
@@ -616,7 +623,8 @@ static sk_err run_unheld(sk_conn *c, stmt_id id, int nparams, const char *const 
     sk_err err = prepare(c, id);
     if (err != SK_OK)
         goto out;
-    res = PQexecPrepared(c->pg, stmts[id].name, nparams, values, lengths, formats, 0);
+    res = PQexecPrepared(c->pg, stmts[id].name, nparams, values, lengths, formats,
+                         stmts[id].binary);
     if ((err = check(c, res, stmts[id].name)) != SK_OK)
         goto out;
     *out = res;
@@ -824,7 +832,7 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
         ok = queue_objs(c, &next, cols);
     for (int i = 0; ok && i < n; i++, sent++)
         ok = PQsendQueryPrepared(c->pg, stmts[calls[i].id].name, calls[i].nparams, calls[i].values,
-                                 calls[i].lengths, calls[i].formats, 0);
+                                 calls[i].lengths, calls[i].formats, stmts[calls[i].id].binary);
     for (int k = 0; k < MAX_ARRAY_COLS; k++)
         sk_buf_free(&cols[k]);
     if (!ok || !PQpipelineSync(c->pg)) {
@@ -1271,34 +1279,47 @@ out:
     return err;
 }
 
-static unsigned char *bytea_at(PGresult *res, int i, int col, size_t *len)
+/* An integer column (int8, int4) of row i, in either format. */
+static int64_t int_at(const PGresult *res, int i, int col)
 {
-    unsigned char *b = PQunescapeBytea((const unsigned char *)PQgetvalue(res, i, col), len);
-    SK_CHECK_ALLOC(b);
-    return b;
+    const unsigned char *v = (const unsigned char *)PQgetvalue(res, i, col);
+    if (!PQfformat(res, col))
+        return sk_parse_i64((const char *)v);
+    int len = PQgetlength(res, i, col);
+    SK_CHECK(len == 8 || len == 4);
+    uint64_t u = 0;
+    for (int k = 0; k < len; k++)
+        u = u << 8 | v[k];
+    return len == 8 ? (int64_t)u : (int64_t)(int32_t)(uint32_t)u;
+}
+
+/* A boolean column of row i, in either format. */
+static int bool_at(const PGresult *res, int i, int col)
+{
+    const char *v = PQgetvalue(res, i, col);
+    return PQfformat(res, col) ? v[0] != 0 : v[0] == 't';
+}
+
+/* A bytea column of row i of a binary answer: borrowed from res. */
+static const unsigned char *bytes_at(const PGresult *res, int i, int col, size_t *len)
+{
+    SK_CHECK(PQfformat(res, col) == 1);
+    *len = (size_t)PQgetlength(res, i, col);
+    return (const unsigned char *)PQgetvalue(res, i, col);
 }
 
 /* Row i of a key-value query whose columns are key, create_rev, mod_rev,
- * version, lease[, value]: key and value are new (free with kv_row_free). */
-static sk_kv kv_row(PGresult *res, int i, int with_value)
+ * version, lease[, value]: key and value borrowed from res. */
+static sk_kv kv_row(const PGresult *res, int i, int with_value)
 {
-    size_t klen = 0, vlen = 0;
-    unsigned char *key = bytea_at(res, i, 0, &klen);
-    unsigned char *value = with_value ? bytea_at(res, i, 5, &vlen) : NULL;
-    return (sk_kv){.key = key,
-                   .key_len = klen,
-                   .value = value,
-                   .value_len = vlen,
-                   .create_rev = sk_parse_i64(PQgetvalue(res, i, 1)),
-                   .mod_rev = sk_parse_i64(PQgetvalue(res, i, 2)),
-                   .version = sk_parse_i64(PQgetvalue(res, i, 3)),
-                   .lease = sk_parse_i64(PQgetvalue(res, i, 4))};
-}
-
-static void kv_row_free(sk_kv *kv)
-{
-    PQfreemem((void *)kv->key);
-    PQfreemem((void *)kv->value);
+    sk_kv kv = {.create_rev = int_at(res, i, 1),
+                .mod_rev = int_at(res, i, 2),
+                .version = int_at(res, i, 3),
+                .lease = int_at(res, i, 4)};
+    kv.key = bytes_at(res, i, 0, &kv.key_len);
+    if (with_value)
+        kv.value = bytes_at(res, i, 5, &kv.value_len);
+    return kv;
 }
 
 /* Closes a queued array literal (NULL if nothing was queued). */
@@ -1341,7 +1362,6 @@ static sk_err pg_begin_write(sk_conn *c, int64_t *rev_out)
     for (int i = 0; err == SK_OK && kv_at >= 0 && i < PQntuples(res[kv_at]); i++) {
         sk_kv kv = kv_row(res[kv_at], i, 1);
         known_set(c, kv.key, kv.key_len, &kv);
-        kv_row_free(&kv);
     }
     for (int i = 0; err == SK_OK && rows_at >= 0 && i < PQntuples(res[rows_at]); i++) {
         sk_row row;
@@ -1823,16 +1843,13 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
         c, hi ? ST_KV_RANGE : ST_KV_RANGE_FROM, hi ? 5 : 4, values, lengths, formats, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
         sk_kv kv = kv_row(res, i, 1);
-        int stop = fn(arg, &kv);
-        kv_row_free(&kv);
-        if (stop)
+        if (fn(arg, &kv))
             break;
     }
     PQclear(res);
     return err;
 }
 
-/* A bytea column of row i (text form), unescaped (PQfreemem it). */
 static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
                             void *arg)
 {
@@ -1843,32 +1860,24 @@ static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_
     PGresult *res = NULL;
     sk_err err = run(c, ST_KV_CHANGES, 2, values, NULL, NULL, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
-        size_t klen = 0, vlen = 0, plen = 0;
-        unsigned char *key = bytea_at(res, i, 2, &klen), *value = bytea_at(res, i, 7, &vlen);
+        sk_kv_row row = {.kv = {.mod_rev = int_at(res, i, 0),
+                                .create_rev = int_at(res, i, 3),
+                                .version = int_at(res, i, 4),
+                                .lease = int_at(res, i, 5)},
+                         .sub = (int)int_at(res, i, 1),
+                         .deleted = bool_at(res, i, 6)};
+        row.kv.key = bytes_at(res, i, 2, &row.kv.key_len);
+        row.kv.value = bytes_at(res, i, 7, &row.kv.value_len);
         int has_prev = !PQgetisnull(res, i, 8);
-        unsigned char *pvalue = has_prev ? bytea_at(res, i, 12, &plen) : NULL;
-        sk_kv_row row = {.kv = {.mod_rev = sk_parse_i64(PQgetvalue(res, i, 0)),
-                                .key = key,
-                                .key_len = klen,
-                                .create_rev = sk_parse_i64(PQgetvalue(res, i, 3)),
-                                .version = sk_parse_i64(PQgetvalue(res, i, 4)),
-                                .lease = sk_parse_i64(PQgetvalue(res, i, 5)),
-                                .value = value,
-                                .value_len = vlen},
-                         .sub = (int)sk_parse_i64(PQgetvalue(res, i, 1)),
-                         .deleted = PQgetvalue(res, i, 6)[0] == 't'};
-        sk_kv prev = {.key = key, .key_len = klen, .value = pvalue, .value_len = plen};
+        sk_kv prev = {.key = row.kv.key, .key_len = row.kv.key_len};
         if (has_prev) {
-            prev.mod_rev = sk_parse_i64(PQgetvalue(res, i, 8));
-            prev.create_rev = sk_parse_i64(PQgetvalue(res, i, 9));
-            prev.version = sk_parse_i64(PQgetvalue(res, i, 10));
-            prev.lease = sk_parse_i64(PQgetvalue(res, i, 11));
+            prev.mod_rev = int_at(res, i, 8);
+            prev.create_rev = int_at(res, i, 9);
+            prev.version = int_at(res, i, 10);
+            prev.lease = int_at(res, i, 11);
+            prev.value = bytes_at(res, i, 12, &prev.value_len);
         }
-        int stop = fn(arg, &row, has_prev ? &prev : NULL);
-        PQfreemem(key);
-        PQfreemem(value);
-        PQfreemem(pvalue);
-        if (stop)
+        if (fn(arg, &row, has_prev ? &prev : NULL))
             break;
     }
     PQclear(res);
@@ -1880,22 +1889,15 @@ static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_
 static void visit_kv_rows(PGresult *res, sk_kv_row_fn fn, void *arg)
 {
     for (int i = 0; i < PQntuples(res); i++) {
-        size_t klen = 0, vlen = 0;
-        unsigned char *key = bytea_at(res, i, 2, &klen), *value = bytea_at(res, i, 7, &vlen);
-        sk_kv_row row = {.kv = {.mod_rev = sk_parse_i64(PQgetvalue(res, i, 0)),
-                                .key = key,
-                                .key_len = klen,
-                                .create_rev = sk_parse_i64(PQgetvalue(res, i, 3)),
-                                .version = sk_parse_i64(PQgetvalue(res, i, 4)),
-                                .lease = sk_parse_i64(PQgetvalue(res, i, 5)),
-                                .value = value,
-                                .value_len = vlen},
-                         .sub = (int)sk_parse_i64(PQgetvalue(res, i, 1)),
-                         .deleted = PQgetvalue(res, i, 6)[0] == 't'};
-        int stop = fn(arg, &row);
-        PQfreemem(key);
-        PQfreemem(value);
-        if (stop)
+        sk_kv_row row = {.kv = {.mod_rev = int_at(res, i, 0),
+                                .create_rev = int_at(res, i, 3),
+                                .version = int_at(res, i, 4),
+                                .lease = int_at(res, i, 5)},
+                         .sub = (int)int_at(res, i, 1),
+                         .deleted = bool_at(res, i, 6)};
+        row.kv.key = bytes_at(res, i, 2, &row.kv.key_len);
+        row.kv.value = bytes_at(res, i, 7, &row.kv.value_len);
+        if (fn(arg, &row))
             break;
     }
     PQclear(res);
@@ -2193,9 +2195,7 @@ static sk_err pg_kv_lease_keys(sk_conn *c, int64_t lease, sk_kv_fn fn, void *arg
     sk_err err = run(c, ST_KV_LEASE_KEYS, 1, values, NULL, NULL, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
         sk_kv kv = kv_row(res, i, 0);
-        int stop = fn(arg, &kv);
-        kv_row_free(&kv);
-        if (stop)
+        if (fn(arg, &kv))
             break;
     }
     PQclear(res);
