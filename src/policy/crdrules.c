@@ -13,21 +13,21 @@
  * requests share it across threads. Each evaluation works in its own
  * arena; `self` is converted once per value a node with rules meets.
  *
- * Without a type checker, what kube's compiler refuses is caught where
- * the tree and the schema show it: syntax, identifiers that are neither
- * self, oldSelf, a comprehension's variable nor a type name ("undeclared
- * reference"), fields an object's type lacks ("undefined field", through
- * self, its fields, list items by index or comprehension, map values,
- * metadata's name and generateName at a resource's root), a literal rule
- * that is not a bool or messageExpression that is not a string. Other type
- * errors (1 + "a", a field of a string, unknown functions) are runtime
- * errors here, reported as kube reports runtime errors, so such a CRD is
- * accepted and its objects refused where kube refuses the CRD.
+ * Rules and message expressions are compiled as kube compiles them: parsed,
+ * then type-checked (cel/check.h) with self and oldSelf of the node's type
+ * as kube's SchemaDeclType gives it (objects with their escaped fields,
+ * the resource root's apiVersion, kind and metadata.name/generateName,
+ * maps for additionalProperties, lists, int-or-string as dyn, string
+ * formats as bytes, duration, timestamp), with Kubernetes' environment
+ * options (cross-type numeric comparisons, homogeneous literals); a rule
+ * must then be exactly bool, a message expression exactly string. kube
+ * names self's type after the clock; here it is "selfType0".
  *
- * The evaluator lacks some of kube's CEL library (cel/eval.h: matches,
- * timestamps, optionals, the extension libraries, as of this writing). A
- * rule that calls beyond its core and fails with what such a gap gives
- * ("no such overload", "... is not supported yet") is not enforced for
+ * The evaluator lacks some of kube's CEL library (cel/eval.h, cel/lib.h:
+ * the format library, as of this writing). A rule that calls beyond the
+ * core and fails with what such a gap gives ("no such overload", "... is
+ * not supported yet", an undeclared reference the checker, which declares
+ * kube's library, let through) is not enforced for
  * that value, and a warning says so: valid objects (Gateway API's
  * HTTPRoutes check paths with matches) are not refused for the server's
  * gap, and the rule is enforced as soon as the evaluator has the function.
@@ -37,7 +37,7 @@
  * one a 64 bytes compared). The bounds are kube's numbers in those units.
  */
 #include "policy/crdrules.h"
-#include "cel/compile.h"
+#include "cel/check.h"
 #include "kube/crschema.h"
 #include "kube/structural.h"
 #include "cel/value.h"
@@ -166,55 +166,6 @@ static const char *trim(sk_arena *a, const char *s)
 static const sk_cel_parse_options parse_opts = {
     .enable_optional_syntax = 1, .enable_optional_macros = 1, .enable_two_var_macros = 1};
 
-/* What the analysis knows of an expression's type: a schema node (an
- * object's fields are checked), the metadata kube shows at a resource's
- * root (name and generateName), or nothing (dyn, a scalar, unknown). */
-typedef struct ty {
-    const rnode *n;
-    int resource;       /* n is a resource's root: apiVersion, kind, metadata too */
-    int meta;           /* metadata there: name and generateName */
-    const char *scalar; /* a scalar's CEL type name, which has no fields */
-} ty;
-
-typedef struct scope {
-    const struct scope *up;
-    /* a comprehension's iteration variable, its second one (two-variable
-     * comprehensions) and its accumulator */
-    const char *a, *a2, *b;
-    ty ta;             /* the type of the variable bound to a list's item or map's value */
-    const char *typed; /* which variable that is (a or a2) */
-} scope;
-
-typedef struct issue {
-    int line, col;
-    const char *message;
-} issue;
-
-typedef struct analysis {
-    sk_arena *a;
-    int uses_old_self;
-    const char *ext_fn;
-    ty self;
-    int optional_old_self; /* oldSelf is an optional of self's type */
-    issue *issues;
-    size_t nissues, cap;
-} analysis;
-
-static const scope *find_scope(const scope *s, const char *name)
-{
-    for (; s; s = s->up)
-        if ((s->a && strcmp(s->a, name) == 0) || (s->a2 && strcmp(s->a2, name) == 0) ||
-            (s->b && strcmp(s->b, name) == 0))
-            return s;
-    return NULL;
-}
-
-static void add_issue(analysis *an, const sk_cel_expr *e, const char *message)
-{
-    an->issues = sk_arena_grow(an->a, an->issues, an->nissues, &an->cap, sizeof *an->issues);
-    an->issues[an->nissues++] = (issue){e->line, e->col, message};
-}
-
 /* Whether kube gives schema node n a CEL type (SchemaDeclType not nil):
  * a field without one is left out of its object's type. */
 static int has_decl_type(const rnode *n)
@@ -230,68 +181,73 @@ static int has_decl_type(const rnode *n)
            strcmp(t, "integer") == 0;
 }
 
-/* The CEL type name kube gives a scalar schema node (SchemaDeclType, as
- * cel-go's FormatCELType prints it), or NULL for others. */
-static const char *scalar_name(const rnode *n)
-{
-    const char *t = n->type, *f = sk_structural_kw_str(n->raw, "format");
-    if (n->int_or_string)
-        return NULL;
-    if (strcmp(t, "integer") == 0)
-        return "int";
-    if (strcmp(t, "number") == 0)
-        return "double";
-    if (strcmp(t, "boolean") == 0)
-        return "bool";
-    if (strcmp(t, "string") != 0)
-        return NULL;
-    if (strcmp(f, "byte") == 0)
-        return "bytes";
-    if (strcmp(f, "duration") == 0)
-        return "google.protobuf.Duration";
-    if (strcmp(f, "date") == 0 || strcmp(f, "date-time") == 0)
-        return "google.protobuf.Timestamp";
-    return "string";
-}
+/* An object type's node as the checker's field callback sees it: a schema
+ * node (a resource's root shows apiVersion, kind and metadata too), or the
+ * metadata kube shows there (name and generateName). */
+typedef struct objtype {
+    const rnode *n;
+    int resource, meta;
+} objtype;
 
-static ty node_ty(const rnode *n, int resource)
+/* The type kube's SchemaDeclType gives node n (resource: a resource's
+ * root), or NULL for none. name: the name an object type gets
+ * (MaybeAssignTypeName: the root's, then "<parent>.<field>" down through
+ * fields; objects under list items and map values keep "object"). */
+static const sk_cel_ty *decl_type(sk_arena *a, const rnode *n, int resource, const char *name)
 {
     if (!n || !has_decl_type(n))
-        return (ty){0};
-    return (ty){.n = n, .resource = resource, .scalar = scalar_name(n)};
+        return NULL;
+    const char *t = n->type;
+    if (n->int_or_string)
+        return sk_cel_ty_of(SK_CEL_TY_DYN);
+    if (strcmp(t, "array") == 0)
+        return sk_cel_ty_list(a, decl_type(a, n->items, n->items->embedded, "object"));
+    if (strcmp(t, "object") == 0) {
+        if (n->ap)
+            return sk_cel_ty_map(a, sk_cel_ty_of(SK_CEL_TY_STRING),
+                                 decl_type(a, n->ap, n->ap->embedded, "object"));
+        objtype *o = sk_arena_alloc(a, sizeof *o);
+        *o = (objtype){n, resource, 0};
+        return sk_cel_ty_object(a, name, o);
+    }
+    if (strcmp(t, "integer") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_INT);
+    if (strcmp(t, "number") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_DOUBLE);
+    if (strcmp(t, "boolean") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_BOOL);
+    const char *f = sk_structural_kw_str(n->raw, "format");
+    if (strcmp(f, "byte") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_BYTES);
+    if (strcmp(f, "duration") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_DURATION);
+    if (strcmp(f, "date") == 0 || strcmp(f, "date-time") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_TIMESTAMP);
+    return sk_cel_ty_of(SK_CEL_TY_STRING);
 }
 
-/* The type of field f (escaped, as written) of a value of type t; an
- * undefined field of an object is cel-go's checker error at e. */
-static ty select_field(analysis *an, const sk_cel_expr *e, ty t, const char *f)
+/* The checker's field callback over the schema (sk_cel_check_field_fn). */
+static const sk_cel_ty *schema_field(void *ctx, sk_arena *a, const sk_cel_ty *object, const char *f)
 {
-    ty none = {0}, string = {.scalar = "string"};
-    if (t.scalar) {
-        add_issue(an, e,
-                  sk_arena_printf(an->a, "type '%s' does not support field selection", t.scalar));
-        return none;
+    (void)ctx;
+    const objtype *o = object->data;
+    const char *sub = sk_arena_printf(a, "%s.%s", object->name, f);
+    if (o->meta)
+        return strcmp(f, "name") == 0 || strcmp(f, "generateName") == 0
+                   ? sk_cel_ty_of(SK_CEL_TY_STRING)
+                   : NULL;
+    if (o->resource && (strcmp(f, "apiVersion") == 0 || strcmp(f, "kind") == 0))
+        return sk_cel_ty_of(SK_CEL_TY_STRING);
+    if (o->resource && strcmp(f, "metadata") == 0) {
+        objtype *m = sk_arena_alloc(a, sizeof *m);
+        *m = (objtype){NULL, 0, 1};
+        return sk_cel_ty_object(a, sub, m);
     }
-    if (t.meta) {
-        if (strcmp(f, "name") != 0 && strcmp(f, "generateName") != 0)
-            goto undefined;
-        return string;
-    }
-    const rnode *n = t.n;
-    if (!n || n->int_or_string || strcmp(n->type, "object") != 0)
-        return none; /* dyn, or a list: its type's name is not worth spelling here */
-    if (n->ap)
-        return node_ty(n->ap, n->ap->embedded);
-    if (t.resource && (strcmp(f, "apiVersion") == 0 || strcmp(f, "kind") == 0))
-        return string;
-    if (t.resource && strcmp(f, "metadata") == 0)
-        return (ty){.meta = 1};
+    const rnode *n = o->n;
     for (size_t i = 0; i < n->nprops; i++)
-        if (n->props[i].escaped && strcmp(n->props[i].escaped, f) == 0 &&
-            has_decl_type(n->props[i].n))
-            return node_ty(n->props[i].n, n->props[i].n->embedded);
-undefined:
-    add_issue(an, e, sk_arena_printf(an->a, "undefined field '%s'", f));
-    return none;
+        if (n->props[i].escaped && strcmp(n->props[i].escaped, f) == 0)
+            return decl_type(a, n->props[i].n, n->props[i].n->embedded, sub);
+    return NULL;
 }
 
 /* The functions cel/eval.h documents as supported: CEL's operators and
@@ -311,132 +267,56 @@ static int core_function(const char *f)
     return 0;
 }
 
-/* Walks e as cel-go's checker would where the schema says enough: oldSelf
- * references, identifiers nothing declares, fields an object type does
- * not have. Returns e's type as far as known. */
-static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
+/* The first function e calls beyond the core, in source order, or NULL. */
+static const char *ext_function(const sk_cel_expr *e)
 {
-    ty none = {0}, out = none;
+    const char *f = NULL;
     if (!e)
-        return none;
+        return NULL;
     switch (e->kind) {
-    case SK_CEL_IDENT: {
-        const scope *s = find_scope(sc, e->u.ident);
-        if (s) {
-            out = s->typed && strcmp(s->typed, e->u.ident) == 0 ? s->ta : none;
-            break;
-        }
-        if (strcmp(e->u.ident, "oldSelf") == 0)
-            an->uses_old_self = 1;
-        if (strcmp(e->u.ident, "self") == 0 ||
-            (strcmp(e->u.ident, "oldSelf") == 0 && !an->optional_old_self)) {
-            out = an->self;
-            break;
-        }
-        if (strcmp(e->u.ident, "oldSelf") == 0)
-            break; /* an optional: its fields are value()'s */
-        if (sk_cel_type_named(e->u.ident))
-            return none;
-        add_issue(
-            an, e,
-            sk_arena_printf(an->a, "undeclared reference to '%s' (in container '')", e->u.ident));
-        break;
-    }
-    case SK_CEL_SELECT: {
-        if (sk_cel_names_type(an->a, e))
-            return none; /* net.IP */
-        ty t = analyze(an, e->u.select.operand, sc);
-        out = select_field(an, e, t, e->u.select.field);
-        if (e->u.select.test_only)
-            out = none;
-        break;
-    }
+    case SK_CEL_SELECT:
+        return ext_function(e->u.select.operand);
     case SK_CEL_CALL:
-        if (!an->ext_fn && !core_function(e->u.call.function))
-            an->ext_fn = e->u.call.function;
-        /* a namespaced function's target (sets.contains) is no variable */
-        if (e->u.call.target &&
-            (e->u.call.target->kind != SK_CEL_IDENT || find_scope(sc, e->u.call.target->u.ident) ||
-             strcmp(e->u.call.target->u.ident, "oldSelf") == 0 ||
-             strcmp(e->u.call.target->u.ident, "self") == 0))
-            analyze(an, e->u.call.target, sc);
-        ty first = none;
-        for (size_t i = 0; i < e->u.call.nargs; i++) {
-            ty t = analyze(an, e->u.call.args[i], sc);
-            if (i == 0)
-                first = t;
-        }
-        /* l[i], m[k]: an item of a list, a value of a map */
-        if (strcmp(e->u.call.function, "_[_]") == 0 && first.n) {
-            const rnode *n = first.n;
-            if (strcmp(n->type, "array") == 0 && n->items)
-                out = node_ty(n->items, n->items->embedded);
-            else if (strcmp(n->type, "object") == 0 && n->ap)
-                out = node_ty(n->ap, n->ap->embedded);
-        }
-        break;
+        f = ext_function(e->u.call.target);
+        for (size_t i = 0; !f && i < e->u.call.nargs; i++)
+            f = ext_function(e->u.call.args[i]);
+        return f ? f : core_function(e->u.call.function) ? NULL : e->u.call.function;
     case SK_CEL_LIST:
-        for (size_t i = 0; i < e->u.list.n; i++)
-            analyze(an, e->u.list.elems[i], sc);
-        break;
+        for (size_t i = 0; !f && i < e->u.list.n; i++)
+            f = ext_function(e->u.list.elems[i]);
+        return f;
     case SK_CEL_MAP:
     case SK_CEL_STRUCT:
-        for (size_t i = 0; i < e->u.obj.n; i++) {
-            analyze(an, e->u.obj.entries[i].key, sc);
-            analyze(an, e->u.obj.entries[i].value, sc);
+        for (size_t i = 0; !f && i < e->u.obj.n; i++) {
+            f = ext_function(e->u.obj.entries[i].key);
+            if (!f)
+                f = ext_function(e->u.obj.entries[i].value);
         }
-        break;
+        return f;
     case SK_CEL_COMPREHENSION: {
-        ty range = analyze(an, e->u.comp.iter_range, sc);
-        analyze(an, e->u.comp.accu_init, sc);
-        scope inner = {
-            .up = sc, .a = e->u.comp.iter_var, .a2 = e->u.comp.iter_var2, .b = e->u.comp.accu_var};
-        /* one variable: a list's items (a map's keys are strings); two: a
-         * list's index and item, a map's key and value */
-        const rnode *r = range.n;
-        const rnode *elem = !r                                           ? NULL
-                            : strcmp(r->type, "array") == 0              ? r->items
-                            : inner.a2 && strcmp(r->type, "object") == 0 ? r->ap
-                                                                         : NULL;
-        if (elem) {
-            inner.ta = node_ty(elem, elem->embedded);
-            inner.typed = inner.a2 ? inner.a2 : inner.a;
-        }
-        analyze(an, e->u.comp.loop_cond, &inner);
-        analyze(an, e->u.comp.loop_step, &inner);
-        analyze(an, e->u.comp.result, &inner);
-        break;
+        const sk_cel_expr *parts[] = {e->u.comp.iter_range, e->u.comp.accu_init,
+                                      e->u.comp.loop_cond, e->u.comp.loop_step, e->u.comp.result};
+        for (size_t i = 0; !f && i < 5; i++)
+            f = ext_function(parts[i]);
+        return f;
     }
     default:
-        break;
+        return NULL;
     }
-    return out;
 }
 
-static int by_position(const void *x, const void *y)
-{
-    const issue *a = x, *b = y;
-    if (a->line != b->line)
-        return a->line < b->line ? -1 : 1;
-    return a->col < b->col ? -1 : a->col > b->col;
-}
+/* kube names self's type "selfType" and the nanoseconds of the clock when
+ * the CRD is compiled (generateUniqueSelfTypeName); a fixed number here,
+ * so the messages that show it are stable. */
+#define SELF_TYPE_NAME "selfType0"
 
-/* A literal whose type is plainly not want (a constant, list or map): the
- * one case of kube's "must evaluate to a bool/string" visible untyped. */
-static int plainly_not(const sk_cel_expr *e, sk_cel_const_kind want)
-{
-    if (e->kind == SK_CEL_LIST || e->kind == SK_CEL_MAP)
-        return 1;
-    return e->kind == SK_CEL_CONST && e->u.lit.kind != want;
-}
-
-/* Parses src for a rule or message expression of node n (resource: a
- * resource's root; optional_old_self: the rule's optionalOldSelf): the
- * tree, or NULL with the compile error's detail (without its prefix) in
- * *detail. */
-static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
-                                       int optional_old_self, int *uses_old_self,
-                                       const char **ext_fn, sk_buf *detail)
+/* Compiles src, a rule or message expression of node n (resource: a
+ * resource's root; optional_old_self: the rule's optionalOldSelf), as
+ * kube's compileRule: parsed, type-checked with self and oldSelf of n's
+ * type. The checked expression, or NULL with the compile error's detail
+ * (without its prefix) in *detail. */
+static sk_cel_checked *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
+                                    int optional_old_self, sk_buf *detail)
 {
     size_t len = strlen(src);
     sk_cel_ast *ast = sk_cel_parse(a, src, len, &parse_opts);
@@ -445,26 +325,19 @@ static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode
         sk_cel_issues_format(detail, src, len, ast);
         return NULL;
     }
-    analysis an = {.a = a, .self = node_ty(n, resource), .optional_old_self = optional_old_self};
-    analyze(&an, e, NULL);
-    *uses_old_self = an.uses_old_self;
-    *ext_fn = an.ext_fn;
-    if (!an.nissues)
-        return e;
-    /* cel-go sorts its errors by position (stable) */
-    for (size_t i = 1; i < an.nissues; i++)
-        for (size_t j = i; j > 0 && by_position(&an.issues[j - 1], &an.issues[j]) > 0; j--) {
-            issue t = an.issues[j];
-            an.issues[j] = an.issues[j - 1];
-            an.issues[j - 1] = t;
-        }
-    for (size_t i = 0; i < an.nissues; i++) {
-        if (i > 0)
-            sk_buf_putc(detail, '\n');
-        sk_cel_issue_format(detail, src, len, an.issues[i].line, an.issues[i].col,
-                            an.issues[i].message);
-    }
-    return NULL;
+    const sk_cel_ty *self = decl_type(a, n, resource, SELF_TYPE_NAME);
+    if (!self)
+        self = sk_cel_ty_of(SK_CEL_TY_DYN);
+    sk_cel_check_var vars[] = {
+        {"self", self},
+        {"oldSelf", optional_old_self ? sk_cel_ty_optional(a, self) : self},
+    };
+    sk_cel_check_env env = {.vars = vars,
+                            .nvars = 2,
+                            .field = schema_field,
+                            .cross_type_numeric = 1,
+                            .homogeneous_literals = 1};
+    return sk_cel_check(a, e, src, len, &env, detail);
 }
 
 /* ---- fieldPath (ValidFieldPath) -------------------------------------------- */
@@ -563,21 +436,22 @@ static void normalize_paths(sk_arena *a, rnode *n);
 
 /* Compiles expression src of node n as kube's compileRule does: the tree,
  * or NULL with *error set to prefix + cel-go's errors, or to wrong_type
- * when the result is plainly not of the type wanted. */
+ * when the result is not of type want (exactly: dyn is not bool). */
 static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r, const char *src,
-                                      const char *prefix, sk_cel_const_kind want,
+                                      const char *prefix, sk_cel_ty_kind want,
                                       const char *wrong_type, int *uses_old_self,
-                                      const char **ext_fn, const char **error)
+                                      const char **error)
 {
     sk_buf detail = SK_BUF_INIT;
-    const sk_cel_expr *e =
-        compile_expr(a, src, n, n->resource, r->optional_old_self, uses_old_self, ext_fn, &detail);
-    if (!e)
+    sk_cel_checked *c = compile_expr(a, src, n, n->resource, r->optional_old_self, &detail);
+    if (!c)
         *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
-    else if (plainly_not(e, want))
+    else if (sk_cel_checked_type(c)->kind != want)
         *error = wrong_type;
+    else
+        *uses_old_self = sk_cel_checked_uses(c, "oldSelf");
     sk_buf_free(&detail);
-    return *error ? NULL : e;
+    return *error ? NULL : sk_cel_checked_expr(c);
 }
 
 static void build_rules(sk_arena *a, rnode *n)
@@ -596,19 +470,17 @@ static void build_rules(sk_arena *a, rnode *n)
         r->optional_old_self = json_is_true(sk_structural_kw(v, "optionalOldSelf"));
         if (!*trim(a, r->src))
             continue; /* kube compiles nothing for it, runs nothing */
-        r->expr = compile_one(a, n, r, r->src, "compilation failed: ", SK_CEL_BOOL,
-                              "cel expression must evaluate to a bool", &r->uses_old_self,
-                              &r->ext_fn, &r->error);
-        if (!r->expr)
-            r->uses_old_self = 0;
+        r->expr =
+            compile_one(a, n, r, r->src, "compilation failed: ", SK_CEL_TY_BOOL,
+                        "cel expression must evaluate to a bool", &r->uses_old_self, &r->error);
+        r->ext_fn = ext_function(r->expr);
         const char *me = sk_structural_kw_str(v, "messageExpression");
         if (r->expr && *me) {
             int unused = 0;
-            const char *msg_ext = NULL;
             r->msg_src = me;
-            r->msg_expr = compile_one(
-                a, n, r, me, "messageExpression compilation failed: ", SK_CEL_STRING,
-                "messageExpression must evaluate to a string", &unused, &msg_ext, &r->msg_error);
+            r->msg_expr =
+                compile_one(a, n, r, me, "messageExpression compilation failed: ", SK_CEL_TY_STRING,
+                            "messageExpression must evaluate to a string", &unused, &r->msg_error);
         }
     }
 }
@@ -1029,7 +901,8 @@ static const sk_cel_val *eval(run *r, const sk_cel_expr *e, vars *v, int *why)
 static int gap_error(const rule *ru, const char *msg)
 {
     return ru->ext_fn &&
-           (strncmp(msg, "no such overload", 16) == 0 || strstr(msg, "is not supported yet"));
+           (strncmp(msg, "no such overload", 16) == 0 || strstr(msg, "is not supported yet") ||
+            strncmp(msg, "undeclared reference to", 23) == 0);
 }
 
 /* A failed rule's error, or its warning when ratcheted. */

@@ -208,6 +208,37 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
              "compilation failed: ERROR: <input>:1:23: undefined field 'nmae'\n"
              " | self.ports.all(i, p, p.nmae != '')\n | ......................^"),
             ({"rule": "'yes'"}, "rule", go_rule("'yes'"), "cel expression must evaluate to a bool"),
+            # type errors (cel-go's checker over the schema's types)
+            ({"rule": "self.minReplicas + self.mode > 0"},
+             "rule", go_rule("self.minReplicas + self.mode > 0"),
+             "compilation failed: ERROR: <input>:1:18: found no matching overload for '_+_' "
+             "applied to '(int, string)'\n | self.minReplicas + self.mode > 0\n"
+             " | .................^"),
+            ({"rule": "self.mode.startsWith(1)"},
+             "rule", go_rule("self.mode.startsWith(1)"),
+             "compilation failed: ERROR: <input>:1:21: found no matching overload for "
+             "'startsWith' applied to 'string.(int)'\n | self.mode.startsWith(1)\n"
+             " | ....................^"),
+            ({"rule": "self.tags.all(t, t)"},
+             "rule", go_rule("self.tags.all(t, t)"),
+             "compilation failed: ERROR: <input>:1:18: expected type 'bool' but found 'string'\n"
+             " | self.tags.all(t, t)\n | .................^"),
+            ({"rule": "self.mode.nope"},
+             "rule", go_rule("self.mode.nope"),
+             "compilation failed: ERROR: <input>:1:10: type 'string' does not support field "
+             "selection\n | self.mode.nope\n | .........^"),
+            # Kubernetes' environment validates homogeneous literals
+            ({"rule": "[1, 'a'].size() > 0"},
+             "rule", go_rule("[1, 'a'].size() > 0"),
+             "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'\n"
+             " | [1, 'a'].size() > 0\n | ....^"),
+            # an int-or-string is dyn: not a bool
+            ({"rule": "self.size"}, "rule", go_rule("self.size"),
+             "cel expression must evaluate to a bool"),
+            ({"rule": "self.minReplicas > 0", "messageExpression": "self.minReplicas"},
+             "messageExpression",
+             go_rule("self.minReplicas > 0", message_expression="self.minReplicas"),
+             "messageExpression must evaluate to a string"),
         ]
         for i, (rule, field, value, detail) in enumerate(cases):
             schema = widget_schema()
