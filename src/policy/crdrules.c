@@ -32,12 +32,20 @@
  * HTTPRoutes check paths with matches) are not refused for the server's
  * gap, and the rule is enforced as soon as the evaluator has the function.
  *
- * Cost: kube counts CEL cost units, this module the evaluator's steps
- * (cel/eval.h), which are of the same order (one a node, one an iteration,
- * one a 64 bytes compared). The bounds are kube's numbers in those units.
+ * Cost at CRD write is kube's own: each expression's static estimate
+ * (cel/cost.h, sizes from the schema as kube's SchemaDeclType estimates
+ * them: maxItems, maxProperties, maxLength, else what a 3 MiB request can
+ * hold) times the values the rule may run on (the product of maxItems and
+ * maxProperties above it, else kube's estimate from the node's smallest
+ * JSON form), against StaticEstimatedCostLimit a rule and
+ * StaticEstimatedCRDCostLimit a schema. Cost at runtime: kube counts CEL
+ * cost units, this module the evaluator's steps (cel/eval.h), which are of
+ * the same order (one a node, one an iteration, one a 64 bytes compared).
+ * The runtime bounds are kube's numbers in those units.
  */
 #include "policy/crdrules.h"
 #include "cel/check.h"
+#include "cel/cost.h"
 #include "kube/crschema.h"
 #include "kube/structural.h"
 #include "cel/value.h"
@@ -52,9 +60,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PER_CALL_LIMIT 1000000ULL     /* celconfig.PerCallLimit */
-#define PER_OBJECT_BUDGET 10000000ULL /* celconfig.RuntimeCELCostBudget */
-#define MAX_MESSAGE_BYTES (5 * 1024)  /* MaxEvaluatedMessageExpressionSizeBytes */
+#define PER_CALL_LIMIT 1000000ULL           /* celconfig.PerCallLimit */
+#define PER_OBJECT_BUDGET 10000000ULL       /* celconfig.RuntimeCELCostBudget */
+#define MAX_MESSAGE_BYTES (5 * 1024)        /* MaxEvaluatedMessageExpressionSizeBytes */
+#define MAX_REQUEST_BYTES (3 * 1024 * 1024) /* celconfig.MaxRequestSizeBytes */
+#define STATIC_COST_LIMIT 10000000ULL       /* StaticEstimatedCostLimit */
+#define STATIC_CRD_COST_LIMIT 100000000ULL  /* StaticEstimatedCRDCostLimit */
 
 /* ---- the compiled tree --------------------------------------------------- */
 
@@ -70,6 +81,9 @@ typedef struct rule {
     const char *reason;     /* NULL: FieldValueInvalid */
     const char *field_path; /* normalized, or NULL */
     int uses_old_self, optional_old_self;
+    /* the static cost estimates (cel/cost.h) of rule and messageExpression,
+     * and the cardinality kube assumes where the schema gives none */
+    uint64_t max_cost, msg_max_cost, max_cardinality;
     const char *ext_fn; /* a function called beyond the evaluator's documented core, or NULL */
 } rule;
 
@@ -305,6 +319,147 @@ static const char *ext_function(const sk_cel_expr *e)
     }
 }
 
+/* ---- sizes, as kube's SchemaDeclType estimates them ------------------------- */
+
+/* A schema keyword that is an integer, clamped at 0 (zeroIfNegative);
+ * -1 when unset. */
+static int64_t kw_count(const rnode *n, const char *kw)
+{
+    const json_t *v = sk_structural_kw(n->raw, kw);
+    if (!json_is_integer(v))
+        return -1;
+    return json_integer_value(v) < 0 ? 0 : json_integer_value(v);
+}
+
+/* MinSerializedSize: the fewest bytes a value of n's type takes in JSON. */
+static uint64_t min_size(const rnode *n)
+{
+    const char *t = n->type, *f = sk_structural_kw_str(n->raw, "format");
+    if (n->int_or_string)
+        return 1;
+    if (strcmp(t, "boolean") == 0)
+        return 4;
+    if (strcmp(t, "number") == 0 || strcmp(t, "integer") == 0)
+        return 1;
+    if (strcmp(t, "string") == 0)
+        return strcmp(f, "duration") == 0    ? 3
+               : strcmp(f, "date") == 0      ? 12
+               : strcmp(f, "date-time") == 0 ? 21
+                                             : 2;
+    uint64_t size = 2;
+    if (strcmp(t, "object") == 0 && !n->ap) {
+        const json_t *req = sk_structural_kw(n->raw, "required");
+        for (size_t i = 0; i < n->nprops; i++) {
+            const rnode *p = n->props[i].n;
+            int required = 0;
+            size_t k;
+            const json_t *r;
+            json_array_foreach(req, k, r) required |=
+                strcmp(json_string_value(r) ? json_string_value(r) : "", n->props[i].name) == 0;
+            if (required && has_decl_type(p) && !sk_structural_kw(p->raw, "default"))
+                size += strlen(n->props[i].name) + min_size(p) + 4;
+        }
+    }
+    return size;
+}
+
+/* MaxElements of n's type: a string's length (bytes, 4 a character), a
+ * list's items, a map's entries; estimated from the request size bound
+ * where maxLength, maxItems or maxProperties is not given. */
+static uint64_t max_elements(const rnode *n)
+{
+    const char *t = n->type, *f = sk_structural_kw_str(n->raw, "format");
+    const uint64_t unbounded = MAX_REQUEST_BYTES - 2;
+    int64_t m;
+    if (n->int_or_string)
+        return unbounded;
+    if (strcmp(t, "array") == 0)
+        return (m = kw_count(n, "maxItems")) >= 0 ? (uint64_t)m
+                                                  : unbounded / (min_size(n->items) + 1);
+    if (strcmp(t, "object") == 0 && n->ap)
+        return (m = kw_count(n, "maxProperties")) >= 0 ? (uint64_t)m
+                                                       : unbounded / (min_size(n->ap) + 6);
+    if (strcmp(t, "string") != 0)
+        return 0;
+    if (strcmp(f, "byte") == 0)
+        return (m = kw_count(n, "maxLength")) >= 0 ? (uint64_t)m : unbounded;
+    if (strcmp(f, "duration") == 0 || strcmp(f, "date-time") == 0)
+        return 32; /* MaxDurationSizeJSON, MaxDatetimeSizeJSON */
+    if (strcmp(f, "date") == 0)
+        return 12; /* JSONDateSize */
+    if ((m = kw_count(n, "maxLength")) >= 0)
+        return (uint64_t)m * 4;
+    const json_t *en = sk_structural_kw(n->raw, "enum");
+    if (json_array_size(en) > 0) {
+        uint64_t longest = 0;
+        size_t i;
+        const json_t *v;
+        json_array_foreach(en, i, v) if (json_is_string(v) && json_string_length(v) > longest)
+            longest = json_string_length(v);
+        return longest;
+    }
+    return unbounded;
+}
+
+typedef struct size_ctx {
+    const rnode *n;
+    int resource;
+} size_ctx;
+
+/* kube's sizeEstimator (sk_cel_size_fn): walks the rule's node's type by
+ * the path after its variable, whatever that names. */
+static int schema_size(void *ctx, const char *const *path, size_t npath, sk_cel_range *out)
+{
+    const size_ctx *sc = ctx;
+    const rnode *n = sc->n;
+    int resource = sc->resource;
+    /* a type with no node: metadata (0, no elements), a string kube adds
+     * there (unbounded), a map's keys (strings of no declared size) */
+    int fixed = 0;
+    uint64_t fixed_max = 0, meta = 0;
+    for (size_t i = 1; i < npath; i++) {
+        const char *p = path[i];
+        if (fixed && !meta)
+            return 0;
+        if (strcmp(p, "@items") == 0 || strcmp(p, "@values") == 0) {
+            const rnode *el = fixed ? NULL : strcmp(n->type, "array") == 0 ? n->items : n->ap;
+            if (!el || n->int_or_string)
+                return 0;
+            n = el;
+            resource = el->embedded;
+        } else if (strcmp(p, "@keys") == 0) {
+            if (fixed || !n->ap || strcmp(n->type, "object") != 0)
+                return 0;
+            fixed = 1;
+            fixed_max = 0;
+        } else if (meta) {
+            if (strcmp(p, "name") != 0 && strcmp(p, "generateName") != 0)
+                return 0;
+            meta = 0;
+            fixed_max = MAX_REQUEST_BYTES - 2;
+        } else if (resource && (strcmp(p, "apiVersion") == 0 || strcmp(p, "kind") == 0)) {
+            fixed = 1;
+            fixed_max = MAX_REQUEST_BYTES - 2;
+        } else if (resource && strcmp(p, "metadata") == 0) {
+            fixed = meta = 1;
+            fixed_max = 0;
+        } else {
+            const rnode *f = NULL;
+            if (strcmp(n->type, "object") == 0 && !n->ap && !n->int_or_string)
+                for (size_t k = 0; k < n->nprops && !f; k++)
+                    if (n->props[k].escaped && strcmp(n->props[k].escaped, p) == 0 &&
+                        has_decl_type(n->props[k].n))
+                        f = n->props[k].n;
+            if (!f)
+                return 0;
+            n = f;
+            resource = f->embedded;
+        }
+    }
+    *out = (sk_cel_range){0, fixed ? fixed_max : max_elements(n)};
+    return 1;
+}
+
 /* kube names self's type "selfType" and the nanoseconds of the clock when
  * the CRD is compiled (generateUniqueSelfTypeName); a fixed number here,
  * so the messages that show it are stable. */
@@ -440,16 +595,22 @@ static void normalize_paths(sk_arena *a, rnode *n);
 static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r, const char *src,
                                       const char *prefix, sk_cel_ty_kind want,
                                       const char *wrong_type, int *uses_old_self,
-                                      const char **error)
+                                      uint64_t *max_cost, const char **error)
 {
     sk_buf detail = SK_BUF_INIT;
     sk_cel_checked *c = compile_expr(a, src, n, n->resource, r->optional_old_self, &detail);
-    if (!c)
+    if (!c) {
         *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
-    else if (sk_cel_checked_type(c)->kind != want)
+    } else if (sk_cel_checked_type(c)->kind != want) {
         *error = wrong_type;
-    else
+    } else {
+        /* kube's estimator: its library's costs over the schema's sizes,
+         * presence tests free */
+        size_ctx sc = {n, n->resource};
+        sk_cel_cost_options opt = {schema_size, &sc, 0};
         *uses_old_self = sk_cel_checked_uses(c, "oldSelf");
+        *max_cost = sk_cel_cost(a, c, &opt).max;
+    }
     sk_buf_free(&detail);
     return *error ? NULL : sk_cel_checked_expr(c);
 }
@@ -470,9 +631,10 @@ static void build_rules(sk_arena *a, rnode *n)
         r->optional_old_self = json_is_true(sk_structural_kw(v, "optionalOldSelf"));
         if (!*trim(a, r->src))
             continue; /* kube compiles nothing for it, runs nothing */
-        r->expr =
-            compile_one(a, n, r, r->src, "compilation failed: ", SK_CEL_TY_BOOL,
-                        "cel expression must evaluate to a bool", &r->uses_old_self, &r->error);
+        r->expr = compile_one(a, n, r, r->src, "compilation failed: ", SK_CEL_TY_BOOL,
+                              "cel expression must evaluate to a bool", &r->uses_old_self,
+                              &r->max_cost, &r->error);
+        r->max_cardinality = MAX_REQUEST_BYTES / (min_size(n) + 1);
         r->ext_fn = ext_function(r->expr);
         const char *me = sk_structural_kw_str(v, "messageExpression");
         if (r->expr && *me) {
@@ -480,7 +642,8 @@ static void build_rules(sk_arena *a, rnode *n)
             r->msg_src = me;
             r->msg_expr =
                 compile_one(a, n, r, me, "messageExpression compilation failed: ", SK_CEL_TY_STRING,
-                            "messageExpression must evaluate to a string", &unused, &r->msg_error);
+                            "messageExpression must evaluate to a string", &unused,
+                            &r->msg_max_cost, &r->msg_error);
         }
     }
 }
@@ -540,6 +703,19 @@ sk_crdrules *sk_crdrules_compile(const json_t *schema)
     return c;
 }
 
+int sk_crdrules_rule_cost(const json_t *schema, size_t i, uint64_t *cost)
+{
+    sk_arena *a = sk_arena_new();
+    const rnode *n = build(a, schema, 0);
+    int rc = -1;
+    if (n && i < n->nrules && n->rules[i].expr) {
+        *cost = n->rules[i].max_cost;
+        rc = 0;
+    }
+    sk_arena_free(a);
+    return rc;
+}
+
 void sk_crdrules_free(sk_crdrules *c)
 {
     if (!c)
@@ -572,9 +748,57 @@ static void go_rule(sk_buf *b, const json_t *v)
                   sk_structural_kw(v, "optionalOldSelf") ? "0xc000000001" : "nil");
 }
 
+/* An expression's cost among the schema's most expensive (kube's
+ * TotalCost.MostExpensive). */
+typedef struct rule_cost {
+    const char *path;
+    uint64_t cost;
+} rule_cost;
+
 typedef struct checker {
     sk_arena *a;
+    /* the schema's total estimated cost, and its four most expensive
+     * expressions of those over 1% of the limit, costliest first */
+    uint64_t total;
+    rule_cost expensive[5];
+    size_t nexpensive;
 } checker;
+
+/* TotalCost.ObserveExpressionCost. */
+static void observe_cost(checker *ck, const char *path, uint64_t cost)
+{
+    ck->total = UINT64_MAX - ck->total < cost ? UINT64_MAX : ck->total + cost;
+    if (cost < STATIC_CRD_COST_LIMIT / 100)
+        return;
+    size_t i = ck->nexpensive++;
+    for (; i > 0 && ck->expensive[i - 1].cost < cost; i--)
+        ck->expensive[i] = ck->expensive[i - 1];
+    ck->expensive[i] = (rule_cost){path, cost};
+    if (ck->nexpensive > 4)
+        ck->nexpensive = 4;
+}
+
+/* getCostErrorMessage: Go's %f and %.1f are C's. */
+static const char *cost_message(sk_arena *a, const char *what, uint64_t cost, uint64_t limit)
+{
+    double factor = (double)cost / (double)limit;
+    const char *f = factor > 100.0 ? "more than 100x"
+                    : factor < 1.5 ? sk_arena_printf(a, "%fx", factor)
+                                   : sk_arena_printf(a, "%.1fx", factor);
+    return sk_arena_printf(a,
+                           "%s exceeds budget by factor of %s (try simplifying the rule, or adding "
+                           "maxItems, maxProperties, and maxLength where arrays, maps, and strings "
+                           "are declared)",
+                           what, f);
+}
+
+/* multiplyWithOverflowGuard */
+static uint64_t times(uint64_t cost, uint64_t cardinality)
+{
+    if (cost == 0)
+        return 0;
+    return UINT64_MAX / cost < cardinality ? UINT64_MAX : cost * cardinality;
+}
 
 /* The schema errors of rule i of n (its fields other than the
  * expressions), at schema path at (".../x-kubernetes-validations[i]"). */
@@ -629,18 +853,33 @@ static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char 
 /* What compiling rule i of n says (kube's CELErrors for it). forbid_old:
  * the schema path under which oldSelf cannot be used, or NULL. */
 static void check_rule_compile(checker *ck, const rnode *n, size_t i, const char *at,
-                               const char *forbid_old, sk_field_errors *fe)
+                               const char *forbid_old, const uint64_t *cardinality,
+                               sk_field_errors *fe)
 {
     const rule *r = &n->rules[i];
     const json_t *v = r->raw;
     const char *f_rule = sk_arena_printf(ck->a, "%s.rule", at);
+    const char *f_msg = sk_arena_printf(ck->a, "%s.messageExpression", at);
     sk_buf val = SK_BUF_INIT;
     go_rule(&val, v);
+    /* the rule's cost counts once for every value it may run on */
+    uint64_t cost = times(r->max_cost, cardinality ? *cardinality : r->max_cardinality);
+    if (cost > STATIC_COST_LIMIT)
+        sk_field_errors_forbidden(
+            fe, f_rule, cost_message(ck->a, "estimated rule cost", cost, STATIC_COST_LIMIT));
+    observe_cost(ck, f_rule, cost);
     if (r->error)
         sk_field_errors_invalid_rendered(fe, f_rule, val.data, r->error);
-    if (r->msg_error)
-        sk_field_errors_invalid_rendered(fe, sk_arena_printf(ck->a, "%s.messageExpression", at),
-                                         val.data, r->msg_error);
+    if (r->msg_error) {
+        sk_field_errors_invalid_rendered(fe, f_msg, val.data, r->msg_error);
+    } else if (r->msg_expr) {
+        /* kube counts a messageExpression once, whatever the cardinality */
+        if (r->msg_max_cost > STATIC_COST_LIMIT)
+            sk_field_errors_forbidden(fe, f_msg,
+                                      cost_message(ck->a, "estimated messageExpression cost",
+                                                   r->msg_max_cost, STATIC_COST_LIMIT));
+        observe_cost(ck, f_msg, r->msg_max_cost);
+    }
     if (r->uses_old_self && forbid_old) {
         sk_buf d = SK_BUF_INIT;
         sk_buf_printf(&d,
@@ -664,23 +903,38 @@ static void check_rule_compile(checker *ck, const rnode *n, size_t i, const char
  * errors into cfe (kube lists all schema errors, then all CEL ones).
  * Returns the schema errors found at or below n. */
 static size_t check_node(checker *ck, const rnode *n, const char *at, const char *forbid_old,
-                         sk_field_errors *sfe, sk_field_errors *cfe)
+                         const uint64_t *cardinality, sk_field_errors *sfe, sk_field_errors *cfe)
 {
     size_t before = sk_field_errors_count(sfe);
+    /* the children's cardinality (kube's childContext): this node's times
+     * its maxItems/maxProperties, unbounded (NULL) without them */
+    uint64_t child_card = 0;
+    const uint64_t *sub = NULL;
+    if (cardinality) {
+        int64_t m = 1;
+        if (strcmp(n->type, "array") == 0)
+            m = kw_count(n, "maxItems");
+        else if (strcmp(n->type, "object") == 0 && sk_structural_kw(n->raw, "additionalProperties"))
+            m = kw_count(n, "maxProperties");
+        if (m >= 0) {
+            child_card = times(*cardinality, (uint64_t)m);
+            sub = &child_card;
+        }
+    }
     if (n->ap)
         check_node(ck, n->ap, sk_arena_printf(ck->a, "%s.additionalProperties", at), forbid_old,
-                   sfe, cfe);
+                   sub, sfe, cfe);
     for (size_t i = 0; i < n->nprops; i++) {
         const char *sub_forbid = forbid_old ? forbid_old : n->map_correlatable ? NULL : at;
         check_node(ck, n->props[i].n,
                    sk_arena_printf(ck->a, "%s.properties[%s]", at, n->props[i].name), sub_forbid,
-                   sfe, cfe);
+                   sub, sfe, cfe);
     }
     if (n->items) {
         const char *sub_forbid = forbid_old;
         if (!sub_forbid && (!n->list_type || strcmp(n->list_type, "map") != 0))
             sub_forbid = at;
-        check_node(ck, n->items, sk_arena_printf(ck->a, "%s.items", at), sub_forbid, sfe, cfe);
+        check_node(ck, n->items, sk_arena_printf(ck->a, "%s.items", at), sub_forbid, sub, sfe, cfe);
     }
     for (size_t i = 0; i < n->nrules; i++)
         check_rule_fields(ck, n, i,
@@ -689,7 +943,7 @@ static size_t check_node(checker *ck, const rnode *n, const char *at, const char
         for (size_t i = 0; i < n->nrules; i++)
             check_rule_compile(ck, n, i,
                                sk_arena_printf(ck->a, "%s.x-kubernetes-validations[%zu]", at, i),
-                               forbid_old, cfe);
+                               forbid_old, cardinality, cfe);
     return sk_field_errors_count(sfe) - before;
 }
 
@@ -705,8 +959,24 @@ void sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe)
         rnode *root = build(ck.a, schema, 1);
         if (!root || !root->active)
             continue;
-        check_node(&ck, root, sk_arena_printf(ck.a, "spec.versions[%zu].schema.openAPIV3Schema", i),
-                   NULL, sfe, cfe);
+        const char *at = sk_arena_printf(ck.a, "spec.versions[%zu].schema.openAPIV3Schema", i);
+        const uint64_t one = 1;
+        ck.total = 0;
+        ck.nexpensive = 0;
+        check_node(&ck, root, at, NULL, &one, sfe, cfe);
+        /* StaticEstimatedCRDCostLimit: the whole schema's rules together */
+        if (ck.total > STATIC_CRD_COST_LIMIT) {
+            for (size_t k = 0; k < ck.nexpensive; k++)
+                sk_field_errors_forbidden(cfe, ck.expensive[k].path,
+                                          "contributed to estimated rule cost total exceeding cost "
+                                          "limit for entire OpenAPIv3 schema");
+            sk_field_errors_forbidden(
+                cfe, at,
+                cost_message(ck.a,
+                             "x-kubernetes-validations estimated rule cost total for entire "
+                             "OpenAPIv3 schema",
+                             ck.total, STATIC_CRD_COST_LIMIT));
+        }
     }
     sk_field_errors_append(fe, sfe);
     sk_field_errors_append(fe, cfe);

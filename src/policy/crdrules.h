@@ -46,6 +46,13 @@ const sk_crdrules *sk_crdrules_of(const sk_resource *r);
 sk_crdrules *sk_crdrules_compile(const json_t *schema);
 void sk_crdrules_free(sk_crdrules *c); /* NULL-safe */
 
+/* kube's static cost estimate of rule i of the root of schema (borrowed;
+ * compiled as a node that is no resource's root, as kube's cost tests
+ * do): CompilationResult.MaxCost, before the CRD check multiplies it by
+ * how many values the rule may run on. 0 with *cost set, -1 when the rule
+ * does not compile. */
+int sk_crdrules_rule_cost(const json_t *schema, size_t i, uint64_t *cost);
+
 /* Bounds, in evaluator steps (cel/eval.h): 0 is kube's, PerCallLimit
  * (1,000,000) a rule and RuntimeCELCostBudget (10,000,000) an object. */
 typedef struct sk_crdrules_limits {
