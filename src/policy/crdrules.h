@@ -33,8 +33,10 @@ typedef struct sk_crdrules sk_crdrules;
 /* What CRD validation says of the rules in each version's openAPIV3Schema
  * of crd (borrowed): errors appended to fe, at kube's field paths. Run only
  * on schemas that compiled without errors (kube skips rule compilation
- * where there are schema errors). */
-void sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe);
+ * where there are schema errors). old: the stored CRD on an update (else
+ * NULL): a version whose schema it has unchanged is spared the
+ * per-expression cost limit, as kube spares it (its total still counts). */
+void sk_crdrules_check_crd(const json_t *crd, const json_t *old, sk_field_errors *fe);
 
 /* The compiled rules of custom resource r's version (borrowed, process
  * lifetime, keyed by the registry entry's schema like kube/crschema.h);
