@@ -18,7 +18,9 @@
  */
 #include "cel/check.h"
 #include "cel/check_decls.h"
+#include "cel/eval.h"
 #include "cel/issues.h"
+#include "cel/regex.h"
 #include "core/check.h"
 
 #include <stdint.h>
@@ -919,6 +921,61 @@ static void homogeneous(ck *c, const sk_cel_expr *e)
     }
 }
 
+/* cel-go's format validators over the checked tree: a call of duration()
+ * or timestamp() on a literal that does not evaluate, a matches() whose
+ * first argument (the pattern of a method call, the string of a function
+ * call, as cel-go looks) is a literal that is no regular expression. */
+static void literals(ck *c, const sk_cel_expr *e)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case SK_CEL_SELECT:
+        literals(c, e->u.select.operand);
+        break;
+    case SK_CEL_CALL: {
+        const char *f = e->u.call.function;
+        const sk_cel_expr *arg = e->u.call.nargs ? e->u.call.args[0] : NULL;
+        literals(c, e->u.call.target);
+        for (size_t i = 0; i < e->u.call.nargs; i++)
+            literals(c, e->u.call.args[i]);
+        if (!arg || arg->kind != SK_CEL_CONST)
+            break;
+        if ((strcmp(f, "duration") == 0 || strcmp(f, "timestamp") == 0) && !e->u.call.target) {
+            const sk_cel_val *v = sk_cel_eval(c->a, e, NULL, NULL);
+            if (v->type == SK_CEL_V_ERROR)
+                error(c, arg, sk_arena_printf(c->a, "invalid %s argument", f));
+        } else if (strcmp(f, "matches") == 0 && arg->u.lit.kind == SK_CEL_STRING) {
+            const char *err = NULL;
+            size_t bytes;
+            if (!sk_cel_re_compile(c->a, arg->u.lit.s, arg->u.lit.len, &err, &bytes))
+                error(c, arg, "invalid matches argument");
+        }
+        break;
+    }
+    case SK_CEL_LIST:
+        for (size_t i = 0; i < e->u.list.n; i++)
+            literals(c, e->u.list.elems[i]);
+        break;
+    case SK_CEL_MAP:
+    case SK_CEL_STRUCT:
+        for (size_t i = 0; i < e->u.obj.n; i++) {
+            literals(c, e->u.obj.entries[i].key);
+            literals(c, e->u.obj.entries[i].value);
+        }
+        break;
+    case SK_CEL_COMPREHENSION:
+        literals(c, e->u.comp.iter_range);
+        literals(c, e->u.comp.accu_init);
+        literals(c, e->u.comp.loop_cond);
+        literals(c, e->u.comp.loop_step);
+        literals(c, e->u.comp.result);
+        break;
+    default:
+        break;
+    }
+}
+
 static int by_position(const sk_cel_diag *a, const sk_cel_diag *b)
 {
     if (a->line != b->line)
@@ -940,6 +997,8 @@ sk_cel_checked *sk_cel_check(sk_arena *a, const sk_cel_expr *e, const char *src,
                 out->vals[i] = substitute(&c, c.m, out->vals[i], 1);
         if (env->homogeneous_literals)
             homogeneous(&c, e);
+        if (env->literal_validators)
+            literals(&c, e);
     }
     if (c.nd) {
         /* cel-go sorts its errors by position, stably */

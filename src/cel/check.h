@@ -13,9 +13,10 @@
  * carrying a pointer of its own that the field callback reads, so a
  * schema's types are made only as far as an expression walks into them.
  *
- * Of the AST validators cel-go's environment runs after a check without
- * errors, the homogeneous aggregate literal one is here (an env option);
- * the result type an expression must have is the caller's to check.
+ * The AST validators cel-go's environment runs after a check without
+ * errors are here too (env options: homogeneous literals, duration,
+ * timestamp and regex literals); the result type an expression must have
+ * is the caller's to check.
  */
 #ifndef SK_CEL_CHECK_H
 #define SK_CEL_CHECK_H
@@ -49,6 +50,11 @@ typedef struct sk_cel_check_env {
     /* cel.ValidateHomogeneousAggregateLiterals: a list's elements, a map's
      * keys and values each of one type (Kubernetes sets it) */
     int homogeneous_literals;
+    /* cel.ValidateDurationLiterals, ValidateTimestampLiterals and
+     * ValidateRegexLiterals: duration() and timestamp() of a literal must
+     * evaluate, a literal matches() pattern (the first argument) must
+     * compile (Kubernetes sets them) */
+    int literal_validators;
 } sk_cel_check_env;
 
 typedef struct sk_cel_checked sk_cel_checked;

@@ -491,7 +491,8 @@ static sk_cel_checked *compile_expr(sk_arena *a, const char *src, const rnode *n
                             .nvars = 2,
                             .field = schema_field,
                             .cross_type_numeric = 1,
-                            .homogeneous_literals = 1};
+                            .homogeneous_literals = 1,
+                            .literal_validators = 1};
     return sk_cel_check(a, e, src, len, &env, detail);
 }
 

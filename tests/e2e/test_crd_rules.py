@@ -244,6 +244,11 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
              "rule", go_rule("[1, 'a'].size() > 0"),
              "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'\n"
              " | [1, 'a'].size() > 0\n | ....^"),
+            # and checks literal patterns and durations
+            ({"rule": "self.mode.matches('[')"},
+             "rule", go_rule("self.mode.matches('[')"),
+             "compilation failed: ERROR: <input>:1:19: invalid matches argument\n"
+             " | self.mode.matches('[')\n | ..................^"),
             # an int-or-string is dyn: not a bool
             ({"rule": "self.size"}, "rule", go_rule("self.size"),
              "cel expression must evaluate to a bool"),

@@ -48,7 +48,7 @@ static char *check_cross(const char *src, int cross)
         {"oldSelf", sk_cel_ty_optional(a, sk_cel_ty_object(a, "Obj", &tag))},
         {"d", sk_cel_ty_of(SK_CEL_TY_DYN)},
     };
-    sk_cel_check_env env = {vars, 3, field, NULL, cross, cross};
+    sk_cel_check_env env = {vars, 3, field, NULL, cross, cross, cross};
     sk_cel_parse_options opt = {
         .enable_optional_syntax = 1, .enable_optional_macros = 1, .enable_two_var_macros = 1};
     sk_cel_ast *ast = sk_cel_parse(a, src, strlen(src), &opt);
@@ -153,6 +153,18 @@ static void test_errors(void **state)
                               "ERROR: <input>:1:13: expected type 'int' but found 'string'\n"
                               " | {'a': 1, 2: 'b'}\n"
                               " | ............^");
+    /* kube's literal validators */
+    typed("duration('1x') > duration('1s')",
+          "ERROR: <input>:1:10: invalid duration argument\n | duration('1x') > duration('1s')\n"
+          " | .........^");
+    typed("timestamp('2020-13-01T00:00:00Z') > timestamp(0)",
+          "ERROR: <input>:1:11: invalid timestamp argument\n"
+          " | timestamp('2020-13-01T00:00:00Z') > timestamp(0)\n"
+          " | ..........^");
+    typed("self.name.matches('(') || matches('a', '^a$')",
+          "ERROR: <input>:1:19: invalid matches argument\n"
+          " | self.name.matches('(') || matches('a', '^a$')\n"
+          " | ..................^");
     /* without the options, int < double has no overload and [1, 'a'] is a
      * list(dyn) */
     got = check_cross("[1, 'a']", 0);
