@@ -177,8 +177,29 @@ static const char *trim(sk_arena *a, const char *s)
 
 /* ---- rules: what a compile can tell ------------------------------------------ */
 
-static const sk_cel_parse_options parse_opts = {
+/* kube's environments: the one stored expressions compile in (every
+ * library of 1.32, two-variable comprehensions included), and the one a
+ * new expression is checked in when a CRD is written, the compatibility
+ * version's (1.31: without them). */
+static const sk_cel_parse_options stored_opts = {
     .enable_optional_syntax = 1, .enable_optional_macros = 1, .enable_two_var_macros = 1};
+static const sk_cel_parse_options new_opts = {.enable_optional_syntax = 1,
+                                              .enable_optional_macros = 1};
+
+/* The expressions a CRD already had (findPreexistingExpressions): on an
+ * update they compile in the stored environment, new ones in the new. */
+typedef struct exprset {
+    const char **rules, **msgs;
+    size_t nrules, nmsgs, caprules, capmsgs;
+} exprset;
+
+static int in_set(const char *const *set, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(set[i], s) == 0)
+            return 1;
+    return 0;
+}
 
 /* Whether kube gives schema node n a CEL type (SchemaDeclType not nil):
  * a field without one is left out of its object's type. */
@@ -471,10 +492,11 @@ static int schema_size(void *ctx, const char *const *path, size_t npath, sk_cel_
  * type. The checked expression, or NULL with the compile error's detail
  * (without its prefix) in *detail. */
 static sk_cel_checked *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
-                                    int optional_old_self, sk_buf *detail)
+                                    const sk_cel_parse_options *opts, int optional_old_self,
+                                    sk_buf *detail)
 {
     size_t len = strlen(src);
-    sk_cel_ast *ast = sk_cel_parse(a, src, len, &parse_opts);
+    sk_cel_ast *ast = sk_cel_parse(a, src, len, opts);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     if (!e) {
         sk_cel_issues_format(detail, src, len, ast);
@@ -587,19 +609,19 @@ out:
 
 /* ---- building the tree ------------------------------------------------------- */
 
-static rnode *build(sk_arena *a, const json_t *sch, int root);
+static rnode *build(sk_arena *a, const json_t *sch, int root, const exprset *pre);
 static void normalize_paths(sk_arena *a, rnode *n);
 
 /* Compiles expression src of node n as kube's compileRule does: the tree,
  * or NULL with *error set to prefix + cel-go's errors, or to wrong_type
  * when the result is not of type want (exactly: dyn is not bool). */
 static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r, const char *src,
-                                      const char *prefix, sk_cel_ty_kind want,
-                                      const char *wrong_type, int *uses_old_self,
-                                      uint64_t *max_cost, const char **error)
+                                      const sk_cel_parse_options *opts, const char *prefix,
+                                      sk_cel_ty_kind want, const char *wrong_type,
+                                      int *uses_old_self, uint64_t *max_cost, const char **error)
 {
     sk_buf detail = SK_BUF_INIT;
-    sk_cel_checked *c = compile_expr(a, src, n, n->resource, r->optional_old_self, &detail);
+    sk_cel_checked *c = compile_expr(a, src, n, n->resource, opts, r->optional_old_self, &detail);
     if (!c) {
         *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
     } else if (sk_cel_checked_type(c)->kind != want) {
@@ -616,7 +638,9 @@ static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r
     return *error ? NULL : sk_cel_checked_expr(c);
 }
 
-static void build_rules(sk_arena *a, rnode *n)
+/* pre: the expressions the stored CRD has, when checking a CRD write (the
+ * others are new); NULL when compiling a stored CRD's rules. */
+static void build_rules(sk_arena *a, rnode *n, const exprset *pre)
 {
     const json_t *list = sk_structural_kw(n->raw, "x-kubernetes-validations");
     n->nrules = json_array_size(list);
@@ -632,7 +656,9 @@ static void build_rules(sk_arena *a, rnode *n)
         r->optional_old_self = json_is_true(sk_structural_kw(v, "optionalOldSelf"));
         if (!*trim(a, r->src))
             continue; /* kube compiles nothing for it, runs nothing */
-        r->expr = compile_one(a, n, r, r->src, "compilation failed: ", SK_CEL_TY_BOOL,
+        const sk_cel_parse_options *ropts =
+            !pre || in_set(pre->rules, pre->nrules, r->src) ? &stored_opts : &new_opts;
+        r->expr = compile_one(a, n, r, r->src, ropts, "compilation failed: ", SK_CEL_TY_BOOL,
                               "cel expression must evaluate to a bool", &r->uses_old_self,
                               &r->max_cost, &r->error);
         r->max_cardinality = MAX_REQUEST_BYTES / (min_size(n) + 1);
@@ -641,15 +667,16 @@ static void build_rules(sk_arena *a, rnode *n)
         if (r->expr && *me) {
             int unused = 0;
             r->msg_src = me;
-            r->msg_expr =
-                compile_one(a, n, r, me, "messageExpression compilation failed: ", SK_CEL_TY_STRING,
-                            "messageExpression must evaluate to a string", &unused,
-                            &r->msg_max_cost, &r->msg_error);
+            r->msg_expr = compile_one(
+                a, n, r, me, !pre || in_set(pre->msgs, pre->nmsgs, me) ? &stored_opts : &new_opts,
+                "messageExpression compilation failed: ", SK_CEL_TY_STRING,
+                "messageExpression must evaluate to a string", &unused, &r->msg_max_cost,
+                &r->msg_error);
         }
     }
 }
 
-static rnode *build(sk_arena *a, const json_t *sch, int root)
+static rnode *build(sk_arena *a, const json_t *sch, int root, const exprset *pre)
 {
     if (!json_is_object(sch))
         return NULL;
@@ -674,17 +701,17 @@ static rnode *build(sk_arena *a, const json_t *sch, int root)
         const json_t *v;
         json_object_foreach((json_t *)props, k, v)
         {
-            rnode *c = build(a, v, 0);
+            rnode *c = build(a, v, 0, pre);
             if (!c)
                 continue;
             n->props[n->nprops++] = (prop){.name = k, .escaped = escape(a, k), .n = c};
             n->active |= c->active;
         }
     }
-    n->ap = build(a, sk_structural_kw(sch, "additionalProperties"), 0);
-    n->items = build(a, sk_structural_kw(sch, "items"), 0);
+    n->ap = build(a, sk_structural_kw(sch, "additionalProperties"), 0, pre);
+    n->items = build(a, sk_structural_kw(sch, "items"), 0, pre);
     /* the rules last: their analysis reads the children */
-    build_rules(a, n);
+    build_rules(a, n, pre);
     n->active |= n->nrules > 0 || (n->ap && n->ap->active) || (n->items && n->items->active);
     return n;
 }
@@ -695,7 +722,7 @@ sk_crdrules *sk_crdrules_compile(const json_t *schema)
     SK_CHECK_ALLOC(c);
     c->a = sk_arena_new();
     c->schema = json_deep_copy(schema);
-    c->root = build(c->a, c->schema, 1);
+    c->root = build(c->a, c->schema, 1, NULL);
     if (!c->root || !c->root->active) {
         sk_crdrules_free(c);
         return NULL;
@@ -707,7 +734,7 @@ sk_crdrules *sk_crdrules_compile(const json_t *schema)
 int sk_crdrules_rule_cost(const json_t *schema, size_t i, uint64_t *cost)
 {
     sk_arena *a = sk_arena_new();
-    const rnode *n = build(a, schema, 0);
+    const rnode *n = build(a, schema, 0, NULL);
     int rc = -1;
     if (n && i < n->nrules && n->rules[i].expr) {
         *cost = n->rules[i].max_cost;
@@ -963,16 +990,56 @@ static const json_t *version_schema(const json_t *crd, const char *name)
     return NULL;
 }
 
+/* Adds to set the rules and message expressions of every
+ * x-kubernetes-validations under j (kube's SchemaHas walk; any object
+ * counts here). */
+static void collect_exprs(sk_arena *a, const json_t *j, exprset *set)
+{
+    const char *k;
+    const json_t *v;
+    size_t i;
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, v) collect_exprs(a, v, set);
+        return;
+    }
+    json_object_foreach((json_t *)j, k, v)
+    {
+        if (strcmp(k, "x-kubernetes-validations") != 0) {
+            collect_exprs(a, v, set);
+            continue;
+        }
+        const json_t *r;
+        json_array_foreach(v, i, r)
+        {
+            const char *rule = json_string_value(json_object_get(r, "rule"));
+            const char *me = json_string_value(json_object_get(r, "messageExpression"));
+            if (rule) {
+                set->rules =
+                    sk_arena_grow(a, set->rules, set->nrules, &set->caprules, sizeof *set->rules);
+                set->rules[set->nrules++] = rule;
+            }
+            if (me && *me) {
+                set->msgs =
+                    sk_arena_grow(a, set->msgs, set->nmsgs, &set->capmsgs, sizeof *set->msgs);
+                set->msgs[set->nmsgs++] = me;
+            }
+        }
+    }
+}
+
 void sk_crdrules_check_crd(const json_t *crd, const json_t *old, sk_field_errors *fe)
 {
     checker ck = {.a = sk_arena_new()};
     sk_field_errors *sfe = sk_field_errors_new(), *cfe = sk_field_errors_new();
+    exprset pre = {0};
+    if (old)
+        collect_exprs(ck.a, json_object_get(old, "spec"), &pre);
     size_t i;
     const json_t *ver;
     json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"), i, ver)
     {
         const json_t *schema = json_object_get(json_object_get(ver, "schema"), "openAPIV3Schema");
-        rnode *root = build(ck.a, schema, 1);
+        rnode *root = build(ck.a, schema, 1, &pre);
         if (!root || !root->active)
             continue;
         const char *at = sk_arena_printf(ck.a, "spec.versions[%zu].schema.openAPIV3Schema", i);

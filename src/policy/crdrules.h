@@ -35,7 +35,10 @@ typedef struct sk_crdrules sk_crdrules;
  * on schemas that compiled without errors (kube skips rule compilation
  * where there are schema errors). old: the stored CRD on an update (else
  * NULL): a version whose schema it has unchanged is spared the
- * per-expression cost limit, as kube spares it (its total still counts). */
+ * per-expression cost limit, as kube spares it (its total still counts),
+ * and an expression it already has compiles in kube's environment for
+ * stored expressions, a new one in the environment of kube's compatibility
+ * version (1.31 for 1.32: no two-variable comprehensions). */
 void sk_crdrules_check_crd(const json_t *crd, const json_t *old, sk_field_errors *fe);
 
 /* The compiled rules of custom resource r's version (borrowed, process

@@ -1,7 +1,8 @@
 /*
  * cel_check.c - the CEL type checker (src/cel/check.h) as a filter, for
  * tests/cel/check_test.py: reads a JSON array of tests {"expr", "vars":
- * [[name, type], ...], "cross": bool, "disableMacros": bool} on stdin and writes a JSON array
+ * [[name, type], ...], "cross": bool, "disableMacros": bool,
+ * "twoVar": bool (default true: two-variable comprehension macros)} on stdin and writes a JSON array
  * with, for each, {"type": "list(int)"} (cel-go's FormatCELType of the
  * result), {"error": issues} (cel-go's display form) or {"parse_error":
  * issues}.
@@ -80,7 +81,8 @@ int main(void)
                                          json_is_true(json_object_get(test, "disableMacros")),
                                      .enable_optional_syntax = 1,
                                      .enable_optional_macros = 1,
-                                     .enable_two_var_macros = 1};
+                                     .enable_two_var_macros =
+                                         !json_is_false(json_object_get(test, "twoVar"))};
         sk_cel_ast *ast = sk_cel_parse(a, src, len, &popt);
         const sk_cel_expr *e = sk_cel_ast_expr(ast);
         sk_buf errors = SK_BUF_INIT;

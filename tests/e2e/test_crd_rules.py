@@ -8,7 +8,8 @@ field) is 422 with kube's field paths and words, and so is a CRD whose
 rules kube's static cost estimate finds too expensive (per rule and for the
 whole schema; the same CRD with maxItems/maxLength is accepted); rules run at every level of a custom
 resource (the root, with metadata.name visible, properties, map values,
-map-list items, an embedded resource), two-variable comprehensions, with
+map-list items, an embedded resource), two-variable comprehensions refused
+in a new CRD as kube 1.32 refuses them, with
 message, messageExpression, reason and fieldPath shaping the error; integer vs number and
 int-or-string values as kube's CEL sees them; metadata, schema and rule
 errors in one answer; transition rules (oldSelf) on updates, correlated by
@@ -66,9 +67,12 @@ def widget_schema(tags_rule=False):
                     # and literals are what a messageExpression can afford)
                     {"rule": "!has(self.ratio) || self.ratio < 1.5",
                      "messageExpression": "'ratio %s is too big'.format([self.ratio])"},
-                    # kube 1.32's two-variable comprehensions
-                    {"rule": "!has(self.selectors) || self.selectors.all(k, v, k != v)",
-                     "messageExpression": "self.selectors.exists(k, v, k == 'a' && v == k) ? "
+                    # (two-variable comprehensions are 1.32's: a new CRD of
+                    # 1.32 may not use them, see test_two_variable_comprehensions)
+                    {"rule": "!has(self.selectors) || "
+                             "self.selectors.all(k, self.selectors[k] != k)",
+                     "messageExpression": "self.selectors.exists(k, k == 'a' && "
+                                          "self.selectors[k] == k) ? "
                                           "'selector a maps to itself' : "
                                           "'a selector maps to itself'"},
                 ],
@@ -214,11 +218,11 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
             ({"rule": "self.minReplicas > 0", "messageExpression": "42"},
              "messageExpression", go_rule("self.minReplicas > 0", message_expression="42"),
              "messageExpression must evaluate to a string"),
-            # a two-variable comprehension's item has its list's item type
-            ({"rule": "self.ports.all(i, p, p.nmae != '')"},
-             "rule", go_rule("self.ports.all(i, p, p.nmae != '')"),
-             "compilation failed: ERROR: <input>:1:23: undefined field 'nmae'\n"
-             " | self.ports.all(i, p, p.nmae != '')\n | ......................^"),
+            # a comprehension's variable has its list's item type
+            ({"rule": "self.ports.all(p, p.nmae != '')"},
+             "rule", go_rule("self.ports.all(p, p.nmae != '')"),
+             "compilation failed: ERROR: <input>:1:20: undefined field 'nmae'\n"
+             " | self.ports.all(p, p.nmae != '')\n | ...................^"),
             ({"rule": "'yes'"}, "rule", go_rule("'yes'"), "cel expression must evaluate to a bool"),
             # type errors (cel-go's checker over the schema's types)
             ({"rule": "self.minReplicas + self.mode > 0"},
@@ -458,6 +462,32 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
              "Required value: a selector value has at most 5 characters")])
 
     def test_two_variable_comprehensions(self):
+        # kube 1.32 checks a new expression in its compatibility version's
+        # environment (1.31): TwoVarComprehensions (1.32) is not in it, so
+        # all(k, v, ...) is a call of an undeclared function 'all'
+        schema = widget_schema()
+        rule = "self.selectors.all(k, v, k != v)"
+        schema["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": rule}]
+        c = crd("bads", "Bad", schema)
+        r = self.post(c, CRDS)
+        line = "\n | " + rule + "\n | "
+        self.invalid(r, c["metadata"]["name"], [
+            (SCHEMA_PATH + ".properties[spec].x-kubernetes-validations[0].rule",
+             "FieldValueInvalid",
+             "Invalid value: %s: compilation failed: "
+             "ERROR: <input>:1:19: undeclared reference to 'all' (in container '')%s"
+             "..................^\n"
+             "ERROR: <input>:1:20: undeclared reference to 'k' (in container '')%s"
+             "...................^\n"
+             "ERROR: <input>:1:23: undeclared reference to 'v' (in container '')%s"
+             "......................^\n"
+             "ERROR: <input>:1:26: undeclared reference to 'k' (in container '')%s"
+             ".........................^\n"
+             "ERROR: <input>:1:31: undeclared reference to 'v' (in container '')%s"
+             "..............................^" % ((go_rule(rule),) + (line,) * 5))],
+            kind="CustomResourceDefinition.apiextensions.k8s.io")
+
+    def test_map_comprehension_and_index(self):
         r = self.post(widget("w-sel", selectors={"a": "a", "b": "c", "d": "d"}))
         self.invalid(r, "w-sel", [("spec", "FieldValueInvalid",
                                    'Invalid value: "object": selector a maps to itself')])
