@@ -227,7 +227,8 @@ typedef struct objtype {
 /* The type kube's SchemaDeclType gives node n (resource: a resource's
  * root), or NULL for none. name: the name an object type gets
  * (MaybeAssignTypeName: the root's, then "<parent>.<field>" down through
- * fields; objects under list items and map values keep "object"). */
+ * fields, "<list>.@idx" for a list's items, "<map>.@elem" for a map's
+ * values). */
 static const sk_cel_ty *decl_type(sk_arena *a, const rnode *n, int resource, const char *name)
 {
     if (!n || !has_decl_type(n))
@@ -236,11 +237,13 @@ static const sk_cel_ty *decl_type(sk_arena *a, const rnode *n, int resource, con
     if (n->int_or_string)
         return sk_cel_ty_of(SK_CEL_TY_DYN);
     if (strcmp(t, "array") == 0)
-        return sk_cel_ty_list(a, decl_type(a, n->items, n->items->embedded, "object"));
+        return sk_cel_ty_list(
+            a, decl_type(a, n->items, n->items->embedded, sk_arena_printf(a, "%s.@idx", name)));
     if (strcmp(t, "object") == 0) {
         if (n->ap)
-            return sk_cel_ty_map(a, sk_cel_ty_of(SK_CEL_TY_STRING),
-                                 decl_type(a, n->ap, n->ap->embedded, "object"));
+            return sk_cel_ty_map(
+                a, sk_cel_ty_of(SK_CEL_TY_STRING),
+                decl_type(a, n->ap, n->ap->embedded, sk_arena_printf(a, "%s.@elem", name)));
         objtype *o = sk_arena_alloc(a, sizeof *o);
         *o = (objtype){n, resource, 0};
         return sk_cel_ty_object(a, name, o);

@@ -440,6 +440,21 @@ static void test_new_and_stored_expressions(void **state)
            "self.m.all(k, v, k != v)");
 }
 
+static void test_type_names(void **state)
+{
+    (void)state;
+    /* kube's MaybeAssignTypeName: selfType<n> (a fixed n here), fields
+     * after their parent, a list's items ".@idx", a map's values ".@elem" */
+    char *m = check("{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\","
+                    "\"maxItems\":4,\"items\":{\"type\":\"object\",\"properties\":{\"m\":{"
+                    "\"type\":\"object\",\"maxProperties\":4,\"additionalProperties\":{\"type\":"
+                    "\"object\"}}}}}},\"x-kubernetes-validations\":[{\"rule\":"
+                    "\"self.l[0].m['k'] == self.l[0]\"}]}");
+    assert_non_null(strstr(m, "found no matching overload for '_==_' applied to "
+                              "'(selfType0.l.@idx.m.@elem, selfType0.l.@idx)'"));
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_cost_bounds),
         cmocka_unit_test(test_static_cost_spared_when_unchanged),
         cmocka_unit_test(test_new_and_stored_expressions),
+        cmocka_unit_test(test_type_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
