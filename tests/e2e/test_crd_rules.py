@@ -78,6 +78,7 @@ def widget_schema(tags_rule=False):
                 ],
                 "properties": {
                     "minReplicas": {"type": "integer"},
+                    "since": {"type": "string", "format": "date-time"},
                     "maxReplicas": {"type": "integer"},
                     "ratio": {"type": "number", "x-kubernetes-validations": [
                         {"rule": "type(self) == double", "message": "a number is a double"}]},
@@ -243,6 +244,12 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
              "rule", go_rule("self.mode.nope"),
              "compilation failed: ERROR: <input>:1:10: type 'string' does not support field "
              "selection\n | self.mode.nope\n | .........^"),
+            # a date-time field is a timestamp to kube's CEL
+            ({"rule": "self.since.startsWith('2020')"},
+             "rule", go_rule("self.since.startsWith('2020')"),
+             "compilation failed: ERROR: <input>:1:22: found no matching overload for "
+             "'startsWith' applied to 'timestamp.(string)'\n"
+             " | self.since.startsWith('2020')\n | .....................^"),
             # Kubernetes' environment validates homogeneous literals
             ({"rule": "[1, 'a'].size() > 0"},
              "rule", go_rule("[1, 'a'].size() > 0"),
