@@ -48,6 +48,8 @@
 #include "cel/cost.h"
 #include "kube/crschema.h"
 #include "kube/structural.h"
+#include "kube/typed.h"
+#include "cel/time.h"
 #include "cel/value.h"
 #include "cel/eval.h"
 #include "cel/issues.h"
@@ -1133,6 +1135,36 @@ static const sk_cel_val *object_val(sk_arena *a, const rnode *n, const json_t *j
     return sk_cel_map(a, keys, vals, k);
 }
 
+/* A string of format f as kube's CEL sees it (values.go): a date-time or
+ * date a timestamp, a duration a duration, a byte string its bytes; NULL
+ * for other formats, and for a value in a form this server does not parse
+ * (kube's strfmt parsers take a few layouts beyond RFC 3339 and Go's
+ * durations, such as "1d" or a date-time without zone): it stays a
+ * string, and a rule that needs the typed value meets an evaluator gap
+ * rather than an error kube would not give. */
+static const sk_cel_val *formatted(sk_arena *a, const char *f, const sk_cel_val *str)
+{
+    sk_cel_work w = {0};
+    const sk_cel_val *v = NULL;
+    if (strcmp(f, "date-time") == 0 || strcmp(f, "duration") == 0) {
+        /* strfmt tries time.Parse(RFC3339, ...) and time.ParseDuration, as
+         * cel-go's timestamp() and duration() do */
+        v = sk_cel_time_call(a, f[1] == 'a' ? "timestamp" : "duration", 0, &str, 1, &w);
+    } else if (strcmp(f, "date") == 0) {
+        const sk_cel_val *day =
+            sk_cel_string(a, sk_arena_printf(a, "%sT00:00:00Z", str->u.str.s), str->u.str.len + 10);
+        v = str->u.str.len == 10 ? sk_cel_time_call(a, "timestamp", 0, &day, 1, &w) : NULL;
+    } else if (strcmp(f, "byte") == 0) {
+        size_t n;
+        unsigned char *b = sk_typed_base64_decode(str->u.str.s, &n);
+        if (b) {
+            v = sk_cel_bytes(a, (const char *)b, n);
+            free(b);
+        }
+    }
+    return v && v->type != SK_CEL_V_ERROR ? v : NULL;
+}
+
 /* UnstructuredToVal: j under node n (resource: the root or an embedded
  * resource). Converted eagerly, so an error anywhere is the whole value's
  * (kube's values are lazy; only pruned, schema-valid objects get here). */
@@ -1172,9 +1204,13 @@ static const sk_cel_val *to_val(sk_arena *a, const rnode *n, const json_t *j, in
         }
         return sk_cel_list(a, items, len);
     }
-    if (strcmp(t, "string") == 0)
-        return json_is_string(j) ? sk_cel_string(a, json_string_value(j), json_string_length(j))
-                                 : sk_cel_error(a, "invalid data, expected string");
+    if (strcmp(t, "string") == 0) {
+        if (!json_is_string(j))
+            return sk_cel_error(a, "invalid data, expected string");
+        const sk_cel_val *str = sk_cel_string(a, json_string_value(j), json_string_length(j));
+        const sk_cel_val *typed = formatted(a, sk_structural_kw_str(n->raw, "format"), str);
+        return typed ? typed : str;
+    }
     if (strcmp(t, "number") == 0)
         return json_is_number(j) ? sk_cel_double(a, json_number_value(j))
                                  : sk_cel_error(a, "invalid data, expected float");

@@ -10,7 +10,9 @@
  * A rule is evaluated at its schema node, for every value the node applies
  * to (each property, map value and list item on the way), with `self` the
  * value there as kube's CEL sees it: a `type: number` holding 3 is a
- * double, an object with properties shows only them (names escaped as
+ * double, a date-time or date string a timestamp, a duration string a
+ * duration, a byte string its bytes (in the layouts this server parses:
+ * RFC 3339, Go's durations, base64), an object with properties shows only them (names escaped as
  * kube escapes them), the resource root and embedded resources show
  * apiVersion, kind and only metadata.name and metadata.generateName.
  * Transition rules (those naming oldSelf) run only on updates where an old
