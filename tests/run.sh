@@ -51,6 +51,10 @@ suite "cel parse (cel-go's trees, asan+ubsan)" \
 # (pass/skip counts per section, skips by reason; tests/cel/eval_test.py).
 suite "cel eval (cel-spec conformance, asan+ubsan)" \
     python3 tests/cel/eval_test.py "$ASAN_BUILD/cel_eval"
+# The type checker against cel-go's deduced types and error texts over the
+# package's checking and conformance tests (tests/cel/check_test.py).
+suite "cel check (cel-go's types and errors, asan+ubsan)" \
+    python3 tests/cel/check_test.py "$ASAN_BUILD/cel_check"
 # matches() and findAll() against Go's regexp over fixed and generated
 # patterns (tests/cel/regex_test.py).
 suite "cel regex (Go's regexp, asan+ubsan)" \

@@ -139,7 +139,7 @@ static int validated(sk_api_call *call, const json_t *obj, const json_t *old)
         sk_crschema_check_crd(obj, fe);
         /* kube compiles a schema's rules only when the schema is sound */
         if (sk_field_errors_count(fe) == 0)
-            sk_crdrules_check_crd(obj, fe);
+            sk_crdrules_check_crd(obj, old, fe);
     }
     int rc = 0;
     if (sk_field_errors_count(fe) > 0) {

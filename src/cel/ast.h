@@ -3,8 +3,8 @@
  *
  * The cel layer is the Common Expression Language (issue 41): the lexer
  * (lex.c), the parser with its macros (parse.c, macro.c), the debug printer
- * (debug.c), runtime values (value.c) and the evaluator over this tree
- * (eval.c; no type checker yet). Everything is pure: no I/O, no globals,
+ * (debug.c), runtime values (value.c), the type checker (check.c) and
+ * the evaluator over this tree (eval.c). Everything is pure: no I/O, no globals,
  * all memory in the caller's sk_arena.
  *
  * Nodes are the shapes of cel.expr.Expr (constant, ident, select, call, list,

@@ -13,33 +13,43 @@
  * requests share it across threads. Each evaluation works in its own
  * arena; `self` is converted once per value a node with rules meets.
  *
- * Without a type checker, what kube's compiler refuses is caught where
- * the tree and the schema show it: syntax, identifiers that are neither
- * self, oldSelf, a comprehension's variable nor a type name ("undeclared
- * reference"), fields an object's type lacks ("undefined field", through
- * self, its fields, list items by index or comprehension, map values,
- * metadata's name and generateName at a resource's root), a literal rule
- * that is not a bool or messageExpression that is not a string. Other type
- * errors (1 + "a", a field of a string, unknown functions) are runtime
- * errors here, reported as kube reports runtime errors, so such a CRD is
- * accepted and its objects refused where kube refuses the CRD.
+ * Rules and message expressions are compiled as kube compiles them: parsed,
+ * then type-checked (cel/check.h) with self and oldSelf of the node's type
+ * as kube's SchemaDeclType gives it (objects with their escaped fields,
+ * the resource root's apiVersion, kind and metadata.name/generateName,
+ * maps for additionalProperties, lists, int-or-string as dyn, string
+ * formats as bytes, duration, timestamp), with Kubernetes' environment
+ * options (cross-type numeric comparisons, homogeneous literals); a rule
+ * must then be exactly bool, a message expression exactly string. kube
+ * names self's type after the clock; here it is "selfType0".
  *
- * The evaluator lacks some of kube's CEL library (cel/eval.h: matches,
- * timestamps, optionals, the extension libraries, as of this writing). A
- * rule that calls beyond its core and fails with what such a gap gives
- * ("no such overload", "... is not supported yet") is not enforced for
+ * The evaluator lacks some of kube's CEL library (cel/eval.h, cel/lib.h:
+ * the format library, as of this writing). A rule that calls beyond the
+ * core and fails with what such a gap gives ("no such overload", "... is
+ * not supported yet", an undeclared reference the checker, which declares
+ * kube's library, let through) is not enforced for
  * that value, and a warning says so: valid objects (Gateway API's
  * HTTPRoutes check paths with matches) are not refused for the server's
  * gap, and the rule is enforced as soon as the evaluator has the function.
  *
- * Cost: kube counts CEL cost units, this module the evaluator's steps
- * (cel/eval.h), which are of the same order (one a node, one an iteration,
- * one a 64 bytes compared). The bounds are kube's numbers in those units.
+ * Cost at CRD write is kube's own: each expression's static estimate
+ * (cel/cost.h, sizes from the schema as kube's SchemaDeclType estimates
+ * them: maxItems, maxProperties, maxLength, else what a 3 MiB request can
+ * hold) times the values the rule may run on (the product of maxItems and
+ * maxProperties above it, else kube's estimate from the node's smallest
+ * JSON form), against StaticEstimatedCostLimit a rule and
+ * StaticEstimatedCRDCostLimit a schema. Cost at runtime: kube counts CEL
+ * cost units, this module the evaluator's steps (cel/eval.h), which are of
+ * the same order (one a node, one an iteration, one a 64 bytes compared).
+ * The runtime bounds are kube's numbers in those units.
  */
 #include "policy/crdrules.h"
-#include "cel/compile.h"
+#include "cel/check.h"
+#include "cel/cost.h"
 #include "kube/crschema.h"
 #include "kube/structural.h"
+#include "kube/typed.h"
+#include "cel/time.h"
 #include "cel/value.h"
 #include "cel/eval.h"
 #include "cel/issues.h"
@@ -52,9 +62,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PER_CALL_LIMIT 1000000ULL     /* celconfig.PerCallLimit */
-#define PER_OBJECT_BUDGET 10000000ULL /* celconfig.RuntimeCELCostBudget */
-#define MAX_MESSAGE_BYTES (5 * 1024)  /* MaxEvaluatedMessageExpressionSizeBytes */
+#define PER_CALL_LIMIT 1000000ULL           /* celconfig.PerCallLimit */
+#define PER_OBJECT_BUDGET 10000000ULL       /* celconfig.RuntimeCELCostBudget */
+#define MAX_MESSAGE_BYTES (5 * 1024)        /* MaxEvaluatedMessageExpressionSizeBytes */
+#define MAX_REQUEST_BYTES (3 * 1024 * 1024) /* celconfig.MaxRequestSizeBytes */
+#define STATIC_COST_LIMIT 10000000ULL       /* StaticEstimatedCostLimit */
+#define STATIC_CRD_COST_LIMIT 100000000ULL  /* StaticEstimatedCRDCostLimit */
 
 /* ---- the compiled tree --------------------------------------------------- */
 
@@ -70,6 +83,9 @@ typedef struct rule {
     const char *reason;     /* NULL: FieldValueInvalid */
     const char *field_path; /* normalized, or NULL */
     int uses_old_self, optional_old_self;
+    /* the static cost estimates (cel/cost.h) of rule and messageExpression,
+     * and the cardinality kube assumes where the schema gives none */
+    uint64_t max_cost, msg_max_cost, max_cardinality;
     const char *ext_fn; /* a function called beyond the evaluator's documented core, or NULL */
 } rule;
 
@@ -163,56 +179,28 @@ static const char *trim(sk_arena *a, const char *s)
 
 /* ---- rules: what a compile can tell ------------------------------------------ */
 
-static const sk_cel_parse_options parse_opts = {
+/* kube's environments: the one stored expressions compile in (every
+ * library of 1.32, two-variable comprehensions included), and the one a
+ * new expression is checked in when a CRD is written, the compatibility
+ * version's (1.31: without them). */
+static const sk_cel_parse_options stored_opts = {
     .enable_optional_syntax = 1, .enable_optional_macros = 1, .enable_two_var_macros = 1};
+static const sk_cel_parse_options new_opts = {.enable_optional_syntax = 1,
+                                              .enable_optional_macros = 1};
 
-/* What the analysis knows of an expression's type: a schema node (an
- * object's fields are checked), the metadata kube shows at a resource's
- * root (name and generateName), or nothing (dyn, a scalar, unknown). */
-typedef struct ty {
-    const rnode *n;
-    int resource;       /* n is a resource's root: apiVersion, kind, metadata too */
-    int meta;           /* metadata there: name and generateName */
-    const char *scalar; /* a scalar's CEL type name, which has no fields */
-} ty;
+/* The expressions a CRD already had (findPreexistingExpressions): on an
+ * update they compile in the stored environment, new ones in the new. */
+typedef struct exprset {
+    const char **rules, **msgs;
+    size_t nrules, nmsgs, caprules, capmsgs;
+} exprset;
 
-typedef struct scope {
-    const struct scope *up;
-    /* a comprehension's iteration variable, its second one (two-variable
-     * comprehensions) and its accumulator */
-    const char *a, *a2, *b;
-    ty ta;             /* the type of the variable bound to a list's item or map's value */
-    const char *typed; /* which variable that is (a or a2) */
-} scope;
-
-typedef struct issue {
-    int line, col;
-    const char *message;
-} issue;
-
-typedef struct analysis {
-    sk_arena *a;
-    int uses_old_self;
-    const char *ext_fn;
-    ty self;
-    int optional_old_self; /* oldSelf is an optional of self's type */
-    issue *issues;
-    size_t nissues, cap;
-} analysis;
-
-static const scope *find_scope(const scope *s, const char *name)
+static int in_set(const char *const *set, size_t n, const char *s)
 {
-    for (; s; s = s->up)
-        if ((s->a && strcmp(s->a, name) == 0) || (s->a2 && strcmp(s->a2, name) == 0) ||
-            (s->b && strcmp(s->b, name) == 0))
-            return s;
-    return NULL;
-}
-
-static void add_issue(analysis *an, const sk_cel_expr *e, const char *message)
-{
-    an->issues = sk_arena_grow(an->a, an->issues, an->nissues, &an->cap, sizeof *an->issues);
-    an->issues[an->nissues++] = (issue){e->line, e->col, message};
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(set[i], s) == 0)
+            return 1;
+    return 0;
 }
 
 /* Whether kube gives schema node n a CEL type (SchemaDeclType not nil):
@@ -230,68 +218,76 @@ static int has_decl_type(const rnode *n)
            strcmp(t, "integer") == 0;
 }
 
-/* The CEL type name kube gives a scalar schema node (SchemaDeclType, as
- * cel-go's FormatCELType prints it), or NULL for others. */
-static const char *scalar_name(const rnode *n)
-{
-    const char *t = n->type, *f = sk_structural_kw_str(n->raw, "format");
-    if (n->int_or_string)
-        return NULL;
-    if (strcmp(t, "integer") == 0)
-        return "int";
-    if (strcmp(t, "number") == 0)
-        return "double";
-    if (strcmp(t, "boolean") == 0)
-        return "bool";
-    if (strcmp(t, "string") != 0)
-        return NULL;
-    if (strcmp(f, "byte") == 0)
-        return "bytes";
-    if (strcmp(f, "duration") == 0)
-        return "google.protobuf.Duration";
-    if (strcmp(f, "date") == 0 || strcmp(f, "date-time") == 0)
-        return "google.protobuf.Timestamp";
-    return "string";
-}
+/* An object type's node as the checker's field callback sees it: a schema
+ * node (a resource's root shows apiVersion, kind and metadata too), or the
+ * metadata kube shows there (name and generateName). */
+typedef struct objtype {
+    const rnode *n;
+    int resource, meta;
+} objtype;
 
-static ty node_ty(const rnode *n, int resource)
+/* The type kube's SchemaDeclType gives node n (resource: a resource's
+ * root), or NULL for none. name: the name an object type gets
+ * (MaybeAssignTypeName: the root's, then "<parent>.<field>" down through
+ * fields, "<list>.@idx" for a list's items, "<map>.@elem" for a map's
+ * values). */
+static const sk_cel_ty *decl_type(sk_arena *a, const rnode *n, int resource, const char *name)
 {
     if (!n || !has_decl_type(n))
-        return (ty){0};
-    return (ty){.n = n, .resource = resource, .scalar = scalar_name(n)};
+        return NULL;
+    const char *t = n->type;
+    if (n->int_or_string)
+        return sk_cel_ty_of(SK_CEL_TY_DYN);
+    if (strcmp(t, "array") == 0)
+        return sk_cel_ty_list(
+            a, decl_type(a, n->items, n->items->embedded, sk_arena_printf(a, "%s.@idx", name)));
+    if (strcmp(t, "object") == 0) {
+        if (n->ap)
+            return sk_cel_ty_map(
+                a, sk_cel_ty_of(SK_CEL_TY_STRING),
+                decl_type(a, n->ap, n->ap->embedded, sk_arena_printf(a, "%s.@elem", name)));
+        objtype *o = sk_arena_alloc(a, sizeof *o);
+        *o = (objtype){n, resource, 0};
+        return sk_cel_ty_object(a, name, o);
+    }
+    if (strcmp(t, "integer") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_INT);
+    if (strcmp(t, "number") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_DOUBLE);
+    if (strcmp(t, "boolean") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_BOOL);
+    const char *f = sk_structural_kw_str(n->raw, "format");
+    if (strcmp(f, "byte") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_BYTES);
+    if (strcmp(f, "duration") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_DURATION);
+    if (strcmp(f, "date") == 0 || strcmp(f, "date-time") == 0)
+        return sk_cel_ty_of(SK_CEL_TY_TIMESTAMP);
+    return sk_cel_ty_of(SK_CEL_TY_STRING);
 }
 
-/* The type of field f (escaped, as written) of a value of type t; an
- * undefined field of an object is cel-go's checker error at e. */
-static ty select_field(analysis *an, const sk_cel_expr *e, ty t, const char *f)
+/* The checker's field callback over the schema (sk_cel_check_field_fn). */
+static const sk_cel_ty *schema_field(void *ctx, sk_arena *a, const sk_cel_ty *object, const char *f)
 {
-    ty none = {0}, string = {.scalar = "string"};
-    if (t.scalar) {
-        add_issue(an, e,
-                  sk_arena_printf(an->a, "type '%s' does not support field selection", t.scalar));
-        return none;
+    (void)ctx;
+    const objtype *o = object->data;
+    const char *sub = sk_arena_printf(a, "%s.%s", object->name, f);
+    if (o->meta)
+        return strcmp(f, "name") == 0 || strcmp(f, "generateName") == 0
+                   ? sk_cel_ty_of(SK_CEL_TY_STRING)
+                   : NULL;
+    if (o->resource && (strcmp(f, "apiVersion") == 0 || strcmp(f, "kind") == 0))
+        return sk_cel_ty_of(SK_CEL_TY_STRING);
+    if (o->resource && strcmp(f, "metadata") == 0) {
+        objtype *m = sk_arena_alloc(a, sizeof *m);
+        *m = (objtype){NULL, 0, 1};
+        return sk_cel_ty_object(a, sub, m);
     }
-    if (t.meta) {
-        if (strcmp(f, "name") != 0 && strcmp(f, "generateName") != 0)
-            goto undefined;
-        return string;
-    }
-    const rnode *n = t.n;
-    if (!n || n->int_or_string || strcmp(n->type, "object") != 0)
-        return none; /* dyn, or a list: its type's name is not worth spelling here */
-    if (n->ap)
-        return node_ty(n->ap, n->ap->embedded);
-    if (t.resource && (strcmp(f, "apiVersion") == 0 || strcmp(f, "kind") == 0))
-        return string;
-    if (t.resource && strcmp(f, "metadata") == 0)
-        return (ty){.meta = 1};
+    const rnode *n = o->n;
     for (size_t i = 0; i < n->nprops; i++)
-        if (n->props[i].escaped && strcmp(n->props[i].escaped, f) == 0 &&
-            has_decl_type(n->props[i].n))
-            return node_ty(n->props[i].n, n->props[i].n->embedded);
-undefined:
-    add_issue(an, e, sk_arena_printf(an->a, "undefined field '%s'", f));
-    return none;
+        if (n->props[i].escaped && strcmp(n->props[i].escaped, f) == 0)
+            return decl_type(a, n->props[i].n, n->props[i].n->embedded, sub);
+    return NULL;
 }
 
 /* The functions cel/eval.h documents as supported: CEL's operators and
@@ -311,160 +307,220 @@ static int core_function(const char *f)
     return 0;
 }
 
-/* Walks e as cel-go's checker would where the schema says enough: oldSelf
- * references, identifiers nothing declares, fields an object type does
- * not have. Returns e's type as far as known. */
-static ty analyze(analysis *an, const sk_cel_expr *e, const scope *sc)
+/* The first function e calls beyond the core, in source order, or NULL. */
+static const char *ext_function(const sk_cel_expr *e)
 {
-    ty none = {0}, out = none;
+    const char *f = NULL;
     if (!e)
-        return none;
+        return NULL;
     switch (e->kind) {
-    case SK_CEL_IDENT: {
-        const scope *s = find_scope(sc, e->u.ident);
-        if (s) {
-            out = s->typed && strcmp(s->typed, e->u.ident) == 0 ? s->ta : none;
-            break;
-        }
-        if (strcmp(e->u.ident, "oldSelf") == 0)
-            an->uses_old_self = 1;
-        if (strcmp(e->u.ident, "self") == 0 ||
-            (strcmp(e->u.ident, "oldSelf") == 0 && !an->optional_old_self)) {
-            out = an->self;
-            break;
-        }
-        if (strcmp(e->u.ident, "oldSelf") == 0)
-            break; /* an optional: its fields are value()'s */
-        if (sk_cel_type_named(e->u.ident))
-            return none;
-        add_issue(
-            an, e,
-            sk_arena_printf(an->a, "undeclared reference to '%s' (in container '')", e->u.ident));
-        break;
-    }
-    case SK_CEL_SELECT: {
-        if (sk_cel_names_type(an->a, e))
-            return none; /* net.IP */
-        ty t = analyze(an, e->u.select.operand, sc);
-        out = select_field(an, e, t, e->u.select.field);
-        if (e->u.select.test_only)
-            out = none;
-        break;
-    }
+    case SK_CEL_SELECT:
+        return ext_function(e->u.select.operand);
     case SK_CEL_CALL:
-        if (!an->ext_fn && !core_function(e->u.call.function))
-            an->ext_fn = e->u.call.function;
-        /* a namespaced function's target (sets.contains) is no variable */
-        if (e->u.call.target &&
-            (e->u.call.target->kind != SK_CEL_IDENT || find_scope(sc, e->u.call.target->u.ident) ||
-             strcmp(e->u.call.target->u.ident, "oldSelf") == 0 ||
-             strcmp(e->u.call.target->u.ident, "self") == 0))
-            analyze(an, e->u.call.target, sc);
-        ty first = none;
-        for (size_t i = 0; i < e->u.call.nargs; i++) {
-            ty t = analyze(an, e->u.call.args[i], sc);
-            if (i == 0)
-                first = t;
-        }
-        /* l[i], m[k]: an item of a list, a value of a map */
-        if (strcmp(e->u.call.function, "_[_]") == 0 && first.n) {
-            const rnode *n = first.n;
-            if (strcmp(n->type, "array") == 0 && n->items)
-                out = node_ty(n->items, n->items->embedded);
-            else if (strcmp(n->type, "object") == 0 && n->ap)
-                out = node_ty(n->ap, n->ap->embedded);
-        }
-        break;
+        f = ext_function(e->u.call.target);
+        for (size_t i = 0; !f && i < e->u.call.nargs; i++)
+            f = ext_function(e->u.call.args[i]);
+        return f ? f : core_function(e->u.call.function) ? NULL : e->u.call.function;
     case SK_CEL_LIST:
-        for (size_t i = 0; i < e->u.list.n; i++)
-            analyze(an, e->u.list.elems[i], sc);
-        break;
+        for (size_t i = 0; !f && i < e->u.list.n; i++)
+            f = ext_function(e->u.list.elems[i]);
+        return f;
     case SK_CEL_MAP:
     case SK_CEL_STRUCT:
-        for (size_t i = 0; i < e->u.obj.n; i++) {
-            analyze(an, e->u.obj.entries[i].key, sc);
-            analyze(an, e->u.obj.entries[i].value, sc);
+        for (size_t i = 0; !f && i < e->u.obj.n; i++) {
+            f = ext_function(e->u.obj.entries[i].key);
+            if (!f)
+                f = ext_function(e->u.obj.entries[i].value);
         }
-        break;
+        return f;
     case SK_CEL_COMPREHENSION: {
-        ty range = analyze(an, e->u.comp.iter_range, sc);
-        analyze(an, e->u.comp.accu_init, sc);
-        scope inner = {
-            .up = sc, .a = e->u.comp.iter_var, .a2 = e->u.comp.iter_var2, .b = e->u.comp.accu_var};
-        /* one variable: a list's items (a map's keys are strings); two: a
-         * list's index and item, a map's key and value */
-        const rnode *r = range.n;
-        const rnode *elem = !r                                           ? NULL
-                            : strcmp(r->type, "array") == 0              ? r->items
-                            : inner.a2 && strcmp(r->type, "object") == 0 ? r->ap
-                                                                         : NULL;
-        if (elem) {
-            inner.ta = node_ty(elem, elem->embedded);
-            inner.typed = inner.a2 ? inner.a2 : inner.a;
-        }
-        analyze(an, e->u.comp.loop_cond, &inner);
-        analyze(an, e->u.comp.loop_step, &inner);
-        analyze(an, e->u.comp.result, &inner);
-        break;
+        const sk_cel_expr *parts[] = {e->u.comp.iter_range, e->u.comp.accu_init,
+                                      e->u.comp.loop_cond, e->u.comp.loop_step, e->u.comp.result};
+        for (size_t i = 0; !f && i < 5; i++)
+            f = ext_function(parts[i]);
+        return f;
     }
     default:
-        break;
+        return NULL;
     }
-    return out;
 }
 
-static int by_position(const void *x, const void *y)
+/* ---- sizes, as kube's SchemaDeclType estimates them ------------------------- */
+
+/* A schema keyword that is an integer, clamped at 0 (zeroIfNegative);
+ * -1 when unset. */
+static int64_t kw_count(const rnode *n, const char *kw)
 {
-    const issue *a = x, *b = y;
-    if (a->line != b->line)
-        return a->line < b->line ? -1 : 1;
-    return a->col < b->col ? -1 : a->col > b->col;
+    const json_t *v = sk_structural_kw(n->raw, kw);
+    if (!json_is_integer(v))
+        return -1;
+    return json_integer_value(v) < 0 ? 0 : json_integer_value(v);
 }
 
-/* A literal whose type is plainly not want (a constant, list or map): the
- * one case of kube's "must evaluate to a bool/string" visible untyped. */
-static int plainly_not(const sk_cel_expr *e, sk_cel_const_kind want)
+/* MinSerializedSize: the fewest bytes a value of n's type takes in JSON. */
+static uint64_t min_size(const rnode *n)
 {
-    if (e->kind == SK_CEL_LIST || e->kind == SK_CEL_MAP)
+    const char *t = n->type, *f = sk_structural_kw_str(n->raw, "format");
+    if (n->int_or_string)
         return 1;
-    return e->kind == SK_CEL_CONST && e->u.lit.kind != want;
+    if (strcmp(t, "boolean") == 0)
+        return 4;
+    if (strcmp(t, "number") == 0 || strcmp(t, "integer") == 0)
+        return 1;
+    if (strcmp(t, "string") == 0)
+        return strcmp(f, "duration") == 0    ? 3
+               : strcmp(f, "date") == 0      ? 12
+               : strcmp(f, "date-time") == 0 ? 21
+                                             : 2;
+    uint64_t size = 2;
+    if (strcmp(t, "object") == 0 && !n->ap) {
+        const json_t *req = sk_structural_kw(n->raw, "required");
+        for (size_t i = 0; i < n->nprops; i++) {
+            const rnode *p = n->props[i].n;
+            int required = 0;
+            size_t k;
+            const json_t *r;
+            json_array_foreach(req, k, r) required |=
+                strcmp(json_string_value(r) ? json_string_value(r) : "", n->props[i].name) == 0;
+            if (required && has_decl_type(p) && !sk_structural_kw(p->raw, "default"))
+                size += strlen(n->props[i].name) + min_size(p) + 4;
+        }
+    }
+    return size;
 }
 
-/* Parses src for a rule or message expression of node n (resource: a
- * resource's root; optional_old_self: the rule's optionalOldSelf): the
- * tree, or NULL with the compile error's detail (without its prefix) in
- * *detail. */
-static const sk_cel_expr *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
-                                       int optional_old_self, int *uses_old_self,
-                                       const char **ext_fn, sk_buf *detail)
+/* MaxElements of n's type: a string's length (bytes, 4 a character), a
+ * list's items, a map's entries; estimated from the request size bound
+ * where maxLength, maxItems or maxProperties is not given. */
+static uint64_t max_elements(const rnode *n)
+{
+    const char *t = n->type, *f = sk_structural_kw_str(n->raw, "format");
+    const uint64_t unbounded = MAX_REQUEST_BYTES - 2;
+    int64_t m;
+    if (n->int_or_string)
+        return unbounded;
+    if (strcmp(t, "array") == 0)
+        return (m = kw_count(n, "maxItems")) >= 0 ? (uint64_t)m
+                                                  : unbounded / (min_size(n->items) + 1);
+    if (strcmp(t, "object") == 0 && n->ap)
+        return (m = kw_count(n, "maxProperties")) >= 0 ? (uint64_t)m
+                                                       : unbounded / (min_size(n->ap) + 6);
+    if (strcmp(t, "string") != 0)
+        return 0;
+    if (strcmp(f, "byte") == 0)
+        return (m = kw_count(n, "maxLength")) >= 0 ? (uint64_t)m : unbounded;
+    if (strcmp(f, "duration") == 0 || strcmp(f, "date-time") == 0)
+        return 32; /* MaxDurationSizeJSON, MaxDatetimeSizeJSON */
+    if (strcmp(f, "date") == 0)
+        return 12; /* JSONDateSize */
+    if ((m = kw_count(n, "maxLength")) >= 0)
+        return (uint64_t)m * 4;
+    const json_t *en = sk_structural_kw(n->raw, "enum");
+    if (json_array_size(en) > 0) {
+        uint64_t longest = 0;
+        size_t i;
+        const json_t *v;
+        json_array_foreach(en, i, v) if (json_is_string(v) && json_string_length(v) > longest)
+            longest = json_string_length(v);
+        return longest;
+    }
+    return unbounded;
+}
+
+typedef struct size_ctx {
+    const rnode *n;
+    int resource;
+} size_ctx;
+
+/* kube's sizeEstimator (sk_cel_size_fn): walks the rule's node's type by
+ * the path after its variable, whatever that names. */
+static int schema_size(void *ctx, const char *const *path, size_t npath, sk_cel_range *out)
+{
+    const size_ctx *sc = ctx;
+    const rnode *n = sc->n;
+    int resource = sc->resource;
+    /* a type with no node: metadata (0, no elements), a string kube adds
+     * there (unbounded), a map's keys (strings of no declared size) */
+    int fixed = 0;
+    uint64_t fixed_max = 0, meta = 0;
+    for (size_t i = 1; i < npath; i++) {
+        const char *p = path[i];
+        if (fixed && !meta)
+            return 0;
+        if (strcmp(p, "@items") == 0 || strcmp(p, "@values") == 0) {
+            const rnode *el = fixed ? NULL : strcmp(n->type, "array") == 0 ? n->items : n->ap;
+            if (!el || n->int_or_string)
+                return 0;
+            n = el;
+            resource = el->embedded;
+        } else if (strcmp(p, "@keys") == 0) {
+            if (fixed || !n->ap || strcmp(n->type, "object") != 0)
+                return 0;
+            fixed = 1;
+            fixed_max = 0;
+        } else if (meta) {
+            if (strcmp(p, "name") != 0 && strcmp(p, "generateName") != 0)
+                return 0;
+            meta = 0;
+            fixed_max = MAX_REQUEST_BYTES - 2;
+        } else if (resource && (strcmp(p, "apiVersion") == 0 || strcmp(p, "kind") == 0)) {
+            fixed = 1;
+            fixed_max = MAX_REQUEST_BYTES - 2;
+        } else if (resource && strcmp(p, "metadata") == 0) {
+            fixed = meta = 1;
+            fixed_max = 0;
+        } else {
+            const rnode *f = NULL;
+            if (strcmp(n->type, "object") == 0 && !n->ap && !n->int_or_string)
+                for (size_t k = 0; k < n->nprops && !f; k++)
+                    if (n->props[k].escaped && strcmp(n->props[k].escaped, p) == 0 &&
+                        has_decl_type(n->props[k].n))
+                        f = n->props[k].n;
+            if (!f)
+                return 0;
+            n = f;
+            resource = f->embedded;
+        }
+    }
+    *out = (sk_cel_range){0, fixed ? fixed_max : max_elements(n)};
+    return 1;
+}
+
+/* kube names self's type "selfType" and the nanoseconds of the clock when
+ * the CRD is compiled (generateUniqueSelfTypeName); a fixed number here,
+ * so the messages that show it are stable. */
+#define SELF_TYPE_NAME "selfType0"
+
+/* Compiles src, a rule or message expression of node n (resource: a
+ * resource's root; optional_old_self: the rule's optionalOldSelf), as
+ * kube's compileRule: parsed, type-checked with self and oldSelf of n's
+ * type. The checked expression, or NULL with the compile error's detail
+ * (without its prefix) in *detail. */
+static sk_cel_checked *compile_expr(sk_arena *a, const char *src, const rnode *n, int resource,
+                                    const sk_cel_parse_options *opts, int optional_old_self,
+                                    sk_buf *detail)
 {
     size_t len = strlen(src);
-    sk_cel_ast *ast = sk_cel_parse(a, src, len, &parse_opts);
+    sk_cel_ast *ast = sk_cel_parse(a, src, len, opts);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     if (!e) {
         sk_cel_issues_format(detail, src, len, ast);
         return NULL;
     }
-    analysis an = {.a = a, .self = node_ty(n, resource), .optional_old_self = optional_old_self};
-    analyze(&an, e, NULL);
-    *uses_old_self = an.uses_old_self;
-    *ext_fn = an.ext_fn;
-    if (!an.nissues)
-        return e;
-    /* cel-go sorts its errors by position (stable) */
-    for (size_t i = 1; i < an.nissues; i++)
-        for (size_t j = i; j > 0 && by_position(&an.issues[j - 1], &an.issues[j]) > 0; j--) {
-            issue t = an.issues[j];
-            an.issues[j] = an.issues[j - 1];
-            an.issues[j - 1] = t;
-        }
-    for (size_t i = 0; i < an.nissues; i++) {
-        if (i > 0)
-            sk_buf_putc(detail, '\n');
-        sk_cel_issue_format(detail, src, len, an.issues[i].line, an.issues[i].col,
-                            an.issues[i].message);
-    }
-    return NULL;
+    const sk_cel_ty *self = decl_type(a, n, resource, SELF_TYPE_NAME);
+    if (!self)
+        self = sk_cel_ty_of(SK_CEL_TY_DYN);
+    sk_cel_check_var vars[] = {
+        {"self", self},
+        {"oldSelf", optional_old_self ? sk_cel_ty_optional(a, self) : self},
+    };
+    sk_cel_check_env env = {.vars = vars,
+                            .nvars = 2,
+                            .field = schema_field,
+                            .cross_type_numeric = 1,
+                            .homogeneous_literals = 1,
+                            .literal_validators = 1};
+    return sk_cel_check(a, e, src, len, &env, detail);
 }
 
 /* ---- fieldPath (ValidFieldPath) -------------------------------------------- */
@@ -558,29 +614,38 @@ out:
 
 /* ---- building the tree ------------------------------------------------------- */
 
-static rnode *build(sk_arena *a, const json_t *sch, int root);
+static rnode *build(sk_arena *a, const json_t *sch, int root, const exprset *pre);
 static void normalize_paths(sk_arena *a, rnode *n);
 
 /* Compiles expression src of node n as kube's compileRule does: the tree,
  * or NULL with *error set to prefix + cel-go's errors, or to wrong_type
- * when the result is plainly not of the type wanted. */
+ * when the result is not of type want (exactly: dyn is not bool). */
 static const sk_cel_expr *compile_one(sk_arena *a, const rnode *n, const rule *r, const char *src,
-                                      const char *prefix, sk_cel_const_kind want,
-                                      const char *wrong_type, int *uses_old_self,
-                                      const char **ext_fn, const char **error)
+                                      const sk_cel_parse_options *opts, const char *prefix,
+                                      sk_cel_ty_kind want, const char *wrong_type,
+                                      int *uses_old_self, uint64_t *max_cost, const char **error)
 {
     sk_buf detail = SK_BUF_INIT;
-    const sk_cel_expr *e =
-        compile_expr(a, src, n, n->resource, r->optional_old_self, uses_old_self, ext_fn, &detail);
-    if (!e)
+    sk_cel_checked *c = compile_expr(a, src, n, n->resource, opts, r->optional_old_self, &detail);
+    if (!c) {
         *error = sk_arena_printf(a, "%s%s", prefix, detail.data ? detail.data : "");
-    else if (plainly_not(e, want))
+    } else if (sk_cel_checked_type(c)->kind != want) {
         *error = wrong_type;
+    } else {
+        /* kube's estimator: its library's costs over the schema's sizes,
+         * presence tests free */
+        size_ctx sc = {n, n->resource};
+        sk_cel_cost_options opt = {schema_size, &sc, 0};
+        *uses_old_self = sk_cel_checked_uses(c, "oldSelf");
+        *max_cost = sk_cel_cost(a, c, &opt).max;
+    }
     sk_buf_free(&detail);
-    return *error ? NULL : e;
+    return *error ? NULL : sk_cel_checked_expr(c);
 }
 
-static void build_rules(sk_arena *a, rnode *n)
+/* pre: the expressions the stored CRD has, when checking a CRD write (the
+ * others are new); NULL when compiling a stored CRD's rules. */
+static void build_rules(sk_arena *a, rnode *n, const exprset *pre)
 {
     const json_t *list = sk_structural_kw(n->raw, "x-kubernetes-validations");
     n->nrules = json_array_size(list);
@@ -596,24 +661,27 @@ static void build_rules(sk_arena *a, rnode *n)
         r->optional_old_self = json_is_true(sk_structural_kw(v, "optionalOldSelf"));
         if (!*trim(a, r->src))
             continue; /* kube compiles nothing for it, runs nothing */
-        r->expr = compile_one(a, n, r, r->src, "compilation failed: ", SK_CEL_BOOL,
+        const sk_cel_parse_options *ropts =
+            !pre || in_set(pre->rules, pre->nrules, r->src) ? &stored_opts : &new_opts;
+        r->expr = compile_one(a, n, r, r->src, ropts, "compilation failed: ", SK_CEL_TY_BOOL,
                               "cel expression must evaluate to a bool", &r->uses_old_self,
-                              &r->ext_fn, &r->error);
-        if (!r->expr)
-            r->uses_old_self = 0;
+                              &r->max_cost, &r->error);
+        r->max_cardinality = MAX_REQUEST_BYTES / (min_size(n) + 1);
+        r->ext_fn = ext_function(r->expr);
         const char *me = sk_structural_kw_str(v, "messageExpression");
         if (r->expr && *me) {
             int unused = 0;
-            const char *msg_ext = NULL;
             r->msg_src = me;
             r->msg_expr = compile_one(
-                a, n, r, me, "messageExpression compilation failed: ", SK_CEL_STRING,
-                "messageExpression must evaluate to a string", &unused, &msg_ext, &r->msg_error);
+                a, n, r, me, !pre || in_set(pre->msgs, pre->nmsgs, me) ? &stored_opts : &new_opts,
+                "messageExpression compilation failed: ", SK_CEL_TY_STRING,
+                "messageExpression must evaluate to a string", &unused, &r->msg_max_cost,
+                &r->msg_error);
         }
     }
 }
 
-static rnode *build(sk_arena *a, const json_t *sch, int root)
+static rnode *build(sk_arena *a, const json_t *sch, int root, const exprset *pre)
 {
     if (!json_is_object(sch))
         return NULL;
@@ -638,17 +706,17 @@ static rnode *build(sk_arena *a, const json_t *sch, int root)
         const json_t *v;
         json_object_foreach((json_t *)props, k, v)
         {
-            rnode *c = build(a, v, 0);
+            rnode *c = build(a, v, 0, pre);
             if (!c)
                 continue;
             n->props[n->nprops++] = (prop){.name = k, .escaped = escape(a, k), .n = c};
             n->active |= c->active;
         }
     }
-    n->ap = build(a, sk_structural_kw(sch, "additionalProperties"), 0);
-    n->items = build(a, sk_structural_kw(sch, "items"), 0);
+    n->ap = build(a, sk_structural_kw(sch, "additionalProperties"), 0, pre);
+    n->items = build(a, sk_structural_kw(sch, "items"), 0, pre);
     /* the rules last: their analysis reads the children */
-    build_rules(a, n);
+    build_rules(a, n, pre);
     n->active |= n->nrules > 0 || (n->ap && n->ap->active) || (n->items && n->items->active);
     return n;
 }
@@ -659,13 +727,26 @@ sk_crdrules *sk_crdrules_compile(const json_t *schema)
     SK_CHECK_ALLOC(c);
     c->a = sk_arena_new();
     c->schema = json_deep_copy(schema);
-    c->root = build(c->a, c->schema, 1);
+    c->root = build(c->a, c->schema, 1, NULL);
     if (!c->root || !c->root->active) {
         sk_crdrules_free(c);
         return NULL;
     }
     normalize_paths(c->a, c->root);
     return c;
+}
+
+int sk_crdrules_rule_cost(const json_t *schema, size_t i, uint64_t *cost)
+{
+    sk_arena *a = sk_arena_new();
+    const rnode *n = build(a, schema, 0, NULL);
+    int rc = -1;
+    if (n && i < n->nrules && n->rules[i].expr) {
+        *cost = n->rules[i].max_cost;
+        rc = 0;
+    }
+    sk_arena_free(a);
+    return rc;
 }
 
 void sk_crdrules_free(sk_crdrules *c)
@@ -700,9 +781,58 @@ static void go_rule(sk_buf *b, const json_t *v)
                   sk_structural_kw(v, "optionalOldSelf") ? "0xc000000001" : "nil");
 }
 
+/* An expression's cost among the schema's most expensive (kube's
+ * TotalCost.MostExpensive). */
+typedef struct rule_cost {
+    const char *path;
+    uint64_t cost;
+} rule_cost;
+
 typedef struct checker {
     sk_arena *a;
+    int spare_cost; /* the version's schema is unchanged: no per-expression limit */
+    /* the schema's total estimated cost, and its four most expensive
+     * expressions of those over 1% of the limit, costliest first */
+    uint64_t total;
+    rule_cost expensive[5];
+    size_t nexpensive;
 } checker;
+
+/* TotalCost.ObserveExpressionCost. */
+static void observe_cost(checker *ck, const char *path, uint64_t cost)
+{
+    ck->total = UINT64_MAX - ck->total < cost ? UINT64_MAX : ck->total + cost;
+    if (cost < STATIC_CRD_COST_LIMIT / 100)
+        return;
+    size_t i = ck->nexpensive++;
+    for (; i > 0 && ck->expensive[i - 1].cost < cost; i--)
+        ck->expensive[i] = ck->expensive[i - 1];
+    ck->expensive[i] = (rule_cost){path, cost};
+    if (ck->nexpensive > 4)
+        ck->nexpensive = 4;
+}
+
+/* getCostErrorMessage: Go's %f and %.1f are C's. */
+static const char *cost_message(sk_arena *a, const char *what, uint64_t cost, uint64_t limit)
+{
+    double factor = (double)cost / (double)limit;
+    const char *f = factor > 100.0 ? "more than 100x"
+                    : factor < 1.5 ? sk_arena_printf(a, "%fx", factor)
+                                   : sk_arena_printf(a, "%.1fx", factor);
+    return sk_arena_printf(a,
+                           "%s exceeds budget by factor of %s (try simplifying the rule, or adding "
+                           "maxItems, maxProperties, and maxLength where arrays, maps, and strings "
+                           "are declared)",
+                           what, f);
+}
+
+/* multiplyWithOverflowGuard */
+static uint64_t times(uint64_t cost, uint64_t cardinality)
+{
+    if (cost == 0)
+        return 0;
+    return UINT64_MAX / cost < cardinality ? UINT64_MAX : cost * cardinality;
+}
 
 /* The schema errors of rule i of n (its fields other than the
  * expressions), at schema path at (".../x-kubernetes-validations[i]"). */
@@ -757,18 +887,33 @@ static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char 
 /* What compiling rule i of n says (kube's CELErrors for it). forbid_old:
  * the schema path under which oldSelf cannot be used, or NULL. */
 static void check_rule_compile(checker *ck, const rnode *n, size_t i, const char *at,
-                               const char *forbid_old, sk_field_errors *fe)
+                               const char *forbid_old, const uint64_t *cardinality,
+                               sk_field_errors *fe)
 {
     const rule *r = &n->rules[i];
     const json_t *v = r->raw;
     const char *f_rule = sk_arena_printf(ck->a, "%s.rule", at);
+    const char *f_msg = sk_arena_printf(ck->a, "%s.messageExpression", at);
     sk_buf val = SK_BUF_INIT;
     go_rule(&val, v);
+    /* the rule's cost counts once for every value it may run on */
+    uint64_t cost = times(r->max_cost, cardinality ? *cardinality : r->max_cardinality);
+    if (!ck->spare_cost && cost > STATIC_COST_LIMIT)
+        sk_field_errors_forbidden(
+            fe, f_rule, cost_message(ck->a, "estimated rule cost", cost, STATIC_COST_LIMIT));
+    observe_cost(ck, f_rule, cost);
     if (r->error)
         sk_field_errors_invalid_rendered(fe, f_rule, val.data, r->error);
-    if (r->msg_error)
-        sk_field_errors_invalid_rendered(fe, sk_arena_printf(ck->a, "%s.messageExpression", at),
-                                         val.data, r->msg_error);
+    if (r->msg_error) {
+        sk_field_errors_invalid_rendered(fe, f_msg, val.data, r->msg_error);
+    } else if (r->msg_expr) {
+        /* kube counts a messageExpression once, whatever the cardinality */
+        if (!ck->spare_cost && r->msg_max_cost > STATIC_COST_LIMIT)
+            sk_field_errors_forbidden(fe, f_msg,
+                                      cost_message(ck->a, "estimated messageExpression cost",
+                                                   r->msg_max_cost, STATIC_COST_LIMIT));
+        observe_cost(ck, f_msg, r->msg_max_cost);
+    }
     if (r->uses_old_self && forbid_old) {
         sk_buf d = SK_BUF_INIT;
         sk_buf_printf(&d,
@@ -792,23 +937,38 @@ static void check_rule_compile(checker *ck, const rnode *n, size_t i, const char
  * errors into cfe (kube lists all schema errors, then all CEL ones).
  * Returns the schema errors found at or below n. */
 static size_t check_node(checker *ck, const rnode *n, const char *at, const char *forbid_old,
-                         sk_field_errors *sfe, sk_field_errors *cfe)
+                         const uint64_t *cardinality, sk_field_errors *sfe, sk_field_errors *cfe)
 {
     size_t before = sk_field_errors_count(sfe);
+    /* the children's cardinality (kube's childContext): this node's times
+     * its maxItems/maxProperties, unbounded (NULL) without them */
+    uint64_t child_card = 0;
+    const uint64_t *sub = NULL;
+    if (cardinality) {
+        int64_t m = 1;
+        if (strcmp(n->type, "array") == 0)
+            m = kw_count(n, "maxItems");
+        else if (strcmp(n->type, "object") == 0 && sk_structural_kw(n->raw, "additionalProperties"))
+            m = kw_count(n, "maxProperties");
+        if (m >= 0) {
+            child_card = times(*cardinality, (uint64_t)m);
+            sub = &child_card;
+        }
+    }
     if (n->ap)
         check_node(ck, n->ap, sk_arena_printf(ck->a, "%s.additionalProperties", at), forbid_old,
-                   sfe, cfe);
+                   sub, sfe, cfe);
     for (size_t i = 0; i < n->nprops; i++) {
         const char *sub_forbid = forbid_old ? forbid_old : n->map_correlatable ? NULL : at;
         check_node(ck, n->props[i].n,
                    sk_arena_printf(ck->a, "%s.properties[%s]", at, n->props[i].name), sub_forbid,
-                   sfe, cfe);
+                   sub, sfe, cfe);
     }
     if (n->items) {
         const char *sub_forbid = forbid_old;
         if (!sub_forbid && (!n->list_type || strcmp(n->list_type, "map") != 0))
             sub_forbid = at;
-        check_node(ck, n->items, sk_arena_printf(ck->a, "%s.items", at), sub_forbid, sfe, cfe);
+        check_node(ck, n->items, sk_arena_printf(ck->a, "%s.items", at), sub_forbid, sub, sfe, cfe);
     }
     for (size_t i = 0; i < n->nrules; i++)
         check_rule_fields(ck, n, i,
@@ -817,24 +977,97 @@ static size_t check_node(checker *ck, const rnode *n, const char *at, const char
         for (size_t i = 0; i < n->nrules; i++)
             check_rule_compile(ck, n, i,
                                sk_arena_printf(ck->a, "%s.x-kubernetes-validations[%zu]", at, i),
-                               forbid_old, cfe);
+                               forbid_old, cardinality, cfe);
     return sk_field_errors_count(sfe) - before;
 }
 
-void sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe)
+/* The openAPIV3Schema of version name in crd, or NULL. */
+static const json_t *version_schema(const json_t *crd, const char *name)
+{
+    size_t i;
+    const json_t *ver;
+    json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"), i, ver)
+    {
+        const char *n = json_string_value(json_object_get(ver, "name"));
+        if (n && name && strcmp(n, name) == 0)
+            return json_object_get(json_object_get(ver, "schema"), "openAPIV3Schema");
+    }
+    return NULL;
+}
+
+/* Adds to set the rules and message expressions of every
+ * x-kubernetes-validations under j (kube's SchemaHas walk; any object
+ * counts here). */
+static void collect_exprs(sk_arena *a, const json_t *j, exprset *set)
+{
+    const char *k;
+    const json_t *v;
+    size_t i;
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, v) collect_exprs(a, v, set);
+        return;
+    }
+    json_object_foreach((json_t *)j, k, v)
+    {
+        if (strcmp(k, "x-kubernetes-validations") != 0) {
+            collect_exprs(a, v, set);
+            continue;
+        }
+        const json_t *r;
+        json_array_foreach(v, i, r)
+        {
+            const char *rule = json_string_value(json_object_get(r, "rule"));
+            const char *me = json_string_value(json_object_get(r, "messageExpression"));
+            if (rule) {
+                set->rules =
+                    sk_arena_grow(a, set->rules, set->nrules, &set->caprules, sizeof *set->rules);
+                set->rules[set->nrules++] = rule;
+            }
+            if (me && *me) {
+                set->msgs =
+                    sk_arena_grow(a, set->msgs, set->nmsgs, &set->capmsgs, sizeof *set->msgs);
+                set->msgs[set->nmsgs++] = me;
+            }
+        }
+    }
+}
+
+void sk_crdrules_check_crd(const json_t *crd, const json_t *old, sk_field_errors *fe)
 {
     checker ck = {.a = sk_arena_new()};
     sk_field_errors *sfe = sk_field_errors_new(), *cfe = sk_field_errors_new();
+    exprset pre = {0};
+    if (old)
+        collect_exprs(ck.a, json_object_get(old, "spec"), &pre);
     size_t i;
     const json_t *ver;
     json_array_foreach(json_object_get(json_object_get(crd, "spec"), "versions"), i, ver)
     {
         const json_t *schema = json_object_get(json_object_get(ver, "schema"), "openAPIV3Schema");
-        rnode *root = build(ck.a, schema, 1);
+        rnode *root = build(ck.a, schema, 1, &pre);
         if (!root || !root->active)
             continue;
-        check_node(&ck, root, sk_arena_printf(ck.a, "spec.versions[%zu].schema.openAPIV3Schema", i),
-                   NULL, sfe, cfe);
+        const char *at = sk_arena_printf(ck.a, "spec.versions[%zu].schema.openAPIV3Schema", i);
+        const uint64_t one = 1;
+        ck.total = 0;
+        ck.nexpensive = 0;
+        const json_t *before =
+            old ? version_schema(old, json_string_value(json_object_get(ver, "name"))) : NULL;
+        ck.spare_cost = before && json_equal((json_t *)before, (json_t *)schema);
+        check_node(&ck, root, at, NULL, &one, sfe, cfe);
+        /* StaticEstimatedCRDCostLimit: the whole schema's rules together */
+        if (ck.total > STATIC_CRD_COST_LIMIT) {
+            for (size_t k = 0; k < ck.nexpensive; k++)
+                sk_field_errors_forbidden(cfe, ck.expensive[k].path,
+                                          "contributed to estimated rule cost total exceeding cost "
+                                          "limit for entire OpenAPIv3 schema");
+            sk_field_errors_forbidden(
+                cfe, at,
+                cost_message(ck.a,
+                             "x-kubernetes-validations estimated rule cost total for entire "
+                             "OpenAPIv3 schema",
+                             ck.total, STATIC_CRD_COST_LIMIT));
+        }
     }
     sk_field_errors_append(fe, sfe);
     sk_field_errors_append(fe, cfe);
@@ -902,6 +1135,36 @@ static const sk_cel_val *object_val(sk_arena *a, const rnode *n, const json_t *j
     return sk_cel_map(a, keys, vals, k);
 }
 
+/* A string of format f as kube's CEL sees it (values.go): a date-time or
+ * date a timestamp, a duration a duration, a byte string its bytes; NULL
+ * for other formats, and for a value in a form this server does not parse
+ * (kube's strfmt parsers take a few layouts beyond RFC 3339 and Go's
+ * durations, such as "1d" or a date-time without zone): it stays a
+ * string, and a rule that needs the typed value meets an evaluator gap
+ * rather than an error kube would not give. */
+static const sk_cel_val *formatted(sk_arena *a, const char *f, const sk_cel_val *str)
+{
+    sk_cel_work w = {0};
+    const sk_cel_val *v = NULL;
+    if (strcmp(f, "date-time") == 0 || strcmp(f, "duration") == 0) {
+        /* strfmt tries time.Parse(RFC3339, ...) and time.ParseDuration, as
+         * cel-go's timestamp() and duration() do */
+        v = sk_cel_time_call(a, f[1] == 'a' ? "timestamp" : "duration", 0, &str, 1, &w);
+    } else if (strcmp(f, "date") == 0) {
+        const sk_cel_val *day =
+            sk_cel_string(a, sk_arena_printf(a, "%sT00:00:00Z", str->u.str.s), str->u.str.len + 10);
+        v = str->u.str.len == 10 ? sk_cel_time_call(a, "timestamp", 0, &day, 1, &w) : NULL;
+    } else if (strcmp(f, "byte") == 0) {
+        size_t n;
+        unsigned char *b = sk_typed_base64_decode(str->u.str.s, &n);
+        if (b) {
+            v = sk_cel_bytes(a, (const char *)b, n);
+            free(b);
+        }
+    }
+    return v && v->type != SK_CEL_V_ERROR ? v : NULL;
+}
+
 /* UnstructuredToVal: j under node n (resource: the root or an embedded
  * resource). Converted eagerly, so an error anywhere is the whole value's
  * (kube's values are lazy; only pruned, schema-valid objects get here). */
@@ -941,9 +1204,13 @@ static const sk_cel_val *to_val(sk_arena *a, const rnode *n, const json_t *j, in
         }
         return sk_cel_list(a, items, len);
     }
-    if (strcmp(t, "string") == 0)
-        return json_is_string(j) ? sk_cel_string(a, json_string_value(j), json_string_length(j))
-                                 : sk_cel_error(a, "invalid data, expected string");
+    if (strcmp(t, "string") == 0) {
+        if (!json_is_string(j))
+            return sk_cel_error(a, "invalid data, expected string");
+        const sk_cel_val *str = sk_cel_string(a, json_string_value(j), json_string_length(j));
+        const sk_cel_val *typed = formatted(a, sk_structural_kw_str(n->raw, "format"), str);
+        return typed ? typed : str;
+    }
     if (strcmp(t, "number") == 0)
         return json_is_number(j) ? sk_cel_double(a, json_number_value(j))
                                  : sk_cel_error(a, "invalid data, expected float");
@@ -1029,7 +1296,8 @@ static const sk_cel_val *eval(run *r, const sk_cel_expr *e, vars *v, int *why)
 static int gap_error(const rule *ru, const char *msg)
 {
     return ru->ext_fn &&
-           (strncmp(msg, "no such overload", 16) == 0 || strstr(msg, "is not supported yet"));
+           (strncmp(msg, "no such overload", 16) == 0 || strstr(msg, "is not supported yet") ||
+            strncmp(msg, "undeclared reference to", 23) == 0);
 }
 
 /* A failed rule's error, or its warning when ratcheted. */

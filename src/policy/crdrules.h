@@ -10,7 +10,9 @@
  * A rule is evaluated at its schema node, for every value the node applies
  * to (each property, map value and list item on the way), with `self` the
  * value there as kube's CEL sees it: a `type: number` holding 3 is a
- * double, an object with properties shows only them (names escaped as
+ * double, a date-time or date string a timestamp, a duration string a
+ * duration, a byte string its bytes (in the layouts this server parses:
+ * RFC 3339, Go's durations, base64), an object with properties shows only them (names escaped as
  * kube escapes them), the resource root and embedded resources show
  * apiVersion, kind and only metadata.name and metadata.generateName.
  * Transition rules (those naming oldSelf) run only on updates where an old
@@ -33,8 +35,13 @@ typedef struct sk_crdrules sk_crdrules;
 /* What CRD validation says of the rules in each version's openAPIV3Schema
  * of crd (borrowed): errors appended to fe, at kube's field paths. Run only
  * on schemas that compiled without errors (kube skips rule compilation
- * where there are schema errors). */
-void sk_crdrules_check_crd(const json_t *crd, sk_field_errors *fe);
+ * where there are schema errors). old: the stored CRD on an update (else
+ * NULL): a version whose schema it has unchanged is spared the
+ * per-expression cost limit, as kube spares it (its total still counts),
+ * and an expression it already has compiles in kube's environment for
+ * stored expressions, a new one in the environment of kube's compatibility
+ * version (1.31 for 1.32: no two-variable comprehensions). */
+void sk_crdrules_check_crd(const json_t *crd, const json_t *old, sk_field_errors *fe);
 
 /* The compiled rules of custom resource r's version (borrowed, process
  * lifetime, keyed by the registry entry's schema like kube/crschema.h);
@@ -45,6 +52,13 @@ const sk_crdrules *sk_crdrules_of(const sk_resource *r);
  * owns it: free with sk_crdrules_free. NULL when there are no rules. */
 sk_crdrules *sk_crdrules_compile(const json_t *schema);
 void sk_crdrules_free(sk_crdrules *c); /* NULL-safe */
+
+/* kube's static cost estimate of rule i of the root of schema (borrowed;
+ * compiled as a node that is no resource's root, as kube's cost tests
+ * do): CompilationResult.MaxCost, before the CRD check multiplies it by
+ * how many values the rule may run on. 0 with *cost set, -1 when the rule
+ * does not compile. */
+int sk_crdrules_rule_cost(const json_t *schema, size_t i, uint64_t *cost);
 
 /* Bounds, in evaluator steps (cel/eval.h): 0 is kube's, PerCallLimit
  * (1,000,000) a rule and RuntimeCELCostBudget (10,000,000) an object. */

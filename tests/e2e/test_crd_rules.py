@@ -2,11 +2,14 @@
 does (issue 41), through kubectl and direct HTTPS requests.
 
 Covers: a CRD whose rules do not compile (syntax, an undeclared name, an
-undefined field, a messageExpression that is not a string, oldSelf under an
-atomic list, an unsupported reason, a fieldPath naming no field) is 422
-with kube's field paths and words; rules run at every level of a custom
+undefined field, a type error, a messageExpression that is not a string,
+oldSelf under an atomic list, an unsupported reason, a fieldPath naming no
+field) is 422 with kube's field paths and words, and so is a CRD whose
+rules kube's static cost estimate finds too expensive (per rule and for the
+whole schema; the same CRD with maxItems/maxLength is accepted); rules run at every level of a custom
 resource (the root, with metadata.name visible, properties, map values,
-map-list items, an embedded resource), two-variable comprehensions, with
+map-list items, an embedded resource), two-variable comprehensions refused
+in a new CRD as kube 1.32 refuses them, with
 message, messageExpression, reason and fieldPath shaping the error; integer vs number and
 int-or-string values as kube's CEL sees them; metadata, schema and rule
 errors in one answer; transition rules (oldSelf) on updates, correlated by
@@ -59,15 +62,23 @@ def widget_schema(tags_rule=False):
                              "self.minReplicas <= self.maxReplicas",
                      "message": "minReplicas must not exceed maxReplicas",
                      "fieldPath": ".minReplicas", "reason": "FieldValueForbidden"},
+                    # (kube's cost estimate refuses concatenating strings of
+                    # no known size, as string(x) and join() give: format()
+                    # and literals are what a messageExpression can afford)
                     {"rule": "!has(self.ratio) || self.ratio < 1.5",
-                     "messageExpression": "'ratio ' + string(self.ratio) + ' is too big'"},
-                    # kube 1.32's two-variable comprehensions
-                    {"rule": "!has(self.selectors) || self.selectors.all(k, v, k != v)",
-                     "messageExpression": "'selectors ' + self.selectors.transformList("
-                                          "k, v, k == v, k).join(', ') + ' map to themselves'"},
+                     "messageExpression": "'ratio %s is too big'.format([self.ratio])"},
+                    # (two-variable comprehensions are 1.32's: a new CRD of
+                    # 1.32 may not use them, see test_two_variable_comprehensions)
+                    {"rule": "!has(self.selectors) || "
+                             "self.selectors.all(k, self.selectors[k] != k)",
+                     "messageExpression": "self.selectors.exists(k, k == 'a' && "
+                                          "self.selectors[k] == k) ? "
+                                          "'selector a maps to itself' : "
+                                          "'a selector maps to itself'"},
                 ],
                 "properties": {
                     "minReplicas": {"type": "integer"},
+                    "since": {"type": "string", "format": "date-time"},
                     "maxReplicas": {"type": "integer"},
                     "ratio": {"type": "number", "x-kubernetes-validations": [
                         {"rule": "type(self) == double", "message": "a number is a double"}]},
@@ -81,7 +92,7 @@ def widget_schema(tags_rule=False):
                         {"rule": "type(self) == int ? self > 0 : self.endsWith('%')",
                          "message": "size is a positive count or a percentage"}]},
                     "ports": {
-                        "type": "array",
+                        "type": "array", "maxItems": 16,
                         "x-kubernetes-list-type": "map",
                         "x-kubernetes-list-map-keys": ["name"],
                         "items": {
@@ -90,7 +101,8 @@ def widget_schema(tags_rule=False):
                                 "name": {"type": "string"},
                                 "port": {"type": "integer", "x-kubernetes-validations": [
                                     {"rule": "self >= 1 && self <= 65535"}]},
-                                "protocol": {"type": "string", "x-kubernetes-validations": [
+                                "protocol": {"type": "string", "maxLength": 16,
+                                             "x-kubernetes-validations": [
                                     {"rule": "self == oldSelf",
                                      "message": "protocol is immutable"}]},
                             }}},
@@ -107,11 +119,16 @@ def widget_schema(tags_rule=False):
                             {"rule": "self.kind == 'ConfigMap' && "
                                      "self.metadata.name.startsWith('cm-')",
                              "message": "a ConfigMap named cm-*"}]},
-                    "matrix": {"type": "array", "items": {
-                        "type": "array", "items": {"type": "integer"},
+                    # bounded so that kube's static estimate (7N^2+5N+2 a rule,
+                    # times 30 rows: 8,430,060) passes, while the three rules
+                    # together spend the object's runtime budget
+                    "matrix": {"type": "array", "maxItems": 30, "items": {
+                        "type": "array", "maxItems": 200, "items": {"type": "integer"},
                         "x-kubernetes-validations": [
-                            {"rule": "self.all(x, self.all(y, x + y >= 0))"}]}},
-                    "hostile": {"type": "array", "items": {"type": "integer"},
+                            {"rule": "self.all(x, self.all(y, x + y >= 0))"}] * 3}},
+                    # estimated at 9N^3+5N^2+5N+2 = 9,050,502 for 100 items:
+                    # under StaticEstimatedCostLimit, over PerCallLimit
+                    "hostile": {"type": "array", "maxItems": 100, "items": {"type": "integer"},
                                 "x-kubernetes-validations": [
                                     {"rule": "self.all(x, self.all(y, self.all(z, "
                                              "x + y + z >= 0)))"}]},
@@ -202,12 +219,54 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
             ({"rule": "self.minReplicas > 0", "messageExpression": "42"},
              "messageExpression", go_rule("self.minReplicas > 0", message_expression="42"),
              "messageExpression must evaluate to a string"),
-            # a two-variable comprehension's item has its list's item type
-            ({"rule": "self.ports.all(i, p, p.nmae != '')"},
-             "rule", go_rule("self.ports.all(i, p, p.nmae != '')"),
-             "compilation failed: ERROR: <input>:1:23: undefined field 'nmae'\n"
-             " | self.ports.all(i, p, p.nmae != '')\n | ......................^"),
+            # a comprehension's variable has its list's item type
+            ({"rule": "self.ports.all(p, p.nmae != '')"},
+             "rule", go_rule("self.ports.all(p, p.nmae != '')"),
+             "compilation failed: ERROR: <input>:1:20: undefined field 'nmae'\n"
+             " | self.ports.all(p, p.nmae != '')\n | ...................^"),
             ({"rule": "'yes'"}, "rule", go_rule("'yes'"), "cel expression must evaluate to a bool"),
+            # type errors (cel-go's checker over the schema's types)
+            ({"rule": "self.minReplicas + self.mode > 0"},
+             "rule", go_rule("self.minReplicas + self.mode > 0"),
+             "compilation failed: ERROR: <input>:1:18: found no matching overload for '_+_' "
+             "applied to '(int, string)'\n | self.minReplicas + self.mode > 0\n"
+             " | .................^"),
+            ({"rule": "self.mode.startsWith(1)"},
+             "rule", go_rule("self.mode.startsWith(1)"),
+             "compilation failed: ERROR: <input>:1:21: found no matching overload for "
+             "'startsWith' applied to 'string.(int)'\n | self.mode.startsWith(1)\n"
+             " | ....................^"),
+            ({"rule": "self.tags.all(t, t)"},
+             "rule", go_rule("self.tags.all(t, t)"),
+             "compilation failed: ERROR: <input>:1:18: expected type 'bool' but found 'string'\n"
+             " | self.tags.all(t, t)\n | .................^"),
+            ({"rule": "self.mode.nope"},
+             "rule", go_rule("self.mode.nope"),
+             "compilation failed: ERROR: <input>:1:10: type 'string' does not support field "
+             "selection\n | self.mode.nope\n | .........^"),
+            # a date-time field is a timestamp to kube's CEL
+            ({"rule": "self.since.startsWith('2020')"},
+             "rule", go_rule("self.since.startsWith('2020')"),
+             "compilation failed: ERROR: <input>:1:22: found no matching overload for "
+             "'startsWith' applied to 'timestamp.(string)'\n"
+             " | self.since.startsWith('2020')\n | .....................^"),
+            # Kubernetes' environment validates homogeneous literals
+            ({"rule": "[1, 'a'].size() > 0"},
+             "rule", go_rule("[1, 'a'].size() > 0"),
+             "compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'\n"
+             " | [1, 'a'].size() > 0\n | ....^"),
+            # and checks literal patterns and durations
+            ({"rule": "self.mode.matches('[')"},
+             "rule", go_rule("self.mode.matches('[')"),
+             "compilation failed: ERROR: <input>:1:19: invalid matches argument\n"
+             " | self.mode.matches('[')\n | ..................^"),
+            # an int-or-string is dyn: not a bool
+            ({"rule": "self.size"}, "rule", go_rule("self.size"),
+             "cel expression must evaluate to a bool"),
+            ({"rule": "self.minReplicas > 0", "messageExpression": "self.minReplicas"},
+             "messageExpression",
+             go_rule("self.minReplicas > 0", message_expression="self.minReplicas"),
+             "messageExpression must evaluate to a string"),
         ]
         for i, (rule, field, value, detail) in enumerate(cases):
             schema = widget_schema()
@@ -218,6 +277,69 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
             self.invalid(r, c["metadata"]["name"],
                          [(f, "FieldValueInvalid", "Invalid value: %s: %s" % (value, detail))],
                          kind="CustomResourceDefinition.apiextensions.k8s.io")
+
+    def test_crd_rules_too_expensive_are_refused(self):
+        """kube's static cost estimate at CRD write: a rule over a list
+        without maxItems (or over strings without maxLength) is refused
+        with kube's Forbidden texts; the same CRD with the bounds added is
+        accepted."""
+        def schema(items=None, length=None, rule="self.all(x, self.all(y, true))",
+                   item_rule=None):
+            item = {"type": "string"}
+            if length is not None:
+                item["maxLength"] = length
+            if item_rule:
+                item["x-kubernetes-validations"] = [{"rule": item_rule}]
+            lst = {"type": "array", "items": item}
+            if items is not None:
+                lst["maxItems"] = items
+            if rule:
+                lst["x-kubernetes-validations"] = [{"rule": rule}]
+            return {"type": "object", "properties": {"spec": {
+                "type": "object", "properties": {"names": lst}}}}
+
+        at = SCHEMA_PATH + ".properties[spec].properties[names]"
+        hint = ("(try simplifying the rule, or adding maxItems, maxProperties, and maxLength "
+                "where arrays, maps, and strings are declared)")
+
+        def refused(sch, causes):
+            c = crd("costlies", "Costly", sch)
+            r = self.post(c, CRDS)
+            self.invalid(r, c["metadata"]["name"], causes,
+                         kind="CustomResourceDefinition.apiextensions.k8s.io")
+
+        def accepted(sch, plural, kind):
+            r = self.post(crd(plural, kind, sch), CRDS)
+            self.assertEqual(r.status, 201, r)
+
+        # nested all() over an unbounded list: over both limits
+        rule = at + ".x-kubernetes-validations[0].rule"
+        refused(schema(), [
+            (rule, "FieldValueForbidden",
+             "Forbidden: estimated rule cost exceeds budget by factor of more than 100x " + hint),
+            (rule, "FieldValueForbidden",
+             "Forbidden: contributed to estimated rule cost total exceeding cost limit for "
+             "entire OpenAPIv3 schema"),
+            (SCHEMA_PATH, "FieldValueForbidden",
+             "Forbidden: x-kubernetes-validations estimated rule cost total for entire "
+             "OpenAPIv3 schema exceeds budget by factor of more than 100x " + hint)])
+        # 3N^2+5N+2 (kube's O(n^2) case): 25,001,420 for 2886 items, 2.5x;
+        # 10,839,502 for 1900, 1.083950x (Go's %f)
+        refused(schema(items=2886), [
+            (rule, "FieldValueForbidden",
+             "Forbidden: estimated rule cost exceeds budget by factor of 2.5x " + hint)])
+        refused(schema(items=1900), [
+            (rule, "FieldValueForbidden",
+             "Forbidden: estimated rule cost exceeds budget by factor of 1.083950x " + hint)])
+        accepted(schema(items=100), "cheaps", "Cheap")
+        # a rule on each item counts once per item: matches() on a string
+        # without maxLength costs 629,147, times 100 items
+        irule = at + ".items.x-kubernetes-validations[0].rule"
+        refused(schema(items=100, rule=None, item_rule="self.matches('^[a-z]+$')"), [
+            (irule, "FieldValueForbidden",
+             "Forbidden: estimated rule cost exceeds budget by factor of 6.3x " + hint)])
+        accepted(schema(items=100, length=64, rule=None, item_rule="self.matches('^[a-z]+$')"),
+                 "shorts", "Short")
 
     def test_crd_rule_fields_checked(self):
         schema = widget_schema()
@@ -242,8 +364,11 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
 
     def test_crd_old_self_under_atomic_list_refused(self):
         schema = widget_schema()
-        schema["properties"]["spec"]["properties"]["tags"]["items"][
-            "x-kubernetes-validations"] = [{"rule": "self == oldSelf"}]
+        tags_schema = schema["properties"]["spec"]["properties"]["tags"]
+        # bounded: kube's cost estimate would refuse the comparison too
+        tags_schema["maxItems"] = 10
+        tags_schema["items"]["maxLength"] = 10
+        tags_schema["items"]["x-kubernetes-validations"] = [{"rule": "self == oldSelf"}]
         c = crd("bads", "Bad", schema)
         r = self.post(c, CRDS)
         tags = SCHEMA_PATH + ".properties[spec].properties[tags]"
@@ -344,9 +469,35 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
              "Required value: a selector value has at most 5 characters")])
 
     def test_two_variable_comprehensions(self):
+        # kube 1.32 checks a new expression in its compatibility version's
+        # environment (1.31): TwoVarComprehensions (1.32) is not in it, so
+        # all(k, v, ...) is a call of an undeclared function 'all'
+        schema = widget_schema()
+        rule = "self.selectors.all(k, v, k != v)"
+        schema["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": rule}]
+        c = crd("bads", "Bad", schema)
+        r = self.post(c, CRDS)
+        line = "\n | " + rule + "\n | "
+        self.invalid(r, c["metadata"]["name"], [
+            (SCHEMA_PATH + ".properties[spec].x-kubernetes-validations[0].rule",
+             "FieldValueInvalid",
+             "Invalid value: %s: compilation failed: "
+             "ERROR: <input>:1:19: undeclared reference to 'all' (in container '')%s"
+             "..................^\n"
+             "ERROR: <input>:1:20: undeclared reference to 'k' (in container '')%s"
+             "...................^\n"
+             "ERROR: <input>:1:23: undeclared reference to 'v' (in container '')%s"
+             "......................^\n"
+             "ERROR: <input>:1:26: undeclared reference to 'k' (in container '')%s"
+             ".........................^\n"
+             "ERROR: <input>:1:31: undeclared reference to 'v' (in container '')%s"
+             "..............................^" % ((go_rule(rule),) + (line,) * 5))],
+            kind="CustomResourceDefinition.apiextensions.k8s.io")
+
+    def test_map_comprehension_and_index(self):
         r = self.post(widget("w-sel", selectors={"a": "a", "b": "c", "d": "d"}))
         self.invalid(r, "w-sel", [("spec", "FieldValueInvalid",
-                                   'Invalid value: "object": selectors a, d map to themselves')])
+                                   'Invalid value: "object": selector a maps to itself')])
         r = self.post(widget("w-sel", selectors={"a": "b"}))
         self.assertEqual(r.status, 201, r)
 
@@ -446,7 +597,7 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
 
     def test_hostile_rule_hits_the_per_call_limit(self):
         t0 = time.monotonic()
-        r = self.post(widget("w-hostile", hostile=list(range(300))))
+        r = self.post(widget("w-hostile", hostile=list(range(100))))
         took = time.monotonic() - t0
         self.invalid(r, "w-hostile", [(
             "spec.hostile", "FieldValueInvalid",
@@ -462,7 +613,7 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
         # each row's rule stays under the per-call limit; all rows together
         # spend the object's budget (RuntimeCELCostBudget)
         t0 = time.monotonic()
-        r = self.post(widget("w-matrix", matrix=[list(range(250))] * 40))
+        r = self.post(widget("w-matrix", matrix=[list(range(200))] * 30))
         took = time.monotonic() - t0
         self.assertEqual(r.status, 422, r)
         causes = r.json()["details"]["causes"]
@@ -473,7 +624,7 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
             'Invalid value: "array": validation failed due to running out of cost budget, no '
             "further validation rules will be run"))
         self.assertLess(took, 10.0)
-        r = self.post(widget("w-matrix", matrix=[list(range(250))] * 2))
+        r = self.post(widget("w-matrix", matrix=[list(range(200))] * 2))
         self.assertEqual(r.status, 201, r)
 
 # Gateway API's listener rules (gateway.networking.k8s.io v1 Gateway,

@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *warnings = json_array();
     sk_crdrules *c = NULL;
     if (crd) {
-        (void)sk_crdrules_check_crd(crd, fe);
+        (void)sk_crdrules_check_crd(crd, NULL, fe);
         check_messages(fe, warnings);
     }
     c = schema ? sk_crdrules_compile(schema) : NULL;
