@@ -30,6 +30,27 @@ def cpu_seconds(pid, tid=None):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def store_counters(port, tls=None):
+    """(commits, writer round trips) from sqlkube's /metrics on
+    127.0.0.1:port (sqlkube_store_commits_total and
+    sqlkube_store_writer_round_trips_total), over HTTPS when tls is (CA
+    file, bearer token)."""
+    headers, context = {}, None
+    if tls:
+        headers["Authorization"] = "Bearer " + tls[1]
+        context = ssl.create_default_context(cafile=tls[0])
+    req = urllib.request.Request("%s://127.0.0.1:%d/metrics" % ("https" if tls else "http", port),
+                                 headers=headers)
+    with urllib.request.urlopen(req, timeout=30, context=context) as r:
+        text = r.read().decode()
+    got = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("sqlkube_store_commits_total", "sqlkube_store_writer_round_trips_total"):
+            got[name] = int(float(value))
+    return got["sqlkube_store_commits_total"], got["sqlkube_store_writer_round_trips_total"]
+
+
 def make_namespace(port, name, tls=None):
     """Creates Namespace name on 127.0.0.1:port, once the server answers (409,
     made by an earlier run, is fine): over plain HTTP, or over HTTPS when tls

@@ -20,7 +20,10 @@ serve --etcd-listen` on SQLite and, with --pg-url, one on PostgreSQL.
     background work, such as the checkpointer writing out earlier rounds,
     falls on whichever run it happens in) and the load generator (/proc's
     CPU times, in 10 ms ticks: at 1 client, a few thousand writes a round,
-    good to some tens of µs). On this 2-core machine the load generator's
+    good to some tens of µs), and for sqlkube, from its /metrics, the writes
+    per group commit and the writer's round trips to PostgreSQL per commit
+    (issue 39: constant in the batch's size; 0 on SQLite). On this 2-core
+    machine the load generator's
     CPU competes with the server's, so the rates compare whole systems,
     clients included;
   * watch (one target at a time, fresh): 1,000 watches on one prefix over 1
@@ -68,7 +71,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 
 from gobuild import go_build  # noqa: E402
-from benchlib import (cpu_seconds, free_port, make_namespace, postgres_cpu_seconds,  # noqa: E402
+from benchlib import (cpu_seconds, free_port, make_namespace, postgres_cpu_seconds, store_counters,  # noqa: E402
                       postmaster_pid)
 
 
@@ -266,6 +269,9 @@ def paired_puts(etcdload, writebench, starters, clients, seconds, rounds):
                 k = r % len(pairs)
                 got = {}
                 for t, api in pairs[k:] + pairs[:k]:
+                    if t.rest_port:
+                        make_namespace(t.rest_port, "bench", t.tls)  # its commit before k0
+                        k0 = store_counters(t.rest_port, t.tls)
                     s0, c0 = server_cpu_s(t), children_cpu_s()
                     if api == "etcd put":
                         res = load(etcdload, t, "-mode", "put", "-clients", str(n), "-seconds",
@@ -277,6 +283,11 @@ def paired_puts(etcdload, writebench, starters, clients, seconds, rounds):
                     ok = max(res["ok"], 1)
                     res["server_us"] = (server_cpu_s(t) - s0) * 1e6 / ok
                     res["client_us"] = (children_cpu_s() - c0) * 1e6 / ok
+                    if t.rest_port:
+                        k1 = store_counters(t.rest_port, t.tls)
+                        commits = max(k1[0] - k0[0], 1)
+                        res["per_commit"] = res["ok"] / commits
+                        res["trips_per_commit"] = (k1[1] - k0[1]) / commits
                     got[(t.name, api)] = (res, rate)
                 etcd = got[(targets[0].name, "etcd put")][1]
                 for (name, api), (res, rate) in got.items():
@@ -343,16 +354,18 @@ def main():
     if puts:
         print("| target | API (1 KiB writes) | clients | writes/s, median | vs etcd puts, median "
               "| each round | p50 ms | p99 ms | failed | server CPU µs/write "
-              "| load generator CPU µs/write |")
-        print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+              "| load generator CPU µs/write | writes per commit | round trips per commit |")
+        print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for (name, api, n), runs in puts.items():
         def med(key):
             return statistics.median(res[key] for res, _ in runs)
         rate = "puts_per_s" if api == "etcd put" else "creates_per_s"
-        print("| %s | %s | %d | %.0f | %.2fx | %s | %.1f | %.1f | %d | %.0f | %.0f |" % (
+        kept = "per_commit" in runs[0][0]  # sqlkube's /metrics; etcd has none
+        print("| %s | %s | %d | %.0f | %.2fx | %s | %.1f | %.1f | %d | %.0f | %.0f | %s | %s |" % (
             name, api, n, med(rate), statistics.median(ratio for _, ratio in runs),
             " ".join("%.2f" % ratio for _, ratio in runs), med("p50_ms"), med("p99_ms"),
-            sum(res["failed"] for res, _ in runs), med("server_us"), med("client_us")))
+            sum(res["failed"] for res, _ in runs), med("server_us"), med("client_us"),
+            "%.1f" % med("per_commit") if kept else "", "%.2f" % med("trips_per_commit") if kept else ""))
     if watch_rows:
         print()
         print("| target | 1,000 watches over | deliveries | complete watches | out of order "

@@ -94,6 +94,7 @@ int sk_endpoint_metrics(sk_api_call *call)
         .cache_snapshot_budget = cs.snapshot_budget,
         .store_batch_replays = sk_store_batch_replays(call->api->store),
         .store_commits = sk_store_commits(call->api->store),
+        .store_writer_round_trips = sk_store_writer_round_trips(call->api->store),
         .store_resolved_committed = resolved.committed,
         .store_resolved_not_committed = resolved.not_committed,
         .store_resolved_unknown = resolved.unknown,

@@ -170,6 +170,11 @@ void sk_metrics_render(sk_metrics *m, const sk_metrics_gauges *g, sk_buf *out)
                  "Write transactions the store's writer committed: group commits of one or "
                  "more writes, and the one-write transactions of a replay.",
                  g->store_commits);
+    render_gauge(out, "sqlkube_store_writer_round_trips_total", "counter",
+                 "Round trips the store's writer made to PostgreSQL, a pipelined flight "
+                 "counting one (0 on SQLite): over sqlkube_store_commits_total, the round trips "
+                 "of a group commit.",
+                 g->store_writer_round_trips);
     sk_buf_puts(out, "# HELP sqlkube_store_commits_resolved_total Write transactions whose COMMIT "
                      "answer was lost (the connection broke), by what the writer then found: "
                      "committed (its results answered), not committed (run again) or unknown "

@@ -47,6 +47,7 @@ typedef struct sk_metrics_gauges {
     int64_t cache_snapshot_bytes, cache_snapshot_budget;
     int64_t store_batch_replays;
     int64_t store_commits;
+    int64_t store_writer_round_trips;
     /* sk_store_commits_resolved's */
     int64_t store_resolved_committed, store_resolved_not_committed, store_resolved_unknown;
 } sk_metrics_gauges;

@@ -207,6 +207,10 @@ typedef struct sk_backend_ops {
                             void *arg);
     sk_err (*kv_docs_put)(sk_conn *c, const sk_kv_doc *docs, size_t n);
     sk_err (*kv_docs_last)(sk_conn *c, int64_t *rev_out, int *sub_out);
+    /* The round trips c made to the database server since the last call
+     * (a pipelined flight is one), and starts counting again: always 0 for
+     * an embedded database. */
+    uint64_t (*take_round_trips)(sk_conn *c);
     /*
      * Leases (sk_lease; on the writer's connection inside its transaction,
      * or on a pooled one as reads). lease_get: SK_ERR_NOT_FOUND if absent.

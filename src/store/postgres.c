@@ -550,6 +550,7 @@ struct sk_conn {
     sk_buf probe;        /* an object's key being looked up */
     sk_buf asked_kv;     /* kv_prefetch's keys for begin_write: a bytea[] literal */
     sk_buf asked_row[3]; /* prefetch_current's resources, namespaces, names: text[] */
+    uint64_t round_trips; /* since take_round_trips */
 };
 
 /* Length of s up to its first newline: libpq messages run on with hints. */
@@ -606,6 +607,7 @@ static sk_err prepare(sk_conn *c, stmt_id id)
     sk_err err = SK_OK;
     if (!(c->prepared & ((uint64_t)1 << id))) {
         PGresult *res = PQprepare(c->pg, stmts[id].name, stmts[id].sql, 0, NULL);
+        c->round_trips++;
         if ((err = check(c, res, stmts[id].name)) == SK_OK)
             c->prepared |= (uint64_t)1 << id;
         PQclear(res);
@@ -625,6 +627,7 @@ static sk_err run_unheld(sk_conn *c, stmt_id id, int nparams, const char *const 
         goto out;
     res = PQexecPrepared(c->pg, stmts[id].name, nparams, values, lengths, formats,
                          stmts[id].binary);
+    c->round_trips++;
     if ((err = check(c, res, stmts[id].name)) != SK_OK)
         goto out;
     *out = res;
@@ -835,6 +838,7 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
                                  calls[i].lengths, calls[i].formats, stmts[calls[i].id].binary);
     for (int k = 0; k < MAX_ARRAY_COLS; k++)
         sk_buf_free(&cols[k]);
+    c->round_trips++;
     if (!ok || !PQpipelineSync(c->pg)) {
         /* Only a lost connection fails a send: no answers will come, and
          * the writer replaces the connection when the replay fails too. */
@@ -1483,6 +1487,7 @@ static void pg_rollback(sk_conn *c)
     forget_asked(c);
     known_clear(c);
     PQclear(PQexec(c->pg, "ROLLBACK"));
+    c->round_trips++;
 }
 
 static sk_err pg_last_batch(sk_conn *c, int64_t writer, int64_t *batch_out)
@@ -1982,6 +1987,13 @@ static sk_err pg_kv_docs_put(sk_conn *c, const sk_kv_doc *docs, size_t n)
     return err;
 }
 
+static uint64_t pg_take_round_trips(sk_conn *c)
+{
+    uint64_t n = c->round_trips;
+    c->round_trips = 0;
+    return n;
+}
+
 static sk_err pg_kv_docs_last(sk_conn *c, int64_t *rev_out, int *sub_out)
 {
     PGresult *res = NULL;
@@ -2239,6 +2251,7 @@ const sk_backend_ops sk_backend_postgres = {
     .kv_rows_after = pg_kv_rows_after,
     .kv_docs_put = pg_kv_docs_put,
     .kv_docs_last = pg_kv_docs_last,
+    .take_round_trips = pg_take_round_trips,
     .reclaim = pg_reclaim,
     .kv_count = pg_kv_count,
     .kv_append = pg_kv_append,

@@ -1216,6 +1216,12 @@ static sk_err sqlite_kv_docs_put(sk_conn *c, const sk_kv_doc *docs, size_t n)
     return err;
 }
 
+static uint64_t sqlite_take_round_trips(sk_conn *c)
+{
+    (void)c;
+    return 0; /* in-process: no server to go to */
+}
+
 static sk_err sqlite_kv_docs_last(sk_conn *c, int64_t *rev_out, int *sub_out)
 {
     sqlite3_stmt *st = stmt(c, ST_KV_DOCS_LAST);
@@ -1449,6 +1455,7 @@ const sk_backend_ops sk_backend_sqlite = {
     .kv_rows_after = sqlite_kv_rows_after,
     .kv_docs_put = sqlite_kv_docs_put,
     .kv_docs_last = sqlite_kv_docs_last,
+    .take_round_trips = sqlite_take_round_trips,
     .reclaim = sqlite_reclaim,
     .kv_count = sqlite_kv_count,
     .kv_append = sqlite_kv_append,

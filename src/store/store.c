@@ -187,6 +187,7 @@ struct sk_store {
      * (sk_store_out_of_space); the next that commits clears it. */
     atomic_int out_of_space;
     atomic_llong commits; /* write transactions committed */
+    atomic_llong round_trips; /* the writer's connections' (take_round_trips) */
 
     /* The writer's identity in sk_writer (random, > 0) and the number of
      * its last batch that went to COMMIT (see "Ambiguous commits" at the
@@ -677,6 +678,7 @@ static int reconnect_writer(sk_store *s)
     char *msg = NULL;
     int ok = s->ops->connect(s->url, &c, &msg) == SK_OK;
     if (ok) {
+        atomic_fetch_add(&s->round_trips, (long long)s->ops->take_round_trips(s->wconn));
         s->ops->disconnect(s->wconn);
         s->wconn = c;
     } else {
@@ -778,6 +780,7 @@ static sk_err run_batch(sk_store *s, pending *first, int n)
 out:
     if (roll_back)
         s->ops->rollback(s->wconn);
+    atomic_fetch_add(&s->round_trips, (long long)s->ops->take_round_trips(s->wconn));
     return err;
 }
 
@@ -1259,6 +1262,11 @@ const char *sk_store_backend_name(const sk_store *s)
 int64_t sk_store_batch_replays(const sk_store *s)
 {
     return atomic_load(&s->batch_replays);
+}
+
+int64_t sk_store_writer_round_trips(const sk_store *s)
+{
+    return atomic_load(&s->round_trips);
 }
 
 int64_t sk_store_commits(const sk_store *s)

@@ -231,6 +231,10 @@ int64_t sk_store_batch_replays(const sk_store *s);
  * and the one-write transactions of a replay (compaction's are not
  * counted). */
 int64_t sk_store_commits(const sk_store *s);
+/* Round trips the writer's connections made to the database server, all
+ * batches together (a pipelined flight is one): over sk_store_commits, what
+ * a group commit costs in waits on the network. 0 on SQLite. */
+int64_t sk_store_writer_round_trips(const sk_store *s);
 /* Commits whose answer was lost (the connection broke with COMMIT in
  * flight), by what the writer then found out: that the batch committed,
  * that it did not (it was run again), or nothing (the database could not be
