@@ -6,9 +6,10 @@
  * (Issues.String(): "ERROR: <input>:1:5: ..." with the source line and a
  * caret under the column).
  *
- * Used where kube compiles with its variables dynamic (admission
- * policies, webhook matchConditions); CRD rules, whose variables have the
- * schema's types, go through the type checker (cel/check.h). Here what
+ * Used where stored admission expressions (policies, webhook
+ * matchConditions) are compiled for evaluation; when they are written
+ * they are type-checked as kube checks them (cel/admission.h), as CRD
+ * rules are (cel/check.h). Here what
  * only types would refuse (a non-bool condition, a function with no
  * overload for its arguments) passes and is an error value when
  * evaluated. What is checked is what needs no types: syntax, macros, and that every free identifier names a declared

@@ -23,9 +23,11 @@
  * - a configuration error (a selector that does not parse, missing params)
  *   refuses the request under Fail and is ignored under Ignore.
  *
- * What kube's type checker would refuse when the policy is written is here
- * an error when evaluated (cel/compile.h has no types), which
- * failurePolicy then decides.
+ * What kube's type checker refuses is refused when the policy is written
+ * (kube/validate.c, cel/admission.h); the expressions are compiled here
+ * without types (cel/compile.h), so one stored without that check
+ * (through the etcd face) that kube would not compile is an error when
+ * evaluated, which failurePolicy then decides.
  */
 #include "policy/vap.h"
 #include "cel/compile.h"
