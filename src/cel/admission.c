@@ -194,8 +194,9 @@ static int result_allows(sk_cel_adm_result result, const sk_cel_ty *t)
     return 0;
 }
 
-int sk_cel_adm_compile(sk_cel_adm *c, const char *src, unsigned decl, int stored,
-                       sk_cel_adm_result result, const char *variable, sk_buf *detail)
+const sk_cel_expr *sk_cel_adm_compile(sk_cel_adm *c, const char *src, unsigned decl, int stored,
+                                      sk_cel_adm_result result, const char *variable,
+                                      sk_buf *detail)
 {
     static const sk_cel_parse_options stored_opts = {
         .enable_optional_syntax = 1, .enable_optional_macros = 1, .enable_two_var_macros = 1};
@@ -206,7 +207,7 @@ int sk_cel_adm_compile(sk_cel_adm *c, const char *src, unsigned decl, int stored
     const sk_cel_ty *dyn = sk_cel_ty_of(SK_CEL_TY_DYN), *out = dyn;
     sk_cel_check_var vars[8];
     size_t n = 0;
-    int rc = -1;
+    const sk_cel_expr *tree = NULL;
     vars[n++] = (sk_cel_check_var){"object", dyn};
     vars[n++] = (sk_cel_check_var){"oldObject", dyn};
     vars[n++] = (sk_cel_check_var){"namespaceObject", object_type(a, &ns)};
@@ -250,10 +251,10 @@ int sk_cel_adm_compile(sk_cel_adm *c, const char *src, unsigned decl, int stored
         sk_cel_ty_string(detail, out);
         goto out;
     }
-    rc = 0;
+    tree = e;
 out:
     if (variable)
         add_variable(c, variable, checked ? decl_kept(a, out) : dyn);
     sk_buf_free(&issues);
-    return rc;
+    return tree;
 }

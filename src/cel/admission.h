@@ -18,6 +18,10 @@
  * it: primitives and lists and maps of them, anything else dyn; one that
  * failed to compile dyn), so a variable sees only those before it.
  *
+ * Used when the expressions are written (kube/validate.c) and when the
+ * stored ones are compiled for evaluation (policy/vap.c, conditions.c),
+ * as kube compiles them in both places.
+ *
  * The environment is the stored one (kube 1.32's libraries, two-variable
  * comprehensions included) for an expression the object already had, the
  * compatibility version's (1.31: without them) for a new one.
@@ -25,6 +29,7 @@
 #ifndef SK_CEL_ADMISSION_H
 #define SK_CEL_ADMISSION_H
 
+#include "cel/ast.h"
 #include "core/arena.h"
 #include "core/buf.h"
 
@@ -51,14 +56,16 @@ sk_cel_adm *sk_cel_adm_new(sk_arena *a);
 /*
  * Compiles the expression src (borrowed; must outlive the compiler's
  * arena) with decl's variables declared, in the stored environment when
- * stored is 1, else the new one. 0 when it compiles to a type result
- * allows, else -1 with kube's error detail appended to detail:
+ * stored is 1, else the new one. The expression's tree (in the
+ * compiler's arena) when it compiles to a type result allows, else NULL
+ * with kube's error detail appended to detail:
  * "compilation failed: <cel-go's issues>", "must evaluate to bool but
  * got int", "must evaluate to one of [string null_type] but got int".
  * variable (NULL for none): the name a composed variable gets, with the
  * type src gives (dyn when it fails), for the expressions compiled after.
  */
-int sk_cel_adm_compile(sk_cel_adm *c, const char *src, unsigned decl, int stored,
-                       sk_cel_adm_result result, const char *variable, sk_buf *detail);
+const sk_cel_expr *sk_cel_adm_compile(sk_cel_adm *c, const char *src, unsigned decl, int stored,
+                                      sk_cel_adm_result result, const char *variable,
+                                      sk_buf *detail);
 
 #endif

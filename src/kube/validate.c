@@ -1960,8 +1960,8 @@ static void check_expression(sk_field_errors *fe, adm_ctx *x, const char *field,
                              const char *variable)
 {
     sk_buf detail = SK_BUF_INIT;
-    if (sk_cel_adm_compile(x->adm, sk_arena_strdup(x->a, expr), decl, stored, result, variable,
-                           &detail) != 0)
+    if (!sk_cel_adm_compile(x->adm, sk_arena_strdup(x->a, expr), decl, stored, result, variable,
+                            &detail))
         sk_field_errors_invalid(fe, field, value, detail.data);
     sk_buf_free(&detail);
 }

@@ -20,13 +20,11 @@
 
 #include <cmocka.h>
 
-static const char *const names[] = {"object", NULL};
-
 static int match(const char *conds_json, const char *object_json, char **failures)
 {
     json_t *conds = json_loads(conds_json, 0, NULL);
     json_t *vars = json_pack("{s:o}", "object", json_loads(object_json, 0, NULL));
-    sk_conditions *c = sk_conditions_new(conds, names);
+    sk_conditions *c = sk_conditions_new(conds, 0);
     sk_cel_eval_options opt = {.vars = vars};
     *failures = NULL;
     int rc = sk_conditions_match(c, &opt, failures);
@@ -56,6 +54,12 @@ static void test_conditions(void **state)
     assert_string_equal(f, "[expression 'object.y == 1' resulted in error: no such key: y, "
                            "compilation error: compilation failed: ERROR: <input>:1:1: "
                            "undeclared reference to 'nope' (in container '')\n | nope\n | ^]");
+    free(f);
+    /* a stored condition kube's compiler refuses for its type (never
+     * written through the REST face, which refuses it) is kube's
+     * compilation error, not a value that lets the request through */
+    assert_int_equal(match("[{\"name\":\"a\",\"expression\":\"1\"}]", "{}", &f), -1);
+    assert_string_equal(f, "compilation error: must evaluate to bool but got int");
     free(f);
     /* a hostile condition: the budget is the one failure */
     assert_int_equal(match("[{\"name\":\"a\",\"expression\":\"[1,2,3,4,5,6,7,8,9,10].all(a, "
