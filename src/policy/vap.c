@@ -569,7 +569,9 @@ static const sk_cel_val *resolve(void *ctx, sk_arena *a, const char *name)
         return x->params;
     if (strncmp(name, "variables.", 10) != 0)
         return x->authz ? sk_policy_authz_variable((void *)x->authz, a, name) : NULL;
-    for (size_t i = 0; i < x->p->n_vars; i++) {
+    /* the last variable of a name, as kube's map of compiled variables
+     * keeps it (and cel/admission.h types it) */
+    for (size_t i = x->p->n_vars; i-- > 0;) {
         const variable *v = &x->p->vars[i];
         if (strcmp(v->name, name + 10) != 0)
             continue;

@@ -317,6 +317,21 @@ static void test_variable_errors(void **state)
                            "resulted in error: composited variable \"v\" fails to compile: "
                            "compilation failed: ERROR: <input>:1:4: Syntax error"));
     json_decref(s);
+    /* of two variables of one name the last is the one, typed and
+     * evaluated (kube keeps its compiled variables in a map by name) */
+    s = apply(POLICY("\"variables\":[{\"name\":\"v\",\"expression\":\"'x'\"},"
+                     "{\"name\":\"v\",\"expression\":\"1\"}],",
+                     "[{\"expression\":\"variables.v == 2\"}]"),
+              BINDING("", "[\"Deny\"]"), "cm", "{}", w, ann);
+    assert_non_null(s);
+    assert_non_null(strstr(json_string_value(json_object_get(s, "message")),
+                           "denied request: failed expression: variables.v == 2"));
+    json_decref(s);
+    s = apply(POLICY("\"variables\":[{\"name\":\"v\",\"expression\":\"'x'\"},"
+                     "{\"name\":\"v\",\"expression\":\"1\"}],",
+                     "[{\"expression\":\"variables.v == 1\"}]"),
+              BINDING("", "[\"Deny\"]"), "cm", "{}", w, ann);
+    assert_null(s);
     json_decref(w);
     json_decref(ann);
 }
