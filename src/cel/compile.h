@@ -6,13 +6,14 @@
  * (Issues.String(): "ERROR: <input>:1:5: ..." with the source line and a
  * caret under the column).
  *
- * Used where kube compiles with its variables dynamic (admission
- * policies, webhook matchConditions); CRD rules, whose variables have the
- * schema's types, go through the type checker (cel/check.h). Here what
+ * The server no longer compiles with it: admission expressions go
+ * through cel/admission.h and CRD rules through cel/check.h, both type
+ * checked; it stays as the parser's checker-free compile for the parsing
+ * suite (tests/cel/cel_parse.c) and its fuzz target. Here what
  * only types would refuse (a non-bool condition, a function with no
  * overload for its arguments) passes and is an error value when
- * evaluated. What is checked is what needs no types: syntax, macros, and that every free identifier names a declared
- * variable, a type (int, string, net.IP, ...) or a variable bound by a
+ * evaluated. What is checked is what needs no types: syntax, macros, and that every free identifier
+ * names a declared variable, a type (int, string, net.IP, ...) or a variable bound by a
  * comprehension around it (a namespaced function's namespace, as in
  * sets.contains or optional.of, is no reference) ("undeclared reference to 'x' (in container
  * '')", at each use, as cel-go's checker reports it), and that no message

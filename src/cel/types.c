@@ -106,3 +106,17 @@ void sk_cel_ty_format(sk_buf *b, const sk_cel_ty *t)
     }
     sk_buf_putc(b, ')');
 }
+
+void sk_cel_ty_string(sk_buf *b, const sk_cel_ty *t)
+{
+    sk_buf_puts(b, sk_cel_ty_name(t));
+    if (!t->np)
+        return;
+    sk_buf_putc(b, '(');
+    for (size_t i = 0; i < t->np; i++) {
+        if (i)
+            sk_buf_puts(b, ", ");
+        sk_cel_ty_string(b, t->p[i]);
+    }
+    sk_buf_putc(b, ')');
+}

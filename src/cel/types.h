@@ -54,6 +54,11 @@ const sk_cel_ty *sk_cel_ty_object(sk_arena *a, const char *name, const void *dat
  * "optional_type(int)", an object's name; appended to b. */
 void sk_cel_ty_format(sk_buf *b, const sk_cel_ty *t);
 
+/* cel-go's Type.String(): as sk_cel_ty_format, but every type by its
+ * TypeName ("null_type", "google.protobuf.Duration", "list(dyn)"), as
+ * kube quotes a result type; appended to b. */
+void sk_cel_ty_string(sk_buf *b, const sk_cel_ty *t);
+
 /* cel-go's TypeName: "int", "list", "google.protobuf.Duration", an opaque
  * or object type's name, a parameter's name. */
 const char *sk_cel_ty_name(const sk_cel_ty *t);

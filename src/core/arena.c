@@ -99,6 +99,21 @@ char *sk_arena_strndup(sk_arena *a, const char *s, size_t n)
     return d;
 }
 
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+char *sk_arena_trim(sk_arena *a, const char *s)
+{
+    while (is_space(*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && is_space(s[n - 1]))
+        n--;
+    return sk_arena_strndup(a, s, n);
+}
+
 char *sk_arena_printf(sk_arena *a, const char *fmt, ...)
 {
     va_list ap, ap2;

@@ -28,6 +28,9 @@ void *sk_arena_alloc(sk_arena *a, size_t n);
 char *sk_arena_strdup(sk_arena *a, const char *s);
 /* A copy of the n bytes at s, NUL-terminated, in the arena. */
 char *sk_arena_strndup(sk_arena *a, const char *s, size_t n);
+/* A copy of s without its leading and trailing ASCII white space (Go's
+ * strings.TrimSpace for the text kube trims), in the arena. */
+char *sk_arena_trim(sk_arena *a, const char *s);
 /* A formatted string in the arena. */
 char *sk_arena_printf(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An array of n items of size bytes in a (NULL with *cap 0 at first) with

@@ -67,10 +67,6 @@ typedef struct hook {
     sk_conditions *conds; /* its matchConditions (NULL: none) */
 } hook;
 
-/* What kube's match conditions see (admission/plugin/cel). */
-static const char *const condition_variables[] = {"object",  "oldObject",  "namespaceObject",
-                                                  "request", "authorizer", NULL};
-
 enum { VALIDATING, MUTATING };
 
 struct sk_hook_set {
@@ -121,7 +117,8 @@ static void compile(sk_hook_client *c, const json_t *config, const json_t *json,
     compile_selector(json_object_get(json, "namespaceSelector"), &h->ns_sel, &h->ns_error);
     compile_selector(json_object_get(json, "objectSelector"), &h->obj_sel, &h->obj_error);
     h->endpoint = sk_hook_endpoint_new(c, json_object_get(json, "clientConfig"));
-    h->conds = sk_conditions_new(json_object_get(json, "matchConditions"), condition_variables);
+    /* a webhook's conditions have no params (cel/admission.h) */
+    h->conds = sk_conditions_new(json_object_get(json, "matchConditions"), 0);
     /* kube's CreateAdmissionObjects: the first version of the list it
      * knows */
     size_t i;

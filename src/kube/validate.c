@@ -22,7 +22,7 @@
  * messages embed the upstream regex text verbatim because clients see it.
  */
 #include "kube/validate.h"
-#include "cel/compile.h"
+#include "cel/admission.h"
 #include "kube/status.h"
 #include "kube/typed.h"
 #include "core/buf.h"
@@ -1930,66 +1930,47 @@ static void validate_event_v1(sk_field_errors *fe, const json_t *obj)
 /* The fields this server acts on, as admissionregistration's validation
  * checks them. */
 
-/* What an admission expression may use beyond object, oldObject,
- * namespaceObject and request (admission/plugin/cel's
- * OptionalVariableDeclarations): params when the policy has a paramKind,
- * variables when it composes some, the authorizer where kube declares it. */
-enum { DECL_PARAMS = 1, DECL_VARIABLES = 2, DECL_AUTHORIZER = 4 };
+/* One compiler (cel/admission.h) for one object's admission expressions,
+ * in the arena that holds them. */
+typedef struct adm_ctx {
+    sk_arena *a;
+    sk_cel_adm *adm;
+} adm_ctx;
 
-/* The names declared for decl (at most 7, NULL-ended) into out. */
-static void declared(unsigned decl, const char *out[8])
+/* 1 if one of items (an array of objects, NULL for none) has expr as its
+ * key field. */
+static int stored_in(const json_t *items, const char *key, const char *expr)
 {
-    size_t n = 0;
-    out[n++] = "object";
-    out[n++] = "oldObject";
-    out[n++] = "namespaceObject";
-    out[n++] = "request";
-    if (decl & DECL_PARAMS)
-        out[n++] = "params";
-    if (decl & DECL_VARIABLES)
-        out[n++] = "variables";
-    if (decl & DECL_AUTHORIZER)
-        out[n++] = "authorizer";
-    out[n] = NULL;
-}
-
-/* One expression: kube's field.Invalid "compilation failed: ..." when it
- * does not compile where decl's variables are declared. */
-static void check_expression(sk_field_errors *fe, const char *field, const char *expr,
-                             unsigned decl)
-{
-    sk_arena *a = sk_arena_new();
-    sk_buf errors = SK_BUF_INIT, detail = SK_BUF_INIT;
-    size_t len = strlen(expr);
-    const char *names[8];
-    declared(decl, names);
-    if (!sk_cel_compile(a, expr, len, names, NULL, &errors)) {
-        sk_buf_printf(&detail, "compilation failed: %s", errors.data);
-        sk_field_errors_invalid(fe, field, expr, detail.data);
+    size_t i;
+    json_t *v;
+    json_array_foreach(items, i, v)
+    {
+        const char *s = json_string_value(json_object_get(v, key));
+        if (s && strcmp(s, expr) == 0)
+            return 1;
     }
-    sk_buf_free(&errors);
-    sk_buf_free(&detail);
-    sk_arena_free(a);
+    return 0;
 }
 
-/* An expression field kube requires: field.Required with detail (NULL for
- * none) when it is empty or blank, else compiled. */
-static void check_required_expression(sk_field_errors *fe, const char *field, const char *expr,
-                                      const char *detail, unsigned decl)
+/* validateCELCondition: expr compiled with decl's variables declared
+ * (variable: the name it composes, NULL for none); kube's field.Invalid
+ * with value and the compiler's detail when it does not. */
+static void check_expression(sk_field_errors *fe, adm_ctx *x, const char *field, const char *expr,
+                             const char *value, unsigned decl, int stored, sk_cel_adm_result result,
+                             const char *variable)
 {
-    const char *t = expr ? expr : "";
-    while (*t && isspace((unsigned char)*t))
-        t++;
-    if (!*t)
-        sk_field_errors_required(fe, field, detail);
-    else
-        check_expression(fe, field, expr, decl);
+    sk_buf detail = SK_BUF_INIT;
+    if (!sk_cel_adm_compile(x->adm, sk_arena_strdup(x->a, expr), decl, stored, result, variable,
+                            &detail))
+        sk_field_errors_invalid(fe, field, value, detail.data);
+    sk_buf_free(&detail);
 }
 
 /* validateMatchConditions: at most 64, each with a qualified name of its
- * own and an expression that compiles. */
-static void check_match_conditions(sk_field_errors *fe, const char *base, const json_t *conds,
-                                   unsigned decl)
+ * own and an expression (trimmed, as kube compiles and quotes it) that
+ * compiles to a bool; old_conds: the stored object's conditions. */
+static void check_match_conditions(sk_field_errors *fe, adm_ctx *x, const char *base,
+                                   const json_t *conds, const json_t *old_conds, unsigned decl)
 {
     char field[160];
     size_t n = json_array_size(conds);
@@ -2000,8 +1981,13 @@ static void check_match_conditions(sk_field_errors *fe, const char *base, const 
         const json_t *c = json_array_get(conds, i);
         const char *expr = json_string_value(json_object_get(c, "expression"));
         const char *name = json_string_value(json_object_get(c, "name"));
+        const char *t = sk_arena_trim(x->a, expr ? expr : "");
         snprintf(field, sizeof field, "%s.matchConditions[%zu].expression", base, i);
-        check_required_expression(fe, field, expr, NULL, decl | DECL_AUTHORIZER);
+        if (!*t)
+            sk_field_errors_required(fe, field, NULL);
+        else
+            check_expression(fe, x, field, t, t, decl | SK_CEL_ADM_AUTHORIZER,
+                             stored_in(old_conds, "expression", t), SK_CEL_ADM_BOOL, NULL);
         snprintf(field, sizeof field, "%s.matchConditions[%zu].name", base, i);
         if (!name || !*name) {
             sk_field_errors_required(fe, field, NULL);
@@ -2018,6 +2004,12 @@ static void check_match_conditions(sk_field_errors *fe, const char *base, const 
             }
         }
     }
+}
+
+/* reflect.DeepEqual of two optional fields. */
+static int same_field(const json_t *a, const json_t *b)
+{
+    return (!a && !b) || (a && b && json_equal(a, b));
 }
 
 static int has_string(const json_t *list, const char *want)
@@ -2104,15 +2096,37 @@ static void check_client_config(sk_field_errors *fe, const char *base, const jso
     }
 }
 
-static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int mutating)
+/* ignoreValidatingWebhookMatchConditions: an update that leaves every
+ * webhook's matchConditions as they were does not check them again. */
+static int same_match_conditions(const json_t *hooks, const json_t *old_hooks)
+{
+    if (json_array_size(hooks) != json_array_size(old_hooks))
+        return 0;
+    for (size_t i = 0; i < json_array_size(hooks); i++)
+        if (!same_field(json_object_get(json_array_get(hooks, i), "matchConditions"),
+                        json_object_get(json_array_get(old_hooks, i), "matchConditions")))
+            return 0;
+    return 1;
+}
+
+static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, const json_t *old,
+                                    int mutating)
 {
     static const char *const failure[] = {"Fail", "Ignore", NULL};
     static const char *const side[] = {"None", "NoneOnDryRun", NULL};
     static const char *const match[] = {"Equivalent", "Exact", NULL};
     static const char *const reinvoke[] = {"IfNeeded", "Never", NULL};
     const json_t *hooks = json_object_get(obj, "webhooks");
+    const json_t *old_hooks = old ? json_object_get(old, "webhooks") : NULL;
+    int ignore_conditions = old && same_match_conditions(hooks, old_hooks);
+    /* findValidatingPreexistingExpressions: every stored webhook's */
+    json_t *old_conds = json_array();
     size_t i;
     json_t *h;
+    json_array_foreach(old_hooks, i, h)
+        json_array_extend(old_conds, json_object_get(h, "matchConditions"));
+    adm_ctx x = {sk_arena_new(), NULL};
+    x.adm = sk_cel_adm_new(x.a);
     json_array_foreach(hooks, i, h)
     {
         char base[64], field[128];
@@ -2155,8 +2169,12 @@ static void validate_webhook_config(sk_field_errors *fe, const json_t *obj, int 
                                          "must include at least one of v1, v1beta1");
         }
         check_client_config(fe, base, json_object_get(h, "clientConfig"));
-        check_match_conditions(fe, base, json_object_get(h, "matchConditions"), 0);
+        if (!ignore_conditions)
+            check_match_conditions(fe, &x, base, json_object_get(h, "matchConditions"), old_conds,
+                                   0);
     }
+    json_decref(old_conds);
+    sk_arena_free(x.a);
 }
 
 /* ---- ValidatingAdmissionPolicy and its binding ---- */
@@ -2195,21 +2213,30 @@ static void check_match_resources(sk_field_errors *fe, const char *base, const j
     check_enum(fe, field, json_object_get(mr, "matchPolicy"), match, 1);
 }
 
-static void check_validation(sk_field_errors *fe, const char *base, const json_t *v, unsigned decl)
+/* validateValidation; old_spec: the stored policy's spec (NULL on create),
+ * whose expressions compile in the stored environment. */
+static void check_validation(sk_field_errors *fe, adm_ctx *x, const char *base, const json_t *v,
+                             const json_t *old_spec, unsigned decl)
 {
     static const char *const reasons[] = {"Forbidden", "Invalid", "RequestEntityTooLarge",
                                           "Unauthorized", NULL};
+    const json_t *old_vals = json_object_get(old_spec, "validations");
     char field[192];
     const char *expr = json_string_value(json_object_get(v, "expression"));
     const char *msg = json_string_value(json_object_get(v, "message"));
     const char *mexpr = json_string_value(json_object_get(v, "messageExpression"));
     snprintf(field, sizeof field, "%s.expression", base);
-    check_required_expression(fe, field, expr, "expression is not specified", decl);
+    if (blank(expr))
+        sk_field_errors_required(fe, field, "expression is not specified");
+    else
+        check_expression(fe, x, field, expr, expr, decl, stored_in(old_vals, "expression", expr),
+                         SK_CEL_ADM_BOOL, NULL);
     snprintf(field, sizeof field, "%s.messageExpression", base);
     if (mexpr && *mexpr && blank(mexpr))
         sk_field_errors_invalid(fe, field, mexpr, "must be non-empty if specified");
     else if (mexpr && *mexpr)
-        check_expression(fe, field, mexpr, decl & ~DECL_AUTHORIZER);
+        check_expression(fe, x, field, mexpr, mexpr, decl & ~SK_CEL_ADM_AUTHORIZER,
+                         stored_in(old_vals, "messageExpression", mexpr), SK_CEL_ADM_STRING, NULL);
     snprintf(field, sizeof field, "%s.message", base);
     if (msg && *msg && blank(msg))
         sk_field_errors_invalid(fe, field, msg, "message must be non-empty if specified");
@@ -2219,18 +2246,66 @@ static void check_validation(sk_field_errors *fe, const char *base, const json_t
     check_enum(fe, field, json_object_get(v, "reason"), reasons, 0);
 }
 
-static void validate_admission_policy(sk_field_errors *fe, const json_t *obj)
+/* validateAuditAnnotation; old_spec as for check_validation. */
+static void check_audit_annotation(sk_field_errors *fe, adm_ctx *x, size_t i, const json_t *anns,
+                                   const char *name, const json_t *old_spec, unsigned decl)
+{
+    const json_t *v = json_array_get(anns, i);
+    const char *key = json_string_value(json_object_get(v, "key"));
+    const char *vexpr = json_string_value(json_object_get(v, "valueExpression"));
+    const char *t = sk_arena_trim(x->a, vexpr ? vexpr : "");
+    char field[128];
+    snprintf(field, sizeof field, "spec.auditAnnotations[%zu].key", i);
+    if (name && *name) {
+        sk_buf q = SK_BUF_INIT;
+        sk_buf_printf(&q, "%s/%s", name, key ? key : "");
+        const char *msgs[SK_VALIDATE_MAX_MSGS];
+        invalid_each(fe, field, q.data, msgs, sk_validate_qualified_name(q.data, msgs));
+        sk_buf_free(&q);
+    } else {
+        sk_field_errors_invalid(fe, field, key ? key : "", "requires metadata.name be non-empty");
+    }
+    snprintf(field, sizeof field, "spec.auditAnnotations[%zu].valueExpression", i);
+    /* compiled trimmed, quoted as written */
+    if (!*t)
+        sk_field_errors_required(fe, field, "valueExpression is not specified");
+    else if (strlen(t) > 5 * 1024)
+        sk_field_errors_required(fe, field, "must not exceed 5120 bytes in length");
+    else
+        check_expression(
+            fe, x, field, t, vexpr, decl,
+            stored_in(json_object_get(old_spec, "auditAnnotations"), "valueExpression", vexpr),
+            SK_CEL_ADM_STRING_OR_NULL, NULL);
+    snprintf(field, sizeof field, "spec.auditAnnotations[%zu].key", i);
+    for (size_t j = 0; j < i; j++) {
+        const char *other = json_string_value(json_object_get(json_array_get(anns, j), "key"));
+        if (other && key && strcmp(other, key) == 0) {
+            sk_field_errors_duplicate(fe, field, json_object_get(v, "key"));
+            break;
+        }
+    }
+}
+
+/* validateValidatingAdmissionPolicySpec; old: the stored policy on an
+ * update (its expressions compile in the stored environment; its
+ * matchConditions, with paramKind unchanged, are not checked again). */
+static void validate_admission_policy(sk_field_errors *fe, const json_t *obj, const json_t *old)
 {
     static const char *const failure[] = {"Fail", "Ignore", NULL};
     const json_t *spec = json_object_get(obj, "spec");
+    const json_t *old_spec = old ? json_object_get(old, "spec") : NULL;
     const json_t *pk = json_object_get(spec, "paramKind");
     const json_t *mc = json_object_get(spec, "matchConstraints");
+    const json_t *conds = json_object_get(spec, "matchConditions");
     const json_t *vars = json_object_get(spec, "variables");
     const json_t *vals = json_object_get(spec, "validations");
     const json_t *anns = json_object_get(spec, "auditAnnotations");
     const char *name = str_at(obj, "metadata.name");
-    unsigned decl = DECL_AUTHORIZER | (pk ? DECL_PARAMS : 0) |
-                    (json_array_size(vars) ? DECL_VARIABLES : 0);
+    /* the policy's compiler composes variables when it has some */
+    unsigned decl = SK_CEL_ADM_AUTHORIZER | (pk ? SK_CEL_ADM_PARAMS : 0) |
+                    (json_array_size(vars) ? SK_CEL_ADM_VARIABLES : 0);
+    adm_ctx x = {sk_arena_new(), NULL};
+    x.adm = sk_cel_adm_new(x.a);
     char field[128];
     size_t i;
     json_t *v;
@@ -2249,63 +2324,48 @@ static void validate_admission_policy(sk_field_errors *fe, const json_t *obj)
         if (json_array_size(json_object_get(mc, "resourceRules")) == 0)
             sk_field_errors_required(fe, "spec.matchConstraints.resourceRules", NULL);
     }
-    check_match_conditions(fe, "spec", json_object_get(spec, "matchConditions"),
-                           pk ? DECL_PARAMS : 0);
+    if (!old_spec || !same_field(pk, json_object_get(old_spec, "paramKind")) ||
+        !same_field(conds, json_object_get(old_spec, "matchConditions")))
+        check_match_conditions(fe, &x, "spec", conds, json_object_get(old_spec, "matchConditions"),
+                               pk ? SK_CEL_ADM_PARAMS : 0);
     json_array_foreach(vars, i, v)
     {
         const char *vname = json_string_value(json_object_get(v, "name"));
+        const char *vexpr = json_string_value(json_object_get(v, "expression"));
         snprintf(field, sizeof field, "spec.variables[%zu].name", i);
         if (blank(vname))
             sk_field_errors_required(fe, field, "name is not specified");
         else if (!is_cel_identifier(vname))
             sk_field_errors_invalid(fe, field, vname, "name is not a valid CEL identifier");
         snprintf(field, sizeof field, "spec.variables[%zu].expression", i);
-        check_required_expression(fe, field, json_string_value(json_object_get(v, "expression")),
-                                  "expression is not specified", decl);
+        /* kube looks a variable up among the stored validations */
+        if (blank(vexpr))
+            sk_field_errors_required(fe, field, "expression is not specified");
+        else
+            check_expression(
+                fe, &x, field, vexpr, vexpr, decl,
+                stored_in(json_object_get(old_spec, "validations"), "expression", vexpr),
+                SK_CEL_ADM_ANY, vname ? vname : "");
     }
     if (json_array_size(vals) == 0 && json_array_size(anns) == 0) {
         const char *d = "validations or auditAnnotations must contain at least one item";
         sk_field_errors_required(fe, "spec.validations", d);
         sk_field_errors_required(fe, "spec.auditAnnotations", d);
-        return;
+        goto out;
     }
     json_array_foreach(vals, i, v)
     {
         char base[64];
         snprintf(base, sizeof base, "spec.validations[%zu]", i);
-        check_validation(fe, base, v, decl);
+        check_validation(fe, &x, base, v, old_spec, decl);
     }
     if (json_array_size(anns) > 20)
         sk_field_errors_invalid_json(fe, "spec.auditAnnotations", anns,
                                      "must not have more than 20 auditAnnotations");
-    json_array_foreach(anns, i, v)
-    {
-        const char *key = json_string_value(json_object_get(v, "key"));
-        const char *vexpr = json_string_value(json_object_get(v, "valueExpression"));
-        snprintf(field, sizeof field, "spec.auditAnnotations[%zu].key", i);
-        if (name && *name) {
-            sk_buf q = SK_BUF_INIT;
-            sk_buf_printf(&q, "%s/%s", name, key ? key : "");
-            const char *msgs[SK_VALIDATE_MAX_MSGS];
-            invalid_each(fe, field, q.data, msgs, sk_validate_qualified_name(q.data, msgs));
-            sk_buf_free(&q);
-        } else {
-            sk_field_errors_invalid(fe, field, key ? key : "", "requires metadata.name be non-empty");
-        }
-        for (size_t j = 0; j < i; j++) {
-            const char *other =
-                json_string_value(json_object_get(json_array_get(anns, j), "key"));
-            if (other && key && strcmp(other, key) == 0) {
-                sk_field_errors_duplicate(fe, field, json_object_get(v, "key"));
-                break;
-            }
-        }
-        snprintf(field, sizeof field, "spec.auditAnnotations[%zu].valueExpression", i);
-        if (vexpr && strlen(vexpr) > 5 * 1024)
-            sk_field_errors_required(fe, field, "must not exceed 5120 bytes in length");
-        else
-            check_required_expression(fe, field, vexpr, "valueExpression is not specified", decl);
-    }
+    for (i = 0; i < json_array_size(anns); i++)
+        check_audit_annotation(fe, &x, i, anns, name, old_spec, decl);
+out:
+    sk_arena_free(x.a);
 }
 
 static void validate_admission_policy_binding(sk_field_errors *fe, const json_t *obj)
@@ -2403,10 +2463,10 @@ static void validate_kind(const sk_resource *r, sk_field_errors *fe, const json_
         } else if (strcmp(r->group, "admissionregistration.k8s.io") == 0 &&
                    (strcmp(r->kind, "ValidatingWebhookConfiguration") == 0 ||
                     strcmp(r->kind, "MutatingWebhookConfiguration") == 0)) {
-            validate_webhook_config(fe, obj, r->kind[0] == 'M');
+            validate_webhook_config(fe, obj, old, r->kind[0] == 'M');
         } else if (strcmp(r->group, "admissionregistration.k8s.io") == 0 &&
                    strcmp(r->kind, "ValidatingAdmissionPolicy") == 0) {
-            validate_admission_policy(fe, obj);
+            validate_admission_policy(fe, obj, old);
         } else if (strcmp(r->group, "admissionregistration.k8s.io") == 0 &&
                    strcmp(r->kind, "ValidatingAdmissionPolicyBinding") == 0) {
             validate_admission_policy_binding(fe, obj);

@@ -1,12 +1,12 @@
 /*
  * conditions.c - see conditions.h. The texts are matchconditions/matcher.go's:
  * each failure "expression 'E' resulted in error: ..." or "compilation
- * error: compilation failed: ...", joined as utilerrors' aggregate does
+ * error: ..." (the compiler's detail), joined as utilerrors' aggregate does
  * (one as itself, more in brackets, ", " between); running out of budget
  * stops at once and is the only failure reported.
  */
 #include "policy/conditions.h"
-#include "cel/compile.h"
+#include "cel/admission.h"
 #include "core/arena.h"
 #include "core/buf.h"
 
@@ -27,7 +27,7 @@ struct sk_conditions {
     size_t n;
 };
 
-sk_conditions *sk_conditions_new(const json_t *conds, const char *const *variables)
+sk_conditions *sk_conditions_new(const json_t *conds, unsigned decl)
 {
     size_t n = json_array_size(conds);
     if (n == 0)
@@ -37,13 +37,15 @@ sk_conditions *sk_conditions_new(const json_t *conds, const char *const *variabl
     c->arena = a;
     c->n = n;
     c->conds = sk_arena_alloc(a, n * sizeof *c->conds);
+    sk_cel_adm *adm = sk_cel_adm_new(a);
     for (size_t i = 0; i < n; i++) {
         condition *k = &c->conds[i];
         const char *expr =
             json_string_value(json_object_get(json_array_get(conds, i), "expression"));
         k->expression = sk_arena_strdup(a, expr ? expr : "");
         sk_buf errors = SK_BUF_INIT;
-        k->tree = sk_cel_compile(a, k->expression, strlen(k->expression), variables, NULL, &errors);
+        k->tree = sk_cel_adm_compile(adm, k->expression, decl | SK_CEL_ADM_AUTHORIZER, 1,
+                                     SK_CEL_ADM_BOOL, NULL, &errors);
         k->compile_error = k->tree ? NULL : sk_arena_strdup(a, errors.data ? errors.data : "");
         sk_buf_free(&errors);
     }
@@ -69,7 +71,7 @@ int sk_conditions_match(const sk_conditions *c, const sk_cel_eval_options *opt, 
         const condition *k = &c->conds[i];
         sk_buf one = SK_BUF_INIT;
         if (k->compile_error) {
-            sk_buf_printf(&one, "compilation error: compilation failed: %s", k->compile_error);
+            sk_buf_printf(&one, "compilation error: %s", k->compile_error);
         } else {
             sk_cel_eval_options o = *opt;
             o.max_steps = left;

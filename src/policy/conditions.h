@@ -14,12 +14,13 @@
 
 typedef struct sk_conditions sk_conditions;
 
-/* The MatchCondition list conds (borrowed; copied) compiled where the
- * names in variables (NULL-ended, borrowed) are declared; an expression
- * that does not compile (stored before it was validated, or through
- * another face) is kept as its error. NULL when conds is empty; freed with
- * sk_conditions_free. */
-sk_conditions *sk_conditions_new(const json_t *conds, const char *const *variables);
+/* The MatchCondition list conds (borrowed; copied) compiled as kube
+ * compiles stored conditions (cel/admission.h: the stored environment, a
+ * bool) with decl's variables declared (SK_CEL_ADM_*; the authorizer
+ * always); an expression that does not compile (stored before it was
+ * validated, or through another face) is kept as its error. NULL when
+ * conds is empty; freed with sk_conditions_free. */
+sk_conditions *sk_conditions_new(const json_t *conds, unsigned decl);
 void sk_conditions_free(sk_conditions *c);
 
 /*

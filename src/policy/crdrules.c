@@ -162,21 +162,6 @@ out:
 
 /* ---- strings as Go's strings.TrimSpace sees them ----------------------------- */
 
-static int is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
-static const char *trim(sk_arena *a, const char *s)
-{
-    while (is_space(*s))
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && is_space(s[n - 1]))
-        n--;
-    return sk_arena_strndup(a, s, n);
-}
-
 /* ---- rules: what a compile can tell ------------------------------------------ */
 
 /* kube's environments: the one stored expressions compile in (every
@@ -656,10 +641,10 @@ static void build_rules(sk_arena *a, rnode *n, const exprset *pre)
         memset(r, 0, sizeof *r);
         r->raw = v;
         r->src = sk_structural_kw_str(v, "rule");
-        r->message = trim(a, sk_structural_kw_str(v, "message"));
+        r->message = sk_arena_trim(a, sk_structural_kw_str(v, "message"));
         r->reason = json_string_value(sk_structural_kw(v, "reason"));
         r->optional_old_self = json_is_true(sk_structural_kw(v, "optionalOldSelf"));
-        if (!*trim(a, r->src))
+        if (!*sk_arena_trim(a, r->src))
             continue; /* kube compiles nothing for it, runs nothing */
         const sk_cel_parse_options *ropts =
             !pre || in_set(pre->rules, pre->nrules, r->src) ? &stored_opts : &new_opts;
@@ -842,7 +827,7 @@ static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char 
     const json_t *v = n->rules[i].raw;
     const char *rule_src = sk_structural_kw_str(v, "rule"),
                *msg = sk_structural_kw_str(v, "message");
-    const char *t_rule = trim(ck->a, rule_src), *t_msg = trim(ck->a, msg);
+    const char *t_rule = sk_arena_trim(ck->a, rule_src), *t_msg = sk_arena_trim(ck->a, msg);
     const char *me = sk_structural_kw_str(v, "messageExpression"),
                *fp = sk_structural_kw_str(v, "fieldPath");
 #define AT(child) sk_arena_printf(ck->a, "%s.%s", at, child)
@@ -855,7 +840,7 @@ static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char 
     else if (strchr(t_rule, '\n') && !*t_msg)
         sk_field_errors_required(fe, AT("message"),
                                  "message must be specified if rule contains line breaks");
-    if (*me && !*trim(ck->a, me))
+    if (*me && !*sk_arena_trim(ck->a, me))
         sk_field_errors_required(fe, AT("messageExpression"),
                                  "messageExpression must be non-empty if specified");
     const char *reason = json_string_value(sk_structural_kw(v, "reason"));
@@ -870,7 +855,7 @@ static void check_rule_fields(checker *ck, const rnode *n, size_t i, const char 
             json_decref(val);
         }
     }
-    if (*fp && !*trim(ck->a, fp))
+    if (*fp && !*sk_arena_trim(ck->a, fp))
         sk_field_errors_invalid(fe, AT("fieldPath"), fp,
                                 "fieldPath must be non-empty if specified");
     if (strchr(fp, '\n'))
@@ -1330,7 +1315,7 @@ static void add_error(run *r, const rule *ru, const corr *c, const char *field, 
 
 static const char *rule_error_string(const rule *ru, sk_arena *a)
 {
-    return *ru->message ? ru->message : trim(a, ru->src);
+    return *ru->message ? ru->message : sk_arena_trim(a, ru->src);
 }
 
 /* The rules of n on value j (old: its correlated old value or NULL) at
@@ -1440,7 +1425,7 @@ static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *ol
             r->stopped = 1;
             return;
         }
-        const char *text = m->type == SK_CEL_V_STRING ? trim(r->a, m->u.str.s) : NULL;
+        const char *text = m->type == SK_CEL_V_STRING ? sk_arena_trim(r->a, m->u.str.s) : NULL;
         if (!text || !*text || strlen(text) > MAX_MESSAGE_BYTES || strchr(text, '\n'))
             text = fallback;
         add_error(r, ru, c, field, type, text, 0);

@@ -23,12 +23,14 @@
  * - a configuration error (a selector that does not parse, missing params)
  *   refuses the request under Fail and is ignored under Ignore.
  *
- * What kube's type checker would refuse when the policy is written is here
- * an error when evaluated (cel/compile.h has no types), which
- * failurePolicy then decides.
+ * The expressions are compiled as kube compiles stored ones
+ * (cel/admission.h: types checked, in the stored environment), so one
+ * stored without the check made when a policy is written (through the
+ * etcd face) that kube would not compile is kube's compilation error when
+ * evaluated, which failurePolicy then decides.
  */
 #include "policy/vap.h"
-#include "cel/compile.h"
+#include "cel/admission.h"
 #include "cel/eval.h"
 #include "core/arena.h"
 #include "core/buf.h"
@@ -129,20 +131,23 @@ static const char *str(const json_t *obj, const char *field)
     return json_string_value(json_object_get(obj, field));
 }
 
-static void compile_expr(sk_arena *a, const char *text, const char *const *names, expr *out)
+/* text compiled by adm as kube compiles a stored expression (the stored
+ * environment), decl's variables declared, held to result; variable: the
+ * name it composes (NULL for none). */
+static void compile_expr(sk_arena *a, sk_cel_adm *adm, const char *text, unsigned decl,
+                         sk_cel_adm_result result, const char *variable, expr *out)
 {
-    sk_buf errors = SK_BUF_INIT;
+    sk_buf detail = SK_BUF_INIT;
     out->text = sk_arena_strdup(a, text ? text : "");
-    out->tree = sk_cel_compile(a, out->text, strlen(out->text), names, NULL, &errors);
+    out->tree = sk_cel_adm_compile(adm, out->text, decl, 1, result, variable, &detail);
     out->error = NULL;
     if (!out->tree) {
         sk_buf m = SK_BUF_INIT;
-        sk_buf_printf(&m, COMPILATION_ERROR "compilation failed: %s",
-                      errors.data ? errors.data : "");
+        sk_buf_printf(&m, COMPILATION_ERROR "%s", detail.data ? detail.data : "");
         out->error = sk_arena_strdup(a, m.data);
         sk_buf_free(&m);
     }
-    sk_buf_free(&errors);
+    sk_buf_free(&detail);
 }
 
 static void compile_selector(const json_t *sel, sk_label_selector **out, char **error)
@@ -175,21 +180,13 @@ static void compile_policy(sk_arena *a, const json_t *obj, policy *p)
     const json_t *spec = json_object_get(obj, "spec");
     const json_t *pk = json_object_get(spec, "paramKind");
     const char *name = str(json_object_get(obj, "metadata"), "name");
-    /* what kube declares for a policy's expressions: matchConditions see
-     * no variables, messageExpressions no authorizer */
-    const char *cond_names[7] = {"object", "oldObject", "namespaceObject", "request"};
-    const char *names[8], *message_names[7];
-    size_t n = 4;
-    if (pk)
-        cond_names[n++] = "params";
-    memcpy(message_names, cond_names, n * sizeof *names);
-    message_names[n] = "variables";
-    message_names[n + 1] = NULL;
-    cond_names[n++] = "authorizer";
-    cond_names[n] = NULL;
-    memcpy(names, cond_names, n * sizeof *names);
-    names[n++] = "variables";
-    names[n] = NULL;
+    const json_t *vars = json_object_get(spec, "variables");
+    /* what kube declares for a policy's expressions (its compiler composes
+     * the variables when there are some): matchConditions see no
+     * variables, messageExpressions no authorizer */
+    unsigned decl = SK_CEL_ADM_AUTHORIZER | (pk ? SK_CEL_ADM_PARAMS : 0) |
+                    (json_array_size(vars) ? SK_CEL_ADM_VARIABLES : 0);
+    sk_cel_adm *adm = sk_cel_adm_new(a);
     p->name = name ? name : "";
     p->ignore = str(spec, "failurePolicy") && strcmp(str(spec, "failurePolicy"), "Ignore") == 0;
     compile_criteria(json_object_get(spec, "matchConstraints"), &p->match);
@@ -197,8 +194,8 @@ static void compile_policy(sk_arena *a, const json_t *obj, policy *p)
         p->param_version = str(pk, "apiVersion") ? str(pk, "apiVersion") : "";
         p->param_kind = str(pk, "kind") ? str(pk, "kind") : "";
     }
-    p->conds = sk_conditions_new(json_object_get(spec, "matchConditions"), cond_names);
-    const json_t *vars = json_object_get(spec, "variables");
+    p->conds =
+        sk_conditions_new(json_object_get(spec, "matchConditions"), pk ? SK_CEL_ADM_PARAMS : 0);
     const json_t *vals = json_object_get(spec, "validations");
     const json_t *anns = json_object_get(spec, "auditAnnotations");
     p->n_vars = json_array_size(vars);
@@ -210,22 +207,25 @@ static void compile_policy(sk_arena *a, const json_t *obj, policy *p)
     for (size_t i = 0; i < p->n_vars; i++) {
         const json_t *v = json_array_get(vars, i);
         p->vars[i].name = sk_arena_strdup(a, str(v, "name") ? str(v, "name") : "");
-        compile_expr(a, str(v, "expression"), names, &p->vars[i].e);
+        compile_expr(a, adm, str(v, "expression"), decl, SK_CEL_ADM_ANY, p->vars[i].name,
+                     &p->vars[i].e);
     }
     for (size_t i = 0; i < p->n_vals; i++) {
         const json_t *v = json_array_get(vals, i);
         validation *k = &p->vals[i];
-        compile_expr(a, str(v, "expression"), names, &k->e);
+        compile_expr(a, adm, str(v, "expression"), decl, SK_CEL_ADM_BOOL, NULL, &k->e);
         memset(&k->message_e, 0, sizeof k->message_e);
         if (str(v, "messageExpression") && *str(v, "messageExpression"))
-            compile_expr(a, str(v, "messageExpression"), message_names, &k->message_e);
+            compile_expr(a, adm, str(v, "messageExpression"), decl & ~SK_CEL_ADM_AUTHORIZER,
+                         SK_CEL_ADM_STRING, NULL, &k->message_e);
         k->message = str(v, "message") ? sk_arena_strdup(a, str(v, "message")) : NULL;
         k->reason = str(v, "reason") ? sk_arena_strdup(a, str(v, "reason")) : NULL;
     }
     for (size_t i = 0; i < p->n_anns; i++) {
         const json_t *v = json_array_get(anns, i);
         p->anns[i].key = sk_arena_strdup(a, str(v, "key") ? str(v, "key") : "");
-        compile_expr(a, str(v, "valueExpression"), names, &p->anns[i].e);
+        compile_expr(a, adm, str(v, "valueExpression"), decl, SK_CEL_ADM_STRING_OR_NULL, NULL,
+                     &p->anns[i].e);
     }
 }
 
@@ -569,7 +569,9 @@ static const sk_cel_val *resolve(void *ctx, sk_arena *a, const char *name)
         return x->params;
     if (strncmp(name, "variables.", 10) != 0)
         return x->authz ? sk_policy_authz_variable((void *)x->authz, a, name) : NULL;
-    for (size_t i = 0; i < x->p->n_vars; i++) {
+    /* the last variable of a name, as kube's map of compiled variables
+     * keeps it (and cel/admission.h types it) */
+    for (size_t i = x->p->n_vars; i-- > 0;) {
         const variable *v = &x->p->vars[i];
         if (strcmp(v->name, name + 10) != 0)
             continue;

@@ -561,6 +561,93 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
         msg = self.bad(VAP, "ValidatingAdmissionPolicy", {"validations": [{"expression": "true"}]})
         self.assertIn("spec.matchConstraints: Required value", msg)
 
+    def test_policy_types_checked_when_written(self):
+        # kube 1.32 type-checks each expression with its variables declared
+        # (object, oldObject, params dyn; request and namespaceObject its own
+        # types; the authorizer's; variables with their own types) and holds
+        # it to the type its field gives
+        rules = {"resourceRules": [CM_RULE]}
+        name = "typed"
+        r = self.server.request("POST", VAP, {
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name}, "spec": {
+                "failurePolicy": "Fail", "matchConstraints": rules,
+                "validations": [{"expression": "object.spec.paused"}]}})
+        message = ('spec.validations[0].expression: Invalid value: "object.spec.paused": '
+                   "must evaluate to bool but got dyn")
+        self.assertEqual(r.status, 422, r)
+        self.assertEqual(r.json(), {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": 'ValidatingAdmissionPolicy.admissionregistration.k8s.io "typed" is '
+                       "invalid: " + message,
+            "reason": "Invalid", "details": {
+                "name": name, "group": "admissionregistration.k8s.io",
+                "kind": "ValidatingAdmissionPolicy",
+                "causes": [{"reason": "FieldValueInvalid",
+                            "message": 'Invalid value: "object.spec.paused": must evaluate to '
+                                       "bool but got dyn",
+                            "field": "spec.validations[0].expression"}]},
+            "code": 422})
+        cases = [
+            ({"validations": [{"expression": "true", "messageExpression": "size(object.data)"}]},
+             'spec.validations[0].messageExpression: Invalid value: "size(object.data)": must '
+             "evaluate to string but got int"),
+            ({"auditAnnotations": [{"key": "k", "valueExpression": "1"}]},
+             'spec.auditAnnotations[0].valueExpression: Invalid value: "1": must evaluate to '
+             "one of [string null_type] but got int"),
+            ({"validations": [{"expression": "true"}],
+              "matchConditions": [{"name": "m", "expression": "[1]"}]},
+             'spec.matchConditions[0].expression: Invalid value: "[1]": must evaluate to bool '
+             "but got list(int)"),
+            ({"validations": [{"expression": "request.name + 1 == 'x'"}]},
+             "spec.validations[0].expression: Invalid value: \"request.name + 1 == 'x'\": "
+             "compilation failed: ERROR: <input>:1:14: found no matching overload for '_+_' "
+             "applied to '(string, int)'\n | request.name + 1 == 'x'\n | .............^"),
+            ({"validations": [{"expression": "request.userInfo.name == 'x'"}]},
+             "compilation failed: ERROR: <input>:1:17: undefined field 'name'\n"
+             " | request.userInfo.name == 'x'\n | ................^"),
+            # variables have their types, and see only those before them
+            ({"validations": [{"expression": "variables.n == 'two'"}],
+              "variables": [{"name": "n", "expression": "size(object.data)"},
+                            {"name": "m", "expression": "variables.later"},
+                            {"name": "later", "expression": "1"}]},
+             "spec.variables[1].expression: Invalid value: \"variables.later\": compilation "
+             "failed: ERROR: <input>:1:10: undefined field 'later'\n | variables.later\n"
+             " | .........^, spec.validations[0].expression: Invalid value: \"variables.n == "
+             "'two'\": compilation failed: ERROR: <input>:1:13: found no matching overload "
+             "for '_==_' applied to '(int, string)'\n | variables.n == 'two'\n"
+             " | ............^"),
+            # a new expression is checked in kube 1.31's environment
+            ({"validations": [{"expression": "object.data.all(k, v, k != v)"}]},
+             "spec.validations[0].expression: Invalid value: \"object.data.all(k, v, k != v)\": "
+             "compilation failed: ERROR: <input>:1:16: undeclared reference to 'all' (in "
+             "container '')"),
+        ]
+        for spec, want in cases:
+            spec = dict({"matchConstraints": rules}, **spec)
+            self.assertIn(want, self.bad(VAP, "ValidatingAdmissionPolicy", spec))
+        # what the types allow is stored: null and a string annotation, a
+        # string message, a typed request and namespaceObject, the authorizer
+        self.policy("typed-ok", [
+            {"expression": "request.userInfo.groups.exists(g, g == 'x') || "
+                           "namespaceObject.metadata.labels['tier'] != 'gold' || "
+                           "authorizer.requestResource.check('get').allowed() || "
+                           "variables.names.all(n, n != '')",
+             "messageExpression": "'keys: ' + variables.names.join(',')"}],
+            auditAnnotations=[{"key": "a", "valueExpression": "null"},
+                              {"key": "b", "valueExpression": " request.operation "}],
+            variables=[{"name": "names", "expression": "object.data.map(k, k)"}])
+        # an update checks again, its stored expressions in 1.32's environment
+        p = self.server.request("GET", VAP + "/typed-ok").json()
+        r = self.server.request("PUT", VAP + "/typed-ok", p)
+        self.assertEqual(r.status, 200, r)
+        p = r.json()
+        p["spec"]["validations"].append({"expression": "variables.names"})
+        r = self.server.request("PUT", VAP + "/typed-ok", p)
+        self.assertEqual(r.status, 422, r)
+        self.assertIn('spec.validations[1].expression: Invalid value: "variables.names": must '
+                      "evaluate to bool but got list(dyn)", r.json()["message"])
+
     def test_binding_validated_when_written(self):
         kind = "ValidatingAdmissionPolicyBinding"
         msg = self.bad(VAPB, kind, {"policyName": "p", "validationActions": ["Deny", "Warn"]})

@@ -805,6 +805,35 @@ class Webhooks(AuditedServerTestCase, unittest.TestCase):
             (dict(base, matchConditions=[{"name": "c%d" % i, "expression": "true"}
                                          for i in range(65)]),
              "webhooks[0].matchConditions: Too many: 65: must have at most 64 items"),
+            # type-checked as kube 1.32 checks them: a bool, request and
+            # namespaceObject as kube declares them, the authorizer's types
+            (dict(base, matchConditions=[{"name": "c", "expression": "'yes'"}]),
+             'webhooks[0].matchConditions[0].expression: Invalid value: "\'yes\'": must '
+             "evaluate to bool but got string"),
+            (dict(base, matchConditions=[{"name": "c", "expression": "object.metadata.name"}]),
+             'webhooks[0].matchConditions[0].expression: Invalid value: '
+             '"object.metadata.name": must evaluate to bool but got dyn'),
+            (dict(base, matchConditions=[{"name": "c", "expression": "request.user == 'bob'"}]),
+             'webhooks[0].matchConditions[0].expression: Invalid value: "request.user == '
+             "'bob'\": compilation failed: ERROR: <input>:1:8: undefined field 'user'\n"
+             " | request.user == 'bob'\n | .......^"),
+            (dict(base, matchConditions=[{"name": "c", "expression":
+                                          "namespaceObject.metadata.labels.tier == 1"}]),
+             "compilation failed: ERROR: <input>:1:38: found no matching overload for '_==_' "
+             "applied to '(string, int)'\n | namespaceObject.metadata.labels.tier == 1\n"
+             " | .....................................^"),
+            (dict(base, matchConditions=[{"name": "c", "expression":
+                                          "authorizer.check('get').allowed()"}]),
+             "compilation failed: ERROR: <input>:1:17: found no matching overload for 'check' "
+             "applied to 'kubernetes.authorization.Authorizer.(string)'\n"
+             " | authorizer.check('get').allowed()\n | ................^"),
+            # a new expression is checked in kube 1.31's environment (no
+            # two-variable comprehensions), and trimmed
+            (dict(base, matchConditions=[{"name": "c", "expression":
+                                          "  request.userInfo.extra.all(k, v, size(v) > 0)"}]),
+             'webhooks[0].matchConditions[0].expression: Invalid value: '
+             '"request.userInfo.extra.all(k, v, size(v) > 0)": compilation failed: '
+             "ERROR: <input>:1:27: undeclared reference to 'all' (in container '')"),
 
             (dict(base, clientConfig={"url": "http://127.0.0.1:1/"}),
              "webhooks[0].clientConfig.url: Invalid value: \"http://127.0.0.1:1/\": 'https' is "

@@ -20,13 +20,11 @@
 
 #include <cmocka.h>
 
-static const char *const names[] = {"object", NULL};
-
 static int match(const char *conds_json, const char *object_json, char **failures)
 {
     json_t *conds = json_loads(conds_json, 0, NULL);
     json_t *vars = json_pack("{s:o}", "object", json_loads(object_json, 0, NULL));
-    sk_conditions *c = sk_conditions_new(conds, names);
+    sk_conditions *c = sk_conditions_new(conds, 0);
     sk_cel_eval_options opt = {.vars = vars};
     *failures = NULL;
     int rc = sk_conditions_match(c, &opt, failures);
@@ -56,6 +54,12 @@ static void test_conditions(void **state)
     assert_string_equal(f, "[expression 'object.y == 1' resulted in error: no such key: y, "
                            "compilation error: compilation failed: ERROR: <input>:1:1: "
                            "undeclared reference to 'nope' (in container '')\n | nope\n | ^]");
+    free(f);
+    /* a stored condition kube's compiler refuses for its type (never
+     * written through the REST face, which refuses it) is kube's
+     * compilation error, not a value that lets the request through */
+    assert_int_equal(match("[{\"name\":\"a\",\"expression\":\"1\"}]", "{}", &f), -1);
+    assert_string_equal(f, "compilation error: must evaluate to bool but got int");
     free(f);
     /* a hostile condition: the budget is the one failure */
     assert_int_equal(match("[{\"name\":\"a\",\"expression\":\"[1,2,3,4,5,6,7,8,9,10].all(a, "
@@ -313,6 +317,21 @@ static void test_variable_errors(void **state)
                            "resulted in error: composited variable \"v\" fails to compile: "
                            "compilation failed: ERROR: <input>:1:4: Syntax error"));
     json_decref(s);
+    /* of two variables of one name the last is the one, typed and
+     * evaluated (kube keeps its compiled variables in a map by name) */
+    s = apply(POLICY("\"variables\":[{\"name\":\"v\",\"expression\":\"'x'\"},"
+                     "{\"name\":\"v\",\"expression\":\"1\"}],",
+                     "[{\"expression\":\"variables.v == 2\"}]"),
+              BINDING("", "[\"Deny\"]"), "cm", "{}", w, ann);
+    assert_non_null(s);
+    assert_non_null(strstr(json_string_value(json_object_get(s, "message")),
+                           "denied request: failed expression: variables.v == 2"));
+    json_decref(s);
+    s = apply(POLICY("\"variables\":[{\"name\":\"v\",\"expression\":\"'x'\"},"
+                     "{\"name\":\"v\",\"expression\":\"1\"}],",
+                     "[{\"expression\":\"variables.v == 1\"}]"),
+              BINDING("", "[\"Deny\"]"), "cm", "{}", w, ann);
+    assert_null(s);
     json_decref(w);
     json_decref(ann);
 }
