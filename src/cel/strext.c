@@ -242,36 +242,10 @@ static const sk_cel_val *substring(sk_arena *a, const sk_cel_val *s, int64_t sta
     return string_of(a, s->u.str.s + b, e - b);
 }
 
-/* Go's unicode.IsSpace, which strings.TrimSpace trims: the length of the
- * character at s[i] if it is one, else 0. */
-static size_t space_at(const unsigned char *s, size_t len, size_t i)
-{
-    static const uint32_t spaces[] = {'\t', '\n',   '\v',   '\f',   '\r',   ' ',    0x85,
-                                      0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000};
-    uint32_t cp;
-    size_t n = sk_utf8_decode((const char *)s + i, len - i, &cp);
-    if (cp >= 0x2000 && cp <= 0x200A)
-        return n;
-    for (size_t k = 0; k < sizeof spaces / sizeof *spaces; k++)
-        if (cp == spaces[k])
-            return n;
-    return 0;
-}
-
 static const sk_cel_val *trim(sk_arena *a, const sk_cel_val *s)
 {
-    const unsigned char *p = (const unsigned char *)s->u.str.s;
-    size_t b = 0, e = s->u.str.len, k;
-    while (b < e && (k = space_at(p, e, b)))
-        b += k;
-    while (e > b) {
-        size_t start = e - 1;
-        while (start > b && (p[start] & 0xC0) == 0x80)
-            start--;
-        if (!space_at(p, e, start))
-            break;
-        e = start;
-    }
+    size_t b = 0, e = s->u.str.len;
+    sk_utf8_trim_space(s->u.str.s, &b, &e);
     return string_of(a, s->u.str.s + b, e - b);
 }
 

@@ -7,6 +7,7 @@
  */
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/utf8.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -99,19 +100,11 @@ char *sk_arena_strndup(sk_arena *a, const char *s, size_t n)
     return d;
 }
 
-static int is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
-
 char *sk_arena_trim(sk_arena *a, const char *s)
 {
-    while (is_space(*s))
-        s++;
-    size_t n = strlen(s);
-    while (n > 0 && is_space(s[n - 1]))
-        n--;
-    return sk_arena_strndup(a, s, n);
+    size_t b = 0, e = strlen(s);
+    sk_utf8_trim_space(s, &b, &e);
+    return sk_arena_strndup(a, s + b, e - b);
 }
 
 char *sk_arena_printf(sk_arena *a, const char *fmt, ...)

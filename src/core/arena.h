@@ -28,8 +28,9 @@ void *sk_arena_alloc(sk_arena *a, size_t n);
 char *sk_arena_strdup(sk_arena *a, const char *s);
 /* A copy of the n bytes at s, NUL-terminated, in the arena. */
 char *sk_arena_strndup(sk_arena *a, const char *s, size_t n);
-/* A copy of s without its leading and trailing ASCII white space (Go's
- * strings.TrimSpace for the text kube trims), in the arena. */
+/* A copy of s without its leading and trailing white space as Go's
+ * strings.TrimSpace sees it (core/utf8.h), in the arena: kube trims
+ * expressions and messages so. */
 char *sk_arena_trim(sk_arena *a, const char *s);
 /* A formatted string in the arena. */
 char *sk_arena_printf(sk_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

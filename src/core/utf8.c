@@ -93,6 +93,39 @@ void sk_utf8_repair(sk_buf *out, const char *s, size_t len)
     }
 }
 
+/* The length of the character at s[i] (of len bytes) if unicode.IsSpace
+ * holds for it, else 0. */
+static size_t space_at(const char *s, size_t len, size_t i)
+{
+    static const uint32_t spaces[] = {'\t', '\n',   '\v',   '\f',   '\r',   ' ',    0x85,
+                                      0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000};
+    uint32_t cp;
+    size_t n = sk_utf8_decode(s + i, len - i, &cp);
+    if (cp >= 0x2000 && cp <= 0x200A)
+        return n;
+    for (size_t k = 0; k < sizeof spaces / sizeof *spaces; k++)
+        if (cp == spaces[k])
+            return n;
+    return 0;
+}
+
+void sk_utf8_trim_space(const char *s, size_t *start, size_t *end)
+{
+    size_t b = *start, e = *end, k;
+    while (b < e && (k = space_at(s, e, b)))
+        b += k;
+    while (e > b) {
+        size_t last = e - 1;
+        while (last > b && ((unsigned char)s[last] & 0xC0) == 0x80)
+            last--;
+        if (!space_at(s, e, last))
+            break;
+        e = last;
+    }
+    *start = b;
+    *end = e;
+}
+
 size_t sk_utf8_decode(const char *s, size_t len, uint32_t *cp)
 {
     const unsigned char *p = (const unsigned char *)s;

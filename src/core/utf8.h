@@ -39,6 +39,12 @@ void sk_utf8_repair(sk_buf *out, const char *s, size_t len);
  * range over a string yields, so code point columns agree with cel-go). */
 size_t sk_utf8_decode(const char *s, size_t len, uint32_t *cp);
 
+/* Narrows the bytes [*start, *end) of s to leave out the leading
+ * and trailing white space Go's strings.TrimSpace removes: unicode.IsSpace,
+ * the ASCII six and U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
+ * U+202F, U+205F and U+3000. kube trims expressions and messages so. */
+void sk_utf8_trim_space(const char *s, size_t *start, size_t *end);
+
 /* Writes cp (<= U+10FFFF, not a surrogate) as UTF-8 to out; its length. */
 size_t sk_utf8_encode(uint32_t cp, char out[4]);
 

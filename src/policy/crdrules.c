@@ -160,8 +160,6 @@ out:
     return out;
 }
 
-/* ---- strings as Go's strings.TrimSpace sees them ----------------------------- */
-
 /* ---- rules: what a compile can tell ------------------------------------------ */
 
 /* kube's environments: the one stored expressions compile in (every

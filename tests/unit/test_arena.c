@@ -78,12 +78,30 @@ static void test_deferred_releases_run_newest_first(void **state)
     assert_int_equal(order[2], 1);
 }
 
+/* Go's strings.TrimSpace: unicode.IsSpace at either end, multi-byte ones
+ * included; spaces inside and other characters (a zero-width space is not
+ * white space) stay. */
+static void test_trim_is_go_trimspace(void **state)
+{
+    (void)state;
+    sk_arena *a = sk_arena_new();
+    assert_string_equal(sk_arena_trim(a, " \t\n self.x > 0 \r\v\f"), "self.x > 0");
+    assert_string_equal(sk_arena_trim(a, "\xc2\xa0" "a b\xe3\x80\x80"), "a b"); /* U+00A0, U+3000 */
+    assert_string_equal(sk_arena_trim(a, "\xe2\x80\x8a\xc2\x85x\xe2\x80\xa8"), "x"); /* U+200A, U+0085, U+2028 */
+    assert_string_equal(sk_arena_trim(a, "\xe2\x80\x8bx\xe2\x80\x8b"),
+                        "\xe2\x80\x8bx\xe2\x80\x8b"); /* U+200B is not a space */
+    assert_string_equal(sk_arena_trim(a, "\xc2\xa0 \xe3\x80\x80"), "");
+    assert_string_equal(sk_arena_trim(a, "x\xc2"), "x\xc2"); /* a cut sequence is no space */
+    sk_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocations_are_zeroed_aligned_and_kept),
         cmocka_unit_test(test_grow_keeps_the_items_and_doubles),
         cmocka_unit_test(test_deferred_releases_run_newest_first),
+        cmocka_unit_test(test_trim_is_go_trimspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
