@@ -230,17 +230,10 @@ typedef enum {
     ST__COUNT
 } stmt_id;
 
-/* Each statement is prepared under its name; the names also label log lines.
- * A statement returning keys or values (bytea) asks for its answers in
- * binary format: in text format PostgreSQL hex-encodes each byte (two
- * characters) and libpq's PQunescapeBytea decodes them into a new copy,
- * which on etcd puts was a visible share of both processes' CPU (the
- * follower feeds read every value, and its previous version, back). The
- * column readers (int_at, bool_at, bytes_at) read either format. */
+/* Each statement is prepared under its name; the names also label log lines. */
 static const struct {
     const char *name;
     const char *sql;
-    int binary; /* answers in binary format */
 } stmts[ST__COUNT] = {
     [ST_GET_CURRENT] = {"get_current", "SELECT " ROW_COLS " FROM " NEWEST_ROW("$1", "$2", "$3")},
     /* Listeners learn of a commit from NOTIFY, delivered only at COMMIT. The
@@ -362,8 +355,8 @@ static const struct {
                          "INSERT INTO sk_allocation (kind, value, resource, namespace, name)"
                          " VALUES ($1, $2, $3, $4, $5)"},
     [ST_CLAIMS_LIST] = {"claims_list", "SELECT value FROM sk_allocation WHERE kind = $1"},
-    [ST_KV_RANGE] = {"kv_range", KV_SQL(" AND k.key < $5") " ORDER BY k.key LIMIT $4", 1},
-    [ST_KV_RANGE_FROM] = {"kv_range_from", KV_SQL("") " ORDER BY k.key LIMIT $4", 1},
+    [ST_KV_RANGE] = {"kv_range", KV_SQL(" AND k.key < $5") " ORDER BY k.key LIMIT $4"},
+    [ST_KV_RANGE_FROM] = {"kv_range_from", KV_SQL("") " ORDER BY k.key LIMIT $4"},
     [ST_KV_COUNT] = {"kv_count", "SELECT count(*) FROM (" KV_SQL(" AND k.key < $4") ") r"},
     [ST_KV_COUNT_FROM] = {"kv_count_from", "SELECT count(*) FROM (" KV_SQL("") ") r"},
     [ST_DB_SIZE] = {"db_size", "SELECT pg_database_size(current_database())"},
@@ -389,19 +382,19 @@ static const struct {
                        " LEFT JOIN LATERAL (SELECT * FROM sk_kv q WHERE q.key = k.key AND"
                        " q.rev < k.rev ORDER BY q.rev DESC LIMIT 1) p ON NOT p.deleted"
                        " WHERE k.rev > $1::bigint AND k.rev <= $2::bigint AND "
-                       NOT_COMPACTED("$1::bigint + 1") " ORDER BY k.rev, k.sub", 1},
+                       NOT_COMPACTED("$1::bigint + 1") " ORDER BY k.rev, k.sub"},
     /* Rows above the compaction $2, and at or below it each key's newest
      * live row up to $1: one (key, rev) index probe per old row. */
     [ST_KV_KEPT] = {"kv_kept",
                     "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted,"
                     " k.value FROM sk_kv k WHERE k.rev <= $1::bigint AND (k.rev > $2::bigint OR"
                     " (NOT k.deleted AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key"
-                    " AND n.rev > k.rev AND n.rev <= $1::bigint))) ORDER BY k.rev, k.sub", 1},
+                    " AND n.rev > k.rev AND n.rev <= $1::bigint))) ORDER BY k.rev, k.sub"},
     /* The same columns as kv_kept: rows after ($1, $2), the primary key's order. */
     [ST_KV_ROWS_AFTER] = {"kv_rows_after",
                           "SELECT k.rev, k.sub, k.key, k.create_rev, k.version, k.lease, k.deleted,"
                           " k.value FROM sk_kv k WHERE (k.rev, k.sub) > ($1::bigint, $2::int)"
-                          " ORDER BY k.rev, k.sub LIMIT $3::int", 1},
+                          " ORDER BY k.rev, k.sub LIMIT $3::int"},
     /* A batch of docs as arrays (array_literal), one statement. */
     [ST_KV_DOCS_PUT] = {"kv_docs_put",
                         "INSERT INTO sk_kv_doc (rev, sub, key_text, \"group\", resource, namespace,"
@@ -428,13 +421,13 @@ static const struct {
                           "SELECT k.key, k.create_rev, k.rev, k.version, k.lease FROM sk_kv k"
                           " WHERE k.lease = $1::bigint AND k.lease <> 0 AND NOT k.deleted"
                           " AND NOT EXISTS (SELECT 1 FROM sk_kv n WHERE n.key = k.key"
-                          " AND n.rev > k.rev OFFSET 0) ORDER BY k.key", 1},
+                          " AND n.rev > k.rev OFFSET 0) ORDER BY k.key"},
     /* The newest row of each key of $1 (bytea[]) if live: one backward
      * probe of the (key, rev) index per key, however many versions it has. */
     [ST_KV_PREFETCH] = {"kv_prefetch",
                         "SELECT k.key, k.create_rev, k.rev, k.version, k.lease, k.value"
                         " FROM unnest($1::bytea[]) u(key) CROSS JOIN LATERAL (SELECT * FROM sk_kv n"
-                        " WHERE n.key = u.key ORDER BY n.rev DESC LIMIT 1) k WHERE NOT k.deleted", 1},
+                        " WHERE n.key = u.key ORDER BY n.rev DESC LIMIT 1) k WHERE NOT k.deleted"},
     /* The live row of each key of ($1, $2, $3) (text[] each, in step): one
      * backward probe of sk_history_key per key. LATERAL with OFFSET 0 leaves
      * the planner only those probes: as plain joins, the generic plan made
@@ -504,6 +497,17 @@ static const struct {
          " m AS (UPDATE sk_revision SET kv_compact_rev = (SELECT hi FROM b)"
          " WHERE id = 1 AND kv_compact_rev < (SELECT hi FROM b))"
          " SELECT (SELECT count(*) FROM gone), (SELECT hi >= top FROM b)"},
+};
+
+/* The statements returning keys or values (bytea) ask for their answers in
+ * binary format: in text format PostgreSQL hex-encodes each byte (two
+ * characters) and libpq's PQunescapeBytea decodes them into a new copy,
+ * which on etcd puts was a visible share of both processes' CPU (the
+ * follower feeds read every value, and its previous version, back). The
+ * column readers (int_at, bool_at, bytes_at) read either format. */
+static const int binary_answers[ST__COUNT] = {
+    [ST_KV_RANGE] = 1,      [ST_KV_RANGE_FROM] = 1, [ST_KV_CHANGES] = 1, [ST_KV_KEPT] = 1,
+    [ST_KV_ROWS_AFTER] = 1, [ST_KV_LEASE_KEYS] = 1, [ST_KV_PREFETCH] = 1,
 };
 
 _Static_assert(ST__COUNT <= 64, "sk_conn.prepared has a bit per statement");
@@ -626,7 +630,7 @@ static sk_err run_unheld(sk_conn *c, stmt_id id, int nparams, const char *const 
     if (err != SK_OK)
         goto out;
     res = PQexecPrepared(c->pg, stmts[id].name, nparams, values, lengths, formats,
-                         stmts[id].binary);
+                         binary_answers[id]);
     c->round_trips++;
     if ((err = check(c, res, stmts[id].name)) != SK_OK)
         goto out;
@@ -835,7 +839,7 @@ static sk_err flight(sk_conn *c, const stmt_call *calls, int n, PGresult **outs)
         ok = queue_objs(c, &next, cols);
     for (int i = 0; ok && i < n; i++, sent++)
         ok = PQsendQueryPrepared(c->pg, stmts[calls[i].id].name, calls[i].nparams, calls[i].values,
-                                 calls[i].lengths, calls[i].formats, stmts[calls[i].id].binary);
+                                 calls[i].lengths, calls[i].formats, binary_answers[calls[i].id]);
     for (int k = 0; k < MAX_ARRAY_COLS; k++)
         sk_buf_free(&cols[k]);
     c->round_trips++;

@@ -8,11 +8,11 @@
  * usage: cel_parse [--max-depth N] [--optional] [--escape] [--no-macros]
  *                  [--check]
  * (the options of cel-go's parser the expected trees were made with;
- * --check: compiled as cel/compile.h compiles, no variable declared, so
- * every free identifier but a type's name is refused, and only "display"
- * is written for a refusal).
+ * --check: type-checked by cel/check.h with nothing declared, as cel-go's
+ * checker ran on the parsing suite, so every free identifier but a type's
+ * name is refused, and only "display" is written for a refusal).
  */
-#include "cel/compile.h"
+#include "cel/check.h"
 #include "cel/debug.h"
 #include "cel/issues.h"
 #include "cel/parse.h"
@@ -61,9 +61,14 @@ int main(int argc, char **argv)
         const char *src = json_string_value(item);
         size_t len = json_string_length(item);
         if (check) {
-            static const char *const none[] = {NULL};
+            static const sk_cel_check_env nothing_declared = {0};
             sk_buf errors = SK_BUF_INIT, b = SK_BUF_INIT;
-            const sk_cel_expr *e = sk_cel_compile(a, src, len, none, &opt, &errors);
+            sk_cel_ast *ast = sk_cel_parse(a, src, len, &opt);
+            const sk_cel_expr *e = sk_cel_ast_expr(ast);
+            if (!e)
+                sk_cel_issues_format(&errors, src, len, ast);
+            else if (!sk_cel_check(a, e, src, len, &nothing_declared, &errors))
+                e = NULL;
             if (e)
                 sk_cel_debug_string(&b, e);
             json_array_append_new(out, e ? json_pack("{s:s#}", "ast", b.data, b.len)

@@ -87,7 +87,8 @@ static void test_trim_is_go_trimspace(void **state)
     sk_arena *a = sk_arena_new();
     assert_string_equal(sk_arena_trim(a, " \t\n self.x > 0 \r\v\f"), "self.x > 0");
     assert_string_equal(sk_arena_trim(a, "\xc2\xa0" "a b\xe3\x80\x80"), "a b"); /* U+00A0, U+3000 */
-    assert_string_equal(sk_arena_trim(a, "\xe2\x80\x8a\xc2\x85x\xe2\x80\xa8"), "x"); /* U+200A, U+0085, U+2028 */
+    /* U+200A, U+0085, U+2028 */
+    assert_string_equal(sk_arena_trim(a, "\xe2\x80\x8a\xc2\x85x\xe2\x80\xa8"), "x");
     assert_string_equal(sk_arena_trim(a, "\xe2\x80\x8bx\xe2\x80\x8b"),
                         "\xe2\x80\x8bx\xe2\x80\x8b"); /* U+200B is not a space */
     assert_string_equal(sk_arena_trim(a, "\xc2\xa0 \xe3\x80\x80"), "");

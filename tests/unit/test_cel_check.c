@@ -178,9 +178,52 @@ static void test_errors(void **state)
     free(got);
 }
 
+/* Free names: a comprehension's variable is seen only in its body; a
+ * namespaced function's or library type's name is no variable; a dotted
+ * name is judged by its root; no message type is declared. */
+static void test_references(void **state)
+{
+    (void)state;
+    typed("d.items.all(i, i.x > 0) && type(d) == map", "bool");
+    typed("[1, 2].map(x, [3].map(y, x + y))", "list(list(int))");
+    typed("d.?spec.orValue({}) == {}", "bool");
+    typed("[x].all(x, true)", "ERROR: <input>:1:2: undeclared reference to 'x' (in container '')\n"
+                              " | [x].all(x, true)\n"
+                              " | .^");
+    typed("d.all(x, true) && x",
+          "ERROR: <input>:1:19: undeclared reference to 'x' (in container '')\n"
+          " | d.all(x, true) && x\n"
+          " | ..................^");
+    typed("optional.of(1) != optional.none() && strings.quote('a') != '' && "
+          "sets.contains([1], [2]) && ip.isCanonical('::1') && "
+          "type(ip('::1')) == net.IP && type(duration('1s')) == google.protobuf.Duration",
+          "bool");
+    typed("has(net.IP) || nets.contains('a')",
+          "ERROR: <input>:1:5: undeclared reference to 'net' (in container '')\n"
+          " | has(net.IP) || nets.contains('a')\n"
+          " | ....^\n"
+          "ERROR: <input>:1:16: undeclared reference to 'nets' (in container '')\n"
+          " | has(net.IP) || nets.contains('a')\n"
+          " | ...............^");
+    typed("params.spec.x == Foo{a: b}",
+          "ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n"
+          " | params.spec.x == Foo{a: b}\n"
+          " | ^\n"
+          "ERROR: <input>:1:21: undeclared reference to 'Foo' (in container '')\n"
+          " | params.spec.x == Foo{a: b}\n"
+          " | ....................^");
+    /* the error's own line, tabs as spaces, a full-width dot for each
+     * character wider than a byte before the caret */
+    typed("d ==\n\t'\xc3\xa9' == e",
+          "ERROR: <input>:2:9: undeclared reference to 'e' (in container '')\n"
+          " |  '\xc3\xa9' == e\n"
+          " | ..\xef\xbc\x8e.....^");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_references),
         cmocka_unit_test(test_objects),
         cmocka_unit_test(test_kube_libraries),
         cmocka_unit_test(test_errors),
