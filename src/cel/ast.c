@@ -1,5 +1,6 @@
 /*
- * ast.c - constructors of CEL expression nodes (see ast.h). Every node is
+ * ast.c - constructors of CEL expression nodes (see ast.h), and the one
+ * enumeration of a node's children the tree walks share. Every node is
  * zeroed arena memory, so a constructor sets only what its kind reads.
  */
 #include "cel/ast.h"
@@ -104,4 +105,54 @@ sk_cel_expr *sk_cel_new_comprehension(sk_arena *a, const char *iter_var,
 sk_cel_expr *sk_cel_new_error_node(sk_arena *a, int line, int col)
 {
     return node(a, SK_CEL_ERROR_NODE, line, col);
+}
+
+int sk_cel_children(const sk_cel_expr *e, int (*fn)(void *ctx, const sk_cel_expr *child),
+                    void *ctx)
+{
+    const sk_cel_expr *comp[5];
+    const sk_cel_expr *const *kids = NULL;
+    size_t n = 0;
+    int r = 0;
+    switch (e->kind) {
+    case SK_CEL_SELECT:
+        kids = &e->u.select.operand;
+        n = 1;
+        break;
+    case SK_CEL_CALL:
+        if (e->u.call.target && (r = fn(ctx, e->u.call.target)) != 0)
+            return r;
+        kids = e->u.call.args;
+        n = e->u.call.nargs;
+        break;
+    case SK_CEL_LIST:
+        kids = e->u.list.elems;
+        n = e->u.list.n;
+        break;
+    case SK_CEL_MAP:
+    case SK_CEL_STRUCT:
+        for (size_t i = 0; i < e->u.obj.n && r == 0; i++) {
+            const sk_cel_entry *en = &e->u.obj.entries[i];
+            if (en->key)
+                r = fn(ctx, en->key);
+            if (r == 0 && en->value)
+                r = fn(ctx, en->value);
+        }
+        return r;
+    case SK_CEL_COMPREHENSION:
+        comp[0] = e->u.comp.iter_range;
+        comp[1] = e->u.comp.accu_init;
+        comp[2] = e->u.comp.loop_cond;
+        comp[3] = e->u.comp.loop_step;
+        comp[4] = e->u.comp.result;
+        kids = comp;
+        n = 5;
+        break;
+    default:
+        break;
+    }
+    for (size_t i = 0; i < n && r == 0; i++)
+        if (kids[i])
+            r = fn(ctx, kids[i]);
+    return r;
 }

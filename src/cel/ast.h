@@ -140,4 +140,14 @@ sk_cel_expr *sk_cel_new_comprehension(sk_arena *a, const char *iter_var,
                                       int line, int col);
 sk_cel_expr *sk_cel_new_error_node(sk_arena *a, int line, int col);
 
+/* Calls fn on each direct child of e (borrowed) in source order: a select's
+ * operand; a call's target, then its arguments; a list's elements; each
+ * entry's key, then its value; a comprehension's range, initial
+ * accumulator, condition, step and result. Absent children are skipped.
+ * Stops at the first non-zero fn returns and returns it, else 0. The walks
+ * over a tree (the checker's validators, what a rule calls) use it, so the
+ * shape of the tree is spelled once. */
+int sk_cel_children(const sk_cel_expr *e, int (*fn)(void *ctx, const sk_cel_expr *child),
+                    void *ctx);
+
 #endif

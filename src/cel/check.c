@@ -854,6 +854,8 @@ static const sk_cel_ty *entry_type(ck *c, const sk_cel_expr *e, int optional)
 /* cel-go's homogeneous aggregate literal validator over the checked tree:
  * a list reports its first element of another type than the first; a map
  * every key and value of another type than the first entry's. */
+static int homogeneous_child(void *c, const sk_cel_expr *child);
+
 static void homogeneous(ck *c, const sk_cel_expr *e)
 {
     if (!e)
@@ -897,83 +899,47 @@ static void homogeneous(ck *c, const sk_cel_expr *e)
         }
         break;
     }
-    case SK_CEL_SELECT:
-        homogeneous(c, e->u.select.operand);
-        break;
-    case SK_CEL_CALL:
-        homogeneous(c, e->u.call.target);
-        for (size_t i = 0; i < e->u.call.nargs; i++)
-            homogeneous(c, e->u.call.args[i]);
-        break;
-    case SK_CEL_STRUCT:
-        for (size_t i = 0; i < e->u.obj.n; i++)
-            homogeneous(c, e->u.obj.entries[i].value);
-        break;
-    case SK_CEL_COMPREHENSION:
-        homogeneous(c, e->u.comp.iter_range);
-        homogeneous(c, e->u.comp.accu_init);
-        homogeneous(c, e->u.comp.loop_cond);
-        homogeneous(c, e->u.comp.loop_step);
-        homogeneous(c, e->u.comp.result);
-        break;
     default:
+        sk_cel_children(e, homogeneous_child, c);
         break;
     }
+}
+
+static int homogeneous_child(void *c, const sk_cel_expr *child)
+{
+    homogeneous(c, child);
+    return 0;
 }
 
 /* cel-go's format validators over the checked tree: a call of duration()
  * or timestamp() on a literal that does not evaluate, a matches() whose
  * first argument (the pattern of a method call, the string of a function
  * call, as cel-go looks) is a literal that is no regular expression. */
+static int literals_child(void *c, const sk_cel_expr *child);
+
 static void literals(ck *c, const sk_cel_expr *e)
 {
-    if (!e)
+    sk_cel_children(e, literals_child, c);
+    if (e->kind != SK_CEL_CALL || !e->u.call.nargs || e->u.call.args[0]->kind != SK_CEL_CONST)
         return;
-    switch (e->kind) {
-    case SK_CEL_SELECT:
-        literals(c, e->u.select.operand);
-        break;
-    case SK_CEL_CALL: {
-        const char *f = e->u.call.function;
-        const sk_cel_expr *arg = e->u.call.nargs ? e->u.call.args[0] : NULL;
-        literals(c, e->u.call.target);
-        for (size_t i = 0; i < e->u.call.nargs; i++)
-            literals(c, e->u.call.args[i]);
-        if (!arg || arg->kind != SK_CEL_CONST)
-            break;
-        if ((strcmp(f, "duration") == 0 || strcmp(f, "timestamp") == 0) && !e->u.call.target) {
-            const sk_cel_val *v = sk_cel_eval(c->a, e, NULL, NULL);
-            if (v->type == SK_CEL_V_ERROR)
-                error(c, arg, sk_arena_printf(c->a, "invalid %s argument", f));
-        } else if (strcmp(f, "matches") == 0 && arg->u.lit.kind == SK_CEL_STRING) {
-            const char *err = NULL;
-            size_t bytes;
-            if (!sk_cel_re_compile(c->a, arg->u.lit.s, arg->u.lit.len, &err, &bytes))
-                error(c, arg, "invalid matches argument");
-        }
-        break;
+    const char *f = e->u.call.function;
+    const sk_cel_expr *arg = e->u.call.args[0];
+    if ((strcmp(f, "duration") == 0 || strcmp(f, "timestamp") == 0) && !e->u.call.target) {
+        const sk_cel_val *v = sk_cel_eval(c->a, e, NULL, NULL);
+        if (v->type == SK_CEL_V_ERROR)
+            error(c, arg, sk_arena_printf(c->a, "invalid %s argument", f));
+    } else if (strcmp(f, "matches") == 0 && arg->u.lit.kind == SK_CEL_STRING) {
+        const char *err = NULL;
+        size_t bytes;
+        if (!sk_cel_re_compile(c->a, arg->u.lit.s, arg->u.lit.len, &err, &bytes))
+            error(c, arg, "invalid matches argument");
     }
-    case SK_CEL_LIST:
-        for (size_t i = 0; i < e->u.list.n; i++)
-            literals(c, e->u.list.elems[i]);
-        break;
-    case SK_CEL_MAP:
-    case SK_CEL_STRUCT:
-        for (size_t i = 0; i < e->u.obj.n; i++) {
-            literals(c, e->u.obj.entries[i].key);
-            literals(c, e->u.obj.entries[i].value);
-        }
-        break;
-    case SK_CEL_COMPREHENSION:
-        literals(c, e->u.comp.iter_range);
-        literals(c, e->u.comp.accu_init);
-        literals(c, e->u.comp.loop_cond);
-        literals(c, e->u.comp.loop_step);
-        literals(c, e->u.comp.result);
-        break;
-    default:
-        break;
-    }
+}
+
+static int literals_child(void *c, const sk_cel_expr *child)
+{
+    literals(c, child);
+    return 0;
 }
 
 static int by_position(const sk_cel_diag *a, const sk_cel_diag *b)

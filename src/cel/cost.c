@@ -201,15 +201,18 @@ static int computed_size(const node *n, sk_cel_range *out)
     return 1;
 }
 
-/* Kubernetes' sizeEstimate: computed, else the caller's, else any. */
+/* n's size when it is known: computed, else the caller's. */
+static int known_size(coster *c, const node *n, sk_cel_range *out)
+{
+    return computed_size(n, out) ||
+           (n->npath && c->opt->size && c->opt->size(c->opt->size_ctx, n->path, n->npath, out));
+}
+
+/* Kubernetes' sizeEstimate: known, else any. */
 static sk_cel_range kube_size(coster *c, const node *n)
 {
     sk_cel_range r;
-    if (computed_size(n, &r))
-        return r;
-    if (n->npath && c->opt->size && c->opt->size(c->opt->size_ctx, n->path, n->npath, &r))
-        return r;
-    return (sk_cel_range){0, MAX};
+    return known_size(c, n, &r) ? r : (sk_cel_range){0, MAX};
 }
 
 static int scalar(const sk_cel_ty *t)
@@ -231,9 +234,7 @@ static int scalar(const sk_cel_ty *t)
 static sk_cel_range size_of(coster *c, const node *n)
 {
     sk_cel_range r;
-    if (computed_size(n, &r))
-        return r;
-    if (n->npath && c->opt->size && c->opt->size(c->opt->size_ctx, n->path, n->npath, &r))
+    if (known_size(c, n, &r))
         return r;
     return scalar(n->type) ? ONE : (sk_cel_range){0, MAX};
 }

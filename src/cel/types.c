@@ -28,32 +28,32 @@ const sk_cel_ty *sk_cel_ty_of(sk_cel_ty_kind kind)
     return &prims[kind];
 }
 
+/* t, copied into a. */
+static const sk_cel_ty *made(sk_arena *a, sk_cel_ty t)
+{
+    sk_cel_ty *p = sk_arena_alloc(a, sizeof *p);
+    *p = t;
+    return p;
+}
+
 const sk_cel_ty *sk_cel_ty_list(sk_arena *a, const sk_cel_ty *elem)
 {
-    sk_cel_ty *t = sk_arena_alloc(a, sizeof *t);
-    *t = (sk_cel_ty){SK_CEL_TY_LIST, NULL, {elem, NULL}, 1, NULL};
-    return t;
+    return made(a, (sk_cel_ty){SK_CEL_TY_LIST, NULL, {elem, NULL}, 1, NULL});
 }
 
 const sk_cel_ty *sk_cel_ty_map(sk_arena *a, const sk_cel_ty *key, const sk_cel_ty *val)
 {
-    sk_cel_ty *t = sk_arena_alloc(a, sizeof *t);
-    *t = (sk_cel_ty){SK_CEL_TY_MAP, NULL, {key, val}, 2, NULL};
-    return t;
+    return made(a, (sk_cel_ty){SK_CEL_TY_MAP, NULL, {key, val}, 2, NULL});
 }
 
 const sk_cel_ty *sk_cel_ty_optional(sk_arena *a, const sk_cel_ty *v)
 {
-    sk_cel_ty *t = sk_arena_alloc(a, sizeof *t);
-    *t = (sk_cel_ty){SK_CEL_TY_OPAQUE, "optional_type", {v, NULL}, 1, NULL};
-    return t;
+    return made(a, (sk_cel_ty){SK_CEL_TY_OPAQUE, "optional_type", {v, NULL}, 1, NULL});
 }
 
 const sk_cel_ty *sk_cel_ty_object(sk_arena *a, const char *name, const void *data)
 {
-    sk_cel_ty *t = sk_arena_alloc(a, sizeof *t);
-    *t = (sk_cel_ty){SK_CEL_TY_OBJECT, name, {NULL, NULL}, 0, data};
-    return t;
+    return made(a, (sk_cel_ty){SK_CEL_TY_OBJECT, name, {NULL, NULL}, 0, data});
 }
 
 const char *sk_cel_ty_name(const sk_cel_ty *t)

@@ -291,41 +291,20 @@ static int core_function(const char *f)
 }
 
 /* The first function e calls beyond the core, in source order, or NULL. */
+static const char *ext_function(const sk_cel_expr *e);
+
+static int ext_function_child(void *found, const sk_cel_expr *child)
+{
+    return (*(const char **)found = ext_function(child)) != NULL;
+}
+
 static const char *ext_function(const sk_cel_expr *e)
 {
     const char *f = NULL;
-    if (!e)
-        return NULL;
-    switch (e->kind) {
-    case SK_CEL_SELECT:
-        return ext_function(e->u.select.operand);
-    case SK_CEL_CALL:
-        f = ext_function(e->u.call.target);
-        for (size_t i = 0; !f && i < e->u.call.nargs; i++)
-            f = ext_function(e->u.call.args[i]);
-        return f ? f : core_function(e->u.call.function) ? NULL : e->u.call.function;
-    case SK_CEL_LIST:
-        for (size_t i = 0; !f && i < e->u.list.n; i++)
-            f = ext_function(e->u.list.elems[i]);
-        return f;
-    case SK_CEL_MAP:
-    case SK_CEL_STRUCT:
-        for (size_t i = 0; !f && i < e->u.obj.n; i++) {
-            f = ext_function(e->u.obj.entries[i].key);
-            if (!f)
-                f = ext_function(e->u.obj.entries[i].value);
-        }
-        return f;
-    case SK_CEL_COMPREHENSION: {
-        const sk_cel_expr *parts[] = {e->u.comp.iter_range, e->u.comp.accu_init,
-                                      e->u.comp.loop_cond, e->u.comp.loop_step, e->u.comp.result};
-        for (size_t i = 0; !f && i < 5; i++)
-            f = ext_function(parts[i]);
-        return f;
-    }
-    default:
-        return NULL;
-    }
+    sk_cel_children(e, ext_function_child, &f);
+    if (!f && e->kind == SK_CEL_CALL && !core_function(e->u.call.function))
+        f = e->u.call.function;
+    return f;
 }
 
 /* ---- sizes, as kube's SchemaDeclType estimates them ------------------------- */
@@ -650,7 +629,7 @@ static void build_rules(sk_arena *a, rnode *n, const exprset *pre)
                               "cel expression must evaluate to a bool", &r->uses_old_self,
                               &r->max_cost, &r->error);
         r->max_cardinality = MAX_REQUEST_BYTES / (min_size(n) + 1);
-        r->ext_fn = ext_function(r->expr);
+        r->ext_fn = r->expr ? ext_function(r->expr) : NULL;
         const char *me = sk_structural_kw_str(v, "messageExpression");
         if (r->expr && *me) {
             int unused = 0;

@@ -1859,6 +1859,22 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
     return err;
 }
 
+/* Row i of a binary answer whose first columns are rev, sub, key,
+ * create_rev, version, lease, deleted, value (kv_changes, kv_kept,
+ * kv_rows_after): key and value borrowed from res. */
+static sk_kv_row kv_row_at(const PGresult *res, int i)
+{
+    sk_kv_row row = {.kv = {.mod_rev = int_at(res, i, 0),
+                            .create_rev = int_at(res, i, 3),
+                            .version = int_at(res, i, 4),
+                            .lease = int_at(res, i, 5)},
+                     .sub = (int)int_at(res, i, 1),
+                     .deleted = bool_at(res, i, 6)};
+    row.kv.key = bytes_at(res, i, 2, &row.kv.key_len);
+    row.kv.value = bytes_at(res, i, 7, &row.kv.value_len);
+    return row;
+}
+
 static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_kv_change_fn fn,
                             void *arg)
 {
@@ -1869,14 +1885,7 @@ static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_
     PGresult *res = NULL;
     sk_err err = run(c, ST_KV_CHANGES, 2, values, NULL, NULL, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
-        sk_kv_row row = {.kv = {.mod_rev = int_at(res, i, 0),
-                                .create_rev = int_at(res, i, 3),
-                                .version = int_at(res, i, 4),
-                                .lease = int_at(res, i, 5)},
-                         .sub = (int)int_at(res, i, 1),
-                         .deleted = bool_at(res, i, 6)};
-        row.kv.key = bytes_at(res, i, 2, &row.kv.key_len);
-        row.kv.value = bytes_at(res, i, 7, &row.kv.value_len);
+        sk_kv_row row = kv_row_at(res, i);
         int has_prev = !PQgetisnull(res, i, 8);
         sk_kv prev = {.key = row.kv.key, .key_len = row.kv.key_len};
         if (has_prev) {
@@ -1893,19 +1902,11 @@ static sk_err pg_kv_changes(sk_conn *c, int64_t after_rev, int64_t upto_rev, sk_
     return err;
 }
 
-/* Visits res's rows as (rev, sub, key, create_rev, version, lease, deleted,
- * value); clears res. */
+/* Visits res's rows (kv_row_at's columns); clears res. */
 static void visit_kv_rows(PGresult *res, sk_kv_row_fn fn, void *arg)
 {
     for (int i = 0; i < PQntuples(res); i++) {
-        sk_kv_row row = {.kv = {.mod_rev = int_at(res, i, 0),
-                                .create_rev = int_at(res, i, 3),
-                                .version = int_at(res, i, 4),
-                                .lease = int_at(res, i, 5)},
-                         .sub = (int)int_at(res, i, 1),
-                         .deleted = bool_at(res, i, 6)};
-        row.kv.key = bytes_at(res, i, 2, &row.kv.key_len);
-        row.kv.value = bytes_at(res, i, 7, &row.kv.value_len);
+        sk_kv_row row = kv_row_at(res, i);
         if (fn(arg, &row))
             break;
     }
