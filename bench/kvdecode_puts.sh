@@ -3,7 +3,8 @@
 # costs puts: two builds side by side, one without the follower (BEFORE) and
 # one with it (AFTER), each on SQLite and on PostgreSQL, 3 interleaved rounds
 # of bench/etcdload puts (32 clients, 8 connections, 8 s), then whether the
-# docs kept up (rows of sk_kv against sk_kv_doc).
+# docs kept up (rows of sk_kv against sk_kv_doc). Each run also prints the
+# server's CPU per put by thread (µs): the decoder runs on sk-ticker.
 #   BEFORE=/path/to/old/sqlkube AFTER=build/sqlkube bench/kvdecode_puts.sh
 # Run from a scratch directory: it makes data dirs there.
 set -e
@@ -18,10 +19,20 @@ start ${AFTER:-build/sqlkube} sa "" 24002
 start ${BEFORE:?} pb "--db $base/before_db" 24003
 start ${AFTER:-build/sqlkube} pa "--db $base/after_db" 24004
 sleep 6
+# CPU ticks of each thread name of the server listening on port $1
+threads() {
+  local pid=$(ss -ltnp "sport = :$1" | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+  for t in /proc/$pid/task/*; do echo "$(cat $t/comm) $(awk '{print $14+$15}' $t/stat)"; done |
+    awk '{a[$1]+=$2} END {for (k in a) print k, a[k]}' | sort
+}
 for r in 1 2 3; do
   for t in "24001 sqlite-before" "24002 sqlite-after" "24003 pg-before" "24004 pg-after"; do
     set -- $t
-    echo "$r $2 $($EL -endpoint 127.0.0.1:$1 -mode put -clients 32 -conns 8 -seconds 8 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(round(d["puts_per_s"]), d["p99_ms"])')"
+    threads $1 > threads.0
+    out=$($EL -endpoint 127.0.0.1:$1 -mode put -clients 32 -conns 8 -seconds 8)
+    threads $1 > threads.1
+    echo "$r $2 $(echo "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(round(d["puts_per_s"]), d["p99_ms"], d["ok"])' |
+      { read rate p99 ok; echo "$rate $p99 $(join threads.0 threads.1 | awk -v ok=$ok '$3 > $2 {printf "%s=%.1f ", $1, ($3 - $2) * 1e4 / ok}')"; })"
   done
 done
 psql -XAt "$base/after_db" -c "select count(*) from sk_kv" -c "select count(*) from sk_kv_doc"

@@ -6,8 +6,9 @@
  * contiguous run starting at file offset `at`, and every method other than
  * an appending write first writes them out, so the file behind is exactly
  * what SQLite asked for whenever SQLite (or another connection) can see
- * it. A failed flush is reported by the call that flushed; the commit it
- * belonged to then fails at its sync, before it was published.
+ * it. A failed flush is reported by the call that flushed, at the latest
+ * the write of the commit's last frame: the commit then fails before it
+ * is published.
  */
 #include "store/walbatch.h"
 #include "core/check.h"
@@ -29,7 +30,19 @@ typedef struct shim_file {
     unsigned char *buf;
     size_t len, cap;
     sqlite3_int64 at; /* file offset of buf[0] */
+    int commit_next;  /* the last append was a commit frame's header */
 } shim_file;
+
+/* A WAL frame is appended as two writes, its header then its page; only
+ * a frame header is this long (the file's own header is 32 bytes, a page
+ * at least 512). A header whose bytes 4..7 (the database size after the
+ * commit) are not zero is a commit's last frame's. */
+#define FRAME_HEADER 24
+
+static int is_commit_header(const unsigned char *data, int n)
+{
+    return n == FRAME_HEADER && (data[4] | data[5] | data[6] | data[7]) != 0;
+}
 
 static sqlite3_vfs *default_vfs;
 static sqlite3_vfs shim_vfs;
@@ -97,6 +110,13 @@ static int shim_write(sqlite3_file *p, const void *data, int n, sqlite3_int64 of
         f->at = off;
     memcpy(f->buf + f->len, data, (size_t)n);
     f->len += (size_t)n;
+    /* The commit's last page: out now, before SQLite publishes the commit
+     * (it does so next, whether or not it syncs first). */
+    if (f->commit_next) {
+        f->commit_next = 0;
+        return flush(p);
+    }
+    f->commit_next = is_commit_header(data, n);
     return SQLITE_OK;
 }
 

@@ -7,16 +7,18 @@
  * creates made about 100 calls, and those calls were the largest single
  * share of the writer thread's time (bench/README.md, "WAL frames in one
  * write"). This shim keeps the appends to a WAL file in a buffer and
- * writes them with one call before anything can depend on them: the sync
- * of the commit, a read, a truncate, a size query, a close, or a write that
- * does not append. Every other file, and every other call, goes straight
- * to SQLite's default VFS.
+ * writes them with one call before anything can depend on them: as soon as
+ * the commit's last frame (the one whose header carries the database size)
+ * is appended, and before a sync, read, truncate, size query, close, or a
+ * write that does not append. Every other file, and every other call, goes
+ * straight to SQLite's default VFS.
  *
- * It relies on the store's synchronous=FULL: SQLite syncs the WAL at every
- * commit before it publishes the commit's frames to other connections (the
- * wal-index header), so a frame is in the file before any reader can look
- * for it. With synchronous=NORMAL that sync, and with it the write, would
- * come only at checkpoints.
+ * SQLite publishes a commit's frames to other connections (the wal-index
+ * header) right after appending them, syncing first only with
+ * synchronous=FULL. Writing at the last frame, not at the sync, keeps every
+ * frame in the file before any reader can look for it whatever the
+ * synchronous setting of the connection: the store's writer commits with
+ * FULL, the etcd keyspace decoder's docs with NORMAL (sqlite.c).
  */
 #ifndef SK_STORE_WALBATCH_H
 #define SK_STORE_WALBATCH_H
