@@ -68,7 +68,7 @@ static sk_err read_all(const sk_backend_ops *ops, sk_conn *c, const sk_kv_bounds
 }
 
 sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, int64_t at_rev,
-                  sk_arena *a, sk_kv_range_result *out)
+                  const int64_t *known_count, sk_arena *a, sk_kv_range_result *out)
 {
     sk_kv_bounds b = sk_kv_bounds_of(a, q->key, q->key_len, q->end, q->end_len);
     sk_kv_range_result r = {0};
@@ -89,7 +89,10 @@ sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, i
     if (q->limit > 0 && k.n > q->limit) {
         r.n_kvs = q->limit;
         r.more = 1;
-        err = ops->kv_count(c, b.lo, b.lo_len, b.hi, b.hi_len, at_rev, &r.count);
+        if (known_count)
+            r.count = *known_count;
+        else
+            err = ops->kv_count(c, b.lo, b.lo_len, b.hi, b.hi_len, at_rev, &r.count);
     }
 out:
     if (err == SK_OK)
@@ -326,7 +329,8 @@ static sk_err apply(txn_ctx *x, const sk_kv_txn *t, sk_kv_txn_result *out)
         switch (op->kind) {
         case SK_KV_OP_RANGE:
             err = db(x, sk_kv_read(x->ops, x->c, &op->range,
-                                   op->range.rev > 0 ? op->range.rev : INT64_MAX, x->a, &r->range));
+                                   op->range.rev > 0 ? op->range.rev : INT64_MAX, NULL, x->a,
+                                   &r->range));
             break;
         case SK_KV_OP_PUT:
             err = apply_put(x, op, r);

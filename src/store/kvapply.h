@@ -19,9 +19,11 @@
 /* Reads q at revision at_rev (already validated) into *out (arena a):
  * key-values in key order up to q->limit, Count and More as etcd computes
  * them (Count: keys in the range whatever the limit; More: the limit left
- * some out; count_only: no key-values, More false). */
+ * some out; count_only: no key-values, More false). known_count (NULL if
+ * none): the range's Count at at_rev, known already (rangememo.h), used
+ * instead of counting in SQL when the limit cuts the range. */
 sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, int64_t at_rev,
-                  sk_arena *a, sk_kv_range_result *out);
+                  const int64_t *known_count, sk_arena *a, sk_kv_range_result *out);
 
 /*
  * Applies t in the writer's open transaction on c, whose revision counter is

@@ -94,6 +94,7 @@
 #include "store/backend.h"
 #include "store/handoff.h"
 #include "store/kvapply.h"
+#include "store/rangememo.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -180,6 +181,9 @@ struct sk_store {
      * it history answers from SQL, which expires. */
     sk_handoff *handoff;
     atomic_llong compact_seen;
+
+    /* The counts of paged etcd ranges (rangememo.h). */
+    sk_range_memo *range_memo;
 
     /* Batches rolled back and replayed one write per transaction. */
     atomic_llong batch_replays;
@@ -1209,6 +1213,7 @@ sk_err sk_store_open(const char *url, sk_store **out, char **errmsg)
     pthread_mutex_init(&s->notify_mu, NULL);
     sk_cond_init_monotonic(&s->commit_cv);
     s->handoff = sk_handoff_new(HANDOFF_ROWS, HANDOFF_BYTES);
+    s->range_memo = sk_range_memo_new();
     SK_CHECK(pthread_create(&s->writer, NULL, writer_main, s) == 0);
     pthread_setname_np(s->writer, "sk-writer");
     *out = s;
@@ -1244,6 +1249,7 @@ void sk_store_close(sk_store *s)
         s->ops->disconnect(s->notify_conn);
     pthread_cond_destroy(&s->commit_cv);
     sk_handoff_free(s->handoff);
+    sk_range_memo_free(s->range_memo);
     free(s->url);
     free(s->claimant);
     free(s);
@@ -1436,15 +1442,29 @@ sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_r
     if ((err = s->ops->revisions(c, &cur, &compact)) != SK_OK)
         goto out;
     int64_t at = q->rev > 0 ? q->rev : cur;
+    sk_kv_bounds b = sk_kv_bounds_of(a, q->key, q->key_len, q->end, q->end_len);
+    int64_t known = 0;
+    int paged = q->limit > 0 && !q->count_only;
     if (at > cur)
         err = SK_ERR_INVALID;
     else if (at < compact)
         err = SK_ERR_EXPIRED;
     else
-        err = sk_kv_read(s->ops, c, q, at, a, &res);
+        err = sk_kv_read(s->ops, c, q, at,
+                         paged && sk_range_memo_find(s->range_memo, &b, at, &known) ? &known : NULL,
+                         a, &res);
     /* Gated reads (see the top): nothing at all may mean compacted since. */
     if (err == SK_OK && res.count == 0)
         err = expired_if_compacted(s, c, at);
+    /* The next page, from the last key + "\0" at this revision, holds the
+     * rest of this one's count (rangememo.h). */
+    if (err == SK_OK && paged && res.more && res.count > res.n_kvs) {
+        const sk_kv *last = &res.kvs[res.n_kvs - 1];
+        unsigned char *next = sk_arena_alloc(a, last->key_len + 1);
+        memcpy(next, last->key, last->key_len);
+        next[last->key_len] = 0;
+        sk_range_memo_put(s->range_memo, &b, next, last->key_len + 1, at, res.count - res.n_kvs);
+    }
 out:
     pool_put(s, c, err);
     if (err == SK_OK) {

@@ -180,6 +180,13 @@ func modRev(name string) int64 {
 // list is storage.GetList's paging: a prefix range with a limit, later
 // pages from the last key + "\x00" at the first page's revision.
 func list(step, dir string, limit int64) {
+	listWith(step, dir, limit, nil)
+}
+
+// listWith is list with writes after the first page (between, if not nil):
+// the later pages, at the first page's revision, must not see them, in
+// their keys or in their counts.
+func listWith(step, dir string, limit int64, between func()) {
 	from := key(dir)
 	end := clientv3.GetPrefixRangeEnd(from)
 	var rev int64
@@ -203,6 +210,9 @@ func list(step, dir string, limit int64) {
 			return
 		}
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		if page == 0 && between != nil {
+			between()
+		}
 	}
 }
 
@@ -250,6 +260,18 @@ func sectionKV() {
 	get("get missing", "pods/ns9/none")
 	cur := modRev("pods/ns1/b")
 	get("get at a future revision", "pods/ns1/b", clientv3.WithRev(cur+1000))
+	// A paged list while the range is written: the later pages keep the
+	// first page's revision; then the same list again, at the new one.
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		create("paged/"+n, "v:"+n, 0)
+	}
+	listWith("list paged while written", "paged/", 2, func() {
+		create("paged/bb", "new", 0)
+		remove("paged/f", modRev("paged/f"))
+		create("paged/h", "new", 0)
+	})
+	list("list paged after the writes", "paged/", 2)
+	list("list paged after the writes, pages of 3", "paged/", 3)
 }
 
 type evOut struct {
