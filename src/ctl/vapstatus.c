@@ -40,18 +40,15 @@ static int64_t integer(const json_t *o, const char *a, const char *b)
     return json_integer_value(json_object_get(json_object_get(o, a), b));
 }
 
-/* Collects the policies whose generation is not yet observed. */
+/* Collects the policies whose generation is not yet observed (those
+ * stored after p->after only: the others were seen). */
 static int collect(void *arg, sk_blob *item)
 {
     pending *p = arg;
-    if (sk_blob_rev(item) <= p->after)
-        return 0;
-    json_t *obj = sk_reader_object(item);
+    json_t *obj = sk_blob_rev(item) > p->after ? sk_reader_object(item) : NULL;
     if (!obj ||
-        integer(obj, "metadata", "generation") <= integer(obj, "status", "observedGeneration")) {
-        json_decref(obj);
-        return 0;
-    }
+        integer(obj, "metadata", "generation") <= integer(obj, "status", "observedGeneration"))
+        goto out;
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 8;
         p->objs = realloc(p->objs, p->cap * sizeof *p->objs);
@@ -60,6 +57,9 @@ static int collect(void *arg, sk_blob *item)
     }
     p->objs[p->n] = obj;
     p->revs[p->n++] = sk_blob_rev(item);
+    obj = NULL;
+out:
+    json_decref(obj);
     return 0;
 }
 

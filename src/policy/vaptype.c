@@ -45,18 +45,21 @@ static const char *ref_of(const json_t *s)
  * adaptor (isXIntOrString), written so for crdrules.h. */
 static json_t *populate(const json_t *schemas, json_t *visited, const json_t *s)
 {
-    const char *ref = ref_of(s);
-    const char *name = NULL;
+    const char *ref = ref_of(s), *name = NULL;
     json_t *out = NULL;
     if (ref) {
-        if (strncmp(ref, REF_PREFIX, strlen(REF_PREFIX)) != 0)
-            return NULL;
-        name = ref + strlen(REF_PREFIX);
-        if (json_object_get(visited, name))
-            return json_pack("{s:s}", "type", "object"); /* a circular ref */
-        s = json_object_get(schemas, name);
-        if (!json_is_object(s))
-            return NULL;
+        if (strncmp(ref, REF_PREFIX, strlen(REF_PREFIX)) == 0)
+            name = ref + strlen(REF_PREFIX);
+        if (name && json_object_get(visited, name)) {
+            out = json_pack("{s:s}", "type", "object"); /* a circular ref */
+            name = NULL;                                /* still being populated */
+            goto out;
+        }
+        s = name ? json_object_get(schemas, name) : NULL;
+        if (!json_is_object(s)) {
+            name = NULL;
+            goto out;
+        }
         SK_CHECK(json_object_set_new(visited, name, json_true()) == 0);
     }
     out = json_object();
@@ -124,13 +127,12 @@ static const sk_cel_ty *decl_type(sk_arena *a, const gvk *g, json_t *keep)
 {
     char path[512];
     const sk_cel_ty *t = NULL;
-    if (!*g->group && !*g->version && !*g->kind)
-        return NULL;
+    json_t *doc = NULL;
     int w = *g->group ? snprintf(path, sizeof path, "apis/%s/%s", g->group, g->version)
                       : snprintf(path, sizeof path, "api/%s", g->version);
-    if (w < 0 || (size_t)w >= sizeof path)
-        return NULL;
-    json_t *doc = sk_openapi_v3_doc(path);
+    /* gvk.Empty(): no type */
+    if ((*g->group || *g->version || *g->kind) && w > 0 && (size_t)w < sizeof path)
+        doc = sk_openapi_v3_doc(path);
     const json_t *schemas = json_object_get(json_object_get(doc, "components"), "schemas");
     const char *name;
     const json_t *def;
@@ -249,15 +251,13 @@ static gvk params_gvk(sk_arena *a, const json_t *policy)
     gvk g = {"", "", ""};
     const char *api = json_string_value(json_object_get(pk, "apiVersion"));
     const char *kind = json_string_value(json_object_get(pk, "kind"));
-    if (!json_is_object(pk))
-        return g;
     api = api ? api : "";
     const char *slash = strchr(api, '/');
-    if (slash && strchr(slash + 1, '/'))
-        return g;
-    g.group = slash ? sk_arena_printf(a, "%.*s", (int)(slash - api), api) : "";
-    g.version = slash ? slash + 1 : api;
-    g.kind = kind ? kind : "";
+    if (json_is_object(pk) && !(slash && strchr(slash + 1, '/'))) {
+        g.group = slash ? sk_arena_printf(a, "%.*s", (int)(slash - api), api) : "";
+        g.version = slash ? slash + 1 : api;
+        g.kind = kind ? kind : "";
+    }
     return g;
 }
 

@@ -114,6 +114,24 @@ static void test_kinds_checked(void **state)
            "[]");
 }
 
+/* A ref met again on its own path is an empty object (PopulateRefs): a
+ * CRD's schema types one level of JSONSchemaProps. */
+static void test_circular_ref(void **state)
+{
+    (void)state;
+    expect("{\"matchConstraints\": {\"resourceRules\": [{\"apiGroups\": "
+           "[\"apiextensions.k8s.io\"], \"apiVersions\": [\"v1\"], \"resources\": "
+           "[\"customresourcedefinitions\"]}]}, \"validations\": [{\"expression\": "
+           "\"object.spec.versions[0].schema.openAPIV3Schema.type == 'object'\"}, "
+           "{\"expression\": \"object.spec.versions[0].schema.openAPIV3Schema.properties['a']."
+           "type == 'string'\"}]}",
+           "[{\"fieldRef\":\"spec.validations[1].expression\",\"warning\":"
+           "\"apiextensions.k8s.io/v1, Kind=CustomResourceDefinition: ERROR: <input>:1:63: "
+           "undefined field 'type'\\n | object.spec.versions[0].schema.openAPIV3Schema."
+           "properties['a'].type == 'string'\\n | ......................................"
+           "........................^\\n\"}]");
+}
+
 /* A rule gives at most ten kinds, the first ten its sorted resources
  * give, and is then the last; each rule counts its own. */
 static void test_ten_kinds_at_most(void **state)
@@ -176,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_message_expression_and_variables),
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_kinds_checked),
+        cmocka_unit_test(test_circular_ref),
         cmocka_unit_test(test_ten_kinds_at_most),
         cmocka_unit_test(test_authorizer_alone),
     };
