@@ -4,10 +4,10 @@
  * Stateless but for the revision up to which every policy has been seen
  * to: a restart, or another instance, recomputes from what is stored, and
  * a policy whose observedGeneration is its generation costs nothing. The
- * status is written as kube's controller applies it: observedGeneration
- * and typeChecking replaced, the rest of the status kept; recorded in
- * managedFields under its manager's name (kube's is an Apply entry, this
- * server's controllers record Updates: ctl/batch.h).
+ * status is applied as kube's controller applies it (server-side apply
+ * through /status, forced, manager validatingadmissionpolicy-status): its
+ * observedGeneration and typeChecking, the warnings it applied before and
+ * no longer does removed, the rest of the status kept.
  */
 #include "ctl/vapstatus.h"
 #include "core/check.h"
@@ -63,26 +63,22 @@ out:
     return 0;
 }
 
-/* policy (borrowed) with its status as kube's controller applies it: new. */
-static json_t *with_status(const json_t *policy)
+/* What kube's controller applies to policy (borrowed): its name and the
+ * status it computes (new). */
+static json_t *status_config(const json_t *policy)
 {
-    json_t *next = json_deep_copy(policy);
-    SK_CHECK_ALLOC(next);
-    json_t *status = json_object_get(next, "status");
-    if (!json_is_object(status)) {
-        status = json_object();
-        SK_CHECK(status && json_object_set_new(next, "status", status) == 0);
-    }
     json_t *warnings = sk_vaptype_check(policy);
-    json_t *tc = json_object();
-    SK_CHECK_ALLOC(tc);
-    if (json_array_size(warnings))
-        SK_CHECK(json_object_set(tc, "expressionWarnings", warnings) == 0);
+    json_t *tc = json_array_size(warnings) ? json_pack("{s:O}", "expressionWarnings", warnings)
+                                           : json_object();
+    json_t *config = json_pack(
+        "{s:s, s:s, s:{s:s}, s:{s:I, s:o}}", "apiVersion", "admissionregistration.k8s.io/v1",
+        "kind", "ValidatingAdmissionPolicy", "metadata", "name",
+        json_string_value(json_object_get(json_object_get(policy, "metadata"), "name")), "status",
+        "observedGeneration", (json_int_t)integer(policy, "metadata", "generation"), "typeChecking",
+        tc);
+    SK_CHECK_ALLOC(config);
     json_decref(warnings);
-    SK_CHECK(json_object_set_new(status, "observedGeneration",
-                                 json_integer(integer(policy, "metadata", "generation"))) == 0);
-    SK_CHECK(json_object_set_new(status, "typeChecking", tc) == 0);
-    return next;
+    return config;
 }
 
 static int64_t pass(void *self, int *done)
@@ -104,8 +100,11 @@ static int64_t pass(void *self, int *done)
         goto out;
     }
     sk_batch *b = sk_batch_new(c->store, MANAGER);
-    for (size_t i = 0; i < p.n; i++)
-        sk_batch_update(b, r, p.objs[i], with_status(p.objs[i]), p.revs[i], "status");
+    for (size_t i = 0; i < p.n; i++) {
+        json_t *config = status_config(p.objs[i]);
+        sk_batch_apply(b, r, p.objs[i], config, p.revs[i], "status");
+        json_decref(config);
+    }
     /* a write that failed is retried from the same revision; a conflict
      * is a newer version, which the next pass sees anyway */
     if (sk_batch_finish(b) == 0) {

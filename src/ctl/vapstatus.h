@@ -4,10 +4,11 @@
  * controller does (pkg/controller/validatingadmissionpolicystatus): for
  * each policy whose metadata.generation is past its
  * status.observedGeneration, the policy's expressions are type-checked
- * against the kinds it matches (policy/vaptype.h) and the status written
- * through /status: observedGeneration the generation checked, typeChecking
- * {expressionWarnings} ({} when nothing warns, as kube's apply of an empty
- * list leaves it).
+ * against the kinds it matches (policy/vaptype.h) and the status applied
+ * through /status as kube's controller applies it (server-side apply,
+ * forced, manager validatingadmissionpolicy-status): observedGeneration
+ * the generation checked, typeChecking {expressionWarnings} ({} when
+ * nothing warns, as kube's apply of an empty list leaves it).
  *
  * Every instance runs one. A pass runs once the cache applies a revision
  * the last did not see and reads the policies from it; a policy is parsed

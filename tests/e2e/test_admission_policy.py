@@ -689,6 +689,12 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
                  "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:27: undefined field "
                             "'namex'\n | 'name: ' + object.metadata.namex\n"
                             " | ..........................^\n"}]}})
+        # applied as kube's controller applies it: forced, through /status
+        entry = [m for m in p["metadata"]["managedFields"]
+                 if m.get("manager") == "validatingadmissionpolicy-status"]
+        self.assertEqual([(m["operation"], m.get("subresource"), m["fieldsV1"]) for m in entry], [
+            ("Apply", "status", {"f:status": {"f:observedGeneration": {}, "f:typeChecking": {
+                "f:expressionWarnings": {}}}})])
         out = self.server.kubectl("get", "validatingadmissionpolicy", "typecheck-deployments",
                                   "-o", "jsonpath={.status.typeChecking.expressionWarnings[0]"
                                   ".fieldRef}")
@@ -706,6 +712,10 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
         self.assertEqual(r.status, 200, r)
         p = self.type_checked("typecheck-deployments", 2)
         self.assertEqual(p["status"], {"observedGeneration": 2, "typeChecking": {}})
+        entry = [m for m in p["metadata"]["managedFields"]
+                 if m.get("manager") == "validatingadmissionpolicy-status"]
+        self.assertEqual([m["fieldsV1"] for m in entry], [
+            {"f:status": {"f:observedGeneration": {}, "f:typeChecking": {}}}])
 
     def test_status_type_checking_of_custom_resources_and_params(self):
         """A CRD's schema types object, paramKind's params; kinds in order, wildcards skipped."""
