@@ -29,7 +29,7 @@ LAYERS = {
     "cache": ["core", "store"],
     "watch": ["core"],
     "read": ["core", "kube", "store", "cache"],
-    "ctl": ["core", "kube", "store", "cache", "read"],
+    "ctl": ["core", "kube", "policy", "store", "cache", "read"],
     "hook": ["core", "kube", "cel", "policy"],
     "api": ["core", "kube", "store", "cache", "watch", "read", "ctl", "hook", "policy"],
     "http": ["core", "api"],

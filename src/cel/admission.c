@@ -86,7 +86,16 @@ struct sk_cel_adm {
     composed *vars;
     size_t n, cap;
     const sk_cel_ty *variables; /* the kubernetes.variables type; data: this */
+    /* the type checker's mode (sk_cel_adm_typecheck): object typed */
+    const sk_cel_ty *object, *params;
+    sk_cel_check_field_fn field;
+    void *field_ctx;
 };
+
+/* The objects whose fields this module declares (the others are the
+ * type checker's caller's). */
+static const objdef *const declared[] = {&gvk,          &gvr,       &user_info, &request, &ns_spec,
+                                         &ns_condition, &ns_status, &ns_meta,   &ns};
 
 sk_cel_adm *sk_cel_adm_new(sk_arena *a)
 {
@@ -95,6 +104,15 @@ sk_cel_adm *sk_cel_adm_new(sk_arena *a)
     c->a = a;
     c->variables = sk_cel_ty_object(a, VARIABLES_TYPE, c);
     return c;
+}
+
+void sk_cel_adm_typecheck(sk_cel_adm *c, const sk_cel_ty *object, const sk_cel_ty *params,
+                          sk_cel_check_field_fn field, void *field_ctx)
+{
+    c->object = object;
+    c->params = params;
+    c->field = field;
+    c->field_ctx = field_ctx;
 }
 
 static const sk_cel_ty *object_type(sk_arena *a, const objdef *o)
@@ -141,7 +159,12 @@ static const sk_cel_ty *adm_field(void *ctx, sk_arena *a, const sk_cel_ty *objec
                 return c->vars[i].type;
         return NULL;
     }
-    const objdef *o = object->data;
+    const objdef *o = NULL;
+    for (size_t i = 0; i < sizeof declared / sizeof *declared; i++)
+        if (object->data == declared[i])
+            o = declared[i];
+    if (!o)
+        return c->field ? c->field(c->field_ctx, a, object, name) : NULL;
     for (size_t i = 0; i < o->n; i++)
         if (strcmp(o->fields[i].name, name) == 0)
             return field_type(a, &o->fields[i]);
@@ -208,18 +231,20 @@ const sk_cel_expr *sk_cel_adm_compile(sk_cel_adm *c, const char *src, unsigned d
     sk_cel_check_var vars[8];
     size_t n = 0;
     const sk_cel_expr *tree = NULL;
-    vars[n++] = (sk_cel_check_var){"object", dyn};
-    vars[n++] = (sk_cel_check_var){"oldObject", dyn};
+    int typecheck = c->object != NULL;
+    vars[n++] = (sk_cel_check_var){"object", typecheck ? c->object : dyn};
+    vars[n++] = (sk_cel_check_var){"oldObject", typecheck ? c->object : dyn};
     vars[n++] = (sk_cel_check_var){"namespaceObject", object_type(a, &ns)};
     vars[n++] = (sk_cel_check_var){"request", object_type(a, &request)};
-    if (decl & SK_CEL_ADM_PARAMS)
-        vars[n++] = (sk_cel_check_var){"params", dyn};
+    if ((decl & SK_CEL_ADM_PARAMS) && (!typecheck || c->params))
+        vars[n++] = (sk_cel_check_var){"params", typecheck ? c->params : dyn};
     if (decl & SK_CEL_ADM_AUTHORIZER) {
         vars[n++] = (sk_cel_check_var){
             "authorizer", sk_cel_ty_object(a, "kubernetes.authorization.Authorizer", NULL)};
-        vars[n++] =
-            (sk_cel_check_var){"authorizer.requestResource",
-                               sk_cel_ty_object(a, "kubernetes.authorization.ResourceCheck", NULL)};
+        if (!typecheck)
+            vars[n++] = (sk_cel_check_var){
+                "authorizer.requestResource",
+                sk_cel_ty_object(a, "kubernetes.authorization.ResourceCheck", NULL)};
     }
     if (decl & SK_CEL_ADM_VARIABLES)
         vars[n++] = (sk_cel_check_var){"variables", c->variables};
@@ -239,7 +264,8 @@ const sk_cel_expr *sk_cel_adm_compile(sk_cel_adm *c, const char *src, unsigned d
     else
         checked = sk_cel_check(a, e, src, len, &env, &issues);
     if (!checked) {
-        sk_buf_printf(detail, "compilation failed: %s", issues.data ? issues.data : "");
+        sk_buf_printf(detail, "%s%s",
+                      typecheck ? "" : "compilation failed: ", issues.data ? issues.data : "");
         goto out;
     }
     out = sk_cel_checked_type(checked);

@@ -9,7 +9,8 @@
  *
  * The declarations (createEnvForOpts, BuildRequestType,
  * BuildNamespaceType, newCompositionState): object, oldObject and params
- * dyn; namespaceObject a kubernetes.Namespace and request a
+ * dyn (typed in the policy type checker's mode, sk_cel_adm_typecheck);
+ * namespaceObject a kubernetes.Namespace and request a
  * kubernetes.AdmissionRequest with the fields kube gives them; authorizer
  * and authorizer.requestResource the authz library's types when the
  * expression may use them; variables, when a policy composes some, a
@@ -30,6 +31,8 @@
 #define SK_CEL_ADMISSION_H
 
 #include "cel/ast.h"
+#include "cel/check.h"
+#include "cel/types.h"
 #include "core/arena.h"
 #include "core/buf.h"
 
@@ -52,6 +55,22 @@ typedef enum sk_cel_adm_result {
 /* One compiler: the variables composed so far, in a (borrowed). */
 typedef struct sk_cel_adm sk_cel_adm;
 sk_cel_adm *sk_cel_adm_new(sk_arena *a);
+
+/*
+ * Puts c in the mode of kube's ValidatingAdmissionPolicy type checker
+ * (policy/validating/typechecking.go: buildEnvSet, typeCheckingCompiler):
+ * object and oldObject of type object, params of type params or, when
+ * params is NULL, not declared at all (kube declares params only when
+ * paramKind's schema resolves), authorizer declared but not
+ * authorizer.requestResource, namespaceObject and request as always.
+ * Their fields are read by field(field_ctx, ...) (object types whose data
+ * is not this module's). A failure's detail is then cel-go's issues alone
+ * (kube's typeCheckingCompiler words it so); compile with
+ * SK_CEL_ADM_ANY, as it enforces no result type. Types borrowed; they
+ * must outlive c.
+ */
+void sk_cel_adm_typecheck(sk_cel_adm *c, const sk_cel_ty *object, const sk_cel_ty *params,
+                          sk_cel_check_field_fn field, void *field_ctx);
 
 /*
  * Compiles the expression src (borrowed; must outlive the compiler's

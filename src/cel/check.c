@@ -479,10 +479,14 @@ static const sk_cel_ty *select_field(ck *c, const sk_cel_expr *e, const sk_cel_e
         r = t->p[1];
         break;
     case SK_CEL_TY_OBJECT: {
+        /* lookupFieldType: a type the provider does not know (an object
+         * type without data: the libraries' cel.ObjectTypes) fails first */
         const sk_cel_ty *f =
             c->env->field && t->data ? c->env->field(c->env->field_ctx, c->a, t, field) : NULL;
         if (f)
             r = f;
+        else if (!t->data)
+            error(c, e, sk_arena_printf(c->a, "unexpected failed resolution of '%s'", t->name));
         else
             error(c, e, sk_arena_printf(c->a, "undefined field '%s'", field));
         break;

@@ -29,6 +29,7 @@
 #include "ctl/identity.h"
 #include "ctl/kvdecode.h"
 #include "ctl/rbacpolicy.h"
+#include "ctl/vapstatus.h"
 #include "etcd/members.h"
 #include "etcd/server.h"
 #include "http/server.h"
@@ -49,7 +50,7 @@ struct sk_server {
     sk_cache *cache;
     sk_reader *reader;
     sk_ctl *identity, *collector, *consistency, *compactor, *namespaces, *gc, *crd, *rbac;
-    sk_ctl *kvdecode;
+    sk_ctl *kvdecode, *vapstatus;
     sk_api *api;
     sk_audit_log *audit;
     sk_http_server *http;
@@ -199,10 +200,11 @@ static void stop_writers(sk_server *srv)
     sk_ctl_stop(srv->namespaces);
     sk_ctl_stop(srv->gc);
     sk_ctl_stop(srv->rbac);
+    sk_ctl_stop(srv->vapstatus);
     sk_ctl_stop(srv->crd);
     sk_ctl_stop(srv->kvdecode);
     srv->compactor = srv->identity = srv->collector = srv->namespaces = srv->gc = srv->rbac =
-        srv->crd = srv->kvdecode = NULL;
+        srv->vapstatus = srv->crd = srv->kvdecode = NULL;
     srv->etcd = NULL;
 }
 
@@ -288,6 +290,7 @@ sk_err sk_server_open_store(sk_server *srv, char **errmsg)
     srv->namespaces = sk_namespaces_start(srv->store, srv->reader, srv->crd);
     srv->gc = sk_gc_start(srv->store, srv->reader, srv->crd);
     srv->rbac = sk_rbacpolicy_start(srv->store, srv->reader);
+    srv->vapstatus = sk_vapstatus_start(srv->store, srv->cache, srv->reader);
     srv->kvdecode = sk_kvdecode_start(srv->store);
     srv->consistency =
         sk_consistency_start(srv->cache, srv->store, storages, (int)n, cfg->consistency_check_s);

@@ -96,20 +96,32 @@ static void submit(sk_batch *b, sk_write_op op, const sk_resource *r, const char
     sk_store_write_async(b->store, &w, written, q);
 }
 
+/* What kube's field manager is told of a write of the batch's manager
+ * through subresource (now: room for its time). */
+static sk_managed_write manager_write(const sk_batch *b, const sk_resource *r,
+                                      const char *subresource, char now[21])
+{
+    sk_format_rfc3339(sk_wall_s(), now);
+    return (sk_managed_write){.manager = b->manager,
+                              .api_version = r->api_version,
+                              .subresource = subresource,
+                              .now = now,
+                              .status_subresource = sk_status_rules_has_status(r)};
+}
+
+static sk_fieldset_type field_type(const sk_resource *r)
+{
+    return (sk_fieldset_type){.schema = r->schema, .openapi = r->custom ? r->custom->schema : NULL};
+}
+
 /* obj's managedFields after the batch's manager wrote it over old (NULL:
  * created), as kube's field manager records a controller's Update. */
-static void record_manager(const sk_batch *b, const sk_resource *r, const json_t *old,
-                           json_t *obj, const char *subresource)
+static void record_manager(const sk_batch *b, const sk_resource *r, const json_t *old, json_t *obj,
+                           const char *subresource)
 {
     char now[21];
-    sk_format_rfc3339(sk_wall_s(), now);
-    sk_fieldset_type t = {.schema = r->schema, .openapi = r->custom ? r->custom->schema : NULL};
-    sk_managed_write w = {.manager = b->manager,
-                          .api_version = r->api_version,
-                          .subresource = subresource,
-                          .now = now,
-                          .status_subresource = sk_status_rules_has_status(r)};
-    sk_managed_update(t, old, obj, &w);
+    sk_managed_write w = manager_write(b, r, subresource, now);
+    sk_managed_update(field_type(r), old, obj, &w);
 }
 
 static const char *meta_str(const json_t *obj, const char *key)
@@ -151,6 +163,24 @@ void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_
     }
     submit(b, removes ? SK_WRITE_DELETE : SK_WRITE_UPDATE, r, meta_str(old, "namespace"),
            meta_str(old, "name"), rev, edited);
+}
+
+void sk_batch_apply(sk_batch *b, const sk_resource *r, const json_t *live, const json_t *config,
+                    int64_t rev, const char *subresource)
+{
+    char now[21];
+    sk_managed_write w = manager_write(b, r, subresource, now);
+    json_t *out = NULL, *status = NULL;
+    if (sk_managed_apply(field_type(r), live, config, &w, 1, &out, &status) != SK_OK) {
+        sk_log_warn("%s: cannot apply to %s %s: %s", b->manager, r->resource,
+                    meta_str(live, "name"), json_string_value(json_object_get(status, "message")));
+    } else if (json_equal(live, out)) {
+        json_decref(out);
+    } else {
+        submit(b, SK_WRITE_UPDATE, r, meta_str(live, "namespace"), meta_str(live, "name"), rev,
+               out);
+    }
+    json_decref(status);
 }
 
 void sk_batch_create(sk_batch *b, const sk_resource *r, const char *ns, json_t *obj)

@@ -46,6 +46,12 @@ void sk_batch_delete(sk_batch *b, const sk_resource *r, const json_t *obj, int64
 void sk_batch_update(sk_batch *b, const sk_resource *r, const json_t *old, json_t *edited,
                      int64_t rev, const char *subresource);
 
+/* Queues a server-side apply of config (borrowed: the fields the manager
+ * owns, as kube's controllers apply them, with Force) over live (borrowed,
+ * read at rev) through subresource ("status" or NULL), recorded as the
+ * manager's Apply entry. Nothing is written when it changes nothing. */
+void sk_batch_apply(sk_batch *b, const sk_resource *r, const json_t *live, const json_t *config,
+                    int64_t rev, const char *subresource);
 /* Creates obj (stolen) as resource r in namespace ns ("" if cluster-scoped);
  * an object that exists already is not an error. */
 void sk_batch_create(sk_batch *b, const sk_resource *r, const char *ns, json_t *obj);

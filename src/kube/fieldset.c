@@ -1087,7 +1087,10 @@ static void remove_in(ty t, json_t *v, const json_t *set, const json_t *parents,
                 continue;
             }
             remove_in(ct, val, sub, par, k);
-            if (par && empty_container(val))
+            /* a manager owning the emptied value itself keeps it (an
+             * applied `typeChecking: {}`: structured-merge-diff adds back
+             * every owned item) */
+            if (par && empty_container(val) && !is_member(k))
                 json_object_del(v, key);
         } else if ((sh == LIST_MAP || sh == LIST_SET) && (pe[0] == 'k' || pe[0] == 'v')) {
             for (size_t i = 0; i < json_array_size(v); i++) {

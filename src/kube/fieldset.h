@@ -103,7 +103,7 @@ json_t *sk_fieldset_merge(sk_fieldset_type t, const json_t *live, const json_t *
 
 /* Removes from obj (modified in place) the value at every member path of
  * set; a struct or map left empty by that, whose own path is in
- * set_parents, goes too. A member under which keep (what managers still
+ * set_parents, goes too, unless keep owns it as a member. A member under which keep (what managers still
  * own) holds paths is not removed whole: what keep owns below it stays
  * and the rest goes, as structured-merge-diff's prune removes it and then
  * adds back every owned item. */

@@ -209,6 +209,33 @@ typedef struct objtype {
     int resource, meta;
 } objtype;
 
+/* Whether kube's WithTypeAndObjectMeta leaves resource root n as it is:
+ * it already declares kind and apiVersion strings and a metadata object
+ * with name and generateName strings (a built-in kind's schema, whose
+ * metadata is ObjectMeta's), so its metadata shows every field declared. */
+static int declares_meta(const rnode *n)
+{
+    const rnode *kind = NULL, *api = NULL, *meta = NULL, *name = NULL, *gen = NULL;
+    for (size_t i = 0; i < n->nprops; i++) {
+        const char *p = n->props[i].name;
+        if (strcmp(p, "kind") == 0)
+            kind = n->props[i].n;
+        else if (strcmp(p, "apiVersion") == 0)
+            api = n->props[i].n;
+        else if (strcmp(p, "metadata") == 0)
+            meta = n->props[i].n;
+    }
+    for (size_t i = 0; meta && i < meta->nprops; i++) {
+        if (strcmp(meta->props[i].name, "name") == 0)
+            name = meta->props[i].n;
+        else if (strcmp(meta->props[i].name, "generateName") == 0)
+            gen = meta->props[i].n;
+    }
+    return kind && strcmp(kind->type, "string") == 0 && api && strcmp(api->type, "string") == 0 &&
+           meta && strcmp(meta->type, "object") == 0 && meta->has_props && name &&
+           strcmp(name->type, "string") == 0 && gen && strcmp(gen->type, "string") == 0;
+}
+
 /* The type kube's SchemaDeclType gives node n (resource: a resource's
  * root), or NULL for none. name: the name an object type gets
  * (MaybeAssignTypeName: the root's, then "<parent>.<field>" down through
@@ -230,7 +257,7 @@ static const sk_cel_ty *decl_type(sk_arena *a, const rnode *n, int resource, con
                 a, sk_cel_ty_of(SK_CEL_TY_STRING),
                 decl_type(a, n->ap, n->ap->embedded, sk_arena_printf(a, "%s.@elem", name)));
         objtype *o = sk_arena_alloc(a, sizeof *o);
-        *o = (objtype){n, resource, 0};
+        *o = (objtype){n, resource && !declares_meta(n), 0};
         return sk_cel_ty_object(a, name, o);
     }
     if (strcmp(t, "integer") == 0)
@@ -250,7 +277,7 @@ static const sk_cel_ty *decl_type(sk_arena *a, const rnode *n, int resource, con
 }
 
 /* The checker's field callback over the schema (sk_cel_check_field_fn). */
-static const sk_cel_ty *schema_field(void *ctx, sk_arena *a, const sk_cel_ty *object, const char *f)
+const sk_cel_ty *sk_crdrules_field(void *ctx, sk_arena *a, const sk_cel_ty *object, const char *f)
 {
     (void)ctx;
     const objtype *o = object->data;
@@ -478,7 +505,7 @@ static sk_cel_checked *compile_expr(sk_arena *a, const char *src, const rnode *n
     };
     sk_cel_check_env env = {.vars = vars,
                             .nvars = 2,
-                            .field = schema_field,
+                            .field = sk_crdrules_field,
                             .cross_type_numeric = 1,
                             .homogeneous_literals = 1,
                             .literal_validators = 1};
@@ -696,6 +723,11 @@ sk_crdrules *sk_crdrules_compile(const json_t *schema)
     }
     normalize_paths(c->a, c->root);
     return c;
+}
+
+const sk_cel_ty *sk_crdrules_kind_type(sk_arena *a, const json_t *schema, const char *name)
+{
+    return decl_type(a, build(a, schema, 1, NULL), 1, name);
 }
 
 int sk_crdrules_rule_cost(const json_t *schema, size_t i, uint64_t *cost)

@@ -24,6 +24,8 @@
 #ifndef SK_POLICY_CRDRULES_H
 #define SK_POLICY_CRDRULES_H
 
+#include "cel/types.h"
+#include "core/arena.h"
 #include "kube/registry.h"
 #include "kube/validate.h"
 
@@ -52,6 +54,16 @@ const sk_crdrules *sk_crdrules_of(const sk_resource *r);
  * owns it: free with sk_crdrules_free. NULL when there are no rules. */
 sk_crdrules *sk_crdrules_compile(const json_t *schema);
 void sk_crdrules_free(sk_crdrules *c); /* NULL-safe */
+
+/* The CEL type kube's SchemaDeclType gives a resource's root whose schema
+ * is schema (borrowed, refs already in place; must outlive a), named name
+ * (MaybeAssignTypeName), in a; NULL when kube gives it none. Its fields
+ * are read by sk_crdrules_field (an sk_cel_check_field_fn, ctx unused),
+ * made as far as an expression walks. For type-checking expressions
+ * against a kind (policy/vaptype.h). */
+const sk_cel_ty *sk_crdrules_kind_type(sk_arena *a, const json_t *schema, const char *name);
+const sk_cel_ty *sk_crdrules_field(void *ctx, sk_arena *a, const sk_cel_ty *object,
+                                   const char *name);
 
 /* kube's static cost estimate of rule i of the root of schema (borrowed;
  * compiled as a node that is no resource's root, as kube's cost tests

@@ -24,7 +24,10 @@ time; the authorizer (kube's CEL authorization library) in variables,
 validations and matchConditions, decided by the server's RBAC; the
 write-time 422s (an expression that does not compile, the authorizer in a
 messageExpression, Deny with Warn, paramRef name and selector, no
-validations).
+validations); status.typeChecking as kube-controller-manager's status
+controller writes it (typechecking.go's texts and fieldRefs, for a built-in
+kind, a custom resource and paramKind's params, shown by kubectl get and
+describe; {} once nothing warns).
 
 Why: Kubernetes 1.30+ clusters (and the tools that install policies, such
 as Kyverno's and Gatekeeper's VAP generators, or operators shipping a VAP)
@@ -110,6 +113,14 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
                      "causes": [{"message": message}]},
                     **({"group": resource[2]} if resource[2] else {})),
                 "code": code}
+
+    def type_checked(self, name, generation):
+        """The policy once the status controller has checked its generation."""
+        def checked():
+            p = self.server.request("GET", VAP + "/" + name).json()
+            seen = p.get("status", {}).get("observedGeneration")
+            return p if seen == generation == p["metadata"]["generation"] else None
+        return wait_until(checked, timeout=10, what="status.observedGeneration %d" % generation)
 
     def audit_annotations(self, r):
         return self.audit_events(r)[-1].get("annotations", {})
@@ -638,7 +649,9 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
                               {"key": "b", "valueExpression": " request.operation "}],
             variables=[{"name": "names", "expression": "object.data.map(k, k)"}])
         # an update checks again, its stored expressions in 1.32's environment
-        p = self.server.request("GET", VAP + "/typed-ok").json()
+        # (read once the status controller has written, so the update does
+        # not race it)
+        p = self.type_checked("typed-ok", 1)
         r = self.server.request("PUT", VAP + "/typed-ok", p)
         self.assertEqual(r.status, 200, r)
         p = r.json()
@@ -647,6 +660,107 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
         self.assertEqual(r.status, 422, r)
         self.assertIn('spec.validations[1].expression: Invalid value: "variables.names": must '
                       "evaluate to bool but got list(dyn)", r.json()["message"])
+
+    # ---- status.typeChecking (kube-controller-manager's
+    # validatingadmissionpolicy-status controller, pkg/controller/
+    # validatingadmissionpolicystatus/controller.go; the checker and its
+    # texts: k8s.io/apiserver pkg/admission/plugin/policy/validating/
+    # typechecking.go) ----
+
+    def test_status_type_checking_of_a_built_in_kind(self):
+        """Warnings against apps/v1 Deployment's schema, none once fixed; kubectl shows them."""
+        rules = [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                  "resources": ["deployments", "deployments/scale"]}]
+        self.policy("typecheck-deployments", [
+            {"expression": "object.spec.replicas > 1",
+             "messageExpression": "'replicas: ' + string(object.spec.replicas)"},
+            {"expression": "object.spec.replicasx > 1",
+             "messageExpression": "'name: ' + object.metadata.namex"},
+            {"expression": "object.metadata.labels['app'] == variables.app"},
+        ], rules=rules, variables=[{"name": "app", "expression": "object.metadata.name"}])
+        p = self.type_checked("typecheck-deployments", 1)
+        # TypeCheckingResult.String: "<GVK>: <cel-go's issues>\n"
+        self.assertEqual(p["status"], {"observedGeneration": 1, "typeChecking": {
+            "expressionWarnings": [
+                {"fieldRef": "spec.validations[1].expression",
+                 "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field "
+                            "'replicasx'\n | object.spec.replicasx > 1\n | ...........^\n"},
+                {"fieldRef": "spec.validations[1].messageExpression",
+                 "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:27: undefined field "
+                            "'namex'\n | 'name: ' + object.metadata.namex\n"
+                            " | ..........................^\n"}]}})
+        # applied as kube's controller applies it: forced, through /status
+        entry = [m for m in p["metadata"]["managedFields"]
+                 if m.get("manager") == "validatingadmissionpolicy-status"]
+        self.assertEqual([(m["operation"], m.get("subresource"), m["fieldsV1"]) for m in entry], [
+            ("Apply", "status", {"f:status": {"f:observedGeneration": {}, "f:typeChecking": {
+                "f:expressionWarnings": {}}}})])
+        out = self.server.kubectl("get", "validatingadmissionpolicy", "typecheck-deployments",
+                                  "-o", "jsonpath={.status.typeChecking.expressionWarnings[0]"
+                                  ".fieldRef}")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, "spec.validations[1].expression")
+        out = self.server.kubectl("describe", "validatingadmissionpolicy",
+                                  "typecheck-deployments")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("Observed Generation:  1", out.stdout)
+        self.assertIn("Field Ref:  spec.validations[1].messageExpression", out.stdout)
+        self.assertIn("undefined field 'replicasx'", out.stdout)
+        # a new generation is checked again: nothing to warn leaves typeChecking {}
+        p["spec"]["validations"] = p["spec"]["validations"][:1]
+        r = self.server.request("PUT", VAP + "/typecheck-deployments", p)
+        self.assertEqual(r.status, 200, r)
+        p = self.type_checked("typecheck-deployments", 2)
+        self.assertEqual(p["status"], {"observedGeneration": 2, "typeChecking": {}})
+        entry = [m for m in p["metadata"]["managedFields"]
+                 if m.get("manager") == "validatingadmissionpolicy-status"]
+        self.assertEqual([m["fieldsV1"] for m in entry], [
+            {"f:status": {"f:observedGeneration": {}, "f:typeChecking": {}}}])
+
+    def test_status_type_checking_of_custom_resources_and_params(self):
+        """A CRD's schema types object, paramKind's params; kinds in order, wildcards skipped."""
+        crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+               "metadata": {"name": "gizmos.typecheck.example.com"},
+               "spec": {"group": "typecheck.example.com", "scope": "Namespaced",
+                        "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+                        "versions": [{"name": "v1", "served": True, "storage": True,
+                                      "schema": {"openAPIV3Schema": {
+                                          "type": "object", "properties": {"spec": {
+                                              "type": "object", "properties": {
+                                                  "size": {"type": "integer"}}}}}}}]}}
+        self.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        wait_until(lambda: self.server.request(
+            "GET", "/apis/typecheck.example.com/v1/gizmos").status == 200, what="gizmos served")
+        rules = [{"apiGroups": ["typecheck.example.com"], "apiVersions": ["v1"],
+                  "operations": ["CREATE"], "resources": ["gizmos"]},
+                 {"apiGroups": ["*"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                  "resources": ["configmaps"]},
+                 {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                  "resources": ["secrets", "configmaps"]}]
+        self.policy("typecheck-gizmos", [
+            {"expression": "object.spec.size < int(params.data.max)"},
+            {"expression": "params.foo == 'x'"},
+            {"expression": "object.spec.sizes > 1"},
+            {"expression": "object.metadata.labels['a'] == 'b'"},
+        ], rules=rules, paramKind={"apiVersion": "v1", "kind": "ConfigMap"})
+        p = self.type_checked("typecheck-gizmos", 1)
+
+        def text(gvk, src, col, error):
+            return "%s: ERROR: <input>:1:%d: %s\n | %s\n | %s^\n" % (
+                gvk, col, error, src, "." * (col - 1))
+        kinds = ["/v1, Kind=ConfigMap", "/v1, Kind=Secret", "typecheck.example.com/v1, Kind=Gizmo"]
+        self.assertEqual(p["status"]["typeChecking"]["expressionWarnings"], [
+            # ConfigMap and Secret have no spec
+            {"fieldRef": "spec.validations[0].expression", "warning": "\n".join(
+                text(k, "object.spec.size < int(params.data.max)", 7, "undefined field 'spec'")
+                for k in kinds[:2])},
+            {"fieldRef": "spec.validations[1].expression", "warning": "\n".join(
+                text(k, "params.foo == 'x'", 7, "undefined field 'foo'") for k in kinds)},
+            {"fieldRef": "spec.validations[2].expression", "warning": "\n".join(
+                text(k, "object.spec.sizes > 1", 7, "undefined field 'spec'")
+                for k in kinds[:2]) + "\n" + text(kinds[2], "object.spec.sizes > 1", 12,
+                                                   "undefined field 'sizes'")},
+        ])
 
     def test_binding_validated_when_written(self):
         kind = "ValidatingAdmissionPolicyBinding"

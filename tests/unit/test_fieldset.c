@@ -319,6 +319,51 @@ static void test_apply_conflict_force_and_removal(void **state)
     json_decref(cfg1);
 }
 
+/* An applied empty struct stays, though the fields under it the applier
+ * owned before go (structured-merge-diff adds back every owned item): the
+ * ValidatingAdmissionPolicy status controller's `typeChecking: {}`. */
+static void test_apply_keeps_an_owned_empty_struct(void **state)
+{
+    (void)state;
+    sk_fieldset_type t = kind("io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicy");
+    static const sk_managed_write w = {"validatingadmissionpolicy-status",
+                                       "admissionregistration.k8s.io/v1", "status",
+                                       "2026-01-01T00:00:00Z", 1};
+    const char *head = "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
+                       "\"ValidatingAdmissionPolicy\",\"metadata\":{\"name\":\"p\"},";
+    char *text = NULL;
+    assert_true(asprintf(&text,
+                         "%s\"status\":{\"observedGeneration\":1,\"typeChecking\":{"
+                         "\"expressionWarnings\":[{\"fieldRef\":\"f\",\"warning\":\"w\"}]}}}",
+                         head) > 0);
+    json_t *cfg1 = load(text), *live = NULL, *out = NULL, *status = NULL;
+    free(text);
+    json_t *zero = load("{\"metadata\":{\"name\":\"p\"},\"spec\":{}}");
+    assert_int_equal(sk_managed_apply(t, zero, cfg1, &w, 1, &live, &status), SK_OK);
+    assert_true(
+        asprintf(&text, "%s\"status\":{\"observedGeneration\":2,\"typeChecking\":{}}}", head) > 0);
+    json_t *cfg2 = load(text);
+    free(text);
+    assert_int_equal(sk_managed_apply(t, live, cfg2, &w, 1, &out, &status), SK_OK);
+    expect_json(json_object_get(out, "status"), "{\"observedGeneration\":2,\"typeChecking\":{}}");
+    json_t *mf = json_object_get(json_object_get(out, "metadata"), "managedFields");
+    expect_json(json_object_get(json_array_get(mf, 0), "fieldsV1"),
+                "{\"f:status\":{\"f:observedGeneration\":{},\"f:typeChecking\":{}}}");
+    json_decref(out);
+    /* not applied at all, it goes */
+    assert_true(asprintf(&text, "%s\"status\":{\"observedGeneration\":3}}", head) > 0);
+    json_t *cfg3 = load(text);
+    free(text);
+    assert_int_equal(sk_managed_apply(t, live, cfg3, &w, 1, &out, &status), SK_OK);
+    expect_json(json_object_get(out, "status"), "{\"observedGeneration\":3}");
+    json_decref(out);
+    json_decref(cfg3);
+    json_decref(cfg2);
+    json_decref(cfg1);
+    json_decref(zero);
+    json_decref(live);
+}
+
 static void test_crd_schema_list_map(void **state)
 {
     (void)state;
@@ -492,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_manager_from_user_agent),
         cmocka_unit_test(test_update_entries_capped),
         cmocka_unit_test(test_apply_conflict_force_and_removal),
+        cmocka_unit_test(test_apply_keeps_an_owned_empty_struct),
         cmocka_unit_test(test_crd_schema_list_map),
         cmocka_unit_test(test_crd_key_default),
         cmocka_unit_test(test_create_paths_agree),
