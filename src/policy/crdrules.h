@@ -60,7 +60,7 @@ void sk_crdrules_free(sk_crdrules *c); /* NULL-safe */
  * does not compile. */
 int sk_crdrules_rule_cost(const json_t *schema, size_t i, uint64_t *cost);
 
-/* Bounds, in evaluator steps (cel/eval.h): 0 is kube's, PerCallLimit
+/* Bounds, in kube's runtime cost (cel/eval.h): 0 is kube's, PerCallLimit
  * (1,000,000) a rule and RuntimeCELCostBudget (10,000,000) an object. */
 typedef struct sk_crdrules_limits {
     uint64_t per_call, per_object;
