@@ -49,8 +49,9 @@ typedef struct sk_cel_env {
     sk_arena *a;
     const sk_cel_eval_options *opt;
     uint64_t steps, max_steps;
-    uint64_t cost; /* cel-go's actual cost so far */
-    int resolving; /* the next node is resolved as an attribute */
+    uint64_t cost;       /* cel-go's actual cost so far */
+    int resolving;       /* the next node is resolved as an attribute */
+    struct folds *folds; /* optimize: the literals cel-go folds, once made */
     const sk_cel_val *exhausted;
     local *locals;
     var_cache *vars;
@@ -1424,12 +1425,82 @@ static const sk_cel_val *comprehension(ctx *c, const sk_cel_expr *e)
     return r;
 }
 
+/* With optimize, the list and map literals and conversions cel-go folds
+ * into constants when it plans the program are made once an evaluation
+ * (a node and its value, or NULL when the node does not fold), as cel-go
+ * makes them once: a constant list in a loop costs its steps and memory
+ * once, not each time round. An open-addressing table keyed by node. */
+typedef struct folds {
+    const sk_cel_expr **keys;
+    const sk_cel_val **vals;
+    size_t cap, n;
+} folds;
+
+static size_t fold_slot(const folds *f, const sk_cel_expr *e)
+{
+    size_t i = (((uintptr_t)e >> 4) * 0x9E3779B97F4A7C15ULL) & (f->cap - 1);
+    while (f->keys[i] && f->keys[i] != e)
+        i = (i + 1) & (f->cap - 1);
+    return i;
+}
+
+/* The slot of e in c's folds, added (value NULL) when new. */
+static const sk_cel_val **fold_entry(ctx *c, const sk_cel_expr *e, int *added)
+{
+    folds *f = c->folds;
+    if (!f) {
+        f = c->folds = sk_arena_alloc(c->a, sizeof *f);
+        memset(f, 0, sizeof *f);
+    }
+    if (2 * (f->n + 1) > f->cap) {
+        folds old = *f;
+        f->cap = old.cap ? old.cap * 2 : 16;
+        f->keys = sk_arena_alloc(c->a, f->cap * sizeof *f->keys);
+        f->vals = sk_arena_alloc(c->a, f->cap * sizeof *f->vals);
+        memset(f->keys, 0, f->cap * sizeof *f->keys);
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.keys[i]) {
+                size_t k = fold_slot(f, old.keys[i]);
+                f->keys[k] = old.keys[i];
+                f->vals[k] = old.vals[i];
+            }
+    }
+    size_t k = fold_slot(f, e);
+    *added = !f->keys[k];
+    if (*added) {
+        f->keys[k] = e;
+        f->vals[k] = NULL;
+        f->n++;
+    }
+    return &f->vals[k];
+}
+
+static const sk_cel_val *eval_node(ctx *c, const sk_cel_expr *e, int resolved);
+
 static const sk_cel_val *eval(ctx *c, const sk_cel_expr *e)
 {
     int resolved = c->resolving;
     c->resolving = 0;
     if (!charge(c, 1))
         return c->exhausted;
+    if (c->opt->optimize && (e->kind == SK_CEL_LIST || e->kind == SK_CEL_MAP || is_conversion(e))) {
+        int added;
+        const sk_cel_val **v = fold_entry(c, e, &added);
+        if (!added)
+            return *v ? *v : eval_node(c, e, resolved);
+        if (!folded(c, e))
+            return eval_node(c, e, resolved);
+        const sk_cel_val *r = eval_node(c, e, resolved);
+        /* the table may have grown meanwhile */
+        if (!c->exhausted)
+            *fold_entry(c, e, &added) = r;
+        return r;
+    }
+    return eval_node(c, e, resolved);
+}
+
+static const sk_cel_val *eval_node(ctx *c, const sk_cel_expr *e, int resolved)
+{
     switch (e->kind) {
     case SK_CEL_CONST:
         return constant(c, e);
