@@ -1097,7 +1097,7 @@ static int is_kind(const sk_cel_val *v, sk_cel_vtype t)
     return v->type == t;
 }
 
-/* Kubernetes' CallCost (cost.h's table): 1 with *out, or 0 for cel-go's
+/* Kubernetes' CallCost (callcost.h's table): 1 with *out, or 0 for cel-go's
  * own cost. v: the receiver first, then the arguments; r the result. */
 static int kube_call_cost(const char *f, int method, const sk_cel_val *const *v, size_t n,
                           const sk_cel_val *r, uint64_t *out)
