@@ -500,6 +500,24 @@ static uint64_t attribute_cost(const sk_cel_expr *e, int resolved)
     return !resolved && !conditional_root(e);
 }
 
+/* Whether parts[0..k] joined by dots is a name the caller declares. */
+static int declared(const ctx *c, const char *const *parts, size_t k)
+{
+    for (const char *const *d = c->opt->declared; d && *d; d++) {
+        const char *p = *d;
+        size_t i = 0;
+        for (; i <= k; i++) {
+            size_t n = strlen(parts[i]);
+            if (strncmp(p, parts[i], n) != 0 || p[n] != (i < k ? '.' : '\0'))
+                break;
+            p += n + (i < k);
+        }
+        if (i > k)
+            return 1;
+    }
+    return 0;
+}
+
 /* a.b.c: when a is not a local variable, cel-go reads it as the longest
  * dotted prefix the caller binds ("a.b.c", then "a.b" and its field c, ...,
  * then a and its fields b and c), so variables may have qualified names. */
@@ -544,8 +562,8 @@ static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e, int resolved
         if ((x = bound(c, name)) || (k == n && (x = type_named(c, name))))
             break;
     }
-    /* a qualified name stands for its qualifiers */
-    if (!cost(c, k))
+    /* a qualified name stands for its qualifiers, unless declared whole */
+    if (!cost(c, x && declared(c, parts, k) ? 0 : k))
         return c->exhausted;
     if (!x)
         x = lookup(c, parts[0]);

@@ -112,6 +112,11 @@ typedef struct sk_cel_eval_options {
     /* interpreter.PresenceTestHasCost(false), which kube's programs have
      * (0: has() costs 1, cel-go's default). */
     int free_presence_tests;
+    /* Dotted names the caller declares whole, NULL-terminated (NULL:
+     * none): kube's admission "authorizer.requestResource" is one
+     * variable to its checker, costing 1, where "variables.x" is a
+     * variable and a field, 2. */
+    const char *const *declared;
     /* Decides the authorization library's checks (cel/authz.h); NULL: a
      * check is an error. */
     sk_cel_authorize_fn authorize;

@@ -67,6 +67,8 @@ static const sk_cel_val *var(void *ctx, sk_arena *a, const char *name)
     const json_t *vars = ctx, *j = json_object_get(vars, name);
     if (strcmp(name, "authorizer") == 0)
         return sk_cel_authorizer(a);
+    if (strcmp(name, "authorizer.requestResource") == 0)
+        return sk_cel_authorizer_request(a, "apps", "deployments", "", "ns", "web");
     if (!j)
         return NULL;
     const char *b = json_string_value(json_object_get(j, "$bytes"));
@@ -207,6 +209,20 @@ static void test_kube_program(void **state)
     sk_arena_free(a);
 }
 
+/* A dotted name declared whole costs 1 (kube's authorizer.requestResource),
+ * a variable's field 2. */
+static void test_declared_names(void **state)
+{
+    (void)state;
+    static const char *const declared[] = {"authorizer.requestResource", NULL};
+    sk_cel_eval_options opt = {.declared = declared};
+    assert_int_equal(cost_of("authorizer.requestResource.check('get').allowed()", &opt),
+                     1 + 350000 + 1);
+    assert_int_equal(cost_of("authorizer.requestResource.check('get').allowed()", NULL),
+                     2 + 350000 + 1);
+    assert_int_equal(cost_of("obj.spec.x == 1", &opt), 3 + 1);
+}
+
 /* Past the limit: cel-go's error, which && cannot absorb; at it: fine. */
 static void test_limit(void **state)
 {
@@ -285,9 +301,8 @@ static void test_steps_bound_beside_cost(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reference_costs),
-        cmocka_unit_test(test_kube_program),
-        cmocka_unit_test(test_limit),
+        cmocka_unit_test(test_reference_costs),         cmocka_unit_test(test_kube_program),
+        cmocka_unit_test(test_declared_names),          cmocka_unit_test(test_limit),
         cmocka_unit_test(test_steps_bound_beside_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
