@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX UINT64_MAX
@@ -30,82 +31,87 @@ uint64_t sk_cel_selector_cost(uint64_t len)
     return MAX - sum < reqs ? MAX : sum + reqs;
 }
 
-/* The functions of each kind, by name as kube's cost.go switches. */
-static const struct {
+/* The functions of each kind, by name as kube's cost.go switches, sorted
+ * by name (strcmp) for the binary search every call's cost makes. */
+static const struct kube_fn {
     const char *name;
     sk_cel_kube_fn kind;
 } kube_fns[] = {
-    {"check", SK_CEL_KFN_CHECK},
-    {"serviceAccount", SK_CEL_KFN_UNIT},
-    {"path", SK_CEL_KFN_UNIT},
-    {"group", SK_CEL_KFN_UNIT},
-    {"resource", SK_CEL_KFN_UNIT},
-    {"subresource", SK_CEL_KFN_UNIT},
-    {"namespace", SK_CEL_KFN_UNIT},
-    {"name", SK_CEL_KFN_UNIT},
+    {"add", SK_CEL_KFN_UNIT},
     {"allowed", SK_CEL_KFN_UNIT},
-    {"reason", SK_CEL_KFN_UNIT},
+    {"asApproximateFloat", SK_CEL_KFN_UNIT},
+    {"asInteger", SK_CEL_KFN_UNIT},
+    {"check", SK_CEL_KFN_CHECK},
+    {"cidr", SK_CEL_KFN_PARSE},
+    {"compareTo", SK_CEL_KFN_UNIT},
+    {"containsCIDR", SK_CEL_KFN_CONTAINS_CIDR},
+    {"containsIP", SK_CEL_KFN_CONTAINS_IP},
     {"error", SK_CEL_KFN_UNIT},
     {"errored", SK_CEL_KFN_UNIT},
-    {"masked", SK_CEL_KFN_UNIT},
-    {"prefixLength", SK_CEL_KFN_UNIT},
     {"family", SK_CEL_KFN_UNIT},
-    {"isUnspecified", SK_CEL_KFN_UNIT},
-    {"isLoopback", SK_CEL_KFN_UNIT},
-    {"isLinkLocalMulticast", SK_CEL_KFN_UNIT},
-    {"isLinkLocalUnicast", SK_CEL_KFN_UNIT},
-    {"isGlobalUnicast", SK_CEL_KFN_UNIT},
-    {"format.named", SK_CEL_KFN_UNIT},
-    {"sign", SK_CEL_KFN_UNIT},
-    {"asInteger", SK_CEL_KFN_UNIT},
-    {"isInteger", SK_CEL_KFN_UNIT},
-    {"asApproximateFloat", SK_CEL_KFN_UNIT},
-    {"isGreaterThan", SK_CEL_KFN_UNIT},
-    {"isLessThan", SK_CEL_KFN_UNIT},
-    {"compareTo", SK_CEL_KFN_UNIT},
-    {"add", SK_CEL_KFN_UNIT},
-    {"sub", SK_CEL_KFN_UNIT},
-    {"getScheme", SK_CEL_KFN_UNIT},
-    {"getHostname", SK_CEL_KFN_UNIT},
-    {"getHost", SK_CEL_KFN_UNIT},
-    {"getPort", SK_CEL_KFN_UNIT},
-    {"getEscapedPath", SK_CEL_KFN_UNIT},
-    {"getQuery", SK_CEL_KFN_UNIT},
     {"fieldSelector", SK_CEL_KFN_SELECTOR},
-    {"labelSelector", SK_CEL_KFN_SELECTOR},
-    {"isSorted", SK_CEL_KFN_TRAVERSAL},
-    {"sum", SK_CEL_KFN_TRAVERSAL},
-    {"max", SK_CEL_KFN_TRAVERSAL},
-    {"min", SK_CEL_KFN_TRAVERSAL},
-    {"indexOf", SK_CEL_KFN_TRAVERSAL},
-    {"lastIndexOf", SK_CEL_KFN_TRAVERSAL},
-    {"url", SK_CEL_KFN_URL},
-    {"jsonpatch.escapeKey", SK_CEL_KFN_URL},
-    {"lowerAscii", SK_CEL_KFN_STRING},
-    {"upperAscii", SK_CEL_KFN_STRING},
-    {"substring", SK_CEL_KFN_STRING},
-    {"trim", SK_CEL_KFN_STRING},
-    {"replace", SK_CEL_KFN_REPLACE},
-    {"split", SK_CEL_KFN_SPLIT},
-    {"join", SK_CEL_KFN_JOIN},
     {"find", SK_CEL_KFN_FIND},
     {"findAll", SK_CEL_KFN_FIND},
-    {"cidr", SK_CEL_KFN_PARSE},
-    {"isIP", SK_CEL_KFN_PARSE},
-    {"isCIDR", SK_CEL_KFN_PARSE},
-    {"quantity", SK_CEL_KFN_PARSE},
-    {"isQuantity", SK_CEL_KFN_PARSE},
+    {"format.named", SK_CEL_KFN_UNIT},
+    {"getEscapedPath", SK_CEL_KFN_UNIT},
+    {"getHost", SK_CEL_KFN_UNIT},
+    {"getHostname", SK_CEL_KFN_UNIT},
+    {"getPort", SK_CEL_KFN_UNIT},
+    {"getQuery", SK_CEL_KFN_UNIT},
+    {"getScheme", SK_CEL_KFN_UNIT},
+    {"group", SK_CEL_KFN_UNIT},
+    {"indexOf", SK_CEL_KFN_TRAVERSAL},
     {"ip", SK_CEL_KFN_IP},
     {"ip.isCanonical", SK_CEL_KFN_IP_CANONICAL},
-    {"containsIP", SK_CEL_KFN_CONTAINS_IP},
-    {"containsCIDR", SK_CEL_KFN_CONTAINS_CIDR},
+    {"isCIDR", SK_CEL_KFN_PARSE},
+    {"isGlobalUnicast", SK_CEL_KFN_UNIT},
+    {"isGreaterThan", SK_CEL_KFN_UNIT},
+    {"isIP", SK_CEL_KFN_PARSE},
+    {"isInteger", SK_CEL_KFN_UNIT},
+    {"isLessThan", SK_CEL_KFN_UNIT},
+    {"isLinkLocalMulticast", SK_CEL_KFN_UNIT},
+    {"isLinkLocalUnicast", SK_CEL_KFN_UNIT},
+    {"isLoopback", SK_CEL_KFN_UNIT},
+    {"isQuantity", SK_CEL_KFN_PARSE},
+    {"isSorted", SK_CEL_KFN_TRAVERSAL},
+    {"isUnspecified", SK_CEL_KFN_UNIT},
+    {"join", SK_CEL_KFN_JOIN},
+    {"jsonpatch.escapeKey", SK_CEL_KFN_URL},
+    {"labelSelector", SK_CEL_KFN_SELECTOR},
+    {"lastIndexOf", SK_CEL_KFN_TRAVERSAL},
+    {"lowerAscii", SK_CEL_KFN_STRING},
+    {"masked", SK_CEL_KFN_UNIT},
+    {"max", SK_CEL_KFN_TRAVERSAL},
+    {"min", SK_CEL_KFN_TRAVERSAL},
+    {"name", SK_CEL_KFN_UNIT},
+    {"namespace", SK_CEL_KFN_UNIT},
+    {"path", SK_CEL_KFN_UNIT},
+    {"prefixLength", SK_CEL_KFN_UNIT},
+    {"quantity", SK_CEL_KFN_PARSE},
+    {"reason", SK_CEL_KFN_UNIT},
+    {"replace", SK_CEL_KFN_REPLACE},
+    {"resource", SK_CEL_KFN_UNIT},
+    {"serviceAccount", SK_CEL_KFN_UNIT},
+    {"sign", SK_CEL_KFN_UNIT},
+    {"split", SK_CEL_KFN_SPLIT},
+    {"sub", SK_CEL_KFN_UNIT},
+    {"subresource", SK_CEL_KFN_UNIT},
+    {"substring", SK_CEL_KFN_STRING},
+    {"sum", SK_CEL_KFN_TRAVERSAL},
+    {"trim", SK_CEL_KFN_STRING},
+    {"upperAscii", SK_CEL_KFN_STRING},
+    {"url", SK_CEL_KFN_URL},
     {"validate", SK_CEL_KFN_VALIDATE},
 };
 
+static int by_name(const void *key, const void *entry)
+{
+    return strcmp(key, *(const char *const *)entry);
+}
+
 sk_cel_kube_fn sk_cel_kube_fn_of(const char *function)
 {
-    for (size_t i = 0; i < sizeof kube_fns / sizeof *kube_fns; i++)
-        if (strcmp(kube_fns[i].name, function) == 0)
-            return kube_fns[i].kind;
-    return SK_CEL_KFN_NONE;
+    const void *hit =
+        bsearch(function, kube_fns, sizeof kube_fns / sizeof *kube_fns, sizeof *kube_fns, by_name);
+    return hit ? ((const struct kube_fn *)hit)->kind : SK_CEL_KFN_NONE;
 }

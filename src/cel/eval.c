@@ -226,6 +226,20 @@ static const sk_cel_val *ident(ctx *c, const char *name, int resolved)
 
 static int is_conversion(const sk_cel_expr *e)
 {
+    if (e->kind != SK_CEL_CALL)
+        return 0;
+    /* (every call's evaluation asks: the first letter rules out most) */
+    switch (e->u.call.function[0]) {
+    case 'b':
+    case 'd':
+    case 'i':
+    case 's':
+    case 't':
+    case 'u':
+        break;
+    default:
+        return 0;
+    }
     static const char *const fns[] = {"bool", "bytes",  "double",    "duration", "dyn",
                                       "int",  "string", "timestamp", "type",     "uint"};
     if (e->kind != SK_CEL_CALL || e->u.call.target || e->u.call.nargs != 1)
@@ -474,7 +488,8 @@ static const sk_cel_val *field(ctx *c, const sk_cel_val *x, const char *f, int t
 
 static int is_qualifier(const char *f)
 {
-    return strcmp(f, "_[_]") == 0 || strcmp(f, "_[?_]") == 0 || strcmp(f, "_?._") == 0;
+    return f[0] == '_' && (f[1] == '[' || f[1] == '?') &&
+           (strcmp(f, "_[_]") == 0 || strcmp(f, "_[?_]") == 0 || strcmp(f, "_?._") == 0);
 }
 
 /* Whether the chain of selects and indexes e ends in a conditional,
@@ -1182,55 +1197,75 @@ static int kube_call_cost(const char *f, int method, const sk_cel_val *const *v,
     case SK_CEL_KFN_NONE:
         break;
     }
-    /* equality of kube's own types (all opaque here) */
-    if (strcmp(f, "_==_") == 0 && n == 2 && is_kind(v[0], SK_CEL_V_OPAQUE)) {
-        *out = 1;
-        return 1;
-    }
     return 0;
 }
 
-/* What a call costs: ext.Sets' trackers, then kube's CallCost, then
- * cel-go's defaults (runtimecost.go costCall), by the overload the
- * values select. */
+/* What a call costs: ext.Sets' trackers, then kube's CallCost (its
+ * functions, and equality of its own types, all opaque here), then
+ * cel-go's defaults (runtimecost.go costCall), by the overload the values
+ * select. */
+/* cel-go's default cost of an operator (f "_op_" or "@in") on two values:
+ * equality, string and bytes order and concatenation by size, `in` a
+ * list by its items, else 1. */
+static uint64_t operator_cost(const char *f, const sk_cel_val *const *v)
+{
+    const double t = SK_CEL_STRING_TRAVERSAL;
+    uint64_t l = actual_size(v[0]), r = actual_size(v[1]);
+    int strings = (is_kind(v[0], SK_CEL_V_STRING) && is_kind(v[1], SK_CEL_V_STRING)) ||
+                  (is_kind(v[0], SK_CEL_V_BYTES) && is_kind(v[1], SK_CEL_V_BYTES));
+    if (f[0] == '@')
+        return strcmp(f, "@in") == 0 && is_kind(v[1], SK_CEL_V_LIST) ? r : 1;
+    /* _==_ _!=_, and _<_ _>_ _<=_ _>=_ on strings or bytes */
+    if ((f[2] == '=' && (f[1] == '=' || f[1] == '!')) || (strings && (f[1] == '<' || f[1] == '>')))
+        return sk_cel_cost_factor(r < l ? r : l, t);
+    if (strings && strcmp(f, "_+_") == 0)
+        return sk_cel_cost_factor(l + r, t);
+    return 1;
+}
+
+/* What a call costs: ext.Sets' trackers, then kube's CallCost (its
+ * functions, and equality of its own types, all opaque here), then
+ * cel-go's defaults (runtimecost.go costCall), by the overload the values
+ * select. */
 static uint64_t call_cost(const char *f, int method, const sk_cel_val *const *v, size_t n,
                           const sk_cel_val *r)
 {
     const double t = SK_CEL_STRING_TRAVERSAL;
     uint64_t out;
-    int strings = n == 2 && ((is_kind(v[0], SK_CEL_V_STRING) && is_kind(v[1], SK_CEL_V_STRING)) ||
-                             (is_kind(v[0], SK_CEL_V_BYTES) && is_kind(v[1], SK_CEL_V_BYTES)));
-    if (!method && n == 2 && is_kind(v[0], SK_CEL_V_LIST) && is_kind(v[1], SK_CEL_V_LIST) &&
+    if (f[0] == '_' || f[0] == '@') {
+        if (n != 2)
+            return 1;
+        if (is_kind(v[0], SK_CEL_V_OPAQUE) && strcmp(f, "_==_") == 0)
+            return 1;
+        return operator_cost(f, v);
+    }
+    if (f[0] == '!' || f[0] == '-')
+        return 1;
+    if (kube_call_cost(f, method, v, n, r, &out))
+        return out;
+    if (method && n == 2) {
+        if (strcmp(f, "startsWith") == 0 || strcmp(f, "endsWith") == 0 || strcmp(f, "format") == 0)
+            return sk_cel_cost_factor(actual_size(v[0]), t);
+        /* matches(s, re), the global overload, is not costed by size */
+        if (strcmp(f, "matches") == 0)
+            return sk_cel_cost_factor(actual_size(v[0]) + 1, t) *
+                   sk_cel_cost_factor(actual_size(v[1]), SK_CEL_REGEX_LENGTH);
+        if (strcmp(f, "contains") == 0 && is_kind(v[0], SK_CEL_V_STRING))
+            return sk_cel_cost_factor(actual_size(v[0]), t) *
+                   sk_cel_cost_factor(actual_size(v[1]), t);
+        return 1;
+    }
+    if (method)
+        return 1;
+    if (n == 2 && is_kind(v[0], SK_CEL_V_LIST) && is_kind(v[1], SK_CEL_V_LIST) &&
         strncmp(f, "sets.", 5) == 0) {
         double factor = strcmp(f, "sets.equivalent") == 0 ? 2 : 1;
         return 1 + (uint64_t)((double)(actual_size(v[0]) * actual_size(v[1])) * factor);
     }
-    if (kube_call_cost(f, method, v, n, r, &out))
-        return out;
-    if (n == 1 && ((!method && strcmp(f, "bytes") == 0 && is_kind(v[0], SK_CEL_V_STRING)) ||
-                   (!method && strcmp(f, "string") == 0 && is_kind(v[0], SK_CEL_V_BYTES)) ||
-                   (!method && strcmp(f, "strings.quote") == 0)))
+    if (n == 1 && ((strcmp(f, "bytes") == 0 && is_kind(v[0], SK_CEL_V_STRING)) ||
+                   (strcmp(f, "string") == 0 && is_kind(v[0], SK_CEL_V_BYTES)) ||
+                   strcmp(f, "strings.quote") == 0))
         return sk_cel_cost_factor(actual_size(v[0]), t);
-    if (method && n == 2 &&
-        (strcmp(f, "startsWith") == 0 || strcmp(f, "endsWith") == 0 || strcmp(f, "format") == 0))
-        return sk_cel_cost_factor(actual_size(v[0]), t);
-    if (!method && n == 2 && strcmp(f, "@in") == 0 && is_kind(v[1], SK_CEL_V_LIST))
-        return actual_size(v[1]);
-    if (!method && n == 2 &&
-        (strcmp(f, "_==_") == 0 || strcmp(f, "_!=_") == 0 ||
-         (strings && (strcmp(f, "_<_") == 0 || strcmp(f, "_>_") == 0 || strcmp(f, "_<=_") == 0 ||
-                      strcmp(f, "_>=_") == 0)))) {
-        uint64_t l = actual_size(v[0]), rs = actual_size(v[1]);
-        return sk_cel_cost_factor(rs < l ? rs : l, t);
-    }
-    if (!method && strings && strcmp(f, "_+_") == 0)
-        return sk_cel_cost_factor(actual_size(v[0]) + actual_size(v[1]), t);
-    /* matches(s, re), the global overload, is not costed by size */
-    if (method && n == 2 && strcmp(f, "matches") == 0)
-        return sk_cel_cost_factor(actual_size(v[0]) + 1, t) *
-               sk_cel_cost_factor(actual_size(v[1]), SK_CEL_REGEX_LENGTH);
-    if (method && n == 2 && strcmp(f, "contains") == 0 && is_kind(v[0], SK_CEL_V_STRING))
-        return sk_cel_cost_factor(actual_size(v[0]), t) * sk_cel_cost_factor(actual_size(v[1]), t);
     return 1;
 }
 
