@@ -34,15 +34,6 @@ static uint64_t mul(uint64_t x, uint64_t y)
     return y != 0 && x > MAX / y ? MAX : x * y;
 }
 
-static uint64_t mul_factor(uint64_t x, double y)
-{
-    double xf = (double)x;
-    if (xf > 0 && y > 0 && xf > (double)MAX / y)
-        return MAX;
-    double c = ceil(xf * y);
-    return c >= ldexp(1.0, 64) ? MAX : (uint64_t)c;
-}
-
 static sk_cel_range r_add(sk_cel_range a, sk_cel_range b)
 {
     return (sk_cel_range){add(a.min, b.min), add(a.max, b.max)};
@@ -55,7 +46,7 @@ static sk_cel_range r_mul(sk_cel_range a, sk_cel_range b)
 
 static sk_cel_range r_factor(sk_cel_range a, double f)
 {
-    return (sk_cel_range){mul_factor(a.min, f), mul_factor(a.max, f)};
+    return (sk_cel_range){sk_cel_cost_factor(a.min, f), sk_cel_cost_factor(a.max, f)};
 }
 
 static sk_cel_range r_union(sk_cel_range a, sk_cel_range b)
@@ -64,11 +55,11 @@ static sk_cel_range r_union(sk_cel_range a, sk_cel_range b)
 }
 
 static const sk_cel_range ONE = {1, 1};
-#define STRING_TRAVERSAL 0.1      /* common.StringTraversalCostFactor */
-#define REGEX_LENGTH 0.25         /* common.RegexStringLengthCostFactor */
-#define LIST_CREATE 10            /* common.ListCreateBaseCost */
-#define MAP_CREATE 30             /* common.MapCreateBaseCost */
-#define STRUCT_CREATE 40          /* common.StructCreateBaseCost */
+#define STRING_TRAVERSAL SK_CEL_STRING_TRAVERSAL
+#define REGEX_LENGTH SK_CEL_REGEX_LENGTH
+#define LIST_CREATE SK_CEL_LIST_CREATE
+#define MAP_CREATE SK_CEL_MAP_CREATE
+#define STRUCT_CREATE SK_CEL_STRUCT_CREATE
 #define MAX_NAME_FORMAT_REGEX 128 /* k8s.io/apiserver/pkg/cel MaxNameFormatRegexSize */
 #define MAX_FORMAT 64             /* MaxFormatSize */
 
@@ -269,19 +260,10 @@ static int is(const sk_cel_overload *o, const char *fn, const char *sig)
     return strcmp(o->function, fn) == 0 && (!sig || strcmp(o->sig, sig) == 0);
 }
 
-static int is_one_of(const char *f, const char *const *names)
-{
-    for (; *names; names++)
-        if (strcmp(f, *names) == 0)
-            return 1;
-    return 0;
-}
-
+/* kube's selectorCostEstimate over a size range */
 static sk_cel_range selector_cost(sk_cel_range len)
 {
-    sk_cel_range parse = r_factor(len, STRING_TRAVERSAL);
-    sk_cel_range reqs = r_factor(r_factor(len, 0.5), LIST_CREATE + STRUCT_CREATE);
-    return r_add(r_add((sk_cel_range){LIST_CREATE, LIST_CREATE}, parse), reqs);
+    return (sk_cel_range){sk_cel_selector_cost(len.min), sk_cel_selector_cost(len.max)};
 }
 
 /* k8s.io/apiserver's CostEstimator.EstimateCallCost: 1 with *out, or 0. */
@@ -289,56 +271,17 @@ static int kube_call(coster *c, const sk_cel_overload *o, const node *target, co
                      size_t nargs, call_est *out)
 {
     const char *f = o->function;
+    sk_cel_kube_fn kind = sk_cel_kube_fn_of(f);
     memset(out, 0, sizeof *out);
-    static const char *const unit[] = {"serviceAccount",
-                                       "path",
-                                       "group",
-                                       "resource",
-                                       "subresource",
-                                       "namespace",
-                                       "name",
-                                       "allowed",
-                                       "reason",
-                                       "error",
-                                       "errored",
-                                       "masked",
-                                       "prefixLength",
-                                       "family",
-                                       "isUnspecified",
-                                       "isLoopback",
-                                       "isLinkLocalMulticast",
-                                       "isLinkLocalUnicast",
-                                       "isGlobalUnicast",
-                                       "format.named",
-                                       "sign",
-                                       "asInteger",
-                                       "isInteger",
-                                       "asApproximateFloat",
-                                       "isGreaterThan",
-                                       "isLessThan",
-                                       "compareTo",
-                                       "add",
-                                       "sub",
-                                       "getScheme",
-                                       "getHostname",
-                                       "getHost",
-                                       "getPort",
-                                       "getEscapedPath",
-                                       "getQuery",
-                                       NULL};
-    static const char *const traversals[] = {"isSorted", "sum",         "max", "min",
-                                             "indexOf",  "lastIndexOf", NULL};
-    static const char *const string_fns[] = {"lowerAscii", "upperAscii", "substring", "trim", NULL};
-    static const char *const parsers[] = {"cidr", "isIP", "isCIDR", "quantity", "isQuantity", NULL};
-    if (strcmp(f, "check") == 0) {
+    if (kind == SK_CEL_KFN_CHECK) {
         out->cost = (sk_cel_range){350000, 350000};
-    } else if (is_one_of(f, unit)) {
+    } else if (kind == SK_CEL_KFN_UNIT) {
         out->cost = ONE;
-    } else if (strcmp(f, "fieldSelector") == 0 || strcmp(f, "labelSelector") == 0) {
+    } else if (kind == SK_CEL_KFN_SELECTOR) {
         if (nargs != 1)
             return 0;
         out->cost = selector_cost(kube_size(c, &args[0]));
-    } else if (is_one_of(f, traversals)) {
+    } else if (kind == SK_CEL_KFN_TRAVERSAL) {
         node el;
         if (!target)
             return 0;
@@ -350,19 +293,19 @@ static int kube_call(coster *c, const sk_cel_overload *o, const node *target, co
         } else {
             out->cost = r_factor(kube_size(c, target), STRING_TRAVERSAL);
         }
-    } else if (strcmp(f, "url") == 0) {
+    } else if (kind == SK_CEL_KFN_URL) {
         if (nargs != 1)
             return 0;
         out->size = kube_size(c, &args[0]);
         out->sized = 1;
         out->cost = r_factor(out->size, STRING_TRAVERSAL);
-    } else if (is_one_of(f, string_fns)) {
+    } else if (kind == SK_CEL_KFN_STRING) {
         if (!target)
             return 0;
         out->size = kube_size(c, target);
         out->sized = 1;
         out->cost = r_factor(out->size, STRING_TRAVERSAL);
-    } else if (strcmp(f, "replace") == 0) {
+    } else if (kind == SK_CEL_KFN_REPLACE) {
         if (!target || nargs < 2)
             return 0;
         sk_cel_range sz = kube_size(c, target), from = kube_size(c, &args[0]),
@@ -386,7 +329,7 @@ static int kube_call(coster *c, const sk_cel_overload *o, const node *target, co
         out->size = r_add(r_mul(count, to), kept);
         out->sized = 1;
         out->cost = r_factor(sz, 2 * STRING_TRAVERSAL);
-    } else if (strcmp(f, "split") == 0) {
+    } else if (kind == SK_CEL_KFN_SPLIT) {
         if (!target)
             return 0;
         sk_cel_range sz = kube_size(c, target);
@@ -396,7 +339,7 @@ static int kube_call(coster *c, const sk_cel_overload *o, const node *target, co
         out->cost = r_factor(sz, 2 * STRING_TRAVERSAL);
         out->size = (sk_cel_range){0, max};
         out->sized = 1;
-    } else if (strcmp(f, "join") == 0) {
+    } else if (kind == SK_CEL_KFN_JOIN) {
         if (!target)
             return 0;
         sk_cel_range sz = {0, 0}, list = kube_size(c, target);
@@ -410,7 +353,7 @@ static int kube_call(coster *c, const sk_cel_overload *o, const node *target, co
         out->cost = r_factor(sz, STRING_TRAVERSAL);
         out->size = sz;
         out->sized = 1;
-    } else if (strcmp(f, "find") == 0 || strcmp(f, "findAll") == 0) {
+    } else if (kind == SK_CEL_KFN_FIND) {
         if (!target || nargs < 1)
             return 0;
         sk_cel_range sz = kube_size(c, target);
@@ -419,27 +362,27 @@ static int kube_call(coster *c, const sk_cel_overload *o, const node *target, co
         out->cost = r_mul(str, re);
         out->size = (sk_cel_range){0, sz.max};
         out->sized = 1;
-    } else if (is_one_of(f, parsers)) {
+    } else if (kind == SK_CEL_KFN_PARSE) {
         out->cost = r_factor(kube_size(c, &args[0]), STRING_TRAVERSAL);
-    } else if (strcmp(f, "ip") == 0) {
+    } else if (kind == SK_CEL_KFN_IP) {
         if (nargs >= 1 && !is(o, "ip", "net.CIDR>net.IP"))
             out->cost = r_factor(kube_size(c, &args[0]), STRING_TRAVERSAL);
         else
             out->cost = ONE;
-    } else if (strcmp(f, "ip.isCanonical") == 0) {
+    } else if (kind == SK_CEL_KFN_IP_CANONICAL) {
         if (nargs < 1)
             return 0;
         out->cost = r_factor(kube_size(c, &args[0]), 2 * STRING_TRAVERSAL);
-    } else if (strcmp(f, "containsIP") == 0 || strcmp(f, "containsCIDR") == 0) {
+    } else if (kind == SK_CEL_KFN_CONTAINS_IP || kind == SK_CEL_KFN_CONTAINS_CIDR) {
         if (nargs < 1)
             return 0;
         sk_cel_range ip = {4, 16};
         out->cost = r_factor(r_add(ip, ip), STRING_TRAVERSAL);
-        if (strcmp(f, "containsCIDR") == 0)
+        if (kind == SK_CEL_KFN_CONTAINS_CIDR)
             out->cost = r_add(r_add(out->cost, r_factor(ip, STRING_TRAVERSAL)), ONE);
         if (strcmp(o->sig, "net.CIDR,string>bool") == 0)
             out->cost = r_add(out->cost, r_factor(kube_size(c, &args[0]), STRING_TRAVERSAL));
-    } else if (strcmp(f, "validate") == 0) {
+    } else if (kind == SK_CEL_KFN_VALIDATE) {
         out->cost = r_factor(r_factor(kube_size(c, &args[0]), STRING_TRAVERSAL),
                              MAX_NAME_FORMAT_REGEX * REGEX_LENGTH);
     } else if (strcmp(f, "_==_") == 0 && nargs == 2 && args[0].type && args[1].type &&

@@ -14,6 +14,7 @@
 #ifndef SK_CEL_COST_H
 #define SK_CEL_COST_H
 
+#include "cel/callcost.h"
 #include "cel/check.h"
 #include "core/arena.h"
 

@@ -8,9 +8,17 @@
  * variable shadows an outer one as in cel-go. Once the step budget is spent
  * the context is marked exhausted and every node returns the same error at
  * once, so the walk unwinds without doing more work and no `&&` can absorb
- * the error.
+ * the error. Passing the cost limit marks it exhausted the same way.
+ *
+ * The cost follows cel-go's planner, which makes a chain of selects and
+ * indexes one attribute: cel-go observes the attribute once (1) and each
+ * qualifier (1 each), and a conditional's branches, an index's operand
+ * and an index that is itself an attribute are resolved, not evaluated,
+ * so their own attribute cost of 1 is not counted. The walk passes that
+ * down in ctx.resolving, which the node evaluated next reads and clears.
  */
 #include "cel/eval.h"
+#include "cel/callcost.h"
 #include "cel/optional.h"
 #include "cel/strext.h"
 #include "cel/time.h"
@@ -41,6 +49,9 @@ typedef struct sk_cel_env {
     sk_arena *a;
     const sk_cel_eval_options *opt;
     uint64_t steps, max_steps;
+    uint64_t cost;       /* cel-go's actual cost so far */
+    int resolving;       /* the next node is resolved as an attribute */
+    struct folds *folds; /* optimize: the literals cel-go folds, once made */
     const sk_cel_val *exhausted;
     local *locals;
     var_cache *vars;
@@ -58,6 +69,19 @@ static int charge(ctx *c, uint64_t n)
     if (c->steps > c->max_steps) {
         c->exhausted = sk_cel_error(c->a, "evaluation step limit exceeded (%llu steps)",
                                     (unsigned long long)c->max_steps);
+        return 0;
+    }
+    return 1;
+}
+
+/* Adds n to the actual cost; 0 once past the cost limit (or the steps). */
+static int cost(ctx *c, uint64_t n)
+{
+    if (c->exhausted)
+        return 0;
+    c->cost = c->cost > UINT64_MAX - n ? UINT64_MAX : c->cost + n;
+    if (c->opt->cost_limit && c->cost > c->opt->cost_limit) {
+        c->exhausted = sk_cel_error(c->a, "%s", SK_CEL_COST_EXCEEDED);
         return 0;
     }
     return 1;
@@ -187,6 +211,92 @@ static const sk_cel_val *lookup(ctx *c, const char *name)
     return sk_cel_error(c->a, "undeclared reference to '%s'", name);
 }
 
+/* An identifier: an attribute (1, unless resolved), but a type's name,
+ * which kube's checker makes a constant. */
+static const sk_cel_val *ident(ctx *c, const char *name, int resolved)
+{
+    const sk_cel_val *r = lookup(c, name);
+    int type = r->type == SK_CEL_V_TYPE && sk_cel_type_named(name) && !is_local(c, name);
+    if (!resolved && !type && !cost(c, 1))
+        return c->exhausted;
+    return r;
+}
+
+/* ---- what cel-go's planner folds (kube's OptOptimize) ---- */
+
+static int is_conversion(const sk_cel_expr *e)
+{
+    if (e->kind != SK_CEL_CALL)
+        return 0;
+    /* (every call's evaluation asks: the first letter rules out most) */
+    switch (e->u.call.function[0]) {
+    case 'b':
+    case 'd':
+    case 'i':
+    case 's':
+    case 't':
+    case 'u':
+        break;
+    default:
+        return 0;
+    }
+    static const char *const fns[] = {"bool", "bytes",  "double",    "duration", "dyn",
+                                      "int",  "string", "timestamp", "type",     "uint"};
+    if (e->kind != SK_CEL_CALL || e->u.call.target || e->u.call.nargs != 1)
+        return 0;
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
+        if (strcmp(e->u.call.function, fns[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether e is a constant in kube's program: a literal, a list or map
+ * literal of constants, a conversion of a constant. */
+static int folded(const ctx *c, const sk_cel_expr *e)
+{
+    if (e->kind == SK_CEL_CONST)
+        return 1;
+    if (!c->opt->optimize)
+        return 0;
+    if (e->kind == SK_CEL_LIST) {
+        if (e->u.list.noptional)
+            return 0;
+        for (size_t i = 0; i < e->u.list.n; i++)
+            if (!folded(c, e->u.list.elems[i]))
+                return 0;
+        return 1;
+    }
+    if (e->kind == SK_CEL_MAP && !e->u.obj.message) {
+        for (size_t i = 0; i < e->u.obj.n; i++)
+            if (e->u.obj.entries[i].optional || !folded(c, e->u.obj.entries[i].key) ||
+                !folded(c, e->u.obj.entries[i].value))
+                return 0;
+        return 1;
+    }
+    return is_conversion(e) && folded(c, e->u.call.args[0]);
+}
+
+/* x in L with L a constant list of bool, int, uint, double and string
+ * values, which kube's program makes a set lookup of no cost. */
+static int set_membership(const ctx *c, const sk_cel_expr *list)
+{
+    if (list->kind != SK_CEL_LIST || !folded(c, list))
+        return 0;
+    for (size_t i = 0; i < list->u.list.n; i++) {
+        const sk_cel_expr *x = list->u.list.elems[i];
+        if (x->kind == SK_CEL_CALL) {
+            const char *f = x->u.call.function;
+            if (strcmp(f, "bool") && strcmp(f, "double") && strcmp(f, "int") &&
+                strcmp(f, "string") && strcmp(f, "uint"))
+                return 0;
+        } else if (x->kind != SK_CEL_CONST || x->u.lit.kind == SK_CEL_BYTES ||
+                   x->u.lit.kind == SK_CEL_NULL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* ---- literals ---- */
 
 static const sk_cel_val *constant(ctx *c, const sk_cel_expr *e)
@@ -221,6 +331,8 @@ static const sk_cel_val *optional_part(ctx *c, const sk_cel_val *x, const sk_cel
 static const sk_cel_val *list_literal(ctx *c, const sk_cel_expr *e)
 {
     size_t n = e->u.list.n, k = 0, o = 0;
+    if (!folded(c, e) && !cost(c, SK_CEL_LIST_CREATE))
+        return c->exhausted;
     const sk_cel_val **items = sk_arena_alloc(c->a, (n ? n : 1) * sizeof *items);
     for (size_t i = 0; i < n; i++) {
         const sk_cel_val *x = eval(c, e->u.list.elems[i]), *err = NULL;
@@ -246,6 +358,8 @@ static int valid_key(const sk_cel_val *k)
 
 static const sk_cel_val *map_literal(ctx *c, const sk_cel_expr *e)
 {
+    if (!folded(c, e) && !cost(c, e->u.obj.message ? SK_CEL_STRUCT_CREATE : SK_CEL_MAP_CREATE))
+        return c->exhausted;
     if (e->u.obj.message)
         return sk_cel_error(c->a, "message literals are not supported: %s", e->u.obj.message);
     size_t n = e->u.obj.n;
@@ -372,12 +486,62 @@ static const sk_cel_val *field(ctx *c, const sk_cel_val *x, const char *f, int t
     return x->u.map.vals[k];
 }
 
+static int is_qualifier(const char *f)
+{
+    return f[0] == '_' && (f[1] == '[' || f[1] == '?') &&
+           (strcmp(f, "_[_]") == 0 || strcmp(f, "_[?_]") == 0 || strcmp(f, "_?._") == 0);
+}
+
+/* Whether the chain of selects and indexes e ends in a conditional,
+ * whose attribute cel-go observes at no cost. */
+static int conditional_root(const sk_cel_expr *e)
+{
+    for (;;) {
+        if (e->kind == SK_CEL_SELECT && !e->u.select.test_only)
+            e = e->u.select.operand;
+        else if (e->kind == SK_CEL_CALL && !e->u.call.target && e->u.call.nargs == 2 &&
+                 is_qualifier(e->u.call.function))
+            e = e->u.call.args[0];
+        else
+            return e->kind == SK_CEL_CALL && !e->u.call.target && e->u.call.nargs == 3 &&
+                   strcmp(e->u.call.function, "_?_:_") == 0;
+    }
+}
+
+/* The cost of observing the attribute that select or index e ends: none
+ * when resolved or rooted in a conditional. */
+static uint64_t attribute_cost(const sk_cel_expr *e, int resolved)
+{
+    return !resolved && !conditional_root(e);
+}
+
+/* Whether parts[0..k] joined by dots is a name the caller declares. */
+static int declared(const ctx *c, const char *const *parts, size_t k)
+{
+    for (const char *const *d = c->opt->declared; d && *d; d++) {
+        const char *p = *d;
+        size_t i = 0;
+        for (; i <= k; i++) {
+            size_t n = strlen(parts[i]);
+            if (strncmp(p, parts[i], n) != 0 || p[n] != (i < k ? '.' : '\0'))
+                break;
+            p += n + (i < k);
+        }
+        if (i > k)
+            return 1;
+    }
+    return 0;
+}
+
 /* a.b.c: when a is not a local variable, cel-go reads it as the longest
  * dotted prefix the caller binds ("a.b.c", then "a.b" and its field c, ...,
  * then a and its fields b and c), so variables may have qualified names. */
-static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e)
+static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e, int resolved)
 {
     int test_only = e->u.select.test_only;
+    /* has(): the attribute's 1 only where presence tests cost */
+    if (!cost(c, test_only ? !c->opt->free_presence_tests : attribute_cost(e, resolved)))
+        return c->exhausted;
     size_t n = 1;
     const sk_cel_expr *root = e->u.select.operand;
     while (root->kind == SK_CEL_SELECT && !root->u.select.test_only) {
@@ -385,9 +549,12 @@ static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e)
         root = root->u.select.operand;
     }
     if (root->kind != SK_CEL_IDENT || is_local(c, root->u.ident)) {
+        c->resolving = 1;
         const sk_cel_val *x = eval(c, e->u.select.operand);
         if (is_err(x))
             return x;
+        if (!cost(c, 1))
+            return c->exhausted;
         return field(c, x, e->u.select.field, test_only);
     }
     /* parts[0] the identifier, parts[1..n] the fields, outermost last */
@@ -410,10 +577,13 @@ static const sk_cel_val *select_field(ctx *c, const sk_cel_expr *e)
         if ((x = bound(c, name)) || (k == n && (x = type_named(c, name))))
             break;
     }
+    /* a qualified name stands for its qualifiers, unless declared whole */
+    if (!cost(c, x && declared(c, parts, k) ? 0 : k))
+        return c->exhausted;
     if (!x)
         x = lookup(c, parts[0]);
     for (size_t i = k + 1; i <= n && !is_err(x); i++) {
-        if (!charge(c, 1))
+        if (!charge(c, 1) || !cost(c, 1))
             return c->exhausted;
         x = field(c, x, parts[i], test_only && i == n);
     }
@@ -848,6 +1018,7 @@ static const sk_cel_val *conditional(ctx *c, const sk_cel_expr *e)
         return x;
     if (x->type != SK_CEL_V_BOOL)
         return no_overload(c);
+    c->resolving = 1;
     return eval(c, e->u.call.args[x->u.b ? 1 : 2]);
 }
 
@@ -911,7 +1082,223 @@ static const sk_cel_val *map_insert(ctx *c, const sk_cel_val *m, const sk_cel_va
     return sk_cel_map(c->a, k, v, n + add);
 }
 
-static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
+/* ---- the cost of a call ---- */
+
+/* cel-go's actualSize: a string's characters, bytes, entries, else 1. */
+static uint64_t actual_size(const sk_cel_val *v)
+{
+    switch (v->type) {
+    case SK_CEL_V_STRING:
+        return utf8_length(v->u.str.s, v->u.str.len);
+    case SK_CEL_V_BYTES:
+        return v->u.str.len;
+    case SK_CEL_V_LIST:
+        return v->u.list.n;
+    case SK_CEL_V_MAP:
+        return v->u.map.n;
+    case SK_CEL_V_OPAQUE:
+        return v->u.opaque.type->cost_size ? v->u.opaque.type->cost_size(v->u.opaque.data) : 1;
+    default:
+        return 1;
+    }
+}
+
+/* kube's traversalCost: a tenth of each string's bytes (rounded down),
+ * 1 each other scalar, through lists and maps. */
+static uint64_t traversal_cost(const sk_cel_val *v)
+{
+    uint64_t sum = 0;
+    switch (v->type) {
+    case SK_CEL_V_STRING:
+    case SK_CEL_V_BYTES:
+        return (uint64_t)((double)v->u.str.len * SK_CEL_STRING_TRAVERSAL);
+    case SK_CEL_V_LIST:
+        for (size_t i = 0; i < v->u.list.n; i++)
+            sum += traversal_cost(v->u.list.items[i]);
+        return sum;
+    case SK_CEL_V_MAP:
+        for (size_t i = 0; i < v->u.map.n; i++)
+            sum += traversal_cost(v->u.map.keys[i]) + traversal_cost(v->u.map.vals[i]);
+        return sum;
+    default:
+        return 1;
+    }
+}
+
+static int is_kind(const sk_cel_val *v, sk_cel_vtype t)
+{
+    return v->type == t;
+}
+
+/* Kubernetes' CallCost (callcost.h's table): 1 with *out, or 0 for cel-go's
+ * own cost. v: the receiver first, then the arguments; r the result. */
+static int kube_call_cost(const char *f, int method, const sk_cel_val *const *v, size_t n,
+                          const sk_cel_val *r, uint64_t *out)
+{
+    const double t = SK_CEL_STRING_TRAVERSAL;
+    uint64_t c0 = n > 0 ? actual_size(v[0]) : 0, c1 = n > 1 ? actual_size(v[1]) : 0;
+    sk_cel_kube_fn kind = sk_cel_kube_fn_of(f);
+    switch (kind) {
+    case SK_CEL_KFN_CHECK:
+        *out = 350000;
+        return 1;
+    case SK_CEL_KFN_UNIT:
+        *out = 1;
+        return 1;
+    case SK_CEL_KFN_SELECTOR:
+        if (n < 2)
+            return 0;
+        *out = sk_cel_selector_cost(c1);
+        return 1;
+    case SK_CEL_KFN_TRAVERSAL:
+        *out = n > 0 ? traversal_cost(v[0]) : 0;
+        return 1;
+    case SK_CEL_KFN_URL:
+    case SK_CEL_KFN_STRING:
+    case SK_CEL_KFN_PARSE:
+        if (n < 1)
+            return 0;
+        *out = sk_cel_cost_factor(c0, t);
+        return 1;
+    case SK_CEL_KFN_REPLACE:
+    case SK_CEL_KFN_SPLIT:
+    case SK_CEL_KFN_IP_CANONICAL:
+        if (n < 1)
+            return 0;
+        *out = sk_cel_cost_factor(c0 * 2, t);
+        return 1;
+    case SK_CEL_KFN_JOIN:
+        if (n < 1)
+            return 0;
+        *out = sk_cel_cost_factor(actual_size(r) * 2, t);
+        return 1;
+    case SK_CEL_KFN_FIND:
+        if (n < 2)
+            return 0;
+        *out = sk_cel_cost_factor(c0 + 1, t) * sk_cel_cost_factor(c1, SK_CEL_REGEX_LENGTH);
+        return 1;
+    case SK_CEL_KFN_IP:
+        if (n < 1)
+            return 0;
+        /* cidr.ip() reads a field */
+        *out = method ? 1 : sk_cel_cost_factor(c0, t);
+        return 1;
+    case SK_CEL_KFN_CONTAINS_IP:
+    case SK_CEL_KFN_CONTAINS_CIDR:
+        if (n < 2)
+            return 0;
+        *out = sk_cel_cost_factor(c0 + c0, t);
+        if (kind == SK_CEL_KFN_CONTAINS_CIDR)
+            *out += sk_cel_cost_factor(c0, t) + 1;
+        if (is_kind(v[1], SK_CEL_V_STRING))
+            *out += sk_cel_cost_factor(c1, t);
+        return 1;
+    case SK_CEL_KFN_VALIDATE:
+    case SK_CEL_KFN_NONE:
+        break;
+    }
+    return 0;
+}
+
+/* What a call costs: ext.Sets' trackers, then kube's CallCost (its
+ * functions, and equality of its own types, all opaque here), then
+ * cel-go's defaults (runtimecost.go costCall), by the overload the values
+ * select. */
+/* cel-go's default cost of an operator (f "_op_" or "@in") on two values:
+ * equality, string and bytes order and concatenation by size, `in` a
+ * list by its items, else 1. */
+static uint64_t operator_cost(const char *f, const sk_cel_val *const *v)
+{
+    const double t = SK_CEL_STRING_TRAVERSAL;
+    uint64_t l = actual_size(v[0]), r = actual_size(v[1]);
+    int strings = (is_kind(v[0], SK_CEL_V_STRING) && is_kind(v[1], SK_CEL_V_STRING)) ||
+                  (is_kind(v[0], SK_CEL_V_BYTES) && is_kind(v[1], SK_CEL_V_BYTES));
+    if (f[0] == '@')
+        return strcmp(f, "@in") == 0 && is_kind(v[1], SK_CEL_V_LIST) ? r : 1;
+    /* _==_ _!=_, and _<_ _>_ _<=_ _>=_ on strings or bytes */
+    if ((f[2] == '=' && (f[1] == '=' || f[1] == '!')) || (strings && (f[1] == '<' || f[1] == '>')))
+        return sk_cel_cost_factor(r < l ? r : l, t);
+    if (strings && strcmp(f, "_+_") == 0)
+        return sk_cel_cost_factor(l + r, t);
+    return 1;
+}
+
+/* What a call costs: ext.Sets' trackers, then kube's CallCost (its
+ * functions, and equality of its own types, all opaque here), then
+ * cel-go's defaults (runtimecost.go costCall), by the overload the values
+ * select. */
+static uint64_t call_cost(const char *f, int method, const sk_cel_val *const *v, size_t n,
+                          const sk_cel_val *r)
+{
+    const double t = SK_CEL_STRING_TRAVERSAL;
+    uint64_t out;
+    if (f[0] == '_' || f[0] == '@') {
+        if (n != 2)
+            return 1;
+        if (is_kind(v[0], SK_CEL_V_OPAQUE) && strcmp(f, "_==_") == 0)
+            return 1;
+        return operator_cost(f, v);
+    }
+    if (f[0] == '!' || f[0] == '-')
+        return 1;
+    if (kube_call_cost(f, method, v, n, r, &out))
+        return out;
+    if (method && n == 2) {
+        if (strcmp(f, "startsWith") == 0 || strcmp(f, "endsWith") == 0 || strcmp(f, "format") == 0)
+            return sk_cel_cost_factor(actual_size(v[0]), t);
+        /* matches(s, re), the global overload, is not costed by size */
+        if (strcmp(f, "matches") == 0)
+            return sk_cel_cost_factor(actual_size(v[0]) + 1, t) *
+                   sk_cel_cost_factor(actual_size(v[1]), SK_CEL_REGEX_LENGTH);
+        if (strcmp(f, "contains") == 0 && is_kind(v[0], SK_CEL_V_STRING))
+            return sk_cel_cost_factor(actual_size(v[0]), t) *
+                   sk_cel_cost_factor(actual_size(v[1]), t);
+        return 1;
+    }
+    if (method)
+        return 1;
+    if (n == 2 && is_kind(v[0], SK_CEL_V_LIST) && is_kind(v[1], SK_CEL_V_LIST) &&
+        strncmp(f, "sets.", 5) == 0) {
+        double factor = strcmp(f, "sets.equivalent") == 0 ? 2 : 1;
+        return 1 + (uint64_t)((double)(actual_size(v[0]) * actual_size(v[1])) * factor);
+    }
+    if (n == 1 && ((strcmp(f, "bytes") == 0 && is_kind(v[0], SK_CEL_V_STRING)) ||
+                   (strcmp(f, "string") == 0 && is_kind(v[0], SK_CEL_V_BYTES)) ||
+                   strcmp(f, "strings.quote") == 0))
+        return sk_cel_cost_factor(actual_size(v[0]), t);
+    return 1;
+}
+
+/* x[i], x[?i], x.?f: a qualifier of the attribute x is (cel-go's
+ * planIndex): x and i are resolved, the qualifier costs 1. */
+static const sk_cel_val *qualify(ctx *c, const sk_cel_expr *e, const char *f, int resolved)
+{
+    if (!cost(c, attribute_cost(e, resolved)))
+        return c->exhausted;
+    c->resolving = 1;
+    const sk_cel_val *x = eval(c, e->u.call.args[0]);
+    c->resolving = 1;
+    const sk_cel_val *i = eval(c, e->u.call.args[1]);
+    if (c->exhausted)
+        return c->exhausted;
+    if (is_err(x))
+        return x;
+    if (is_err(i))
+        return i;
+    if (!cost(c, 1))
+        return c->exhausted;
+    if (f[1] == '[' && f[2] == '_')
+        return index_value(c, x, i);
+    if (f[1] == '[')
+        return index_value(c, as_optional(c, x), i);
+    if (i->type != SK_CEL_V_STRING)
+        return no_overload(c);
+    return field(c, as_optional(c, x), i->u.str.s, 0);
+}
+
+static const sk_cel_val *apply(ctx *c, const char *f, int method, const sk_cel_val **v, size_t n);
+
+static const sk_cel_val *call(ctx *c, const sk_cel_expr *e, int resolved)
 {
     const char *f = e->u.call.function;
     const sk_cel_expr *target = e->u.call.target;
@@ -935,9 +1322,20 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
         return optional_or(c, target, e->u.call.args[0], f[2] == 'V');
     if (!target && nargs == 1 && strcmp(f, "@not_strictly_false") == 0) {
         const sk_cel_val *x = eval(c, e->u.call.args[0]);
-        if (c->exhausted)
+        if (!cost(c, 1))
             return c->exhausted;
         return x->type == SK_CEL_V_BOOL ? x : sk_cel_bool(1);
+    }
+    if (!target && nargs == 2 && is_qualifier(f))
+        return qualify(c, e, f, resolved);
+    /* kube's program folds a conversion of a constant, and makes `in` a
+     * constant list a set lookup (an empty one: false, x not evaluated) */
+    int no_cost = folded(c, e);
+    if (c->opt->optimize && !target && nargs == 2 && strcmp(f, "@in") == 0 &&
+        set_membership(c, e->u.call.args[1])) {
+        if (e->u.call.args[1]->u.list.n == 0)
+            return sk_cel_bool(0);
+        no_cost = 1;
     }
     /* Every other function is strict: the first error among the receiver
      * and the arguments, left to right, is the result. */
@@ -949,6 +1347,17 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
         return no_overload(c);
     for (size_t i = 0; i < nargs; i++)
         v[n++] = eval(c, e->u.call.args[i]);
+    if (c->exhausted)
+        return c->exhausted;
+    const sk_cel_val *r = apply(c, f, target != NULL, v, n);
+    if (c->exhausted || (!no_cost && !cost(c, call_cost(f, target != NULL, v, n, r))))
+        return c->exhausted;
+    return r;
+}
+
+/* f of v[0..n) (the receiver first when method), evaluated. */
+static const sk_cel_val *apply(ctx *c, const char *f, int method, const sk_cel_val **v, size_t n)
+{
     /* Every function of strings and bytes here (concatenation, ordering,
      * search, size, conversion, error messages quoting them) is linear in
      * their lengths: charged once for all of them. */
@@ -959,7 +1368,6 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
             !charge(c, v[i]->u.str.len / 64))
             return c->exhausted;
     }
-    int method = target != NULL;
     sk_cel_work w = budget(c);
     const sk_cel_val *r = sk_cel_time_call(c->a, f, method, v, n, &w);
     if (!r)
@@ -1012,12 +1420,6 @@ static const sk_cel_val *call(ctx *c, const sk_cel_expr *e)
             return relation(c, f, v[0], v[1]);
         if (strcmp(f, "@in") == 0)
             return in(c, v[0], v[1]);
-        if (strcmp(f, "_[_]") == 0)
-            return index_value(c, v[0], v[1]);
-        if (strcmp(f, "_[?_]") == 0)
-            return index_value(c, as_optional(c, v[0]), v[1]);
-        if (strcmp(f, "_?._") == 0 && v[1]->type == SK_CEL_V_STRING)
-            return field(c, as_optional(c, v[0]), v[1]->u.str.s, 0);
     }
     /* contains, startsWith and endsWith are methods only (cel-go's
      * overloads). */
@@ -1076,19 +1478,91 @@ static const sk_cel_val *comprehension(ctx *c, const sk_cel_expr *e)
     return r;
 }
 
+/* With optimize, the list and map literals and conversions cel-go folds
+ * into constants when it plans the program are made once an evaluation
+ * (a node and its value, or NULL when the node does not fold), as cel-go
+ * makes them once: a constant list in a loop costs its steps and memory
+ * once, not each time round. An open-addressing table keyed by node. */
+typedef struct folds {
+    const sk_cel_expr **keys;
+    const sk_cel_val **vals;
+    size_t cap, n;
+} folds;
+
+static size_t fold_slot(const folds *f, const sk_cel_expr *e)
+{
+    size_t i = (((uintptr_t)e >> 4) * 0x9E3779B97F4A7C15ULL) & (f->cap - 1);
+    while (f->keys[i] && f->keys[i] != e)
+        i = (i + 1) & (f->cap - 1);
+    return i;
+}
+
+/* The slot of e in c's folds, added (value NULL) when new. */
+static const sk_cel_val **fold_entry(ctx *c, const sk_cel_expr *e, int *added)
+{
+    folds *f = c->folds;
+    if (!f) {
+        f = c->folds = sk_arena_alloc(c->a, sizeof *f);
+        memset(f, 0, sizeof *f);
+    }
+    if (2 * (f->n + 1) > f->cap) {
+        folds old = *f;
+        f->cap = old.cap ? old.cap * 2 : 16;
+        f->keys = sk_arena_alloc(c->a, f->cap * sizeof *f->keys);
+        f->vals = sk_arena_alloc(c->a, f->cap * sizeof *f->vals);
+        memset(f->keys, 0, f->cap * sizeof *f->keys);
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.keys[i]) {
+                size_t k = fold_slot(f, old.keys[i]);
+                f->keys[k] = old.keys[i];
+                f->vals[k] = old.vals[i];
+            }
+    }
+    size_t k = fold_slot(f, e);
+    *added = !f->keys[k];
+    if (*added) {
+        f->keys[k] = e;
+        f->vals[k] = NULL;
+        f->n++;
+    }
+    return &f->vals[k];
+}
+
+static const sk_cel_val *eval_node(ctx *c, const sk_cel_expr *e, int resolved);
+
 static const sk_cel_val *eval(ctx *c, const sk_cel_expr *e)
 {
+    int resolved = c->resolving;
+    c->resolving = 0;
     if (!charge(c, 1))
         return c->exhausted;
+    if (c->opt->optimize && (e->kind == SK_CEL_LIST || e->kind == SK_CEL_MAP || is_conversion(e))) {
+        int added;
+        const sk_cel_val **v = fold_entry(c, e, &added);
+        if (!added)
+            return *v ? *v : eval_node(c, e, resolved);
+        if (!folded(c, e))
+            return eval_node(c, e, resolved);
+        const sk_cel_val *r = eval_node(c, e, resolved);
+        /* the table may have grown meanwhile */
+        if (!c->exhausted)
+            *fold_entry(c, e, &added) = r;
+        return r;
+    }
+    return eval_node(c, e, resolved);
+}
+
+static const sk_cel_val *eval_node(ctx *c, const sk_cel_expr *e, int resolved)
+{
     switch (e->kind) {
     case SK_CEL_CONST:
         return constant(c, e);
     case SK_CEL_IDENT:
-        return lookup(c, e->u.ident);
+        return ident(c, e->u.ident, resolved);
     case SK_CEL_SELECT:
-        return select_field(c, e);
+        return select_field(c, e, resolved);
     case SK_CEL_CALL:
-        return call(c, e);
+        return call(c, e, resolved);
     case SK_CEL_LIST:
         return list_literal(c, e);
     case SK_CEL_MAP:
@@ -1102,15 +1576,21 @@ static const sk_cel_val *eval(ctx *c, const sk_cel_expr *e)
 }
 
 const sk_cel_val *sk_cel_eval(sk_arena *a, const sk_cel_expr *e, const sk_cel_eval_options *opt,
-                              uint64_t *steps)
+                              sk_cel_usage *used)
 {
     static const sk_cel_eval_options none = {0};
     ctx c = {.a = a, .opt = opt ? opt : &none};
-    c.max_steps = c.opt->max_steps ? c.opt->max_steps : SK_CEL_DEFAULT_MAX_STEPS;
+    uint64_t limit = c.opt->cost_limit, per_cost = SK_CEL_STEPS_PER_COST;
+    uint64_t cap = !limit                          ? SK_CEL_DEFAULT_MAX_STEPS
+                   : limit > UINT64_MAX / per_cost ? UINT64_MAX
+                                                   : limit * per_cost;
+    c.max_steps = c.opt->max_steps && (!limit || c.opt->max_steps < cap) ? c.opt->max_steps : cap;
     const sk_cel_val *r = eval(&c, e);
     if (c.exhausted)
         r = c.exhausted;
-    if (steps)
-        *steps = c.steps;
+    if (used) {
+        used->steps = c.steps;
+        used->cost = c.cost;
+    }
     return r;
 }

@@ -49,8 +49,19 @@ static size_t fixed_size(const void *x)
     return sizeof(prefix);
 }
 
-static const sk_cel_opaque_type ip_type = {"net.IP", ip_equal, fixed_size};
-static const sk_cel_opaque_type cidr_type = {"net.CIDR", cidr_equal, fixed_size};
+/* kube's IP.Size and CIDR.Size: the address's bytes, the prefix's */
+static uint64_t ip_cost_size(const void *x)
+{
+    return ((const addr *)x)->is4 ? 4 : 16;
+}
+
+static uint64_t cidr_cost_size(const void *x)
+{
+    return (uint64_t)(((const prefix *)x)->bits + 7) / 8;
+}
+
+static const sk_cel_opaque_type ip_type = {"net.IP", ip_equal, fixed_size, ip_cost_size};
+static const sk_cel_opaque_type cidr_type = {"net.CIDR", cidr_equal, fixed_size, cidr_cost_size};
 
 static int is(const sk_cel_val *v, const sk_cel_opaque_type *t)
 {

@@ -400,7 +400,7 @@ static size_t qty_size(const void *x)
     return q->dec ? strlen(q->digits) : sizeof *q;
 }
 
-static const sk_cel_opaque_type qty_type = {"kubernetes.Quantity", qty_equal, qty_size};
+static const sk_cel_opaque_type qty_type = {"kubernetes.Quantity", qty_equal, qty_size, NULL};
 
 static const qty *as_qty(const sk_cel_val *v)
 {

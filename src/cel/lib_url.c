@@ -38,7 +38,7 @@ static size_t url_size(const void *x)
     return strlen(((const url *)x)->string);
 }
 
-static const sk_cel_opaque_type url_type = {"kubernetes.URL", url_equal, url_size};
+static const sk_cel_opaque_type url_type = {"kubernetes.URL", url_equal, url_size, NULL};
 
 static int ishex(char c)
 {

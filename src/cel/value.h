@@ -62,12 +62,16 @@ typedef struct sk_cel_val sk_cel_val;
 
 /* A kind of value a library (lib.h) makes: the name type() gives it, its
  * equality (1 or 0; both values of this kind) and the bytes equality may
- * compare of a value, which sk_cel_equal charges as it charges strings.
+ * compare of a value, which sk_cel_equal charges as it charges strings,
+ * and the size the runtime cost (eval.h) reads.
  * Values of different kinds are unequal and no kind is ordered. */
 typedef struct sk_cel_opaque_type {
     const char *name;
     int (*equal)(const void *x, const void *y);
     size_t (*size)(const void *x);
+    /* The size cel-go's runtime cost sees (its traits.Sizer: an IP's
+     * bytes, a CIDR's prefix bytes); NULL: not sized, 1. */
+    uint64_t (*cost_size)(const void *x);
 } sk_cel_opaque_type;
 
 struct sk_cel_val {

@@ -20,8 +20,7 @@ const sk_cel_val *sk_policy_authz_variable(void *z, sk_arena *a, const char *nam
     if (strcmp(name, "authorizer") == 0)
         return sk_cel_authorizer(a);
     if (strcmp(name, "authorizer.requestResource") == 0)
-        return sk_cel_authorizer_request(a, x->group, x->resource, x->subresource, x->ns,
-                                         x->name);
+        return sk_cel_authorizer_request(a, x->group, x->resource, x->subresource, x->ns, x->name);
     return NULL;
 }
 
@@ -41,8 +40,8 @@ static const char *decide(void *z, sk_arena *ar, const sk_cel_authz *chk, const 
             return "Invalid service account namespace";
         groups[0] = "system:serviceaccounts";
         groups[1] = sk_arena_printf(ar, "system:serviceaccounts:%s", chk->sa_namespace);
-        sa = (sk_user){.name = sk_arena_printf(ar, "system:serviceaccount:%s:%s",
-                                               chk->sa_namespace, chk->sa_name),
+        sa = (sk_user){.name = sk_arena_printf(ar, "system:serviceaccount:%s:%s", chk->sa_namespace,
+                                               chk->sa_name),
                        .uid = "",
                        .groups = groups,
                        .n_groups = 2};
@@ -69,7 +68,9 @@ static const char *decide(void *z, sk_arena *ar, const sk_cel_authz *chk, const 
 
 void sk_policy_authz_options(const sk_policy_authz *z, sk_cel_eval_options *opt)
 {
+    static const char *const declared[] = {"authorizer.requestResource", NULL};
     int usable = z && z->authorize;
+    opt->declared = declared;
     opt->authorize = usable ? decide : NULL;
     opt->authorize_ctx = usable ? (void *)z : NULL;
 }

@@ -12,7 +12,8 @@
 
 #include <string.h>
 
-/* one step of ours stands for one unit of kube's cost */
+/* celconfig.RuntimeCELCostBudgetMatchConditions, in kube's runtime cost
+ * (cel/eval.h); the evaluator's steps bound beside it */
 #define CONDITIONS_BUDGET 2500000
 
 typedef struct condition {
@@ -65,7 +66,7 @@ int sk_conditions_match(const sk_conditions *c, const sk_cel_eval_options *opt, 
     sk_arena *ar = sk_arena_new();
     sk_buf all = SK_BUF_INIT; /* ", "-separated */
     size_t n_failures = 0;
-    uint64_t left = CONDITIONS_BUDGET;
+    uint64_t left = CONDITIONS_BUDGET, steps_left = CONDITIONS_BUDGET * SK_CEL_STEPS_PER_COST;
     int verdict = 1;
     for (size_t i = 0; i < c->n && verdict; i++) {
         const condition *k = &c->conds[i];
@@ -74,10 +75,14 @@ int sk_conditions_match(const sk_conditions *c, const sk_cel_eval_options *opt, 
             sk_buf_printf(&one, "compilation error: %s", k->compile_error);
         } else {
             sk_cel_eval_options o = *opt;
-            o.max_steps = left;
-            uint64_t steps = 0;
-            const sk_cel_val *v = sk_cel_eval(ar, k->tree, &o, &steps);
-            if (v->type == SK_CEL_V_ERROR && steps >= left) {
+            o.cost_limit = SK_CEL_PER_CALL_LIMIT;
+            o.optimize = 1;
+            o.free_presence_tests = 1;
+            o.max_steps = steps_left ? steps_left : 1;
+            sk_cel_usage used = {0};
+            const sk_cel_val *v = sk_cel_eval(ar, k->tree, &o, &used);
+            steps_left -= used.steps < steps_left ? used.steps : steps_left;
+            if (used.cost > left) {
                 /* kube stops at once: the budget is the only failure */
                 sk_buf_reset(&all);
                 sk_buf_puts(&all, "validation failed due to running out of cost budget, no "
@@ -86,7 +91,7 @@ int sk_conditions_match(const sk_conditions *c, const sk_cel_eval_options *opt, 
                 sk_buf_free(&one);
                 break;
             }
-            left -= steps;
+            left -= used.cost;
             if (v->type == SK_CEL_V_BOOL && !v->u.b)
                 verdict = 0;
             else if (v->type == SK_CEL_V_ERROR)

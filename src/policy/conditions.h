@@ -25,7 +25,7 @@ void sk_conditions_free(sk_conditions *c);
 
 /*
  * Evaluates c (NULL: no conditions) with the variables of opt (borrowed;
- * its max_steps is replaced by kube's budget,
+ * its bounds are replaced by kube's: PerCallLimit each and the budget
  * RuntimeCELCostBudgetMatchConditions, spent by every condition in turn):
  * 0 when one is false, whatever the others gave; else -1 when one could
  * not be evaluated (an error, a compilation error, the budget spent), with

@@ -38,10 +38,14 @@
  * hold) times the values the rule may run on (the product of maxItems and
  * maxProperties above it, else kube's estimate from the node's smallest
  * JSON form), against StaticEstimatedCostLimit a rule and
- * StaticEstimatedCRDCostLimit a schema. Cost at runtime: kube counts CEL
- * cost units, this module the evaluator's steps (cel/eval.h), which are of
- * the same order (one a node, one an iteration, one a 64 bytes compared).
- * The runtime bounds are kube's numbers in those units.
+ * StaticEstimatedCRDCostLimit a schema. Cost at runtime is kube's too:
+ * the evaluator's actual cost (cel/eval.h, cel-go's tracker with kube's
+ * library costs) against PerCallLimit a rule and RuntimeCELCostBudget an
+ * object, in validation.go's order (the cost against what is left of the
+ * budget first, then the per-call error). Beside it the evaluator's steps,
+ * SK_CEL_STEPS_PER_COST of them for each unit of the budget, bound the
+ * work cel-go's cost undercounts (a regular expression's search); running
+ * out of them is an evaluation error of the rule, the server's own.
  */
 #include "policy/crdrules.h"
 #include "cel/check.h"
@@ -62,7 +66,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PER_CALL_LIMIT 1000000ULL           /* celconfig.PerCallLimit */
 #define PER_OBJECT_BUDGET 10000000ULL       /* celconfig.RuntimeCELCostBudget */
 #define MAX_MESSAGE_BYTES (5 * 1024)        /* MaxEvaluatedMessageExpressionSizeBytes */
 #define MAX_REQUEST_BYTES (3 * 1024 * 1024) /* celconfig.MaxRequestSizeBytes */
@@ -1231,7 +1234,8 @@ typedef struct run {
     json_t *warnings;
     uint64_t per_call;
     uint64_t remaining;
-    int stopped; /* kube's remainingBudget < 0: no further rules */
+    uint64_t steps_left; /* the evaluator's own bound over the object */
+    int stopped;         /* kube's remainingBudget < 0: no further rules */
     int ratchet;
 } run;
 
@@ -1261,24 +1265,29 @@ static int should_ratchet(const run *r, const corr *c)
     return r->ratchet && c->now && c->was && json_equal((json_t *)c->now, (json_t *)c->was);
 }
 
-/* Evaluates e under v with the per-call bound and the object's remaining
+/* Evaluates e under v with the per-call limit and the object's remaining
  * budget: the value, or NULL when a limit stopped it (*why set: 1 the
  * per-call limit, 2 the budget). */
 static const sk_cel_val *eval(run *r, const sk_cel_expr *e, vars *v, int *why)
 {
-    uint64_t steps = 0, cap = r->per_call;
-    sk_cel_eval_options o = {.resolve = resolve, .resolve_ctx = v, .max_steps = cap};
-    const sk_cel_val *out = sk_cel_eval(r->a, e, &o, &steps);
-    if (out->type == SK_CEL_V_ERROR && steps >= cap &&
-        strncmp(out->u.str.s, "evaluation step limit exceeded", 30) == 0) {
-        *why = r->remaining < cap ? 2 : 1;
-        return NULL;
-    }
-    if (steps > r->remaining) {
+    sk_cel_usage used = {0};
+    sk_cel_eval_options o = {.resolve = resolve,
+                             .resolve_ctx = v,
+                             .cost_limit = r->per_call,
+                             .optimize = 1,
+                             .free_presence_tests = 1,
+                             .max_steps = r->steps_left ? r->steps_left : 1};
+    const sk_cel_val *out = sk_cel_eval(r->a, e, &o, &used);
+    r->steps_left -= used.steps < r->steps_left ? used.steps : r->steps_left;
+    if (used.cost > r->remaining) {
         *why = 2;
         return NULL;
     }
-    r->remaining -= steps;
+    r->remaining -= used.cost;
+    if (out->type == SK_CEL_V_ERROR && strcmp(out->u.str.s, SK_CEL_COST_EXCEEDED) == 0) {
+        *why = 1;
+        return NULL;
+    }
     return out;
 }
 
@@ -1335,6 +1344,14 @@ static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *ol
     /* opt: the activation of optionalOldSelf rules, oldSelf an optional */
     vars v = {.self = NULL, .old_self = NULL}, opt = v;
     const char *type = n->type;
+    /* kube looks at the budget once a node, before its rules */
+    if (n->nrules && !r->stopped && r->remaining == 0) {
+        sk_field_errors_invalid(r->fe, at, type,
+                                "validation failed due to running out of cost budget, no further "
+                                "validation rules will be run");
+        r->stopped = 1;
+        return;
+    }
     for (size_t i = 0; i < n->nrules && !r->stopped; i++) {
         const rule *ru = &n->rules[i];
         if (ru->error) {
@@ -1354,14 +1371,6 @@ static void eval_rules(run *r, const rnode *n, const json_t *j, const json_t *ol
                 v.old_self = to_val(r->a, n, old, resource);
             opt.self = v.self;
             opt.old_self = sk_cel_optional(r->a, v.old_self);
-        }
-        if (r->remaining == 0) {
-            sk_field_errors_invalid(r->fe, at, type,
-                                    "validation failed due to running out of "
-                                    "cost budget, no further validation rules "
-                                    "will be run");
-            r->stopped = 1;
-            return;
         }
         int why = 0;
         /* (kube evaluates a messageExpression with the plain activation) */
@@ -1532,10 +1541,11 @@ void sk_crdrules_validate(const sk_crdrules *c, const json_t *obj, const json_t 
         .a = sk_arena_new(),
         .fe = fe,
         .warnings = warnings,
-        .per_call = lim && lim->per_call ? lim->per_call : PER_CALL_LIMIT,
+        .per_call = lim && lim->per_call ? lim->per_call : SK_CEL_PER_CALL_LIMIT,
         .remaining = lim && lim->per_object ? lim->per_object : PER_OBJECT_BUDGET,
         .ratchet = ratchet && old,
     };
+    r.steps_left = r.remaining * SK_CEL_STEPS_PER_COST;
     walk(&r, c->root, obj, old, "<nil>", 1, (corr){old ? obj : NULL, old});
     sk_arena_free(r.a);
 }

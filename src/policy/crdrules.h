@@ -72,7 +72,7 @@ const sk_cel_ty *sk_crdrules_field(void *ctx, sk_arena *a, const sk_cel_ty *obje
  * does not compile. */
 int sk_crdrules_rule_cost(const json_t *schema, size_t i, uint64_t *cost);
 
-/* Bounds, in evaluator steps (cel/eval.h): 0 is kube's, PerCallLimit
+/* Bounds, in kube's runtime cost (cel/eval.h): 0 is kube's, PerCallLimit
  * (1,000,000) a rule and RuntimeCELCostBudget (10,000,000) an object. */
 typedef struct sk_crdrules_limits {
     uint64_t per_call, per_object;

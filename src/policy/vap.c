@@ -233,9 +233,8 @@ static int has_action(const json_t *actions, const char *want)
 {
     size_t i;
     json_t *v;
-    json_array_foreach(actions, i, v)
-        if (json_is_string(v) && strcmp(json_string_value(v), want) == 0)
-            return 1;
+    json_array_foreach(actions, i, v) if (json_is_string(v) &&
+                                          strcmp(json_string_value(v), want) == 0) return 1;
     return 0;
 }
 
@@ -521,9 +520,8 @@ typedef struct view {
 static int view_of(state *st, view *v)
 {
     if (!v->made) {
-        v->made = st->rq->versioned &&
-                          st->rq->versioned(st->rq->versioned_arg, v->eq, &v->request,
-                                            &v->object, &v->old, &v->why) == 0
+        v->made = st->rq->versioned && st->rq->versioned(st->rq->versioned_arg, v->eq, &v->request,
+                                                         &v->object, &v->old, &v->why) == 0
                       ? 1
                       : -1;
         if (v->made < 0 && !v->why)
@@ -546,10 +544,11 @@ typedef struct evaluation {
     const policy *p;
     const sk_cel_val *object, *old, *request, *ns, *params;
     const sk_policy_authz *authz; /* the request's (NULL: none) */
-    const sk_cel_val **var_vals; /* each variable once evaluated */
+    const sk_cel_val **var_vals;  /* each variable once evaluated */
     unsigned char *var_busy;
-    uint64_t left;
-    int spent; /* the budget ran out */
+    uint64_t left;       /* kube's runtime cost budget */
+    uint64_t steps_left; /* the evaluator's own bound beside it */
+    int spent;           /* the budget ran out */
 } evaluation;
 
 static const sk_cel_val *run(evaluation *x, const expr *e);
@@ -582,8 +581,8 @@ static const sk_cel_val *resolve(void *ctx, sk_arena *a, const char *name)
             const sk_cel_val *r = run(x, &v->e);
             if (v->e.error)
                 /* kube's variableAccessor, around the compiler's own text */
-                r = sk_cel_error(x->ar, "composited variable \"%s\" fails to compile: %s",
-                                 v->name, v->e.error + strlen(COMPILATION_ERROR));
+                r = sk_cel_error(x->ar, "composited variable \"%s\" fails to compile: %s", v->name,
+                                 v->e.error + strlen(COMPILATION_ERROR));
             else if (r->type == SK_CEL_V_ERROR)
                 r = sk_cel_error(x->ar, "composited variable \"%s\" fails to evaluate: %s", v->name,
                                  r->u.str.s);
@@ -602,17 +601,23 @@ static const sk_cel_val *run(evaluation *x, const expr *e)
         return sk_cel_error(x->ar, "%s", e->error);
     if (x->spent)
         return sk_cel_error(x->ar, "%s", budget_spent);
-    sk_cel_eval_options o = {.resolve = resolve, .resolve_ctx = x, .max_steps = x->left};
+    sk_cel_eval_options o = {.resolve = resolve,
+                             .resolve_ctx = x,
+                             .cost_limit = SK_CEL_PER_CALL_LIMIT,
+                             .optimize = 1,
+                             .free_presence_tests = 1,
+                             .max_steps = x->steps_left ? x->steps_left : 1};
     sk_policy_authz_options(x->authz, &o);
-    uint64_t steps = 0;
-    const sk_cel_val *v = sk_cel_eval(x->ar, e->tree, &o, &steps);
-    /* a variable evaluated inside took its share already */
-    if (x->spent || steps >= x->left) {
-        /* nothing left for the next one (and 0 would mean the default) */
+    sk_cel_usage used = {0};
+    const sk_cel_val *v = sk_cel_eval(x->ar, e->tree, &o, &used);
+    x->steps_left -= used.steps < x->steps_left ? used.steps : x->steps_left;
+    /* a variable evaluated inside took its share already (kube's
+     * composition cost, compared with the budget before the expression's) */
+    if (x->spent || used.cost > x->left) {
         x->spent = 1;
         x->left = 0;
     } else {
-        x->left -= steps;
+        x->left -= used.cost;
     }
     return v;
 }
@@ -680,9 +685,7 @@ static void collect(json_t *collected, const char *key, const char *value)
     }
     size_t i;
     json_t *v;
-    json_array_foreach(values, i, v)
-        if (strcmp(json_string_value(v), value) == 0)
-            return;
+    json_array_foreach(values, i, v) if (strcmp(json_string_value(v), value) == 0) return;
     json_array_append_new(values, json_string(value));
 }
 
@@ -693,7 +696,10 @@ static void evaluate(state *st, const binding *b, const view *vw, const json_t *
 {
     const policy *p = b->p;
     const sk_vap_request *rq = st->rq;
-    evaluation x = {.p = p, .authz = st->rq->authz, .left = RUNTIME_BUDGET};
+    evaluation x = {.p = p,
+                    .authz = st->rq->authz,
+                    .left = RUNTIME_BUDGET,
+                    .steps_left = RUNTIME_BUDGET * SK_CEL_STEPS_PER_COST};
     x.ar = sk_arena_new();
     x.object = from_json(x.ar, vw->object);
     x.old = from_json(x.ar, vw->old);
@@ -739,6 +745,7 @@ static void evaluate(state *st, const binding *b, const view *vw, const json_t *
     }
     /* the audit annotations have a budget of their own */
     x.left = RUNTIME_BUDGET;
+    x.steps_left = RUNTIME_BUDGET * SK_CEL_STEPS_PER_COST;
     x.spent = 0;
     for (size_t i = 0; i < p->n_anns; i++) {
         const annotation *k = &p->anns[i];
@@ -782,8 +789,7 @@ static int collect_params(state *st, const binding *b, json_t **found)
     char *why = NULL;
     if (!st->rq->params ||
         st->rq->params(st->rq->params_arg, p->param_version, p->param_kind, ns ? ns : "",
-                       st->rq->a.ns, name && *name ? name : NULL, b->param_sel, found,
-                       &why) < 0) {
+                       st->rq->a.ns, name && *name ? name : NULL, b->param_sel, found, &why) < 0) {
         config_error(st, p, b, why ? why : "params cannot be read");
         free(why);
         return -1;
@@ -821,8 +827,7 @@ static void run_binding(state *st, const binding *b, view *vw, json_t *collected
     } else {
         size_t i;
         json_t *param;
-        json_array_foreach(found, i, param)
-            evaluate(st, b, vw, param, collected);
+        json_array_foreach(found, i, param) evaluate(st, b, vw, param, collected);
     }
     json_decref(found);
 }

@@ -19,7 +19,8 @@ Allow; kube's errors for a paramRef's namespace against the kinds' scopes;
 matchPolicy Equivalent (a v2 request converted to the v1 the policy names,
 request.kind v1, requestKind v2) and Exact; namespaceSelector, objectSelector, excludeResourceRules and
 resourceNames; matchConditions; failurePolicy Fail and Ignore on an
-evaluation error; a costly expression cut off by the cost budget in bounded
+evaluation error; a costly expression cut off by kube's per-call cost limit,
+and expressions together spending the policy's cost budget, in bounded
 time; the authorizer (kube's CEL authorization library) in variables,
 validations and matchConditions, decided by the server's RBAC; the
 write-time 422s (an expression that does not compile, the authorizer in a
@@ -462,10 +463,12 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
                                       "object.metadata.name.startsWith('ign')"}])
         self.binding("vap-ignore-b", "vap-ignore", ns)
         self.assertEqual(self.cm(ns, "ign", {"a": "1"}).status, 201)
-        # a hostile expression is cut off by the budget, in bounded time
+        # a hostile expression is cut off by kube's per-call cost limit
+        # (PerCallLimit), with its error, in bounded time
         big = "[" + ",".join(str(i) for i in range(100)) + "]"
-        self.policy("vap-cost", [{"expression": "%s.all(a, %s.all(b, %s.all(c, %s.all(d, "
-                                                "a + b + c + d >= 0))))" % (big, big, big, big)}],
+        hostile = ("%s.all(a, %s.all(b, %s.all(c, %s.all(d, a + b + c + d >= 0))))"
+                   % (big, big, big, big))
+        self.policy("vap-cost", [{"expression": hostile}],
                     matchConditions=[{"name": "named", "expression":
                                       "object.metadata.name.startsWith('cost')"}])
         self.binding("vap-cost-b", "vap-cost", ns)
@@ -474,9 +477,33 @@ class AdmissionPolicy(AuditedServerTestCase, unittest.TestCase):
         took = time.monotonic() - t0
         self.assertEqual(r.status, 422, r)
         self.assertTrue(r.json()["message"].endswith(
+            "denied request: expression '%s' resulted in error: operation cancelled: actual "
+            "cost limit exceeded" % hostile), r)
+        self.assertLess(took, 30, "the limit did not bound the request")
+        # expressions each within the limit (kube's runtime cost of one:
+        # 631,201, the literal list folded) spend the policy's budget
+        # (RuntimeCELCostBudget, 10,000,000) at the 16th
+        wide = "[" + ",".join(str(i) for i in range(300)) + "]"
+        costly = "%s.all(a, %s.all(b, a + b >= 0))" % (wide, wide)
+        self.policy("vap-budget", [{"expression": costly}] * 16,
+                    matchConditions=[{"name": "named", "expression":
+                                      "object.metadata.name.startsWith('budget')"}])
+        self.binding("vap-budget-b", "vap-budget", ns)
+        t0 = time.monotonic()
+        r = self.cm(ns, "budget")
+        took = time.monotonic() - t0
+        self.assertEqual(r.status, 422, r)
+        self.assertTrue(r.json()["message"].endswith(
             "denied request: validation failed due to running out of cost budget, no further "
             "validation rules will be run"), r)
         self.assertLess(took, 30, "the budget did not bound the request")
+        # fifteen are within it
+        self.policy("vap-within", [{"expression": costly}] * 15,
+                    matchConditions=[{"name": "named", "expression":
+                                      "object.metadata.name.startsWith('within')"}])
+        self.binding("vap-within-b", "vap-within", ns)
+        r = self.cm(ns, "within")
+        self.assertEqual(r.status, 201, r)
 
     def test_cluster_scoped_request_and_param_namespaces(self):
         """A namespaced paramRef without a namespace cannot serve a cluster-scoped request,

@@ -17,7 +17,10 @@ map-list keys, and optionalOldSelf ones on creates too; ratcheting (an unchanged
 update); status subresource writes; patches and server-side apply; a
 hostile rule stopped by the per-call bound with kube's cost error while
 the server stays responsive, and an object whose rules together spend the
-per-object budget refused with kube's budget error; Gateway API's listener
+per-object budget refused with kube's budget error, both in kube's runtime
+cost units (a string containing itself costs the product of the lengths
+/ 10: past the per-call limit at 10,001 characters, not at 9,990; eleven
+such rules spend the budget); Gateway API's listener
 rules. The answers are compared whole: code 422, reason Invalid, the
 message and every cause (field, reason, message), as apiextensions-apiserver
 1.32 builds them (pkg/apiserver/schema/cel/validation.go,
@@ -44,6 +47,11 @@ GROUP = "rules.example.com"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGETS = "/apis/%s/v1/namespaces/default/widgets" % GROUP
 SCHEMA_PATH = "spec.versions[0].schema.openAPIV3Schema"
+
+
+# cheap to run (anchored, it fails at the first character of a string of
+# b's), costly in kube's units
+LONG_RULE = "!self.matches('^" + "a" * 399 + "')"
 
 
 def widget_schema(tags_rule=False):
@@ -126,6 +134,15 @@ def widget_schema(tags_rule=False):
                         "type": "array", "maxItems": 200, "items": {"type": "integer"},
                         "x-kubernetes-validations": [
                             {"rule": "self.all(x, self.all(y, x + y >= 0))"}] * 3}},
+                    # kube's runtime cost of matches is the string's length
+                    # / 10 times the pattern's / 4: 999,902 a rule here for
+                    # 99,980 characters (under PerCallLimit), 1,000,102 for
+                    # 100,000 (over); eleven such rules spend the object's
+                    # RuntimeCELCostBudget. The static estimate of each
+                    # (4,000,102: kube counts 4 bytes a character) is within
+                    # StaticEstimatedCostLimit.
+                    "long": {"type": "string", "maxLength": 100000,
+                             "x-kubernetes-validations": [{"rule": LONG_RULE}] * 11},
                     # estimated at 9N^3+5N^2+5N+2 = 9,050,502 for 100 items:
                     # under StaticEstimatedCostLimit, over PerCallLimit
                     "hostile": {"type": "array", "maxItems": 100, "items": {"type": "integer"},
@@ -608,6 +625,25 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
         # the server answers others meanwhile and after
         self.assertEqual(self.server.request("GET", "/readyz").status, 200)
         self.assertEqual(self.post(widget("w-after", hostile=[1, 2])).status, 201)
+
+    def test_rule_cost_is_kubes_runtime_cost(self):
+        # past PerCallLimit in kube's cost at 100,000 characters, the first
+        # rule stops the rest
+        r = self.post(widget("w-long", long="b" * 100000))
+        self.invalid(r, "w-long", [(
+            "spec.long", "FieldValueInvalid",
+            "Invalid value: \"string\": 'operation cancelled: actual cost limit exceeded': no "
+            "further validation rules will be run due to call cost exceeds limit for rule: "
+            + LONG_RULE)])
+        # at 99,980 each rule is within it, and the eleventh spends the
+        # object's budget
+        r = self.post(widget("w-long", long="b" * 99980))
+        self.invalid(r, "w-long", [(
+            "spec.long", "FieldValueInvalid",
+            'Invalid value: "string": validation failed due to running out of cost budget, no '
+            "further validation rules will be run")])
+        # at 9,000 all eleven (991,122) are within the budget
+        self.assertEqual(self.post(widget("w-long", long="b" * 9000)).status, 201)
 
     def test_object_budget_runs_out(self):
         # each row's rule stays under the per-call limit; all rows together

@@ -15,10 +15,11 @@ connections kept alive between calls; namespaceSelector and objectSelector; a dr
 run reaching a NoneOnDryRun webhook with dryRun true and nothing stored;
 matchConditions (CEL, evaluated with object, oldObject and request as
 kube binds them): a false condition skips the webhook whatever the others
-gave, an error or an exhausted cost budget is decided by failurePolicy
-(Fail: kube's Forbidden with "expression '...' resulted in error: ..."),
-authorizer checks (kube's CEL authorization library) decided by the
-server's RBAC, and a condition that does not compile refused with 422 when
+gave, an error (kube's per-call cost limit's too) or an exhausted cost
+budget (in kube's runtime cost) is decided by failurePolicy (Fail: kube's
+Forbidden with "expression '...' resulted in error: ..."), authorizer checks
+(kube's CEL authorization library, two a condition within the per-call
+limit, three past it) decided by the server's RBAC, and a condition that does not compile refused with 422 when
 the configuration is written, with cel-go's display of the error; a plain-http URL refused with 422; clientConfig.service reached through the stored Service's
 EndpointSlices with the certificate checked for NAME.NAMESPACE.svc, and
 kube's reasons when it does not resolve. kube's order: mutating webhooks
@@ -920,13 +921,17 @@ class Webhooks(AuditedServerTestCase, unittest.TestCase):
         # RBAC, for a service account here (the test's own user may do
         # anything), so a RoleBinding written in between changes the answer.
         ns = self.namespace("wh-match-authz")
+        # (a check costs 350,000: kube's per-call limit allows two an
+        # expression, so the third is a condition of its own)
         sa_cannot = {"name": "sa-cannot-list-secrets", "expression":
                      "!authorizer.serviceAccount(request.namespace, 'reader').group('')"
                      ".resource('secrets').namespace(request.namespace).check('list').allowed()"
-                     " && authorizer.requestResource.check('create').allowed()"
-                     " && authorizer.path('/healthz').check('get').allowed()"}
+                     " && authorizer.requestResource.check('create').allowed()"}
+        healthz = {"name": "healthz", "expression":
+                   "authorizer.path('/healthz').check('get').allowed()"}
         self.register(VWC, "match-authz", self.webhook(
-            "authz.example.com", "/deny", matchConditions=[sa_cannot], **self.on_ns(ns)))
+            "authz.example.com", "/deny", matchConditions=[sa_cannot, healthz],
+            **self.on_ns(ns)))
         r = self.create_cm(ns, "first")
         self.assertEqual((r.status, r.json()["message"]), (
             403, 'admission webhook "authz.example.com" denied the request: no thanks'))
@@ -954,6 +959,16 @@ class Webhooks(AuditedServerTestCase, unittest.TestCase):
         self.assertEqual((r.status, r.json()["message"]), (
             403, "configmaps \"third\" is forbidden: expression '%s' resulted in error: Invalid "
                  "service account name" % bad["expression"]))
+        # three checks in one expression pass kube's per-call limit
+        three = {"name": "three", "expression": " && ".join(
+            "authorizer.path('/%s').check('get').allowed()" % p for p in ("a", "b", "healthz"))}
+        self.server.request("DELETE", VWC + "/match-authz-bad")
+        self.register(VWC, "match-authz-three", self.webhook(
+            "three.example.com", "/allow", matchConditions=[three], **self.on_ns(ns)))
+        r = self.create_cm(ns, "fourth")
+        self.assertEqual((r.status, r.json()["message"]), (
+            403, "configmaps \"fourth\" is forbidden: expression '%s' resulted in error: "
+                 "operation cancelled: actual cost limit exceeded" % three["expression"]))
 
     def test_match_condition_errors_follow_failure_policy(self):
         ns = self.namespace("wh-match-err")
@@ -982,7 +997,9 @@ class Webhooks(AuditedServerTestCase, unittest.TestCase):
                                    matchConditions=[missing], **self.on_ns(ns)))
         self.assertEqual(self.create_cm(ns, "b", labels={"l": "1"}).status, 201)
         self.assertEqual(len(self.hooks.reviews("/deny")), before)
-        # the cost budget: stopped, then failurePolicy (Fail), in bounded time
+        # kube's per-call cost limit (1,000,000; the expression would cost
+        # some 36,000,000): stopped with cel-go's error, then failurePolicy
+        # (Fail), in bounded time
         self.register(VWC, "match-cost", self.webhook(
             "costly.example.com", "/allow", matchConditions=[costly], **self.on_ns(ns)))
         t0 = time.monotonic()
@@ -990,8 +1007,29 @@ class Webhooks(AuditedServerTestCase, unittest.TestCase):
         self.assertLess(time.monotonic() - t0, 10)
         self.assertEqual(r.status, 403, r)
         self.assertEqual(r.json()["message"],
-                         'configmaps "c" is forbidden: validation failed due to running out of '
+                         "configmaps \"c\" is forbidden: expression '%s' resulted in error: "
+                         "operation cancelled: actual cost limit exceeded" % costly["expression"])
+        self.server.request("DELETE", VWC + "/match-cost")
+        # the conditions' budget (RuntimeCELCostBudgetMatchConditions,
+        # 2,500,000): four conditions of 738,369 each spend it at the
+        # fourth, the one failure; three are within it
+        sixteen = "[" + ",".join(str(i) for i in range(16)) + "]"
+        quartic = ("%s.all(a, %s.all(b, %s.all(c, %s.all(d, a + b + c + d >= 0))))"
+                   % ((sixteen,) * 4))
+        four = [{"name": "q%d" % i, "expression": quartic} for i in range(4)]
+        self.register(VWC, "match-budget", self.webhook(
+            "budget.example.com", "/allow", matchConditions=four, **self.on_ns(ns)))
+        t0 = time.monotonic()
+        r = self.create_cm(ns, "d")
+        self.assertLess(time.monotonic() - t0, 10)
+        self.assertEqual(r.status, 403, r)
+        self.assertEqual(r.json()["message"],
+                         'configmaps "d" is forbidden: validation failed due to running out of '
                          'cost budget, no further validation rules will be run')
+        self.server.request("DELETE", VWC + "/match-budget")
+        self.register(VWC, "match-budget-3", self.webhook(
+            "budget3.example.com", "/allow", matchConditions=four[:3], **self.on_ns(ns)))
+        self.assertEqual(self.create_cm(ns, "e").status, 201)
 
     def test_kubebuilder_layout_as_envtest_installs_it(self):
         # A kubebuilder project's config/ (the CRD and controller-gen's

@@ -82,10 +82,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     if (e) {
         sk_cel_eval_options opt = {.vars = vars, .max_steps = MAX_STEPS};
-        uint64_t steps, again_steps;
-        const sk_cel_val *v = sk_cel_eval(a, e, &opt, &steps);
-        const sk_cel_val *again = sk_cel_eval(a, e, &opt, &again_steps);
-        if (!v || !again || steps != again_steps || v->type != again->type)
+        sk_cel_usage used, again_used;
+        const sk_cel_val *v = sk_cel_eval(a, e, &opt, &used);
+        const sk_cel_val *again = sk_cel_eval(a, e, &opt, &again_used);
+        uint64_t steps = used.steps;
+        if (!v || !again || steps != again_used.steps || used.cost != again_used.cost ||
+            v->type != again->type)
             abort();
         if (steps > MAX_STEPS) {
             if (v->type != SK_CEL_V_ERROR ||

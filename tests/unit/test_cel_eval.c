@@ -40,7 +40,9 @@ static run eval_with(const char *src, const sk_cel_eval_options *opt)
     sk_cel_ast *ast = sk_cel_parse(r.a, src, strlen(src), &popt);
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     assert_non_null(e);
-    r.v = sk_cel_eval(r.a, e, opt, &r.steps);
+    sk_cel_usage used = {0};
+    r.v = sk_cel_eval(r.a, e, opt, &used);
+    r.steps = used.steps;
     return r;
 }
 

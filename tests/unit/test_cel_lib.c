@@ -32,7 +32,11 @@ static const sk_cel_val *eval_in(sk_arena *a, const char *src, const sk_cel_eval
     const sk_cel_expr *e = sk_cel_ast_expr(ast);
     if (!e)
         fail_msg("%s does not parse", src);
-    return sk_cel_eval(a, e, opt, steps);
+    sk_cel_usage used = {0};
+    const sk_cel_val *v = sk_cel_eval(a, e, opt, &used);
+    if (steps)
+        *steps = used.steps;
+    return v;
 }
 
 /* src must give what want gives. */

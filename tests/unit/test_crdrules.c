@@ -348,6 +348,17 @@ static void test_cost_bounds(void **state)
                            "y >= 0))");
     free(m);
     sk_field_errors_free(fe);
+    /* kube compares the cost (1,001 when the limit stopped it) with what
+     * is left of the budget before it looks at the error: with a budget
+     * of 1,000 that is the budget's message */
+    lim = (sk_crdrules_limits){.per_call = 1000, .per_object = 1000};
+    fe = sk_field_errors_new();
+    sk_crdrules_validate(c, obj, NULL, 0, &lim, fe, w);
+    m = message(fe);
+    assert_string_equal(m, "spec: Invalid value: \"object\": validation failed due to running "
+                           "out of cost budget, no further validation rules will be run");
+    free(m);
+    sk_field_errors_free(fe);
     /* the object's budget runs out among the items' rules */
     lim = (sk_crdrules_limits){.per_call = 100000, .per_object = 50000};
     fe = sk_field_errors_new();

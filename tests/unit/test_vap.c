@@ -15,10 +15,19 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+
+/* An expression past kube's per-call cost limit (1,000,000): seven loops
+ * of ten; and one of 544,441 (five loops), under it. */
+#define TEN "[1,2,3,4,5,6,7,8,9,10]"
+#define COSTLY TEN ".all(a, " TEN ".all(b, " TEN ".all(c, " TEN ".all(d, " TEN ".all(e, e > 0)))))"
+#define HOSTILE                                                                                    \
+    TEN ".all(a, " TEN ".all(b, " TEN ".all(c, " TEN ".all(d, " TEN ".all(e, " TEN ".all(f, " TEN  \
+        ".all(g, g > 0)))))))"
 
 static int match(const char *conds_json, const char *object_json, char **failures)
 {
@@ -61,17 +70,26 @@ static void test_conditions(void **state)
     assert_int_equal(match("[{\"name\":\"a\",\"expression\":\"1\"}]", "{}", &f), -1);
     assert_string_equal(f, "compilation error: must evaluate to bool but got int");
     free(f);
-    /* a hostile condition: the budget is the one failure */
-    assert_int_equal(match("[{\"name\":\"a\",\"expression\":\"[1,2,3,4,5,6,7,8,9,10].all(a, "
-                           "[1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, "
-                           "[1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, "
-                           "[1,2,3,4,5,6,7,8,9,10].all(f, [1,2,3,4,5,6,7,8,9,10].all(g, "
-                           "g > 0)))))))\"}]",
-                           "{}", &f),
-                     -1);
+    /* a hostile condition: past kube's per-call limit, an error of its
+     * own (its cost, some 1,000,001, is within the budget) */
+    assert_int_equal(match("[{\"name\":\"a\",\"expression\":\"" HOSTILE "\"}]", "{}", &f), -1);
+    assert_string_equal(f, "expression '" HOSTILE "' resulted in error: operation cancelled: "
+                           "actual cost limit exceeded");
+    free(f);
+    /* five of 544,441 each pass the budget (2,500,000) at the fifth: the
+     * budget is the one failure */
+    char conds[4096] = "[";
+    for (int i = 0; i < 5; i++)
+        snprintf(conds + strlen(conds), sizeof conds - strlen(conds),
+                 "%s{\"name\":\"c%d\",\"expression\":\"" COSTLY "\"}", i ? "," : "", i);
+    strcat(conds, "]");
+    assert_int_equal(match(conds, "{}", &f), -1);
     assert_string_equal(f, "validation failed due to running out of cost budget, no further "
                            "validation rules will be run");
     free(f);
+    /* four are within it */
+    strcpy(strrchr(conds, ','), "]");
+    assert_int_equal(match(conds, "{}", &f), 1);
 }
 
 /* params: ConfigMaps named "limit" (max in data) of namespace "ns" */
@@ -281,13 +299,23 @@ static void test_exclusions_ignore_and_budget(void **state)
         "\"validations\":[{\"expression\":\"object.missing\"}]}}";
     s = apply(ignore, BINDING("", "[\"Deny\"]"), "x", "{}", w, ann);
     assert_null(s);
-    /* the budget stops a hostile expression */
-    s = apply(POLICY("", "[{\"expression\":\"[1,2,3,4,5,6,7,8,9,10].all(a, "
-                         "[1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, "
-                         "[1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, "
-                         "[1,2,3,4,5,6,7,8,9,10].all(f, [1,2,3,4,5,6,7,8,9,10].all(g, "
-                         "g > 0)))))))\"}]"),
-              BINDING("", "[\"Deny\"]"), "x", "{}", w, ann);
+    /* kube's per-call limit stops a hostile expression: its error */
+    s = apply(POLICY("", "[{\"expression\":\"" HOSTILE "\"}]"), BINDING("", "[\"Deny\"]"), "x",
+              "{}", w, ann);
+    assert_non_null(s);
+    assert_non_null(strstr(json_string_value(json_object_get(s, "message")),
+                           "denied request: expression '" HOSTILE "' resulted in error: "
+                           "operation cancelled: actual cost limit exceeded"));
+    json_decref(s);
+    /* the budget (10,000,000) stops the 19th of 544,441 each */
+    char vals[16384] = "[";
+    for (int i = 0; i < 19; i++)
+        snprintf(vals + strlen(vals), sizeof vals - strlen(vals),
+                 "%s{\"expression\":\"" COSTLY "\"}", i ? "," : "");
+    strcat(vals, "]");
+    char pol[20000];
+    assert_true(snprintf(pol, sizeof pol, POLICY("", "%s"), vals) < (int)sizeof pol);
+    s = apply(pol, BINDING("", "[\"Deny\"]"), "x", "{}", w, ann);
     assert_non_null(s);
     assert_non_null(strstr(json_string_value(json_object_get(s, "message")),
                            "denied request: validation failed due to running out of cost "
