@@ -29,7 +29,8 @@ const sk_cel_val *sk_cel_env_exhausted(sk_cel_env *env);
  * for a function to do and then charge with sk_cel_env_charge(done / 64). */
 uint64_t sk_cel_env_work_left(sk_cel_env *env);
 
-/* x + y as CEL's `+` has it (overflow and mixed kinds are errors). */
+/* x + y as CEL's `+` has it for numbers and durations (overflow and mixed
+ * kinds are errors). */
 const sk_cel_val *sk_cel_env_add(sk_cel_env *env, const sk_cel_val *x, const sk_cel_val *y);
 
 /* A slot the libraries may keep state in for the rest of the evaluation

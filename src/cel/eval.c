@@ -131,10 +131,18 @@ void **sk_cel_env_lib_state(sk_cel_env *env)
 }
 
 static const sk_cel_val *arith(ctx *c, const char *f, const sk_cel_val *x, const sk_cel_val *y);
+static const sk_cel_val *no_overload(ctx *c);
 
 const sk_cel_val *sk_cel_env_add(sk_cel_env *env, const sk_cel_val *x, const sk_cel_val *y)
 {
-    return arith(env, "_+_", x, y);
+    if (x->type != SK_CEL_V_DURATION)
+        return arith(env, "_+_", x, y);
+    const sk_cel_val *v[] = {x, y};
+    sk_cel_work w = budget(env);
+    const sk_cel_val *r = sk_cel_time_call(sk_cel_env_arena(env), "_+_", 0, v, 2, &w);
+    if (!settle(env, &w))
+        return env->exhausted;
+    return r ? r : no_overload(env);
 }
 
 /* cel-go's words for a function with no overload for its arguments. */

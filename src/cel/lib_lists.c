@@ -18,10 +18,12 @@
 
 #include <string.h>
 
+/* lists.go's comparableTypes. */
 static int orderable(const sk_cel_val *v)
 {
     return v->type == SK_CEL_V_INT || v->type == SK_CEL_V_UINT || v->type == SK_CEL_V_DOUBLE ||
-           v->type == SK_CEL_V_STRING || v->type == SK_CEL_V_BYTES || v->type == SK_CEL_V_BOOL;
+           v->type == SK_CEL_V_STRING || v->type == SK_CEL_V_BYTES || v->type == SK_CEL_V_BOOL ||
+           v->type == SK_CEL_V_DURATION || v->type == SK_CEL_V_TIMESTAMP;
 }
 
 /* 1 when x > y (the only answer lists.go acts on); charges the work. */
@@ -70,7 +72,8 @@ static const sk_cel_val *sum(sk_cel_env *env, const sk_cel_val *list)
     if (list->u.list.n == 0)
         return sk_cel_int(a, 0);
     const sk_cel_val *acc = list->u.list.items[0];
-    if (acc->type != SK_CEL_V_INT && acc->type != SK_CEL_V_UINT && acc->type != SK_CEL_V_DOUBLE)
+    if (acc->type != SK_CEL_V_INT && acc->type != SK_CEL_V_UINT && acc->type != SK_CEL_V_DOUBLE &&
+        acc->type != SK_CEL_V_DURATION) /* lists.go's summableTypes */
         return sk_cel_error(a, "no such overload");
     for (size_t i = 1; i < list->u.list.n && acc->type != SK_CEL_V_ERROR; i++) {
         if (!sk_cel_env_charge(env, 1))

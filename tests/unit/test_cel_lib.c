@@ -182,6 +182,15 @@ static void test_lists_library(void **state)
     expect("[1, 2u, 3.0].isSorted()", "true");
     expect("[3, 1u, 2.5].min()", "1u");
     expect("[[1], [2]].indexOf([2])", "1");
+    /* lists.go's comparable and summable types take durations and timestamps */
+    expect("[duration('1s'), duration('90s')].sum()", "duration('91s')");
+    expect("[duration('2m'), duration('1s')].min()", "duration('1s')");
+    expect("[duration('1s'), duration('1m')].isSorted()", "true");
+    expect("[timestamp('2024-01-02T00:00:00Z'), timestamp('2024-01-01T00:00:00Z')].max()",
+           "timestamp('2024-01-02T00:00:00Z')");
+    expect("[timestamp('2024-01-02T00:00:00Z'), timestamp('2024-01-01T00:00:00Z')].isSorted()",
+           "false");
+    expect_error("[timestamp('2024-01-01T00:00:00Z')].sum()", "no such overload");
     expect("[1, 2.0, 3u].lastIndexOf(2)", "1");
     expect_error("[].min()", "min called on empty list");
     expect_error("[].max()", "max called on empty list");
