@@ -46,7 +46,9 @@
 //	       goroutines over C connections, each put a Txn of up to 128 puts
 //	       (etcd's default --max-txn-ops); keys, bytes, seconds.
 //	pages  -prefix P -limit L -reps R: reads every key under P in pages of
-//	       L as kube-apiserver's etcd3 store pages a LIST with a limit
+//	       L (0: one unpaged Get of the whole prefix, as kube-apiserver
+//	       reads a LIST without a limit) as kube-apiserver's etcd3 store
+//	       pages a LIST with a limit
 //	       (Get(key, WithRange(prefix end), WithLimit(L)), every page after
 //	       the first WithRev of the first page's revision, the next from
 //	       the last key + "\x00"), R times over one connection made (and
@@ -599,7 +601,10 @@ func pages(endpoints, prefix string, limit int64, reps int) result {
 	}
 	var passes []result
 	for r := 0; r < reps; r++ {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
+		opts := []clientv3.OpOption{clientv3.WithRange(end)}
+		if limit > 0 {
+			opts = append(opts, clientv3.WithLimit(limit))
+		}
 		key, rev := prefix, int64(0)
 		n, bytes, pageCount := 0, 0, 0
 		start := time.Now()
@@ -648,7 +653,7 @@ func main() {
 	watchEndpoint := flag.String("watch-endpoint", "", "churn: every other watch connection's endpoint")
 	file := flag.String("file", "", "bulkput: the key/value records to load")
 	prefix := flag.String("prefix", "", "pages: the key prefix to read")
-	limit := flag.Int64("limit", 500, "pages: keys per page")
+	limit := flag.Int64("limit", 500, "pages: keys per page (0: one unpaged Get)")
 	reps := flag.Int("reps", 1, "pages: passes over the prefix")
 	restURL := flag.String("url", "", "rest-churn: the Kubernetes API's https:// URL")
 	cacert := flag.String("cacert", "", "rest-churn: its CA (PEM)")
@@ -687,8 +692,8 @@ func main() {
 		}
 		r = bulkput(*endpoints, *file, *clients, *conns)
 	case "pages":
-		if *prefix == "" || *limit < 1 || *reps < 1 {
-			fmt.Fprintln(os.Stderr, "pages needs -prefix, -limit and -reps >= 1")
+		if *prefix == "" || *limit < 0 || *reps < 1 {
+			fmt.Fprintln(os.Stderr, "pages needs -prefix, -limit >= 0 and -reps >= 1")
 			os.Exit(2)
 		}
 		r = pages(*endpoints, *prefix, *limit, *reps)
