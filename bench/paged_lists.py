@@ -29,35 +29,36 @@ and the server's memory before and at its peak during the pass.
     records the same way (its etcd keyspace, sk_kv, is apart from the REST
     objects, so its Range reads these).
 
-At each size, once the servers (and PostgreSQL) have gone idle after the
+At each size, once the server (and PostgreSQL) has gone idle after the
 loads (up to --settle s: the etcd face's rows are decoded to sk_kv_doc
-after they are put), and after one untimed JSON pass per sqlkube (the
-client's heap: the replies it holds page-fault in), each sqlkube's first
-protobuf pass over the REST face is timed and reported apart: it pays the
-protobuf encoding of each object version created since the last size, made
-once and kept (api/pbwire.h); later passes copy the kept bytes.
+after they are put), the first protobuf pass over the REST face is timed
+and reported apart: it pays the protobuf encoding of each object version
+created since the last size, made once and kept (api/pbwire.h); later
+passes copy the kept bytes.
 
-Then --reps rounds, each one pass per target in a rotated order:
-  * etcd, Range: bench/etcdload's `pages` mode (kube-apiserver's etcd3
-    store: Get from the last key + "\\0" to the prefix end, limit --limit,
-    the first page's revision for the rest, over one gRPC connection), and
-    one unpaged Get of the whole prefix (`-limit 0`, as kube-apiserver
-    reads a LIST without a limit). gRPC caps one message at 2 GiB (the Go
-    client's default receive limit, etcd's send limit): an unpaged Range
-    over more would fail, after the server built it in memory, so it is
-    not run and reported so.
-  * each sqlkube's REST face, one keep-alive HTTPS connection (Python's
-    http.client; each reply read whole, the continue token found, nothing
-    else decoded while the clock runs; after the pass every object's name
-    is found in the replies: each once): from the cache (no
-    resourceVersion), ?limit=--limit following the continue tokens, and
-    unpaged (read in 1 MiB pieces, held once), Accept protobuf and JSON;
-    and at an exact revision
+Then --reps rounds, each one pass per target in a rotated order, every
+pass a Go client (bench/etcdload) over one connection made before the
+clock starts:
+  * etcd, Range: etcdload's `pages` mode (the clientv3 of kube-apiserver's
+    etcd3 store: Get from the last key + "\\0" to the prefix end, limit
+    --limit, the first page's revision for the rest), and one unpaged Get
+    of the whole prefix (`-limit 0`, as kube-apiserver reads a LIST
+    without a limit). gRPC caps one message at 2 GiB (the Go client's
+    default receive limit, etcd's send limit): an unpaged Range over more
+    would fail, after the server built it in memory, so it is not run and
+    reported so.
+  * sqlkube's REST face over HTTPS (etcdload's `rest-pages` mode,
+    restlist.go: Go's net/http with the admin's client certificate; each
+    reply streamed through one buffer, its continue token read from its
+    head and the object names picked out as it passes, every name checked
+    once after the clock): from the cache (no resourceVersion),
+    ?limit=--limit following the continue tokens, and unpaged, Accept
+    protobuf and JSON; and at an exact revision
     (resourceVersion=N&resourceVersionMatch=Exact, N the revision after the
     size's creates, which the etcd-face loads then moved past: a past
     revision, served from the watch cache's snapshots or SQL), paged and
     unpaged, protobuf.
-  * each sqlkube's etcd face: the same Range passes as etcd's.
+  * sqlkube's etcd face: the same Range passes as etcd's.
 Per pass: wall time, reply bytes, the server's CPU (user + system of every
 thread, /proc; for PostgreSQL its processes' too; etcdload's client not
 counted), and the server process's
@@ -82,7 +83,6 @@ import argparse
 import http.client
 import json
 import os
-import re
 import shutil
 import statistics
 import struct
@@ -97,7 +97,7 @@ from authz import Server
 from benchlib import (RssPeak, cpu_seconds, create_database, drop_database, free_port,
                       postgres_cpu_seconds, postmaster_pid)
 from etcd_side_by_side import build_etcdload, start_etcd, wait_up
-from pbcodec import fields as pb_fields, read_varint as pb_varint, varint  # tests/support
+from pbcodec import fields as pb_fields, varint  # tests/support
 
 NS = "bench"
 CMS = "/api/v1/namespaces/%s/configmaps" % NS
@@ -108,12 +108,6 @@ JSON = "application/json"
 # {apiVersion v1, kind ConfigMap}, raw, and empty contentEncoding and
 # contentType, as kube's protobuf serializer writes it.
 TYPEMETA = b"\n\x0f\n\x02v1\x12\tConfigMap"
-CONTINUE_JSON = re.compile(rb'"continue":"([^"]*)"')
-# An object's name (writebench's PREFIX-CLIENT-SEQ, PREFIX c<k>) where it
-# is written in a reply: JSON's "name" member; protobuf's ObjectMeta field 1
-# (tag 0x0a, then its length, checked). The data values are letters only.
-NAME_JSON = re.compile(rb'"name":"(c\d+-\d+-\d+)"')
-NAME_PB = re.compile(rb'\n([\x05-\x7f])(c\d+-\d+-\d+)')
 
 
 # The most one gRPC message may carry: the Go client's default receive
@@ -136,36 +130,9 @@ def pb_list(body):
     return token, lst.get(2, [])
 
 
-def pb_continue(body):
-    """The continue token of a protobuf list reply, decoding only what comes
-    before the items: the envelope's head and the list's metadata (field 1,
-    written first)."""
-    i, raw_at = 4, None
-    while raw_at is None:
-        tag, i = pb_varint(body, i)
-        n, i = pb_varint(body, i)
-        if tag >> 3 == 2:
-            raw_at = i
-        else:
-            i += n
-    tag, i = pb_varint(body, raw_at)
-    if tag != 0x0A:  # no metadata: no token
-        return ""
-    n, i = pb_varint(body, i)
-    return pb_fields(body[i:i + n]).get(3, [b""])[0].decode()
-
-
 def item_name(item):
     meta = pb_fields(pb_fields(item)[1][0])
     return meta[1][0].decode()
-
-
-def reply_names(body, accept, end):
-    """The object names in body that begin before end."""
-    if accept == JSON:
-        return [m.group(1) for m in NAME_JSON.finditer(body) if m.start() < end]
-    return [m.group(2) for m in NAME_PB.finditer(body)
-            if m.group(1)[0] == len(m.group(2)) and m.start() < end]
 
 
 class Rest:
@@ -182,22 +149,13 @@ class Rest:
                                                 context=self.srv.admin)
         self.objects = 0
 
-    def get(self, path, accept, chunked=False):
-        """The reply's body; chunked: as a list of 1 MiB reads (an unpaged
-        list's reply can be gigabytes, held once rather than joined)."""
+    def get(self, path, accept):
         self.conn.request("GET", path, headers={"Accept": accept})
         r = self.conn.getresponse()
-        if r.status != 200 or not chunked:
-            body = r.read()
-            if r.status != 200:
-                raise SystemExit("GET %s: HTTP %d %r" % (path, r.status, body[:300]))
-            return body
-        chunks = []
-        while True:
-            c = r.read(1 << 20)
-            if not c:
-                return chunks
-            chunks.append(c)
+        body = r.read()
+        if r.status != 200:
+            raise SystemExit("GET %s: HTTP %d %r" % (path, r.status, body[:300]))
+        return body
 
     def cpu(self):
         s = cpu_seconds(self.srv.proc.pid)
@@ -238,49 +196,9 @@ class Rest:
         if r.status != 201:
             raise SystemExit("creating namespace %s: HTTP %d" % (NS, r.status))
 
-    def pages(self, accept, limit, exact=None):
-        """One timed pass: every reply, read whole, following the continue
-        tokens; limit 0: one unpaged list. exact: the first request's
-        resourceVersion, matched Exact (the continue token carries it on).
-        (bodies, seconds, client CPU seconds)."""
-        bodies, token = [], None
-        t0, c0 = time.perf_counter(), time.process_time()
-        while True:
-            q = {"limit": limit} if limit else {}
-            if token:
-                q["continue"] = token
-            elif exact:
-                q.update(resourceVersion=exact, resourceVersionMatch="Exact")
-            path = CMS + ("?" + urllib.parse.urlencode(q) if q else "")
-            if not limit:
-                bodies += self.get(path, accept, chunked=True)
-                break
-            body = self.get(path, accept)
-            bodies.append(body)
-            if accept == PROTOBUF:
-                token = pb_continue(body)
-            else:
-                m = CONTINUE_JSON.search(body, 0, 4096)  # metadata comes before items
-                token = m.group(1).decode() if m else None
-            if not token:
-                break
-        return bodies, time.perf_counter() - t0, time.process_time() - c0
-
     def stop(self):
         self.conn.close()
         self.srv.stop()
-
-
-def check_items(bodies, accept, objects):
-    """Every object once across the pass's replies (or one reply's chunks:
-    a name across two is found in the first, with the next's head)."""
-    names = []
-    for i, body in enumerate(bodies):
-        tail = bodies[i + 1][:64] if i + 1 < len(bodies) else b""
-        names += reply_names(body + tail, accept, len(body))
-    if len(names) != objects or len(set(names)) != objects:
-        raise SystemExit("a pass returned %d items, %d distinct, of %d"
-                         % (len(names), len(set(names)), objects))
 
 
 def wait_idle(rests, limit_s=60):
@@ -316,19 +234,24 @@ class PassFailed(Exception):
     pass
 
 
-def rest_pass(rest, accept, limit, exact=None):
-    """One timed REST pass over rest's objects, as a function of no
-    arguments."""
+def rest_pass(etcdload, rest, accept, limit, exact=None):
+    """One timed REST pass over rest's objects (etcdload's rest-pages mode),
+    as a function of no arguments."""
     def run():
-        bodies, secs, client = rest.pages(accept, limit, exact)
-        return {"s": secs, "bytes": sum(map(len, bodies)), "client": client, "bodies": bodies}
-
-    def checked():
-        r = measured(rest.srv.proc.pid, rest.cpu, run)
-        if "bodies" in r:
-            check_items(r.pop("bodies"), accept, rest.objects)
-        return r
-    return checked
+        d = rest.srv.dir
+        cmd = [etcdload, "-mode", "rest-pages", "-url", "https://127.0.0.1:%d" % rest.srv.port,
+               "-cacert", os.path.join(d, "ca.crt"), "-cert", os.path.join(d, "bench-admin.crt"),
+               "-key", os.path.join(d, "bench-admin.key"), "-path", CMS, "-accept", accept,
+               "-limit", str(limit)] + (["-rv", exact] if exact else [])
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if out.returncode != 0:
+            raise SystemExit("etcdload rest-pages failed: %s" % out.stderr[-2000:])
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        if r["keys"] != rest.objects or r["distinct"] != rest.objects:
+            raise SystemExit("a REST pass returned %d names, %d distinct, of %d"
+                             % (r["keys"], r["distinct"], rest.objects))
+        return {"s": r["seconds"], "bytes": r["bytes"]}
+    return lambda: measured(rest.srv.proc.pid, rest.cpu, run)
 
 
 def range_pass(etcdload, target, limit, objects, pid, cpu):
@@ -342,7 +265,7 @@ def range_pass(etcdload, target, limit, objects, pid, cpu):
         r = json.loads(out.stdout.strip().splitlines()[-1])["passes"][0]
         if r["keys"] != objects():
             raise SystemExit("a Range pass read %d keys of %d" % (r["keys"], objects()))
-        return {"s": r["seconds"], "bytes": r["value_bytes"], "client": None}
+        return {"s": r["seconds"], "bytes": r["value_bytes"]}
     return lambda: measured(pid, cpu, run)
 
 
@@ -448,10 +371,7 @@ def run_backend(a, binary, writebench, etcdload, work, label, db_url=None, postm
             have = n
             print("| settling: until the server (and PostgreSQL) idle | %.1f | |"
                   % wait_idle([rest], a.settle), flush=True)
-            # untimed: the client's replies page-fault in, which would fall
-            # on the first timed pass
-            rest.pages(JSON, a.limit)
-            cold = rest_pass(rest, PROTOBUF, a.limit)()
+            cold = rest_pass(etcdload, rest, PROTOBUF, a.limit)()
             records = os.path.join(work, "records")
             checked = etcd_records(rest, a.limit, prefix, new, records)
             for name, target in (("etcd 3.4", etcd), (label + "'s etcd face", rest.etcd)):
@@ -473,14 +393,14 @@ def run_backend(a, binary, writebench, etcdload, work, label, db_url=None, postm
                 return n
             passes = [("paged", "etcd 3.4, Range",
                        range_pass(etcdload, etcd, a.limit, count, etcd.proc.pid, etcd_cpu)),
-                      ("paged", label + ", protobuf", rest_pass(rest, PROTOBUF, a.limit)),
-                      ("paged", label + ", JSON", rest_pass(rest, JSON, a.limit)),
-                      ("full", label + ", protobuf", rest_pass(rest, PROTOBUF, 0)),
-                      ("full", label + ", JSON", rest_pass(rest, JSON, 0)),
+                      ("paged", label + ", protobuf", rest_pass(etcdload, rest, PROTOBUF, a.limit)),
+                      ("paged", label + ", JSON", rest_pass(etcdload, rest, JSON, a.limit)),
+                      ("full", label + ", protobuf", rest_pass(etcdload, rest, PROTOBUF, 0)),
+                      ("full", label + ", JSON", rest_pass(etcdload, rest, JSON, 0)),
                       ("paged", label + ", protobuf, exact revision",
-                       rest_pass(rest, PROTOBUF, a.limit, exact)),
+                       rest_pass(etcdload, rest, PROTOBUF, a.limit, exact)),
                       ("full", label + ", protobuf, exact revision",
-                       rest_pass(rest, PROTOBUF, 0, exact)),
+                       rest_pass(etcdload, rest, PROTOBUF, 0, exact)),
                       ("paged", label + ", etcd face Range",
                        range_pass(etcdload, rest.etcd, a.limit, count, rest.srv.proc.pid,
                                   rest.cpu))]

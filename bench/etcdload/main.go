@@ -54,6 +54,12 @@
 //	       the last key + "\x00"), R times over one connection made (and
 //	       used once) before the clock starts; per pass: seconds, pages,
 //	       keys and value bytes.
+//	rest-pages -url U -cacert F -cert C -key K -path P -accept A -limit L [-rv R]:
+//	       one LIST of P through the Kubernetes REST face over HTTPS with
+//	       the client certificate C, paged by L following the continue
+//	       tokens (0: unpaged), from resourceVersion R matched Exact when
+//	       given (restlist.go); seconds, pages, bytes, the object names
+//	       seen and how many distinct.
 //
 // Built in GOPATH mode (GO111MODULE=off) against Debian's
 // golang-etcd-server-dev (clientv3 3.4).
@@ -636,7 +642,7 @@ func pages(endpoints, prefix string, limit int64, reps int) result {
 
 func main() {
 	endpoints := flag.String("endpoint", "127.0.0.1:2379", "endpoints, comma-separated")
-	mode := flag.String("mode", "put", "put, watch, churn, rest-churn, bulkput or pages")
+	mode := flag.String("mode", "put", "put, watch, churn, rest-churn, bulkput, pages or rest-pages")
 	clients := flag.Int("clients", 32, "put: concurrent writers")
 	conns := flag.Int("conns", 8, "put: gRPC connections the writers share")
 	seconds := flag.Int("seconds", 10, "put: duration")
@@ -660,6 +666,11 @@ func main() {
 	token := flag.String("token", "", "rest-churn: a bearer token")
 	watchURL := flag.String("watch-url", "", "rest-churn: every other watch's server")
 	watchCA := flag.String("watch-cacert", "", "rest-churn: that server's CA (PEM)")
+	certFile := flag.String("cert", "", "rest-pages: the client certificate (PEM)")
+	keyFile := flag.String("key", "", "rest-pages: its key (PEM)")
+	path := flag.String("path", "", "rest-pages: the list's path")
+	accept := flag.String("accept", "application/json", "rest-pages: the Accept header")
+	exactRV := flag.String("rv", "", "rest-pages: list at this resourceVersion, matched Exact")
 	flag.Parse()
 	var r result
 	switch *mode {
@@ -697,6 +708,14 @@ func main() {
 			os.Exit(2)
 		}
 		r = pages(*endpoints, *prefix, *limit, *reps)
+	case "rest-pages":
+		if *restURL == "" || *cacert == "" || *certFile == "" || *keyFile == "" || *path == "" ||
+			*limit < 0 {
+			fmt.Fprintln(os.Stderr, "rest-pages needs -url, -cacert, -cert, -key, -path and -limit >= 0")
+			os.Exit(2)
+		}
+		r = restPages(restListTarget{*restURL, *cacert, *certFile, *keyFile, *path, *accept,
+			*exactRV}, *limit)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", *mode)
 		os.Exit(2)
