@@ -153,8 +153,17 @@ class Rest:
         self.objects = 0
 
     def get(self, path, accept):
-        self.conn.request("GET", path, headers={"Accept": accept})
-        r = self.conn.getresponse()
+        # the server closes a connection left idle (as this one is during
+        # the creates): a GET that finds it closed goes again on a new one
+        for again in (False, True):
+            try:
+                self.conn.request("GET", path, headers={"Accept": accept})
+                r = self.conn.getresponse()
+                break
+            except (http.client.RemoteDisconnected, ConnectionError):
+                self.conn.close()
+                if again:
+                    raise
         body = r.read()
         if r.status != 200:
             raise SystemExit("GET %s: HTTP %d %r" % (path, r.status, body[:300]))
