@@ -332,7 +332,8 @@ def table(label, objects, rows, base):
     kind "paged" or "full" (base[kind]: etcd's passes of that kind)."""
     print()
     print("| %s, %d objects | list | wall s, each round | median s | x etcd | MB (replies;"
-          " Range: values) | server CPU s | RSS MB before -> peak | anon MB before -> peak |"
+          " Range: values) | server CPU s | RSS MB before -> peak, each round | anon MB before"
+          " -> peak, each round |"
           % (label, objects))
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for kind, name, ps in rows:
@@ -348,11 +349,11 @@ def table(label, objects, rows, base):
             ratio = "%.2f" % statistics.median(b / w for b, w in zip(etcd, walls))
         else:
             ratio = "%.2f" % (statistics.median(etcd) / walls[0])
-        print("| %s | %s | %s | %.2f | %s | %.1f | %.2f | %s -> %s | %s -> %s |" % (
+        print("| %s | %s | %s | %.2f | %s | %.1f | %.2f | %s | %s |" % (
             name, kind, " / ".join("%.2f" % w for w in walls), statistics.median(walls), ratio,
             ps[0]["bytes"] / 1e6, statistics.median(p["server"] for p in ps),
-            mb(min(p["rss0"] for p in ps)), mb(max(p["rss_peak"] for p in ps)),
-            mb(min(p["anon0"] for p in ps)), mb(max(p["anon_peak"] for p in ps))))
+            " / ".join("%s -> %s" % (mb(p["rss0"]), mb(p["rss_peak"])) for p in ps),
+            " / ".join("%s -> %s" % (mb(p["anon0"]), mb(p["anon_peak"])) for p in ps)))
     sys.stdout.flush()
 
 
