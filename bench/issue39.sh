@@ -10,8 +10,8 @@
 #
 # usage: bench/issue39.sh [--quick]
 #   --quick: short rounds and small sizes, to check the run works (the
-#            figures then mean little); the default takes about 55 minutes
-#            (the lists about 30 of them).
+#            figures then mean little); the default takes about 45 minutes
+#            (the lists about 21 of them).
 # Needs `make build` (build/sqlkube, build/writebench) and etcd 3.4 on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
