@@ -1,5 +1,5 @@
 """What the Python benchmarks share: a free loopback port, a process's CPU
-time so far, fresh PostgreSQL databases through psql, a JSON client on
+time so far, its peak memory over a stretch of work (RssPeak), fresh PostgreSQL databases through psql, a JSON client on
 one keep-alive HTTP connection (HTTPS when given an ssl context), and the
 protobuf wire format's fields. Stdlib only."""
 
@@ -9,6 +9,7 @@ import os
 import socket
 import ssl
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -28,6 +29,52 @@ def cpu_seconds(pid, tid=None):
     with open(path) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_kb(pid):
+    """(VmRSS, RssAnon, VmHWM) of pid, in KiB."""
+    got = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            name, _, value = line.partition(":")
+            if name in ("VmRSS", "RssAnon", "VmHWM"):
+                got[name] = int(value.split()[0])
+    return got["VmRSS"], got["RssAnon"], got["VmHWM"]
+
+
+class RssPeak:
+    """A process's memory over a with-block: before (VmRSS and RssAnon at
+    the start) and peak (the most during it), in KiB. The peak RSS is the
+    kernel's high-water mark, reset at the start (writing 5 to
+    /proc/PID/clear_refs), so no spike between samples is missed; the
+    anonymous part (heap, not the file pages an mmapped database brings
+    in) has no high-water mark, so a thread samples it every `every`
+    seconds."""
+
+    def __init__(self, pid, every=0.005):
+        self.pid, self.every = pid, every
+        self._stop = threading.Event()
+
+    def __enter__(self):
+        self.rss0, self.anon0, _ = _rss_kb(self.pid)
+        with open("/proc/%d/clear_refs" % self.pid, "w") as f:
+            f.write("5")
+        self.anon_peak = self.anon0
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(self.every):
+            self.anon_peak = max(self.anon_peak, _rss_kb(self.pid)[1])
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        rss, anon, hwm = _rss_kb(self.pid)
+        self.rss_peak = max(hwm, rss)
+        self.anon_peak = max(self.anon_peak, anon)
+        return False
 
 
 def store_counters(port, tls=None):

@@ -46,12 +46,20 @@
 //	       goroutines over C connections, each put a Txn of up to 128 puts
 //	       (etcd's default --max-txn-ops); keys, bytes, seconds.
 //	pages  -prefix P -limit L -reps R: reads every key under P in pages of
-//	       L as kube-apiserver's etcd3 store pages a LIST with a limit
+//	       L (0: one unpaged Get of the whole prefix, as kube-apiserver
+//	       reads a LIST without a limit) as kube-apiserver's etcd3 store
+//	       pages a LIST with a limit
 //	       (Get(key, WithRange(prefix end), WithLimit(L)), every page after
 //	       the first WithRev of the first page's revision, the next from
 //	       the last key + "\x00"), R times over one connection made (and
 //	       used once) before the clock starts; per pass: seconds, pages,
 //	       keys and value bytes.
+//	rest-pages -url U -cacert F -cert C -key K -path P -accept A -limit L [-rv R]:
+//	       one LIST of P through the Kubernetes REST face over HTTPS with
+//	       the client certificate C, paged by L following the continue
+//	       tokens (0: unpaged), from resourceVersion R matched Exact when
+//	       given (restlist.go); seconds, pages, bytes, the object names
+//	       seen and how many distinct.
 //
 // Built in GOPATH mode (GO111MODULE=off) against Debian's
 // golang-etcd-server-dev (clientv3 3.4).
@@ -599,7 +607,10 @@ func pages(endpoints, prefix string, limit int64, reps int) result {
 	}
 	var passes []result
 	for r := 0; r < reps; r++ {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(limit)}
+		opts := []clientv3.OpOption{clientv3.WithRange(end)}
+		if limit > 0 {
+			opts = append(opts, clientv3.WithLimit(limit))
+		}
 		key, rev := prefix, int64(0)
 		n, bytes, pageCount := 0, 0, 0
 		start := time.Now()
@@ -631,7 +642,7 @@ func pages(endpoints, prefix string, limit int64, reps int) result {
 
 func main() {
 	endpoints := flag.String("endpoint", "127.0.0.1:2379", "endpoints, comma-separated")
-	mode := flag.String("mode", "put", "put, watch, churn, rest-churn, bulkput or pages")
+	mode := flag.String("mode", "put", "put, watch, churn, rest-churn, bulkput, pages or rest-pages")
 	clients := flag.Int("clients", 32, "put: concurrent writers")
 	conns := flag.Int("conns", 8, "put: gRPC connections the writers share")
 	seconds := flag.Int("seconds", 10, "put: duration")
@@ -648,13 +659,18 @@ func main() {
 	watchEndpoint := flag.String("watch-endpoint", "", "churn: every other watch connection's endpoint")
 	file := flag.String("file", "", "bulkput: the key/value records to load")
 	prefix := flag.String("prefix", "", "pages: the key prefix to read")
-	limit := flag.Int64("limit", 500, "pages: keys per page")
+	limit := flag.Int64("limit", 500, "pages: keys per page (0: one unpaged Get)")
 	reps := flag.Int("reps", 1, "pages: passes over the prefix")
 	restURL := flag.String("url", "", "rest-churn: the Kubernetes API's https:// URL")
 	cacert := flag.String("cacert", "", "rest-churn: its CA (PEM)")
 	token := flag.String("token", "", "rest-churn: a bearer token")
 	watchURL := flag.String("watch-url", "", "rest-churn: every other watch's server")
 	watchCA := flag.String("watch-cacert", "", "rest-churn: that server's CA (PEM)")
+	certFile := flag.String("cert", "", "rest-pages: the client certificate (PEM)")
+	keyFile := flag.String("key", "", "rest-pages: its key (PEM)")
+	path := flag.String("path", "", "rest-pages: the list's path")
+	accept := flag.String("accept", "application/json", "rest-pages: the Accept header")
+	exactRV := flag.String("rv", "", "rest-pages: list at this resourceVersion, matched Exact")
 	flag.Parse()
 	var r result
 	switch *mode {
@@ -687,11 +703,19 @@ func main() {
 		}
 		r = bulkput(*endpoints, *file, *clients, *conns)
 	case "pages":
-		if *prefix == "" || *limit < 1 || *reps < 1 {
-			fmt.Fprintln(os.Stderr, "pages needs -prefix, -limit and -reps >= 1")
+		if *prefix == "" || *limit < 0 || *reps < 1 {
+			fmt.Fprintln(os.Stderr, "pages needs -prefix, -limit >= 0 and -reps >= 1")
 			os.Exit(2)
 		}
 		r = pages(*endpoints, *prefix, *limit, *reps)
+	case "rest-pages":
+		if *restURL == "" || *cacert == "" || *certFile == "" || *keyFile == "" || *path == "" ||
+			*limit < 0 {
+			fmt.Fprintln(os.Stderr, "rest-pages needs -url, -cacert, -cert, -key, -path and -limit >= 0")
+			os.Exit(2)
+		}
+		r = restPages(restListTarget{*restURL, *cacert, *certFile, *keyFile, *path, *accept,
+			*exactRV}, *limit)
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", *mode)
 		os.Exit(2)
