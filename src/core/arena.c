@@ -66,7 +66,9 @@ void sk_arena_free(sk_arena *a)
     free(a);
 }
 
-void *sk_arena_alloc(sk_arena *a, size_t n)
+/* n bytes as they are: a copy writes them all anyway, and zeroing a big
+ * value first was a second pass over it (an etcd range of 1 GB). */
+static void *take(sk_arena *a, size_t n)
 {
     size_t need = (n + ALIGN - 1) & ~(size_t)(ALIGN - 1);
     block *b = a->head;
@@ -83,8 +85,12 @@ void *sk_arena_alloc(sk_arena *a, size_t n)
     }
     void *p = b->data + b->used;
     b->used += need;
-    memset(p, 0, n);
     return p;
+}
+
+void *sk_arena_alloc(sk_arena *a, size_t n)
+{
+    return memset(take(a, n), 0, n);
 }
 
 char *sk_arena_strdup(sk_arena *a, const char *s)
@@ -94,9 +100,10 @@ char *sk_arena_strdup(sk_arena *a, const char *s)
 
 char *sk_arena_strndup(sk_arena *a, const char *s, size_t n)
 {
-    char *d = sk_arena_alloc(a, n + 1); /* zeroed: the NUL is there */
+    char *d = take(a, n + 1);
     if (n)
         memcpy(d, s, n);
+    d[n] = 0;
     return d;
 }
 

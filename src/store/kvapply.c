@@ -48,14 +48,8 @@ static int collect_kv(void *arg, const sk_kv *kv)
     }
     sk_kv *dst = &k->kvs[k->n++];
     *dst = *kv;
-    unsigned char *key = sk_arena_alloc(k->a, kv->key_len + 1);
-    unsigned char *value = sk_arena_alloc(k->a, kv->value_len + 1);
-    if (kv->key_len)
-        memcpy(key, kv->key, kv->key_len);
-    if (kv->value_len)
-        memcpy(value, kv->value, kv->value_len);
-    dst->key = key;
-    dst->value = value;
+    dst->key = (unsigned char *)sk_arena_strndup(k->a, (const char *)kv->key, kv->key_len);
+    dst->value = (unsigned char *)sk_arena_strndup(k->a, (const char *)kv->value, kv->value_len);
     return 0;
 }
 
