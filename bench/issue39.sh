@@ -26,7 +26,7 @@ if [ "$quick" = 1 ]; then
 else
     put=(--seconds 8 --rounds 3 --clients 32)
     churn=(--seconds 30)
-    lists=(--sizes 1000,10000,100000,262144 --size 10240 --reps 2 --face-paged-max 100000)
+    lists=(--sizes 1000,10000,100000,262144 --size 10240 --reps 2)
 fi
 
 pg_start

@@ -58,10 +58,7 @@ clock starts:
     size's creates, which the etcd-face loads then moved past: a past
     revision, served from the watch cache's snapshots or SQL), paged and
     unpaged, protobuf.
-  * sqlkube's etcd face: the same Range passes as etcd's (the paged one
-    only up to --face-paged-max objects when given: each page's Count is
-    a SQL count of the rest of the range, so a paged pass is quadratic,
-    47 s at 100,000 objects of 10 KiB on SQLite).
+  * sqlkube's etcd face: the same Range passes as etcd's.
 Per pass: wall time, reply bytes, the server's CPU (user + system of every
 thread, /proc; for PostgreSQL its processes' too; etcdload's client not
 counted), and the server process's
@@ -76,7 +73,7 @@ rounds.
 Usage: bench/paged_lists.py --bin build/sqlkube --writebench build/writebench
                             [--sizes 100000] [--size 1024] [--clients 16]
                             [--limit 500] [--reps 3] [--pg-url URL]
-                            [--settle 300] [--face-paged-max N]
+                            [--settle 300]
 Prints markdown tables as it goes: per backend the loading steps, and per
 size one table with etcd's rows. Needs python3-cryptography (the
 client certificate).
@@ -427,8 +424,6 @@ def run_backend(a, binary, writebench, etcdload, work, label, db_url=None, postm
                 for key in (etcd_full, face_full):
                     notes[key] = ("not run: one reply of %.1f GB, over gRPC's 2 GiB message limit"
                                   % (data / 1e9))
-            if a.face_paged_max and n > a.face_paged_max:
-                notes[face_paged] = "not run: over --face-paged-max %d" % a.face_paged_max
             run = [(key, fn) for key, fn in passes.items() if key not in notes]
             results = {key: [{"error": note}] for key, note in notes.items()}
             results.update((key, []) for key, _ in run)
@@ -459,9 +454,6 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--settle", type=int, default=300,
                     help="at most this many seconds' wait for the server to idle")
-    ap.add_argument("--face-paged-max", type=int, default=0,
-                    help="above this many objects, the etcd face's paged Range is not run"
-                         " (each page counts the rest of the range in SQL: quadratic)")
     ap.add_argument("--pg-url", help="also a sqlkube on a new database of this cluster")
     a = ap.parse_args()
     a.sizes = [int(x) for x in a.sizes.split(",")]
