@@ -593,8 +593,8 @@ size_t sk_validate_dns1035_label(const char *s, const char *msgs[SK_VALIDATE_MAX
  * masked first (upstream maskTrailingDash). */
 static size_t name_msgs(name_rule rule, const char *name, int prefix, const char **msgs)
 {
-    char masked[256];
     size_t len = strlen(name), n = 0;
+    char *masked = NULL;
     if (rule == NAME_PATH_SEGMENT) {
         if (!prefix && (strcmp(name, ".") == 0 || strcmp(name, "..") == 0))
             msgs[n++] = strcmp(name, ".") == 0 ? "may not be '.'" : "may not be '..'";
@@ -604,17 +604,26 @@ static size_t name_msgs(name_rule rule, const char *name, int prefix, const char
             if (strchr(name, '%'))
                 msgs[n++] = "may not contain '%'";
         }
-        return n;
+        goto out;
     }
-    if (prefix && len > 1 && len < sizeof masked && name[len - 1] == '-') {
-        memcpy(masked, name, len);
-        masked[len - 1] = 'a';
-        masked[len] = '\0';
+    /* maskTrailingDash drops the last two bytes for one 'a' (name[:len-2] +
+     * "a"), so a prefix one over the limit that ends in '-' still passes. */
+    if (prefix && len > 1 && name[len - 1] == '-') {
+        masked = malloc(len);
+        SK_CHECK_ALLOC(masked);
+        memcpy(masked, name, len - 2);
+        masked[len - 2] = 'a';
+        masked[len - 1] = '\0';
         name = masked;
+        len--;
     }
     if (rule == NAME_DNS1035)
-        return dns1035_msgs(name, msgs);
-    return rule == NAME_LABEL ? label_msgs(name, msgs) : subdomain_msgs(name, len, 0, msgs);
+        n = dns1035_msgs(name, msgs);
+    else
+        n = rule == NAME_LABEL ? label_msgs(name, msgs) : subdomain_msgs(name, len, 0, msgs);
+out:
+    free(masked);
+    return n;
 }
 
 /* ---- helpers ---------------------------------------------------------- */

@@ -128,6 +128,24 @@ static void test_configmap_name(void **state)
             "\"Gen-\": " SUBDOMAIN_MSG);
     ok(cm, "{\"metadata\":{\"name\":\"gen-x\",\"generateName\":\"gen-\",\"namespace\":\"d\"}}",
        NULL);
+    /* maskTrailingDash (apimachinery's generic.go): the last two bytes of a
+     * prefix ending in '-' become one 'a', so 63 letters and a '-' are a
+     * valid label prefix, and 64 are not */
+    const sk_resource *ns = res("", "namespaces");
+    char obj[256], want[512];
+    char letters[65];
+    memset(letters, 'a', 64);
+    letters[63] = 0;
+    snprintf(obj, sizeof obj, "{\"metadata\":{\"name\":\"x\",\"generateName\":\"%s-\"}}", letters);
+    ok(ns, obj, NULL);
+    letters[63] = 'a';
+    letters[64] = 0;
+    snprintf(obj, sizeof obj, "{\"metadata\":{\"name\":\"x\",\"generateName\":\"%s-\"}}", letters);
+    snprintf(want, sizeof want,
+             "Namespace \"x\" is invalid: metadata.generateName: Invalid value: \"%s-\": must be "
+             "no more than 63 characters",
+             letters);
+    invalid(ns, obj, NULL, want);
 }
 
 static void test_configmap_data(void **state)
