@@ -16,6 +16,7 @@
  * in the order Kubernetes' base environment adds them.
  */
 #include "cel/check_decls.h"
+#include "cel/lib_format.h"
 #include "core/check.h"
 
 #include <ctype.h>
@@ -54,10 +55,7 @@ typedef struct decl {
     }
 #define SORTED(t) "list(" t ")>bool"
 #define SAME(t) "list(" t ")>" t
-#define FORMAT(n)                                                                                  \
-    {                                                                                              \
-        "format." n, ">#kubernetes.NamedFormat"                                                    \
-    }
+#define FORMAT(n, regex_size) {"format." #n, ">#kubernetes.NamedFormat"},
 
 static const decl decls[] = {
     /* cel-go's standard library */
@@ -272,19 +270,7 @@ static const decl decls[] = {
     {"isCIDR", "string>bool"},
     {"string", "net.CIDR>string"},
     /* Format (1.31) */
-    FORMAT("dns1123Label"),
-    FORMAT("dns1123Subdomain"),
-    FORMAT("dns1035Label"),
-    FORMAT("qualifiedName"),
-    FORMAT("dns1123LabelPrefix"),
-    FORMAT("dns1123SubdomainPrefix"),
-    FORMAT("dns1035LabelPrefix"),
-    FORMAT("labelValue"),
-    FORMAT("uri"),
-    FORMAT("uuid"),
-    FORMAT("byte"),
-    FORMAT("date"),
-    FORMAT("datetime"),
+    SK_CEL_FORMATS(FORMAT) /* lib_format.h's table */
     {"validate", ".#kubernetes.NamedFormat,string>optional_type(list(string))"},
     {"format.named", "string>optional_type(#kubernetes.NamedFormat)"},
     /* AuthzSelectors (1.31, on by default in 1.32) */

@@ -12,6 +12,7 @@
 #include "cel/value.h"
 #include "core/arena.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct sk_cel_env sk_cel_env;
@@ -32,6 +33,18 @@ uint64_t sk_cel_env_work_left(sk_cel_env *env);
 /* x + y as CEL's `+` has it for numbers and durations (overflow and mixed
  * kinds are errors). */
 const sk_cel_val *sk_cel_env_add(sk_cel_env *env, const sk_cel_val *x, const sk_cel_val *y);
+
+/* At most this many messages for one value (lib_format.h). */
+#define SK_CEL_FORMAT_MAX_MSGS 8
+
+/* The messages validating s as the named format (one of lib_format.h's
+ * SK_CEL_FORMATS) gives, written to msgs (static or in a), their number;
+ * 0: valid. */
+typedef size_t (*sk_cel_format_fn)(const char *format, const char *s, sk_arena *a,
+                                   const char *msgs[SK_CEL_FORMAT_MAX_MSGS]);
+
+/* The caller's checks for the format library (eval.h); NULL if none. */
+sk_cel_format_fn sk_cel_env_format(sk_cel_env *env);
 
 /* A slot the libraries may keep state in for the rest of the evaluation
  * (NULL at first; what it points to lives in the arena). */

@@ -25,6 +25,7 @@
 
 #include "cel/env.h"
 #include "cel/lib.h"
+#include "cel/lib_format.h"
 
 #include <errno.h>
 #include <math.h>
@@ -123,6 +124,11 @@ const sk_cel_val *sk_cel_env_exhausted(sk_cel_env *env)
 uint64_t sk_cel_env_work_left(sk_cel_env *env)
 {
     return env->exhausted ? 0 : budget(env).limit;
+}
+
+sk_cel_format_fn sk_cel_env_format(sk_cel_env *env)
+{
+    return env->opt->format_validate;
 }
 
 void **sk_cel_env_lib_state(sk_cel_env *env)
@@ -1201,7 +1207,15 @@ static int kube_call_cost(const char *f, int method, const sk_cel_val *const *v,
         if (is_kind(v[1], SK_CEL_V_STRING))
             *out += sk_cel_cost_factor(c1, t);
         return 1;
-    case SK_CEL_KFN_VALIDATE:
+    case SK_CEL_KFN_VALIDATE: {
+        uint64_t regex = n < 2 ? 0 : sk_cel_format_regex_size(v[0]);
+        if (!regex)
+            return 0;
+        /* the string's traversal (one more, so "" costs) times the
+         * regular expression format.go assumes */
+        *out = sk_cel_cost_factor(c1 + 1, t) * sk_cel_cost_factor(regex, SK_CEL_REGEX_LENGTH);
+        return 1;
+    }
     case SK_CEL_KFN_NONE:
         break;
     }

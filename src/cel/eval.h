@@ -77,6 +77,7 @@
 
 #include "cel/ast.h"
 #include "cel/authz.h"
+#include "cel/env.h"
 #include "cel/value.h"
 #include "core/arena.h"
 
@@ -121,6 +122,10 @@ typedef struct sk_cel_eval_options {
      * check is an error. */
     sk_cel_authorize_fn authorize;
     void *authorize_ctx;
+    /* Checks the format library's values (lib_format.h); NULL: a
+     * validate() is an error. Every kube environment has the library,
+     * so every kube caller sets it (policy/formats.h). */
+    sk_cel_format_fn format_validate;
 } sk_cel_eval_options;
 
 /* What an evaluation spent: its steps and cel-go's actual cost (the

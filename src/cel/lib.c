@@ -5,6 +5,7 @@
  */
 #include "cel/lib.h"
 
+#include "cel/lib_format.h"
 #include "cel/lib_lists.h"
 #include "cel/lib_net.h"
 #include "cel/lib_quantity.h"
@@ -28,6 +29,8 @@ const sk_cel_val *sk_cel_lib_call(sk_cel_env *env, const char *f, int method,
         r = sk_cel_lib_quantity(env, f, method, v, n);
     if (!r)
         r = sk_cel_lib_sets(env, f, method, v, n);
+    if (!r)
+        r = sk_cel_lib_format(env, f, method, v, n);
     return r;
 }
 
@@ -37,6 +40,8 @@ const char *sk_cel_lib_qualified(const char *ns, const char *f)
         "ip.isCanonical",  "optional.none",   "optional.of",     "optional.ofNonZeroValue",
         "optional.unwrap", "sets.contains",   "sets.equivalent", "sets.intersects",
         "strings.quote"};
+    if (strcmp(ns, "format") == 0)
+        return sk_cel_format_qualified(f);
     size_t len = strlen(ns);
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strncmp(names[i], ns, len) == 0 && names[i][len] == '.' &&

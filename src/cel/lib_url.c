@@ -398,6 +398,15 @@ static const char *url_string(sk_arena *a, const url *u)
     return r;
 }
 
+const char *sk_cel_url_request_error(sk_arena *a, const char *s, size_t n)
+{
+    const char *err = NULL;
+    url *u = sk_arena_alloc(a, sizeof *u);
+    if (parse(a, s, n, 1, u, &err))
+        return NULL;
+    return sk_arena_printf(a, "parse %s: %s", sk_cel_go_quote(a, s, n), err);
+}
+
 /* url(s): ParseRequestURI, then Parse (splitting the fragment off). */
 static const sk_cel_val *to_url(sk_arena *a, const sk_cel_val *v, int check_only)
 {

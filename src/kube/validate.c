@@ -626,6 +626,17 @@ out:
     return n;
 }
 
+size_t sk_validate_name_is(sk_validate_name_kind kind, const char *s, int prefix,
+                           const char *msgs[SK_VALIDATE_MAX_MSGS])
+{
+    static const name_rule rules[] = {
+        [SK_VALIDATE_DNS1123_SUBDOMAIN] = NAME_SUBDOMAIN,
+        [SK_VALIDATE_DNS1123_LABEL] = NAME_LABEL,
+        [SK_VALIDATE_DNS1035_LABEL] = NAME_DNS1035,
+    };
+    return name_msgs(rules[kind], s, prefix, msgs);
+}
+
 /* ---- helpers ---------------------------------------------------------- */
 
 /* The value at a dotted path (borrowed); NULL if absent or JSON null. */

@@ -64,6 +64,16 @@ size_t sk_validate_qualified_name(const char *s, const char *msgs[SK_VALIDATE_MA
 size_t sk_validate_label_value(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
 /* The same for IsDNS1035Label. */
 size_t sk_validate_dns1035_label(const char *s, const char *msgs[SK_VALIDATE_MAX_MSGS]);
+/* The same for apimachinery's NameIsDNSSubdomain, NameIsDNSLabel and
+ * NameIsDNS1035Label(s, prefix): a prefix (generateName) ending in '-' is
+ * masked first, as maskTrailingDash does. */
+typedef enum {
+    SK_VALIDATE_DNS1123_SUBDOMAIN,
+    SK_VALIDATE_DNS1123_LABEL,
+    SK_VALIDATE_DNS1035_LABEL
+} sk_validate_name_kind;
+size_t sk_validate_name_is(sk_validate_name_kind kind, const char *s, int prefix,
+                           const char *msgs[SK_VALIDATE_MAX_MSGS]);
 
 /* ValidateObjectMeta as kube runs it on the metadata (borrowed, an object)
  * of an x-kubernetes-embedded-resource at field path base

@@ -10,6 +10,7 @@
  * of its own, so a Decision's error() is always empty here.
  */
 #include "policy/authorizer.h"
+#include "policy/formats.h"
 #include "kube/validate.h"
 
 #include <string.h>
@@ -73,4 +74,5 @@ void sk_policy_authz_options(const sk_policy_authz *z, sk_cel_eval_options *opt)
     opt->declared = declared;
     opt->authorize = usable ? decide : NULL;
     opt->authorize_ctx = usable ? (void *)z : NULL;
+    opt->format_validate = sk_policy_format_validate; /* admission's environment has it too */
 }

@@ -35,8 +35,9 @@ typedef struct sk_policy_authz {
 const sk_cel_val *sk_policy_authz_variable(void *z, sk_arena *a, const char *name);
 
 /* Sets opt's authorize hook to decide with z (borrowed; NULL or without a
- * callback: checks are errors), and declares authorizer.requestResource
- * one name, as kube's environment does (its cost, cel/eval.h). opt's
+ * callback: checks are errors), declares authorizer.requestResource
+ * one name, as kube's environment does (its cost, cel/eval.h), and hands
+ * in the format library's checks (formats.h). opt's
  * resolve hook is the caller's: it hands names it does not know to
  * sk_policy_authz_variable. */
 void sk_policy_authz_options(const sk_policy_authz *z, sk_cel_eval_options *opt);

@@ -23,14 +23,14 @@
  * must then be exactly bool, a message expression exactly string. kube
  * names self's type after the clock; here it is "selfType0".
  *
- * The evaluator lacks some of kube's CEL library (cel/eval.h, cel/lib.h:
- * the format library, as of this writing). A rule that calls beyond the
- * core and fails with what such a gap gives ("no such overload", "... is
- * not supported yet", an undeclared reference the checker, which declares
- * kube's library, let through) is not enforced for
- * that value, and a warning says so: valid objects (Gateway API's
- * HTTPRoutes check paths with matches) are not refused for the server's
- * gap, and the rule is enforced as soon as the evaluator has the function.
+ * The evaluator may still lack part of kube's CEL library, or a value
+ * form kube parses (a strfmt duration such as "1d" stays a string here:
+ * see formatted()). A rule that calls beyond the core and fails with what
+ * such a gap gives ("no such overload", "... is not supported yet", an
+ * undeclared reference the checker, which declares kube's library, let
+ * through) is not enforced for that value, and a warning says so: valid
+ * objects are not refused for the server's gap, and the rule is enforced
+ * as soon as the evaluator has the function.
  *
  * Cost at CRD write is kube's own: each expression's static estimate
  * (cel/cost.h, sizes from the schema as kube's SchemaDeclType estimates
@@ -48,6 +48,7 @@
  * out of them is an evaluation error of the rule, the server's own.
  */
 #include "policy/crdrules.h"
+#include "policy/formats.h"
 #include "cel/check.h"
 #include "cel/cost.h"
 #include "kube/crschema.h"
@@ -1276,6 +1277,7 @@ static const sk_cel_val *eval(run *r, const sk_cel_expr *e, vars *v, int *why)
                              .cost_limit = r->per_call,
                              .optimize = 1,
                              .free_presence_tests = 1,
+                             .format_validate = sk_policy_format_validate,
                              .max_steps = r->steps_left ? r->steps_left : 1};
     const sk_cel_val *out = sk_cel_eval(r->a, e, &o, &used);
     r->steps_left -= used.steps < r->steps_left ? used.steps : r->steps_left;

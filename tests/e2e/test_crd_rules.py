@@ -87,6 +87,14 @@ def widget_schema(tags_rule=False):
                 "properties": {
                     "minReplicas": {"type": "integer"},
                     "since": {"type": "string", "format": "date-time"},
+                    # kube 1.31's format library (format.go)
+                    "host": {"type": "string", "maxLength": 253, "x-kubernetes-validations": [
+                        {"rule": "!format.dns1123Subdomain().validate(self).hasValue()",
+                         "messageExpression":
+                             "format.dns1123Subdomain().validate(self).value()[0]"}]},
+                    "link": {"type": "string", "maxLength": 200, "x-kubernetes-validations": [
+                        {"rule": "!format.named('uri').value().validate(self).hasValue()",
+                         "message": "link must be a request URI"}]},
                     "maxReplicas": {"type": "integer"},
                     "ratio": {"type": "number", "x-kubernetes-validations": [
                         {"rule": "type(self) == double", "message": "a number is a double"}]},
@@ -461,6 +469,22 @@ class CrdRules(KubectlMixin, ServerTestCase, unittest.TestCase):
         self.invalid(r, "w-ratio", [("spec", "FieldValueInvalid",
                                      'Invalid value: "object": ratio 2 is too big')])
         r = self.post(widget("w-ratio", ratio=1))
+        self.assertEqual(r.status, 201, r)
+
+    def test_format_library(self):
+        """format.go's checks and messages: apimachinery's subdomain message
+        as the messageExpression, url.ParseRequestURI for format.named('uri')."""
+        r = self.post(widget("w-host", host="Bad_Host"))
+        self.invalid(r, "w-host", [(
+            "spec.host", "FieldValueInvalid",
+            'Invalid value: "string": a lowercase RFC 1123 subdomain must consist of lower '
+            "case alphanumeric characters, '-' or '.', and must start and end with an "
+            "alphanumeric character (e.g. 'example.com', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")])
+        r = self.post(widget("w-link", link="not a uri"))
+        self.invalid(r, "w-link", [("spec.link", "FieldValueInvalid",
+                                    'Invalid value: "string": link must be a request URI')])
+        r = self.post(widget("w-format", host="api.example.com", link="https://example.com/x"))
         self.assertEqual(r.status, 201, r)
 
     def test_int_or_string(self):
