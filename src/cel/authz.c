@@ -31,11 +31,11 @@ static size_t fixed_size(const void *x)
 }
 
 static const sk_cel_opaque_type stage_types[] = {
-    [SK_CEL_AUTHZ_AUTHORIZER] = {"kubernetes.authorization.Authorizer", same, fixed_size},
-    [SK_CEL_AUTHZ_PATH] = {"kubernetes.authorization.PathCheck", same, fixed_size},
-    [SK_CEL_AUTHZ_GROUP] = {"kubernetes.authorization.GroupCheck", same, fixed_size},
-    [SK_CEL_AUTHZ_RESOURCE] = {"kubernetes.authorization.ResourceCheck", same, fixed_size},
-    [SK_CEL_AUTHZ_DECISION] = {"kubernetes.authorization.Decision", same, fixed_size},
+    [SK_CEL_AUTHZ_AUTHORIZER] = {"kubernetes.authorization.Authorizer", same, fixed_size, NULL},
+    [SK_CEL_AUTHZ_PATH] = {"kubernetes.authorization.PathCheck", same, fixed_size, NULL},
+    [SK_CEL_AUTHZ_GROUP] = {"kubernetes.authorization.GroupCheck", same, fixed_size, NULL},
+    [SK_CEL_AUTHZ_RESOURCE] = {"kubernetes.authorization.ResourceCheck", same, fixed_size, NULL},
+    [SK_CEL_AUTHZ_DECISION] = {"kubernetes.authorization.Decision", same, fixed_size, NULL},
 };
 
 /* A copy of from (NULL: a fresh one) at stage. */
