@@ -1144,6 +1144,15 @@ static int is_kind(const sk_cel_val *v, sk_cel_vtype t)
     return v->type == t;
 }
 
+/* A regular expression of regex_size bytes run over a string of str_size:
+ * the string's traversal (one more, so "" costs) times the expression's
+ * length factor, as cel-go's matches and kube's find and validate cost it. */
+static uint64_t regex_cost(uint64_t str_size, uint64_t regex_size)
+{
+    return sk_cel_cost_factor(str_size + 1, SK_CEL_STRING_TRAVERSAL) *
+           sk_cel_cost_factor(regex_size, SK_CEL_REGEX_LENGTH);
+}
+
 /* Kubernetes' CallCost (callcost.h's table): 1 with *out, or 0 for cel-go's
  * own cost. v: the receiver first, then the arguments; r the result. */
 static int kube_call_cost(const char *f, int method, const sk_cel_val *const *v, size_t n,
@@ -1189,7 +1198,7 @@ static int kube_call_cost(const char *f, int method, const sk_cel_val *const *v,
     case SK_CEL_KFN_FIND:
         if (n < 2)
             return 0;
-        *out = sk_cel_cost_factor(c0 + 1, t) * sk_cel_cost_factor(c1, SK_CEL_REGEX_LENGTH);
+        *out = regex_cost(c0, c1);
         return 1;
     case SK_CEL_KFN_IP:
         if (n < 1)
@@ -1211,9 +1220,7 @@ static int kube_call_cost(const char *f, int method, const sk_cel_val *const *v,
         uint64_t regex = n < 2 ? 0 : sk_cel_format_regex_size(v[0]);
         if (!regex)
             return 0;
-        /* the string's traversal (one more, so "" costs) times the
-         * regular expression format.go assumes */
-        *out = sk_cel_cost_factor(c1 + 1, t) * sk_cel_cost_factor(regex, SK_CEL_REGEX_LENGTH);
+        *out = regex_cost(c1, regex); /* the expression format.go assumes */
         return 1;
     }
     case SK_CEL_KFN_NONE:
@@ -1270,8 +1277,7 @@ static uint64_t call_cost(const char *f, int method, const sk_cel_val *const *v,
             return sk_cel_cost_factor(actual_size(v[0]), t);
         /* matches(s, re), the global overload, is not costed by size */
         if (strcmp(f, "matches") == 0)
-            return sk_cel_cost_factor(actual_size(v[0]) + 1, t) *
-                   sk_cel_cost_factor(actual_size(v[1]), SK_CEL_REGEX_LENGTH);
+            return regex_cost(actual_size(v[0]), actual_size(v[1]));
         if (strcmp(f, "contains") == 0 && is_kind(v[0], SK_CEL_V_STRING))
             return sk_cel_cost_factor(actual_size(v[0]), t) *
                    sk_cel_cost_factor(actual_size(v[1]), t);

@@ -101,6 +101,23 @@ static void check(sqlite3 *db, int k, size_t n)
     sqlite3_finalize(st);
 }
 
+/* Closes the fixture's connections and reopens the files without the
+ * shim, which must pass SQLite's integrity check. */
+static sqlite3 *reopen_checked(fixture *f)
+{
+    sqlite3_close(f->reader);
+    sqlite3_close(f->writer);
+    f->reader = f->writer = NULL;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    return db;
+}
+
 static const size_t sizes[] = {10,          4096,           100000, 131071,
                                131072,      131072 + 4096,  300000, 2 * 131072,
                                1536 * 1024, (size_t)3 << 20};
@@ -136,16 +153,7 @@ static void test_restarted_wal(void **state)
             check(f->reader, k, 5000 + (size_t)round * 1000);
         check(f->reader, 1000 + round, 200000);
     }
-    sqlite3_close(f->reader);
-    sqlite3_close(f->writer);
-    f->reader = f->writer = NULL;
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
-    sqlite3_finalize(st);
+    sqlite3 *db = reopen_checked(f);
     for (int round = 0; round < 4; round++)
         check(db, 1000 + round, 200000);
     sqlite3_close(db);
@@ -169,16 +177,7 @@ static void test_commits_without_sync(void **state)
         check(f->reader, i, sizes[i % 10]);
     }
     sqlite3_close(second);
-    sqlite3_close(f->reader);
-    sqlite3_close(f->writer);
-    f->reader = f->writer = NULL;
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
-    sqlite3_finalize(st);
+    sqlite3 *db = reopen_checked(f);
     for (int i = 0; i < 20; i++)
         check(db, i, sizes[i % 10]);
     sqlite3_close(db);
