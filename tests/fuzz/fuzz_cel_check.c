@@ -56,7 +56,21 @@ static int size(void *ctx, const char *const *path, size_t n, sk_cel_range *out)
     return 1;
 }
 
-static void all_typed(const sk_cel_checked *c, const sk_cel_expr *e)
+/* "a.b.c" for a chain of selects on an identifier, else NULL. */
+static const char *qualified_name(sk_arena *a, const sk_cel_expr *e)
+{
+    if (e->kind == SK_CEL_IDENT)
+        return e->u.ident;
+    if (e->kind != SK_CEL_SELECT || e->u.select.test_only)
+        return NULL;
+    const char *prefix = qualified_name(a, e->u.select.operand);
+    return prefix ? sk_arena_printf(a, "%s.%s", prefix, e->u.select.field) : NULL;
+}
+
+/* Every checked node has a type, except the operands of a select that
+ * resolved as one qualified name (net.CIDR, a type): cel-go types only the
+ * select, and so does the checker. */
+static void all_typed(sk_arena *a, const sk_cel_checked *c, const sk_cel_expr *e)
 {
     if (!e)
         return;
@@ -64,27 +78,30 @@ static void all_typed(const sk_cel_checked *c, const sk_cel_expr *e)
     if (!t || t->kind == SK_CEL_TY_PARAM)
         abort();
     switch (e->kind) {
-    case SK_CEL_SELECT:
-        all_typed(c, e->u.select.operand);
+    case SK_CEL_SELECT: {
+        const char *q = qualified_name(a, e);
+        if (!q || !sk_cel_checked_uses(c, q))
+            all_typed(a, c, e->u.select.operand);
         break;
+    }
     case SK_CEL_CALL:
         for (size_t i = 0; i < e->u.call.nargs; i++)
-            all_typed(c, e->u.call.args[i]);
+            all_typed(a, c, e->u.call.args[i]);
         break;
     case SK_CEL_LIST:
         for (size_t i = 0; i < e->u.list.n; i++)
-            all_typed(c, e->u.list.elems[i]);
+            all_typed(a, c, e->u.list.elems[i]);
         break;
     case SK_CEL_MAP:
         for (size_t i = 0; i < e->u.obj.n; i++) {
-            all_typed(c, e->u.obj.entries[i].key);
-            all_typed(c, e->u.obj.entries[i].value);
+            all_typed(a, c, e->u.obj.entries[i].key);
+            all_typed(a, c, e->u.obj.entries[i].value);
         }
         break;
     case SK_CEL_COMPREHENSION:
-        all_typed(c, e->u.comp.iter_range);
-        all_typed(c, e->u.comp.loop_step);
-        all_typed(c, e->u.comp.result);
+        all_typed(a, c, e->u.comp.iter_range);
+        all_typed(a, c, e->u.comp.loop_step);
+        all_typed(a, c, e->u.comp.result);
         break;
     default:
         break;
@@ -120,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size_)
                 abort();
             sk_buf_free(&t1);
             sk_buf_free(&t2);
-            all_typed(c, e);
+            all_typed(a, c, e);
             sk_cel_cost_options co = {size, NULL, 0};
             sk_cel_range r = sk_cel_cost(a, c, &co);
             if (r.min > r.max)
