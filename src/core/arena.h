@@ -24,6 +24,9 @@ void sk_arena_free(sk_arena *a);
 
 /* n zeroed bytes, aligned for any type, valid until sk_arena_free. */
 void *sk_arena_alloc(sk_arena *a, size_t n);
+/* n bytes as they are, not zeroed, aligned like sk_arena_alloc's: for a
+ * buffer the caller writes whole (a copy, a packed message). */
+void *sk_arena_alloc_uninit(sk_arena *a, size_t n);
 /* A copy of s in the arena; NULL for NULL. */
 char *sk_arena_strdup(sk_arena *a, const char *s);
 /* A copy of the n bytes at s, NUL-terminated, in the arena. */

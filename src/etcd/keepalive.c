@@ -31,7 +31,8 @@ static void keepalive_message(void *state, const uint8_t *msg, size_t len)
     sk_etcd_reply rep;
     sk_etcd_lease_keepalive(k->svc, msg, len, a, &rep);
     if (rep.code == SK_GRPC_OK)
-        sk_etcd_stream_send(k->st, SK_ETCD_SEND_CONTROL, rep.body, rep.body_len);
+        sk_etcd_stream_send(k->st, SK_ETCD_SEND_CONTROL, sk_etcd_reply_bytes(&rep, a),
+                            rep.body_len);
     else
         sk_etcd_stream_end(k->st, rep.code, rep.message);
     sk_arena_free(a);

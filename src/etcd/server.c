@@ -89,6 +89,8 @@
 #define HANDSHAKE_MS 10000
 /* Bytes a cleartext connection buffers before it must reach the socket. */
 #define OUT_CAP (64 * 1024)
+/* An HTTP/2 frame's header (RFC 9113, 4.1). */
+#define H2_FRAME_HEADER 9
 /* TLS 1.2 and 1.3 only; the rest of GnuTLS's defaults. */
 #define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
@@ -154,7 +156,11 @@ typedef struct stream {
     size_t too_large; /* announced message length past the limit, else 0 */
     job *answer;    /* the reply being sent (owned) */
     sk_etcd_stream *call; /* a streaming call (a reference), else NULL */
-    size_t sent;    /* bytes of prefix + body handed to nghttp2 */
+    size_t sent;    /* bytes of prefix + body handed to nghttp2 (or promised it) */
+    /* The answer's bytes copied out so far: all of them, then the piece
+     * being copied and how much of it. Behind sent while a DATA frame
+     * promised without a copy waits for send_answer_data. */
+    size_t taken, piece, piece_taken;
     struct stream *prev, *next; /* the connection's open streams */
 } stream;
 
@@ -462,28 +468,53 @@ static void *worker_main(void *arg)
 #define NV(n, v, vlen)                                                                             \
     {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, (vlen), NGHTTP2_NV_FLAG_NONE}
 
+/* Copies the answer's next n bytes (the gRPC prefix, then its pieces) to dst. */
+static void answer_take(stream *st, uint8_t *dst, size_t n)
+{
+    job *j = st->answer;
+    size_t done = 0;
+    while (done < n) {
+        size_t chunk;
+        if (st->taken < SK_GRPC_PREFIX) {
+            chunk = SK_GRPC_PREFIX - st->taken;
+            if (chunk > n - done)
+                chunk = n - done;
+            memcpy(dst + done, j->prefix + st->taken, chunk);
+        } else {
+            SK_CHECK(st->piece < j->reply.npieces);
+            const sk_etcd_piece *p = &j->reply.pieces[st->piece];
+            chunk = p->len - st->piece_taken;
+            if (chunk > n - done)
+                chunk = n - done;
+            memcpy(dst + done, p->data + st->piece_taken, chunk);
+            st->piece_taken += chunk;
+            if (st->piece_taken == p->len) {
+                st->piece++;
+                st->piece_taken = 0;
+            }
+        }
+        done += chunk;
+        st->taken += chunk;
+    }
+}
+
+/* A unary answer's data source. In cleartext its frames are not copied
+ * into nghttp2's buffer: send_answer_data copies each straight into the
+ * connection's output (a reply of megabytes, an etcd Range page, was
+ * copied twice on this thread). GnuTLS seals what nghttp2 hands it, so
+ * TLS keeps the copy. */
 static ssize_t read_answer(nghttp2_session *h2, int32_t stream_id, uint8_t *buf, size_t length,
                            uint32_t *flags, nghttp2_data_source *source, void *user)
 {
+    conn *c = user;
     stream *st = source->ptr;
-    job *j = st->answer;
-    size_t total = SK_GRPC_PREFIX + j->reply.body_len, n = 0;
-    while (n < length && st->sent < total) {
-        size_t chunk;
-        if (st->sent < SK_GRPC_PREFIX) {
-            chunk = SK_GRPC_PREFIX - st->sent;
-            if (chunk > length - n)
-                chunk = length - n;
-            memcpy(buf + n, j->prefix + st->sent, chunk);
-        } else {
-            chunk = total - st->sent;
-            if (chunk > length - n)
-                chunk = length - n;
-            memcpy(buf + n, j->reply.body + (st->sent - SK_GRPC_PREFIX), chunk);
-        }
-        n += chunk;
-        st->sent += chunk;
-    }
+    size_t total = SK_GRPC_PREFIX + st->answer->reply.body_len;
+    size_t n = total - st->sent < length ? total - st->sent : length;
+    if (c->tls)
+        answer_take(st, buf, n);
+    else
+        *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    st->sent += n;
     if (st->sent == total) {
         *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
         static const nghttp2_nv trailers[] = {NV("grpc-status", "0", 1)};
@@ -561,7 +592,7 @@ static void answer(nghttp2_session *h2, stream *st, job *j)
         return;
     }
     st->answer = j;
-    st->sent = 0;
+    st->sent = st->taken = st->piece = st->piece_taken = 0;
     static const nghttp2_nv hdrs[] = {NV(":status", "200", 3),
                                       NV("content-type", "application/grpc", 16)};
     nghttp2_data_provider provider = {.source.ptr = st, .read_callback = read_answer};
@@ -744,6 +775,29 @@ static ssize_t on_send(nghttp2_session *h2, const uint8_t *data, size_t length, 
     }
     sk_buf_append(&c->out, data, length);
     return (ssize_t)length;
+}
+
+/* A DATA frame read_answer promised without a copy (cleartext only): its
+ * header and the answer's next length bytes, into c->out whole, or nothing
+ * yet while c->out is full (nghttp2 then calls again with the same frame). */
+static int send_answer_data(nghttp2_session *h2, nghttp2_frame *frame, const uint8_t *framehd,
+                            size_t length, nghttp2_data_source *source, void *user)
+{
+    conn *c = user;
+    stream *st = source->ptr;
+    SK_CHECK(!c->tls && frame->data.padlen == 0);
+    if (c->out.len - c->out_off >= OUT_CAP) {
+        if (!out_flush(c))
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        if (c->out.len - c->out_off >= OUT_CAP)
+            return NGHTTP2_ERR_WOULDBLOCK;
+    }
+    sk_buf_append(&c->out, framehd, H2_FRAME_HEADER);
+    sk_buf_reserve(&c->out, length);
+    answer_take(st, (uint8_t *)c->out.data + c->out.len, length);
+    c->out.len += length;
+    c->out.data[c->out.len] = '\0';
+    return 0;
 }
 
 /* Lets the session send what it has (cleartext: into c->out, then to the
@@ -940,6 +994,7 @@ static void conn_open(sk_etcd_server *srv, int fd)
     nghttp2_session_callbacks *cb;
     SK_CHECK(nghttp2_session_callbacks_new(&cb) == 0);
     nghttp2_session_callbacks_set_send_callback(cb, on_send);
+    nghttp2_session_callbacks_set_send_data_callback(cb, send_answer_data);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);

@@ -22,6 +22,14 @@
  * Range) is done here on the fetched key-values, as etcd's apply does it:
  * Count stays the count of the range, More says the limit cut the filtered,
  * sorted list.
+ *
+ * A Range without that (kube-apiserver's: key order, no filters) is packed
+ * as the store reads its rows: each KeyValue goes straight from the row
+ * into the reply's pieces, and the header, More and Count follow them
+ * (protobuf readers take fields in any order, and Count is known only at
+ * the end). Copying the rows first and packing them after held a page of
+ * values twice and copied it twice more (bench/README.md, "The etcd
+ * face's Range packed from its rows").
  */
 #include "etcd/service.h"
 #include "core/check.h"
@@ -109,11 +117,27 @@ static void fail_store(call *c, sk_err err)
 static void reply(call *c, const ProtobufCMessage *m)
 {
     size_t n = protobuf_c_message_get_packed_size(m);
-    uint8_t *body = sk_arena_alloc(c->a, n ? n : 1);
+    uint8_t *body = sk_arena_alloc_uninit(c->a, n ? n : 1);
     protobuf_c_message_pack(m, body);
+    sk_etcd_piece *one = sk_arena_alloc(c->a, sizeof *one);
+    *one = (sk_etcd_piece){body, n};
     c->out->code = SK_GRPC_OK;
-    c->out->body = body;
+    c->out->pieces = one;
+    c->out->npieces = 1;
     c->out->body_len = n;
+}
+
+const uint8_t *sk_etcd_reply_bytes(const sk_etcd_reply *r, sk_arena *a)
+{
+    if (r->npieces == 1)
+        return r->pieces[0].data;
+    uint8_t *all = sk_arena_alloc_uninit(a, r->body_len ? r->body_len : 1), *at = all;
+    for (size_t i = 0; i < r->npieces; i++) {
+        memcpy(at, r->pieces[i].data, r->pieces[i].len);
+        at += r->pieces[i].len;
+    }
+    SK_CHECK((size_t)(at - all) == r->body_len);
+    return all;
 }
 
 void sk_etcd_header_init(const sk_etcd_service *svc, Etcdserverpb__ResponseHeader *h, int64_t rev)
@@ -134,9 +158,9 @@ static Etcdserverpb__ResponseHeader *header(call *c, int64_t rev)
 
 /* ---- store structs <-> messages ---------------------------------------- */
 
-static Mvccpb__KeyValue *kv_msg(call *c, const sk_kv *kv)
+/* m as kv's message, pointing at kv's bytes. */
+static void kv_msg_init(Mvccpb__KeyValue *m, const sk_kv *kv)
 {
-    Mvccpb__KeyValue *m = sk_arena_alloc(c->a, sizeof *m);
     mvccpb__key_value__init(m);
     m->key = (ProtobufCBinaryData){kv->key_len, (uint8_t *)kv->key};
     m->value = (ProtobufCBinaryData){kv->value_len, (uint8_t *)kv->value};
@@ -144,6 +168,12 @@ static Mvccpb__KeyValue *kv_msg(call *c, const sk_kv *kv)
     m->mod_revision = kv->mod_rev;
     m->version = kv->version;
     m->lease = kv->lease;
+}
+
+static Mvccpb__KeyValue *kv_msg(call *c, const sk_kv *kv)
+{
+    Mvccpb__KeyValue *m = sk_arena_alloc(c->a, sizeof *m);
+    kv_msg_init(m, kv);
     return m;
 }
 
@@ -618,6 +648,102 @@ static void range_post(call *c, const Etcdserverpb__RangeRequest *r, sk_kv_range
     }
 }
 
+/* A Range's reply packed as its rows are read (see the top): pieces of
+ * the call's arena, each filled with whole KeyValue fields; a piece is
+ * closed when the next field does not fit, and the next one is at least
+ * twice as big, up to PIECE_MAX. */
+#define PIECE_MIN ((size_t)64 << 10)
+#define PIECE_MAX ((size_t)4 << 20)
+
+typedef struct range_packer {
+    call *c;
+    uint32_t kvs_tag; /* RangeResponse.kvs's key: field number, wire type 2 */
+    sk_etcd_piece *pieces;
+    size_t npieces, cap, total;
+    uint8_t *at;
+    size_t room, next;
+} range_packer;
+
+static size_t put_varint(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Room for n more bytes in the last piece, opening a new one if needed. */
+static uint8_t *packer_room(range_packer *p, size_t n)
+{
+    if (p->room < n) {
+        size_t size = p->next > n ? p->next : n;
+        p->next = p->next < PIECE_MAX ? 2 * p->next : PIECE_MAX;
+        p->pieces = sk_arena_grow(p->c->a, p->pieces, p->npieces, &p->cap, sizeof *p->pieces);
+        p->at = sk_arena_alloc_uninit(p->c->a, size);
+        p->pieces[p->npieces++] = (sk_etcd_piece){p->at, 0};
+        p->room = size;
+    }
+    return p->at;
+}
+
+static void packer_wrote(range_packer *p, size_t n)
+{
+    p->at += n;
+    p->room -= n;
+    p->pieces[p->npieces - 1].len += n;
+    p->total += n;
+}
+
+static int pack_kv(void *arg, const sk_kv *kv)
+{
+    range_packer *p = arg;
+    Mvccpb__KeyValue m;
+    kv_msg_init(&m, kv);
+    size_t n = protobuf_c_message_get_packed_size(&m.base);
+    uint8_t *out = packer_room(p, 2 * 10 + n);
+    size_t head = put_varint(out, p->kvs_tag);
+    head += put_varint(out + head, n);
+    size_t packed = protobuf_c_message_pack(&m.base, out + head);
+    SK_CHECK(packed == n);
+    packer_wrote(p, head + n);
+    return 0;
+}
+
+/* Serves r, which range_has_post says needs nothing after the store, with
+ * its reply packed from the rows. */
+static void kv_range_packed(call *c, const Etcdserverpb__RangeRequest *r)
+{
+    const ProtobufCFieldDescriptor *kvs =
+        protobuf_c_message_descriptor_get_field_by_name(&etcdserverpb__range_response__descriptor,
+                                                        "kvs");
+    SK_CHECK(kvs && kvs->type == PROTOBUF_C_TYPE_MESSAGE);
+    range_packer p = {.c = c, .kvs_tag = kvs->id << 3 | 2, .next = PIECE_MIN};
+    sk_kv_range q = range_of(r);
+    sk_kv_range_result res;
+    int64_t rev = 0;
+    sk_err err = sk_store_kv_range_each(c->svc->store, &q, c->a, pack_kv, &p, &res, &rev);
+    if (err != SK_OK) {
+        fail_store(c, err);
+        return;
+    }
+    /* The fields after the key-values: everything but them. */
+    sk_kv_range_result rest = res;
+    SK_CHECK(!rest.kvs);
+    rest.n_kvs = 0;
+    Etcdserverpb__RangeResponse *tail = range_msg(c, &rest, rev);
+    size_t n = protobuf_c_message_get_packed_size(&tail->base);
+    uint8_t *out = packer_room(&p, n ? n : 1);
+    protobuf_c_message_pack(&tail->base, out);
+    packer_wrote(&p, n);
+    c->out->code = SK_GRPC_OK;
+    c->out->pieces = p.pieces;
+    c->out->npieces = p.npieces;
+    c->out->body_len = p.total;
+}
+
 static void kv_range(call *c, const uint8_t *msg, size_t len)
 {
     Etcdserverpb__RangeRequest *r = etcdserverpb__range_request__unpack(&c->pb, len, msg);
@@ -627,6 +753,10 @@ static void kv_range(call *c, const uint8_t *msg, size_t len)
     }
     if (r->key.len == 0) {
         fail(c, SK_GRPC_INVALID_ARGUMENT, MSG_EMPTY_KEY);
+        return;
+    }
+    if (!range_has_post(r)) {
+        kv_range_packed(c, r);
         return;
     }
     sk_kv_range q = range_query(r);
@@ -993,7 +1123,7 @@ static void lease_revoke(call *c, const uint8_t *msg, size_t len)
 void sk_etcd_lease_keepalive(const sk_etcd_service *svc, const uint8_t *msg, size_t len,
                              sk_arena *a, sk_etcd_reply *out)
 {
-    *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
+    *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0, 0};
     call c = {svc, a, {pb_alloc, pb_free, a}, out, NULL};
     Etcdserverpb__LeaseKeepAliveRequest *r =
         etcdserverpb__lease_keep_alive_request__unpack(&c.pb, len, msg ? msg : (const uint8_t *)"");
@@ -1185,7 +1315,7 @@ static int route_of(call *c, const char *path, size_t len, int *too_large)
 void sk_etcd_call(const sk_etcd_service *svc, const char *path, const uint8_t *msg, size_t len,
                   sk_arena *a, sk_etcd_reply *out)
 {
-    *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
+    *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0, 0};
     call c = {svc, a, {pb_alloc, pb_free, a}, out, NULL};
     int too_large;
     int i = route_of(&c, path, len, &too_large);
@@ -1226,7 +1356,7 @@ int sk_etcd_call_async(const sk_etcd_service *svc, const char *path, const uint8
                        size_t len, sk_arena *a, sk_etcd_reply *out, sk_etcd_done_fn done,
                        void *arg)
 {
-    *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0};
+    *out = (sk_etcd_reply){SK_GRPC_INTERNAL, "sqlkube: no reply", NULL, 0, 0};
     call c = {svc, a, {pb_alloc, pb_free, a}, out, NULL};
     int too_large;
     int i = route_of(&c, path, len, &too_large);

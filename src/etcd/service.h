@@ -51,12 +51,24 @@ typedef struct sk_etcd_service {
     struct sk_etcd_watches *watches; /* the Watch service's registry (watch.h) */
 } sk_etcd_service;
 
+/* A run of a reply's bytes. */
+typedef struct sk_etcd_piece {
+    const uint8_t *data;
+    size_t len;
+} sk_etcd_piece;
+
 typedef struct sk_etcd_reply {
     sk_grpc_code code;
     const char *message; /* static or in the arena; NULL on OK */
-    uint8_t *body;       /* OK: the response message (arena), unframed */
-    size_t body_len;
+    /* OK: the response message (arena), unframed: body_len bytes in
+     * npieces runs, in order. One run, but for a Range packed as the store
+     * read its rows (service.c), which is never copied into one. */
+    const sk_etcd_piece *pieces;
+    size_t npieces, body_len;
 } sk_etcd_reply;
+
+/* r's message in one run: its one piece, or the pieces joined in a. */
+const uint8_t *sk_etcd_reply_bytes(const sk_etcd_reply *r, sk_arena *a);
 
 /* A version row as etcd's backend stores it in bucket "key" (HashKV hashes
  * these bytes, Snapshot writes them). The key: the revision as 8 bytes of

@@ -43,10 +43,13 @@ typedef struct sk_kv_range {
 } sk_kv_range;
 
 typedef struct sk_kv_range_result {
-    sk_kv *kvs;
-    int64_t n_kvs;
+    sk_kv *kvs;    /* NULL when they were handed to a callback instead */
+    int64_t n_kvs; /* key-values returned (or handed over) */
     int64_t count; /* keys in the range at that revision, whatever the limit */
     int more;      /* a limit left keys out */
+    /* the last key returned (n_kvs > 0), a copy: where the next page starts */
+    const unsigned char *last_key;
+    size_t last_key_len;
 } sk_kv_range_result;
 
 typedef enum { SK_KV_VERSION, SK_KV_CREATE, SK_KV_MOD, SK_KV_VALUE, SK_KV_LEASE } sk_kv_target;

@@ -61,8 +61,41 @@ static sk_err read_all(const sk_backend_ops *ops, sk_conn *c, const sk_kv_bounds
     return ops->kv_range(c, b->lo, b->lo_len, b->hi, b->hi_len, rev, 0, 0, collect_kv, out);
 }
 
+/* What a range read hands its rows to: up to limit of them to fn (or into
+ * a copy), the one past the limit only noted; the last key handed is kept,
+ * in a buffer reused while it fits. */
+typedef struct reader {
+    sk_kv_fn fn; /* NULL: collect */
+    void *arg;
+    collect all;
+    int64_t limit, n;
+    int more;
+    unsigned char *last;
+    size_t last_len, last_cap;
+} reader;
+
+static int read_kv(void *arg, const sk_kv *kv)
+{
+    reader *r = arg;
+    if (r->limit > 0 && r->n == r->limit) {
+        r->more = 1;
+        return 1;
+    }
+    r->n++;
+    if (!r->fn)
+        return collect_kv(&r->all, kv);
+    if (kv->key_len > r->last_cap) {
+        r->last_cap = kv->key_len > 64 ? kv->key_len : 64;
+        r->last = sk_arena_alloc_uninit(r->all.a, r->last_cap);
+    }
+    memcpy(r->last, kv->key, kv->key_len);
+    r->last_len = kv->key_len;
+    return r->fn(r->arg, kv);
+}
+
 sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, int64_t at_rev,
-                  const int64_t *known_count, sk_arena *a, sk_kv_range_result *out)
+                  const int64_t *known_count, sk_arena *a, sk_kv_fn fn, void *arg,
+                  sk_kv_range_result *out)
 {
     sk_kv_bounds b = sk_kv_bounds_of(a, q->key, q->key_len, q->end, q->end_len);
     sk_kv_range_result r = {0};
@@ -72,16 +105,19 @@ sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, i
         goto out;
     }
     /* One more than the limit tells whether the limit cut the range. */
-    collect k = {a, NULL, 0, 0};
+    reader k = {.fn = fn, .arg = arg, .all = {a, NULL, 0, 0}, .limit = q->limit};
     err = ops->kv_range(c, b.lo, b.lo_len, b.hi, b.hi_len, at_rev, q->limit > 0 ? q->limit + 1 : 0,
-                        q->keys_only, collect_kv, &k);
+                        q->keys_only, read_kv, &k);
     if (err != SK_OK)
         goto out;
-    r.kvs = k.kvs;
+    r.kvs = k.all.kvs;
     r.n_kvs = k.n;
     r.count = k.n;
-    if (q->limit > 0 && k.n > q->limit) {
-        r.n_kvs = q->limit;
+    if (k.n > 0) {
+        r.last_key = fn ? k.last : k.all.kvs[k.n - 1].key;
+        r.last_key_len = fn ? k.last_len : k.all.kvs[k.n - 1].key_len;
+    }
+    if (k.more) {
         r.more = 1;
         if (known_count)
             r.count = *known_count;
@@ -324,7 +360,7 @@ static sk_err apply(txn_ctx *x, const sk_kv_txn *t, sk_kv_txn_result *out)
         case SK_KV_OP_RANGE:
             err = db(x, sk_kv_read(x->ops, x->c, &op->range,
                                    op->range.rev > 0 ? op->range.rev : INT64_MAX, NULL, x->a,
-                                   &r->range));
+                                   NULL, NULL, &r->range));
             break;
         case SK_KV_OP_PUT:
             err = apply_put(x, op, r);

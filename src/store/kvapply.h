@@ -21,9 +21,13 @@
  * them (Count: keys in the range whatever the limit; More: the limit left
  * some out; count_only: no key-values, More false). known_count (NULL if
  * none): the range's Count at at_rev, known already (rangememo.h), used
- * instead of counting in SQL when the limit cuts the range. */
+ * instead of counting in SQL when the limit cuts the range. fn NULL: the
+ * key-values are copied into out->kvs. Else each is handed to fn(arg, kv)
+ * as the backend reads it (borrowed for the call; fn returns 0) and
+ * out->kvs stays NULL: a reply can be packed straight from the rows. */
 sk_err sk_kv_read(const sk_backend_ops *ops, sk_conn *c, const sk_kv_range *q, int64_t at_rev,
-                  const int64_t *known_count, sk_arena *a, sk_kv_range_result *out);
+                  const int64_t *known_count, sk_arena *a, sk_kv_fn fn, void *arg,
+                  sk_kv_range_result *out);
 
 /*
  * Applies t in the writer's open transaction on c, whose revision counter is

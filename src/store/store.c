@@ -1430,8 +1430,8 @@ sk_err sk_store_count(sk_store *s, const sk_list_query *q, int64_t *count_out)
     return err;
 }
 
-sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_range_result *out,
-                         int64_t *rev_out)
+static sk_err kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_fn fn, void *arg,
+                       sk_kv_range_result *out, int64_t *rev_out)
 {
     sk_conn *c;
     sk_err err = pool_get(s, &c);
@@ -1452,18 +1452,17 @@ sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_r
     else
         err = sk_kv_read(s->ops, c, q, at,
                          paged && sk_range_memo_find(s->range_memo, &b, at, &known) ? &known : NULL,
-                         a, &res);
+                         a, fn, arg, &res);
     /* Gated reads (see the top): nothing at all may mean compacted since. */
     if (err == SK_OK && res.count == 0)
         err = expired_if_compacted(s, c, at);
     /* The next page, from the last key + "\0" at this revision, holds the
      * rest of this one's count (rangememo.h). */
     if (err == SK_OK && paged && res.more && res.count > res.n_kvs) {
-        const sk_kv *last = &res.kvs[res.n_kvs - 1];
-        unsigned char *next = sk_arena_alloc(a, last->key_len + 1);
-        memcpy(next, last->key, last->key_len);
-        next[last->key_len] = 0;
-        sk_range_memo_put(s->range_memo, &b, next, last->key_len + 1, at, res.count - res.n_kvs);
+        unsigned char *next = sk_arena_alloc_uninit(a, res.last_key_len + 1);
+        memcpy(next, res.last_key, res.last_key_len);
+        next[res.last_key_len] = 0;
+        sk_range_memo_put(s->range_memo, &b, next, res.last_key_len + 1, at, res.count - res.n_kvs);
     }
 out:
     pool_put(s, c, err);
@@ -1472,6 +1471,18 @@ out:
         *rev_out = cur;
     }
     return err;
+}
+
+sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_range_result *out,
+                         int64_t *rev_out)
+{
+    return kv_range(s, q, a, NULL, NULL, out, rev_out);
+}
+
+sk_err sk_store_kv_range_each(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_fn fn,
+                              void *arg, sk_kv_range_result *out, int64_t *rev_out)
+{
+    return kv_range(s, q, a, fn, arg, out, rev_out);
 }
 
 sk_err sk_store_history(sk_store *s, int64_t after_rev, int64_t upto_rev, int limit, sk_row_fn fn,

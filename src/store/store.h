@@ -271,6 +271,13 @@ sk_err sk_store_count(sk_store *s, const sk_list_query *q, int64_t *count_out);
  * SK_ERR_INVALID if above the current one (a future revision). */
 sk_err sk_store_kv_range(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_range_result *out,
                          int64_t *rev_out);
+/* sk_store_kv_range with each key-value handed to fn(arg, kv) as the
+ * backend reads it (borrowed for the call; fn returns 0) instead of
+ * copied: out->kvs stays NULL, out->n_kvs counts those handed. If it fails,
+ * fn may have seen some key-values already: the caller drops what it made
+ * of them. */
+sk_err sk_store_kv_range_each(sk_store *s, const sk_kv_range *q, sk_arena *a, sk_kv_fn fn,
+                              void *arg, sk_kv_range_result *out, int64_t *rev_out);
 /* Applies an etcd transaction through the writer (blocking; see kvapply.h
  * for the order of compares, checks and writes). txn is borrowed for the
  * call; *out (arena a) on SK_OK, its rev the revision the transaction took

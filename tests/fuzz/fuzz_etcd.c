@@ -188,7 +188,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r.code != SK_GRPC_OK && !r.message)
         abort();
     if (r.code == SK_GRPC_OK) {
-        ProtobufCMessage *m = protobuf_c_message_unpack(replies[route], NULL, r.body_len, r.body);
+        ProtobufCMessage *m = protobuf_c_message_unpack(replies[route], NULL, r.body_len,
+                                                          sk_etcd_reply_bytes(&r, a));
         if (!m)
             abort();
         /* Every response message has its header as field 1. */

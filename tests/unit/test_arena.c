@@ -96,6 +96,27 @@ static void test_trim_is_go_trimspace(void **state)
     sk_arena_free(a);
 }
 
+/* A big block freed with its arena serves the next arena that needs that
+ * size (no fresh pages to fault in), and comes back zeroed where asked. */
+static void test_big_blocks_are_reused(void **state)
+{
+    (void)state;
+    sk_arena *a = sk_arena_new();
+    unsigned char *big = sk_arena_alloc_uninit(a, 3 << 20);
+    memset(big, 0xab, 3 << 20);
+    sk_arena_free(a);
+    sk_arena *b = sk_arena_new();
+    unsigned char *again = sk_arena_alloc(b, (3 << 20) - 100);
+    assert_ptr_equal(again, big);
+    for (size_t i = 0; i < (3 << 20) - 100; i += 4096)
+        assert_int_equal(again[i], 0);
+    /* past the biggest cached size: a block of its own, not from the cache */
+    unsigned char *huge = sk_arena_alloc_uninit(b, 40 << 20);
+    assert_non_null(huge);
+    huge[(40 << 20) - 1] = 1;
+    sk_arena_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -103,6 +124,7 @@ int main(void)
         cmocka_unit_test(test_grow_keeps_the_items_and_doubles),
         cmocka_unit_test(test_deferred_releases_run_newest_first),
         cmocka_unit_test(test_trim_is_go_trimspace),
+        cmocka_unit_test(test_big_blocks_are_reused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,7 +75,8 @@ static sk_etcd_reply call(fixture *f, sk_arena *a, const char *path, const Proto
     sk_etcd_reply rep;
     sk_etcd_call(&f->svc, path, buf, n, a, &rep);
     if (rep.code == SK_GRPC_OK && out)
-        *(ProtobufCMessage **)out = protobuf_c_message_unpack(resp, NULL, rep.body_len, rep.body);
+        *(ProtobufCMessage **)out = protobuf_c_message_unpack(resp, NULL, rep.body_len,
+                                                                  sk_etcd_reply_bytes(&rep, a));
     return rep;
 }
 
@@ -100,7 +101,8 @@ static Etcdserverpb__LeaseKeepAliveResponse *keepalive(fixture *f, sk_arena *a, 
     sk_etcd_lease_keepalive(&f->svc, buf, n, a, &rep);
     assert_int_equal(rep.code, SK_GRPC_OK);
     Etcdserverpb__LeaseKeepAliveResponse *m =
-        etcdserverpb__lease_keep_alive_response__unpack(NULL, rep.body_len, rep.body);
+        etcdserverpb__lease_keep_alive_response__unpack(NULL, rep.body_len,
+                                                        sk_etcd_reply_bytes(&rep, a));
     assert_non_null(m);
     assert_non_null(m->header);
     return m;
