@@ -641,6 +641,42 @@ out:
     return err;
 }
 
+/* Runs statement id as run_unheld does, but hands each row to fn(arg, res)
+ * as it arrives (libpq's single-row mode: res holds that row alone, row 0,
+ * valid for the call) instead of holding the whole result: a Range of
+ * megabytes is then packed while PostgreSQL still sends it, and never held
+ * twice. fn's nonzero stops the handing (the rest is read and dropped). A
+ * failure after some rows (a lost connection) is still the call's error:
+ * what fn made of the rows is the caller's to drop. */
+static sk_err run_rows(sk_conn *c, stmt_id id, int nparams, const char *const *values,
+                       const int *lengths, const int *formats,
+                       int (*fn)(void *arg, const PGresult *row), void *arg)
+{
+    sk_err err = prepare(c, id);
+    if (err != SK_OK)
+        goto out;
+    c->round_trips++;
+    if (!PQsendQueryPrepared(c->pg, stmts[id].name, nparams, values, lengths, formats,
+                             binary_answers[id])) {
+        err = check(c, NULL, stmts[id].name);
+        goto out;
+    }
+    SK_CHECK(PQsetSingleRowMode(c->pg)); /* right after the send, it cannot refuse */
+    int stopped = 0;
+    PGresult *res;
+    while ((res = PQgetResult(c->pg))) {
+        if (PQresultStatus(res) == PGRES_SINGLE_TUPLE) {
+            if (!stopped && err == SK_OK)
+                stopped = fn(arg, res);
+        } else if (err == SK_OK) {
+            err = check(c, res, stmts[id].name); /* the end (no rows), or the failure */
+        }
+        PQclear(res);
+    }
+out:
+    return err;
+}
+
 static void format_i64(char out[24], int64_t v)
 {
     snprintf(out, 24, "%" PRId64, v);
@@ -1820,6 +1856,19 @@ static sk_err pg_resources(sk_conn *c, int (*fn)(void *arg, const char *resource
     return err;
 }
 
+/* run_rows's rows as key-values for an sk_kv_fn. */
+typedef struct kv_sink {
+    sk_kv_fn fn;
+    void *arg;
+} kv_sink;
+
+static int kv_sink_row(void *arg, const PGresult *row)
+{
+    const kv_sink *k = arg;
+    sk_kv kv = kv_row(row, 0, 1);
+    return k->fn(k->arg, &kv);
+}
+
 static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
                           const unsigned char *hi, size_t hi_len, int64_t rev, int64_t limit,
                           int keys_only, sk_kv_fn fn, void *arg)
@@ -1847,9 +1896,13 @@ static sk_err pg_kv_range(sk_conn *c, const unsigned char *lo, size_t lo_len,
             fn(arg, &kv);
         return SK_OK;
     }
+    stmt_id id = hi ? ST_KV_RANGE : ST_KV_RANGE_FROM;
+    if (!held_in(c, lo, lo_len, hi, hi_len)) {
+        kv_sink sink = {fn, arg};
+        return run_rows(c, id, hi ? 5 : 4, values, lengths, formats, kv_sink_row, &sink);
+    }
     PGresult *res = NULL;
-    sk_err err = (held_in(c, lo, lo_len, hi, hi_len) ? run : run_unheld)(
-        c, hi ? ST_KV_RANGE : ST_KV_RANGE_FROM, hi ? 5 : 4, values, lengths, formats, &res);
+    sk_err err = run(c, id, hi ? 5 : 4, values, lengths, formats, &res);
     for (int i = 0; err == SK_OK && i < PQntuples(res); i++) {
         sk_kv kv = kv_row(res, i, 1);
         if (fn(arg, &kv))
