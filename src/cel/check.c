@@ -443,16 +443,14 @@ static const sk_cel_ty *lookup_ident(ck *c, const scope *sc, const char *name)
     return sk_cel_ty_ident(name);
 }
 
-/* containers.ToQualifiedName: "a.b.c" for a chain of selects (not has())
- * on an identifier, else NULL. */
-static const char *qualified(ck *c, const sk_cel_expr *e)
+const char *sk_cel_qualified_name(sk_arena *a, const sk_cel_expr *e)
 {
     if (e->kind == SK_CEL_IDENT)
         return e->u.ident;
     if (e->kind != SK_CEL_SELECT || e->u.select.test_only)
         return NULL;
-    const char *prefix = qualified(c, e->u.select.operand);
-    return prefix ? sk_arena_printf(c->a, "%s.%s", prefix, e->u.select.field) : NULL;
+    const char *prefix = sk_cel_qualified_name(a, e->u.select.operand);
+    return prefix ? sk_arena_printf(a, "%s.%s", prefix, e->u.select.field) : NULL;
 }
 
 /* ---- the walk --------------------------------------------------------------------- */
@@ -608,7 +606,7 @@ static const sk_cel_ty *check_call(ck *c, const sk_cel_expr *e, const scope *sc)
         check(c, args[i], sc);
     if (target) {
         /* a namespaced function (sets.contains, optional.of) */
-        const char *q = qualified(c, target);
+        const char *q = sk_cel_qualified_name(c->a, target);
         if (q) {
             const char *name = sk_arena_printf(c->a, "%s.%s", q, fn);
             ovs = sk_cel_overloads(name, &nov);
@@ -763,7 +761,7 @@ static const sk_cel_ty *check_node(ck *c, const sk_cel_expr *e, const scope *sc)
         return NULL;
     }
     case SK_CEL_SELECT: {
-        const char *q = qualified(c, e);
+        const char *q = sk_cel_qualified_name(c->a, e);
         const sk_cel_ty *t = q ? lookup_ident(c, sc, q) : NULL;
         if (t) {
             note_use(c, q);

@@ -81,6 +81,11 @@ struct sk_cel_overload;
 const struct sk_cel_overload *const *sk_cel_checked_overloads(const sk_cel_checked *c,
                                                               const sk_cel_expr *n, size_t *count);
 
+/* containers.ToQualifiedName: "a.b.c" for a chain of selects (not has())
+ * on an identifier, in a, else NULL. A select whose name resolves (a type,
+ * net.CIDR) is checked as that one name: its operands get no type. */
+const char *sk_cel_qualified_name(sk_arena *a, const sk_cel_expr *e);
+
 /* 1 if the checked expression refers to the variable name. */
 int sk_cel_checked_uses(const sk_cel_checked *c, const char *name);
 

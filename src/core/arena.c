@@ -21,6 +21,8 @@
 #include "core/utf8.h"
 
 #include <pthread.h>
+/* Its ASAN_(UN)POISON_MEMORY_REGION are no-ops outside an ASan build. */
+#include <sanitizer/asan_interface.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,21 +56,6 @@ struct sk_arena {
     size_t next_size;
 };
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#include <sanitizer/asan_interface.h>
-#define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
-#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
-#endif
-#endif
-#ifndef POISON
-#define POISON(p, n) ((void)(p), (void)(n))
-#define UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
 
 static struct {
     pthread_mutex_t mu;
@@ -104,7 +91,7 @@ static block *block_new(size_t size)
         }
         pthread_mutex_unlock(&cache.mu);
         if (b) {
-            UNPOISON(b, sizeof *b + size);
+            ASAN_UNPOISON_MEMORY_REGION(b, sizeof *b + size);
             b->used = 0;
             return b;
         }
@@ -126,7 +113,7 @@ static void block_free(block *b)
             b->next = cache.free[i];
             cache.free[i] = b;
             cache.bytes += b->size;
-            POISON(b->data, b->size);
+            ASAN_POISON_MEMORY_REGION(b->data, b->size);
         }
         pthread_mutex_unlock(&cache.mu);
         if (kept)

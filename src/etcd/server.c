@@ -756,6 +756,17 @@ static int out_flush(conn *c)
     return 1;
 }
 
+/* Whether c->out (cleartext) takes more: 1 yes, flushing it first once it
+ * holds OUT_CAP; 0 not until the socket drains; -1 the connection failed. */
+static int out_room(conn *c)
+{
+    if (c->out.len - c->out_off < OUT_CAP)
+        return 1;
+    if (!out_flush(c))
+        return -1;
+    return c->out.len - c->out_off < OUT_CAP;
+}
+
 static ssize_t on_send(nghttp2_session *h2, const uint8_t *data, size_t length, int flags,
                        void *user)
 {
@@ -767,12 +778,9 @@ static ssize_t on_send(nghttp2_session *h2, const uint8_t *data, size_t length, 
         return n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED ? NGHTTP2_ERR_WOULDBLOCK
                                                                  : NGHTTP2_ERR_CALLBACK_FAILURE;
     }
-    if (c->out.len - c->out_off >= OUT_CAP) {
-        if (!out_flush(c))
-            return NGHTTP2_ERR_CALLBACK_FAILURE;
-        if (c->out.len - c->out_off >= OUT_CAP)
-            return NGHTTP2_ERR_WOULDBLOCK;
-    }
+    int room = out_room(c);
+    if (room <= 0)
+        return room < 0 ? NGHTTP2_ERR_CALLBACK_FAILURE : NGHTTP2_ERR_WOULDBLOCK;
     sk_buf_append(&c->out, data, length);
     return (ssize_t)length;
 }
@@ -786,12 +794,9 @@ static int send_answer_data(nghttp2_session *h2, nghttp2_frame *frame, const uin
     conn *c = user;
     stream *st = source->ptr;
     SK_CHECK(!c->tls && frame->data.padlen == 0);
-    if (c->out.len - c->out_off >= OUT_CAP) {
-        if (!out_flush(c))
-            return NGHTTP2_ERR_CALLBACK_FAILURE;
-        if (c->out.len - c->out_off >= OUT_CAP)
-            return NGHTTP2_ERR_WOULDBLOCK;
-    }
+    int room = out_room(c);
+    if (room <= 0)
+        return room < 0 ? NGHTTP2_ERR_CALLBACK_FAILURE : NGHTTP2_ERR_WOULDBLOCK;
     sk_buf_append(&c->out, framehd, H2_FRAME_HEADER);
     sk_buf_reserve(&c->out, length);
     answer_take(st, (uint8_t *)c->out.data + c->out.len, length);

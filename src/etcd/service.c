@@ -654,6 +654,7 @@ static void range_post(call *c, const Etcdserverpb__RangeRequest *r, sk_kv_range
  * twice as big, up to PIECE_MAX. */
 #define PIECE_MIN ((size_t)64 << 10)
 #define PIECE_MAX ((size_t)4 << 20)
+#define VARINT_MAX 10 /* bytes of a 64-bit varint */
 
 typedef struct range_packer {
     call *c;
@@ -703,7 +704,7 @@ static int pack_kv(void *arg, const sk_kv *kv)
     Mvccpb__KeyValue m;
     kv_msg_init(&m, kv);
     size_t n = protobuf_c_message_get_packed_size(&m.base);
-    uint8_t *out = packer_room(p, 2 * 10 + n);
+    uint8_t *out = packer_room(p, 2 * VARINT_MAX + n); /* the field's key and length, then it */
     size_t head = put_varint(out, p->kvs_tag);
     head += put_varint(out + head, n);
     size_t packed = protobuf_c_message_pack(&m.base, out + head);

@@ -56,20 +56,9 @@ static int size(void *ctx, const char *const *path, size_t n, sk_cel_range *out)
     return 1;
 }
 
-/* "a.b.c" for a chain of selects on an identifier, else NULL. */
-static const char *qualified_name(sk_arena *a, const sk_cel_expr *e)
-{
-    if (e->kind == SK_CEL_IDENT)
-        return e->u.ident;
-    if (e->kind != SK_CEL_SELECT || e->u.select.test_only)
-        return NULL;
-    const char *prefix = qualified_name(a, e->u.select.operand);
-    return prefix ? sk_arena_printf(a, "%s.%s", prefix, e->u.select.field) : NULL;
-}
-
 /* Every checked node has a type, except the operands of a select that
- * resolved as one qualified name (net.CIDR, a type): cel-go types only the
- * select, and so does the checker. */
+ * resolved as one qualified name (net.CIDR, a type) and an optional select's
+ * field name: cel-go types only the select, and so does the checker. */
 static void all_typed(sk_arena *a, const sk_cel_checked *c, const sk_cel_expr *e)
 {
     if (!e)
@@ -79,15 +68,19 @@ static void all_typed(sk_arena *a, const sk_cel_checked *c, const sk_cel_expr *e
         abort();
     switch (e->kind) {
     case SK_CEL_SELECT: {
-        const char *q = qualified_name(a, e);
+        const char *q = sk_cel_qualified_name(a, e);
         if (!q || !sk_cel_checked_uses(c, q))
             all_typed(a, c, e->u.select.operand);
         break;
     }
-    case SK_CEL_CALL:
-        for (size_t i = 0; i < e->u.call.nargs; i++)
+    case SK_CEL_CALL: {
+        /* An optional select's field name (self.?o) is a literal, not an
+         * operand: cel-go's checkOptSelect types the call alone. */
+        int opt_select = strcmp(e->u.call.function, "_?._") == 0 && !e->u.call.target;
+        for (size_t i = 0; i < (opt_select ? 1 : e->u.call.nargs); i++)
             all_typed(a, c, e->u.call.args[i]);
         break;
+    }
     case SK_CEL_LIST:
         for (size_t i = 0; i < e->u.list.n; i++)
             all_typed(a, c, e->u.list.elems[i]);
